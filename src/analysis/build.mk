@@ -1,0 +1,1 @@
+CLI_SRCS += src/analysis/report_main.c

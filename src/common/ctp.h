@@ -1,0 +1,179 @@
+/* ctp.h - the cTP v1 shared-memory layout, plus corotracer's extensions.
+ *
+ * This is the one header shared by the probe (writer, linked into the target)
+ * and the engine (reader). Every v1 offset and size is pinned with
+ * _Static_assert. Extensions live only in bytes that v1 leaves zero, so an SDK
+ * written for the reference engine works with ours and ours with theirs.
+ * docs/PROTOCOL.md explains each field: who writes it, when, with what ordering.
+ *
+ * All multi-byte fields are little-endian (we only build for little-endian
+ * targets; see the _Static_assert at the bottom).
+ */
+#ifndef CTP_H
+#define CTP_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CTP_MAGIC 0x434F524F54524352ULL /* "COROTRCR" read as big-endian ASCII */
+#define CTP_VERSION 1u
+#define CTP_HEADER_SIZE 1024u
+#define CTP_STATION_SIZE 1024u
+#define CTP_SLOTS 8u
+#define CTP_SLOT_SIZE 64u
+#define CTP_LABEL_MAX 64u /* bytes of the label area, NUL included */
+
+/* Environment handed to the target by the engine. */
+#define CTP_ENV_SHM "CTP_SHM_PATH"
+#define CTP_ENV_SOCK "CTP_SOCK_PATH"
+#define CTP_ENV_STATIONS "CTP_MAX_STATIONS"
+
+/* Size of a v1 file for n stations. */
+#define CTP_FILE_SIZE(n) ((uint64_t)CTP_HEADER_SIZE + (uint64_t)(n) * CTP_STATION_SIZE)
+
+/* ---- extension values (all zero in a v1 writer) ------------------------- */
+
+/* ctp_slot.kind: what the event is. 0 = written by a v1 SDK: derive suspend or
+ * resume from is_active. */
+enum ctp_kind {
+  CTP_KIND_V1 = 0,
+  CTP_KIND_CREATE = 1,  /* is_active 0, addr = creation site, obj = parent id */
+  CTP_KIND_SUSPEND = 2, /* is_active 0, addr = suspension site, obj = wait object */
+  CTP_KIND_RESUME = 3,  /* is_active 1, addr = 0 (v1 rule) */
+  CTP_KIND_WAKE = 4,    /* is_active 0, addr = wake site, obj = waker id (0: a thread) */
+  CTP_KIND_DESTROY = 5, /* is_active 0, addr = destroy site */
+  CTP_KIND_MAX_ = 6
+};
+
+/* ctp_slot.wait_kind: what obj means on a SUSPEND. */
+enum ctp_wait {
+  CTP_WAIT_NONE = 0,
+  CTP_WAIT_FD = 1,  /* obj = file descriptor */
+  CTP_WAIT_PTR = 2, /* obj = address of a wait object (mutex, channel, ...) */
+  CTP_WAIT_MAX_ = 3
+};
+
+/* ctp_station.ext_flags bits. */
+#define CTP_STF_EXT 0x1u   /* ext fields (ev_claimed, create_site, ...) are valid */
+#define CTP_STF_LABEL 0x2u /* label[] holds a NUL-terminated name */
+
+/* ctp_header.ext_magic, written by our engine: "CTX1". */
+#define CTP_EXT_MAGIC 0x31585443u
+
+/* ---- the layout ---------------------------------------------------------- */
+
+/* Event slot ("Epoch"): 64 bytes, one cache line. */
+struct ctp_slot {
+  uint64_t timestamp;      /* 0x00 ns, CLOCK_MONOTONIC */
+  uint64_t tid;            /* 0x08 OS thread id of the writer */
+  uint64_t addr;           /* 0x10 v1: site on suspend, 0 on resume */
+  _Atomic uint64_t seq;    /* 0x18 seqlock: odd = being written */
+  /* 0x20..0x3E: reserved in v1; ours: */
+  uint8_t kind;            /* 0x20 enum ctp_kind */
+  uint8_t wait_kind;       /* 0x21 enum ctp_wait */
+  uint16_t flags;          /* 0x22 reserved, 0 */
+  uint32_t aux;            /* 0x24 reserved, 0 */
+  uint64_t obj;            /* 0x28 kind-dependent: wait object, parent id, waker id */
+  uint8_t reserved[15];    /* 0x30 zero */
+  uint8_t is_active;       /* 0x3F 1 = running, 0 = not */
+};
+
+/* Station: 1024 bytes, one coroutine owns it for life. */
+struct ctp_station {
+  uint64_t probe_id;       /* 0x000 unique id of the coroutine */
+  uint64_t birth_ts;       /* 0x008 creation time, ns, CLOCK_MONOTONIC */
+  uint8_t is_dead;         /* 0x010 1 once destroyed */
+  /* 0x011..0x03F: pad, zero in v1; ours: */
+  uint8_t pad0[3];         /* 0x011 zero */
+  _Atomic uint32_t ext_flags; /* 0x014 CTP_STF_*, release-stored after the ext fields */
+  _Atomic uint64_t ev_claimed; /* 0x018 events claimed so far (fetch_add cursor) */
+  uint64_t create_site;    /* 0x020 code address where the coroutine was created */
+  uint64_t parent_id;      /* 0x028 probe_id of the creator, 0 if a plain thread */
+  uint32_t pid;            /* 0x030 process that owns the station */
+  uint32_t gen;            /* 0x034 reserved for station reuse, 0 */
+  uint64_t pad1;           /* 0x038 zero */
+  struct ctp_slot slots[CTP_SLOTS]; /* 0x040 ring: event k goes to slot k % 8 */
+  /* 0x240..0x3FF: flexible, zero in v1; ours: */
+  char label[CTP_LABEL_MAX]; /* 0x240 NUL-terminated short name (CTP_STF_LABEL) */
+  uint8_t flexible[384];   /* 0x280 zero, reserved */
+};
+
+/* Global header: 1024 bytes at offset 0. */
+struct ctp_header {
+  uint64_t magic;                  /* 0x000 CTP_MAGIC */
+  uint32_t version;                /* 0x008 CTP_VERSION */
+  uint32_t max_stations;           /* 0x00C N */
+  _Atomic uint32_t allocated_count; /* 0x010 station allocation cursor */
+  _Atomic uint32_t tracer_sleeping; /* 0x014 1 = engine asleep, wants a byte */
+  /* 0x018..0x3FF: reserved, zero in v1; ours: */
+  uint32_t ext_magic;              /* 0x018 CTP_EXT_MAGIC when the engine is ours */
+  uint32_t ext_version;            /* 0x01C 1 */
+  uint64_t engine_pid;             /* 0x020 pid of the engine */
+  _Atomic uint32_t attached;       /* 0x028 processes that attached (probe fetch_add) */
+  _Atomic uint32_t overflow;       /* 0x02C coroutines left untraced: no station free */
+  uint8_t reserved[976];           /* 0x030 zero, reserved */
+};
+
+/* ---- every offset and size, pinned -------------------------------------- */
+_Static_assert(sizeof(struct ctp_slot) == 64, "slot size");
+_Static_assert(offsetof(struct ctp_slot, timestamp) == 0x00, "slot.timestamp");
+_Static_assert(offsetof(struct ctp_slot, tid) == 0x08, "slot.tid");
+_Static_assert(offsetof(struct ctp_slot, addr) == 0x10, "slot.addr");
+_Static_assert(offsetof(struct ctp_slot, seq) == 0x18, "slot.seq");
+_Static_assert(offsetof(struct ctp_slot, kind) == 0x20, "slot.kind");
+_Static_assert(offsetof(struct ctp_slot, wait_kind) == 0x21, "slot.wait_kind");
+_Static_assert(offsetof(struct ctp_slot, flags) == 0x22, "slot.flags");
+_Static_assert(offsetof(struct ctp_slot, aux) == 0x24, "slot.aux");
+_Static_assert(offsetof(struct ctp_slot, obj) == 0x28, "slot.obj");
+_Static_assert(offsetof(struct ctp_slot, reserved) == 0x30, "slot.reserved");
+_Static_assert(offsetof(struct ctp_slot, is_active) == 0x3F, "slot.is_active");
+
+_Static_assert(sizeof(struct ctp_station) == 1024, "station size");
+_Static_assert(offsetof(struct ctp_station, probe_id) == 0x000, "station.probe_id");
+_Static_assert(offsetof(struct ctp_station, birth_ts) == 0x008, "station.birth_ts");
+_Static_assert(offsetof(struct ctp_station, is_dead) == 0x010, "station.is_dead");
+_Static_assert(offsetof(struct ctp_station, pad0) == 0x011, "station.pad0");
+_Static_assert(offsetof(struct ctp_station, ext_flags) == 0x014, "station.ext_flags");
+_Static_assert(offsetof(struct ctp_station, ev_claimed) == 0x018, "station.ev_claimed");
+_Static_assert(offsetof(struct ctp_station, create_site) == 0x020, "station.create_site");
+_Static_assert(offsetof(struct ctp_station, parent_id) == 0x028, "station.parent_id");
+_Static_assert(offsetof(struct ctp_station, pid) == 0x030, "station.pid");
+_Static_assert(offsetof(struct ctp_station, gen) == 0x034, "station.gen");
+_Static_assert(offsetof(struct ctp_station, pad1) == 0x038, "station.pad1");
+_Static_assert(offsetof(struct ctp_station, slots) == 0x040, "station.slots");
+_Static_assert(offsetof(struct ctp_station, label) == 0x240, "station.label");
+_Static_assert(offsetof(struct ctp_station, flexible) == 0x280, "station.flexible");
+
+_Static_assert(sizeof(struct ctp_header) == 1024, "header size");
+_Static_assert(offsetof(struct ctp_header, magic) == 0x000, "header.magic");
+_Static_assert(offsetof(struct ctp_header, version) == 0x008, "header.version");
+_Static_assert(offsetof(struct ctp_header, max_stations) == 0x00C, "header.max_stations");
+_Static_assert(offsetof(struct ctp_header, allocated_count) == 0x010, "header.allocated_count");
+_Static_assert(offsetof(struct ctp_header, tracer_sleeping) == 0x014, "header.tracer_sleeping");
+_Static_assert(offsetof(struct ctp_header, ext_magic) == 0x018, "header.ext_magic");
+_Static_assert(offsetof(struct ctp_header, ext_version) == 0x01C, "header.ext_version");
+_Static_assert(offsetof(struct ctp_header, engine_pid) == 0x020, "header.engine_pid");
+_Static_assert(offsetof(struct ctp_header, attached) == 0x028, "header.attached");
+_Static_assert(offsetof(struct ctp_header, overflow) == 0x02C, "header.overflow");
+_Static_assert(offsetof(struct ctp_header, reserved) == 0x030, "header.reserved");
+
+/* The atomics must be plain lock-free words, or the layout means nothing. */
+_Static_assert(sizeof(_Atomic uint64_t) == 8 && sizeof(_Atomic uint32_t) == 4, "atomic sizes");
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2, "lock-free atomics");
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "cTP is little-endian; big-endian targets are not supported"
+#endif
+
+/* Station i of a mapping that starts at base. */
+static inline struct ctp_station *ctp_station_at(void *base, uint32_t i) {
+  return (struct ctp_station *)((char *)base + CTP_HEADER_SIZE + (size_t)i * CTP_STATION_SIZE);
+}
+
+/* Event index of the write that left `seq` (even, > 0) in slot `slot`:
+ * seq / 2 writes have reached that slot, event k lands in slot k % 8. */
+static inline uint64_t ctp_event_index(uint64_t seq, unsigned slot) {
+  return (seq / 2 - 1) * CTP_SLOTS + slot;
+}
+
+#endif /* CTP_H */

@@ -1,0 +1,1 @@
+CLI_SRCS += src/engine/run_main.c

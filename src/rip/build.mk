@@ -1,0 +1,1 @@
+CLI_SRCS += src/rip/rip_main.c

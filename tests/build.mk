@@ -1,0 +1,1 @@
+# tests/build.mk - tests not owned by one area.
