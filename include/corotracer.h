@@ -9,6 +9,17 @@
  * on stderr when CTP_* variables are present but the probe cannot attach.
  *
  * Errors: functions returning int return 0 or a negative errno value.
+ *
+ * fork(): a child forked from a process that has attached (or tried to) runs
+ * untraced until it execs; handles inherited from the parent become no-ops and
+ * never touch the parent's stations. A program that execs with the CTP_*
+ * variables still set attaches again as a new process.
+ *
+ * Cost: with GCC or Clang, suspend, resume, wake and destroy are inline
+ * wrappers that test the handle for NULL before calling the library, so an
+ * untraced program pays one predictable branch. The library also exports every
+ * function under its plain name (for dlsym, FFI, and compilers without GNU C);
+ * define COROTRACER_NO_INLINE before including this header to call those.
  */
 #ifndef COROTRACER_H
 #define COROTRACER_H
@@ -45,7 +56,8 @@ enum corotracer_wait {
  * CTP_MAX_STATIONS. Idempotent and thread-safe; the other calls attach on
  * first use, so calling it is optional. Returns 0 when tracing, -ENOENT when
  * the variables are absent (silently untraced), another negative errno when
- * they are present but unusable (one line on stderr, untraced). */
+ * they are present but unusable (one line on stderr, untraced), -ECHILD in a
+ * child forked from a process that had attached (untraced, silent). */
 COROTRACER_API int corotracer_init(void);
 
 /* 1 when this process is traced, 0 otherwise. */
@@ -53,34 +65,83 @@ COROTRACER_API int corotracer_enabled(void);
 
 /* Record the creation of a coroutine and return its handle (NULL when
  * untraced or when no station is free). id: a unique non-zero id (e.g. the
- * coroutine's address); label: a short name, copied (may be NULL, truncated to
- * 63 bytes); site: creation site, NULL for the caller. The creator (the
- * coroutine running on this thread, if any) is recorded as the parent. */
+ * coroutine's address); 0 lets the probe pick one (bit 63 set, so it never
+ * collides with an address); label: a short name, copied (may be NULL,
+ * truncated to 63 bytes); site: creation site, NULL for the caller. The
+ * creator (the coroutine running on this thread, if any) is recorded as the
+ * parent. */
 COROTRACER_API corotracer_co *corotracer_create(uint64_t id, const char *label, const void *site);
-
-/* The coroutine stops running. site: where (NULL for the caller); wait/obj:
- * what it waits for (COROTRACER_WAIT_NONE, 0 for a plain yield). */
-COROTRACER_API void corotracer_suspend(corotracer_co *co, const void *site, enum corotracer_wait wait,
-                                       uint64_t obj);
-
-/* The coroutine starts or continues running on this thread. */
-COROTRACER_API void corotracer_resume(corotracer_co *co);
-
-/* Make co runnable. Call it where the scheduler decides to wake co (before it
- * is queued), from a coroutine or a plain thread; the waker is recorded.
- * site: NULL for the caller. */
-COROTRACER_API void corotracer_wake(corotracer_co *co, const void *site);
-
-/* The coroutine is gone. The handle is invalid afterwards. */
-COROTRACER_API void corotracer_destroy(corotracer_co *co);
 
 /* The coroutine running on this thread (set by resume, cleared by suspend and
  * destroy), or NULL. */
 COROTRACER_API corotracer_co *corotracer_current(void);
 
-/* Events this process has recorded and events it could not record (no station,
- * or a slot lapped while being written), since attach. For tests and summaries. */
+/* Events this process has recorded and events it could not record, since
+ * attach. recorded: events claimed on the stations this process owns (the
+ * sum of their ev_claimed). dropped: create events of coroutines that got no
+ * station, plus events dropped because their slot was being written or had
+ * already been lapped (many writers racing on one coroutine). Both 0 when
+ * untraced. Either pointer may be NULL. For tests and summaries. */
 COROTRACER_API void corotracer_stats(uint64_t *recorded, uint64_t *dropped);
+
+/* The out-of-line halves of the calls below: they accept NULL too. Call the
+ * plain names; these exist so the NULL test can be inlined. */
+COROTRACER_API void corotracer__suspend(corotracer_co *co, const void *site, enum corotracer_wait wait,
+                                        uint64_t obj);
+COROTRACER_API void corotracer__resume(corotracer_co *co);
+COROTRACER_API void corotracer__wake(corotracer_co *co, const void *site);
+COROTRACER_API void corotracer__destroy(corotracer_co *co);
+
+#if defined(__GNUC__) && !defined(COROTRACER_NO_INLINE)
+/* always_inline even at -O0: the library takes its own return address as the
+ * default site, which must land in the caller, not in a wrapper copy. */
+#define COROTRACER_INLINE_ static inline __attribute__((always_inline))
+#endif
+
+/* The coroutine stops running. site: where (NULL for the caller); wait/obj:
+ * what it waits for (COROTRACER_WAIT_NONE, 0 for a plain yield). */
+#ifdef COROTRACER_INLINE_
+COROTRACER_INLINE_ void corotracer_suspend(corotracer_co *co, const void *site, enum corotracer_wait wait,
+                                           uint64_t obj) {
+  if (co)
+    corotracer__suspend(co, site, wait, obj);
+}
+#else
+COROTRACER_API void corotracer_suspend(corotracer_co *co, const void *site, enum corotracer_wait wait,
+                                       uint64_t obj);
+#endif
+
+/* The coroutine starts or continues running on this thread. */
+#ifdef COROTRACER_INLINE_
+COROTRACER_INLINE_ void corotracer_resume(corotracer_co *co) {
+  if (co)
+    corotracer__resume(co);
+}
+#else
+COROTRACER_API void corotracer_resume(corotracer_co *co);
+#endif
+
+/* Make co runnable. Call it where the scheduler decides to wake co (before it
+ * is queued), from a coroutine or a plain thread; the waker is recorded.
+ * site: NULL for the caller. */
+#ifdef COROTRACER_INLINE_
+COROTRACER_INLINE_ void corotracer_wake(corotracer_co *co, const void *site) {
+  if (co)
+    corotracer__wake(co, site);
+}
+#else
+COROTRACER_API void corotracer_wake(corotracer_co *co, const void *site);
+#endif
+
+/* The coroutine is gone. The handle is invalid afterwards. */
+#ifdef COROTRACER_INLINE_
+COROTRACER_INLINE_ void corotracer_destroy(corotracer_co *co) {
+  if (co)
+    corotracer__destroy(co);
+}
+#else
+COROTRACER_API void corotracer_destroy(corotracer_co *co);
+#endif
 
 #ifdef __cplusplus
 }

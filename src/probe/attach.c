@@ -1,0 +1,277 @@
+/* attach.c - the probe's attach: validate the CTP_* environment strictly, map
+ * the cTP file, connect the wakeup socket; and the fork child handler. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "probe/probe.h"
+
+struct ct_probe ct_probe = {.state = CT_UNINIT, .sock = -1};
+
+static pthread_once_t ct_once = PTHREAD_ONCE_INIT;
+
+/* The probe's single permitted output: one line, one write(2), so lines of
+ * several processes never interleave. fmt names the variable and the problem. */
+static void ct_complain(const char *fmt, ...) {
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof line - 20, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return;
+  if ((size_t)n > sizeof line - 21)
+    n = (int)(sizeof line - 21);
+  n += snprintf(line + n, sizeof line - (size_t)n, ", running untraced\n");
+  const char *p = line;
+  size_t left = (size_t)n;
+  while (left > 0) {
+    ssize_t w = write(STDERR_FILENO, p, left);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return;
+    p += w;
+    left -= (size_t)w;
+  }
+}
+
+static const char *ct_strerror(int err, char *buf, size_t len) {
+  return strerror_r(err, buf, len); /* GNU variant: may return a static string */
+}
+
+/* Parse CTP_MAX_STATIONS: decimal digits only, 1..CT_MAX_STATIONS. */
+static int ct_parse_count(const char *s, uint32_t *out) {
+  uint64_t v = 0;
+  if (*s == '\0')
+    return -EINVAL;
+  for (; *s; s++) {
+    if (*s < '0' || *s > '9')
+      return -EINVAL;
+    v = v * 10 + (uint64_t)(*s - '0');
+    if (v > CT_MAX_STATIONS)
+      return -ERANGE;
+  }
+  if (v == 0)
+    return -ERANGE;
+  *out = (uint32_t)v;
+  return 0;
+}
+
+/* Read exactly len bytes at offset 0; -EIO on a premature end of file. */
+static int ct_read_header(int fd, void *buf, size_t len) {
+  size_t got = 0;
+  while (got < len) {
+    ssize_t r = pread(fd, (char *)buf + got, len - got, (off_t)got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      return -errno;
+    if (r == 0)
+      return -EIO;
+    got += (size_t)r;
+  }
+  return 0;
+}
+
+/* Validate the file named by CTP_SHM_PATH for n stations and map it. On
+ * success *hdr is a MAP_SHARED mapping of CTP_FILE_SIZE(n) bytes owned by the
+ * caller. Complains (one line) on every failure. */
+static int ct_map_file(const char *path, uint32_t n, struct ctp_header **hdr) {
+  char eb[128];
+  struct ctp_header h;
+  struct stat stbuf;
+  int rc;
+  /* No O_NOFOLLOW: the engine may hand us /proc/PID/fd/N of a sealed memfd. */
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    rc = -errno;
+    ct_complain("corotracer: %s=%s: cannot open: %s", CTP_ENV_SHM, path, ct_strerror(-rc, eb, sizeof eb));
+    goto out;
+  }
+  if (fstat(fd, &stbuf) != 0) {
+    rc = -errno;
+    ct_complain("corotracer: %s=%s: cannot stat: %s", CTP_ENV_SHM, path, ct_strerror(-rc, eb, sizeof eb));
+    goto out;
+  }
+  if (!S_ISREG(stbuf.st_mode)) {
+    rc = -EINVAL;
+    ct_complain("corotracer: %s=%s: not a regular file", CTP_ENV_SHM, path);
+    goto out;
+  }
+  if ((uint64_t)stbuf.st_size < CTP_FILE_SIZE(n)) {
+    rc = -EINVAL;
+    ct_complain("corotracer: %s=%s: file is %lld bytes, %s=%u needs %llu", CTP_ENV_SHM, path,
+                (long long)stbuf.st_size, CTP_ENV_STATIONS, n, (unsigned long long)CTP_FILE_SIZE(n));
+    goto out;
+  }
+  rc = ct_read_header(fd, &h, sizeof h);
+  if (rc < 0) {
+    ct_complain("corotracer: %s=%s: cannot read the header: %s", CTP_ENV_SHM, path,
+                ct_strerror(-rc, eb, sizeof eb));
+    goto out;
+  }
+  if (h.magic != CTP_MAGIC) {
+    rc = -EPROTO;
+    ct_complain("corotracer: %s=%s: bad magic 0x%016llx (want 0x%016llx)", CTP_ENV_SHM, path,
+                (unsigned long long)h.magic, (unsigned long long)CTP_MAGIC);
+    goto out;
+  }
+  if (h.version != CTP_VERSION) {
+    rc = -EPROTONOSUPPORT;
+    ct_complain("corotracer: %s=%s: unsupported cTP version %u (want %u)", CTP_ENV_SHM, path, h.version,
+                CTP_VERSION);
+    goto out;
+  }
+  /* Both directions matter: a smaller env count than the file's would let
+   * the allocation cursor index past our mapping. */
+  if (h.max_stations != n) {
+    rc = -EINVAL;
+    ct_complain("corotracer: %s=%u: the header of %s says %u stations", CTP_ENV_STATIONS, n, path,
+                h.max_stations);
+    goto out;
+  }
+  void *base = mmap(NULL, (size_t)CTP_FILE_SIZE(n), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) {
+    rc = -errno;
+    ct_complain("corotracer: %s=%s: cannot map: %s", CTP_ENV_SHM, path, ct_strerror(-rc, eb, sizeof eb));
+    goto out;
+  }
+  *hdr = base;
+  rc = 0;
+out:
+  if (fd >= 0)
+    close(fd);
+  return rc;
+}
+
+/* Connect to the engine's wakeup socket; on success *out is the fd, owned by
+ * the caller. The socket is non-blocking: connect gives up after ~1 s when the
+ * engine's backlog stays full, and a wakeup send can never block anyway. */
+static int ct_connect(const char *path, int *out) {
+  char eb[128];
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  int rc;
+  int fd = -1;
+  size_t len = strlen(path);
+  if (len == 0 || len >= sizeof sa.sun_path) {
+    rc = -ENAMETOOLONG;
+    ct_complain("corotracer: %s=%s: %s", CTP_ENV_SOCK, path, len ? "path too long" : "empty path");
+    goto out;
+  }
+  memcpy(sa.sun_path, path, len + 1);
+  fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) {
+    rc = -errno;
+    ct_complain("corotracer: %s=%s: socket: %s", CTP_ENV_SOCK, path, ct_strerror(-rc, eb, sizeof eb));
+    goto out;
+  }
+  for (int tries = 0;; tries++) {
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 || errno == EISCONN)
+      break;
+    /* AF_UNIX: EAGAIN = backlog full, EINTR = interrupted; neither leaves a
+     * half-open connection, so retrying connect is correct. */
+    if ((errno == EAGAIN || errno == EINTR) && tries < 100) {
+      struct timespec ts = {0, 10 * 1000 * 1000};
+      nanosleep(&ts, NULL);
+      continue;
+    }
+    rc = -errno;
+    ct_complain("corotracer: %s=%s: cannot connect: %s", CTP_ENV_SOCK, path, ct_strerror(-rc, eb, sizeof eb));
+    goto out;
+  }
+  *out = fd;
+  fd = -1;
+  rc = 0;
+out:
+  if (fd >= 0)
+    close(fd);
+  return rc;
+}
+
+/* Runs in the child of a fork, alone. The stations belong to the parent:
+ * turn the probe off before anything can write them, and drop our copy of the
+ * socket so the engine sees EOF when the parent goes. A child whose parent was
+ * untraced keeps the parent's verdict. */
+static void ct_atfork_child(void) {
+  int s = atomic_load_explicit(&ct_probe.state, memory_order_relaxed);
+  ct_forget_current();
+  if (s != CT_TRACED && s != CT_UNINIT)
+    return;
+  /* CT_UNINIT here means another parent thread was attaching during fork():
+   * its pthread_once would never complete in the child. */
+  atomic_store_explicit(&ct_probe.state, -ECHILD, memory_order_relaxed);
+  if (s == CT_TRACED) {
+    munmap(ct_probe.hdr, (size_t)ct_probe.map_len);
+    close(ct_probe.sock);
+    ct_probe.hdr = NULL;
+    ct_probe.sock = -1;
+  }
+}
+
+static int ct_attach(void) {
+  char eb[128];
+  const char *shm = getenv(CTP_ENV_SHM);
+  const char *sock = getenv(CTP_ENV_SOCK);
+  const char *count = getenv(CTP_ENV_STATIONS);
+  struct ctp_header *hdr = NULL;
+  uint32_t n = 0;
+  int fd = -1;
+  int rc;
+  if (!shm || !sock || !count) {
+    rc = -ENOENT;
+    goto out;
+  }
+  /* Before mapping anything, so a fork racing with the rest of the attach is
+   * covered; without the handler a child would write the parent's stations. */
+  rc = -pthread_atfork(NULL, NULL, ct_atfork_child);
+  if (rc < 0) {
+    ct_complain("corotracer: pthread_atfork: %s", ct_strerror(-rc, eb, sizeof eb));
+    goto out;
+  }
+  rc = ct_parse_count(count, &n);
+  if (rc < 0) {
+    ct_complain("corotracer: %s=%s: not a decimal number in 1..%u", CTP_ENV_STATIONS, count, CT_MAX_STATIONS);
+    goto out;
+  }
+  rc = ct_map_file(shm, n, &hdr);
+  if (rc < 0)
+    goto out;
+  rc = ct_connect(sock, &fd);
+  if (rc < 0)
+    goto out;
+  ct_probe.hdr = hdr;
+  ct_probe.map_len = CTP_FILE_SIZE(n);
+  ct_probe.nstations = n;
+  ct_probe.pid = (uint32_t)getpid();
+  ct_probe.sock = fd;
+  atomic_fetch_add_explicit(&hdr->attached, 1, memory_order_relaxed);
+  hdr = NULL;
+  rc = CT_TRACED;
+out:
+  if (hdr)
+    munmap(hdr, (size_t)CTP_FILE_SIZE(n));
+  return rc;
+}
+
+static void ct_attach_once(void) {
+  atomic_store_explicit(&ct_probe.state, ct_attach(), memory_order_release);
+}
+
+int ct_ensure_attached(void) {
+  int s = atomic_load_explicit(&ct_probe.state, memory_order_acquire);
+  if (s != CT_UNINIT)
+    return s;
+  pthread_once(&ct_once, ct_attach_once);
+  return atomic_load_explicit(&ct_probe.state, memory_order_acquire);
+}

@@ -1,0 +1,2 @@
+# src/probe/build.mk - the probe SDK (libcorotracer), its tests and benchmark.
+LIB_SRCS += src/probe/attach.c src/probe/probe.c

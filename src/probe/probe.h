@@ -1,0 +1,40 @@
+/* probe.h - state shared by the probe's attach code and its event writers. */
+#ifndef CT_PROBE_H
+#define CT_PROBE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "common/ctp.h"
+
+/* ct_probe.state: CT_UNINIT until the first call tries to attach, then
+ * CT_TRACED or the negative errno that left the process untraced. */
+#define CT_UNINIT 0
+#define CT_TRACED 1
+
+/* Highest CTP_MAX_STATIONS we accept: 4 Mi stations is a 4 GiB file. */
+#define CT_MAX_STATIONS (1u << 22)
+
+/* The process-wide probe. Written once by ct_attach (under pthread_once) before
+ * state is release-stored as CT_TRACED; read-only afterwards, except by the
+ * fork child handler, which runs alone in the child. */
+struct ct_probe {
+  _Atomic int state;
+  struct ctp_header *hdr; /* the whole MAP_SHARED file */
+  uint64_t map_len;
+  uint32_t nstations;
+  uint32_t pid;           /* getpid() at attach: the pid stamped on our stations */
+  int sock;               /* connected Unix stream socket, -1 when none */
+  _Atomic uint64_t dropped; /* rare-path counter, see corotracer_stats */
+};
+
+extern struct ct_probe ct_probe;
+
+/* Attach once per process (thread-safe) and return ct_probe.state: CT_TRACED
+ * or a negative errno. Cheap after the first call: one acquire load. */
+int ct_ensure_attached(void);
+
+/* Forget the calling thread's current coroutine (fork child handler). */
+void ct_forget_current(void);
+
+#endif /* CT_PROBE_H */
