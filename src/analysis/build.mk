@@ -1,1 +1,9 @@
-CLI_SRCS += src/analysis/report_main.c
+# src/analysis/build.mk - `corotracer report` and the shared symbolizer.
+CLI_SRCS += src/analysis/report_main.c src/common/symbolize.c
+
+# The symbolizer's unit test is its own fixture: a PIE with debug info that
+# symbolizes itself, so it links the symbolizer and libdw directly.
+TESTS += $(O)/tests/test-symbolize
+$(O)/tests/test-symbolize: $(O)/obj/tests/test-symbolize.o $(O)/obj/src/common/symbolize.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -pie -o $@ $^ $(PKG_LIBS)

@@ -1,0 +1,306 @@
+/* symbolize.c - code address -> function and file:line with elfutils' libdwfl.
+ *
+ * Design: every distinct file gets its own offline Dwfl, reported at load bias
+ * 0, so module addresses are the ELF's own virtual addresses. A pc is
+ * translated to that space through the caller's mapping (pc - start + offset =
+ * file offset) and the file's PT_LOAD headers (file offset -> p_vaddr). This
+ * works the same for PIE executables, shared libraries and non-PIE programs,
+ * and one file mapped by several processes is opened once.
+ *
+ * Names are left as the symbol table spells them: C names as they are, C++
+ * names mangled (demangling needs libstdc++'s __cxa_demangle, which a C binary
+ * should not pull in). */
+#include "common/symbolize.h"
+
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* One file on disk, opened lazily on the first lookup that needs it. */
+struct sym_file {
+  char *path;
+  Dwfl *dwfl;       /* NULL until loaded, or when loading failed */
+  Dwfl_Module *mod; /* the file's only module, at bias 0 */
+  int tried;        /* loading was attempted (do not retry a missing file) */
+  size_t nload;
+  GElf_Phdr *load;  /* PT_LOAD headers, for file offset -> vaddr */
+};
+
+/* One mapping: [start, end) of process pid maps file offsets from offset. */
+struct sym_map {
+  uint32_t pid;
+  int is_static; /* addresses are the ELF's own vaddrs (no map) */
+  uint64_t start, end, offset;
+  size_t file; /* index into files */
+};
+
+struct cache_ent {
+  uint64_t pc;
+  uint32_t pid;
+  uint8_t used, is_ret;
+  struct ct_sym sym;
+  int rc;
+};
+
+struct ct_symbolizer {
+  struct sym_file *files;
+  size_t nfiles, capfiles;
+  struct sym_map *maps;
+  size_t nmaps, capmaps;
+  struct cache_ent *cache; /* open addressing, power-of-two size */
+  size_t ncache, capcache;
+};
+
+static const Dwfl_Callbacks offline_callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+};
+
+/* Grows *arr (elements of size sz) so that one more fits. */
+static int grow(void **arr, size_t *cap, size_t n, size_t sz) {
+  if (n < *cap) return 0;
+  size_t ncap = *cap ? *cap * 2 : 16;
+  void *p = realloc(*arr, ncap * sz);
+  if (!p) return -ENOMEM;
+  *arr = p;
+  *cap = ncap;
+  return 0;
+}
+
+int ct_symbolizer_new(ct_symbolizer **out) {
+  ct_symbolizer *s = calloc(1, sizeof *s);
+  if (!s) return -ENOMEM;
+  *out = s;
+  return 0;
+}
+
+void ct_symbolizer_free(ct_symbolizer *s) {
+  if (!s) return;
+  for (size_t i = 0; i < s->nfiles; i++) {
+    if (s->files[i].dwfl) dwfl_end(s->files[i].dwfl);
+    free(s->files[i].path);
+    free(s->files[i].load);
+  }
+  free(s->files);
+  free(s->maps);
+  free(s->cache);
+  free(s);
+}
+
+/* Index of path in files, adding it if new; -errno on failure. */
+static long file_index(ct_symbolizer *s, const char *path) {
+  for (size_t i = 0; i < s->nfiles; i++)
+    if (strcmp(s->files[i].path, path) == 0) return (long)i;
+  int rc = grow((void **)&s->files, &s->capfiles, s->nfiles, sizeof *s->files);
+  if (rc) return rc;
+  char *dup = strdup(path);
+  if (!dup) return -ENOMEM;
+  s->files[s->nfiles] = (struct sym_file){.path = dup};
+  return (long)s->nfiles++;
+}
+
+static int add_map(ct_symbolizer *s, struct sym_map m, const char *path) {
+  if (!path || !*path) return -EINVAL;
+  long fi = file_index(s, path);
+  if (fi < 0) return (int)fi;
+  int rc = grow((void **)&s->maps, &s->capmaps, s->nmaps, sizeof *s->maps);
+  if (rc) return rc;
+  m.file = (size_t)fi;
+  s->maps[s->nmaps++] = m;
+  /* A new mapping may change earlier answers (e.g. a re-read /proc/PID/maps). */
+  if (s->cache) memset(s->cache, 0, s->capcache * sizeof *s->cache);
+  s->ncache = 0;
+  return 0;
+}
+
+int ct_symbolizer_add_module(ct_symbolizer *s, uint32_t pid, uint64_t start, uint64_t end,
+                             uint64_t offset, const char *path) {
+  if (end <= start) return -EINVAL;
+  return add_map(s, (struct sym_map){.pid = pid, .start = start, .end = end, .offset = offset},
+                 path);
+}
+
+int ct_symbolizer_add_static(ct_symbolizer *s, const char *path) {
+  return add_map(s, (struct sym_map){.is_static = 1, .end = UINT64_MAX}, path);
+}
+
+/* Opens f once; leaves f->dwfl NULL when the file cannot be read. */
+static void load_file(struct sym_file *f) {
+  if (f->tried) return;
+  f->tried = 1;
+  int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  Dwfl *dwfl = dwfl_begin(&offline_callbacks);
+  if (!dwfl) {
+    close(fd);
+    return;
+  }
+  dwfl_report_begin(dwfl);
+  /* ET_DYN with add_p_vaddr at base 0: module addresses = the ELF's p_vaddr. */
+  Dwfl_Module *mod = dwfl_report_elf(dwfl, f->path, f->path, fd, 0, true);
+  dwfl_report_end(dwfl, NULL, NULL);
+  if (!mod) { /* fd is consumed only on success */
+    close(fd);
+    goto fail;
+  }
+  GElf_Addr bias = 0;
+  Elf *elf = dwfl_module_getelf(mod, &bias);
+  size_t nph = 0;
+  if (!elf || elf_getphdrnum(elf, &nph) != 0) goto fail;
+  f->load = calloc(nph ? nph : 1, sizeof *f->load);
+  if (!f->load) goto fail;
+  for (size_t i = 0; i < nph; i++) {
+    GElf_Phdr ph;
+    if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) f->load[f->nload++] = ph;
+  }
+  f->dwfl = dwfl;
+  f->mod = mod;
+  return;
+fail:
+  dwfl_end(dwfl);
+}
+
+/* File offset -> ELF vaddr through the PT_LOAD headers; 0 if none holds it. */
+static int offset_to_vaddr(const struct sym_file *f, uint64_t off, uint64_t *vaddr) {
+  for (size_t i = 0; i < f->nload; i++) {
+    const GElf_Phdr *ph = &f->load[i];
+    if (off >= ph->p_offset && off - ph->p_offset < ph->p_filesz) {
+      *vaddr = ph->p_vaddr + (off - ph->p_offset);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* The newest mapping of pid (or of any process) that holds pc; NULL if none. */
+static const struct sym_map *find_map(const ct_symbolizer *s, uint32_t pid, uint64_t pc) {
+  for (size_t i = s->nmaps; i-- > 0;) {
+    const struct sym_map *m = &s->maps[i];
+    if (m->is_static) continue;
+    if (pid && m->pid && m->pid != pid) continue;
+    if (pc >= m->start && pc < m->end) return m;
+  }
+  /* Files without a map take any address their own symbol table knows. */
+  for (size_t i = s->nmaps; i-- > 0;) {
+    const struct sym_map *m = &s->maps[i];
+    if (!m->is_static) continue;
+    struct sym_file *f = &s->files[m->file];
+    load_file(f);
+    if (f->mod) {
+      Dwarf_Addr lo = 0, hi = 0;
+      dwfl_module_info(f->mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
+      if (pc >= lo && pc < hi) return m;
+    }
+  }
+  return NULL;
+}
+
+/* Line lookup without .debug_aranges (clang emits none by default, and libdw
+ * 0.188 finds no unit without them): walk the units for the one holding a. */
+static void scan_units(Dwfl_Module *mod, Dwarf_Addr a, struct ct_sym *out) {
+  Dwarf_Addr bias = 0;
+  Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+  if (!dw) return;
+  Dwarf_CU *cu = NULL;
+  Dwarf_Die cudie;
+  while (dwarf_get_units(dw, cu, &cu, NULL, NULL, &cudie, NULL) == 0) {
+    if (dwarf_haspc(&cudie, a - bias) != 1) continue;
+    Dwarf_Line *ln = dwarf_getsrc_die(&cudie, a - bias);
+    int line = 0;
+    const char *file = ln ? dwarf_linesrc(ln, NULL, NULL) : NULL;
+    if (file && dwarf_lineno(ln, &line) == 0) {
+      out->file = file;
+      out->line = line;
+    }
+    return;
+  }
+}
+
+/* The uncached lookup. */
+static int lookup(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_ret, struct ct_sym *out) {
+  memset(out, 0, sizeof *out);
+  const struct sym_map *m = find_map(s, pid, pc);
+  if (!m) return -ENOENT;
+  struct sym_file *f = &s->files[m->file];
+  out->module = f->path;
+  load_file(f);
+  uint64_t vaddr;
+  if (m->is_static) {
+    vaddr = pc;
+  } else {
+    uint64_t off = pc - m->start + m->offset;
+    /* An unreadable file still gives module + file offset. */
+    if (!f->mod || !offset_to_vaddr(f, off, &vaddr)) {
+      out->offset = off;
+      return 0;
+    }
+  }
+  out->offset = vaddr;
+  if (!f->mod) return 0;
+  /* A return address points after the call: the call itself is at pc - 1. */
+  Dwarf_Addr a = is_ret && vaddr ? vaddr - 1 : vaddr;
+  out->function = dwfl_module_addrname(f->mod, a);
+  Dwfl_Line *ln = dwfl_module_getsrc(f->mod, a);
+  if (ln) {
+    int line = 0;
+    const char *file = dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL);
+    if (file) {
+      out->file = file;
+      out->line = line;
+    }
+  } else {
+    scan_units(f->mod, a, out);
+  }
+  return 0;
+}
+
+static uint64_t hash_key(uint32_t pid, uint64_t pc, int is_ret) {
+  uint64_t h = pc * 0x9E3779B97F4A7C15ull ^ ((uint64_t)pid << 1 | (uint64_t)(is_ret != 0));
+  return h ^ (h >> 29);
+}
+
+/* Slot of the key in the cache, growing it first when it is half full. */
+static struct cache_ent *cache_slot(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_ret) {
+  if (s->ncache * 2 >= s->capcache) {
+    size_t ncap = s->capcache ? s->capcache * 2 : 256;
+    struct cache_ent *nc = calloc(ncap, sizeof *nc);
+    if (!nc) return NULL;
+    for (size_t i = 0; i < s->capcache; i++) {
+      struct cache_ent *e = &s->cache[i];
+      if (!e->used) continue;
+      size_t j = hash_key(e->pid, e->pc, e->is_ret) & (ncap - 1);
+      while (nc[j].used) j = (j + 1) & (ncap - 1);
+      nc[j] = *e;
+    }
+    free(s->cache);
+    s->cache = nc;
+    s->capcache = ncap;
+  }
+  size_t j = hash_key(pid, pc, is_ret) & (s->capcache - 1);
+  while (s->cache[j].used &&
+         !(s->cache[j].pc == pc && s->cache[j].pid == pid && s->cache[j].is_ret == (is_ret != 0)))
+    j = (j + 1) & (s->capcache - 1);
+  return &s->cache[j];
+}
+
+int ct_symbolize(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_return_address,
+                 struct ct_sym *out) {
+  struct cache_ent *e = cache_slot(s, pid, pc, is_return_address);
+  if (!e) return lookup(s, pid, pc, is_return_address, out); /* no memory for the cache */
+  if (!e->used) {
+    e->rc = lookup(s, pid, pc, is_return_address, &e->sym);
+    e->pc = pc;
+    e->pid = pid;
+    e->is_ret = is_return_address != 0;
+    e->used = 1;
+    s->ncache++;
+  }
+  *out = e->sym;
+  return e->rc;
+}

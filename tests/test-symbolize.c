@@ -1,0 +1,128 @@
+/* test-symbolize.c - the symbolizer on this very program (built -g as a PIE):
+ * maps from /proc/self/maps, own functions, a return address, a library, a
+ * missing file, pid filtering and a map-less (static) module. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/symbolize.h"
+
+static int failures;
+#define CHECK(cond, ...)                                                  \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
+      failures++;                                                         \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);     \
+      fprintf(stderr, __VA_ARGS__);                                       \
+      fputc('\n', stderr);                                                \
+    }                                                                     \
+  } while (0)
+
+/* Each function on one physical line, so any of its addresses has that line. */
+enum { F1_LINE = __LINE__ }; __attribute__((noinline)) static int f1(int x) { __asm__ volatile("" ::: "memory"); return x * 3 + 1; }
+
+/* The memory clobber keeps it impure, so the caller's code after it stays after it. */
+__attribute__((noinline)) static uintptr_t get_ra(void) {
+  uintptr_t r = (uintptr_t)__builtin_return_address(0);
+  __asm__ volatile("" ::: "memory");
+  return r;
+}
+
+static int call_line;
+__attribute__((noinline)) static uintptr_t caller(void) {
+  uintptr_t ra = get_ra(); call_line = __LINE__;
+  return ra;
+}
+
+/* Feeds every executable file mapping of this process to s; returns how many. */
+static int add_self_maps(ct_symbolizer *s, uint32_t pid, char *exe, size_t exesz) {
+  FILE *f = fopen("/proc/self/maps", "re");
+  if (!f) return -errno;
+  char line[4096];
+  int n = 0;
+  while (fgets(line, sizeof line, f)) {
+    uint64_t start, end, off;
+    char perms[8], path[4096] = "";
+    if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %4095[^\n]", &start, &end,
+               perms, &off, path) < 4)
+      continue;
+    if (perms[2] != 'x' || path[0] != '/') continue;
+    if (ct_symbolizer_add_module(s, pid, start, end, off, path) == 0) n++;
+    if (strstr(path, "test-symbolize")) snprintf(exe, exesz, "%s", path);
+  }
+  fclose(f);
+  return n;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t a = s ? strlen(s) : 0, b = strlen(suffix);
+  return s && a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+int main(void) {
+  ct_symbolizer *s = NULL;
+  uint32_t pid = (uint32_t)getpid();
+  char exe[4096] = "";
+  CHECK(ct_symbolizer_new(&s) == 0, "new");
+  int nmaps = add_self_maps(s, pid, exe, sizeof exe);
+  CHECK(nmaps >= 2, "only %d executable mappings", nmaps);
+  CHECK(exe[0] == '/', "own executable not in /proc/self/maps");
+
+  /* A function's own address (not a return address). */
+  struct ct_sym sym;
+  uintptr_t pf1 = (uintptr_t)&f1;
+  CHECK(f1(1) == 4, "f1");
+  CHECK(ct_symbolize(s, pid, pf1, 0, &sym) == 0, "f1 lookup");
+  CHECK(sym.function && strcmp(sym.function, "f1") == 0, "function %s", sym.function);
+  CHECK(sym.line == F1_LINE, "f1 line %d, want %d", sym.line, F1_LINE);
+  CHECK(ends_with(sym.file, "test-symbolize.c"), "file %s", sym.file);
+  CHECK(sym.module && strcmp(sym.module, exe) == 0, "module %s", sym.module);
+  uint64_t f1_vaddr = sym.offset;
+
+  /* A return address: the call's line, in the calling function. */
+  uintptr_t ra = caller();
+  CHECK(ct_symbolize(s, pid, ra, 1, &sym) == 0, "ra lookup");
+  CHECK(sym.function && strcmp(sym.function, "caller") == 0, "function %s", sym.function);
+  CHECK(sym.line == call_line, "call line %d, want %d", sym.line, call_line);
+
+  /* Cached: the same answer, the same strings. */
+  struct ct_sym again;
+  CHECK(ct_symbolize(s, pid, ra, 1, &again) == 0 && again.function == sym.function &&
+            again.line == sym.line,
+        "cache");
+
+  /* A shared library through its own mapping. */
+  /* (getpid: the sanitizers intercept fopen and friends, not getpid.) */
+  CHECK(ct_symbolize(s, pid, (uintptr_t)&getpid, 0, &sym) == 0, "getpid lookup");
+  CHECK(sym.module && strstr(sym.module, "/libc"), "getpid module %s", sym.module);
+  CHECK(sym.function && strstr(sym.function, "getpid"), "getpid function %s", sym.function);
+
+  /* Another process, or an address nobody maps: not found. */
+  CHECK(ct_symbolize(s, pid + 1, pf1, 0, &sym) == -ENOENT, "other pid");
+  CHECK(ct_symbolize(s, pid, 16, 0, &sym) == -ENOENT, "unmapped");
+  ct_symbolizer_free(s);
+
+  /* A file that is gone: module + file offset, no names. */
+  CHECK(ct_symbolizer_new(&s) == 0, "new");
+  CHECK(ct_symbolizer_add_module(s, 0, 0x10000, 0x20000, 0x3000, "/nonexistent/app") == 0, "add");
+  CHECK(ct_symbolize(s, 7, 0x10010, 1, &sym) == 0, "missing file lookup");
+  CHECK(sym.function == NULL && sym.line == 0 && sym.offset == 0x3010, "offset %" PRIx64,
+        sym.offset);
+  CHECK(ct_symbolizer_add_module(s, 0, 5, 5, 0, "/x") == -EINVAL, "empty range");
+  ct_symbolizer_free(s);
+
+  /* No map: the ELF's own addresses. */
+  CHECK(ct_symbolizer_new(&s) == 0, "new");
+  CHECK(ct_symbolizer_add_static(s, exe) == 0, "add_static");
+  CHECK(ct_symbolize(s, 0, f1_vaddr, 0, &sym) == 0, "static lookup");
+  CHECK(sym.function && strcmp(sym.function, "f1") == 0 && sym.line == F1_LINE,
+        "static f1: %s:%d", sym.function, sym.line);
+  ct_symbolizer_free(s);
+
+  if (failures) return 1;
+  printf("test-symbolize: ok\n");
+  return 0;
+}
