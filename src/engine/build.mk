@@ -1,1 +1,4 @@
-CLI_SRCS += src/engine/run_main.c
+# src/engine/build.mk - `corotracer run`: the engine (libc only).
+CLI_SRCS += src/engine/run_main.c src/engine/opts.c src/engine/rundir.c src/engine/spawn.c \
+            src/engine/guard.c src/engine/harvest.c src/engine/modules.c src/engine/writer.c \
+            src/engine/status.c

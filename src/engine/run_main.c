@@ -1,8 +1,368 @@
-/* run_main.c - placeholder until the run command lands. */
+/* run_main.c - `corotracer run`: set up, start the target, harvest in one
+ * poll loop (signals, child, socket connections), write the trace, clean up. */
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cli/commands.h"
+#include "engine/engine.h"
+
+#define CT_ENGINE_VERSION "corotracer 0.1.0"
+
+struct conn {
+  int fd;
+  pid_t pid;
+};
+
+struct run {
+  struct ct_opts o;
+  struct ct_rt rt;
+  struct ct_target t;
+  struct ct_writer w;
+  struct ct_procs procs;
+  struct ct_harvest h;
+  struct ct_status status;
+  int sigfd;
+  struct conn *conns;
+  size_t nconns, capconns;
+  struct pollfd *pfds;
+  size_t cappfds;
+  int shm_broken;      /* SIGBUS: the file was truncated, harvesting stopped */
+  int trace_reported;  /* the trace write error has been printed */
+  uint64_t exit_mono;  /* when we saw the target exit */
+};
+
+/* ---- guarded access to the shared file ---------------------------------- */
+enum pass_op { PASS_SCAN, PASS_SCAN_FULL, PASS_SLEEP, PASS_WAKE, PASS_FINISH, PASS_LIVE };
+
+struct pass {
+  struct run *r;
+  enum pass_op op;
+  uint64_t got, events, lost;
+  uint32_t live, untraced;
+};
+
+static void do_pass(void *arg) {
+  struct pass *p = arg;
+  struct ct_harvest *h = &p->r->h;
+  struct ctp_header *hdr = h->hdr;
+  switch (p->op) {
+  case PASS_SCAN:
+  case PASS_SCAN_FULL:
+    p->got = ct_harvest_scan(h, p->op == PASS_SCAN_FULL);
+    break;
+  case PASS_SLEEP:
+    /* Dekker pair with the probe's seq exchange + seq_cst flag load: after
+     * this store, either our scan sees its event or it sees the flag. */
+    atomic_store_explicit(&hdr->tracer_sleeping, 1, memory_order_seq_cst);
+    p->got = ct_harvest_scan(h, 0);
+    break;
+  case PASS_WAKE:
+    atomic_store_explicit(&hdr->tracer_sleeping, 0, memory_order_seq_cst);
+    break;
+  case PASS_FINISH:
+    ct_harvest_finish(h, &p->events, &p->lost);
+    break;
+  case PASS_LIVE:
+    p->live = ct_harvest_live(h);
+    break;
+  }
+  uint32_t alloc = atomic_load_explicit(&hdr->allocated_count, memory_order_relaxed);
+  uint32_t over = atomic_load_explicit(&hdr->overflow, memory_order_relaxed);
+  /* Our probe counts overflow; a v1 SDK only pushes the cursor past N. */
+  uint32_t beyond = alloc > h->n ? alloc - h->n : 0;
+  p->untraced = over > beyond ? over : beyond;
+}
+
+static struct pass guarded(struct run *r, enum pass_op op) {
+  struct pass p = {.r = r, .op = op};
+  if (r->shm_broken || (r->w.err && op != PASS_FINISH && op != PASS_LIVE)) return p;
+  if (ct_guard(do_pass, &p)) {
+    r->shm_broken = 1;
+    fprintf(stderr, "corotracer: %s: shared memory truncated under the engine; tracing stopped\n",
+            ct_rt_shm_env(&r->rt));
+  }
+  return p;
+}
+
+/* ---- trace records -------------------------------------------------------- */
+static void report_trace_error(struct run *r) {
+  if (!r->w.err || r->trace_reported) return;
+  r->trace_reported = 1;
+  ct_status_clear(&r->status);
+  fprintf(stderr, "corotracer: %s: %s; trace stopped, the program keeps running\n", r->o.out,
+          strerror(r->w.err));
+}
+
+static void write_meta(struct run *r) {
+  struct ct_writer *w = &r->w;
+  unsigned char id[16] = {0};
+  size_t got = 0;
+  while (got < sizeof(id)) {
+    ssize_t k = getrandom(id + got, sizeof(id) - got, 0);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) break; /* no entropy source: a zero-padded id still parses */
+    got += (size_t)k;
+  }
+  char hex[33];
+  for (size_t i = 0; i < sizeof(id); i++) snprintf(hex + 2 * i, 3, "%02x", id[i]);
+  char host[256] = "";
+  gethostname(host, sizeof(host) - 1);
+  uint64_t mono = ct_now_ns(CLOCK_MONOTONIC), wall = ct_now_ns(CLOCK_REALTIME);
+  ct_w_str(w, "{\"type\":\"meta\",\"format\":\"corotracer-trace\",\"format_version\":1,\"run_id\":\"");
+  ct_w_str(w, hex);
+  ct_w_str(w, "\",\"host\":");
+  ct_w_json(w, host, strlen(host));
+  ct_w_str(w, ",\"engine\":\"" CT_ENGINE_VERSION "\",\"command\":[");
+  for (char **a = r->o.argv; *a; a++) {
+    if (a != r->o.argv) ct_w_str(w, ",");
+    ct_w_json(w, *a, strlen(*a));
+  }
+  ct_w_str(w, "],\"engine_pid\":");
+  ct_w_u64(w, (uint64_t)getpid());
+  ct_w_str(w, ",\"target_pid\":");
+  ct_w_u64(w, (uint64_t)r->t.pid);
+  ct_w_str(w, ",\"stations\":");
+  ct_w_u64(w, r->o.stations);
+  ct_w_str(w, ",\"clock\":{\"mono_ns\":");
+  ct_w_u64(w, mono);
+  ct_w_str(w, ",\"wall_ns\":");
+  ct_w_u64(w, wall);
+  ct_w_str(w, "},\"poll_ms\":");
+  ct_w_u64(w, (uint64_t)r->o.poll_ms);
+  ct_w_str(w, "}\n");
+}
+
+static void write_process(struct run *r, pid_t pid, const char *event) {
+  ct_w_str(&r->w, "{\"type\":\"process\",\"pid\":");
+  ct_w_u64(&r->w, (uint64_t)pid);
+  ct_w_str(&r->w, ",\"event\":\"");
+  ct_w_str(&r->w, event);
+  ct_w_str(&r->w, "\",\"ts\":");
+  ct_w_u64(&r->w, ct_now_ns(CLOCK_MONOTONIC));
+  ct_w_str(&r->w, "}\n");
+}
+
+/* "exited with 3" / "killed by SIGSEGV (core dumped)" for the summary, and
+ * the end line's exit object. */
+static void describe_exit(struct run *r, char *desc, size_t n) {
+  struct ct_writer *w = &r->w;
+  int st = r->t.status;
+  if (WIFSIGNALED(st)) {
+    const char *abbrev = sigabbrev_np(WTERMSIG(st));
+    char name[32];
+    snprintf(name, sizeof(name), "SIG%s", abbrev ? abbrev : "UNKNOWN");
+    snprintf(desc, n, "program killed by %s%s", name, WCOREDUMP(st) ? " (core dumped)" : "");
+    ct_w_str(w, "{\"signal\":");
+    ct_w_u64(w, (uint64_t)WTERMSIG(st));
+    ct_w_str(w, ",\"name\":");
+    ct_w_json(w, name, strlen(name));
+    ct_w_str(w, WCOREDUMP(st) ? ",\"core\":true}" : ",\"core\":false}");
+  } else {
+    snprintf(desc, n, "program exited with %d", ct_target_exit_code(&r->t));
+    ct_w_str(w, "{\"code\":");
+    ct_w_u64(w, (uint64_t)ct_target_exit_code(&r->t));
+    ct_w_str(w, "}");
+  }
+}
+
+/* ---- connections ----------------------------------------------------------- */
+static void accept_all(struct run *r) {
+  for (;;) {
+    int fd = accept4(r->rt.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0 && errno == EINTR) continue;
+    if (fd < 0) return; /* EAGAIN, or a connection reset before we took it */
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) cred.pid = 0;
+    if (r->nconns == r->capconns) {
+      size_t cap = r->capconns ? r->capconns * 2 : 8;
+      struct conn *v = realloc(r->conns, cap * sizeof(*v));
+      if (!v) {
+        close(fd);
+        return;
+      }
+      r->conns = v;
+      r->capconns = cap;
+    }
+    r->conns[r->nconns++] = (struct conn){fd, cred.pid};
+    write_process(r, cred.pid, "attach");
+    struct ct_proc *p = ct_procs_get(&r->procs, cred.pid);
+    if (p) ct_proc_read_maps(p, &r->w);
+  }
+}
+
+/* Drain wake-up bytes; 1 when the peer closed (the process detached). */
+static int drain(int fd) {
+  char buf[256];
+  for (;;) {
+    ssize_t k = read(fd, buf, sizeof(buf));
+    if (k > 0) continue;
+    if (k < 0 && errno == EINTR) continue;
+    return k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+  }
+}
+
+/* Wait up to timeout_ms for a signal, a connection, a byte or an EOF, and
+ * handle whatever is ready. */
+static void poll_once(struct run *r, int timeout_ms) {
+  size_t n = 2 + r->nconns;
+  if (n > r->cappfds) {
+    struct pollfd *v = realloc(r->pfds, n * sizeof(*v));
+    if (!v) {
+      n = r->cappfds; /* watch the first ones; the rest wait for the next round */
+    } else {
+      r->pfds = v;
+      r->cappfds = n;
+    }
+  }
+  r->pfds[0] = (struct pollfd){r->sigfd, POLLIN, 0};
+  r->pfds[1] = (struct pollfd){r->rt.listen_fd, POLLIN, 0};
+  for (size_t i = 2; i < n; i++) r->pfds[i] = (struct pollfd){r->conns[i - 2].fd, POLLIN, 0};
+  int k = poll(r->pfds, (nfds_t)n, timeout_ms);
+  if (k <= 0) return; /* timeout or EINTR: the caller scans either way */
+  /* Connections first (they index pfds), then new ones, then signals. */
+  size_t keep = 0;
+  for (size_t i = 0; i < r->nconns; i++) {
+    struct conn c = r->conns[i];
+    if (i + 2 < n && r->pfds[i + 2].revents && drain(c.fd)) {
+      write_process(r, c.pid, "detach");
+      close(c.fd);
+    } else {
+      r->conns[keep++] = c;
+    }
+  }
+  r->nconns = keep;
+  if (r->pfds[1].revents) accept_all(r);
+  if (r->pfds[0].revents && !r->t.exited) {
+    ct_target_on_signals(&r->t, r->sigfd);
+    if (r->t.exited) r->exit_mono = ct_now_ns(CLOCK_MONOTONIC);
+  }
+}
+
+/* ---- the loop ------------------------------------------------------------- */
+static void harvest_loop(struct run *r) {
+  int wait_ms = r->o.poll_ms;
+  if (r->status.live && wait_ms > CT_STATUS_MS) wait_ms = CT_STATUS_MS;
+  while (!r->t.exited) {
+    int timeout = 0, slept = 0;
+    if (guarded(r, PASS_SCAN).got == 0) {
+      ct_writer_flush(&r->w);
+      report_trace_error(r);
+      if (r->shm_broken || r->w.err) {
+        timeout = wait_ms; /* nothing left to harvest: just wait for the end */
+      } else {
+        slept = 1;
+        if (guarded(r, PASS_SLEEP).got == 0) timeout = wait_ms;
+      }
+    }
+    poll_once(r, timeout);
+    if (slept) guarded(r, PASS_WAKE);
+    if (r->status.live) {
+      struct pass p = guarded(r, PASS_LIVE);
+      ct_status_tick(&r->status, ct_now_ns(CLOCK_MONOTONIC), &r->h, p.live, p.untraced);
+    }
+  }
+}
+
+/* Last harvest, station_end and end lines, summary. Returns the exit status. */
+static int finish(struct run *r, uint64_t start_mono) {
+  poll_once(r, 0); /* attach/detach lines of the last moment */
+  guarded(r, PASS_SCAN_FULL);
+  struct pass fin = guarded(r, PASS_FINISH);
+  struct ct_writer *w = &r->w;
+  ct_w_str(w, "{\"type\":\"end\",\"ts\":");
+  ct_w_u64(w, r->exit_mono);
+  ct_w_str(w, ",\"wall_ns\":");
+  ct_w_u64(w, ct_now_ns(CLOCK_REALTIME) - (ct_now_ns(CLOCK_MONOTONIC) - r->exit_mono));
+  ct_w_str(w, ",\"exit\":");
+  char desc[96];
+  describe_exit(r, desc, sizeof(desc));
+  ct_w_str(w, ",\"events\":");
+  ct_w_u64(w, fin.events);
+  ct_w_str(w, ",\"harvested\":");
+  ct_w_u64(w, r->h.harvested);
+  ct_w_str(w, ",\"lost\":");
+  ct_w_u64(w, fin.lost);
+  ct_w_str(w, ",\"stations_used\":");
+  ct_w_u64(w, r->h.used);
+  ct_w_str(w, ",\"untraced_coroutines\":");
+  ct_w_u64(w, fin.untraced);
+  ct_w_str(w, ",\"torn\":");
+  ct_w_u64(w, r->h.torn);
+  ct_w_str(w, "}\n");
+  ct_writer_close(w);
+  ct_status_clear(&r->status);
+  report_trace_error(r);
+  if (!r->o.quiet)
+    ct_status_summary(&r->h, fin.events, fin.lost, fin.untraced,
+                      (double)(r->exit_mono - start_mono) / 1e9, r->o.out, desc);
+  if (r->w.err || r->shm_broken) return CT_EXIT_TRACE;
+  return ct_target_exit_code(&r->t);
+}
+
+/* Owns everything it creates; returns the process exit status. */
 int ct_run_main(int argc, char **argv) {
-  (void)argc; (void)argv;
-  fprintf(stderr, "corotracer: run: not built yet\n");
-  return 2;
+  struct run r;
+  memset(&r, 0, sizeof(r));
+  r.sigfd = -1;
+  r.w.fd = -1;
+  r.rt.shm_fd = r.rt.listen_fd = -1;
+  r.t.tty_fd = -1;
+  int rc = ct_opts_parse(&r.o, argc, argv);
+  if (rc) return rc > 0 ? 0 : CT_EXIT_USAGE;
+  rc = CT_EXIT_SETUP;
+  r.sigfd = ct_signals_setup();
+  if (r.sigfd < 0 || ct_guard_install() < 0) {
+    fprintf(stderr, "corotracer: signals: %s\n", strerror(r.sigfd < 0 ? -r.sigfd : errno));
+    goto out;
+  }
+  int e = ct_writer_open(&r.w, r.o.out, r.o.append);
+  if (e) {
+    fprintf(stderr, "corotracer: %s: %s\n", r.o.out, strerror(-e));
+    goto out;
+  }
+  if (ct_rt_create(&r.rt, &r.o)) goto out;
+  if (ct_harvest_init(&r.h, r.rt.map, r.o.stations, &r.procs, &r.w)) {
+    fprintf(stderr, "corotracer: harvest: %s\n", strerror(ENOMEM));
+    goto out;
+  }
+  ct_status_init(&r.status, !r.o.quiet && (r.o.status || isatty(STDERR_FILENO)));
+  uint64_t start = ct_now_ns(CLOCK_MONOTONIC);
+  e = ct_target_spawn(&r.t, r.o.argv, ct_rt_shm_env(&r.rt), r.rt.sock_path, r.o.stations);
+  if (e && !r.t.pid) {
+    fprintf(stderr, "corotracer: %s: cannot start: %s\n", r.o.argv[0], strerror(-e));
+    goto out;
+  }
+  if (e) fprintf(stderr, "corotracer: %s: %s\n", r.o.argv[0], strerror(-e));
+  write_meta(&r);
+  if (r.t.exited) {
+    /* exec failed: a complete trace of nothing, and exit 127. */
+    r.exit_mono = ct_now_ns(CLOCK_MONOTONIC);
+    r.o.quiet = 1;
+    rc = finish(&r, start) == CT_EXIT_TRACE ? CT_EXIT_TRACE : CT_EXIT_EXEC;
+    goto out;
+  }
+  ct_writer_flush(&r.w);
+  harvest_loop(&r);
+  ct_target_release_tty(&r.t);
+  rc = finish(&r, start);
+out:
+  ct_target_release_tty(&r.t);
+  for (size_t i = 0; i < r.nconns; i++) close(r.conns[i].fd);
+  free(r.conns);
+  free(r.pfds);
+  ct_writer_close(&r.w);
+  ct_harvest_free(&r.h);
+  ct_procs_free(&r.procs);
+  ct_rt_destroy(&r.rt);
+  if (r.sigfd >= 0) close(r.sigfd);
+  return rc;
 }

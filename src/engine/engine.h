@@ -1,0 +1,209 @@
+/* engine.h - internal interfaces of `corotracer run` (src/engine/ only). */
+#ifndef CT_ENGINE_H
+#define CT_ENGINE_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/ctp.h"
+
+/* Exit statuses of the engine itself (the target's status otherwise). */
+#define CT_EXIT_USAGE 2   /* bad option or value */
+#define CT_EXIT_SETUP 1   /* runtime files or trace could not be set up */
+#define CT_EXIT_EXEC 127  /* the program could not be executed */
+#define CT_EXIT_TRACE 70  /* the trace is incomplete (EX_SOFTWARE) */
+
+#define CT_STATIONS_DEFAULT 128u
+#define CT_STATIONS_MAX (1u << 20)
+#define CT_POLL_MS_DEFAULT 1000
+#define CT_STATUS_MS 250
+
+/* ---- options (opts.c) ---------------------------------------------------- */
+struct ct_opts {
+  const char *out;        /* trace path */
+  uint32_t stations;
+  int append;
+  int poll_ms;
+  const char *shm_path;   /* NULL: private memfd */
+  const char *sock_path;  /* NULL: private runtime directory */
+  int quiet;
+  int status;             /* 1: live status even when stderr is not a tty */
+  const char *cmd;        /* -cmd string (run through /bin/sh -c), or NULL */
+  char **argv;            /* program argv (NULL-terminated); points into the caller's argv or sh_argv */
+  char *sh_argv[4];       /* storage for {"/bin/sh", "-c", cmd, NULL} */
+};
+
+/* Parse argv as handed to ct_run_main. Returns 0, 1 when --help was printed
+ * (exit 0), or -1 after printing a one-line error (exit CT_EXIT_USAGE).
+ * o->argv points into argv, which must outlive o. */
+int ct_opts_parse(struct ct_opts *o, int argc, char **argv);
+
+/* ---- runtime files (rundir.c) -------------------------------------------- */
+struct ct_rt {
+  char *dir;              /* private directory we created, or NULL */
+  char *shm_path;         /* explicit shm file we created, or NULL */
+  char *sock_path;        /* socket path we bound */
+  dev_t shm_dev, sock_dev;
+  ino_t shm_ino, sock_ino;
+  int shm_fd;             /* memfd or the explicit file; kept open for the run */
+  int listen_fd;
+  void *map;              /* mapping of the whole file */
+  size_t map_len;
+  char shm_env[64];       /* CTP_SHM_PATH value when memfd (/proc/PID/fd/N) */
+};
+
+/* Create the shared memory, its header and the listening socket as o asks.
+ * On error prints one line, removes what it created and returns -1. The
+ * caller owns rt afterwards and must call ct_rt_destroy. */
+int ct_rt_create(struct ct_rt *rt, const struct ct_opts *o);
+/* Value for CTP_SHM_PATH / CTP_SOCK_PATH. Owned by rt. */
+const char *ct_rt_shm_env(const struct ct_rt *rt);
+/* Unmap, close, and remove every file still ours (dev/inode checked). Safe on
+ * a zeroed or partly created rt; idempotent. */
+void ct_rt_destroy(struct ct_rt *rt);
+
+/* ---- target process (spawn.c) -------------------------------------------- */
+/* Block the signals the engine handles through a signalfd (INT, TERM, HUP,
+ * CHLD, and TTOU for tcsetpgrp) and ignore SIGPIPE. Returns the signalfd
+ * (CLOEXEC, nonblocking) or -errno. */
+int ct_signals_setup(void);
+
+struct ct_target {
+  pid_t pid;              /* also the process group id */
+  int tty_fd;             /* terminal whose foreground we gave away, or -1 */
+  int exited;
+  int status;             /* waitpid status once exited */
+};
+
+/* Start argv in its own process group with env extended by the CTP_*
+ * variables; give it the terminal's foreground when stdin is a tty. Returns
+ * 0, or -errno from exec (the child is reaped; t->status is set). */
+int ct_target_spawn(struct ct_target *t, char **argv, const char *shm, const char *sock,
+                    uint32_t stations);
+/* Drain the signalfd: forward INT/TERM/HUP to the target's group, reap the
+ * target on CHLD. Returns the number of signals forwarded. */
+int ct_target_on_signals(struct ct_target *t, int sigfd);
+/* Take the terminal back if we gave it away. */
+void ct_target_release_tty(struct ct_target *t);
+/* Exit status the engine mirrors: code, or 128 + signal. */
+int ct_target_exit_code(const struct ct_target *t);
+
+/* ---- trace writer (writer.c) --------------------------------------------- */
+struct ct_writer {
+  int fd;
+  int err;                /* first write error (errno), 0 if none */
+  size_t len;
+  char *buf;
+};
+
+/* Open path (truncate, or append) for writing. Returns 0 or -errno. */
+int ct_writer_open(struct ct_writer *w, const char *path, int append);
+/* Write the buffer out (EINTR, short writes handled). Returns 0 or -errno;
+ * after an error every later write is discarded and w->err stays set. */
+int ct_writer_flush(struct ct_writer *w);
+/* Flush, fsync-free close. Returns 0 or the first error (-errno). */
+int ct_writer_close(struct ct_writer *w);
+void ct_w_raw(struct ct_writer *w, const char *s, size_t n);
+void ct_w_str(struct ct_writer *w, const char *s);          /* raw C string */
+void ct_w_u64(struct ct_writer *w, uint64_t v);              /* decimal */
+void ct_w_i64(struct ct_writer *w, int64_t v);               /* decimal, signed */
+void ct_w_hex(struct ct_writer *w, uint64_t v);              /* "0x%016x" with quotes */
+void ct_w_json(struct ct_writer *w, const char *s, size_t n); /* quoted, escaped */
+/* Make room for at least n more bytes (flushing if needed). */
+void ct_w_reserve(struct ct_writer *w, size_t n);
+
+/* ---- processes and modules (modules.c) ----------------------------------- */
+struct ct_module {
+  uint64_t start, end, offset;
+  char *path;
+};
+
+struct ct_proc {
+  pid_t pid;
+  uint64_t maps_ts;       /* CLOCK_MONOTONIC ns of the last /proc/PID/maps read */
+  struct ct_module *mods;
+  size_t nmods, capmods;
+};
+
+struct ct_procs {
+  struct ct_proc *v;
+  size_t n, cap;
+};
+
+/* The entry of pid, created (empty, maps not read) if new. NULL on ENOMEM. */
+struct ct_proc *ct_procs_get(struct ct_procs *ps, pid_t pid);
+/* Re-read pid's executable file mappings and write a module line for each
+ * one not written before. Errors (process gone) leave the list as it was. */
+void ct_proc_read_maps(struct ct_proc *p, struct ct_writer *w);
+/* 1 when addr falls in a known module of p. */
+int ct_proc_covers(const struct ct_proc *p, uint64_t addr);
+void ct_procs_free(struct ct_procs *ps);
+
+/* ---- harvest (harvest.c) ------------------------------------------------- */
+struct ct_station_state {
+  uint64_t last_seq[CTP_SLOTS];
+  uint64_t probe_id;
+  uint64_t harvested;
+  uint64_t live_lost;     /* per-slot gaps seen while running */
+  uint64_t events;        /* final: events the probe wrote */
+  uint32_t pid;
+  uint8_t ext;            /* CTP_STF_EXT seen */
+  uint8_t coro_done;      /* coroutine line written */
+  uint8_t retired;        /* dead and fully harvested: skipped by live scans */
+  uint8_t dead;
+};
+
+struct ct_harvest {
+  struct ctp_header *hdr;
+  void *base;
+  uint32_t n;             /* stations in the file */
+  uint32_t used;          /* highest min(allocated_count, n) seen */
+  struct ct_station_state *st;
+  struct ct_procs *procs;
+  struct ct_writer *w;
+  uint64_t harvested, live_lost, torn;
+};
+
+int ct_harvest_init(struct ct_harvest *h, void *base, uint32_t n, struct ct_procs *procs,
+                    struct ct_writer *w);
+/* One pass over the used stations; writes event lines. full: include retired
+ * stations (final pass). Returns the number of events harvested. Must run
+ * under ct_guard (the file may be truncated under us). */
+uint64_t ct_harvest_scan(struct ct_harvest *h, int full);
+/* After the final scan: compute per-station totals and write station_end
+ * lines. Under ct_guard. */
+void ct_harvest_finish(struct ct_harvest *h, uint64_t *events, uint64_t *lost);
+/* Coroutines alive now (used stations not dead). Under ct_guard. */
+uint32_t ct_harvest_live(const struct ct_harvest *h);
+void ct_harvest_free(struct ct_harvest *h);
+
+/* ---- SIGBUS guard (guard.c) ---------------------------------------------- */
+/* Install the SIGBUS handler once. Returns 0 or -errno. */
+int ct_guard_install(void);
+/* Run fn(arg) so that a SIGBUS raised by a read of the shared file (it was
+ * truncated) returns -EFAULT instead of killing the engine. Returns 0. */
+int ct_guard(void (*fn)(void *), void *arg);
+
+/* ---- status (status.c) --------------------------------------------------- */
+struct ct_status {
+  int live;               /* live status line enabled */
+  uint64_t last_ns, last_harvested;
+  int shown;              /* a status line is on screen */
+};
+
+void ct_status_init(struct ct_status *s, int enabled);
+/* Redraw when CT_STATUS_MS has passed. */
+void ct_status_tick(struct ct_status *s, uint64_t now_ns, const struct ct_harvest *h,
+                    uint32_t live, uint32_t untraced);
+/* Erase the status line. */
+void ct_status_clear(struct ct_status *s);
+/* The exit summary (stderr). */
+void ct_status_summary(const struct ct_harvest *h, uint64_t events, uint64_t lost,
+                       uint32_t untraced, double secs, const char *trace, const char *exit_desc);
+
+/* ---- helpers -------------------------------------------------------------- */
+uint64_t ct_now_ns(clockid_t clk);
+
+#endif /* CT_ENGINE_H */

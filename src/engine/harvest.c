@@ -1,0 +1,265 @@
+/* harvest.c - the engine's side of the seqlock: read stable slots, sort each
+ * station's batch by event index, write event, coroutine and station_end
+ * lines, and count every lost event. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+
+/* One harvested slot. */
+struct ev {
+  uint64_t ts, tid, addr, seq, obj, idx;
+  uint8_t kind, wait, active;
+};
+
+/* Plain fields of the shared file that another process changes while we read
+ * them: relaxed atomic loads (no tearing, no compiler caching). */
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+
+int ct_harvest_init(struct ct_harvest *h, void *base, uint32_t n, struct ct_procs *procs,
+                    struct ct_writer *w) {
+  memset(h, 0, sizeof(*h));
+  h->base = base;
+  h->hdr = base;
+  h->n = n;
+  h->procs = procs;
+  h->w = w;
+  h->st = calloc(n, sizeof(*h->st));
+  return h->st ? 0 : -ENOMEM;
+}
+
+void ct_harvest_free(struct ct_harvest *h) {
+  free(h->st);
+  h->st = NULL;
+}
+
+/* Static facts of an extension station, once its creator has published them
+ * (release store of ext_flags, paired with this acquire load). */
+static void read_ext(struct ct_harvest *h, uint32_t i) {
+  struct ct_station_state *st = &h->st[i];
+  struct ctp_station *s = ctp_station_at(h->base, i);
+  if (st->ext || !(atomic_load_explicit(&s->ext_flags, memory_order_acquire) & CTP_STF_EXT)) return;
+  st->ext = 1;
+  st->pid = s->pid;
+}
+
+/* Make sure the module holding `site` of pid has been written, re-reading
+ * the maps when they were read before the event happened (dlopen). An older
+ * event whose site is still unknown is not worth a re-read: rate limit for
+ * free. */
+static void cover_site(struct ct_harvest *h, uint32_t pid, uint64_t site, uint64_t ts) {
+  if (!pid || !site) return;
+  struct ct_proc *p = ct_procs_get(h->procs, (pid_t)pid);
+  if (!p || ct_proc_covers(p, site)) return;
+  if (p->maps_ts == 0 || p->maps_ts < ts) ct_proc_read_maps(p, h->w);
+}
+
+static void write_coroutine(struct ct_harvest *h, uint32_t i) {
+  struct ct_station_state *st = &h->st[i];
+  struct ctp_station *s = ctp_station_at(h->base, i);
+  struct ct_writer *w = h->w;
+  /* Every read of the file before the first write: a SIGBUS (truncated
+   * file) must not leave half a line behind. */
+  uint32_t flags = atomic_load_explicit(&s->ext_flags, memory_order_acquire);
+  uint64_t probe_id = s->probe_id, birth = s->birth_ts, site = s->create_site;
+  uint64_t parent = s->parent_id;
+  char label[CTP_LABEL_MAX];
+  memcpy(label, s->label, sizeof(label));
+  cover_site(h, st->pid, site, birth);
+  ct_w_str(w, "{\"type\":\"coroutine\",\"probe_id\":");
+  ct_w_u64(w, probe_id);
+  ct_w_str(w, ",\"station\":");
+  ct_w_u64(w, i);
+  ct_w_str(w, ",\"pid\":");
+  ct_w_u64(w, st->pid);
+  ct_w_str(w, ",\"birth_ts\":");
+  ct_w_u64(w, birth);
+  if (flags & CTP_STF_LABEL) {
+    ct_w_str(w, ",\"label\":");
+    ct_w_json(w, label, strnlen(label, sizeof(label) - 1));
+  }
+  ct_w_str(w, ",\"create_site\":");
+  ct_w_hex(w, site);
+  ct_w_str(w, ",\"parent\":");
+  ct_w_u64(w, parent);
+  ct_w_str(w, "}\n");
+  st->coro_done = 1;
+}
+
+static const char *const kind_names[CTP_KIND_MAX_] = {NULL, "create", "suspend", "resume", "wake",
+                                                      "destroy"};
+
+static void write_event(struct ct_writer *w, uint64_t probe_id, const struct ev *e) {
+  ct_w_str(w, "{\"probe_id\":");
+  ct_w_u64(w, probe_id);
+  ct_w_str(w, ",\"tid\":");
+  ct_w_u64(w, e->tid);
+  ct_w_str(w, ",\"addr\":");
+  ct_w_hex(w, e->addr);
+  ct_w_str(w, ",\"seq\":");
+  ct_w_u64(w, e->seq);
+  ct_w_str(w, e->active ? ",\"is_active\":true,\"ts\":" : ",\"is_active\":false,\"ts\":");
+  ct_w_u64(w, e->ts);
+  const char *kn = e->kind < CTP_KIND_MAX_ ? kind_names[e->kind] : NULL;
+  if (kn) {
+    ct_w_str(w, ",\"kind\":\"");
+    ct_w_str(w, kn);
+    ct_w_str(w, "\"");
+  }
+  ct_w_str(w, ",\"ev\":");
+  ct_w_u64(w, e->idx);
+  if (kn && e->kind != CTP_KIND_RESUME) {
+    ct_w_str(w, ",\"site\":");
+    ct_w_hex(w, e->addr);
+  }
+  if (e->kind == CTP_KIND_SUSPEND && e->wait == CTP_WAIT_FD) {
+    ct_w_str(w, ",\"wait\":\"fd\",\"obj\":");
+    ct_w_i64(w, (int64_t)e->obj);
+  } else if (e->kind == CTP_KIND_SUSPEND && e->wait == CTP_WAIT_PTR) {
+    ct_w_str(w, ",\"wait\":\"ptr\",\"obj\":");
+    ct_w_hex(w, e->obj);
+  } else if (e->kind == CTP_KIND_WAKE) {
+    ct_w_str(w, ",\"from\":");
+    ct_w_u64(w, e->obj);
+  } else if (e->kind == CTP_KIND_CREATE) {
+    ct_w_str(w, ",\"parent\":");
+    ct_w_u64(w, e->obj);
+  }
+  ct_w_str(w, "}\n");
+}
+
+/* Read protocol of docs/PROTOCOL.md for the 8 slots of station i. */
+static unsigned read_slots(struct ct_harvest *h, uint32_t i, struct ev *batch, uint64_t *max_idx) {
+  struct ct_station_state *st = &h->st[i];
+  struct ctp_station *s = ctp_station_at(h->base, i);
+  unsigned nb = 0;
+  for (unsigned k = 0; k < CTP_SLOTS; k++) {
+    struct ctp_slot *sl = &s->slots[k];
+    uint64_t v1 = atomic_load_explicit(&sl->seq, memory_order_acquire);
+    if ((v1 & 1) || v1 <= st->last_seq[k]) continue;
+    struct ev *e = &batch[nb];
+    e->ts = LOAD(&sl->timestamp);
+    e->tid = LOAD(&sl->tid);
+    e->addr = LOAD(&sl->addr);
+    e->kind = LOAD(&sl->kind);
+    e->wait = LOAD(&sl->wait_kind);
+    e->obj = LOAD(&sl->obj);
+    e->active = LOAD(&sl->is_active);
+    atomic_thread_fence(memory_order_acquire);
+    uint64_t v2 = atomic_load_explicit(&sl->seq, memory_order_relaxed);
+    if (v1 != v2) {
+      h->torn++; /* rewritten while we copied: the next pass gets the new one */
+      continue;
+    }
+    /* Each write adds 2: a larger step means events overwritten unseen. */
+    uint64_t gap = (v1 - st->last_seq[k]) / 2 - 1;
+    st->live_lost += gap;
+    h->live_lost += gap;
+    st->last_seq[k] = v1;
+    e->seq = v1;
+    e->idx = ctp_event_index(v1, k);
+    if (e->idx + 1 > *max_idx) *max_idx = e->idx + 1;
+    nb++;
+  }
+  return nb;
+}
+
+/* A dead extension station whose last claimed event has been read gets no
+ * more events: live scans skip it. */
+static void maybe_retire(struct ct_harvest *h, uint32_t i, uint64_t seen) {
+  struct ct_station_state *st = &h->st[i];
+  struct ctp_station *s = ctp_station_at(h->base, i);
+  if (!st->ext || !__atomic_load_n(&s->is_dead, __ATOMIC_ACQUIRE)) return;
+  if (atomic_load_explicit(&s->ev_claimed, memory_order_acquire) <= seen) st->retired = 1;
+}
+
+static uint64_t scan_station(struct ct_harvest *h, uint32_t i) {
+  struct ct_station_state *st = &h->st[i];
+  struct ev batch[CTP_SLOTS];
+  uint64_t max_idx = st->events;
+  unsigned nb = read_slots(h, i, batch, &max_idx);
+  st->events = max_idx; /* while running: highest event index seen + 1 */
+  if (nb == 0) {
+    maybe_retire(h, i, st->events);
+    return 0;
+  }
+  struct ctp_station *s = ctp_station_at(h->base, i);
+  read_ext(h, i);
+  if (!st->probe_id) st->probe_id = LOAD(&s->probe_id);
+  if (st->ext && !st->coro_done) write_coroutine(h, i);
+  /* Lines of one coroutine go out in event order (slots are a ring). */
+  for (unsigned a = 1; a < nb; a++) {
+    struct ev tmp = batch[a];
+    unsigned b = a;
+    for (; b > 0 && batch[b - 1].idx > tmp.idx; b--) batch[b] = batch[b - 1];
+    batch[b] = tmp;
+  }
+  for (unsigned a = 0; a < nb; a++) {
+    if (st->ext && batch[a].kind != CTP_KIND_V1 && batch[a].kind != CTP_KIND_RESUME)
+      cover_site(h, st->pid, batch[a].addr, batch[a].ts);
+    write_event(h->w, st->probe_id, &batch[a]);
+  }
+  st->harvested += nb;
+  h->harvested += nb;
+  return nb;
+}
+
+static uint32_t used_now(struct ct_harvest *h) {
+  uint32_t a = atomic_load_explicit(&h->hdr->allocated_count, memory_order_acquire);
+  uint32_t u = a < h->n ? a : h->n;
+  if (u > h->used) h->used = u;
+  return h->used;
+}
+
+uint64_t ct_harvest_scan(struct ct_harvest *h, int full) {
+  uint64_t got = 0;
+  uint32_t used = used_now(h);
+  for (uint32_t i = 0; i < used; i++)
+    if (full || !h->st[i].retired) got += scan_station(h, i);
+  return got;
+}
+
+uint32_t ct_harvest_live(const struct ct_harvest *h) {
+  uint32_t live = 0;
+  for (uint32_t i = 0; i < h->used; i++)
+    live += !__atomic_load_n(&ctp_station_at(h->base, i)->is_dead, __ATOMIC_RELAXED);
+  return live;
+}
+
+void ct_harvest_finish(struct ct_harvest *h, uint64_t *events, uint64_t *lost) {
+  struct ct_writer *w = h->w;
+  uint32_t used = used_now(h);
+  *events = *lost = 0;
+  for (uint32_t i = 0; i < used; i++) {
+    struct ct_station_state *st = &h->st[i];
+    struct ctp_station *s = ctp_station_at(h->base, i);
+    read_ext(h, i);
+    if (!st->probe_id) st->probe_id = LOAD(&s->probe_id);
+    uint64_t n = 0;
+    if (st->ext) {
+      if (!st->coro_done) write_coroutine(h, i); /* all its events were lost */
+      n = atomic_load_explicit(&s->ev_claimed, memory_order_acquire);
+    } else {
+      /* v1: seq / 2 writes per slot, an odd seq is a write that never ended. */
+      for (unsigned k = 0; k < CTP_SLOTS; k++)
+        n += (atomic_load_explicit(&s->slots[k].seq, memory_order_acquire) + 1) / 2;
+    }
+    if (n < st->harvested) n = st->harvested; /* a writer that broke the protocol */
+    st->events = n;
+    st->dead = __atomic_load_n(&s->is_dead, __ATOMIC_ACQUIRE) != 0;
+    *events += n;
+    *lost += n - st->harvested;
+    ct_w_str(w, "{\"type\":\"station_end\",\"probe_id\":");
+    ct_w_u64(w, st->probe_id);
+    ct_w_str(w, ",\"station\":");
+    ct_w_u64(w, i);
+    ct_w_str(w, ",\"events\":");
+    ct_w_u64(w, n);
+    ct_w_str(w, ",\"harvested\":");
+    ct_w_u64(w, st->harvested);
+    ct_w_str(w, ",\"lost\":");
+    ct_w_u64(w, n - st->harvested);
+    ct_w_str(w, st->dead ? ",\"dead\":true}\n" : ",\"dead\":false}\n");
+  }
+}

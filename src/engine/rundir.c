@@ -1,0 +1,190 @@
+/* rundir.c - runtime files of a run: the private directory, the shared memory
+ * (a sealed memfd, or an explicit file) and the listening socket; removal of
+ * everything we created, and only of what is still ours. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+
+static int fail(const char *what, int err) {
+  fprintf(stderr, "corotracer: %s: %s\n", what, strerror(err));
+  return -1;
+}
+
+/* mkdtemp under base; NULL when base is unset, unusable, or too long for a
+ * socket path below it. */
+static char *try_dir(const char *base) {
+  if (!base || base[0] != '/') return NULL;
+  struct sockaddr_un sa;
+  /* base + "/corotracer-XXXXXX" + "/sock" must fit in sun_path. */
+  if (strlen(base) + 18 + 5 + 1 > sizeof(sa.sun_path)) return NULL;
+  char *d = malloc(strlen(base) + 20);
+  if (!d) return NULL;
+  sprintf(d, "%s/corotracer-XXXXXX", base);
+  if (!mkdtemp(d)) { /* mode 0700 */
+    free(d);
+    return NULL;
+  }
+  return d;
+}
+
+static int make_dir(struct ct_rt *rt) {
+  rt->dir = try_dir(getenv("XDG_RUNTIME_DIR"));
+  if (!rt->dir) rt->dir = try_dir(getenv("TMPDIR"));
+  if (!rt->dir) rt->dir = try_dir("/tmp");
+  if (!rt->dir) return fail("runtime directory (XDG_RUNTIME_DIR, TMPDIR, /tmp)", errno ? errno : ENOENT);
+  return 0;
+}
+
+/* Reserve the pages now so a full tmpfs or memory is an error here, not a
+ * SIGBUS in the target later. */
+static int reserve(int fd, size_t len, const char *what) {
+  int e = posix_fallocate(fd, 0, (off_t)len);
+  if (e == EINTR) e = posix_fallocate(fd, 0, (off_t)len);
+  if (e) return fail(what, e);
+  return 0;
+}
+
+static int make_memfd(struct ct_rt *rt) {
+  rt->shm_fd = memfd_create("corotracer", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (rt->shm_fd < 0) return fail("shared memory (memfd_create)", errno);
+  if (ftruncate(rt->shm_fd, (off_t)rt->map_len) < 0) return fail("shared memory (ftruncate)", errno);
+  if (reserve(rt->shm_fd, rt->map_len, "shared memory")) return -1;
+  /* The target reopens it through our fd table: no path anyone else can
+   * reach, and our CLOEXEC does not matter. */
+  snprintf(rt->shm_env, sizeof(rt->shm_env), "/proc/%ld/fd/%d", (long)getpid(), rt->shm_fd);
+  return 0;
+}
+
+static int make_shm_file(struct ct_rt *rt, const char *path) {
+  rt->shm_fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (rt->shm_fd < 0) {
+    int e = errno;
+    if (e == EEXIST) {
+      fprintf(stderr, "corotracer: %s: already exists; refusing to use a file we did not create\n", path);
+      return -1;
+    }
+    return fail(path, e);
+  }
+  struct stat sb;
+  if (fstat(rt->shm_fd, &sb) < 0) return fail(path, errno);
+  rt->shm_path = strdup(path);
+  if (!rt->shm_path) return fail(path, ENOMEM);
+  rt->shm_dev = sb.st_dev;
+  rt->shm_ino = sb.st_ino;
+  return reserve(rt->shm_fd, rt->map_len, path);
+}
+
+static void write_header(struct ct_rt *rt, uint32_t n) {
+  struct ctp_header *h = rt->map;
+  /* Written before the target exists: no ordering needed beyond exec. */
+  h->magic = CTP_MAGIC;
+  h->version = CTP_VERSION;
+  h->max_stations = n;
+  h->ext_magic = CTP_EXT_MAGIC;
+  h->ext_version = 1;
+  h->engine_pid = (uint64_t)getpid();
+}
+
+static int make_socket(struct ct_rt *rt, const char *path) {
+  struct sockaddr_un sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sun_family = AF_UNIX;
+  if (strlen(path) >= sizeof(sa.sun_path)) {
+    fprintf(stderr, "corotracer: %s: socket path too long (max %zu bytes)\n", path,
+            sizeof(sa.sun_path) - 1);
+    return -1;
+  }
+  strcpy(sa.sun_path, path);
+  rt->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (rt->listen_fd < 0) return fail("socket", errno);
+  /* umask makes the socket 0600 from its creation on (single-threaded here). */
+  mode_t old = umask(0177);
+  int rc = bind(rt->listen_fd, (struct sockaddr *)&sa, sizeof(sa));
+  int e = errno;
+  umask(old);
+  if (rc < 0) {
+    if (e == EADDRINUSE) {
+      fprintf(stderr, "corotracer: %s: already exists; refusing to replace it\n", path);
+      return -1;
+    }
+    return fail(path, e);
+  }
+  struct stat sb;
+  if (lstat(path, &sb) < 0) return fail(path, errno);
+  rt->sock_path = strdup(path);
+  if (!rt->sock_path) {
+    unlink(path);
+    return fail(path, ENOMEM);
+  }
+  rt->sock_dev = sb.st_dev;
+  rt->sock_ino = sb.st_ino;
+  if (listen(rt->listen_fd, 64) < 0) return fail(path, errno);
+  return 0;
+}
+
+int ct_rt_create(struct ct_rt *rt, const struct ct_opts *o) {
+  memset(rt, 0, sizeof(*rt));
+  rt->shm_fd = -1;
+  rt->listen_fd = -1;
+  rt->map_len = (size_t)CTP_FILE_SIZE(o->stations);
+  int rc = -1;
+  if (!o->sock_path && make_dir(rt)) goto out;
+  if (o->shm_path ? make_shm_file(rt, o->shm_path) : make_memfd(rt)) goto out;
+  rt->map = mmap(NULL, rt->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, rt->shm_fd, 0);
+  if (rt->map == MAP_FAILED) {
+    rt->map = NULL;
+    fail(o->shm_path ? o->shm_path : "shared memory (mmap)", errno);
+    goto out;
+  }
+  write_header(rt, o->stations);
+  /* The target cannot truncate (or grow) a sealed memfd under our mapping. */
+  if (!o->shm_path &&
+      fcntl(rt->shm_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+    fail("shared memory (seal)", errno);
+    goto out;
+  }
+  if (o->sock_path) {
+    rc = make_socket(rt, o->sock_path);
+  } else {
+    char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    snprintf(path, sizeof(path), "%s/sock", rt->dir);
+    rc = make_socket(rt, path);
+  }
+out:
+  if (rc) ct_rt_destroy(rt);
+  return rc;
+}
+
+const char *ct_rt_shm_env(const struct ct_rt *rt) { return rt->shm_path ? rt->shm_path : rt->shm_env; }
+
+/* Unlink path only if it is still the file we created (someone may have
+ * replaced it: never remove theirs). */
+static void unlink_ours(char **path, dev_t dev, ino_t ino) {
+  struct stat sb;
+  if (*path && lstat(*path, &sb) == 0 && sb.st_dev == dev && sb.st_ino == ino) unlink(*path);
+  free(*path);
+  *path = NULL;
+}
+
+void ct_rt_destroy(struct ct_rt *rt) {
+  if (rt->map) munmap(rt->map, rt->map_len);
+  rt->map = NULL;
+  if (rt->shm_fd >= 0) close(rt->shm_fd);
+  rt->shm_fd = -1;
+  if (rt->listen_fd >= 0) close(rt->listen_fd);
+  rt->listen_fd = -1;
+  unlink_ours(&rt->shm_path, rt->shm_dev, rt->shm_ino);
+  unlink_ours(&rt->sock_path, rt->sock_dev, rt->sock_ino);
+  if (rt->dir) rmdir(rt->dir);
+  free(rt->dir);
+  rt->dir = NULL;
+}
