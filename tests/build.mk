@@ -1,1 +1,2 @@
 # tests/build.mk - tests not owned by one area.
+include tests/engine.mk

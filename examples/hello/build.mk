@@ -1,0 +1,6 @@
+# examples/hello/build.mk - the first-run example, built against the public API only.
+PROGS += $(O)/examples/hello
+
+$(O)/examples/hello: $(O)/obj/examples/hello/hello.o $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(LIBA) -lpthread

@@ -1,0 +1,52 @@
+# engine.sh - shell helpers for the engine's tests (tests/test-engine-*.sh).
+# Source it after setting nothing; it sets:
+#   T        a fresh temp dir, removed on exit together with the processes in BG
+#   CTJL     tests/lib/ctjl (JSONL field printer), TARGET tests/lib/ct-target,
+#   HELLO    examples/hello, COROTRACER the engine (from tests/run.sh)
+# and defines fail, skip, wait_file, wait_gone, bg_add, line_type, ready_val.
+: "${CT_BUILD:?run me through tests/run.sh}" "${COROTRACER:?run me through tests/run.sh}"
+case "$COROTRACER" in /*) ;; *) COROTRACER="$PWD/$COROTRACER" ;; esac
+case "$CT_BUILD" in /*) ;; *) CT_BUILD="$PWD/$CT_BUILD" ;; esac
+CTJL="$CT_BUILD/tests/lib/ctjl"
+TARGET="$CT_BUILD/tests/lib/ct-target"
+HELLO="$CT_BUILD/examples/hello"
+BG=""
+T=$(mktemp -d "${TMPDIR:-/tmp}/ct-engine-test.XXXXXX") || exit 1
+ct_cleanup() {
+  for p in $BG; do kill -KILL "$p" 2>/dev/null; done
+  rm -rf "$T"
+}
+trap ct_cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "$*"; exit 77; }
+# Remember a background pid to kill at exit (if still there).
+bg_add() { BG="$BG $1"; }
+
+# wait_file FILE [SECONDS]: until FILE exists (default 20 s), else fail.
+wait_file() {
+  n=$(( ${2:-20} * 20 ))
+  while [ ! -e "$1" ]; do
+    n=$((n - 1)); [ $n -gt 0 ] || fail "timed out waiting for $1"
+    sleep 0.05
+  done
+}
+# wait_gone PID [SECONDS]: until process PID no longer exists; 1 if it stays.
+wait_gone() {
+  n=$(( ${2:-10} * 20 ))
+  while kill -0 "$1" 2>/dev/null; do
+    n=$((n - 1)); [ $n -gt 0 ] || return 1
+    sleep 0.05
+  done
+  return 0
+}
+# line_type FILE N: the "type" of line N of FILE ("-" for an event line).
+line_type() { sed -n "${2}p" "$1" | "$CTJL" type; }
+# ready_val DIR KEY: a value from the ct-target ready file.
+ready_val() { awk -v k="$2" '$1 == k { print $2 }' "$1/ready"; }
+# check_trace_ends FILE: first line is meta, last line is end; else fail.
+check_trace_ends() {
+  [ "$(line_type "$1" 1)" = meta ] || fail "$1: first line is not a meta record: $(head -n 1 "$1")"
+  [ "$(line_type "$1" '$')" = end ] || fail "$1: last line is not an end record: $(tail -n 1 "$1")"
+}
