@@ -11,9 +11,8 @@
 
 /* Exit statuses of the engine itself (the target's status otherwise). */
 #define CT_EXIT_USAGE 2   /* bad option or value */
-#define CT_EXIT_SETUP 1   /* runtime files or trace could not be set up */
+#define CT_EXIT_FAIL 1    /* setup failed, or the trace is incomplete */
 #define CT_EXIT_EXEC 127  /* the program could not be executed */
-#define CT_EXIT_TRACE 70  /* the trace is incomplete (EX_SOFTWARE) */
 
 #define CT_STATIONS_DEFAULT 128u
 #define CT_STATIONS_MAX (1u << 20)
@@ -111,8 +110,6 @@ void ct_w_u64(struct ct_writer *w, uint64_t v);              /* decimal */
 void ct_w_i64(struct ct_writer *w, int64_t v);               /* decimal, signed */
 void ct_w_hex(struct ct_writer *w, uint64_t v);              /* "0x%016x" with quotes */
 void ct_w_json(struct ct_writer *w, const char *s, size_t n); /* quoted, escaped */
-/* Make room for at least n more bytes (flushing if needed). */
-void ct_w_reserve(struct ct_writer *w, size_t n);
 
 /* ---- processes and modules (modules.c) ----------------------------------- */
 struct ct_module {
@@ -183,7 +180,7 @@ void ct_harvest_free(struct ct_harvest *h);
 /* Install the SIGBUS handler once. Returns 0 or -errno. */
 int ct_guard_install(void);
 /* Run fn(arg) so that a SIGBUS raised by a read of the shared file (it was
- * truncated) returns -EFAULT instead of killing the engine. Returns 0. */
+ * truncated) returns -EFAULT instead of killing the engine; 0 otherwise. */
 int ct_guard(void (*fn)(void *), void *arg);
 
 /* ---- status (status.c) --------------------------------------------------- */

@@ -304,7 +304,7 @@ static int finish(struct run *r, uint64_t start_mono) {
   if (!r->o.quiet)
     ct_status_summary(&r->h, fin.events, fin.lost, fin.untraced,
                       (double)(r->exit_mono - start_mono) / 1e9, r->o.out, desc);
-  if (r->w.err || r->shm_broken) return CT_EXIT_TRACE;
+  if (r->w.err || r->shm_broken) return CT_EXIT_FAIL;
   return ct_target_exit_code(&r->t);
 }
 
@@ -318,7 +318,7 @@ int ct_run_main(int argc, char **argv) {
   r.t.tty_fd = -1;
   int rc = ct_opts_parse(&r.o, argc, argv);
   if (rc) return rc > 0 ? 0 : CT_EXIT_USAGE;
-  rc = CT_EXIT_SETUP;
+  rc = CT_EXIT_FAIL;
   r.sigfd = ct_signals_setup();
   if (r.sigfd < 0 || ct_guard_install() < 0) {
     fprintf(stderr, "corotracer: signals: %s\n", strerror(r.sigfd < 0 ? -r.sigfd : errno));
@@ -347,7 +347,7 @@ int ct_run_main(int argc, char **argv) {
     /* exec failed: a complete trace of nothing, and exit 127. */
     r.exit_mono = ct_now_ns(CLOCK_MONOTONIC);
     r.o.quiet = 1;
-    rc = finish(&r, start) == CT_EXIT_TRACE ? CT_EXIT_TRACE : CT_EXIT_EXEC;
+    rc = finish(&r, start); /* the child's 127, unless the trace failed */
     goto out;
   }
   ct_writer_flush(&r.w);

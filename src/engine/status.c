@@ -58,7 +58,8 @@ void ct_status_summary(const struct ct_harvest *h, uint64_t events, uint64_t los
   for (uint32_t i = 0; i < h->used && i < 3; i++) {
     const struct ct_station_state *st = &h->st[idx[i]];
     if (st->events == st->harvested) break;
-    fprintf(stderr, " probe_id %llu (station %u) %llu of %llu;", (unsigned long long)st->probe_id,
+    fprintf(stderr, "%s probe_id %llu (station %u) %llu of %llu", i ? "," : "",
+            (unsigned long long)st->probe_id,
             idx[i], (unsigned long long)(st->events - st->harvested),
             (unsigned long long)st->events);
   }

@@ -7,10 +7,8 @@
 
 #include "engine/engine.h"
 
-/* Big enough that a busy harvest makes few write(2) calls; a flush happens
- * when less than CT_W_SLACK bytes are free, so one line always fits. */
+/* Big enough that a busy harvest makes few write(2) calls. */
 #define CT_W_BUF (256u * 1024u)
-#define CT_W_SLACK 4096u
 
 int ct_writer_open(struct ct_writer *w, const char *path, int append) {
   memset(w, 0, sizeof(*w));
@@ -56,10 +54,6 @@ int ct_writer_close(struct ct_writer *w) {
   free(w->buf);
   w->buf = NULL;
   return rc;
-}
-
-void ct_w_reserve(struct ct_writer *w, size_t n) {
-  if (w->len + n > CT_W_BUF) ct_writer_flush(w);
 }
 
 void ct_w_raw(struct ct_writer *w, const char *s, size_t n) {
