@@ -1,0 +1,693 @@
+/* test-probe.c - the probe against a cTP file and socket made here, as the
+ * engine would make them. Each case runs in a forked child (the probe attaches
+ * once per process; this parent never calls it), with its stderr captured so
+ * the parent can count the lines the probe printed. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/ctp.h"
+#include "corotracer.h"
+
+#define CHECK(c)                                                        \
+  do {                                                                  \
+    if (!(c)) {                                                         \
+      printf("%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);      \
+      fflush(stdout);                                                   \
+      return 1;                                                         \
+    }                                                                   \
+  } while (0)
+
+static char dir[256];   /* private temp dir */
+static char shm_path[300], sock_path[300];
+static struct ctp_header *hdr; /* the test's own mapping of shm_path */
+static uint64_t map_len;
+static int listen_fd = -1;
+
+static uint64_t my_tid(void) {
+  return (uint64_t)syscall(SYS_gettid);
+}
+
+/* Make shm_path as the engine would: zeroed, size for size_n stations, header
+ * saying hdr_n stations, with the given magic and version. Maps it into hdr. */
+static int make_file(uint32_t hdr_n, uint32_t size_n, uint64_t magic, uint32_t version) {
+  if (hdr)
+    munmap(hdr, map_len);
+  hdr = NULL;
+  unlink(shm_path);
+  int fd = open(shm_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  CHECK(fd >= 0);
+  map_len = CTP_FILE_SIZE(size_n);
+  CHECK(ftruncate(fd, (off_t)map_len) == 0);
+  void *p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  CHECK(p != MAP_FAILED);
+  hdr = p;
+  hdr->magic = magic;
+  hdr->version = version;
+  hdr->max_stations = hdr_n;
+  hdr->ext_magic = CTP_EXT_MAGIC;
+  hdr->ext_version = 1;
+  hdr->engine_pid = (uint64_t)getpid();
+  return 0;
+}
+
+static int make_good_file(uint32_t n) {
+  return make_file(n, n, CTP_MAGIC, CTP_VERSION);
+}
+
+static int make_listener(void) {
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  if (listen_fd >= 0)
+    close(listen_fd);
+  unlink(sock_path);
+  listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  CHECK(listen_fd >= 0);
+  CHECK(strlen(sock_path) < sizeof sa.sun_path);
+  memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
+  CHECK(bind(listen_fd, (struct sockaddr *)&sa, sizeof sa) == 0);
+  CHECK(listen(listen_fd, 16) == 0);
+  return 0;
+}
+
+/* ---- running one case in a child ---------------------------------------- */
+
+struct env {
+  const char *shm, *sock, *count; /* NULL = unset */
+};
+
+/* Run body in a forked child with env set and stderr captured; the child's
+ * exit status must be 0 and it must have printed exactly want_lines lines on
+ * stderr, the first containing want_text (when not NULL). */
+static int run_case(const char *name, struct env e, int (*body)(void), int want_lines, const char *want_text) {
+  char errpath[320];
+  snprintf(errpath, sizeof errpath, "%s/stderr", dir);
+  fflush(stdout);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0 || dup2(fd, 2) < 0)
+      _exit(3);
+    close(fd);
+    unsetenv(CTP_ENV_SHM);
+    unsetenv(CTP_ENV_SOCK);
+    unsetenv(CTP_ENV_STATIONS);
+    if (e.shm)
+      setenv(CTP_ENV_SHM, e.shm, 1);
+    if (e.sock)
+      setenv(CTP_ENV_SOCK, e.sock, 1);
+    if (e.count)
+      setenv(CTP_ENV_STATIONS, e.count, 1);
+    int rc = body();
+    fflush(stdout);
+    _exit(rc);
+  }
+  int st;
+  while (waitpid(pid, &st, 0) < 0)
+    CHECK(errno == EINTR);
+  char buf[4096] = "";
+  FILE *f = fopen(errpath, "re");
+  CHECK(f);
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  int lines = 0;
+  for (size_t i = 0; i < n; i++)
+    lines += buf[i] == '\n';
+  int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0 && lines == want_lines && n == strlen(buf) &&
+           (!want_text || strstr(buf, want_text));
+  if (want_lines == 1)
+    ok = ok && !strncmp(buf, "corotracer: ", 12) && strstr(buf, "running untraced\n");
+  printf("%s %s", ok ? "ok  " : "FAIL", name);
+  if (WIFSIGNALED(st))
+    printf(" (killed by signal %d)", WTERMSIG(st));
+  else if (WEXITSTATUS(st))
+    printf(" (exit %d)", WEXITSTATUS(st));
+  if (!ok || n)
+    printf(" stderr: %s", n ? buf : "(empty)\n");
+  else
+    printf("\n");
+  return !ok;
+}
+
+/* ---- helpers for the bodies ----------------------------------------------- */
+
+static struct ctp_station *station(uint32_t i) {
+  return ctp_station_at(hdr, i);
+}
+
+/* Event k of station st (must not have been lapped): its slot, checked stable
+ * and holding exactly that event. */
+static struct ctp_slot *event(struct ctp_station *st, uint64_t k) {
+  struct ctp_slot *sl = &st->slots[k % CTP_SLOTS];
+  uint64_t seq = atomic_load(&sl->seq);
+  if (seq != 2 * (k / CTP_SLOTS) + 2) {
+    printf("event %llu: slot seq %llu\n", (unsigned long long)k, (unsigned long long)seq);
+    return NULL;
+  }
+  return sl;
+}
+
+static int check_reserved_zero(const struct ctp_slot *sl) {
+  CHECK(sl->flags == 0 && sl->aux == 0);
+  for (size_t i = 0; i < sizeof sl->reserved; i++)
+    CHECK(sl->reserved[i] == 0);
+  return 0;
+}
+
+/* noinline functions whose probe calls use the default site: the sites must
+ * land inside them (code starts at the function's address; they are far
+ * smaller than 512 bytes). The volatile store after each call keeps the
+ * compiler from turning it into a tail call, which would make the site the
+ * caller's caller. */
+static volatile uintptr_t sink;
+static __attribute__((noinline)) corotracer_co *create_here(uint64_t id) {
+  corotracer_co *co = corotracer_create(id, NULL, NULL);
+  sink = (uintptr_t)co;
+  return co;
+}
+static __attribute__((noinline)) void suspend_here(corotracer_co *co) {
+  corotracer_suspend(co, NULL, COROTRACER_WAIT_FD, 7);
+  sink = 1;
+}
+static __attribute__((noinline)) void destroy_here(corotracer_co *co) {
+  corotracer_destroy(co);
+  sink = 2;
+}
+static int in_func(uint64_t site, void *fn) {
+  return site > (uint64_t)(uintptr_t)fn && site < (uint64_t)(uintptr_t)fn + 512;
+}
+
+#define SITE(x) ((const void *)(uintptr_t)(x))
+
+/* ---- cases ---------------------------------------------------------------- */
+
+static int body_events(void) {
+  CHECK(corotracer_init() == 0);
+  CHECK(corotracer_enabled() == 1);
+  CHECK(atomic_load(&hdr->attached) == 1);
+  uint64_t tid = my_tid();
+  corotracer_co *a = corotracer_create(100, "worker", SITE(0x1111));
+  CHECK(a != NULL);
+  CHECK(corotracer_current() == NULL);
+  corotracer_resume(a);
+  CHECK(corotracer_current() == a);
+  /* b is created by a: parent 100 */
+  corotracer_co *b = corotracer_create(0, NULL, SITE(0x2222));
+  CHECK(b != NULL && b != a);
+  corotracer_wake(b, SITE(0x3333)); /* from a coroutine: obj = 100 */
+  corotracer_suspend(a, SITE(0x4444), COROTRACER_WAIT_PTR, 0xabcdef);
+  CHECK(corotracer_current() == NULL);
+  corotracer_wake(a, SITE(0x5555)); /* from a plain thread: obj = 0 */
+  corotracer_resume(b);
+  destroy_here(b);
+  CHECK(corotracer_current() == NULL);
+  /* 12 more suspend/resume pairs on a: its ring laps */
+  for (int i = 0; i < 12; i++) {
+    corotracer_resume(a);
+    corotracer_suspend(a, SITE(0x6000 + i), COROTRACER_WAIT_NONE, 0);
+  }
+  /* default sites */
+  corotracer_co *c = create_here(300);
+  suspend_here(c);
+
+  CHECK(atomic_load(&hdr->allocated_count) == 3);
+  struct ctp_station *sa = station(0), *sb = station(1), *sc = station(2);
+  CHECK(sa->probe_id == 100);
+  CHECK(atomic_load(&sa->ext_flags) == (CTP_STF_EXT | CTP_STF_LABEL));
+  CHECK(strcmp(sa->label, "worker") == 0);
+  CHECK(sa->create_site == 0x1111 && sa->parent_id == 0);
+  CHECK(sa->pid == (uint32_t)getpid() && sa->gen == 0 && sa->is_dead == 0);
+  CHECK(sa->birth_ts != 0);
+  CHECK(atomic_load(&sa->ev_claimed) == 1 + 1 + 1 + 1 + 24);
+
+  /* a: create, resume, suspend, wake, then 12 x (resume, suspend) = events 0..27 */
+  struct ctp_slot *s;
+  /* events 0..19 were lapped; check what the ring holds: 20..27 */
+  for (uint64_t k = 20; k < 28; k++) {
+    CHECK((s = event(sa, k)) != NULL);
+    CHECK(check_reserved_zero(s) == 0);
+    CHECK(s->tid == tid && s->timestamp >= sa->birth_ts);
+    int i = (int)(k - 4) / 2;
+    if (k % 2 == 0) { /* resume */
+      CHECK(s->kind == CTP_KIND_RESUME && s->is_active == 1 && s->addr == 0 && s->obj == 0 && s->wait_kind == 0);
+    } else {
+      CHECK(s->kind == CTP_KIND_SUSPEND && s->is_active == 0 && s->addr == (uint64_t)(0x6000 + i));
+      CHECK(s->wait_kind == CTP_WAIT_NONE && s->obj == 0);
+    }
+  }
+  /* timestamps increase along a's ring */
+  for (uint64_t k = 21; k < 28; k++)
+    CHECK(event(sa, k)->timestamp >= event(sa, k - 1)->timestamp);
+
+  /* b: created by a, woken by a, resumed, destroyed */
+  CHECK(sb->probe_id == (UINT64_C(1) << 63 | 2)); /* id 0: picked, non-zero, bit 63 */
+  CHECK(atomic_load(&sb->ext_flags) == CTP_STF_EXT);
+  CHECK(sb->label[0] == '\0');
+  CHECK(sb->create_site == 0x2222 && sb->parent_id == 100);
+  CHECK(atomic_load(&sb->ev_claimed) == 4);
+  CHECK((s = event(sb, 0)) && s->kind == CTP_KIND_CREATE && s->addr == 0x2222 && s->obj == 100 && !s->is_active);
+  CHECK((s = event(sb, 1)) && s->kind == CTP_KIND_WAKE && s->addr == 0x3333 && s->obj == 100 && !s->is_active);
+  CHECK(s->tid == tid);
+  CHECK((s = event(sb, 2)) && s->kind == CTP_KIND_RESUME && s->is_active == 1 && s->addr == 0);
+  CHECK((s = event(sb, 3)) && s->kind == CTP_KIND_DESTROY && s->is_active == 0 && s->addr != 0);
+  CHECK(in_func(s->addr, (void *)destroy_here)); /* destroy site: the caller */
+  CHECK(sb->is_dead == 1);
+  for (uint64_t k = 0; k < 4; k++)
+    CHECK(check_reserved_zero(event(sb, k)) == 0);
+  for (unsigned i = 4; i < CTP_SLOTS; i++)
+    CHECK(atomic_load(&sb->slots[i].seq) == 0 && sb->slots[i].timestamp == 0);
+
+  corotracer_co *d = corotracer_create(400, NULL, SITE(0x7777));
+  CHECK(d == NULL); /* N = 3 in this case: no station left */
+
+  /* c: default sites are the callers' return addresses */
+  CHECK(sc->probe_id == 300);
+  CHECK(in_func(sc->create_site, (void *)create_here));
+  CHECK((s = event(sc, 0)) && s->kind == CTP_KIND_CREATE && s->addr == sc->create_site);
+  CHECK((s = event(sc, 1)) && s->kind == CTP_KIND_SUSPEND && in_func(s->addr, (void *)suspend_here));
+  CHECK(s->wait_kind == CTP_WAIT_FD && s->obj == 7);
+
+  uint64_t rec, drop;
+  corotracer_stats(&rec, &drop);
+  CHECK(rec == 28 + 4 + 2);
+  CHECK(drop == 1); /* d's create */
+  CHECK(atomic_load(&hdr->overflow) == 1);
+  return 0;
+}
+
+/* Suspend with a wait object, wake from a plain thread, label truncation. */
+static int body_fields(void) {
+  char longlabel[100];
+  memset(longlabel, 'x', sizeof longlabel - 1);
+  longlabel[sizeof longlabel - 1] = '\0';
+  corotracer_co *a = corotracer_create(7, longlabel, SITE(0x10));
+  CHECK(a != NULL);
+  struct ctp_station *st = station(0);
+  CHECK(strlen(st->label) == 63 && st->label[62] == 'x');
+  for (size_t i = 63; i < CTP_LABEL_MAX; i++)
+    CHECK(st->label[i] == '\0');
+  corotracer_resume(a);
+  corotracer_suspend(a, SITE(0x20), COROTRACER_WAIT_PTR, 0xdeadbeef);
+  corotracer_suspend(a, SITE(0x21), (enum corotracer_wait)9, 5); /* unknown kind: obj dropped */
+  corotracer_wake(a, SITE(0x30));
+  struct ctp_slot *s;
+  CHECK((s = event(st, 2)) && s->kind == CTP_KIND_SUSPEND && s->addr == 0x20);
+  CHECK(s->wait_kind == CTP_WAIT_PTR && s->obj == 0xdeadbeef);
+  CHECK((s = event(st, 3)) && s->wait_kind == CTP_WAIT_NONE && s->obj == 0);
+  CHECK((s = event(st, 4)) && s->kind == CTP_KIND_WAKE && s->addr == 0x30 && s->obj == 0);
+  CHECK(s->tid == my_tid());
+  /* label that fits exactly */
+  corotracer_co *b = corotracer_create(8, "", NULL);
+  CHECK(b && atomic_load(&station(1)->ext_flags) == (CTP_STF_EXT | CTP_STF_LABEL) && station(1)->label[0] == 0);
+  return 0;
+}
+
+static int body_overflow(void) {
+  corotracer_co *h[5];
+  for (int i = 0; i < 5; i++)
+    h[i] = corotracer_create((uint64_t)i + 1, NULL, NULL);
+  CHECK(h[0] && h[1] && !h[2] && !h[3] && !h[4]);
+  CHECK(atomic_load(&hdr->overflow) == 3);
+  CHECK(atomic_load(&hdr->allocated_count) == 2);
+  for (int i = 0; i < 5; i++) { /* NULL handles are accepted */
+    corotracer_resume(h[i]);
+    corotracer_suspend(h[i], NULL, COROTRACER_WAIT_NONE, 0);
+    corotracer_wake(h[i], NULL);
+  }
+  uint64_t rec, drop;
+  corotracer_stats(&rec, &drop);
+  CHECK(rec == 2 * 4 && drop == 3);
+  return 0;
+}
+
+/* Untraced: the call fails with the expected error, every call is a no-op, the
+ * verdict is kept (no second line), and nothing was written to the file. */
+static int want_err;
+static int body_untraced(void) {
+  int rc = corotracer_init();
+  if (rc != want_err)
+    printf("init returned %d, want %d\n", rc, want_err);
+  CHECK(rc == want_err);
+  CHECK(corotracer_init() == rc);
+  CHECK(corotracer_enabled() == 0);
+  corotracer_co *co = corotracer_create(1, "x", NULL);
+  CHECK(co == NULL);
+  corotracer_resume(co);
+  corotracer_suspend(co, NULL, COROTRACER_WAIT_NONE, 0);
+  corotracer_wake(co, NULL);
+  corotracer_destroy(co);
+  CHECK(corotracer_current() == NULL);
+  uint64_t rec = 1, drop = 1;
+  corotracer_stats(&rec, &drop);
+  CHECK(rec == 0 && drop == 0);
+  CHECK(atomic_load(&hdr->attached) == 0 && atomic_load(&hdr->allocated_count) == 0);
+  return 0;
+}
+
+/* Engine gone: the peer of our socket is closed; the engine asked for a byte
+ * before every event. SIGPIPE keeps its default action: a write(2) would kill us. */
+static int body_engine_gone(void) {
+  signal(SIGPIPE, SIG_DFL);
+  CHECK(corotracer_init() == 0);
+  int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+  CHECK(c >= 0);
+  close(c);
+  close(listen_fd);
+  corotracer_co *a = corotracer_create(1, NULL, NULL);
+  CHECK(a);
+  for (int i = 0; i < 100; i++) {
+    atomic_store(&hdr->tracer_sleeping, 1);
+    errno = 4242;
+    corotracer_resume(a);
+    CHECK(errno == 4242); /* the failed send did not leak its errno */
+    CHECK(atomic_load(&hdr->tracer_sleeping) == 0);
+  }
+  CHECK(atomic_load(&station(0)->ev_claimed) == 101);
+  CHECK(event(station(0), 100) && event(station(0), 100)->kind == CTP_KIND_RESUME);
+  return 0;
+}
+
+/* Engine alive but not reading: the socket buffer fills; no event may block. */
+static int body_engine_stuck(void) {
+  int n = getenv("CT_SAN") && *getenv("CT_SAN") ? 20000 : 100000;
+  alarm(60); /* a blocking send would hang here: die instead */
+  CHECK(corotracer_init() == 0);
+  int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+  CHECK(c >= 0);
+  corotracer_co *a = corotracer_create(1, NULL, NULL);
+  CHECK(a);
+  for (int i = 0; i < n; i++) {
+    atomic_store(&hdr->tracer_sleeping, 1);
+    corotracer_wake(a, NULL);
+  }
+  int queued = 0;
+  CHECK(ioctl(c, FIONREAD, &queued) == 0);
+  printf("engine stuck: %d events asked for a byte, %d bytes queued\n", n, queued);
+  CHECK(queued > 0 && queued < n); /* the buffer filled, later sends failed */
+  char b[1];
+  CHECK(read(c, b, 1) == 1 && b[0] == '1');
+  CHECK(atomic_load(&station(0)->ev_claimed) == (uint64_t)n + 1);
+  close(c);
+  return 0;
+}
+
+/* fork: the child's calls must change nothing in the parent's stations. */
+static int body_fork(void) {
+  corotracer_co *a = corotracer_create(1, "parent", NULL);
+  CHECK(a);
+  corotracer_resume(a);
+  static unsigned char before[CTP_STATION_SIZE];
+  memcpy(before, station(0), sizeof before);
+  uint32_t alloc = atomic_load(&hdr->allocated_count);
+  fflush(stdout);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    int bad = corotracer_enabled() != 0 || corotracer_init() != -ECHILD || corotracer_current() != NULL;
+    atomic_store(&hdr->tracer_sleeping, 1);
+    corotracer_suspend(a, NULL, COROTRACER_WAIT_NONE, 0);
+    corotracer_wake(a, NULL);
+    corotracer_resume(a);
+    corotracer_destroy(a);
+    bad |= corotracer_create(2, "child", NULL) != NULL;
+    uint64_t rec = 1, drop = 1;
+    corotracer_stats(&rec, &drop);
+    bad |= rec != 0 || drop != 0;
+    bad |= atomic_load(&hdr->tracer_sleeping) != 1; /* no kick from the child */
+    _exit(bad);
+  }
+  int st;
+  CHECK(waitpid(pid, &st, 0) == pid);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  CHECK(memcmp(before, station(0), sizeof before) == 0);
+  CHECK(atomic_load(&hdr->allocated_count) == alloc);
+  CHECK(atomic_load(&hdr->attached) == 1);
+  /* the parent still traces */
+  corotracer_suspend(a, NULL, COROTRACER_WAIT_NONE, 0);
+  CHECK(atomic_load(&station(0)->ev_claimed) == 3);
+  CHECK(corotracer_enabled() == 1);
+  return 0;
+}
+
+/* ---- many writers on one station ------------------------------------------ */
+
+#define WAKERS 3
+static corotracer_co *victim;
+static uint64_t waker_tid[WAKERS];
+static uint64_t owner_tid;
+static int iters;
+static atomic_int stop_reader;
+static atomic_int start_line;
+
+struct harvest {
+  uint64_t last_seen[CTP_SLOTS];
+  uint64_t harvested, torn, bad;
+};
+
+/* One stable copy of a slot by the engine's read protocol; 0 if none. */
+static int read_slot(struct ctp_slot *sl, struct ctp_slot *c, uint64_t *seq) {
+  uint64_t v1 = atomic_load_explicit(&sl->seq, memory_order_acquire);
+  if (v1 == 0 || (v1 & 1))
+    return 0;
+  c->timestamp = __atomic_load_n(&sl->timestamp, __ATOMIC_RELAXED);
+  c->tid = __atomic_load_n(&sl->tid, __ATOMIC_RELAXED);
+  c->addr = __atomic_load_n(&sl->addr, __ATOMIC_RELAXED);
+  c->kind = __atomic_load_n(&sl->kind, __ATOMIC_RELAXED);
+  c->wait_kind = __atomic_load_n(&sl->wait_kind, __ATOMIC_RELAXED);
+  c->obj = __atomic_load_n(&sl->obj, __ATOMIC_RELAXED);
+  c->is_active = __atomic_load_n(&sl->is_active, __ATOMIC_RELAXED);
+  atomic_thread_fence(memory_order_acquire);
+  if (atomic_load_explicit(&sl->seq, memory_order_relaxed) != v1)
+    return -1;
+  *seq = v1;
+  return 1;
+}
+
+/* Is c a coherent event of the victim (no field from another write)? */
+static int coherent(const struct ctp_slot *c, uint64_t k) {
+  switch (c->kind) {
+  case CTP_KIND_CREATE:
+    return k == 0 && c->addr == 0x9000 && c->obj == 0 && !c->is_active;
+  case CTP_KIND_RESUME:
+    return c->tid == owner_tid && c->addr == 0 && c->obj == 0 && c->is_active == 1 && c->wait_kind == 0;
+  case CTP_KIND_SUSPEND:
+    return c->tid == owner_tid && c->addr == 0x9100 && c->wait_kind == CTP_WAIT_PTR &&
+           c->obj >= 0x70000 && c->obj < 0x70000 + (uint64_t)iters && !c->is_active;
+  case CTP_KIND_WAKE:
+    for (int w = 0; w < WAKERS; w++)
+      if (c->obj == 1000 + (uint64_t)w)
+        return c->tid == waker_tid[w] && c->addr == 0xA000 + 0x100 * (uint64_t)w && !c->is_active &&
+               c->wait_kind == 0;
+    return 0;
+  case CTP_KIND_DESTROY:
+    return c->tid == owner_tid && !c->is_active;
+  default:
+    return 0;
+  }
+}
+
+static void harvest(struct ctp_station *st, struct harvest *h) {
+  for (unsigned s = 0; s < CTP_SLOTS; s++) {
+    struct ctp_slot c;
+    uint64_t seq;
+    int r = read_slot(&st->slots[s], &c, &seq);
+    if (r < 0)
+      h->torn++;
+    if (r <= 0 || seq <= h->last_seen[s])
+      continue;
+    uint64_t k = ctp_event_index(seq, s);
+    if (!coherent(&c, k) || k >= atomic_load(&st->ev_claimed)) {
+      printf("incoherent event %llu: kind %u tid %llu addr %#llx obj %#llx active %u\n", (unsigned long long)k,
+             c.kind, (unsigned long long)c.tid, (unsigned long long)c.addr, (unsigned long long)c.obj,
+             c.is_active);
+      h->bad++;
+    }
+    h->harvested++;
+    h->last_seen[s] = seq;
+  }
+}
+
+static void *reader(void *arg) {
+  struct harvest *h = arg;
+  while (!atomic_load(&stop_reader))
+    harvest(station(0), h);
+  return NULL;
+}
+
+static void *waker(void *arg) {
+  int w = (int)(intptr_t)arg;
+  waker_tid[w] = my_tid();
+  corotracer_co *me = corotracer_create(1000 + (uint64_t)w, "waker", NULL);
+  corotracer_resume(me);
+  while (!atomic_load(&start_line))
+    sched_yield();
+  for (int i = 0; i < iters; i++)
+    corotracer_wake(victim, SITE(0xA000 + 0x100 * w));
+  return NULL;
+}
+
+static void *owner(void *arg) {
+  (void)arg;
+  owner_tid = my_tid();
+  while (!atomic_load(&start_line))
+    sched_yield();
+  for (int i = 0; i < iters; i++) {
+    corotracer_resume(victim);
+    corotracer_suspend(victim, SITE(0x9100), COROTRACER_WAIT_PTR, 0x70000 + (uint64_t)i);
+  }
+  corotracer_destroy(victim);
+  return NULL;
+}
+
+static int body_threads(void) {
+  iters = getenv("CT_SAN") && *getenv("CT_SAN") ? 20000 : 200000;
+  victim = corotracer_create(1, "victim", SITE(0x9000));
+  CHECK(victim);
+  pthread_t t[WAKERS + 2];
+  static struct harvest h;
+  CHECK(pthread_create(&t[0], NULL, reader, &h) == 0);
+  for (int w = 0; w < WAKERS; w++)
+    CHECK(pthread_create(&t[1 + w], NULL, waker, (void *)(intptr_t)w) == 0);
+  /* wakers' creates must not race owner_tid's reader: both set before start */
+  CHECK(pthread_create(&t[WAKERS + 1], NULL, owner, NULL) == 0);
+  while (atomic_load(&hdr->allocated_count) < 1 + WAKERS)
+    sched_yield();
+  atomic_store(&start_line, 1);
+  for (int i = 1; i < WAKERS + 2; i++)
+    CHECK(pthread_join(t[i], NULL) == 0);
+  atomic_store(&stop_reader, 1);
+  CHECK(pthread_join(t[0], NULL) == 0);
+
+  struct ctp_station *st = station(0);
+  uint64_t calls = 1 + 2 * (uint64_t)iters + WAKERS * (uint64_t)iters + 1;
+  uint64_t claimed = atomic_load(&st->ev_claimed);
+  CHECK(claimed == calls);
+  uint64_t rec, drop;
+  corotracer_stats(&rec, &drop);
+  CHECK(rec == calls + 2 * WAKERS); /* + each waker's create and resume */
+  /* every slot stable, holding a coherent event, never beyond the claims */
+  for (unsigned s = 0; s < CTP_SLOTS; s++) {
+    struct ctp_slot c;
+    uint64_t seq;
+    CHECK(read_slot(&st->slots[s], &c, &seq) == 1);
+    uint64_t k = ctp_event_index(seq, s);
+    CHECK(k < claimed && coherent(&c, k));
+  }
+  harvest(st, &h);
+  printf("threads: %llu events claimed, %llu dropped, %llu harvested live, %llu torn reads\n",
+         (unsigned long long)claimed, (unsigned long long)drop, (unsigned long long)h.harvested,
+         (unsigned long long)h.torn);
+  CHECK(h.bad == 0);
+  /* Dropped events leave their index unused: at most claimed - dropped
+   * distinct events were ever stable, so that many could be harvested. */
+  CHECK(drop <= claimed);
+  CHECK(h.harvested <= claimed - drop);
+  /* the destroy came last in the owner's thread and nobody laps it */
+  CHECK(st->is_dead == 1);
+  return 0;
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+struct bad_case {
+  const char *name;
+  uint32_t hdr_n, size_n;
+  uint64_t magic;
+  uint32_t version;
+  const char *count; /* CTP_MAX_STATIONS */
+  int err;
+  const char *text;
+};
+
+int main(void) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(dir, sizeof dir, "%s/ct-probe-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  snprintf(shm_path, sizeof shm_path, "%s/ctp", dir);
+  snprintf(sock_path, sizeof sock_path, "%s/sock", dir);
+  struct env good = {shm_path, sock_path, "3"};
+  int fails = 0;
+
+  fails += make_good_file(3) || make_listener() || run_case("events", good, body_events, 0, NULL);
+  good.count = "2";
+  fails += make_good_file(2) || run_case("fields", good, body_fields, 0, NULL);
+  fails += make_good_file(2) || run_case("overflow", good, body_overflow, 0, NULL);
+  fails += make_good_file(2) || run_case("fork", good, body_fork, 0, NULL);
+  fails += make_good_file(2) || run_case("engine gone", good, body_engine_gone, 0, NULL);
+  fails += make_good_file(2) || make_listener() || run_case("engine stuck", good, body_engine_stuck, 0, NULL);
+  good.count = "8";
+  fails += make_good_file(8) || run_case("threads", good, body_threads, 0, NULL);
+
+  static const struct bad_case bad[] = {
+      {"bad magic", 2, 2, 0x1122334455667788ull, 1, "2", -EPROTO, "CTP_SHM_PATH=%s: bad magic 0x1122334455667788"},
+      {"bad version", 2, 2, CTP_MAGIC, 2, "2", -EPROTONOSUPPORT, "CTP_SHM_PATH=%s: unsupported cTP version 2"},
+      {"env count larger than the file", 2, 2, CTP_MAGIC, 1, "4", -EINVAL, "CTP_SHM_PATH=%s: file is 3072 bytes"},
+      {"env count larger than the header", 2, 4, CTP_MAGIC, 1, "4", -EINVAL, "CTP_MAX_STATIONS=4: the header"},
+      {"env count smaller than the header", 4, 4, CTP_MAGIC, 1, "2", -EINVAL, "CTP_MAX_STATIONS=2: the header"},
+      {"file too small", 4, 3, CTP_MAGIC, 1, "4", -EINVAL, "CTP_SHM_PATH=%s: file is 4096 bytes"},
+      {"garbage count", 2, 2, CTP_MAGIC, 1, "2x", -EINVAL, "CTP_MAX_STATIONS=2x: not a decimal"},
+      {"negative count", 2, 2, CTP_MAGIC, 1, "-2", -EINVAL, "CTP_MAX_STATIONS=-2: not a decimal"},
+      {"empty count", 2, 2, CTP_MAGIC, 1, "", -EINVAL, "CTP_MAX_STATIONS=: not a decimal"},
+      {"zero count", 2, 2, CTP_MAGIC, 1, "0", -ERANGE, "CTP_MAX_STATIONS=0: not a decimal"},
+      {"huge count", 2, 2, CTP_MAGIC, 1, "18446744073709551617", -ERANGE, "CTP_MAX_STATIONS=1844"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char text[512];
+    snprintf(text, sizeof text, bad[i].text, shm_path);
+    struct env e = {shm_path, sock_path, bad[i].count};
+    want_err = bad[i].err;
+    fails += make_file(bad[i].hdr_n, bad[i].size_n, bad[i].magic, bad[i].version) ||
+             run_case(bad[i].name, e, body_untraced, 1, text);
+  }
+
+  char text[512], missing[320];
+  fails += make_good_file(2);
+  snprintf(missing, sizeof missing, "%s/nope", dir);
+  snprintf(text, sizeof text, "CTP_SHM_PATH=%s: cannot open: No such file", missing);
+  want_err = -ENOENT;
+  fails += run_case("missing file", (struct env){missing, sock_path, "2"}, body_untraced, 1, text);
+  snprintf(text, sizeof text, "CTP_SHM_PATH=%s: cannot open: Is a directory", dir);
+  want_err = -EISDIR;
+  fails += run_case("directory", (struct env){dir, sock_path, "2"}, body_untraced, 1, text);
+  snprintf(text, sizeof text, "CTP_SOCK_PATH=%s: cannot connect", missing);
+  want_err = -ENOENT;
+  fails += run_case("missing socket", (struct env){shm_path, missing, "2"}, body_untraced, 1, text);
+  snprintf(text, sizeof text, "CTP_SOCK_PATH=%s: cannot connect: Connection refused", shm_path);
+  want_err = -ECONNREFUSED;
+  fails += run_case("socket is a file", (struct env){shm_path, shm_path, "2"}, body_untraced, 1, text);
+
+  want_err = -ENOENT;
+  fails += run_case("no variables: silent", (struct env){NULL, NULL, NULL}, body_untraced, 0, NULL);
+  fails += run_case("no CTP_SHM_PATH: silent", (struct env){NULL, sock_path, "2"}, body_untraced, 0, NULL);
+  fails += run_case("no CTP_SOCK_PATH: silent", (struct env){shm_path, NULL, "2"}, body_untraced, 0, NULL);
+  fails += run_case("no CTP_MAX_STATIONS: silent", (struct env){shm_path, sock_path, NULL}, body_untraced, 0, NULL);
+
+  close(listen_fd);
+  unlink(sock_path);
+  unlink(shm_path);
+  char errpath[320];
+  snprintf(errpath, sizeof errpath, "%s/stderr", dir);
+  unlink(errpath);
+  rmdir(dir);
+  munmap(hdr, map_len);
+  printf("%d case(s) failed\n", fails);
+  return fails != 0;
+}
