@@ -144,7 +144,8 @@ struct ct_station_state {
   uint64_t probe_id;
   uint64_t harvested;
   uint64_t live_lost;     /* per-slot gaps seen while running */
-  uint64_t events;        /* final: events the probe wrote */
+  uint64_t events;        /* highest event index seen + 1; final: events the probe wrote */
+  uint64_t next_ev;       /* index after the last event line written */
   uint32_t pid;
   uint8_t ext;            /* CTP_STF_EXT seen */
   uint8_t coro_done;      /* coroutine line written */
@@ -161,6 +162,7 @@ struct ct_harvest {
   struct ct_procs *procs;
   struct ct_writer *w;
   uint64_t harvested, live_lost, torn;
+  uint64_t late;          /* stable events older than one already written: lost */
 };
 
 int ct_harvest_init(struct ct_harvest *h, void *base, uint32_t n, struct ct_procs *procs,

@@ -195,13 +195,24 @@ static uint64_t scan_station(struct ct_harvest *h, uint32_t i) {
     for (; b > 0 && batch[b - 1].idx > tmp.idx; b--) batch[b] = batch[b - 1];
     batch[b] = tmp;
   }
+  unsigned written = 0;
   for (unsigned a = 0; a < nb; a++) {
+    /* Several writers share a station: one that claimed index k and was
+     * preempted can publish k after we wrote k+1 from another slot. Lines of
+     * a coroutine must stay in ev order, so such a late event counts as lost
+     * (ev_claimed - harvested) instead of being written out of order. */
+    if (batch[a].idx < st->next_ev) {
+      h->late++;
+      continue;
+    }
     if (st->ext && batch[a].kind != CTP_KIND_V1 && batch[a].kind != CTP_KIND_RESUME)
       cover_site(h, st->pid, batch[a].addr, batch[a].ts);
     write_event(h->w, st->probe_id, &batch[a]);
+    st->next_ev = batch[a].idx + 1;
+    written++;
   }
-  st->harvested += nb;
-  h->harvested += nb;
+  st->harvested += written;
+  h->harvested += written;
   return nb;
 }
 

@@ -278,6 +278,11 @@ static int finish(struct run *r, uint64_t start_mono) {
   guarded(r, PASS_SCAN_FULL);
   struct pass fin = guarded(r, PASS_FINISH);
   struct ct_writer *w = &r->w;
+  if (r->shm_broken) {
+    /* The probe's counters are gone with the file: only what we read counts. */
+    fin.events = r->h.harvested;
+    fin.lost = 0;
+  }
   ct_w_str(w, "{\"type\":\"end\",\"ts\":");
   ct_w_u64(w, r->exit_mono);
   ct_w_str(w, ",\"wall_ns\":");
@@ -295,8 +300,12 @@ static int finish(struct run *r, uint64_t start_mono) {
   ct_w_u64(w, r->h.used);
   ct_w_str(w, ",\"untraced_coroutines\":");
   ct_w_u64(w, fin.untraced);
-  ct_w_str(w, ",\"torn\":");
+  /* torn: torn records in the trace, as the reference wrote them; ours are
+   * retried, never written. torn_retries says how often that happened. */
+  ct_w_str(w, ",\"torn\":0,\"torn_retries\":");
   ct_w_u64(w, r->h.torn);
+  /* Readers skip unknown keys; this one says the totals are partial. */
+  if (r->shm_broken) ct_w_str(w, ",\"error\":\"shared memory truncated by the target\"");
   ct_w_str(w, "}\n");
   ct_writer_close(w);
   ct_status_clear(&r->status);
