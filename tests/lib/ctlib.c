@@ -47,47 +47,87 @@ static const char *skip_value(const char *p) {
   }
 }
 
+/* Parse the pair at p (after '{' or a ','): fills kv, returns the end of its
+ * value, or NULL at the end of the object or on malformed input. */
+static const char *next_pair(const char *p, struct ct_jkv *kv) {
+  while (*p == ' ' || *p == ',') p++;
+  if (*p != '"') return NULL;
+  const char *k = p + 1;
+  const char *kend = strchr(k, '"');
+  if (kend == NULL || kend[1] != ':') return NULL;
+  const char *v = kend + 2;
+  while (*v == ' ') v++;
+  const char *vend = skip_value(v);
+  if (vend == NULL) return NULL;
+  kv->key = k;
+  kv->klen = (size_t)(kend - k);
+  kv->val = v;
+  kv->vlen = (size_t)(vend - v);
+  if (*v == '"') { /* hand out a string without its quotes */
+    kv->val++;
+    kv->vlen -= 2;
+  }
+  return vend;
+}
+
+int ct_json_split(const char *line, struct ct_jkv *kv, int max) {
+  const char *p = strchr(line, '{');
+  if (p == NULL) return -1;
+  p++;
+  int n = 0;
+  while (n < max && (p = next_pair(p, &kv[n])) != NULL) n++;
+  return n;
+}
+
+const struct ct_jkv *ct_json_find(const struct ct_jkv *kv, int n, const char *key) {
+  size_t klen = strlen(key);
+  for (int i = 0; i < n; i++)
+    if (kv[i].klen == klen && memcmp(kv[i].key, key, klen) == 0) return &kv[i];
+  return NULL;
+}
+
 const char *ct_json_raw(const char *line, const char *key, size_t *len) {
   size_t klen = strlen(key);
   const char *p = strchr(line, '{');
   if (p == NULL) return NULL;
-  p++;
-  for (;;) {
-    while (*p == ' ' || *p == ',') p++;
-    if (*p != '"') return NULL;
-    const char *k = p + 1;
-    const char *kend = strchr(k, '"');
-    if (kend == NULL || kend[1] != ':') return NULL;
-    const char *v = kend + 2;
-    while (*v == ' ') v++;
-    const char *vend = skip_value(v);
-    if (vend == NULL) return NULL;
-    if ((size_t)(kend - k) == klen && memcmp(k, key, klen) == 0) {
-      if (*v == '"') { /* hand out a string without its quotes */
-        v++;
-        vend--;
-      }
-      *len = (size_t)(vend - v);
-      return v;
+  struct ct_jkv kv;
+  for (p++; (p = next_pair(p, &kv)) != NULL;) {
+    if (kv.klen == klen && memcmp(kv.key, key, klen) == 0) {
+      *len = kv.vlen;
+      return kv.val;
     }
-    p = vend;
   }
+  return NULL;
+}
+
+int ct_parse_u64(const char *v, size_t len, uint64_t *out) {
+  uint64_t x = 0;
+  if (len > 2 && v[0] == '0' && v[1] == 'x') {
+    if (len > 18) return -EINVAL;
+    for (size_t i = 2; i < len; i++) {
+      char c = v[i];
+      int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+      if (d < 0) return -EINVAL;
+      x = x << 4 | (uint64_t)d;
+    }
+  } else {
+    if (len == 0 || len > 20) return -EINVAL;
+    for (size_t i = 0; i < len; i++) {
+      if (v[i] < '0' || v[i] > '9') return -EINVAL;
+      uint64_t nx = x * 10 + (uint64_t)(v[i] - '0');
+      if (nx / 10 != x) return -EINVAL;
+      x = nx;
+    }
+  }
+  *out = x;
+  return 0;
 }
 
 int ct_json_u64(const char *line, const char *key, uint64_t *out) {
   size_t len;
   const char *v = ct_json_raw(line, key, &len);
   if (v == NULL) return -ENOENT;
-  char buf[32];
-  if (len == 0 || len >= sizeof buf) return -EINVAL;
-  memcpy(buf, v, len);
-  buf[len] = '\0';
-  char *end;
-  errno = 0;
-  unsigned long long x = strtoull(buf, &end, buf[0] == '0' && buf[1] == 'x' ? 16 : 10);
-  if (errno != 0 || *end != '\0' || buf[0] == '-') return -EINVAL;
-  *out = x;
-  return 0;
+  return ct_parse_u64(v, len, out);
 }
 
 int ct_json_is(const char *line, const char *type) {

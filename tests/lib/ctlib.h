@@ -11,6 +11,22 @@
  * without its quotes, escapes left as they are). Returns NULL when absent. */
 const char *ct_json_raw(const char *line, const char *key, size_t *len);
 
+/* One top-level key and its raw value (as ct_json_raw gives it). */
+struct ct_jkv {
+  const char *key, *val;
+  size_t klen, vlen;
+};
+
+/* Every top-level pair of `line`, in order, at most max of them, in one pass
+ * (for checkers reading millions of lines). Returns how many, -1 if malformed. */
+int ct_json_split(const char *line, struct ct_jkv *kv, int max);
+
+/* The value of `key` in pairs from ct_json_split, or NULL. */
+const struct ct_jkv *ct_json_find(const struct ct_jkv *kv, int n, const char *key);
+
+/* Parse a raw value as an unsigned number: decimal, or a "0x..." string. */
+int ct_parse_u64(const char *v, size_t len, uint64_t *out);
+
 /* The value of `key` as an unsigned number: decimal, or a "0x..." string.
  * Returns 0 on success, -ENOENT when absent, -EINVAL when not a number. */
 int ct_json_u64(const char *line, const char *key, uint64_t *out);
