@@ -1,0 +1,33 @@
+# examples/cpp/build.mk - the C++20 SDK (include/corotracer.hpp): its example
+# scheduler, its tests (tests/test-cpp-*) and its benchmark (bench/bench-cpp*).
+#
+# The SDK must compile with g++ and clang++, at -O0 and -O2 (the co_await site
+# is a return address: tests check it names the right line). So the tests are
+# also built in variants: -O0 with $(CXX), and -O2/-O0 with the other compiler
+# when it is installed. Variants are plain builds only: a sanitizer runtime
+# must come from the compiler that instrumented the library.
+CPP_ALT_CXX := $(if $(SAN),,$(shell command -v $(if $(findstring clang,$(CXX)),g++,clang++) 2>/dev/null))
+CPP_VARIANTS := O0 $(if $(CPP_ALT_CXX),alt alt-O0)
+cpp_cxx = $(if $(findstring alt,$1),$(CPP_ALT_CXX),$(CXX))
+cpp_opt = $(if $(findstring O0,$1),-O0)
+
+# $(O)/obj/cpp-VARIANT/X.o from X.cpp, and $(O)/tests/T-VARIANT from tests/T.cpp.
+define CPP_VARIANT_RULES
+$(O)/obj/cpp-$1/%.o: %.cpp
+	@mkdir -p $$(@D)
+	$(call cpp_cxx,$1) $$(CXXFLAGS_ALL) $(call cpp_opt,$1) -MMD -MP -c $$< -o $$@
+
+$(O)/tests/test-cpp-%-$1: $(O)/obj/cpp-$1/tests/test-cpp-%.o $$(LIBA)
+	@mkdir -p $$(@D)
+	$(call cpp_cxx,$1) $$(LDFLAGS_ALL) -o $$@ $$< $$(LIBA) -lpthread
+endef
+$(foreach v,$(CPP_VARIANTS),$(eval $(call CPP_VARIANT_RULES,$v)))
+
+CPP_TESTS := $(O)/tests/test-cpp-forms
+$(CPP_TESTS): $(O)/tests/%: $(O)/obj/tests/%.o $(LIBA)
+	@mkdir -p $(@D)
+	$(CXX) $(LDFLAGS_ALL) -o $@ $< $(LIBA) -lpthread
+
+TESTS += $(CPP_TESTS) tests/test-cpp-trace.sh
+PROGS += $(foreach v,$(CPP_VARIANTS),$(O)/tests/test-cpp-forms-$v)
+.SECONDARY: $(foreach v,$(CPP_VARIANTS),$(O)/obj/cpp-$v/tests/test-cpp-forms.o)

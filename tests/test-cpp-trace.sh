@@ -1,0 +1,64 @@
+#!/bin/sh
+# test-cpp-trace.sh - the C++ SDK under the engine: test-cpp-forms (every build
+# variant: g++/clang++, -O2/-O0) records exactly the expected events per
+# coroutine, and the parked coroutine's site is its co_await line.
+. "$(dirname "$0")/lib/engine.sh"
+SRC="$(cd "$(dirname "$0")" && pwd)/test-cpp-forms.cpp"
+
+# Kinds per coroutine label, in ev order (the forms in test-cpp-forms.cpp).
+cat > "$T/want" <<'LIST'
+awaits_child create suspend wake resume destroy
+bool create suspend resume suspend wake resume destroy
+child create destroy
+other create suspend resume suspend resume destroy
+own create suspend resume suspend resume destroy
+parked create suspend
+throws create suspend resume suspend resume destroy
+void create suspend resume suspend resume destroy
+LIST
+park_line=$(grep -n 'PARK-SITE' "$SRC" | head -n 1 | cut -d: -f1)
+
+n=0
+for bin in "$CT_BUILD"/tests/test-cpp-forms "$CT_BUILD"/tests/test-cpp-forms-*; do
+  [ -x "$bin" ] || continue
+  n=$((n + 1))
+  tr="$T/$(basename "$bin").jsonl"
+  "$COROTRACER" run --quiet -o "$tr" -- "$bin" > "$T/out" 2>&1 || fail "$bin under the engine: $(cat "$T/out")"
+  grep -q '^recorded 40 dropped 0$' "$T/out" || fail "$bin: probe not attached: $(cat "$T/out")"
+  check_trace_ends "$tr"
+  got=$("$CTJL" -t end events harvested lost < "$tr")
+  [ "$got" = "40 40 0" ] || fail "$bin: end record events/harvested/lost: $got"
+
+  # label of each probe_id, then "label ev kind site wait obj" per event.
+  "$CTJL" -t coroutine probe_id label < "$tr" > "$T/labels"
+  "$CTJL" -e probe_id ev kind site wait obj < "$tr" |
+    awk 'NR == FNR { l[$1] = $2; next } { $1 = l[$1]; print }' "$T/labels" - > "$T/ev"
+  awk '{ if ($2 != n[$1]++) { print "ev gap: " $0; exit 1 } k[$1] = k[$1] " " $3 }
+       END { for (c in k) print c k[c] }' "$T/ev" | sort > "$T/got" || fail "$bin: $(cat "$T/got")"
+  diff "$T/want" "$T/got" > "$T/diff" || fail "$bin: events per coroutine differ (< want, > trace):
+$(cat "$T/diff")"
+
+  # The parked one says what it waits for; bool's "not suspended after all"
+  # wake carries the site of its own suspend; the sites of one coroutine's
+  # distinct co_await expressions differ.
+  set -- $(awk '$1 == "parked" && $3 == "suspend" { print $5, $6, $4 }' "$T/ev")
+  [ "$1 $2" = "fd 42" ] || fail "$bin: parked suspend: wait/obj '$1 $2', want 'fd 42'"
+  park_site=$3
+  awk '$1 == "bool" && $3 == "suspend" { s = $4 } $1 == "bool" && $3 == "wake" { exit ($4 != s) }' "$T/ev" ||
+    fail "$bin: bool's wake site is not its suspend site"
+  for c in void other own throws; do
+    [ "$(awk -v c=$c '$1 == c && $3 == "suspend" { print $4 }' "$T/ev" | sort -u | wc -l)" = 2 ] ||
+      fail "$bin: $c: two co_await expressions, not two suspend sites"
+  done
+
+  # The site names the co_await line. The report does it once it lands.
+  if "$COROTRACER" report --json "$tr" > "$T/findings.json" 2>/dev/null &&
+     grep -q '"kind": *"lost_wakeup"' "$T/findings.json"; then
+    tr -d '\n ' < "$T/findings.json" | grep -Eq "\"site\":\"$park_site\",\"function\":\"[^\"]*\",\"file\":\"[^\"]*test-cpp-forms.cpp\",\"line\":$park_line[,}]" ||
+      fail "$bin: report does not name test-cpp-forms.cpp:$park_line for site $park_site: $(cat "$T/findings.json")"
+  else
+    echo "note: no lost_wakeup finding from corotracer report yet; site not checked"
+  fi
+done
+[ $n -gt 0 ] || fail "no test-cpp-forms binary in $CT_BUILD/tests"
+echo "$n variants checked"
