@@ -3,8 +3,8 @@
  *
  *   ct-target run N GAP_US DIR   N events GAP_US apart; DIR/ready after the
  *                                first, DIR/done ("done N") when finished
- *   ct-target hold N DIR         N events, then DIR/ready, then wait for a signal
- *   ct-target crash segv|abort N N events, then die of that signal
+ *   ct-target hold N DIR         N events 2 ms apart, then DIR/ready, then wait for a signal
+ *   ct-target crash segv|abort N N events 2 ms apart, then die of that signal
  *   ct-target noinit             never touch the SDK; exit 0
  *   ct-target init               corotracer_init, print "init RC enabled E", 3 events
  *   ct-target mkshm FILE N       write a cTP v1 file with N stations (no engine)
@@ -83,7 +83,7 @@ int main(int argc, char **argv) {
     snprintf(text, sizeof text, "done %llu\n", (unsigned long long)n + 1);
     write_file(argv[4], "done", text);
   } else if (strcmp(mode, "hold") == 0 && argc == 4) {
-    events(strtoull(argv[2], NULL, 10), 0, NULL);
+    events(strtoull(argv[2], NULL, 10), 2000, NULL);
     /* A shell starts async children with INT ignored; the signal tests need
      * this process to die of whatever reaches its group. */
     signal(SIGINT, SIG_DFL);
@@ -91,7 +91,7 @@ int main(int argc, char **argv) {
     ready(argv[3]);
     for (;;) pause();
   } else if (strcmp(mode, "crash") == 0 && argc == 4) {
-    events(strtoull(argv[3], NULL, 10), 0, NULL);
+    events(strtoull(argv[3], NULL, 10), 2000, NULL);
     if (strcmp(argv[2], "abort") == 0) abort();
     raise(SIGSEGV);
     return 1;
