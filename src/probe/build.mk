@@ -1,3 +1,8 @@
 # src/probe/build.mk - the probe SDK (libcorotracer), its tests and benchmark.
 LIB_SRCS += src/probe/attach.c src/probe/probe.c
 TESTS += $(O)/tests/test-layout $(O)/tests/test-probe
+PROGS += $(O)/bench/bench-probe
+
+$(O)/bench/bench-probe: $(O)/obj/bench/bench-probe.o $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(LIBA) -lpthread

@@ -71,8 +71,8 @@ static void ct_kick_engine(struct ctp_header *h) {
 /* Write one event into station st (docs/PROTOCOL.md "Write protocol"). Any
  * number of threads may call it on one station at once. */
 static void ct_emit(struct ctp_station *st, uint8_t kind, uint64_t addr, uint8_t wait, uint64_t obj) {
-  uint64_t k = atomic_fetch_add_explicit(&st->ev_claimed, 1, memory_order_relaxed);
   uint64_t ts = ct_now();
+  uint64_t k = atomic_fetch_add_explicit(&st->ev_claimed, 1, memory_order_relaxed);
   struct ctp_slot *sl = &st->slots[k % CTP_SLOTS];
   uint64_t t = 2 * (k / CTP_SLOTS);
   uint64_t v = atomic_load_explicit(&sl->seq, memory_order_relaxed);
