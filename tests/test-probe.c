@@ -65,6 +65,26 @@ static int make_file(uint32_t hdr_n, uint32_t size_n, uint64_t magic, uint32_t v
   return 0;
 }
 
+/* The engine may pass a sealed memfd as /proc/PID/fd/N: make one, map it
+ * into hdr, and name it in path. */
+static int make_memfd(uint32_t n, char *path, size_t len) {
+  if (hdr)
+    munmap(hdr, map_len);
+  hdr = NULL;
+  int fd = memfd_create("ctp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  CHECK(fd >= 0);
+  map_len = CTP_FILE_SIZE(n);
+  CHECK(ftruncate(fd, (off_t)map_len) == 0);
+  struct ctp_header h = {.magic = CTP_MAGIC, .version = CTP_VERSION, .max_stations = n};
+  CHECK(pwrite(fd, &h, sizeof h, 0) == (ssize_t)sizeof h);
+  CHECK(fcntl(fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) == 0);
+  void *p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  CHECK(p != MAP_FAILED);
+  hdr = p;
+  snprintf(path, len, "/proc/%d/fd/%d", (int)getpid(), fd); /* fd stays open for the run */
+  return 0;
+}
+
 static int make_good_file(uint32_t n) {
   return make_file(n, n, CTP_MAGIC, CTP_VERSION);
 }
@@ -633,6 +653,9 @@ int main(void) {
   fails += make_good_file(2) || run_case("fork", good, body_fork, 0, NULL);
   fails += make_good_file(2) || run_case("engine gone", good, body_engine_gone, 0, NULL);
   fails += make_good_file(2) || make_listener() || run_case("engine stuck", good, body_engine_stuck, 0, NULL);
+  char memfd_path[64];
+  fails += make_memfd(2, memfd_path, sizeof memfd_path) ||
+           run_case("sealed memfd via /proc", (struct env){memfd_path, sock_path, "2"}, body_overflow, 0, NULL);
   good.count = "8";
   fails += make_good_file(8) || run_case("threads", good, body_threads, 0, NULL);
 
@@ -674,6 +697,10 @@ int main(void) {
   want_err = -ECONNREFUSED;
   fails += run_case("socket is a file", (struct env){shm_path, shm_path, "2"}, body_untraced, 1, text);
 
+  want_err = -ENOENT;
+  want_err = -EINVAL;
+  fails += run_case("control characters in a value", (struct env){shm_path, sock_path, "1\n\033[2J"}, body_untraced,
+                    1, "CTP_MAX_STATIONS=1??[2J: not a decimal");
   want_err = -ENOENT;
   fails += run_case("no variables: silent", (struct env){NULL, NULL, NULL}, body_untraced, 0, NULL);
   fails += run_case("no CTP_SHM_PATH: silent", (struct env){NULL, sock_path, "2"}, body_untraced, 0, NULL);

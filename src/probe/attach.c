@@ -32,6 +32,11 @@ static void ct_complain(const char *fmt, ...) {
     return;
   if ((size_t)n > sizeof line - 21)
     n = (int)(sizeof line - 21);
+  /* The values come from the environment: a newline or escape in them must
+   * not break the one line or drive the terminal. */
+  for (int i = 0; i < n; i++)
+    if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+      line[i] = '?';
   n += snprintf(line + n, sizeof line - (size_t)n, ", running untraced\n");
   const char *p = line;
   size_t left = (size_t)n;
