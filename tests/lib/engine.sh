@@ -3,7 +3,8 @@
 #   T        a fresh temp dir, removed on exit together with the processes in BG
 #   CTJL     tests/lib/ctjl (JSONL field printer), TARGET tests/lib/ct-target,
 #   HELLO    examples/hello, COROTRACER the engine (from tests/run.sh)
-# and defines fail, skip, wait_file, wait_gone, bg_add, line_type, ready_val.
+# and defines fail, skip, wait_file, wait_gone, bg_add, line_type, ready_val,
+# check_trace_ends, children_of.
 : "${CT_BUILD:?run me through tests/run.sh}" "${COROTRACER:?run me through tests/run.sh}"
 case "$COROTRACER" in /*) ;; *) COROTRACER="$PWD/$COROTRACER" ;; esac
 case "$CT_BUILD" in /*) ;; *) CT_BUILD="$PWD/$CT_BUILD" ;; esac
@@ -50,3 +51,5 @@ check_trace_ends() {
   [ "$(line_type "$1" 1)" = meta ] || fail "$1: first line is not a meta record: $(head -n 1 "$1")"
   [ "$(line_type "$1" '$')" = end ] || fail "$1: last line is not an end record: $(tail -n 1 "$1")"
 }
+# children_of PID: pids whose parent is PID (from /proc, no procps needed).
+children_of() { cat /proc/[0-9]*/stat 2>/dev/null | awk -v p="$1" '$4 == p { print $1 }'; }
