@@ -9,6 +9,7 @@
  * listening socket made here as the engine would (engine awake:
  * tracer_sleeping stays 0, so no event sends a byte). */
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,30 @@ static __attribute__((noinline)) double loop_pair(long n) {
   return (double)(now_ns() - t) / (double)n;
 }
 
+/* The floor of a traced event, for comparison: its clock read alone, and its
+ * three locked read-modify-writes alone (claim, slot CAS, publishing exchange). */
+static __attribute__((noinline)) double loop_clock(long n) {
+  uint64_t t = now_ns();
+  for (long i = 0; i < n; i++) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    BARRIER(ts.tv_nsec);
+  }
+  return (double)(now_ns() - t) / (double)n;
+}
+
+static _Atomic uint64_t rmw_word[3];
+static __attribute__((noinline)) double loop_rmw3(long n) {
+  uint64_t t = now_ns();
+  for (long i = 0; i < n; i++) {
+    uint64_t k = atomic_fetch_add_explicit(&rmw_word[0], 1, memory_order_relaxed);
+    uint64_t v = atomic_load_explicit(&rmw_word[1], memory_order_relaxed);
+    atomic_compare_exchange_strong_explicit(&rmw_word[1], &v, k + 1, memory_order_acquire, memory_order_relaxed);
+    atomic_exchange_explicit(&rmw_word[2], k + 2, memory_order_seq_cst);
+  }
+  return (double)(now_ns() - t) / (double)n;
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -89,10 +114,10 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-#define MODES 4
-static const char *const mode_names[MODES] = {"plain loop", "suspend (1 event)", "wake (1 event)",
-                                              "resume+suspend pair"};
-static double (*const modes[MODES])(long) = {loop_plain, loop_suspend, loop_wake, loop_pair};
+#define MODES 6
+static const char *const mode_names[MODES] = {"plain loop",          "suspend (1 event)",    "wake (1 event)",
+                                              "resume+suspend pair", "floor: clock_gettime", "floor: 3 locked RMW"};
+static double (*const modes[MODES])(long) = {loop_plain, loop_suspend, loop_wake, loop_pair, loop_clock, loop_rmw3};
 
 /* One child: runs * every mode, interleaved so noise hits them alike. */
 static int measure(const char *label, int runs, long iters) {
