@@ -7,11 +7,13 @@
 // "parked" is left suspended on purpose at the line marked PARK-SITE.
 #include "coroTracer.h" // the reference's header name
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #define CHECK(c)                                                                                    \
   do {                                                                                              \
@@ -216,8 +218,12 @@ Co<Promise> park(const char *) {
 
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
   int traced = corotracer::InitTracer() == 0;
+  // argv[1]: ms to linger after attaching, so the engine reads our module map
+  // before we exit (a program that ends within a millisecond can beat it).
+  if (argc > 1)
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(argv[1])));
   {
     Co<Promise> cs[] = {void_form("void"), bool_form("bool"), other_forms("other"), awaits_child("awaits_child"),
                         throws("throws")};

@@ -23,11 +23,20 @@ $(O)/tests/test-cpp-%-$1: $(O)/obj/cpp-$1/tests/test-cpp-%.o $$(LIBA)
 endef
 $(foreach v,$(CPP_VARIANTS),$(eval $(call CPP_VARIANT_RULES,$v)))
 
+$(O)/examples/cpp-pipeline: $(O)/obj/examples/cpp/pipeline.o $(LIBA)
+	@mkdir -p $(@D)
+	$(CXX) $(LDFLAGS_ALL) -o $@ $< $(LIBA) -lpthread
+
 CPP_TESTS := $(O)/tests/test-cpp-forms
 $(CPP_TESTS): $(O)/tests/%: $(O)/obj/tests/%.o $(LIBA)
 	@mkdir -p $(@D)
 	$(CXX) $(LDFLAGS_ALL) -o $@ $< $(LIBA) -lpthread
 
-TESTS += $(CPP_TESTS) tests/test-cpp-trace.sh
-PROGS += $(foreach v,$(CPP_VARIANTS),$(O)/tests/test-cpp-forms-$v)
+# Symbolizes trace sites for the tests, as the report does.
+$(O)/tests/test-cpp-sym: $(O)/obj/tests/test-cpp-sym.o $(O)/obj/src/common/symbolize.o
+	@mkdir -p $(@D)
+	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS)
+
+TESTS += $(CPP_TESTS) tests/test-cpp-trace.sh tests/test-cpp-pipeline.sh
+PROGS += $(O)/examples/cpp-pipeline $(O)/tests/test-cpp-sym $(foreach v,$(CPP_VARIANTS),$(O)/tests/test-cpp-forms-$v)
 .SECONDARY: $(foreach v,$(CPP_VARIANTS),$(O)/obj/cpp-$v/tests/test-cpp-forms.o)
