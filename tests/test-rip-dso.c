@@ -1,0 +1,7 @@
+/* test-rip-dso.c - a shared library that snapshots, for test-rip.sh (symbolizing DSOs). */
+#include "rip.h"
+
+/* Snapshot here, store the snapshot's line in *line, and return. */
+__attribute__((visibility("default"), noinline)) void dso_park(int *line) {
+  __atomic_store_n(line, __LINE__, __ATOMIC_RELAXED); rip_snap();
+}
