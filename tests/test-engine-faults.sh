@@ -18,7 +18,7 @@ crash_env() {
 d=$T/engine-killed; mkdir "$d"
 "$COROTRACER" run --quiet -o "$d/trace" -- "$TARGET" run 300 5000 "$d" > "$d/out" 2>&1 &
 eng=$!; bg_add $eng
-wait_file "$d/ready"
+wait_file "$d/ready" 20 $eng
 tpid=$(ready_val "$d" pid); bg_add "$tpid"
 sleep 0.3
 kill -KILL $eng
@@ -34,7 +34,7 @@ echo "engine killed: target completed"
 d=$T/target-killed; mkdir "$d"
 "$COROTRACER" run --quiet -o "$d/trace" -- "$TARGET" hold 20 "$d" > "$d/out" 2>&1 &
 eng=$!; bg_add $eng
-wait_file "$d/ready"
+wait_file "$d/ready" 20 $eng
 kill -KILL "$(ready_val "$d" pid)"
 wait $eng; rc=$?
 [ $rc = 137 ] || fail "target-killed: engine exit $rc, want 137: $(cat "$d/out")"

@@ -19,7 +19,7 @@ start_hold() {
   mkdir -p "$dd"
   "$COROTRACER" run --quiet "$@" -o "$dd/trace" -- "$TARGET" hold 3 "$dd" > "$dd/out" 2>&1 &
   eng=$!; bg_add $eng
-  wait_file "$dd/ready"
+  wait_file "$dd/ready" 20 $eng
   tpid=$(ready_val "$dd" pid); bg_add "$tpid"
 }
 

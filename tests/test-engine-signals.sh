@@ -13,7 +13,7 @@ for c in "TERM 15" "INT 2"; do
   # env puts it back to default so the engine sees the signal as a user would.
   env --default-signal=INT "$COROTRACER" -n 8 -out "$d/trace" -cmd "'$TARGET' hold 3 '$d' & wait" > "$d/out" 2>&1 &
   eng=$!; bg_add $eng
-  wait_file "$d/ready"
+  wait_file "$d/ready" 20 $eng
   child=$(ready_val "$d" pid); bg_add "$child"
   sh_pid=$(children_of $eng)
   [ -n "$sh_pid" ] || fail "SIG$1: no shell under the engine"

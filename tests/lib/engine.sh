@@ -25,11 +25,13 @@ skip() { echo "$*"; exit 77; }
 # Remember a background pid to kill at exit (if still there).
 bg_add() { BG="$BG $1"; }
 
-# wait_file FILE [SECONDS]: until FILE exists (default 20 s), else fail.
+# wait_file FILE [SECONDS [PID]]: until FILE exists (default 20 s), else fail;
+# fail at once if process PID (the engine) is gone before.
 wait_file() {
   n=$(( ${2:-20} * 20 ))
   while [ ! -e "$1" ]; do
     n=$((n - 1)); [ $n -gt 0 ] || fail "timed out waiting for $1"
+    [ -z "${3:-}" ] || kill -0 "$3" 2>/dev/null || fail "process $3 ended before $1 appeared"
     sleep 0.05
   done
 }
