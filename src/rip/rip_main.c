@@ -44,7 +44,7 @@ static int nomem(char *err, size_t errlen) {
 }
 
 static int usage_error(const char *what) {
-  fprintf(stderr, "corotracer: rip: %s\n%s", what, usage_text);
+  fprintf(stderr, "corotracer: rip: %s (see corotracer rip --help)\n", what);
   return 2;
 }
 
