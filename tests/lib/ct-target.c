@@ -5,6 +5,7 @@
  *                                first, DIR/done ("done N") when finished
  *   ct-target hold N DIR         N events 2 ms apart, then DIR/ready, then wait for a signal
  *   ct-target crash segv|abort N N events 2 ms apart, then die of that signal
+ *   ct-target idle N SECS DIR    create N coroutines, DIR/ready, sleep SECS, exit
  *   ct-target noinit             never touch the SDK; exit 0
  *   ct-target init               corotracer_init, print "init RC enabled E", 3 events
  *   ct-target mkshm FILE N       write a cTP v1 file with N stations (no engine)
@@ -95,6 +96,13 @@ int main(int argc, char **argv) {
     if (strcmp(argv[2], "abort") == 0) abort();
     raise(SIGSEGV);
     return 1;
+  } else if (strcmp(mode, "idle") == 0 && argc == 5) {
+    unsigned long n = strtoul(argv[2], NULL, 10);
+    for (unsigned long i = 1; i <= n; i++) corotracer_create(i, "idle", NULL);
+    ready(argv[4]);
+    struct timespec ts = {atoi(argv[3]), 0};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
   } else if (strcmp(mode, "noinit") == 0 && argc == 2) {
     puts("noinit: not using the SDK");
   } else if (strcmp(mode, "init") == 0 && argc == 2) {
