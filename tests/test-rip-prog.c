@@ -23,7 +23,7 @@ void dso_park(int *line); /* test-rip-dso.c */
 /* Snapshot lines, written by the threads (several threads may write the same
  * value, hence atomics), printed by main once every thread has arrived. */
 static int line_park_a, line_park_b, line_wrap, line_wrap_done, line_exit, line_resume,
-    line_main, line_dso;
+    line_main, line_dso, line_spin;
 #define SNAP_AT(var)                                                                               \
   do {                                                                                             \
     __atomic_store_n(&(var), __LINE__, __ATOMIC_RELAXED); rip_snap();                              \
@@ -56,8 +56,9 @@ static __attribute__((noinline)) void wrap_done(void) { SNAP_AT(line_wrap_done);
 static __attribute__((noinline)) void exit_path(void) { SNAP_AT(line_exit); }
 static __attribute__((noinline)) void resume_step(void) { SNAP_AT(line_resume); }
 static __attribute__((noinline)) void main_wait(void) { SNAP_AT(line_main); }
+static __attribute__((noinline)) void spin_step(void) { SNAP_AT(line_spin); }
 
-enum role { PARK_A, PARK_B, WRAPPER, EXITER, DSO, RESUMER };
+enum role { PARK_A, PARK_B, WRAPPER, EXITER, DSO, RESUMER, SPINNER };
 struct worker {
   pid_t id;
   const char *name;
@@ -65,7 +66,7 @@ struct worker {
 };
 static const struct worker workers[] = {
     {2, "parker", PARK_A}, {3, "parker", PARK_A}, {4, "parker", PARK_B}, {5, "wrapper", WRAPPER},
-    {6, "exiter", EXITER}, {7, "dso", DSO},       {8, "resumer", RESUMER},
+    {6, "exiter", EXITER}, {7, "dso", DSO},       {8, "resumer", RESUMER}, {9, "spinner", SPINNER},
 };
 #define NWORKERS (int)(sizeof workers / sizeof *workers)
 
@@ -93,6 +94,13 @@ static void *work(void *arg) {
   case RESUMER:
     for (int i = 0; i < 10; i++) resume_step();
     break;
+  case SPINNER: /* keeps writing while the reader reads */
+    spin_step();
+    arrive();
+    for (;;) {
+      for (int i = 0; i < 1000; i++) spin_step();
+      usleep(1000);
+    }
   }
   arrive();
   block_forever();
@@ -118,9 +126,10 @@ static int run(const char *ring) {
   pthread_mutex_unlock(&lock);
   main_wait();
   printf("line park_a %d\nline park_b %d\nline wrap %d\nline wrap_done %d\nline exit %d\n"
-         "line resume %d\nline main %d\nline dso %d\nready\n",
+         "line resume %d\nline main %d\nline dso %d\nline spin %d\nready\n",
          line_park_a, line_park_b, line_wrap, line_wrap_done, line_exit, line_resume, line_main,
-         __atomic_load_n(&line_dso, __ATOMIC_RELAXED));
+         __atomic_load_n(&line_dso, __ATOMIC_RELAXED),
+         __atomic_load_n(&line_spin, __ATOMIC_RELAXED));
   fflush(stdout);
   block_forever();
   return 0;

@@ -10,8 +10,8 @@ trap 'kill -KILL $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 pid=
 fail() { echo "FAIL: $*"; exit 1; }
 
-# run PROG RING: run the test program until it is ready, then SIGKILL it.
-run() {
+# start PROG RING: run the test program until it is ready (it keeps running).
+start() {
   "$1" "$2" >"$2.out" 2>&1 &
   pid=$!
   i=0
@@ -20,8 +20,8 @@ run() {
     i=$((i + 1)); [ $i -lt 300 ] || fail "$1 not ready after 30 s"
     sleep 0.1
   done
-  kill -KILL $pid; wait $pid 2>/dev/null; pid=
 }
+stop() { kill -KILL $pid; wait $pid 2>/dev/null; pid=; }
 line() { awk -v k="$1" '$1 == "line" && $2 == k { print $3 }' "$tmp/pie.out"; }
 # rip ARGS...: the reader, which must succeed and print nothing on stderr.
 rip() {
@@ -31,11 +31,18 @@ rip() {
 }
 has() { grep -qxF -- "$2" "$1" || { echo "--- $1:"; cat "$1"; fail "no line: $2"; }; }
 
-run "$T/test-rip-prog-pie" "$tmp/pie"
+start "$T/test-rip-prog-pie" "$tmp/pie"
 P=test-rip-prog.c
 A=$(line park_a) B=$(line park_b) W=$(line wrap) D=$(line wrap_done) X=$(line exit)
-R=$(line resume) M=$(line main) L=$(line dso)
+R=$(line resume) M=$(line main) L=$(line dso) S=$(line spin)
 [ -n "$A" ] && [ -n "$L" ] || fail "no site lines from the program"
+
+# While the spinner thread keeps writing: every read orders its rings.
+for i in 1 2 3 4 5; do
+  rip -e "$T/test-rip-prog-pie" -r "$tmp/pie" -t | grep -qE "^spinner\[9\]: (\{[0-9]+\}$P:$S, ){31}\{[0-9]+\}$P:$S\$" ||
+    fail "live read $i: $(cat "$tmp/stdout")"
+done
+stop
 
 # By function: newest snapshot of each live thread, largest group first.
 rip -e "$T/test-rip-prog-pie" -r "$tmp/pie" >"$tmp/func"
@@ -46,7 +53,8 @@ has "$tmp/func" "wrap_done : 1 thread, 1 location: $P:$D (1)"
 has "$tmp/func" "resume_step : 1 thread, 1 location: $P:$R (1)"
 has "$tmp/func" "main_wait : 1 thread, 1 location: $P:$M (1)"
 has "$tmp/func" "dso_park : 1 thread, 1 location: test-rip-dso.c:$L (1)"
-[ "$(wc -l <"$tmp/func")" -eq 5 ] || fail "5 functions expected: $(cat "$tmp/func")"
+has "$tmp/func" "spin_step : 1 thread, 1 location: $P:$S (1)"
+[ "$(wc -l <"$tmp/func")" -eq 6 ] || fail "6 functions expected: $(cat "$tmp/func")"
 rip -e "$T/test-rip-prog-pie" -r "$tmp/pie" -v | grep '^park ' | grep -qE "$P:$A<0x[0-9a-f]+> \[2, 3\]" ||
   fail "-v: thread ids of park_a"
 
@@ -65,7 +73,10 @@ has "$tmp/thr" "$exp{3}$P:$R"
 has "$tmp/thr" "parker[4]: {0}$P:$B"
 has "$tmp/thr" "dso[7]: {0}test-rip-dso.c:$L"
 ! grep -q '^exiter' "$tmp/thr" || fail "exited thread shown without -v"
-[ "$(wc -l <"$tmp/thr")" -eq 7 ] || fail "7 live threads expected"
+[ "$(wc -l <"$tmp/thr")" -eq 8 ] || fail "8 live threads expected"
+# The spinner was killed mid-loop: its 32 counters are consecutive (mod 256).
+grep "^spinner" "$tmp/thr" | tr -c "0-9\n" " " | awk '{ for (i = 2; i <= NF; i += 2) { if (i > 2 && $i != (p + 1) % 256) exit 1; p = $i; n++ } } END { exit n != 32 }' ||
+  fail "spinner counters: $(grep "^spinner" "$tmp/thr")"
 # -v: exited threads (ending in EXIT) and addresses.
 rip -e "$T/test-rip-prog-pie" -r "$tmp/pie" -t -v >"$tmp/thrv"
 grep -qE "^exiter\[6\]: \{0\}$P:$X<0x[0-9a-f]+>, EXIT$" "$tmp/thrv" || fail "-t -v: exiter: $(cat "$tmp/thrv")"
@@ -81,7 +92,8 @@ done
 
 # A fixed-address executable: same view; and without its module map (a ring
 # as librip writes it) the executable still symbolizes at its own addresses.
-run "$T/test-rip-prog-nopie" "$tmp/nopie"
+start "$T/test-rip-prog-nopie" "$tmp/nopie"
+stop
 rip -e "$T/test-rip-prog-nopie" -r "$tmp/nopie" | cmp -s - "$tmp/func" || fail "non-PIE differs"
 rm "$tmp/nopie.maps"
 rip -e "$T/test-rip-prog-nopie" -r "$tmp/nopie" >"$tmp/nomap"
