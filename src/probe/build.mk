@@ -6,3 +6,8 @@ PROGS += $(O)/bench/bench-probe
 $(O)/bench/bench-probe: $(O)/obj/bench/bench-probe.o $(LIBA)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(LIBA) -lpthread
+
+# test-probe also links the calls made through the exported plain names.
+$(O)/tests/test-probe: $(O)/obj/tests/test-probe.o $(O)/obj/tests/test-probe-noinline.o $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(LIBA) -lpthread
