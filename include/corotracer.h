@@ -37,7 +37,8 @@ extern "C" {
 #endif
 
 /* A traced coroutine. Opaque; NULL means "not traced" and is accepted by every
- * function below. Owned by the probe: valid until corotracer_destroy(). */
+ * function below (calls on NULL do nothing at all). Owned by the probe: valid
+ * until corotracer_destroy(). */
 typedef struct corotracer_co corotracer_co;
 
 /* What a suspended coroutine waits for (enum ctp_wait on the wire). */
@@ -49,7 +50,9 @@ enum corotracer_wait {
 
 /* The site worth showing: pass COROTRACER_CALLER from inside a scheduler
  * primitive (block(), yield(), spawn()) so the report names the primitive's
- * caller, not the primitive. NULL means "the caller of the probe function". */
+ * caller, not the primitive. NULL means "the caller of the probe function"
+ * (its return address; if the probe call is a tail call, the compiler makes
+ * that the caller's caller). */
 #define COROTRACER_CALLER (__builtin_extract_return_addr(__builtin_return_address(0)))
 
 /* Attach to the engine named by CTP_SHM_PATH, CTP_SOCK_PATH and

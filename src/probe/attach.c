@@ -273,6 +273,8 @@ static void ct_attach_once(void) {
   atomic_store_explicit(&ct_probe.state, ct_attach(), memory_order_release);
 }
 
+/* Contract: see probe.h. The acquire load pairs with the release store in
+ * ct_attach_once, so a caller that sees CT_TRACED sees every ct_probe field. */
 int ct_ensure_attached(void) {
   int s = atomic_load_explicit(&ct_probe.state, memory_order_acquire);
   if (s != CT_UNINIT)

@@ -27,6 +27,7 @@ struct ct_thread {
 };
 static _Thread_local struct ct_thread ct_tls __attribute__((tls_model("initial-exec")));
 
+/* Contract: see probe.h. Touches only the calling thread's state. */
 void ct_forget_current(void) {
   ct_tls.cur = NULL;
   ct_tls.cur_id = 0;
@@ -114,7 +115,8 @@ int corotracer_enabled(void) {
   return ct_ensure_attached() == CT_TRACED;
 }
 
-/* Contract: see include/corotracer.h. The station is taken for life (v1 has
+/* Contract: see include/corotracer.h. The handle is the station itself (no
+ * allocation on any path); the station is taken for life (v1 has
  * no reuse); its fields are all written before ext_flags is release-stored,
  * and before the create event publishes anything. */
 corotracer_co *corotracer_create(uint64_t id, const char *label, const void *site) {
