@@ -134,15 +134,34 @@ int main(int argc, char **argv) {
     if (id % 3 == 1) site_b();
     if (id % 3 == 2) site_c();
   }
-  double by_func[READER_RUNS], by_thread[READER_RUNS];
+  /* Baseline: the same command on a ring of the first two records only (one
+   * thread): process start, module map, symbolizer and DWARF set-up. */
+  char one[PATH_MAX + 8], one_maps[PATH_MAX + 16];
+  snprintf(one, sizeof one, "%s.one", ring);
+  snprintf(one_maps, sizeof one_maps, "%s.maps", one);
+  int ofd = open(one, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (ofd < 0 || write(ofd, rip_ring, 2 * RIP_RECORD_SIZE) != 2 * RIP_RECORD_SIZE ||
+      close(ofd) != 0 || symlink(maps, one_maps) != 0) {
+    fprintf(stderr, "bench-rip: %s: %s\n", one, strerror(errno));
+    return 1;
+  }
+  double base_rd[READER_RUNS], by_func[READER_RUNS], by_thread[READER_RUNS];
   for (int r = 0; r < READER_RUNS; r++) {
+    base_rd[r] = time_reader(ct, exe, one, NULL);
     by_func[r] = time_reader(ct, exe, ring, NULL);
     by_thread[r] = time_reader(ct, exe, ring, "-t");
   }
   printf("corotracer rip, %d thread records (%ld bytes), %d runs\n", READER_THREADS,
          (long)(READER_THREADS + 1) * RIP_RECORD_SIZE, READER_RUNS);
+  double mbase = median(base_rd, READER_RUNS);
+  print_runs("one-thread ring (baseline)", mbase, base_rd, READER_RUNS, "s");
   print_runs("by function (default view)", median(by_func, READER_RUNS), by_func, READER_RUNS, "s");
   print_runs("by thread (-t)", median(by_thread, READER_RUNS), by_thread, READER_RUNS, "s");
+  printf("per record, above the baseline: by function %.0f ns, by thread %.0f ns\n",
+         (median(by_func, READER_RUNS) - mbase) * 1e9 / READER_THREADS,
+         (median(by_thread, READER_RUNS) - mbase) * 1e9 / READER_THREADS);
+  unlink(one_maps);
+  unlink(one);
   unlink(ring);
   unlink(maps);
   return 0;
