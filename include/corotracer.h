@@ -81,7 +81,7 @@ COROTRACER_API corotracer_co *corotracer_current(void);
 
 /* Events this process has recorded and events it could not record, since
  * attach. recorded: events claimed on the stations this process owns (the
- * sum of their ev_claimed). dropped: create events of coroutines that got no
+ * sum of their ev_claimed; events later dropped included). dropped: create events of coroutines that got no
  * station, plus events dropped because their slot was being written or had
  * already been lapped (many writers racing on one coroutine). Both 0 when
  * untraced. Either pointer may be NULL. For tests and summaries. */
