@@ -1,5 +1,8 @@
 # src/analysis/build.mk - `corotracer report` and the shared symbolizer.
-CLI_SRCS += src/analysis/report_main.c src/common/symbolize.c
+REPORT_SRCS := src/analysis/trace.c src/analysis/map.c src/analysis/hist.c \
+               src/analysis/state.c src/analysis/findings.c src/analysis/write_md.c \
+               src/analysis/write_json.c src/common/symbolize.c
+CLI_SRCS += src/analysis/report_main.c $(REPORT_SRCS)
 
 # The symbolizer's unit test is its own fixture: a PIE with debug info that
 # symbolizes itself, so it links the symbolizer and libdw directly.

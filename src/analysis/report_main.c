@@ -1,8 +1,191 @@
-/* report_main.c - placeholder until the report command lands. */
+/* report_main.c - `corotracer report` (and the reference's `-deepdive -out`):
+ * options, streaming the trace through the analysis, writing Markdown/JSON. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analysis/model.h"
+#include "analysis/state.h"
+#include "analysis/trace.h"
 #include "cli/commands.h"
-int ct_report_main(int argc, char **argv) {
-  (void)argc; (void)argv;
-  fprintf(stderr, "corotracer: report: not built yet\n");
+
+#define READ_BUF (4u << 20)
+#define STUCK_NS 1000000000ull /* left suspended this long by a running program: never woken */
+
+struct opts {
+  const char *trace, *out, *json;
+  int fail_on; /* -1: no gate */
+  uint64_t blocker_ns;
+  int stats;
+};
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: corotracer report TRACE [-o report.md] [--json findings.json]\n"
+          "                         [--fail-on info|warning|error] [--blocker-ms MS]\n"
+          "       corotracer -deepdive -out TRACE [-o report.md]   (reference spelling)\n"
+          "Reads a JSONL trace (ours or the reference engine's; '-' = stdin) and writes a\n"
+          "Markdown diagnosis (stdout unless -o) and, with --json, the findings JSON of\n"
+          "docs/FINDINGS.md. --fail-on SEV exits 1 when a finding of at least SEV exists.\n"
+          "--blocker-ms: a run longer than this without suspending is a blocker (100).\n");
+}
+
+static int bad_usage(const char *what, const char *arg) {
+  fprintf(stderr, "corotracer: report: %s%s%s\n", what, arg ? ": " : "", arg ? arg : "");
   return 2;
+}
+
+/* Returns -1 when parsed, else the exit status (0 for --help). */
+static int parse(int argc, char **argv, struct opts *o) {
+  *o = (struct opts){.fail_on = -1, .blocker_ns = 100000000ull};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(a, "-deepdive") || !strcmp(a, "--deepdive")) {
+      continue;
+    } else if (!strcmp(a, "--stats")) { /* hidden: throughput and peak RSS on stderr */
+      o->stats = 1;
+      continue;
+    }
+    int takes = !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--json") ||
+                !strcmp(a, "--fail-on") || !strcmp(a, "--blocker-ms") || !strcmp(a, "-out") ||
+                !strcmp(a, "--out");
+    if (takes && !val) return bad_usage("option needs a value", a);
+    if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+      o->out = val;
+    } else if (!strcmp(a, "--json")) {
+      o->json = val;
+    } else if (!strcmp(a, "-out") || !strcmp(a, "--out")) {
+      o->trace = val;
+    } else if (!strcmp(a, "--fail-on")) {
+      if (!strcmp(val, "info")) o->fail_on = CT_SEV_INFO;
+      else if (!strcmp(val, "warning")) o->fail_on = CT_SEV_WARNING;
+      else if (!strcmp(val, "error")) o->fail_on = CT_SEV_ERROR;
+      else return bad_usage("--fail-on wants info, warning or error, not", val);
+    } else if (!strcmp(a, "--blocker-ms")) {
+      char *end;
+      errno = 0;
+      unsigned long long ms = strtoull(val, &end, 10);
+      if (errno || end == val || *end || val[0] == '-' || ms > UINT64_MAX / 1000000ull)
+        return bad_usage("--blocker-ms wants a number of milliseconds, not", val);
+      o->blocker_ns = ms * 1000000ull;
+    } else if (a[0] == '-' && a[1]) {
+      return bad_usage("unknown option", a);
+    } else if (o->trace) {
+      return bad_usage("more than one trace given", a);
+    } else {
+      o->trace = a;
+      continue;
+    }
+    i++;
+  }
+  if (!o->trace) return bad_usage("no trace given (corotracer report TRACE)", NULL);
+  return -1;
+}
+
+struct feed {
+  struct ct_state *st;
+};
+
+static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struct ct_line *l) {
+  return ct_state_line(((struct feed *)ctx)->st, lineno, err, l);
+}
+
+static uint64_t peak_rss_kb(void) {
+  FILE *f = fopen("/proc/self/status", "re");
+  char line[256];
+  uint64_t kb = 0;
+  if (!f) return 0;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "VmHWM: %" SCNu64, &kb) == 1) break;
+  fclose(f);
+  return kb;
+}
+
+/* Writes r to path ("-" or NULL: stdout) with fn. Returns 0 or the exit status. */
+static int write_to(const char *path, const struct ct_report *r,
+                    int (*fn)(FILE *, const struct ct_report *)) {
+  int to_stdout = !path || !strcmp(path, "-");
+  FILE *f = to_stdout ? stdout : fopen(path, "we");
+  if (!f) {
+    fprintf(stderr, "corotracer: %s: %s\n", path, strerror(errno));
+    return 1;
+  }
+  int rc = fn(f, r);
+  if (!to_stdout && fclose(f) && !rc) rc = -errno;
+  if (rc) {
+    fprintf(stderr, "corotracer: %s: %s\n", to_stdout ? "stdout" : path, strerror(-rc));
+    return 1;
+  }
+  return 0;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int ct_report_main(int argc, char **argv) {
+  struct opts o;
+  struct ct_state *st = NULL;
+  struct ct_report r = {0};
+  int status = parse(argc, argv, &o), fd = -1, built = 0;
+  if (status >= 0) return status;
+  double t0 = now_s();
+  int from_stdin = !strcmp(o.trace, "-");
+  fd = from_stdin ? STDIN_FILENO : open(o.trace, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(errno));
+    status = 2;
+    goto out;
+  }
+  int rc = ct_state_new(o.blocker_ns, &st);
+  uint64_t bytes = 0;
+  struct feed feed = {st};
+  if (!rc) rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &bytes);
+  if (rc) {
+    fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(-rc));
+    status = rc == -ENOMEM ? 1 : 2;
+    goto out;
+  }
+  if (!st->lines) {
+    fprintf(stderr, "corotracer: %s: empty file, not a trace\n", o.trace);
+    status = 2;
+    goto out;
+  }
+  if (!st->events && !st->has_meta && !st->has_end && !st->modules && !st->stations) {
+    fprintf(stderr, "corotracer: %s:%" PRIu64 ": not a corotracer trace: none of its %" PRIu64
+                    " lines is a trace event or record\n",
+            o.trace, st->nbad_kept ? st->bad_lines[0] : 1, st->lines);
+    status = 2;
+    goto out;
+  }
+  if ((rc = ct_report_build(st, o.trace, bytes, STUCK_NS, &r))) {
+    fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(-rc));
+    status = 1;
+    goto out;
+  }
+  built = 1;
+  double t1 = now_s();
+  if ((status = write_to(o.out, &r, ct_write_markdown))) goto out;
+  if (o.json && (status = write_to(o.json, &r, ct_write_json))) goto out;
+  if (o.stats)
+    fprintf(stderr, "corotracer: stats: %" PRIu64 " bytes, %" PRIu64 " lines, %" PRIu64
+                    " events in %.3f s: %.1f MB/s; peak RSS %" PRIu64 " kB\n",
+            bytes, st->lines, st->events, t1 - t0, (double)bytes / 1e6 / (t1 - t0), peak_rss_kb());
+  status = o.fail_on >= 0 && ct_report_max_severity(&r) >= o.fail_on ? 1 : 0;
+out:
+  if (built) ct_report_free(&r);
+  ct_state_free(st);
+  if (fd > STDIN_FILENO) close(fd);
+  return status;
 }

@@ -1,0 +1,36 @@
+/* map.h - open-addressing hash map from a 128-bit key to a fixed-size value,
+ * the one container of the report's bounded state (coroutines, sites, fds...).
+ * Module code: never prints; returns NULL / -errno on allocation failure. */
+#ifndef CT_ANALYSIS_MAP_H
+#define CT_ANALYSIS_MAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ct_map {
+  uint64_t *keys;   /* 2 per slot */
+  uint8_t *used;
+  char *vals;       /* vsize bytes per slot */
+  size_t cap, n, vsize;
+};
+
+/* An empty map of values of vsize bytes (no allocation until the first put). */
+void ct_map_init(struct ct_map *m, size_t vsize);
+void ct_map_free(struct ct_map *m);
+
+/* The value of (a, b), or NULL when absent. */
+void *ct_map_get(const struct ct_map *m, uint64_t a, uint64_t b);
+
+/* The value of (a, b), inserted zero-filled when absent (*fresh = 1 then).
+ * NULL when memory runs out. Pointers into the map are invalidated by the
+ * next insertion or filter. */
+void *ct_map_put(struct ct_map *m, uint64_t a, uint64_t b, int *fresh);
+
+/* Keeps only the entries for which keep(ctx, value) is true; returns 0 or
+ * -ENOMEM (the map is then unchanged). */
+int ct_map_filter(struct ct_map *m, int (*keep)(void *ctx, const void *val), void *ctx);
+
+/* Iteration: for (size_t i = 0; i < m->cap; i++) if (m->used[i]) ct_map_at(m, i). */
+static inline void *ct_map_at(const struct ct_map *m, size_t i) { return m->vals + i * m->vsize; }
+
+#endif

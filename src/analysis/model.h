@@ -1,0 +1,90 @@
+/* model.h - the report as data: overview and findings (docs/FINDINGS.md),
+ * built once from the streamed state and rendered by the Markdown and JSON
+ * writers. Module code: returns 0 or -errno, never prints to stderr. */
+#ifndef CT_ANALYSIS_MODEL_H
+#define CT_ANALYSIS_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/state.h"
+#include "common/symbolize.h"
+
+enum ct_sev { CT_SEV_INFO = 0, CT_SEV_WARNING, CT_SEV_ERROR };
+
+/* A site with its symbol and, when known, suspension-time percentiles. */
+struct ct_rsite {
+  uint64_t site;
+  uint32_t pid;
+  int symbolized; /* sym.module != NULL */
+  struct ct_sym sym;
+  uint64_t count;
+  int has_dur;
+  uint64_t p50, p99, max;
+  int has_fd;
+  uint64_t fd_min, fd_max;
+};
+
+struct ct_rcoro {
+  uint64_t probe_id;
+  const char *label; /* NULL if none; owned by the state */
+  int wait, obj_is_str;
+  uint64_t obj;
+  int site_index; /* -1 if none */
+  int has_susp;
+  uint64_t suspended_ns;
+  uint64_t waits_for; /* deadlock: the coroutine it waits on, else 0 */
+  char evidence[256];
+};
+
+#define CT_EVIDENCE_MAX 6
+struct ct_finding {
+  const char *kind;
+  enum ct_sev sev;
+  uint64_t count;
+  char title[200];
+  struct ct_rsite *sites;
+  size_t nsites;
+  struct ct_rcoro *coros;
+  size_t ncoros;
+  char evidence[CT_EVIDENCE_MAX][320];
+  size_t nevidence;
+};
+
+#define CT_GAPS_MAX 8
+struct ct_report {
+  const struct ct_state *st;
+  const char *path;
+  uint64_t bytes;
+  uint64_t start_ts, end_ts, duration_ns, active_ns;
+  struct { uint64_t from, to; } gaps[CT_GAPS_MAX]; /* idle stretches > 60 s, longest first */
+  size_t ngaps, gaps_total;
+  uint64_t lost_events, coroutines, threads, alive_at_end;
+  int killed; /* ended by a signal, or cut short (no end line) */
+  struct ct_finding *f;
+  size_t nf;
+  struct ct_rsite *sites; /* every suspension site, most used first */
+  size_t nsites;
+};
+
+/* Builds the report from the state after the last line (st is modified:
+ * runs still going are closed). r owns its arrays; free with ct_report_free.
+ * stuck_ns: how long a suspended coroutine must have been left behind by a
+ * program that ran on for it to be "never woken" rather than caught by the exit. */
+int ct_report_build(struct ct_state *st, const char *path, uint64_t bytes, uint64_t stuck_ns,
+                    struct ct_report *r);
+void ct_report_free(struct ct_report *r);
+
+/* Highest severity among the findings, or -1 with none. */
+int ct_report_max_severity(const struct ct_report *r);
+const char *ct_sev_name(enum ct_sev s);
+
+/* "3.2 s", "250 ms", "12 us", "40 ns" into buf; returns buf. */
+const char *ct_fmt_ns(uint64_t ns, char *buf, size_t n);
+
+/* Renderers: return 0 or -errno (a write error on f). */
+int ct_write_markdown(FILE *f, const struct ct_report *r);
+int ct_write_json(FILE *f, const struct ct_report *r);
+
+#endif

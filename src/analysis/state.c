@@ -1,0 +1,370 @@
+/* state.c - per-line analysis: the coroutine state machine of every traced
+ * coroutine, with what the findings need kept in bounded tables. */
+#include "analysis/state.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BUCKETS (1u << 20)
+#define TOMBSTONE_MIN 65536 /* destroyed coroutines kept before purging */
+
+int ct_state_new(uint64_t blocker_ns, struct ct_state **out) {
+  struct ct_state *s = calloc(1, sizeof *s);
+  if (!s) return -ENOMEM;
+  int rc = ct_symbolizer_new(&s->sym);
+  if (rc) {
+    free(s);
+    return rc;
+  }
+  s->blocker_ns = blocker_ns;
+  ct_map_init(&s->coros, sizeof(struct ct_coro));
+  ct_map_init(&s->sites, sizeof(struct ct_site));
+  ct_map_init(&s->blocks, sizeof(struct ct_block));
+  ct_map_init(&s->fds, sizeof(struct ct_fduse));
+  ct_map_init(&s->objs, sizeof(struct ct_wakers));
+  ct_map_init(&s->tids, 1);
+  ct_map_init(&s->buckets, sizeof(struct ct_bucket));
+  s->nlabels = 1; /* 0 = no label */
+  *out = s;
+  return 0;
+}
+
+void ct_state_free(struct ct_state *s) {
+  if (!s) return;
+  for (size_t i = 0; i < s->sites.cap; i++)
+    if (s->sites.used[i]) free(((struct ct_site *)ct_map_at(&s->sites, i))->hist);
+  ct_map_free(&s->coros);
+  ct_map_free(&s->sites);
+  ct_map_free(&s->blocks);
+  ct_map_free(&s->fds);
+  ct_map_free(&s->objs);
+  ct_map_free(&s->tids);
+  ct_map_free(&s->buckets);
+  for (uint32_t i = 1; i < s->nlabels; i++) free(s->labels[i]);
+  ct_symbolizer_free(s->sym);
+  free(s);
+}
+
+uint64_t ct_state_end_ts(const struct ct_state *s) {
+  if (s->has_end && s->end_ts && s->end_ts >= s->last_ts) return s->end_ts;
+  return s->last_ts;
+}
+
+static uint32_t intern_label(struct ct_state *s, const struct ct_str *str) {
+  char buf[64];
+  ct_str_copy(str, buf, sizeof buf);
+  if (!buf[0]) return 0;
+  for (uint32_t i = 1; i < s->nlabels; i++)
+    if (strcmp(s->labels[i], buf) == 0) return i;
+  if (s->nlabels == CT_MAX_LABELS) return 0; /* too many distinct labels: drop */
+  char *dup = strdup(buf);
+  if (!dup) return 0;
+  s->labels[s->nlabels] = dup;
+  return s->nlabels++;
+}
+
+static int not_destroyed(void *ctx, const void *v) {
+  (void)ctx;
+  return ((const struct ct_coro *)v)->state != CT_CS_DESTROYED;
+}
+
+/* The coroutine's entry. Destroyed ones stay as tombstones (to catch events
+ * after destroy) until they outnumber the living: then they are dropped, which
+ * keeps memory proportional to the coroutines alive. */
+static struct ct_coro *coro_of(struct ct_state *s, uint64_t id) {
+  struct ct_coro *c = ct_map_get(&s->coros, id, 0);
+  if (c) return c;
+  if (s->coros.n >= TOMBSTONE_MIN && s->destroyed_alive * 2 > s->coros.n &&
+      ct_map_filter(&s->coros, not_destroyed, NULL) == 0)
+    s->destroyed_alive = 0;
+  int fresh;
+  c = ct_map_put(&s->coros, id, 0, &fresh);
+  if (c && fresh) c->id = id;
+  return c;
+}
+
+static void violation(struct ct_state *s, int which, const struct ct_coro *c, uint64_t lineno,
+                      const struct ct_line *l, enum ct_ev_kind kind, uint64_t other_ts,
+                      uint32_t other_tid) {
+  struct ct_viol *v = &s->viol[which];
+  v->count++;
+  if (v->n == CT_VIOL_EXAMPLES) return;
+  v->ex[v->n].id = c->id;
+  v->ex[v->n].ts = l->ts;
+  v->ex[v->n].line = lineno;
+  v->ex[v->n].tid = (uint32_t)l->tid;
+  v->ex[v->n].other_ts = other_ts;
+  v->ex[v->n].other_tid = other_tid;
+  v->ex[v->n].kind = (uint8_t)kind;
+  v->n++;
+}
+
+/* A run of c ends at ts: a blocker if it lasted longer than the threshold. */
+static int end_run(struct ct_state *s, const struct ct_coro *c, uint64_t ts, int at_end) {
+  if (ts < c->run_ts || ts - c->run_ts <= s->blocker_ns) return 0;
+  uint64_t ns = ts - c->run_ts;
+  int fresh;
+  struct ct_block *b = ct_map_put(&s->blocks, c->run_from_site, c->pid, &fresh);
+  if (!b) return -ENOMEM;
+  b->site = c->run_from_site;
+  b->pid = c->pid;
+  b->count++;
+  b->total_ns += ns;
+  /* Insert into the worst few, longest first. */
+  int i = CT_BLOCK_WORST;
+  while (i > 0 && (b->worst[i - 1].id == 0 || b->worst[i - 1].ns < ns)) i--;
+  if (i == CT_BLOCK_WORST) return 0;
+  memmove(&b->worst[i + 1], &b->worst[i], (CT_BLOCK_WORST - 1 - (size_t)i) * sizeof b->worst[0]);
+  b->worst[i].id = c->id;
+  b->worst[i].ns = ns;
+  b->worst[i].ts = c->run_ts;
+  b->worst[i].tid = c->run_tid;
+  b->worst[i].at_end = at_end;
+  return 0;
+}
+
+int ct_state_finish_runs(struct ct_state *s) {
+  uint64_t end = ct_state_end_ts(s);
+  for (size_t i = 0; i < s->coros.cap; i++) {
+    if (!s->coros.used[i]) continue;
+    struct ct_coro *c = ct_map_at(&s->coros, i);
+    if (c->state == CT_CS_RUNNING && c->has_kind) {
+      int rc = end_run(s, c, end, 1);
+      if (rc) return rc;
+    }
+  }
+  return 0;
+}
+
+static int note_activity(struct ct_state *s, const struct ct_line *l) {
+  int fresh;
+  if (!s->first_ts || l->ts < s->first_ts) s->first_ts = l->ts;
+  if (l->ts > s->last_ts) s->last_ts = l->ts;
+  if (CT_HAS(l, CT_K_TID) && !ct_map_put(&s->tids, l->tid, 0, &fresh)) return -ENOMEM;
+  struct ct_bucket *b = ct_map_get(&s->buckets, l->ts >> 34, 0);
+  if (!b && s->buckets.n < MAX_BUCKETS) {
+    if (!(b = ct_map_put(&s->buckets, l->ts >> 34, 0, &fresh))) return -ENOMEM;
+    b->lo = b->hi = l->ts;
+  }
+  if (b) {
+    if (l->ts < b->lo) b->lo = l->ts;
+    if (l->ts > b->hi) b->hi = l->ts;
+  }
+  return 0;
+}
+
+static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_line *l, uint64_t site) {
+  int fresh;
+  if (c->state == CT_CS_RUNNING && c->has_kind && end_run(s, c, l->ts, 0)) return -ENOMEM;
+  c->wake_before_ts = c->pending_wake_ts;
+  c->pending_wake_ts = 0;
+  c->state = CT_CS_SUSPENDED;
+  c->susp_ts = l->ts;
+  c->susp_site = site;
+  c->wait = (uint8_t)l->wait;
+  c->obj = l->wait ? l->obj : 0;
+  c->obj_is_str = (uint8_t)l->obj_is_str;
+  c->woken = 0;
+  c->gap_since_suspend = 0;
+  c->wake_ts = c->waker = 0;
+  struct ct_site *st = ct_map_put(&s->sites, site, c->pid, &fresh);
+  if (!st) return -ENOMEM;
+  st->site = site;
+  st->pid = c->pid;
+  st->suspensions++;
+  if (l->wait == 1) {
+    struct ct_fduse *f = ct_map_put(&s->fds, l->obj, c->pid, &fresh);
+    if (!f) return -ENOMEM;
+    if (l->ts >= f->ts) {
+      f->ts = l->ts;
+      f->id = c->id;
+    }
+  }
+  return 0;
+}
+
+static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno, const struct ct_line *l) {
+  s->resumes++;
+  if (c->state == CT_CS_RUNNING) {
+    /* v1 SDKs write a resume more than once per run: only ours is checked. */
+    if (l->kind) violation(s, CT_V_RESUME_RUNNING, c, lineno, l, CT_EV_RESUME, c->run_ts, c->run_tid);
+  } else {
+    if (c->state == CT_CS_SUSPENDED) {
+      struct ct_site *st = ct_map_get(&s->sites, c->susp_site, c->pid);
+      if (st && l->ts >= c->susp_ts) {
+        if (!st->hist && !(st->hist = calloc(1, sizeof *st->hist))) return -ENOMEM;
+        ct_hist_add(st->hist, l->ts - c->susp_ts);
+      }
+      if (l->kind && c->saw_wake && !c->woken && !c->wake_before_ts && !c->gap_since_suspend)
+        violation(s, CT_V_RESUME_NO_WAKE, c, lineno, l, CT_EV_RESUME, c->susp_ts, 0);
+    }
+    c->run_from_site = c->state == CT_CS_SUSPENDED ? c->susp_site : c->create_site;
+    c->run_ts = l->ts;
+    c->run_tid = (uint32_t)l->tid;
+  }
+  if (c->last_resume_tid && l->tid != c->last_resume_tid) s->migrations++;
+  c->last_resume_tid = (uint32_t)l->tid;
+  c->state = CT_CS_RUNNING;
+  c->pending_wake_ts = c->wake_before_ts = 0;
+  return 0;
+}
+
+static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_line *l) {
+  s->any_wake = 1;
+  c->saw_wake = 1;
+  if (c->state == CT_CS_SUSPENDED && !c->woken) {
+    c->woken = 1;
+    c->wake_ts = l->ts;
+    c->waker = l->from;
+    if (c->wait) { /* remember who serves this wait object's waiters */
+      int fresh;
+      struct ct_wakers *w = ct_map_put(&s->objs, c->obj, c->wait, &fresh);
+      if (!w) return -ENOMEM;
+      if (!l->from) {
+        w->by_thread = 1;
+        return 0;
+      }
+      for (unsigned i = 0; i < w->n; i++)
+        if (w->id[i] == l->from) {
+          w->times[i]++;
+          return 0;
+        }
+      if (w->n < CT_WAKERS) {
+        w->id[w->n] = l->from;
+        w->times[w->n++] = 1;
+      } else {
+        w->overflow = 1;
+      }
+    }
+  } else if (c->state == CT_CS_RUNNING && !c->pending_wake_ts) {
+    c->pending_wake_ts = l->ts;
+  }
+  /* A wake of a coroutine already runnable (created, or woken) coalesces. */
+  return 0;
+}
+
+static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_line *l) {
+  int rc = note_activity(s, l);
+  if (rc) return rc;
+  s->events++;
+  struct ct_coro *c = coro_of(s, l->probe_id);
+  if (!c) return -ENOMEM;
+  if (!c->pid) c->pid = (uint32_t)s->target_pid;
+  enum ct_ev_kind kind = l->kind ? l->kind : l->is_active ? CT_EV_RESUME : CT_EV_SUSPEND;
+  if (l->kind) s->any_kind = c->has_kind = 1;
+  uint64_t site = CT_HAS(l, CT_K_SITE) ? l->site : l->addr;
+  if (CT_HAS(l, CT_K_EV)) {
+    s->any_ev = 1;
+    /* Lines of a coroutine come in ev order: a jump is events lost. */
+    if (l->ev >= c->next_ev) {
+      uint64_t missing = l->ev - c->next_ev;
+      if (missing) {
+        c->lost += missing;
+        s->gap_lost += missing;
+        c->gap_since_suspend = 1;
+        c->last_gap_ts = l->ts;
+      }
+      c->next_ev = l->ev + 1;
+    }
+  }
+  if (c->state == CT_CS_DESTROYED) {
+    violation(s, CT_V_AFTER_DESTROY, c, lineno, l, kind, c->destroy_ts, 0);
+    c->last_ts = l->ts;
+    return 0;
+  }
+  switch (kind) {
+  case CT_EV_CREATE:
+    c->state = CT_CS_CREATED;
+    c->create_site = site;
+    if (!c->birth_ts) c->birth_ts = l->ts;
+    if (CT_HAS(l, CT_K_PARENT)) c->parent = l->parent;
+    break;
+  case CT_EV_SUSPEND: rc = on_suspend(s, c, l, site); break;
+  case CT_EV_RESUME: rc = on_resume(s, c, lineno, l); break;
+  case CT_EV_WAKE: rc = on_wake(s, c, l); break;
+  case CT_EV_DESTROY:
+    if (c->state == CT_CS_RUNNING && end_run(s, c, l->ts, 0)) return -ENOMEM;
+    c->state = CT_CS_DESTROYED;
+    c->destroy_ts = l->ts;
+    s->destroyed_alive++;
+    break;
+  case CT_EV_V1: break;
+  }
+  c->last_ts = l->ts;
+  return rc;
+}
+
+static void copy_str(const struct ct_line *l, int key, const struct ct_str *str, char *buf, size_t n) {
+  if (CT_HAS(l, key)) ct_str_copy(str, buf, n);
+}
+
+int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
+                  const struct ct_line *l) {
+  s->lines++;
+  if (err != CT_LINE_OK) {
+    s->bad[err]++;
+    if (s->nbad_kept < CT_BAD_LINES_KEPT) s->bad_lines[s->nbad_kept++] = lineno;
+    return 0;
+  }
+  struct ct_coro *c;
+  switch (l->type) {
+  case CT_LINE_EVENT:
+    /* Our engine writes meta before the target starts: an earlier ts is torn. */
+    if (s->meta_mono_ns && l->ts + 1000000000ull < s->meta_mono_ns) {
+      s->bad[CT_LINE_TORN]++;
+      if (s->nbad_kept < CT_BAD_LINES_KEPT) s->bad_lines[s->nbad_kept++] = lineno;
+      return 0;
+    }
+    return on_event(s, lineno, l);
+  case CT_LINE_META:
+    s->has_meta = 1;
+    copy_str(l, CT_K_RUN_ID, &l->run_id, s->run_id, sizeof s->run_id);
+    copy_str(l, CT_K_HOST, &l->host, s->host, sizeof s->host);
+    copy_str(l, CT_K_FORMAT, &l->format, s->format, sizeof s->format);
+    if (CT_HAS(l, CT_K_MONO_NS)) s->meta_mono_ns = l->mono_ns;
+    if (CT_HAS(l, CT_K_TARGET_PID)) s->target_pid = l->target_pid;
+    return 0;
+  case CT_LINE_MODULE: {
+    char path[PATH_MAX];
+    ct_str_copy(&l->path, path, sizeof path);
+    s->modules++;
+    int rc = ct_symbolizer_add_module(s->sym, (uint32_t)l->pid, l->start, l->end, l->offset, path);
+    if (rc && !s->sym_err) s->sym_err = rc; /* a bad module line costs symbols, not the report */
+    return 0;
+  }
+  case CT_LINE_COROUTINE:
+    if (!(c = coro_of(s, l->probe_id))) return -ENOMEM;
+    if (CT_HAS(l, CT_K_PID)) c->pid = (uint32_t)l->pid;
+    if (CT_HAS(l, CT_K_LABEL)) c->label = intern_label(s, &l->label);
+    if (CT_HAS(l, CT_K_CREATE_SITE)) c->create_site = l->create_site;
+    if (CT_HAS(l, CT_K_BIRTH_TS)) c->birth_ts = l->birth_ts;
+    if (CT_HAS(l, CT_K_PARENT)) c->parent = l->parent;
+    return 0;
+  case CT_LINE_STATION_END:
+    s->stations++;
+    s->station_events += l->events;
+    s->station_lost += l->lost;
+    if (l->lost && (c = ct_map_get(&s->coros, l->probe_id, 0))) c->station_lost += l->lost;
+    return 0;
+  case CT_LINE_END:
+    s->has_end = 1;
+    if (CT_HAS(l, CT_K_TS)) s->end_ts = l->ts;
+    s->exit_has_code = CT_HAS(l, CT_K_CODE);
+    s->exit_has_signal = CT_HAS(l, CT_K_SIGNAL);
+    s->exit_code = l->exit_code;
+    s->exit_signal = l->exit_signal;
+    copy_str(l, CT_K_NAME, &l->exit_name, s->exit_name, sizeof s->exit_name);
+    s->has_end_counts = CT_HAS(l, CT_K_EVENTS);
+    s->end_events = l->events;
+    s->end_harvested = l->harvested;
+    s->end_lost = l->lost;
+    s->end_torn = l->torn;
+    s->untraced = l->untraced;
+    return 0;
+  case CT_LINE_PROCESS: return 0;
+  case CT_LINE_OTHER: s->other_records++; return 0;
+  }
+  return 0;
+}

@@ -1,0 +1,133 @@
+/* state.h - what the report remembers while it streams a trace: one entry per
+ * coroutine alive (plus recently destroyed ones), per site, per fd and wait
+ * object, per thread; never per event. Module code: no prints, no globals. */
+#ifndef CT_ANALYSIS_STATE_H
+#define CT_ANALYSIS_STATE_H
+
+#include <stdint.h>
+
+#include "analysis/hist.h"
+#include "analysis/map.h"
+#include "analysis/trace.h"
+#include "common/symbolize.h"
+
+enum ct_cstate { CT_CS_UNKNOWN = 0, CT_CS_CREATED, CT_CS_RUNNING, CT_CS_SUSPENDED, CT_CS_DESTROYED };
+
+/* One coroutine (map key: probe_id, 0). */
+struct ct_coro {
+  uint64_t id;
+  uint8_t state;
+  uint8_t has_kind;   /* wrote at least one event with "kind" (our SDK) */
+  uint8_t saw_wake;   /* its trace shows wakes at all */
+  uint8_t woken;      /* a wake reached it since its last suspend */
+  uint8_t wait;       /* of the last suspend: 0, 1 fd, 2 ptr */
+  uint8_t gap_since_suspend; /* events lost since its last suspend */
+  uint8_t obj_is_str;
+  uint32_t pid, label, last_resume_tid, run_tid;
+  uint64_t obj, create_site, birth_ts, parent;
+  uint64_t susp_ts, susp_site;    /* last suspend */
+  uint64_t run_ts, run_from_site; /* last resume; site it resumed from */
+  uint64_t pending_wake_ts;       /* a wake that came while it ran */
+  uint64_t wake_before_ts;        /* that wake, moved here by the next suspend */
+  uint64_t wake_ts, waker;        /* first wake after the last suspend */
+  uint64_t last_ts, destroy_ts;
+  uint64_t next_ev, lost, last_gap_ts;
+  uint64_t station_lost; /* from its station_end line */
+};
+
+/* A suspension site (key: address, pid). */
+struct ct_site {
+  uint64_t site;
+  uint32_t pid;
+  uint64_t suspensions;
+  struct ct_hist *hist; /* completed suspensions (suspend -> resume), lazily allocated */
+};
+
+/* Blockers grouped by the site the run resumed from (key: site, pid). */
+#define CT_BLOCK_WORST 5
+struct ct_block {
+  uint64_t site, count, total_ns;
+  uint32_t pid;
+  struct {
+    uint64_t id, ns, ts;
+    uint32_t tid;
+    int at_end;
+  } worst[CT_BLOCK_WORST];
+};
+
+/* Last coroutine to suspend on an fd (key: fd, pid). */
+struct ct_fduse {
+  uint64_t ts, id;
+};
+
+/* Who woke the waiters of a wait object (key: obj, wait kind). */
+#define CT_WAKERS 4
+struct ct_wakers {
+  uint64_t id[CT_WAKERS], times[CT_WAKERS];
+  uint8_t n, overflow, by_thread;
+};
+
+/* State-machine violations: counted, first few kept as examples. */
+#define CT_VIOL_EXAMPLES 64
+enum { CT_V_RESUME_RUNNING, CT_V_RESUME_NO_WAKE, CT_V_AFTER_DESTROY, CT_V_KINDS_ };
+struct ct_viol {
+  uint64_t count;
+  size_t n;
+  struct {
+    uint64_t id, ts, line, other_ts;
+    uint32_t tid, other_tid;
+    uint8_t kind; /* the offending event's kind */
+  } ex[CT_VIOL_EXAMPLES];
+};
+
+/* Activity in ~17 s buckets (key: ts >> 34, 0), to find idle gaps. */
+struct ct_bucket {
+  uint64_t lo, hi;
+};
+
+#define CT_BAD_LINES_KEPT 10
+#define CT_MAX_LABELS 256
+
+struct ct_state {
+  uint64_t blocker_ns;
+  struct ct_map coros, sites, blocks, fds, objs, tids, buckets;
+  struct ct_viol viol[CT_V_KINDS_];
+  ct_symbolizer *sym;
+  int sym_err; /* first error adding a module (e.g. -ENOMEM), 0 if none */
+
+  /* counts */
+  uint64_t lines, events, bad[4], bad_lines[CT_BAD_LINES_KEPT], nbad_kept, other_records;
+  uint64_t resumes, migrations, modules, destroyed_alive; /* tombstones in coros */
+  uint64_t gap_lost; /* events missing from ev sequences */
+  int any_kind, any_wake, any_ev;
+  uint64_t first_ts, last_ts; /* over valid events */
+
+  /* meta / end */
+  int has_meta, has_end, exit_has_code, exit_has_signal;
+  int64_t exit_code, exit_signal;
+  char exit_name[32], run_id[80], host[128], format[64];
+  uint64_t meta_mono_ns, target_pid, end_ts, end_events, end_lost, end_harvested, end_torn;
+  uint64_t untraced, station_lost, station_events, stations;
+  int has_end_counts;
+
+  char *labels[CT_MAX_LABELS]; /* interned coroutine labels; index 0 = none */
+  uint32_t nlabels;
+};
+
+/* Fresh state; blocker_ns is the blocker threshold. *out owned by the caller. */
+int ct_state_new(uint64_t blocker_ns, struct ct_state **out);
+void ct_state_free(struct ct_state *s);
+
+/* Feeds one line as returned by ct_parse_line (err != CT_LINE_OK counts it as
+ * malformed). Returns 0 or -ENOMEM. */
+int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
+                  const struct ct_line *l);
+
+/* Closes the runs still going at the end of the trace (blockers still
+ * running); call once, after the last line. Returns 0 or -ENOMEM. */
+int ct_state_finish_runs(struct ct_state *s);
+
+/* End of the trace: the end line's ts if valid, else the newest event. */
+uint64_t ct_state_end_ts(const struct ct_state *s);
+
+#endif

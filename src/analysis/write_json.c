@@ -1,0 +1,138 @@
+/* write_json.c - the findings JSON, exactly the keys of docs/FINDINGS.md
+ * (plus a few added ones: trace.bytes/torn/migrations/idle_gaps, top-level sites). */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "analysis/model.h"
+
+/* A JSON string; bytes >= 0x80 pass through (UTF-8 in, UTF-8 out). */
+static void jstr(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; s && *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+    else if (c == '\n') fputs("\\n", f);
+    else if (c == '\t') fputs("\\t", f);
+    else if (c < 0x20) fprintf(f, "\\u%04x", c);
+    else fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+static void site(FILE *f, const struct ct_rsite *rs, int blocker) {
+  fprintf(f, "{\"site\":\"0x%016" PRIx64 "\"", rs->site);
+  if (rs->symbolized) {
+    if (rs->sym.function) {
+      fputs(",\"function\":", f);
+      jstr(f, rs->sym.function);
+    }
+    if (rs->sym.file) {
+      fputs(",\"file\":", f);
+      jstr(f, rs->sym.file);
+      fprintf(f, ",\"line\":%d", rs->sym.line);
+    }
+    fputs(",\"module\":", f);
+    jstr(f, rs->sym.module);
+    fprintf(f, ",\"offset\":\"0x%" PRIx64 "\"", rs->sym.offset);
+  }
+  fprintf(f, ",\"count\":%" PRIu64, rs->count);
+  if (rs->has_dur && blocker)
+    fprintf(f, ",\"run_ns\":{\"mean\":%" PRIu64 ",\"max\":%" PRIu64 "}", rs->p50, rs->max);
+  else if (rs->has_dur)
+    fprintf(f, ",\"suspended_ns\":{\"p50\":%" PRIu64 ",\"p99\":%" PRIu64 ",\"max\":%" PRIu64 "}",
+            rs->p50, rs->p99, rs->max);
+  if (rs->has_fd) fprintf(f, ",\"fds\":[%" PRIu64 ",%" PRIu64 "]", rs->fd_min, rs->fd_max);
+  fputc('}', f);
+}
+
+static void coro(FILE *f, const struct ct_rcoro *c) {
+  fprintf(f, "{\"probe_id\":%" PRIu64, c->probe_id);
+  if (c->label) {
+    fputs(",\"label\":", f);
+    jstr(f, c->label);
+  }
+  if (c->wait == 1) fprintf(f, ",\"wait\":\"fd\",\"obj\":%" PRIu64, c->obj);
+  else if (c->wait == 2) fprintf(f, ",\"wait\":\"ptr\",\"obj\":\"0x%016" PRIx64 "\"", c->obj);
+  if (c->site_index >= 0) fprintf(f, ",\"site_index\":%d", c->site_index);
+  if (c->has_susp) fprintf(f, ",\"suspended_ns\":%" PRIu64, c->suspended_ns);
+  if (c->waits_for) fprintf(f, ",\"waits_for\":%" PRIu64, c->waits_for);
+  fputs(",\"evidence\":", f);
+  jstr(f, c->evidence);
+  fputc('}', f);
+}
+
+static void trace(FILE *f, const struct ct_report *r) {
+  const struct ct_state *st = r->st;
+  uint64_t bad = st->bad[CT_LINE_SYNTAX] + st->bad[CT_LINE_SHAPE] + st->bad[CT_LINE_TORN];
+  fputs("\"trace\":{\"path\":", f);
+  jstr(f, r->path);
+  fprintf(f, ",\"bytes\":%" PRIu64 ",\"lines\":%" PRIu64 ",\"malformed\":%" PRIu64 ",\"torn\":%" PRIu64
+             ",\"malformed_lines\":[",
+          r->bytes, st->lines, bad, st->bad[CT_LINE_TORN]);
+  for (uint64_t i = 0; i < st->nbad_kept; i++) fprintf(f, "%s%" PRIu64, i ? "," : "", st->bad_lines[i]);
+  fprintf(f, "],\"events\":%" PRIu64 ",\"coroutines\":%" PRIu64 ",\"threads\":%" PRIu64
+             ",\"start_ts\":%" PRIu64 ",\"end_ts\":%" PRIu64 ",\"duration_ns\":%" PRIu64
+             ",\"active_ns\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"migrations\":%" PRIu64
+             ",\"resumes\":%" PRIu64 ",\"alive_at_end\":%" PRIu64,
+          st->events, r->coroutines, r->threads, r->start_ts, r->end_ts, r->duration_ns,
+          r->active_ns, r->lost_events, st->migrations, st->resumes, r->alive_at_end);
+  fputs(",\"idle_gaps\":[", f);
+  for (size_t i = 0; i < r->ngaps; i++)
+    fprintf(f, "%s{\"from_ts\":%" PRIu64 ",\"to_ts\":%" PRIu64 "}", i ? "," : "", r->gaps[i].from,
+            r->gaps[i].to);
+  fputc(']', f);
+  if (st->run_id[0]) {
+    fputs(",\"run_id\":", f);
+    jstr(f, st->run_id);
+  }
+  if (st->host[0]) {
+    fputs(",\"host\":", f);
+    jstr(f, st->host);
+  }
+  if (st->exit_has_signal) {
+    fprintf(f, ",\"exit\":{\"signal\":%" PRId64 ",\"name\":", st->exit_signal);
+    jstr(f, st->exit_name);
+    fputc('}', f);
+  } else if (st->exit_has_code) {
+    fprintf(f, ",\"exit\":{\"code\":%" PRId64 "}", st->exit_code);
+  }
+  fputc('}', f);
+}
+
+int ct_write_json(FILE *f, const struct ct_report *r) {
+  fputs("{\"format\":\"corotracer-findings\",\"version\":1,\n", f);
+  trace(f, r);
+  fputs(",\n\"findings\":[", f);
+  for (size_t i = 0; i < r->nf; i++) {
+    const struct ct_finding *fi = &r->f[i];
+    int blocker = strcmp(fi->kind, "blocker") == 0;
+    fprintf(f, "%s\n{\"kind\":\"%s\",\"severity\":\"%s\",\"count\":%" PRIu64 ",\"title\":", i ? "," : "",
+            fi->kind, ct_sev_name(fi->sev), fi->count);
+    jstr(f, fi->title);
+    fputs(",\n \"sites\":[", f);
+    for (size_t k = 0; k < fi->nsites; k++) {
+      if (k) fputc(',', f);
+      site(f, &fi->sites[k], blocker);
+    }
+    fputs("],\n \"coroutines\":[", f);
+    for (size_t k = 0; k < fi->ncoros; k++) {
+      fputs(k ? ",\n  " : "\n  ", f);
+      coro(f, &fi->coros[k]);
+    }
+    fputs("],\n \"evidence\":[", f);
+    for (size_t k = 0; k < fi->nevidence; k++) {
+      if (k) fputc(',', f);
+      jstr(f, fi->evidence[k]);
+    }
+    fputs("]}", f);
+  }
+  fputs("],\n\"sites\":[", f);
+  for (size_t i = 0; i < r->nsites; i++) {
+    fputs(i ? ",\n " : "\n ", f);
+    site(f, &r->sites[i], 0);
+  }
+  fputs("]}\n", f);
+  fflush(f);
+  return ferror(f) ? -EIO : 0;
+}

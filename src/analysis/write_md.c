@@ -1,0 +1,161 @@
+/* write_md.c - the report in Markdown: overview, findings with symbolized
+ * sites and per-coroutine evidence, suspension sites with percentiles. */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "analysis/model.h"
+
+#define MD_COROS_SHOWN 20
+#define MD_SITES_SHOWN 10
+
+static const char *base_name(const char *p) {
+  const char *s = p ? strrchr(p, '/') : NULL;
+  return s ? s + 1 : p;
+}
+
+/* "conn_read (resp_server.c:212)", "app+0x1234", or "0x... (unsymbolized)". */
+static const char *fmt_site(const struct ct_rsite *rs, char *buf, size_t n) {
+  if (rs->symbolized && rs->sym.function && rs->sym.file)
+    snprintf(buf, n, "%s (%s:%d)", rs->sym.function, base_name(rs->sym.file), rs->sym.line);
+  else if (rs->symbolized && rs->sym.function)
+    snprintf(buf, n, "%s (%s+0x%" PRIx64 ")", rs->sym.function, base_name(rs->sym.module), rs->sym.offset);
+  else if (rs->symbolized)
+    snprintf(buf, n, "%s+0x%" PRIx64, base_name(rs->sym.module), rs->sym.offset);
+  else
+    snprintf(buf, n, "0x%016" PRIx64 " (unsymbolized)", rs->site);
+  return buf;
+}
+
+static void site_line(FILE *f, const struct ct_finding *fi, const struct ct_rsite *rs) {
+  char s[512], a[32], b[32], c[32];
+  int blocker = strcmp(fi->kind, "blocker") == 0;
+  fprintf(f, "- `%s`: %" PRIu64 " %s", fmt_site(rs, s, sizeof s), rs->count,
+          blocker ? (rs->count == 1 ? "long run" : "long runs")
+                  : (rs->count == 1 ? "coroutine" : "coroutines"));
+  if (rs->has_fd && rs->fd_min == rs->fd_max) fprintf(f, ", fd %" PRIu64, rs->fd_min);
+  else if (rs->has_fd) fprintf(f, ", fds %" PRIu64 "-%" PRIu64, rs->fd_min, rs->fd_max);
+  if (rs->has_dur && blocker)
+    fprintf(f, ", %s mean, %s longest", ct_fmt_ns(rs->p50, a, sizeof a), ct_fmt_ns(rs->max, b, sizeof b));
+  else if (rs->has_dur)
+    fprintf(f, ", suspended %s median (p99 %s, max %s)", ct_fmt_ns(rs->p50, a, sizeof a),
+            ct_fmt_ns(rs->p99, b, sizeof b), ct_fmt_ns(rs->max, c, sizeof c));
+  fputc('\n', f);
+}
+
+/* Markdown table cells must not contain '|' or newlines. */
+static void cell(FILE *f, const char *s) {
+  for (; s && *s; s++) {
+    if (*s == '|') fputs("\\|", f);
+    else fputc(*s == '\n' ? ' ' : *s, f);
+  }
+}
+
+static void finding(FILE *f, const struct ct_report *r, size_t idx) {
+  const struct ct_finding *fi = &r->f[idx];
+  fprintf(f, "### %zu. [%s] %s\n\n", idx + 1, ct_sev_name(fi->sev), fi->title);
+  fprintf(f, "`%s`", fi->kind);
+  for (size_t i = 0; i < fi->nevidence; i++) fprintf(f, "%s %s", i ? ";" : ":", fi->evidence[i]);
+  fputs(".\n\n", f);
+  size_t nsites = fi->nsites < MD_SITES_SHOWN ? fi->nsites : MD_SITES_SHOWN;
+  for (size_t i = 0; i < nsites; i++) site_line(f, fi, &fi->sites[i]);
+  if (nsites < fi->nsites) fprintf(f, "- %zu more sites (all in the JSON)\n", fi->nsites - nsites);
+  if (fi->nsites) fputc('\n', f);
+  if (!fi->ncoros) return;
+  size_t shown = fi->ncoros < MD_COROS_SHOWN ? fi->ncoros : MD_COROS_SHOWN;
+  if (shown < fi->ncoros) fprintf(f, "First %zu of %zu coroutines:\n\n", shown, fi->ncoros);
+  fputs("| coroutine | label | waits on | site | evidence |\n| --- | --- | --- | --- | --- |\n", f);
+  for (size_t i = 0; i < shown; i++) {
+    const struct ct_rcoro *c = &fi->coros[i];
+    char s[512] = "";
+    fprintf(f, "| %" PRIu64 " | ", c->probe_id);
+    cell(f, c->label ? c->label : "");
+    fputs(" | ", f);
+    if (c->wait == 1) fprintf(f, "fd %" PRIu64, c->obj);
+    else if (c->wait == 2) fprintf(f, "0x%" PRIx64, c->obj);
+    if (c->waits_for) fprintf(f, " (coroutine %" PRIu64 ")", c->waits_for);
+    fputs(" | ", f);
+    if (c->site_index >= 0) cell(f, fmt_site(&fi->sites[c->site_index], s, sizeof s));
+    fputs(" | ", f);
+    cell(f, c->evidence);
+    fputs(" |\n", f);
+  }
+  fputc('\n', f);
+}
+
+static void overview(FILE *f, const struct ct_report *r) {
+  const struct ct_state *st = r->st;
+  char a[32], b[32];
+  fprintf(f, "- **Trace**: `%s`, %" PRIu64 " lines (%.1f MB), %" PRIu64 " events, %" PRIu64
+             " coroutines, %" PRIu64 " threads",
+          r->path, st->lines, (double)r->bytes / 1e6, st->events, r->coroutines, r->threads);
+  if (st->run_id[0]) fprintf(f, "; run `%s`", st->run_id);
+  if (st->host[0]) fprintf(f, " on `%s`", st->host);
+  fputs(!st->has_meta ? " (no meta line: a reference-engine or v1 trace)\n" : "\n", f);
+  if (!st->events) fputs("- **Duration**: no events\n", f);
+  else fprintf(f, "- **Duration**: %s (from the first event to %s)\n", ct_fmt_ns(r->duration_ns, a, sizeof a),
+          st->has_end && st->end_ts >= st->last_ts ? "the end line" : "the last event");
+  if (r->gaps_total) {
+    fprintf(f, "- **Idle gaps**: only %s of it had events; %zu stretch%s over 60 s without any:",
+            ct_fmt_ns(r->active_ns, a, sizeof a), r->gaps_total, r->gaps_total == 1 ? "" : "es");
+    for (size_t i = 0; i < r->ngaps; i++)
+      fprintf(f, "%s %s from +%s", i ? "," : "", ct_fmt_ns(r->gaps[i].to - r->gaps[i].from, a, sizeof a),
+              ct_fmt_ns(r->gaps[i].from - r->start_ts, b, sizeof b));
+    fputs(" (machine asleep, or timestamps of several runs in one file)\n", f);
+  }
+  if (!st->has_end) fputs("- **End**: no end line: the trace was cut short\n", f);
+  else if (st->exit_has_signal)
+    fprintf(f, "- **End**: killed by %s (signal %" PRId64 ")\n", st->exit_name[0] ? st->exit_name : "?",
+            st->exit_signal);
+  else if (st->exit_has_code) fprintf(f, "- **End**: exited with code %" PRId64 "\n", st->exit_code);
+  uint64_t bad = st->bad[CT_LINE_SYNTAX] + st->bad[CT_LINE_SHAPE] + st->bad[CT_LINE_TORN];
+  if (bad) {
+    fprintf(f, "- **Malformed lines**: %" PRIu64 " skipped (%" PRIu64 " torn records, %" PRIu64
+               " invalid JSON, %" PRIu64 " of an unexpected shape); first at line%s",
+            bad, st->bad[CT_LINE_TORN], st->bad[CT_LINE_SYNTAX], st->bad[CT_LINE_SHAPE],
+            st->nbad_kept == 1 ? "" : "s");
+    for (uint64_t i = 0; i < st->nbad_kept; i++) fprintf(f, "%s %" PRIu64, i ? "," : "", st->bad_lines[i]);
+    fputc('\n', f);
+  }
+  fprintf(f, "- **Completeness**: %" PRIu64 " events lost%s\n", r->lost_events,
+          st->any_ev || st->has_end_counts ? "" : " as far as a v1 trace can tell (it has no loss counts)");
+  fprintf(f, "- **Thread migrations**: %" PRIu64 " of %" PRIu64 " resumes ran on another thread than the coroutine's previous resume\n",
+          st->migrations, st->resumes);
+  if (r->alive_at_end && r->killed)
+    fprintf(f, "- **Alive at the end**: %" PRIu64 " coroutines; not reported as leaks because %s "
+               "(a live server's connections are not leaks)\n",
+            r->alive_at_end, st->has_end ? "the program was killed" : "the trace was cut short");
+  if (!st->modules)
+    fputs("- **Symbols**: the trace has no module lines: sites are raw addresses, unsymbolized"
+          " (in a v1 trace, suspend addresses are the SDK's frame addresses, not code)\n", f);
+  else if (st->sym_err)
+    fprintf(f, "- **Symbols**: some module lines could not be used (%s)\n", strerror(-st->sym_err));
+}
+
+int ct_write_markdown(FILE *f, const struct ct_report *r) {
+  char s[512], a[32], b[32], c[32];
+  fprintf(f, "# corotracer report\n\n## Overview\n\n");
+  overview(f, r);
+  fprintf(f, "\n## Findings\n\n");
+  if (!r->nf) fputs("No findings.\n\n", f);
+  for (size_t i = 0; i < r->nf; i++) finding(f, r, i);
+  if (r->nsites) {
+    fputs("## Suspension sites\n\nTime from suspend to the next resume, over every suspension seen"
+          " (estimated from log-linear buckets, about 6%).\n\n"
+          "| site | suspensions | p50 | p99 | max |\n| --- | ---: | ---: | ---: | ---: |\n", f);
+    size_t shown = r->nsites < 3 * MD_SITES_SHOWN ? r->nsites : 3 * MD_SITES_SHOWN;
+    for (size_t i = 0; i < shown; i++) {
+      const struct ct_rsite *rs = &r->sites[i];
+      fputs("| `", f);
+      cell(f, fmt_site(rs, s, sizeof s));
+      if (rs->has_dur)
+        fprintf(f, "` | %" PRIu64 " | %s | %s | %s |\n", rs->count, ct_fmt_ns(rs->p50, a, sizeof a),
+                ct_fmt_ns(rs->p99, b, sizeof b), ct_fmt_ns(rs->max, c, sizeof c));
+      else
+        fprintf(f, "` | %" PRIu64 " | - | - | - |\n", rs->count);
+    }
+    if (shown < r->nsites) fprintf(f, "\n%zu more sites not shown.\n", r->nsites - shown);
+  }
+  fflush(f);
+  return ferror(f) ? -EIO : 0;
+}
