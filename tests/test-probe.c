@@ -427,17 +427,27 @@ static int body_engine_stuck(void) {
   CHECK(c >= 0);
   corotracer_co *a = corotracer_create(1, NULL, NULL);
   CHECK(a);
+  int queued = -1;
+  /* engine awake: no byte; engine asleep: one byte, from the first event only */
+  for (int i = 0; i < 100; i++)
+    corotracer_wake(a, NULL);
+  CHECK(ioctl(c, FIONREAD, &queued) == 0 && queued == 0);
+  atomic_store(&hdr->tracer_sleeping, 1);
+  for (int i = 0; i < 3; i++)
+    corotracer_wake(a, NULL);
+  CHECK(ioctl(c, FIONREAD, &queued) == 0 && queued == 1);
+  CHECK(atomic_load(&hdr->tracer_sleeping) == 0);
+  char b[1];
+  CHECK(read(c, b, 1) == 1 && b[0] == '1');
   for (int i = 0; i < n; i++) {
     atomic_store(&hdr->tracer_sleeping, 1);
     corotracer_wake(a, NULL);
   }
-  int queued = 0;
   CHECK(ioctl(c, FIONREAD, &queued) == 0);
   printf("engine stuck: %d events asked for a byte, %d bytes queued\n", n, queued);
   CHECK(queued > 0 && queued < n); /* the buffer filled, later sends failed */
-  char b[1];
   CHECK(read(c, b, 1) == 1 && b[0] == '1');
-  CHECK(atomic_load(&station(0)->ev_claimed) == (uint64_t)n + 1);
+  CHECK(atomic_load(&station(0)->ev_claimed) == (uint64_t)n + 1 + 103);
   close(c);
   return 0;
 }
@@ -477,6 +487,37 @@ static int body_fork(void) {
   corotracer_suspend(a, NULL, COROTRACER_WAIT_NONE, 0);
   CHECK(atomic_load(&station(0)->ev_claimed) == 3);
   CHECK(corotracer_enabled() == 1);
+  return 0;
+}
+
+/* ---- first calls racing ---------------------------------------------------- */
+
+#define RACERS 4
+static atomic_int race_gate;
+static void *racer(void *arg) {
+  while (!atomic_load(&race_gate))
+    sched_yield();
+  return corotracer_create((uint64_t)(uintptr_t)arg, NULL, NULL); /* this thread's first call */
+}
+
+/* Several threads make the process's first probe call at once: one attach. */
+static int body_first_calls(void) {
+  pthread_t t[RACERS];
+  void *h[RACERS];
+  for (int i = 0; i < RACERS; i++)
+    CHECK(pthread_create(&t[i], NULL, racer, (void *)(uintptr_t)(i + 1)) == 0);
+  atomic_store(&race_gate, 1);
+  for (int i = 0; i < RACERS; i++)
+    CHECK(pthread_join(t[i], &h[i]) == 0 && h[i] != NULL);
+  CHECK(atomic_load(&hdr->attached) == 1);
+  CHECK(atomic_load(&hdr->allocated_count) == RACERS);
+  uint64_t seen = 0;
+  for (uint32_t i = 0; i < RACERS; i++) {
+    uint64_t id = station(i)->probe_id;
+    CHECK(id >= 1 && id <= RACERS && !(seen & (1u << id)));
+    seen |= 1u << id;
+    CHECK(atomic_load(&station(i)->ev_claimed) == 1);
+  }
   return 0;
 }
 
@@ -680,6 +721,7 @@ int main(void) {
   fails += make_memfd(2, memfd_path, sizeof memfd_path) ||
            run_case("sealed memfd via /proc", (struct env){memfd_path, sock_path, "2"}, body_overflow, 0, NULL);
   good.count = "8";
+  fails += make_good_file(8) || run_case("first calls racing", good, body_first_calls, 0, NULL);
   fails += make_good_file(8) || run_case("threads", good, body_threads, 0, NULL);
 
   static const struct bad_case bad[] = {
