@@ -27,6 +27,10 @@ $(O)/examples/cpp-pipeline: $(O)/obj/examples/cpp/pipeline.o $(LIBA)
 	@mkdir -p $(@D)
 	$(CXX) $(LDFLAGS_ALL) -o $@ $< $(LIBA) -lpthread
 
+$(O)/bench/bench-cpp: $(O)/obj/bench/bench-cpp.o $(LIBA)
+	@mkdir -p $(@D)
+	$(CXX) $(LDFLAGS_ALL) -o $@ $< $(LIBA) -lpthread
+
 CPP_TESTS := $(O)/tests/test-cpp-forms
 $(CPP_TESTS): $(O)/tests/%: $(O)/obj/tests/%.o $(LIBA)
 	@mkdir -p $(@D)
@@ -38,5 +42,5 @@ $(O)/tests/test-cpp-sym: $(O)/obj/tests/test-cpp-sym.o $(O)/obj/src/common/symbo
 	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS)
 
 TESTS += $(CPP_TESTS) tests/test-cpp-trace.sh tests/test-cpp-pipeline.sh
-PROGS += $(O)/examples/cpp-pipeline $(O)/tests/test-cpp-sym $(foreach v,$(CPP_VARIANTS),$(O)/tests/test-cpp-forms-$v)
+PROGS += $(O)/examples/cpp-pipeline $(O)/tests/test-cpp-sym $(O)/bench/bench-cpp $(foreach v,$(CPP_VARIANTS),$(O)/tests/test-cpp-forms-$v)
 .SECONDARY: $(foreach v,$(CPP_VARIANTS),$(O)/obj/cpp-$v/tests/test-cpp-forms.o)
