@@ -1,0 +1,329 @@
+/* test-demo-sched.c - the demo scheduler (examples/demo): context switches
+ * keep every coroutine's stack and registers across thousands of coroutines,
+ * coroutines migrate between worker threads (work stealing), no wake is lost
+ * under a ping-pong and thread-wake stress, I/O and sleep through the reactor.
+ * Runs under ASan and TSan too (counts are smaller there). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../examples/demo/scheduler.h"
+
+static int failures;
+#define CHECK(c, ...)                                                   \
+  do {                                                                  \
+    if (!(c)) {                                                         \
+      printf("%s:%d: check failed: %s: ", __FILE__, __LINE__, #c);      \
+      printf(__VA_ARGS__);                                              \
+      printf("\n");                                                     \
+      fflush(stdout);                                                   \
+      failures++;                                                       \
+    }                                                                   \
+  } while (0)
+
+static int scale = 1; /* divides the counts under sanitizers */
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- 1. switches keep the stack: many coroutines, each checks its frame ---- */
+
+#define WORDS 48
+struct stack_job {
+  uint64_t seed;
+  int yields;
+  _Atomic int errors;
+  unsigned workers_seen; /* bitmask of worker indices it ran on */
+};
+
+static _Atomic int stack_errors;
+
+static __attribute__((noinline)) double mix(double x, uint64_t k) { return x * 1.0000001 + (double)(k & 7); }
+
+static void stack_co(void *p) {
+  struct stack_job *j = p;
+  volatile uint64_t words[WORDS];
+  volatile uint64_t *where = words;
+  uint64_t a = j->seed * 0x9E3779B97F4A7C15ull, b = ~j->seed, c = j->seed << 7;
+  double f = (double)j->seed;
+  for (int i = 0; i < WORDS; i++) words[i] = j->seed * 1000003u + (uint64_t)i;
+  for (int y = 0; y < j->yields; y++) {
+    j->workers_seen |= 1u << sch_worker_index();
+    a = a * 6364136223846793005ull + 1;
+    b ^= a;
+    c += b;
+    f = mix(f, a);
+    uint64_t ea = a, eb = b, ec = c;
+    double ef = f;
+    sch_yield();
+    /* Same frame (same address), same contents, same values in registers. */
+    if (where != words) atomic_fetch_add(&stack_errors, 1);
+    for (int i = 0; i < WORDS; i++)
+      if (words[i] != j->seed * 1000003u + (uint64_t)i) atomic_fetch_add(&stack_errors, 1);
+    if (ea != a || eb != b || ec != c || ef != f) atomic_fetch_add(&stack_errors, 1);
+  }
+  j->workers_seen |= 1u << sch_worker_index();
+}
+
+struct spawner {
+  struct stack_job *jobs;
+  int n;
+};
+
+/* Spawned from one coroutine: they all start on one worker's queue, so any
+ * coroutine seen on another worker was stolen. */
+static void spawn_all(void *p) {
+  struct spawner *s = p;
+  for (int i = 0; i < s->n; i++)
+    if (!sch_spawn(stack_co, &s->jobs[i], "stack")) atomic_fetch_add(&stack_errors, 1000000);
+}
+
+static void test_stacks(int workers) {
+  int n = 4000 / scale;
+  struct stack_job *jobs = calloc((size_t)n, sizeof *jobs);
+  struct spawner sp = {jobs, n};
+  for (int i = 0; i < n; i++) jobs[i] = (struct stack_job){.seed = (uint64_t)i + 1, .yields = 20};
+  struct sch_stats before, after;
+  sch_get_stats(&before);
+  CHECK(sch_spawn(spawn_all, &sp, "spawner") != NULL, "spawn");
+  long left = sch_wait_idle(30000);
+  CHECK(left == 0, "%ld coroutines still alive after 30 s", left);
+  sch_get_stats(&after);
+  int migrated = 0;
+  unsigned all = 0;
+  for (int i = 0; i < n; i++) {
+    all |= jobs[i].workers_seen;
+    if (__builtin_popcount(jobs[i].workers_seen) > 1) migrated++;
+  }
+  CHECK(atomic_load(&stack_errors) == 0, "%d stack/register mismatches across switches", atomic_load(&stack_errors));
+  CHECK(after.finished - before.finished == (uint64_t)n + 1, "finished %llu of %d",
+        (unsigned long long)(after.finished - before.finished), n + 1);
+  CHECK(after.switches - before.switches >= (uint64_t)n * 21, "only %llu switches",
+        (unsigned long long)(after.switches - before.switches));
+  CHECK(after.steals > before.steals, "no coroutine was stolen");
+  CHECK(__builtin_popcount(all) >= 2, "all coroutines ran on one worker (mask %#x)", all);
+  CHECK(migrated > 0, "no coroutine was resumed on two different threads");
+  printf("stacks: %d coroutines x 20 yields, %llu switches, %llu steals, %d ran on 2+ threads, workers mask %#x/%d\n",
+         n, (unsigned long long)(after.switches - before.switches),
+         (unsigned long long)(after.steals - before.steals), migrated, all, workers);
+  free(jobs);
+}
+
+/* ---- 2. no lost wakeup: ping-pong between coroutines ----------------------- */
+
+struct pair {
+  _Atomic int turn; /* 0 or 1: whose move */
+  sch_co *co[2];
+  _Atomic int ready;
+  int rounds;
+};
+struct player {
+  struct pair *p;
+  int me;
+};
+
+static _Atomic long wakes_sent;
+
+static void player_co(void *arg) {
+  struct player *pl = arg;
+  struct pair *p = pl->p;
+  /* Wait until both coroutines exist (the spawner fills co[] then sets ready). */
+  while (!atomic_load(&p->ready)) sch_yield();
+  for (int r = 0; r < p->rounds; r++) {
+    /* Check, prepare, re-check, park: the partner's wake may land anywhere
+     * in between, including after the re-check and before the park. */
+    while (atomic_load(&p->turn) != pl->me) {
+      sch_park_prepare(NULL, COROTRACER_WAIT_PTR, (uint64_t)(uintptr_t)p);
+      if (atomic_load(&p->turn) == pl->me) {
+        sch_park(); /* may return at once (a wake is pending), or after a wake */
+        break;
+      }
+      sch_park();
+    }
+    atomic_store(&p->turn, !pl->me);
+    atomic_fetch_add_explicit(&wakes_sent, 1, memory_order_relaxed);
+    sch_wake(p->co[!pl->me]);
+  }
+}
+
+/* ---- 3. no lost wakeup: plain threads wake coroutines ---------------------- */
+
+struct mailbox {
+  _Atomic long tokens;
+  long target;
+  sch_co *co;
+  _Atomic int ready;
+};
+
+static void consumer_co(void *arg) {
+  struct mailbox *m = arg;
+  long got = 0;
+  while (got < m->target) {
+    long t = atomic_exchange(&m->tokens, 0);
+    if (t > 0) {
+      got += t;
+      continue;
+    }
+    sch_park_prepare(NULL, COROTRACER_WAIT_PTR, (uint64_t)(uintptr_t)m);
+    if (atomic_load(&m->tokens) == 0) sch_park();
+    else
+      sch_park(); /* a wake is on its way or already pending: consumes it */
+  }
+}
+
+struct producer {
+  struct mailbox *boxes;
+  int nboxes, first, step;
+  long per_box;
+};
+
+static void *producer_thread(void *arg) {
+  struct producer *pr = arg;
+  for (long k = 0; k < pr->per_box; k++)
+    for (int b = pr->first; b < pr->nboxes; b += pr->step) {
+      while (!atomic_load(&pr->boxes[b].ready)) sched_yield();
+      atomic_fetch_add(&pr->boxes[b].tokens, 1);
+      atomic_fetch_add_explicit(&wakes_sent, 1, memory_order_relaxed);
+      sch_wake(pr->boxes[b].co);
+    }
+  return NULL;
+}
+
+static void test_wakes(void) {
+  int npairs = 64, rounds = 4000 / scale;
+  int nboxes = 32, nthreads = 2;
+  long per_box = 4000 / scale;
+  struct pair *pairs = calloc((size_t)npairs, sizeof *pairs);
+  struct player *players = calloc((size_t)npairs * 2, sizeof *players);
+  struct mailbox *boxes = calloc((size_t)nboxes, sizeof *boxes);
+  pthread_t th[2];
+  struct producer prs[2];
+  struct sch_stats before, after;
+  sch_get_stats(&before);
+  atomic_store(&wakes_sent, 0);
+  uint64_t t0 = now_ns();
+  for (int i = 0; i < npairs; i++) {
+    pairs[i].rounds = rounds;
+    for (int k = 0; k < 2; k++) {
+      players[2 * i + k] = (struct player){&pairs[i], k};
+      pairs[i].co[k] = sch_spawn(player_co, &players[2 * i + k], "player");
+      CHECK(pairs[i].co[k] != NULL, "spawn player");
+    }
+    atomic_store(&pairs[i].ready, 1);
+  }
+  for (int b = 0; b < nboxes; b++) {
+    boxes[b].target = per_box;
+    boxes[b].co = sch_spawn(consumer_co, &boxes[b], "consumer");
+    CHECK(boxes[b].co != NULL, "spawn consumer");
+    atomic_store(&boxes[b].ready, 1);
+  }
+  for (int t = 0; t < nthreads; t++) {
+    /* Each thread feeds half of the boxes, so each box gets per_box tokens. */
+    prs[t] = (struct producer){boxes, nboxes, t, nthreads, per_box};
+    pthread_create(&th[t], NULL, producer_thread, &prs[t]);
+  }
+  for (int t = 0; t < nthreads; t++) pthread_join(th[t], NULL);
+  long left = sch_wait_idle(30000);
+  uint64_t ms = (now_ns() - t0) / 1000000u;
+  long sent = atomic_load(&wakes_sent);
+  sch_get_stats(&after);
+  uint64_t sw = after.switches - before.switches;
+  CHECK(left == 0, "%ld coroutines stuck: a wake was lost", left);
+  CHECK(sent == (long)npairs * 2 * rounds + (long)nboxes * per_box, "%ld wakes sent", sent);
+  CHECK(sw > (uint64_t)sent / 8, "only %llu switches for %ld wakes: the stress did not park", (unsigned long long)sw, sent);
+  printf("wakes: %ld wakes (%d ping-pong pairs x %d rounds, %d threads -> %d coroutines), %llu switches, %llu ms, "
+         "%ld stuck\n",
+         sent, npairs, rounds, nthreads, nboxes, (unsigned long long)sw, (unsigned long long)ms, left);
+  if (left == 0) { /* the coroutines still reference these when stuck */
+    free(pairs);
+    free(players);
+    free(boxes);
+  }
+}
+
+/* ---- 4. reactor: I/O over a socketpair, sleep ---------------------------- */
+
+struct io_job {
+  int fd;
+  int msgs;
+  _Atomic int ok;
+};
+
+static void io_echo_co(void *arg) { /* echo until EOF */
+  struct io_job *j = arg;
+  char buf[256];
+  ssize_t r;
+  while ((r = sch_read(j->fd, buf, sizeof buf)) > 0)
+    if (sch_write(j->fd, buf, (size_t)r) != r) return;
+  if (r == 0) atomic_store(&j->ok, 1);
+  close(j->fd);
+}
+
+static void io_client_co(void *arg) {
+  struct io_job *j = arg;
+  char msg[64], back[64];
+  for (int i = 0; i < j->msgs; i++) {
+    int n = snprintf(msg, sizeof msg, "message %d", i);
+    if (sch_write(j->fd, msg, (size_t)n) != n) return;
+    for (int got = 0; got < n;) { /* a stream: the echo may come in pieces */
+      ssize_t r = sch_read(j->fd, back + got, (size_t)(n - got));
+      if (r <= 0) return;
+      got += (int)r;
+    }
+    if (memcmp(msg, back, (size_t)n) != 0) return;
+  }
+  atomic_store(&j->ok, 1);
+  close(j->fd);
+}
+
+static _Atomic uint64_t slept_ns;
+static void sleeper_co(void *arg) {
+  (void)arg;
+  uint64_t t = now_ns();
+  CHECK(sch_sleep_ns(5 * 1000 * 1000) == 0, "sleep");
+  atomic_store(&slept_ns, now_ns() - t);
+}
+
+static void test_reactor(void) {
+  int sv[2];
+  CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) == 0, "socketpair");
+  struct io_job server = {.fd = sv[0]}, client = {.fd = sv[1], .msgs = 2000 / scale};
+  CHECK(sch_spawn(io_echo_co, &server, "echo") && sch_spawn(io_client_co, &client, "client") &&
+            sch_spawn(sleeper_co, NULL, "sleeper"),
+        "spawn");
+  long left = sch_wait_idle(30000);
+  CHECK(left == 0, "%ld I/O coroutines stuck", left);
+  CHECK(atomic_load(&client.ok) && atomic_load(&server.ok), "echo over socketpair: client %d server %d",
+        atomic_load(&client.ok), atomic_load(&server.ok));
+  CHECK(atomic_load(&slept_ns) >= 5000000u, "slept %llu ns, asked 5 ms", (unsigned long long)atomic_load(&slept_ns));
+  printf("reactor: %d echoes over a socketpair, sleep 5 ms took %.2f ms\n", client.msgs,
+         (double)atomic_load(&slept_ns) / 1e6);
+}
+
+int main(void) {
+  const char *san = getenv("CT_SAN");
+  if (san && *san) scale = 4;
+  int workers = 4;
+  struct sch_opts o = {.workers = workers, .stack_size = 128 * 1024};
+  int rc = sch_start(&o);
+  if (rc != 0) {
+    printf("sch_start: %s\n", strerror(-rc));
+    return 1;
+  }
+  test_stacks(workers);
+  test_wakes();
+  test_reactor();
+  sch_stop();
+  printf("%s\n", failures ? "FAILED" : "ok");
+  return failures ? 1 : 0;
+}
