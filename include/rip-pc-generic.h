@@ -9,7 +9,7 @@
  * address points after the call, possibly at the next source line, so it
  * gives ret - 1, an address inside the call instruction; readers then look
  * every snapshot up as-is, whatever the CPU. */
-static inline __attribute__((noinline, unused)) uintptr_t rip_pc_of_caller_(void) {
+static __attribute__((noinline, unused)) uintptr_t rip_pc_of_caller_(void) {
   return (uintptr_t)__builtin_extract_return_addr(__builtin_return_address(0)) - 1;
 }
 

@@ -40,7 +40,9 @@
 #include <string.h>
 #include <sys/types.h>
 
-#if defined(__x86_64__)
+#if defined(RIP_GENERIC_PC) /* force the portable capture (tests) */
+#include "rip-pc-generic.h"
+#elif defined(__x86_64__)
 #include "rip-pc-x86_64.h"
 #elif defined(__aarch64__)
 #include "rip-pc-aarch64.h"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # test-rip.sh - `corotracer rip` on rings of a killed program: by function, by
-# thread, counter wrap, exit markers, gzip/zlib copies, PIE, non-PIE, DSO, and
-# a librip-style ring without module map.
+# thread, counter wrap, exit markers, live reads, gzip/zlib copies, PIE,
+# non-PIE, DSO, the portable capture, and a librip-style ring without module
+# map.
 set -u
 : "${CT_BUILD:?}" "${COROTRACER:?}"
 T=$CT_BUILD/tests
@@ -89,6 +90,12 @@ for f in pie.gz pie.zz; do
   rip -e "$T/test-rip-prog-pie" -r "$tmp/$f" | cmp -s - "$tmp/func" || fail "$f differs"
   rip -e "$T/test-rip-prog-pie" -r "$tmp/$f" -t -v | cmp -s - "$tmp/thrv" || fail "$f -t -v differs"
 done
+
+# The portable address capture (a call, for CPUs other than x86-64 and
+# AArch64) names the same lines.
+start "$T/test-rip-prog-generic" "$tmp/generic"
+stop
+rip -e "$T/test-rip-prog-generic" -r "$tmp/generic" | cmp -s - "$tmp/func" || fail "generic capture differs"
 
 # A fixed-address executable: same view; and without its module map (a ring
 # as librip writes it) the executable still symbolizes at its own addresses.

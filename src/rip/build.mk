@@ -22,3 +22,12 @@ $(O)/bench/bench-rip: $(O)/obj/bench/bench-rip.o $(LIBA)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(LIBA) -lpthread
 PROGS += $(O)/bench/bench-rip
+
+# The same program with the portable address capture (RIP_GENERIC_PC), as on
+# CPUs other than x86-64 and AArch64.
+$(O)/obj/tests/test-rip-prog-generic.o: tests/test-rip-prog.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -DRIP_GENERIC_PC -MMD -MP -c $< -o $@
+$(O)/tests/test-rip-prog-generic: $(O)/obj/tests/test-rip-prog-generic.o $(O)/tests/libtest-rip-dso.so $(LIBA)
+	$(RIP_PROG_LINK) -pie
+PROGS += $(O)/tests/test-rip-prog-generic
