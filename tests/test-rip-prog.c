@@ -3,6 +3,9 @@
  * test-rip-prog RING      threads snapshot at known sites; the program prints
  *                         "line SITE N" for each site, then "ready", and waits
  *                         to be killed (SIGKILL)
+ * test-rip-prog tid RING  one snapshot in a ring sized by pid_max, in the record
+ *                         of the main thread's tid (rip_init(0, ...)); prints
+ *                         "tid TID LINE" and exits
  * test-rip-prog zlib IN OUT  copy IN to OUT as a zlib stream (stored blocks:
  *                         the test needs a zlib file and Debian has no zlib CLI)
  */
@@ -57,6 +60,8 @@ static __attribute__((noinline)) void exit_path(void) { SNAP_AT(line_exit); }
 static __attribute__((noinline)) void resume_step(void) { SNAP_AT(line_resume); }
 static __attribute__((noinline)) void main_wait(void) { SNAP_AT(line_main); }
 static __attribute__((noinline)) void spin_step(void) { SNAP_AT(line_spin); }
+static int line_tid;
+static __attribute__((noinline)) void tid_site(void) { SNAP_AT(line_tid); }
 
 enum role { PARK_A, PARK_B, WRAPPER, EXITER, DSO, RESUMER, SPINNER };
 struct worker {
@@ -135,6 +140,18 @@ static int run(const char *ring) {
   return 0;
 }
 
+/* The librip default: records indexed by tid, the file sized for pid_max. */
+static int run_tid(const char *ring) {
+  if (!rip_create_ring(ring, 0)) {
+    fprintf(stderr, "test-rip-prog: %s: %s\n", ring, strerror(errno));
+    return 1;
+  }
+  rip_init(0, "tid", 3, 0, 0);
+  tid_site();
+  printf("tid %ld %d\n", (long)rip_tid, line_tid);
+  return 0;
+}
+
 /* zlib stream of IN in stored deflate blocks (RFC 1950/1951), Adler-32 last. */
 static int zlib_copy(const char *in, const char *out) {
   FILE *fi = fopen(in, "rb"), *fo = fopen(out, "wb");
@@ -167,7 +184,8 @@ done:
 
 int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "zlib") == 0) return zlib_copy(argv[2], argv[3]);
+  if (argc == 3 && strcmp(argv[1], "tid") == 0) return run_tid(argv[2]);
   if (argc == 2) return run(argv[1]);
-  fprintf(stderr, "usage: test-rip-prog RING | test-rip-prog zlib IN OUT\n");
+  fprintf(stderr, "usage: test-rip-prog RING | tid RING | zlib IN OUT\n");
   return 2;
 }

@@ -97,6 +97,13 @@ start "$T/test-rip-prog-generic" "$tmp/generic"
 stop
 rip -e "$T/test-rip-prog-generic" -r "$tmp/generic" | cmp -s - "$tmp/func" || fail "generic capture differs"
 
+# librip's default: rip_init(0) uses the tid, the file is sized for pid_max
+# (sparse: the reader visits its data extents only). The writer exited.
+"$T/test-rip-prog-pie" tid "$tmp/tid" >"$tmp/tid.out" || fail "tid mode"
+read -r _ tid tline <"$tmp/tid.out"
+[ "$(wc -c <"$tmp/tid")" -eq $(($(cat /proc/sys/kernel/pid_max) * 320)) ] || fail "ring not sized by pid_max"
+[ "$(rip -e "$T/test-rip-prog-pie" -r "$tmp/tid" -t)" = "tid[$tid]: {0}$P:$tline" ] || fail "tid ring: $(cat "$tmp/stdout")"
+
 # A fixed-address executable: same view; and without its module map (a ring
 # as librip writes it) the executable still symbolizes at its own addresses.
 start "$T/test-rip-prog-nopie" "$tmp/nopie"

@@ -125,6 +125,10 @@ static int write_maps(const char *path) {
   char header[PATH_MAX + 64];
   int hlen = snprintf(header, sizeof header, "# corotracer rip maps 1\npid %ld\nexe %s\n",
                       (long)getpid(), exe);
+  if (hlen < 0 || (size_t)hlen >= sizeof header) {
+    errno = ENAMETOOLONG;
+    goto out;
+  }
   if (asprintf(&tmp, "%s.%ld.tmp", path, (long)getpid()) < 0) {
     tmp = NULL;
     errno = ENOMEM;
