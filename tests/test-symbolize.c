@@ -1,6 +1,9 @@
 /* test-symbolize.c - the symbolizer on this very program (built -g as a PIE):
  * maps from /proc/self/maps, own functions, a return address, a library, a
- * missing file, pid filtering and a map-less (static) module. */
+ * missing file, pid filtering and a map-less (static) module.
+ * With `--trace FILE` it instead writes a trace whose module lines are its own
+ * maps and whose sites are its own code, and prints the expected symbols
+ * (tests/test-report-pie.sh checks `corotracer report` against them). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -37,8 +40,9 @@ __attribute__((noinline)) static uintptr_t caller(void) {
   return ra;
 }
 
-/* Feeds every executable file mapping of this process to s; returns how many. */
-static int add_self_maps(ct_symbolizer *s, uint32_t pid, char *exe, size_t exesz) {
+/* Feeds every executable file mapping of this process to s (or, with s NULL,
+ * writes them as module lines to out); returns how many. */
+static int add_self_maps(ct_symbolizer *s, FILE *out, uint32_t pid, char *exe, size_t exesz) {
   FILE *f = fopen("/proc/self/maps", "re");
   if (!f) return -errno;
   char line[4096];
@@ -50,7 +54,11 @@ static int add_self_maps(ct_symbolizer *s, uint32_t pid, char *exe, size_t exesz
                perms, &off, path) < 4)
       continue;
     if (perms[2] != 'x' || path[0] != '/') continue;
-    if (ct_symbolizer_add_module(s, pid, start, end, off, path) == 0) n++;
+    if (out)
+      n += fprintf(out, "{\"type\":\"module\",\"pid\":%u,\"start\":\"0x%016" PRIx64 "\",\"end\":\"0x%016" PRIx64
+                   "\",\"offset\":\"0x%016" PRIx64 "\",\"path\":\"%s\"}\n", pid, start, end, off, path) > 0;
+    else if (ct_symbolizer_add_module(s, pid, start, end, off, path) == 0)
+      n++;
     if (strstr(path, "test-symbolize")) snprintf(exe, exesz, "%s", path);
   }
   fclose(f);
@@ -62,12 +70,39 @@ static int ends_with(const char *s, const char *suffix) {
   return s && a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-int main(void) {
+/* A trace of one coroutine created in f1 and parked for good in caller(). */
+static int write_trace(const char *path) {
+  FILE *f = fopen(path, "we");
+  if (!f) return 1;
+  uint32_t pid = (uint32_t)getpid();
+  char exe[4096] = "";
+  uintptr_t ra = caller(), create = (uintptr_t)&f1 + 1; /* "returns" into f1 */
+  const uint64_t t0 = (uint64_t)5000 * 1000000000u;
+  fprintf(f, "{\"type\":\"meta\",\"format\":\"corotracer-trace\",\"format_version\":1,\"target_pid\":%u,"
+             "\"clock\":{\"mono_ns\":%" PRIu64 ",\"wall_ns\":1}}\n", pid, t0);
+  add_self_maps(NULL, f, pid, exe, sizeof exe);
+  fprintf(f, "{\"type\":\"coroutine\",\"probe_id\":7,\"station\":0,\"pid\":%u,\"label\":\"pie\","
+             "\"create_site\":\"0x%016" PRIxPTR "\"}\n", pid, create);
+  const char *ev = "{\"probe_id\":7,\"tid\":%u,\"addr\":\"0x%016" PRIxPTR "\",\"seq\":%d,\"is_active\":%s,"
+                   "\"ts\":%" PRIu64 ",\"kind\":\"%s\",\"ev\":%d,\"site\":\"0x%016" PRIxPTR "\"%s}\n";
+  fprintf(f, ev, pid, create, 2, "false", t0 + 1000, "create", 0, create, "");
+  fprintf(f, ev, pid, (uintptr_t)0, 4, "true", t0 + 2000, "resume", 1, (uintptr_t)0, "");
+  fprintf(f, ev, pid, ra, 6, "false", t0 + 3000, "suspend", 2, ra, ",\"wait\":\"fd\",\"obj\":9");
+  fprintf(f, "{\"probe_id\":8,\"tid\":%u,\"addr\":\"0x0\",\"seq\":2,\"is_active\":false,\"ts\":%" PRIu64
+             ",\"kind\":\"wake\",\"ev\":0,\"from\":0}\n", pid, t0 + 4000);
+  fprintf(f, "{\"type\":\"end\",\"ts\":%" PRIu64 ",\"exit\":{\"code\":0}}\n", t0 + (uint64_t)5000000000u);
+  if (fclose(f)) return 1;
+  printf("suspend caller %d\ncreate f1 %d\n", call_line, F1_LINE);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], "--trace") == 0) return write_trace(argv[2]);
   ct_symbolizer *s = NULL;
   uint32_t pid = (uint32_t)getpid();
   char exe[4096] = "";
   CHECK(ct_symbolizer_new(&s) == 0, "new");
-  int nmaps = add_self_maps(s, pid, exe, sizeof exe);
+  int nmaps = add_self_maps(s, NULL, pid, exe, sizeof exe);
   CHECK(nmaps >= 2, "only %d executable mappings", nmaps);
   CHECK(exe[0] == '/', "own executable not in /proc/self/maps");
 

@@ -10,3 +10,7 @@ TESTS += $(O)/tests/test-symbolize
 $(O)/tests/test-symbolize: $(O)/obj/tests/test-symbolize.o $(O)/obj/src/common/symbolize.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -pie -o $@ $^ $(PKG_LIBS)
+
+# The report: findings on synthetic traces, input robustness (incl. the
+# reference fixture), symbolized sites of a real PIE (needs test-symbolize).
+TESTS += tests/test-report.sh tests/test-report-input.sh tests/test-report-pie.sh

@@ -453,7 +453,7 @@ static int leak_finding(struct ct_report *r, struct ct_state *st) {
   if (!cs) return -ENOMEM;
   for (size_t i = 0; i < m->cap; i++) {
     struct ct_coro *c = ct_map_at(m, i);
-    if (m->used[i] && c->has_kind && c->state != CT_CS_DESTROYED) cs[n++] = c;
+    if (m->used[i] && c->has_kind && c->created && c->state != CT_CS_DESTROYED) cs[n++] = c;
   }
   r->alive_at_end = n;
   int rc = 0;

@@ -277,6 +277,7 @@ static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_line *l
   switch (kind) {
   case CT_EV_CREATE:
     c->state = CT_CS_CREATED;
+    c->created = 1;
     c->create_site = site;
     if (!c->birth_ts) c->birth_ts = l->ts;
     if (CT_HAS(l, CT_K_PARENT)) c->parent = l->parent;
@@ -336,6 +337,7 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
   }
   case CT_LINE_COROUTINE:
     if (!(c = coro_of(s, l->probe_id))) return -ENOMEM;
+    c->created = 1;
     if (CT_HAS(l, CT_K_PID)) c->pid = (uint32_t)l->pid;
     if (CT_HAS(l, CT_K_LABEL)) c->label = intern_label(s, &l->label);
     if (CT_HAS(l, CT_K_CREATE_SITE)) c->create_site = l->create_site;

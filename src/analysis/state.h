@@ -18,6 +18,7 @@ struct ct_coro {
   uint64_t id;
   uint8_t state;
   uint8_t has_kind;   /* wrote at least one event with "kind" (our SDK) */
+  uint8_t created;    /* its create event or coroutine line was seen */
   uint8_t saw_wake;   /* its trace shows wakes at all */
   uint8_t woken;      /* a wake reached it since its last suspend */
   uint8_t wait;       /* of the last suspend: 0, 1 fd, 2 ptr */

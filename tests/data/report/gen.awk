@@ -6,7 +6,7 @@
 #   resume ID T TID                wake ID T TID FROM        destroy ID T TID
 #   v1 ID T TID ACTIVE ADDR        an event of a v1 SDK (no kind, no ev)
 #   gap ID N                       the next N events of ID are lost (ev jumps)
-#   station_end ID EVENTS LOST     end T code N | end T signal N NAME [LOST]
+#   station_end ID EVENTS LOST     end T code N [LOST] | end T signal N NAME [LOST]
 #   raw TEXT                       TEXT as it is
 function ts(ms) { return sprintf("%.0f", 1000000000000 + ms * 1000000) }
 function hex(h) { return "0x" substr("0000000000000000" h, length(h) + 1) }
@@ -35,5 +35,6 @@ $1 == "gap" { ev[$2] += $3; next }
 $1 == "v1" { site = $6; print head($2, $3, $4, $5) "}"; ev[$2]++; next }
 $1 == "station_end" { printf "{\"type\":\"station_end\",\"probe_id\":%s,\"station\":1,\"events\":%d,\"harvested\":%d,\"lost\":%d,\"dead\":false}\n", $2, $3, $3 - $4, $4; next }
 $1 == "end" { ex = $3 == "code" ? sprintf("{\"code\":%d}", $4) : sprintf("{\"signal\":%d,\"name\":\"%s\",\"core\":false}", $4, $5)
-              printf "{\"type\":\"end\",\"ts\":%s,\"wall_ns\":1763700000900000000,\"exit\":%s,\"events\":100,\"harvested\":%d,\"lost\":%d,\"stations_used\":4,\"untraced_coroutines\":0,\"torn\":0}\n", ts($2), ex, 100 - ($6 + 0), $6 + 0; next }
+              lost = $3 == "code" ? $5 + 0 : $6 + 0
+              printf "{\"type\":\"end\",\"ts\":%s,\"wall_ns\":1763700000900000000,\"exit\":%s,\"events\":100,\"harvested\":%d,\"lost\":%d,\"stations_used\":4,\"untraced_coroutines\":0,\"torn\":0}\n", ts($2), ex, 100 - lost, lost; next }
 { print "gen.awk: bad command: " $0 > "/dev/stderr"; exit 1 }

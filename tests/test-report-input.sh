@@ -1,0 +1,70 @@
+#!/bin/sh
+# test-report-input.sh - `corotracer report` on what it may be handed: the
+# reference engine's fixture (torn records), truncated and garbage files, a
+# missing file, bad options, the reference's -deepdive spelling.
+set -u
+: "${COROTRACER:?run through tests/run.sh}"
+data=$(dirname "$0")/data/report
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-report-input.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# bad NAME WANT_TEXT ARGS...: exit 2 with exactly one line on stderr holding WANT_TEXT.
+bad() {
+  name=$1 want=$2; shift 2
+  "$COROTRACER" "$@" > "$tmp/out" 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] || fail "$name: exit $rc, want 2"
+  [ "$(wc -l < "$tmp/err")" -eq 1 ] || fail "$name: stderr is not one line: $(cat "$tmp/err")"
+  grep -q "^corotracer: .*$want" "$tmp/err" || fail "$name: stderr '$(cat "$tmp/err")' lacks '$want'"
+}
+
+bad missing "No such file" report "$tmp/nope.jsonl"
+: > "$tmp/empty.jsonl"
+bad empty "empty file, not a trace" report "$tmp/empty.jsonl"
+head -c 65536 "$COROTRACER" > "$tmp/binary.jsonl"
+bad binary "binary.jsonl:[0-9]*: not a corotracer trace" report "$tmp/binary.jsonl"
+i=0; while [ $i -lt 20 ]; do echo '{"name":"x","values":[1,2,{"a":null}],"ok":true}'; i=$((i + 1)); done > "$tmp/other.jsonl"
+bad other-json "other.jsonl:1: not a corotracer trace" report "$tmp/other.jsonl"
+bad directory "Is a directory" report "$tmp"
+bad no-trace "no trace given" report
+bad unknown-option "unknown option: --frobnicate" report "$tmp/empty.jsonl" --frobnicate
+bad fail-on "--fail-on wants info, warning or error" report x --fail-on fatal
+bad blocker-ms "--blocker-ms wants a number" report x --blocker-ms -5
+bad missing-value "option needs a value: --json" report x --json
+
+# A good trace cut in the middle of its last line, plus invalid JSON inside.
+awk -f "$data/gen.awk" "$data/lost-wakeup.txt" > "$tmp/t.jsonl" || fail "gen.awk"
+{ head -n 5 "$tmp/t.jsonl"; echo '{"probe_id":1,"tid":100,,}'; echo 'not json at all'
+  sed -n '6,$p' "$tmp/t.jsonl"; head -n 8 "$tmp/t.jsonl" | tail -n 1 | head -c 40; } > "$tmp/trunc.jsonl"
+"$COROTRACER" report "$tmp/trunc.jsonl" --json "$tmp/trunc.json" > "$tmp/trunc.md" 2> "$tmp/err" ||
+  fail "truncated: exit $?: $(cat "$tmp/err")"
+grep -q '"malformed":3,"torn":0,"malformed_lines":\[6,7,28\]' "$tmp/trunc.json" ||
+  fail "truncated: malformed lines not [6,7,28]: $(grep -o '"malformed[^]]*' "$tmp/trunc.json")"
+grep -q 'Malformed lines.*: 3 skipped.*first at lines 6, 7, 28' "$tmp/trunc.md" || fail "truncated: Markdown note"
+grep -q '"kind":"lost_wakeup","severity":"error","count":1' "$tmp/trunc.json" || fail "truncated: finding lost"
+
+# The reference engine's own trace: torn records counted, a sane duration.
+fixture=$(cd "$(dirname "$0")/../.." && pwd)/shared/fixtures/reference-engine-trace.jsonl
+if [ -r "$fixture" ]; then
+  "$COROTRACER" report "$fixture" --json "$tmp/ref.json" > "$tmp/ref.md" 2> "$tmp/err" ||
+    fail "fixture: exit $?: $(cat "$tmp/err")"
+  grep -q '"lines":1513,"malformed":115,"torn":115,"malformed_lines":\[5,6,7,8,12,19,21,29,30,36\]' "$tmp/ref.json" ||
+    fail "fixture: torn records: $(grep -o '"lines[^]]*' "$tmp/ref.json")"
+  grep -q '"events":1398,"coroutines":105,' "$tmp/ref.json" || fail "fixture: events/coroutines"
+  # 168782.6 s .. 174556.9 s of CLOCK_MONOTONIC: 5774 s, events in ~15 s of it.
+  dur=$(grep -o '"duration_ns":[0-9]*' "$tmp/ref.json" | sed 's/.*://')
+  act=$(grep -o '"active_ns":[0-9]*' "$tmp/ref.json" | sed 's/.*://')
+  [ "${dur:-0}" -gt 5774000000000 ] && [ "${dur:-0}" -lt 5775000000000 ] || fail "fixture: duration_ns $dur"
+  [ "${act:-0}" -gt 10000000000 ] && [ "${act:-0}" -lt 20000000000 ] || fail "fixture: active_ns $act"
+  grep -q 'Idle gaps' "$tmp/ref.md" || fail "fixture: idle gaps not explained"
+  grep -q 'unsymbolized' "$tmp/ref.md" || fail "fixture: sites not labelled unsymbolized"
+  ! grep -q '"kind":"resume_running"' "$tmp/ref.json" || fail "fixture: v1 double resumes flagged"
+  # The reference spelling reads the same file.
+  "$COROTRACER" -deepdive -out "$fixture" -o "$tmp/deep.md" || fail "-deepdive: exit $?"
+  cmp -s "$tmp/deep.md" "$tmp/ref.md" || fail "-deepdive report differs from report's"
+fi
+
+[ $fails -eq 0 ] || { echo "$fails failures"; exit 1; }
+[ -r "$fixture" ] || { echo "skip: the rest passed, but $fixture is absent"; exit 77; }
+echo "test-report-input: ok"
