@@ -13,6 +13,7 @@
 #ifndef COROTRACER_HPP
 #define COROTRACER_HPP
 
+#include <atomic>
 #include <concepts>
 #include <coroutine>
 #include <cstdint>
@@ -118,6 +119,16 @@ struct Traced {
   }
 };
 
+// Probe id of a new coroutine: its promise's address in bits 0-47, a creation
+// count in bits 48-62. malloc hands a destroyed frame's memory to the next
+// coroutine at once, and two coroutines sharing an id would merge in the
+// trace; bit 63 stays clear (the probe's own ids have it set).
+inline std::uint64_t coroutine_id(const void *promise) noexcept {
+  static std::atomic<std::uint64_t> created{0};
+  std::uint64_t n = created.fetch_add(1, std::memory_order_relaxed) & 0x7fff;
+  return (reinterpret_cast<std::uintptr_t>(promise) & ((std::uint64_t{1} << 48) - 1)) | n << 48;
+}
+
 // Binds an xvalue whose object is known to outlive the reference.
 template <class T>
 constexpr T &lref(T &&t) noexcept {
@@ -145,7 +156,8 @@ Traced<Inner> make_traced(A &&a, corotracer_co *co, const void *site) {
 } // namespace detail
 
 // Base of a traced promise_type. Records the coroutine's creation (id: the
-// promise's address; label optional, copied by the probe) and destruction,
+// promise's address in the low 48 bits, see detail::coroutine_id; label
+// optional, copied by the probe) and destruction,
 // and through await_transform every co_await's suspend and resume.
 // The probe owns the handle it returns; this object releases it on
 // destruction. Not copyable: a promise lives in its frame.
@@ -154,9 +166,9 @@ public:
   // noinline: the creation site is the return address, inside the coroutine's
   // ramp (or the promise's constructor when that is not inlined, e.g. -O0).
   [[gnu::noinline]] PromiseMixin() noexcept
-      : co_(corotracer_create(reinterpret_cast<std::uintptr_t>(this), nullptr, COROTRACER_CALLER)) {}
+      : co_(corotracer_create(detail::coroutine_id(this), nullptr, COROTRACER_CALLER)) {}
   [[gnu::noinline]] explicit PromiseMixin(const char *label) noexcept
-      : co_(corotracer_create(reinterpret_cast<std::uintptr_t>(this), label, COROTRACER_CALLER)) {}
+      : co_(corotracer_create(detail::coroutine_id(this), label, COROTRACER_CALLER)) {}
   ~PromiseMixin() { corotracer_destroy(co_); }
   PromiseMixin(const PromiseMixin &) = delete;
   PromiseMixin &operator=(const PromiseMixin &) = delete;

@@ -7,6 +7,8 @@ SRC="$(cd "$(dirname "$0")" && pwd)/test-cpp-forms.cpp"
 
 # Kinds per coroutine label, in ev order (the forms in test-cpp-forms.cpp).
 cat > "$T/want" <<'LIST'
+again create destroy
+again create destroy
 awaits_child create suspend wake resume destroy
 bool create suspend resume suspend wake resume destroy
 child create destroy
@@ -24,17 +26,19 @@ for bin in "$CT_BUILD"/tests/test-cpp-forms "$CT_BUILD"/tests/test-cpp-forms-*; 
   n=$((n + 1))
   tr="$T/$(basename "$bin").jsonl"
   "$COROTRACER" run --quiet -o "$tr" -- "$bin" 200 > "$T/out" 2>&1 || fail "$bin under the engine: $(cat "$T/out")"
-  grep -q '^recorded 40 dropped 0$' "$T/out" || fail "$bin: probe not attached: $(cat "$T/out")"
+  grep -q '^recorded 44 dropped 0$' "$T/out" || fail "$bin: probe not attached: $(cat "$T/out")"
   check_trace_ends "$tr"
   got=$("$CTJL" -t end events harvested lost < "$tr")
-  [ "$got" = "40 40 0" ] || fail "$bin: end record events/harvested/lost: $got"
+  [ "$got" = "44 44 0" ] || fail "$bin: end record events/harvested/lost: $got"
 
-  # label of each probe_id, then "label ev kind site wait obj" per event.
+  # Ids are unique (even for a frame reusing a destroyed one's memory); then
+  # "label ev kind site wait obj probe_id" per event, and kinds per coroutine.
   "$CTJL" -t coroutine probe_id label < "$tr" > "$T/labels"
+  [ "$(cut -d' ' -f1 "$T/labels" | sort -u | wc -l)" = 10 ] || fail "$bin: not 10 distinct probe_ids: $(cat "$T/labels")"
   "$CTJL" -e probe_id ev kind site wait obj < "$tr" |
-    awk 'NR == FNR { l[$1] = $2; next } { $1 = l[$1]; print }' "$T/labels" - > "$T/ev"
-  awk '{ if ($2 != n[$1]++) { print "ev gap: " $0; exit 1 } k[$1] = k[$1] " " $3 }
-       END { for (c in k) print c k[c] }' "$T/ev" | sort > "$T/got" || fail "$bin: $(cat "$T/got")"
+    awk 'NR == FNR { l[$1] = $2; next } { id = $1; $1 = l[$1]; print $0, id }' "$T/labels" - > "$T/ev"
+  awk '{ if ($2 != n[$NF]++) { print "ev gap: " $0; exit 1 } k[$NF] = k[$NF] " " $3; l[$NF] = $1 }
+       END { for (c in k) print l[c] k[c] }' "$T/ev" | sort > "$T/got" || fail "$bin: $(cat "$T/got")"
   diff "$T/want" "$T/got" > "$T/diff" || fail "$bin: events per coroutine differ (< want, > trace):
 $(cat "$T/diff")"
 
