@@ -16,7 +16,7 @@ $(O)/tests/test-rip-prog-pie: $(RIP_PROG_DEPS)
 $(O)/tests/test-rip-prog-nopie: $(RIP_PROG_DEPS)
 	$(RIP_PROG_LINK) -no-pie
 PROGS += $(O)/tests/test-rip-prog-pie $(O)/tests/test-rip-prog-nopie
-TESTS += tests/test-rip.sh tests/test-rip-bad.sh
+TESTS += $(O)/tests/test-rip-api tests/test-rip.sh tests/test-rip-bad.sh
 
 $(O)/bench/bench-rip: $(O)/obj/bench/bench-rip.o $(LIBA)
 	@mkdir -p $(@D)
