@@ -23,24 +23,20 @@ $(O)/tests/test-cpp-%-$1: $(O)/obj/cpp-$1/tests/test-cpp-%.o $$(LIBA)
 endef
 $(foreach v,$(CPP_VARIANTS),$(eval $(call CPP_VARIANT_RULES,$v)))
 
-$(O)/examples/cpp-pipeline: $(O)/obj/examples/cpp/pipeline.o $(LIBA)
+# The example, the benchmark and the test, each from its one object.
+CPP_PROGS := $(O)/examples/cpp-pipeline $(O)/bench/bench-cpp $(O)/tests/test-cpp-forms
+$(O)/examples/cpp-pipeline: $(O)/obj/examples/cpp/pipeline.o
+$(O)/bench/bench-cpp: $(O)/obj/bench/bench-cpp.o
+$(O)/tests/test-cpp-forms: $(O)/obj/tests/test-cpp-forms.o
+$(CPP_PROGS): $(LIBA)
 	@mkdir -p $(@D)
-	$(CXX) $(LDFLAGS_ALL) -o $@ $< $(LIBA) -lpthread
-
-$(O)/bench/bench-cpp: $(O)/obj/bench/bench-cpp.o $(LIBA)
-	@mkdir -p $(@D)
-	$(CXX) $(LDFLAGS_ALL) -o $@ $< $(LIBA) -lpthread
-
-CPP_TESTS := $(O)/tests/test-cpp-forms
-$(CPP_TESTS): $(O)/tests/%: $(O)/obj/tests/%.o $(LIBA)
-	@mkdir -p $(@D)
-	$(CXX) $(LDFLAGS_ALL) -o $@ $< $(LIBA) -lpthread
+	$(CXX) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(LIBA) -lpthread
 
 # Symbolizes trace sites for the tests, as the report does.
 $(O)/tests/test-cpp-sym: $(O)/obj/tests/test-cpp-sym.o $(O)/obj/src/common/symbolize.o
 	@mkdir -p $(@D)
 	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS)
 
-TESTS += $(CPP_TESTS) tests/test-cpp-trace.sh tests/test-cpp-pipeline.sh
-PROGS += $(O)/examples/cpp-pipeline $(O)/tests/test-cpp-sym $(O)/bench/bench-cpp $(foreach v,$(CPP_VARIANTS),$(O)/tests/test-cpp-forms-$v)
+TESTS += $(O)/tests/test-cpp-forms tests/test-cpp-trace.sh tests/test-cpp-pipeline.sh
+PROGS += $(CPP_PROGS) $(O)/tests/test-cpp-sym $(foreach v,$(CPP_VARIANTS),$(O)/tests/test-cpp-forms-$v)
 .SECONDARY: $(foreach v,$(CPP_VARIANTS),$(O)/obj/cpp-$v/tests/test-cpp-forms.o)
