@@ -66,6 +66,14 @@ extern "C" {
 #define RIP_ADDR_MASK ((UINT64_C(1) << RIP_CTR_SHIFT) - 1)
 #define RIP_EXIT_MARKER UINT64_MAX
 
+/* Entries are little-endian in the file whatever the CPU, as librip's readers
+ * expect. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define RIP_LE64(v) __builtin_bswap64(v)
+#else
+#define RIP_LE64(v) (v)
+#endif
+
 /* One record of the file. librip declared rip[] as uintptr_t; the file holds
  * u64 entries, so they are u64 here on every CPU. */
 struct rip_ring {
@@ -140,7 +148,7 @@ static inline __attribute__((always_inline)) void rip_exit(void) {
  * the address capture. */
 static inline __attribute__((always_inline)) uintptr_t rip_store_(uintptr_t pc) {
   uint64_t entry = ((uint64_t)rip_ctr++ << RIP_CTR_SHIFT) | ((uint64_t)pc & RIP_ADDR_MASK);
-  __atomic_store_n(&rip_ring[rip_tid].rip[rip_idx++ & (RIP_RING_SIZE - 1)], entry,
+  __atomic_store_n(&rip_ring[rip_tid].rip[rip_idx++ & (RIP_RING_SIZE - 1)], RIP_LE64(entry),
                    __ATOMIC_RELAXED);
   return pc;
 }

@@ -154,7 +154,7 @@ static int run_tid(const char *ring) {
 
 /* zlib stream of IN in stored deflate blocks (RFC 1950/1951), Adler-32 last. */
 static int zlib_copy(const char *in, const char *out) {
-  FILE *fi = fopen(in, "rb"), *fo = fopen(out, "wb");
+  FILE *fi = fopen(in, "rbe"), *fo = fopen(out, "wbe");
   int rc = 1;
   if (fi == NULL || fo == NULL) goto done;
   static unsigned char buf[65535];

@@ -38,6 +38,7 @@ static uint64_t from_le(uint64_t v) {
 #endif
 }
 
+/* Contract in rip_load.h. */
 int ct_rip_order(const uint64_t ring[RIP_RING_SIZE], struct ct_rip_thread *t, char *err,
                  size_t errlen) {
   uint64_t v[RIP_RING_SIZE];
@@ -299,6 +300,7 @@ static bool compressed(const unsigned char *p, size_t n) {
   return (p[0] & 0x0f) == 8 && (p[0] >> 4) <= 7 && ((p[0] << 8) | p[1]) % 31 == 0;
 }
 
+/* Contract in rip_load.h. */
 int ct_rip_load(const char *path, struct ct_rip_threads *out, char *err, size_t errlen) {
   static unsigned char in[CHUNK];
   memset(out, 0, sizeof *out);
@@ -330,6 +332,7 @@ out:
   return rc;
 }
 
+/* Contract in rip_load.h. */
 void ct_rip_threads_free(struct ct_rip_threads *t) {
   free(t->v);
   memset(t, 0, sizeof *t);

@@ -35,6 +35,7 @@ struct at {
 /* A function of the by-function view: sites [first, first + nsites) of the
  * function-sorted site order, threads in total. */
 struct group {
+  const char *func;
   size_t first, nsites, threads;
 };
 
@@ -88,20 +89,18 @@ static int cmp_at(const void *a, const void *b) {
   return (x->id > y->id) - (x->id < y->id);
 }
 
-static const struct ct_rip_sites *sort_sites; /* context of cmp_site_func */
-
-static int cmp_site_func(const void *a, const void *b) {
+/* Site indices by function name, then address (qsort_r: ctx is the sites). */
+static int cmp_site_func(const void *a, const void *b, void *ctx) {
+  const struct ct_rip_sites *sites = ctx;
   size_t x = *(const size_t *)a, y = *(const size_t *)b;
-  int c = strcmp(sort_sites->v[x].func, sort_sites->v[y].func);
+  int c = strcmp(sites->v[x].func, sites->v[y].func);
   return c != 0 ? c : (x > y) - (x < y);
 }
-
-static const size_t *sort_order; /* context of cmp_group */
 
 static int cmp_group(const void *a, const void *b) {
   const struct group *x = a, *y = b;
   if (x->threads != y->threads) return x->threads > y->threads ? -1 : 1;
-  return strcmp(sort_sites->v[sort_order[x->first]].func, sort_sites->v[sort_order[y->first]].func);
+  return strcmp(x->func, y->func);
 }
 
 /* Default view: `func : N threads, M locations: loc (k); ...`, largest group
@@ -128,20 +127,18 @@ static int print_by_function(FILE *out, const struct ct_rip_threads *th,
     first_at[s] = k;
   }
   for (size_t s = 0; s < sites->n; s++) order[s] = s;
-  sort_sites = sites;
-  qsort(order, sites->n, sizeof *order, cmp_site_func);
+  qsort_r(order, sites->n, sizeof *order, cmp_site_func, (void *)sites);
   for (size_t i = 0; i < sites->n; i++) {
     size_t s = order[i], threads = first_at[s + 1] - first_at[s];
     if (i == 0 || strcmp(sites->v[s].func, sites->v[order[i - 1]].func) != 0)
-      groups[ngroups++] = (struct group){i, 0, 0};
+      groups[ngroups++] = (struct group){sites->v[s].func, i, 0, 0};
     groups[ngroups - 1].nsites++;
     groups[ngroups - 1].threads += threads;
   }
-  sort_order = order;
   qsort(groups, ngroups, sizeof *groups, cmp_group);
   for (size_t g = 0; g < ngroups; g++) {
     const struct group *gr = &groups[g];
-    fprintf(out, "%s : %zu thread%s, %zu location%s: ", sites->v[order[gr->first]].func,
+    fprintf(out, "%s : %zu thread%s, %zu location%s: ", gr->func,
             gr->threads, gr->threads == 1 ? "" : "s", gr->nsites, gr->nsites == 1 ? "" : "s");
     for (size_t i = gr->first; i < gr->first + gr->nsites; i++) {
       size_t s = order[i];
@@ -216,6 +213,8 @@ static int parse_opts(int argc, char **argv, struct opts *o) {
   return -1; /* go on */
 }
 
+/* `corotracer rip ARGS`: prints the view on stdout; returns 0, 2 on bad input or
+ * usage (one line on stderr), 1 when out of memory or stdout fails. */
 int ct_rip_main(int argc, char **argv) {
   struct opts o;
   int rc = parse_opts(argc, argv, &o);

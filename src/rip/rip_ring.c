@@ -18,6 +18,7 @@
 static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *maps_path;
 
+/* Contract in rip.h. */
 pid_t rip_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 
 /* Read all of fd into a new NUL-terminated buffer (*out, freed by the caller).
@@ -165,6 +166,7 @@ static char *sidecar_path(const char *file) {
   return path;
 }
 
+/* Contract in rip.h. */
 struct rip_ring *rip_map_ring(const char *file, uint32_t max_procs) {
   struct rip_ring *map = MAP_FAILED;
   size_t size = 0;
@@ -206,6 +208,7 @@ out:;
   return ok ? map : NULL;
 }
 
+/* Contract in rip.h. */
 bool rip_update_maps(void) {
   pthread_mutex_lock(&maps_lock);
   int rc = -1;

@@ -102,6 +102,7 @@ out:
   return rc;
 }
 
+/* Contract in rip_syms.h. */
 int ct_rip_symbolizer(const char *exe, const char *maps_path, ct_symbolizer **out,
                       const char **warn, const char **err_file, char *err, size_t errlen) {
   ct_symbolizer *s = NULL;
@@ -156,6 +157,7 @@ static int cmp_loc(const void *a, const void *b) {
   return strcmp((*(struct ct_rip_site *const *)a)->loc, (*(struct ct_rip_site *const *)b)->loc);
 }
 
+/* Contract in rip_syms.h. */
 int ct_rip_sites_build(ct_symbolizer *s, uint64_t *addrs, size_t n, struct ct_rip_sites *out) {
   struct ct_rip_site **by_loc = NULL;
   int rc = -1;
@@ -201,6 +203,7 @@ out:
   return rc;
 }
 
+/* Contract in rip_syms.h. */
 size_t ct_rip_site_index(const struct ct_rip_sites *sites, uint64_t addr) {
   size_t lo = 0, hi = sites->n;
   while (hi - lo > 1) {
@@ -213,6 +216,7 @@ size_t ct_rip_site_index(const struct ct_rip_sites *sites, uint64_t addr) {
   return lo;
 }
 
+/* Contract in rip_syms.h. */
 void ct_rip_sites_free(struct ct_rip_sites *sites) {
   for (size_t i = 0; i < sites->n; i++) free(sites->v[i].loc);
   free(sites->v);
