@@ -14,3 +14,9 @@ $(O)/tests/test-symbolize: $(O)/obj/tests/test-symbolize.o $(O)/obj/src/common/s
 # The report: findings on synthetic traces, input robustness (incl. the
 # reference fixture), symbolized sites of a real PIE (needs test-symbolize).
 TESTS += tests/test-report.sh tests/test-report-input.sh tests/test-report-pie.sh
+
+# Benchmark: bench/bench-report.sh generates traces with this and times the report.
+PROGS += $(O)/bench/bench-report-gen
+$(O)/bench/bench-report-gen: $(O)/obj/bench/bench-report-gen.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^

@@ -71,5 +71,9 @@ void *ct_map_put(struct ct_map *m, uint64_t a, uint64_t b, int *fresh) {
 
 int ct_map_filter(struct ct_map *m, int (*keep)(void *ctx, const void *val), void *ctx) {
   if (!m->cap) return 0;
-  return rebuild(m, m->cap, keep, ctx);
+  size_t kept = 0;
+  for (size_t i = 0; i < m->cap; i++) kept += m->used[i] && keep(ctx, ct_map_at(m, i));
+  size_t cap = 64; /* shrink: memory follows what is kept, not what was */
+  while (kept * 2 > cap) cap *= 2;
+  return rebuild(m, cap, keep, ctx);
 }

@@ -26,8 +26,8 @@ void *ct_map_get(const struct ct_map *m, uint64_t a, uint64_t b);
  * next insertion or filter. */
 void *ct_map_put(struct ct_map *m, uint64_t a, uint64_t b, int *fresh);
 
-/* Keeps only the entries for which keep(ctx, value) is true; returns 0 or
- * -ENOMEM (the map is then unchanged). */
+/* Keeps only the entries for which keep(ctx, value) is true, in a table sized
+ * for them; returns 0 or -ENOMEM (the map is then unchanged). */
 int ct_map_filter(struct ct_map *m, int (*keep)(void *ctx, const void *val), void *ctx);
 
 /* Iteration: for (size_t i = 0; i < m->cap; i++) if (m->used[i]) ct_map_at(m, i). */

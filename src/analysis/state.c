@@ -8,7 +8,7 @@
 #include <string.h>
 
 #define MAX_BUCKETS (1u << 20)
-#define TOMBSTONE_MIN 65536 /* destroyed coroutines kept before purging */
+#define TOMBSTONE_MIN 16384 /* destroyed coroutines kept before purging */
 
 int ct_state_new(uint64_t blocker_ns, struct ct_state **out) {
   struct ct_state *s = calloc(1, sizeof *s);
