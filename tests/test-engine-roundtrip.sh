@@ -63,6 +63,11 @@ $(cat "$T/diff")"
 $(cat "$T/diff")"
 }
 
+# Alone, hello runs untraced and says so.
+env -u CTP_SHM_PATH -u CTP_SOCK_PATH -u CTP_MAX_STATIONS "$HELLO" > "$T/out" 2> "$T/err" || fail "hello alone exited $?"
+grep -q '^hello: not traced' "$T/out" && grep -q 'recorded 0 events' "$T/out" && [ ! -s "$T/err" ] ||
+  fail "hello alone: $(cat "$T/out" "$T/err")"
+
 "$COROTRACER" run --quiet -n 64 -o "$T/trace.jsonl" -- "$HELLO" --events "$T/events" > "$T/out" 2> "$T/err" ||
   fail "corotracer run -- hello exited $?: $(cat "$T/err")"
 grep -q '^hello: traced$' "$T/out" || fail "hello was not traced: $(cat "$T/out")"
