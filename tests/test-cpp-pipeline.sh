@@ -3,11 +3,19 @@
 # engine, on 3 workers and a timer thread: every coroutine's events follow
 # create, wake, (suspend, wake, resume)*, destroy; with --lost-wakeup, the
 # coroutines left parked are exactly those the program counts as stuck, and
-# their site is the co_await line in consumer().
+# the report finds them lost at the co_await line in consumer(); without the
+# bug it finds nothing.
 . "$(dirname "$0")/lib/engine.sh"
 PROG="$CT_BUILD/examples/cpp-pipeline"
 SRC="$(cd "$(dirname "$0")/.." && pwd)/examples/cpp/pipeline.cpp"
 line=$(grep -n 'co_await ch.recv()' "$SRC" | head -n 1 | cut -d: -f1)
+
+# lost_wakeup FINDINGS: the lost_wakeup finding's counts, symbolized sites and
+# coroutines (label, wait kind) from the report's JSON, one per line.
+lost_wakeup() {
+  tr -d '\n' < "$1" | sed 's/{"kind":/\n&/g' | grep '^{"kind":"lost_wakeup"' |
+    grep -o '"count":[0-9]*\|"site":"0x[0-9a-f]*","function":"[^"]*","file":"[^"]*","line":[0-9]*\|"label":"[^"]*","wait":"[a-z]*"'
+}
 
 # events TRACE: "probe_id label kinds..." per coroutine, in ev order.
 events() {
@@ -37,12 +45,15 @@ stuck=$(sed -n 's/.*, \([0-9]*\) coroutines never finished$/\1/p' "$T/out")
 events "$T/bug.jsonl" | awk '$NF == "suspend"' > "$T/parked"
 [ "$(wc -l < "$T/parked")" = "$stuck" ] || fail "program says $stuck stuck, trace ends suspended: $(cut -c1-80 "$T/parked")"
 grep -qv ' consumer ' "$T/parked" && fail "a non-consumer is left suspended: $(cat "$T/parked")"
-"$CTJL" -e probe_id kind site wait < "$T/bug.jsonl" |
-  awk 'NR == FNR { p[$1] = 1; next } p[$1] && $2 == "suspend" { last[$1] = $3 " " $4 } END { for (c in last) print last[c] }' \
-    "$T/parked" - | sort -u > "$T/sites"
-[ "$(wc -l < "$T/sites")" = 1 ] || fail "parked consumers at more than one site: $(cat "$T/sites")"
-set -- $(cat "$T/sites")
-[ "$2" = ptr ] || fail "parked consumers do not say they wait on the channel: $*"
-set -- $("$CT_BUILD/tests/test-cpp-sym" "$T/bug.jsonl" "$1")
-case "$1:$2" in *examples/cpp/pipeline.cpp:$line) ;;
-  *) fail "parked site symbolizes to '$*', want examples/cpp/pipeline.cpp:$line" ;; esac
+"$COROTRACER" report "$T/bug.jsonl" --json "$T/findings.json" -o "$T/report.md" || fail "report failed"
+lost_wakeup "$T/findings.json" > "$T/lw"
+[ "$(head -n 1 "$T/lw")" = "\"count\":$stuck" ] &&
+  [ "$(grep -c '^"site"' "$T/lw")" = 1 ] &&
+  grep -q "^\"site\":\"0x[0-9a-f]*\",\"function\":\"[^\"]*\",\"file\":\"[^\"]*examples/cpp/pipeline.cpp\",\"line\":$line\$" "$T/lw" &&
+  [ "$(grep '"label"' "$T/lw" | sort -u)" = '"label":"consumer","wait":"ptr"' ] ||
+  fail "want $stuck lost wakeups of consumers waiting on the channel at pipeline.cpp:$line; report says:
+$(cat "$T/lw")"
+
+# The run without the bug is clean.
+"$COROTRACER" report "$T/ok.jsonl" --fail-on warning -o "$T/report.md" || fail "findings without the bug:
+$(grep -A2 '^### ' "$T/report.md")"

@@ -32,11 +32,6 @@ $(CPP_PROGS): $(LIBA)
 	@mkdir -p $(@D)
 	$(CXX) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(LIBA) -lpthread
 
-# Symbolizes trace sites for the tests, as the report does.
-$(O)/tests/test-cpp-sym: $(O)/obj/tests/test-cpp-sym.o $(O)/obj/src/common/symbolize.o
-	@mkdir -p $(@D)
-	$(CXX) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS)
-
 TESTS += $(O)/tests/test-cpp-forms tests/test-cpp-trace.sh tests/test-cpp-pipeline.sh
-PROGS += $(CPP_PROGS) $(O)/tests/test-cpp-sym $(foreach v,$(CPP_VARIANTS),$(O)/tests/test-cpp-forms-$v)
+PROGS += $(CPP_PROGS) $(foreach v,$(CPP_VARIANTS),$(O)/tests/test-cpp-forms-$v)
 .SECONDARY: $(foreach v,$(CPP_VARIANTS),$(O)/obj/cpp-$v/tests/test-cpp-forms.o)
