@@ -52,9 +52,12 @@
 
 #ifdef __cplusplus
 extern "C" {
-#elif !defined(thread_local) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 202311L)
+#elif !defined(thread_local) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && \
+    __STDC_VERSION__ < 202311L
 /* What C11's <threads.h> defines; C23 and C++ have the keyword. */
 #define thread_local _Thread_local
+#elif !defined(thread_local) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L)
+#define thread_local __thread /* GNU C before C11, as in librip */
 #endif
 
 #define RIP_API __attribute__((visibility("default")))
@@ -126,10 +129,11 @@ static inline bool rip_create_ring(const char *file, uint32_t max_procs) {
  * empty) and start numbering at idx and ctr (non-zero values let a coroutine
  * resume its numbering). */
 static inline void rip_init(pid_t id, const char *name, size_t namelen, uint8_t idx, uint8_t ctr) {
-  if (id == 0) id = rip_gettid();
-  struct rip_ring *r = &rip_ring[id];
-  for (int i = 0; i < RIP_RING_SIZE; i++) __atomic_store_n(&r->rip[i], 0, __ATOMIC_RELAXED);
+  /* Declarations first: the header also builds as C89/gnu89, as librip's. */
+  struct rip_ring *r = &rip_ring[id != 0 ? id : (id = rip_gettid())];
   size_t len = namelen < RIP_NAME_SIZE - 1 ? namelen : RIP_NAME_SIZE - 1;
+  int i;
+  for (i = 0; i < RIP_RING_SIZE; i++) __atomic_store_n(&r->rip[i], 0, __ATOMIC_RELAXED);
   memset(r->name, 0, sizeof r->name);
   if (name != NULL) memcpy(r->name, name, len);
   rip_tid = id;
