@@ -71,6 +71,7 @@ grep -q '^hello: not traced' "$T/out" && grep -q 'recorded 0 events' "$T/out" &&
 "$COROTRACER" run --quiet -n 64 -o "$T/trace.jsonl" -- "$HELLO" --events "$T/events" > "$T/out" 2> "$T/err" ||
   fail "corotracer run -- hello exited $?: $(cat "$T/err")"
 grep -q '^hello: traced$' "$T/out" || fail "hello was not traced: $(cat "$T/out")"
+[ -s "$T/err" ] && fail "--quiet, yet the engine printed: $(cat "$T/err")"
 check_run "$T/trace.jsonl" "$T/events" 64
 
 # The reference's spelling; an existing trace is truncated...

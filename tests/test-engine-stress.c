@@ -232,7 +232,7 @@ int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "--writer") == 0) return writer_main(argv[2], strtoull(argv[3], NULL, 10));
   const char *engine = getenv("COROTRACER"), *build = getenv("CT_BUILD"), *san = getenv("CT_SAN");
   if (engine == NULL || build == NULL) ct_die("run me through tests/run.sh");
-  uint64_t events = san != NULL && san[0] != '\0' ? 500000 : 10000000;
+  uint64_t events = san != NULL && san[0] != '\0' ? 2000000 : 10000000;
   char self[4096], nev[32];
   snprintf(dir, sizeof dir, "%s/stress.XXXXXX", build); /* on disk: the trace is big */
   if (mkdtemp(dir) == NULL) ct_die("mkdtemp %s: %s", dir, strerror(errno));
