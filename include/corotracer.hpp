@@ -7,7 +7,8 @@
 // Header-only over the C probe (include/corotracer.h, link -lcorotracer). Every
 // co_await in a coroutine whose promise derives from PromiseMixin records a
 // suspend (site = the co_await expression) and a resume; the promise's
-// lifetime records create and destroy. Untraced, each of these is one branch.
+// lifetime records create and destroy. Untraced, about 1 ns per co_await
+// (the out-of-line await_transform call; docs/BENCHMARKS.md).
 // docs/CPP_SDK.md has the rules for each awaiter form and how to compose with a
 // promise's own await_transform.
 #ifndef COROTRACER_HPP
@@ -157,10 +158,10 @@ Traced<Inner> make_traced(A &&a, corotracer_co *co, const void *site) {
 
 // Base of a traced promise_type. Records the coroutine's creation (id: the
 // promise's address in the low 48 bits, see detail::coroutine_id; label
-// optional, copied by the probe) and destruction,
-// and through await_transform every co_await's suspend and resume.
-// The probe owns the handle it returns; this object releases it on
-// destruction. Not copyable: a promise lives in its frame.
+// optional, copied by the probe) and destruction, and through await_transform
+// every co_await's suspend and resume. The probe owns the handle it returns;
+// this object releases it on destruction. Not copyable: a promise lives in
+// its frame.
 class PromiseMixin {
 public:
   // noinline: the creation site is the return address, inside the coroutine's
@@ -185,7 +186,9 @@ public:
 
   // For a promise with its own await_transform: wrap the awaitable it returns.
   // site: pass COROTRACER_CALLER from a [[gnu::noinline]] await_transform
-  // (docs/CPP_SDK.md). An rvalue awaitable is moved into the result.
+  // (docs/CPP_SDK.md). An rvalue awaitable is moved into the result; with an
+  // operator co_await, its awaiter is kept instead, which must not refer to
+  // the (temporary) awaitable.
   template <class A>
   detail::Traced<detail::stored_t<detail::awaiter_t<A>, false>> traced(A &&a, const void *site) {
     return detail::make_traced<detail::stored_t<detail::awaiter_t<A>, false>>(static_cast<A &&>(a), co_, site);
