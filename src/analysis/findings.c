@@ -72,7 +72,7 @@ static const char *label_of(const struct ct_state *st, const struct ct_coro *c) 
 }
 
 static void fmt_obj(const struct ct_coro *c, char *buf, size_t n) {
-  if (c->wait == 1) snprintf(buf, n, "fd %" PRIu64, c->obj);
+  if (c->wait == 1) snprintf(buf, n, "fd %" PRId64, (int64_t)c->obj);
   else if (c->wait == 2) snprintf(buf, n, "ptr 0x%016" PRIx64, c->obj);
   else snprintf(buf, n, "no wait object");
 }

@@ -324,10 +324,11 @@ static const char *parse_value(const char *p, const char *e, struct key k, struc
     l->have |= 1ull << k.id;
     return q;
   case V_OBJ:
-    if (p < e && *p >= '0' && *p <= '9') {
+    if (p < e && (*p == '-' || (*p >= '0' && *p <= '9'))) {
+      /* An fd; the engine prints it signed, so -1 is possible. */
       if (!(q = scan_number(p, e, &v, &neg, &nk))) return NULL;
-      if (nk != 0) *shape = 1;
-      l->obj = v;
+      if (nk > 1) *shape = 1;
+      l->obj = nk == 1 ? (uint64_t)neg : v;
       l->obj_is_str = 0;
       l->have |= 1ull << k.id;
       return q;

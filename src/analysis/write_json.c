@@ -52,7 +52,7 @@ static void coro(FILE *f, const struct ct_rcoro *c) {
     fputs(",\"label\":", f);
     jstr(f, c->label);
   }
-  if (c->wait == 1) fprintf(f, ",\"wait\":\"fd\",\"obj\":%" PRIu64, c->obj);
+  if (c->wait == 1) fprintf(f, ",\"wait\":\"fd\",\"obj\":%" PRId64, (int64_t)c->obj);
   else if (c->wait == 2) fprintf(f, ",\"wait\":\"ptr\",\"obj\":\"0x%016" PRIx64 "\"", c->obj);
   if (c->site_index >= 0) fprintf(f, ",\"site_index\":%d", c->site_index);
   if (c->has_susp) fprintf(f, ",\"suspended_ns\":%" PRIu64, c->suspended_ns);

@@ -71,7 +71,7 @@ static void finding(FILE *f, const struct ct_report *r, size_t idx) {
     fprintf(f, "| %" PRIu64 " | ", c->probe_id);
     cell(f, c->label ? c->label : "");
     fputs(" | ", f);
-    if (c->wait == 1) fprintf(f, "fd %" PRIu64, c->obj);
+    if (c->wait == 1) fprintf(f, "fd %" PRId64, (int64_t)c->obj);
     else if (c->wait == 2) fprintf(f, "0x%" PRIx64, c->obj);
     if (c->waits_for) fprintf(f, " (coroutine %" PRIu64 ")", c->waits_for);
     fputs(" | ", f);
