@@ -77,11 +77,11 @@ static void conn_main(void *arg) {
   struct resp_out out = {reply, 0, sizeof reply};
   size_t have = 0;
   int quit = 0;
-  unsigned long commands = 0;
   while (!quit) {
     ssize_t r = conn_read(fd, in + have, sizeof in - have);
     if (r <= 0) break; /* EOF, reset, or error */
     have += (size_t)r;
+    unsigned long commands = 0;
     /* Run what is complete; flush whenever the reply buffer fills. */
     for (;;) {
       ssize_t used = resp_execute(in, have, &out, &quit, &commands);
@@ -94,13 +94,13 @@ static void conn_main(void *arg) {
       if (used < 0) quit = 1; /* protocol error, replied */
       if (used <= 0 || quit || have == 0) break;
     }
+    atomic_fetch_add_explicit(&srv.commands, commands, memory_order_relaxed);
     if (have == sizeof in) { /* one request larger than the buffer */
       static const char err[] = "-ERR request too large\r\n";
       conn_write(fd, err, sizeof err - 1);
       break;
     }
   }
-  atomic_fetch_add_explicit(&srv.commands, commands, memory_order_relaxed);
   close(fd);
   slot_release();
 }
