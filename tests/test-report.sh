@@ -38,6 +38,7 @@ expect lost-wakeup lost_wakeup error 1
 has lost-wakeup json '"probe_id":1,"label":"conn","wait":"fd","obj":12'
 has lost-wakeup json 'fd 12 was reused by coroutine 3 after it parked: closed under it'
 has lost-wakeup json 'the program ran on for 4.0 s'
+has lost-wakeup json '1 of them wait on an fd number that another coroutine parked on later'
 has lost-wakeup md 'suspended forever: nobody woke them'
 expect lost-wakeup leak warning 1
 for k in wake_before_suspend resume_running resume_without_wake after_destroy deadlock lost_events; do
@@ -71,6 +72,7 @@ expect violations resume_without_wake error 1
 has violations json '"probe_id":2,"label":"conn","evidence":"line [0-9]*: resumed on tid 100 at +6.0 ms'
 ! grep -q '"probe_id":3,' "$tmp/violations.json" || fail "violations: coroutine 3 (no wakes in its trace) flagged"
 ! grep -q '"probe_id":5,' "$tmp/violations.json" || fail "violations: coroutine 5 (runnable at creation) flagged"
+! grep -q '"probe_id":6,' "$tmp/violations.json" || fail "violations: coroutine 6 (resumes across lost events) flagged"
 expect violations after_destroy error 1
 has violations json '"probe_id":4,"label":"conn","evidence":"line [0-9]*: wake on tid 100 at +3.0 ms after its destroy at +2.0 ms'
 absent violations leak

@@ -206,6 +206,13 @@ static void describe_exit(const struct ct_state *st, char *buf, size_t n) {
   else snprintf(buf, n, "the program exited with code %" PRId64, st->exit_code);
 }
 
+/* The coroutine that parked on c's fd number after c did (so the fd was
+ * closed and reused under c), or 0. */
+static uint64_t fd_reused_by(const struct ct_state *st, const struct ct_coro *c) {
+  const struct ct_fduse *fu = c->wait == 1 ? ct_map_get(&st->fds, c->obj, c->pid) : NULL;
+  return fu && fu->id != c->id && fu->ts > c->susp_ts ? fu->id : 0;
+}
+
 /* Per-coroutine evidence of a stuck coroutine. */
 static void stuck_evidence(const struct ct_report *r, const struct ct_state *st,
                            const struct ct_coro *c, enum cat cat, char *buf, size_t n) {
@@ -240,10 +247,10 @@ static void stuck_evidence(const struct ct_report *r, const struct ct_state *st,
   case CAT_DEADLOCK:
   case CAT_N: break;
   }
-  const struct ct_fduse *fu = c->wait == 1 ? ct_map_get(&st->fds, c->obj, c->pid) : NULL;
-  if (o < n && fu && fu->id != c->id && fu->ts > c->susp_ts)
-    o += (size_t)snprintf(buf + o, n - o, "; fd %" PRIu64 " was reused by coroutine %" PRIu64
-                          " after it parked: closed under it", c->obj, fu->id);
+  uint64_t reuser = fd_reused_by(st, c);
+  if (o < n && reuser)
+    o += (size_t)snprintf(buf + o, n - o, "; fd %" PRId64 " was reused by coroutine %" PRIu64
+                          " after it parked: closed under it", (int64_t)c->obj, reuser);
   if (o < n && (c->lost || c->station_lost))
     snprintf(buf + o, n - o, " (less certain: %" PRIu64 " of its events were lost)",
              c->lost > c->station_lost ? c->lost : c->station_lost);
@@ -304,8 +311,14 @@ static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck 
   case CAT_DEADLOCK:
   case CAT_N: break;
   }
-  for (size_t i = 0; i < f->ncoros; i++)
+  size_t reused = 0;
+  for (size_t i = 0; i < f->ncoros; i++) {
     stuck_evidence(r, st, cs[i], cat, f->coros[i].evidence, sizeof f->coros[i].evidence);
+    reused += fd_reused_by(st, cs[i]) != 0;
+  }
+  if (reused)
+    add_evidence(f, "%zu of them wait on an fd number that another coroutine parked on later: "
+                    "the fd was closed (and reused) under them", reused);
   rc = 0;
 out:
   free(cs);

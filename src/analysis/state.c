@@ -188,8 +188,9 @@ static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_lin
 static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno, const struct ct_line *l) {
   s->resumes++;
   if (c->state == CT_CS_RUNNING) {
-    /* v1 SDKs write a resume more than once per run: only ours is checked. */
-    if (l->kind) violation(s, CT_V_RESUME_RUNNING, c, lineno, l, CT_EV_RESUME, c->run_ts, c->run_tid);
+    /* v1 SDKs write a resume more than once per run: only ours is checked,
+     * and not across lost events (the suspend between may be one of them). */
+    if (l->kind && !c->gap_since_resume) violation(s, CT_V_RESUME_RUNNING, c, lineno, l, CT_EV_RESUME, c->run_ts, c->run_tid);
   } else {
     if (c->state == CT_CS_SUSPENDED) {
       struct ct_site *st = ct_map_get(&s->sites, c->susp_site, c->pid);
@@ -207,6 +208,7 @@ static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno, con
   if (c->last_resume_tid && l->tid != c->last_resume_tid) s->migrations++;
   c->last_resume_tid = (uint32_t)l->tid;
   c->state = CT_CS_RUNNING;
+  c->gap_since_resume = 0;
   c->pending_wake_ts = c->wake_before_ts = 0;
   return 0;
 }
@@ -263,7 +265,7 @@ static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_line *l
       if (missing) {
         c->lost += missing;
         s->gap_lost += missing;
-        c->gap_since_suspend = 1;
+        c->gap_since_suspend = c->gap_since_resume = 1;
         c->last_gap_ts = l->ts;
       }
       c->next_ev = l->ev + 1;

@@ -23,6 +23,7 @@ struct ct_coro {
   uint8_t woken;      /* a wake reached it since its last suspend */
   uint8_t wait;       /* of the last suspend: 0, 1 fd, 2 ptr */
   uint8_t gap_since_suspend; /* events lost since its last suspend */
+  uint8_t gap_since_resume;  /* events lost since its last resume */
   uint8_t obj_is_str;
   uint32_t pid, label, last_resume_tid, run_tid;
   uint64_t obj, create_site, birth_ts, parent;
