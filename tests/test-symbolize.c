@@ -40,6 +40,18 @@ __attribute__((noinline)) static uintptr_t caller(void) {
   return ra;
 }
 
+/* Inlined into caller2: the site must be named after it, with its line. */
+static int inl_line;
+__attribute__((always_inline)) static inline uintptr_t inlined_ra(void) {
+  uintptr_t ra = get_ra(); inl_line = __LINE__;
+  return ra;
+}
+__attribute__((noinline)) static uintptr_t caller2(void) {
+  uintptr_t ra = inlined_ra();
+  __asm__ volatile("" ::: "memory");
+  return ra;
+}
+
 /* Feeds every executable file mapping of this process to s (or, with s NULL,
  * writes them as module lines to out); returns how many. */
 static int add_self_maps(ct_symbolizer *s, FILE *out, uint32_t pid, char *exe, size_t exesz) {
@@ -122,6 +134,12 @@ int main(int argc, char **argv) {
   CHECK(ct_symbolize(s, pid, ra, 1, &sym) == 0, "ra lookup");
   CHECK(sym.function && strcmp(sym.function, "caller") == 0, "function %s", sym.function);
   CHECK(sym.line == call_line, "call line %d, want %d", sym.line, call_line);
+
+  /* Code inlined into another function: the inlined function and its line. */
+  ra = caller2();
+  CHECK(ct_symbolize(s, pid, ra, 1, &sym) == 0, "inlined lookup");
+  CHECK(sym.function && strcmp(sym.function, "inlined_ra") == 0, "inlined function %s", sym.function);
+  CHECK(sym.line == inl_line, "inlined line %d, want %d", sym.line, inl_line);
 
   /* Cached: the same answer, the same strings. */
   struct ct_sym again;

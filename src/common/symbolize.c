@@ -7,11 +7,12 @@
  * works the same for PIE executables, shared libraries and non-PIE programs,
  * and one file mapped by several processes is opened once.
  *
- * Names are left as the symbol table spells them: C names as they are, C++
- * names mangled (demangling needs libstdc++'s __cxa_demangle, which a C binary
- * should not pull in). */
+ * Names are the symbol table's (or, for inlined code, DWARF's linkage name or
+ * name): C names as they are, C++ names mangled (demangling needs libstdc++'s
+ * __cxa_demangle, which a C binary should not pull in). */
 #include "common/symbolize.h"
 
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -201,25 +202,48 @@ static const struct sym_map *find_map(const ct_symbolizer *s, uint32_t pid, uint
   return NULL;
 }
 
-/* Line lookup without .debug_aranges (clang emits none by default, and libdw
- * 0.188 finds no unit without them): walk the units for the one holding a. */
-static void scan_units(Dwfl_Module *mod, Dwarf_Addr a, struct ct_sym *out) {
-  Dwarf_Addr bias = 0;
-  Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
-  if (!dw) return;
-  Dwarf_CU *cu = NULL;
-  Dwarf_Die cudie;
-  while (dwarf_get_units(dw, cu, &cu, NULL, NULL, &cudie, NULL) == 0) {
-    if (dwarf_haspc(&cudie, a - bias) != 1) continue;
-    Dwarf_Line *ln = dwarf_getsrc_die(&cudie, a - bias);
-    int line = 0;
-    const char *file = ln ? dwarf_linesrc(ln, NULL, NULL) : NULL;
-    if (file && dwarf_lineno(ln, &line) == 0) {
-      out->file = file;
-      out->line = line;
-    }
-    return;
+/* The compile unit holding module address a. dwfl_module_addrdie needs
+ * .debug_aranges, which clang does not emit by default (and libdw 0.188 does
+ * not fall back): then walk the units. Returns 1 when found. */
+static int find_unit(Dwfl_Module *mod, Dwarf_Addr a, Dwarf_Die *cudie, Dwarf_Addr *bias) {
+  Dwarf_Die *d = dwfl_module_addrdie(mod, a, bias);
+  if (d) {
+    *cudie = *d;
+    return 1;
   }
+  Dwarf *dw = dwfl_module_getdwarf(mod, bias);
+  Dwarf_CU *cu = NULL;
+  while (dw && dwarf_get_units(dw, cu, &cu, NULL, NULL, cudie, NULL) == 0)
+    if (dwarf_haspc(cudie, a - *bias) == 1) return 1;
+  return 0;
+}
+
+/* File and line of a, and the name of the function the line is in when that
+ * code was inlined (the symbol table names only the function it was inlined
+ * into, which would pair one function's name with another's source line). */
+static void dwarf_info(Dwfl_Module *mod, Dwarf_Addr a, struct ct_sym *out) {
+  Dwarf_Die cudie, *scopes = NULL;
+  Dwarf_Addr bias = 0;
+  if (!find_unit(mod, a, &cudie, &bias)) return;
+  Dwarf_Line *ln = dwarf_getsrc_die(&cudie, a - bias);
+  int line = 0;
+  const char *file = ln ? dwarf_linesrc(ln, NULL, NULL) : NULL;
+  if (file && dwarf_lineno(ln, &line) == 0) {
+    out->file = file;
+    out->line = line;
+  }
+  int n = dwarf_getscopes(&cudie, a - bias, &scopes);
+  for (int i = 0; i < n; i++) { /* innermost first */
+    int tag = dwarf_tag(&scopes[i]);
+    if (tag == DW_TAG_inlined_subroutine) {
+      Dwarf_Attribute attr;
+      const char *name = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &attr));
+      if (!name) name = dwarf_diename(&scopes[i]);
+      if (name) out->function = name;
+    }
+    if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) break;
+  }
+  free(scopes);
 }
 
 /* The uncached lookup. */
@@ -246,17 +270,7 @@ static int lookup(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_ret, struc
   /* A return address points after the call: the call itself is at pc - 1. */
   Dwarf_Addr a = is_ret && vaddr ? vaddr - 1 : vaddr;
   out->function = dwfl_module_addrname(f->mod, a);
-  Dwfl_Line *ln = dwfl_module_getsrc(f->mod, a);
-  if (ln) {
-    int line = 0;
-    const char *file = dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL);
-    if (file) {
-      out->file = file;
-      out->line = line;
-    }
-  } else {
-    scan_units(f->mod, a, out);
-  }
+  dwarf_info(f->mod, a, out);
   return 0;
 }
 
