@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,6 +58,31 @@ static __attribute__((noinline)) double snap_loop(long n) {
     __asm__ __volatile__("" ::: "memory");
   }
   return (now() - t) * 1e9 / (double)n;
+}
+
+/* One of two threads snapping at once, each into its own record (records are
+ * 320 = 5 x 64 bytes, so two records never share a cache line). */
+static void *snap_thread(void *arg) {
+  rip_init((pid_t)(intptr_t)arg, "pair", 4, 0, 0);
+  double *ns = malloc(sizeof *ns);
+  if (ns != NULL) *ns = snap_loop(SNAPS);
+  return ns;
+}
+
+/* ns per snapshot of each of two threads snapping at once (their mean). */
+static double snap_pair(void) {
+  pthread_t t[2];
+  double sum = 0;
+  for (intptr_t i = 0; i < 2; i++)
+    if (pthread_create(&t[i], NULL, snap_thread, (void *)(i + 2)) != 0) exit(1);
+  for (int i = 0; i < 2; i++) {
+    void *ns;
+    pthread_join(t[i], &ns);
+    if (ns == NULL) exit(1);
+    sum += *(double *)ns;
+    free(ns);
+  }
+  return sum / 2;
 }
 
 /* Three functions, so that the reader groups and symbolizes several sites. */
@@ -125,6 +151,9 @@ int main(int argc, char **argv) {
   print_runs("empty loop", mb, base, RUNS, "ns/iter");
   print_runs("rip_snap loop", ms, snap, RUNS, "ns/iter");
   print_runs("rip_snap - empty (paired)", md, diff, RUNS, "ns/snap");
+  double pair[RUNS];
+  for (int r = 0; r < RUNS; r++) pair[r] = snap_pair();
+  print_runs("rip_snap loop, 2 threads at once", median(pair, RUNS), pair, RUNS, "ns/iter");
 
   /* 100,000 records, each with a full ring (40 snapshots: counters wrap the
    * ring), their newest snapshots spread over three functions. */
