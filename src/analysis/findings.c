@@ -567,7 +567,7 @@ static int overview(struct ct_report *r, struct ct_state *st) {
   r->active_ns = r->duration_ns;
   r->threads = st->tids.n;
   r->killed = !st->has_end || st->exit_has_signal;
-  for (size_t i = 0; i < st->coros.cap; i++) r->coroutines += st->coros.used[i];
+  r->coroutines = st->coroutines;
   /* Buckets in time order; a gap is the idle time between two neighbours. */
   struct ct_bucket *bs = malloc((b->n ? b->n : 1) * sizeof *bs);
   if (!bs) return -ENOMEM;

@@ -81,7 +81,10 @@ static struct ct_coro *coro_of(struct ct_state *s, uint64_t id) {
     s->destroyed_alive = 0;
   int fresh;
   c = ct_map_put(&s->coros, id, 0, &fresh);
-  if (c && fresh) c->id = id;
+  if (c && fresh) {
+    c->id = id;
+    s->coroutines++;
+  }
   return c;
 }
 

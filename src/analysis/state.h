@@ -99,6 +99,7 @@ struct ct_state {
 
   /* counts */
   uint64_t lines, events, bad[4], bad_lines[CT_BAD_LINES_KEPT], nbad_kept, other_records;
+  uint64_t coroutines; /* distinct coroutines seen (entries created) */
   uint64_t resumes, migrations, modules, destroyed_alive; /* tombstones in coros */
   uint64_t gap_lost; /* events missing from ev sequences */
   int any_kind, any_wake, any_ev;
