@@ -44,6 +44,23 @@ grep -q '"malformed":3,"torn":0,"malformed_lines":\[6,7,28\]' "$tmp/trunc.json" 
 grep -q 'Malformed lines.*: 3 skipped.*first at lines 6, 7, 28' "$tmp/trunc.md" || fail "truncated: Markdown note"
 grep -q '"kind":"lost_wakeup","severity":"error","count":1' "$tmp/trunc.json" || fail "truncated: finding lost"
 
+# Corrupted traces (seeded byte flips, cut and doubled lines): never a crash,
+# exit 0 (a report) or 2 (not a trace), nothing from the sanitizers.
+for f in "$data"/*.txt; do awk -f "$data/gen.awk" "$f"; done > "$tmp/base.jsonl"
+seed=1
+while [ $seed -le 40 ]; do
+  awk -v seed=$seed 'BEGIN { srand(seed); alpha = "{}[]\":,0123456789-ex\\ tfn\001\377" }
+    { l = $0; r = rand()
+      if (r < 0.1) { p = int(rand() * length(l)) + 1; l = substr(l, 1, p - 1) substr(alpha, int(rand() * 28) + 1, 1) substr(l, p + 1) }
+      else if (r < 0.13) l = substr(l, 1, int(rand() * length(l)))
+      else if (r < 0.15) l = l l
+      print l }' "$tmp/base.jsonl" > "$tmp/fuzz.jsonl"
+  "$COROTRACER" report "$tmp/fuzz.jsonl" --json "$tmp/fuzz.json" > "$tmp/fuzz.md" 2> "$tmp/err"; rc=$?
+  { [ $rc -eq 0 ] || [ $rc -eq 2 ]; } && ! grep -q 'Sanitizer\|runtime error' "$tmp/err" ||
+    fail "corrupted trace (seed $seed): exit $rc: $(head -n 3 "$tmp/err")"
+  seed=$((seed + 1))
+done
+
 # The reference engine's own trace: torn records counted, a sane duration.
 fixture=$(cd "$(dirname "$0")/../.." && pwd)/shared/fixtures/reference-engine-trace.jsonl
 if [ -r "$fixture" ]; then
