@@ -123,7 +123,6 @@ static int group(struct ct_report *r, struct ct_state *st, struct ct_finding *f,
       if (!by_create) {
         rc_->wait = c->wait;
         rc_->obj = c->obj;
-        rc_->obj_is_str = c->obj_is_str;
         rc_->has_susp = 1;
         rc_->suspended_ns = r->end_ts > c->susp_ts ? r->end_ts - c->susp_ts : 0;
         ct_hist_add(h, rc_->suspended_ns);

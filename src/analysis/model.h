@@ -29,7 +29,7 @@ struct ct_rsite {
 struct ct_rcoro {
   uint64_t probe_id;
   const char *label; /* NULL if none; owned by the state */
-  int wait, obj_is_str;
+  int wait;
   uint64_t obj;
   int site_index; /* -1 if none */
   int has_susp;

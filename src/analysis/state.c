@@ -168,10 +168,8 @@ static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_lin
   c->susp_site = site;
   c->wait = (uint8_t)l->wait;
   c->obj = l->wait ? l->obj : 0;
-  c->obj_is_str = (uint8_t)l->obj_is_str;
   c->woken = 0;
   c->gap_since_suspend = 0;
-  c->wake_ts = c->waker = 0;
   struct ct_site *st = ct_map_put(&s->sites, site, c->pid, &fresh);
   if (!st) return -ENOMEM;
   st->site = site;
@@ -221,8 +219,6 @@ static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_line *
   c->saw_wake = 1;
   if (c->state == CT_CS_SUSPENDED && !c->woken) {
     c->woken = 1;
-    c->wake_ts = l->ts;
-    c->waker = l->from;
     if (c->wait) { /* remember who serves this wait object's waiters */
       int fresh;
       struct ct_wakers *w = ct_map_put(&s->objs, c->obj, c->wait, &fresh);
@@ -269,7 +265,6 @@ static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_line *l
         c->lost += missing;
         s->gap_lost += missing;
         c->gap_since_suspend = c->gap_since_resume = 1;
-        c->last_gap_ts = l->ts;
       }
       c->next_ev = l->ev + 1;
     }
@@ -285,7 +280,6 @@ static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_line *l
     c->created = 1;
     c->create_site = site;
     if (!c->birth_ts) c->birth_ts = l->ts;
-    if (CT_HAS(l, CT_K_PARENT)) c->parent = l->parent;
     break;
   case CT_EV_SUSPEND: rc = on_suspend(s, c, l, site); break;
   case CT_EV_RESUME: rc = on_resume(s, c, lineno, l); break;
@@ -328,7 +322,6 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
     s->has_meta = 1;
     copy_str(l, CT_K_RUN_ID, &l->run_id, s->run_id, sizeof s->run_id);
     copy_str(l, CT_K_HOST, &l->host, s->host, sizeof s->host);
-    copy_str(l, CT_K_FORMAT, &l->format, s->format, sizeof s->format);
     if (CT_HAS(l, CT_K_MONO_NS)) s->meta_mono_ns = l->mono_ns;
     if (CT_HAS(l, CT_K_TARGET_PID)) s->target_pid = l->target_pid;
     return 0;
@@ -347,11 +340,9 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
     if (CT_HAS(l, CT_K_LABEL)) c->label = intern_label(s, &l->label);
     if (CT_HAS(l, CT_K_CREATE_SITE)) c->create_site = l->create_site;
     if (CT_HAS(l, CT_K_BIRTH_TS)) c->birth_ts = l->birth_ts;
-    if (CT_HAS(l, CT_K_PARENT)) c->parent = l->parent;
     return 0;
   case CT_LINE_STATION_END:
     s->stations++;
-    s->station_events += l->events;
     s->station_lost += l->lost;
     if (l->lost && (c = ct_map_get(&s->coros, l->probe_id, 0))) c->station_lost += l->lost;
     return 0;
@@ -367,7 +358,6 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
     s->end_events = l->events;
     s->end_harvested = l->harvested;
     s->end_lost = l->lost;
-    s->end_torn = l->torn;
     s->untraced = l->untraced;
     return 0;
   case CT_LINE_PROCESS: return 0;

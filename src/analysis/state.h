@@ -24,16 +24,14 @@ struct ct_coro {
   uint8_t wait;       /* of the last suspend: 0, 1 fd, 2 ptr */
   uint8_t gap_since_suspend; /* events lost since its last suspend */
   uint8_t gap_since_resume;  /* events lost since its last resume */
-  uint8_t obj_is_str;
   uint32_t pid, label, last_resume_tid, run_tid;
-  uint64_t obj, create_site, birth_ts, parent;
+  uint64_t obj, create_site, birth_ts;
   uint64_t susp_ts, susp_site;    /* last suspend */
   uint64_t run_ts, run_from_site; /* last resume; site it resumed from */
   uint64_t pending_wake_ts;       /* a wake that came while it ran */
   uint64_t wake_before_ts;        /* that wake, moved here by the next suspend */
-  uint64_t wake_ts, waker;        /* first wake after the last suspend */
   uint64_t last_ts, destroy_ts;
-  uint64_t next_ev, lost, last_gap_ts;
+  uint64_t next_ev, lost;
   uint64_t station_lost; /* from its station_end line */
 };
 
@@ -108,9 +106,9 @@ struct ct_state {
   /* meta / end */
   int has_meta, has_end, exit_has_code, exit_has_signal;
   int64_t exit_code, exit_signal;
-  char exit_name[32], run_id[80], host[128], format[64];
-  uint64_t meta_mono_ns, target_pid, end_ts, end_events, end_lost, end_harvested, end_torn;
-  uint64_t untraced, station_lost, station_events, stations;
+  char exit_name[32], run_id[80], host[128];
+  uint64_t meta_mono_ns, target_pid, end_ts, end_events, end_lost, end_harvested;
+  uint64_t untraced, station_lost, stations;
   int has_end_counts;
 
   char *labels[CT_MAX_LABELS]; /* interned coroutine labels; index 0 = none */

@@ -103,6 +103,9 @@ static void overview(FILE *f, const struct ct_report *r) {
               ct_fmt_ns(r->gaps[i].from - r->start_ts, b, sizeof b));
     fputs(" (machine asleep, or timestamps of several runs in one file)\n", f);
   }
+  if (st->other_records)
+    fprintf(f, "- **Unknown records**: %" PRIu64 " lines of a record type this report does not know, skipped\n",
+            st->other_records);
   if (!st->has_end) fputs("- **End**: no end line: the trace was cut short\n", f);
   else if (st->exit_has_signal)
     fprintf(f, "- **End**: killed by %s (signal %" PRId64 ")\n", st->exit_name[0] ? st->exit_name : "?",
