@@ -59,8 +59,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # One station per coroutine, for life: every reconnecting client is a new
-# connection coroutine. 4 tests x requests, plus room.
-stations=$((4 * requests + 4096))
+# connection coroutine. 5 tests (ping counts twice: inline and multibulk) x
+# requests, plus room.
+stations=$((5 * requests + 4096))
 echo "== 1. server ($mode): corotracer run -n $stations -o $out/trace.jsonl -- resp_server $bug_flag"
 "$CT" run --quiet -n "$stations" -o "$out/trace.jsonl" -- \
   "$SRV" --port 0 --port-file "$out/port" $bug_flag >"$out/server.out" 2>"$out/server.log" &
@@ -79,7 +80,7 @@ cat "$out/server.out"
 echo "== 2. redis-benchmark -p $port -c $clients -n $requests -k 0 -t ping,set,get,incr (at most ${bench_secs}s)"
 start=$(date +%s)
 timeout -k 2 "$bench_secs" redis-benchmark -h 127.0.0.1 -p "$port" -c "$clients" -n "$requests" -k 0 \
-  -t ping,set,get,incr >"$out/bench.txt" 2>&1
+  -t ping,set,get,incr -q >"$out/bench.txt" 2>&1
 brc=$?
 secs=$(( $(date +%s) - start ))
 # Progress lines end in \r; keep the summaries and the last progress line.

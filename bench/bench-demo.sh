@@ -1,0 +1,75 @@
+#!/bin/sh
+# bench-demo.sh - what tracing costs the demo: redis-benchmark throughput of
+# the RESP server untraced vs traced (`corotracer run`, bug off), and context
+# switches per second of the scheduler untraced vs traced.
+#
+#   O=build/x sh bench/bench-demo.sh [RUNS [REQUESTS]]   (default 5 runs, 20000 requests)
+#
+# Both servers run side by side for the whole benchmark; the runs alternate
+# between them (and which goes first), with the same settings: 50 keep-alive
+# clients, SET and GET. Prints Markdown rows: medians over RUNS, and the
+# traced/untraced ratio.
+set -u
+O=${O:-build/default}
+RUNS=${1:-5}
+REQ=${2:-20000}
+CT=$O/bin/corotracer
+SRV=$O/examples/demo/resp_server
+SW=$O/bench/bench-demo-switch
+for f in "$CT" "$SRV" "$SW"; do [ -x "$f" ] || { echo "build first: make O=$O ($f)" >&2; exit 2; }; done
+command -v redis-benchmark >/dev/null 2>&1 || { echo "redis-benchmark missing: sh scripts/install-deps.sh" >&2; exit 2; }
+D=$(mktemp -d "${TMPDIR:-/tmp}/bench-demo.XXXXXX") || exit 1
+plain="" traced=""
+trap '[ -n "$plain" ] && kill -TERM $plain 2>/dev/null; [ -n "$traced" ] && kill -TERM $traced 2>/dev/null;
+      sleep 1; rm -rf "$D"' EXIT
+trap 'exit 1' INT TERM
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+wait_port() {
+  i=0
+  while [ ! -s "$1" ]; do
+    i=$((i + 1)); [ $i -gt 100 ] && { echo "server did not start" >&2; exit 1; }; sleep 0.1
+  done
+  cat "$1"
+}
+
+"$SRV" --port 0 --port-file "$D/plain.port" >/dev/null 2>&1 &
+plain=$!
+"$CT" run --quiet -n 4096 -o "$D/trace.jsonl" -- "$SRV" --port 0 --port-file "$D/traced.port" >/dev/null 2>&1 &
+traced=$!
+pport=$(wait_port "$D/plain.port")
+tport=$(wait_port "$D/traced.port")
+
+# bench NAME PORT: one redis-benchmark run, appends "TEST rps" to $D/NAME.
+bench() {
+  timeout 120 redis-benchmark -h 127.0.0.1 -p "$2" -c 50 -n "$REQ" -t set,get --csv 2>/dev/null |
+    tr -d '"' | awk -F, '$1 != "test" && NF > 1 {print $1, $2}' >>"$D/$1"
+}
+r=0
+while [ $r -lt "$RUNS" ]; do
+  r=$((r + 1))
+  if [ $((r % 2)) -eq 1 ]; then bench plain "$pport"; bench traced "$tport"
+  else bench traced "$tport"; bench plain "$pport"; fi
+done
+
+echo "| load | untraced (median) | traced (median) | traced / untraced | runs |"
+echo "| --- | --- | --- | --- | --- |"
+for t in SET GET; do
+  p=$(awk -v t=$t '$1 == t {print $2}' "$D/plain" | median)
+  q=$(awk -v t=$t '$1 == t {print $2}' "$D/traced" | median)
+  echo "| redis-benchmark $t, 50 clients, $REQ requests (req/s) | $p | $q | $(awk -v p="$p" -v q="$q" 'BEGIN {printf "%.3f", q / p}') | $RUNS |"
+done
+
+# The switch microbenchmark, alternating untraced and traced runs.
+r=0
+while [ $r -lt "$RUNS" ]; do
+  r=$((r + 1))
+  "$SW" 1000000 >>"$D/sw" || exit 1
+  "$CT" run --quiet -n 64 -o "$D/sw.jsonl" -- "$SW" 1000000 >>"$D/sw" || exit 1
+done
+for load in yield pingpong; do
+  p=$(awk -v l=$load '$1 == l && /traced=0/ {sub("switches_per_sec=", "", $2); print $2}' "$D/sw" | median)
+  q=$(awk -v l=$load '$1 == l && /traced=1/ {sub("switches_per_sec=", "", $2); print $2}' "$D/sw" | median)
+  echo "| scheduler $load, 1 worker (switches/s) | $p | $q | $(awk -v p="$p" -v q="$q" 'BEGIN {printf "%.3f", q / p}') | $RUNS |"
+done
+echo "trace of the traced server: $(wc -l <"$D/trace.jsonl") lines so far" >&2
