@@ -168,22 +168,22 @@ struct ct_harvest {
 int ct_harvest_init(struct ct_harvest *h, void *base, uint32_t n, struct ct_procs *procs,
                     struct ct_writer *w);
 /* One pass over the used stations; writes event lines. full: include retired
- * stations (final pass). Returns the number of events harvested. Must run
- * under ct_guard (the file may be truncated under us). */
+ * stations (final pass). Returns the number of events harvested. */
 uint64_t ct_harvest_scan(struct ct_harvest *h, int full);
 /* After the final scan: compute per-station totals and write station_end
- * lines. Under ct_guard. */
+ * lines. */
 void ct_harvest_finish(struct ct_harvest *h, uint64_t *events, uint64_t *lost);
-/* Coroutines alive now (used stations not dead). Under ct_guard. */
+/* Coroutines alive now (used stations not dead). */
 uint32_t ct_harvest_live(const struct ct_harvest *h);
 void ct_harvest_free(struct ct_harvest *h);
 
 /* ---- SIGBUS guard (guard.c) ---------------------------------------------- */
-/* Install the SIGBUS handler once. Returns 0 or -errno. */
-int ct_guard_install(void);
-/* Run fn(arg) so that a SIGBUS raised by a read of the shared file (it was
- * truncated) returns -EFAULT instead of killing the engine; 0 otherwise. */
-int ct_guard(void (*fn)(void *), void *arg);
+/* Catch SIGBUS raised by reads of [base, base+len) (the shared file was
+ * truncated): the mapping is replaced by zero pages and the engine carries on;
+ * ct_guard_tripped() tells it to stop harvesting. Returns 0 or -errno. */
+int ct_guard_install(void *base, size_t len);
+/* 1 once the guard has replaced the mapping. */
+int ct_guard_tripped(void);
 
 /* ---- status (status.c) --------------------------------------------------- */
 struct ct_status {

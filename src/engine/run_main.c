@@ -39,7 +39,7 @@ struct run {
   uint64_t exit_mono;  /* when we saw the target exit */
 };
 
-/* ---- guarded access to the shared file ---------------------------------- */
+/* ---- access to the shared file --------------------------------------------- */
 enum pass_op { PASS_SCAN, PASS_SCAN_FULL, PASS_SLEEP, PASS_WAKE, PASS_FINISH, PASS_LIVE };
 
 struct pass {
@@ -49,8 +49,7 @@ struct pass {
   uint32_t live, untraced;
 };
 
-static void do_pass(void *arg) {
-  struct pass *p = arg;
+static void do_pass(struct pass *p) {
   struct ct_harvest *h = &p->r->h;
   struct ctp_header *hdr = h->hdr;
   switch (p->op) {
@@ -81,11 +80,15 @@ static void do_pass(void *arg) {
   p->untraced = over > beyond ? over : beyond;
 }
 
+/* One operation on the shared file, unless a truncation ended harvesting
+ * (or the trace cannot be written: then only the final totals). */
 static struct pass guarded(struct run *r, enum pass_op op) {
   struct pass p = {.r = r, .op = op};
   if (r->shm_broken || (r->w.err && op != PASS_FINISH && op != PASS_LIVE)) return p;
-  if (ct_guard(do_pass, &p)) {
+  do_pass(&p);
+  if (ct_guard_tripped()) {
     r->shm_broken = 1;
+    ct_status_clear(&r->status);
     fprintf(stderr, "corotracer: %s: shared memory truncated under the engine; tracing stopped\n",
             ct_rt_shm_env(&r->rt));
   }
@@ -329,8 +332,8 @@ int ct_run_main(int argc, char **argv) {
   if (rc) return rc > 0 ? 0 : CT_EXIT_USAGE;
   rc = CT_EXIT_FAIL;
   r.sigfd = ct_signals_setup();
-  if (r.sigfd < 0 || ct_guard_install() < 0) {
-    fprintf(stderr, "corotracer: signals: %s\n", strerror(r.sigfd < 0 ? -r.sigfd : errno));
+  if (r.sigfd < 0) {
+    fprintf(stderr, "corotracer: signals: %s\n", strerror(-r.sigfd));
     goto out;
   }
   int e = ct_writer_open(&r.w, r.o.out, r.o.append);
@@ -339,6 +342,11 @@ int ct_run_main(int argc, char **argv) {
     goto out;
   }
   if (ct_rt_create(&r.rt, &r.o)) goto out;
+  e = ct_guard_install(r.rt.map, r.rt.map_len);
+  if (e) {
+    fprintf(stderr, "corotracer: SIGBUS handler: %s\n", strerror(-e));
+    goto out;
+  }
   if (ct_harvest_init(&r.h, r.rt.map, r.o.stations, &r.procs, &r.w)) {
     fprintf(stderr, "corotracer: harvest: %s\n", strerror(ENOMEM));
     goto out;
