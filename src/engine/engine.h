@@ -193,7 +193,9 @@ struct ct_status {
 };
 
 void ct_status_init(struct ct_status *s, int enabled);
-/* Redraw when CT_STATUS_MS has passed. */
+/* 1 when the status line is shown and CT_STATUS_MS have passed. */
+int ct_status_due(const struct ct_status *s, uint64_t now_ns);
+/* Redraw the status line. */
 void ct_status_tick(struct ct_status *s, uint64_t now_ns, const struct ct_harvest *h,
                     uint32_t live, uint32_t untraced);
 /* Erase the status line. */

@@ -268,9 +268,10 @@ static void harvest_loop(struct run *r) {
     }
     poll_once(r, timeout);
     if (slept) guarded(r, PASS_WAKE);
-    if (r->status.live) {
+    uint64_t now = ct_now_ns(CLOCK_MONOTONIC);
+    if (ct_status_due(&r->status, now)) {
       struct pass p = guarded(r, PASS_LIVE);
-      ct_status_tick(&r->status, ct_now_ns(CLOCK_MONOTONIC), &r->h, p.live, p.untraced);
+      ct_status_tick(&r->status, now, &r->h, p.live, p.untraced);
     }
   }
 }

@@ -12,9 +12,12 @@ void ct_status_init(struct ct_status *s, int enabled) {
   s->shown = 0;
 }
 
+int ct_status_due(const struct ct_status *s, uint64_t now_ns) {
+  return s->live && now_ns - s->last_ns >= (uint64_t)CT_STATUS_MS * 1000000u;
+}
+
 void ct_status_tick(struct ct_status *s, uint64_t now_ns, const struct ct_harvest *h,
                     uint32_t live, uint32_t untraced) {
-  if (!s->live || now_ns - s->last_ns < (uint64_t)CT_STATUS_MS * 1000000u) return;
   double secs = (double)(now_ns - s->last_ns) / 1e9;
   double rate = (double)(h->harvested - s->last_harvested) / secs;
   fprintf(stderr, "\rcorotracer: %.0f ev/s, %u live, stations %u/%u, lost %llu, untraced %u\033[K",
