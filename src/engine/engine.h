@@ -143,7 +143,6 @@ struct ct_station_state {
   uint64_t last_seq[CTP_SLOTS];
   uint64_t probe_id;
   uint64_t harvested;
-  uint64_t live_lost;     /* per-slot gaps seen while running */
   uint64_t events;        /* highest event index seen + 1; final: events the probe wrote */
   uint64_t next_ev;       /* index after the last event line written */
   uint32_t pid;

@@ -154,7 +154,6 @@ static unsigned read_slots(struct ct_harvest *h, uint32_t i, struct ev *batch, u
     }
     /* Each write adds 2: a larger step means events overwritten unseen. */
     uint64_t gap = (v1 - st->last_seq[k]) / 2 - 1;
-    st->live_lost += gap;
     h->live_lost += gap;
     st->last_seq[k] = v1;
     e->seq = v1;

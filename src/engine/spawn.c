@@ -37,8 +37,14 @@ int ct_signals_setup(void) {
   return fd < 0 ? -errno : fd;
 }
 
+static void free_env(char **env) {
+  for (size_t i = 0; env[i]; i++)
+    if (strncmp(env[i], "CTP_", 4) == 0) free(env[i]);
+  free(env);
+}
+
 /* environ without CTP_*, plus our three. Returns a malloc'ed array whose
- * three last strings are malloc'ed too (freed by free_env). */
+ * CTP_* strings are malloc'ed too (freed by free_env), NULL on ENOMEM. */
 static char **make_env(const char *shm, const char *sock, uint32_t stations) {
   size_t n = 0;
   while (environ[n]) n++;
@@ -47,18 +53,17 @@ static char **make_env(const char *shm, const char *sock, uint32_t stations) {
   size_t k = 0;
   for (size_t i = 0; i < n; i++)
     if (strncmp(environ[i], "CTP_", 4) != 0) env[k++] = environ[i];
-  if (asprintf(&env[k], "%s=%s", CTP_ENV_SHM, shm) < 0) env[k] = NULL;
-  else if (k++, asprintf(&env[k], "%s=%s", CTP_ENV_SOCK, sock) < 0) env[k] = NULL;
-  else if (k++, asprintf(&env[k], "%s=%u", CTP_ENV_STATIONS, stations) < 0) env[k] = NULL;
-  else k++;
-  env[k] = NULL;
+  char *ours[3] = {NULL, NULL, NULL};
+  int ok = asprintf(&ours[0], "%s=%s", CTP_ENV_SHM, shm) >= 0;
+  ok = ok && asprintf(&ours[1], "%s=%s", CTP_ENV_SOCK, sock) >= 0;
+  ok = ok && asprintf(&ours[2], "%s=%u", CTP_ENV_STATIONS, stations) >= 0;
+  for (int i = 0; i < 3 && ok; i++) env[k++] = ours[i];
+  if (!ok) {
+    for (int i = 0; i < 3; i++) free(ours[i]);
+    free(env);
+    return NULL;
+  }
   return env;
-}
-
-static void free_env(char **env) {
-  for (size_t i = 0; env[i]; i++)
-    if (strncmp(env[i], "CTP_", 4) == 0) free(env[i]);
-  free(env);
 }
 
 /* In the child, between fork and exec: async-signal-safe calls only. */

@@ -21,7 +21,7 @@ void ct_status_tick(struct ct_status *s, uint64_t now_ns, const struct ct_harves
   double secs = (double)(now_ns - s->last_ns) / 1e9;
   double rate = (double)(h->harvested - s->last_harvested) / secs;
   fprintf(stderr, "\rcorotracer: %.0f ev/s, %u live, stations %u/%u, lost %llu, untraced %u\033[K",
-          rate, live, h->used, h->n, (unsigned long long)h->live_lost, untraced);
+          rate, live, h->used, h->n, (unsigned long long)(h->live_lost + h->late), untraced);
   fflush(stderr);
   s->last_ns = now_ns;
   s->last_harvested = h->harvested;
