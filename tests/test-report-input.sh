@@ -61,6 +61,24 @@ while [ $seed -le 40 ]; do
   seed=$((seed + 1))
 done
 
+# A v1-like trace (no meta, no end) of 2,000 events plus one valid-looking
+# event whose ts is 2^56 (834 days later): left out of the duration, counted.
+gen=$CT_BUILD/bench/bench-report-gen
+if [ -x "$gen" ]; then
+  "$gen" 2000 50 | grep -v '"type"' > "$tmp/plain.jsonl"
+  { cat "$tmp/plain.jsonl"
+    echo '{"probe_id":7,"tid":100,"addr":"0x0000000000000000","seq":2,"is_active":true,"ts":72057594037927936}'
+  } > "$tmp/absurd.jsonl"
+  "$COROTRACER" report "$tmp/plain.jsonl" --json "$tmp/plain.json" > /dev/null || fail "plain: exit $?"
+  "$COROTRACER" report "$tmp/absurd.jsonl" --json "$tmp/absurd.json" > "$tmp/absurd.md" || fail "absurd: exit $?"
+  d1=$(grep -o '"duration_ns":[0-9]*' "$tmp/plain.json") d2=$(grep -o '"duration_ns":[0-9]*' "$tmp/absurd.json")
+  [ -n "$d1" ] && [ "$d1" = "$d2" ] || fail "an absurd ts changed the duration: $d1 vs $d2"
+  grep -q '"absurd_ts":1,' "$tmp/absurd.json" || fail "absurd ts not counted"
+  grep -q 'Absurd timestamps.*: 1 events' "$tmp/absurd.md" || fail "absurd ts not in the Markdown"
+else
+  fail "$gen not built"
+fi
+
 # The reference engine's own trace: torn records counted, a sane duration.
 fixture=$(cd "$(dirname "$0")/../.." && pwd)/shared/fixtures/reference-engine-trace.jsonl
 if [ -r "$fixture" ]; then

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #define IDLE_GAP_NS (60ull * 1000000000ull)
+#define ABSURD_GAP_NS (86400ull * 1000000000ull)
 #define MAX_CYCLES 16
 
 /* Why a coroutine is suspended at the end with no wake after its last suspend. */
@@ -556,44 +557,75 @@ static int lost_finding(struct ct_report *r, const struct ct_state *st) {
   return 0;
 }
 
-/* Overview: duration, idle gaps, every suspension site. */
-static int overview(struct ct_report *r, struct ct_state *st) {
+/* Buckets in time order. */
+static int cmp_bucket(const void *a, const void *b) {
+  const struct ct_bucket *x = a, *y = b;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Start, end, idle gaps. Events in a stretch more than a day away from all
+ * others, holding under 0.1% of the events, are torn clocks (a valid-looking
+ * record with a garbage ts): counted, left out of the duration. */
+static int timeline(struct ct_report *r, const struct ct_state *st) {
   const struct ct_map *b = &st->buckets;
-  r->start_ts = st->first_ts;
-  if (st->meta_mono_ns && st->meta_mono_ns < r->start_ts) r->start_ts = st->meta_mono_ns;
-  r->end_ts = ct_state_end_ts(st);
-  r->duration_ns = r->end_ts > r->start_ts ? r->end_ts - r->start_ts : 0;
-  r->active_ns = r->duration_ns;
-  r->threads = st->tids.n;
-  r->killed = !st->has_end || st->exit_has_signal;
-  r->coroutines = st->coroutines;
-  /* Buckets in time order; a gap is the idle time between two neighbours. */
   struct ct_bucket *bs = malloc((b->n ? b->n : 1) * sizeof *bs);
   if (!bs) return -ENOMEM;
   size_t n = 0;
   for (size_t i = 0; i < b->cap; i++)
     if (b->used[i]) bs[n++] = *(struct ct_bucket *)ct_map_at(b, i);
-  for (size_t i = 1; i < n; i++) /* insertion sort: few buckets, nearly sorted */
-    for (size_t j = i; j > 0 && bs[j].lo < bs[j - 1].lo; j--) {
-      struct ct_bucket t = bs[j];
-      bs[j] = bs[j - 1];
-      bs[j - 1] = t;
-    }
-  for (size_t i = 1; i < n; i++) {
-    uint64_t g = bs[i].lo - bs[i - 1].hi;
+  qsort(bs, n, sizeof *bs, cmp_bucket);
+  for (size_t i = 0, j; i < n; i = j) {
+    uint64_t cnt = bs[i].n;
+    for (j = i + 1; j < n && bs[j].lo - bs[j - 1].hi <= ABSURD_GAP_NS; j++) cnt += bs[j].n;
+    if (cnt * 1000 >= st->events) continue;
+    r->absurd_ts += cnt;
+    for (size_t k = i; k < j; k++) bs[k].n = 0; /* n == 0: left out */
+  }
+  uint64_t first = 0, last = 0, prev_hi = 0, idle = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!bs[i].n) continue;
+    if (!first) first = bs[i].lo;
+    last = bs[i].hi;
+    uint64_t g = prev_hi ? bs[i].lo - prev_hi : 0;
+    prev_hi = bs[i].hi;
     if (g <= IDLE_GAP_NS) continue;
-    r->active_ns -= g;
+    idle += g;
     r->gaps_total++;
     /* Keep the longest CT_GAPS_MAX, longest first. */
     size_t k = r->ngaps < CT_GAPS_MAX ? r->ngaps++ : CT_GAPS_MAX;
     for (; k > 0 && r->gaps[k - 1].to - r->gaps[k - 1].from < g; k--)
       if (k < CT_GAPS_MAX) r->gaps[k] = r->gaps[k - 1];
     if (k < CT_GAPS_MAX) {
-      r->gaps[k].from = bs[i - 1].hi;
+      r->gaps[k].from = bs[i].lo - g;
       r->gaps[k].to = bs[i].lo;
     }
   }
   free(bs);
+  if (!first) { /* no buckets (no events), or the bucket table overflowed */
+    first = st->first_ts;
+    last = st->last_ts;
+  }
+  r->start_ts = st->meta_mono_ns && st->meta_mono_ns < first ? st->meta_mono_ns : first;
+  r->end_ts = st->has_end && st->end_ts ? st->end_ts : last;
+  r->duration_ns = r->end_ts > r->start_ts ? r->end_ts - r->start_ts : 0;
+  r->active_ns = r->duration_ns > idle ? r->duration_ns - idle : 0;
+  return 0;
+}
+
+/* Most used first, then by address (a stable order for equal counts). */
+static int cmp_site_count(const void *a, const void *b) {
+  const struct ct_rsite *x = a, *y = b;
+  if (x->count != y->count) return x->count > y->count ? -1 : 1;
+  return x->site < y->site ? -1 : x->site > y->site;
+}
+
+/* Overview: timeline, counts, every suspension site. */
+static int overview(struct ct_report *r, struct ct_state *st) {
+  r->threads = st->tids.n;
+  r->killed = !st->has_end || st->exit_has_signal;
+  r->coroutines = st->coroutines;
+  int rc = timeline(r, st);
+  if (rc) return rc;
   const struct ct_map *sm = &st->sites;
   if (!(r->sites = calloc(sm->n ? sm->n : 1, sizeof *r->sites))) return -ENOMEM;
   for (size_t i = 0; i < sm->cap; i++) {
@@ -611,12 +643,7 @@ static int overview(struct ct_report *r, struct ct_state *st) {
       rs->max = s->hist->max;
     }
   }
-  for (size_t i = 1; i < r->nsites; i++) /* most used first */
-    for (size_t j = i; j > 0 && r->sites[j].count > r->sites[j - 1].count; j--) {
-      struct ct_rsite t = r->sites[j];
-      r->sites[j] = r->sites[j - 1];
-      r->sites[j - 1] = t;
-    }
+  qsort(r->sites, r->nsites, sizeof *r->sites, cmp_site_count);
   return 0;
 }
 

@@ -61,6 +61,7 @@ struct ct_report {
   struct { uint64_t from, to; } gaps[CT_GAPS_MAX]; /* idle stretches > 60 s, longest first */
   size_t ngaps, gaps_total;
   uint64_t lost_events, coroutines, threads, alive_at_end;
+  uint64_t absurd_ts; /* events left out of the timeline: ts a day away from all others */
   int killed; /* ended by a signal, or cut short (no end line) */
   struct ct_finding *f;
   size_t nf;

@@ -48,7 +48,7 @@ void ct_state_free(struct ct_state *s) {
 }
 
 uint64_t ct_state_end_ts(const struct ct_state *s) {
-  if (s->has_end && s->end_ts && s->end_ts >= s->last_ts) return s->end_ts;
+  if (s->has_end && s->end_ts) return s->end_ts;
   return s->last_ts;
 }
 
@@ -152,6 +152,7 @@ static int note_activity(struct ct_state *s, const struct ct_line *l) {
     b->lo = b->hi = l->ts;
   }
   if (b) {
+    b->n++;
     if (l->ts < b->lo) b->lo = l->ts;
     if (l->ts > b->hi) b->hi = l->ts;
   }

@@ -82,7 +82,7 @@ struct ct_viol {
 
 /* Activity in ~17 s buckets (key: ts >> 34, 0), to find idle gaps. */
 struct ct_bucket {
-  uint64_t lo, hi;
+  uint64_t lo, hi, n;
 };
 
 #define CT_BAD_LINES_KEPT 10
@@ -128,7 +128,8 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
  * running); call once, after the last line. Returns 0 or -ENOMEM. */
 int ct_state_finish_runs(struct ct_state *s);
 
-/* End of the trace: the end line's ts if valid, else the newest event. */
+/* End of the trace: the end line's ts (the engine saw the exit then), else
+ * the newest event. */
 uint64_t ct_state_end_ts(const struct ct_state *s);
 
 #endif

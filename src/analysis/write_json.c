@@ -74,9 +74,9 @@ static void trace(FILE *f, const struct ct_report *r) {
   fprintf(f, "],\"events\":%" PRIu64 ",\"coroutines\":%" PRIu64 ",\"threads\":%" PRIu64
              ",\"start_ts\":%" PRIu64 ",\"end_ts\":%" PRIu64 ",\"duration_ns\":%" PRIu64
              ",\"active_ns\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"migrations\":%" PRIu64
-             ",\"resumes\":%" PRIu64 ",\"alive_at_end\":%" PRIu64,
+             ",\"resumes\":%" PRIu64 ",\"alive_at_end\":%" PRIu64 ",\"absurd_ts\":%" PRIu64,
           st->events, r->coroutines, r->threads, r->start_ts, r->end_ts, r->duration_ns,
-          r->active_ns, r->lost_events, st->migrations, st->resumes, r->alive_at_end);
+          r->active_ns, r->lost_events, st->migrations, st->resumes, r->alive_at_end, r->absurd_ts);
   fputs(",\"idle_gaps\":[", f);
   for (size_t i = 0; i < r->ngaps; i++)
     fprintf(f, "%s{\"from_ts\":%" PRIu64 ",\"to_ts\":%" PRIu64 "}", i ? "," : "", r->gaps[i].from,

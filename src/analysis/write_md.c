@@ -94,7 +94,7 @@ static void overview(FILE *f, const struct ct_report *r) {
   fputs(!st->has_meta ? " (no meta line: a reference-engine or v1 trace)\n" : "\n", f);
   if (!st->events) fputs("- **Duration**: no events\n", f);
   else fprintf(f, "- **Duration**: %s (from the first event to %s)\n", ct_fmt_ns(r->duration_ns, a, sizeof a),
-          st->has_end && st->end_ts >= st->last_ts ? "the end line" : "the last event");
+          st->has_end && st->end_ts ? "the end line" : "the last event");
   if (r->gaps_total) {
     fprintf(f, "- **Idle gaps**: only %s of it had events; %zu stretch%s over 60 s without any:",
             ct_fmt_ns(r->active_ns, a, sizeof a), r->gaps_total, r->gaps_total == 1 ? "" : "es");
@@ -106,6 +106,9 @@ static void overview(FILE *f, const struct ct_report *r) {
   if (st->other_records)
     fprintf(f, "- **Unknown records**: %" PRIu64 " lines of a record type this report does not know, skipped\n",
             st->other_records);
+  if (r->absurd_ts)
+    fprintf(f, "- **Absurd timestamps**: %" PRIu64 " events lie more than a day away from all others"
+               " (torn clocks); left out of the duration\n", r->absurd_ts);
   if (!st->has_end) fputs("- **End**: no end line: the trace was cut short\n", f);
   else if (st->exit_has_signal)
     fprintf(f, "- **End**: killed by %s (signal %" PRId64 ")\n", st->exit_name[0] ? st->exit_name : "?",
