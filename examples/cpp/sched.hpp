@@ -84,11 +84,14 @@ public:
     std::chrono::steady_clock::time_point until;
     bool await_ready() const noexcept { return false; }
     void await_suspend(Task::Handle h) {
+      // Once h is in the timer queue the coroutine may run on a worker and
+      // reuse this awaiter's storage: nothing of *this is read after that.
+      Pool &p = pool;
       {
-        std::lock_guard<std::mutex> g(pool.mu_);
-        pool.timers_.emplace(until, h);
+        std::lock_guard<std::mutex> g(p.mu_);
+        p.timers_.emplace(until, h);
       }
-      pool.timer_cv_.notify_one(); // it may need an earlier deadline
+      p.timer_cv_.notify_one(); // it may need an earlier deadline
     }
     void await_resume() const noexcept {}
   };
@@ -179,8 +182,9 @@ public:
     Recv *w = waiters_.front();
     waiters_.pop_front();
     w->value = std::move(v);
+    Task::Handle h = w->h;
     l.unlock();
-    pool_.wake(w->h);
+    pool_.wake(h);
   }
 
   // Receivers parked now get std::nullopt; later ones too, once items are gone.
