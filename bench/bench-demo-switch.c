@@ -59,13 +59,18 @@ static double run(const char *name) {
   struct pp_side side[2] = {{&p, 0}, {&p, 1}};
   sch_get_stats(&a);
   uint64_t t0 = now_ns();
+  int ok;
   if (strcmp(name, "yield") == 0) {
-    sch_spawn(yielder, NULL, "yield");
-    sch_spawn(yielder, NULL, "yield");
+    ok = sch_spawn(yielder, NULL, "yield", NULL) && sch_spawn(yielder, NULL, "yield", NULL);
   } else {
-    p.co[0] = sch_spawn(pinger, &side[0], "ping");
-    p.co[1] = sch_spawn(pinger, &side[1], "pong");
+    p.co[0] = sch_spawn(pinger, &side[0], "ping", NULL);
+    p.co[1] = sch_spawn(pinger, &side[1], "pong", NULL);
+    ok = p.co[0] && p.co[1];
     atomic_store(&p.ready, 1);
+  }
+  if (!ok) {
+    fprintf(stderr, "bench-demo-switch: spawn failed\n");
+    exit(1);
   }
   if (sch_wait_idle(120000) != 0) {
     fprintf(stderr, "bench-demo-switch: %s did not finish\n", name);

@@ -85,7 +85,7 @@ struct spawner {
 static void spawn_all(void *p) {
   struct spawner *s = p;
   for (int i = 0; i < s->n; i++)
-    if (!sch_spawn(stack_co, &s->jobs[i], "stack")) atomic_fetch_add(&stack_errors, 1000000);
+    if (!sch_spawn(stack_co, &s->jobs[i], "stack", NULL)) atomic_fetch_add(&stack_errors, 1000000);
 }
 
 static void test_stacks(int workers) {
@@ -95,7 +95,7 @@ static void test_stacks(int workers) {
   for (int i = 0; i < n; i++) jobs[i] = (struct stack_job){.seed = (uint64_t)i + 1, .yields = 20};
   struct sch_stats before, after;
   sch_get_stats(&before);
-  CHECK(sch_spawn(spawn_all, &sp, "spawner") != NULL, "spawn");
+  CHECK(sch_spawn(spawn_all, &sp, "spawner", NULL) != NULL, "spawn");
   long left = sch_wait_idle(30000);
   CHECK(left == 0, "%ld coroutines still alive after 30 s", left);
   sch_get_stats(&after);
@@ -223,14 +223,14 @@ static void test_wakes(void) {
     pairs[i].rounds = rounds;
     for (int k = 0; k < 2; k++) {
       players[2 * i + k] = (struct player){&pairs[i], k};
-      pairs[i].co[k] = sch_spawn(player_co, &players[2 * i + k], "player");
+      pairs[i].co[k] = sch_spawn(player_co, &players[2 * i + k], "player", NULL);
       CHECK(pairs[i].co[k] != NULL, "spawn player");
     }
     atomic_store(&pairs[i].ready, 1);
   }
   for (int b = 0; b < nboxes; b++) {
     boxes[b].target = per_box;
-    boxes[b].co = sch_spawn(consumer_co, &boxes[b], "consumer");
+    boxes[b].co = sch_spawn(consumer_co, &boxes[b], "consumer", NULL);
     CHECK(boxes[b].co != NULL, "spawn consumer");
     atomic_store(&boxes[b].ready, 1);
   }
@@ -316,9 +316,10 @@ static void test_reactor(void) {
   int sv[2];
   CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) == 0, "socketpair");
   struct io_job server = {.fd = sv[0]}, client = {.fd = sv[1], .msgs = 2000 / scale};
-  CHECK(sch_spawn(io_echo_co, &server, "echo") && sch_spawn(io_client_co, &client, "client"), "spawn");
+  CHECK(sch_spawn(io_echo_co, &server, "echo", NULL) && sch_spawn(io_client_co, &client, "client", NULL),
+        "spawn");
   atomic_store(&slept_ns, 0);
-  for (int i = 0; i < SLEEPERS; i++) CHECK(sch_spawn(sleeper_co, &sleeper_seen[i], "sleeper"), "spawn");
+  for (int i = 0; i < SLEEPERS; i++) CHECK(sch_spawn(sleeper_co, &sleeper_seen[i], "sleeper", NULL), "spawn");
   long left = sch_wait_idle(30000);
   CHECK(left == 0, "%ld I/O coroutines stuck", left);
   CHECK(atomic_load(&client.ok) && atomic_load(&server.ok), "echo over socketpair: client %d server %d",
@@ -344,6 +345,10 @@ int main(void) {
   test_stacks(workers);
   test_wakes();
   test_reactor();
+  struct sch_stats st;
+  sch_get_stats(&st);
+  CHECK(st.reactor_error == 0 && st.bug_closed == 0, "reactor error %d, %llu fds closed by the bug", st.reactor_error,
+        (unsigned long long)st.bug_closed);
   sch_stop();
   printf("%s\n", failures ? "FAILED" : "ok");
   return failures ? 1 : 0;

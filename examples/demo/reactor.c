@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -28,7 +27,9 @@ static struct {
   pthread_t th;
   _Atomic int stop;
   int bug, storm;
+  void (*bug_log)(int fd, uint64_t coroutine_id);
   _Atomic uint64_t bug_closed;
+  _Atomic int error; /* why the loop stopped early, negative errno */
   pthread_mutex_t tmu; /* guards the timer heap */
   struct rx_timer **heap;
   size_t n, cap;
@@ -115,8 +116,7 @@ static int rx_fire_timers(void) {
 static void rx_bug_close(struct sch_co *co, int fd) {
   close(fd);
   atomic_fetch_add(&rx.bug_closed, 1);
-  dprintf(STDERR_FILENO, "sched: bug: reactor closed fd %d on hangup without waking coroutine %llu\n", fd,
-          (unsigned long long)co->id);
+  if (rx.bug_log) rx.bug_log(fd, co->id);
 }
 
 static void *rx_main(void *unused) {
@@ -126,7 +126,7 @@ static void *rx_main(void *unused) {
   while (!atomic_load(&rx.stop)) {
     int n = epoll_wait(rx.ep, evs, 128, timeout);
     if (n < 0 && errno != EINTR) {
-      dprintf(STDERR_FILENO, "sched: epoll_wait: %d\n", errno);
+      atomic_store(&rx.error, -errno); /* a bug of ours (EBADF, EINVAL): sch_get_stats tells */
       break;
     }
     int hangups = 0;
@@ -158,6 +158,7 @@ int rx_start(const struct sch_opts *o) {
   int rc = 0;
   rx.bug = o->bug_close_on_hup;
   rx.storm = o->bug_storm;
+  rx.bug_log = o->bug_log;
   atomic_store(&rx.stop, 0);
   rx.ep = epoll_create1(EPOLL_CLOEXEC);
   rx.evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -193,6 +194,8 @@ void rx_stop(void) {
 }
 
 uint64_t rx_bug_closed(void) { return atomic_load(&rx.bug_closed); }
+
+int rx_error(void) { return atomic_load(&rx.error); }
 
 /* ---- coroutine-aware I/O -------------------------------------------------- */
 

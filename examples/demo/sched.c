@@ -87,6 +87,7 @@ static __attribute__((noinline)) struct worker *this_worker(void) {
 
 static size_t map_size(void) { return g.stack_size + g.page; }
 
+/* A stack mapping, from the cache or new; NULL with errno set. */
 static void *stack_get(void) {
   void *m = NULL;
   pthread_mutex_lock(&g.stack_mu);
@@ -280,10 +281,13 @@ static void co_main(void *p) {
   ctx_exit(&co->ctx, &w->ctx);
 }
 
-__attribute__((noinline)) sch_co *sch_spawn(void (*fn)(void *), void *arg, const char *label) {
+__attribute__((noinline)) sch_co *sch_spawn(void (*fn)(void *), void *arg, const char *label, int *err) {
   const void *site = COROTRACER_CALLER;
   void *m = stack_get();
-  if (!m) return NULL;
+  if (!m) {
+    if (err) *err = -errno;
+    return NULL;
+  }
   /* The coroutine record sits at the top of its stack, cache-line aligned. */
   uintptr_t top = ((uintptr_t)m + map_size() - sizeof(struct sch_co)) & ~(uintptr_t)63;
   struct sch_co *co = (struct sch_co *)top;
@@ -296,7 +300,7 @@ __attribute__((noinline)) sch_co *sch_spawn(void (*fn)(void *), void *arg, const
   char *lo = (char *)m + g.page;
   if (ctx_make(&co->ctx, lo, (size_t)((char *)co - lo), co_main, co) != 0) {
     stack_put(m);
-    errno = EINVAL;
+    if (err) *err = -EINVAL;
     return NULL;
   }
   co->id = atomic_fetch_add_explicit(&g.next_id, 1, memory_order_relaxed);
@@ -399,6 +403,7 @@ void sch_get_stats(struct sch_stats *s) {
   s->spawned = atomic_load_explicit(&g.spawned, memory_order_relaxed);
   s->finished = atomic_load_explicit(&g.finished, memory_order_relaxed);
   s->bug_closed = rx_bug_closed();
+  s->reactor_error = rx_error();
 }
 
 int sch_start(const struct sch_opts *o) {

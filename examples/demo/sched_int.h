@@ -27,5 +27,6 @@ struct sch_co {
 int rx_start(const struct sch_opts *o);
 void rx_stop(void);
 uint64_t rx_bug_closed(void);
+int rx_error(void); /* 0, or the negative errno that stopped the reactor */
 
 #endif

@@ -21,6 +21,9 @@ struct sch_opts {
    * whenever one epoll_wait batch holds at least bug_storm hangups. */
   int bug_close_on_hup;
   int bug_storm; /* >= 1 */
+  /* Called by the reactor thread for each fd the bug closed (the program's
+   * own log of what it did); may be NULL. */
+  void (*bug_log)(int fd, uint64_t coroutine_id);
 };
 
 typedef struct sch_co sch_co;
@@ -34,8 +37,9 @@ void sch_stop(void);
 
 /* Create a coroutine running fn(arg), labelled for the tracer; the trace
  * records the caller of sch_spawn as its creation site. Callable from
- * coroutines and plain threads. Returns NULL with errno set on failure. */
-sch_co *sch_spawn(void (*fn)(void *), void *arg, const char *label);
+ * coroutines and plain threads. Returns NULL on failure, with a negative errno
+ * in *err when err is not NULL. */
+sch_co *sch_spawn(void (*fn)(void *), void *arg, const char *label, int *err);
 
 /* The running coroutine, or NULL on a plain thread. */
 sch_co *sch_self(void);
@@ -85,6 +89,7 @@ struct sch_stats {
   uint64_t steals;   /* coroutines taken from another worker's queue */
   uint64_t spawned, finished;
   uint64_t bug_closed; /* fds the bug closed without waking their waiter */
+  int reactor_error;   /* 0, or the negative errno that stopped the reactor */
 };
 void sch_get_stats(struct sch_stats *s);
 
