@@ -219,6 +219,10 @@ static void poll_once(struct run *r, int timeout_ms) {
   size_t n = 2 + r->nconns;
   if (n > r->cappfds) {
     struct pollfd *v = realloc(r->pfds, n * sizeof(*v));
+    if (!v && r->cappfds < 2) {
+      poll(NULL, 0, timeout_ms); /* ENOMEM: nothing to watch with, just wait */
+      return;
+    }
     if (!v) {
       n = r->cappfds; /* watch the first ones; the rest wait for the next round */
     } else {
@@ -337,15 +341,16 @@ int ct_run_main(int argc, char **argv) {
     fprintf(stderr, "corotracer: signals: %s\n", strerror(-r.sigfd));
     goto out;
   }
-  int e = ct_writer_open(&r.w, r.o.out, r.o.append);
-  if (e) {
-    fprintf(stderr, "corotracer: %s: %s\n", r.o.out, strerror(-e));
-    goto out;
-  }
+  /* Runtime files first: a failure there leaves an existing trace alone. */
   if (ct_rt_create(&r.rt, &r.o)) goto out;
-  e = ct_guard_install(r.rt.map, r.rt.map_len);
+  int e = ct_guard_install(r.rt.map, r.rt.map_len);
   if (e) {
     fprintf(stderr, "corotracer: SIGBUS handler: %s\n", strerror(-e));
+    goto out;
+  }
+  e = ct_writer_open(&r.w, r.o.out, r.o.append);
+  if (e) {
+    fprintf(stderr, "corotracer: %s: %s\n", r.o.out, strerror(-e));
     goto out;
   }
   if (ct_harvest_init(&r.h, r.rt.map, r.o.stations, &r.procs, &r.w)) {
