@@ -6,9 +6,11 @@
 #   O=build/x sh bench/bench-demo.sh [RUNS [REQUESTS]]   (default 5 runs, 20000 requests)
 #
 # Both servers run side by side for the whole benchmark; the runs alternate
-# between them (and which goes first), with the same settings: 50 keep-alive
-# clients, SET and GET. Prints Markdown rows: medians over RUNS, and the
-# traced/untraced ratio.
+# between them (rotating which goes first), with the same settings: 50
+# keep-alive clients, SET and GET. A third series runs the traced server with
+# the engine stopped (SIGSTOP): the probe still writes every event, nobody
+# harvests, so it isolates the probe's cost from the engine's CPU. Prints
+# Markdown rows: medians over RUNS, and the ratios to untraced.
 set -u
 O=${O:-build/default}
 RUNS=${1:-5}
@@ -45,19 +47,29 @@ bench() {
   timeout 120 redis-benchmark -h 127.0.0.1 -p "$2" -c 50 -n "$REQ" -t set,get --csv 2>/dev/null |
     tr -d '"' | awk -F, '$1 != "test" && NF > 1 {print $1, $2}' >>"$D/$1"
 }
+probe_only() {
+  kill -STOP "$traced"
+  bench probe "$tport"
+  kill -CONT "$traced"
+}
 r=0
 while [ $r -lt "$RUNS" ]; do
+  case $((r % 3)) in
+    0) bench plain "$pport"; bench traced "$tport"; probe_only ;;
+    1) bench traced "$tport"; probe_only; bench plain "$pport" ;;
+    2) probe_only; bench plain "$pport"; bench traced "$tport" ;;
+  esac
   r=$((r + 1))
-  if [ $((r % 2)) -eq 1 ]; then bench plain "$pport"; bench traced "$tport"
-  else bench traced "$tport"; bench plain "$pport"; fi
 done
 
-echo "| load | untraced (median) | traced (median) | traced / untraced | runs |"
-echo "| --- | --- | --- | --- | --- |"
+ratio() { awk -v p="$1" -v q="$2" 'BEGIN {printf "%.3f", q / p}'; }
+echo "| load | untraced | traced | traced / untraced | probe only (engine stopped) | probe only / untraced | runs |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
 for t in SET GET; do
   p=$(awk -v t=$t '$1 == t {print $2}' "$D/plain" | median)
   q=$(awk -v t=$t '$1 == t {print $2}' "$D/traced" | median)
-  echo "| redis-benchmark $t, 50 clients, $REQ requests (req/s) | $p | $q | $(awk -v p="$p" -v q="$q" 'BEGIN {printf "%.3f", q / p}') | $RUNS |"
+  s=$(awk -v t=$t '$1 == t {print $2}' "$D/probe" | median)
+  echo "| redis-benchmark $t, 50 clients, $REQ requests (req/s) | $p | $q | $(ratio "$p" "$q") | $s | $(ratio "$p" "$s") | $RUNS |"
 done
 
 # The switch microbenchmark, alternating untraced and traced runs.
@@ -70,6 +82,6 @@ done
 for load in yield pingpong; do
   p=$(awk -v l=$load '$1 == l && /traced=0/ {sub("switches_per_sec=", "", $2); print $2}' "$D/sw" | median)
   q=$(awk -v l=$load '$1 == l && /traced=1/ {sub("switches_per_sec=", "", $2); print $2}' "$D/sw" | median)
-  echo "| scheduler $load, 1 worker (switches/s) | $p | $q | $(awk -v p="$p" -v q="$q" 'BEGIN {printf "%.3f", q / p}') | $RUNS |"
+  echo "| scheduler $load, 1 worker (switches/s) | $p | $q | $(ratio "$p" "$q") | | | $RUNS |"
 done
 echo "trace of the traced server: $(wc -l <"$D/trace.jsonl") lines so far" >&2
