@@ -70,7 +70,8 @@ struct ct_report {
 };
 
 /* Builds the report from the state after the last line (st is modified:
- * runs still going are closed). r owns its arrays; free with ct_report_free.
+ * runs still going are closed). r owns its arrays; free with ct_report_free,
+ * also after a failure (it is then partly built), and on a zeroed report.
  * stuck_ns: how long a suspended coroutine must have been left behind by a
  * program that ran on for it to be "never woken" rather than caught by the exit. */
 int ct_report_build(struct ct_state *st, const char *path, uint64_t bytes, uint64_t stuck_ns,

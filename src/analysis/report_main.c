@@ -138,7 +138,7 @@ int ct_report_main(int argc, char **argv) {
   struct opts o;
   struct ct_state *st = NULL;
   struct ct_report r = {0};
-  int status = parse(argc, argv, &o), fd = -1, built = 0;
+  int status = parse(argc, argv, &o), fd = -1;
   if (status >= 0) return status;
   double t0 = now_s();
   int from_stdin = !strcmp(o.trace, "-");
@@ -174,7 +174,6 @@ int ct_report_main(int argc, char **argv) {
     status = 1;
     goto out;
   }
-  built = 1;
   double t1 = now_s();
   if ((status = write_to(o.out, &r, ct_write_markdown))) goto out;
   if (o.json && (status = write_to(o.json, &r, ct_write_json))) goto out;
@@ -184,7 +183,7 @@ int ct_report_main(int argc, char **argv) {
             bytes, st->lines, st->events, t1 - t0, (double)bytes / 1e6 / (t1 - t0), peak_rss_kb());
   status = o.fail_on >= 0 && ct_report_max_severity(&r) >= o.fail_on ? 1 : 0;
 out:
-  if (built) ct_report_free(&r);
+  ct_report_free(&r); /* also a partly built one */
   ct_state_free(st);
   if (fd > STDIN_FILENO) close(fd);
   return status;

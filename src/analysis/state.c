@@ -192,7 +192,8 @@ static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno, con
   if (c->state == CT_CS_RUNNING) {
     /* v1 SDKs write a resume more than once per run: only ours is checked,
      * and not across lost events (the suspend between may be one of them). */
-    if (l->kind && !c->gap_since_resume) violation(s, CT_V_RESUME_RUNNING, c, lineno, l, CT_EV_RESUME, c->run_ts, c->run_tid);
+    if (l->kind && !c->gap_since_resume)
+      violation(s, CT_V_RESUME_RUNNING, c, lineno, l, CT_EV_RESUME, c->run_ts, c->run_tid);
   } else {
     if (c->state == CT_CS_SUSPENDED) {
       struct ct_site *st = ct_map_get(&s->sites, c->susp_site, c->pid);

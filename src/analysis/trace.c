@@ -118,7 +118,7 @@ static const char *scan_string(const char *p, const char *e, struct ct_str *out)
         if (e - p < 5 || !is_hex(p[1]) || !is_hex(p[2]) || !is_hex(p[3]) || !is_hex(p[4]))
           return NULL;
         p += 4;
-      } else if (!strchr("\"\\/bfnrt", *p)) {
+      } else if (!*p || !strchr("\"\\/bfnrt", *p)) {
         return NULL;
       }
     }
