@@ -106,7 +106,8 @@ static int group(struct ct_report *r, struct ct_state *st, struct ct_finding *f,
   f->coros = calloc(n ? n : 1, sizeof *f->coros);
   f->sites = calloc(n ? n : 1, sizeof *f->sites);
   if (!h || !keys || !f->coros || !f->sites) goto out;
-  for (size_t i = 0; i < n; i++) keys[i] = (struct gkey){cs[i]->pid, key_site(cs[i], by_create), cs[i]->id, cs[i]};
+  for (size_t i = 0; i < n; i++)
+    keys[i] = (struct gkey){cs[i]->pid, key_site(cs[i], by_create), cs[i]->id, cs[i]};
   qsort(keys, n, sizeof *keys, cmp_gkey);
   for (size_t i = 0; i < n; i++) cs[i] = keys[i].c;
   for (size_t i = 0; i < n;) {
@@ -181,9 +182,10 @@ static void find_cycles(struct stuck *sk, size_t n, struct ct_map *idx) {
 
 static int is_stuck(const struct ct_coro *c) { return c && c->state == CT_CS_SUSPENDED && !c->woken; }
 
-/* Who A waits on: the coroutine that has woken its wait object's waiters
- * before, when every past waker is itself stuck (a thread waker, or too many
- * wakers, and nothing is claimed). */
+/* Who a waits on: the coroutine that has woken the waiters of a's wait
+ * object most often, provided every past waker of that object is a coroutine
+ * that is stuck itself; else 0 (a plain thread among the wakers, or more than
+ * CT_WAKERS of them: someone else may still wake it). *times: how often. */
 static uint64_t waits_for(const struct ct_state *st, const struct ct_coro *a, uint64_t *times) {
   const struct ct_wakers *w = a->wait ? ct_map_get(&st->objs, a->obj, a->wait) : NULL;
   if (!w || !w->n || w->by_thread || w->overflow) return 0;
