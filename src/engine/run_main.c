@@ -2,6 +2,7 @@
  * poll loop (signals, child, socket connections), write the trace, clean up. */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,8 @@
 #include "engine/engine.h"
 
 #define CT_ENGINE_VERSION "corotracer 0.1.0"
+/* How long the loop keeps scanning after the last event before it sleeps. */
+#define CT_LINGER_NS 200000u
 
 struct conn {
   int fd;
@@ -258,9 +261,18 @@ static void poll_once(struct run *r, int timeout_ms) {
 static void harvest_loop(struct run *r) {
   int wait_ms = r->o.poll_ms;
   if (r->status.live && wait_ms > CT_STATUS_MS) wait_ms = CT_STATUS_MS;
+  uint64_t now = ct_now_ns(CLOCK_MONOTONIC), hot_until = 0;
   while (!r->t.exited) {
     int timeout = 0, slept = 0;
-    if (guarded(r, PASS_SCAN).got == 0) {
+    if (guarded(r, PASS_SCAN).got > 0) {
+      hot_until = now + CT_LINGER_NS;
+    } else if (now < hot_until) {
+      /* Just busy: a burst often goes on after a short gap, and going to
+       * sleep now would cost the program a wake-up send() and us a wake-up
+       * latency long enough for a ring of 8 to lap. Keep scanning briefly. */
+      if (r->w.len) ct_writer_flush(&r->w); /* readers of the file see it now */
+      sched_yield();
+    } else {
       ct_writer_flush(&r->w);
       report_trace_error(r);
       if (r->shm_broken || r->w.err) {
@@ -272,7 +284,7 @@ static void harvest_loop(struct run *r) {
     }
     poll_once(r, timeout);
     if (slept) guarded(r, PASS_WAKE);
-    uint64_t now = ct_now_ns(CLOCK_MONOTONIC);
+    now = ct_now_ns(CLOCK_MONOTONIC);
     if (ct_status_due(&r->status, now)) {
       struct pass p = guarded(r, PASS_LIVE);
       ct_status_tick(&r->status, now, &r->h, p.live, p.untraced);
