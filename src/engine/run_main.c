@@ -64,6 +64,10 @@ static void do_pass(struct pass *p) {
     /* Dekker pair with the probe's seq exchange + seq_cst flag load: after
      * this store, either our scan sees its event or it sees the flag. */
     atomic_store_explicit(&hdr->tracer_sleeping, 1, memory_order_seq_cst);
+    /* The scan's loads are acquire, not seq_cst: only a seq_cst fence keeps
+     * them after the store in C11's model (POWER needs it; x86 and ARMv8
+     * would order them anyway). */
+    atomic_thread_fence(memory_order_seq_cst);
     p->got = ct_harvest_scan(h, 0);
     break;
   case PASS_WAKE:
