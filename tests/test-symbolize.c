@@ -52,6 +52,32 @@ __attribute__((noinline)) static uintptr_t caller2(void) {
   return ra;
 }
 
+/* C functions under C++ symbol names, for the demangler: each pair is the
+ * symbol and what the report must show. */
+#define NAMED(fn, sym) __attribute__((noinline, used)) static int fn(void) __asm__(sym); \
+  __attribute__((noinline, used)) static int fn(void) { __asm__ volatile("" ::: "memory"); return __LINE__; }
+NAMED(m1, "_ZN2ns3fooEv")
+NAMED(m2, "_ZN12_GLOBAL__N_18consumerEv.actor")
+NAMED(m3, "_ZN2ex4TaskC2IJiEEEv")
+NAMED(m4, "_ZNK2ns3BarD1Ev")
+NAMED(m5, "_ZSt4moveIRiEONSt16remove_referenceIT_E4typeEOS2_")
+NAMED(m6, "_ZL5localv")
+NAMED(m7, "_ZN2nsplERKS_S1_")
+NAMED(m8, "_ZN2ns3bazEv.part.0")
+static const struct {
+  int (*fn)(void);
+  const char *want;
+} named[] = {
+    {m1, "ns::foo"},
+    {m2, "(anonymous namespace)::consumer.actor"},
+    {m3, "ex::Task::Task<...>"},
+    {m4, "ns::Bar::~Bar"},
+    {m5, "std::move<...>"},
+    {m6, "local"},
+    {m7, "_ZN2nsplERKS_S1_"}, /* an operator: kept mangled */
+    {m8, "ns::baz"},          /* numbered clone suffix dropped */
+};
+
 /* Feeds every executable file mapping of this process to s (or, with s NULL,
  * writes them as module lines to out); returns how many. */
 static int add_self_maps(ct_symbolizer *s, FILE *out, uint32_t pid, char *exe, size_t exesz) {
@@ -146,6 +172,13 @@ int main(int argc, char **argv) {
   CHECK(ct_symbolize(s, pid, ra, 1, &again) == 0 && again.function == sym.function &&
             again.line == sym.line,
         "cache");
+
+  /* C++ names: the common forms demangled, the rest kept. */
+  for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+    CHECK(ct_symbolize(s, pid, (uintptr_t)named[i].fn, 0, &sym) == 0, "lookup %s", named[i].want);
+    CHECK(sym.function && strcmp(sym.function, named[i].want) == 0, "name %s, want %s", sym.function,
+          named[i].want);
+  }
 
   /* A shared library through its own mapping. */
   /* (getpid: the sanitizers intercept fopen and friends, not getpid.) */

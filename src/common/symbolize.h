@@ -16,7 +16,7 @@ typedef struct ct_symbolizer ct_symbolizer;
 /* Result of a lookup. Strings are owned by the symbolizer and live until
  * ct_symbolizer_free(). Fields unknown are NULL / 0. */
 struct ct_sym {
-  const char *function; /* as the symbol table spells it (C++: mangled); inlined code: the inlined function */
+  const char *function; /* demangled when possible; inlined code: the inlined function */
   const char *file;     /* source file, as recorded in DWARF */
   int line;             /* 0 when unknown */
   const char *module;   /* path of the module, NULL if no module contains pc */
