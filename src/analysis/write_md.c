@@ -144,6 +144,12 @@ int ct_write_markdown(FILE *f, const struct ct_report *r) {
   overview(f, r);
   fprintf(f, "\n## Findings\n\n");
   if (!r->nf) fputs("No findings.\n\n", f);
+  else {
+    size_t by[3] = {0, 0, 0};
+    for (size_t i = 0; i < r->nf; i++) by[r->f[i].sev]++;
+    fprintf(f, "%zu finding%s: %zu error, %zu warning, %zu info.\n\n", r->nf, r->nf == 1 ? "" : "s",
+            by[CT_SEV_ERROR], by[CT_SEV_WARNING], by[CT_SEV_INFO]);
+  }
   for (size_t i = 0; i < r->nf; i++) finding(f, r, i);
   if (r->nsites) {
     fputs("## Suspension sites\n\nTime from suspend to the next resume, over every suspension seen"
