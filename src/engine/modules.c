@@ -2,7 +2,6 @@
  * /proc/PID/maps and written as `module` lines. */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,51 +56,100 @@ static void write_module(struct ct_writer *w, pid_t pid, const struct ct_module 
   ct_w_str(w, "}\n");
 }
 
-/* One maps line: "start-end perms offset dev inode   path". Keeps executable
- * mappings of files ("/..."; not [vdso], not anonymous). */
-static int parse_line(char *line, struct ct_module *m) {
-  unsigned long long start, end, off;
-  char perms[8];
-  int pos = 0;
-  if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &pos) != 4 || !pos)
-    return 0;
-  if (perms[2] != 'x') return 0;
-  char *path = line + pos;
-  if (path[0] != '/') return 0;
-  size_t n = strlen(path);
-  if (n && path[n - 1] == '\n') path[--n] = '\0';
-  m->start = start;
-  m->end = end;
-  m->offset = off;
-  m->path = path;
+static uint64_t hex(const char **p) {
+  uint64_t v = 0;
+  for (;; (*p)++) {
+    char c = **p;
+    if (c >= '0' && c <= '9') v = v << 4 | (uint64_t)(c - '0');
+    else if (c >= 'a' && c <= 'f') v = v << 4 | (uint64_t)(c - 'a' + 10);
+    else return v;
+  }
+}
+
+static const char *skip_field(const char *p, const char *end) {
+  while (p < end && *p != ' ') p++;
+  while (p < end && *p == ' ') p++;
+  return p;
+}
+
+/* One maps line [p, end): "start-end perms offset dev inode   path". Keeps
+ * executable mappings of files ("/..."; not [vdso], not anonymous); m->path
+ * points into the line, which parse_line NUL-terminates. */
+static int parse_line(char *p, char *end, struct ct_module *m) {
+  const char *q = p;
+  m->start = hex(&q);
+  if (*q++ != '-') return 0;
+  m->end = hex(&q);
+  if (*q++ != ' ' || end - q < 5 || q[2] != 'x') return 0;
+  q = skip_field(q, end);
+  m->offset = hex(&q);
+  q = skip_field(q, end); /* offset's separator */
+  q = skip_field(q, end); /* dev */
+  q = skip_field(q, end); /* inode */
+  if (q >= end || *q != '/') return 0;
+  *end = '\0';
+  m->path = (char *)q;
   return 1;
+}
+
+/* The whole of a /proc file, read fast: this runs while a program that just
+ * attached may be writing a burst we have yet to harvest. */
+static char *slurp(const char *fn, size_t *len) {
+  int fd;
+  do fd = open(fn, O_RDONLY | O_CLOEXEC);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0) return NULL;
+  size_t cap = 16384, n = 0;
+  char *buf = malloc(cap + 1);
+  while (buf) {
+    if (n == cap) {
+      char *nb = realloc(buf, 2 * cap + 1);
+      if (!nb) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    ssize_t k = read(fd, buf + n, cap - n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) break; /* EOF, or gone mid-read: keep what we have */
+    n += (size_t)k;
+  }
+  close(fd);
+  if (buf) buf[n] = '\0';
+  *len = n;
+  return buf;
 }
 
 void ct_proc_read_maps(struct ct_proc *p, struct ct_writer *w) {
   char fn[64];
   snprintf(fn, sizeof(fn), "/proc/%ld/maps", (long)p->pid);
   p->maps_ts = ct_now_ns(CLOCK_MONOTONIC);
-  FILE *f = fopen(fn, "re");
-  if (!f) return; /* gone already: its sites stay unmapped */
-  char *line = NULL;
-  size_t cap = 0;
-  while (getline(&line, &cap, f) > 0) {
+  size_t len;
+  char *buf = slurp(fn, &len);
+  if (!buf) return; /* gone already: its sites stay unmapped */
+  for (char *line = buf, *stop = buf + len; line < stop;) {
+    char *nl = memchr(line, '\n', (size_t)(stop - line));
+    char *end = nl ? nl : stop;
     struct ct_module m;
-    if (!parse_line(line, &m) || known(p, &m)) continue;
-    if (p->nmods == p->capmods) {
-      size_t nc = p->capmods ? p->capmods * 2 : 16;
-      struct ct_module *v = realloc(p->mods, nc * sizeof(*v));
-      if (!v) break;
-      p->mods = v;
-      p->capmods = nc;
+    if (parse_line(line, end, &m) && !known(p, &m)) {
+      if (p->nmods == p->capmods) {
+        size_t nc = p->capmods ? p->capmods * 2 : 16;
+        struct ct_module *v = realloc(p->mods, nc * sizeof(*v));
+        if (!v) break;
+        p->mods = v;
+        p->capmods = nc;
+      }
+      m.path = strdup(m.path);
+      if (!m.path) break;
+      p->mods[p->nmods++] = m;
+      write_module(w, p->pid, &m);
     }
-    m.path = strdup(m.path);
-    if (!m.path) break;
-    p->mods[p->nmods++] = m;
-    write_module(w, p->pid, &m);
+    line = end + 1;
   }
-  free(line);
-  fclose(f);
+  free(buf);
 }
 
 int ct_proc_covers(const struct ct_proc *p, uint64_t addr) {

@@ -18,6 +18,8 @@
 #define CT_ENGINE_VERSION "corotracer 0.1.0"
 /* How long the loop keeps scanning after the last event before it sleeps. */
 #define CT_LINGER_NS 200000u
+/* ... and after a process attached. */
+#define CT_ATTACH_LINGER_NS 2000000u
 
 struct conn {
   int fd;
@@ -36,7 +38,7 @@ struct run {
   struct conn *conns;
   size_t nconns, capconns;
   struct pollfd *pfds;
-  size_t cappfds;
+  size_t cappfds, npolled; /* npolled: entries of pfds that poll reported on */
   int shm_broken;      /* SIGBUS: the file was truncated, harvesting stopped */
   int trace_reported;  /* the trace write error has been printed */
   uint64_t exit_mono;  /* when we saw the target exit */
@@ -184,11 +186,13 @@ static void describe_exit(struct run *r, char *desc, size_t n) {
 }
 
 /* ---- connections ----------------------------------------------------------- */
-static void accept_all(struct run *r) {
+/* Accept every pending connection; returns how many. */
+static int accept_all(struct run *r) {
+  int n = 0;
   for (;;) {
     int fd = accept4(r->rt.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0 && errno == EINTR) continue;
-    if (fd < 0) return; /* EAGAIN, or a connection reset before we took it */
+    if (fd < 0) return n; /* EAGAIN, or a connection reset before we took it */
     struct ucred cred;
     socklen_t len = sizeof(cred);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) cred.pid = 0;
@@ -197,15 +201,15 @@ static void accept_all(struct run *r) {
       struct conn *v = realloc(r->conns, cap * sizeof(*v));
       if (!v) {
         close(fd);
-        return;
+        return n;
       }
       r->conns = v;
       r->capconns = cap;
     }
     r->conns[r->nconns++] = (struct conn){fd, cred.pid};
     write_process(r, cred.pid, "attach");
-    struct ct_proc *p = ct_procs_get(&r->procs, cred.pid);
-    if (p) ct_proc_read_maps(p, &r->w);
+    ct_procs_get(&r->procs, cred.pid); /* maps: see serve_fds */
+    n++;
   }
 }
 
@@ -220,9 +224,10 @@ static int drain(int fd) {
   }
 }
 
-/* Wait up to timeout_ms for a signal, a connection, a byte or an EOF, and
- * handle whatever is ready. */
-static void poll_once(struct run *r, int timeout_ms) {
+/* Wait up to timeout_ms for a signal, a connection, a byte or an EOF. What
+ * is ready is served by serve_fds, after the next scan: slots first, then
+ * the slower work (accept, /proc/PID/maps). */
+static void wait_fds(struct run *r, int timeout_ms) {
   size_t n = 2 + r->nconns;
   if (n > r->cappfds) {
     struct pollfd *v = realloc(r->pfds, n * sizeof(*v));
@@ -240,8 +245,16 @@ static void poll_once(struct run *r, int timeout_ms) {
   r->pfds[0] = (struct pollfd){r->sigfd, POLLIN, 0};
   r->pfds[1] = (struct pollfd){r->rt.listen_fd, POLLIN, 0};
   for (size_t i = 2; i < n; i++) r->pfds[i] = (struct pollfd){r->conns[i - 2].fd, POLLIN, 0};
-  int k = poll(r->pfds, (nfds_t)n, timeout_ms);
-  if (k <= 0) return; /* timeout or EINTR: the caller scans either way */
+  /* Timeout or EINTR: nothing to serve, the caller scans either way. */
+  r->npolled = poll(r->pfds, (nfds_t)n, timeout_ms) > 0 ? n : 0;
+}
+
+/* Serve what the last wait_fds found ready. Returns the number of processes
+ * that attached. */
+static int serve_fds(struct run *r) {
+  size_t n = r->npolled;
+  if (n == 0) return 0;
+  r->npolled = 0;
   /* Connections first (they index pfds), then new ones, then signals. */
   size_t keep = 0;
   for (size_t i = 0; i < r->nconns; i++) {
@@ -254,11 +267,22 @@ static void poll_once(struct run *r, int timeout_ms) {
     }
   }
   r->nconns = keep;
-  if (r->pfds[1].revents) accept_all(r);
+  int attached = 0;
+  if (r->pfds[1].revents) {
+    size_t first = r->procs.n;
+    attached = accept_all(r);
+    /* A program often starts with a burst right after it connects: copy the
+     * slots first, then read the maps of the new processes at once, while
+     * they surely live (a zombie's maps are empty). */
+    if (attached) guarded(r, PASS_SCAN);
+    for (size_t i = first; i < r->procs.n; i++)
+      if (r->procs.v[i].maps_ts == 0) ct_proc_read_maps(&r->procs.v[i], &r->w);
+  }
   if (r->pfds[0].revents && !r->t.exited) {
     ct_target_on_signals(&r->t, r->sigfd);
     if (r->t.exited) r->exit_mono = ct_now_ns(CLOCK_MONOTONIC);
   }
+  return attached;
 }
 
 /* ---- the loop ------------------------------------------------------------- */
@@ -266,10 +290,15 @@ static void harvest_loop(struct run *r) {
   int wait_ms = r->o.poll_ms;
   if (r->status.live && wait_ms > CT_STATUS_MS) wait_ms = CT_STATUS_MS;
   uint64_t now = ct_now_ns(CLOCK_MONOTONIC), hot_until = 0;
-  while (!r->t.exited) {
+  for (;;) {
     int timeout = 0, slept = 0;
-    if (guarded(r, PASS_SCAN).got > 0) {
-      hot_until = now + CT_LINGER_NS;
+    uint64_t got = guarded(r, PASS_SCAN).got;
+    /* A process that just attached usually starts creating coroutines at
+     * once, faster than we would wake up for its first byte. */
+    if (serve_fds(r) > 0 && hot_until < now + CT_ATTACH_LINGER_NS) hot_until = now + CT_ATTACH_LINGER_NS;
+    if (r->t.exited) break;
+    if (got > 0) {
+      if (hot_until < now + CT_LINGER_NS) hot_until = now + CT_LINGER_NS;
     } else if (now < hot_until) {
       /* Just busy: a burst often goes on after a short gap, and going to
        * sleep now would cost the program a wake-up send() and us a wake-up
@@ -286,7 +315,7 @@ static void harvest_loop(struct run *r) {
         if (guarded(r, PASS_SLEEP).got == 0) timeout = wait_ms;
       }
     }
-    poll_once(r, timeout);
+    wait_fds(r, timeout);
     if (slept) guarded(r, PASS_WAKE);
     now = ct_now_ns(CLOCK_MONOTONIC);
     if (ct_status_due(&r->status, now)) {
@@ -298,7 +327,8 @@ static void harvest_loop(struct run *r) {
 
 /* Last harvest, station_end and end lines, summary. Returns the exit status. */
 static int finish(struct run *r, uint64_t start_mono) {
-  poll_once(r, 0); /* attach/detach lines of the last moment */
+  wait_fds(r, 0); /* attach/detach lines of the last moment */
+  serve_fds(r);
   guarded(r, PASS_SCAN_FULL);
   struct pass fin = guarded(r, PASS_FINISH);
   struct ct_writer *w = &r->w;
