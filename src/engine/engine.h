@@ -187,6 +187,7 @@ int ct_guard_tripped(void);
 /* ---- status (status.c) --------------------------------------------------- */
 struct ct_status {
   int live;               /* live status line enabled */
+  int tty;                /* stderr is a terminal: redraw in place */
   uint64_t last_ns, last_harvested;
   int shown;              /* a status line is on screen */
 };

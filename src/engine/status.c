@@ -2,11 +2,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 
 void ct_status_init(struct ct_status *s, int enabled) {
   s->live = enabled;
+  s->tty = isatty(STDERR_FILENO);
   s->last_ns = ct_now_ns(CLOCK_MONOTONIC);
   s->last_harvested = 0;
   s->shown = 0;
@@ -20,12 +22,15 @@ void ct_status_tick(struct ct_status *s, uint64_t now_ns, const struct ct_harves
                     uint32_t live, uint32_t untraced) {
   double secs = (double)(now_ns - s->last_ns) / 1e9;
   double rate = (double)(h->harvested - s->last_harvested) / secs;
-  fprintf(stderr, "\rcorotracer: %.0f ev/s, %u live, stations %u/%u, lost %llu, untraced %u\033[K",
-          rate, live, h->used, h->n, (unsigned long long)(h->live_lost + h->late), untraced);
+  /* On a terminal the line is redrawn in place; elsewhere (--status into a
+   * file or pipe) each update is a line of its own. */
+  fprintf(stderr, "%scorotracer: %.0f ev/s, %u live, stations %u/%u, lost %llu, untraced %u%s",
+          s->tty ? "\r" : "", rate, live, h->used, h->n, (unsigned long long)(h->live_lost + h->late),
+          untraced, s->tty ? "\033[K" : "\n");
   fflush(stderr);
   s->last_ns = now_ns;
   s->last_harvested = h->harvested;
-  s->shown = 1;
+  s->shown = s->tty;
 }
 
 void ct_status_clear(struct ct_status *s) {
