@@ -133,6 +133,17 @@ out:
   return rc;
 }
 
+/* The program was stopped on the terminal (Ctrl-Z): stop with it, so the
+ * shell sees its job stop and takes the terminal back; when continued, pass
+ * the terminal on if `fg` gave it to us (not on `bg`), and continue the
+ * program. SIGSTOP to ourselves is delivered before kill() returns. */
+static void follow_stop(struct ct_target *t) {
+  tcsetpgrp(t->tty_fd, getpgrp());
+  kill(getpid(), SIGSTOP);
+  if (tcgetpgrp(t->tty_fd) == getpgrp()) tcsetpgrp(t->tty_fd, t->pid);
+  kill(-t->pid, SIGCONT);
+}
+
 int ct_target_on_signals(struct ct_target *t, int sigfd) {
   int forwarded = 0;
   struct signalfd_siginfo si;
@@ -146,12 +157,19 @@ int ct_target_on_signals(struct ct_target *t, int sigfd) {
     if (!t->exited) kill(-t->pid, (int)si.ssi_signo);
     forwarded++;
   }
-  /* SIGCHLD may coalesce, so check the child whatever was read. */
+  /* SIGCHLD may coalesce, so check the child whatever was read. Stops
+   * matter only when it has our terminal (job control). */
   if (!t->exited) {
+    int st;
     pid_t r;
-    do r = waitpid(t->pid, &t->status, WNOHANG);
+    do r = waitpid(t->pid, &st, WNOHANG | (t->tty_fd >= 0 ? WUNTRACED : 0));
     while (r < 0 && errno == EINTR);
-    if (r == t->pid) t->exited = 1;
+    if (r == t->pid && WIFSTOPPED(st)) {
+      follow_stop(t);
+    } else if (r == t->pid) {
+      t->status = st;
+      t->exited = 1;
+    }
   }
   return forwarded;
 }
