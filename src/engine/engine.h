@@ -2,10 +2,10 @@
 #ifndef CT_ENGINE_H
 #define CT_ENGINE_H
 
-#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "common/ctp.h"
 
@@ -57,7 +57,7 @@ struct ct_rt {
  * On error prints one line, removes what it created and returns -1. The
  * caller owns rt afterwards and must call ct_rt_destroy. */
 int ct_rt_create(struct ct_rt *rt, const struct ct_opts *o);
-/* Value for CTP_SHM_PATH / CTP_SOCK_PATH. Owned by rt. */
+/* Value for CTP_SHM_PATH (the explicit path, or /proc/PID/fd/N). Owned by rt. */
 const char *ct_rt_shm_env(const struct ct_rt *rt);
 /* Unmap, close, and remove every file still ours (dev/inode checked). Safe on
  * a zeroed or partly created rt; idempotent. */
@@ -71,7 +71,7 @@ int ct_signals_setup(void);
 
 struct ct_target {
   pid_t pid;              /* also the process group id */
-  int tty_fd;             /* terminal whose foreground we gave away, or -1 */
+  int tty_fd;             /* terminal handed to the program (job control), or -1 */
   int exited;
   int status;             /* waitpid status once exited */
 };
@@ -81,8 +81,9 @@ struct ct_target {
  * 0, or -errno from exec (the child is reaped; t->status is set). */
 int ct_target_spawn(struct ct_target *t, char **argv, const char *shm, const char *sock,
                     uint32_t stations);
-/* Drain the signalfd: forward INT/TERM/HUP to the target's group, reap the
- * target on CHLD. Returns the number of signals forwarded. */
+/* Drain the signalfd: forward INT/TERM/HUP to the target's group; reap the
+ * target (t->exited, t->status), or follow its stop when it holds the
+ * terminal. Returns the number of signals forwarded. */
 int ct_target_on_signals(struct ct_target *t, int sigfd);
 /* Take the terminal back if we gave it away. */
 void ct_target_release_tty(struct ct_target *t);
@@ -104,6 +105,7 @@ int ct_writer_open(struct ct_writer *w, const char *path, int append);
 int ct_writer_flush(struct ct_writer *w);
 /* Flush, fsync-free close. Returns 0 or the first error (-errno). */
 int ct_writer_close(struct ct_writer *w);
+/* Append to the buffer, flushing when full; no-ops once w->err is set. */
 void ct_w_raw(struct ct_writer *w, const char *s, size_t n);
 void ct_w_str(struct ct_writer *w, const char *s);          /* raw C string */
 void ct_w_u64(struct ct_writer *w, uint64_t v);              /* decimal */
@@ -136,6 +138,7 @@ struct ct_proc *ct_procs_get(struct ct_procs *ps, pid_t pid);
 void ct_proc_read_maps(struct ct_proc *p, struct ct_writer *w);
 /* 1 when addr falls in a known module of p. */
 int ct_proc_covers(const struct ct_proc *p, uint64_t addr);
+/* Free every entry and its module paths; ps is empty afterwards. */
 void ct_procs_free(struct ct_procs *ps);
 
 /* ---- harvest (harvest.c) ------------------------------------------------- */
@@ -164,6 +167,9 @@ struct ct_harvest {
   uint64_t late;          /* stable events older than one already written: lost */
 };
 
+/* Prepare to harvest the n stations of the mapping at base. h owns its
+ * per-station state (ct_harvest_free); base, procs and w stay the caller's
+ * and must outlive h. Returns 0 or -ENOMEM. */
 int ct_harvest_init(struct ct_harvest *h, void *base, uint32_t n, struct ct_procs *procs,
                     struct ct_writer *w);
 /* One pass over the used stations; writes event lines. full: include retired
@@ -174,6 +180,7 @@ uint64_t ct_harvest_scan(struct ct_harvest *h, int full);
 void ct_harvest_finish(struct ct_harvest *h, uint64_t *events, uint64_t *lost);
 /* Coroutines alive now (used stations not dead). */
 uint32_t ct_harvest_live(const struct ct_harvest *h);
+/* Free the per-station state; idempotent. */
 void ct_harvest_free(struct ct_harvest *h);
 
 /* ---- SIGBUS guard (guard.c) ---------------------------------------------- */
@@ -192,6 +199,7 @@ struct ct_status {
   int shown;              /* a status line is on screen */
 };
 
+/* enabled: draw the live line (stderr a terminal, or --status). */
 void ct_status_init(struct ct_status *s, int enabled);
 /* 1 when the status line is shown and CT_STATUS_MS have passed. */
 int ct_status_due(const struct ct_status *s, uint64_t now_ns);
@@ -205,6 +213,7 @@ void ct_status_summary(const struct ct_harvest *h, uint64_t events, uint64_t los
                        uint32_t untraced, double secs, const char *trace, const char *exit_desc);
 
 /* ---- helpers -------------------------------------------------------------- */
+/* clk's current time in ns (modules.c). */
 uint64_t ct_now_ns(clockid_t clk);
 
 #endif /* CT_ENGINE_H */
