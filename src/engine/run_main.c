@@ -2,7 +2,6 @@
  * poll loop (signals, child, socket connections), write the trace, clean up. */
 #include <errno.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,9 +301,10 @@ static void harvest_loop(struct run *r) {
     } else if (now < hot_until) {
       /* Just busy: a burst often goes on after a short gap, and going to
        * sleep now would cost the program a wake-up send() and us a wake-up
-       * latency long enough for a ring of 8 to lap. Keep scanning briefly. */
+       * latency long enough for a ring of 8 to lap. Keep scanning briefly
+       * (no sched_yield: on a loaded CPU it gives the core away for a whole
+       * time slice, which is exactly the lapping we linger to avoid). */
       if (r->w.len) ct_writer_flush(&r->w); /* readers of the file see it now */
-      sched_yield();
     } else {
       ct_writer_flush(&r->w);
       report_trace_error(r);
