@@ -19,6 +19,8 @@
 #define CT_LINGER_NS 200000u
 /* ... and after a process attached. */
 #define CT_ATTACH_LINGER_NS 2000000u
+/* How often a busy loop looks at signals and connections. */
+#define CT_BUSY_POLL_NS 50000u
 
 struct conn {
   int fd;
@@ -288,7 +290,7 @@ static int serve_fds(struct run *r) {
 static void harvest_loop(struct run *r) {
   int wait_ms = r->o.poll_ms;
   if (r->status.live && wait_ms > CT_STATUS_MS) wait_ms = CT_STATUS_MS;
-  uint64_t now = ct_now_ns(CLOCK_MONOTONIC), hot_until = 0;
+  uint64_t now = ct_now_ns(CLOCK_MONOTONIC), hot_until = 0, last_poll = 0;
   for (;;) {
     int timeout = 0, slept = 0;
     uint64_t got = guarded(r, PASS_SCAN).got;
@@ -315,7 +317,12 @@ static void harvest_loop(struct run *r) {
         if (guarded(r, PASS_SLEEP).got == 0) timeout = wait_ms;
       }
     }
-    wait_fds(r, timeout);
+    /* While busy, signals and connections can wait a little: a poll() per
+     * pass would cost more than the pass itself. */
+    if (timeout > 0 || now - last_poll >= CT_BUSY_POLL_NS) {
+      wait_fds(r, timeout);
+      last_poll = ct_now_ns(CLOCK_MONOTONIC);
+    }
     if (slept) guarded(r, PASS_WAKE);
     now = ct_now_ns(CLOCK_MONOTONIC);
     if (ct_status_due(&r->status, now)) {
