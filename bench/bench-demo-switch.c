@@ -4,7 +4,10 @@
  * the number is the switch path itself, not thread hand-offs:
  *   yield     2 coroutines, each sch_yield() in a loop (suspend, wake, resume)
  *   pingpong  2 coroutines wake each other and park (the park/wake path)
- * Prints one line per load: "NAME switches_per_sec=X traced=0|1". */
+ * Prints one line per load: "NAME switches_per_sec=X traced=0|1".
+ * Usage: bench-demo-switch [ITERATIONS [DELAY_MS]]; with DELAY_MS it prints
+ * "attached" once the probe is attached, then sleeps DELAY_MS before measuring
+ * (the script stops the engine meanwhile, to time the probe alone). */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -82,10 +85,20 @@ static double run(const char *name) {
 }
 
 int main(int argc, char **argv) {
+  long delay_ms = 0;
   if (argc > 1) iterations = atol(argv[1]);
-  if (iterations < 1) {
-    fprintf(stderr, "usage: bench-demo-switch [ITERATIONS]\n");
+  if (argc > 2) delay_ms = atol(argv[2]);
+  if (iterations < 1 || delay_ms < 0) {
+    fprintf(stderr, "usage: bench-demo-switch [ITERATIONS [DELAY_MS]]\n");
     return 2;
+  }
+  if (delay_ms > 0) {
+    corotracer_init(); /* attach now, before the delay */
+    printf("attached\n");
+    fflush(stdout);
+    struct timespec d = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
+    while (nanosleep(&d, &d) != 0) {
+    }
   }
   struct sch_opts o = {.workers = 1};
   int rc = sch_start(&o);

@@ -72,16 +72,31 @@ for t in SET GET; do
   echo "| redis-benchmark $t, 50 clients, $REQ requests (req/s) | $p | $q | $(ratio "$p" "$q") | $s | $(ratio "$p" "$s") | $RUNS |"
 done
 
-# The switch microbenchmark, alternating untraced and traced runs.
+# The switch microbenchmark, alternating untraced, traced, and traced with the
+# engine stopped once the program attached (probe only).
+sw_probe_only() {
+  : >"$D/sw1"
+  "$CT" run --quiet -n 64 -o "$D/sw.jsonl" -- "$SW" 1000000 300 >"$D/sw1" &
+  e=$!
+  i=0
+  while ! grep -q attached "$D/sw1" && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+  kill -STOP "$e"
+  i=0
+  while [ "$(wc -l <"$D/sw1")" -lt 3 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+  kill -CONT "$e"
+  wait "$e"
+  sed -n 's/traced=1/traced=probe/p' "$D/sw1" >>"$D/sw"
+}
 r=0
 while [ $r -lt "$RUNS" ]; do
   r=$((r + 1))
   "$SW" 1000000 >>"$D/sw" || exit 1
   "$CT" run --quiet -n 64 -o "$D/sw.jsonl" -- "$SW" 1000000 >>"$D/sw" || exit 1
+  sw_probe_only
 done
+sw() { awk -v l="$1" -v t="traced=$2" '$1 == l && $3 == t {sub("switches_per_sec=", "", $2); print $2}' "$D/sw" | median; }
 for load in yield pingpong; do
-  p=$(awk -v l=$load '$1 == l && /traced=0/ {sub("switches_per_sec=", "", $2); print $2}' "$D/sw" | median)
-  q=$(awk -v l=$load '$1 == l && /traced=1/ {sub("switches_per_sec=", "", $2); print $2}' "$D/sw" | median)
-  echo "| scheduler $load, 1 worker (switches/s) | $p | $q | $(ratio "$p" "$q") | | | $RUNS |"
+  p=$(sw $load 0) q=$(sw $load 1) s=$(sw $load probe)
+  echo "| scheduler $load, 1 worker (switches/s) | $p | $q | $(ratio "$p" "$q") | $s | $(ratio "$p" "$s") | $RUNS |"
 done
 echo "trace of the traced server: $(wc -l <"$D/trace.jsonl") lines so far" >&2
