@@ -55,6 +55,8 @@ __asm__(".text\n"
 
 void ctx_raw_entry(void);
 
+/* See ctx.h: the first switch to the returned stack pointer "returns" into
+ * ctx_raw_entry, which calls entry(arg). */
 void *ctx_raw_make(void *stack_lo, size_t size, void (*entry)(void *), void *arg) {
   if (size < 512) return (void *)0;
   uintptr_t top = ((uintptr_t)stack_lo + size) & ~(uintptr_t)15;

@@ -22,6 +22,7 @@ static void ctx_uc_entry(unsigned hi, unsigned lo, unsigned ehi, unsigned elo) {
   entry(arg);
 }
 
+/* See ctx.h: the handle is a ucontext_t carved from the top of the stack. */
 void *ctx_raw_make(void *stack_lo, size_t size, void (*entry)(void *), void *arg) {
   if (size < sizeof(ucontext_t) + 4096) return (void *)0;
   /* The ucontext lives at the top of the coroutine's own stack. */
@@ -37,6 +38,7 @@ void *ctx_raw_make(void *stack_lo, size_t size, void (*entry)(void *), void *arg
   return uc;
 }
 
+/* See ctx.h: a coroutine saves into its own ucontext, a thread into its TLS one. */
 void ctx_raw_swap(void **save, void *to) {
   if (!*save) *save = &tls_thread_uc;
   swapcontext(*save, to);

@@ -154,6 +154,8 @@ static void *rx_main(void *unused) {
   return NULL;
 }
 
+/* Create the epoll instance and the eventfd, start the reactor thread.
+ * Returns 0 or a negative errno (nothing is left open then). */
 int rx_start(const struct sch_opts *o) {
   int rc = 0;
   rx.bug = o->bug_close_on_hup;
@@ -181,6 +183,7 @@ fail:
   return rc;
 }
 
+/* Stop and join the reactor thread, close its fds. Pending sleepers stay parked. */
 void rx_stop(void) {
   atomic_store(&rx.stop, 1);
   rx_nudge();
@@ -193,8 +196,10 @@ void rx_stop(void) {
   rx.n = rx.cap = 0;
 }
 
+/* Fds the bug closed without a wake, so far. */
 uint64_t rx_bug_closed(void) { return atomic_load(&rx.bug_closed); }
 
+/* 0, or the negative errno that made the reactor loop stop. */
 int rx_error(void) { return atomic_load(&rx.error); }
 
 /* ---- coroutine-aware I/O -------------------------------------------------- */
@@ -239,6 +244,7 @@ static int sys_accept(int lfd) {
   return r < 0 ? -errno : r;
 }
 
+/* scheduler.h. noinline: the suspend site is our caller (e.g. conn_read). */
 __attribute__((noinline)) ssize_t sch_read(int fd, void *buf, size_t n) {
   const void *site = COROTRACER_CALLER;
   for (;;) {
@@ -250,6 +256,7 @@ __attribute__((noinline)) ssize_t sch_read(int fd, void *buf, size_t n) {
   }
 }
 
+/* scheduler.h: loops over short writes, parks on EAGAIN. */
 __attribute__((noinline)) ssize_t sch_write(int fd, const void *buf, size_t n) {
   const void *site = COROTRACER_CALLER;
   size_t done = 0;
@@ -267,6 +274,7 @@ __attribute__((noinline)) ssize_t sch_write(int fd, const void *buf, size_t n) {
   return (ssize_t)done;
 }
 
+/* scheduler.h: retries EINTR and ECONNABORTED, parks on EAGAIN. */
 __attribute__((noinline)) int sch_accept(int lfd) {
   const void *site = COROTRACER_CALLER;
   for (;;) {
@@ -279,6 +287,9 @@ __attribute__((noinline)) int sch_accept(int lfd) {
   }
 }
 
+/* scheduler.h. The timer lives on our stack; we leave only once the reactor
+ * marked it fired (under rx.tmu, after its wake), so it never touches a
+ * coroutine that is gone. */
 __attribute__((noinline)) int sch_sleep_ns(uint64_t ns) {
   const void *site = COROTRACER_CALLER;
   struct rx_timer t = {.deadline = now_ns() + ns, .co = sch_self()};

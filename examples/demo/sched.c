@@ -281,6 +281,7 @@ static void co_main(void *p) {
   ctx_exit(&co->ctx, &w->ctx);
 }
 
+/* scheduler.h. noinline: COROTRACER_CALLER must be our caller's return address. */
 __attribute__((noinline)) sch_co *sch_spawn(void (*fn)(void *), void *arg, const char *label, int *err) {
   const void *site = COROTRACER_CALLER;
   void *m = stack_get();
@@ -312,18 +313,20 @@ __attribute__((noinline)) sch_co *sch_spawn(void (*fn)(void *), void *arg, const
   return co;
 }
 
+/* scheduler.h: the coroutine the calling worker is running. */
 sch_co *sch_self(void) {
   struct worker *w = this_worker();
   return w ? w->cur : NULL;
 }
 
-uint64_t sch_id(const sch_co *co) { return co->id; }
-
+/* scheduler.h: -1 on a plain thread. */
 int sch_worker_index(void) {
   struct worker *w = this_worker();
   return w ? w->index : -1;
 }
 
+/* scheduler.h. Recorded as a suspend (no wait object) plus a wake by the
+ * worker when it queues the coroutine again. */
 __attribute__((noinline)) void sch_yield(void) {
   const void *site = COROTRACER_CALLER;
   struct sch_co *co = sch_self();
@@ -336,11 +339,14 @@ __attribute__((noinline)) void sch_yield(void) {
   switch_out(co, ACT_YIELD);
 }
 
+/* scheduler.h: records the suspend; the state word is untouched until sch_park. */
 void sch_park_prepare(const void *site, enum corotracer_wait wait, uint64_t obj) {
   struct sch_co *co = sch_self();
   if (co) corotracer_suspend(co->tr, site, wait, obj);
 }
 
+/* scheduler.h: consume a pending wake, or switch out and let the worker
+ * commit PARKED. */
 void sch_park(void) {
   struct sch_co *co = sch_self();
   if (!co) return;
@@ -352,6 +358,7 @@ void sch_park(void) {
   switch_out(co, ACT_PARK);
 }
 
+/* scheduler.h: PARKED -> RUNNABLE and queue it, or set NOTIFIED. */
 __attribute__((noinline)) void sch_wake(sch_co *co) {
   const void *site = COROTRACER_CALLER;
   unsigned s = atomic_load(&co->state);
@@ -372,6 +379,7 @@ __attribute__((noinline)) void sch_wake(sch_co *co) {
   }
 }
 
+/* scheduler.h: waits on the live-coroutine count. */
 long sch_wait_idle(int timeout_ms) {
   struct timespec dl;
   clock_gettime(CLOCK_REALTIME, &dl);
@@ -394,6 +402,7 @@ long sch_wait_idle(int timeout_ms) {
   return atomic_load(&g.live);
 }
 
+/* scheduler.h: counters summed over the workers (relaxed: approximate while running). */
 void sch_get_stats(struct sch_stats *s) {
   memset(s, 0, sizeof *s);
   for (int i = 0; i < g.n; i++) {
@@ -406,6 +415,7 @@ void sch_get_stats(struct sch_stats *s) {
   s->reactor_error = rx_error();
 }
 
+/* scheduler.h: reactor first (workers need it for I/O), then the workers. */
 int sch_start(const struct sch_opts *o) {
   int rc = 0, started = 0;
   if (o->workers < 1 || (o->bug_close_on_hup && o->bug_storm < 1)) return -EINVAL;
@@ -441,6 +451,8 @@ int sch_start(const struct sch_opts *o) {
   return rc;
 }
 
+/* scheduler.h: wake every idle worker, join them, stop the reactor, unmap
+ * the cached stacks. */
 void sch_stop(void) {
   atomic_store(&g.stop, 1);
   pthread_mutex_lock(&g.idle_mu);

@@ -44,9 +44,6 @@ sch_co *sch_spawn(void (*fn)(void *), void *arg, const char *label, int *err);
 /* The running coroutine, or NULL on a plain thread. */
 sch_co *sch_self(void);
 
-/* The coroutine's id (its probe_id in the trace). */
-uint64_t sch_id(const sch_co *co);
-
 /* Index of the worker running the caller, -1 on a plain thread. */
 int sch_worker_index(void);
 
