@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #define RX_HUPS (EPOLLRDHUP | EPOLLHUP | EPOLLERR)
+#define RX_STORM_MAX 128        /* largest bug_storm */
+#define RX_STORM_NS 500000u     /* bug_storm hangups within this window make a storm */
 
 struct rx_timer {
   uint64_t deadline; /* CLOCK_MONOTONIC ns */
@@ -27,6 +29,8 @@ static struct {
   pthread_t th;
   _Atomic int stop;
   int bug, storm;
+  uint64_t hup_ts[RX_STORM_MAX]; /* times of the last `storm` hangups (ring), reactor thread only */
+  unsigned hup_n;
   void (*bug_log)(int fd, uint64_t coroutine_id);
   _Atomic uint64_t bug_closed;
   _Atomic int error; /* why the loop stopped early, negative errno */
@@ -110,6 +114,16 @@ static int rx_fire_timers(void) {
 
 /* ---- the reactor thread --------------------------------------------------- */
 
+/* Note a hangup seen at `now`; 1 when it completes a storm: bug_storm
+ * hangups within RX_STORM_NS. One client at a time never makes one (a new
+ * process connecting takes milliseconds); a crowd of reconnecting clients does. */
+static int rx_storm(uint64_t now) {
+  unsigned i = rx.hup_n++ % (unsigned)rx.storm;
+  uint64_t oldest = rx.hup_ts[i]; /* the hangup `storm` hangups ago (0: none yet) */
+  rx.hup_ts[i] = now;
+  return rx.hup_n >= (unsigned)rx.storm && now - oldest <= RX_STORM_NS;
+}
+
 /* THE BUG (--bug): under a storm of dead peers the reactor tears the
  * connections down right here to spare a round trip through each coroutine;
  * it closes the fd, but nobody ever resumes the coroutine parked on it. */
@@ -129,9 +143,7 @@ static void *rx_main(void *unused) {
       atomic_store(&rx.error, -errno); /* a bug of ours (EBADF, EINVAL): sch_get_stats tells */
       break;
     }
-    int hangups = 0;
-    for (int i = 0; i < n; i++)
-      if (evs[i].data.ptr && (evs[i].events & RX_HUPS)) hangups++;
+    uint64_t now = rx.bug && n > 0 ? now_ns() : 0;
     for (int i = 0; i < n; i++) {
       struct sch_co *co = evs[i].data.ptr;
       if (!co) { /* the eventfd */
@@ -144,7 +156,7 @@ static void *rx_main(void *unused) {
       /* Acquire pairs with the coroutine's release before it armed epoll:
        * everything it wrote is visible here (also to TSan). */
       int fd = atomic_load_explicit(&co->wait_fd, memory_order_acquire);
-      if (rx.bug && hangups >= rx.storm && (evs[i].events & RX_HUPS))
+      if (rx.bug && (evs[i].events & RX_HUPS) && rx_storm(now))
         rx_bug_close(co, fd);
       else
         sch_wake(co);
@@ -160,6 +172,7 @@ int rx_start(const struct sch_opts *o) {
   int rc = 0;
   rx.bug = o->bug_close_on_hup;
   rx.storm = o->bug_storm;
+  rx.hup_n = 0;
   rx.bug_log = o->bug_log;
   atomic_store(&rx.stop, 0);
   rx.ep = epoll_create1(EPOLL_CLOEXEC);

@@ -185,7 +185,7 @@ static void usage(FILE *f) {
              "  --max-conns N  connections served at once; more wait (default 64)\n"
              "  --bug          inject the lost wakeup: on a storm of hangups the reactor\n"
              "                 closes the fds without waking their coroutines\n"
-             "  --bug-storm N  hangups in one epoll batch that make a storm (default 2)\n"
+             "  --bug-storm N  hangups within 0.5 ms that make a storm (default 2)\n"
              "SIGTERM or SIGINT: stop accepting, let the coroutines finish (0.5 s at\n"
              "most), print a summary and exit 0.\n");
 }

@@ -418,7 +418,7 @@ void sch_get_stats(struct sch_stats *s) {
 /* scheduler.h: reactor first (workers need it for I/O), then the workers. */
 int sch_start(const struct sch_opts *o) {
   int rc = 0, started = 0;
-  if (o->workers < 1 || (o->bug_close_on_hup && o->bug_storm < 1)) return -EINVAL;
+  if (o->workers < 1 || (o->bug_close_on_hup && (o->bug_storm < 1 || o->bug_storm > 128))) return -EINVAL;
   g.page = (size_t)sysconf(_SC_PAGESIZE);
   g.stack_size = o->stack_size ? o->stack_size : 64 * 1024;
   g.stack_size = (g.stack_size + g.page - 1) & ~(g.page - 1);

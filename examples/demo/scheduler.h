@@ -18,9 +18,9 @@ struct sch_opts {
   size_t stack_size; /* bytes per coroutine stack, 0 = 64 KiB */
   /* The seed's bug, off when 0: on a hangup (EPOLLRDHUP/HUP/ERR) the reactor
    * closes the fd itself and does not wake the coroutine waiting on it,
-   * whenever one epoll_wait batch holds at least bug_storm hangups. */
+   * whenever that hangup is one of bug_storm hangups within 0.5 ms. */
   int bug_close_on_hup;
-  int bug_storm; /* >= 1 */
+  int bug_storm; /* 1..128 */
   /* Called by the reactor thread for each fd the bug closed (the program's
    * own log of what it did); may be NULL. */
   void (*bug_log)(int fd, uint64_t coroutine_id);
