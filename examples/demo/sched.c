@@ -13,11 +13,13 @@
 #include <unistd.h>
 
 /* Coroutine state word: a phase in the low bits plus a NOTIFIED bit. The bit
- * is the "wake permit": a wake that finds the coroutine not parked (still
- * running towards sch_park, or queued) sets it, and the next sch_park consumes
- * it instead of sleeping. A parked coroutine is only ever committed to PARKED
- * by its worker after the switch away from its stack, so a waker can never
- * queue a coroutine whose registers are still being saved. */
+ * is the "wake permit": a wake that finds the coroutine running (on its way
+ * to sch_park) sets it, and the next sch_park consumes it instead of
+ * sleeping. A wake that finds it queued (RUNNABLE) does nothing: it will run
+ * and re-check its condition anyway (which is also how the trace reads it: a
+ * wake to a runnable coroutine coalesces). A parked coroutine is only ever
+ * committed to PARKED by its worker after the switch away from its stack, so
+ * a waker can never queue a coroutine whose registers are still being saved. */
 enum {
   SCH_PH_RUNNING = 0,
   SCH_PH_RUNNABLE = 1,
@@ -358,16 +360,17 @@ void sch_park(void) {
   switch_out(co, ACT_PARK);
 }
 
-/* scheduler.h: PARKED -> RUNNABLE and queue it, or set NOTIFIED. */
+/* scheduler.h: PARKED -> RUNNABLE and queue it, RUNNING -> set NOTIFIED,
+ * RUNNABLE or already NOTIFIED: nothing to do. */
 __attribute__((noinline)) void sch_wake(sch_co *co) {
   const void *site = COROTRACER_CALLER;
   unsigned s = atomic_load(&co->state);
-  if (s & SCH_NOTIFIED) return;
+  if ((s & SCH_NOTIFIED) || (s & SCH_PH_MASK) == SCH_PH_RUNNABLE) return;
   /* Recorded first: once the state changes the coroutine may run at once,
    * and its resume must come after this wake in the trace. */
   corotracer_wake(co->tr, site);
   for (;;) {
-    if (s & SCH_NOTIFIED) return;
+    if ((s & SCH_NOTIFIED) || (s & SCH_PH_MASK) == SCH_PH_RUNNABLE) return;
     if ((s & SCH_PH_MASK) == SCH_PH_PARKED) {
       if (atomic_compare_exchange_weak(&co->state, &s, SCH_PH_RUNNABLE)) {
         make_runnable(co);

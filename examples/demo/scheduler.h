@@ -55,11 +55,14 @@ void sch_yield(void);
  * waits for); then the caller publishes itself to its waker (wait list, epoll);
  * then sch_park() suspends until a sch_wake() that came after
  * sch_park_prepare. A wake that arrives before sch_park() makes it return at
- * once. Wakes may be spurious: re-check the condition in a loop. */
+ * once. Wakes may be spurious: re-check the condition in a loop. Do not yield
+ * between the two steps: a wake finding the coroutine queued is dropped (it
+ * will run and re-check anyway), which is only right outside a wait. */
 void sch_park_prepare(const void *site, enum corotracer_wait wait, uint64_t obj);
 void sch_park(void);
 
-/* Make co runnable (or, if it is running, make its next sch_park() return).
+/* Make co runnable (or, if it is running, make its next sch_park() return;
+ * if it is already queued, nothing).
  * Callable from coroutines and plain threads; co must still exist. */
 void sch_wake(sch_co *co);
 
