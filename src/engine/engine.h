@@ -172,9 +172,14 @@ struct ct_harvest {
  * and must outlive h. Returns 0 or -ENOMEM. */
 int ct_harvest_init(struct ct_harvest *h, void *base, uint32_t n, struct ct_procs *procs,
                     struct ct_writer *w);
-/* One pass over the used stations; writes event lines. full: include retired
- * stations (final pass). Returns the number of events harvested. */
-uint64_t ct_harvest_scan(struct ct_harvest *h, int full);
+enum ct_scan {
+  CT_SCAN_QUICK, /* live: skip a station whose ev_claimed shows nothing new */
+  CT_SCAN_SLOTS, /* the re-scan of the sleep protocol: read every live slot */
+  CT_SCAN_FULL   /* the final pass: every slot of every station, retired too */
+};
+/* One pass over the used stations; writes event lines. Returns the number
+ * of stable events found. */
+uint64_t ct_harvest_scan(struct ct_harvest *h, enum ct_scan mode);
 /* After the final scan: compute per-station totals and write station_end
  * lines. */
 void ct_harvest_finish(struct ct_harvest *h, uint64_t *events, uint64_t *lost);

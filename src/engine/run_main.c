@@ -62,7 +62,7 @@ static void do_pass(struct pass *p) {
   switch (p->op) {
   case PASS_SCAN:
   case PASS_SCAN_FULL:
-    p->got = ct_harvest_scan(h, p->op == PASS_SCAN_FULL);
+    p->got = ct_harvest_scan(h, p->op == PASS_SCAN_FULL ? CT_SCAN_FULL : CT_SCAN_QUICK);
     break;
   case PASS_SLEEP:
     /* Dekker pair with the probe's seq exchange + seq_cst flag load: after
@@ -72,7 +72,9 @@ static void do_pass(struct pass *p) {
      * them after the store in C11's model (POWER needs it; x86 and ARMv8
      * would order them anyway). */
     atomic_thread_fence(memory_order_seq_cst);
-    p->got = ct_harvest_scan(h, 0);
+    /* The slots themselves: the probe's ev_claimed increment is relaxed, so
+     * only the seq exchange is certain to be seen after the fence. */
+    p->got = ct_harvest_scan(h, CT_SCAN_SLOTS);
     break;
   case PASS_WAKE:
     atomic_store_explicit(&hdr->tracer_sleeping, 0, memory_order_seq_cst);
