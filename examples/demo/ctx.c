@@ -22,12 +22,17 @@
 #endif
 
 #ifdef CTX_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define ASAN_START(save, to) __sanitizer_start_switch_fiber((save), (to)->stack_lo, (to)->stack_size)
 #define ASAN_FINISH(fake) __sanitizer_finish_switch_fiber((fake), NULL, NULL)
+/* A reused stack may keep the poisoned redzones of frames that never
+ * returned (the previous coroutine's last ones). */
+#define ASAN_FRESH_STACK(lo, size) __asan_unpoison_memory_region((lo), (size))
 #else
 #define ASAN_START(save, to) ((void)(save), (void)(to))
 #define ASAN_FINISH(fake) ((void)(fake))
+#define ASAN_FRESH_STACK(lo, size) ((void)(lo), (void)(size))
 #endif
 
 #ifdef CTX_TSAN
@@ -66,6 +71,7 @@ static void ctx_start(void *p) {
 
 int ctx_make(struct ctx *c, void *stack_lo, size_t size, void (*fn)(void *), void *arg) {
   *c = (struct ctx){.stack_lo = stack_lo, .stack_size = size, .fn = fn, .arg = arg};
+  ASAN_FRESH_STACK(stack_lo, size);
   c->sp = ctx_raw_make(stack_lo, size, ctx_start, c);
   if (!c->sp) return -1;
 #ifdef CTX_TSAN
