@@ -164,6 +164,25 @@ static unsigned read_slots(struct ct_harvest *h, uint32_t i, struct ev *batch, u
   return nb;
 }
 
+/* Lines of one coroutine go out in event order (slots are a ring). */
+static void sort_batch(struct ev *batch, unsigned nb) {
+  for (unsigned a = 1; a < nb; a++) {
+    struct ev tmp = batch[a];
+    unsigned b = a;
+    for (; b > 0 && batch[b - 1].idx > tmp.idx; b--) batch[b] = batch[b - 1];
+    batch[b] = tmp;
+  }
+}
+
+/* 1 when the sorted batch skips an index after next (the next one due). */
+static int has_gap(const struct ev *batch, unsigned nb, uint64_t next) {
+  for (unsigned a = 0; a < nb; a++) {
+    if (batch[a].idx > next) return 1;
+    if (batch[a].idx == next) next++;
+  }
+  return 0;
+}
+
 /* 1 when an extension station has nothing new: no event was claimed beyond
  * the highest index seen (st->events). An unseen event below it would be
  * older than one already written, i.e. late and not written anyway (see
@@ -181,22 +200,24 @@ static int quiet(struct ct_harvest *h, uint32_t i) {
 static uint64_t scan_station(struct ct_harvest *h, uint32_t i, enum ct_scan mode) {
   struct ct_station_state *st = &h->st[i];
   if (mode == CT_SCAN_QUICK && quiet(h, i)) return 0;
-  struct ev batch[CTP_SLOTS];
+  struct ev batch[2 * CTP_SLOTS];
   uint64_t max_idx = st->events;
   unsigned nb = read_slots(h, i, batch, &max_idx);
-  st->events = max_idx; /* while running: highest event index seen + 1 */
   if (nb == 0) return 0;
+  sort_batch(batch, nb);
+  /* A gap may be an event completed while we read the other slots: slot k
+   * looked old, then k+1 was done when we reached its slot. A second look
+   * finds it (a single writer finishes k before it starts k+1); without it,
+   * k would come next pass, behind k+1, and count as lost. */
+  if (has_gap(batch, nb, st->next_ev)) {
+    nb += read_slots(h, i, batch + nb, &max_idx);
+    sort_batch(batch, nb);
+  }
+  st->events = max_idx; /* while running: highest event index seen + 1 */
   struct ctp_station *s = ctp_station_at(h->base, i);
   read_ext(h, i);
   if (!st->probe_id) st->probe_id = LOAD(&s->probe_id);
   if (st->ext && !st->coro_done) write_coroutine(h, i);
-  /* Lines of one coroutine go out in event order (slots are a ring). */
-  for (unsigned a = 1; a < nb; a++) {
-    struct ev tmp = batch[a];
-    unsigned b = a;
-    for (; b > 0 && batch[b - 1].idx > tmp.idx; b--) batch[b] = batch[b - 1];
-    batch[b] = tmp;
-  }
   unsigned written = 0;
   for (unsigned a = 0; a < nb; a++) {
     /* Several writers share a station: one that claimed index k and was
