@@ -17,9 +17,8 @@
 #define CT_ENGINE_VERSION "corotracer 0.1.0"
 /* How long the loop keeps scanning after the last event before it sleeps. */
 #define CT_LINGER_NS 200000u
-/* ... after a process attached, and after the program started. */
+/* ... and after a process attached. */
 #define CT_ATTACH_LINGER_NS 2000000u
-#define CT_START_LINGER_NS 50000000u
 /* How often a busy loop looks at signals and connections. */
 #define CT_BUSY_POLL_NS 50000u
 
@@ -293,10 +292,7 @@ static int serve_fds(struct run *r) {
 static void harvest_loop(struct run *r) {
   int wait_ms = r->o.poll_ms;
   if (r->status.live && wait_ms > CT_STATUS_MS) wait_ms = CT_STATUS_MS;
-  uint64_t now = ct_now_ns(CLOCK_MONOTONIC), last_poll = 0;
-  /* The program is starting: it will connect and often create coroutines
-   * at once, faster than we would wake up for the connection. */
-  uint64_t hot_until = now + CT_START_LINGER_NS;
+  uint64_t now = ct_now_ns(CLOCK_MONOTONIC), last_poll = 0, hot_until = 0;
   for (;;) {
     int timeout = 0, slept = 0;
     uint64_t got = guarded(r, PASS_SCAN).got;
