@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rip.h"
+#include "librip.h" /* librip's own header name; it includes rip.h */
 
 RIP_DEFINE_STORAGE;
 
