@@ -60,6 +60,9 @@ enum ctp_wait {
 
 /* ctp_header.ext_magic, written by our engine: "CTX1". */
 #define CTP_EXT_MAGIC 0x31585443u
+/* ctp_header.ext_version. 2: the engine acknowledges each connection with one
+ * byte once it has written that process's module lines (docs/PROTOCOL.md). */
+#define CTP_EXT_VERSION 2u
 
 /* ---- the layout ---------------------------------------------------------- */
 
@@ -108,7 +111,7 @@ struct ctp_header {
   _Atomic uint32_t tracer_sleeping; /* 0x014 1 = engine asleep, wants a byte */
   /* 0x018..0x3FF: reserved, zero in v1; ours: */
   uint32_t ext_magic;              /* 0x018 CTP_EXT_MAGIC when the engine is ours */
-  uint32_t ext_version;            /* 0x01C 1 */
+  uint32_t ext_version;            /* 0x01C CTP_EXT_VERSION */
   uint64_t engine_pid;             /* 0x020 pid of the engine */
   _Atomic uint32_t attached;       /* 0x028 processes that attached (probe fetch_add) */
   _Atomic uint32_t overflow;       /* 0x02C coroutines left untraced: no station free */

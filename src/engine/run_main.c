@@ -210,8 +210,7 @@ static int accept_all(struct run *r) {
       r->capconns = cap;
     }
     r->conns[r->nconns++] = (struct conn){fd, cred.pid};
-    write_process(r, cred.pid, "attach");
-    ct_procs_get(&r->procs, cred.pid); /* maps: see serve_fds */
+    write_process(r, cred.pid, "attach"); /* maps and acknowledgement: see serve_fds */
     n++;
   }
 }
@@ -272,14 +271,23 @@ static int serve_fds(struct run *r) {
   r->nconns = keep;
   int attached = 0;
   if (r->pfds[1].revents) {
-    size_t first = r->procs.n;
+    size_t first = r->nconns;
     attached = accept_all(r);
     /* A program often starts with a burst right after it connects: copy the
-     * slots first, then read the maps of the new processes at once, while
-     * they surely live (a zombie's maps are empty). */
+     * slots first, then read the maps of the new processes (again for a pid
+     * that exec'd: new code), while they surely live. */
     if (attached) guarded(r, PASS_SCAN);
-    for (size_t i = first; i < r->procs.n; i++)
-      if (r->procs.v[i].maps_ts == 0) ct_proc_read_maps(&r->procs.v[i], &r->w);
+    for (size_t i = first; i < r->nconns; i++) {
+      struct ct_proc *p = r->conns[i].pid > 0 ? ct_procs_get(&r->procs, r->conns[i].pid) : NULL;
+      if (p) ct_proc_read_maps(p, &r->w);
+    }
+    /* The module lines are in the file before the probe may go on: a
+     * process that exits right after attaching keeps its sites symbolizable
+     * (docs/PROTOCOL.md "Attach"). Never blocks: a probe that stopped
+     * waiting just leaves the byte unread. */
+    if (attached) ct_writer_flush(&r->w);
+    for (size_t i = first; i < r->nconns; i++)
+      (void)send(r->conns[i].fd, "1", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
   }
   if (r->pfds[0].revents && !r->t.exited) {
     ct_target_on_signals(&r->t, r->sigfd);

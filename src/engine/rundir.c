@@ -90,7 +90,7 @@ static void write_header(struct ct_rt *rt, uint32_t n) {
   h->version = CTP_VERSION;
   h->max_stations = n;
   h->ext_magic = CTP_EXT_MAGIC;
-  h->ext_version = 1;
+  h->ext_version = CTP_EXT_VERSION;
   h->engine_pid = (uint64_t)getpid();
 }
 

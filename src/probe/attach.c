@@ -2,6 +2,7 @@
  * the cTP file, connect the wakeup socket; and the fork child handler. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -204,6 +205,34 @@ out:
   return rc;
 }
 
+/* Our engine (ext_version >= 2) answers a connection with one byte once it has
+ * written this process's module lines: waiting for it lets a process that
+ * exits right after attaching still have its sites symbolized (its
+ * /proc/PID/maps is gone with it). Once per process, never on the hot path;
+ * bounded, so a stopped or overloaded engine delays the program by at most
+ * ~1 s and then it runs traced anyway. A v1 engine sends nothing: not asked. */
+static void ct_await_ack(int fd) {
+  struct timespec start, now;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  for (;;) {
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long ms = (long)(now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+    if (ms >= CT_ACK_TIMEOUT_MS)
+      return;
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int r = poll(&p, 1, (int)(CT_ACK_TIMEOUT_MS - ms));
+    if (r < 0 && errno == EINTR)
+      continue; /* the deadline stays where it was */
+    if (r <= 0)
+      return;
+    char c;
+    ssize_t k = recv(fd, &c, 1, MSG_DONTWAIT);
+    if (k < 0 && (errno == EINTR || errno == EAGAIN))
+      continue;
+    return; /* the byte, EOF (engine gone) or an error: nothing more to wait for */
+  }
+}
+
 /* Runs in the child of a fork, alone. The stations belong to the parent:
  * turn the probe off before anything can write them, and drop our copy of the
  * socket so the engine sees EOF when the parent goes. A child whose parent was
@@ -255,6 +284,8 @@ static int ct_attach(void) {
   rc = ct_connect(sock, &fd);
   if (rc < 0)
     goto out;
+  if (hdr->ext_magic == CTP_EXT_MAGIC && hdr->ext_version >= CTP_EXT_VERSION)
+    ct_await_ack(fd);
   ct_probe.hdr = hdr;
   ct_probe.map_len = CTP_FILE_SIZE(n);
   ct_probe.nstations = n;

@@ -15,6 +15,9 @@
 /* Highest CTP_MAX_STATIONS we accept: 4 Mi stations is a 4 GiB file. */
 #define CT_MAX_STATIONS (1u << 22)
 
+/* Longest wait at attach for our engine's acknowledgement (module lines). */
+#define CT_ACK_TIMEOUT_MS 1000
+
 /* The process-wide probe. Written once by ct_attach (under pthread_once) before
  * state is release-stored as CT_TRACED; read-only afterwards, except by the
  * fork child handler, which runs alone in the child. */

@@ -8,6 +8,8 @@
  *   ct-target idle N SECS DIR    create N coroutines, DIR/ready, sleep SECS, exit
  *   ct-target noinit             never touch the SDK; exit 0
  *   ct-target init               corotracer_init, print "init RC enabled E", 3 events
+ *   ct-target quick              create and suspend (sites in this program), then
+ *                                _exit(0) at once: no chance for a late maps read
  *   ct-target mkshm FILE N       write a cTP v1 file with N stations (no engine)
  *   ct-target touch DIR          create DIR/ran (proves the target ran)
  *
@@ -109,6 +111,9 @@ int main(int argc, char **argv) {
     int rc = corotracer_init();
     printf("init %d enabled %d\n", rc, corotracer_enabled());
     corotracer_destroy(events(2, 0, NULL));
+  } else if (strcmp(mode, "quick") == 0 && argc == 2) {
+    events(2, 0, NULL);
+    _exit(0);
   } else if (strcmp(mode, "mkshm") == 0 && argc == 4) {
     mkshm(argv[2], (uint32_t)strtoul(argv[3], NULL, 10));
   } else if (strcmp(mode, "touch") == 0 && argc == 3) {
