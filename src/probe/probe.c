@@ -71,8 +71,11 @@ static void ct_kick_engine(struct ctp_header *h) {
 
 /* Write one event into station st (docs/PROTOCOL.md "Write protocol"). Any
  * number of threads may call it on one station at once. */
-static void ct_emit(struct ctp_station *st, uint8_t kind, uint64_t addr, uint8_t wait, uint64_t obj) {
-  uint64_t ts = ct_now();
+static void ct_emit(struct ctp_station *st, uint64_t ts, uint8_t kind, uint64_t addr, uint8_t wait,
+                    uint64_t obj) {
+  /* The tid (a syscall on a thread's first event) is fetched before the claim,
+   * so nothing slow ever runs while the slot's seq is odd. */
+  uint64_t tid = ct_tid();
   uint64_t k = atomic_fetch_add_explicit(&st->ev_claimed, 1, memory_order_relaxed);
   struct ctp_slot *sl = &st->slots[k % CTP_SLOTS];
   uint64_t t = 2 * (k / CTP_SLOTS);
@@ -90,7 +93,7 @@ static void ct_emit(struct ctp_station *st, uint8_t kind, uint64_t addr, uint8_t
   /* Keeps the payload stores below the odd seq on weakly ordered CPUs. */
   atomic_thread_fence(memory_order_release);
   __atomic_store_n(&sl->timestamp, ts, __ATOMIC_RELAXED);
-  __atomic_store_n(&sl->tid, ct_tid(), __ATOMIC_RELAXED);
+  __atomic_store_n(&sl->tid, tid, __ATOMIC_RELAXED);
   __atomic_store_n(&sl->addr, addr, __ATOMIC_RELAXED);
   __atomic_store_n(&sl->kind, kind, __ATOMIC_RELAXED);
   __atomic_store_n(&sl->wait_kind, wait, __ATOMIC_RELAXED);
@@ -98,6 +101,18 @@ static void ct_emit(struct ctp_station *st, uint8_t kind, uint64_t addr, uint8_t
   __atomic_store_n(&sl->is_active, (uint8_t)(kind == CTP_KIND_RESUME), __ATOMIC_RELAXED);
   atomic_exchange_explicit(&sl->seq, t + 2, memory_order_seq_cst);
   ct_kick_engine(ct_probe.hdr);
+}
+
+/* The station of a coroutine that stops running on this thread (suspend,
+ * destroy), no longer this thread's current one; NULL when nothing is to be
+ * recorded. */
+static inline struct ctp_station *ct_leaving(corotracer_co *co) {
+  struct ctp_station *st = (struct ctp_station *)co;
+  if (!st || !ct_live())
+    return NULL;
+  if (ct_tls.cur == st)
+    ct_forget_current();
+  return st;
 }
 
 static inline uint64_t ct_site(const void *site, const void *ret) {
@@ -129,7 +144,10 @@ corotracer_co *corotracer_create(uint64_t id, const char *label, const void *sit
   /* The load first keeps the cursor from wrapping around (and handing out
    * station 0 again) when a program keeps creating after overflow. */
   if (atomic_load_explicit(&h->allocated_count, memory_order_relaxed) < n)
-    i = atomic_fetch_add_explicit(&h->allocated_count, 1, memory_order_relaxed);
+    /* seq_cst: the engine's sleep re-scan reads allocated_count after its
+     * seq_cst store of tracer_sleeping; a new station's first event must be
+     * in that re-scan's range or see the flag (docs/PROTOCOL.md). */
+    i = atomic_fetch_add_explicit(&h->allocated_count, 1, memory_order_seq_cst);
   if (i >= n) {
     atomic_fetch_add_explicit(&h->overflow, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&ct_probe.dropped, 1, memory_order_relaxed);
@@ -143,7 +161,8 @@ corotracer_co *corotracer_create(uint64_t id, const char *label, const void *sit
   /* The engine may scan the station as soon as the cursor moved: atomic
    * stores keep its early reads defined; it trusts them after ext_flags. */
   __atomic_store_n(&st->probe_id, pid, __ATOMIC_RELAXED);
-  __atomic_store_n(&st->birth_ts, ct_now(), __ATOMIC_RELAXED);
+  uint64_t now = ct_now(); /* birth and the create event: one clock read */
+  __atomic_store_n(&st->birth_ts, now, __ATOMIC_RELAXED);
   __atomic_store_n(&st->create_site, where, __ATOMIC_RELAXED);
   __atomic_store_n(&st->parent_id, parent, __ATOMIC_RELAXED);
   __atomic_store_n(&st->pid, ct_probe.pid, __ATOMIC_RELAXED);
@@ -154,24 +173,22 @@ corotracer_co *corotracer_create(uint64_t id, const char *label, const void *sit
     flags |= CTP_STF_LABEL;
   }
   atomic_store_explicit(&st->ext_flags, flags, memory_order_release);
-  ct_emit(st, CTP_KIND_CREATE, where, CTP_WAIT_NONE, parent);
+  ct_emit(st, now, CTP_KIND_CREATE, where, CTP_WAIT_NONE, parent);
   return (corotracer_co *)st;
 }
 
 /* Contract: see include/corotracer.h. */
 void corotracer__suspend(corotracer_co *co, const void *site, enum corotracer_wait wait, uint64_t obj) {
   const void *ret = __builtin_extract_return_addr(__builtin_return_address(0));
-  struct ctp_station *st = (struct ctp_station *)co;
-  if (!st || !ct_live())
+  struct ctp_station *st = ct_leaving(co);
+  if (!st)
     return;
-  if (ct_tls.cur == st)
-    ct_forget_current();
   /* An unknown wait kind would make obj meaningless to the reader. */
   if ((unsigned)wait >= CTP_WAIT_MAX_) {
     wait = COROTRACER_WAIT_NONE;
     obj = 0;
   }
-  ct_emit(st, CTP_KIND_SUSPEND, ct_site(site, ret), (uint8_t)wait, obj);
+  ct_emit(st, ct_now(), CTP_KIND_SUSPEND, ct_site(site, ret), (uint8_t)wait, obj);
 }
 
 /* Contract: see include/corotracer.h. */
@@ -181,7 +198,7 @@ void corotracer__resume(corotracer_co *co) {
     return;
   ct_tls.cur = st;
   ct_tls.cur_id = __atomic_load_n(&st->probe_id, __ATOMIC_RELAXED);
-  ct_emit(st, CTP_KIND_RESUME, 0, CTP_WAIT_NONE, 0);
+  ct_emit(st, ct_now(), CTP_KIND_RESUME, 0, CTP_WAIT_NONE, 0);
 }
 
 /* Contract: see include/corotracer.h. Written into the wakee's station by the
@@ -191,19 +208,17 @@ void corotracer__wake(corotracer_co *co, const void *site) {
   struct ctp_station *st = (struct ctp_station *)co;
   if (!st || !ct_live())
     return;
-  ct_emit(st, CTP_KIND_WAKE, ct_site(site, ret), CTP_WAIT_NONE, ct_tls.cur_id);
+  ct_emit(st, ct_now(), CTP_KIND_WAKE, ct_site(site, ret), CTP_WAIT_NONE, ct_tls.cur_id);
 }
 
 /* Contract: see include/corotracer.h. is_dead follows the destroy event with
  * a release store, so a reader that sees it also sees the event's claim. */
 void corotracer__destroy(corotracer_co *co) {
   const void *ret = __builtin_extract_return_addr(__builtin_return_address(0));
-  struct ctp_station *st = (struct ctp_station *)co;
-  if (!st || !ct_live())
+  struct ctp_station *st = ct_leaving(co);
+  if (!st)
     return;
-  if (ct_tls.cur == st)
-    ct_forget_current();
-  ct_emit(st, CTP_KIND_DESTROY, (uint64_t)(uintptr_t)ret, CTP_WAIT_NONE, 0);
+  ct_emit(st, ct_now(), CTP_KIND_DESTROY, (uint64_t)(uintptr_t)ret, CTP_WAIT_NONE, 0);
   __atomic_store_n(&st->is_dead, 1, __ATOMIC_RELEASE);
 }
 
