@@ -43,6 +43,7 @@ LIB_SRCS :=      # linked into libcorotracer (probe, rip): libc + pthreads only
 CLI_SRCS :=      # linked into the corotracer binary (may use PKGS)
 TESTS :=         # test programs or scripts, run by tests/run.sh in every build
 TESTS_NOSAN :=   # tests run only in the plain build (e.g. timing-bound end-to-end)
+TESTS_SAN :=     # tests run only in sanitizer builds (they check the sanitizers' verdict)
 PROGS :=         # other programs (examples, benchmarks) built by `make`
 
 include $(sort $(wildcard src/*/build.mk)) $(sort $(wildcard examples/*/build.mk))
@@ -80,7 +81,7 @@ $(O)/tests/%: $(O)/obj/tests/%.o $(LIBA)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(LIBA) -lpthread
 
 test: all
-	O=$(O) SAN=$(SAN) sh tests/run.sh $(TESTS) $(if $(SAN),,$(TESTS_NOSAN))
+	O=$(O) SAN=$(SAN) sh tests/run.sh $(TESTS) $(if $(SAN),$(TESTS_SAN),$(TESTS_NOSAN))
 
 deps:
 	sh scripts/install-deps.sh

@@ -6,7 +6,7 @@
 set -u
 B=${CT_BUILD:?run me through tests/run.sh}
 SRV=$B/examples/demo/resp_server
-[ -n "${CT_SAN:-}" ] || { echo "plain build: nothing to show without a sanitizer"; exit 77; }
+[ -n "${CT_SAN:-}" ] || { echo "plain build: this test checks a sanitizer build (Makefile TESTS_SAN)"; exit 1; }
 command -v redis-benchmark >/dev/null 2>&1 || { echo "redis-benchmark not installed"; exit 77; }
 [ -x "$SRV" ] || { echo "FAIL: $SRV not built"; exit 1; }
 tmp=$(mktemp -d)

@@ -34,8 +34,8 @@ $(O)/bench/bench-demo-switch: $(O)/obj/bench/bench-demo-switch.o $(DEMO_SCHED_OB
 	$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(LIBA) -lpthread
 
 PROGS += $(DEMO_SERVER) $(O)/bench/bench-demo-switch
-TESTS += $(O)/tests/test-demo-sched $(if $(filter ucontext,$(DEMO_CTX)),,$(O)/tests/test-demo-sched-uc) \
-         tests/test-demo-san.sh
+TESTS += $(O)/tests/test-demo-sched $(if $(filter ucontext,$(DEMO_CTX)),,$(O)/tests/test-demo-sched-uc)
+TESTS_SAN += tests/test-demo-san.sh
 TESTS_NOSAN += tests/test-demo-e2e.sh
 
 # The story, end to end (examples/demo/run-demo.sh): the server with the bug
