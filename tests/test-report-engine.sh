@@ -3,17 +3,12 @@
 # under `corotracer run`. Every event and coroutine the probe recorded is read
 # back, nothing is malformed or lost, no error is found, and every suspension
 # site is symbolized to a line of hello.c that calls block().
-set -u
-: "${CT_BUILD:?run through tests/run.sh}"
+. "$(dirname "$0")/lib/report.sh"
 hello=$CT_BUILD/examples/hello
 src=$(dirname "$0")/../examples/hello/hello.c
 [ -x "$hello" ] || { echo "FAIL: $hello not built"; exit 1; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-report-engine.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-timeout 60 "$COROTRACER" run --quiet -o "$tmp/t.jsonl" -- "$hello" --events "$tmp/ev" > "$tmp/out" 2>&1 ||
+timeout 60 "$COROTRACER" run --quiet -o "$tmp/t.jsonl" -- "$hello" --events "$tmp/ev" --pace-us 1000 > "$tmp/out" 2>&1 ||
   { cat "$tmp/out"; echo "FAIL: corotracer run exit $?"; exit 1; }
 "$COROTRACER" report "$tmp/t.jsonl" --json "$tmp/f.json" --fail-on error > "$tmp/r.md" 2> "$tmp/err" ||
   fail "report exit $? (an error finding, or a failure): $(cat "$tmp/err"; grep '^###' "$tmp/r.md")"
@@ -36,5 +31,4 @@ while read -r s; do
   grep -q "\`$fn (hello.c:$line)\`" "$tmp/r.md" || fail "Markdown lacks $fn (hello.c:$line)"
 done < "$tmp/sites"
 
-[ $fails -eq 0 ] || { echo "$fails failures"; exit 1; }
-echo "test-report-engine: ok"
+finish test-report-engine

@@ -1,6 +1,6 @@
 /* hello.c - a first corotracer target: four coroutines on three threads.
  *
- *   corotracer run -o trace.jsonl -- hello [--events FILE]
+ *   corotracer run -o trace.jsonl -- hello [--events FILE] [--pace-us N]
  *   corotracer report trace.jsonl
  *
  * There is no real context switch here, only the calls a scheduler makes to the
@@ -14,15 +14,23 @@
  *   co <probe_id> <label> <create_site> <parent>
  *   ev <probe_id> <ev> <kind> <site> <wait> <obj> <from> <parent>   ("-": absent,
  *   "*": a site the probe picks itself, i.e. corotracer_destroy's caller)
+ *
+ * --pace-us N sleeps N microseconds after every event. Unpaced, the reader
+ * coroutine writes its 9 events within a few hundred microseconds: more than
+ * its 8-slot ring holds if the engine gets no CPU meanwhile, so a few are
+ * (correctly) counted lost. Tests that want every event use it; a real
+ * scheduler never waits for the tracer.
  */
 #include <corotracer.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct coro {
@@ -39,6 +47,14 @@ static pthread_mutex_t record_mu = PTHREAD_MUTEX_INITIALIZER;
 static FILE *events_file;
 static uint64_t next_id = 100;
 static _Thread_local struct coro *running; /* the coroutine this thread runs */
+static long pace_us;                        /* --pace-us */
+
+static void pace(void) {
+  struct timespec ts = {pace_us / 1000000, pace_us % 1000000 * 1000};
+  if (pace_us > 0)
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
 
 static uint64_t addr(const void *p) { return (uint64_t)(uintptr_t)p; }
 
@@ -67,6 +83,7 @@ __attribute__((noinline)) static struct coro *spawn(const char *label) {
   note(co, "create", s, "-", "-", "-", p);
   co->events++;
   pthread_mutex_unlock(&record_mu);
+  pace();
   return co;
 }
 
@@ -77,6 +94,7 @@ static void run(struct coro *co) {
   note(co, "resume", "-", "-", "-", "-", "-");
   co->events++;
   pthread_mutex_unlock(&record_mu);
+  pace();
 }
 
 __attribute__((noinline)) static void block(struct coro *co, enum corotracer_wait wait, uint64_t obj) {
@@ -94,6 +112,7 @@ __attribute__((noinline)) static void block(struct coro *co, enum corotracer_wai
        wait == COROTRACER_WAIT_NONE ? "-" : o, "-", "-");
   co->events++;
   pthread_mutex_unlock(&record_mu);
+  pace();
 }
 
 /* The waker is whatever coroutine runs on this thread, or none (a plain thread). */
@@ -107,6 +126,7 @@ __attribute__((noinline)) static void wake(struct coro *co) {
   note(co, "wake", s, "-", "-", f, "-");
   co->events++;
   pthread_mutex_unlock(&record_mu);
+  pace();
 }
 
 static void finish(struct coro *co) {
@@ -115,6 +135,7 @@ static void finish(struct coro *co) {
   running = NULL;
   note(co, "destroy", "*", "-", "-", "-", "-");
   pthread_mutex_unlock(&record_mu);
+  pace();
   printf("hello: %s (%llu) done after %llu events\n", co->label, (unsigned long long)co->id,
          (unsigned long long)co->events + 1);
   free(co);
@@ -177,16 +198,27 @@ static void *poller(void *arg) {
   return NULL;
 }
 
+static int usage(void) {
+  fprintf(stderr, "usage: hello [--events FILE] [--pace-us N]   (N: 0..1000000)\n");
+  return 2;
+}
+
 int main(int argc, char **argv) {
-  if (argc == 3 && strcmp(argv[1], "--events") == 0) {
-    events_file = fopen(argv[2], "we");
-    if (events_file == NULL) {
-      perror(argv[2]);
-      return 1;
+  for (int i = 1; i < argc; i += 2) {
+    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+    char *end = NULL;
+    if (val != NULL && strcmp(argv[i], "--events") == 0) {
+      events_file = fopen(val, "we");
+      if (events_file == NULL) {
+        perror(val);
+        return 1;
+      }
+    } else if (val != NULL && strcmp(argv[i], "--pace-us") == 0) {
+      pace_us = strtol(val, &end, 10);
+      if (end == val || *end != '\0' || pace_us < 0 || pace_us > 1000000) return usage();
+    } else {
+      return usage();
     }
-  } else if (argc != 1) {
-    fprintf(stderr, "usage: hello [--events FILE]\n");
-    return 2;
   }
   int rc = corotracer_init();
   printf("hello: %s\n", rc == 0 ? "traced" : "not traced (run me under `corotracer run --`)");
