@@ -115,6 +115,9 @@ RIP_API bool rip_update_maps(void);
 /* The calling thread's kernel id (gettid), the record rip_init(0, ...) uses. */
 RIP_API pid_t rip_gettid(void);
 
+/* Records in the ring of the last successful rip_map_ring(), 0 before. */
+RIP_API uint64_t rip_record_count(void);
+
 /* librip's rip_create_ring(): rip_map_ring() into the consumer's rip_ring.
  * Returns false with errno set on failure (rip_ring is then left as it was). */
 static inline bool rip_create_ring(const char *file, uint32_t max_procs) {
@@ -127,12 +130,20 @@ static inline bool rip_create_ring(const char *file, uint32_t max_procs) {
 /* Claim record id (0: the calling thread's tid) for the calling thread: clear
  * its ring, store name (at most 63 bytes of it, NUL-terminated; NULL keeps it
  * empty) and start numbering at idx and ctr (non-zero values let a coroutine
- * resume its numbering). */
+ * resume its numbering). An id the ring has no record for (librip wrote past
+ * the mapping) gets record 0, which no thread owns (no tid is 0): threads
+ * beyond the ring's capacity share it as an overflow record, unnamed. */
 static inline void rip_init(pid_t id, const char *name, size_t namelen, uint8_t idx, uint8_t ctr) {
   /* Declarations first: the header also builds as C89/gnu89, as librip's. */
-  struct rip_ring *r = &rip_ring[id != 0 ? id : (id = rip_gettid())];
+  struct rip_ring *r;
   size_t len = namelen < RIP_NAME_SIZE - 1 ? namelen : RIP_NAME_SIZE - 1;
   int i;
+  if (id == 0) id = rip_gettid();
+  if (id < 0 || (uint64_t)id >= rip_record_count()) {
+    id = 0;
+    name = NULL;
+  }
+  r = &rip_ring[id];
   for (i = 0; i < RIP_RING_SIZE; i++) __atomic_store_n(&r->rip[i], 0, __ATOMIC_RELAXED);
   memset(r->name, 0, sizeof r->name);
   if (name != NULL) memcpy(r->name, name, len);

@@ -82,6 +82,13 @@ int main(void) {
   rip_snap();
   CHECK(rip_ring[3].rip[31] == ((255ull << 56) | c) && rip_ring[3].rip[0] >> 56 == 0);
   CHECK(strcmp(rip_ring[3].name, "co") == 0);
+  /* An id beyond the ring's 4 records snaps into record 0, never past the map. */
+  CHECK(rip_record_count() == 4);
+  rip_init(4, "late", 4, 0, 0);
+  uintptr_t d = rip_snap();
+  CHECK(rip_tid == 0 && rip_ring[0].rip[0] == (uint64_t)d && rip_ring[0].name[0] == '\0');
+  rip_init(-7, "neg", 3, 0, 0);
+  CHECK(rip_tid == 0);
 
   unlink(maps);
   unlink(ring);

@@ -1,5 +1,6 @@
 /* rip_ring.c - writer side of the rip rings: map the ring file, write its module map. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -20,6 +21,13 @@ static char *maps_path;
 
 /* Contract in rip.h. */
 pid_t rip_gettid(void) { return (pid_t)syscall(SYS_gettid); }
+
+/* Size of the current mapping, for rip_init's bounds check. Relaxed: a thread
+ * that snaps was started after rip_map_ring returned (its documented order). */
+static _Atomic uint64_t ring_records;
+
+/* Contract: see include/rip.h. */
+uint64_t rip_record_count(void) { return atomic_load_explicit(&ring_records, memory_order_relaxed); }
 
 /* Read all of fd into a new NUL-terminated buffer (*out, freed by the caller).
  * Returns 0 or -1 with errno set. */
@@ -199,6 +207,7 @@ struct rip_ring *rip_map_ring(const char *file, uint32_t max_procs) {
   pthread_mutex_unlock(&maps_lock);
   errno = saved;
   ok = r == 0;
+  if (ok) atomic_store_explicit(&ring_records, count, memory_order_relaxed);
 out:;
   saved = errno;
   if (fd >= 0) close(fd);
