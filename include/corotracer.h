@@ -4,9 +4,15 @@
  * `corotracer run -- ./prog` to trace it; run it alone and every call below is
  * a cheap no-op.
  *
- * Threads: every function is thread-safe and lock-free; none makes a syscall on
- * the hot path (suspend, resume, wake). The probe never prints, except one line
- * on stderr when CTP_* variables are present but the probe cannot attach.
+ * Threads: every function is thread-safe. The first call in a process attaches
+ * (once, under pthread_once): it opens, checks and maps the shared memory and
+ * connects to the engine, and may block other first callers until it is done,
+ * up to about a second when the engine is slow to answer; call corotracer_init()
+ * early to pay that at a moment of your choosing. Every later call is lock-free
+ * and makes no syscall on the hot path (suspend, resume, wake); only when the
+ * engine sleeps does one event send it a wake-up byte. The probe never prints,
+ * except one line on stderr when CTP_* variables are present but the probe
+ * cannot attach.
  *
  * Errors: functions returning int return 0 or a negative errno value.
  *
