@@ -2,13 +2,7 @@
 # test-report-input.sh - `corotracer report` on what it may be handed: the
 # reference engine's fixture (torn records), truncated and garbage files, a
 # missing file, bad options, the reference's -deepdive spelling.
-set -u
-: "${COROTRACER:?run through tests/run.sh}"
-data=$(dirname "$0")/data/report
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-report-input.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/lib/report.sh"
 
 # bad NAME WANT_TEXT ARGS...: exit 2 with exactly one line on stderr holding WANT_TEXT.
 bad() {
@@ -34,9 +28,10 @@ bad blocker-ms "--blocker-ms wants a number" report x --blocker-ms -5
 bad missing-value "option needs a value: --json" report x --json
 
 # A good trace cut in the middle of its last line, plus invalid JSON inside.
-awk -f "$data/gen.awk" "$data/lost-wakeup.txt" > "$tmp/t.jsonl" || fail "gen.awk"
-{ head -n 5 "$tmp/t.jsonl"; echo '{"probe_id":1,"tid":100,,}'; echo 'not json at all'
-  sed -n '6,$p' "$tmp/t.jsonl"; head -n 8 "$tmp/t.jsonl" | tail -n 1 | head -c 40; } > "$tmp/trunc.jsonl"
+gen lost-wakeup
+t=$tmp/lost-wakeup.jsonl
+{ head -n 5 "$t"; echo '{"probe_id":1,"tid":100,,}'; echo 'not json at all'
+  sed -n '6,$p' "$t"; head -n 8 "$t" | tail -n 1 | head -c 40; } > "$tmp/trunc.jsonl"
 "$COROTRACER" report "$tmp/trunc.jsonl" --json "$tmp/trunc.json" > "$tmp/trunc.md" 2> "$tmp/err" ||
   fail "truncated: exit $?: $(cat "$tmp/err")"
 grep -q '"malformed":3,"torn":0,"malformed_lines":\[6,7,28\]' "$tmp/trunc.json" ||
@@ -100,6 +95,5 @@ if [ -r "$fixture" ]; then
   cmp -s "$tmp/deep.md" "$tmp/ref.md" || fail "-deepdive report differs from report's"
 fi
 
-[ $fails -eq 0 ] || { echo "$fails failures"; exit 1; }
-[ -r "$fixture" ] || { echo "skip: the rest passed, but $fixture is absent"; exit 77; }
-echo "test-report-input: ok"
+[ $fails -ne 0 ] || [ -r "$fixture" ] || { echo "skip: the rest passed, but $fixture is absent"; exit 77; }
+finish test-report-input

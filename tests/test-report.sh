@@ -1,18 +1,12 @@
 #!/bin/sh
 # test-report.sh - `corotracer report` findings on synthetic traces, each with
 # what must be found and what must not (tests/data/report/*.txt via gen.awk).
-set -u
-: "${COROTRACER:?run through tests/run.sh}"
-data=$(dirname "$0")/data/report
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-report.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/lib/report.sh"
 
 # run NAME [options...]: trace from NAME.txt, report, JSON in $tmp/NAME.json.
 run() {
   name=$1; shift
-  awk -f "$data/gen.awk" "$data/$name.txt" > "$tmp/$name.jsonl" || { fail "$name: gen.awk"; return; }
+  gen "$name"
   "$COROTRACER" report "$tmp/$name.jsonl" --json "$tmp/$name.json" "$@" > "$tmp/$name.md" 2> "$tmp/$name.err"
   rc=$?
   [ $rc -eq 0 ] || fail "$name: exit $rc: $(cat "$tmp/$name.err")"
@@ -31,6 +25,9 @@ absent() { # absent NAME KIND: no finding of that kind at all
 }
 has() { # has NAME FILE-SUFFIX TEXT
   grep -q -- "$3" "$tmp/$1.$2" || fail "$1: '$3' not in the .$2 output"
+}
+lacks() { # lacks NAME FILE-SUFFIX TEXT
+  ! grep -q -- "$3" "$tmp/$1.$2" || fail "$1: '$3' in the .$2 output"
 }
 
 run lost-wakeup
@@ -51,6 +48,8 @@ has race json '"probe_id":1,"label":"conn","wait":"ptr","obj":"0x000000000000900
 has race json 'woken at +10.0 ms, 1.0 ms before it parked'
 absent race lost_wakeup
 absent race resume_without_wake
+has race json '"not_judged":{"resume_running":0,"resume_without_wake":0,"after_destroy":0}'
+lacks race md 'Not judged'
 
 run killed
 expect killed lost_wakeup info 1
@@ -97,9 +96,54 @@ grep '"probe_id":3,' "$tmp/deadlock.json" | grep -q 'parked on ptr 0x00000000000
 
 run lost-events
 expect lost-events lost_events warning 2
-expect lost-events lost_wakeup error 1
-has lost-events json 'less certain: 2 of its events were lost'
+expect lost-events lost_wakeup warning 1
+absent lost-events resume_without_wake
+has lost-events json 'uncertain: events were lost since its last resume (a gap in ev); the wake may be one of them'
 has lost-events json '"lost_events":2'
+
+# Lost events right before what decides a finding: violations not judged (but
+# counted), stuck coroutines only warnings. Lost earlier: judged as usual.
+run gaps
+expect gaps resume_without_wake error 1
+expect gaps resume_running error 1
+expect gaps after_destroy error 1
+for id in 10 11 13 15; do
+  lacks gaps json "\"probe_id\":$id,\"label\":\"conn\",\"evidence\":\"line"
+done
+has gaps json '"probe_id":12,"label":"conn","evidence":"line [0-9]*: resumed on tid 100 at +6.0 ms; suspended since +5.0 ms'
+has gaps json '"probe_id":14,"label":"conn","evidence":"line [0-9]*: resumed on tid 101 at +5.0 ms while running'
+has gaps json '"probe_id":16,"label":"conn","evidence":"line [0-9]*: wake on tid 100 at +4.0 ms after its destroy'
+has gaps json '"not_judged":{"resume_running":1,"resume_without_wake":2,"after_destroy":1}'
+has gaps json '"2 more not judged: evidence lost'
+has gaps md 'Not judged, evidence lost.*: 1 `resume_running`, 2 `resume_without_wake`, 1 `after_destroy`'
+expect gaps lost_wakeup error 1
+grep '"probe_id":19,' "$tmp/gaps.json" | grep -q 'never woke it (less certain: 1 of its events were lost)' ||
+  fail "gaps: 19 (events lost before its last resume) not a lost wakeup error"
+expect gaps lost_wakeup warning 2
+grep '"probe_id":17,' "$tmp/gaps.json" | grep -q 'uncertain: events were lost since its last resume' ||
+  fail "gaps: 17 (events lost right before it parked) not uncertain"
+grep '"probe_id":18,' "$tmp/gaps.json" | grep -q 'uncertain: events written after its last one were lost' ||
+  fail "gaps: 18 (events lost after its last one) not uncertain"
+expect gaps wake_before_suspend warning 1
+[ -z "$(count gaps wake_before_suspend error)" ] || fail "gaps: 20 (events lost after the early wake) an error"
+has gaps json '"probe_id":20,"label":"conn","wait":"ptr".*a resume that took the early wake'
+
+# Parked where it was woken 3 times in a row, fd not reused: likely idle (an
+# accept loop), still counted as a lost wakeup; the others are not.
+run idle
+expect idle lost_wakeup error 4
+has idle json '"probe_id":1,"label":"conn","wait":"fd","obj":3,.*"likely_idle":true,"evidence":"[^"]*woken 3 times in a row before: may simply be idle'
+[ "$(grep -c '"likely_idle":true' "$tmp/idle.json")" = 1 ] || fail "idle: likely_idle on other coroutines than 1"
+has idle json '1 of them (likely_idle) parked at a site where each was woken at least 3 times'
+sed -n '/^| 2 |/,/^Likely idle/p' "$tmp/idle.md" | grep -q '^Likely idle' &&
+  sed -n '/^Likely idle/,$p' "$tmp/idle.md" | grep -q '^| 1 | conn | fd 3 |' ||
+  fail "idle: Markdown does not list 1 apart, after the others, as likely idle"
+# Alone, the likely idle one makes a warning, still a lost_wakeup of count 1.
+grep -v '"probe_id":[2-5],' "$tmp/idle.jsonl" > "$tmp/idle1.jsonl"
+"$COROTRACER" report "$tmp/idle1.jsonl" --json "$tmp/idle1.json" > "$tmp/idle1.md" || fail "idle1: exit $?"
+expect idle1 lost_wakeup warning 1
+has idle1 json 'never woken again where they were woken before: likely idle'
+has idle1 json '"probe_id":1,.*"likely_idle":true'
 
 run v1
 expect v1 lost_wakeup warning 1
@@ -119,5 +163,4 @@ grep '"probe_id":10,' "$tmp/v1.json" | grep -q 'the trace went on for 3.0 s' || 
 "$COROTRACER" report "$tmp/killed.jsonl" --fail-on warning > /dev/null; rc=$?
 [ $rc -eq 0 ] || fail "--fail-on warning with info only: exit $rc"
 
-[ $fails -eq 0 ] || { echo "$fails failures"; exit 1; }
-echo "test-report: ok"
+finish test-report

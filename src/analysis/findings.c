@@ -12,9 +12,15 @@
 #define IDLE_GAP_NS (60ull * 1000000000ull)
 #define ABSURD_GAP_NS (86400ull * 1000000000ull)
 #define MAX_CYCLES 16
+#define IDLE_WAKES 3 /* woken this often in a row at a site: parked there, likely idle */
 
-/* Why a coroutine is suspended at the end with no wake after its last suspend. */
-enum cat { CAT_RAN_ON, CAT_WAKE_BEFORE, CAT_KILLED, CAT_EXIT, CAT_WEAK, CAT_DEADLOCK, CAT_N };
+/* Why a coroutine is suspended at the end with no wake after its last suspend.
+ * The _LOST twins: the same, but events were lost since its last resume or
+ * after its last event, so the wake it lacks may be one of them. */
+enum cat {
+  CAT_RAN_ON, CAT_WAKE_BEFORE, CAT_RAN_ON_LOST, CAT_WAKE_BEFORE_LOST, CAT_KILLED, CAT_EXIT,
+  CAT_WEAK, CAT_DEADLOCK, CAT_N
+};
 
 struct stuck {
   struct ct_coro *c;
@@ -215,6 +221,23 @@ static uint64_t fd_reused_by(const struct ct_state *st, const struct ct_coro *c)
   return fu && fu->id != c->id && fu->ts > c->susp_ts ? fu->id : 0;
 }
 
+/* Events of c lost after its last harvested one: the station's loss count
+ * beyond the gaps seen in its ev sequence. */
+static uint64_t tail_lost(const struct ct_coro *c) {
+  return c->station_lost > c->lost ? c->station_lost - c->lost : 0;
+}
+
+/* Events were lost where the wake c lacks would be: since its last resume
+ * (before or after its last suspend), or after its last event. */
+static int wake_may_be_lost(const struct ct_coro *c) { return c->gap_since_resume || tail_lost(c); }
+
+/* Parked where its last IDLE_WAKES or more woken suspensions were, its fd not
+ * reused: more likely waiting for work that did not come (an accept loop)
+ * than lost. */
+static int likely_idle(const struct ct_state *st, const struct ct_coro *c) {
+  return c->woken_here >= IDLE_WAKES && c->woken_site == c->susp_site && !fd_reused_by(st, c);
+}
+
 /* Per-coroutine evidence of a stuck coroutine. */
 static void stuck_evidence(const struct ct_report *r, const struct ct_state *st,
                            const struct ct_coro *c, enum cat cat, char *buf, size_t n) {
@@ -223,7 +246,7 @@ static void stuck_evidence(const struct ct_report *r, const struct ct_state *st,
   fmt_obj(c, obj, sizeof obj);
   describe_exit(st, ex, sizeof ex);
   size_t o = 0;
-  switch (cat) {
+  switch (cat == CAT_RAN_ON_LOST ? CAT_RAN_ON : cat == CAT_WAKE_BEFORE_LOST ? CAT_WAKE_BEFORE : cat) {
   case CAT_RAN_ON:
     o = (size_t)snprintf(buf, n, "parked on %s at %s; the program ran on for %s and never woke it",
                          obj, at(r, c->susp_ts, t1, sizeof t1), ct_fmt_ns(left, d, sizeof d));
@@ -246,24 +269,34 @@ static void stuck_evidence(const struct ct_report *r, const struct ct_state *st,
     o = (size_t)snprintf(buf, n, "last event a suspend at %s; the trace went on for %s",
                          at(r, c->susp_ts, t1, sizeof t1), ct_fmt_ns(left, d, sizeof d));
     break;
-  case CAT_DEADLOCK:
-  case CAT_N: break;
+  default: break;
   }
   uint64_t reuser = fd_reused_by(st, c);
   if (o < n && reuser)
     o += (size_t)snprintf(buf + o, n - o, "; fd %" PRId64 " was reused by coroutine %" PRIu64
                           " after it parked: closed under it", (int64_t)c->obj, reuser);
-  if (o < n && (c->lost || c->station_lost))
+  if (o < n && cat == CAT_RAN_ON && likely_idle(st, c))
+    o += (size_t)snprintf(buf + o, n - o, "; parked at a site where it was woken %" PRIu64
+                          " times in a row before: may simply be idle, e.g. an accept loop",
+                          c->woken_here);
+  if (o < n && (cat == CAT_RAN_ON_LOST || cat == CAT_WAKE_BEFORE_LOST))
+    snprintf(buf + o, n - o, "; uncertain: %s; %s may be one of them",
+             c->gap_since_resume ? "events were lost since its last resume (a gap in ev)"
+                                 : "events written after its last one were lost",
+             cat == CAT_RAN_ON_LOST ? "the wake" : "a resume that took the early wake, or a later wake,");
+  else if (o < n && (c->lost || c->station_lost))
     snprintf(buf + o, n - o, " (less certain: %" PRIu64 " of its events were lost)",
              c->lost > c->station_lost ? c->lost : c->station_lost);
 }
 
 static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck *sk, size_t n,
                          enum cat cat) {
-  static const char *const kinds[CAT_N] = {"lost_wakeup", "wake_before_suspend", "lost_wakeup",
-                                           "lost_wakeup", "lost_wakeup", "deadlock"};
-  static const enum ct_sev sevs[CAT_N] = {CT_SEV_ERROR, CT_SEV_ERROR, CT_SEV_INFO,
-                                          CT_SEV_WARNING, CT_SEV_WARNING, CT_SEV_ERROR};
+  static const char *const kinds[CAT_N] = {
+      "lost_wakeup", "wake_before_suspend", "lost_wakeup", "wake_before_suspend",
+      "lost_wakeup", "lost_wakeup", "lost_wakeup", "deadlock"};
+  static const enum ct_sev sevs[CAT_N] = {CT_SEV_ERROR,   CT_SEV_ERROR,   CT_SEV_WARNING,
+                                          CT_SEV_WARNING, CT_SEV_INFO,    CT_SEV_WARNING,
+                                          CT_SEV_WARNING, CT_SEV_ERROR};
   size_t m = 0;
   uint64_t min_left = UINT64_MAX;
   struct ct_coro **cs = malloc((n ? n : 1) * sizeof *cs);
@@ -295,6 +328,22 @@ static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck 
     add_evidence(f, "each was woken while still running, then suspended and was never woken "
                     "again; the scheduler dropped the early wake");
     break;
+  case CAT_RAN_ON_LOST:
+    snprintf(f->title, sizeof f->title,
+             "%zu coroutine%s apparently never woken, but events were lost around their last suspend",
+             m, s);
+    add_evidence(f, "uncertain, so not an error: events were lost since their last resume, or "
+                    "after their last event, and the wake they lack may be one of them; the "
+                    "program ran on for %s after the last of them parked", d);
+    break;
+  case CAT_WAKE_BEFORE_LOST:
+    snprintf(f->title, sizeof f->title,
+             "%zu coroutine%s woken before they parked, apparently never after, but events were lost",
+             m, s);
+    add_evidence(f, "uncertain, so not an error: events were lost since their last resume, or "
+                    "after their last event: a resume that took the early wake, or a later wake, "
+                    "may be among them");
+    break;
   case CAT_KILLED:
     snprintf(f->title, sizeof f->title, "%zu coroutine%s waiting when the program stopped", m, s);
     add_evidence(f, "%s; they parked shortly before (the last %s before the end): caught by the "
@@ -310,17 +359,28 @@ static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck 
                     "(weaker than with wakes)",
                  st->any_kind ? "the trace records no wakes" : "a v1 trace (no kind, no wakes)");
     break;
-  case CAT_DEADLOCK:
-  case CAT_N: break;
+  default: break;
   }
-  size_t reused = 0;
+  size_t reused = 0, idle = 0;
   for (size_t i = 0; i < f->ncoros; i++) {
     stuck_evidence(r, st, cs[i], cat, f->coros[i].evidence, sizeof f->coros[i].evidence);
     reused += fd_reused_by(st, cs[i]) != 0;
+    f->coros[i].likely_idle = cat == CAT_RAN_ON && likely_idle(st, cs[i]);
+    idle += (size_t)f->coros[i].likely_idle;
   }
   if (reused)
     add_evidence(f, "%zu of them wait on an fd number that another coroutine parked on later: "
                     "the fd was closed (and reused) under them", reused);
+  /* Still unwoken, so still counted; but with nothing else in the finding it
+   * is no error: a server waiting for clients looks just like this. */
+  if (idle)
+    add_evidence(f, "%zu of them (likely_idle) parked at a site where each was woken at least %d "
+                    "times in a row before: may simply be idle, e.g. an accept loop", idle, IDLE_WAKES);
+  if (idle == m) {
+    f->sev = CT_SEV_WARNING;
+    snprintf(f->title, sizeof f->title,
+             "%zu coroutine%s never woken again where they were woken before: likely idle", m, s);
+  }
   rc = 0;
 out:
   free(cs);
@@ -388,9 +448,9 @@ static int stuck_findings(struct ct_report *r, struct ct_state *st, uint64_t stu
       if (left <= stuck_ns) continue; /* a v1 suspend: only long ones say anything */
       s->cat = CAT_WEAK;
     } else if (c->wake_before_ts) {
-      s->cat = CAT_WAKE_BEFORE;
+      s->cat = wake_may_be_lost(c) ? CAT_WAKE_BEFORE_LOST : CAT_WAKE_BEFORE;
     } else if (left > stuck_ns) {
-      s->cat = CAT_RAN_ON;
+      s->cat = wake_may_be_lost(c) ? CAT_RAN_ON_LOST : CAT_RAN_ON;
     } else {
       s->cat = r->killed ? CAT_KILLED : CAT_EXIT;
     }
@@ -415,14 +475,15 @@ out:
   return rc;
 }
 
+const char *const ct_viol_kinds[CT_V_KINDS_] = {"resume_running", "resume_without_wake",
+                                                "after_destroy"};
+
 static int violation_findings(struct ct_report *r, const struct ct_state *st) {
-  static const char *const kinds[CT_V_KINDS_] = {"resume_running", "resume_without_wake",
-                                                 "after_destroy"};
   static const char *const evk[] = {"v1", "create", "suspend", "resume", "wake", "destroy"};
   for (int k = 0; k < CT_V_KINDS_; k++) {
     const struct ct_viol *v = &st->viol[k];
     if (!v->count) continue;
-    struct ct_finding *f = new_finding(r, kinds[k], CT_SEV_ERROR);
+    struct ct_finding *f = new_finding(r, ct_viol_kinds[k], CT_SEV_ERROR);
     if (!f || !(f->coros = calloc(v->n, sizeof *f->coros))) return -ENOMEM;
     f->count = v->count;
     const char *s = v->count == 1 ? "" : "s";
@@ -435,6 +496,9 @@ static int violation_findings(struct ct_report *r, const struct ct_state *st) {
     else
       snprintf(f->title, sizeof f->title, "%" PRIu64 " event%s after destroy", v->count, s);
     if (v->count > v->n) add_evidence(f, "the first %zu are listed", v->n);
+    if (v->not_judged)
+      add_evidence(f, "%" PRIu64 " more not judged: evidence lost (they came right after lost "
+                      "events, which may hold what they lack)", v->not_judged);
     for (size_t i = 0; i < v->n; i++) {
       struct ct_rcoro *rc_ = &f->coros[f->ncoros++];
       const struct ct_coro *c = ct_map_get(&st->coros, v->ex[i].id, 0);
@@ -555,7 +619,9 @@ static int lost_finding(struct ct_report *r, const struct ct_state *st) {
   if (st->any_ev) add_evidence(f, "gaps in the coroutines' ev sequences: %" PRIu64 " events", st->gap_lost);
   if (st->untraced)
     add_evidence(f, "%" PRIu64 " coroutines were not traced at all (no station free)", st->untraced);
-  add_evidence(f, "findings about a coroutine that lost events say so: they are less certain");
+  add_evidence(f, "findings about a coroutine that lost events say so: they are less certain; "
+                  "where the events lost come right before what decides them, they are warnings "
+                  "or not judged at all");
   return 0;
 }
 

@@ -35,6 +35,7 @@ struct ct_rcoro {
   int has_susp;
   uint64_t suspended_ns;
   uint64_t waits_for; /* deadlock: the coroutine it waits on, else 0 */
+  int likely_idle;    /* lost_wakeup: parked where it was woken many times before */
   char evidence[256];
 };
 
@@ -77,6 +78,9 @@ struct ct_report {
 int ct_report_build(struct ct_state *st, const char *path, uint64_t bytes, uint64_t stuck_ns,
                     struct ct_report *r);
 void ct_report_free(struct ct_report *r);
+
+/* Finding kinds of the state-machine violations, by CT_V_*. */
+extern const char *const ct_viol_kinds[CT_V_KINDS_];
 
 /* Highest severity among the findings, or -1 with none. */
 int ct_report_max_severity(const struct ct_report *r);

@@ -88,10 +88,17 @@ static struct ct_coro *coro_of(struct ct_state *s, uint64_t id) {
   return c;
 }
 
-static void violation(struct ct_state *s, int which, const struct ct_coro *c, uint64_t lineno,
-                      const struct ct_line *l, enum ct_ev_kind kind, uint64_t other_ts,
-                      uint32_t other_tid) {
+/* A violation, unless events were lost right before it (evidence_lost): the
+ * missing wake, suspend or create may be among them, so it is only counted as
+ * not judged. */
+static void violation(struct ct_state *s, int which, int evidence_lost, const struct ct_coro *c,
+                      uint64_t lineno, const struct ct_line *l, enum ct_ev_kind kind,
+                      uint64_t other_ts, uint32_t other_tid) {
   struct ct_viol *v = &s->viol[which];
+  if (evidence_lost) {
+    v->not_judged++;
+    return;
+  }
   v->count++;
   if (v->n == CT_VIOL_EXAMPLES) return;
   v->ex[v->n].id = c->id;
@@ -170,7 +177,6 @@ static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_lin
   c->wait = (uint8_t)l->wait;
   c->obj = l->wait ? l->obj : 0;
   c->woken = 0;
-  c->gap_since_suspend = 0;
   struct ct_site *st = ct_map_put(&s->sites, site, c->pid, &fresh);
   if (!st) return -ENOMEM;
   st->site = site;
@@ -190,10 +196,10 @@ static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_lin
 static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno, const struct ct_line *l) {
   s->resumes++;
   if (c->state == CT_CS_RUNNING) {
-    /* v1 SDKs write a resume more than once per run: only ours is checked,
-     * and not across lost events (the suspend between may be one of them). */
-    if (l->kind && !c->gap_since_resume)
-      violation(s, CT_V_RESUME_RUNNING, c, lineno, l, CT_EV_RESUME, c->run_ts, c->run_tid);
+    /* v1 SDKs write a resume more than once per run: only ours is checked. */
+    if (l->kind)
+      violation(s, CT_V_RESUME_RUNNING, c->gap_since_resume, c, lineno, l, CT_EV_RESUME,
+                c->run_ts, c->run_tid);
   } else {
     if (c->state == CT_CS_SUSPENDED) {
       struct ct_site *st = ct_map_get(&s->sites, c->susp_site, c->pid);
@@ -201,8 +207,17 @@ static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno, con
         if (!st->hist && !(st->hist = calloc(1, sizeof *st->hist))) return -ENOMEM;
         ct_hist_add(st->hist, l->ts - c->susp_ts);
       }
-      if (l->kind && c->saw_wake && !c->woken && !c->wake_before_ts && !c->gap_since_suspend)
-        violation(s, CT_V_RESUME_NO_WAKE, c, lineno, l, CT_EV_RESUME, c->susp_ts, 0);
+      /* Not only a gap after the suspend hides the wake: a waker that claimed
+       * its event index before the suspend did, and lost it, leaves a gap
+       * before the suspend. So any gap since the last resume counts. */
+      if (l->kind && c->saw_wake && !c->woken && !c->wake_before_ts)
+        violation(s, CT_V_RESUME_NO_WAKE, c->gap_since_resume, c, lineno, l, CT_EV_RESUME,
+                  c->susp_ts, 0);
+      if (c->woken || c->wake_before_ts) {
+        if (c->woken_site != c->susp_site) c->woken_here = 0;
+        c->woken_site = c->susp_site;
+        c->woken_here++;
+      }
     }
     c->run_from_site = c->state == CT_CS_SUSPENDED ? c->susp_site : c->create_site;
     c->run_ts = l->ts;
@@ -266,13 +281,13 @@ static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_line *l
       if (missing) {
         c->lost += missing;
         s->gap_lost += missing;
-        c->gap_since_suspend = c->gap_since_resume = 1;
+        c->gap_since_resume = c->gap_since_destroy = 1;
       }
       c->next_ev = l->ev + 1;
     }
   }
   if (c->state == CT_CS_DESTROYED) {
-    violation(s, CT_V_AFTER_DESTROY, c, lineno, l, kind, c->destroy_ts, 0);
+    violation(s, CT_V_AFTER_DESTROY, c->gap_since_destroy, c, lineno, l, kind, c->destroy_ts, 0);
     c->last_ts = l->ts;
     return 0;
   }
@@ -289,6 +304,7 @@ static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_line *l
   case CT_EV_DESTROY:
     if (c->state == CT_CS_RUNNING && end_run(s, c, l->ts, 0)) return -ENOMEM;
     c->state = CT_CS_DESTROYED;
+    c->gap_since_destroy = 0;
     c->destroy_ts = l->ts;
     s->destroyed_alive++;
     break;

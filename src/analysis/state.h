@@ -22,8 +22,9 @@ struct ct_coro {
   uint8_t saw_wake;   /* its trace shows wakes at all */
   uint8_t woken;      /* a wake reached it since its last suspend */
   uint8_t wait;       /* of the last suspend: 0, 1 fd, 2 ptr */
-  uint8_t gap_since_suspend; /* events lost since its last suspend */
-  uint8_t gap_since_resume;  /* events lost since its last resume */
+  /* Events lost since its last resume / its destroy: the wake (or suspend)
+   * whose absence a finding rests on may be one of them. */
+  uint8_t gap_since_resume, gap_since_destroy;
   uint32_t pid, label, last_resume_tid, run_tid;
   uint64_t obj, create_site, birth_ts;
   uint64_t susp_ts, susp_site;    /* last suspend */
@@ -31,6 +32,10 @@ struct ct_coro {
   uint64_t pending_wake_ts;       /* a wake that came while it ran */
   uint64_t wake_before_ts;        /* that wake, moved here by the next suspend */
   uint64_t last_ts, destroy_ts;
+  /* Its last woken suspensions (suspend, wake, resume) were woken_here in a
+   * row at woken_site: parked there again, it is more likely idle (an accept
+   * loop) than lost. */
+  uint64_t woken_site, woken_here;
   uint64_t next_ev, lost;
   uint64_t station_lost; /* from its station_end line */
 };
@@ -72,6 +77,7 @@ struct ct_wakers {
 enum { CT_V_RESUME_RUNNING, CT_V_RESUME_NO_WAKE, CT_V_AFTER_DESTROY, CT_V_KINDS_ };
 struct ct_viol {
   uint64_t count;
+  uint64_t not_judged; /* would-be violations right after lost events: not counted */
   size_t n;
   struct {
     uint64_t id, ts, line, other_ts;

@@ -1,5 +1,6 @@
 /* write_json.c - the findings JSON, exactly the keys of docs/FINDINGS.md
- * (plus a few added ones: trace.bytes/torn/migrations/idle_gaps, top-level sites). */
+ * (plus a few added ones: trace.bytes/torn/migrations/idle_gaps/not_judged,
+ * likely_idle on coroutines, top-level sites). */
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
@@ -57,6 +58,7 @@ static void coro(FILE *f, const struct ct_rcoro *c) {
   if (c->site_index >= 0) fprintf(f, ",\"site_index\":%d", c->site_index);
   if (c->has_susp) fprintf(f, ",\"suspended_ns\":%" PRIu64, c->suspended_ns);
   if (c->waits_for) fprintf(f, ",\"waits_for\":%" PRIu64, c->waits_for);
+  if (c->likely_idle) fputs(",\"likely_idle\":true", f);
   fputs(",\"evidence\":", f);
   jstr(f, c->evidence);
   fputc('}', f);
@@ -81,7 +83,10 @@ static void trace(FILE *f, const struct ct_report *r) {
   for (size_t i = 0; i < r->ngaps; i++)
     fprintf(f, "%s{\"from_ts\":%" PRIu64 ",\"to_ts\":%" PRIu64 "}", i ? "," : "", r->gaps[i].from,
             r->gaps[i].to);
-  fputc(']', f);
+  fputs("],\"not_judged\":{", f);
+  for (int k = 0; k < CT_V_KINDS_; k++)
+    fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", ct_viol_kinds[k], st->viol[k].not_judged);
+  fputc('}', f);
   if (st->run_id[0]) {
     fputs(",\"run_id\":", f);
     jstr(f, st->run_id);

@@ -51,23 +51,21 @@ static void cell(FILE *f, const char *s) {
   }
 }
 
-static void finding(FILE *f, const struct ct_report *r, size_t idx) {
-  const struct ct_finding *fi = &r->f[idx];
-  fprintf(f, "### %zu. [%s] %s\n\n", idx + 1, ct_sev_name(fi->sev), fi->title);
-  fprintf(f, "`%s`", fi->kind);
-  for (size_t i = 0; i < fi->nevidence; i++) fprintf(f, "%s %s", i ? ";" : ":", fi->evidence[i]);
-  fputs(".\n\n", f);
-  size_t nsites = fi->nsites < MD_SITES_SHOWN ? fi->nsites : MD_SITES_SHOWN;
-  for (size_t i = 0; i < nsites; i++) site_line(f, fi, &fi->sites[i]);
-  if (nsites < fi->nsites) fprintf(f, "- %zu more sites (all in the JSON)\n", fi->nsites - nsites);
-  if (fi->nsites) fputc('\n', f);
-  if (!fi->ncoros) return;
-  size_t shown = fi->ncoros < MD_COROS_SHOWN ? fi->ncoros : MD_COROS_SHOWN;
-  if (shown < fi->ncoros) fprintf(f, "First %zu of %zu coroutines:\n\n", shown, fi->ncoros);
+/* The coroutines of fi whose likely_idle is idle, as a table. */
+static void coro_table(FILE *f, const struct ct_finding *fi, int idle) {
+  size_t n = 0, shown = 0;
+  for (size_t i = 0; i < fi->ncoros; i++) n += fi->coros[i].likely_idle == idle;
+  if (!n) return;
+  if (idle)
+    fputs("Likely idle: parked where they were woken many times in a row before (an accept loop"
+          " waiting for the next client looks like this); unwoken all the same:\n\n", f);
+  if (n > MD_COROS_SHOWN) fprintf(f, "First %d of %zu coroutines:\n\n", MD_COROS_SHOWN, n);
   fputs("| coroutine | label | waits on | site | evidence |\n| --- | --- | --- | --- | --- |\n", f);
-  for (size_t i = 0; i < shown; i++) {
+  for (size_t i = 0; i < fi->ncoros && shown < MD_COROS_SHOWN; i++) {
     const struct ct_rcoro *c = &fi->coros[i];
     char s[512] = "";
+    if (c->likely_idle != idle) continue;
+    shown++;
     fprintf(f, "| %" PRIu64 " | ", c->probe_id);
     cell(f, c->label ? c->label : "");
     fputs(" | ", f);
@@ -81,6 +79,20 @@ static void finding(FILE *f, const struct ct_report *r, size_t idx) {
     fputs(" |\n", f);
   }
   fputc('\n', f);
+}
+
+static void finding(FILE *f, const struct ct_report *r, size_t idx) {
+  const struct ct_finding *fi = &r->f[idx];
+  fprintf(f, "### %zu. [%s] %s\n\n", idx + 1, ct_sev_name(fi->sev), fi->title);
+  fprintf(f, "`%s`", fi->kind);
+  for (size_t i = 0; i < fi->nevidence; i++) fprintf(f, "%s %s", i ? ";" : ":", fi->evidence[i]);
+  fputs(".\n\n", f);
+  size_t nsites = fi->nsites < MD_SITES_SHOWN ? fi->nsites : MD_SITES_SHOWN;
+  for (size_t i = 0; i < nsites; i++) site_line(f, fi, &fi->sites[i]);
+  if (nsites < fi->nsites) fprintf(f, "- %zu more sites (all in the JSON)\n", fi->nsites - nsites);
+  if (fi->nsites) fputc('\n', f);
+  coro_table(f, fi, 0);
+  coro_table(f, fi, 1);
 }
 
 static void overview(FILE *f, const struct ct_report *r) {
@@ -125,6 +137,18 @@ static void overview(FILE *f, const struct ct_report *r) {
   }
   fprintf(f, "- **Completeness**: %" PRIu64 " events lost%s\n", r->lost_events,
           st->any_ev || st->has_end_counts ? "" : " as far as a v1 trace can tell (it has no loss counts)");
+  uint64_t nj = 0;
+  for (int k = 0; k < CT_V_KINDS_; k++) nj += st->viol[k].not_judged;
+  if (nj) {
+    fputs("- **Not judged, evidence lost**:", f);
+    for (int k = 0, first = 1; k < CT_V_KINDS_; k++)
+      if (st->viol[k].not_judged) {
+        fprintf(f, "%s %" PRIu64 " `%s`", first ? "" : ",", st->viol[k].not_judged, ct_viol_kinds[k]);
+        first = 0;
+      }
+    fputs(": each came right after lost events (a gap in `ev`), which may hold the suspend, wake"
+          " or create it lacks; not reported\n", f);
+  }
   fprintf(f, "- **Thread migrations**: %" PRIu64 " of %" PRIu64 " resumes ran on another thread than the coroutine's previous resume\n",
           st->migrations, st->resumes);
   if (r->alive_at_end && r->killed)

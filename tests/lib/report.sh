@@ -1,0 +1,19 @@
+# report.sh - shell helpers for the report's tests (tests/test-report*.sh).
+# Source it from a test run by tests/run.sh; it sets
+#   data   tests/data/report (scenarios, gen.awk)
+#   tmp    a fresh temp dir, removed on exit
+# and defines fail (counts a failure and goes on), gen and finish.
+set -u
+: "${CT_BUILD:?run through tests/run.sh}" "${COROTRACER:?run through tests/run.sh}"
+data=$(dirname "$0")/data/report
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-report.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# gen NAME: the trace of scenario $data/NAME.txt in $tmp/NAME.jsonl.
+gen() { awk -f "$data/gen.awk" "$data/$1.txt" > "$tmp/$1.jsonl" || fail "$1: gen.awk"; }
+# finish NAME: exit 1 after any failure, else say NAME is ok.
+finish() {
+  [ $fails -eq 0 ] || { echo "$fails failures"; exit 1; }
+  echo "$1: ok"
+}
