@@ -98,7 +98,7 @@ run lost-events
 expect lost-events lost_events warning 2
 expect lost-events lost_wakeup warning 1
 absent lost-events resume_without_wake
-has lost-events json 'uncertain: events were lost since its last resume (a gap in ev); the wake may be one of them'
+has lost-events json 'uncertain: events were lost since its last resume (a gap in ev); the missing wake may be one of them'
 has lost-events json '"lost_events":2'
 
 # Lost events right before what decides a finding: violations not judged (but

@@ -238,6 +238,14 @@ static int likely_idle(const struct ct_state *st, const struct ct_coro *c) {
   return c->woken_here >= IDLE_WAKES && c->woken_site == c->susp_site && !fd_reused_by(st, c);
 }
 
+static int uncertain(enum cat cat) { return cat == CAT_RAN_ON_LOST || cat == CAT_WAKE_BEFORE_LOST; }
+
+/* What an uncertain finding may have lost. */
+static const char *lost_what(enum cat cat) {
+  return cat == CAT_RAN_ON_LOST ? "the missing wake"
+                                : "a resume that took the early wake, or a later wake,";
+}
+
 /* Per-coroutine evidence of a stuck coroutine. */
 static void stuck_evidence(const struct ct_report *r, const struct ct_state *st,
                            const struct ct_coro *c, enum cat cat, char *buf, size_t n) {
@@ -279,11 +287,11 @@ static void stuck_evidence(const struct ct_report *r, const struct ct_state *st,
     o += (size_t)snprintf(buf + o, n - o, "; parked at a site where it was woken %" PRIu64
                           " times in a row before: may simply be idle, e.g. an accept loop",
                           c->woken_here);
-  if (o < n && (cat == CAT_RAN_ON_LOST || cat == CAT_WAKE_BEFORE_LOST))
+  if (o < n && uncertain(cat))
     snprintf(buf + o, n - o, "; uncertain: %s; %s may be one of them",
              c->gap_since_resume ? "events were lost since its last resume (a gap in ev)"
                                  : "events written after its last one were lost",
-             cat == CAT_RAN_ON_LOST ? "the wake" : "a resume that took the early wake, or a later wake,");
+             lost_what(cat));
   else if (o < n && (c->lost || c->station_lost))
     snprintf(buf + o, n - o, " (less certain: %" PRIu64 " of its events were lost)",
              c->lost > c->station_lost ? c->lost : c->station_lost);
@@ -332,17 +340,11 @@ static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck 
     snprintf(f->title, sizeof f->title,
              "%zu coroutine%s apparently never woken, but events were lost around their last suspend",
              m, s);
-    add_evidence(f, "uncertain, so not an error: events were lost since their last resume, or "
-                    "after their last event, and the wake they lack may be one of them; the "
-                    "program ran on for %s after the last of them parked", d);
     break;
   case CAT_WAKE_BEFORE_LOST:
     snprintf(f->title, sizeof f->title,
              "%zu coroutine%s woken before they parked, apparently never after, but events were lost",
              m, s);
-    add_evidence(f, "uncertain, so not an error: events were lost since their last resume, or "
-                    "after their last event: a resume that took the early wake, or a later wake, "
-                    "may be among them");
     break;
   case CAT_KILLED:
     snprintf(f->title, sizeof f->title, "%zu coroutine%s waiting when the program stopped", m, s);
@@ -361,6 +363,9 @@ static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck 
     break;
   default: break;
   }
+  if (uncertain(cat))
+    add_evidence(f, "uncertain, so not an error: events were lost since their last resume, or "
+                    "after their last event, and %s may be one of them", lost_what(cat));
   size_t reused = 0, idle = 0;
   for (size_t i = 0; i < f->ncoros; i++) {
     stuck_evidence(r, st, cs[i], cat, f->coros[i].evidence, sizeof f->coros[i].evidence);
