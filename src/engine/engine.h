@@ -165,6 +165,7 @@ struct ct_harvest {
   struct ct_writer *w;
   uint64_t harvested, live_lost, torn;
   uint64_t late;          /* stable events older than one already written: lost */
+  uint64_t peak;          /* last scan: most new event indexes on one station */
 };
 
 /* Prepare to harvest the n stations of the mapping at base. h owns its

@@ -213,6 +213,8 @@ static uint64_t scan_station(struct ct_harvest *h, uint32_t i, enum ct_scan mode
     nb += read_slots(h, i, batch + nb, &max_idx);
     sort_batch(batch, nb);
   }
+  /* New indexes, lost ones included: how fast this ring fills (the nap). */
+  if (max_idx - st->events > h->peak) h->peak = max_idx - st->events;
   st->events = max_idx; /* while running: highest event index seen + 1 */
   struct ctp_station *s = ctp_station_at(h->base, i);
   read_ext(h, i);
@@ -249,6 +251,7 @@ static uint32_t used_now(struct ct_harvest *h) {
 uint64_t ct_harvest_scan(struct ct_harvest *h, enum ct_scan mode) {
   uint64_t got = 0;
   uint32_t used = used_now(h);
+  h->peak = 0;
   for (uint32_t i = 0; i < used; i++)
     if (mode == CT_SCAN_FULL || !h->st[i].retired) got += scan_station(h, i, mode);
   return got;

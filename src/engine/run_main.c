@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -15,12 +16,26 @@
 #include "engine/engine.h"
 
 #define CT_ENGINE_VERSION "corotracer 0.1.0"
-/* How long the loop keeps scanning after the last event before it sleeps. */
-#define CT_LINGER_NS 200000u
-/* ... and after a process attached. */
-#define CT_ATTACH_LINGER_NS 2000000u
-/* How often a busy loop looks at signals and connections. */
+/* While events flow the loop naps between scans (ppoll, which serves signals
+ * and connections too), for as long as the fullest ring took to get
+ * CT_NAP_FILL of its 8 slots filled: it comes back before any ring laps and
+ * leaves the CPU to the program meanwhile. */
+#define CT_NAP_FILL 4u
+/* A nap this short is not worth a sleep (wake-up cost, timer slack): scan
+ * again at once instead, and keep scanning through gaps shorter than this
+ * (sleeping would cost the program a wake-up send and us a latency the ring
+ * may not last). */
+#define CT_NAP_MIN_NS 20000u
+/* Longest nap; also the first one after a sleep is 2 * CT_NAP_MIN_NS, and a
+ * nap at most doubles from one scan to the next (a lull may end in a burst). */
+#define CT_NAP_MAX_NS 2000000u
+/* Timer slack of the engine: the default 50 us would stretch short naps. */
+#define CT_TIMER_SLACK_NS 5000u
+/* How often a busy (not napping) loop looks at signals and connections. */
 #define CT_BUSY_POLL_NS 50000u
+/* While busy the trace is written in big chunks, but never left staler than this. */
+#define CT_FLUSH_BYTES 65536u
+#define CT_FLUSH_NS 50000000u
 
 struct conn {
   int fd;
@@ -51,7 +66,7 @@ enum pass_op { PASS_SCAN, PASS_SCAN_FULL, PASS_SLEEP, PASS_WAKE, PASS_FINISH, PA
 struct pass {
   struct run *r;
   enum pass_op op;
-  uint64_t got, events, lost;
+  uint64_t got, peak, events, lost;
   uint32_t live, untraced;
 };
 
@@ -62,6 +77,7 @@ static void do_pass(struct pass *p) {
   case PASS_SCAN:
   case PASS_SCAN_FULL:
     p->got = ct_harvest_scan(h, p->op == PASS_SCAN_FULL ? CT_SCAN_FULL : CT_SCAN_QUICK);
+    p->peak = h->peak;
     break;
   case PASS_SLEEP:
     /* Dekker pair with the probe's seq exchange + seq_cst flag load: after
@@ -226,15 +242,16 @@ static int drain(int fd) {
   }
 }
 
-/* Wait up to timeout_ms for a signal, a connection, a byte or an EOF. What
+/* Wait up to timeout_ns for a signal, a connection, a byte or an EOF. What
  * is ready is served by serve_fds, after the next scan: slots first, then
  * the slower work (accept, /proc/PID/maps). */
-static void wait_fds(struct run *r, int timeout_ms) {
+static void wait_fds(struct run *r, uint64_t timeout_ns) {
+  struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
   size_t n = 2 + r->nconns;
   if (n > r->cappfds) {
     struct pollfd *v = realloc(r->pfds, n * sizeof(*v));
     if (!v && r->cappfds < 2) {
-      poll(NULL, 0, timeout_ms); /* ENOMEM: nothing to watch with, just wait */
+      ppoll(NULL, 0, &ts, NULL); /* ENOMEM: nothing to watch with, just wait */
       return;
     }
     if (!v) {
@@ -248,7 +265,7 @@ static void wait_fds(struct run *r, int timeout_ms) {
   r->pfds[1] = (struct pollfd){r->rt.listen_fd, POLLIN, 0};
   for (size_t i = 2; i < n; i++) r->pfds[i] = (struct pollfd){r->conns[i - 2].fd, POLLIN, 0};
   /* Timeout or EINTR: nothing to serve, the caller scans either way. */
-  r->npolled = poll(r->pfds, (nfds_t)n, timeout_ms) > 0 ? n : 0;
+  r->npolled = ppoll(r->pfds, (nfds_t)n, &ts, NULL) > 0 ? n : 0;
 }
 
 /* Serve what the last wait_fds found ready. Returns the number of processes
@@ -297,38 +314,56 @@ static int serve_fds(struct run *r) {
 }
 
 /* ---- the loop ------------------------------------------------------------- */
+/* The next nap after a scan that found events: the fullest ring got `peak`
+ * new events in `elapsed` ns; come back when it would hold CT_NAP_FILL. */
+static uint64_t next_nap(uint64_t nap, uint64_t elapsed, uint64_t peak) {
+  uint64_t want = elapsed * CT_NAP_FILL / (peak ? peak : 1);
+  uint64_t grow = 2 * (nap > CT_NAP_MIN_NS ? nap : CT_NAP_MIN_NS);
+  if (want > grow) want = grow;
+  return want < CT_NAP_MAX_NS ? want : CT_NAP_MAX_NS;
+}
+
 static void harvest_loop(struct run *r) {
-  int wait_ms = r->o.poll_ms;
-  if (r->status.live && wait_ms > CT_STATUS_MS) wait_ms = CT_STATUS_MS;
-  uint64_t now = ct_now_ns(CLOCK_MONOTONIC), last_poll = 0, hot_until = 0;
+  uint64_t wait_ns = (uint64_t)r->o.poll_ms * 1000000u;
+  if (r->status.live && r->o.poll_ms > CT_STATUS_MS) wait_ns = (uint64_t)CT_STATUS_MS * 1000000u;
+  uint64_t now = ct_now_ns(CLOCK_MONOTONIC), last_scan = now, last_poll = 0, last_flush = now;
+  uint64_t last_got = 0, nap = 0;
   for (;;) {
-    int timeout = 0, slept = 0;
-    uint64_t got = guarded(r, PASS_SCAN).got;
-    /* A process that just attached usually starts creating coroutines at
-     * once, faster than we would wake up for its first byte. */
-    if (serve_fds(r) > 0 && hot_until < now + CT_ATTACH_LINGER_NS) hot_until = now + CT_ATTACH_LINGER_NS;
+    uint64_t timeout = 0;
+    int slept = 0;
+    struct pass p = guarded(r, PASS_SCAN);
+    int attached = serve_fds(r);
     if (r->t.exited) break;
-    if (got > 0) {
-      if (hot_until < now + CT_LINGER_NS) hot_until = now + CT_LINGER_NS;
-    } else if (now < hot_until) {
-      /* Just busy: a burst often goes on after a short gap, and going to
-       * sleep now would cost the program a wake-up send() and us a wake-up
-       * latency long enough for a ring of 8 to lap. Keep scanning briefly
-       * (no sched_yield: on a loaded CPU it gives the core away for a whole
-       * time slice, which is exactly the lapping we linger to avoid). */
-      if (r->w.len) ct_writer_flush(&r->w); /* readers of the file see it now */
+    uint64_t elapsed = now - last_scan;
+    last_scan = now;
+    if (p.got > 0 || attached) {
+      /* A process that just attached usually starts with a burst: no nap. */
+      nap = attached ? 0 : next_nap(nap, elapsed, p.peak);
+      if (nap >= CT_NAP_MIN_NS) timeout = nap;
+      last_got = now;
+      if (r->w.len >= CT_FLUSH_BYTES || now - last_flush >= CT_FLUSH_NS) {
+        ct_writer_flush(&r->w);
+        last_flush = now;
+      }
+    } else if (now - last_got < CT_NAP_MIN_NS) {
+      /* Busy, and a gap shorter than a nap: scan again. */
     } else {
+      /* Nothing new for a whole nap: the flow has stopped, or is a trickle
+       * that a wake-up byte serves better. */
+      nap = CT_NAP_MIN_NS;
       ct_writer_flush(&r->w);
+      last_flush = now;
       report_trace_error(r);
       if (r->shm_broken || r->w.err) {
-        timeout = wait_ms; /* nothing left to harvest: just wait for the end */
+        timeout = wait_ns; /* nothing left to harvest: just wait for the end */
       } else {
         slept = 1;
-        if (guarded(r, PASS_SLEEP).got == 0) timeout = wait_ms;
+        if (guarded(r, PASS_SLEEP).got == 0) timeout = wait_ns;
+        else last_got = now; /* the flow goes on: the gap rule again */
       }
     }
-    /* While busy, signals and connections can wait a little: a poll() per
-     * pass would cost more than the pass itself. */
+    /* Busy (rings filling faster than a nap allows): signals and connections
+     * can wait a little, a ppoll() per pass would cost more than the pass. */
     if (timeout > 0 || now - last_poll >= CT_BUSY_POLL_NS) {
       wait_fds(r, timeout);
       last_poll = ct_now_ns(CLOCK_MONOTONIC);
@@ -336,8 +371,8 @@ static void harvest_loop(struct run *r) {
     if (slept) guarded(r, PASS_WAKE);
     now = ct_now_ns(CLOCK_MONOTONIC);
     if (ct_status_due(&r->status, now)) {
-      struct pass p = guarded(r, PASS_LIVE);
-      ct_status_tick(&r->status, now, &r->h, p.live, p.untraced);
+      struct pass st = guarded(r, PASS_LIVE);
+      ct_status_tick(&r->status, now, &r->h, st.live, st.untraced);
     }
   }
 }
@@ -437,6 +472,7 @@ int ct_run_main(int argc, char **argv) {
     goto out;
   }
   ct_writer_flush(&r.w);
+  (void)prctl(PR_SET_TIMERSLACK, CT_TIMER_SLACK_NS, 0, 0, 0); /* best effort: naps stay a bit longer */
   harvest_loop(&r);
   ct_target_release_tty(&r.t);
   rc = finish(&r, start);
