@@ -106,13 +106,16 @@ nclosed=$(wc -l <"$tmp/bug/closed")
 timeout 60 "$CT" report "$tmp/bug/trace.jsonl" -o "$tmp/bug/report.md" --json "$tmp/bug/findings.json" ||
   fail "report exit status $?"
 lost_wakeup_objects "$tmp/bug/findings.json" >"$tmp/bug/lw"
-count=$(grep '"kind":"lost_wakeup"' "$tmp/bug/lw" | key count)
+# Coroutines whose evidence lost events land in a second, warning-level
+# lost_wakeup finding: add the findings (and their conn_read sites) up.
+sum() { awk '{s += $1} END {if (NR) print s}'; }
+count=$(grep '"kind":"lost_wakeup"' "$tmp/bug/lw" | key count | sum)
 [ -n "$count" ] && [ "$count" -ge 1 ] || fail "no lost_wakeup finding; findings: $(grep -o '"kind":"[a-z_]*"' "$tmp/bug/findings.json" | tr '\n' ' ')"
 site=$(grep '"function":"conn_read"' "$tmp/bug/lw" | head -n 1)
 [ -n "$site" ] || fail "no lost_wakeup site names conn_read: $(grep '"site":' "$tmp/bug/lw")"
 file=$(echo "$site" | key file | tr -d '"')
 line=$(echo "$site" | key line)
-site_count=$(echo "$site" | key count)
+site_count=$(grep '"function":"conn_read"' "$tmp/bug/lw" | key count | sum)
 case "$file" in */resp_server.c | resp_server.c) ;; *) fail "conn_read site file is '$file'" ;; esac
 [ "$line" = "$read_line" ] || fail "conn_read site line $line, the sch_read call is on line $read_line"
 [ "$site_count" = "$nclosed" ] || fail "conn_read site counts $site_count coroutines, the server closed $nclosed fds"
