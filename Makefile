@@ -52,7 +52,7 @@ include $(wildcard tests/build.mk) $(wildcard bench/build.mk)
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/obj/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(O)/obj/%.o)
 
-.PHONY: all check test demo demo-fixed install deps clean bench
+.PHONY: all check test demo demo-fixed demo-story install deps clean bench
 all: $(LIBA) $(LIBSO) $(BIN) $(PROGS) $(filter-out %.sh,$(TESTS) $(TESTS_NOSAN))
 
 $(O)/obj/%.o: %.c
@@ -85,6 +85,14 @@ test: all
 
 deps:
 	sh scripts/install-deps.sh
+
+# The demo needs the dependencies before anything is built (libdw for the
+# corotracer binary, redis-tools for the load): install, then build and run
+# in a fresh make that sees them. Recipe: examples/demo/build.mk.
+demo: deps
+	$(MAKE) O=$(O) demo-story DEMO_ARGS=--bug
+demo-fixed: deps
+	$(MAKE) O=$(O) demo-story DEMO_ARGS=--fixed
 
 # Every test, in every build we ship: gcc and clang warnings-as-errors, the
 # plain tests, then ASan+UBSan and TSan.

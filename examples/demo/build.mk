@@ -39,9 +39,8 @@ TESTS_SAN += tests/test-demo-san.sh
 TESTS_NOSAN += tests/test-demo-e2e.sh
 
 # The story, end to end (examples/demo/run-demo.sh): the server with the bug
-# under `corotracer run`, hammered by redis-benchmark, then the report.
-demo: $(LIBA) $(BIN) $(DEMO_SERVER)
-	O=$(O) sh examples/demo/run-demo.sh --bug
-
-demo-fixed: $(LIBA) $(BIN) $(DEMO_SERVER)
-	O=$(O) sh examples/demo/run-demo.sh --fixed
+# (DEMO_ARGS=--bug; `make demo`) or without it (--fixed; `make demo-fixed`)
+# under `corotracer run`, hammered by redis-benchmark, then the report. The
+# top-level demo targets install the dependencies first, then come here.
+demo-story: $(LIBA) $(BIN) $(DEMO_SERVER)
+	O=$(O) sh examples/demo/run-demo.sh $(DEMO_ARGS)
