@@ -22,10 +22,13 @@
  * leaves the CPU to the program meanwhile. */
 #define CT_NAP_FILL 4u
 /* A nap this short is not worth a sleep (wake-up cost, timer slack): scan
- * again at once instead, and keep scanning through gaps shorter than this
- * (sleeping would cost the program a wake-up send and us a latency the ring
- * may not last). */
+ * again at once instead. */
 #define CT_NAP_MIN_NS 20000u
+/* Rings that fill faster than a nap: keep scanning through a gap up to this
+ * long (a writer preempted, or between bursts). Sleeping would cost the
+ * program a wake-up send, and the wake-up latency would let the ring lap
+ * when the writer resumes and catches up. */
+#define CT_BUSY_LINGER_NS 200000u
 /* Longest nap; also the first one after a sleep is 2 * CT_NAP_MIN_NS, and a
  * nap at most doubles from one scan to the next (a lull may end in a burst). */
 #define CT_NAP_MAX_NS 2000000u
@@ -345,8 +348,8 @@ static void harvest_loop(struct run *r) {
         ct_writer_flush(&r->w);
         last_flush = now;
       }
-    } else if (now - last_got < CT_NAP_MIN_NS) {
-      /* Busy, and a gap shorter than a nap: scan again. */
+    } else if (nap < CT_NAP_MIN_NS && now - last_got < CT_BUSY_LINGER_NS) {
+      /* Busy, and a short gap: scan again. */
     } else {
       /* Nothing new for a whole nap: the flow has stopped, or is a trickle
        * that a wake-up byte serves better. */
