@@ -1,6 +1,7 @@
 # src/analysis/build.mk - `corotracer report` and the shared symbolizer.
 REPORT_SRCS := src/analysis/trace.c src/analysis/map.c src/analysis/hist.c \
-               src/analysis/state.c src/analysis/findings.c src/analysis/write_md.c \
+               src/analysis/state.c src/analysis/findings.c src/analysis/findings_stuck.c \
+               src/analysis/findings_tables.c src/analysis/write_md.c \
                src/analysis/write_json.c src/common/symbolize.c
 CLI_SRCS += src/analysis/report_main.c $(REPORT_SRCS)
 

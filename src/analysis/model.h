@@ -13,7 +13,10 @@
 
 enum ct_sev { CT_SEV_INFO = 0, CT_SEV_WARNING, CT_SEV_ERROR };
 
-/* A site with its symbol and, when known, suspension-time percentiles. */
+/* A site with its symbol and, when known, percentiles of the durations it
+ * counts: time suspended (suspend -> resume, or to the end for a stuck
+ * coroutine) at a suspension site; run time (resume -> suspend, destroy or end)
+ * at the site a blocker finding's long runs resumed from. */
 struct ct_rsite {
   uint64_t site;
   uint32_t pid;
@@ -21,7 +24,7 @@ struct ct_rsite {
   struct ct_sym sym;
   uint64_t count;
   int has_dur;
-  uint64_t p50, p99, max;
+  uint64_t p50, p99, max; /* ns, from a struct ct_hist: about 6%, max exact */
   int has_fd;
   uint64_t fd_min, fd_max;
 };

@@ -35,6 +35,8 @@ void ct_state_free(struct ct_state *s) {
   if (!s) return;
   for (size_t i = 0; i < s->sites.cap; i++)
     if (s->sites.used[i]) free(((struct ct_site *)ct_map_at(&s->sites, i))->hist);
+  for (size_t i = 0; i < s->blocks.cap; i++)
+    if (s->blocks.used[i]) free(((struct ct_block *)ct_map_at(&s->blocks, i))->hist);
   ct_map_free(&s->coros);
   ct_map_free(&s->sites);
   ct_map_free(&s->blocks);
@@ -117,11 +119,10 @@ static int end_run(struct ct_state *s, const struct ct_coro *c, uint64_t ts, int
   uint64_t ns = ts - c->run_ts;
   int fresh;
   struct ct_block *b = ct_map_put(&s->blocks, c->run_from_site, c->pid, &fresh);
-  if (!b) return -ENOMEM;
+  if (!b || (!b->hist && !(b->hist = calloc(1, sizeof *b->hist)))) return -ENOMEM;
   b->site = c->run_from_site;
   b->pid = c->pid;
-  b->count++;
-  b->total_ns += ns;
+  ct_hist_add(b->hist, ns);
   /* Insert into the worst few, longest first. */
   int i = CT_BLOCK_WORST;
   while (i > 0 && (b->worst[i - 1].id == 0 || b->worst[i - 1].ns < ns)) i--;

@@ -51,8 +51,9 @@ struct ct_site {
 /* Blockers grouped by the site the run resumed from (key: site, pid). */
 #define CT_BLOCK_WORST 5
 struct ct_block {
-  uint64_t site, count, total_ns;
+  uint64_t site;
   uint32_t pid;
+  struct ct_hist *hist; /* the long runs' times (and count); made with the entry */
   struct {
     uint64_t id, ns, ts;
     uint32_t tid;

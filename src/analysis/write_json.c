@@ -38,11 +38,9 @@ static void site(FILE *f, const struct ct_rsite *rs, int blocker) {
     fprintf(f, ",\"offset\":\"0x%" PRIx64 "\"", rs->sym.offset);
   }
   fprintf(f, ",\"count\":%" PRIu64, rs->count);
-  if (rs->has_dur && blocker)
-    fprintf(f, ",\"run_ns\":{\"mean\":%" PRIu64 ",\"max\":%" PRIu64 "}", rs->p50, rs->max);
-  else if (rs->has_dur)
-    fprintf(f, ",\"suspended_ns\":{\"p50\":%" PRIu64 ",\"p99\":%" PRIu64 ",\"max\":%" PRIu64 "}",
-            rs->p50, rs->p99, rs->max);
+  if (rs->has_dur)
+    fprintf(f, ",\"%s\":{\"p50\":%" PRIu64 ",\"p99\":%" PRIu64 ",\"max\":%" PRIu64 "}",
+            blocker ? "run_ns" : "suspended_ns", rs->p50, rs->p99, rs->max);
   if (rs->has_fd) fprintf(f, ",\"fds\":[%" PRIu64 ",%" PRIu64 "]", rs->fd_min, rs->fd_max);
   fputc('}', f);
 }

@@ -35,11 +35,10 @@ static void site_line(FILE *f, const struct ct_finding *fi, const struct ct_rsit
                   : (rs->count == 1 ? "coroutine" : "coroutines"));
   if (rs->has_fd && rs->fd_min == rs->fd_max) fprintf(f, ", fd %" PRIu64, rs->fd_min);
   else if (rs->has_fd) fprintf(f, ", fds %" PRIu64 "-%" PRIu64, rs->fd_min, rs->fd_max);
-  if (rs->has_dur && blocker)
-    fprintf(f, ", %s mean, %s longest", ct_fmt_ns(rs->p50, a, sizeof a), ct_fmt_ns(rs->max, b, sizeof b));
-  else if (rs->has_dur)
-    fprintf(f, ", suspended %s median (p99 %s, max %s)", ct_fmt_ns(rs->p50, a, sizeof a),
-            ct_fmt_ns(rs->p99, b, sizeof b), ct_fmt_ns(rs->max, c, sizeof c));
+  if (rs->has_dur)
+    fprintf(f, ", %s %s median (p99 %s, max %s)", blocker ? "ran" : "suspended",
+            ct_fmt_ns(rs->p50, a, sizeof a), ct_fmt_ns(rs->p99, b, sizeof b),
+            ct_fmt_ns(rs->max, c, sizeof c));
   fputc('\n', f);
 }
 

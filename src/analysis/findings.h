@@ -1,0 +1,53 @@
+/* findings.h - internal to the findings files: the helpers they share and the
+ * finding builders ct_report_build (findings.c) calls in turn. */
+#ifndef CT_ANALYSIS_FINDINGS_H
+#define CT_ANALYSIS_FINDINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/model.h"
+
+/* A new zeroed finding appended to r (kind and sev set), or NULL on ENOMEM.
+ * Pointers to r's earlier findings are invalidated. */
+struct ct_finding *ct_new_finding(struct ct_report *r, const char *kind, enum ct_sev sev);
+
+/* Appends a finding-wide evidence line; beyond CT_EVIDENCE_MAX, dropped. */
+void ct_add_evidence(struct ct_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Fills rs->sym from rs->site and rs->pid (rs->symbolized when it worked). */
+void ct_symbolize_site(struct ct_state *st, struct ct_rsite *rs);
+
+/* rs's p50/p99/max from the durations in h (has_dur set). */
+void ct_site_durations(struct ct_rsite *rs, const struct ct_hist *h);
+
+/* Time since the trace's start, for evidence ("+1.2 s"), in buf; returns buf. */
+const char *ct_at(const struct ct_report *r, uint64_t ts, char *buf, size_t n);
+
+/* c's label, or NULL if it has none. */
+const char *ct_label_of(const struct ct_state *st, const struct ct_coro *c);
+
+/* How the program ended, as a clause ("the program exited with code 0"). */
+void ct_describe_exit(const struct ct_state *st, char *buf, size_t n);
+
+/* Fills f's sites and coroutines from cs[0..n): one site per distinct
+ * (pid, site), by creation site if by_create, else by suspension site with
+ * suspended-time percentiles at r->end_ts. cs is reordered so that cs[i] is
+ * f->coros[i]; evidence is left empty. Returns 0 or -ENOMEM. */
+int ct_group_coros(struct ct_report *r, struct ct_state *st, struct ct_finding *f,
+                   struct ct_coro **cs, size_t n, int by_create);
+
+/* The finding builders, in the order ct_report_build runs them (the overview
+ * first: they need r->end_ts and r->killed). Each returns 0 or -ENOMEM. */
+
+/* findings_stuck.c: lost wakeups, the wake-before-suspend race, deadlocks. */
+int ct_stuck_findings(struct ct_report *r, struct ct_state *st, uint64_t stuck_ns);
+
+/* findings_tables.c: state-machine violations, leaks (sets r->alive_at_end),
+ * blockers, lost events (sets r->lost_events). */
+int ct_violation_findings(struct ct_report *r, const struct ct_state *st);
+int ct_leak_finding(struct ct_report *r, struct ct_state *st);
+int ct_blocker_finding(struct ct_report *r, struct ct_state *st);
+int ct_lost_finding(struct ct_report *r, const struct ct_state *st);
+
+#endif

@@ -1,0 +1,348 @@
+/* findings_stuck.c - coroutines suspended at the end with no wake since:
+ * lost wakeups, the wake-before-suspend race, and wait-for cycles (deadlocks),
+ * each judged by how the program ran on and what events were lost. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "analysis/findings.h"
+
+#define MAX_CYCLES 16
+#define IDLE_WAKES 3 /* woken this often in a row at a site: parked there, likely idle */
+
+/* Why a coroutine is suspended at the end with no wake after its last suspend.
+ * The _LOST twins: the same, but events were lost since its last resume or
+ * after its last event, so the wake it lacks may be one of them. */
+enum cat {
+  CAT_RAN_ON, CAT_WAKE_BEFORE, CAT_RAN_ON_LOST, CAT_WAKE_BEFORE_LOST, CAT_KILLED, CAT_EXIT,
+  CAT_WEAK, CAT_DEADLOCK, CAT_N
+};
+
+struct stuck {
+  struct ct_coro *c;
+  enum cat cat;
+  uint64_t waits_for;
+  int color; /* cycle search: 0 new, 1 on the current walk, 2 done; 3 reported */
+};
+
+static void fmt_obj(const struct ct_coro *c, char *buf, size_t n) {
+  if (c->wait == 1) snprintf(buf, n, "fd %" PRId64, (int64_t)c->obj);
+  else if (c->wait == 2) snprintf(buf, n, "ptr 0x%016" PRIx64, c->obj);
+  else snprintf(buf, n, "no wait object");
+}
+
+/* Marks cycles in the stuck coroutines' waits_for graph (out-degree <= 1). */
+static void find_cycles(struct stuck *sk, size_t n, struct ct_map *idx) {
+  for (size_t i = 0; i < n; i++) {
+    size_t k = i;
+    /* Walk until a node seen before; if it was seen on this walk, a cycle. */
+    while (sk[k].color == 0) {
+      sk[k].color = 1;
+      uint64_t *next = sk[k].waits_for ? ct_map_get(idx, sk[k].waits_for, 0) : NULL;
+      if (!next) break;
+      k = (size_t)*next;
+    }
+    if (sk[k].color == 1 && sk[k].waits_for) {
+      size_t m = k;
+      do {
+        sk[m].cat = CAT_DEADLOCK;
+        m = (size_t) * (uint64_t *)ct_map_get(idx, sk[m].waits_for, 0);
+      } while (m != k);
+    }
+    for (k = i; sk[k].color == 1;) { /* close this walk */
+      sk[k].color = 2;
+      uint64_t *next = sk[k].waits_for ? ct_map_get(idx, sk[k].waits_for, 0) : NULL;
+      if (!next) break;
+      k = (size_t)*next;
+    }
+  }
+}
+
+static int is_stuck(const struct ct_coro *c) { return c && c->state == CT_CS_SUSPENDED && !c->woken; }
+
+/* Who a waits on: the coroutine that has woken the waiters of a's wait
+ * object most often, provided every past waker of that object is a coroutine
+ * that is stuck itself; else 0 (a plain thread among the wakers, or more than
+ * CT_WAKERS of them: someone else may still wake it). *times: how often. */
+static uint64_t waits_for(const struct ct_state *st, const struct ct_coro *a, uint64_t *times) {
+  const struct ct_wakers *w = a->wait ? ct_map_get(&st->objs, a->obj, a->wait) : NULL;
+  if (!w || !w->n || w->by_thread || w->overflow) return 0;
+  uint64_t best = 0;
+  *times = 0;
+  for (unsigned i = 0; i < w->n; i++) {
+    if (w->id[i] == a->id || !is_stuck(ct_map_get(&st->coros, w->id[i], 0))) return 0;
+    if (w->times[i] > *times) {
+      *times = w->times[i];
+      best = w->id[i];
+    }
+  }
+  return best;
+}
+
+
+/* The coroutine that parked on c's fd number after c did (so the fd was
+ * closed and reused under c), or 0. */
+static uint64_t fd_reused_by(const struct ct_state *st, const struct ct_coro *c) {
+  const struct ct_fduse *fu = c->wait == 1 ? ct_map_get(&st->fds, c->obj, c->pid) : NULL;
+  return fu && fu->id != c->id && fu->ts > c->susp_ts ? fu->id : 0;
+}
+
+/* Events of c lost after its last harvested one: the station's loss count
+ * beyond the gaps seen in its ev sequence. */
+static uint64_t tail_lost(const struct ct_coro *c) {
+  return c->station_lost > c->lost ? c->station_lost - c->lost : 0;
+}
+
+/* Events were lost where the wake c lacks would be: since its last resume
+ * (before or after its last suspend), or after its last event. */
+static int wake_may_be_lost(const struct ct_coro *c) { return c->gap_since_resume || tail_lost(c); }
+
+/* Parked where its last IDLE_WAKES or more woken suspensions were, its fd not
+ * reused: more likely waiting for work that did not come (an accept loop)
+ * than lost. */
+static int likely_idle(const struct ct_state *st, const struct ct_coro *c) {
+  return c->woken_here >= IDLE_WAKES && c->woken_site == c->susp_site && !fd_reused_by(st, c);
+}
+
+static int uncertain(enum cat cat) { return cat == CAT_RAN_ON_LOST || cat == CAT_WAKE_BEFORE_LOST; }
+
+/* What an uncertain finding may have lost. */
+static const char *lost_what(enum cat cat) {
+  return cat == CAT_RAN_ON_LOST ? "the missing wake"
+                                : "a resume that took the early wake, or a later wake,";
+}
+
+/* Per-coroutine evidence of a stuck coroutine. */
+static void stuck_evidence(const struct ct_report *r, const struct ct_state *st,
+                           const struct ct_coro *c, enum cat cat, char *buf, size_t n) {
+  char obj[48], t1[32], t2[32], d[32], ex[80];
+  uint64_t left = r->end_ts > c->susp_ts ? r->end_ts - c->susp_ts : 0;
+  fmt_obj(c, obj, sizeof obj);
+  ct_describe_exit(st, ex, sizeof ex);
+  size_t o = 0;
+  switch (cat == CAT_RAN_ON_LOST ? CAT_RAN_ON : cat == CAT_WAKE_BEFORE_LOST ? CAT_WAKE_BEFORE : cat) {
+  case CAT_RAN_ON:
+    o = (size_t)snprintf(buf, n, "parked on %s at %s; the program ran on for %s and never woke it",
+                         obj, ct_at(r, c->susp_ts, t1, sizeof t1), ct_fmt_ns(left, d, sizeof d));
+    break;
+  case CAT_WAKE_BEFORE:
+    o = (size_t)snprintf(buf, n, "woken at %s, %s before it parked on %s at %s; no wake since",
+                         ct_at(r, c->wake_before_ts, t1, sizeof t1),
+                         ct_fmt_ns(c->susp_ts - c->wake_before_ts, d, sizeof d), obj,
+                         ct_at(r, c->susp_ts, t2, sizeof t2));
+    break;
+  case CAT_KILLED:
+    o = (size_t)snprintf(buf, n, "parked on %s %s before the end: %s while it waited", obj,
+                         ct_fmt_ns(left, d, sizeof d), ex);
+    break;
+  case CAT_EXIT:
+    o = (size_t)snprintf(buf, n, "parked on %s %s before the end; %s without waking it", obj,
+                         ct_fmt_ns(left, d, sizeof d), ex);
+    break;
+  case CAT_WEAK:
+    o = (size_t)snprintf(buf, n, "last event a suspend at %s; the trace went on for %s",
+                         ct_at(r, c->susp_ts, t1, sizeof t1), ct_fmt_ns(left, d, sizeof d));
+    break;
+  default: break;
+  }
+  uint64_t reuser = fd_reused_by(st, c);
+  if (o < n && reuser)
+    o += (size_t)snprintf(buf + o, n - o, "; fd %" PRId64 " was reused by coroutine %" PRIu64
+                          " after it parked: closed under it", (int64_t)c->obj, reuser);
+  if (o < n && cat == CAT_RAN_ON && likely_idle(st, c))
+    o += (size_t)snprintf(buf + o, n - o, "; parked at a site where it was woken %" PRIu64
+                          " times in a row before: may simply be idle, e.g. an accept loop",
+                          c->woken_here);
+  if (o < n && uncertain(cat))
+    snprintf(buf + o, n - o, "; uncertain: %s; %s may be one of them",
+             c->gap_since_resume ? "events were lost since its last resume (a gap in ev)"
+                                 : "events written after its last one were lost",
+             lost_what(cat));
+  else if (o < n && (c->lost || c->station_lost))
+    snprintf(buf + o, n - o, " (less certain: %" PRIu64 " of its events were lost)",
+             c->lost > c->station_lost ? c->lost : c->station_lost);
+}
+
+static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck *sk, size_t n,
+                         enum cat cat) {
+  static const char *const kinds[CAT_N] = {
+      "lost_wakeup", "wake_before_suspend", "lost_wakeup", "wake_before_suspend",
+      "lost_wakeup", "lost_wakeup", "lost_wakeup", "deadlock"};
+  static const enum ct_sev sevs[CAT_N] = {CT_SEV_ERROR,   CT_SEV_ERROR,   CT_SEV_WARNING,
+                                          CT_SEV_WARNING, CT_SEV_INFO,    CT_SEV_WARNING,
+                                          CT_SEV_WARNING, CT_SEV_ERROR};
+  size_t m = 0;
+  uint64_t min_left = UINT64_MAX;
+  struct ct_coro **cs = malloc((n ? n : 1) * sizeof *cs);
+  if (!cs) return -ENOMEM;
+  for (size_t i = 0; i < n; i++)
+    if (sk[i].cat == cat) {
+      cs[m++] = sk[i].c;
+      uint64_t left = r->end_ts > sk[i].c->susp_ts ? r->end_ts - sk[i].c->susp_ts : 0;
+      if (left < min_left) min_left = left;
+    }
+  int rc = 0;
+  struct ct_finding *f;
+  if (!m) goto out;
+  rc = -ENOMEM;
+  if (!(f = ct_new_finding(r, kinds[cat], sevs[cat])) || (rc = ct_group_coros(r, st, f, cs, m, 0)))
+    goto out;
+  f->count = m;
+  const char *s = m == 1 ? "" : "s";
+  char d[32], ex[80];
+  ct_describe_exit(st, ex, sizeof ex);
+  ct_fmt_ns(min_left, d, sizeof d);
+  switch (cat) {
+  case CAT_RAN_ON:
+    snprintf(f->title, sizeof f->title, "%zu coroutine%s suspended forever: nobody woke them", m, s);
+    ct_add_evidence(f, "the program ran on for %s after the last of them parked; then %s", d, ex);
+    break;
+  case CAT_WAKE_BEFORE:
+    snprintf(f->title, sizeof f->title,
+             "%zu coroutine%s woken before they parked, never after: the lost-wakeup race", m, s);
+    ct_add_evidence(f, "each was woken while still running, then suspended and was never woken "
+                       "again; the scheduler dropped the early wake");
+    break;
+  case CAT_RAN_ON_LOST:
+    snprintf(f->title, sizeof f->title,
+             "%zu coroutine%s apparently never woken, but events were lost around their last suspend",
+             m, s);
+    break;
+  case CAT_WAKE_BEFORE_LOST:
+    snprintf(f->title, sizeof f->title,
+             "%zu coroutine%s woken before they parked, apparently never after, but events were lost",
+             m, s);
+    break;
+  case CAT_KILLED:
+    snprintf(f->title, sizeof f->title, "%zu coroutine%s waiting when the program stopped", m, s);
+    ct_add_evidence(f, "%s; they parked shortly before (the last %s before the end): caught by the "
+                       "exit, probably not a bug", ex, d);
+    break;
+  case CAT_EXIT:
+    snprintf(f->title, sizeof f->title, "%zu coroutine%s abandoned while suspended at exit", m, s);
+    ct_add_evidence(f, "%s %s after the last of them parked, without waking them", ex, d);
+    break;
+  case CAT_WEAK:
+    snprintf(f->title, sizeof f->title, "%zu coroutine%s apparently never resumed", m, s);
+    ct_add_evidence(f, "%s: only is_active is known, so a missing resume is all the evidence "
+                       "(weaker than with wakes)",
+                    st->any_kind ? "the trace records no wakes" : "a v1 trace (no kind, no wakes)");
+    break;
+  default: break;
+  }
+  if (uncertain(cat))
+    ct_add_evidence(f, "uncertain, so not an error: events were lost since their last resume, or "
+                       "after their last event, and %s may be one of them", lost_what(cat));
+  size_t reused = 0, idle = 0;
+  for (size_t i = 0; i < f->ncoros; i++) {
+    stuck_evidence(r, st, cs[i], cat, f->coros[i].evidence, sizeof f->coros[i].evidence);
+    reused += fd_reused_by(st, cs[i]) != 0;
+    f->coros[i].likely_idle = cat == CAT_RAN_ON && likely_idle(st, cs[i]);
+    idle += (size_t)f->coros[i].likely_idle;
+  }
+  if (reused)
+    ct_add_evidence(f, "%zu of them wait on an fd number that another coroutine parked on later: "
+                       "the fd was closed (and reused) under them", reused);
+  /* Still unwoken, so still counted; but with nothing else in the finding it
+   * is no error: a server waiting for clients looks just like this. */
+  if (idle)
+    ct_add_evidence(f, "%zu of them (likely_idle) parked at a site where each was woken at least %d "
+                       "times in a row before: may simply be idle, e.g. an accept loop",
+                    idle, IDLE_WAKES);
+  if (idle == m) {
+    f->sev = CT_SEV_WARNING;
+    snprintf(f->title, sizeof f->title,
+             "%zu coroutine%s never woken again where they were woken before: likely idle", m, s);
+  }
+  rc = 0;
+out:
+  free(cs);
+  return rc;
+}
+
+/* One finding per wait-for cycle, each edge with its evidence. */
+static int deadlock_findings(struct ct_report *r, struct ct_state *st, struct stuck *sk, size_t n,
+                             struct ct_map *idx) {
+  size_t cycles = 0;
+  for (size_t i = 0; i < n && cycles < MAX_CYCLES; i++) {
+    if (sk[i].cat != CAT_DEADLOCK || sk[i].color == 3) continue;
+    size_t len = 0, k = i;
+    do {
+      sk[k].color = 3;
+      len++;
+      k = (size_t) * (uint64_t *)ct_map_get(idx, sk[k].waits_for, 0);
+    } while (k != i);
+    struct ct_coro **cs = malloc(len * sizeof *cs);
+    if (!cs) return -ENOMEM;
+    k = i;
+    for (size_t j = 0; j < len; j++, k = (size_t) * (uint64_t *)ct_map_get(idx, sk[k].waits_for, 0))
+      cs[j] = sk[k].c;
+    struct ct_finding *f = ct_new_finding(r, "deadlock", CT_SEV_ERROR);
+    int rc = f ? ct_group_coros(r, st, f, cs, len, 0) : -ENOMEM;
+    free(cs);
+    if (rc) return rc;
+    f->count = len;
+    snprintf(f->title, sizeof f->title, "deadlock: %zu coroutines wait on each other in a cycle", len);
+    ct_add_evidence(f, "each waits on an object whose waiters were only ever woken by the next "
+                       "one, which is stuck too");
+    for (size_t j = 0; j < f->ncoros; j++) {
+      struct ct_rcoro *rc_ = &f->coros[j];
+      const struct ct_coro *c = ct_map_get(&st->coros, rc_->probe_id, 0);
+      uint64_t times = 0;
+      char obj[48], t[32];
+      rc_->waits_for = waits_for(st, c, &times);
+      fmt_obj(c, obj, sizeof obj);
+      snprintf(rc_->evidence, sizeof rc_->evidence,
+               "waits on %s since %s; its waiters were woken only by coroutine %" PRIu64
+               " (%" PRIu64 " time%s), which is stuck too",
+               obj, ct_at(r, c->susp_ts, t, sizeof t), rc_->waits_for, times, times == 1 ? "" : "s");
+    }
+    cycles++;
+  }
+  return 0;
+}
+
+int ct_stuck_findings(struct ct_report *r, struct ct_state *st, uint64_t stuck_ns) {
+  const struct ct_map *m = &st->coros;
+  struct ct_map idx;
+  ct_map_init(&idx, sizeof(uint64_t));
+  size_t n = 0;
+  int rc = -ENOMEM;
+  struct stuck *sk = calloc(m->n ? m->n : 1, sizeof *sk);
+  if (!sk) goto out;
+  for (size_t i = 0; i < m->cap; i++) {
+    struct ct_coro *c = ct_map_at(m, i);
+    if (!m->used[i] || !is_stuck(c)) continue;
+    uint64_t left = r->end_ts > c->susp_ts ? r->end_ts - c->susp_ts : 0;
+    struct stuck *s = &sk[n];
+    s->c = c;
+    if (!c->has_kind || !st->any_wake) {
+      if (left <= stuck_ns) continue; /* a v1 suspend: only long ones say anything */
+      s->cat = CAT_WEAK;
+    } else if (c->wake_before_ts) {
+      s->cat = wake_may_be_lost(c) ? CAT_WAKE_BEFORE_LOST : CAT_WAKE_BEFORE;
+    } else if (left > stuck_ns) {
+      s->cat = wake_may_be_lost(c) ? CAT_RAN_ON_LOST : CAT_RAN_ON;
+    } else {
+      s->cat = r->killed ? CAT_KILLED : CAT_EXIT;
+    }
+    int fresh;
+    uint64_t *ix = ct_map_put(&idx, c->id, 0, &fresh);
+    if (!ix) goto out;
+    *ix = n++;
+  }
+  for (size_t i = 0; i < n; i++) {
+    uint64_t times;
+    if (sk[i].cat != CAT_WEAK) sk[i].waits_for = waits_for(st, sk[i].c, &times);
+    if (sk[i].waits_for && !ct_map_get(&idx, sk[i].waits_for, 0)) sk[i].waits_for = 0;
+  }
+  find_cycles(sk, n, &idx);
+  if ((rc = deadlock_findings(r, st, sk, n, &idx))) goto out;
+  for (int cat = 0; cat < CAT_N; cat++)
+    if (cat != CAT_DEADLOCK && (rc = stuck_finding(r, st, sk, n, (enum cat)cat))) goto out;
+  rc = 0;
+out:
+  ct_map_free(&idx);
+  free(sk);
+  return rc;
+}
