@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -105,11 +106,38 @@ int ct_writer_open(struct ct_writer *w, const char *path, int append);
 int ct_writer_flush(struct ct_writer *w);
 /* Flush, fsync-free close. Returns 0 or the first error (-errno). */
 int ct_writer_close(struct ct_writer *w);
+/* n bytes of room at the end of the buffer (flushing first if needed), to
+ * format a line in place with the ct_put_* helpers and ct_w_commit; NULL once
+ * w->err is set. n must be at most the buffer size (256 KiB). */
+char *ct_w_reserve(struct ct_writer *w, size_t n);
+/* The reserved room is used up to end. */
+void ct_w_commit(struct ct_writer *w, const char *end);
+/* In-place formatting: each writes at p and returns the end. A string literal
+ * is copied with a constant size (no strlen, no call). */
+#define CT_PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
+static inline char *ct_put_u64(char *p, uint64_t v) { /* decimal, at most 20 bytes */
+  char tmp[20];
+  size_t i = sizeof(tmp);
+  do {
+    tmp[--i] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  memcpy(p, tmp + i, sizeof(tmp) - i);
+  return p + sizeof(tmp) - i;
+}
+static inline char *ct_put_hex(char *p, uint64_t v) { /* "0x%016x" with quotes, 20 bytes */
+  static const char digits[] = "0123456789abcdef";
+  p[0] = '"';
+  p[1] = '0';
+  p[2] = 'x';
+  for (int i = 0; i < 16; i++) p[3 + i] = digits[(v >> (60 - 4 * i)) & 0xf];
+  p[19] = '"';
+  return p + 20;
+}
 /* Append to the buffer, flushing when full; no-ops once w->err is set. */
 void ct_w_raw(struct ct_writer *w, const char *s, size_t n);
 void ct_w_str(struct ct_writer *w, const char *s);          /* raw C string */
 void ct_w_u64(struct ct_writer *w, uint64_t v);              /* decimal */
-void ct_w_i64(struct ct_writer *w, int64_t v);               /* decimal, signed */
 void ct_w_hex(struct ct_writer *w, uint64_t v);              /* "0x%016x" with quotes */
 void ct_w_json(struct ct_writer *w, const char *s, size_t n); /* quoted, escaped */
 

@@ -72,34 +72,21 @@ void ct_w_raw(struct ct_writer *w, const char *s, size_t n) {
 
 void ct_w_str(struct ct_writer *w, const char *s) { ct_w_raw(w, s, strlen(s)); }
 
-void ct_w_u64(struct ct_writer *w, uint64_t v) {
-  char tmp[20];
-  size_t i = sizeof(tmp);
-  do {
-    tmp[--i] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
-  ct_w_raw(w, tmp + i, sizeof(tmp) - i);
+char *ct_w_reserve(struct ct_writer *w, size_t n) {
+  if (!w->err && CT_W_BUF - w->len < n) ct_writer_flush(w);
+  return w->err ? NULL : w->buf + w->len;
 }
 
-void ct_w_i64(struct ct_writer *w, int64_t v) {
-  if (v < 0) {
-    ct_w_raw(w, "-", 1);
-    ct_w_u64(w, (uint64_t)0 - (uint64_t)v);
-  } else {
-    ct_w_u64(w, (uint64_t)v);
-  }
+void ct_w_commit(struct ct_writer *w, const char *end) { w->len = (size_t)(end - w->buf); }
+
+void ct_w_u64(struct ct_writer *w, uint64_t v) {
+  char *p = ct_w_reserve(w, 20);
+  if (p) ct_w_commit(w, ct_put_u64(p, v));
 }
 
 void ct_w_hex(struct ct_writer *w, uint64_t v) {
-  static const char digits[] = "0123456789abcdef";
-  char tmp[20];
-  tmp[0] = '"';
-  tmp[1] = '0';
-  tmp[2] = 'x';
-  for (int i = 0; i < 16; i++) tmp[3 + i] = digits[(v >> (60 - 4 * i)) & 0xf];
-  tmp[19] = '"';
-  ct_w_raw(w, tmp, sizeof(tmp));
+  char *p = ct_w_reserve(w, 20);
+  if (p) ct_w_commit(w, ct_put_hex(p, v));
 }
 
 /* Escapes what JSON requires (quote, backslash, control characters). Bytes
