@@ -1,13 +1,18 @@
-/* test-engine-sleepwake.c - the engine's sleep/wake handshake, 1000 times in a
- * row: with a 10 s fallback (--poll-ms 10000), each event written while the
- * engine sleeps must be harvested within a second, so only the wake-up byte can
- * have woken it.
+/* test-engine-sleepwake.c - the engine's sleep/wake handshake, over a
+ * thousand rounds: with a 10 s fallback (--poll-ms 10000), each event written
+ * while the engine sleeps must be in the trace within a second, so only the
+ * wake-up byte can have woken it and the scan it triggered must have found it.
  *
  * Run without arguments (tests/run.sh): runs itself as the target (`--target
- * N`). The target maps CTP_SHM_PATH read-only and, per round: waits until
- * tracer_sleeping == 1, writes one suspend (fd = round), then requires the
- * engine to have gone back to sleep (flag 1 again after the probe cleared it)
- * within 1 s. The driver then finds every round's event in the trace. */
+ * PLAIN JITTER TRACE`). The target maps CTP_SHM_PATH read-only and, per round:
+ * waits until tracer_sleeping == 1, writes one suspend (fd = round), then
+ * requires the event in the trace file within 1 s (the engine flushes before
+ * it sleeps). The JITTER rounds write 0-50 us after the flag turned 1, inside
+ * the engine's window between its flag store and its re-scan. Last, the
+ * coroutine is destroyed while the engine sleeps and the target stays alive
+ * until the destroy line is in the trace: a station retired before its destroy
+ * event was harvested would leave it to the final scan. The driver then finds
+ * every round's event in the trace, once. */
 #include <corotracer.h>
 
 #include <errno.h>
@@ -47,7 +52,57 @@ static uint64_t wait_flag(_Atomic uint32_t *flag, uint32_t want, uint64_t limit_
   return ct_now_ns() - t0;
 }
 
-static int target_main(unsigned rounds) {
+/* The trace as the engine flushes it, read incrementally: the highest
+ * suspend obj and whether a destroy line was seen so far. */
+struct trace_tail {
+  int fd;
+  size_t len;
+  uint64_t last_obj;
+  int destroyed;
+  char buf[1 << 16];
+};
+
+static void tail_read(struct trace_tail *t) {
+  for (;;) {
+    if (t->len == sizeof t->buf) ct_die("target: trace line longer than %zu bytes", sizeof t->buf);
+    ssize_t r = read(t->fd, t->buf + t->len, sizeof t->buf - t->len);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) ct_die("target: read %s: %s", trace, strerror(errno));
+    if (r == 0) return;
+    t->len += (size_t)r;
+    char *p = t->buf, *nl;
+    while ((nl = memchr(p, '\n', t->len - (size_t)(p - t->buf))) != NULL) {
+      *nl = '\0';
+      size_t klen;
+      const char *kind = ct_json_raw(p, "kind", &klen);
+      uint64_t obj;
+      if (kind != NULL && klen == 7 && memcmp(kind, "suspend", 7) == 0 && ct_json_u64(p, "obj", &obj) == 0 &&
+          obj > t->last_obj)
+        t->last_obj = obj;
+      if (kind != NULL && klen == 7 && memcmp(kind, "destroy", 7) == 0) t->destroyed = 1;
+      p = nl + 1;
+    }
+    t->len -= (size_t)(p - t->buf);
+    memmove(t->buf, p, t->len);
+  }
+}
+
+/* Wait until the trace holds suspend `round` (or, round 0, the destroy). */
+static uint64_t wait_trace(struct trace_tail *t, unsigned round) {
+  uint64_t t0 = ct_now_ns();
+  for (;;) {
+    tail_read(t);
+    if (round ? t->last_obj >= round : t->destroyed) return ct_now_ns() - t0;
+    uint64_t dt = ct_now_ns() - t0;
+    if (dt > ROUND_LIMIT_NS)
+      ct_die("round %u: %s not in the trace after %.3f s: the scan after the wake-up missed it", round,
+             round ? "the suspend" : "the destroy", (double)dt / 1e9);
+    struct timespec ts = {0, 20000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+static int target_main(unsigned plain, unsigned jitter) {
   int rc = corotracer_init();
   if (rc != 0) ct_die("target: corotracer_init: %s", strerror(-rc));
   const char *shm = getenv(CTP_ENV_SHM);
@@ -56,40 +111,57 @@ static int target_main(unsigned rounds) {
   struct ctp_header *h = mmap(NULL, CTP_HEADER_SIZE, PROT_READ, MAP_SHARED, fd, 0);
   if (h == MAP_FAILED) ct_die("target: mmap: %s", strerror(errno));
   close(fd);
+  static struct trace_tail t;
+  t.fd = open(trace, O_RDONLY | O_CLOEXEC);
+  if (t.fd < 0) ct_die("target: open %s: %s", trace, strerror(errno));
   corotracer_co *co = corotracer_create(1, "sleepy", NULL);
   uint64_t worst = 0, total = 0;
+  unsigned rounds = plain + jitter;
+  srand((unsigned)getpid());
   wait_flag(&h->tracer_sleeping, 1, 5000000000ull, 0); /* first sleep, after the create */
   for (unsigned i = 1; i <= rounds; i++) {
     wait_flag(&h->tracer_sleeping, 1, ROUND_LIMIT_NS, i);
+    if (i > plain) { /* spin: a nanosleep would take longer than the window */
+      uint64_t until = ct_now_ns() + (uint64_t)(rand() % 50001);
+      while (ct_now_ns() < until) {
+      }
+    }
     corotracer_suspend(co, NULL, COROTRACER_WAIT_FD, i);
-    /* The probe cleared the flag (CAS 1 -> 0) and sent the byte; only the
-     * engine sets it to 1 again, after a scan that found nothing new. */
-    uint64_t dt = wait_flag(&h->tracer_sleeping, 1, ROUND_LIMIT_NS, i);
+    uint64_t dt = wait_trace(&t, i);
     total += dt;
     if (dt > worst) worst = dt;
   }
+  wait_flag(&h->tracer_sleeping, 1, ROUND_LIMIT_NS, rounds + 1);
   corotracer_destroy(co);
-  printf("sleepwake: %u rounds, engine back asleep after %.0f us on average, %.0f us worst\n", rounds,
-         (double)total / rounds / 1e3, (double)worst / 1e3);
+  wait_trace(&t, 0);
+  printf("sleepwake: %u rounds (%u jittered), each event in the trace after %.0f us on average, %.0f us "
+         "worst; the destroy too\n",
+         rounds, jitter, (double)total / rounds / 1e3, (double)worst / 1e3);
+  close(t.fd);
   munmap(h, CTP_HEADER_SIZE);
   return 0;
 }
 
 int main(int argc, char **argv) {
-  if (argc == 3 && strcmp(argv[1], "--target") == 0) return target_main((unsigned)atoi(argv[2]));
+  if (argc == 5 && strcmp(argv[1], "--target") == 0) {
+    snprintf(trace, sizeof trace, "%s", argv[4]);
+    return target_main((unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]));
+  }
   const char *engine = getenv("COROTRACER"), *build = getenv("CT_BUILD"), *san = getenv("CT_SAN");
   if (engine == NULL || build == NULL) ct_die("run me through tests/run.sh");
-  unsigned rounds = san != NULL && san[0] != '\0' ? 200 : 1000;
-  char self[4096], nrounds[16], poll[16];
+  int sanitized = san != NULL && san[0] != '\0';
+  unsigned plain = sanitized ? 200 : 1000, jitter = sanitized ? 100 : 500, rounds = plain + jitter;
+  char self[4096], nplain[16], njitter[16], poll[16];
   snprintf(dir, sizeof dir, "%s/sleepwake.XXXXXX", build);
   if (mkdtemp(dir) == NULL) ct_die("mkdtemp %s: %s", dir, strerror(errno));
   atexit(remove_files);
   snprintf(trace, sizeof trace, "%s/trace.jsonl", dir);
-  snprintf(nrounds, sizeof nrounds, "%u", rounds);
+  snprintf(nplain, sizeof nplain, "%u", plain);
+  snprintf(njitter, sizeof njitter, "%u", jitter);
   snprintf(poll, sizeof poll, "%d", FALLBACK_MS);
   ct_self_path(self, sizeof self);
   char *args[] = {(char *)engine, "run", "--quiet", "--poll-ms", poll, "-n", "4", "-o", trace,
-                  "--", self, "--target", nrounds, NULL};
+                  "--", self, "--target", nplain, njitter, trace, NULL};
   uint64_t t0 = ct_now_ns();
   int st = ct_wait(ct_spawn(args));
   double secs = (double)(ct_now_ns() - t0) / 1e9;

@@ -202,12 +202,18 @@ static int has_gap(const struct ev *batch, unsigned nb, uint64_t next) {
  * older than one already written, i.e. late and not written anyway (see
  * scan_station). One cache line instead of eight: most stations of a big
  * program are idle. A dead station in that state gets no more events: it is
- * retired, skipped by live scans. */
+ * retired, skipped by live scans and by the sleep re-scan.
+ * is_dead is read first: the probe release-stores it after claiming the
+ * destroy event, so once we have seen it, the ev_claimed read below covers
+ * that claim. Read the other way round, the destroy could be claimed between
+ * the two reads and the station retired with its last event unharvested. */
 static int quiet(struct ct_harvest *h, uint32_t i) {
   struct ct_station_state *st = &h->st[i];
   struct ctp_station *s = ctp_station_at(h->base, i);
-  if (!st->ext || atomic_load_explicit(&s->ev_claimed, memory_order_acquire) > st->events) return 0;
-  if (__atomic_load_n(&s->is_dead, __ATOMIC_ACQUIRE)) st->retired = 1;
+  if (!st->ext) return 0;
+  int dead = __atomic_load_n(&s->is_dead, __ATOMIC_ACQUIRE) != 0;
+  if (atomic_load_explicit(&s->ev_claimed, memory_order_acquire) > st->events) return 0;
+  if (dead) st->retired = 1;
   return 1;
 }
 
