@@ -14,9 +14,12 @@ crash_env() {
 }
 
 # 1. Engine SIGKILLed mid-run: the target runs to completion (it writes
-#    done after its last event, the engine long gone).
+#    done after its last event, the engine long gone) and exits 0: a shell
+#    between the engine and the target records the target's real status.
 d=$T/engine-killed; mkdir "$d"
-"$COROTRACER" run --quiet -o "$d/trace" -- "$TARGET" run 300 5000 "$d" > "$d/out" 2>&1 &
+"$COROTRACER" run --quiet -o "$d/trace" -- \
+  sh -c '"$1" run 300 5000 "$2"; echo $? > "$2/.status.tmp" && mv "$2/.status.tmp" "$2/status"' \
+  sh "$TARGET" "$d" > "$d/out" 2>&1 &
 eng=$!; bg_add $eng
 wait_file "$d/ready" 20 $eng
 tpid=$(ready_val "$d" pid); bg_add "$tpid"
@@ -24,10 +27,11 @@ sleep 0.3
 kill -KILL $eng
 wait $eng; rc=$?
 [ $rc = 137 ] || fail "engine-killed: engine exit $rc, want 137"
-wait_file "$d/done" 30
+wait_file "$d/status" 30
+[ "$(cat "$d/status")" = 0 ] || fail "engine-killed: target exit status $(cat "$d/status"), want 0: $(cat "$d/out")"
 [ "$(cat "$d/done")" = "done 301" ] || fail "engine-killed: target did not complete: $(cat "$d/done" "$d/out")"
-wait_gone "$tpid" || fail "engine-killed: target still running after it wrote done"
-echo "engine killed: target completed"
+wait_gone "$tpid" || fail "engine-killed: target still running after it exited"
+echo "engine killed: target completed, exit 0"
 
 # 2. Target SIGKILLed: engine exits 137; the events written before the kill
 #    and the end record are in the trace.
