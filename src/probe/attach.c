@@ -205,6 +205,29 @@ out:
   return rc;
 }
 
+/* Move the socket out of the way of the program's own fds: a program that
+ * closes fds it does not own (daemonizing, closefrom) and opens its own would
+ * otherwise get our number, and a wake-up byte would land in its stream. A
+ * high number makes that unlikely; the identity kept in *dev and *ino lets the
+ * send path notice it anyway. Keeps the original number when no high one is
+ * free (a low RLIMIT_NOFILE). */
+#define CT_SOCK_FD_MIN 900
+static int ct_park_socket(int fd, uint64_t *dev, uint64_t *ino) {
+  struct stat sb;
+  int hi = fcntl(fd, F_DUPFD_CLOEXEC, CT_SOCK_FD_MIN);
+  if (hi >= 0) {
+    close(fd);
+    fd = hi;
+  }
+  if (fstat(fd, &sb) != 0) {
+    close(fd); /* no identity to check: no wake-ups, the engine's poll harvests */
+    return -1;
+  }
+  *dev = (uint64_t)sb.st_dev;
+  *ino = (uint64_t)sb.st_ino;
+  return fd;
+}
+
 /* Our engine (ext_version >= 2) answers a connection with one byte once it has
  * written this process's module lines: waiting for it lets a process that
  * exits right after attaching still have its sites symbolized (its
@@ -247,9 +270,10 @@ static void ct_atfork_child(void) {
   atomic_store_explicit(&ct_probe.state, -ECHILD, memory_order_relaxed);
   if (s == CT_TRACED) {
     munmap(ct_probe.hdr, (size_t)ct_probe.map_len);
-    close(ct_probe.sock);
+    int fd = atomic_exchange_explicit(&ct_probe.sock, -1, memory_order_relaxed);
+    if (fd >= 0)
+      close(fd);
     ct_probe.hdr = NULL;
-    ct_probe.sock = -1;
   }
 }
 
@@ -284,13 +308,14 @@ static int ct_attach(void) {
   rc = ct_connect(sock, &fd);
   if (rc < 0)
     goto out;
-  if (hdr->ext_magic == CTP_EXT_MAGIC && hdr->ext_version >= CTP_EXT_VERSION)
+  fd = ct_park_socket(fd, &ct_probe.sock_dev, &ct_probe.sock_ino);
+  if (fd >= 0 && hdr->ext_magic == CTP_EXT_MAGIC && hdr->ext_version >= CTP_EXT_VERSION)
     ct_await_ack(fd);
   ct_probe.hdr = hdr;
   ct_probe.map_len = CTP_FILE_SIZE(n);
   ct_probe.nstations = n;
   ct_probe.pid = (uint32_t)getpid();
-  ct_probe.sock = fd;
+  atomic_store_explicit(&ct_probe.sock, fd, memory_order_relaxed);
   atomic_fetch_add_explicit(&hdr->attached, 1, memory_order_relaxed);
   hdr = NULL;
   rc = CT_TRACED;

@@ -1,6 +1,6 @@
 # src/probe/build.mk - the probe SDK (libcorotracer), its tests and benchmark.
 LIB_SRCS += src/probe/attach.c src/probe/probe.c
-TESTS += $(O)/tests/test-layout $(O)/tests/test-probe
+TESTS += $(O)/tests/test-layout $(O)/tests/test-probe $(O)/tests/test-probe-fd
 PROGS += $(O)/bench/bench-probe
 
 $(O)/bench/bench-probe: $(O)/obj/bench/bench-probe.o $(LIBA)

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,16 +57,30 @@ static inline uint64_t ct_tid(void) {
 /* The sleep protocol's probe half: the seq_cst exchange that published the
  * event, then this seq_cst load, pair with the engine's store + rescan. Only
  * the thread that wins the 1 -> 0 CAS sends. MSG_NOSIGNAL: a dead engine must
- * not kill the target; MSG_DONTWAIT: a full socket must not block it. */
+ * not kill the target; MSG_DONTWAIT: a full socket must not block it. Without
+ * a socket the flag is left set, so another process's probe can still wake
+ * the engine. */
 static void ct_kick_engine(struct ctp_header *h) {
   if (atomic_load_explicit(&h->tracer_sleeping, memory_order_seq_cst) != 1)
+    return;
+  int fd = atomic_load_explicit(&ct_probe.sock, memory_order_relaxed);
+  if (fd < 0)
     return;
   uint32_t one = 1;
   if (!atomic_compare_exchange_strong_explicit(&h->tracer_sleeping, &one, 0, memory_order_seq_cst,
                                                memory_order_relaxed))
     return;
   int saved = errno; /* the scheduler calling us must not see our errno */
-  (void)send(ct_probe.sock, "1", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+  /* The program may have closed our fd and reused its number for a stream
+   * of its own: our byte must not land there. Checked here, on the rare path
+   * (the engine asleep), not per event. Once the number is not ours, it never
+   * will be again: stop sending; the engine's fallback poll harvests. */
+  struct stat sb;
+  if (fstat(fd, &sb) == 0 && S_ISSOCK(sb.st_mode) && (uint64_t)sb.st_dev == ct_probe.sock_dev &&
+      (uint64_t)sb.st_ino == ct_probe.sock_ino)
+    (void)send(fd, "1", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+  else
+    atomic_store_explicit(&ct_probe.sock, -1, memory_order_relaxed);
   errno = saved;
 }
 

@@ -27,7 +27,10 @@ struct ct_probe {
   uint64_t map_len;
   uint32_t nstations;
   uint32_t pid;           /* getpid() at attach: the pid stamped on our stations */
-  int sock;               /* connected Unix stream socket, -1 when none */
+  /* Connected Unix stream socket, -1 when none. Atomic: the send path drops
+   * it (stores -1) when the fd number no longer names our socket. */
+  _Atomic int sock;
+  uint64_t sock_dev, sock_ino; /* its identity, checked before each send */
   /* Rare-path counter (see corotracer_stats), on its own cache line: a drop
    * storm must not slow every event's read of state. */
   _Alignas(64) _Atomic uint64_t dropped;

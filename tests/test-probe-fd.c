@@ -1,0 +1,150 @@
+/* test-probe-fd.c - the wake-up byte never lands in the program's own data.
+ * A program that closes fds it does not own and reuses the number of the
+ * probe's socket for a stream socket of its own (send(2) would fail on a pipe;
+ * on a TCP or Unix socket it succeeds) must not receive our "1" there.
+ *
+ * Steps: attach (v1-style header: no acknowledgement wait) to a memfd and a
+ * listening socket made here; check the probe parked its socket at a high fd
+ * number; with tracer_sleeping = 1, an event must send the byte (the control:
+ * the check below could not fail otherwise); then close the probe's fd behind
+ * its back, dup one end of a socketpair onto the same number, set tracer_sleeping = 1 again and
+ * write events: they must be recorded, and nothing may arrive at the pair's other
+ * end or on the engine's side. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/ctp.h"
+#include "corotracer.h"
+
+#define CHECK(c)                                                   \
+  do {                                                             \
+    if (!(c)) {                                                    \
+      printf("%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
+      return 1;                                                    \
+    }                                                              \
+  } while (0)
+
+#define NSTATIONS 2
+
+static char dir[256], sock_path[300];
+
+/* A byte readable on fd within ms milliseconds? 1 yes, 0 no, -1 error. */
+static int byte_within(int fd, int ms) {
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  int r;
+  while ((r = poll(&p, 1, ms)) < 0 && errno == EINTR) {
+  }
+  if (r <= 0)
+    return r;
+  char c;
+  return read(fd, &c, 1) == 1 && c == '1';
+}
+
+/* The one socket of this process that is neither of ours: the probe's. */
+static int probe_socket(int listen_fd, int conn) {
+  struct rlimit rl;
+  int max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (int)rl.rlim_cur : 65536;
+  for (int fd = 0; fd < max; fd++) {
+    struct stat sb;
+    if (fd != listen_fd && fd != conn && fstat(fd, &sb) == 0 && S_ISSOCK(sb.st_mode))
+      return fd;
+  }
+  return -1;
+}
+
+static int run(void) {
+  int mfd = memfd_create("ctp", MFD_CLOEXEC);
+  CHECK(mfd >= 0);
+  CHECK(ftruncate(mfd, (off_t)CTP_FILE_SIZE(NSTATIONS)) == 0);
+  struct ctp_header *h =
+      mmap(NULL, CTP_FILE_SIZE(NSTATIONS), PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+  CHECK(h != MAP_FAILED);
+  h->magic = CTP_MAGIC;
+  h->version = CTP_VERSION;
+  h->max_stations = NSTATIONS;
+  char shm[64], count[16];
+  snprintf(shm, sizeof shm, "/proc/%d/fd/%d", (int)getpid(), mfd);
+  snprintf(count, sizeof count, "%u", NSTATIONS);
+
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  CHECK(strlen(sock_path) < sizeof sa.sun_path);
+  memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
+  int listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  CHECK(listen_fd >= 0);
+  CHECK(bind(listen_fd, (struct sockaddr *)&sa, sizeof sa) == 0);
+  CHECK(listen(listen_fd, 4) == 0);
+  setenv(CTP_ENV_SHM, shm, 1);
+  setenv(CTP_ENV_SOCK, sock_path, 1);
+  setenv(CTP_ENV_STATIONS, count, 1);
+  CHECK(corotracer_init() == 0);
+  int conn = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+  CHECK(conn >= 0);
+
+  int pfd = probe_socket(listen_fd, conn);
+  CHECK(pfd >= 0);
+  struct rlimit rl;
+  CHECK(getrlimit(RLIMIT_NOFILE, &rl) == 0);
+  if (rl.rlim_cur > 1000)
+    CHECK(pfd >= 900); /* parked out of the way of the program's low fds */
+  printf("probe socket at fd %d\n", pfd);
+
+  /* Control: the engine asleep, an event wakes it through the socket. */
+  atomic_store(&h->tracer_sleeping, 1);
+  corotracer_co *co = corotracer_create(1, "fd", NULL);
+  CHECK(co != NULL);
+  CHECK(atomic_load(&h->tracer_sleeping) == 0);
+  CHECK(byte_within(conn, 1000) == 1);
+
+  /* The program closes our fd and its next socket gets the number. */
+  int p[2];
+  CHECK(close(pfd) == 0);
+  CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, p) == 0);
+  if (p[1] != pfd) {
+    CHECK(dup3(p[1], pfd, O_CLOEXEC) == pfd);
+    CHECK(close(p[1]) == 0);
+  }
+  atomic_store(&h->tracer_sleeping, 1);
+  corotracer_suspend(co, NULL, COROTRACER_WAIT_NONE, 0);
+  /* The probe gave the socket up; with none left the flag stays for others. */
+  atomic_store(&h->tracer_sleeping, 1);
+  corotracer_resume(co);
+  CHECK(atomic_load(&h->tracer_sleeping) == 1);
+  struct ctp_station *st = ctp_station_at(h, 0);
+  CHECK(atomic_load(&st->ev_claimed) == 3); /* create, suspend, resume: all recorded */
+  char c;
+  CHECK(read(p[0], &c, 1) < 0 && errno == EAGAIN); /* nothing in the program's stream */
+  CHECK(byte_within(conn, 100) == 0);
+  printf("ok   a reused fd number gets no wake-up byte; events still recorded\n");
+
+  close(p[0]);
+  close(pfd);
+  close(conn);
+  close(listen_fd);
+  munmap(h, CTP_FILE_SIZE(NSTATIONS));
+  close(mfd);
+  return 0;
+}
+
+int main(void) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(dir, sizeof dir, "%s/ct-probe-fd-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  snprintf(sock_path, sizeof sock_path, "%s/sock", dir);
+  int rc = run();
+  unlink(sock_path);
+  rmdir(dir);
+  return rc;
+}
