@@ -21,6 +21,9 @@
  * (correctly) counted lost. Tests that want every event use it; a real
  * scheduler never waits for the tracer.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pipe2; examples build with plain `cc` and pkg-config too */
+#endif
 #include <corotracer.h>
 
 #include <errno.h>
