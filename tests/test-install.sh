@@ -1,0 +1,27 @@
+#!/bin/sh
+# test-install.sh - `make install PREFIX=...` gives a usable SDK: headers, both
+# libraries and a pkg-config file with which a program builds with plain cc,
+# links against the shared library, and is traced by the installed binary.
+set -eu
+B=${CT_BUILD:?run me through tests/run.sh}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+make -s O="$B" install PREFIX="$tmp/prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; fail "make install"; }
+for f in include/corotracer.h include/corotracer.hpp include/rip.h include/librip.h lib/libcorotracer.a \
+         lib/libcorotracer.so lib/libcorotracer.so.1 lib/pkgconfig/corotracer.pc bin/corotracer; do
+  [ -e "$tmp/prefix/$f" ] || fail "not installed: $f"
+done
+export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
+flags=$(pkg-config --cflags --libs corotracer) || fail "pkg-config corotracer"
+# shellcheck disable=SC2086 # flags are words
+cc -std=c11 -Wall -Wextra -Werror -o "$tmp/hello" examples/hello/hello.c $flags -lpthread \
+  -Wl,-rpath,"$tmp/prefix/lib" || fail "hello does not build against the installed SDK"
+ldd "$tmp/hello" | grep -q "$tmp/prefix/lib/libcorotracer.so" || fail "hello is not linked to the installed libcorotracer.so"
+"$tmp/prefix/bin/corotracer" run --quiet -o "$tmp/trace.jsonl" -- "$tmp/hello" --pace-us 1000 >"$tmp/out" ||
+  fail "installed corotracer run"
+n=$(sed -n 's/.*the probe recorded \([0-9]*\) events.*/\1/p' "$tmp/out")
+[ -n "$n" ] && [ "$n" -gt 0 ] || { cat "$tmp/out"; fail "hello did not report what it recorded"; }
+grep -q "\"type\":\"end\".*\"harvested\":$n,\"lost\":0" "$tmp/trace.jsonl" ||
+  { tail -n 1 "$tmp/trace.jsonl"; fail "the installed engine did not harvest hello's $n events"; }
+echo "ok: installed SDK builds, links and traces"
