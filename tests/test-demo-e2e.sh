@@ -12,40 +12,7 @@ command -v redis-benchmark >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>
   { echo "redis-benchmark/redis-cli not installed (sh scripts/install-deps.sh)"; exit 77; }
 [ -x "$SRV" ] && [ -x "$CT" ] || { echo "FAIL: $SRV or $CT not built"; exit 1; }
 
-tmp=$(mktemp -d)
-pid=""
-cleanup() {
-  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-
-# start DIR CMD...: run CMD in the background (its pid in $pid), wait for DIR/port.
-start() {
-  dir=$1; shift
-  mkdir -p "$dir"
-  "$@" >"$dir/out" 2>"$dir/log" &
-  pid=$!
-  i=0
-  while [ ! -s "$dir/port" ]; do
-    i=$((i + 1))
-    [ $i -le 100 ] && kill -0 "$pid" 2>/dev/null || { cat "$dir/log"; fail "server did not start: $*"; }
-    sleep 0.1
-  done
-  port=$(cat "$dir/port")
-}
-
-# stop: SIGTERM, wait at most 10 s; sets $rc to the exit status.
-stop() {
-  kill -TERM "$pid"
-  i=0
-  while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-  kill -0 "$pid" 2>/dev/null && fail "no exit 10 s after SIGTERM"
-  wait "$pid"
-  rc=$?
-  pid=""
-}
+. "$(dirname "$0")/lib/demo.sh"
 
 # cli ARGS...: one redis-cli command, bounded.
 cli() { timeout 10 redis-cli -h 127.0.0.1 -p "$port" "$@"; }

@@ -20,11 +20,11 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "common/ctp.h"
 #include "corotracer.h"
+#include "lib/probe-fixture.h"
 
 #define CHECK(c)                                                   \
   do {                                                             \
@@ -76,16 +76,9 @@ static int run(void) {
   snprintf(shm, sizeof shm, "/proc/%d/fd/%d", (int)getpid(), mfd);
   snprintf(count, sizeof count, "%u", NSTATIONS);
 
-  struct sockaddr_un sa = {.sun_family = AF_UNIX};
-  CHECK(strlen(sock_path) < sizeof sa.sun_path);
-  memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
-  int listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int listen_fd = ct_listen_unix(sock_path, 4);
   CHECK(listen_fd >= 0);
-  CHECK(bind(listen_fd, (struct sockaddr *)&sa, sizeof sa) == 0);
-  CHECK(listen(listen_fd, 4) == 0);
-  setenv(CTP_ENV_SHM, shm, 1);
-  setenv(CTP_ENV_SOCK, sock_path, 1);
-  setenv(CTP_ENV_STATIONS, count, 1);
+  ct_set_env(shm, sock_path, count);
   CHECK(corotracer_init() == 0);
   int conn = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
   CHECK(conn >= 0);
@@ -136,12 +129,8 @@ static int run(void) {
 }
 
 int main(void) {
-  const char *tmp = getenv("TMPDIR");
-  snprintf(dir, sizeof dir, "%s/ct-probe-fd-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(dir)) {
-    perror("mkdtemp");
+  if (ct_make_tmpdir(dir, sizeof dir, "ct-probe-fd") != 0)
     return 1;
-  }
   snprintf(sock_path, sizeof sock_path, "%s/sock", dir);
   int rc = run();
   unlink(sock_path);

@@ -15,13 +15,13 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/ctp.h"
 #include "corotracer.h"
+#include "lib/probe-fixture.h"
 
 #define CHECK(c)                                                        \
   do {                                                                  \
@@ -33,7 +33,7 @@
   } while (0)
 
 static char dir[256];   /* private temp dir */
-static char shm_path[300], sock_path[300];
+static char shm_path[300], sock_path[300], errpath[320], missing[320]; /* missing: never made */
 static struct ctp_header *hdr; /* the test's own mapping of shm_path */
 static uint64_t map_len;
 static int listen_fd = -1;
@@ -91,16 +91,11 @@ static int make_good_file(uint32_t n) {
 }
 
 static int make_listener(void) {
-  struct sockaddr_un sa = {.sun_family = AF_UNIX};
   if (listen_fd >= 0)
     close(listen_fd);
   unlink(sock_path);
-  listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  listen_fd = ct_listen_unix(sock_path, 16);
   CHECK(listen_fd >= 0);
-  CHECK(strlen(sock_path) < sizeof sa.sun_path);
-  memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
-  CHECK(bind(listen_fd, (struct sockaddr *)&sa, sizeof sa) == 0);
-  CHECK(listen(listen_fd, 16) == 0);
   return 0;
 }
 
@@ -114,8 +109,6 @@ struct env {
  * exit status must be 0 and it must have printed exactly want_lines lines on
  * stderr, the first containing want_text (when not NULL). */
 static int run_case(const char *name, struct env e, int (*body)(void), int want_lines, const char *want_text) {
-  char errpath[320];
-  snprintf(errpath, sizeof errpath, "%s/stderr", dir);
   fflush(stdout);
   pid_t pid = fork();
   CHECK(pid >= 0);
@@ -124,15 +117,7 @@ static int run_case(const char *name, struct env e, int (*body)(void), int want_
     if (fd < 0 || dup2(fd, 2) < 0)
       _exit(3);
     close(fd);
-    unsetenv(CTP_ENV_SHM);
-    unsetenv(CTP_ENV_SOCK);
-    unsetenv(CTP_ENV_STATIONS);
-    if (e.shm)
-      setenv(CTP_ENV_SHM, e.shm, 1);
-    if (e.sock)
-      setenv(CTP_ENV_SOCK, e.sock, 1);
-    if (e.count)
-      setenv(CTP_ENV_STATIONS, e.count, 1);
+    ct_set_env(e.shm, e.sock, e.count);
     int rc = body();
     fflush(stdout);
     _exit(rc);
@@ -728,15 +713,22 @@ struct bad_case {
   const char *text;
 };
 
+/* A setup the probe must refuse: init returns err, and its one stderr line
+ * holds fmt with arg in its %s before the program goes on untraced. */
+static int refused(const char *name, struct env e, int err, const char *fmt, const char *arg) {
+  char text[512];
+  snprintf(text, sizeof text, fmt, arg);
+  want_err = err;
+  return run_case(name, e, body_untraced, 1, text);
+}
+
 int main(void) {
-  const char *tmp = getenv("TMPDIR");
-  snprintf(dir, sizeof dir, "%s/ct-probe-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(dir)) {
-    perror("mkdtemp");
+  if (ct_make_tmpdir(dir, sizeof dir, "ct-probe") != 0)
     return 1;
-  }
   snprintf(shm_path, sizeof shm_path, "%s/ctp", dir);
   snprintf(sock_path, sizeof sock_path, "%s/sock", dir);
+  snprintf(errpath, sizeof errpath, "%s/stderr", dir);
+  snprintf(missing, sizeof missing, "%s/nope", dir);
   struct env good = {shm_path, sock_path, "3"};
   int fails = 0;
 
@@ -773,32 +765,20 @@ int main(void) {
       {"zero count", 2, 2, CTP_MAGIC, 1, "0", -ERANGE, "CTP_MAX_STATIONS=0: not a decimal"},
       {"huge count", 2, 2, CTP_MAGIC, 1, "18446744073709551617", -ERANGE, "CTP_MAX_STATIONS=1844"},
   };
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    char text[512];
-    snprintf(text, sizeof text, bad[i].text, shm_path);
-    struct env e = {shm_path, sock_path, bad[i].count};
-    want_err = bad[i].err;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     fails += make_file(bad[i].hdr_n, bad[i].size_n, bad[i].magic, bad[i].version) ||
-             run_case(bad[i].name, e, body_untraced, 1, text);
-  }
+             refused(bad[i].name, (struct env){shm_path, sock_path, bad[i].count}, bad[i].err, bad[i].text, shm_path);
 
-  char text[512], missing[320];
   fails += make_good_file(2);
-  snprintf(missing, sizeof missing, "%s/nope", dir);
-  snprintf(text, sizeof text, "CTP_SHM_PATH=%s: cannot open: No such file", missing);
-  want_err = -ENOENT;
-  fails += run_case("missing file", (struct env){missing, sock_path, "2"}, body_untraced, 1, text);
-  snprintf(text, sizeof text, "CTP_SHM_PATH=%s: cannot open: Is a directory", dir);
-  want_err = -EISDIR;
-  fails += run_case("directory", (struct env){dir, sock_path, "2"}, body_untraced, 1, text);
-  snprintf(text, sizeof text, "CTP_SOCK_PATH=%s: cannot connect", missing);
-  want_err = -ENOENT;
-  fails += run_case("missing socket", (struct env){shm_path, missing, "2"}, body_untraced, 1, text);
-  snprintf(text, sizeof text, "CTP_SOCK_PATH=%s: cannot connect: Connection refused", shm_path);
-  want_err = -ECONNREFUSED;
-  fails += run_case("socket is a file", (struct env){shm_path, shm_path, "2"}, body_untraced, 1, text);
+  fails += refused("missing file", (struct env){missing, sock_path, "2"}, -ENOENT,
+                   "CTP_SHM_PATH=%s: cannot open: No such file", missing);
+  fails += refused("directory", (struct env){dir, sock_path, "2"}, -EISDIR, "CTP_SHM_PATH=%s: cannot open: Is a directory",
+                   dir);
+  fails += refused("missing socket", (struct env){shm_path, missing, "2"}, -ENOENT, "CTP_SOCK_PATH=%s: cannot connect",
+                   missing);
+  fails += refused("socket is a file", (struct env){shm_path, shm_path, "2"}, -ECONNREFUSED,
+                   "CTP_SOCK_PATH=%s: cannot connect: Connection refused", shm_path);
 
-  want_err = -ENOENT;
   want_err = -EINVAL;
   fails += run_case("control characters in a value", (struct env){shm_path, sock_path, "1\n\033[2J"}, body_untraced,
                     1, "CTP_MAX_STATIONS=1??[2J: not a decimal");
@@ -811,8 +791,6 @@ int main(void) {
   close(listen_fd);
   unlink(sock_path);
   unlink(shm_path);
-  char errpath[320];
-  snprintf(errpath, sizeof errpath, "%s/stderr", dir);
   unlink(errpath);
   rmdir(dir);
   munmap(hdr, map_len);
