@@ -108,8 +108,9 @@ static int run(void) {
   }
   atomic_store(&h->tracer_sleeping, 1);
   corotracer_suspend(co, NULL, COROTRACER_WAIT_NONE, 0);
-  /* The probe gave the socket up; with none left the flag stays for others. */
-  atomic_store(&h->tracer_sleeping, 1);
+  /* The probe gave the socket up without taking the flag: it stays set for
+   * another process's probe (or the engine's fallback poll). */
+  CHECK(atomic_load(&h->tracer_sleeping) == 1);
   corotracer_resume(co);
   CHECK(atomic_load(&h->tracer_sleeping) == 1);
   struct ctp_station *st = ctp_station_at(h, 0);

@@ -66,21 +66,24 @@ static void ct_kick_engine(struct ctp_header *h) {
   int fd = atomic_load_explicit(&ct_probe.sock, memory_order_relaxed);
   if (fd < 0)
     return;
-  uint32_t one = 1;
-  if (!atomic_compare_exchange_strong_explicit(&h->tracer_sleeping, &one, 0, memory_order_seq_cst,
-                                               memory_order_relaxed))
-    return;
   int saved = errno; /* the scheduler calling us must not see our errno */
   /* The program may have closed our fd and reused its number for a stream
    * of its own: our byte must not land there. Checked here, on the rare path
-   * (the engine asleep), not per event. Once the number is not ours, it never
-   * will be again: stop sending; the engine's fallback poll harvests. */
+   * (the engine asleep), not per event, and before taking the flag: once the
+   * number is not ours it never will be again, so we stop sending and leave
+   * tracer_sleeping set for another process's probe (or the engine's
+   * fallback poll) to act on. */
   struct stat sb;
-  if (fstat(fd, &sb) == 0 && S_ISSOCK(sb.st_mode) && (uint64_t)sb.st_dev == ct_probe.sock_dev &&
-      (uint64_t)sb.st_ino == ct_probe.sock_ino)
-    (void)send(fd, "1", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-  else
+  if (fstat(fd, &sb) != 0 || !S_ISSOCK(sb.st_mode) || (uint64_t)sb.st_dev != ct_probe.sock_dev ||
+      (uint64_t)sb.st_ino != ct_probe.sock_ino) {
     atomic_store_explicit(&ct_probe.sock, -1, memory_order_relaxed);
+    goto out;
+  }
+  uint32_t one = 1;
+  if (atomic_compare_exchange_strong_explicit(&h->tracer_sleeping, &one, 0, memory_order_seq_cst,
+                                              memory_order_relaxed))
+    (void)send(fd, "1", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+out:
   errno = saved;
 }
 
