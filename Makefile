@@ -9,6 +9,9 @@
 #   make demo       the demo story (see README.md)
 #   make install PREFIX=/usr/local
 
+# `all` is the default goal whatever rule a build.mk defines first.
+.DEFAULT_GOAL := all
+
 PREFIX ?= /usr/local
 SAN ?=
 O ?= build/default$(if $(SAN),-$(SAN))
