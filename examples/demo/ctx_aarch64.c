@@ -41,7 +41,10 @@ __asm__(".text\n"
         "  ret\n"
         "  .cfi_endproc\n"
         ".size ctx_raw_swap,.-ctx_raw_swap\n"
-        /* A new context lands here with entry in x19 and its argument in x20. */
+        /* A new context lands here with entry in x19 and its argument in x20;
+         * sp is the 16-aligned top of its stack, as a call requires. */
+        ".globl ctx_raw_entry\n"
+        ".hidden ctx_raw_entry\n"
         ".type ctx_raw_entry,%function\n"
         ".p2align 4\n"
         "ctx_raw_entry:\n"
@@ -53,7 +56,13 @@ __asm__(".text\n"
         "  .cfi_endproc\n"
         ".size ctx_raw_entry,.-ctx_raw_entry\n");
 
-void ctx_raw_entry(void);
+/* Hidden, here and in the asm: the address must be taken PC-relative
+ * (adrp+add). Declared plainly, -fPIC loads it from a GOT slot, and for a
+ * file-local asm label the assembler writes that GOT relocation against
+ * ".text+offset"; GNU ld's AArch64 GOT entries ignore the offset, so the slot
+ * held ctx_raw_swap's address and every new context "returned" into
+ * ctx_raw_swap, switching to itself forever (issue #15). */
+__attribute__((visibility("hidden"))) void ctx_raw_entry(void);
 
 /* See ctx.h: the first switch to the returned stack pointer "returns" into
  * ctx_raw_entry, which calls entry(arg). */
