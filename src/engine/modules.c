@@ -1,5 +1,6 @@
 /* modules.c - the traced processes and their executable mappings, read from
- * /proc/PID/maps and written as `module` lines. */
+ * /proc/PID/maps (code and read-only file mappings) and written as `module`
+ * lines. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -73,14 +74,17 @@ static const char *skip_field(const char *p, const char *end) {
 }
 
 /* One maps line [p, end): "start-end perms offset dev inode   path". Keeps
- * executable mappings of files ("/..."; not [vdso], not anonymous); m->path
- * points into the line, which parse_line NUL-terminates. */
+ * executable or read-only mappings of files ("/..."; not [vdso], not
+ * anonymous, not writable); m->path points into the line, which parse_line
+ * NUL-terminates. Read-only too because qemu-user maps an emulated program's
+ * code without the host's x bit (r--): its sites symbolize like native ones
+ * (file offset = site - start + offset), and natively no site lies there. */
 static int parse_line(char *p, char *end, struct ct_module *m) {
   const char *q = p;
   m->start = hex(&q);
   if (*q++ != '-') return 0;
   m->end = hex(&q);
-  if (*q++ != ' ' || end - q < 5 || q[2] != 'x') return 0;
+  if (*q++ != ' ' || end - q < 5 || (q[2] != 'x' && (q[0] != 'r' || q[1] != '-'))) return 0;
   q = skip_field(q, end);
   m->offset = hex(&q);
   q = skip_field(q, end); /* offset's separator */
