@@ -6,6 +6,7 @@
 #   make check      install build deps, then run every test: gcc, clang,
 #                   ASan+UBSan and TSan builds
 #   make test       run the tests of one build (O=..., SAN=asan|tsan)
+#   make check-arm  the AArch64 build's tests under qemu-user (part of check)
 #   make demo       the demo story (see README.md)
 #   make install PREFIX=/usr/local
 
@@ -55,7 +56,7 @@ include $(wildcard tests/build.mk) $(wildcard bench/build.mk)
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/obj/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(O)/obj/%.o)
 
-.PHONY: all check test demo demo-fixed demo-story install deps clean bench
+.PHONY: all check check-arm test demo demo-fixed demo-story install deps clean bench
 all: $(LIBA) $(LIBSO) $(BIN) $(PROGS) $(filter-out %.sh,$(TESTS) $(TESTS_NOSAN))
 
 $(O)/obj/%.o: %.c
@@ -102,8 +103,14 @@ demo-fixed: deps
 check: deps
 	$(MAKE) O=build/clang CC=clang CXX=clang++ all
 	$(MAKE) O=build/default test
+	$(MAKE) check-arm
 	$(MAKE) O=build/asan SAN=asan test
 	$(MAKE) O=build/tsan SAN=tsan CC=clang CXX=clang++ test
+
+# The AArch64 leg: cross-built with aarch64-linux-gnu-gcc, run under qemu-user
+# against the native engine and reader of build/default (tests/arm/check.sh).
+check-arm:
+	MAKE="$(MAKE)" sh tests/arm/check.sh
 
 install: $(LIBA) $(LIBSO) $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin

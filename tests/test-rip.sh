@@ -9,11 +9,13 @@ T=$CT_BUILD/tests
 tmp=$(mktemp -d)
 trap 'kill -KILL $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 pid=
+# CT_RUN: a command prefix that runs the test programs (tests/arm/check.sh sets
+# it to qemu-aarch64; the reader stays native and opens the ELF files).
 fail() { echo "FAIL: $*"; exit 1; }
 
 # start PROG RING: run the test program until it is ready (it keeps running).
 start() {
-  "$1" "$2" >"$2.out" 2>&1 &
+  ${CT_RUN-} "$1" "$2" >"$2.out" 2>&1 &
   pid=$!
   i=0
   until grep -q '^ready$' "$2.out"; do
@@ -85,7 +87,7 @@ grep -qE "^exiter\[6\]: \{0\}$P:$X<0x[0-9a-f]+>, EXIT$" "$tmp/thrv" || fail "-t 
 # Compressed copies read the same (their module map is found through the
 # name without .gz / .zz).
 gzip -c "$tmp/pie" >"$tmp/pie.gz"
-"$T/test-rip-prog-nopie" zlib "$tmp/pie" "$tmp/pie.zz" || fail "zlib copy"
+${CT_RUN-} "$T/test-rip-prog-nopie" zlib "$tmp/pie" "$tmp/pie.zz" || fail "zlib copy"
 for f in pie.gz pie.zz; do
   rip -e "$T/test-rip-prog-pie" -r "$tmp/$f" | cmp -s - "$tmp/func" || fail "$f differs"
   rip -e "$T/test-rip-prog-pie" -r "$tmp/$f" -t -v | cmp -s - "$tmp/thrv" || fail "$f -t -v differs"
@@ -99,7 +101,7 @@ rip -e "$T/test-rip-prog-generic" -r "$tmp/generic" | cmp -s - "$tmp/func" || fa
 
 # librip's default: rip_init(0) uses the tid, the file is sized for pid_max
 # (sparse: the reader visits its data extents only). The writer exited.
-"$T/test-rip-prog-pie" tid "$tmp/tid" >"$tmp/tid.out" || fail "tid mode"
+${CT_RUN-} "$T/test-rip-prog-pie" tid "$tmp/tid" >"$tmp/tid.out" || fail "tid mode"
 read -r _ tid tline <"$tmp/tid.out"
 [ "$(wc -c <"$tmp/tid")" -eq $(($(cat /proc/sys/kernel/pid_max) * 320)) ] || fail "ring not sized by pid_max"
 [ "$(rip -e "$T/test-rip-prog-pie" -r "$tmp/tid" -t)" = "tid[$tid]: {0}$P:$tline" ] || fail "tid ring: $(cat "$tmp/stdout")"
