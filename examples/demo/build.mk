@@ -29,12 +29,22 @@ $(O)/tests/test-demo-sched-uc: $(O)/obj/tests/test-demo-sched.o $(DEMO_UC_OBJS) 
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(LIBA) -lpthread
 
+# The switch alone (tests/test-demo-ctx.c), against each switch.
+$(O)/tests/test-demo-ctx: $(O)/obj/tests/test-demo-ctx.o $(DEMO_D)/ctx.o $(DEMO_D)/ctx_$(DEMO_CTX).o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^
+
+$(O)/tests/test-demo-ctx-uc: $(O)/obj/tests/test-demo-ctx.o $(DEMO_D)/ctx.o $(DEMO_D)/ctx_ucontext.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^
+
 $(O)/bench/bench-demo-switch: $(O)/obj/bench/bench-demo-switch.o $(DEMO_SCHED_OBJS) $(LIBA)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(LIBA) -lpthread
 
 PROGS += $(DEMO_SERVER) $(O)/bench/bench-demo-switch
-TESTS += $(O)/tests/test-demo-sched $(if $(filter ucontext,$(DEMO_CTX)),,$(O)/tests/test-demo-sched-uc)
+TESTS += $(O)/tests/test-demo-ctx $(O)/tests/test-demo-sched \
+         $(if $(filter ucontext,$(DEMO_CTX)),,$(O)/tests/test-demo-ctx-uc $(O)/tests/test-demo-sched-uc)
 TESTS_SAN += tests/test-demo-san.sh
 TESTS_NOSAN += tests/test-demo-e2e.sh
 
