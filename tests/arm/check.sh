@@ -9,8 +9,9 @@
 # real ARM machine).
 #
 # Usage: sh tests/arm/check.sh [TEST...]   (from the top of the tree; default:
-# every test below). NATIVE (default build/default) must hold the native
-# build; ARM_O (default build/arm) receives the cross build.
+# every test below). NATIVE (default build/default): the native build, whose
+# engine and test tools are built here if missing; ARM_O (default build/arm)
+# receives the cross build.
 set -eu
 NATIVE=${NATIVE:-build/default}
 ARM_O=${ARM_O:-build/arm}
