@@ -6,25 +6,26 @@
  * switches both ways while the other side fills those registers with its own;
  * a finished context's last switch lands back where it should. Each step is
  * bounded: a switch that goes astray fails here, never hangs (alarm). */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "../examples/demo/ctx.h"
 
 static int failures;
-#define CHECK(c, ...)                                              \
-  do {                                                             \
-    if (!(c)) {                                                    \
-      printf("%s:%d: check failed: %s: ", __FILE__, __LINE__, #c); \
-      printf(__VA_ARGS__);                                         \
-      printf("\n");                                                \
-      fflush(stdout);                                              \
-      failures++;                                                  \
-    }                                                              \
-  } while (0)
+/* check(ok, fmt, ...): counts and prints a failed check. */
+__attribute__((format(printf, 2, 3))) static void check(int ok, const char *fmt, ...) {
+  if (ok) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("test-demo-ctx: check failed: ", stdout);
+  vprintf(fmt, ap);
+  putchar('\n');
+  fflush(stdout);
+  va_end(ap);
+  failures++;
+}
 
 #define ROUNDS 1000
 #define NV 16 /* live values of each kind across a switch (EACH): more than the callee-saved registers */
@@ -56,6 +57,8 @@ static __attribute__((noinline)) int churn(uint64_t seed, struct ctx *self, stru
 
 static int co_bad;
 
+/* A frame record (x29 / rbp after its push) is 16-aligned iff sp was, as the
+ * ABI requires, at the call to this function. */
 static __attribute__((noinline)) int frame_aligned(void) {
   return ((uintptr_t)__builtin_frame_address(0) & 15) == 0;
 }
@@ -74,25 +77,25 @@ static void co_fn(void *arg) {
 int main(void) {
   alarm(60); /* a lost switch spins or blocks: SIGALRM fails the test */
   ctx_init_thread(&main_ctx);
-  CHECK(ctx_make(&co_ctx, co_stack, 100, co_fn, &co_ctx) == -1, "a 100-byte stack was accepted");
+  check(ctx_make(&co_ctx, co_stack, 100, co_fn, &co_ctx) == -1, "a 100-byte stack was accepted");
   /* Odd bounds: ctx_make must align the top itself. */
-  CHECK(ctx_make(&co_ctx, co_stack + 8, sizeof co_stack - 24, co_fn, &co_ctx) == 0, "ctx_make failed");
+  check(ctx_make(&co_ctx, co_stack + 8, sizeof co_stack - 24, co_fn, &co_ctx) == 0, "ctx_make failed");
   int main_bad = 0;
   for (int r = 0; r < ROUNDS; r++) {
     main_bad += churn(7u * (uint64_t)(r + 1), &main_ctx, &co_ctx);
     if (r == 0) {
-      CHECK(co_started, "the new context did not run its function");
-      CHECK(co_arg_ok, "the new context got the wrong argument");
-      CHECK(co_aligned, "the new context's frames are not 16-byte aligned");
+      check(co_started, "the new context did not run its function");
+      check(co_arg_ok, "the new context got the wrong argument");
+      check(co_aligned, "the new context's frames are not 16-byte aligned");
     }
-    CHECK(co_rounds == r, "round %d: the context ran %d rounds", r, co_rounds);
+    check(co_rounds == r, "round %d: the context ran %d rounds", r, co_rounds);
   }
   /* The context's last churn returns, it leaves through ctx_exit. */
   ctx_switch(&main_ctx, &co_ctx);
-  CHECK(co_rounds == ROUNDS, "the context did not finish: %d rounds", co_rounds);
+  check(co_rounds == ROUNDS, "the context did not finish: %d rounds", co_rounds);
   ctx_release(&co_ctx);
-  CHECK(main_bad == 0, "%d values changed across switches on the thread's side", main_bad);
-  CHECK(co_bad == 0, "%d values changed across switches on the context's side", co_bad);
+  check(main_bad == 0, "%d values changed across switches on the thread's side", main_bad);
+  check(co_bad == 0, "%d values changed across switches on the context's side", co_bad);
   printf("%d rounds of %d integer and %d floating-point values across switches each way: %s\n", ROUNDS, NV,
          NV, failures ? "FAILED" : "ok");
   return failures ? 1 : 0;
