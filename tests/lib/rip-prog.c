@@ -1,12 +1,12 @@
-/* test-rip-prog.c - writes a rip ring with snapshots at known lines, for test-rip.sh.
+/* rip-prog.c - writes a rip ring with snapshots at known lines, for test-rip.sh.
  *
- * test-rip-prog RING      threads snapshot at known sites; the program prints
+ * rip-prog RING      threads snapshot at known sites; the program prints
  *                         "line SITE N" for each site, then "ready", and waits
  *                         to be killed (SIGKILL)
- * test-rip-prog tid RING  one snapshot in a ring sized by pid_max, in the record
+ * rip-prog tid RING  one snapshot in a ring sized by pid_max, in the record
  *                         of the main thread's tid (rip_init(0, ...)); prints
  *                         "tid TID LINE" and exits
- * test-rip-prog zlib IN OUT  copy IN to OUT as a zlib stream (stored blocks:
+ * rip-prog zlib IN OUT  copy IN to OUT as a zlib stream (stored blocks:
  *                         the test needs a zlib file and Debian has no zlib CLI)
  */
 #include <errno.h>
@@ -21,7 +21,7 @@
 
 RIP_DEFINE_STORAGE;
 
-void dso_park(int *line); /* test-rip-dso.c */
+void dso_park(int *line); /* rip-dso.c */
 
 /* Snapshot lines, written by the threads (several threads may write the same
  * value, hence atomics), printed by main once every thread has arrived. */
@@ -114,7 +114,7 @@ static void *work(void *arg) {
 
 static int run(const char *ring) {
   if (!rip_create_ring(ring, 64)) {
-    fprintf(stderr, "test-rip-prog: %s: %s\n", ring, strerror(errno));
+    fprintf(stderr, "rip-prog: %s: %s\n", ring, strerror(errno));
     return 1;
   }
   rip_init(1, "main", 4, 0, 0);
@@ -122,7 +122,7 @@ static int run(const char *ring) {
   for (int i = 0; i < NWORKERS; i++) {
     int e = pthread_create(&tids[i], NULL, work, (void *)&workers[i]);
     if (e != 0) {
-      fprintf(stderr, "test-rip-prog: pthread_create: %s\n", strerror(e));
+      fprintf(stderr, "rip-prog: pthread_create: %s\n", strerror(e));
       return 1;
     }
   }
@@ -143,7 +143,7 @@ static int run(const char *ring) {
 /* The librip default: records indexed by tid, the file sized for pid_max. */
 static int run_tid(const char *ring) {
   if (!rip_create_ring(ring, 0)) {
-    fprintf(stderr, "test-rip-prog: %s: %s\n", ring, strerror(errno));
+    fprintf(stderr, "rip-prog: %s: %s\n", ring, strerror(errno));
     return 1;
   }
   rip_init(0, "tid", 3, 0, 0);
@@ -186,6 +186,6 @@ int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "zlib") == 0) return zlib_copy(argv[2], argv[3]);
   if (argc == 3 && strcmp(argv[1], "tid") == 0) return run_tid(argv[2]);
   if (argc == 2) return run(argv[1]);
-  fprintf(stderr, "usage: test-rip-prog RING | tid RING | zlib IN OUT\n");
+  fprintf(stderr, "usage: rip-prog RING | tid RING | zlib IN OUT\n");
   return 2;
 }

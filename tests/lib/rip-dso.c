@@ -1,4 +1,4 @@
-/* test-rip-dso.c - a shared library that snapshots, for test-rip.sh (symbolizing DSOs). */
+/* rip-dso.c - a shared library that snapshots, for test-rip.sh (symbolizing DSOs). */
 #include "rip.h"
 
 /* Snapshot here, store the snapshot's line in *line, and return. */
