@@ -102,7 +102,7 @@ $(O)/tests/%: $(O)/obj/tests/%.o $(LIBA)
 # The tests of this build; with T=NAME[ NAME...] only those named (a name
 # with or without its test- prefix and .sh suffix).
 TEST_LIST = $(TESTS) $(if $(SAN),$(TESTS_SAN),$(TESTS_NOSAN))
-test_named = $(foreach t,$(TEST_LIST),$(if $(filter $(basename $(notdir $t)),$(foreach n,$(T:.sh=),$n test-$n)),$t))
+test_named = $(strip $(foreach t,$(TEST_LIST),$(if $(filter $(basename $(notdir $t)),$(foreach n,$(T:.sh=),$n test-$n)),$t)))
 test: all
 	$(if $(T),$(if $(test_named),,@echo "make test: no test named $(T) in this build" >&2; exit 2))
 	O=$(O) SAN=$(SAN) sh tests/run.sh $(if $(T),$(test_named),$(TEST_LIST))

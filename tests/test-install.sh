@@ -6,7 +6,7 @@ set -eu
 B=${CT_BUILD:?run me through tests/run.sh}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/check.sh"
 make -s O="$B" install PREFIX="$tmp/prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; fail "make install"; }
 for f in include/corotracer.h include/corotracer.hpp include/rip.h include/librip.h lib/libcorotracer.a \
          lib/libcorotracer.so lib/libcorotracer.so.1 lib/pkgconfig/corotracer.pc bin/corotracer; do

@@ -9,7 +9,7 @@ T=$CT_BUILD/tests/lib
 tmp=$(mktemp -d)
 trap 'kill -KILL $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 pid=
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/check.sh"
 
 # start PROG RING: run the test program until it is ready (it keeps running).
 start() {
