@@ -1,4 +1,4 @@
-# Makefile - builds libcorotracer (probe + rip), the corotracer binary, the
+# Makefile - builds libcorotracer (the probe), the corotracer binary, the
 # examples and the tests. Each area adds its sources and tests in its own
 # build.mk (src/*/build.mk, examples/*/build.mk, tests/build.mk, bench/build.mk).
 #
@@ -59,7 +59,7 @@ LIBSO := $(O)/lib/libcorotracer.so
 BIN := $(O)/bin/corotracer
 
 # Filled in by the build.mk files.
-LIB_SRCS :=      # linked into libcorotracer (probe, rip): libc + pthreads only
+LIB_SRCS :=      # linked into libcorotracer (the probe): libc + pthreads only
 CLI_SRCS :=      # linked into the corotracer binary (may use PKGS)
 TESTS :=         # test programs or scripts, run by tests/run.sh in every build
 TESTS_NOSAN :=   # tests run only in the plain build (e.g. timing-bound end-to-end)

@@ -1,7 +1,8 @@
 /* rip.h - librip-compatible instruction-pointer snapshot rings.
  *
  * Source-compatible with Fastly's librip: a program written against librip.h
- * builds against this header (and links -lcorotracer). Each thread (or
+ * builds against this header unchanged, and, like librip, links nothing (the
+ * writer is header-only, include/rip-writer.h). Each thread (or
  * coroutine, or any "concurrent process" id) owns one record in a file mapped
  * shared, ideally on tmpfs; rip_snap() stores the address of its call site in
  * the record's 32-entry ring. `corotracer rip -e EXE -r FILE` shows where every
@@ -102,21 +103,24 @@ RIP_API extern struct rip_ring *rip_ring;
 /* Create (or reuse) file, size it to max_procs records (0: the system's
  * pid_max), map it shared and write "<file>.maps" (the executable mappings of
  * this process). Records of an existing file are kept, as in librip. Returns
- * the mapping, owned by the library and never unmapped (threads may still
- * snap into it), or NULL with errno set; on failure nothing stays open or
- * mapped. Call once, before the threads that snap start. */
-RIP_API struct rip_ring *rip_map_ring(const char *file, uint32_t max_procs);
+ * the mapping, never unmapped (threads may still snap into it), or NULL with
+ * errno set; on failure nothing stays open or mapped. Call once, before the
+ * threads that snap start. */
+static inline struct rip_ring *rip_map_ring(const char *file, uint32_t max_procs);
 
 /* Rewrite "<file>.maps" of the last successful rip_map_ring(): call after
  * dlopen() so snapshots in the new library symbolize. Returns false with errno
  * set on failure (the previous map stays in place). Thread-safe. */
-RIP_API bool rip_update_maps(void);
+static inline bool rip_update_maps(void);
 
 /* The calling thread's kernel id (gettid), the record rip_init(0, ...) uses. */
-RIP_API pid_t rip_gettid(void);
+static inline pid_t rip_gettid(void);
 
 /* Records in the ring of the last successful rip_map_ring(), 0 before. */
-RIP_API uint64_t rip_record_count(void);
+static inline uint64_t rip_record_count(void);
+
+/* The writer's code (header-only: a program links nothing for rip). */
+#include "rip-writer.h"
 
 /* librip's rip_create_ring(): rip_map_ring() into the consumer's rip_ring.
  * Returns false with errno set on failure (rip_ring is then left as it was). */

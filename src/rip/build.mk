@@ -1,5 +1,5 @@
-# src/rip/build.mk - rip rings: writer (library), `corotracer rip` (reader), tests, bench.
-LIB_SRCS += src/rip/rip_ring.c
+# src/rip/build.mk - rip rings: `corotracer rip` (the reader), its tests and bench; the
+# writer is header-only (include/rip.h, include/rip-writer.h).
 RIP_READER_SRCS := src/rip/rip_load.c src/rip/rip_syms.c
 CLI_SRCS += src/rip/rip_main.c $(RIP_READER_SRCS)
 
@@ -22,7 +22,7 @@ $(RIP_LIB)/rip-prog-generic: $(O)/obj/tests/lib/rip-prog-generic.o
 $(RIP_LIB)/rip-prog-%: $(RIP_LIB)/librip-dso.so $(LIBA)
 	$(call link,$(CC) $(RIP_PIE),$(RIP_PROG_LIBS))
 PROGS += $(RIP_LIB)/rip-prog-pie $(RIP_LIB)/rip-prog-nopie $(RIP_LIB)/rip-prog-generic
-TESTS += $(O)/tests/test-rip-api tests/test-rip.sh tests/test-rip-bad.sh
+TESTS += $(O)/tests/test-rip-api tests/test-rip.sh tests/test-rip-bad.sh tests/test-rip-librip.sh
 
 $(O)/bench/bench-rip: $(O)/obj/bench/bench-rip.o $(LIBA)
 	$(call link)
