@@ -226,14 +226,17 @@ int ct_rip_main(int argc, char **argv) {
   uint64_t *addrs = NULL;
   char err[512];
   const char *warn, *err_file = o.ring;
-  rc = 2;
-  if (ct_rip_load(o.ring, &th, err, sizeof err) != 0) goto out;
+  int r = ct_rip_load(o.ring, &th, err, sizeof err);
+  rc = r == -ENOMEM ? 1 : 2; /* else bad input */
+  if (r != 0) goto out;
   maps = o.maps != NULL ? strdup(o.maps) : default_maps(o.ring);
   if (maps == NULL) {
     rc = nomem(err, sizeof err);
     goto out;
   }
-  if (ct_rip_symbolizer(o.exe, maps, &sym, &warn, &err_file, err, sizeof err) != 0) goto out;
+  r = ct_rip_symbolizer(o.exe, maps, &sym, &warn, &err_file, err, sizeof err);
+  rc = r == -ENOMEM ? 1 : 2;
+  if (r != 0) goto out;
   if (warn != NULL) fprintf(stderr, "corotracer: %s: %s\n", maps, warn);
   /* The addresses the view shows: every snapshot (-t) or the newest ones. */
   size_t n = 0;

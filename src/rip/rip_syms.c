@@ -12,12 +12,13 @@
 #define MAPS_MAGIC "# corotracer rip maps 1"
 #define ET_DYN_TYPE 3
 
-static int set_err(char *err, size_t errlen, const char *msg, long line) {
+/* Say why in why (prefixed with the line when line > 0) and return code (-errno). */
+static int set_err(int code, char *why, size_t whylen, const char *msg, long line) {
   if (line > 0)
-    snprintf(err, errlen, "line %ld: %s", line, msg);
+    snprintf(why, whylen, "line %ld: %s", line, msg);
   else
-    snprintf(err, errlen, "%s", msg);
-  return -1;
+    snprintf(why, whylen, "%s", msg);
+  return code;
 }
 
 /* 1 if path is an ELF shared object or PIE (e_type ET_DYN), 0 if another ELF
@@ -46,11 +47,11 @@ static int is_dyn_elf(const char *path) {
 
 /* Add the mappings of the module map f to s; the executable recorded in the
  * map stands for exe. */
-static int add_map_file(ct_symbolizer *s, FILE *f, const char *exe, char *err, size_t errlen) {
+static int add_map_file(ct_symbolizer *s, FILE *f, const char *exe, char *why, size_t whylen) {
   char *line = NULL, *map_exe = NULL;
   size_t cap = 0;
   long lineno = 0;
-  int rc = -1;
+  int rc;
   ssize_t len;
   while ((len = getline(&line, &cap, f)) >= 0) {
     lineno++;
@@ -60,7 +61,7 @@ static int add_map_file(ct_symbolizer *s, FILE *f, const char *exe, char *err, s
     int path_at = 0;
     if (lineno == 1) {
       if (strcmp(line, MAPS_MAGIC) != 0) {
-        set_err(err, errlen, "not a rip module map (no \"" MAPS_MAGIC "\" line)", 0);
+        rc = set_err(-EINVAL, why, whylen, "not a rip module map (no \"" MAPS_MAGIC "\" line)", 0);
         goto out;
       }
     } else if (strncmp(line, "pid ", 4) == 0) {
@@ -69,7 +70,7 @@ static int add_map_file(ct_symbolizer *s, FILE *f, const char *exe, char *err, s
       free(map_exe);
       map_exe = strdup(line + 4);
       if (map_exe == NULL) {
-        set_err(err, errlen, "out of memory", 0);
+        rc = set_err(-ENOMEM, why, whylen, "out of memory", 0);
         goto out;
       }
     } else if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*u %n", &start, &end,
@@ -77,22 +78,23 @@ static int add_map_file(ct_symbolizer *s, FILE *f, const char *exe, char *err, s
                path_at > 0 && line[path_at] == '/' && start < end) {
       const char *path = line + path_at;
       if (map_exe != NULL && strcmp(path, map_exe) == 0) path = exe;
-      int r = ct_symbolizer_add_module(s, 0, start, end, off, path);
-      if (r != 0) {
-        set_err(err, errlen, strerror(-r), lineno);
+      rc = ct_symbolizer_add_module(s, 0, start, end, off, path);
+      if (rc != 0) {
+        set_err(rc, why, whylen, strerror(-rc), lineno);
         goto out;
       }
     } else {
-      set_err(err, errlen, "not a mapping (start-end perms offset dev inode /path)", lineno);
+      rc = set_err(-EINVAL, why, whylen, "not a mapping (start-end perms offset dev inode /path)",
+                   lineno);
       goto out;
     }
   }
   if (ferror(f)) {
-    set_err(err, errlen, strerror(errno), 0);
+    rc = set_err(-errno, why, whylen, strerror(errno), 0);
     goto out;
   }
   if (lineno == 0) {
-    set_err(err, errlen, "empty module map", 0);
+    rc = set_err(-EINVAL, why, whylen, "empty module map", 0);
     goto out;
   }
   rc = 0;
@@ -104,35 +106,35 @@ out:
 
 /* Contract in rip_syms.h. */
 int ct_rip_symbolizer(const char *exe, const char *maps_path, ct_symbolizer **out,
-                      const char **warn, const char **err_file, char *err, size_t errlen) {
+                      const char **warn, const char **err_file, char *why, size_t whylen) {
   ct_symbolizer *s = NULL;
   FILE *f = NULL;
-  int rc = -1;
+  int rc;
   *warn = NULL;
   *err_file = exe;
   int dyn = is_dyn_elf(exe);
   if (dyn < 0) {
-    set_err(err, errlen, errno == ENOEXEC ? "not an ELF file" : strerror(errno), 0);
+    rc = set_err(-errno, why, whylen, errno == ENOEXEC ? "not an ELF file" : strerror(errno), 0);
     goto out;
   }
-  int r = ct_symbolizer_new(&s);
-  if (r != 0) {
-    set_err(err, errlen, strerror(-r), 0);
+  rc = ct_symbolizer_new(&s);
+  if (rc != 0) {
+    set_err(rc, why, whylen, strerror(-rc), 0);
     goto out;
   }
   f = fopen(maps_path, "re");
   if (f == NULL && errno != ENOENT) {
     *err_file = maps_path;
-    set_err(err, errlen, strerror(errno), 0);
+    rc = set_err(-errno, why, whylen, strerror(errno), 0);
     goto out;
   }
   if (f != NULL) {
     *err_file = maps_path;
-    if (add_map_file(s, f, exe, err, errlen) != 0) goto out;
+    if ((rc = add_map_file(s, f, exe, why, whylen)) != 0) goto out;
   } else {
-    r = ct_symbolizer_add_static(s, exe);
-    if (r != 0) {
-      set_err(err, errlen, strerror(-r), 0);
+    rc = ct_symbolizer_add_static(s, exe);
+    if (rc != 0) {
+      set_err(rc, why, whylen, strerror(-rc), 0);
       goto out;
     }
     if (dyn)
