@@ -15,6 +15,8 @@
 .DEFAULT_GOAL := all
 
 PREFIX ?= /usr/local
+# The release, from its one place (include/corotracer.h).
+VERSION := $(shell sed -n 's/^\#define COROTRACER_VERSION "\(.*\)"$$/\1/p' include/corotracer.h)
 SAN ?=
 O ?= build/default$(if $(SAN),-$(SAN))
 CC ?= cc
@@ -134,7 +136,7 @@ install: $(LIBA) $(LIBSO) $(BIN)
 	install -m 0755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/libcorotracer.so.1
 	ln -sf libcorotracer.so.1 $(DESTDIR)$(PREFIX)/lib/libcorotracer.so
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/
-	sed -e 's|@PREFIX@|$(PREFIX)|' corotracer.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/corotracer.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' corotracer.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/corotracer.pc
 
 clean:
 	rm -rf build
