@@ -27,8 +27,8 @@ extern long syscall(long number, ...);
 extern char *realpath(const char *__restrict path, char *__restrict resolved);
 extern ssize_t readlink(const char *__restrict path, char *__restrict buf, size_t len);
 extern int ftruncate(int fd, off_t length);
-#if !defined(O_CLOEXEC) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || \
-                            defined(__arm__) || defined(__riscv) || defined(__powerpc__) ||   \
+#if !defined(O_CLOEXEC) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) ||    \
+                            defined(__arm__) || defined(__riscv) || defined(__powerpc__) ||        \
                             defined(__s390__) || defined(__mips__) || defined(__loongarch__))
 #define O_CLOEXEC 02000000 /* its value on these CPUs (Linux asm-generic) */
 #elif !defined(O_CLOEXEC)
@@ -62,20 +62,26 @@ static inline int rip_read_file_(const char *path, char **out) {
   char *buf = NULL, *bigger;
   ssize_t n;
   int saved, fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
+  if (fd < 0)
+    return -1;
   buf = (char *)malloc(cap);
-  if (buf == NULL) goto fail;
+  if (buf == NULL)
+    goto fail;
   for (;;) {
     if (cap - len < 4096) {
       bigger = (char *)realloc(buf, cap * 2);
-      if (bigger == NULL) goto fail;
+      if (bigger == NULL)
+        goto fail;
       buf = bigger;
       cap *= 2;
     }
     n = read(fd, buf + len, cap - len - 1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) goto fail;
-    if (n == 0) break;
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      goto fail;
+    if (n == 0)
+      break;
     len += (size_t)n;
   }
   close(fd);
@@ -94,8 +100,10 @@ static inline int rip_write_all_(int fd, const char *buf, size_t len) {
   ssize_t n;
   while (len > 0) {
     n = write(fd, buf, len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return -1;
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return -1;
     buf += n;
     len -= (size_t)n;
   }
@@ -111,7 +119,8 @@ static inline int rip_size_records_(uint32_t max_procs, uint64_t *out) {
     *out = max_procs;
     return 0;
   }
-  if (rip_read_file_("/proc/sys/kernel/pid_max", &text) != 0) return -1;
+  if (rip_read_file_("/proc/sys/kernel/pid_max", &text) != 0)
+    return -1;
   errno = 0;
   v = strtoull(text, &end, 10);
   bad = errno != 0 || end == text || v == 0 || v > UINT32_MAX;
@@ -154,9 +163,11 @@ static inline int rip_write_maps_(const char *path) {
   int fd = -1, rc = -1, hlen, saved;
   size_t mapslen, tmplen = strlen(path) + 32;
   ssize_t exelen = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (exelen < 0) goto out;
+  if (exelen < 0)
+    goto out;
   exe[exelen] = '\0';
-  if (rip_read_file_("/proc/self/maps", &maps) != 0) goto out;
+  if (rip_read_file_("/proc/self/maps", &maps) != 0)
+    goto out;
   mapslen = rip_keep_code_lines_(maps);
   hlen = snprintf(header, sizeof header, "# corotracer rip maps 1\npid %ld\nexe %s\n",
                   (long)getpid(), exe);
@@ -165,21 +176,27 @@ static inline int rip_write_maps_(const char *path) {
     goto out;
   }
   tmp = (char *)malloc(tmplen);
-  if (tmp == NULL) goto out;
+  if (tmp == NULL)
+    goto out;
   snprintf(tmp, tmplen, "%s.%ld.tmp", path, (long)getpid());
   fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) goto out;
+  if (fd < 0)
+    goto out;
   if (rip_write_all_(fd, header, (size_t)hlen) != 0 || rip_write_all_(fd, maps, mapslen) != 0)
     goto out;
   hlen = close(fd); /* an error of close is one of the write */
   fd = -1;
-  if (hlen != 0 && errno != EINTR) goto out;
-  if (rename(tmp, path) != 0) goto out;
+  if (hlen != 0 && errno != EINTR)
+    goto out;
+  if (rename(tmp, path) != 0)
+    goto out;
   rc = 0;
 out:
   saved = errno;
-  if (fd >= 0) close(fd);
-  if (rc != 0 && tmp != NULL) unlink(tmp);
+  if (fd >= 0)
+    close(fd);
+  if (rc != 0 && tmp != NULL)
+    unlink(tmp);
   free(tmp);
   free(maps);
   errno = saved;
@@ -191,12 +208,15 @@ out:
 static inline char *rip_sidecar_path_(const char *file) {
   char *abs = realpath(file, NULL), *path;
   size_t len;
-  if (abs == NULL) return NULL;
+  if (abs == NULL)
+    return NULL;
   len = strlen(abs) + sizeof ".maps";
   path = (char *)malloc(len);
-  if (path != NULL) snprintf(path, len, "%s.maps", abs);
+  if (path != NULL)
+    snprintf(path, len, "%s.maps", abs);
   free(abs);
-  if (path == NULL) errno = ENOMEM;
+  if (path == NULL)
+    errno = ENOMEM;
   return path;
 }
 
@@ -206,21 +226,26 @@ static inline struct rip_ring *rip_map_ring(const char *file, uint32_t max_procs
   char *path = NULL;
   int fd = -1, ok = 0, r, saved;
   uint64_t count;
-  if (rip_size_records_(max_procs, &count) != 0) goto out;
+  if (rip_size_records_(max_procs, &count) != 0)
+    goto out;
   if (count > SIZE_MAX / RIP_RECORD_SIZE) {
     errno = EOVERFLOW;
     goto out;
   }
   size = (size_t)count * RIP_RECORD_SIZE;
   fd = open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) goto out;
+  if (fd < 0)
+    goto out;
   while ((r = ftruncate(fd, (off_t)size)) != 0 && errno == EINTR) {
   }
-  if (r != 0) goto out;
+  if (r != 0)
+    goto out;
   map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (map == MAP_FAILED) goto out;
+  if (map == MAP_FAILED)
+    goto out;
   path = rip_sidecar_path_(file);
-  if (path == NULL) goto out;
+  if (path == NULL)
+    goto out;
   pthread_mutex_lock(&rip_maps_lock_);
   r = rip_write_maps_(path);
   if (r == 0) {
@@ -232,11 +257,14 @@ static inline struct rip_ring *rip_map_ring(const char *file, uint32_t max_procs
   pthread_mutex_unlock(&rip_maps_lock_);
   errno = saved;
   ok = r == 0;
-  if (ok) __atomic_store_n(&rip_records_, count, __ATOMIC_RELAXED);
+  if (ok)
+    __atomic_store_n(&rip_records_, count, __ATOMIC_RELAXED);
 out:
   saved = errno;
-  if (fd >= 0) close(fd);
-  if (!ok && map != MAP_FAILED) munmap(map, size);
+  if (fd >= 0)
+    close(fd);
+  if (!ok && map != MAP_FAILED)
+    munmap(map, size);
   free(path);
   errno = saved;
   return ok ? (struct rip_ring *)map : NULL;

@@ -53,7 +53,7 @@
 
 #ifdef __cplusplus
 extern "C" {
-#elif !defined(thread_local) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && \
+#elif !defined(thread_local) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L &&        \
     __STDC_VERSION__ < 202311L
 /* What C11's <threads.h> defines; C23 and C++ have the keyword. */
 #define thread_local _Thread_local
@@ -126,7 +126,8 @@ static inline uint64_t rip_record_count(void);
  * Returns false with errno set on failure (rip_ring is then left as it was). */
 static inline bool rip_create_ring(const char *file, uint32_t max_procs) {
   struct rip_ring *r = rip_map_ring(file, max_procs);
-  if (r == NULL) return false;
+  if (r == NULL)
+    return false;
   rip_ring = r;
   return true;
 }
@@ -142,15 +143,18 @@ static inline void rip_init(pid_t id, const char *name, size_t namelen, uint8_t 
   struct rip_ring *r;
   size_t len = namelen < RIP_NAME_SIZE - 1 ? namelen : RIP_NAME_SIZE - 1;
   int i;
-  if (id == 0) id = rip_gettid();
+  if (id == 0)
+    id = rip_gettid();
   if (id < 0 || (uint64_t)id >= rip_record_count()) {
     id = 0;
     name = NULL;
   }
   r = &rip_ring[id];
-  for (i = 0; i < RIP_RING_SIZE; i++) __atomic_store_n(&r->rip[i], 0, __ATOMIC_RELAXED);
+  for (i = 0; i < RIP_RING_SIZE; i++)
+    __atomic_store_n(&r->rip[i], 0, __ATOMIC_RELAXED);
   memset(r->name, 0, sizeof r->name);
-  if (name != NULL) memcpy(r->name, name, len);
+  if (name != NULL)
+    memcpy(r->name, name, len);
   rip_tid = id;
   rip_idx = idx;
   rip_ctr = ctr;

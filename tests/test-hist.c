@@ -10,8 +10,9 @@
 /* |got - want| <= want / 16 (6.25%: half a bucket of 8 per octave). */
 static void near(uint64_t got, uint64_t want, int line) {
   uint64_t d = got > want ? got - want : want - got;
-  if (d > want / 16) check_fail_(__FILE__, line, "quantile %lu, want %lu +- 6%%", (unsigned long)got,
-                                 (unsigned long)want);
+  if (d > want / 16)
+    check_fail_(__FILE__, line, "quantile %lu, want %lu +- 6%%", (unsigned long)got,
+                (unsigned long)want);
 }
 #define ASSERT_NEAR(got, want) near((got), (want), __LINE__)
 
@@ -26,7 +27,8 @@ int main(void) {
 
   /* Small values are exact. */
   memset(&h, 0, sizeof h);
-  for (uint64_t v = 0; v < 8; v++) ct_hist_add(&h, v);
+  for (uint64_t v = 0; v < 8; v++)
+    ct_hist_add(&h, v);
   ASSERT_UINT64_EQ(h.min, 0);
   ASSERT_UINT64_EQ(h.max, 7);
   ASSERT_UINT64_EQ(ct_hist_quantile(&h, 0.125), 0);
@@ -35,7 +37,8 @@ int main(void) {
 
   /* 1..100000 uniformly: quantile q is about q * 100000. */
   memset(&h, 0, sizeof h);
-  for (uint64_t v = 1; v <= 100000; v++) ct_hist_add(&h, v);
+  for (uint64_t v = 1; v <= 100000; v++)
+    ct_hist_add(&h, v);
   ASSERT_UINT64_EQ(h.n, 100000);
   ASSERT_NEAR(ct_hist_quantile(&h, 0.5), 50000);
   ASSERT_NEAR(ct_hist_quantile(&h, 0.9), 90000);
@@ -44,13 +47,17 @@ int main(void) {
 
   /* Powers of two from 1 ns to 2^40 ns: each quantile lands on its octave. */
   memset(&h, 0, sizeof h);
-  for (int e = 0; e <= 40; e++) ct_hist_add(&h, 1ull << e);
-  for (int e = 0; e <= 40; e++) ASSERT_NEAR(ct_hist_quantile(&h, (e + 1) / 41.0), 1ull << e);
+  for (int e = 0; e <= 40; e++)
+    ct_hist_add(&h, 1ull << e);
+  for (int e = 0; e <= 40; e++)
+    ASSERT_NEAR(ct_hist_quantile(&h, (e + 1) / 41.0), 1ull << e);
 
   /* A long tail: 99% at 1 ms, 1% at 10 s. */
   memset(&h, 0, sizeof h);
-  for (int i = 0; i < 9900; i++) ct_hist_add(&h, 1000000);
-  for (int i = 0; i < 100; i++) ct_hist_add(&h, 10000000000ull);
+  for (int i = 0; i < 9900; i++)
+    ct_hist_add(&h, 1000000);
+  for (int i = 0; i < 100; i++)
+    ct_hist_add(&h, 10000000000ull);
   ASSERT_NEAR(ct_hist_quantile(&h, 0.5), 1000000);
   ASSERT_NEAR(ct_hist_quantile(&h, 0.99), 1000000);
   ASSERT_NEAR(ct_hist_quantile(&h, 0.995), 10000000000ull);

@@ -8,16 +8,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "librip.h" /* librip's own header name; it includes rip.h */
 #include "lib/check.h"
+#include "librip.h" /* librip's own header name; it includes rip.h */
 
 RIP_DEFINE_STORAGE;
 
 static int open_fds(void) {
   DIR *d = opendir("/proc/self/fd");
   int n = 0;
-  if (d == NULL) return -1;
-  while (readdir(d) != NULL) n++;
+  if (d == NULL)
+    return -1;
+  while (readdir(d) != NULL)
+    n++;
   closedir(d);
   return n;
 }
@@ -25,7 +27,8 @@ static int open_fds(void) {
 /* Whole contents of path (NUL-terminated, caller frees), or NULL. */
 static char *slurp(const char *path) {
   FILE *f = fopen(path, "re");
-  if (f == NULL) return NULL;
+  if (f == NULL)
+    return NULL;
   static char buf[1 << 16];
   size_t n = fread(buf, 1, sizeof buf - 1, f);
   fclose(f);

@@ -14,7 +14,9 @@
 #include "common/symbolize.h"
 #include "lib/check.h"
 
-/* Each function on one physical line, so any of its addresses has that line. */
+/* Each function on one physical line, so any of its addresses has that line;
+ * and each site's line recorded on the site's own line: kept as written. */
+// clang-format off
 enum { F1_LINE = __LINE__ }; __attribute__((noinline)) static int f1(int x) { __asm__ volatile("" ::: "memory"); return x * 3 + 1; }
 
 /* The memory clobber keeps it impure, so the caller's code after it stays after it. */
@@ -54,6 +56,7 @@ NAMED(m5, "_ZSt4moveIRiEONSt16remove_referenceIT_E4typeEOS2_")
 NAMED(m6, "_ZL5localv")
 NAMED(m7, "_ZN2nsplERKS_S1_")
 NAMED(m8, "_ZN2ns3bazEv.part.0")
+// clang-format on
 static const struct {
   int (*fn)(void);
   const char *want;
@@ -72,7 +75,8 @@ static const struct {
  * writes them as module lines to out); returns how many. */
 static int add_self_maps(ct_symbolizer *s, FILE *out, uint32_t pid, char *exe, size_t exesz) {
   FILE *f = fopen("/proc/self/maps", "re");
-  if (!f) return -errno;
+  if (!f)
+    return -errno;
   char line[4096];
   int n = 0;
   while (fgets(line, sizeof line, f)) {
@@ -81,13 +85,18 @@ static int add_self_maps(ct_symbolizer *s, FILE *out, uint32_t pid, char *exe, s
     if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %4095[^\n]", &start, &end,
                perms, &off, path) < 4)
       continue;
-    if (perms[2] != 'x' || path[0] != '/') continue;
+    if (perms[2] != 'x' || path[0] != '/')
+      continue;
     if (out)
-      n += fprintf(out, "{\"type\":\"module\",\"pid\":%u,\"start\":\"0x%016" PRIx64 "\",\"end\":\"0x%016" PRIx64
-                   "\",\"offset\":\"0x%016" PRIx64 "\",\"path\":\"%s\"}\n", pid, start, end, off, path) > 0;
+      n += fprintf(out,
+                   "{\"type\":\"module\",\"pid\":%u,\"start\":\"0x%016" PRIx64
+                   "\",\"end\":\"0x%016" PRIx64 "\",\"offset\":\"0x%016" PRIx64
+                   "\",\"path\":\"%s\"}\n",
+                   pid, start, end, off, path) > 0;
     else if (ct_symbolizer_add_module(s, pid, start, end, off, path) == 0)
       n++;
-    if (strstr(path, "test-symbolize")) snprintf(exe, exesz, "%s", path);
+    if (strstr(path, "test-symbolize"))
+      snprintf(exe, exesz, "%s", path);
   }
   fclose(f);
   return n;
@@ -101,37 +110,50 @@ static int ends_with(const char *s, const char *suffix) {
 /* A trace of one coroutine created in f1 and parked for good in caller(). */
 static int write_trace(const char *path) {
   FILE *f = fopen(path, "we");
-  if (!f) return 1;
+  if (!f)
+    return 1;
   uint32_t pid = (uint32_t)getpid();
   char exe[4096] = "";
   uintptr_t ra = caller(), create = (uintptr_t)&f1 + 1; /* "returns" into f1 */
   const uint64_t t0 = (uint64_t)5000 * 1000000000u;
-  fprintf(f, "{\"type\":\"meta\",\"format\":\"corotracer-trace\",\"format_version\":1,\"target_pid\":%u,"
-             "\"clock\":{\"mono_ns\":%" PRIu64 ",\"wall_ns\":1}}\n", pid, t0);
+  fprintf(
+      f,
+      "{\"type\":\"meta\",\"format\":\"corotracer-trace\",\"format_version\":1,\"target_pid\":%u,"
+      "\"clock\":{\"mono_ns\":%" PRIu64 ",\"wall_ns\":1}}\n",
+      pid, t0);
   add_self_maps(NULL, f, pid, exe, sizeof exe);
-  fprintf(f, "{\"type\":\"coroutine\",\"probe_id\":7,\"station\":0,\"pid\":%u,\"label\":\"pie\","
-             "\"create_site\":\"0x%016" PRIxPTR "\"}\n", pid, create);
-  const char *ev = "{\"probe_id\":7,\"tid\":%u,\"addr\":\"0x%016" PRIxPTR "\",\"seq\":%d,\"is_active\":%s,"
-                   "\"ts\":%" PRIu64 ",\"kind\":\"%s\",\"ev\":%d,\"site\":\"0x%016" PRIxPTR "\"%s}\n";
+  fprintf(f,
+          "{\"type\":\"coroutine\",\"probe_id\":7,\"station\":0,\"pid\":%u,\"label\":\"pie\","
+          "\"create_site\":\"0x%016" PRIxPTR "\"}\n",
+          pid, create);
+  const char *ev =
+      "{\"probe_id\":7,\"tid\":%u,\"addr\":\"0x%016" PRIxPTR "\",\"seq\":%d,\"is_active\":%s,"
+      "\"ts\":%" PRIu64 ",\"kind\":\"%s\",\"ev\":%d,\"site\":\"0x%016" PRIxPTR "\"%s}\n";
   fprintf(f, ev, pid, create, 2, "false", t0 + 1000, "create", 0, create, "");
   fprintf(f, ev, pid, (uintptr_t)0, 4, "true", t0 + 2000, "resume", 1, (uintptr_t)0, "");
   fprintf(f, ev, pid, ra, 6, "false", t0 + 3000, "suspend", 2, ra, ",\"wait\":\"fd\",\"obj\":9");
-  fprintf(f, "{\"probe_id\":8,\"tid\":%u,\"addr\":\"0x0\",\"seq\":2,\"is_active\":false,\"ts\":%" PRIu64
-             ",\"kind\":\"wake\",\"ev\":0,\"from\":0}\n", pid, t0 + 4000);
-  fprintf(f, "{\"type\":\"end\",\"ts\":%" PRIu64 ",\"exit\":{\"code\":0}}\n", t0 + (uint64_t)5000000000u);
-  if (fclose(f)) return 1;
+  fprintf(
+      f,
+      "{\"probe_id\":8,\"tid\":%u,\"addr\":\"0x0\",\"seq\":2,\"is_active\":false,\"ts\":%" PRIu64
+      ",\"kind\":\"wake\",\"ev\":0,\"from\":0}\n",
+      pid, t0 + 4000);
+  fprintf(f, "{\"type\":\"end\",\"ts\":%" PRIu64 ",\"exit\":{\"code\":0}}\n",
+          t0 + (uint64_t)5000000000u);
+  if (fclose(f))
+    return 1;
   printf("suspend caller %d\ncreate f1 %d\n", call_line, F1_LINE);
   return 0;
 }
 
 int main(int argc, char **argv) {
-  if (argc == 3 && strcmp(argv[1], "--trace") == 0) return write_trace(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "--trace") == 0)
+    return write_trace(argv[2]);
   ct_symbolizer *s = NULL;
   uint32_t pid = (uint32_t)getpid();
   char exe[4096] = "";
   ASSERT_OK(ct_symbolizer_new(&s));
   int nmaps = add_self_maps(s, NULL, pid, exe, sizeof exe);
-  ASSERT_GE(nmaps, 2); /* executable mappings */
+  ASSERT_GE(nmaps, 2);    /* executable mappings */
   ASSERT_EQ(exe[0], '/'); /* own executable in /proc/self/maps */
 
   /* A function's own address (not a return address). */
@@ -180,7 +202,7 @@ int main(int argc, char **argv) {
 
   /* Another process, or an address nobody maps: not found. */
   ASSERT_EQ(ct_symbolize(s, pid + 1, pf1, 0, &sym), -ENOENT); /* another pid */
-  ASSERT_EQ(ct_symbolize(s, pid, 16, 0, &sym), -ENOENT); /* unmapped */
+  ASSERT_EQ(ct_symbolize(s, pid, 16, 0, &sym), -ENOENT);      /* unmapped */
   ct_symbolizer_free(s);
 
   /* A file that is gone: module + file offset, no names. */

@@ -125,39 +125,44 @@ static void test_rejected(void) {
       "{\"x\":tru}",
       "{\"probe_id\" 1}",
   };
-  for (size_t i = 0; i < sizeof syntax / sizeof syntax[0]; i++) ASSERT_EQ(parse(syntax[i], &l), CT_LINE_SYNTAX);
+  for (size_t i = 0; i < sizeof syntax / sizeof syntax[0]; i++)
+    ASSERT_EQ(parse(syntax[i], &l), CT_LINE_SYNTAX);
 
   /* Nesting deeper than the scanner's limit is refused, not recursed into. */
   char deep[400];
   size_t n = 0;
   deep[n++] = '{';
-  for (int i = 0; i < 40; i++) n += (size_t)snprintf(deep + n, sizeof deep - n, "\"a\":[");
+  for (int i = 0; i < 40; i++)
+    n += (size_t)snprintf(deep + n, sizeof deep - n, "\"a\":[");
   deep[n] = '\0';
   ASSERT_EQ(parse(deep, &l), CT_LINE_SYNTAX);
 
   const char *shape[] = {
-      "{\"probe_id\":\"7\",\"ts\":2,\"is_active\":true}",   /* a number as a string */
-      "{\"probe_id\":7,\"ts\":-2,\"is_active\":true}",      /* negative u64 */
-      "{\"probe_id\":7,\"ts\":2.5,\"is_active\":true}",     /* fraction */
-      "{\"probe_id\":7,\"ts\":2,\"is_active\":1}",          /* bool as a number */
-      "{\"probe_id\":7,\"ts\":2,\"kind\":\"jump\"}",        /* unknown kind */
+      "{\"probe_id\":\"7\",\"ts\":2,\"is_active\":true}", /* a number as a string */
+      "{\"probe_id\":7,\"ts\":-2,\"is_active\":true}",    /* negative u64 */
+      "{\"probe_id\":7,\"ts\":2.5,\"is_active\":true}",   /* fraction */
+      "{\"probe_id\":7,\"ts\":2,\"is_active\":1}",        /* bool as a number */
+      "{\"probe_id\":7,\"ts\":2,\"kind\":\"jump\"}",      /* unknown kind */
       "{\"probe_id\":7,\"ts\":2,\"kind\":\"wake\",\"wait\":\"sock\"}",
       "{\"probe_id\":7,\"ts\":2,\"kind\":\"wake\",\"site\":\"12ab\"}", /* hex without 0x */
       "{\"probe_id\":7,\"ts\":2,\"kind\":\"wake\",\"site\":\"0x12345678901234567\"}",
-      "{\"probe_id\":7,\"is_active\":true}",                /* no ts */
-      "{\"ts\":2,\"is_active\":true}",                      /* no probe_id */
-      "{\"probe_id\":7,\"ts\":2}",                          /* neither kind nor is_active */
+      "{\"probe_id\":7,\"is_active\":true}", /* no ts */
+      "{\"ts\":2,\"is_active\":true}",       /* no probe_id */
+      "{\"probe_id\":7,\"ts\":2}",           /* neither kind nor is_active */
       "{\"probe_id\":7,\"ts\":18446744073709551616,\"is_active\":true}", /* 2^64 */
   };
-  for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++) ASSERT_EQ(parse(shape[i], &l), CT_LINE_SHAPE);
+  for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++)
+    ASSERT_EQ(parse(shape[i], &l), CT_LINE_SHAPE);
 
   /* Torn slot copies, as the reference engine wrote them. */
   const char *torn[] = {
-      "{\"probe_id\":0,\"tid\":0,\"addr\":\"0x000099833fb94158\",\"seq\":1,\"is_active\":false,\"ts\":0}",
+      "{\"probe_id\":0,\"tid\":0,\"addr\":\"0x000099833fb94158\",\"seq\":1,\"is_active\":false,"
+      "\"ts\":0}",
       "{\"probe_id\":5,\"tid\":72057594037927936,\"seq\":1,\"is_active\":false,\"ts\":9}",
       "{\"probe_id\":5,\"tid\":1,\"is_active\":false,\"ts\":4611686018427387904}",
   };
-  for (size_t i = 0; i < sizeof torn / sizeof torn[0]; i++) ASSERT_EQ(parse(torn[i], &l), CT_LINE_TORN);
+  for (size_t i = 0; i < sizeof torn / sizeof torn[0]; i++)
+    ASSERT_EQ(parse(torn[i], &l), CT_LINE_TORN);
 }
 
 static void test_strings(void) {
@@ -214,10 +219,12 @@ static void test_stream(void) {
     len += (size_t)snprintf(text + len, cap - len,
                             "{\"probe_id\":%d,\"tid\":1,\"is_active\":true,\"ts\":%d}\n", i, i);
   text[len++] = '\n';
-  len += (size_t)snprintf(text + len, cap - len, "{\"type\":\"coroutine\",\"probe_id\":5000,\"label\":\"");
+  len += (size_t)snprintf(text + len, cap - len,
+                          "{\"type\":\"coroutine\",\"probe_id\":5000,\"label\":\"");
   memset(text + len, 'x', 1u << 20);
   len += 1u << 20;
-  len += (size_t)snprintf(text + len, cap - len, "\"}\n{\"probe_id\":7777,\"ts\":1,\"is_active\":false}");
+  len += (size_t)snprintf(text + len, cap - len,
+                          "\"}\n{\"probe_id\":7777,\"ts\":1,\"is_active\":false}");
 
   struct seen s = {0};
   uint64_t bytes = 0;

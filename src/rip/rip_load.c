@@ -49,7 +49,8 @@ int ct_rip_order(const uint64_t ring[RIP_RING_SIZE], struct ct_rip_thread *t, ch
   t->exited = false;
   for (int s = 0; s < RIP_RING_SIZE; s++) {
     uint64_t e = ring[s];
-    if (e == 0) continue;
+    if (e == 0)
+      continue;
     if (e == RIP_EXIT_MARKER) {
       t->exited = true;
       continue;
@@ -82,13 +83,15 @@ int ct_rip_order(const uint64_t ring[RIP_RING_SIZE], struct ct_rip_thread *t, ch
     unsigned a = (unsigned)(v[i] >> RIP_CTR_SHIFT);
     unsigned b = (unsigned)(v[(i + 1) % n] >> RIP_CTR_SHIFT);
     unsigned gap = (b - a) & 0xff;
-    if (gap == 0) gap = 256; /* a single entry */
+    if (gap == 0)
+      gap = 256; /* a single entry */
     if (gap > widest) {
       widest = gap;
       start = (i + 1) % n;
     }
   }
-  for (int i = 0; i < n; i++) t->e[i] = v[(start + i) % n];
+  for (int i = 0; i < n; i++)
+    t->e[i] = v[(start + i) % n];
   t->n = (uint8_t)n;
   return 0;
 }
@@ -102,7 +105,8 @@ static int take(struct ct_rip_threads *out, uint64_t id, const struct raw_record
     ring[i] = from_le(r->w[RIP_NAME_SIZE / 8 + i]);
     used |= ring[i] != 0;
   }
-  if (!used) return 0;
+  if (!used)
+    return 0;
   if (out->n == out->cap) {
     size_t cap = out->cap ? out->cap * 2 : 64;
     struct ct_rip_thread *v = realloc(out->v, cap * sizeof *v);
@@ -115,7 +119,8 @@ static int take(struct ct_rip_threads *out, uint64_t id, const struct raw_record
   struct ct_rip_thread *t = &out->v[out->n];
   char msg[160];
   int rc = ct_rip_order(ring, t, msg, sizeof msg);
-  if (rc != 0) return fail(rc, why, whylen, "record %" PRIu64 ": %s", id, msg);
+  if (rc != 0)
+    return fail(rc, why, whylen, "record %" PRIu64 ": %s", id, msg);
   t->id = id;
   memcpy(t->name, r->w, RIP_NAME_SIZE);
   t->name[RIP_NAME_SIZE] = '\0';
@@ -124,7 +129,8 @@ static int take(struct ct_rip_threads *out, uint64_t id, const struct raw_record
 }
 
 static int check_size(uint64_t size, const char *what, char *why, size_t whylen) {
-  if (size % RIP_RECORD_SIZE == 0) return 0;
+  if (size % RIP_RECORD_SIZE == 0)
+    return 0;
   return fail(-EINVAL, why, whylen,
               "%s %" PRIu64 " is not a multiple of %d bytes: record %" PRIu64 " is truncated", what,
               size, RIP_RECORD_SIZE, size / RIP_RECORD_SIZE);
@@ -132,7 +138,8 @@ static int check_size(uint64_t size, const char *what, char *why, size_t whylen)
 
 /* One record of a live map: an atomic load per word, as the writer stores. */
 static void load_record(const uint64_t *words, struct raw_record *r) {
-  for (int i = 0; i < WORDS_PER_RECORD; i++) r->w[i] = __atomic_load_n(&words[i], __ATOMIC_RELAXED);
+  for (int i = 0; i < WORDS_PER_RECORD; i++)
+    r->w[i] = __atomic_load_n(&words[i], __ATOMIC_RELAXED);
 }
 
 static int take_live(struct ct_rip_threads *out, const uint64_t *words, uint64_t id, char *why,
@@ -141,7 +148,8 @@ static int take_live(struct ct_rip_threads *out, const uint64_t *words, uint64_t
   for (int attempt = 0;; attempt++) {
     load_record(words + id * WORDS_PER_RECORD, &r);
     int rc = take(out, id, &r, why, whylen);
-    if (rc == 0 || rc == -ENOMEM || attempt == REREADS) return rc;
+    if (rc == 0 || rc == -ENOMEM || attempt == REREADS)
+      return rc;
     struct timespec ms = {0, 1000000};
     nanosleep(&ms, NULL);
   }
@@ -153,14 +161,17 @@ static int take_live(struct ct_rip_threads *out, const uint64_t *words, uint64_t
 static int load_mapped(int fd, uint64_t size, struct ct_rip_threads *out, char *why,
                        size_t whylen) {
   int rc = check_size(size, "size", why, whylen);
-  if (rc != 0 || size == 0) return rc;
+  if (rc != 0 || size == 0)
+    return rc;
   void *map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-  if (map == MAP_FAILED) return fail(-errno, why, whylen, "cannot map: %s", strerror(errno));
+  if (map == MAP_FAILED)
+    return fail(-errno, why, whylen, "cannot map: %s", strerror(errno));
   uint64_t next = 0, nrec = size / RIP_RECORD_SIZE;
   off_t pos = 0;
   while (rc == 0 && next < nrec) {
     off_t data = lseek(fd, pos, SEEK_DATA), hole;
-    if (data < 0 && errno == ENXIO) break;
+    if (data < 0 && errno == ENXIO)
+      break;
     if (data < 0) { /* no SEEK_DATA here: all of it is data */
       data = pos;
       hole = (off_t)size;
@@ -169,13 +180,16 @@ static int load_mapped(int fd, uint64_t size, struct ct_rip_threads *out, char *
     }
     uint64_t first = (uint64_t)data / RIP_RECORD_SIZE;
     uint64_t end = ((uint64_t)hole + RIP_RECORD_SIZE - 1) / RIP_RECORD_SIZE;
-    if (first < next) first = next;
-    if (end > nrec) end = nrec;
+    if (first < next)
+      first = next;
+    if (end > nrec)
+      end = nrec;
     for (uint64_t id = first; rc == 0 && id < end; id++)
       rc = take_live(out, map, id, why, whylen);
     next = end > next ? end : next;
     pos = hole;
-    if ((uint64_t)pos >= size) break;
+    if ((uint64_t)pos >= size)
+      break;
   }
   munmap(map, size);
   return rc;
@@ -187,9 +201,12 @@ static ssize_t read_full(int fd, unsigned char *buf, size_t len) {
   size_t got = 0;
   while (got < len) {
     ssize_t n = read(fd, buf + got, len - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return -1;
-    if (n == 0) break;
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return -1;
+    if (n == 0)
+      break;
     got += (size_t)n;
   }
   return (ssize_t)got;
@@ -198,7 +215,7 @@ static ssize_t read_full(int fd, unsigned char *buf, size_t len) {
 /* Split a byte stream into records. */
 struct splitter {
   struct raw_record rec;
-  size_t fill;   /* bytes of rec filled */
+  size_t fill;    /* bytes of rec filled */
   uint64_t total; /* bytes seen */
 };
 
@@ -206,7 +223,8 @@ static int split(struct splitter *sp, const unsigned char *p, size_t len,
                  struct ct_rip_threads *out, char *why, size_t whylen) {
   while (len > 0) {
     size_t k = RIP_RECORD_SIZE - sp->fill;
-    if (k > len) k = len;
+    if (k > len)
+      k = len;
     memcpy((unsigned char *)sp->rec.w + sp->fill, p, k);
     sp->fill += k;
     sp->total += k;
@@ -215,7 +233,8 @@ static int split(struct splitter *sp, const unsigned char *p, size_t len,
     if (sp->fill == RIP_RECORD_SIZE) {
       sp->fill = 0;
       int rc = take(out, sp->total / RIP_RECORD_SIZE - 1, &sp->rec, why, whylen);
-      if (rc != 0) return rc;
+      if (rc != 0)
+        return rc;
     }
   }
   return 0;
@@ -229,7 +248,8 @@ static int load_compressed(int fd, unsigned char *in, size_t have, struct ct_rip
   struct splitter sp = {.fill = 0, .total = 0};
   z_stream z;
   memset(&z, 0, sizeof z);
-  if (inflateInit2(&z, 15 + 32) != Z_OK) return fail(-ENOMEM, why, whylen, "cannot start zlib");
+  if (inflateInit2(&z, 15 + 32) != Z_OK)
+    return fail(-ENOMEM, why, whylen, "cannot start zlib");
   int rc, zr = Z_OK;
   z.next_in = in;
   z.avail_in = (uInt)have;
@@ -240,7 +260,8 @@ static int load_compressed(int fd, unsigned char *in, size_t have, struct ct_rip
         rc = fail(-errno, why, whylen, "read: %s", strerror(errno));
         goto out;
       }
-      if (n == 0) break;
+      if (n == 0)
+        break;
       z.next_in = in;
       z.avail_in = (uInt)n;
     }
@@ -257,7 +278,8 @@ static int load_compressed(int fd, unsigned char *in, size_t have, struct ct_rip
                 z.msg != NULL ? z.msg : zError(zr));
       goto out;
     }
-    if ((rc = split(&sp, buf, sizeof buf - z.avail_out, out, why, whylen)) != 0) goto out;
+    if ((rc = split(&sp, buf, sizeof buf - z.avail_out, out, why, whylen)) != 0)
+      goto out;
   }
   if (zr != Z_STREAM_END) {
     rc = fail(-EINVAL, why, whylen, "truncated compressed stream (%" PRIu64 " bytes decompressed)",
@@ -276,10 +298,13 @@ static int load_stream(int fd, unsigned char *in, size_t have, struct ct_rip_thr
   struct splitter sp = {.fill = 0, .total = 0};
   for (;;) {
     int rc = split(&sp, in, have, out, why, whylen);
-    if (rc != 0) return rc;
+    if (rc != 0)
+      return rc;
     ssize_t n = read_full(fd, in, CHUNK);
-    if (n < 0) return fail(-errno, why, whylen, "read: %s", strerror(errno));
-    if (n == 0) break;
+    if (n < 0)
+      return fail(-errno, why, whylen, "read: %s", strerror(errno));
+    if (n == 0)
+      break;
     have = (size_t)n;
   }
   return check_size(sp.total, "size", why, whylen);
@@ -289,8 +314,10 @@ static int load_stream(int fd, unsigned char *in, size_t have, struct ct_rip_thr
  * file starts with record 0's name, and record 0 is never used in practice:
  * rip_init(0, ...) means "my tid", and no thread has tid 0. */
 static bool compressed(const unsigned char *p, size_t n) {
-  if (n < 2) return false;
-  if (p[0] == 0x1f && p[1] == 0x8b) return true;
+  if (n < 2)
+    return false;
+  if (p[0] == 0x1f && p[1] == 0x8b)
+    return true;
   return (p[0] & 0x0f) == 8 && (p[0] >> 4) <= 7 && ((p[0] << 8) | p[1]) % 31 == 0;
 }
 
@@ -300,7 +327,8 @@ int ct_rip_load(const char *path, struct ct_rip_threads *out, char *why, size_t 
   memset(out, 0, sizeof *out);
   int rc;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(-errno, why, whylen, "%s", strerror(errno));
+  if (fd < 0)
+    return fail(-errno, why, whylen, "%s", strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0) {
     rc = fail(-errno, why, whylen, "%s", strerror(errno));
@@ -319,7 +347,8 @@ int ct_rip_load(const char *path, struct ct_rip_threads *out, char *why, size_t 
     rc = load_stream(fd, in, (size_t)have, out, why, whylen);
 out:
   close(fd);
-  if (rc != 0) ct_rip_threads_free(out);
+  if (rc != 0)
+    ct_rip_threads_free(out);
   return rc;
 }
 

@@ -10,11 +10,11 @@
 
 /* One used record, its ring in chronological order. */
 struct ct_rip_thread {
-  uint64_t id;                     /* record index: the tid, or the id given to rip_init */
-  uint64_t e[RIP_RING_SIZE];       /* e[0..n): snapshots, oldest first (no exit marker) */
-  uint8_t n;                       /* snapshots in e[] */
-  bool exited;                     /* the ring holds an exit marker */
-  char name[RIP_NAME_SIZE + 1];    /* NUL-terminated even when the file's is not */
+  uint64_t id;                  /* record index: the tid, or the id given to rip_init */
+  uint64_t e[RIP_RING_SIZE];    /* e[0..n): snapshots, oldest first (no exit marker) */
+  uint8_t n;                    /* snapshots in e[] */
+  bool exited;                  /* the ring holds an exit marker */
+  char name[RIP_NAME_SIZE + 1]; /* NUL-terminated even when the file's is not */
 };
 
 /* The used records of a file, by increasing id. Owned by the caller. */

@@ -26,7 +26,8 @@ static int set_err(int code, char *why, size_t whylen, const char *msg, long lin
 static int is_dyn_elf(const char *path) {
   unsigned char h[18];
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
+  if (fd < 0)
+    return -1;
   ssize_t n;
   while ((n = pread(fd, h, sizeof h, 0)) < 0 && errno == EINTR) {
   }
@@ -55,7 +56,8 @@ static int add_map_file(ct_symbolizer *s, FILE *f, const char *exe, char *why, s
   ssize_t len;
   while ((len = getline(&line, &cap, f)) >= 0) {
     lineno++;
-    if (len > 0 && line[len - 1] == '\n') line[--len] = '\0';
+    if (len > 0 && line[len - 1] == '\n')
+      line[--len] = '\0';
     uint64_t start, end, off;
     char perms[8];
     int path_at = 0;
@@ -77,7 +79,8 @@ static int add_map_file(ct_symbolizer *s, FILE *f, const char *exe, char *why, s
                       perms, &off, &path_at) == 4 &&
                path_at > 0 && line[path_at] == '/' && start < end) {
       const char *path = line + path_at;
-      if (map_exe != NULL && strcmp(path, map_exe) == 0) path = exe;
+      if (map_exe != NULL && strcmp(path, map_exe) == 0)
+        path = exe;
       rc = ct_symbolizer_add_module(s, 0, start, end, off, path);
       if (rc != 0) {
         set_err(rc, why, whylen, strerror(-rc), lineno);
@@ -130,7 +133,8 @@ int ct_rip_symbolizer(const char *exe, const char *maps_path, ct_symbolizer **ou
   }
   if (f != NULL) {
     *err_file = maps_path;
-    if ((rc = add_map_file(s, f, exe, why, whylen)) != 0) goto out;
+    if ((rc = add_map_file(s, f, exe, why, whylen)) != 0)
+      goto out;
   } else {
     rc = ct_symbolizer_add_static(s, exe);
     if (rc != 0) {
@@ -145,7 +149,8 @@ int ct_rip_symbolizer(const char *exe, const char *maps_path, ct_symbolizer **ou
   s = NULL;
   rc = 0;
 out:
-  if (f != NULL) fclose(f);
+  if (f != NULL)
+    fclose(f);
   ct_symbolizer_free(s);
   return rc;
 }
@@ -166,9 +171,11 @@ int ct_rip_sites_build(ct_symbolizer *s, uint64_t *addrs, size_t n, struct ct_ri
   memset(out, 0, sizeof *out);
   qsort(addrs, n, sizeof *addrs, cmp_u64);
   out->v = calloc(n ? n : 1, sizeof *out->v);
-  if (out->v == NULL) goto out;
+  if (out->v == NULL)
+    goto out;
   for (size_t i = 0; i < n; i++) {
-    if (i > 0 && addrs[i] == addrs[i - 1]) continue;
+    if (i > 0 && addrs[i] == addrs[i - 1])
+      continue;
     struct ct_rip_site *site = &out->v[out->n++];
     struct ct_sym sym;
     memset(&sym, 0, sizeof sym);
@@ -190,18 +197,22 @@ int ct_rip_sites_build(ct_symbolizer *s, uint64_t *addrs, size_t n, struct ct_ri
   /* librip's reader marks a location reached from several addresses (inlined
    * or unrolled copies) with the address: count them per location. */
   by_loc = malloc((out->n ? out->n : 1) * sizeof *by_loc);
-  if (by_loc == NULL) goto out;
-  for (size_t i = 0; i < out->n; i++) by_loc[i] = &out->v[i];
+  if (by_loc == NULL)
+    goto out;
+  for (size_t i = 0; i < out->n; i++)
+    by_loc[i] = &out->v[i];
   qsort(by_loc, out->n, sizeof *by_loc, cmp_loc);
   for (size_t i = 0, j; i < out->n; i = j) {
     for (j = i + 1; j < out->n && strcmp(by_loc[j]->loc, by_loc[i]->loc) == 0; j++) {
     }
-    for (size_t k = i; k < j; k++) by_loc[k]->loc_addrs = j - i;
+    for (size_t k = i; k < j; k++)
+      by_loc[k]->loc_addrs = j - i;
   }
   rc = 0;
 out:
   free(by_loc);
-  if (rc != 0) ct_rip_sites_free(out);
+  if (rc != 0)
+    ct_rip_sites_free(out);
   return rc;
 }
 
@@ -220,7 +231,8 @@ size_t ct_rip_site_index(const struct ct_rip_sites *sites, uint64_t addr) {
 
 /* Contract in rip_syms.h. */
 void ct_rip_sites_free(struct ct_rip_sites *sites) {
-  for (size_t i = 0; i < sites->n; i++) free(sites->v[i].loc);
+  for (size_t i = 0; i < sites->n; i++)
+    free(sites->v[i].loc);
   free(sites->v);
   memset(sites, 0, sizeof *sites);
 }

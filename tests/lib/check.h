@@ -52,7 +52,7 @@ check_fail_(const char *file, int line, const char *fmt, ...) {
     type check_a_ = (type)(a);                                                                     \
     type check_b_ = (type)(b);                                                                     \
     if (!(check_a_ op check_b_))                                                                   \
-      check_fail_(__FILE__, __LINE__, "%s %s %s (%" fmt " %s %" fmt ")", #a, #op, #b, check_a_,  \
+      check_fail_(__FILE__, __LINE__, "%s %s %s (%" fmt " %s %" fmt ")", #a, #op, #b, check_a_,    \
                   #op, check_b_);                                                                  \
   } while (0)
 
@@ -69,9 +69,9 @@ check_fail_(const char *file, int line, const char *fmt, ...) {
     uint64_t check_a_ = (uint64_t)(a);                                                             \
     uint64_t check_b_ = (uint64_t)(b);                                                             \
     if (!(check_a_ op check_b_))                                                                   \
-      check_fail_(__FILE__, __LINE__, "%s %s %s (%" PRIu64 " [0x%" PRIx64 "] %s %" PRIu64          \
-                  " [0x%" PRIx64 "])",                                                             \
-                  #a, #op, #b, check_a_, check_a_, #op, check_b_, check_b_);                       \
+      check_fail_(__FILE__, __LINE__,                                                              \
+                  "%s %s %s (%" PRIu64 " [0x%" PRIx64 "] %s %" PRIu64 " [0x%" PRIx64 "])", #a,     \
+                  #op, #b, check_a_, check_a_, #op, check_b_, check_b_);                           \
   } while (0)
 
 #define ASSERT_UINT64_EQ(a, b) CHECK_UCMP_(a, ==, b)

@@ -22,7 +22,7 @@ static void *worker(void *arg) {
   rip_init(0, "worker", 6, 0, 0);
   worker_tid = rip_tid;
   rip_snap();
-  rip_snap(); worker_line = __LINE__;
+  rip_snap(), worker_line = __LINE__; /* one line: the line of the snapshot */
   rip_exit();
   return NULL;
 }
@@ -39,8 +39,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   rip_init(0, "main", 4, 0, 0);
-  if (pthread_create(&t, NULL, worker, NULL) != 0 || pthread_join(t, NULL) != 0) return 1;
-  rip_snap(); main_line = __LINE__;
+  if (pthread_create(&t, NULL, worker, NULL) != 0 || pthread_join(t, NULL) != 0)
+    return 1;
+  rip_snap(), main_line = __LINE__;
   printf("main %d %d\nworker %d %d\n", (int)rip_tid, main_line, (int)worker_tid, worker_line);
   return 0;
 }
