@@ -13,3 +13,6 @@ $(O)/tests/test-map: $(O)/obj/tests/test-map.o $(O)/obj/src/analysis/map.o
 $(O)/tests/test-hist: $(O)/obj/tests/test-hist.o $(O)/obj/src/analysis/hist.o
 	$(call link)
 TESTS += $(O)/tests/test-trace $(O)/tests/test-map $(O)/tests/test-hist
+
+# Style: .clang-format holds on the files already formatted.
+TESTS_NOSAN += tests/test-format.sh
