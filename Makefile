@@ -1,6 +1,6 @@
 # Makefile - builds libcorotracer (the probe), the corotracer binary, the
 # examples and the tests. Each area adds its sources and tests in its own
-# build.mk (src/*/build.mk, examples/*/build.mk, tests/build.mk, bench/build.mk).
+# build.mk (src/*/build.mk, examples/*/build.mk, tests/build.mk, tests/fuzz/build.mk).
 #
 #   make            build everything into $(O) (default build/default)
 #   make check      install build deps, then run every test: gcc, clang,

@@ -61,17 +61,17 @@ static inline int rip_read_file_(const char *path, char **out) {
   size_t cap = 8192, len = 0;
   char *buf = NULL, *bigger;
   ssize_t n;
-  int saved, fd = open(path, O_RDONLY | O_CLOEXEC);
+  int saved, rc = -1, fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return -1;
   buf = (char *)malloc(cap);
   if (buf == NULL)
-    goto fail;
+    goto out;
   for (;;) {
     if (cap - len < 4096) {
       bigger = (char *)realloc(buf, cap * 2);
       if (bigger == NULL)
-        goto fail;
+        goto out;
       buf = bigger;
       cap *= 2;
     }
@@ -79,21 +79,21 @@ static inline int rip_read_file_(const char *path, char **out) {
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
-      goto fail;
+      goto out;
     if (n == 0)
       break;
     len += (size_t)n;
   }
-  close(fd);
   buf[len] = '\0';
   *out = buf;
-  return 0;
-fail:
+  buf = NULL;
+  rc = 0;
+out:
   saved = errno;
   free(buf);
   close(fd);
   errno = saved;
-  return -1;
+  return rc;
 }
 
 static inline int rip_write_all_(int fd, const char *buf, size_t len) {
