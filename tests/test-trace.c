@@ -156,8 +156,7 @@ static void test_rejected(void) {
 
   /* Torn slot copies, as the reference engine wrote them. */
   const char *torn[] = {
-      "{\"probe_id\":0,\"tid\":0,\"addr\":\"0x000099833fb94158\",\"seq\":1,\"is_active\":false,"
-      "\"ts\":0}",
+      "{\"probe_id\":0,\"tid\":0,\"addr\":\"0x000099833fb94158\",\"is_active\":false,\"ts\":0}",
       "{\"probe_id\":5,\"tid\":72057594037927936,\"seq\":1,\"is_active\":false,\"ts\":9}",
       "{\"probe_id\":5,\"tid\":1,\"is_active\":false,\"ts\":4611686018427387904}",
   };
