@@ -16,7 +16,7 @@
 FUZZ_CC ?= clang
 FUZZ_O ?= build/fuzz
 FUZZ_SECONDS ?= 600
-FUZZ_CHECK_SECONDS ?= 30
+FUZZ_CHECK_SECONDS ?= 20
 FUZZ_NAMES := $(patsubst tests/fuzz/fuzz-%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
 FUZZ ?= $(FUZZ_NAMES)
 FUZZ_SAN := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
