@@ -16,3 +16,5 @@ TESTS += $(O)/tests/test-trace $(O)/tests/test-map $(O)/tests/test-hist
 
 # Style: .clang-format holds on the files already formatted.
 TESTS_NOSAN += tests/test-format.sh
+# The test kit (tests/lib/check.h, check.sh) itself.
+TESTS_NOSAN += tests/test-check.sh

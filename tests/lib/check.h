@@ -47,55 +47,57 @@ check_fail_(const char *file, int line, const char *fmt, ...) {
       check_fail_(__FILE__, __LINE__, "%s", #expr);                                                \
   } while (0)
 
-#define CHECK_CMP_(type, fmt, a, op, b)                                                            \
+/* The expressions are stringified by the ASSERT_ macros themselves (as and
+ * bs), so a macro argument (NULL, UINT64_MAX) is shown as written. */
+#define CHECK_CMP_(type, fmt, a, op, b, as, bs)                                                    \
   do {                                                                                             \
     type check_a_ = (type)(a);                                                                     \
     type check_b_ = (type)(b);                                                                     \
     if (!(check_a_ op check_b_))                                                                   \
-      check_fail_(__FILE__, __LINE__, "%s %s %s (%" fmt " %s %" fmt ")", #a, #op, #b, check_a_,    \
+      check_fail_(__FILE__, __LINE__, "%s %s %s (%" fmt " %s %" fmt ")", as, #op, bs, check_a_,    \
                   #op, check_b_);                                                                  \
   } while (0)
 
-#define ASSERT_EQ(a, b) CHECK_CMP_(int64_t, PRId64, a, ==, b)
-#define ASSERT_NE(a, b) CHECK_CMP_(int64_t, PRId64, a, !=, b)
-#define ASSERT_LT(a, b) CHECK_CMP_(int64_t, PRId64, a, <, b)
-#define ASSERT_LE(a, b) CHECK_CMP_(int64_t, PRId64, a, <=, b)
-#define ASSERT_GT(a, b) CHECK_CMP_(int64_t, PRId64, a, >, b)
-#define ASSERT_GE(a, b) CHECK_CMP_(int64_t, PRId64, a, >=, b)
+#define ASSERT_EQ(a, b) CHECK_CMP_(int64_t, PRId64, a, ==, b, #a, #b)
+#define ASSERT_NE(a, b) CHECK_CMP_(int64_t, PRId64, a, !=, b, #a, #b)
+#define ASSERT_LT(a, b) CHECK_CMP_(int64_t, PRId64, a, <, b, #a, #b)
+#define ASSERT_LE(a, b) CHECK_CMP_(int64_t, PRId64, a, <=, b, #a, #b)
+#define ASSERT_GT(a, b) CHECK_CMP_(int64_t, PRId64, a, >, b, #a, #b)
+#define ASSERT_GE(a, b) CHECK_CMP_(int64_t, PRId64, a, >=, b, #a, #b)
 
 /* Unsigned values, printed in hex as well (addresses, bit patterns). */
-#define CHECK_UCMP_(a, op, b)                                                                      \
+#define CHECK_UCMP_(a, op, b, as, bs)                                                              \
   do {                                                                                             \
     uint64_t check_a_ = (uint64_t)(a);                                                             \
     uint64_t check_b_ = (uint64_t)(b);                                                             \
     if (!(check_a_ op check_b_))                                                                   \
       check_fail_(__FILE__, __LINE__,                                                              \
-                  "%s %s %s (%" PRIu64 " [0x%" PRIx64 "] %s %" PRIu64 " [0x%" PRIx64 "])", #a,     \
-                  #op, #b, check_a_, check_a_, #op, check_b_, check_b_);                           \
+                  "%s %s %s (%" PRIu64 " [0x%" PRIx64 "] %s %" PRIu64 " [0x%" PRIx64 "])", as,     \
+                  #op, bs, check_a_, check_a_, #op, check_b_, check_b_);                           \
   } while (0)
 
-#define ASSERT_UINT64_EQ(a, b) CHECK_UCMP_(a, ==, b)
-#define ASSERT_UINT64_NE(a, b) CHECK_UCMP_(a, !=, b)
-#define ASSERT_UINT64_LT(a, b) CHECK_UCMP_(a, <, b)
-#define ASSERT_UINT64_LE(a, b) CHECK_UCMP_(a, <=, b)
-#define ASSERT_UINT64_GT(a, b) CHECK_UCMP_(a, >, b)
-#define ASSERT_UINT64_GE(a, b) CHECK_UCMP_(a, >=, b)
+#define ASSERT_UINT64_EQ(a, b) CHECK_UCMP_(a, ==, b, #a, #b)
+#define ASSERT_UINT64_NE(a, b) CHECK_UCMP_(a, !=, b, #a, #b)
+#define ASSERT_UINT64_LT(a, b) CHECK_UCMP_(a, <, b, #a, #b)
+#define ASSERT_UINT64_LE(a, b) CHECK_UCMP_(a, <=, b, #a, #b)
+#define ASSERT_UINT64_GT(a, b) CHECK_UCMP_(a, >, b, #a, #b)
+#define ASSERT_UINT64_GE(a, b) CHECK_UCMP_(a, >=, b, #a, #b)
 
 /* Strings: NULL is a value of its own, equal only to NULL. */
-#define CHECK_STR_(a, want_equal, b)                                                               \
+#define CHECK_STR_(a, want_equal, b, as, bs)                                                       \
   do {                                                                                             \
     const char *check_a_ = (a);                                                                    \
     const char *check_b_ = (b);                                                                    \
     int check_eq_ = check_a_ == check_b_ ||                                                        \
                     (check_a_ != NULL && check_b_ != NULL && strcmp(check_a_, check_b_) == 0);     \
     if (check_eq_ != (want_equal))                                                                 \
-      check_fail_(__FILE__, __LINE__, "%s %s %s (\"%s\" %s \"%s\")", #a,                           \
-                  (want_equal) ? "==" : "!=", #b, check_a_ ? check_a_ : "(null)",                  \
+      check_fail_(__FILE__, __LINE__, "%s %s %s (\"%s\" %s \"%s\")", as,                           \
+                  (want_equal) ? "==" : "!=", bs, check_a_ ? check_a_ : "(null)",                  \
                   (want_equal) ? "==" : "!=", check_b_ ? check_b_ : "(null)");                     \
   } while (0)
 
-#define ASSERT_STR_EQ(a, b) CHECK_STR_(a, 1, b)
-#define ASSERT_STR_NE(a, b) CHECK_STR_(a, 0, b)
+#define ASSERT_STR_EQ(a, b) CHECK_STR_(a, 1, b, #a, #b)
+#define ASSERT_STR_NE(a, b) CHECK_STR_(a, 0, b, #a, #b)
 
 #define ASSERT_MEM_EQ(a, b, n)                                                                     \
   do {                                                                                             \
@@ -104,19 +106,19 @@ check_fail_(const char *file, int line, const char *fmt, ...) {
       check_fail_(__FILE__, __LINE__, "%s == %s (%zu bytes differ)", #a, #b, check_n_);            \
   } while (0)
 
-#define CHECK_PTR_(a, op, b)                                                                       \
+#define CHECK_PTR_(a, op, b, as, bs)                                                               \
   do {                                                                                             \
     const void *check_a_ = (const void *)(a);                                                      \
     const void *check_b_ = (const void *)(b);                                                      \
     if (!(check_a_ op check_b_))                                                                   \
-      check_fail_(__FILE__, __LINE__, "%s %s %s (%p %s %p)", #a, #op, #b, check_a_, #op,           \
+      check_fail_(__FILE__, __LINE__, "%s %s %s (%p %s %p)", as, #op, bs, check_a_, #op,           \
                   check_b_);                                                                       \
   } while (0)
 
-#define ASSERT_PTR_EQ(a, b) CHECK_PTR_(a, ==, b)
-#define ASSERT_PTR_NE(a, b) CHECK_PTR_(a, !=, b)
-#define ASSERT_NULL(p) CHECK_PTR_(p, ==, NULL)
-#define ASSERT_NOT_NULL(p) CHECK_PTR_(p, !=, NULL)
+#define ASSERT_PTR_EQ(a, b) CHECK_PTR_(a, ==, b, #a, #b)
+#define ASSERT_PTR_NE(a, b) CHECK_PTR_(a, !=, b, #a, #b)
+#define ASSERT_NULL(p) CHECK_PTR_(p, ==, NULL, #p, "NULL")
+#define ASSERT_NOT_NULL(p) CHECK_PTR_(p, !=, NULL, #p, "NULL")
 
 /* A call that returns 0 or -errno. */
 #define ASSERT_OK(expr)                                                                            \
