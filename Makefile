@@ -1,11 +1,13 @@
-# Makefile - builds libcorotracer (probe + rip), the corotracer binary, the
+# Makefile - builds libcorotracer (the probe), the corotracer binary, the
 # examples and the tests. Each area adds its sources and tests in its own
-# build.mk (src/*/build.mk, examples/*/build.mk, tests/build.mk, bench/build.mk).
+# build.mk (src/*/build.mk, examples/*/build.mk, tests/build.mk, tests/fuzz/build.mk).
 #
 #   make            build everything into $(O) (default build/default)
 #   make check      install build deps, then run every test: gcc, clang,
 #                   ASan+UBSan and TSan builds
-#   make test       run the tests of one build (O=..., SAN=asan|tsan)
+#   make test       run the tests of one build (O=..., SAN=asan|tsan);
+#                   T=NAME runs only that test (test-rip-api, rip-api, test-rip.sh...)
+#   make fuzz       run the fuzz targets longer (tests/fuzz/build.mk)
 #   make check-arm  the AArch64 build's tests under qemu-user (part of check)
 #   make demo       the demo story (see README.md)
 #   make install PREFIX=/usr/local
@@ -14,14 +16,20 @@
 .DEFAULT_GOAL := all
 
 PREFIX ?= /usr/local
+# The release, from its one place (include/corotracer.h).
+VERSION := $(shell sed -n 's/^\#define COROTRACER_VERSION "\(.*\)"$$/\1/p' include/corotracer.h)
 SAN ?=
 O ?= build/default$(if $(SAN),-$(SAN))
 CC ?= cc
 CXX ?= c++
 
 WARN := -Wall -Wextra -Werror
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O2 -fPIC -fvisibility=hidden $(WARN) -Iinclude -Isrc
-BASE_CXXFLAGS := -std=c++20 -D_GNU_SOURCE -g -O2 -fPIC $(WARN) -Iinclude -Isrc
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O2 -fPIC -fvisibility=hidden $(WARN)
+BASE_CXXFLAGS := -std=c++20 -D_GNU_SOURCE -g -O2 -fPIC $(WARN)
+# Internal headers (src/) for our own code; examples see the public headers
+# only, as users do.
+INC = -Iinclude -Isrc
+$(O)/obj/examples/%.o: INC = -Iinclude
 ifeq ($(SAN),asan)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 else ifeq ($(SAN),tsan)
@@ -29,9 +37,20 @@ SAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 else
 SAN_FLAGS :=
 endif
-CFLAGS_ALL = $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
-CXXFLAGS_ALL = $(BASE_CXXFLAGS) $(SAN_FLAGS) $(CXXFLAGS)
+CFLAGS_ALL = $(BASE_CFLAGS) $(INC) $(SAN_FLAGS) $(CFLAGS)
+CXXFLAGS_ALL = $(BASE_CXXFLAGS) $(INC) $(SAN_FLAGS) $(CXXFLAGS)
 LDFLAGS_ALL = $(SAN_FLAGS) $(LDFLAGS)
+
+# The one link recipe: $(call link[,LINKER[,LIBS]]) links $@ from the objects
+# among the prerequisites, then the static libraries among them, then LIBS
+# (e.g. -L... -lfoo, $(PKG_LIBS)) and pthreads. LINKER defaults to $(CC);
+# extra linker flags (-pie, -shared) go with it: $(call link,$(CC) -pie).
+# (A comma inside an argument: $(,).)
+, := ,
+define link
+@mkdir -p $(@D)
+$(or $1,$(CC)) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(filter %.a,$^) $2 -lpthread
+endef
 
 # Libraries of the analysis side, found through pkg-config only.
 PKGS := libdw zlib
@@ -43,7 +62,7 @@ LIBSO := $(O)/lib/libcorotracer.so
 BIN := $(O)/bin/corotracer
 
 # Filled in by the build.mk files.
-LIB_SRCS :=      # linked into libcorotracer (probe, rip): libc + pthreads only
+LIB_SRCS :=      # linked into libcorotracer (the probe): libc + pthreads only
 CLI_SRCS :=      # linked into the corotracer binary (may use PKGS)
 TESTS :=         # test programs or scripts, run by tests/run.sh in every build
 TESTS_NOSAN :=   # tests run only in the plain build (e.g. timing-bound end-to-end)
@@ -52,6 +71,8 @@ PROGS :=         # other programs (examples, benchmarks) built by `make`
 
 include $(sort $(wildcard src/*/build.mk)) $(sort $(wildcard examples/*/build.mk))
 include $(wildcard tests/build.mk) $(wildcard bench/build.mk)
+# Last: it makes rules from every area's FUZZ_SRCS_<name>.
+include tests/fuzz/build.mk
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/obj/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(O)/obj/%.o)
@@ -72,20 +93,22 @@ $(LIBA): $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 $(LIBSO): $(LIB_OBJS)
-	@mkdir -p $(@D)
-	$(CC) -shared -Wl,-soname,libcorotracer.so.1 $(LDFLAGS_ALL) -o $@ $^ -lpthread
+	$(call link,$(CC) -shared -Wl$(,)-soname$(,)libcorotracer.so.1)
 
 $(BIN): $(CLI_OBJS) $(LIBA)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(LIBA) $(PKG_LIBS) -lpthread
+	$(call link,,$(PKG_LIBS))
 
 # A test or program named tests/foo.c links against the static library.
 $(O)/tests/%: $(O)/obj/tests/%.o $(LIBA)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(LIBA) -lpthread
+	$(call link)
 
+# The tests of this build; with T=NAME[ NAME...] only those named (a name
+# with or without its test- prefix and .sh suffix).
+TEST_LIST = $(TESTS) $(if $(SAN),$(TESTS_SAN),$(TESTS_NOSAN))
+test_named = $(strip $(foreach t,$(TEST_LIST),$(if $(filter $(basename $(notdir $t)),$(foreach n,$(T:.sh=),$n test-$n)),$t)))
 test: all
-	O=$(O) SAN=$(SAN) sh tests/run.sh $(TESTS) $(if $(SAN),$(TESTS_SAN),$(TESTS_NOSAN))
+	$(if $(T),$(if $(test_named),,@echo "make test: no test named $(T) in this build" >&2; exit 2))
+	O=$(O) SAN=$(SAN) sh tests/run.sh $(if $(T),$(test_named),$(TEST_LIST))
 
 deps:
 	sh scripts/install-deps.sh
@@ -99,13 +122,14 @@ demo-fixed: deps
 	$(MAKE) O=$(O) demo-story DEMO_ARGS=--fixed
 
 # Every test, in every build we ship: gcc and clang warnings-as-errors, the
-# plain tests, then ASan+UBSan and TSan.
+# plain tests, then ASan+UBSan and TSan, then each fuzz target briefly.
 check: deps
 	$(MAKE) O=build/clang CC=clang CXX=clang++ all
 	$(MAKE) O=build/default test
 	$(MAKE) check-arm
 	$(MAKE) O=build/asan SAN=asan test
 	$(MAKE) O=build/tsan SAN=tsan CC=clang CXX=clang++ test
+	$(MAKE) fuzz-check
 
 # The AArch64 leg: cross-built with aarch64-linux-gnu-gcc, run under qemu-user
 # against the native engine and reader of build/default (tests/arm/check.sh).
@@ -119,7 +143,7 @@ install: $(LIBA) $(LIBSO) $(BIN)
 	install -m 0755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/libcorotracer.so.1
 	ln -sf libcorotracer.so.1 $(DESTDIR)$(PREFIX)/lib/libcorotracer.so
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/
-	sed -e 's|@PREFIX@|$(PREFIX)|' corotracer.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/corotracer.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' corotracer.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/corotracer.pc
 
 clean:
 	rm -rf build

@@ -32,6 +32,10 @@
 
 #include <stdint.h>
 
+/* The release: the SDK's, the engine's (trace meta "engine") and the
+ * pkg-config file's version, kept here only. */
+#define COROTRACER_VERSION "0.1.0"
+
 #ifdef __cplusplus
 extern "C" {
 #endif

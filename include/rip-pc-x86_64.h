@@ -8,6 +8,7 @@
  * integer constant, the caller's __LINE__) is an unused operand that makes the
  * captures of different sites different instructions for the optimizer, which
  * would otherwise merge identical volatile asm. */
-#define RIP_CURRENT_PC(pc, site) __asm__ __volatile__("1: leaq 1b(%%rip), %0" : "=r"(pc) : "i"(site))
+#define RIP_CURRENT_PC(pc, site)                                                                   \
+  __asm__ __volatile__("1: leaq 1b(%%rip), %0" : "=r"(pc) : "i"(site))
 
 #endif

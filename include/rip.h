@@ -1,7 +1,8 @@
 /* rip.h - librip-compatible instruction-pointer snapshot rings.
  *
  * Source-compatible with Fastly's librip: a program written against librip.h
- * builds against this header (and links -lcorotracer). Each thread (or
+ * builds against this header unchanged, and, like librip, links nothing (the
+ * writer is header-only, include/rip-writer.h). Each thread (or
  * coroutine, or any "concurrent process" id) owns one record in a file mapped
  * shared, ideally on tmpfs; rip_snap() stores the address of its call site in
  * the record's 32-entry ring. `corotracer rip -e EXE -r FILE` shows where every
@@ -52,7 +53,7 @@
 
 #ifdef __cplusplus
 extern "C" {
-#elif !defined(thread_local) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && \
+#elif !defined(thread_local) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L &&        \
     __STDC_VERSION__ < 202311L
 /* What C11's <threads.h> defines; C23 and C++ have the keyword. */
 #define thread_local _Thread_local
@@ -102,27 +103,31 @@ RIP_API extern struct rip_ring *rip_ring;
 /* Create (or reuse) file, size it to max_procs records (0: the system's
  * pid_max), map it shared and write "<file>.maps" (the executable mappings of
  * this process). Records of an existing file are kept, as in librip. Returns
- * the mapping, owned by the library and never unmapped (threads may still
- * snap into it), or NULL with errno set; on failure nothing stays open or
- * mapped. Call once, before the threads that snap start. */
-RIP_API struct rip_ring *rip_map_ring(const char *file, uint32_t max_procs);
+ * the mapping, never unmapped (threads may still snap into it), or NULL with
+ * errno set; on failure nothing stays open or mapped. Call once, before the
+ * threads that snap start. */
+static inline struct rip_ring *rip_map_ring(const char *file, uint32_t max_procs);
 
 /* Rewrite "<file>.maps" of the last successful rip_map_ring(): call after
  * dlopen() so snapshots in the new library symbolize. Returns false with errno
  * set on failure (the previous map stays in place). Thread-safe. */
-RIP_API bool rip_update_maps(void);
+static inline bool rip_update_maps(void);
 
 /* The calling thread's kernel id (gettid), the record rip_init(0, ...) uses. */
-RIP_API pid_t rip_gettid(void);
+static inline pid_t rip_gettid(void);
 
 /* Records in the ring of the last successful rip_map_ring(), 0 before. */
-RIP_API uint64_t rip_record_count(void);
+static inline uint64_t rip_record_count(void);
+
+/* The writer's code (header-only: a program links nothing for rip). */
+#include "rip-writer.h"
 
 /* librip's rip_create_ring(): rip_map_ring() into the consumer's rip_ring.
  * Returns false with errno set on failure (rip_ring is then left as it was). */
 static inline bool rip_create_ring(const char *file, uint32_t max_procs) {
   struct rip_ring *r = rip_map_ring(file, max_procs);
-  if (r == NULL) return false;
+  if (r == NULL)
+    return false;
   rip_ring = r;
   return true;
 }
@@ -138,15 +143,18 @@ static inline void rip_init(pid_t id, const char *name, size_t namelen, uint8_t 
   struct rip_ring *r;
   size_t len = namelen < RIP_NAME_SIZE - 1 ? namelen : RIP_NAME_SIZE - 1;
   int i;
-  if (id == 0) id = rip_gettid();
+  if (id == 0)
+    id = rip_gettid();
   if (id < 0 || (uint64_t)id >= rip_record_count()) {
     id = 0;
     name = NULL;
   }
   r = &rip_ring[id];
-  for (i = 0; i < RIP_RING_SIZE; i++) __atomic_store_n(&r->rip[i], 0, __ATOMIC_RELAXED);
+  for (i = 0; i < RIP_RING_SIZE; i++)
+    __atomic_store_n(&r->rip[i], 0, __ATOMIC_RELAXED);
   memset(r->name, 0, sizeof r->name);
-  if (name != NULL) memcpy(r->name, name, len);
+  if (name != NULL)
+    memcpy(r->name, name, len);
   rip_tid = id;
   rip_idx = idx;
   rip_ctr = ctr;

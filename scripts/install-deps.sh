@@ -4,7 +4,7 @@
 set -eu
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in build-essential clang pkg-config libdw-dev libelf-dev zlib1g-dev redis-tools g++ \
+for p in build-essential clang clang-format pkg-config libdw-dev libelf-dev zlib1g-dev redis-tools g++ \
          libclang-rt-dev gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user; do
   have_pkg "$p" || need="$need $p"
 done

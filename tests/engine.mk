@@ -4,12 +4,10 @@ CT_ENGINE_TOOLS := $(O)/tests/lib/ctjl $(O)/tests/lib/ct-target
 CT_ENGINE_CTESTS := $(O)/tests/test-engine-stress $(O)/tests/test-engine-sleepwake
 
 $(CT_ENGINE_TOOLS) $(CT_ENGINE_CTESTS): $(O)/tests/%: $(O)/obj/tests/%.o $(O)/obj/tests/lib/ctlib.o $(LIBA)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(LIBA) -lpthread
+	$(call link)
 
 $(O)/bench/bench-harvest: $(O)/obj/bench/bench-harvest.o $(O)/obj/tests/lib/ctlib.o $(LIBA)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(LIBA) -lpthread
+	$(call link)
 
 PROGS += $(CT_ENGINE_TOOLS) $(O)/bench/bench-harvest
 TESTS += $(CT_ENGINE_CTESTS) tests/test-engine-roundtrip.sh tests/test-engine-faults.sh \

@@ -3,23 +3,24 @@
 # symbol it defines is declared in a header under include/, and every function
 # the C header declares is exported.
 set -eu
+CHECK_KEEP_GOING=1 # list every wrong symbol, then fail
+. "$(dirname "$0")/lib/check.sh"
 so="$CT_BUILD/lib/libcorotracer.so"
-[ -f "$so" ] || { echo "missing $so"; exit 1; }
+[ -f "$so" ] || { CHECK_KEEP_GOING=0; fail "missing $so"; }
 exported=$(nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | sort -u)
-[ -n "$exported" ] || { echo "no exported symbols in $so"; exit 1; }
-fail=0
+[ -n "$exported" ] || { CHECK_KEEP_GOING=0; fail "no exported symbols in $so"; }
 for sym in $exported; do
   if ! grep -qw -- "$sym" include/*.h; then
-    echo "exported but not in a public header: $sym"; fail=1
+    fail "exported but not in a public header: $sym"
   fi
 done
 # Functions declared with COROTRACER_API in corotracer.h must be exported.
 declared=$(sed -n 's/^COROTRACER_API[^(]*[ *]\([a-z_][a-z0-9_]*\)(.*/\1/p' include/corotracer.h | sort -u)
-[ -n "$declared" ] || { echo "found no COROTRACER_API declarations in include/corotracer.h"; exit 1; }
+[ -n "$declared" ] || { CHECK_KEEP_GOING=0; fail "found no COROTRACER_API declarations in include/corotracer.h"; }
 for sym in $declared; do
-  echo "$exported" | grep -qx -- "$sym" || { echo "declared but not exported: $sym"; fail=1; }
+  echo "$exported" | grep -qx -- "$sym" || fail "declared but not exported: $sym"
 done
 # Internal prefixes must never leak.
-if echo "$exported" | grep -E '^(ct_|uv_|_Z)'; then echo "internal symbols exported (above)"; fail=1; fi
-[ $fail -eq 0 ] && echo "abi: $(echo "$exported" | wc -l) exported symbols, all public"
-exit $fail
+if echo "$exported" | grep -E '^(ct_|uv_|_Z)'; then fail "internal symbols exported (above)"; fi
+check_done
+echo "abi: $(echo "$exported" | wc -l) exported symbols, all public"

@@ -15,13 +15,7 @@
 #include <string>
 #include <thread>
 
-#define CHECK(c)                                                                                    \
-  do {                                                                                              \
-    if (!(c)) {                                                                                     \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                    \
-      std::exit(1);                                                                                 \
-    }                                                                                               \
-  } while (0)
+#include "lib/check.h"
 
 namespace {
 
@@ -235,24 +229,26 @@ int main(int argc, char **argv) {
       h.resume();
     }
     for (auto &c : cs)
-      CHECK(c.h.done());
-    CHECK(o.h.done() && !p.h.done() && parked == p.h);
+      ASSERT(c.h.done());
+    ASSERT(o.h.done());
+    ASSERT(!p.h.done());
+    ASSERT(parked == p.h);
     p.h = {}; // stays suspended, never destroyed
   }
   for (int i = 0; i < 2; i++) { // the second frame takes the first one's memory: ids must differ
     Co<Promise> a = child("again", i);
     a.h.resume();
-    CHECK(a.h.done());
+    ASSERT(a.h.done());
   }
   std::printf("%s\n", log.c_str());
-  CHECK(log == "child 40;bool 4;other 4;from await_resume;from await_suspend;void 2;own 3;");
+  ASSERT_STR_EQ(log.c_str(), "child 40;bool 4;other 4;from await_resume;from await_suspend;void 2;own 3;");
   if (traced) {
     // The event lists of tests/test-cpp-trace.sh: 44 events.
     std::uint64_t recorded = 0, dropped = 0;
     corotracer_stats(&recorded, &dropped);
     std::printf("recorded %llu dropped %llu\n", (unsigned long long)recorded, (unsigned long long)dropped);
-    CHECK(dropped == 0);
-    CHECK(recorded == 44);
+    ASSERT_UINT64_EQ(dropped, 0);
+    ASSERT_UINT64_EQ(recorded, 44);
   }
   // argv[1]: ms to run on before exiting, so that the engine reads our module
   // map while we live (a program that ends within a millisecond can beat it)

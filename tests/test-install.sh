@@ -6,7 +6,7 @@ set -eu
 B=${CT_BUILD:?run me through tests/run.sh}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/check.sh"
 make -s O="$B" install PREFIX="$tmp/prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; fail "make install"; }
 for f in include/corotracer.h include/corotracer.hpp include/rip.h include/librip.h lib/libcorotracer.a \
          lib/libcorotracer.so lib/libcorotracer.so.1 lib/pkgconfig/corotracer.pc bin/corotracer; do
@@ -24,4 +24,10 @@ n=$(sed -n 's/.*the probe recorded \([0-9]*\) events.*/\1/p' "$tmp/out")
 [ -n "$n" ] && [ "$n" -gt 0 ] || { cat "$tmp/out"; fail "hello did not report what it recorded"; }
 grep -q "\"type\":\"end\".*\"harvested\":$n,\"lost\":0" "$tmp/trace.jsonl" ||
   { tail -n 1 "$tmp/trace.jsonl"; fail "the installed engine did not harvest hello's $n events"; }
-echo "ok: installed SDK builds, links and traces"
+# One version everywhere, from include/corotracer.h.
+v=$(sed -n 's/^#define COROTRACER_VERSION "\(.*\)"$/\1/p' include/corotracer.h)
+[ -n "$v" ] || fail "no COROTRACER_VERSION in include/corotracer.h"
+[ "$(pkg-config --modversion corotracer)" = "$v" ] || fail "corotracer.pc: $(pkg-config --modversion corotracer), header: $v"
+[ "$("$tmp/prefix/bin/corotracer" --version)" = "corotracer $v" ] || fail "corotracer --version: not $v"
+grep -q "^{\"type\":\"meta\",.*\"engine\":\"corotracer $v\"" "$tmp/trace.jsonl" || fail "trace meta: engine not $v"
+echo "ok: installed SDK builds, links and traces; version $v everywhere"

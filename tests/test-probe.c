@@ -323,7 +323,7 @@ static int body_fields(void) {
   return 0;
 }
 
-/* The exported plain names (tests/test-probe-noinline.c) behave the same. */
+/* The exported plain names (tests/lib/probe-noinline.c) behave the same. */
 void ct_test_plain_calls(corotracer_co *co, corotracer_co *null);
 static int body_plain_names(void) {
   corotracer_co *a = corotracer_create(5, NULL, NULL);

@@ -6,7 +6,7 @@ set -u
 : "${COROTRACER:?}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/check.sh"
 E=$COROTRACER # any ELF file does: the addresses below are in none of its code
 # (it is a PIE and these rings have no module map: the reader warns, hence 2>/dev/null)
 

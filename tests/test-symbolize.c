@@ -12,19 +12,11 @@
 #include <unistd.h>
 
 #include "common/symbolize.h"
+#include "lib/check.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                  \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      failures++;                                                         \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);     \
-      fprintf(stderr, __VA_ARGS__);                                       \
-      fputc('\n', stderr);                                                \
-    }                                                                     \
-  } while (0)
-
-/* Each function on one physical line, so any of its addresses has that line. */
+/* Each function on one physical line, so any of its addresses has that line;
+ * and each site's line recorded on the site's own line: kept as written. */
+// clang-format off
 enum { F1_LINE = __LINE__ }; __attribute__((noinline)) static int f1(int x) { __asm__ volatile("" ::: "memory"); return x * 3 + 1; }
 
 /* The memory clobber keeps it impure, so the caller's code after it stays after it. */
@@ -64,6 +56,7 @@ NAMED(m5, "_ZSt4moveIRiEONSt16remove_referenceIT_E4typeEOS2_")
 NAMED(m6, "_ZL5localv")
 NAMED(m7, "_ZN2nsplERKS_S1_")
 NAMED(m8, "_ZN2ns3bazEv.part.0")
+// clang-format on
 static const struct {
   int (*fn)(void);
   const char *want;
@@ -82,7 +75,8 @@ static const struct {
  * writes them as module lines to out); returns how many. */
 static int add_self_maps(ct_symbolizer *s, FILE *out, uint32_t pid, char *exe, size_t exesz) {
   FILE *f = fopen("/proc/self/maps", "re");
-  if (!f) return -errno;
+  if (!f)
+    return -errno;
   char line[4096];
   int n = 0;
   while (fgets(line, sizeof line, f)) {
@@ -91,13 +85,18 @@ static int add_self_maps(ct_symbolizer *s, FILE *out, uint32_t pid, char *exe, s
     if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %4095[^\n]", &start, &end,
                perms, &off, path) < 4)
       continue;
-    if (perms[2] != 'x' || path[0] != '/') continue;
+    if (perms[2] != 'x' || path[0] != '/')
+      continue;
     if (out)
-      n += fprintf(out, "{\"type\":\"module\",\"pid\":%u,\"start\":\"0x%016" PRIx64 "\",\"end\":\"0x%016" PRIx64
-                   "\",\"offset\":\"0x%016" PRIx64 "\",\"path\":\"%s\"}\n", pid, start, end, off, path) > 0;
+      n += fprintf(out,
+                   "{\"type\":\"module\",\"pid\":%u,\"start\":\"0x%016" PRIx64
+                   "\",\"end\":\"0x%016" PRIx64 "\",\"offset\":\"0x%016" PRIx64
+                   "\",\"path\":\"%s\"}\n",
+                   pid, start, end, off, path) > 0;
     else if (ct_symbolizer_add_module(s, pid, start, end, off, path) == 0)
       n++;
-    if (strstr(path, "test-symbolize")) snprintf(exe, exesz, "%s", path);
+    if (strstr(path, "test-symbolize"))
+      snprintf(exe, exesz, "%s", path);
   }
   fclose(f);
   return n;
@@ -111,104 +110,119 @@ static int ends_with(const char *s, const char *suffix) {
 /* A trace of one coroutine created in f1 and parked for good in caller(). */
 static int write_trace(const char *path) {
   FILE *f = fopen(path, "we");
-  if (!f) return 1;
+  if (!f)
+    return 1;
   uint32_t pid = (uint32_t)getpid();
   char exe[4096] = "";
   uintptr_t ra = caller(), create = (uintptr_t)&f1 + 1; /* "returns" into f1 */
   const uint64_t t0 = (uint64_t)5000 * 1000000000u;
-  fprintf(f, "{\"type\":\"meta\",\"format\":\"corotracer-trace\",\"format_version\":1,\"target_pid\":%u,"
-             "\"clock\":{\"mono_ns\":%" PRIu64 ",\"wall_ns\":1}}\n", pid, t0);
+  fprintf(
+      f,
+      "{\"type\":\"meta\",\"format\":\"corotracer-trace\",\"format_version\":1,\"target_pid\":%u,"
+      "\"clock\":{\"mono_ns\":%" PRIu64 ",\"wall_ns\":1}}\n",
+      pid, t0);
   add_self_maps(NULL, f, pid, exe, sizeof exe);
-  fprintf(f, "{\"type\":\"coroutine\",\"probe_id\":7,\"station\":0,\"pid\":%u,\"label\":\"pie\","
-             "\"create_site\":\"0x%016" PRIxPTR "\"}\n", pid, create);
-  const char *ev = "{\"probe_id\":7,\"tid\":%u,\"addr\":\"0x%016" PRIxPTR "\",\"seq\":%d,\"is_active\":%s,"
-                   "\"ts\":%" PRIu64 ",\"kind\":\"%s\",\"ev\":%d,\"site\":\"0x%016" PRIxPTR "\"%s}\n";
+  fprintf(f,
+          "{\"type\":\"coroutine\",\"probe_id\":7,\"station\":0,\"pid\":%u,\"label\":\"pie\","
+          "\"create_site\":\"0x%016" PRIxPTR "\"}\n",
+          pid, create);
+  const char *ev =
+      "{\"probe_id\":7,\"tid\":%u,\"addr\":\"0x%016" PRIxPTR "\",\"seq\":%d,\"is_active\":%s,"
+      "\"ts\":%" PRIu64 ",\"kind\":\"%s\",\"ev\":%d,\"site\":\"0x%016" PRIxPTR "\"%s}\n";
   fprintf(f, ev, pid, create, 2, "false", t0 + 1000, "create", 0, create, "");
   fprintf(f, ev, pid, (uintptr_t)0, 4, "true", t0 + 2000, "resume", 1, (uintptr_t)0, "");
   fprintf(f, ev, pid, ra, 6, "false", t0 + 3000, "suspend", 2, ra, ",\"wait\":\"fd\",\"obj\":9");
-  fprintf(f, "{\"probe_id\":8,\"tid\":%u,\"addr\":\"0x0\",\"seq\":2,\"is_active\":false,\"ts\":%" PRIu64
-             ",\"kind\":\"wake\",\"ev\":0,\"from\":0}\n", pid, t0 + 4000);
-  fprintf(f, "{\"type\":\"end\",\"ts\":%" PRIu64 ",\"exit\":{\"code\":0}}\n", t0 + (uint64_t)5000000000u);
-  if (fclose(f)) return 1;
+  fprintf(
+      f,
+      "{\"probe_id\":8,\"tid\":%u,\"addr\":\"0x0\",\"seq\":2,\"is_active\":false,\"ts\":%" PRIu64
+      ",\"kind\":\"wake\",\"ev\":0,\"from\":0}\n",
+      pid, t0 + 4000);
+  fprintf(f, "{\"type\":\"end\",\"ts\":%" PRIu64 ",\"exit\":{\"code\":0}}\n",
+          t0 + (uint64_t)5000000000u);
+  if (fclose(f))
+    return 1;
   printf("suspend caller %d\ncreate f1 %d\n", call_line, F1_LINE);
   return 0;
 }
 
 int main(int argc, char **argv) {
-  if (argc == 3 && strcmp(argv[1], "--trace") == 0) return write_trace(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "--trace") == 0)
+    return write_trace(argv[2]);
   ct_symbolizer *s = NULL;
   uint32_t pid = (uint32_t)getpid();
   char exe[4096] = "";
-  CHECK(ct_symbolizer_new(&s) == 0, "new");
+  ASSERT_OK(ct_symbolizer_new(&s));
   int nmaps = add_self_maps(s, NULL, pid, exe, sizeof exe);
-  CHECK(nmaps >= 2, "only %d executable mappings", nmaps);
-  CHECK(exe[0] == '/', "own executable not in /proc/self/maps");
+  ASSERT_GE(nmaps, 2);    /* executable mappings */
+  ASSERT_EQ(exe[0], '/'); /* own executable in /proc/self/maps */
 
   /* A function's own address (not a return address). */
   struct ct_sym sym;
   uintptr_t pf1 = (uintptr_t)&f1;
-  CHECK(f1(1) == 4, "f1");
-  CHECK(ct_symbolize(s, pid, pf1, 0, &sym) == 0, "f1 lookup");
-  CHECK(sym.function && strcmp(sym.function, "f1") == 0, "function %s", sym.function);
-  CHECK(sym.line == F1_LINE, "f1 line %d, want %d", sym.line, F1_LINE);
-  CHECK(ends_with(sym.file, "test-symbolize.c"), "file %s", sym.file);
-  CHECK(sym.module && strcmp(sym.module, exe) == 0, "module %s", sym.module);
+  ASSERT_EQ(f1(1), 4);
+  ASSERT_OK(ct_symbolize(s, pid, pf1, 0, &sym));
+  ASSERT_STR_EQ(sym.function, "f1");
+  ASSERT_EQ(sym.line, F1_LINE);
+  ASSERT_NOT_NULL(sym.file);
+  ASSERT(ends_with(sym.file, "test-symbolize.c"));
+  ASSERT_STR_EQ(sym.module, exe);
   uint64_t f1_vaddr = sym.offset;
 
   /* A return address: the call's line, in the calling function. */
   uintptr_t ra = caller();
-  CHECK(ct_symbolize(s, pid, ra, 1, &sym) == 0, "ra lookup");
-  CHECK(sym.function && strcmp(sym.function, "caller") == 0, "function %s", sym.function);
-  CHECK(sym.line == call_line, "call line %d, want %d", sym.line, call_line);
+  ASSERT_OK(ct_symbolize(s, pid, ra, 1, &sym));
+  ASSERT_STR_EQ(sym.function, "caller");
+  ASSERT_EQ(sym.line, call_line);
 
   /* Code inlined into another function: the inlined function and its line. */
   ra = caller2();
-  CHECK(ct_symbolize(s, pid, ra, 1, &sym) == 0, "inlined lookup");
-  CHECK(sym.function && strcmp(sym.function, "inlined_ra") == 0, "inlined function %s", sym.function);
-  CHECK(sym.line == inl_line, "inlined line %d, want %d", sym.line, inl_line);
+  ASSERT_OK(ct_symbolize(s, pid, ra, 1, &sym));
+  ASSERT_STR_EQ(sym.function, "inlined_ra");
+  ASSERT_EQ(sym.line, inl_line);
 
   /* Cached: the same answer, the same strings. */
   struct ct_sym again;
-  CHECK(ct_symbolize(s, pid, ra, 1, &again) == 0 && again.function == sym.function &&
-            again.line == sym.line,
-        "cache");
+  ASSERT_OK(ct_symbolize(s, pid, ra, 1, &again));
+  ASSERT_PTR_EQ(again.function, sym.function);
+  ASSERT_EQ(again.line, sym.line);
 
   /* C++ names: the common forms demangled, the rest kept. */
   for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
-    CHECK(ct_symbolize(s, pid, (uintptr_t)named[i].fn, 0, &sym) == 0, "lookup %s", named[i].want);
-    CHECK(sym.function && strcmp(sym.function, named[i].want) == 0, "name %s, want %s", sym.function,
-          named[i].want);
+    ASSERT_OK(ct_symbolize(s, pid, (uintptr_t)named[i].fn, 0, &sym));
+    ASSERT_STR_EQ(sym.function, named[i].want);
   }
 
   /* A shared library through its own mapping. */
   /* (getpid: the sanitizers intercept fopen and friends, not getpid.) */
-  CHECK(ct_symbolize(s, pid, (uintptr_t)&getpid, 0, &sym) == 0, "getpid lookup");
-  CHECK(sym.module && strstr(sym.module, "/libc"), "getpid module %s", sym.module);
-  CHECK(sym.function && strstr(sym.function, "getpid"), "getpid function %s", sym.function);
+  ASSERT_OK(ct_symbolize(s, pid, (uintptr_t)&getpid, 0, &sym));
+  ASSERT_NOT_NULL(sym.module);
+  ASSERT_NOT_NULL(strstr(sym.module, "/libc"));
+  ASSERT_NOT_NULL(sym.function);
+  ASSERT_NOT_NULL(strstr(sym.function, "getpid"));
 
   /* Another process, or an address nobody maps: not found. */
-  CHECK(ct_symbolize(s, pid + 1, pf1, 0, &sym) == -ENOENT, "other pid");
-  CHECK(ct_symbolize(s, pid, 16, 0, &sym) == -ENOENT, "unmapped");
+  ASSERT_EQ(ct_symbolize(s, pid + 1, pf1, 0, &sym), -ENOENT); /* another pid */
+  ASSERT_EQ(ct_symbolize(s, pid, 16, 0, &sym), -ENOENT);      /* unmapped */
   ct_symbolizer_free(s);
 
   /* A file that is gone: module + file offset, no names. */
-  CHECK(ct_symbolizer_new(&s) == 0, "new");
-  CHECK(ct_symbolizer_add_module(s, 0, 0x10000, 0x20000, 0x3000, "/nonexistent/app") == 0, "add");
-  CHECK(ct_symbolize(s, 7, 0x10010, 1, &sym) == 0, "missing file lookup");
-  CHECK(sym.function == NULL && sym.line == 0 && sym.offset == 0x3010, "offset %" PRIx64,
-        sym.offset);
-  CHECK(ct_symbolizer_add_module(s, 0, 5, 5, 0, "/x") == -EINVAL, "empty range");
+  ASSERT_OK(ct_symbolizer_new(&s));
+  ASSERT_OK(ct_symbolizer_add_module(s, 0, 0x10000, 0x20000, 0x3000, "/nonexistent/app"));
+  ASSERT_OK(ct_symbolize(s, 7, 0x10010, 1, &sym));
+  ASSERT_NULL(sym.function);
+  ASSERT_EQ(sym.line, 0);
+  ASSERT_UINT64_EQ(sym.offset, 0x3010);
+  ASSERT_EQ(ct_symbolizer_add_module(s, 0, 5, 5, 0, "/x"), -EINVAL); /* empty range */
   ct_symbolizer_free(s);
 
   /* No map: the ELF's own addresses. */
-  CHECK(ct_symbolizer_new(&s) == 0, "new");
-  CHECK(ct_symbolizer_add_static(s, exe) == 0, "add_static");
-  CHECK(ct_symbolize(s, 0, f1_vaddr, 0, &sym) == 0, "static lookup");
-  CHECK(sym.function && strcmp(sym.function, "f1") == 0 && sym.line == F1_LINE,
-        "static f1: %s:%d", sym.function, sym.line);
+  ASSERT_OK(ct_symbolizer_new(&s));
+  ASSERT_OK(ct_symbolizer_add_static(s, exe));
+  ASSERT_OK(ct_symbolize(s, 0, f1_vaddr, 0, &sym));
+  ASSERT_STR_EQ(sym.function, "f1");
+  ASSERT_EQ(sym.line, F1_LINE);
   ct_symbolizer_free(s);
 
-  if (failures) return 1;
   printf("test-symbolize: ok\n");
   return 0;
 }

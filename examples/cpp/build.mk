@@ -18,8 +18,7 @@ $(O)/obj/cpp-$1/%.o: %.cpp
 	$(call cpp_cxx,$1) $$(CXXFLAGS_ALL) $(call cpp_opt,$1) -MMD -MP -c $$< -o $$@
 
 $(O)/tests/test-cpp-%-$1: $(O)/obj/cpp-$1/tests/test-cpp-%.o $$(LIBA)
-	@mkdir -p $$(@D)
-	$(call cpp_cxx,$1) $$(LDFLAGS_ALL) -o $$@ $$< $$(LIBA) -lpthread
+	$$(call link,$(call cpp_cxx,$1))
 endef
 $(foreach v,$(CPP_VARIANTS),$(eval $(call CPP_VARIANT_RULES,$v)))
 
@@ -29,8 +28,7 @@ $(O)/examples/cpp-pipeline: $(O)/obj/examples/cpp/pipeline.o
 $(O)/bench/bench-cpp: $(O)/obj/bench/bench-cpp.o
 $(O)/tests/test-cpp-forms: $(O)/obj/tests/test-cpp-forms.o
 $(CPP_PROGS): $(LIBA)
-	@mkdir -p $(@D)
-	$(CXX) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(LIBA) -lpthread
+	$(call link,$(CXX))
 
 TESTS += $(O)/tests/test-cpp-forms tests/test-cpp-trace.sh tests/test-cpp-pipeline.sh
 PROGS += $(CPP_PROGS) $(foreach v,$(CPP_VARIANTS),$(O)/tests/test-cpp-forms-$v)

@@ -18,16 +18,13 @@ $(DEMO_D)/ctx_x86_64.o: CFLAGS += -fcf-protection=none
 $(DEMO_D)/ctx_aarch64.o: CFLAGS += -mbranch-protection=none
 
 $(DEMO_SERVER): $(DEMO_D)/resp_server.o $(DEMO_D)/resp.o $(DEMO_SCHED_OBJS) $(LIBA)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(LIBA) -lpthread
+	$(call link)
 
 $(O)/tests/test-demo-sched: $(O)/obj/tests/test-demo-sched.o $(DEMO_SCHED_OBJS) $(LIBA)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(LIBA) -lpthread
+	$(call link)
 
 $(O)/tests/test-demo-sched-uc: $(O)/obj/tests/test-demo-sched.o $(DEMO_UC_OBJS) $(LIBA)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(LIBA) -lpthread
+	$(call link)
 
 # The switch alone (tests/test-demo-ctx.c), against each switch.
 $(O)/tests/test-demo-ctx: $(O)/obj/tests/test-demo-ctx.o $(DEMO_D)/ctx.o $(DEMO_D)/ctx_$(DEMO_CTX).o
@@ -39,8 +36,7 @@ $(O)/tests/test-demo-ctx-uc: $(O)/obj/tests/test-demo-ctx.o $(DEMO_D)/ctx.o $(DE
 	$(CC) $(LDFLAGS_ALL) -o $@ $^
 
 $(O)/bench/bench-demo-switch: $(O)/obj/bench/bench-demo-switch.o $(DEMO_SCHED_OBJS) $(LIBA)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(LIBA) -lpthread
+	$(call link)
 
 PROGS += $(DEMO_SERVER) $(O)/bench/bench-demo-switch
 TESTS += $(O)/tests/test-demo-ctx $(O)/tests/test-demo-sched \

@@ -2,5 +2,4 @@
 PROGS += $(O)/examples/hello
 
 $(O)/examples/hello: $(O)/obj/examples/hello/hello.o $(LIBA)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(LIBA) -lpthread
+	$(call link)

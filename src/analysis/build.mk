@@ -9,8 +9,7 @@ CLI_SRCS += src/analysis/report_main.c $(REPORT_SRCS)
 # symbolizes itself, so it links the symbolizer and libdw directly.
 TESTS += $(O)/tests/test-symbolize
 $(O)/tests/test-symbolize: $(O)/obj/tests/test-symbolize.o $(O)/obj/src/common/symbolize.o
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -pie -o $@ $^ $(PKG_LIBS)
+	$(call link,$(CC) -pie,$(PKG_LIBS))
 
 # The report: findings on synthetic traces, input robustness (incl. the
 # reference fixture), symbolized sites of a real PIE (needs test-symbolize),
@@ -21,5 +20,7 @@ TESTS += tests/test-report.sh tests/test-report-input.sh tests/test-report-pie.s
 # Benchmark: bench/bench-report.sh generates traces with this and times the report.
 PROGS += $(O)/bench/bench-report-gen
 $(O)/bench/bench-report-gen: $(O)/obj/bench/bench-report-gen.o
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^
+	$(call link)
+
+# The trace reader, fuzzed (tests/fuzz/fuzz-trace.c).
+FUZZ_SRCS_trace := src/analysis/trace.c

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "corotracer.h" /* COROTRACER_VERSION */
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -27,6 +28,7 @@ int main(int argc, char **argv) {
     usage(stdout);
     return 0;
   }
+  if (strcmp(cmd, "--version") == 0) return puts("corotracer " COROTRACER_VERSION) < 0;
   if (cmd[0] == '-') {
     /* The reference engine's single-dash flags: -deepdive selects the report,
      * anything else is trace mode. The subcommands parse the flags themselves. */

@@ -5,6 +5,5 @@ CLI_SRCS += src/engine/run_main.c src/engine/opts.c src/engine/rundir.c src/engi
 
 # The trace writer's formatting benchmark (links the writer alone).
 $(O)/bench/bench-writer: $(O)/obj/bench/bench-writer.o $(O)/obj/src/engine/writer.o
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^
+	$(call link)
 PROGS += $(O)/bench/bench-writer

@@ -14,8 +14,9 @@
 
 #include "cli/commands.h"
 #include "engine/engine.h"
+#include "corotracer.h"
 
-#define CT_ENGINE_VERSION "corotracer 0.1.0"
+#define CT_ENGINE_VERSION "corotracer " COROTRACER_VERSION /* include/corotracer.h */
 /* While events flow the loop naps between scans (ppoll, which serves signals
  * and connections too), for as long as the fullest ring took to get
  * CT_NAP_FILL of its 8 slots filled: it comes back before any ring laps and

@@ -4,12 +4,10 @@ TESTS += $(O)/tests/test-layout $(O)/tests/test-probe $(O)/tests/test-probe-fd
 PROGS += $(O)/bench/bench-probe
 
 $(O)/bench/bench-probe: $(O)/obj/bench/bench-probe.o $(LIBA)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(LIBA) -lpthread
+	$(call link)
 
 # Both probe tests link the shared fixture (tests/lib/probe-fixture.c); test-probe
 # also links the calls made through the exported plain names.
-$(O)/tests/test-probe: $(O)/obj/tests/test-probe-noinline.o
+$(O)/tests/test-probe: $(O)/obj/tests/lib/probe-noinline.o
 $(O)/tests/test-probe $(O)/tests/test-probe-fd: $(O)/tests/%: $(O)/obj/tests/%.o $(O)/obj/tests/lib/probe-fixture.o $(LIBA)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(LIBA) -lpthread
+	$(call link)

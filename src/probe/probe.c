@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "probe/probe.h"
+_Static_assert((int)COROTRACER_WAIT_NONE == CTP_WAIT_NONE && (int)COROTRACER_WAIT_FD == CTP_WAIT_FD && (int)COROTRACER_WAIT_PTR == CTP_WAIT_PTR, "the SDK's wait kinds are the protocol's");
 
 /* Probe ids picked for id == 0: bit 63 keeps them clear of user-space
  * addresses (what callers usually pass), the station index + 1 keeps them

@@ -54,7 +54,8 @@ static int usage_error(const char *what) {
 static char *default_maps(const char *ring) {
   static const char *const suffixes[] = {".gz", ".zz", ".zlib", ".z"};
   char *path = NULL;
-  if (asprintf(&path, "%s.maps", ring) < 0) return NULL;
+  if (asprintf(&path, "%s.maps", ring) < 0)
+    return NULL;
   FILE *f = fopen(path, "re");
   if (f != NULL) {
     fclose(f);
@@ -63,9 +64,11 @@ static char *default_maps(const char *ring) {
   size_t len = strlen(ring);
   for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
     size_t sl = strlen(suffixes[i]);
-    if (len <= sl || strcmp(ring + len - sl, suffixes[i]) != 0) continue;
+    if (len <= sl || strcmp(ring + len - sl, suffixes[i]) != 0)
+      continue;
     char *alt = NULL;
-    if (asprintf(&alt, "%.*s.maps", (int)(len - sl), ring) < 0) break;
+    if (asprintf(&alt, "%.*s.maps", (int)(len - sl), ring) < 0)
+      break;
     if ((f = fopen(alt, "re")) != NULL) {
       fclose(f);
       free(path);
@@ -85,7 +88,8 @@ static void print_loc(FILE *out, const struct ct_rip_site *site, bool verbose) {
 
 static int cmp_at(const void *a, const void *b) {
   const struct at *x = a, *y = b;
-  if (x->site != y->site) return x->site < y->site ? -1 : 1;
+  if (x->site != y->site)
+    return x->site < y->site ? -1 : 1;
   return (x->id > y->id) - (x->id < y->id);
 }
 
@@ -99,7 +103,8 @@ static int cmp_site_func(const void *a, const void *b, void *ctx) {
 
 static int cmp_group(const void *a, const void *b) {
   const struct group *x = a, *y = b;
-  if (x->threads != y->threads) return x->threads > y->threads ? -1 : 1;
+  if (x->threads != y->threads)
+    return x->threads > y->threads ? -1 : 1;
   return strcmp(x->func, y->func);
 }
 
@@ -113,20 +118,24 @@ static int print_by_function(FILE *out, const struct ct_rip_threads *th,
   struct group *groups = malloc((sites->n ? sites->n : 1) * sizeof *groups);
   size_t nats = 0, ngroups = 0;
   int rc = -1;
-  if (ats == NULL || order == NULL || first_at == NULL || groups == NULL) goto out;
+  if (ats == NULL || order == NULL || first_at == NULL || groups == NULL)
+    goto out;
   for (size_t i = 0; i < th->n; i++) {
     const struct ct_rip_thread *t = &th->v[i];
-    if (t->exited || t->n == 0) continue;
+    if (t->exited || t->n == 0)
+      continue;
     uint64_t addr = t->e[t->n - 1] & RIP_ADDR_MASK;
     ats[nats++] = (struct at){ct_rip_site_index(sites, addr), t->id};
   }
   qsort(ats, nats, sizeof *ats, cmp_at);
   /* first_at[s]: the first pair of site s (pairs of s end at first_at[s + 1]). */
   for (size_t s = 0, k = 0; s <= sites->n; s++) {
-    while (k < nats && ats[k].site < s) k++;
+    while (k < nats && ats[k].site < s)
+      k++;
     first_at[s] = k;
   }
-  for (size_t s = 0; s < sites->n; s++) order[s] = s;
+  for (size_t s = 0; s < sites->n; s++)
+    order[s] = s;
   qsort_r(order, sites->n, sizeof *order, cmp_site_func, (void *)sites);
   for (size_t i = 0; i < sites->n; i++) {
     size_t s = order[i], threads = first_at[s + 1] - first_at[s];
@@ -138,11 +147,12 @@ static int print_by_function(FILE *out, const struct ct_rip_threads *th,
   qsort(groups, ngroups, sizeof *groups, cmp_group);
   for (size_t g = 0; g < ngroups; g++) {
     const struct group *gr = &groups[g];
-    fprintf(out, "%s : %zu thread%s, %zu location%s: ", gr->func,
-            gr->threads, gr->threads == 1 ? "" : "s", gr->nsites, gr->nsites == 1 ? "" : "s");
+    fprintf(out, "%s : %zu thread%s, %zu location%s: ", gr->func, gr->threads,
+            gr->threads == 1 ? "" : "s", gr->nsites, gr->nsites == 1 ? "" : "s");
     for (size_t i = gr->first; i < gr->first + gr->nsites; i++) {
       size_t s = order[i];
-      if (i > gr->first) fputs("; ", out);
+      if (i > gr->first)
+        fputs("; ", out);
       print_loc(out, &sites->v[s], verbose);
       if (verbose) {
         fputs(" [", out);
@@ -170,14 +180,16 @@ static void print_by_thread(FILE *out, const struct ct_rip_threads *th,
                             const struct ct_rip_sites *sites, bool verbose) {
   for (size_t i = 0; i < th->n; i++) {
     const struct ct_rip_thread *t = &th->v[i];
-    if (t->exited && !verbose) continue;
+    if (t->exited && !verbose)
+      continue;
     fprintf(out, "%s[%" PRIu64 "]: ", t->name, t->id);
     for (int k = 0; k < t->n; k++) {
       uint64_t e = t->e[k];
       fprintf(out, "%s{%u}", k > 0 ? ", " : "", (unsigned)(e >> RIP_CTR_SHIFT));
       print_loc(out, &sites->v[ct_rip_site_index(sites, e & RIP_ADDR_MASK)], verbose);
     }
-    if (t->exited) fputs(t->n > 0 ? ", EXIT" : "EXIT", out);
+    if (t->exited)
+      fputs(t->n > 0 ? ", EXIT" : "EXIT", out);
     fputc('\n', out);
   }
 }
@@ -190,26 +202,39 @@ static int parse_opts(int argc, char **argv, struct opts *o) {
   while ((c = getopt_long(argc, argv, "+e:r:m:tvh", longopts, NULL)) != -1) {
     switch (c) {
     case 'e':
-      if (o->exe != NULL) return usage_error("duplicate option -e");
+      if (o->exe != NULL)
+        return usage_error("duplicate option -e");
       o->exe = optarg;
       break;
     case 'r':
-      if (o->ring != NULL) return usage_error("duplicate option -r");
+      if (o->ring != NULL)
+        return usage_error("duplicate option -r");
       o->ring = optarg;
       break;
     case 'm':
-      if (o->maps != NULL) return usage_error("duplicate option -m");
+      if (o->maps != NULL)
+        return usage_error("duplicate option -m");
       o->maps = optarg;
       break;
-    case 't': o->by_thread = true; break;
-    case 'v': o->verbose = true; break;
-    case 'h': fputs(usage_text, stdout); return 0;
-    default: return usage_error("bad option");
+    case 't':
+      o->by_thread = true;
+      break;
+    case 'v':
+      o->verbose = true;
+      break;
+    case 'h':
+      fputs(usage_text, stdout);
+      return 0;
+    default:
+      return usage_error("bad option");
     }
   }
-  if (optind < argc) return usage_error("unexpected argument");
-  if (o->exe == NULL) return usage_error("the executable (-e) must be given");
-  if (o->ring == NULL) o->ring = "rip_ring";
+  if (optind < argc)
+    return usage_error("unexpected argument");
+  if (o->exe == NULL)
+    return usage_error("the executable (-e) must be given");
+  if (o->ring == NULL)
+    o->ring = "rip_ring";
   return -1; /* go on */
 }
 
@@ -218,7 +243,8 @@ static int parse_opts(int argc, char **argv, struct opts *o) {
 int ct_rip_main(int argc, char **argv) {
   struct opts o;
   int rc = parse_opts(argc, argv, &o);
-  if (rc >= 0) return rc;
+  if (rc >= 0)
+    return rc;
   struct ct_rip_threads th = {0};
   struct ct_rip_sites sites = {0};
   ct_symbolizer *sym = NULL;
@@ -226,15 +252,21 @@ int ct_rip_main(int argc, char **argv) {
   uint64_t *addrs = NULL;
   char err[512];
   const char *warn, *err_file = o.ring;
-  rc = 2;
-  if (ct_rip_load(o.ring, &th, err, sizeof err) != 0) goto out;
+  int r = ct_rip_load(o.ring, &th, err, sizeof err);
+  rc = r == -ENOMEM ? 1 : 2; /* else bad input */
+  if (r != 0)
+    goto out;
   maps = o.maps != NULL ? strdup(o.maps) : default_maps(o.ring);
   if (maps == NULL) {
     rc = nomem(err, sizeof err);
     goto out;
   }
-  if (ct_rip_symbolizer(o.exe, maps, &sym, &warn, &err_file, err, sizeof err) != 0) goto out;
-  if (warn != NULL) fprintf(stderr, "corotracer: %s: %s\n", maps, warn);
+  r = ct_rip_symbolizer(o.exe, maps, &sym, &warn, &err_file, err, sizeof err);
+  rc = r == -ENOMEM ? 1 : 2;
+  if (r != 0)
+    goto out;
+  if (warn != NULL)
+    fprintf(stderr, "corotracer: %s: %s\n", maps, warn);
   /* The addresses the view shows: every snapshot (-t) or the newest ones. */
   size_t n = 0;
   addrs = malloc((th.n ? th.n : 1) * RIP_RING_SIZE * sizeof *addrs);
@@ -244,8 +276,10 @@ int ct_rip_main(int argc, char **argv) {
   }
   for (size_t i = 0; i < th.n; i++) {
     const struct ct_rip_thread *t = &th.v[i];
-    if (o.by_thread ? t->exited && !o.verbose : t->exited || t->n == 0) continue;
-    for (int k = o.by_thread ? 0 : t->n - 1; k < t->n; k++) addrs[n++] = t->e[k] & RIP_ADDR_MASK;
+    if (o.by_thread ? t->exited && !o.verbose : t->exited || t->n == 0)
+      continue;
+    for (int k = o.by_thread ? 0 : t->n - 1; k < t->n; k++)
+      addrs[n++] = t->e[k] & RIP_ADDR_MASK;
   }
   if (ct_rip_sites_build(sym, addrs, n, &sites) != 0) {
     rc = nomem(err, sizeof err);
@@ -253,8 +287,7 @@ int ct_rip_main(int argc, char **argv) {
   }
   if (o.by_thread)
     print_by_thread(stdout, &th, &sites, o.verbose);
-  else if (print_by_function(stdout, &th, &sites, o.verbose) != 0)
-    {
+  else if (print_by_function(stdout, &th, &sites, o.verbose) != 0) {
     rc = nomem(err, sizeof err);
     goto out;
   }
@@ -266,7 +299,8 @@ int ct_rip_main(int argc, char **argv) {
   }
   rc = 0;
 out:
-  if (rc != 0) fprintf(stderr, "corotracer: %s: %s\n", err_file, err);
+  if (rc != 0)
+    fprintf(stderr, "corotracer: %s: %s\n", err_file, err);
   free(addrs);
   free(maps);
   ct_rip_sites_free(&sites);

@@ -12,12 +12,13 @@
 #define MAPS_MAGIC "# corotracer rip maps 1"
 #define ET_DYN_TYPE 3
 
-static int set_err(char *err, size_t errlen, const char *msg, long line) {
+/* Say why in why (prefixed with the line when line > 0) and return code (-errno). */
+static int set_err(int code, char *why, size_t whylen, const char *msg, long line) {
   if (line > 0)
-    snprintf(err, errlen, "line %ld: %s", line, msg);
+    snprintf(why, whylen, "line %ld: %s", line, msg);
   else
-    snprintf(err, errlen, "%s", msg);
-  return -1;
+    snprintf(why, whylen, "%s", msg);
+  return code;
 }
 
 /* 1 if path is an ELF shared object or PIE (e_type ET_DYN), 0 if another ELF
@@ -25,7 +26,8 @@ static int set_err(char *err, size_t errlen, const char *msg, long line) {
 static int is_dyn_elf(const char *path) {
   unsigned char h[18];
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
+  if (fd < 0)
+    return -1;
   ssize_t n;
   while ((n = pread(fd, h, sizeof h, 0)) < 0 && errno == EINTR) {
   }
@@ -46,21 +48,22 @@ static int is_dyn_elf(const char *path) {
 
 /* Add the mappings of the module map f to s; the executable recorded in the
  * map stands for exe. */
-static int add_map_file(ct_symbolizer *s, FILE *f, const char *exe, char *err, size_t errlen) {
+static int add_map_file(ct_symbolizer *s, FILE *f, const char *exe, char *why, size_t whylen) {
   char *line = NULL, *map_exe = NULL;
   size_t cap = 0;
   long lineno = 0;
-  int rc = -1;
+  int rc;
   ssize_t len;
   while ((len = getline(&line, &cap, f)) >= 0) {
     lineno++;
-    if (len > 0 && line[len - 1] == '\n') line[--len] = '\0';
+    if (len > 0 && line[len - 1] == '\n')
+      line[--len] = '\0';
     uint64_t start, end, off;
     char perms[8];
     int path_at = 0;
     if (lineno == 1) {
       if (strcmp(line, MAPS_MAGIC) != 0) {
-        set_err(err, errlen, "not a rip module map (no \"" MAPS_MAGIC "\" line)", 0);
+        rc = set_err(-EINVAL, why, whylen, "not a rip module map (no \"" MAPS_MAGIC "\" line)", 0);
         goto out;
       }
     } else if (strncmp(line, "pid ", 4) == 0) {
@@ -69,30 +72,32 @@ static int add_map_file(ct_symbolizer *s, FILE *f, const char *exe, char *err, s
       free(map_exe);
       map_exe = strdup(line + 4);
       if (map_exe == NULL) {
-        set_err(err, errlen, "out of memory", 0);
+        rc = set_err(-ENOMEM, why, whylen, "out of memory", 0);
         goto out;
       }
     } else if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*u %n", &start, &end,
                       perms, &off, &path_at) == 4 &&
                path_at > 0 && line[path_at] == '/' && start < end) {
       const char *path = line + path_at;
-      if (map_exe != NULL && strcmp(path, map_exe) == 0) path = exe;
-      int r = ct_symbolizer_add_module(s, 0, start, end, off, path);
-      if (r != 0) {
-        set_err(err, errlen, strerror(-r), lineno);
+      if (map_exe != NULL && strcmp(path, map_exe) == 0)
+        path = exe;
+      rc = ct_symbolizer_add_module(s, 0, start, end, off, path);
+      if (rc != 0) {
+        set_err(rc, why, whylen, strerror(-rc), lineno);
         goto out;
       }
     } else {
-      set_err(err, errlen, "not a mapping (start-end perms offset dev inode /path)", lineno);
+      rc = set_err(-EINVAL, why, whylen, "not a mapping (start-end perms offset dev inode /path)",
+                   lineno);
       goto out;
     }
   }
   if (ferror(f)) {
-    set_err(err, errlen, strerror(errno), 0);
+    rc = set_err(-errno, why, whylen, strerror(errno), 0);
     goto out;
   }
   if (lineno == 0) {
-    set_err(err, errlen, "empty module map", 0);
+    rc = set_err(-EINVAL, why, whylen, "empty module map", 0);
     goto out;
   }
   rc = 0;
@@ -104,35 +109,36 @@ out:
 
 /* Contract in rip_syms.h. */
 int ct_rip_symbolizer(const char *exe, const char *maps_path, ct_symbolizer **out,
-                      const char **warn, const char **err_file, char *err, size_t errlen) {
+                      const char **warn, const char **err_file, char *why, size_t whylen) {
   ct_symbolizer *s = NULL;
   FILE *f = NULL;
-  int rc = -1;
+  int rc;
   *warn = NULL;
   *err_file = exe;
   int dyn = is_dyn_elf(exe);
   if (dyn < 0) {
-    set_err(err, errlen, errno == ENOEXEC ? "not an ELF file" : strerror(errno), 0);
+    rc = set_err(-errno, why, whylen, errno == ENOEXEC ? "not an ELF file" : strerror(errno), 0);
     goto out;
   }
-  int r = ct_symbolizer_new(&s);
-  if (r != 0) {
-    set_err(err, errlen, strerror(-r), 0);
+  rc = ct_symbolizer_new(&s);
+  if (rc != 0) {
+    set_err(rc, why, whylen, strerror(-rc), 0);
     goto out;
   }
   f = fopen(maps_path, "re");
   if (f == NULL && errno != ENOENT) {
     *err_file = maps_path;
-    set_err(err, errlen, strerror(errno), 0);
+    rc = set_err(-errno, why, whylen, strerror(errno), 0);
     goto out;
   }
   if (f != NULL) {
     *err_file = maps_path;
-    if (add_map_file(s, f, exe, err, errlen) != 0) goto out;
+    if ((rc = add_map_file(s, f, exe, why, whylen)) != 0)
+      goto out;
   } else {
-    r = ct_symbolizer_add_static(s, exe);
-    if (r != 0) {
-      set_err(err, errlen, strerror(-r), 0);
+    rc = ct_symbolizer_add_static(s, exe);
+    if (rc != 0) {
+      set_err(rc, why, whylen, strerror(-rc), 0);
       goto out;
     }
     if (dyn)
@@ -143,7 +149,8 @@ int ct_rip_symbolizer(const char *exe, const char *maps_path, ct_symbolizer **ou
   s = NULL;
   rc = 0;
 out:
-  if (f != NULL) fclose(f);
+  if (f != NULL)
+    fclose(f);
   ct_symbolizer_free(s);
   return rc;
 }
@@ -164,9 +171,11 @@ int ct_rip_sites_build(ct_symbolizer *s, uint64_t *addrs, size_t n, struct ct_ri
   memset(out, 0, sizeof *out);
   qsort(addrs, n, sizeof *addrs, cmp_u64);
   out->v = calloc(n ? n : 1, sizeof *out->v);
-  if (out->v == NULL) goto out;
+  if (out->v == NULL)
+    goto out;
   for (size_t i = 0; i < n; i++) {
-    if (i > 0 && addrs[i] == addrs[i - 1]) continue;
+    if (i > 0 && addrs[i] == addrs[i - 1])
+      continue;
     struct ct_rip_site *site = &out->v[out->n++];
     struct ct_sym sym;
     memset(&sym, 0, sizeof sym);
@@ -188,18 +197,22 @@ int ct_rip_sites_build(ct_symbolizer *s, uint64_t *addrs, size_t n, struct ct_ri
   /* librip's reader marks a location reached from several addresses (inlined
    * or unrolled copies) with the address: count them per location. */
   by_loc = malloc((out->n ? out->n : 1) * sizeof *by_loc);
-  if (by_loc == NULL) goto out;
-  for (size_t i = 0; i < out->n; i++) by_loc[i] = &out->v[i];
+  if (by_loc == NULL)
+    goto out;
+  for (size_t i = 0; i < out->n; i++)
+    by_loc[i] = &out->v[i];
   qsort(by_loc, out->n, sizeof *by_loc, cmp_loc);
   for (size_t i = 0, j; i < out->n; i = j) {
     for (j = i + 1; j < out->n && strcmp(by_loc[j]->loc, by_loc[i]->loc) == 0; j++) {
     }
-    for (size_t k = i; k < j; k++) by_loc[k]->loc_addrs = j - i;
+    for (size_t k = i; k < j; k++)
+      by_loc[k]->loc_addrs = j - i;
   }
   rc = 0;
 out:
   free(by_loc);
-  if (rc != 0) ct_rip_sites_free(out);
+  if (rc != 0)
+    ct_rip_sites_free(out);
   return rc;
 }
 
@@ -218,7 +231,8 @@ size_t ct_rip_site_index(const struct ct_rip_sites *sites, uint64_t addr) {
 
 /* Contract in rip_syms.h. */
 void ct_rip_sites_free(struct ct_rip_sites *sites) {
-  for (size_t i = 0; i < sites->n; i++) free(sites->v[i].loc);
+  for (size_t i = 0; i < sites->n; i++)
+    free(sites->v[i].loc);
   free(sites->v);
   memset(sites, 0, sizeof *sites);
 }

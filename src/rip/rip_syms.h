@@ -26,9 +26,11 @@ struct ct_rip_sites {
  * executable's mappings standing for exe; else exe at its own addresses, as
  * librip's reader did (right for non-PIE executables only). *warn is set to a
  * static message when a PIE is read without a map (the caller prints it).
- * Returns 0, or -1 with a message in err (err_file: the file it is about). */
+ * Returns 0 or -errno (-EINVAL: a malformed module map; -ENOEXEC: exe is not
+ * ELF), with a one-line reason in why and the file it is about in *err_file.
+ * Never prints. */
 int ct_rip_symbolizer(const char *exe, const char *maps_path, ct_symbolizer **out,
-                      const char **warn, const char **err_file, char *err, size_t errlen);
+                      const char **warn, const char **err_file, char *why, size_t whylen);
 
 /* Symbolize addrs[0..n) (any order, duplicates allowed; addrs is sorted in
  * place). Returns 0, or -1 on memory exhaustion. */

@@ -35,7 +35,7 @@ ARM_TIMEOUT=${ARM_TIMEOUT:-120}
 TRACED="examples/hello examples/demo/resp_server"
 CTESTS="tests/test-demo-ctx tests/test-demo-ctx-uc tests/test-demo-sched tests/test-demo-sched-uc tests/test-layout tests/test-probe
   tests/test-probe-fd tests/test-rip-api"
-ELVES="tests/test-rip-prog-pie tests/test-rip-prog-nopie tests/test-rip-prog-generic"
+ELVES="tests/lib/rip-prog-pie tests/lib/rip-prog-nopie tests/lib/rip-prog-generic"
 # Native tools of the test scripts, and the engine and reader.
 NATIVE_TOOLS="bin/corotracer tests/lib/ctjl"
 

@@ -1,8 +1,9 @@
 # demo.sh - shell helpers for the demo server's tests (tests/test-demo-*.sh).
 # Source it after the tests' own checks; it sets tmp (a fresh temp dir, removed
-# on exit together with the server still running, if any) and defines fail,
-# start and stop. DEMO_WAIT, in tenths of a second (default 100), bounds both
-# the wait for the server's port and for its exit: sanitizer builds need more.
+# on exit together with the server still running, if any) and defines start
+# and stop (fail comes from check.sh). DEMO_WAIT, in tenths of a second
+# (default 100), bounds both the wait for the server's port and for its exit:
+# sanitizer builds need more.
 DEMO_WAIT=${DEMO_WAIT:-100}
 tmp=$(mktemp -d)
 pid=""
@@ -11,7 +12,7 @@ demo_cleanup() {
   rm -rf "$tmp"
 }
 trap demo_cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/check.sh"
 
 # start DIR CMD...: run CMD in the background (its pid in $pid), wait for DIR/port.
 start() {

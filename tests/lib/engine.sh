@@ -3,7 +3,7 @@
 #   T        a fresh temp dir, removed on exit together with the processes in BG
 #   CTJL     tests/lib/ctjl (JSONL field printer), TARGET tests/lib/ct-target,
 #   HELLO    examples/hello, COROTRACER the engine (from tests/run.sh)
-# and defines fail, skip, wait_file, wait_gone, bg_add, line_type, ready_val,
+# and defines (besides fail and skip, from check.sh) wait_file, wait_gone, bg_add, line_type, ready_val,
 # check_trace_ends, children_of.
 : "${CT_BUILD:?run me through tests/run.sh}" "${COROTRACER:?run me through tests/run.sh}"
 case "$COROTRACER" in /*) ;; *) COROTRACER="$PWD/$COROTRACER" ;; esac
@@ -20,8 +20,7 @@ ct_cleanup() {
 trap ct_cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-skip() { echo "$*"; exit 77; }
+. "$(dirname "$0")/lib/check.sh"
 # Remember a background pid to kill at exit (if still there).
 bg_add() { BG="$BG $1"; }
 

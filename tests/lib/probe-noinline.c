@@ -1,4 +1,4 @@
-/* test-probe-noinline.c - linked into test-probe (not a test of its own): the
+/* probe-noinline.c - linked into test-probe (not a test of its own): the
  * same calls through the library's exported plain names, without the header's
  * inline wrappers, as dlsym and FFI callers make them. */
 #define COROTRACER_NO_INLINE

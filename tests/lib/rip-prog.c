@@ -1,12 +1,12 @@
-/* test-rip-prog.c - writes a rip ring with snapshots at known lines, for test-rip.sh.
+/* rip-prog.c - writes a rip ring with snapshots at known lines, for test-rip.sh.
  *
- * test-rip-prog RING      threads snapshot at known sites; the program prints
+ * rip-prog RING      threads snapshot at known sites; the program prints
  *                         "line SITE N" for each site, then "ready", and waits
  *                         to be killed (SIGKILL)
- * test-rip-prog tid RING  one snapshot in a ring sized by pid_max, in the record
+ * rip-prog tid RING  one snapshot in a ring sized by pid_max, in the record
  *                         of the main thread's tid (rip_init(0, ...)); prints
  *                         "tid TID LINE" and exits
- * test-rip-prog zlib IN OUT  copy IN to OUT as a zlib stream (stored blocks:
+ * rip-prog zlib IN OUT  copy IN to OUT as a zlib stream (stored blocks:
  *                         the test needs a zlib file and Debian has no zlib CLI)
  */
 #include <errno.h>
@@ -21,15 +21,16 @@
 
 RIP_DEFINE_STORAGE;
 
-void dso_park(int *line); /* test-rip-dso.c */
+void dso_park(int *line); /* rip-dso.c */
 
 /* Snapshot lines, written by the threads (several threads may write the same
  * value, hence atomics), printed by main once every thread has arrived. */
-static int line_park_a, line_park_b, line_wrap, line_wrap_done, line_exit, line_resume,
-    line_main, line_dso, line_spin;
+static int line_park_a, line_park_b, line_wrap, line_wrap_done, line_exit, line_resume, line_main,
+    line_dso, line_spin;
 #define SNAP_AT(var)                                                                               \
   do {                                                                                             \
-    __atomic_store_n(&(var), __LINE__, __ATOMIC_RELAXED); rip_snap();                              \
+    __atomic_store_n(&(var), __LINE__, __ATOMIC_RELAXED);                                          \
+    rip_snap();                                                                                    \
   } while (0)
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -44,7 +45,8 @@ static void arrive(void) {
 }
 
 static void block_forever(void) {
-  for (;;) pause();
+  for (;;)
+    pause();
 }
 
 static __attribute__((noinline)) void park(int which) {
@@ -54,14 +56,28 @@ static __attribute__((noinline)) void park(int which) {
     SNAP_AT(line_park_b);
 }
 
-static __attribute__((noinline)) void wrap_step(void) { SNAP_AT(line_wrap); }
-static __attribute__((noinline)) void wrap_done(void) { SNAP_AT(line_wrap_done); }
-static __attribute__((noinline)) void exit_path(void) { SNAP_AT(line_exit); }
-static __attribute__((noinline)) void resume_step(void) { SNAP_AT(line_resume); }
-static __attribute__((noinline)) void main_wait(void) { SNAP_AT(line_main); }
-static __attribute__((noinline)) void spin_step(void) { SNAP_AT(line_spin); }
+static __attribute__((noinline)) void wrap_step(void) {
+  SNAP_AT(line_wrap);
+}
+static __attribute__((noinline)) void wrap_done(void) {
+  SNAP_AT(line_wrap_done);
+}
+static __attribute__((noinline)) void exit_path(void) {
+  SNAP_AT(line_exit);
+}
+static __attribute__((noinline)) void resume_step(void) {
+  SNAP_AT(line_resume);
+}
+static __attribute__((noinline)) void main_wait(void) {
+  SNAP_AT(line_main);
+}
+static __attribute__((noinline)) void spin_step(void) {
+  SNAP_AT(line_spin);
+}
 static int line_tid;
-static __attribute__((noinline)) void tid_site(void) { SNAP_AT(line_tid); }
+static __attribute__((noinline)) void tid_site(void) {
+  SNAP_AT(line_tid);
+}
 
 enum role { PARK_A, PARK_B, WRAPPER, EXITER, DSO, RESUMER, SPINNER };
 struct worker {
@@ -70,7 +86,7 @@ struct worker {
   enum role role;
 };
 static const struct worker workers[] = {
-    {2, "parker", PARK_A}, {3, "parker", PARK_A}, {4, "parker", PARK_B}, {5, "wrapper", WRAPPER},
+    {2, "parker", PARK_A}, {3, "parker", PARK_A}, {4, "parker", PARK_B},   {5, "wrapper", WRAPPER},
     {6, "exiter", EXITER}, {7, "dso", DSO},       {8, "resumer", RESUMER}, {9, "spinner", SPINNER},
 };
 #define NWORKERS (int)(sizeof workers / sizeof *workers)
@@ -84,10 +100,15 @@ static void *work(void *arg) {
   else
     rip_init(w->id, w->name, strlen(w->name), 0, 0);
   switch (w->role) {
-  case PARK_A: park(0); break;
-  case PARK_B: park(1); break;
+  case PARK_A:
+    park(0);
+    break;
+  case PARK_B:
+    park(1);
+    break;
   case WRAPPER:
-    for (int i = 0; i < 300; i++) wrap_step(); /* the counter wraps past 255 */
+    for (int i = 0; i < 300; i++)
+      wrap_step(); /* the counter wraps past 255 */
     wrap_done();
     break;
   case EXITER:
@@ -95,15 +116,19 @@ static void *work(void *arg) {
     rip_exit();
     arrive();
     return NULL;
-  case DSO: dso_park(&line_dso); break;
+  case DSO:
+    dso_park(&line_dso);
+    break;
   case RESUMER:
-    for (int i = 0; i < 10; i++) resume_step();
+    for (int i = 0; i < 10; i++)
+      resume_step();
     break;
   case SPINNER: /* keeps writing while the reader reads */
     spin_step();
     arrive();
     for (;;) {
-      for (int i = 0; i < 1000; i++) spin_step();
+      for (int i = 0; i < 1000; i++)
+        spin_step();
       usleep(1000);
     }
   }
@@ -114,7 +139,7 @@ static void *work(void *arg) {
 
 static int run(const char *ring) {
   if (!rip_create_ring(ring, 64)) {
-    fprintf(stderr, "test-rip-prog: %s: %s\n", ring, strerror(errno));
+    fprintf(stderr, "rip-prog: %s: %s\n", ring, strerror(errno));
     return 1;
   }
   rip_init(1, "main", 4, 0, 0);
@@ -122,12 +147,13 @@ static int run(const char *ring) {
   for (int i = 0; i < NWORKERS; i++) {
     int e = pthread_create(&tids[i], NULL, work, (void *)&workers[i]);
     if (e != 0) {
-      fprintf(stderr, "test-rip-prog: pthread_create: %s\n", strerror(e));
+      fprintf(stderr, "rip-prog: pthread_create: %s\n", strerror(e));
       return 1;
     }
   }
   pthread_mutex_lock(&lock);
-  while (arrived < NWORKERS) pthread_cond_wait(&cond, &lock);
+  while (arrived < NWORKERS)
+    pthread_cond_wait(&cond, &lock);
   pthread_mutex_unlock(&lock);
   main_wait();
   printf("line park_a %d\nline park_b %d\nline wrap %d\nline wrap_done %d\nline exit %d\n"
@@ -143,7 +169,7 @@ static int run(const char *ring) {
 /* The librip default: records indexed by tid, the file sized for pid_max. */
 static int run_tid(const char *ring) {
   if (!rip_create_ring(ring, 0)) {
-    fprintf(stderr, "test-rip-prog: %s: %s\n", ring, strerror(errno));
+    fprintf(stderr, "rip-prog: %s: %s\n", ring, strerror(errno));
     return 1;
   }
   rip_init(0, "tid", 3, 0, 0);
@@ -156,7 +182,8 @@ static int run_tid(const char *ring) {
 static int zlib_copy(const char *in, const char *out) {
   FILE *fi = fopen(in, "rbe"), *fo = fopen(out, "wbe");
   int rc = 1;
-  if (fi == NULL || fo == NULL) goto done;
+  if (fi == NULL || fo == NULL)
+    goto done;
   static unsigned char buf[65535];
   unsigned long a = 1, b = 0;
   fputc(0x78, fo);
@@ -174,18 +201,24 @@ static int zlib_copy(const char *in, const char *out) {
     }
   } while (n == sizeof buf);
   unsigned long adler = b << 16 | a;
-  for (int s = 24; s >= 0; s -= 8) fputc((int)(adler >> s) & 0xff, fo);
+  for (int s = 24; s >= 0; s -= 8)
+    fputc((int)(adler >> s) & 0xff, fo);
   rc = ferror(fi) || ferror(fo) ? 1 : 0;
 done:
-  if (fi != NULL) fclose(fi);
-  if (fo != NULL && fclose(fo) != 0) rc = 1;
+  if (fi != NULL)
+    fclose(fi);
+  if (fo != NULL && fclose(fo) != 0)
+    rc = 1;
   return rc;
 }
 
 int main(int argc, char **argv) {
-  if (argc == 4 && strcmp(argv[1], "zlib") == 0) return zlib_copy(argv[2], argv[3]);
-  if (argc == 3 && strcmp(argv[1], "tid") == 0) return run_tid(argv[2]);
-  if (argc == 2) return run(argv[1]);
-  fprintf(stderr, "usage: test-rip-prog RING | tid RING | zlib IN OUT\n");
+  if (argc == 4 && strcmp(argv[1], "zlib") == 0)
+    return zlib_copy(argv[2], argv[3]);
+  if (argc == 3 && strcmp(argv[1], "tid") == 0)
+    return run_tid(argv[2]);
+  if (argc == 2)
+    return run(argv[1]);
+  fprintf(stderr, "usage: rip-prog RING | tid RING | zlib IN OUT\n");
   return 2;
 }

@@ -1,0 +1,70 @@
+/* fuzz-trace.c - libFuzzer target: the JSONL trace reader (src/analysis/trace.c)
+ * on arbitrary bytes, as a whole stream (line splitting, long lines, a last
+ * line without '\n') and as single lines, decoding every string it accepts. */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "analysis/trace.h"
+
+/* Decode the string fields of an accepted line into a small buffer, as the
+ * report does, so the escape decoder sees what the scanner let through. */
+static void copy_strings(const struct ct_line *l) {
+  /* Only fields whose key bit is in l->have are set. */
+  const struct {
+    int key;
+    const struct ct_str *s;
+  } f[] = {{CT_K_PATH, &l->path},     {CT_K_LABEL, &l->label},   {CT_K_RUN_ID, &l->run_id},
+           {CT_K_HOST, &l->host},     {CT_K_FORMAT, &l->format}, {CT_K_EVENT, &l->event},
+           {CT_K_NAME, &l->exit_name}};
+  char buf[16];
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+    if (!CT_HAS(l, f[i].key))
+      continue;
+    size_t n = ct_str_copy(f[i].s, buf, sizeof buf);
+    if (n >= sizeof buf || buf[n] != '\0')
+      __builtin_trap();
+  }
+}
+
+static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struct ct_line *line) {
+  uint64_t *lines = ctx;
+  if (lineno != *lines + 1)
+    __builtin_trap(); /* lines are numbered 1, 2, ... */
+  *lines = lineno;
+  if (err == CT_LINE_OK)
+    copy_strings(line);
+  return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  /* One line: the scanner must stay inside [data, data + size). */
+  struct ct_line l;
+  if (ct_parse_line((const char *)data, size, &l) == CT_LINE_OK)
+    copy_strings(&l);
+
+  /* The stream, from a memory file, with the smallest buffer (4 KiB) so lines
+   * straddle refills. */
+  int fd = memfd_create("fuzz-trace", MFD_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  size_t off = 0;
+  while (off < size) {
+    ssize_t n = write(fd, data + off, size - off);
+    if (n <= 0)
+      goto out;
+    off += (size_t)n;
+  }
+  if (lseek(fd, 0, SEEK_SET) != 0)
+    goto out;
+  uint64_t lines = 0, bytes = 0;
+  if (ct_trace_read(fd, 0, on_line, &lines, &bytes) != 0)
+    __builtin_trap(); /* on_line never stops it */
+  if (bytes != size)
+    __builtin_trap();
+out:
+  close(fd);
+  return 0;
+}

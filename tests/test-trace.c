@@ -1,0 +1,261 @@
+/* test-trace.c - unit test of the trace reader (src/analysis/trace.c): each
+ * record type parsed into its fields, the three ways a line is rejected
+ * (syntax, shape, torn), string decoding, and the line streamer (lines across
+ * buffer refills, a last line without '\n', a line past the buffer, the
+ * callback stopping the read, a read error). */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "analysis/trace.h"
+#include "lib/check.h"
+
+static enum ct_line_err parse(const char *s, struct ct_line *l) {
+  return ct_parse_line(s, strlen(s), l);
+}
+
+static void test_event(void) {
+  struct ct_line l;
+  ASSERT_EQ(parse("{\"probe_id\":7,\"tid\":100,\"addr\":\"0x00000000000012ab\",\"seq\":6,"
+                  "\"is_active\":false,\"ts\":1001,\"kind\":\"suspend\",\"ev\":2,"
+                  "\"site\":\"0x12AB\",\"wait\":\"fd\",\"obj\":12,\"future_key\":[1,{\"a\":null}]}",
+                  &l),
+            CT_LINE_OK);
+  ASSERT_EQ(l.type, CT_LINE_EVENT);
+  ASSERT_EQ(l.kind, CT_EV_SUSPEND);
+  ASSERT_UINT64_EQ(l.probe_id, 7);
+  ASSERT_UINT64_EQ(l.tid, 100);
+  ASSERT_UINT64_EQ(l.addr, 0x12ab);
+  ASSERT_UINT64_EQ(l.site, 0x12ab);
+  ASSERT_UINT64_EQ(l.seq, 6);
+  ASSERT_UINT64_EQ(l.ts, 1001);
+  ASSERT_UINT64_EQ(l.ev, 2);
+  ASSERT_EQ(l.is_active, 0);
+  ASSERT_EQ(l.wait, 1);
+  ASSERT_UINT64_EQ(l.obj, 12);
+  ASSERT_EQ(l.obj_is_str, 0);
+  ASSERT(CT_HAS(&l, CT_K_SITE));
+  ASSERT(!CT_HAS(&l, CT_K_FROM));
+
+  /* A wake on a pointer, from another coroutine; obj as a hex string. */
+  ASSERT_EQ(parse("{\"probe_id\":1,\"ts\":3,\"kind\":\"wake\",\"from\":4,\"wait\":\"ptr\","
+                  "\"obj\":\"0xffffffffffffffff\"}",
+                  &l),
+            CT_LINE_OK);
+  ASSERT_EQ(l.kind, CT_EV_WAKE);
+  ASSERT_UINT64_EQ(l.from, 4);
+  ASSERT_EQ(l.wait, 2);
+  ASSERT_UINT64_EQ(l.obj, UINT64_MAX);
+  ASSERT_EQ(l.obj_is_str, 1);
+
+  /* The reference's v1 lines: no kind, is_active says what happened. */
+  ASSERT_EQ(parse(" {\"probe_id\":4342902816,\"tid\":1238734,\"addr\":\"0x0000000000000000\","
+                  "\"seq\":2,\"is_active\":true,\"ts\":168788988797000}\r",
+                  &l),
+            CT_LINE_OK);
+  ASSERT_EQ(l.kind, CT_EV_V1);
+  ASSERT_EQ(l.is_active, 1);
+  ASSERT_UINT64_EQ(l.probe_id, 4342902816u);
+}
+
+static void test_records(void) {
+  struct ct_line l;
+  char buf[64];
+  ASSERT_EQ(parse("{\"type\":\"meta\",\"format\":\"corotracer-trace\",\"format_version\":1,"
+                  "\"run_id\":\"00ff\",\"target_pid\":4242,\"command\":[\"./app\",\"-x\"],"
+                  "\"clock\":{\"mono_ns\":1000,\"wall_ns\":2000}}",
+                  &l),
+            CT_LINE_OK);
+  ASSERT_EQ(l.type, CT_LINE_META);
+  ASSERT_UINT64_EQ(l.target_pid, 4242);
+  ASSERT_UINT64_EQ(l.mono_ns, 1000); /* nested in clock */
+  ASSERT_UINT64_EQ(l.wall_ns, 2000);
+  ct_str_copy(&l.format, buf, sizeof buf);
+  ASSERT_STR_EQ(buf, "corotracer-trace");
+
+  ASSERT_EQ(parse("{\"type\":\"module\",\"pid\":1,\"start\":\"0x1000\",\"end\":\"0x2000\","
+                  "\"offset\":\"0x0\",\"path\":\"/bin/x\"}",
+                  &l),
+            CT_LINE_OK);
+  ASSERT_EQ(l.type, CT_LINE_MODULE);
+  ASSERT_UINT64_EQ(l.start, 0x1000);
+  ASSERT_UINT64_EQ(l.end, 0x2000);
+  /* A module without its path cannot be used. */
+  ASSERT_EQ(parse("{\"type\":\"module\",\"pid\":1,\"start\":\"0x1000\",\"end\":\"0x2000\","
+                  "\"offset\":\"0x0\"}",
+                  &l),
+            CT_LINE_SHAPE);
+
+  ASSERT_EQ(parse("{\"type\":\"coroutine\",\"probe_id\":9,\"label\":\"conn\",\"parent\":3}", &l),
+            CT_LINE_OK);
+  ASSERT_EQ(l.type, CT_LINE_COROUTINE);
+  ASSERT_UINT64_EQ(l.parent, 3);
+  ASSERT_EQ(parse("{\"type\":\"coroutine\",\"label\":\"conn\"}", &l), CT_LINE_SHAPE);
+
+  ASSERT_EQ(parse("{\"type\":\"end\",\"ts\":5,\"exit\":{\"signal\":9,\"name\":\"SIGKILL\"},"
+                  "\"events\":3,\"lost\":1}",
+                  &l),
+            CT_LINE_OK);
+  ASSERT_EQ(l.type, CT_LINE_END);
+  ASSERT(CT_HAS(&l, CT_K_SIGNAL));
+  ASSERT_EQ(l.exit_signal, 9);
+  ASSERT_UINT64_EQ(l.lost, 1);
+  ASSERT_EQ(parse("{\"type\":\"end\",\"exit\":{\"code\":-1}}", &l), CT_LINE_OK);
+  ASSERT_EQ(l.exit_code, -1);
+
+  /* A record type of a later version: skipped, not an error. */
+  ASSERT_EQ(parse("{\"type\":\"gauge\",\"value\":1.5e3}", &l), CT_LINE_OK);
+  ASSERT_EQ(l.type, CT_LINE_OTHER);
+}
+
+static void test_rejected(void) {
+  struct ct_line l;
+  const char *syntax[] = {
+      "",
+      "{",
+      "[1,2]",
+      "{\"probe_id\":1,\"ts\":2,\"is_active\":true} x",
+      "{\"probe_id\":1,}",
+      "{\"label\":\"unterminated}",
+      "{\"label\":\"bad \\q escape\"}",
+      "{\"label\":\"short \\u12\"}",
+      "{\"probe_id\":-}",
+      "{\"x\":tru}",
+      "{\"probe_id\" 1}",
+  };
+  for (size_t i = 0; i < sizeof syntax / sizeof syntax[0]; i++)
+    ASSERT_EQ(parse(syntax[i], &l), CT_LINE_SYNTAX);
+
+  /* Nesting deeper than the scanner's limit is refused, not recursed into. */
+  char deep[400];
+  size_t n = 0;
+  deep[n++] = '{';
+  for (int i = 0; i < 40; i++)
+    n += (size_t)snprintf(deep + n, sizeof deep - n, "\"a\":[");
+  deep[n] = '\0';
+  ASSERT_EQ(parse(deep, &l), CT_LINE_SYNTAX);
+
+  const char *shape[] = {
+      "{\"probe_id\":\"7\",\"ts\":2,\"is_active\":true}", /* a number as a string */
+      "{\"probe_id\":7,\"ts\":-2,\"is_active\":true}",    /* negative u64 */
+      "{\"probe_id\":7,\"ts\":2.5,\"is_active\":true}",   /* fraction */
+      "{\"probe_id\":7,\"ts\":2,\"is_active\":1}",        /* bool as a number */
+      "{\"probe_id\":7,\"ts\":2,\"kind\":\"jump\"}",      /* unknown kind */
+      "{\"probe_id\":7,\"ts\":2,\"kind\":\"wake\",\"wait\":\"sock\"}",
+      "{\"probe_id\":7,\"ts\":2,\"kind\":\"wake\",\"site\":\"12ab\"}", /* hex without 0x */
+      "{\"probe_id\":7,\"ts\":2,\"kind\":\"wake\",\"site\":\"0x12345678901234567\"}",
+      "{\"probe_id\":7,\"is_active\":true}", /* no ts */
+      "{\"ts\":2,\"is_active\":true}",       /* no probe_id */
+      "{\"probe_id\":7,\"ts\":2}",           /* neither kind nor is_active */
+      "{\"probe_id\":7,\"ts\":18446744073709551616,\"is_active\":true}", /* 2^64 */
+  };
+  for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++)
+    ASSERT_EQ(parse(shape[i], &l), CT_LINE_SHAPE);
+
+  /* Torn slot copies, as the reference engine wrote them. */
+  const char *torn[] = {
+      "{\"probe_id\":0,\"tid\":0,\"addr\":\"0x000099833fb94158\",\"is_active\":false,\"ts\":0}",
+      "{\"probe_id\":5,\"tid\":72057594037927936,\"seq\":1,\"is_active\":false,\"ts\":9}",
+      "{\"probe_id\":5,\"tid\":1,\"is_active\":false,\"ts\":4611686018427387904}",
+  };
+  for (size_t i = 0; i < sizeof torn / sizeof torn[0]; i++)
+    ASSERT_EQ(parse(torn[i], &l), CT_LINE_TORN);
+}
+
+static void test_strings(void) {
+  struct ct_line l;
+  char buf[32];
+  ASSERT_EQ(parse("{\"type\":\"coroutine\",\"probe_id\":1,"
+                  "\"label\":\"a\\\"b\\\\c\\/d\\n\\t\\u0041\\u00e9\"}",
+                  &l),
+            CT_LINE_OK);
+  ASSERT_EQ(l.label.esc, 1);
+  ASSERT_EQ(ct_str_copy(&l.label, buf, sizeof buf), 11);
+  ASSERT_STR_EQ(buf, "a\"b\\c/d\n\tA?"); /* non-ASCII \u escapes become '?' */
+  /* Truncated to the buffer, always NUL-terminated. */
+  ASSERT_EQ(ct_str_copy(&l.label, buf, 4), 3);
+  ASSERT_STR_EQ(buf, "a\"b");
+  ASSERT_EQ(ct_str_copy(&l.label, buf, 0), 0);
+}
+
+/* The streamer's callback: records line numbers and results; stops at stop_at. */
+struct seen {
+  uint64_t lines, ok, syntax, stop_at;
+  uint64_t last_probe;
+};
+
+static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struct ct_line *l) {
+  struct seen *s = ctx;
+  ASSERT_UINT64_EQ(lineno, s->lines + 1);
+  s->lines = lineno;
+  if (err == CT_LINE_OK) {
+    s->ok++;
+    s->last_probe = l->probe_id;
+  } else if (err == CT_LINE_SYNTAX) {
+    s->syntax++;
+  }
+  return lineno == s->stop_at ? 42 : 0;
+}
+
+/* A memory file holding text, at offset 0. */
+static int file_of(const char *text, size_t len) {
+  int fd = memfd_create("test-trace", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, text, len), (ssize_t)len);
+  ASSERT_EQ(lseek(fd, 0, SEEK_SET), 0);
+  return fd;
+}
+
+static void test_stream(void) {
+  /* 2000 events (about 100 KB: many refills of the 4 KiB buffer), a blank
+   * line, a line of 1 MiB (the buffer grows), then a last line without '\n'. */
+  size_t cap = 2u << 20, len = 0;
+  char *text = malloc(cap);
+  ASSERT_NOT_NULL(text);
+  for (int i = 1; i <= 2000; i++)
+    len += (size_t)snprintf(text + len, cap - len,
+                            "{\"probe_id\":%d,\"tid\":1,\"is_active\":true,\"ts\":%d}\n", i, i);
+  text[len++] = '\n';
+  len += (size_t)snprintf(text + len, cap - len,
+                          "{\"type\":\"coroutine\",\"probe_id\":5000,\"label\":\"");
+  memset(text + len, 'x', 1u << 20);
+  len += 1u << 20;
+  len += (size_t)snprintf(text + len, cap - len,
+                          "\"}\n{\"probe_id\":7777,\"ts\":1,\"is_active\":false}");
+
+  struct seen s = {0};
+  uint64_t bytes = 0;
+  int fd = file_of(text, len);
+  ASSERT_OK(ct_trace_read(fd, 0, on_line, &s, &bytes));
+  close(fd);
+  ASSERT_UINT64_EQ(bytes, len);
+  ASSERT_UINT64_EQ(s.lines, 2003);
+  ASSERT_UINT64_EQ(s.ok, 2002);
+  ASSERT_UINT64_EQ(s.syntax, 1); /* the blank line */
+  ASSERT_UINT64_EQ(s.last_probe, 7777);
+
+  /* The callback's non-zero value stops the read and is returned. */
+  s = (struct seen){.stop_at = 10};
+  bytes = 0;
+  fd = file_of(text, len);
+  ASSERT_EQ(ct_trace_read(fd, 0, on_line, &s, &bytes), 42);
+  close(fd);
+  ASSERT_UINT64_EQ(s.lines, 10);
+
+  /* A read error is -errno. */
+  s = (struct seen){0};
+  ASSERT_EQ(ct_trace_read(-1, 0, on_line, &s, &bytes), -EBADF);
+  free(text);
+}
+
+int main(void) {
+  test_event();
+  test_records();
+  test_rejected();
+  test_strings();
+  test_stream();
+  puts("test-trace: ok");
+  return 0;
+}
