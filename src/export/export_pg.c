@@ -24,6 +24,11 @@ struct pgs {
   int in_tx, in_copy;
 };
 
+static void quiet_notice(void *arg, const char *msg) {
+  (void)arg;
+  (void)msg;
+}
+
 static char *pg_quote(void *ctx, const char *name) {
   struct pgs *s = ctx;
   char *q = PQescapeIdentifier(s->conn, name, strlen(name)), *r = q ? strdup(q) : NULL;
@@ -31,9 +36,10 @@ static char *pg_quote(void *ctx, const char *name) {
   return r;
 }
 
-/* libpq's message on one line. */
-static int pg_fail(struct pgs *s, const char *what) {
-  const char *msg = s->conn ? PQerrorMessage(s->conn) : "out of memory";
+/* The server's primary message of r if any, else libpq's, on one line. */
+static int pg_fail_res(struct pgs *s, const char *what, const PGresult *r) {
+  const char *msg = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+  if (!msg) msg = s->conn ? PQerrorMessage(s->conn) : "out of memory";
   int k = snprintf(s->base.err, sizeof s->base.err, "postgres: %s: %s", what,
                    msg && *msg ? msg : "failed");
   for (int i = 0; i < k && i < (int)sizeof s->base.err; i++)
@@ -43,14 +49,16 @@ static int pg_fail(struct pgs *s, const char *what) {
   return -EIO;
 }
 
+static int pg_fail(struct pgs *s, const char *what) { return pg_fail_res(s, what, NULL); }
+
 /* Runs sql (with up to 2 text parameters); a NULL sql is ENOMEM. */
 static int pg_exec(struct pgs *s, const char *sql, int np, const char *const *pv, const char *what) {
   if (!sql) return pg_fail(s, "out of memory building SQL");
   PGresult *r = PQexecParams(s->conn, sql, np, NULL, pv, NULL, NULL, 0);
   int st = PQresultStatus(r);
-  int rc = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK ? 0 : -EIO;
+  int rc = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK ? 0 : pg_fail_res(s, what, r);
   PQclear(r);
-  return rc ? pg_fail(s, what) : 0;
+  return rc;
 }
 
 static int pg_exec_own(struct pgs *s, char *sql, int np, const char *const *pv, const char *what) {
@@ -76,6 +84,7 @@ static int pg_begin(struct cx_sink *b, const struct cx_model *m, const struct cx
   kw[k] = NULL, val[k] = NULL;
   s->conn = PQconnectdbParams(kw, val, 0);
   if (!s->conn || PQstatus(s->conn) != CONNECTION_OK) return pg_fail(s, "cannot connect");
+  PQsetNoticeProcessor(s->conn, quiet_notice, NULL); /* "already exists, skipping" */
   if ((rc = pg_exec(s, "BEGIN", 0, NULL, "BEGIN"))) return rc;
   s->in_tx = 1;
   /* Exports from many hosts into one database: one at a time creates tables. */
@@ -100,7 +109,7 @@ static int pg_table_begin(struct cx_sink *b, int t) {
   if (tn && cols && (sql = malloc(k))) {
     snprintf(sql, k, "COPY %s %s FROM STDIN", tn, cols);
     PGresult *r = PQexec(s->conn, sql);
-    rc = PQresultStatus(r) == PGRES_COPY_IN ? 0 : pg_fail(s, "COPY");
+    rc = PQresultStatus(r) == PGRES_COPY_IN ? 0 : pg_fail_res(s, "COPY", r);
     PQclear(r);
     if (!rc) s->in_copy = 1;
   } else {
@@ -165,7 +174,7 @@ static int pg_table_end(struct cx_sink *b, int t) {
   s->in_copy = 0;
   if (PQputCopyEnd(s->conn, NULL) != 1) return pg_fail(s, "COPY end");
   PGresult *r = PQgetResult(s->conn);
-  rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : pg_fail(s, "COPY");
+  rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : pg_fail_res(s, "COPY", r);
   PQclear(r);
   while ((r = PQgetResult(s->conn))) PQclear(r);
   for (int k = 0; !rc && k < 2 && cx_tables[t].index[k]; k++)

@@ -1,0 +1,68 @@
+#!/bin/sh
+# test-export-pg.sh - `corotracer export postgres` into a real PostgreSQL
+# started here (initdb + pg_ctl, data and Unix socket in a temp dir, no TCP),
+# password authentication (scram), stopped at the end. Round trips of a real
+# trace and of one with findings, exported twice (no duplicates), two hosts
+# side by side, the hostile table name, a wrong password and a failure
+# mid-export that leave nothing written, libpq's environment (PGHOST...).
+. "$(dirname "$0")/lib/export.sh"
+pgbin=$(ls -d /usr/lib/postgresql/*/bin 2> /dev/null | sort -V | tail -n 1)
+[ -x "$pgbin/initdb" ] || { echo "PostgreSQL server (initdb) not installed"; exit 77; }
+command -v psql > /dev/null || { echo "psql not installed"; exit 77; }
+# The server refuses to run as root: as root, run it as the postgres user.
+as_pg() { if [ "$(id -u)" = 0 ]; then su postgres -s /bin/sh -c "$*"; else sh -c "$*"; fi; }
+pg=$tmp/pg
+mkdir -p "$pg"
+echo secret > "$pg/pw"
+[ "$(id -u)" = 0 ] && chown -R postgres "$pg"
+as_pg "'$pgbin/initdb' -D '$pg/data' -A scram-sha-256 -U ct --pwfile='$pg/pw'" > "$tmp/initdb.log" 2>&1 ||
+  { cat "$tmp/initdb.log"; echo "FAIL: initdb"; exit 1; }
+cleanup_hook() { as_pg "'$pgbin/pg_ctl' -D '$pg/data' -m immediate stop" > /dev/null 2>&1; }
+as_pg "'$pgbin/pg_ctl' -D '$pg/data' -l '$pg/log' -w -t 60 -o \"-k $pg -c listen_addresses=''\" start" > "$tmp/start.log" 2>&1 ||
+  { cat "$tmp/start.log" "$pg/log"; echo "FAIL: pg_ctl start"; exit 1; }
+export PGHOST="$pg" PGUSER=ct PGPASSWORD=secret
+unset PGPORT PGDATABASE PGSERVICE PGSSLMODE 2> /dev/null || true
+psql -q -d postgres -c 'CREATE DATABASE ct' || { echo "FAIL: CREATE DATABASE"; exit 1; }
+export PGDATABASE=ct
+q() { psql -X -q -At -F ' ' -c "$1"; }
+ex() { "$COROTRACER" export postgres "$@"; }
+
+# Settings from the environment, then from the options.
+ex "$hello" -q || fail "export of hello: exit $?"
+ex "$hello" -q || fail "second export of hello: exit $?"
+(unset PGHOST PGUSER PGDATABASE; "$COROTRACER" export postgresql "$lw" -q --db-host "$pg" --db-user ct --db-name ct --sslmode disable) ||
+  fail "export with options: exit $?"
+check_roundtrip "postgres hello" q "$hello"
+check_roundtrip "postgres lw" q "$lw"
+[ "$(q 'SELECT count(*) FROM runs')" = 2 ] || fail "runs: $(q 'SELECT run_id, host FROM runs')"
+[ "$(q "SELECT label FROM coroutines WHERE probe_id = 9")" = "$(printf 'we,ird "q"\nx\ty')" ] ||
+  fail "label not kept: $(q 'SELECT label FROM coroutines WHERE probe_id = 9')"
+[ "$(q "SELECT count(*) FROM pg_indexes WHERE tablename = 'events'")" = 2 ] || fail "events indexes: $(q "SELECT indexname FROM pg_indexes")"
+
+# Two hosts side by side.
+sed 's/"host":"testbox"/"host":"otherbox"/' "$lw" > "$tmp/lw2.jsonl"
+ex "$tmp/lw2.jsonl" -q || fail "export of host 2"
+[ "$(q "SELECT host, count(*) FROM events WHERE run_id = '00ff' GROUP BY host ORDER BY host")" = "$(printf 'otherbox 19\ntestbox 19')" ] ||
+  fail "two hosts: $(q "SELECT host, count(*) FROM events GROUP BY host")"
+
+# The hostile table name stays a name.
+q 'CREATE TABLE y (a int); INSERT INTO y VALUES (42)'
+ex "$hello" -q --table 'x"; DROP TABLE y; --' || fail "hostile table name: exit $?"
+[ "$(q 'SELECT a FROM y')" = 42 ] || fail "table y was touched"
+[ "$(q 'SELECT count(*) FROM "x""; DROP TABLE y; --"')" = "$(expect_events "$hello" | wc -l)" ] || fail "hostile-named table lacks the events"
+
+# A wrong password: one line, exit 1, nothing written.
+before=$(q 'SELECT count(*) FROM events')
+PGPASSWORD=wrong ex "$hello" --run-id wrongpw --prefix wp_ 2> "$tmp/err" && fail "wrong password accepted"
+[ "$(wc -l < "$tmp/err")" = 1 ] && grep -q "password authentication failed" "$tmp/err" || fail "wrong password message: $(cat "$tmp/err")"
+[ "$(q "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'wp_%'")" = 0 ] || fail "wrong password: tables created"
+# An unreachable server.
+PGHOST=$tmp/nowhere ex "$hello" 2> "$tmp/err" && fail "unreachable server accepted"
+[ "$(wc -l < "$tmp/err")" = 1 ] || fail "unreachable server message: $(cat "$tmp/err")"
+# Failing mid-export (a sites table of another shape): rolled back entirely.
+q 'CREATE TABLE bad_sites (a int)'
+ex "$lw" --prefix bad_ --run-id midfail 2> "$tmp/err" && fail "export into a bad table succeeded"
+[ "$(wc -l < "$tmp/err")" = 1 ] || fail "mid-export failure message: $(cat "$tmp/err")"
+[ "$(q "SELECT count(*) FROM pg_tables WHERE tablename = 'bad_events'")" = 0 ] || fail "failed export left bad_events"
+[ "$(q 'SELECT count(*) FROM events')" = "$before" ] || fail "events changed by failed exports"
+finish test-export-pg
