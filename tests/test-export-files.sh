@@ -41,7 +41,7 @@ sq 'CREATE TABLE y (a INTEGER); INSERT INTO y VALUES (42)'
 [ "$(sq 'SELECT count(*) FROM "x""; DROP TABLE y; --"')" = "$(expect_events "$hello" | wc -l)" ] || fail "sqlite: hostile-named table lacks the events"
 
 # A failure mid-export (a sites table of another shape) writes nothing.
-sq 'CREATE TABLE bad_sites (a INTEGER)'
+sq 'CREATE TABLE bad_sites (run_id TEXT, host TEXT)'
 if "$COROTRACER" export sqlite "$hello" -o "$db" --prefix bad_ 2> "$tmp/err"; then fail "sqlite: export into a bad table succeeded"; fi
 [ "$(wc -l < "$tmp/err")" = 1 ] && grep -q "bad_sites\|sites\|INSERT\|column" "$tmp/err" || fail "sqlite: failure message: $(cat "$tmp/err")"
 [ -z "$(sq "SELECT name FROM sqlite_master WHERE name = 'bad_events'")" ] || fail "sqlite: failed export left bad_events behind"

@@ -59,8 +59,8 @@ PGPASSWORD=wrong ex "$hello" --run-id wrongpw --prefix wp_ 2> "$tmp/err" && fail
 # An unreachable server.
 PGHOST=$tmp/nowhere ex "$hello" 2> "$tmp/err" && fail "unreachable server accepted"
 [ "$(wc -l < "$tmp/err")" = 1 ] || fail "unreachable server message: $(cat "$tmp/err")"
-# Failing mid-export (a sites table of another shape): rolled back entirely.
-q 'CREATE TABLE bad_sites (a int)'
+# Failing mid-export, after the events (a sites table without the columns): rolled back entirely.
+q 'CREATE TABLE bad_sites (run_id varchar(255), host varchar(255))'
 ex "$lw" --prefix bad_ --run-id midfail 2> "$tmp/err" && fail "export into a bad table succeeded"
 [ "$(wc -l < "$tmp/err")" = 1 ] || fail "mid-export failure message: $(cat "$tmp/err")"
 [ "$(q "SELECT count(*) FROM pg_tables WHERE tablename = 'bad_events'")" = 0 ] || fail "failed export left bad_events"
