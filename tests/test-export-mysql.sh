@@ -6,27 +6,10 @@
 # wrong password and a failure mid-export that leave nothing written, the
 # password from MYSQL_PWD and from an option file.
 . "$(dirname "$0")/lib/export.sh"
-command -v mariadbd > /dev/null || PATH=$PATH:/usr/sbin
-command -v mariadbd > /dev/null && command -v mariadb-install-db > /dev/null ||
-  { echo "MariaDB server not installed"; exit 77; }
+. "$(dirname "$0")/lib/dbserver.sh"
 my=$tmp/my
-mkdir -p "$my"
-user=$(id -un)
-mariadb-install-db --no-defaults --datadir="$my/data" --user="$user" --auth-root-authentication-method=socket \
-  --skip-test-db > "$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; echo "FAIL: mariadb-install-db"; exit 1; }
-mariadbd --no-defaults --datadir="$my/data" --socket="$my/sock" --skip-networking --user="$user" \
-  --pid-file="$my/pid" --log-error="$my/err" > /dev/null 2>&1 &
-cleanup_hook() {
-  [ -f "$my/pid" ] && kill "$(cat "$my/pid")" 2> /dev/null
-  i=0; while [ -f "$my/pid" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-}
-i=0
-until mariadb --no-defaults -S "$my/sock" -u root -e 'SELECT 1' > /dev/null 2>&1; do
-  i=$((i + 1)); [ $i -lt 300 ] || { cat "$my/err"; echo "FAIL: mariadbd did not start"; exit 1; }
-  sleep 0.1
-done
-mariadb --no-defaults -S "$my/sock" -u root -e "CREATE DATABASE ct; CREATE USER 'ct'@'localhost' IDENTIFIED BY 'secret';
-  GRANT ALL ON ct.* TO 'ct'@'localhost'" || { echo "FAIL: create user"; exit 1; }
+cleanup_hook() { my_stop "$my"; }
+my_start "$my" || { rc=$?; [ $rc = 77 ] && exit 77; echo "FAIL: MariaDB did not start"; exit 1; }
 q() { mariadb --no-defaults -S "$my/sock" -u root -N -B ct -e "$1" | sed 's/\t/ /g; s/\\n/\n/g; s/\\t/\t/g'; }
 export MYSQL_PWD=secret
 ex() { "$COROTRACER" export mysql "$@" --socket "$my/sock" --db-user ct --db-name ct; }

@@ -6,24 +6,11 @@
 # side by side, the hostile table name, a wrong password and a failure
 # mid-export that leave nothing written, libpq's environment (PGHOST...).
 . "$(dirname "$0")/lib/export.sh"
-pgbin=$(ls -d /usr/lib/postgresql/*/bin 2> /dev/null | sort -V | tail -n 1)
-[ -x "$pgbin/initdb" ] || { echo "PostgreSQL server (initdb) not installed"; exit 77; }
+. "$(dirname "$0")/lib/dbserver.sh"
 command -v psql > /dev/null || { echo "psql not installed"; exit 77; }
-# The server refuses to run as root: as root, run it as the postgres user.
-as_pg() { if [ "$(id -u)" = 0 ]; then su postgres -s /bin/sh -c "$*"; else sh -c "$*"; fi; }
 pg=$tmp/pg
-mkdir -p "$pg"
-echo secret > "$pg/pw"
-[ "$(id -u)" = 0 ] && chown -R postgres "$pg"
-as_pg "'$pgbin/initdb' -D '$pg/data' -A scram-sha-256 -U ct --pwfile='$pg/pw'" > "$tmp/initdb.log" 2>&1 ||
-  { cat "$tmp/initdb.log"; echo "FAIL: initdb"; exit 1; }
-cleanup_hook() { as_pg "'$pgbin/pg_ctl' -D '$pg/data' -m immediate stop" > /dev/null 2>&1; }
-as_pg "'$pgbin/pg_ctl' -D '$pg/data' -l '$pg/log' -w -t 60 -o \"-k $pg -c listen_addresses=''\" start" > "$tmp/start.log" 2>&1 ||
-  { cat "$tmp/start.log" "$pg/log"; echo "FAIL: pg_ctl start"; exit 1; }
-export PGHOST="$pg" PGUSER=ct PGPASSWORD=secret
-unset PGPORT PGDATABASE PGSERVICE PGSSLMODE 2> /dev/null || true
-psql -q -d postgres -c 'CREATE DATABASE ct' || { echo "FAIL: CREATE DATABASE"; exit 1; }
-export PGDATABASE=ct
+cleanup_hook() { pg_stop "$pg"; }
+pg_start "$pg" || { rc=$?; [ $rc = 77 ] && exit 77; echo "FAIL: PostgreSQL did not start"; exit 1; }
 q() { psql -X -q -At -F ' ' -c "$1"; }
 ex() { "$COROTRACER" export postgres "$@"; }
 
