@@ -7,6 +7,7 @@
 # (autocommit), on the first REF_ROWS events. Servers: throwaway PostgreSQL
 # and MariaDB in a temp dir (tests/lib/dbserver.sh).
 # Usage: O=build/x [RUNS=3] [REF_ROWS=20000] sh bench/bench-export.sh [EVENTS]   (default 1e6)
+# Needs /usr/bin/time (Debian package time) besides the servers and clients.
 set -u
 O=${O:-build/default}
 runs=${RUNS:-3} refrows=${REF_ROWS:-20000} n=${1:-1000000}
@@ -16,8 +17,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-export.XXXXXX")
 chmod 755 "$tmp"
 . "$(dirname "$0")/../tests/lib/dbserver.sh"
 trap 'pg_stop "$tmp/pg"; my_stop "$tmp/my"; rm -rf "$tmp"' EXIT
-pg_start "$tmp/pg" > /dev/null || { echo "PostgreSQL did not start" >&2; exit 1; }
-my_start "$tmp/my" > /dev/null || { echo "MariaDB did not start" >&2; exit 1; }
+pg_start "$tmp/pg" > "$tmp/pgstart.log" 2>&1 || { cat "$tmp/pgstart.log"; echo "PostgreSQL did not start" >&2; exit 1; }
+my_start "$tmp/my" > "$tmp/mystart.log" 2>&1 || { cat "$tmp/mystart.log"; echo "MariaDB did not start" >&2; exit 1; }
 export MYSQL_PWD=secret
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -34,24 +35,38 @@ for i in $(seq "$runs"); do secs "$ct" report "$f" -o /dev/null >> "$tmp/rep"; d
 rep=$(median < "$tmp/rep")
 echo "report (parse + analysis baseline): $rep s"
 
-# run NAME ARGS...: median seconds of the export; rows from its summary line.
+# run NAME RESET ARGS...: RESET empties the target, then `corotracer export
+# ARGS` runs; median wall and CPU (user + sys of the exporter) seconds of RUNS
+# runs; rows from its summary line. Then once more without RESET: the run is
+# replaced (DELETE of its rows, insert again).
 run() {
-  name=$1; shift
+  name=$1 reset=$2; shift 2
   : > "$tmp/t"
   for i in $(seq "$runs"); do
-    "$ct" export "$@" 2> "$tmp/sum" || { cat "$tmp/sum"; return; }
-    sed -n 's/.* in \([0-9.]*\) s (.*/\1/p' "$tmp/sum" >> "$tmp/t"
+    $reset
+    /usr/bin/time -f '%e %U %S' -o "$tmp/time" "$ct" export "$@" 2> "$tmp/sum" || { cat "$tmp/sum"; return; }
+    awk '{ print $1, $2 + $3 }' "$tmp/time" >> "$tmp/t"
   done
   rows=$(sed -n 's/^corotracer: export [a-z0-9-]*: \([0-9]*\) .*/\1/p' "$tmp/sum")
-  t=$(median < "$tmp/t")
-  echo "$name $rows $t $rep" | awk '{ printf "%-10s %8d rows in %6.2f s = %8.0f rows/s  (%.2f x report time)\n", $1, $2, $3, $2 / $3, $3 / $4 }'
+  wall=$(cut -d' ' -f1 "$tmp/t" | median) cpu=$(cut -d' ' -f2 "$tmp/t" | median)
+  again=-
+  if [ "$reset" != true ]; then
+    /usr/bin/time -f '%e' -o "$tmp/time" "$ct" export "$@" 2> /dev/null && again=$(cat "$tmp/time")
+  fi
+  echo "$name $rows $wall $cpu $rep $again" | awk '{
+    printf "%-9s %8d rows: %6.2f s wall = %7.0f rows/s, exporter CPU %5.2f s (%.1f x report wall); re-export (replace) %s s\n",
+      $1, $2, $3, $2 / $3, $4, $3 / $5, $6 }'
 }
-run sqlite sqlite "$f" -o "$tmp/t.db"
-run postgres postgres "$f"
-run mysql mysql "$f" --socket "$tmp/my/sock" --db-user ct --db-name ct
-run csv csv "$f" -o "$tmp/csv"
-run jsonl jsonl "$f" -o "$tmp/d.jsonl"
-run perfetto perfetto "$f" -o "$tmp/t.pftrace"
+tables="runs, coroutines, events, sites, findings, finding_coroutines"
+reset_sqlite() { rm -f "$tmp/t.db" "$tmp/t.db-wal" "$tmp/t.db-shm"; }
+reset_pg() { psql -X -q -c "DROP TABLE IF EXISTS $tables" 2> /dev/null; }
+reset_my() { mariadb --no-defaults -S "$tmp/my/sock" -u ct ct -e "DROP TABLE IF EXISTS $tables"; }
+run sqlite reset_sqlite sqlite "$f" -o "$tmp/t.db"
+run postgres reset_pg postgres "$f"
+run mysql reset_my mysql "$f" --socket "$tmp/my/sock" --db-user ct --db-name ct
+run csv true csv "$f" -o "$tmp/csv"
+run jsonl true jsonl "$f" -o "$tmp/d.jsonl"
+run perfetto true perfetto "$f" -o "$tmp/t.pftrace"
 
 # The reference's method: INSERT ... VALUES (...); one per row, through the CLI.
 "$ct" export csv "$f" -o "$tmp/csv" -q

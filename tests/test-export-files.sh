@@ -28,17 +28,9 @@ sq "SELECT name FROM sqlite_master WHERE type = 'index'" | grep -q events_i0 || 
 [ "$(sq "SELECT probe_id, wait, obj FROM finding_coroutines f JOIN findings g USING (run_id, host, finding) WHERE g.kind = 'lost_wakeup'")" = "1 fd 12" ] ||
   fail "sqlite: lost_wakeup coroutine: $(sq 'SELECT * FROM finding_coroutines')"
 
-# Two hosts, one run id each: side by side.
-sed 's/"host":"testbox"/"host":"otherbox"/' "$lw" > "$tmp/lw2.jsonl"
-"$COROTRACER" export sqlite "$tmp/lw2.jsonl" -o "$db" -q || fail "sqlite export of host 2"
-[ "$(sq "SELECT host, count(*) FROM events WHERE run_id = '00ff' GROUP BY host ORDER BY host")" = "$(printf 'otherbox 19\ntestbox 19')" ] ||
-  fail "sqlite: two hosts: $(sq "SELECT host, count(*) FROM events GROUP BY host")"
-
-# A hostile table name stays a name; the table it tries to drop survives.
-sq 'CREATE TABLE y (a INTEGER); INSERT INTO y VALUES (42)'
-"$COROTRACER" export sqlite "$hello" -o "$db" -q --table 'x"; DROP TABLE y; --' || fail "sqlite: hostile table name: exit $?"
-[ "$(sq 'SELECT a FROM y')" = 42 ] || fail "sqlite: table y was touched"
-[ "$(sq 'SELECT count(*) FROM "x""; DROP TABLE y; --"')" = "$(expect_events "$hello" | wc -l)" ] || fail "sqlite: hostile-named table lacks the events"
+exs() { "$COROTRACER" export sqlite "$@" -o "$db"; }
+check_two_hosts sqlite sq exs
+check_hostile sqlite sq exs '"x""; DROP TABLE y; --"'
 
 # A failure mid-export (a sites table of another shape) writes nothing.
 sq 'CREATE TABLE bad_sites (run_id TEXT, host TEXT)'
@@ -84,6 +76,15 @@ grep -Evq '^\{"probe_id":[1-9][0-9]*,"tid":[1-9][0-9]*,"addr":"0x[0-9a-f]{16}","
   fail "jsonl-v1: a line not in the reference's form: $(grep -Ev '^\{"probe_id":[1-9]' "$tmp/v1.jsonl" | head -1)"
 "$COROTRACER" report "$tmp/v1.jsonl" --json "$tmp/v1f.json" > /dev/null || fail "report of jsonl-v1 output"
 grep -q '"malformed":0' "$tmp/v1f.json" || fail "jsonl-v1: the report finds malformed lines"
+
+# An output that is not a regular file (a FIFO here; /dev/null in real life)
+# is written in place, never replaced by a renamed temporary file.
+mkfifo "$tmp/fifo"
+cat "$tmp/fifo" > "$tmp/fifo.out" &
+"$COROTRACER" export jsonl-v1 "$hello" -o "$tmp/fifo" -q || fail "jsonl-v1 into a FIFO: exit $?"
+wait
+[ -p "$tmp/fifo" ] || fail "the FIFO was replaced by a file"
+cmp -s "$tmp/fifo.out" "$tmp/v1.jsonl" || fail "the FIFO got other bytes than the file"
 
 # Bad input and usage: one line, non-zero exit, no output file.
 echo 'not a trace' > "$tmp/bad.jsonl"

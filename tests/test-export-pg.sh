@@ -26,17 +26,8 @@ check_roundtrip "postgres lw" q "$lw"
   fail "label not kept: $(q 'SELECT label FROM coroutines WHERE probe_id = 9')"
 [ "$(q "SELECT count(*) FROM pg_indexes WHERE tablename = 'events'")" = 2 ] || fail "events indexes: $(q "SELECT indexname FROM pg_indexes")"
 
-# Two hosts side by side.
-sed 's/"host":"testbox"/"host":"otherbox"/' "$lw" > "$tmp/lw2.jsonl"
-ex "$tmp/lw2.jsonl" -q || fail "export of host 2"
-[ "$(q "SELECT host, count(*) FROM events WHERE run_id = '00ff' GROUP BY host ORDER BY host")" = "$(printf 'otherbox 19\ntestbox 19')" ] ||
-  fail "two hosts: $(q "SELECT host, count(*) FROM events GROUP BY host")"
-
-# The hostile table name stays a name.
-q 'CREATE TABLE y (a int); INSERT INTO y VALUES (42)'
-ex "$hello" -q --table 'x"; DROP TABLE y; --' || fail "hostile table name: exit $?"
-[ "$(q 'SELECT a FROM y')" = 42 ] || fail "table y was touched"
-[ "$(q 'SELECT count(*) FROM "x""; DROP TABLE y; --"')" = "$(expect_events "$hello" | wc -l)" ] || fail "hostile-named table lacks the events"
+check_two_hosts postgres q ex
+check_hostile postgres q ex '"x""; DROP TABLE y; --"'
 
 # A wrong password: one line, exit 1, nothing written.
 before=$(q 'SELECT count(*) FROM events')

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -167,14 +168,20 @@ static void progress_end(struct bar *b) {
   if (b->shown) fprintf(stderr, "\r\033[K");
 }
 
-/* A file output: '-' is stdout; others are written beside and renamed, so a
- * failed export leaves no half file. */
-static int stream_out(const struct opts *o, const struct cx_model *m, uint64_t *rows,
+/* A file output: '-' is stdout; a regular file (or a new one) is written
+ * beside and renamed, so a failed export leaves no half file; anything else
+ * that exists (/dev/null, a FIFO, a terminal) is written in place: renaming
+ * over it would replace the device. */
+static int stream_out(const struct opts *o, const struct cx_model *m, int in_fd, uint64_t *rows,
                       struct bar *bar) {
-  int to_stdout = !strcmp(o->conn.out, "-"), rc = 0, fd = -1;
+  int to_stdout = !strcmp(o->conn.out, "-"), rc = 0, in_place = 0;
   char tmp[4096];
   FILE *f = stdout;
-  if (!to_stdout) {
+  struct stat sb;
+  if (!to_stdout && stat(o->conn.out, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    if (!(f = fopen(o->conn.out, "we"))) return -errno;
+    in_place = 1;
+  } else if (!to_stdout) {
     if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", o->conn.out, (long)getpid()) >= (int)sizeof tmp)
       return -ENAMETOOLONG;
     if (!(f = fopen(tmp, "we"))) return -errno;
@@ -184,12 +191,12 @@ static int stream_out(const struct opts *o, const struct cx_model *m, uint64_t *
   else if (o->fmt == F_PERFETTO) rc = cx_write_perfetto(f, m, rows, pf, bar);
   else {
     uint64_t skipped = 0;
-    fd = strcmp(o->trace, "-") ? open(o->trace, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
-    rc = fd < 0 ? -errno : cx_write_jsonl_v1(fd, f, rows, &skipped);
-    if (fd > STDIN_FILENO) close(fd);
+    rc = cx_write_jsonl_v1(in_fd, f, rows, &skipped);
   }
   if (fflush(f) && !rc) rc = -errno;
-  if (!to_stdout) {
+  if (in_place) {
+    if (fclose(f) && !rc) rc = -errno;
+  } else if (!to_stdout) {
     if (fclose(f) && !rc) rc = -errno;
     if (!rc && rename(tmp, o->conn.out)) rc = -errno;
     if (rc) unlink(tmp);
@@ -220,10 +227,16 @@ int ct_export_main(int argc, char **argv) {
   bar.what = o.fmt_name;
   double t0 = now_s();
   if (o.fmt == F_JSONL_V1) { /* a filter: no model needed */
-    if ((rc = stream_out(&o, NULL, &rows, &bar))) {
-      fprintf(stderr, "corotracer: %s: %s\n", rc == -ENOENT ? o.trace : o.conn.out,
-              strerror(-rc));
-      return rc == -ENOENT ? 2 : 1;
+    int fd = strcmp(o.trace, "-") ? open(o.trace, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+    if (fd < 0) {
+      fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(errno));
+      return 2;
+    }
+    rc = stream_out(&o, NULL, fd, &rows, &bar);
+    if (fd > STDIN_FILENO) close(fd);
+    if (rc) {
+      fprintf(stderr, "corotracer: %s: %s\n", o.conn.out, strerror(-rc));
+      return 1;
     }
     goto summary;
   }
@@ -236,7 +249,7 @@ int ct_export_main(int argc, char **argv) {
     goto out;
   }
   if (o.fmt == F_JSONL || o.fmt == F_PERFETTO) {
-    if ((rc = stream_out(&o, &m, &rows, &bar))) {
+    if ((rc = stream_out(&o, &m, -1, &rows, &bar))) {
       progress_end(&bar);
       fprintf(stderr, "corotracer: %s: %s\n", o.conn.out, strerror(-rc));
       status = 1;
@@ -265,10 +278,10 @@ summary:
     double dt = now_s() - t0;
     char tables[512] = "";
     size_t n = 0;
-    for (int t = 0; sink && t < CX_NTABLES; t++)
+    for (int t = 0; sink && t < CX_NTABLES && n < sizeof tables; t++)
       n += (size_t)snprintf(tables + n, sizeof tables - n, "%s%s %" PRIu64, t ? ", " : " (",
                             names.t[t], counts[t]);
-    if (sink) snprintf(tables + n, sizeof tables - n, ")");
+    if (sink && n < sizeof tables) snprintf(tables + n, sizeof tables - n, ")");
     fprintf(stderr, "corotracer: export %s: %" PRIu64 " %s%s from %s%s%s in %.2f s (%.0f rows/s)\n",
             o.fmt_name, rows, o.fmt == F_PERFETTO ? "packets" : "rows", tables, o.trace,
             o.conn.out ? " to " : "", o.conn.out ? o.conn.out : "", dt, dt > 0 ? rows / dt : 0.0);

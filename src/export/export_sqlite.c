@@ -52,7 +52,7 @@ static int sq_begin(struct cx_sink *b, const struct cx_model *m, const struct cx
       SQLITE_OK)
     return sq_fail(s, "cannot open");
   sqlite3_busy_timeout(s->db, 10000);
-  if ((rc = sq_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", "setting WAL")))
+  if ((rc = sq_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-131072", "setting WAL")))
     return rc;
   if ((rc = sq_exec(s, "BEGIN IMMEDIATE", "BEGIN"))) return rc;
   s->in_tx = 1;
@@ -87,7 +87,7 @@ static int sq_row(struct cx_sink *b, int t, const struct cx_val *v) {
   for (int i = 0; i < tb->ncols; i++) {
     int rc = v[i].null ? sqlite3_bind_null(s->ins, i + 1)
              : tb->cols[i].type == CX_INT ? sqlite3_bind_int64(s->ins, i + 1, v[i].i)
-             : sqlite3_bind_text(s->ins, i + 1, v[i].s, (int)v[i].n, SQLITE_TRANSIENT);
+             : sqlite3_bind_text(s->ins, i + 1, v[i].s, (int)v[i].n, SQLITE_STATIC);
     if (rc != SQLITE_OK) return sq_fail(s, "binding");
   }
   if (sqlite3_step(s->ins) != SQLITE_DONE) return sq_fail(s, "INSERT");

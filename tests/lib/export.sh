@@ -56,3 +56,24 @@ check_roundtrip() {
   got=$($q "SELECT kind FROM findings $w ORDER BY finding + 0" | tr '\n' ' ')
   [ "$got" = "$kinds" ] || fail "$name: findings '$got', the report has '$kinds'"
 }
+
+# check_two_hosts NAME Q EX: the run of $lw exported again as from another
+# host (EX: the export command, taking TRACE and options) sits beside it.
+check_two_hosts() {
+  sed 's/"host":"testbox"/"host":"otherbox"/' "$lw" > "$tmp/lw2.jsonl"
+  $3 "$tmp/lw2.jsonl" -q || fail "$1: export of host 2"
+  got=$($2 "SELECT host, count(*) FROM events WHERE run_id = '00ff' GROUP BY host ORDER BY host")
+  [ "$got" = "$(printf 'otherbox 19\ntestbox 19')" ] || fail "$1: two hosts: $got"
+}
+
+# check_hostile NAME Q EX QUOTED: events exported into a table named
+# x"; DROP TABLE y; -- (QUOTED: that name quoted in Q's SQL) land there, and
+# table y is untouched.
+check_hostile() {
+  $2 'CREATE TABLE y (a INTEGER)'
+  $2 'INSERT INTO y VALUES (42)'
+  $3 "$hello" -q --table 'x"; DROP TABLE y; --' || fail "$1: hostile table name: exit $?"
+  [ "$($2 'SELECT a FROM y')" = 42 ] || fail "$1: table y was touched"
+  [ "$($2 "SELECT count(*) FROM $4")" = "$(expect_events "$hello" | wc -l)" ] ||
+    fail "$1: the hostile-named table lacks the events"
+}
