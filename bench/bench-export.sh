@@ -84,15 +84,15 @@ ref() {
   echo "$name $refrows $(median < "$tmp/t")" | awk '{ printf "%-10s %8d rows in %6.2f s = %8.0f rows/s  (reference method: one INSERT per row via the CLI)\n", $1, $2, $3, $2 / $3 }'
 }
 sqlite_cli() {
-  if [ "$1" = -c ]; then rm -f "$tmp/ref.db"; return; fi
+  if [ "${1:-}" = -c ]; then rm -f "$tmp/ref.db"; return; fi
   { echo "$ddl"; cat; } | sqlite3 "$tmp/ref.db"
 }
 psql_cli() {
-  if [ "$1" = -c ]; then psql -X -q -c "$2"; return; fi
+  if [ "${1:-}" = -c ]; then psql -X -q -c "$2"; return; fi
   { echo "$ddl"; cat; } | psql -X -q
 }
 my_cli() {
-  if [ "$1" = -c ]; then mariadb --no-defaults -S "$tmp/my/sock" -u ct ct -e "$2"; return; fi
+  if [ "${1:-}" = -c ]; then mariadb --no-defaults -S "$tmp/my/sock" -u ct ct -e "$2"; return; fi
   { echo "$ddl"; cat; } | mariadb --no-defaults -S "$tmp/my/sock" -u ct ct
 }
 ref sqlite-cli sqlite_cli
