@@ -86,6 +86,15 @@ wait
 [ -p "$tmp/fifo" ] || fail "the FIFO was replaced by a file"
 cmp -s "$tmp/fifo.out" "$tmp/v1.jsonl" || fail "the FIFO got other bytes than the file"
 
+# A progress bar on a terminal (script gives one), none when stderr is a file.
+if command -v script > /dev/null; then
+  script -qec "'$COROTRACER' export csv '$hello' -o '$tmp/pcsv'" "$tmp/typescript" > /dev/null 2>&1 ||
+    fail "export under script: exit $?"
+  grep -q 'export csv \[#*\] 100%' "$tmp/typescript" || fail "no progress bar on a terminal: $(cat "$tmp/typescript")"
+  "$COROTRACER" export csv "$hello" -o "$tmp/pcsv" 2> "$tmp/err"
+  grep -q '100%' "$tmp/err" && fail "a progress bar with stderr in a file"
+fi
+
 # Bad input and usage: one line, non-zero exit, no output file.
 echo 'not a trace' > "$tmp/bad.jsonl"
 "$COROTRACER" export sqlite "$tmp/bad.jsonl" -o "$tmp/bad.db" 2> "$tmp/err" && fail "export of a non-trace succeeded"

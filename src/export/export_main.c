@@ -240,7 +240,12 @@ int ct_export_main(int argc, char **argv) {
     }
     goto summary;
   }
+  if (o.progress) { /* loading a big trace takes a while too */
+    fprintf(stderr, "export %s: reading %s...", o.fmt_name, o.trace);
+    bar.shown = 1;
+  }
   if ((rc = cx_model_load(o.trace, o.run_id, o.run_host, &m, &bad_line))) {
+    progress_end(&bar);
     if (rc == -EPROTO)
       fprintf(stderr, "corotracer: %s:%" PRIu64 ": not a corotracer trace: no event or record line\n",
               o.trace, bad_line);
