@@ -271,7 +271,7 @@ int ct_export_main(int argc, char **argv) {
   }
   if ((rc = cx_emit(sink, &m, &names, counts, o.progress ? progress : NULL, &bar))) {
     progress_end(&bar);
-    fprintf(stderr, "corotracer: export %s: %s; nothing was written\n", o.fmt_name,
+    fprintf(stderr, "corotracer: export %s: %s; nothing of this run was written\n", o.fmt_name,
             sink->err[0] ? sink->err : strerror(-rc));
     status = 1;
     goto out;
