@@ -186,8 +186,7 @@ static void descriptors(struct pf *p) {
   for (size_t t = 0; t < p->nthreads; t++) {
     packet_begin(p, 0, 0);
     pb_begin(&p->b, TP_TRACK_DESC);
-    pb_varint(&p->b, TD_UUID, UUID_THREAD0 + t);
-    pb_varint(&p->b, TD_PARENT, UUID_PROCESS);
+    pb_varint(&p->b, TD_UUID, UUID_THREAD0 + t); /* in the process by its pid */
     pb_begin(&p->b, TD_THREAD);
     pb_varint(&p->b, THD_PID, (uint64_t)pid);
     pb_varint(&p->b, THD_TID, p->thread_tid[t]);
