@@ -19,11 +19,14 @@ struct csv {
   int made[CX_NTABLES];
 };
 
+/* Records "path: strerror(e)" in the sink's err; returns -e. */
 static int csv_fail(struct csv *s, const char *path, int e) {
   snprintf(s->base.err, sizeof s->base.err, "%s: %s", path, strerror(e));
   return -e;
 }
 
+/* Sink begin: makes the directory, checks the table names are file names, computes the
+ * temporary and final paths. Opens nothing yet. */
 static int csv_begin(struct cx_sink *b, const struct cx_model *m, const struct cx_names *n) {
   struct csv *s = (struct csv *)b;
   (void)m;
@@ -42,6 +45,7 @@ static int csv_begin(struct cx_sink *b, const struct cx_model *m, const struct c
   return 0;
 }
 
+/* One text field, quoted (quotes doubled) only when RFC 4180 requires it. */
 static void put_field(FILE *f, const char *p, size_t n) {
   if (strcspn(p, ",\"\r\n") >= n && memchr(p, 0, n) == NULL) {
     fwrite(p, 1, n, f);
@@ -55,6 +59,7 @@ static void put_field(FILE *f, const char *p, size_t n) {
   putc('"', f);
 }
 
+/* Opens the table's temporary file and writes the header row. */
 static int csv_table_begin(struct cx_sink *b, int t) {
   struct csv *s = (struct csv *)b;
   if (!(s->f = fopen(s->tmp[t], "we"))) return csv_fail(s, s->tmp[t], errno);
@@ -90,6 +95,7 @@ static int csv_table_end(struct cx_sink *b, int t) {
   return 0;
 }
 
+/* Renames every temporary file to its final name. */
 static int csv_commit(struct cx_sink *b) {
   struct csv *s = (struct csv *)b;
   for (int t = 0; t < CX_NTABLES; t++) {
@@ -99,6 +105,7 @@ static int csv_commit(struct cx_sink *b) {
   return 0;
 }
 
+/* Closes and removes the temporary files; earlier final files stay as they were. */
 static void csv_abort(struct cx_sink *b) {
   struct csv *s = (struct csv *)b;
   if (s->f) fclose(s->f);

@@ -27,6 +27,7 @@ struct jctx {
   void *pctx;
 };
 
+/* One events-table row as a flat JSON object; NULL columns left out. */
 static int jsonl_row(void *ctx, int t, const struct cx_val *v) {
   struct jctx *j = ctx;
   const struct cx_table *tb = &cx_tables[t];

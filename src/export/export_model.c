@@ -46,6 +46,8 @@ static uint64_t fnv(uint64_t h, uint64_t v) {
   return h;
 }
 
+/* The summary of coroutine id, added (zeroed) on first sight; NULL on ENOMEM. Pointers into
+ * m->co move on the next add. */
 static struct cx_coro *coro_put(struct cx_model *m, uint64_t id) {
   int fresh;
   uint32_t *ix = ct_map_put(&m->co_index, id, 0, &fresh);
@@ -73,6 +75,8 @@ const struct cx_site *cx_site_of(const struct cx_model *m, uint32_t pid, uint64_
   return ix ? &m->sites[*ix] : NULL;
 }
 
+/* ct_trace_read callback: feeds the report's state, then keeps meta, coroutine records and
+ * every event. */
 static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struct ct_line *l) {
   struct loader *ld = ctx;
   struct cx_model *m = ld->m;
@@ -147,6 +151,7 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
 }
 
 static const struct cx_model *sort_model;
+/* Time order of event indexes: ts, then line in the file. */
 static int cmp_time(const void *a, const void *b) {
   const struct cx_event *x = &sort_model->ev[*(const uint32_t *)a];
   const struct cx_event *y = &sort_model->ev[*(const uint32_t *)b];

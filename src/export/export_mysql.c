@@ -37,6 +37,8 @@ struct my {
   int t, in_tx;
 };
 
+/* MySQL identifier quoting: backquotes, a backquote doubled; NULL for an empty name or one
+ * past MySQL's 64 characters. The caller frees. */
 static char *my_quote(void *ctx, const char *name) {
   (void)ctx;
   size_t n = strlen(name), k = 0;
@@ -53,6 +55,7 @@ static char *my_quote(void *ctx, const char *name) {
   return q;
 }
 
+/* Records the statement's or the connection's error in err; returns -EIO. */
 static int my_fail(struct my *s, const char *what) {
   const char *msg = s->st && mysql_stmt_errno(s->st) ? mysql_stmt_error(s->st)
                     : s->db                          ? mysql_error(s->db)
@@ -94,6 +97,9 @@ static int delete_run(struct my *s, const struct cx_model *m, const char *table)
   return rc;
 }
 
+/* Sink begin: connects (options, option files, MYSQL_PWD), creates missing tables (DDL
+ * commits implicitly, so before the transaction), starts the transaction and deletes the
+ * run's old rows. */
 static int my_begin(struct cx_sink *b, const struct cx_model *m, const struct cx_names *n) {
   struct my *s = (struct my *)b;
   int rc;
@@ -132,6 +138,7 @@ static int my_begin(struct cx_sink *b, const struct cx_model *m, const struct cx
   return 0;
 }
 
+/* Prepares the table's INSERT; rows are gathered into column arrays. */
 static int my_table_begin(struct cx_sink *b, int t) {
   struct my *s = (struct my *)b;
   char *sql = cx_sql_insert(&s->d, t, s->names->t[t]);
@@ -143,6 +150,7 @@ static int my_table_begin(struct cx_sink *b, int t) {
   return bad ? my_fail(s, "preparing INSERT") : 0;
 }
 
+/* Sends the gathered rows in one execute (array binding), then empties the batch. */
 static int send_batch(struct my *s) {
   const struct cx_table *tb = &cx_tables[s->t];
   MYSQL_BIND bd[CX_MAX_COLS];
@@ -170,6 +178,7 @@ static int send_batch(struct my *s) {
   return 0;
 }
 
+/* Copies one row into the column arrays (texts into the arena); sends a full batch. */
 static int my_row(struct cx_sink *b, int t, const struct cx_val *v) {
   struct my *s = (struct my *)b;
   const struct cx_table *tb = &cx_tables[t];
@@ -214,6 +223,7 @@ static int my_commit(struct cx_sink *b) {
   return 0;
 }
 
+/* Rolls the transaction back; the connection stays for free(). */
 static void my_abort(struct cx_sink *b) {
   struct my *s = (struct my *)b;
   if (s->st) mysql_stmt_close(s->st);

@@ -102,6 +102,7 @@ static void packet_end(struct pf *p) {
   if ((p->packets & 4095) == 0 && p->prog) p->prog(p->pctx, p->packets, p->m->nev);
 }
 
+/* Opens a TracePacket on our one sequence; ts 0 = none (descriptors). */
 static void packet_begin(struct pf *p, uint64_t ts, uint32_t flags) {
   pb_begin(&p->b, 1); /* Trace.packet */
   if (ts) pb_varint(&p->b, TP_TIMESTAMP, ts);
@@ -168,6 +169,7 @@ static void track_event(struct pf *p, uint64_t ts, uint64_t track, int type, con
   packet_end(p);
 }
 
+/* The process track, a track per thread, an async track per coroutine. */
 static void descriptors(struct pf *p) {
   const struct cx_model *m = p->m;
   char name[256];
@@ -237,10 +239,12 @@ static size_t thread_of(struct pf *p, uint64_t tid) {
   return *ix;
 }
 
+/* Index of a coroutine the model knows (every event's is known). */
 static size_t coro_index(const struct cx_model *m, uint64_t id) {
   return (size_t)(cx_coro_of(m, id) - m->co);
 }
 
+/* Ends coroutine c's open run slice, if any, on its thread's track. */
 static void end_run(struct pf *p, size_t c, uint64_t ts) {
   if (!p->run_thread[c]) return;
   size_t t = p->run_thread[c] - 1;
@@ -249,6 +253,7 @@ static void end_run(struct pf *p, size_t c, uint64_t ts) {
   p->run_thread[c] = 0;
 }
 
+/* Ends coroutine c's open suspended slice, if any. */
 static void end_susp(struct pf *p, size_t c, uint64_t ts) {
   if (!p->susp_open[c]) return;
   track_event(p, ts, UUID_CORO0 + c, TYPE_END, NULL, 0, NULL, 0, NULL, 0, 0);
@@ -320,6 +325,7 @@ out:
   return rc;
 }
 
+/* The events in time order into slices, instants and flows; closes what is open at the end. */
 static void walk(struct pf *p, const uint8_t *flowed, const struct term *term, size_t nterm) {
   const struct cx_model *m = p->m;
   char buf[320];

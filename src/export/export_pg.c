@@ -24,11 +24,13 @@ struct pgs {
   int in_tx, in_copy;
 };
 
+/* Drops server notices ("relation ... already exists, skipping"): stderr gets one line. */
 static void quiet_notice(void *arg, const char *msg) {
   (void)arg;
   (void)msg;
 }
 
+/* libpq's identifier quoting into a malloc'd copy (the caller frees); NULL on error. */
 static char *pg_quote(void *ctx, const char *name) {
   struct pgs *s = ctx;
   char *q = PQescapeIdentifier(s->conn, name, strlen(name)), *r = q ? strdup(q) : NULL;
@@ -67,6 +69,8 @@ static int pg_exec_own(struct pgs *s, char *sql, int np, const char *const *pv, 
   return rc;
 }
 
+/* Sink begin: connects (options, then libpq's environment and files), BEGIN, the advisory
+ * lock, creates missing tables and deletes the run's old rows, all in the transaction. */
 static int pg_begin(struct cx_sink *b, const struct cx_model *m, const struct cx_names *n) {
   struct pgs *s = (struct pgs *)b;
   const char *kw[10], *val[10];
@@ -101,6 +105,7 @@ static int pg_begin(struct cx_sink *b, const struct cx_model *m, const struct cx
   return 0;
 }
 
+/* Starts COPY table (cols) FROM STDIN. */
 static int pg_table_begin(struct cx_sink *b, int t) {
   struct pgs *s = (struct pgs *)b;
   char *tn = pg_quote(s, s->names->t[t]), *cols = cx_sql_cols(&s->d, t), *sql = NULL;
@@ -121,12 +126,14 @@ static int pg_table_begin(struct cx_sink *b, int t) {
   return rc;
 }
 
+/* Sends the buffered COPY data. */
 static int flush_copy(struct pgs *s) {
   if (s->n && PQputCopyData(s->conn, s->buf, (int)s->n) != 1) return pg_fail(s, "COPY data");
   s->n = 0;
   return 0;
 }
 
+/* Appends n bytes to the COPY buffer; -ENOMEM. */
 static int put(struct pgs *s, const char *p, size_t n) {
   if (s->n + n > s->cap) {
     size_t nc = s->cap ? s->cap : COPY_CHUNK * 2;
@@ -167,6 +174,7 @@ static int pg_row(struct cx_sink *b, int t, const struct cx_val *v) {
   return s->n >= COPY_CHUNK ? flush_copy(s) : 0;
 }
 
+/* Ends the COPY, checks its result, builds the table's indexes. */
 static int pg_table_end(struct cx_sink *b, int t) {
   struct pgs *s = (struct pgs *)b;
   int rc = flush_copy(s);
@@ -189,6 +197,7 @@ static int pg_commit(struct cx_sink *b) {
   return rc;
 }
 
+/* Cancels a COPY in progress and rolls back. */
 static void pg_abort(struct cx_sink *b) {
   struct pgs *s = (struct pgs *)b;
   if (s->in_copy) {
