@@ -30,7 +30,7 @@ struct cx_coro {
   uint32_t pid;
   uint8_t state; /* enum ct_cstate */
   uint8_t has_parent, has_create_site, has_birth;
-  char *label;   /* NULL if none; owned */
+  char *label; /* NULL if none; owned */
 };
 
 /* A site of any event (key pid, address), symbolized. */
@@ -47,8 +47,8 @@ struct cx_model {
   int has_clock;
   struct cx_event *ev; /* file order */
   size_t nev;
-  uint32_t *order;     /* ev indexes in time order (ts, then line) */
-  struct cx_coro *co;  /* by first appearance */
+  uint32_t *order;    /* ev indexes in time order (ts, then line) */
+  struct cx_coro *co; /* by first appearance */
   size_t nco;
   struct ct_map co_index; /* probe_id -> uint32 index into co */
   struct cx_site *sites;
@@ -80,8 +80,15 @@ struct cx_col {
   const char *name;
   enum cx_type type;
 };
-enum { CX_T_RUNS, CX_T_COROUTINES, CX_T_EVENTS, CX_T_SITES, CX_T_FINDINGS, CX_T_FINDING_COROS,
-       CX_NTABLES };
+enum {
+  CX_T_RUNS,
+  CX_T_COROUTINES,
+  CX_T_EVENTS,
+  CX_T_SITES,
+  CX_T_FINDINGS,
+  CX_T_FINDING_COROS,
+  CX_NTABLES
+};
 struct cx_table {
   const char *name; /* default name */
   const struct cx_col *cols;

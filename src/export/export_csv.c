@@ -31,7 +31,8 @@ static int csv_begin(struct cx_sink *b, const struct cx_model *m, const struct c
   struct csv *s = (struct csv *)b;
   (void)m;
   s->names = n;
-  if (mkdir(s->dir, 0777) && errno != EEXIST) return csv_fail(s, s->dir, errno);
+  if (mkdir(s->dir, 0777) && errno != EEXIST)
+    return csv_fail(s, s->dir, errno);
   for (int t = 0; t < CX_NTABLES; t++) {
     if (strchr(n->t[t], '/') || !strcmp(n->t[t], ".") || !strcmp(n->t[t], "..")) {
       snprintf(s->base.err, sizeof s->base.err, "%s: table name is not a file name", n->t[t]);
@@ -53,7 +54,8 @@ static void put_field(FILE *f, const char *p, size_t n) {
   }
   putc('"', f);
   for (size_t i = 0; i < n; i++) {
-    if (p[i] == '"') putc('"', f);
+    if (p[i] == '"')
+      putc('"', f);
     putc(p[i], f);
   }
   putc('"', f);
@@ -62,11 +64,13 @@ static void put_field(FILE *f, const char *p, size_t n) {
 /* Opens the table's temporary file and writes the header row. */
 static int csv_table_begin(struct cx_sink *b, int t) {
   struct csv *s = (struct csv *)b;
-  if (!(s->f = fopen(s->tmp[t], "we"))) return csv_fail(s, s->tmp[t], errno);
+  if (!(s->f = fopen(s->tmp[t], "we")))
+    return csv_fail(s, s->tmp[t], errno);
   s->made[t] = 1;
   const struct cx_table *tb = &cx_tables[t];
   for (int i = 0; i < tb->ncols; i++) {
-    if (i) putc(',', s->f);
+    if (i)
+      putc(',', s->f);
     fputs(tb->cols[i].name, s->f);
   }
   fputs("\r\n", s->f);
@@ -77,10 +81,14 @@ static int csv_row(struct cx_sink *b, int t, const struct cx_val *v) {
   struct csv *s = (struct csv *)b;
   const struct cx_table *tb = &cx_tables[t];
   for (int i = 0; i < tb->ncols; i++) {
-    if (i) putc(',', s->f);
-    if (v[i].null) continue;
-    if (tb->cols[i].type == CX_INT) fprintf(s->f, "%lld", (long long)v[i].i);
-    else put_field(s->f, v[i].s, v[i].n);
+    if (i)
+      putc(',', s->f);
+    if (v[i].null)
+      continue;
+    if (tb->cols[i].type == CX_INT)
+      fprintf(s->f, "%lld", (long long)v[i].i);
+    else
+      put_field(s->f, v[i].s, v[i].n);
   }
   fputs("\r\n", s->f);
   return ferror(s->f) ? csv_fail(s, s->tmp[t], errno ? errno : EIO) : 0;
@@ -91,7 +99,8 @@ static int csv_table_end(struct cx_sink *b, int t) {
   int bad = ferror(s->f);
   int rc = fclose(s->f);
   s->f = NULL;
-  if (rc || bad) return csv_fail(s, s->tmp[t], errno ? errno : EIO);
+  if (rc || bad)
+    return csv_fail(s, s->tmp[t], errno ? errno : EIO);
   return 0;
 }
 
@@ -99,7 +108,8 @@ static int csv_table_end(struct cx_sink *b, int t) {
 static int csv_commit(struct cx_sink *b) {
   struct csv *s = (struct csv *)b;
   for (int t = 0; t < CX_NTABLES; t++) {
-    if (rename(s->tmp[t], s->final[t])) return csv_fail(s, s->final[t], errno);
+    if (rename(s->tmp[t], s->final[t]))
+      return csv_fail(s, s->final[t], errno);
     s->made[t] = 0;
   }
   return 0;
@@ -108,13 +118,17 @@ static int csv_commit(struct cx_sink *b) {
 /* Closes and removes the temporary files; earlier final files stay as they were. */
 static void csv_abort(struct cx_sink *b) {
   struct csv *s = (struct csv *)b;
-  if (s->f) fclose(s->f);
+  if (s->f)
+    fclose(s->f);
   s->f = NULL;
   for (int t = 0; t < CX_NTABLES; t++)
-    if (s->made[t]) unlink(s->tmp[t]), s->made[t] = 0;
+    if (s->made[t])
+      unlink(s->tmp[t]), s->made[t] = 0;
 }
 
-static void csv_free(struct cx_sink *b) { free(b); }
+static void csv_free(struct cx_sink *b) {
+  free(b);
+}
 
 int cx_csv_sink(const struct cx_conn *c, struct cx_sink **out, char *err, size_t errn) {
   if (!c->out) {
@@ -122,11 +136,17 @@ int cx_csv_sink(const struct cx_conn *c, struct cx_sink **out, char *err, size_t
     return -EINVAL;
   }
   struct csv *s = calloc(1, sizeof *s);
-  if (!s) return -ENOMEM;
+  if (!s)
+    return -ENOMEM;
   s->dir = c->out;
-  s->base = (struct cx_sink){.what = "csv", .begin = csv_begin, .table_begin = csv_table_begin,
-                             .row = csv_row, .table_end = csv_table_end, .commit = csv_commit,
-                             .abort = csv_abort, .free = csv_free};
+  s->base = (struct cx_sink){.what = "csv",
+                             .begin = csv_begin,
+                             .table_begin = csv_table_begin,
+                             .row = csv_row,
+                             .table_end = csv_table_end,
+                             .commit = csv_commit,
+                             .abort = csv_abort,
+                             .free = csv_free};
   *out = &s->base;
   return 0;
 }

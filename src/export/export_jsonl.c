@@ -13,9 +13,12 @@ static void put_json_str(FILE *f, const char *s, size_t n) {
   putc('"', f);
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
-    if (c == '"' || c == '\\') putc('\\', f), putc(c, f);
-    else if (c < 0x20) fprintf(f, "\\u%04x", c);
-    else putc(c, f);
+    if (c == '"' || c == '\\')
+      putc('\\', f), putc(c, f);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      putc(c, f);
   }
   putc('"', f);
 }
@@ -34,16 +37,22 @@ static int jsonl_row(void *ctx, int t, const struct cx_val *v) {
   putc('{', j->f);
   int first = 1;
   for (int i = 0; i < tb->ncols; i++) {
-    if (v[i].null) continue; /* absent, as in the trace */
+    if (v[i].null)
+      continue; /* absent, as in the trace */
     fprintf(j->f, "%s\"%s\":", first ? "" : ",", tb->cols[i].name);
     first = 0;
-    if (tb->cols[i].type != CX_INT) put_json_str(j->f, v[i].s, v[i].n);
-    else if (!strcmp(tb->cols[i].name, "is_active")) fputs(v[i].i ? "true" : "false", j->f);
-    else fprintf(j->f, "%" PRIu64, (uint64_t)v[i].i);
+    if (tb->cols[i].type != CX_INT)
+      put_json_str(j->f, v[i].s, v[i].n);
+    else if (!strcmp(tb->cols[i].name, "is_active"))
+      fputs(v[i].i ? "true" : "false", j->f);
+    else
+      fprintf(j->f, "%" PRIu64, (uint64_t)v[i].i);
   }
   fputs("}\n", j->f);
-  if (ferror(j->f)) return -(errno ? errno : EIO);
-  if ((++j->n & 4095) == 0 && j->prog) j->prog(j->pctx, j->n, j->total);
+  if (ferror(j->f))
+    return -(errno ? errno : EIO);
+  if ((++j->n & 4095) == 0 && j->prog)
+    j->prog(j->pctx, j->n, j->total);
   return 0;
 }
 
@@ -52,7 +61,8 @@ int cx_write_jsonl(FILE *f, const struct cx_model *m, uint64_t *rows, cx_progres
   struct jctx j = {.f = f, .total = m->nev, .prog = prog, .pctx = pctx};
   int rc = cx_rows(m, CX_T_EVENTS, jsonl_row, &j);
   *rows = j.n;
-  if (prog) prog(pctx, j.n, j.total);
+  if (prog)
+    prog(pctx, j.n, j.total);
   return rc;
 }
 
@@ -76,8 +86,9 @@ static int v1_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
     return 0;
   }
   cx_hex(l->addr, addr);
-  fprintf(v->f, "{\"probe_id\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"addr\":\"%s\",\"seq\":%" PRIu64
-                ",\"is_active\":%s,\"ts\":%" PRIu64 "}\n",
+  fprintf(v->f,
+          "{\"probe_id\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"addr\":\"%s\",\"seq\":%" PRIu64
+          ",\"is_active\":%s,\"ts\":%" PRIu64 "}\n",
           l->probe_id, l->tid, addr, l->seq, l->is_active ? "true" : "false", l->ts);
   v->rows++;
   return ferror(v->f) ? -(errno ? errno : EIO) : 0;

@@ -20,10 +20,18 @@ enum fmt { F_SQLITE, F_PG, F_MYSQL, F_CSV, F_JSONL, F_JSONL_V1, F_PERFETTO, F_NO
 static const struct {
   const char *name;
   enum fmt f;
-} fmts[] = {{"sqlite", F_SQLITE},     {"sqlite3", F_SQLITE},    {"postgres", F_PG},
-            {"postgresql", F_PG},     {"pg", F_PG},             {"mysql", F_MYSQL},
-            {"mariadb", F_MYSQL},     {"csv", F_CSV},           {"dataframe", F_CSV},
-            {"jsonl", F_JSONL},       {"jsonl-v1", F_JSONL_V1}, {"perfetto", F_PERFETTO}};
+} fmts[] = {{"sqlite", F_SQLITE},
+            {"sqlite3", F_SQLITE},
+            {"postgres", F_PG},
+            {"postgresql", F_PG},
+            {"pg", F_PG},
+            {"mysql", F_MYSQL},
+            {"mariadb", F_MYSQL},
+            {"csv", F_CSV},
+            {"dataframe", F_CSV},
+            {"jsonl", F_JSONL},
+            {"jsonl-v1", F_JSONL_V1},
+            {"perfetto", F_PERFETTO}};
 
 struct opts {
   enum fmt fmt;
@@ -60,27 +68,30 @@ static int bad_usage(const char *what, const char *arg) {
 
 static enum fmt fmt_of(const char *s) {
   for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++)
-    if (!strcmp(fmts[i].name, s)) return fmts[i].f;
+    if (!strcmp(fmts[i].name, s))
+      return fmts[i].f;
   return F_NONE;
 }
 
 /* Options taking a value: our spelling and the reference's, both with one or
  * two dashes. Returns the slot the value goes into, or NULL. */
 static const char **value_slot(struct opts *o, const char *a) {
-  while (*a == '-') a++;
-  static const char *const names[] = {"o", "output", "db-host", "host", "db-port", "port",
-                                      "db-user", "user", "db-name", "dbname", "socket",
-                                      "mysql-socket", "sslmode", "pg-sslmode", "prefix",
-                                      "table", "db-table", "run-id", "run-host", "in",
-                                      "sqlite-out", "csv-out", "export", "db-password"};
-  const char **slots[] = {&o->conn.out, &o->conn.out, &o->conn.host, &o->conn.host,
-                          &o->conn.port, &o->conn.port, &o->conn.user, &o->conn.user,
-                          &o->conn.dbname, &o->conn.dbname, &o->conn.socket, &o->conn.socket,
-                          &o->conn.sslmode, &o->conn.sslmode, &o->prefix, &o->table, &o->table,
-                          &o->run_id, &o->run_host, &o->trace, &o->conn.out, &o->conn.out,
-                          &o->fmt_name, &o->conn.password};
+  while (*a == '-')
+    a++;
+  static const char *const names[] = {
+      "o",        "output",     "db-host",    "host",    "db-port",  "port",
+      "db-user",  "user",       "db-name",    "dbname",  "socket",   "mysql-socket",
+      "sslmode",  "pg-sslmode", "prefix",     "table",   "db-table", "run-id",
+      "run-host", "in",         "sqlite-out", "csv-out", "export",   "db-password"};
+  const char **slots[] = {&o->conn.out,     &o->conn.out,     &o->conn.host,   &o->conn.host,
+                          &o->conn.port,    &o->conn.port,    &o->conn.user,   &o->conn.user,
+                          &o->conn.dbname,  &o->conn.dbname,  &o->conn.socket, &o->conn.socket,
+                          &o->conn.sslmode, &o->conn.sslmode, &o->prefix,      &o->table,
+                          &o->table,        &o->run_id,       &o->run_host,    &o->trace,
+                          &o->conn.out,     &o->conn.out,     &o->fmt_name,    &o->conn.password};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (!strcmp(a, names[i])) return slots[i];
+    if (!strcmp(a, names[i]))
+      return slots[i];
   return NULL;
 }
 
@@ -102,8 +113,10 @@ static int parse(int argc, char **argv, struct opts *o) {
     }
     const char **slot = a[0] == '-' && a[1] ? value_slot(o, a) : NULL;
     if (slot) {
-      if (i + 1 >= argc) return bad_usage("option needs a value", a);
-      if (!strcmp(a, "-export") || !strcmp(a, "--export")) o->reference = 1;
+      if (i + 1 >= argc)
+        return bad_usage("option needs a value", a);
+      if (!strcmp(a, "-export") || !strcmp(a, "--export"))
+        o->reference = 1;
       *slot = argv[++i];
     } else if (a[0] == '-' && a[1]) {
       return bad_usage("unknown option (see corotracer export --help)", a);
@@ -117,11 +130,13 @@ static int parse(int argc, char **argv, struct opts *o) {
       return bad_usage("unexpected argument", a);
     }
   }
-  if (!o->fmt_name) return bad_usage("no format given (corotracer export FORMAT TRACE)", NULL);
+  if (!o->fmt_name)
+    return bad_usage("no format given (corotracer export FORMAT TRACE)", NULL);
   if ((o->fmt = fmt_of(o->fmt_name)) == F_NONE)
     return bad_usage("unknown format (sqlite, postgres, mysql, csv, jsonl, jsonl-v1, perfetto)",
                      o->fmt_name);
-  if (!o->trace) return bad_usage("no trace given (corotracer export FORMAT TRACE)", NULL);
+  if (!o->trace)
+    return bad_usage("no trace given (corotracer export FORMAT TRACE)", NULL);
   if (o->conn.password) {
     /* The reference took it here; we accept it for its scripts, but it shows
      * in ps and shell history. */
@@ -129,13 +144,16 @@ static int parse(int argc, char **argv, struct opts *o) {
                     "prefer PGPASSWORD / MYSQL_PWD or ~/.pgpass / ~/.my.cnf\n");
   }
   if (o->reference) { /* the reference's defaults */
-    if (!o->conn.dbname) o->conn.dbname = "coro_tracer";
-    if (!o->table && !o->prefix) o->table = "coro_trace_events";
+    if (!o->conn.dbname)
+      o->conn.dbname = "coro_tracer";
+    if (!o->table && !o->prefix)
+      o->table = "coro_trace_events";
   }
   if ((o->fmt == F_PG || o->fmt == F_MYSQL) && o->conn.out)
     return bad_usage("-o is for files; a database is named by --db-name", o->conn.out);
   if (o->fmt == F_PERFETTO || o->fmt == F_JSONL || o->fmt == F_JSONL_V1)
-    if (!o->conn.out) return bad_usage("no output given (-o FILE, '-' for stdout)", NULL);
+    if (!o->conn.out)
+      return bad_usage("no output given (-o FILE, '-' for stdout)", NULL);
   return -1;
 }
 
@@ -155,7 +173,8 @@ struct bar {
 static void progress(void *ctx, uint64_t done, uint64_t total) {
   struct bar *b = ctx;
   double t = now_s();
-  if (done < total && t - b->last < 0.1) return;
+  if (done < total && t - b->last < 0.1)
+    return;
   b->last = t;
   int w = 30, k = total ? (int)((double)done * w / (double)total) : w;
   fprintf(stderr, "\rexport %s [%.*s%*s] %3d%% %" PRIu64 "/%" PRIu64 " rows", b->what, k,
@@ -165,7 +184,8 @@ static void progress(void *ctx, uint64_t done, uint64_t total) {
 }
 
 static void progress_end(struct bar *b) {
-  if (b->shown) fprintf(stderr, "\r\033[K");
+  if (b->shown)
+    fprintf(stderr, "\r\033[K");
 }
 
 /* A file output: '-' is stdout; a regular file (or a new one) is written
@@ -179,37 +199,50 @@ static int stream_out(const struct opts *o, const struct cx_model *m, int in_fd,
   FILE *f = stdout;
   struct stat sb;
   if (!to_stdout && stat(o->conn.out, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-    if (!(f = fopen(o->conn.out, "we"))) return -errno;
+    if (!(f = fopen(o->conn.out, "we")))
+      return -errno;
     in_place = 1;
   } else if (!to_stdout) {
     if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", o->conn.out, (long)getpid()) >= (int)sizeof tmp)
       return -ENAMETOOLONG;
-    if (!(f = fopen(tmp, "we"))) return -errno;
+    if (!(f = fopen(tmp, "we")))
+      return -errno;
   }
   cx_progress_fn pf = o->progress ? progress : NULL;
-  if (o->fmt == F_JSONL) rc = cx_write_jsonl(f, m, rows, pf, bar);
-  else if (o->fmt == F_PERFETTO) rc = cx_write_perfetto(f, m, rows, pf, bar);
+  if (o->fmt == F_JSONL)
+    rc = cx_write_jsonl(f, m, rows, pf, bar);
+  else if (o->fmt == F_PERFETTO)
+    rc = cx_write_perfetto(f, m, rows, pf, bar);
   else {
     uint64_t skipped = 0;
     rc = cx_write_jsonl_v1(in_fd, f, rows, &skipped);
   }
-  if (fflush(f) && !rc) rc = -errno;
+  if (fflush(f) && !rc)
+    rc = -errno;
   if (in_place) {
-    if (fclose(f) && !rc) rc = -errno;
+    if (fclose(f) && !rc)
+      rc = -errno;
   } else if (!to_stdout) {
-    if (fclose(f) && !rc) rc = -errno;
-    if (!rc && rename(tmp, o->conn.out)) rc = -errno;
-    if (rc) unlink(tmp);
+    if (fclose(f) && !rc)
+      rc = -errno;
+    if (!rc && rename(tmp, o->conn.out))
+      rc = -errno;
+    if (rc)
+      unlink(tmp);
   }
   return rc;
 }
 
 static int open_sink(const struct opts *o, struct cx_sink **s, char *err, size_t n) {
   switch (o->fmt) {
-  case F_SQLITE: return cx_sqlite_sink(&o->conn, s, err, n);
-  case F_PG: return cx_pg_sink(&o->conn, s, err, n);
-  case F_MYSQL: return cx_mysql_sink(&o->conn, s, err, n);
-  default: return cx_csv_sink(&o->conn, s, err, n);
+  case F_SQLITE:
+    return cx_sqlite_sink(&o->conn, s, err, n);
+  case F_PG:
+    return cx_pg_sink(&o->conn, s, err, n);
+  case F_MYSQL:
+    return cx_mysql_sink(&o->conn, s, err, n);
+  default:
+    return cx_csv_sink(&o->conn, s, err, n);
   }
 }
 
@@ -223,7 +256,8 @@ int ct_export_main(int argc, char **argv) {
   char err[512] = "";
   int status = parse(argc, argv, &o), rc;
   memset(&m, 0, sizeof m);
-  if (status >= 0) return status;
+  if (status >= 0)
+    return status;
   bar.what = o.fmt_name;
   double t0 = now_s();
   if (o.fmt == F_JSONL_V1) { /* a filter: no model needed */
@@ -233,7 +267,8 @@ int ct_export_main(int argc, char **argv) {
       return 2;
     }
     rc = stream_out(&o, NULL, fd, &rows, &bar);
-    if (fd > STDIN_FILENO) close(fd);
+    if (fd > STDIN_FILENO)
+      close(fd);
     if (rc) {
       fprintf(stderr, "corotracer: %s: %s\n", o.conn.out, strerror(-rc));
       return 1;
@@ -247,9 +282,11 @@ int ct_export_main(int argc, char **argv) {
   if ((rc = cx_model_load(o.trace, o.run_id, o.run_host, &m, &bad_line))) {
     progress_end(&bar);
     if (rc == -EPROTO)
-      fprintf(stderr, "corotracer: %s:%" PRIu64 ": not a corotracer trace: no event or record line\n",
+      fprintf(stderr,
+              "corotracer: %s:%" PRIu64 ": not a corotracer trace: no event or record line\n",
               o.trace, bad_line);
-    else fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(-rc));
+    else
+      fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(-rc));
     status = rc == -ENOMEM ? 1 : 2;
     goto out;
   }
@@ -262,9 +299,11 @@ int ct_export_main(int argc, char **argv) {
     }
     goto summary;
   }
-  if ((rc = cx_names_init(&names, o.prefix, o.table))) goto nomem;
+  if ((rc = cx_names_init(&names, o.prefix, o.table)))
+    goto nomem;
   if ((rc = open_sink(&o, &sink, err, sizeof err))) {
-    if (rc == -ENOMEM) goto nomem;
+    if (rc == -ENOMEM)
+      goto nomem;
     fprintf(stderr, "corotracer: export: %s\n", err);
     status = 2;
     goto out;
@@ -276,7 +315,8 @@ int ct_export_main(int argc, char **argv) {
     status = 1;
     goto out;
   }
-  for (int t = 0; t < CX_NTABLES; t++) rows += counts[t];
+  for (int t = 0; t < CX_NTABLES; t++)
+    rows += counts[t];
 summary:
   progress_end(&bar);
   if (!o.quiet) {
@@ -286,7 +326,8 @@ summary:
     for (int t = 0; sink && t < CX_NTABLES && n < sizeof tables; t++)
       n += (size_t)snprintf(tables + n, sizeof tables - n, "%s%s %" PRIu64, t ? ", " : " (",
                             names.t[t], counts[t]);
-    if (sink && n < sizeof tables) snprintf(tables + n, sizeof tables - n, ")");
+    if (sink && n < sizeof tables)
+      snprintf(tables + n, sizeof tables - n, ")");
     fprintf(stderr, "corotracer: export %s: %" PRIu64 " %s%s from %s%s%s in %.2f s (%.0f rows/s)\n",
             o.fmt_name, rows, o.fmt == F_PERFETTO ? "packets" : "rows", tables, o.trace,
             o.conn.out ? " to " : "", o.conn.out ? o.conn.out : "", dt, dt > 0 ? rows / dt : 0.0);
@@ -297,7 +338,8 @@ nomem:
   fprintf(stderr, "corotracer: export: out of memory\n");
   status = 1;
 out:
-  if (sink) sink->free(sink);
+  if (sink)
+    sink->free(sink);
   cx_names_free(&names);
   cx_model_free(&m);
   return status;

@@ -12,8 +12,8 @@
 #include "analysis/findings.h"
 
 #define READ_BUF (4u << 20)
-#define STUCK_NS 1000000000ull   /* as the report's */
-#define BLOCKER_NS 100000000ull  /* as the report's default */
+#define STUCK_NS 1000000000ull  /* as the report's */
+#define BLOCKER_NS 100000000ull /* as the report's default */
 
 const char *cx_kind_name(int kind) {
   static const char *const n[] = {"v1", "create", "suspend", "resume", "wake", "destroy"};
@@ -24,7 +24,8 @@ size_t cx_hex(uint64_t v, char *buf) {
   static const char d[] = "0123456789abcdef";
   buf[0] = '0';
   buf[1] = 'x';
-  for (int i = 0; i < 16; i++) buf[2 + i] = d[(v >> (60 - 4 * i)) & 15];
+  for (int i = 0; i < 16; i++)
+    buf[2 + i] = d[(v >> (60 - 4 * i)) & 15];
   buf[18] = 0;
   return 18;
 }
@@ -42,7 +43,8 @@ struct loader {
 };
 
 static uint64_t fnv(uint64_t h, uint64_t v) {
-  for (int i = 0; i < 8; i++) h = (h ^ ((v >> (8 * i)) & 0xff)) * 1099511628211ull;
+  for (int i = 0; i < 8; i++)
+    h = (h ^ ((v >> (8 * i)) & 0xff)) * 1099511628211ull;
   return h;
 }
 
@@ -51,11 +53,14 @@ static uint64_t fnv(uint64_t h, uint64_t v) {
 static struct cx_coro *coro_put(struct cx_model *m, uint64_t id) {
   int fresh;
   uint32_t *ix = ct_map_put(&m->co_index, id, 0, &fresh);
-  if (!ix) return NULL;
-  if (!fresh) return &m->co[*ix];
+  if (!ix)
+    return NULL;
+  if (!fresh)
+    return &m->co[*ix];
   if ((m->nco & (m->nco - 1)) == 0) { /* grow at powers of two */
     struct cx_coro *n = realloc(m->co, (m->nco ? 2 * m->nco : 64) * sizeof *n);
-    if (!n) return NULL;
+    if (!n)
+      return NULL;
     m->co = n;
   }
   *ix = (uint32_t)m->nco;
@@ -81,16 +86,20 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   struct loader *ld = ctx;
   struct cx_model *m = ld->m;
   int rc = ct_state_line(m->st, lineno, err, l);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   m->lines = lineno;
   if (err != CT_LINE_OK) {
     m->skipped++;
-    if (!ld->first_bad) ld->first_bad = lineno;
+    if (!ld->first_bad)
+      ld->first_bad = lineno;
     return 0;
   }
   if (l->type == CT_LINE_META) {
-    if (CT_HAS(l, CT_K_RUN_ID)) ct_str_copy(&l->run_id, m->run_id, sizeof m->run_id);
-    if (CT_HAS(l, CT_K_HOST)) ct_str_copy(&l->host, m->host, sizeof m->host);
+    if (CT_HAS(l, CT_K_RUN_ID))
+      ct_str_copy(&l->run_id, m->run_id, sizeof m->run_id);
+    if (CT_HAS(l, CT_K_HOST))
+      ct_str_copy(&l->host, m->host, sizeof m->host);
     if (CT_HAS(l, CT_K_MONO_NS) && CT_HAS(l, CT_K_WALL_NS)) {
       m->mono_ns = l->mono_ns;
       m->wall_ns = l->wall_ns;
@@ -100,26 +109,35 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   }
   if (l->type == CT_LINE_COROUTINE || l->type == CT_LINE_STATION_END) {
     struct cx_coro *c = coro_put(m, l->probe_id);
-    if (!c) return -ENOMEM;
+    if (!c)
+      return -ENOMEM;
     if (l->type == CT_LINE_STATION_END) {
-      if (CT_HAS(l, CT_K_LOST)) c->lost += l->lost;
+      if (CT_HAS(l, CT_K_LOST))
+        c->lost += l->lost;
       return 0;
     }
-    if (CT_HAS(l, CT_K_PID)) c->pid = (uint32_t)l->pid;
-    if (CT_HAS(l, CT_K_PARENT)) c->parent = l->parent, c->has_parent = 1;
-    if (CT_HAS(l, CT_K_CREATE_SITE)) c->create_site = l->create_site, c->has_create_site = 1;
-    if (CT_HAS(l, CT_K_BIRTH_TS)) c->birth_ts = l->birth_ts, c->has_birth = 1;
+    if (CT_HAS(l, CT_K_PID))
+      c->pid = (uint32_t)l->pid;
+    if (CT_HAS(l, CT_K_PARENT))
+      c->parent = l->parent, c->has_parent = 1;
+    if (CT_HAS(l, CT_K_CREATE_SITE))
+      c->create_site = l->create_site, c->has_create_site = 1;
+    if (CT_HAS(l, CT_K_BIRTH_TS))
+      c->birth_ts = l->birth_ts, c->has_birth = 1;
     if (CT_HAS(l, CT_K_LABEL) && !c->label) {
-      if (!(c->label = malloc(l->label.n + 1))) return -ENOMEM;
+      if (!(c->label = malloc(l->label.n + 1)))
+        return -ENOMEM;
       ct_str_copy(&l->label, c->label, l->label.n + 1);
     }
     return 0;
   }
-  if (l->type != CT_LINE_EVENT) return 0;
+  if (l->type != CT_LINE_EVENT)
+    return 0;
   if (m->nev == ld->cap) {
     size_t nc = ld->cap ? 2 * ld->cap : 4096;
     struct cx_event *n = realloc(m->ev, nc * sizeof *n);
-    if (!n) return -ENOMEM;
+    if (!n)
+      return -ENOMEM;
     m->ev = n;
     ld->cap = nc;
   }
@@ -155,7 +173,8 @@ static const struct cx_model *sort_model;
 static int cmp_time(const void *a, const void *b) {
   const struct cx_event *x = &sort_model->ev[*(const uint32_t *)a];
   const struct cx_event *y = &sort_model->ev[*(const uint32_t *)b];
-  if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+  if (x->ts != y->ts)
+    return x->ts < y->ts ? -1 : 1;
   return x->line < y->line ? -1 : x->line > y->line;
 }
 
@@ -163,11 +182,13 @@ static int cmp_time(const void *a, const void *b) {
 static int site_use(struct cx_model *m, uint32_t pid, uint64_t site, int suspension) {
   int fresh;
   uint32_t *ix = ct_map_put(&m->site_index, site, pid, &fresh);
-  if (!ix) return -ENOMEM;
+  if (!ix)
+    return -ENOMEM;
   if (fresh) {
     if ((m->nsites & (m->nsites - 1)) == 0) {
       struct cx_site *n = realloc(m->sites, (m->nsites ? 2 * m->nsites : 64) * sizeof *n);
-      if (!n) return -ENOMEM;
+      if (!n)
+        return -ENOMEM;
       m->sites = n;
     }
     *ix = (uint32_t)m->nsites;
@@ -196,7 +217,8 @@ static int summarize(struct cx_model *m) {
       rc = -ENOMEM;
       goto out;
     }
-    if (!c->events++) c->first_ts = e->ts;
+    if (!c->events++)
+      c->first_ts = e->ts;
     c->last_ts = e->ts;
     if (c->state == CT_CS_RUNNING && e->kind != CT_EV_WAKE && e->kind != CT_EV_RESUME)
       c->run_ns += e->ts - c->run_start;
@@ -206,9 +228,12 @@ static int summarize(struct cx_model *m) {
     case CT_EV_CREATE:
       c->incarnations++;
       c->state = CT_CS_CREATED;
-      if (!c->has_create_site && e->has_site) c->create_site = e->site, c->has_create_site = 1;
-      if (!c->has_parent && e->has_parent) c->parent = e->parent, c->has_parent = 1;
-      if (!c->has_birth) c->birth_ts = e->ts, c->has_birth = 1;
+      if (!c->has_create_site && e->has_site)
+        c->create_site = e->site, c->has_create_site = 1;
+      if (!c->has_parent && e->has_parent)
+        c->parent = e->parent, c->has_parent = 1;
+      if (!c->has_birth)
+        c->birth_ts = e->ts, c->has_birth = 1;
       break;
     case CT_EV_SUSPEND:
       c->suspends++;
@@ -217,15 +242,21 @@ static int summarize(struct cx_model *m) {
       break;
     case CT_EV_RESUME:
       c->resumes++;
-      if (c->state != CT_CS_RUNNING) c->run_start = e->ts;
+      if (c->state != CT_CS_RUNNING)
+        c->run_start = e->ts;
       c->state = CT_CS_RUNNING;
       break;
-    case CT_EV_WAKE: c->wakes++; break;
-    case CT_EV_DESTROY: c->state = CT_CS_DESTROYED; break;
+    case CT_EV_WAKE:
+      c->wakes++;
+      break;
+    case CT_EV_DESTROY:
+      c->state = CT_CS_DESTROYED;
+      break;
     }
     if (e->has_site) {
       c->last_site = e->site;
-      if ((rc = site_use(m, c->pid, e->site, e->kind == CT_EV_SUSPEND))) goto out;
+      if ((rc = site_use(m, c->pid, e->site, e->kind == CT_EV_SUSPEND)))
+        goto out;
     }
   }
   m->threads = tids.n;
@@ -243,13 +274,15 @@ int cx_model_load(const char *path, const char *run_id, const char *host, struct
   ct_map_init(&m->co_index, sizeof(uint32_t));
   ct_map_init(&m->site_index, sizeof(uint32_t));
   *bad_line = 0;
-  if ((rc = ct_state_new(BLOCKER_NS, &m->st))) goto out;
+  if ((rc = ct_state_new(BLOCKER_NS, &m->st)))
+    goto out;
   fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
   if (fd < 0) {
     rc = -errno;
     goto out;
   }
-  if ((rc = ct_trace_read(fd, READ_BUF, on_line, &ld, &m->bytes))) goto out;
+  if ((rc = ct_trace_read(fd, READ_BUF, on_line, &ld, &m->bytes)))
+    goto out;
   if (!m->nev && !m->st->has_meta && !m->st->has_end && !m->st->modules) {
     *bad_line = ld.first_bad ? ld.first_bad : 1;
     rc = -EPROTO;
@@ -257,8 +290,10 @@ int cx_model_load(const char *path, const char *run_id, const char *host, struct
   }
   if (!m->run_id[0]) /* a reference trace: name the run by its content */
     snprintf(m->run_id, sizeof m->run_id, "content-%016llx", (unsigned long long)ld.hash);
-  if (run_id) snprintf(m->run_id, sizeof m->run_id, "%s", run_id);
-  if (host) snprintf(m->host, sizeof m->host, "%s", host);
+  if (run_id)
+    snprintf(m->run_id, sizeof m->run_id, "%s", run_id);
+  if (host)
+    snprintf(m->host, sizeof m->host, "%s", host);
   if (m->nev > UINT32_MAX) {
     rc = -EFBIG;
     goto out;
@@ -267,18 +302,22 @@ int cx_model_load(const char *path, const char *run_id, const char *host, struct
     rc = -ENOMEM;
     goto out;
   }
-  for (size_t i = 0; i < m->nev; i++) m->order[i] = (uint32_t)i;
+  for (size_t i = 0; i < m->nev; i++)
+    m->order[i] = (uint32_t)i;
   sort_model = m;
   qsort(m->order, m->nev, sizeof *m->order, cmp_time);
-  if ((rc = summarize(m))) goto out;
+  if ((rc = summarize(m)))
+    goto out;
   rc = ct_report_build(m->st, path, m->bytes, STUCK_NS, &m->rep);
 out:
-  if (fd > STDIN_FILENO) close(fd);
+  if (fd > STDIN_FILENO)
+    close(fd);
   return rc;
 }
 
 void cx_model_free(struct cx_model *m) {
-  for (size_t i = 0; i < m->nco; i++) free(m->co[i].label);
+  for (size_t i = 0; i < m->nco; i++)
+    free(m->co[i].label);
   free(m->co);
   free(m->ev);
   free(m->order);

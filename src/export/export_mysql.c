@@ -42,12 +42,15 @@ struct my {
 static char *my_quote(void *ctx, const char *name) {
   (void)ctx;
   size_t n = strlen(name), k = 0;
-  if (n == 0 || n > NAME_MAX_MYSQL) return NULL;
+  if (n == 0 || n > NAME_MAX_MYSQL)
+    return NULL;
   char *q = malloc(2 * n + 3);
-  if (!q) return NULL;
+  if (!q)
+    return NULL;
   q[k++] = '`';
   for (size_t i = 0; i < n; i++) {
-    if (name[i] == '`') q[k++] = '`';
+    if (name[i] == '`')
+      q[k++] = '`';
     q[k++] = name[i];
   }
   q[k++] = '`';
@@ -84,14 +87,18 @@ static int delete_run(struct my *s, const struct cx_model *m, const char *table)
   MYSQL_BIND bd[2];
   unsigned long len[2] = {strlen(m->run_id), strlen(m->host)};
   int rc = 0;
-  if (!sql) return my_exec(s, NULL, "DELETE");
+  if (!sql)
+    return my_exec(s, NULL, "DELETE");
   memset(bd, 0, sizeof bd);
-  bd[0] = (MYSQL_BIND){.buffer_type = MYSQL_TYPE_STRING, .buffer = (void *)m->run_id, .length = &len[0]};
-  bd[1] = (MYSQL_BIND){.buffer_type = MYSQL_TYPE_STRING, .buffer = (void *)m->host, .length = &len[1]};
+  bd[0] = (MYSQL_BIND){
+      .buffer_type = MYSQL_TYPE_STRING, .buffer = (void *)m->run_id, .length = &len[0]};
+  bd[1] =
+      (MYSQL_BIND){.buffer_type = MYSQL_TYPE_STRING, .buffer = (void *)m->host, .length = &len[1]};
   if (!(s->st = mysql_stmt_init(s->db)) || mysql_stmt_prepare(s->st, sql, strlen(sql)) ||
       mysql_stmt_bind_param(s->st, bd) || mysql_stmt_execute(s->st))
     rc = my_fail(s, "replacing the run's old rows");
-  if (s->st) mysql_stmt_close(s->st);
+  if (s->st)
+    mysql_stmt_close(s->st);
   s->st = NULL;
   free(sql);
   return rc;
@@ -121,7 +128,8 @@ static int my_begin(struct cx_sink *b, const struct cx_model *m, const struct cx
     }
     port = (unsigned)p;
   }
-  if (!(s->db = mysql_init(NULL))) return my_fail(s, "init");
+  if (!(s->db = mysql_init(NULL)))
+    return my_fail(s, "init");
   mysql_options(s->db, MYSQL_READ_DEFAULT_GROUP, "client");
   mysql_options(s->db, MYSQL_SET_CHARSET_NAME, "utf8mb4");
   /* passwd NULL: the connector takes the option files' or MYSQL_PWD. */
@@ -129,12 +137,16 @@ static int my_begin(struct cx_sink *b, const struct cx_model *m, const struct cx
                           s->c->socket, 0))
     return my_fail(s, "cannot connect");
   for (int t = 0; t < CX_NTABLES; t++)
-    if ((rc = my_exec_own(s, cx_sql_create(&s->d, t, n->t[t]), "CREATE TABLE"))) return rc;
-  if (mysql_autocommit(s->db, 0)) return my_fail(s, "autocommit off");
-  if ((rc = my_exec(s, "START TRANSACTION", "START TRANSACTION"))) return rc;
+    if ((rc = my_exec_own(s, cx_sql_create(&s->d, t, n->t[t]), "CREATE TABLE")))
+      return rc;
+  if (mysql_autocommit(s->db, 0))
+    return my_fail(s, "autocommit off");
+  if ((rc = my_exec(s, "START TRANSACTION", "START TRANSACTION")))
+    return rc;
   s->in_tx = 1;
   for (int t = 0; t < CX_NTABLES; t++)
-    if ((rc = delete_run(s, m, n->t[t]))) return rc;
+    if ((rc = delete_run(s, m, n->t[t])))
+      return rc;
   return 0;
 }
 
@@ -144,7 +156,8 @@ static int my_table_begin(struct cx_sink *b, int t) {
   char *sql = cx_sql_insert(&s->d, t, s->names->t[t]);
   s->t = t;
   s->nrows = 0;
-  if (!sql) return my_exec(s, NULL, "INSERT");
+  if (!sql)
+    return my_exec(s, NULL, "INSERT");
   int bad = !(s->st = mysql_stmt_init(s->db)) || mysql_stmt_prepare(s->st, sql, strlen(sql));
   free(sql);
   return bad ? my_fail(s, "preparing INSERT") : 0;
@@ -155,7 +168,8 @@ static int send_batch(struct my *s) {
   const struct cx_table *tb = &cx_tables[s->t];
   MYSQL_BIND bd[CX_MAX_COLS];
   unsigned n = s->nrows;
-  if (!n) return 0;
+  if (!n)
+    return 0;
   memset(bd, 0, sizeof bd);
   for (int i = 0; i < tb->ncols; i++) {
     struct col *c = &s->col[i];
@@ -164,7 +178,8 @@ static int send_batch(struct my *s) {
       bd[i].buffer_type = MYSQL_TYPE_LONGLONG;
       bd[i].buffer = c->i;
     } else {
-      for (unsigned r = 0; r < n; r++) c->s[r] = s->arena + s->off[i][r];
+      for (unsigned r = 0; r < n; r++)
+        c->s[r] = s->arena + s->off[i][r];
       bd[i].buffer_type = MYSQL_TYPE_STRING;
       bd[i].buffer = c->s;
       bd[i].length = c->len;
@@ -193,13 +208,16 @@ static int my_row(struct cx_sink *b, int t, const struct cx_val *v) {
     size_t k = v[i].null ? 0 : v[i].n;
     if (s->an + k > s->acap) {
       size_t nc = s->acap ? s->acap * 2 : 1 << 20;
-      while (nc < s->an + k) nc *= 2;
+      while (nc < s->an + k)
+        nc *= 2;
       char *na = realloc(s->arena, nc);
-      if (!na) return my_exec(s, NULL, "INSERT");
+      if (!na)
+        return my_exec(s, NULL, "INSERT");
       s->arena = na;
       s->acap = nc;
     }
-    if (k) memcpy(s->arena + s->an, v[i].s, k);
+    if (k)
+      memcpy(s->arena + s->an, v[i].s, k);
     s->off[i][r] = s->an;
     c->len[r] = (unsigned long)k;
     s->an += k;
@@ -218,7 +236,8 @@ static int my_table_end(struct cx_sink *b, int t) {
 
 static int my_commit(struct cx_sink *b) {
   struct my *s = (struct my *)b;
-  if (mysql_commit(s->db)) return my_fail(s, "COMMIT");
+  if (mysql_commit(s->db))
+    return my_fail(s, "COMMIT");
   s->in_tx = 0;
   return 0;
 }
@@ -226,16 +245,20 @@ static int my_commit(struct cx_sink *b) {
 /* Rolls the transaction back; the connection stays for free(). */
 static void my_abort(struct cx_sink *b) {
   struct my *s = (struct my *)b;
-  if (s->st) mysql_stmt_close(s->st);
+  if (s->st)
+    mysql_stmt_close(s->st);
   s->st = NULL;
-  if (s->in_tx) mysql_rollback(s->db);
+  if (s->in_tx)
+    mysql_rollback(s->db);
   s->in_tx = 0;
 }
 
 static void my_free(struct cx_sink *b) {
   struct my *s = (struct my *)b;
-  if (s->st) mysql_stmt_close(s->st);
-  if (s->db) mysql_close(s->db);
+  if (s->st)
+    mysql_stmt_close(s->st);
+  if (s->db)
+    mysql_close(s->db);
   for (int i = 0; i < CX_MAX_COLS; i++) {
     free(s->col[i].i);
     free(s->col[i].s);
@@ -251,15 +274,24 @@ int cx_mysql_sink(const struct cx_conn *c, struct cx_sink **out, char *err, size
   (void)err;
   (void)errn;
   struct my *s = calloc(1, sizeof *s);
-  if (!s) return -ENOMEM;
+  if (!s)
+    return -ENOMEM;
   s->c = c;
-  s->d = (struct cx_dialect){.quote = my_quote, .int_type = "BIGINT",
+  s->d = (struct cx_dialect){.quote = my_quote,
+                             .int_type = "BIGINT",
                              .text_type = "LONGTEXT CHARACTER SET utf8mb4",
                              .key_type = "VARCHAR(255) CHARACTER SET utf8mb4",
-                             .table_suffix = " ENGINE=InnoDB", .param = "?", .inline_indexes = 1};
-  s->base = (struct cx_sink){.what = "mysql", .begin = my_begin, .table_begin = my_table_begin,
-                             .row = my_row, .table_end = my_table_end, .commit = my_commit,
-                             .abort = my_abort, .free = my_free};
+                             .table_suffix = " ENGINE=InnoDB",
+                             .param = "?",
+                             .inline_indexes = 1};
+  s->base = (struct cx_sink){.what = "mysql",
+                             .begin = my_begin,
+                             .table_begin = my_table_begin,
+                             .row = my_row,
+                             .table_end = my_table_end,
+                             .commit = my_commit,
+                             .abort = my_abort,
+                             .free = my_free};
   for (int i = 0; i < CX_MAX_COLS; i++) {
     struct col *k = &s->col[i];
     k->i = malloc(BATCH * sizeof *k->i);

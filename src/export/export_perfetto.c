@@ -61,8 +61,8 @@
 
 #define SEQ 1
 #define UUID_PROCESS 1
-#define UUID_THREAD0 2                /* + thread index */
-#define UUID_CORO0 (1ull << 32)       /* + coroutine index */
+#define UUID_THREAD0 2          /* + thread index */
+#define UUID_CORO0 (1ull << 32) /* + coroutine index */
 #define FLUSH_AT (1u << 20)
 
 struct pf {
@@ -86,7 +86,8 @@ struct pf {
 
 static uint64_t hash_str(const char *s, size_t n) {
   uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
   return h;
 }
 
@@ -94,20 +95,25 @@ static uint64_t hash_str(const char *s, size_t n) {
 static void packet_end(struct pf *p) {
   pb_end(&p->b);
   p->packets++;
-  if (p->b.bad) p->err = -ENOMEM;
+  if (p->b.bad)
+    p->err = -ENOMEM;
   if (!p->err && p->b.n >= FLUSH_AT) {
-    if (fwrite(p->b.p, 1, p->b.n, p->f) != p->b.n) p->err = -(errno ? errno : EIO);
+    if (fwrite(p->b.p, 1, p->b.n, p->f) != p->b.n)
+      p->err = -(errno ? errno : EIO);
     pb_reset(&p->b);
   }
-  if ((p->packets & 4095) == 0 && p->prog) p->prog(p->pctx, p->packets, p->m->nev);
+  if ((p->packets & 4095) == 0 && p->prog)
+    p->prog(p->pctx, p->packets, p->m->nev);
 }
 
 /* Opens a TracePacket on our one sequence; ts 0 = none (descriptors). */
 static void packet_begin(struct pf *p, uint64_t ts, uint32_t flags) {
   pb_begin(&p->b, 1); /* Trace.packet */
-  if (ts) pb_varint(&p->b, TP_TIMESTAMP, ts);
+  if (ts)
+    pb_varint(&p->b, TP_TIMESTAMP, ts);
   pb_varint(&p->b, TP_SEQ_ID, SEQ);
-  if (flags) pb_varint(&p->b, TP_SEQ_FLAGS, flags);
+  if (flags)
+    pb_varint(&p->b, TP_SEQ_FLAGS, flags);
 }
 
 /* The iid of name; *fresh = 1 when it must be sent in this packet. */
@@ -118,7 +124,8 @@ static uint64_t name_iid(struct pf *p, const char *s, int *fresh) {
     p->err = -ENOMEM;
     return 0;
   }
-  if (*fresh) *iid = ++p->next_iid;
+  if (*fresh)
+    *iid = ++p->next_iid;
   return *iid;
 }
 
@@ -128,7 +135,8 @@ static void track_event(struct pf *p, uint64_t ts, uint64_t track, int type, con
                         uint64_t iid, const struct cx_site *site, uint64_t flow,
                         const uint64_t *term, size_t nterm, uint64_t probe_id) {
   int fresh = 0;
-  if (name) iid = name_iid(p, name, &fresh);
+  if (name)
+    iid = name_iid(p, name, &fresh);
   size_t si = site ? (size_t)(site - p->m->sites) : 0;
   int send_loc = site && site->rs.symbolized && site->rs.sym.function && !p->srcloc_sent[si];
   packet_begin(p, ts, SEQ_NEEDS_STATE);
@@ -144,9 +152,11 @@ static void track_event(struct pf *p, uint64_t ts, uint64_t track, int type, con
       const struct ct_sym *y = &site->rs.sym;
       pb_begin(&p->b, ID_SRCLOCS);
       pb_varint(&p->b, SL_IID, si + 1);
-      if (y->file) pb_string(&p->b, SL_FILE, y->file);
+      if (y->file)
+        pb_string(&p->b, SL_FILE, y->file);
       pb_string(&p->b, SL_FUNC, y->function);
-      if (y->line) pb_varint(&p->b, SL_LINE, (uint64_t)y->line);
+      if (y->line)
+        pb_varint(&p->b, SL_LINE, (uint64_t)y->line);
       pb_end(&p->b);
       p->srcloc_sent[si] = 1;
     }
@@ -155,16 +165,20 @@ static void track_event(struct pf *p, uint64_t ts, uint64_t track, int type, con
   pb_begin(&p->b, TP_TRACK_EVENT);
   pb_varint(&p->b, TE_TYPE, (uint64_t)type);
   pb_varint(&p->b, TE_TRACK, track);
-  if (type != TYPE_END) pb_varint(&p->b, TE_NAME_IID, iid);
-  if (site && p->srcloc_sent[si]) pb_varint(&p->b, TE_SRCLOC_IID, si + 1);
+  if (type != TYPE_END)
+    pb_varint(&p->b, TE_NAME_IID, iid);
+  if (site && p->srcloc_sent[si])
+    pb_varint(&p->b, TE_SRCLOC_IID, si + 1);
   if (probe_id) {
     pb_begin(&p->b, TE_DEBUG);
     pb_string(&p->b, DA_NAME, "probe_id");
     pb_varint(&p->b, DA_UINT, probe_id);
     pb_end(&p->b);
   }
-  if (flow) pb_fixed64(&p->b, TE_FLOW, flow);
-  for (size_t i = 0; i < nterm; i++) pb_fixed64(&p->b, TE_TERM_FLOW, term[i]);
+  if (flow)
+    pb_fixed64(&p->b, TE_FLOW, flow);
+  for (size_t i = 0; i < nterm; i++)
+    pb_fixed64(&p->b, TE_TERM_FLOW, term[i]);
   pb_end(&p->b);
   packet_end(p);
 }
@@ -224,9 +238,11 @@ static size_t thread_of(struct pf *p, uint64_t tid) {
     if ((p->nthreads & (p->nthreads - 1)) == 0) {
       size_t nc = p->nthreads ? 2 * p->nthreads : 16;
       uint64_t *nt = realloc(p->thread_tid, nc * sizeof *nt);
-      if (nt) p->thread_tid = nt;
+      if (nt)
+        p->thread_tid = nt;
       uint32_t *no = realloc(p->thread_open, nc * sizeof *no);
-      if (no) p->thread_open = no;
+      if (no)
+        p->thread_open = no;
       if (!nt || !no) {
         p->err = -ENOMEM;
         return 0;
@@ -246,7 +262,8 @@ static size_t coro_index(const struct cx_model *m, uint64_t id) {
 
 /* Ends coroutine c's open run slice, if any, on its thread's track. */
 static void end_run(struct pf *p, size_t c, uint64_t ts) {
-  if (!p->run_thread[c]) return;
+  if (!p->run_thread[c])
+    return;
   size_t t = p->run_thread[c] - 1;
   track_event(p, ts, UUID_THREAD0 + t, TYPE_END, NULL, 0, NULL, 0, NULL, 0, 0);
   p->thread_open[t] = 0;
@@ -255,7 +272,8 @@ static void end_run(struct pf *p, size_t c, uint64_t ts) {
 
 /* Ends coroutine c's open suspended slice, if any. */
 static void end_susp(struct pf *p, size_t c, uint64_t ts) {
-  if (!p->susp_open[c]) return;
+  if (!p->susp_open[c])
+    return;
   track_event(p, ts, UUID_CORO0 + c, TYPE_END, NULL, 0, NULL, 0, NULL, 0, 0);
   p->susp_open[c] = 0;
 }
@@ -263,11 +281,16 @@ static void end_susp(struct pf *p, size_t c, uint64_t ts) {
 /* "fd 12 @ conn_read", "ptr 0x... @ 0x...", "suspended @ f". */
 static void susp_name(const struct cx_event *e, const struct cx_site *s, char *buf, size_t n) {
   char obj[40] = "suspended", at[200];
-  if (e->wait == 1) snprintf(obj, sizeof obj, "fd %" PRIu64, e->obj);
-  else if (e->wait == 2) snprintf(obj, sizeof obj, "ptr 0x%" PRIx64, e->obj);
-  if (s && s->rs.sym.function) snprintf(at, sizeof at, " @ %s", s->rs.sym.function);
-  else if (e->has_site) snprintf(at, sizeof at, " @ 0x%" PRIx64, e->site);
-  else at[0] = 0;
+  if (e->wait == 1)
+    snprintf(obj, sizeof obj, "fd %" PRIu64, e->obj);
+  else if (e->wait == 2)
+    snprintf(obj, sizeof obj, "ptr 0x%" PRIx64, e->obj);
+  if (s && s->rs.sym.function)
+    snprintf(at, sizeof at, " @ %s", s->rs.sym.function);
+  else if (e->has_site)
+    snprintf(at, sizeof at, " @ 0x%" PRIx64, e->site);
+  else
+    at[0] = 0;
   snprintf(buf, n, "%s%s", obj, at);
 }
 
@@ -279,7 +302,8 @@ struct term {
   uint64_t flow;
 };
 
-static int plan_flows(const struct cx_model *m, uint8_t *flowed, struct term **tout, size_t *ntout) {
+static int plan_flows(const struct cx_model *m, uint8_t *flowed, struct term **tout,
+                      size_t *ntout) {
   uint32_t *next = malloc((m->nev ? m->nev : 1) * sizeof *next);
   uint32_t *head = malloc((m->nco ? m->nco : 1) * sizeof *head);
   struct term *term = NULL;
@@ -289,7 +313,8 @@ static int plan_flows(const struct cx_model *m, uint8_t *flowed, struct term **t
     rc = -ENOMEM;
     goto out;
   }
-  for (size_t c = 0; c < m->nco; c++) head[c] = UINT32_MAX;
+  for (size_t c = 0; c < m->nco; c++)
+    head[c] = UINT32_MAX;
   for (size_t i = 0; i < m->nev; i++) {
     uint32_t ei = m->order[i];
     const struct cx_event *e = &m->ev[ei];
@@ -319,7 +344,8 @@ static int plan_flows(const struct cx_model *m, uint8_t *flowed, struct term **t
 out:
   free(next);
   free(head);
-  if (rc) free(term), term = NULL, nterm = 0;
+  if (rc)
+    free(term), term = NULL, nterm = 0;
   *tout = term;
   *ntout = nterm;
   return rc;
@@ -356,7 +382,8 @@ static void walk(struct pf *p, const uint8_t *flowed, const struct term *term, s
         tf[nt++] = term[tk++].flow;
       }
       end_run(p, c, e->ts); /* resumed while running: close the old run */
-      if (p->thread_open[th]) end_run(p, p->thread_open[th] - 1, e->ts);
+      if (p->thread_open[th])
+        end_run(p, p->thread_open[th] - 1, e->ts);
       end_susp(p, c, e->ts);
       snprintf(buf, sizeof buf, "coroutine %" PRIu64 "%s%s", co->probe_id, co->label ? " " : "",
                co->label ? co->label : "");
@@ -388,7 +415,8 @@ static void walk(struct pf *p, const uint8_t *flowed, const struct term *term, s
     }
   }
   /* Close what is still open at the end of the trace. */
-  if (m->rep.end_ts > last) last = m->rep.end_ts;
+  if (m->rep.end_ts > last)
+    last = m->rep.end_ts;
   for (size_t c = 0; c < m->nco && !p->err; c++) {
     end_run(p, c, last);
     end_susp(p, c, last);
@@ -408,14 +436,21 @@ int cx_write_perfetto(FILE *f, const struct cx_model *m, uint64_t *rows, cx_prog
   p.srcloc_sent = calloc(m->nsites ? m->nsites : 1, 1);
   p.run_thread = calloc(m->nco ? m->nco : 1, sizeof *p.run_thread);
   p.susp_open = calloc(m->nco ? m->nco : 1, 1);
-  if (!flowed || !p.srcloc_sent || !p.run_thread || !p.susp_open) p.err = -ENOMEM;
-  if (!p.err) p.err = plan_flows(m, flowed, &term, &nterm);
+  if (!flowed || !p.srcloc_sent || !p.run_thread || !p.susp_open)
+    p.err = -ENOMEM;
+  if (!p.err)
+    p.err = plan_flows(m, flowed, &term, &nterm);
   /* Threads first, so their descriptors lead the file. */
-  for (size_t i = 0; i < m->nev && !p.err; i++) thread_of(&p, m->ev[m->order[i]].tid);
-  if (!p.err) descriptors(&p);
-  if (!p.err) walk(&p, flowed, term, nterm);
-  if (!p.err && p.b.n && fwrite(p.b.p, 1, p.b.n, f) != p.b.n) p.err = -(errno ? errno : EIO);
-  if (prog) prog(pctx, p.packets, p.packets);
+  for (size_t i = 0; i < m->nev && !p.err; i++)
+    thread_of(&p, m->ev[m->order[i]].tid);
+  if (!p.err)
+    descriptors(&p);
+  if (!p.err)
+    walk(&p, flowed, term, nterm);
+  if (!p.err && p.b.n && fwrite(p.b.p, 1, p.b.n, f) != p.b.n)
+    p.err = -(errno ? errno : EIO);
+  if (prog)
+    prog(pctx, p.packets, p.packets);
   *rows = p.packets;
   int rc = p.err;
   pb_free(&p.b);

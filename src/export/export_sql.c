@@ -17,7 +17,8 @@ struct sb {
 };
 
 static void sb_add(struct sb *b, const char *s) {
-  if (b->bad) return;
+  if (b->bad)
+    return;
   if (!s) {
     b->bad = 1;
     return;
@@ -56,7 +57,8 @@ static void sb_param(struct sb *b, const struct cx_dialect *d, int i) {
   if (d->param[0] == '$') {
     snprintf(num, sizeof num, "$%d", i);
     sb_add(b, num);
-  } else sb_add(b, d->param);
+  } else
+    sb_add(b, d->param);
 }
 
 /* "a, b" (column names of an index) into quoted names. */
@@ -71,7 +73,8 @@ static void sb_index_cols(struct sb *b, const struct cx_dialect *d, const char *
     if (*p == ',') {
       sb_add(b, ", ");
       p++;
-      while (*p == ' ') p++;
+      while (*p == ' ')
+        p++;
     }
   }
 }
@@ -80,7 +83,8 @@ static void sb_index_cols(struct sb *b, const struct cx_dialect *d, const char *
 static char *index_name(const char *table, int which) {
   size_t n = strlen(table) + 8;
   char *s = malloc(n);
-  if (s) snprintf(s, n, "%s_i%d", table, which);
+  if (s)
+    snprintf(s, n, "%s_i%d", table, which);
   return s;
 }
 
@@ -89,7 +93,8 @@ char *cx_sql_cols(const struct cx_dialect *d, int t) {
   const struct cx_table *tb = &cx_tables[t];
   sb_add(&b, "(");
   for (int i = 0; i < tb->ncols; i++) {
-    if (i) sb_add(&b, ", ");
+    if (i)
+      sb_add(&b, ", ");
     sb_quoted(&b, d, tb->cols[i].name);
   }
   sb_add(&b, ")");
@@ -103,10 +108,11 @@ char *cx_sql_create(const struct cx_dialect *d, int t, const char *name) {
   sb_quoted(&b, d, name);
   sb_add(&b, " (");
   for (int i = 0; i < tb->ncols; i++) {
-    if (i) sb_add(&b, ", ");
+    if (i)
+      sb_add(&b, ", ");
     sb_quoted(&b, d, tb->cols[i].name);
     sb_add(&b, " ");
-    sb_add(&b, tb->cols[i].type == CX_INT    ? d->int_type
+    sb_add(&b, tb->cols[i].type == CX_INT   ? d->int_type
                : tb->cols[i].type == CX_KEY ? d->key_type
                                             : d->text_type);
   }
@@ -134,7 +140,8 @@ char *cx_sql_insert(const struct cx_dialect *d, int t, const char *name) {
   free(cols);
   sb_add(&b, " VALUES (");
   for (int i = 0; i < cx_tables[t].ncols; i++) {
-    if (i) sb_add(&b, ", ");
+    if (i)
+      sb_add(&b, ", ");
     sb_param(&b, d, i + 1);
   }
   sb_add(&b, ")");
@@ -158,7 +165,8 @@ char *cx_sql_delete_run(const struct cx_dialect *d, const char *name) {
 
 char *cx_sql_index(const struct cx_dialect *d, int t, const char *name, int which) {
   const char *cols = cx_tables[t].index[which];
-  if (which >= 2 || !cols) return NULL;
+  if (which >= 2 || !cols)
+    return NULL;
   struct sb b = {0};
   char *in = index_name(name, which);
   sb_add(&b, "CREATE INDEX IF NOT EXISTS ");
@@ -181,10 +189,12 @@ int cx_names_init(struct cx_names *n, const char *prefix, const char *events) {
       n->t[t] = strdup(events);
     } else if (events) {
       k = strlen(events) + strlen(base) + 2;
-      if ((n->t[t] = malloc(k))) snprintf(n->t[t], k, "%s_%s", events, base);
+      if ((n->t[t] = malloc(k)))
+        snprintf(n->t[t], k, "%s_%s", events, base);
     } else {
       k = strlen(prefix ? prefix : "") + strlen(base) + 1;
-      if ((n->t[t] = malloc(k))) snprintf(n->t[t], k, "%s%s", prefix ? prefix : "", base);
+      if ((n->t[t] = malloc(k)))
+        snprintf(n->t[t], k, "%s%s", prefix ? prefix : "", base);
     }
     if (!n->t[t]) {
       cx_names_free(n);
@@ -195,5 +205,6 @@ int cx_names_init(struct cx_names *n, const char *prefix, const char *events) {
 }
 
 void cx_names_free(struct cx_names *n) {
-  for (int t = 0; t < CX_NTABLES; t++) free(n->t[t]), n->t[t] = NULL;
+  for (int t = 0; t < CX_NTABLES; t++)
+    free(n->t[t]), n->t[t] = NULL;
 }

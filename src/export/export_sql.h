@@ -14,9 +14,9 @@ struct cx_dialect {
   cx_quote_fn quote;
   void *ctx;
   const char *int_type, *text_type, *key_type; /* column types */
-  const char *table_suffix;         /* after ")" of CREATE TABLE, or "" */
-  const char *param;                /* "?" or "$" (numbered $1, $2...) */
-  int inline_indexes;               /* indexes in CREATE TABLE (MySQL: DDL commits) */
+  const char *table_suffix;                    /* after ")" of CREATE TABLE, or "" */
+  const char *param;                           /* "?" or "$" (numbered $1, $2...) */
+  int inline_indexes;                          /* indexes in CREATE TABLE (MySQL: DDL commits) */
 };
 
 /* All malloc'd, NULL on error (ENOMEM or a refused name). */

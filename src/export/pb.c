@@ -12,10 +12,13 @@
 #define LEN_SLOT 5 /* a padded varint holds any 32-bit length */
 
 static int reserve(struct pb *b, size_t k) {
-  if (b->bad) return -1;
-  if (b->n + k <= b->cap) return 0;
+  if (b->bad)
+    return -1;
+  if (b->n + k <= b->cap)
+    return 0;
   size_t nc = b->cap ? b->cap * 2 : 4096;
-  while (nc < b->n + k) nc *= 2;
+  while (nc < b->n + k)
+    nc *= 2;
   uint8_t *np = realloc(b->p, nc);
   if (!np) {
     b->bad = 1;
@@ -27,7 +30,8 @@ static int reserve(struct pb *b, size_t k) {
 }
 
 static void raw_varint(struct pb *b, uint64_t v) {
-  if (reserve(b, 10)) return;
+  if (reserve(b, 10))
+    return;
   do {
     uint8_t c = v & 0x7f;
     v >>= 7;
@@ -53,24 +57,31 @@ void pb_varint(struct pb *b, uint32_t field, uint64_t v) {
 
 void pb_fixed64(struct pb *b, uint32_t field, uint64_t v) {
   raw_varint(b, (uint64_t)field << 3 | WT_I64);
-  if (reserve(b, 8)) return;
-  for (int i = 0; i < 8; i++) b->p[b->n++] = (uint8_t)(v >> (8 * i));
+  if (reserve(b, 8))
+    return;
+  for (int i = 0; i < 8; i++)
+    b->p[b->n++] = (uint8_t)(v >> (8 * i));
 }
 
 void pb_bytes(struct pb *b, uint32_t field, const void *s, size_t n) {
   raw_varint(b, (uint64_t)field << 3 | WT_LEN);
   raw_varint(b, n);
-  if (reserve(b, n)) return;
+  if (reserve(b, n))
+    return;
   memcpy(b->p + b->n, s, n);
   b->n += n;
 }
 
-void pb_string(struct pb *b, uint32_t field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
+void pb_string(struct pb *b, uint32_t field, const char *s) {
+  pb_bytes(b, field, s, strlen(s));
+}
 
 void pb_begin(struct pb *b, uint32_t field) {
   raw_varint(b, (uint64_t)field << 3 | WT_LEN);
-  if (b->depth == PB_DEPTH) b->bad = 1;
-  if (reserve(b, LEN_SLOT)) return;
+  if (b->depth == PB_DEPTH)
+    b->bad = 1;
+  if (reserve(b, LEN_SLOT))
+    return;
   b->open[b->depth++] = b->n;
   b->n += LEN_SLOT;
 }
