@@ -4,8 +4,12 @@
 set -eu
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in build-essential clang clang-format pkg-config libdw-dev libelf-dev zlib1g-dev redis-tools g++ \
-         libclang-rt-dev gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user; do
+# One line per concern, so each area adds its own.
+PKGS_BUILD="build-essential clang clang-format pkg-config libdw-dev libelf-dev zlib1g-dev g++ libclang-rt-dev"
+PKGS_DEMO="redis-tools"
+PKGS_ARM="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
+PKGS_EXPORT="libsqlite3-dev sqlite3 libpq-dev postgresql libmariadb-dev mariadb-server mariadb-client protobuf-compiler"
+for p in $PKGS_BUILD $PKGS_DEMO $PKGS_ARM $PKGS_EXPORT; do
   have_pkg "$p" || need="$need $p"
 done
 [ -z "$need" ] && exit 0

@@ -10,5 +10,6 @@
 int ct_run_main(int argc, char **argv);    /* src/engine */
 int ct_report_main(int argc, char **argv); /* src/analysis */
 int ct_rip_main(int argc, char **argv);    /* src/rip */
+int ct_export_main(int argc, char **argv); /* src/export */
 
 #endif

@@ -10,6 +10,7 @@ static void usage(FILE *f) {
           "usage: corotracer run [options] -- program [args...]   trace a program\n"
           "       corotracer report TRACE [-o report.md] [--json findings.json] [--fail-on SEV]\n"
           "       corotracer rip -e EXECUTABLE [-r RING_FILE] [-t] [-v]\n"
+          "       corotracer export FORMAT TRACE [options]   sqlite, postgres, mysql, csv, perfetto...\n"
           "reference spellings: corotracer -n 256 -cmd \"./app args\" -out trace.jsonl\n"
           "                     corotracer -deepdive -out trace.jsonl\n"
           "`corotracer COMMAND --help` tells more.\n");
@@ -24,6 +25,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "run") == 0) return ct_run_main(argc - 1, argv + 1);
   if (strcmp(cmd, "report") == 0) return ct_report_main(argc - 1, argv + 1);
   if (strcmp(cmd, "rip") == 0) return ct_rip_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "export") == 0) return ct_export_main(argc - 1, argv + 1);
   if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
     usage(stdout);
     return 0;
@@ -31,10 +33,14 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "--version") == 0) return puts("corotracer " COROTRACER_VERSION) < 0;
   if (cmd[0] == '-') {
     /* The reference engine's single-dash flags: -deepdive selects the report,
-     * anything else is trace mode. The subcommands parse the flags themselves. */
-    for (int i = 1; i < argc; i++)
+     * -export the export, anything else is trace mode. The subcommands parse
+     * the flags themselves. */
+    for (int i = 1; i < argc; i++) {
       if (strcmp(argv[i], "-deepdive") == 0 || strcmp(argv[i], "--deepdive") == 0)
         return ct_report_main(argc, argv);
+      if (strcmp(argv[i], "-export") == 0 || strcmp(argv[i], "--export") == 0)
+        return ct_export_main(argc, argv);
+    }
     return ct_run_main(argc, argv);
   }
   fprintf(stderr, "corotracer: unknown command '%s'\n", cmd);

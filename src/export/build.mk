@@ -1,0 +1,14 @@
+# src/export/build.mk - `corotracer export`: SQLite, PostgreSQL, MariaDB/MySQL,
+# CSV, JSONL (ours and the reference's v1) and Perfetto (docs/EXPORT.md).
+# The databases' client libraries come through pkg-config (PKGS).
+PKGS += sqlite3 libpq libmariadb
+EXPORT_SRCS := src/export/export_main.c src/export/export_model.c src/export/export_tables.c \
+               src/export/export_sql.c src/export/export_sqlite.c src/export/export_pg.c \
+               src/export/export_mysql.c src/export/export_csv.c src/export/export_jsonl.c \
+               src/export/export_perfetto.c src/export/pb.c
+CLI_SRCS += $(EXPORT_SRCS)
+
+# Round trips through real servers started by the tests (temp dirs, Unix
+# sockets), SQLite, CSV, JSONL, jsonl-v1 and Perfetto (decoded by protoc).
+TESTS += tests/test-export-files.sh tests/test-export-perfetto.sh tests/test-export-pg.sh \
+         tests/test-export-mysql.sh

@@ -1,0 +1,169 @@
+/* export.h - internal to src/export: the export model (a trace loaded once,
+ * with the report's findings and symbolized sites), the tables every format
+ * shares (docs/EXPORT.md), and the sink interface the SQL and CSV targets
+ * implement. Module code: returns 0 or -errno, never prints. */
+#ifndef CT_EXPORT_EXPORT_H
+#define CT_EXPORT_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/model.h"
+#include "analysis/state.h"
+#include "analysis/trace.h"
+
+/* One event line of the trace, as parsed (kind derived for a v1 SDK). */
+struct cx_event {
+  uint64_t line, probe_id, tid, ts, addr, seq, site, obj, from, parent, ev;
+  uint8_t kind; /* enum ct_ev_kind, never CT_EV_V1: derived from is_active */
+  uint8_t v1;   /* the line had no "kind" key */
+  uint8_t is_active, wait, obj_is_str, has_ev, has_site, has_from, has_parent;
+};
+
+/* Per coroutine (one row per probe_id; incarnations = creates seen). */
+struct cx_coro {
+  uint64_t probe_id, parent, create_site, birth_ts, first_ts, last_ts, last_site;
+  uint64_t events, suspends, resumes, wakes, incarnations, lost;
+  uint64_t run_ns, suspended_ns;
+  uint64_t run_start, susp_start; /* open intervals while walking the events */
+  uint32_t pid;
+  uint8_t state; /* enum ct_cstate */
+  uint8_t has_parent, has_create_site, has_birth;
+  char *label; /* NULL if none; owned */
+};
+
+/* A site of any event (key pid, address), symbolized. */
+struct cx_site {
+  struct ct_rsite rs; /* site, pid, sym; count = events at the site */
+  uint64_t suspensions;
+};
+
+struct cx_model {
+  const char *path;
+  char run_id[80], host[128];
+  uint64_t bytes, lines, skipped; /* skipped: malformed or torn lines */
+  uint64_t mono_ns, wall_ns;      /* meta's clock, 0 when absent */
+  int has_clock;
+  struct cx_event *ev; /* file order */
+  size_t nev;
+  uint32_t *order;    /* ev indexes in time order (ts, then line) */
+  struct cx_coro *co; /* by first appearance */
+  size_t nco;
+  struct ct_map co_index; /* probe_id -> uint32 index into co */
+  struct cx_site *sites;
+  size_t nsites;
+  struct ct_map site_index; /* (site, pid) -> uint32 index into sites */
+  uint64_t threads;
+  struct ct_state *st;
+  struct ct_report rep;
+};
+
+/* Loads the trace at path ('-' = stdin): every event, the coroutine summaries,
+ * the report's findings, every site symbolized. run_id / host override the
+ * trace's (NULL: keep; a trace without meta gets a run id hashed from its
+ * bytes and host ""). m is zeroed first; free with cx_model_free, also after a
+ * failure. Returns 0, -errno, or -EPROTO when the file holds no trace line
+ * (*bad_line: the first offending line). */
+int cx_model_load(const char *path, const char *run_id, const char *host, struct cx_model *m,
+                  uint64_t *bad_line);
+void cx_model_free(struct cx_model *m);
+const struct cx_coro *cx_coro_of(const struct cx_model *m, uint64_t probe_id);
+const struct cx_site *cx_site_of(const struct cx_model *m, uint32_t pid, uint64_t site);
+const char *cx_kind_name(int kind);
+/* Wall-clock ns of a monotonic ts, 0 without the meta clock. */
+uint64_t cx_wall_ns(const struct cx_model *m, uint64_t ts);
+
+/* ---- tables ------------------------------------------------------------ */
+enum cx_type { CX_INT, CX_TEXT, CX_KEY /* short text in indexes (MySQL: VARCHAR) */ };
+struct cx_col {
+  const char *name;
+  enum cx_type type;
+};
+enum {
+  CX_T_RUNS,
+  CX_T_COROUTINES,
+  CX_T_EVENTS,
+  CX_T_SITES,
+  CX_T_FINDINGS,
+  CX_T_FINDING_COROS,
+  CX_NTABLES
+};
+struct cx_table {
+  const char *name; /* default name */
+  const struct cx_col *cols;
+  int ncols;
+  const char *index[2]; /* columns to index after the load ("a, b"), NULL-terminated */
+};
+extern const struct cx_table cx_tables[CX_NTABLES];
+
+/* A value: NULL, an integer or a text (s, n: not NUL-terminated). */
+struct cx_val {
+  int null;
+  int64_t i;
+  const char *s;
+  size_t n;
+};
+#define CX_MAX_COLS 24
+
+/* Rows of table t, one call of fn per row (vals[ncols], valid during the
+ * call). Stops at fn's first non-zero return and returns it. */
+typedef int (*cx_row_fn)(void *ctx, int t, const struct cx_val *vals);
+int cx_rows(const struct cx_model *m, int t, cx_row_fn fn, void *ctx);
+uint64_t cx_row_count(const struct cx_model *m, int t);
+
+/* ---- sinks (SQL databases, CSV) --------------------------------------- */
+struct cx_names {
+  char *t[CX_NTABLES]; /* table names actually used */
+};
+
+/* A target. Every function returns 0 or -errno (-EIO with err filled for a
+ * database's own error). The driver calls begin, then for each table
+ * table_begin, row..., table_end, then commit; abort on any failure. */
+struct cx_sink {
+  const char *what; /* "sqlite", ... */
+  int (*begin)(struct cx_sink *s, const struct cx_model *m, const struct cx_names *n);
+  int (*table_begin)(struct cx_sink *s, int t);
+  int (*row)(struct cx_sink *s, int t, const struct cx_val *v);
+  int (*table_end)(struct cx_sink *s, int t);
+  int (*commit)(struct cx_sink *s);
+  void (*abort)(struct cx_sink *s); /* roll back (nothing of this run is kept), close */
+  void (*free)(struct cx_sink *s);  /* after commit or abort; err stays readable until then */
+  char err[512];
+};
+
+/* Connection settings from the command line; NULL = library default or environment. */
+struct cx_conn {
+  const char *out; /* sqlite file, csv directory, jsonl/perfetto output */
+  const char *host, *port, *user, *dbname, *socket, *sslmode, *password;
+};
+
+/* Progress: called with rows written so far (the driver throttles nothing). */
+typedef void (*cx_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
+/* Runs a sink over every table; counts[t] = rows written. On failure the sink
+ * is aborted (nothing committed) and s->err says why. */
+int cx_emit(struct cx_sink *s, const struct cx_model *m, const struct cx_names *n,
+            uint64_t counts[CX_NTABLES], cx_progress_fn prog, void *pctx);
+
+/* The targets (export_sqlite.c, export_pg.c, export_mysql.c, export_csv.c).
+ * Return 0 with *out, or -errno with err filled. */
+int cx_sqlite_sink(const struct cx_conn *c, struct cx_sink **out, char *err, size_t errn);
+int cx_pg_sink(const struct cx_conn *c, struct cx_sink **out, char *err, size_t errn);
+int cx_mysql_sink(const struct cx_conn *c, struct cx_sink **out, char *err, size_t errn);
+int cx_csv_sink(const struct cx_conn *c, struct cx_sink **out, char *err, size_t errn);
+
+/* Streams (export_jsonl.c, export_perfetto.c): write to f, return 0 or -errno.
+ * rows: lines / packets written. */
+int cx_write_jsonl(FILE *f, const struct cx_model *m, uint64_t *rows, cx_progress_fn prog,
+                   void *pctx);
+int cx_write_perfetto(FILE *f, const struct cx_model *m, uint64_t *rows, cx_progress_fn prog,
+                      void *pctx);
+/* jsonl-v1: event lines only, reference keys, straight from the trace file
+ * (no model). *rows: lines written, *skipped: records and malformed lines. */
+int cx_write_jsonl_v1(int in_fd, FILE *f, uint64_t *rows, uint64_t *skipped);
+
+/* Hex address as the trace writes it: "0x" + 16 digits, into buf[19]. */
+size_t cx_hex(uint64_t v, char *buf);
+
+#endif

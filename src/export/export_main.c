@@ -1,0 +1,346 @@
+/* export_main.c - `corotracer export FORMAT TRACE [options]` and the
+ * reference's `-export FORMAT -in TRACE ...`: options, loading the trace,
+ * running the target, the progress bar and the one-line summary. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "export/export.h"
+#include "export/export_sql.h"
+
+enum fmt { F_SQLITE, F_PG, F_MYSQL, F_CSV, F_JSONL, F_JSONL_V1, F_PERFETTO, F_NONE };
+
+static const struct {
+  const char *name;
+  enum fmt f;
+} fmts[] = {{"sqlite", F_SQLITE},
+            {"sqlite3", F_SQLITE},
+            {"postgres", F_PG},
+            {"postgresql", F_PG},
+            {"pg", F_PG},
+            {"mysql", F_MYSQL},
+            {"mariadb", F_MYSQL},
+            {"csv", F_CSV},
+            {"dataframe", F_CSV},
+            {"jsonl", F_JSONL},
+            {"jsonl-v1", F_JSONL_V1},
+            {"perfetto", F_PERFETTO}};
+
+struct opts {
+  enum fmt fmt;
+  const char *fmt_name, *trace, *prefix, *table, *run_id, *run_host;
+  struct cx_conn conn;
+  int quiet, progress, reference;
+};
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: corotracer export FORMAT TRACE [options]\n"
+          "FORMAT: sqlite (-o FILE), postgres, mysql (server from the options or the\n"
+          "  environment), csv (-o DIR: one file per table), jsonl (-o FILE: events with\n"
+          "  derived columns), jsonl-v1 (-o FILE: event lines only, the reference's keys),\n"
+          "  perfetto (-o FILE.pftrace: open in ui.perfetto.dev)\n"
+          "options: -o OUT  --db-host H  --db-port P  --db-user U  --db-name D\n"
+          "  --socket PATH (MySQL)  --sslmode MODE (PostgreSQL)  --prefix P (table names)\n"
+          "  --table NAME (events table; the others are NAME_runs, ...)\n"
+          "  --run-id ID  --run-host H (override the trace's)  -q (no summary)\n"
+          "  --no-progress\n"
+          "Passwords come from the environment (PGPASSWORD, MYSQL_PWD) or the client's\n"
+          "files (~/.pgpass, ~/.my.cnf), never from the command line.\n"
+          "reference spelling: corotracer -export sqlite|mysql|postgres|postgresql|csv|dataframe\n"
+          "  -in TRACE [-sqlite-out F] [-csv-out D] [-db-host H] [-db-port P] [-db-user U]\n"
+          "  [-db-name D (coro_tracer)] [-db-table T (coro_trace_events)] [-mysql-socket S]\n"
+          "  [-pg-sslmode M]\n"
+          "See docs/EXPORT.md.\n");
+}
+
+static int bad_usage(const char *what, const char *arg) {
+  fprintf(stderr, "corotracer: export: %s%s%s\n", what, arg ? ": " : "", arg ? arg : "");
+  return 2;
+}
+
+static enum fmt fmt_of(const char *s) {
+  for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++)
+    if (!strcmp(fmts[i].name, s))
+      return fmts[i].f;
+  return F_NONE;
+}
+
+/* Options taking a value: our spelling and the reference's, both with one or
+ * two dashes. Returns the slot the value goes into, or NULL. */
+static const char **value_slot(struct opts *o, const char *a) {
+  while (*a == '-')
+    a++;
+  static const char *const names[] = {
+      "o",        "output",     "db-host",    "host",    "db-port",  "port",
+      "db-user",  "user",       "db-name",    "dbname",  "socket",   "mysql-socket",
+      "sslmode",  "pg-sslmode", "prefix",     "table",   "db-table", "run-id",
+      "run-host", "in",         "sqlite-out", "csv-out", "export",   "db-password"};
+  const char **slots[] = {&o->conn.out,     &o->conn.out,     &o->conn.host,   &o->conn.host,
+                          &o->conn.port,    &o->conn.port,    &o->conn.user,   &o->conn.user,
+                          &o->conn.dbname,  &o->conn.dbname,  &o->conn.socket, &o->conn.socket,
+                          &o->conn.sslmode, &o->conn.sslmode, &o->prefix,      &o->table,
+                          &o->table,        &o->run_id,       &o->run_host,    &o->trace,
+                          &o->conn.out,     &o->conn.out,     &o->fmt_name,    &o->conn.password};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (!strcmp(a, names[i]))
+      return slots[i];
+  return NULL;
+}
+
+/* Returns -1 when parsed, else the exit status. */
+static int parse(int argc, char **argv, struct opts *o) {
+  *o = (struct opts){.fmt = F_NONE, .progress = isatty(STDERR_FILENO)};
+  int positional = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+      o->quiet = 1;
+      continue;
+    } else if (!strcmp(a, "--no-progress")) {
+      o->progress = 0;
+      continue;
+    }
+    const char **slot = a[0] == '-' && a[1] ? value_slot(o, a) : NULL;
+    if (slot) {
+      if (i + 1 >= argc)
+        return bad_usage("option needs a value", a);
+      if (!strcmp(a, "-export") || !strcmp(a, "--export"))
+        o->reference = 1;
+      *slot = argv[++i];
+    } else if (a[0] == '-' && a[1]) {
+      return bad_usage("unknown option (see corotracer export --help)", a);
+    } else if (positional == 0 && !o->fmt_name) {
+      o->fmt_name = a;
+      positional++;
+    } else if (!o->trace) {
+      o->trace = a;
+      positional++;
+    } else {
+      return bad_usage("unexpected argument", a);
+    }
+  }
+  if (!o->fmt_name)
+    return bad_usage("no format given (corotracer export FORMAT TRACE)", NULL);
+  if ((o->fmt = fmt_of(o->fmt_name)) == F_NONE)
+    return bad_usage("unknown format (sqlite, postgres, mysql, csv, jsonl, jsonl-v1, perfetto)",
+                     o->fmt_name);
+  if (!o->trace)
+    return bad_usage("no trace given (corotracer export FORMAT TRACE)", NULL);
+  if (o->conn.password) {
+    /* The reference took it here; we accept it for its scripts, but it shows
+     * in ps and shell history. */
+    fprintf(stderr, "corotracer: export: warning: -db-password is visible to other users; "
+                    "prefer PGPASSWORD / MYSQL_PWD or ~/.pgpass / ~/.my.cnf\n");
+  }
+  if (o->reference) { /* the reference's defaults */
+    if (!o->conn.dbname)
+      o->conn.dbname = "coro_tracer";
+    if (!o->table && !o->prefix)
+      o->table = "coro_trace_events";
+  }
+  if ((o->fmt == F_PG || o->fmt == F_MYSQL) && o->conn.out)
+    return bad_usage("-o is for files; a database is named by --db-name", o->conn.out);
+  if (o->fmt == F_PERFETTO || o->fmt == F_JSONL || o->fmt == F_JSONL_V1)
+    if (!o->conn.out)
+      return bad_usage("no output given (-o FILE, '-' for stdout)", NULL);
+  return -1;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct bar {
+  const char *what;
+  double last;
+  int shown;
+};
+
+/* A progress bar on stderr, redrawn at most 10 times a second. */
+static void progress(void *ctx, uint64_t done, uint64_t total) {
+  struct bar *b = ctx;
+  double t = now_s();
+  if (done < total && t - b->last < 0.1)
+    return;
+  b->last = t;
+  int w = 30, k = total ? (int)((double)done * w / (double)total) : w;
+  fprintf(stderr, "\rexport %s [%.*s%*s] %3d%% %" PRIu64 "/%" PRIu64 " rows", b->what, k,
+          "##############################", w - k, "", total ? (int)(done * 100 / total) : 100,
+          done, total);
+  b->shown = 1;
+}
+
+static void progress_end(struct bar *b) {
+  if (b->shown)
+    fprintf(stderr, "\r\033[K");
+}
+
+/* A file output: '-' is stdout; a regular file (or a new one) is written
+ * beside and renamed, so a failed export leaves no half file; anything else
+ * that exists (/dev/null, a FIFO, a terminal) is written in place: renaming
+ * over it would replace the device. */
+static int stream_out(const struct opts *o, const struct cx_model *m, int in_fd, uint64_t *rows,
+                      struct bar *bar) {
+  int to_stdout = !strcmp(o->conn.out, "-"), rc = 0, in_place = 0;
+  char tmp[4096];
+  FILE *f = stdout;
+  struct stat sb;
+  if (!to_stdout && stat(o->conn.out, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    if (!(f = fopen(o->conn.out, "we")))
+      return -errno;
+    in_place = 1;
+  } else if (!to_stdout) {
+    if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", o->conn.out, (long)getpid()) >= (int)sizeof tmp)
+      return -ENAMETOOLONG;
+    if (!(f = fopen(tmp, "we")))
+      return -errno;
+  }
+  cx_progress_fn pf = o->progress ? progress : NULL;
+  if (o->fmt == F_JSONL)
+    rc = cx_write_jsonl(f, m, rows, pf, bar);
+  else if (o->fmt == F_PERFETTO)
+    rc = cx_write_perfetto(f, m, rows, pf, bar);
+  else {
+    uint64_t skipped = 0;
+    rc = cx_write_jsonl_v1(in_fd, f, rows, &skipped);
+  }
+  if (fflush(f) && !rc)
+    rc = -errno;
+  if (in_place) {
+    if (fclose(f) && !rc)
+      rc = -errno;
+  } else if (!to_stdout) {
+    if (fclose(f) && !rc)
+      rc = -errno;
+    if (!rc && rename(tmp, o->conn.out))
+      rc = -errno;
+    if (rc)
+      unlink(tmp);
+  }
+  return rc;
+}
+
+static int open_sink(const struct opts *o, struct cx_sink **s, char *err, size_t n) {
+  switch (o->fmt) {
+  case F_SQLITE:
+    return cx_sqlite_sink(&o->conn, s, err, n);
+  case F_PG:
+    return cx_pg_sink(&o->conn, s, err, n);
+  case F_MYSQL:
+    return cx_mysql_sink(&o->conn, s, err, n);
+  default:
+    return cx_csv_sink(&o->conn, s, err, n);
+  }
+}
+
+int ct_export_main(int argc, char **argv) {
+  struct opts o;
+  struct cx_model m;
+  struct cx_names names = {0};
+  struct cx_sink *sink = NULL;
+  struct bar bar = {0};
+  uint64_t counts[CX_NTABLES] = {0}, rows = 0, bad_line = 0;
+  char err[512] = "";
+  int status = parse(argc, argv, &o), rc;
+  memset(&m, 0, sizeof m);
+  if (status >= 0)
+    return status;
+  bar.what = o.fmt_name;
+  double t0 = now_s();
+  if (o.fmt == F_JSONL_V1) { /* a filter: no model needed */
+    int fd = strcmp(o.trace, "-") ? open(o.trace, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+    if (fd < 0) {
+      fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(errno));
+      return 2;
+    }
+    rc = stream_out(&o, NULL, fd, &rows, &bar);
+    if (fd > STDIN_FILENO)
+      close(fd);
+    if (rc) {
+      fprintf(stderr, "corotracer: %s: %s\n", o.conn.out, strerror(-rc));
+      return 1;
+    }
+    goto summary;
+  }
+  if (o.progress) { /* loading a big trace takes a while too */
+    fprintf(stderr, "export %s: reading %s...", o.fmt_name, o.trace);
+    bar.shown = 1;
+  }
+  if ((rc = cx_model_load(o.trace, o.run_id, o.run_host, &m, &bad_line))) {
+    progress_end(&bar);
+    if (rc == -EPROTO)
+      fprintf(stderr,
+              "corotracer: %s:%" PRIu64 ": not a corotracer trace: no event or record line\n",
+              o.trace, bad_line);
+    else
+      fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(-rc));
+    status = rc == -ENOMEM ? 1 : 2;
+    goto out;
+  }
+  if (o.fmt == F_JSONL || o.fmt == F_PERFETTO) {
+    if ((rc = stream_out(&o, &m, -1, &rows, &bar))) {
+      progress_end(&bar);
+      fprintf(stderr, "corotracer: %s: %s\n", o.conn.out, strerror(-rc));
+      status = 1;
+      goto out;
+    }
+    goto summary;
+  }
+  if ((rc = cx_names_init(&names, o.prefix, o.table)))
+    goto nomem;
+  if ((rc = open_sink(&o, &sink, err, sizeof err))) {
+    if (rc == -ENOMEM)
+      goto nomem;
+    fprintf(stderr, "corotracer: export: %s\n", err);
+    status = 2;
+    goto out;
+  }
+  if ((rc = cx_emit(sink, &m, &names, counts, o.progress ? progress : NULL, &bar))) {
+    progress_end(&bar);
+    fprintf(stderr, "corotracer: export %s: %s; nothing of this run was written\n", o.fmt_name,
+            sink->err[0] ? sink->err : strerror(-rc));
+    status = 1;
+    goto out;
+  }
+  for (int t = 0; t < CX_NTABLES; t++)
+    rows += counts[t];
+summary:
+  progress_end(&bar);
+  if (!o.quiet) {
+    double dt = now_s() - t0;
+    char tables[512] = "";
+    size_t n = 0;
+    for (int t = 0; sink && t < CX_NTABLES && n < sizeof tables; t++)
+      n += (size_t)snprintf(tables + n, sizeof tables - n, "%s%s %" PRIu64, t ? ", " : " (",
+                            names.t[t], counts[t]);
+    if (sink && n < sizeof tables)
+      snprintf(tables + n, sizeof tables - n, ")");
+    fprintf(stderr, "corotracer: export %s: %" PRIu64 " %s%s from %s%s%s in %.2f s (%.0f rows/s)\n",
+            o.fmt_name, rows, o.fmt == F_PERFETTO ? "packets" : "rows", tables, o.trace,
+            o.conn.out ? " to " : "", o.conn.out ? o.conn.out : "", dt, dt > 0 ? rows / dt : 0.0);
+  }
+  status = 0;
+  goto out;
+nomem:
+  fprintf(stderr, "corotracer: export: out of memory\n");
+  status = 1;
+out:
+  if (sink)
+    sink->free(sink);
+  cx_names_free(&names);
+  cx_model_free(&m);
+  return status;
+}

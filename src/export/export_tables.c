@@ -1,0 +1,407 @@
+/* export_tables.c - the schema every target shares (docs/EXPORT.md) and the
+ * rows of each table, produced from the export model; the driver that feeds
+ * them to a sink. */
+#include "export/export.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define I(n)                                                                                       \
+  { n, CX_INT }
+#define T(n)                                                                                       \
+  { n, CX_TEXT }
+#define K(n)                                                                                       \
+  { n, CX_KEY }
+#define RUNKEY K("run_id"), K("host")
+
+static const struct cx_col runs_cols[] = {
+    RUNKEY,        T("trace"),       T("source"),        I("target_pid"),
+    I("start_ts"), I("end_ts"),      I("start_wall_ns"), I("duration_ns"),
+    I("events"),   I("lost_events"), I("skipped_lines"), I("coroutines"),
+    I("threads"),  I("exit_code"),   I("exit_signal"),   I("findings")};
+static const struct cx_col coro_cols[] = {
+    RUNKEY,           I("probe_id"),     T("label"),        I("pid"),      I("parent"),
+    T("create_site"), I("incarnations"), T("final_state"),  I("birth_ts"), I("first_ts"),
+    I("last_ts"),     I("events"),       I("suspends"),     I("resumes"),  I("wakes"),
+    I("lost_events"), I("run_ns"),       I("suspended_ns"), T("last_site")};
+static const struct cx_col event_cols[] = {
+    RUNKEY,       I("line"), I("probe_id"), I("tid"),       I("ts"),    I("rel_ns"),
+    I("wall_ns"), T("kind"), I("ev"),       I("is_active"), T("addr"),  I("seq"),
+    T("site"),    T("wait"), T("obj"),      I("from_id"),   I("parent")};
+static const struct cx_col site_cols[] = {RUNKEY,
+                                          I("pid"),
+                                          K("site"),
+                                          T("function"),
+                                          T("file"),
+                                          I("line"),
+                                          T("module"),
+                                          T("module_offset"),
+                                          I("events"),
+                                          I("suspensions"),
+                                          I("suspended_p50_ns"),
+                                          I("suspended_p99_ns"),
+                                          I("suspended_max_ns")};
+static const struct cx_col finding_cols[] = {RUNKEY,     I("finding"), K("kind"),    T("severity"),
+                                             I("count"), T("title"),   T("evidence")};
+static const struct cx_col fcoro_cols[] = {
+    RUNKEY,   I("finding"), I("probe_id"),     T("label"),     T("wait"),
+    T("obj"), T("site"),    I("suspended_ns"), I("waits_for"), T("evidence")};
+
+#define TAB(n, c, i0, i1)                                                                          \
+  {                                                                                                \
+    n, c, (int)(sizeof c / sizeof c[0]), {                                                         \
+      i0, i1                                                                                       \
+    }                                                                                              \
+  }
+const struct cx_table cx_tables[CX_NTABLES] = {
+    TAB("runs", runs_cols, NULL, NULL),
+    TAB("coroutines", coro_cols, "run_id, host, probe_id", NULL),
+    TAB("events", event_cols, "run_id, host, probe_id, ts", "run_id, host, ts"),
+    TAB("sites", site_cols, "run_id, host, site", NULL),
+    TAB("findings", finding_cols, "run_id, host, kind", NULL),
+    TAB("finding_coroutines", fcoro_cols, "run_id, host, probe_id", NULL),
+};
+
+/* Value builders over a row under construction. */
+struct rowb {
+  struct cx_val v[CX_MAX_COLS];
+  int n;
+  char buf[CX_MAX_COLS][24]; /* hex and decimal texts */
+};
+static void vnull(struct rowb *r) {
+  r->v[r->n++] = (struct cx_val){.null = 1};
+}
+static void vint(struct rowb *r, uint64_t i) {
+  r->v[r->n++] = (struct cx_val){.i = (int64_t)i};
+}
+static void vtext(struct rowb *r, const char *s) {
+  if (!s)
+    vnull(r);
+  else
+    r->v[r->n++] = (struct cx_val){.s = s, .n = strlen(s)};
+}
+static void vhex(struct rowb *r, uint64_t a) {
+  size_t n = cx_hex(a, r->buf[r->n]);
+  r->v[r->n] = (struct cx_val){.s = r->buf[r->n], .n = n};
+  r->n++;
+}
+static void vobj(struct rowb *r, int is_str, uint64_t o) {
+  if (is_str)
+    vhex(r, o);
+  else {
+    int n = snprintf(r->buf[r->n], sizeof r->buf[0], "%" PRIu64, o);
+    r->v[r->n] = (struct cx_val){.s = r->buf[r->n], .n = (size_t)n};
+    r->n++;
+  }
+}
+static void vkey(struct rowb *r, const struct cx_model *m) {
+  r->n = 0;
+  vtext(r, m->run_id);
+  vtext(r, m->host);
+}
+
+static const char *state_name(int s) {
+  static const char *const n[] = {"unknown", "created", "running", "suspended", "destroyed"};
+  return n[s <= CT_CS_DESTROYED ? s : 0];
+}
+
+static int rows_runs(const struct cx_model *m, cx_row_fn fn, void *ctx) {
+  struct rowb r;
+  const struct ct_state *st = m->st;
+  vkey(&r, m);
+  vtext(&r, m->path);
+  vtext(&r, st->has_meta ? "corotracer" : "reference");
+  if (st->target_pid)
+    vint(&r, st->target_pid);
+  else
+    vnull(&r);
+  vint(&r, m->rep.start_ts);
+  vint(&r, m->rep.end_ts);
+  if (m->has_clock)
+    vint(&r, cx_wall_ns(m, m->rep.start_ts));
+  else
+    vnull(&r);
+  vint(&r, m->rep.duration_ns);
+  vint(&r, m->nev);
+  vint(&r, m->rep.lost_events);
+  vint(&r, m->skipped);
+  vint(&r, m->nco);
+  vint(&r, m->threads);
+  if (st->exit_has_code)
+    vint(&r, (uint64_t)st->exit_code);
+  else
+    vnull(&r);
+  if (st->exit_has_signal)
+    vint(&r, (uint64_t)st->exit_signal);
+  else
+    vnull(&r);
+  vint(&r, m->rep.nf);
+  return fn(ctx, CX_T_RUNS, r.v);
+}
+
+static int rows_coros(const struct cx_model *m, cx_row_fn fn, void *ctx) {
+  struct rowb r;
+  for (size_t i = 0; i < m->nco; i++) {
+    const struct cx_coro *c = &m->co[i];
+    vkey(&r, m);
+    vint(&r, c->probe_id);
+    vtext(&r, c->label);
+    if (c->pid)
+      vint(&r, c->pid);
+    else
+      vnull(&r);
+    if (c->has_parent)
+      vint(&r, c->parent);
+    else
+      vnull(&r);
+    if (c->has_create_site)
+      vhex(&r, c->create_site);
+    else
+      vnull(&r);
+    vint(&r, c->incarnations);
+    vtext(&r, state_name(c->state));
+    if (c->has_birth)
+      vint(&r, c->birth_ts);
+    else
+      vnull(&r);
+    if (c->events)
+      vint(&r, c->first_ts), vint(&r, c->last_ts);
+    else
+      vnull(&r), vnull(&r);
+    vint(&r, c->events);
+    vint(&r, c->suspends);
+    vint(&r, c->resumes);
+    vint(&r, c->wakes);
+    vint(&r, c->lost);
+    vint(&r, c->run_ns);
+    vint(&r, c->suspended_ns);
+    if (c->last_site)
+      vhex(&r, c->last_site);
+    else
+      vnull(&r);
+    int rc = fn(ctx, CX_T_COROUTINES, r.v);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+static int rows_events(const struct cx_model *m, cx_row_fn fn, void *ctx) {
+  struct rowb r;
+  for (size_t i = 0; i < m->nev; i++) {
+    const struct cx_event *e = &m->ev[i];
+    vkey(&r, m);
+    vint(&r, e->line);
+    vint(&r, e->probe_id);
+    vint(&r, e->tid);
+    vint(&r, e->ts);
+    vint(&r, e->ts - m->rep.start_ts);
+    if (m->has_clock)
+      vint(&r, cx_wall_ns(m, e->ts));
+    else
+      vnull(&r);
+    vtext(&r, cx_kind_name(e->kind));
+    if (e->has_ev)
+      vint(&r, e->ev);
+    else
+      vnull(&r);
+    vint(&r, e->is_active);
+    vhex(&r, e->addr);
+    vint(&r, e->seq);
+    if (e->has_site)
+      vhex(&r, e->site);
+    else
+      vnull(&r);
+    vtext(&r, e->wait == 1 ? "fd" : e->wait == 2 ? "ptr" : NULL);
+    if (e->wait)
+      vobj(&r, e->obj_is_str, e->obj);
+    else
+      vnull(&r);
+    if (e->has_from)
+      vint(&r, e->from);
+    else
+      vnull(&r);
+    if (e->has_parent)
+      vint(&r, e->parent);
+    else
+      vnull(&r);
+    int rc = fn(ctx, CX_T_EVENTS, r.v);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+/* The report's duration percentiles of a suspension site, if it has them. */
+static const struct ct_rsite *report_site(const struct cx_model *m, const struct ct_rsite *s) {
+  for (size_t i = 0; i < m->rep.nsites; i++)
+    if (m->rep.sites[i].site == s->site && m->rep.sites[i].pid == s->pid)
+      return &m->rep.sites[i];
+  return NULL;
+}
+
+static int rows_sites(const struct cx_model *m, cx_row_fn fn, void *ctx) {
+  struct rowb r;
+  for (size_t i = 0; i < m->nsites; i++) {
+    const struct cx_site *s = &m->sites[i];
+    const struct ct_sym *y = &s->rs.sym;
+    vkey(&r, m);
+    if (s->rs.pid)
+      vint(&r, s->rs.pid);
+    else
+      vnull(&r);
+    vhex(&r, s->rs.site);
+    vtext(&r, y->function);
+    vtext(&r, y->file);
+    if (y->line)
+      vint(&r, (uint64_t)y->line);
+    else
+      vnull(&r);
+    vtext(&r, y->module);
+    if (y->module)
+      vhex(&r, y->offset);
+    else
+      vnull(&r);
+    vint(&r, s->rs.count);
+    vint(&r, s->suspensions);
+    const struct ct_rsite *rs = report_site(m, &s->rs);
+    if (rs && rs->has_dur)
+      vint(&r, rs->p50), vint(&r, rs->p99), vint(&r, rs->max);
+    else
+      vnull(&r), vnull(&r), vnull(&r);
+    int rc = fn(ctx, CX_T_SITES, r.v);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+static int rows_findings(const struct cx_model *m, int t, cx_row_fn fn, void *ctx) {
+  struct rowb r;
+  char ev[CT_EVIDENCE_MAX * 322];
+  for (size_t i = 0; i < m->rep.nf; i++) {
+    const struct ct_finding *f = &m->rep.f[i];
+    if (t == CX_T_FINDINGS) {
+      size_t n = 0;
+      ev[0] = 0;
+      for (size_t k = 0; k < f->nevidence; k++)
+        n += (size_t)snprintf(ev + n, sizeof ev - n, "%s%s", k ? "\n" : "", f->evidence[k]);
+      vkey(&r, m);
+      vint(&r, i);
+      vtext(&r, f->kind);
+      vtext(&r, ct_sev_name(f->sev));
+      vint(&r, f->count);
+      vtext(&r, f->title);
+      vtext(&r, ev);
+      int rc = fn(ctx, t, r.v);
+      if (rc)
+        return rc;
+      continue;
+    }
+    for (size_t k = 0; k < f->ncoros; k++) {
+      const struct ct_rcoro *c = &f->coros[k];
+      vkey(&r, m);
+      vint(&r, i);
+      vint(&r, c->probe_id);
+      vtext(&r, c->label);
+      vtext(&r, c->wait == 1 ? "fd" : c->wait == 2 ? "ptr" : NULL);
+      if (c->wait)
+        vobj(&r, c->wait == 2, c->obj);
+      else
+        vnull(&r);
+      if (c->site_index >= 0 && (size_t)c->site_index < f->nsites)
+        vhex(&r, f->sites[c->site_index].site);
+      else
+        vnull(&r);
+      if (c->has_susp)
+        vint(&r, c->suspended_ns);
+      else
+        vnull(&r);
+      if (c->waits_for)
+        vint(&r, c->waits_for);
+      else
+        vnull(&r);
+      vtext(&r, c->evidence[0] ? c->evidence : NULL);
+      int rc = fn(ctx, t, r.v);
+      if (rc)
+        return rc;
+    }
+  }
+  return 0;
+}
+
+int cx_rows(const struct cx_model *m, int t, cx_row_fn fn, void *ctx) {
+  switch (t) {
+  case CX_T_RUNS:
+    return rows_runs(m, fn, ctx);
+  case CX_T_COROUTINES:
+    return rows_coros(m, fn, ctx);
+  case CX_T_EVENTS:
+    return rows_events(m, fn, ctx);
+  case CX_T_SITES:
+    return rows_sites(m, fn, ctx);
+  default:
+    return rows_findings(m, t, fn, ctx);
+  }
+}
+
+uint64_t cx_row_count(const struct cx_model *m, int t) {
+  uint64_t n = 0;
+  switch (t) {
+  case CX_T_RUNS:
+    return 1;
+  case CX_T_COROUTINES:
+    return m->nco;
+  case CX_T_EVENTS:
+    return m->nev;
+  case CX_T_SITES:
+    return m->nsites;
+  case CX_T_FINDINGS:
+    return m->rep.nf;
+  default:
+    for (size_t i = 0; i < m->rep.nf; i++)
+      n += m->rep.f[i].ncoros;
+    return n;
+  }
+}
+
+struct emit {
+  struct cx_sink *s;
+  uint64_t done, total, *counts;
+  cx_progress_fn prog;
+  void *pctx;
+};
+
+static int emit_row(void *ctx, int t, const struct cx_val *v) {
+  struct emit *e = ctx;
+  int rc = e->s->row(e->s, t, v);
+  if (rc)
+    return rc;
+  e->counts[t]++;
+  if ((++e->done & 4095) == 0 && e->prog)
+    e->prog(e->pctx, e->done, e->total);
+  return 0;
+}
+
+int cx_emit(struct cx_sink *s, const struct cx_model *m, const struct cx_names *n,
+            uint64_t counts[CX_NTABLES], cx_progress_fn prog, void *pctx) {
+  struct emit e = {.s = s, .counts = counts, .prog = prog, .pctx = pctx};
+  for (int t = 0; t < CX_NTABLES; t++)
+    e.total += cx_row_count(m, t), counts[t] = 0;
+  int rc = s->begin(s, m, n);
+  for (int t = 0; !rc && t < CX_NTABLES; t++) {
+    if (!(rc = s->table_begin(s, t)))
+      rc = cx_rows(m, t, emit_row, &e);
+    if (!rc)
+      rc = s->table_end(s, t);
+  }
+  if (!rc)
+    rc = s->commit(s);
+  if (rc)
+    s->abort(s);
+  if (prog)
+    prog(pctx, e.done, e.total);
+  return rc;
+}

@@ -1,0 +1,30 @@
+/* pb.h - a minimal protobuf encoder (varints, fixed64, length-delimited
+ * fields with nested messages) writing into a growable buffer: enough for
+ * Perfetto's TracePacket without a protobuf library. Internal to src/export. */
+#ifndef CT_EXPORT_PB_H
+#define CT_EXPORT_PB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PB_DEPTH 8
+
+struct pb {
+  uint8_t *p;
+  size_t n, cap;
+  size_t open[PB_DEPTH]; /* offsets of the nested messages' length slots */
+  int depth;
+  int bad; /* ENOMEM or nesting too deep: the buffer is unusable */
+};
+
+void pb_reset(struct pb *b); /* empties, keeps the memory */
+void pb_free(struct pb *b);
+void pb_varint(struct pb *b, uint32_t field, uint64_t v);
+void pb_fixed64(struct pb *b, uint32_t field, uint64_t v);
+void pb_bytes(struct pb *b, uint32_t field, const void *s, size_t n);
+void pb_string(struct pb *b, uint32_t field, const char *s); /* NUL-terminated */
+/* A nested message: pb_begin(field) ... pb_end(). */
+void pb_begin(struct pb *b, uint32_t field);
+void pb_end(struct pb *b);
+
+#endif

@@ -1,0 +1,79 @@
+# export.sh - shell helpers for the export tests (tests/test-export-*.sh).
+# Source it from a test run by tests/run.sh; it sets
+#   tmp     a fresh temp dir (removed on exit, after cleanup_hook)
+#   hello   a real trace: examples/hello under `corotracer run` ($tmp/hello.jsonl)
+#   lw      a synthetic trace with findings and a hostile label ($tmp/lw.jsonl)
+# and defines fail, finish, expect_events, and check_roundtrip (below).
+set -u
+: "${CT_BUILD:?run through tests/run.sh}" "${COROTRACER:?run through tests/run.sh}"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-export.XXXXXX") || exit 1
+chmod 755 "$tmp" # database servers run as their own users read and write here
+cleanup_hook() { :; }
+trap 'cleanup_hook; rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+finish() {
+  [ $fails -eq 0 ] || { echo "$fails failures"; exit 1; }
+  echo "$1: ok"
+}
+ctjl=$CT_BUILD/tests/lib/ctjl
+[ -x "$ctjl" ] || { echo "FAIL: $ctjl not built"; exit 1; }
+
+timeout 60 "$COROTRACER" run --quiet -o "$tmp/hello.jsonl" -- "$CT_BUILD/examples/hello" --pace-us 200 \
+  > "$tmp/run.out" 2>&1 || { cat "$tmp/run.out"; echo "FAIL: corotracer run"; exit 1; }
+hello=$tmp/hello.jsonl
+# Findings (lost wakeup, leak, blocker) and a label with a comma, quotes and
+# a newline: a CSV's and a database's hard case.
+awk -f "$(dirname "$0")/data/report/gen.awk" "$(dirname "$0")/data/report/lost-wakeup.txt" > "$tmp/lw.jsonl"
+printf '%s\n' '{"type":"coroutine","probe_id":9,"station":1,"pid":1,"birth_ts":0,"label":"we,ird \"q\"\nx\ty","create_site":"0x0000000000000100","parent":0}' \
+  >> "$tmp/lw.jsonl"
+lw=$tmp/lw.jsonl
+
+# expect_events TRACE: the event lines as the tests select them back.
+expect_events() { "$ctjl" -e probe_id tid ts kind addr site < "$1"; }
+EVSQL="probe_id, tid, ts, kind, addr, coalesce(site, '-')"
+
+# check_roundtrip NAME Q TRACE: Q is a command that runs one SQL statement and
+# prints its rows, columns separated by one space. The run of TRACE must be in
+# the database once: its run row, every event line in order with the same
+# fields, one coroutine row per coroutine, the report's findings.
+check_roundtrip() {
+  name=$1 q=$2 trace=$3
+  rid=$("$ctjl" -t meta run_id < "$trace")
+  [ -n "$rid" ] && [ "$rid" != - ] || { fail "$name: $trace has no run id"; return; }
+  w="WHERE run_id = '$rid'"
+  [ "$($q "SELECT count(*) FROM runs $w")" = 1 ] || fail "$name: runs rows for $rid: $($q "SELECT count(*) FROM runs $w")"
+  expect_events "$trace" > "$tmp/exp"
+  $q "SELECT $EVSQL FROM events $w ORDER BY line + 0" > "$tmp/got"
+  [ -s "$tmp/exp" ] || fail "$name: no events in $trace"
+  cmp -s "$tmp/exp" "$tmp/got" || fail "$name: events differ from the JSONL: $(diff "$tmp/exp" "$tmp/got" | head -5)"
+  nco=$( { "$ctjl" -e probe_id < "$trace"; "$ctjl" -t coroutine probe_id < "$trace"; } | sort -u | wc -l)
+  [ "$($q "SELECT count(*) FROM coroutines $w")" = "$nco" ] || fail "$name: coroutines $($q "SELECT count(*) FROM coroutines $w"), the trace has $nco"
+  [ "$($q "SELECT sum(events) FROM coroutines $w")" = "$(wc -l < "$tmp/exp")" ] || fail "$name: coroutines.events does not add up"
+  "$COROTRACER" report "$trace" --json "$tmp/f.json" > /dev/null 2>&1
+  kinds=$(grep -o '"kind":"[a-z_]*"' "$tmp/f.json" | sed 's/.*:"\(.*\)"/\1/' | tr '\n' ' ')
+  got=$($q "SELECT kind FROM findings $w ORDER BY finding + 0" | tr '\n' ' ')
+  [ "$got" = "$kinds" ] || fail "$name: findings '$got', the report has '$kinds'"
+}
+
+# check_two_hosts NAME Q EX: the run of $lw exported again as from another
+# host (EX: the export command, taking TRACE and options) sits beside it.
+check_two_hosts() {
+  sed 's/"host":"testbox"/"host":"otherbox"/' "$lw" > "$tmp/lw2.jsonl"
+  $3 "$tmp/lw2.jsonl" -q || fail "$1: export of host 2"
+  got=$($2 "SELECT host, count(*) FROM events WHERE run_id = '00ff' GROUP BY host ORDER BY host")
+  [ "$got" = "$(printf 'otherbox 19\ntestbox 19')" ] || fail "$1: two hosts: $got"
+}
+
+# check_hostile NAME Q EX QUOTED: events exported into a table named
+# x"; DROP TABLE y; -- (QUOTED: that name quoted in Q's SQL) land there, and
+# table y is untouched.
+check_hostile() {
+  $2 'CREATE TABLE y (a INTEGER)'
+  $2 'INSERT INTO y VALUES (42)'
+  $3 "$hello" -q --table 'x"; DROP TABLE y; --' || fail "$1: hostile table name: exit $?"
+  [ "$($2 'SELECT a FROM y')" = 42 ] || fail "$1: table y was touched"
+  [ "$($2 "SELECT count(*) FROM $4")" = "$(expect_events "$hello" | wc -l)" ] ||
+    fail "$1: the hostile-named table lacks the events"
+}
