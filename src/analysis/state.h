@@ -11,12 +11,24 @@
 #include "analysis/trace.h"
 #include "common/symbolize.h"
 
+/* Primary finding of a coroutine (ct_coro.reported), most specific first. */
+enum { CT_PRIMARY_NONE = 0, CT_PRIMARY_STUCK };
+
 enum ct_cstate { CT_CS_UNKNOWN = 0, CT_CS_CREATED, CT_CS_RUNNING, CT_CS_SUSPENDED, CT_CS_DESTROYED };
 
-/* One coroutine (map key: probe_id, 0). */
+/* One coroutine (map key: probe_id, 0): its current incarnation. A create
+ * after a destroy of the same id (malloc hands a freed coroutine's address,
+ * its id, to the next one) starts a new incarnation in the same entry. */
 struct ct_coro {
   uint64_t id;
+  uint32_t incarnation; /* 0 = the first coroutine with this id (that the report remembers) */
+  uint32_t station;     /* its coroutine line's station + 1, 0 if unknown */
   uint8_t state;
+  uint8_t returned;   /* its last suspend was an exit (returned, finished): not waiting */
+  uint8_t viol_seen;  /* bit per CT_V_* already counted for it */
+  uint8_t long_run;   /* it had a run over the blocker threshold */
+  uint8_t susp_wakes; /* wakes since its last suspend (saturating) */
+  uint8_t reported;   /* its primary finding (CT_PRIMARY_*), set by the findings */
   uint8_t has_kind;   /* wrote at least one event with "kind" (our SDK) */
   uint8_t created;    /* its create event or coroutine line was seen */
   uint8_t saw_wake;   /* its trace shows wakes at all */
@@ -29,8 +41,18 @@ struct ct_coro {
   uint64_t obj, create_site, birth_ts;
   uint64_t susp_ts, susp_site;    /* last suspend */
   uint64_t run_ts, run_from_site; /* last resume; site it resumed from */
-  uint64_t pending_wake_ts;       /* a wake that came while it ran */
-  uint64_t wake_before_ts;        /* that wake, moved here by the next suspend */
+  /* The first wake since its last suspend (who made it runnable): a
+   * coroutine woken and never resumed names it. */
+  uint64_t woke_ts, woke_from, woke_site;
+  uint32_t woke_tid;
+  /* An early wake: one that came while it ran (pending), or one from another
+   * coroutine absorbed while it was already runnable after a yield (a
+   * suspend with no wait object): moved to wake_before by its next suspend. */
+  uint8_t early_absorbed, pend_absorbed;
+  uint64_t pending_wake_ts, pend_from, pend_site, pend_yield_ts, pend_resume_ts;
+  uint64_t wake_before_ts, early_from, early_site, early_yield_ts, early_resume_ts;
+  /* The absorbable wake of the current suspension (from another coroutine). */
+  uint64_t cand_ts, cand_from, cand_site;
   uint64_t last_ts, destroy_ts;
   /* Its last woken suspensions (suspend, wake, resume) were woken_here in a
    * row at woken_site: parked there again, it is more likely idle (an accept
@@ -56,8 +78,10 @@ struct ct_block {
   struct ct_hist *hist; /* the long runs' times (and count); made with the entry */
   struct {
     uint64_t id, ns, ts;
-    uint32_t tid;
-    int at_end;
+    uint64_t end_site; /* where the run ended: its suspend, exit or destroy; 0 at the end */
+    uint32_t tid, incarnation, label;
+    uint8_t at_end, end_kind; /* end_kind: CT_EV_SUSPEND, CT_EV_DESTROY, or 0 at the end */
+    uint8_t end_exit;         /* the suspend was an exit */
   } worst[CT_BLOCK_WORST];
 };
 
@@ -75,14 +99,15 @@ struct ct_wakers {
 
 /* State-machine violations: counted, first few kept as examples. */
 #define CT_VIOL_EXAMPLES 64
-enum { CT_V_RESUME_RUNNING, CT_V_RESUME_NO_WAKE, CT_V_AFTER_DESTROY, CT_V_KINDS_ };
+enum { CT_V_RESUME_RUNNING, CT_V_RESUME_NO_WAKE, CT_V_AFTER_DESTROY, CT_V_AFTER_EXIT, CT_V_KINDS_ };
 struct ct_viol {
   uint64_t count;
+  uint64_t coros; /* distinct coroutines (incarnations) among them */
   uint64_t not_judged; /* would-be violations right after lost events: not counted */
   size_t n;
   struct {
     uint64_t id, ts, line, other_ts;
-    uint32_t tid, other_tid;
+    uint32_t tid, other_tid, incarnation;
     uint8_t kind; /* the offending event's kind */
   } ex[CT_VIOL_EXAMPLES];
 };
@@ -107,6 +132,14 @@ struct ct_state {
   uint64_t coroutines; /* distinct coroutines seen (entries created) */
   uint64_t resumes, migrations, modules, destroyed_alive; /* tombstones in coros */
   uint64_t gap_lost; /* events missing from ev sequences */
+  uint64_t reused_ids; /* creates of an id after its destroy: new incarnations */
+  uint64_t returned;   /* exits (returned coroutines) seen */
+  uint64_t block_coros; /* distinct coroutines with a run over the blocker threshold */
+  /* Suspend addresses that are not code (a reference SDK's frame or future
+   * addresses: no module map, about one per coroutine): the site table is
+   * dropped and no longer kept, so memory stays bounded by real sites. */
+  int sites_not_code;
+  uint64_t sites_dropped;
   int any_kind, any_wake, any_ev;
   uint64_t first_ts, last_ts; /* over valid events */
 
