@@ -161,7 +161,7 @@ static const char *lost_what(enum cat cat) {
  * is the evidence. */
 static int stuck_evidence(const struct ct_report *r, struct ct_state *st, const struct ct_coro *c,
                           enum cat cat, struct ct_rcoro *rc_) {
-  char obj[48], t1[32], t2[32], t3[32], d[32], ex[80], who[512];
+  char obj[48], t1[32], t2[32], t3[32], t4[32], d[32], ex[80], who[512];
   char *buf = rc_->evidence;
   size_t n = sizeof rc_->evidence;
   uint64_t left = r->end_ts > c->susp_ts ? r->end_ts - c->susp_ts : 0;
@@ -207,7 +207,7 @@ static int stuck_evidence(const struct ct_report *r, struct ct_state *st, const 
                            "its resume at %s absorbed that wake; it parked on %s at %s, %s after the "
                            "wake; no wake since", ct_at(r, w->ts, t1, sizeof t1), who,
                            ct_at(r, w->yield_ts, t2, sizeof t2), ct_at(r, w->resume_ts, t3, sizeof t3),
-                           obj, ct_at(r, c->susp_ts, t2, sizeof t2),
+                           obj, ct_at(r, c->susp_ts, t4, sizeof t4),
                            ct_fmt_ns(c->susp_ts - w->ts, d, sizeof d));
     else
       o = (size_t)snprintf(buf, n, "woken at %s, %s before it parked on %s at %s, by %s while it "

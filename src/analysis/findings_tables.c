@@ -47,7 +47,7 @@ int ct_violation_findings(struct ct_report *r, const struct ct_state *st) {
                v->count, es);
     else
       snprintf(f->title, sizeof f->title,
-               "%" PRIu64 " coroutine%s resumed after they returned (%" PRIu64 " resume%s)", v->coros,
+               "%" PRIu64 " coroutine%s resumed after returning (%" PRIu64 " resume%s)", v->coros,
                s, v->count, es);
     if (v->count > v->n) ct_add_evidence(f, "the first %zu are listed", v->n);
     if (v->not_judged)
