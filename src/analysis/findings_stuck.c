@@ -174,9 +174,10 @@ static int stuck_evidence(const struct ct_report *r, struct ct_state *st, const 
     w = rc_->wake;
   }
   if (cat == CAT_WAKE_BEFORE || cat == CAT_WAKE_BEFORE_LOST) {
-    *w = (struct ct_rwake){.from = c->early_from, .ts = c->wake_before_ts,
-                           .absorbed = c->early_absorbed, .yield_ts = c->early_yield_ts,
-                           .resume_ts = c->early_resume_ts, .site = {.site = c->early_site}};
+    const struct ct_early *e = ct_map_get(&st->early, c->id, 0);
+    const struct ct_wake_info b = e ? e->before : (struct ct_wake_info){0};
+    *w = (struct ct_rwake){.from = b.from, .ts = c->wake_before_ts, .absorbed = b.absorbed,
+                           .yield_ts = b.yield_ts, .resume_ts = b.resume_ts, .site = {.site = b.site}};
   } else if (cat >= CAT_SCHED) {
     *w = (struct ct_rwake){.from = c->woke_from, .ts = c->woke_ts, .tid = c->woke_tid,
                            .site = {.site = c->woke_site}};

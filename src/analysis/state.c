@@ -23,6 +23,7 @@ int ct_state_new(uint64_t blocker_ns, struct ct_state **out) {
   }
   s->blocker_ns = blocker_ns;
   ct_map_init(&s->coros, sizeof(struct ct_coro));
+  ct_map_init(&s->early, sizeof(struct ct_early));
   ct_map_init(&s->sites, sizeof(struct ct_site));
   ct_map_init(&s->blocks, sizeof(struct ct_block));
   ct_map_init(&s->fds, sizeof(struct ct_fduse));
@@ -41,6 +42,7 @@ void ct_state_free(struct ct_state *s) {
   for (size_t i = 0; i < s->blocks.cap; i++)
     if (s->blocks.used[i]) free(((struct ct_block *)ct_map_at(&s->blocks, i))->hist);
   ct_map_free(&s->coros);
+  ct_map_free(&s->early);
   ct_map_free(&s->sites);
   ct_map_free(&s->blocks);
   ct_map_free(&s->fds);
@@ -75,6 +77,19 @@ static int not_destroyed(void *ctx, const void *v) {
   return ((const struct ct_coro *)v)->state != CT_CS_DESTROYED;
 }
 
+static int early_alive(void *ctx, const void *v) {
+  const struct ct_coro *c = ct_map_get(&((struct ct_state *)ctx)->coros, ((const struct ct_early *)v)->id, 0);
+  return c && (c->pending_wake_ts || c->wake_before_ts || c->has_cand);
+}
+
+/* c's early-wake details, made when absent (NULL: out of memory). */
+static struct ct_early *early_of(struct ct_state *s, const struct ct_coro *c) {
+  int fresh;
+  struct ct_early *e = ct_map_put(&s->early, c->id, 0, &fresh);
+  if (e) e->id = c->id;
+  return e;
+}
+
 /* The coroutine's entry. Destroyed ones stay as tombstones (to catch events
  * after destroy) until they outnumber the living: then they are dropped, which
  * keeps memory proportional to the coroutines alive. */
@@ -82,8 +97,10 @@ static struct ct_coro *coro_of(struct ct_state *s, uint64_t id) {
   struct ct_coro *c = ct_map_get(&s->coros, id, 0);
   if (c) return c;
   if (s->coros.n >= TOMBSTONE_MIN && s->destroyed_alive * 2 > s->coros.n &&
-      ct_map_filter(&s->coros, not_destroyed, NULL) == 0)
+      ct_map_filter(&s->coros, not_destroyed, NULL) == 0) {
     s->destroyed_alive = 0;
+    ct_map_filter(&s->early, early_alive, s); /* on failure, kept: only memory */
+  }
   int fresh;
   c = ct_map_put(&s->coros, id, 0, &fresh);
   if (c && fresh) {
@@ -217,13 +234,14 @@ static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_lin
   /* An early wake (while it ran, or absorbed after its yield) now waits for
    * a resume that honours it; none after an exit, which waits for nothing. */
   c->wake_before_ts = exit ? 0 : c->pending_wake_ts;
-  c->early_from = c->pend_from;
-  c->early_site = c->pend_site;
-  c->early_absorbed = c->pend_absorbed;
-  c->early_yield_ts = c->pend_yield_ts;
-  c->early_resume_ts = c->pend_resume_ts;
+  if (c->wake_before_ts) {
+    struct ct_early *e = early_of(s, c);
+    if (!e) return -ENOMEM;
+    e->before = e->pend;
+  }
   c->pending_wake_ts = 0;
   c->pend_absorbed = 0;
+  c->has_cand = 0;
   c->state = CT_CS_SUSPENDED;
   c->returned = (uint8_t)exit;
   c->susp_ts = l->ts;
@@ -232,7 +250,7 @@ static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_lin
   c->obj = c->wait ? l->obj : 0;
   c->woken = 0;
   c->susp_wakes = 0;
-  c->woke_ts = c->cand_ts = 0;
+  c->woke_ts = 0;
   if (exit) { /* not a suspension site: nothing resumes from it */
     s->returned++;
     return 0;
@@ -262,7 +280,7 @@ static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno, con
   /* A wake from another coroutine that came while c was already runnable
    * (after a yield that queued it again, or before its first run) is
    * absorbed by this resume: kept as an early wake of the run it starts. */
-  int absorbs = c->cand_ts && ((c->state == CT_CS_SUSPENDED && !c->returned && !c->wait &&
+  int absorbs = c->has_cand && ((c->state == CT_CS_SUSPENDED && !c->returned && !c->wait &&
                                 c->susp_wakes >= 2) ||
                                (c->state == CT_CS_CREATED && c->susp_wakes >= 1));
   if (c->state == CT_CS_RUNNING) {
@@ -300,17 +318,19 @@ static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno, con
   c->pending_wake_ts = c->wake_before_ts = 0;
   c->pend_absorbed = 0;
   if (absorbs) {
-    c->pending_wake_ts = c->cand_ts;
-    c->pend_from = c->cand_from;
-    c->pend_site = c->cand_site;
+    struct ct_early *e = early_of(s, c);
+    if (!e) return -ENOMEM;
+    e->pend = e->cand;
+    e->pend.absorbed = 1;
+    e->pend.yield_ts = c->state == CT_CS_SUSPENDED ? c->susp_ts : 0;
+    e->pend.resume_ts = l->ts;
+    c->pending_wake_ts = e->cand.ts;
     c->pend_absorbed = 1;
-    c->pend_yield_ts = c->state == CT_CS_SUSPENDED ? c->susp_ts : 0;
-    c->pend_resume_ts = l->ts;
   }
   c->state = CT_CS_RUNNING;
   c->returned = 0;
   c->gap_since_resume = 0;
-  c->cand_ts = 0;
+  c->has_cand = 0;
   c->susp_wakes = 0;
   return 0;
 }
@@ -320,9 +340,10 @@ static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_line *
   c->saw_wake = 1;
   if (c->susp_wakes < UINT8_MAX) c->susp_wakes++;
   if ((c->state == CT_CS_SUSPENDED || c->state == CT_CS_CREATED) && l->from && l->from != c->id) {
-    c->cand_ts = l->ts;
-    c->cand_from = l->from;
-    c->cand_site = site;
+    struct ct_early *e = early_of(s, c);
+    if (!e) return -ENOMEM;
+    e->cand = (struct ct_wake_info){.ts = l->ts, .from = l->from, .site = site};
+    c->has_cand = 1;
   }
   if (c->state == CT_CS_SUSPENDED && !c->woken) {
     c->woken = 1;
@@ -351,9 +372,10 @@ static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_line *
       }
     }
   } else if (c->state == CT_CS_RUNNING && (!c->pending_wake_ts || c->pend_absorbed)) {
-    c->pending_wake_ts = l->ts; /* a wake while it runs beats an absorbed one */
-    c->pend_from = l->from;
-    c->pend_site = site;
+    struct ct_early *e = early_of(s, c); /* a wake while it runs beats an absorbed one */
+    if (!e) return -ENOMEM;
+    e->pend = (struct ct_wake_info){.ts = l->ts, .from = l->from, .site = site};
+    c->pending_wake_ts = l->ts;
     c->pend_absorbed = 0;
   }
   /* A wake of a coroutine already runnable (created, or woken) coalesces. */
@@ -395,7 +417,7 @@ static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_line *l
     c->created = 1;
     c->create_site = site;
     c->susp_wakes = 0;
-    c->cand_ts = 0;
+    c->has_cand = 0;
     if (!c->birth_ts) c->birth_ts = l->ts;
     break;
   case CT_EV_SUSPEND: rc = on_suspend(s, c, l, site); break;

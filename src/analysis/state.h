@@ -47,12 +47,11 @@ struct ct_coro {
   uint32_t woke_tid;
   /* An early wake: one that came while it ran (pending), or one from another
    * coroutine absorbed while it was already runnable after a yield (a
-   * suspend with no wait object): moved to wake_before by its next suspend. */
-  uint8_t early_absorbed, pend_absorbed;
-  uint64_t pending_wake_ts, pend_from, pend_site, pend_yield_ts, pend_resume_ts;
-  uint64_t wake_before_ts, early_from, early_site, early_yield_ts, early_resume_ts;
-  /* The absorbable wake of the current suspension (from another coroutine). */
-  uint64_t cand_ts, cand_from, cand_site;
+   * suspend with no wait object): moved to wake_before by its next suspend.
+   * Its details are in the state's early map (rare: kept out of this hot
+   * entry). has_cand: an absorbable wake came during this suspension. */
+  uint8_t pend_absorbed, has_cand;
+  uint64_t pending_wake_ts, wake_before_ts;
   uint64_t last_ts, destroy_ts;
   /* Its last woken suspensions (suspend, wake, resume) were woken_here in a
    * row at woken_site: parked there again, it is more likely idle (an accept
@@ -60,6 +59,17 @@ struct ct_coro {
   uint64_t woken_site, woken_here;
   uint64_t next_ev, lost;
   uint64_t station_lost; /* from its station_end line */
+};
+
+/* Details of a coroutine's early wakes (key: probe_id, 0), for the few
+ * coroutines that have one; dropped with the tombstones. */
+struct ct_wake_info {
+  uint64_t ts, from, site, yield_ts, resume_ts; /* yield/resume: of an absorbed wake */
+  uint8_t absorbed;
+};
+struct ct_early {
+  uint64_t id;
+  struct ct_wake_info pend, before, cand; /* this run's; the last suspend's; absorbable */
 };
 
 /* A suspension site (key: address, pid). */
@@ -122,7 +132,7 @@ struct ct_bucket {
 
 struct ct_state {
   uint64_t blocker_ns;
-  struct ct_map coros, sites, blocks, fds, objs, tids, buckets;
+  struct ct_map coros, early, sites, blocks, fds, objs, tids, buckets;
   struct ct_viol viol[CT_V_KINDS_];
   ct_symbolizer *sym;
   int sym_err; /* first error adding a module (e.g. -ENOMEM), 0 if none */
