@@ -5,13 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ct_map_init(struct ct_map *m, size_t vsize) { *m = (struct ct_map){.vsize = vsize}; }
+void ct_map_init(struct ct_map *m, size_t vsize) { *m = (struct ct_map){.vsize = vsize, .min_cap = 64}; }
 
 void ct_map_free(struct ct_map *m) {
   free(m->keys);
   free(m->used);
   free(m->vals);
+  size_t min_cap = m->min_cap;
   ct_map_init(m, m->vsize);
+  m->min_cap = min_cap;
 }
 
 static size_t slot_of(uint64_t a, uint64_t b, size_t cap) {
@@ -29,7 +31,7 @@ void *ct_map_get(const struct ct_map *m, uint64_t a, uint64_t b) {
 
 /* Moves every entry of m accepted by keep into a table of ncap slots. */
 static int rebuild(struct ct_map *m, size_t ncap, int (*keep)(void *, const void *), void *ctx) {
-  struct ct_map t = {.vsize = m->vsize, .cap = ncap};
+  struct ct_map t = {.vsize = m->vsize, .cap = ncap, .min_cap = m->min_cap};
   t.keys = malloc(ncap * 2 * sizeof *t.keys);
   t.used = calloc(ncap, 1);
   t.vals = malloc(ncap * m->vsize);
@@ -73,7 +75,7 @@ int ct_map_filter(struct ct_map *m, int (*keep)(void *ctx, const void *val), voi
   if (!m->cap) return 0;
   size_t kept = 0;
   for (size_t i = 0; i < m->cap; i++) kept += m->used[i] && keep(ctx, ct_map_at(m, i));
-  size_t cap = 64; /* shrink: memory follows what is kept, not what was */
+  size_t cap = m->min_cap; /* shrink: memory follows what is kept, not what was */
   while (kept * 2 > cap) cap *= 2;
   return rebuild(m, cap, keep, ctx);
 }

@@ -12,6 +12,7 @@ struct ct_map {
   uint8_t *used;
   char *vals;       /* vsize bytes per slot */
   size_t cap, n, vsize;
+  size_t min_cap; /* ct_map_filter shrinks no further (a power of two; 64 by default) */
 };
 
 /* An empty map of values of vsize bytes (no allocation until the first put). */
@@ -27,7 +28,9 @@ void *ct_map_get(const struct ct_map *m, uint64_t a, uint64_t b);
 void *ct_map_put(struct ct_map *m, uint64_t a, uint64_t b, int *fresh);
 
 /* Keeps only the entries for which keep(ctx, value) is true, in a table sized
- * for them; returns 0 or -ENOMEM (the map is then unchanged). */
+ * for them (but no smaller than min_cap: a map that is filtered again and again
+ * would otherwise grow back through every size each time); returns 0 or
+ * -ENOMEM (the map is then unchanged). */
 int ct_map_filter(struct ct_map *m, int (*keep)(void *ctx, const void *val), void *ctx);
 
 /* Iteration: for (size_t i = 0; i < m->cap; i++) if (m->used[i]) ct_map_at(m, i). */

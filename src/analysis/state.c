@@ -23,6 +23,9 @@ int ct_state_new(uint64_t blocker_ns, struct ct_state **out) {
   }
   s->blocker_ns = blocker_ns;
   ct_map_init(&s->coros, sizeof(struct ct_coro));
+  /* The size it has when tombstones are first purged: purged again and again,
+   * it stays there instead of growing back through every size each time. */
+  s->coros.min_cap = 2 * TOMBSTONE_MIN;
   ct_map_init(&s->early, sizeof(struct ct_early));
   ct_map_init(&s->sites, sizeof(struct ct_site));
   ct_map_init(&s->blocks, sizeof(struct ct_block));

@@ -37,21 +37,29 @@ struct ct_coro {
   /* Events lost since its last resume / its destroy: the wake (or suspend)
    * whose absence a finding rests on may be one of them. */
   uint8_t gap_since_resume, gap_since_destroy;
-  uint32_t pid, label, last_resume_tid, run_tid;
+  uint8_t pend_absorbed, has_cand; /* see pending_wake_ts; an absorbable wake came while suspended */
+  uint32_t pid, label, last_resume_tid;
   uint64_t obj, create_site, birth_ts;
   uint64_t susp_ts, susp_site;    /* last suspend */
-  uint64_t run_ts, run_from_site; /* last resume; site it resumed from */
-  /* The first wake since its last suspend (who made it runnable): a
-   * coroutine woken and never resumed names it. */
-  uint64_t woke_ts, woke_from, woke_site;
-  uint32_t woke_tid;
-  /* An early wake: one that came while it ran (pending), or one from another
-   * coroutine absorbed while it was already runnable after a yield (a
-   * suspend with no wait object): moved to wake_before by its next suspend.
-   * Its details are in the state's early map (rare: kept out of this hot
-   * entry). has_cand: an absorbable wake came during this suspension. */
-  uint8_t pend_absorbed, has_cand;
-  uint64_t pending_wake_ts, wake_before_ts;
+  uint64_t wake_before_ts;        /* see pending_wake_ts */
+  /* What only a running coroutine needs and what only a suspended one needs
+   * share their memory: the table holds every coroutine alive. */
+  union {
+    struct { /* CT_CS_RUNNING */
+      uint64_t run_ts, run_from_site; /* last resume; site it resumed from */
+      /* An early wake: one that came while it ran, or one from another
+       * coroutine absorbed while it was already runnable after a yield (a
+       * suspend with no wait object): moved to wake_before_ts by its next
+       * suspend. Its details are in the state's early map (rare: kept out of
+       * this hot entry). */
+      uint64_t pending_wake_ts;
+      uint32_t run_tid;
+    };
+    struct { /* CT_CS_SUSPENDED: its first wake since (woken and never resumed names it) */
+      uint64_t woke_ts, woke_from, woke_site;
+      uint32_t woke_tid;
+    };
+  };
   uint64_t last_ts, destroy_ts;
   /* Its last woken suspensions (suspend, wake, resume) were woken_here in a
    * row at woken_site: parked there again, it is more likely idle (an accept
