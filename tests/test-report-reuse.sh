@@ -5,6 +5,7 @@
 # final suspend) under `corotracer run`: the report has no error or warning.
 # Each coroutine writes at most 7 events into its station's 8 slots, so none
 # can be lost however slow the engine is: every count below is exact.
+# CT_POOL_COROUTINES: fewer, for a quick run.
 . "$(dirname "$0")/lib/report.sh"
 pool=$CT_BUILD/examples/pool
 n=${CT_POOL_COROUTINES:-100000}
@@ -24,4 +25,9 @@ reused=$(num reused_ids)
 [ "${reused:-0}" -gt $((n / 2)) ] || fail "reused_ids '$reused': malloc did not reuse the freed coroutines?"
 grep -q '^No findings\.' "$tmp/r.md" || fail "findings: $(grep '^###' "$tmp/r.md")"
 grep -q "Reused ids.*: $reused coroutines" "$tmp/r.md" || fail "Markdown does not show the reused ids"
+# The consumer parks with corotracer_suspend(co->trace, NULL, ...): the site
+# is the line of that call in pool.c, not the SDK's inline wrapper.
+line=$(grep -n 'corotracer_suspend(co->trace, NULL' "$(dirname "$0")/../examples/pool/pool.c" | cut -d: -f1)
+grep -q "^| \`consumer (pool.c:$line)\` | $((n / 2)) |" "$tmp/r.md" ||
+  fail "suspension site not consumer (pool.c:$line): $(grep '^| \`' "$tmp/r.md" | head -n 3)"
 finish test-report-reuse
