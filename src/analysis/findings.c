@@ -189,8 +189,8 @@ static int timeline(struct ct_report *r, const struct ct_state *st) {
   struct ct_bucket *bs = malloc((b->n ? b->n : 1) * sizeof *bs);
   if (!bs) return -ENOMEM;
   size_t n = 0;
-  for (size_t i = 0; i < b->cap; i++)
-    if (b->used[i]) bs[n++] = *(struct ct_bucket *)ct_map_at(b, i);
+  for (size_t i = 0; i < b->n; i++)
+    bs[n++] = *(struct ct_bucket *)ct_map_at(b, i);
   qsort(bs, n, sizeof *bs, cmp_bucket);
   for (size_t i = 0, j; i < n; i = j) {
     uint64_t cnt = bs[i].n;
@@ -246,8 +246,7 @@ static int overview(struct ct_report *r, struct ct_state *st) {
   if (rc) return rc;
   const struct ct_map *sm = &st->sites;
   if (!(r->sites = calloc(sm->n ? sm->n : 1, sizeof *r->sites))) return -ENOMEM;
-  for (size_t i = 0; i < sm->cap; i++) {
-    if (!sm->used[i]) continue;
+  for (size_t i = 0; i < sm->n; i++) {
     const struct ct_site *s = ct_map_at(sm, i);
     struct ct_rsite *rs = &r->sites[r->nsites++];
     rs->site = s->site;

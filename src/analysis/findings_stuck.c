@@ -439,9 +439,8 @@ int ct_stuck_findings(struct ct_report *r, struct ct_state *st, uint64_t stuck_n
   int rc = -ENOMEM;
   struct stuck *sk = calloc(m->n ? m->n : 1, sizeof *sk);
   if (!sk) goto out;
-  for (size_t i = 0; i < m->cap; i++) {
+  for (size_t i = 0; i < m->n; i++) {
     struct ct_coro *c = ct_map_at(m, i);
-    if (!m->used[i]) continue;
     int unscheduled = is_unscheduled(st, c);
     if (!unscheduled && !is_stuck(c)) continue;
     uint64_t left = r->end_ts > c->susp_ts ? r->end_ts - c->susp_ts : 0;

@@ -88,9 +88,9 @@ int ct_leak_finding(struct ct_report *r, struct ct_state *st) {
    * ...), by finding kind: cross-referenced, not repeated. */
   struct { const char *kind; uint64_t n; } elsewhere[8] = {{0}};
   size_t nelse = 0, alive = 0, returned = 0;
-  for (size_t i = 0; i < m->cap; i++) {
+  for (size_t i = 0; i < m->n; i++) {
     struct ct_coro *c = ct_map_at(m, i);
-    if (!m->used[i] || !c->has_kind || !c->created || c->state == CT_CS_DESTROYED) continue;
+    if (!c->has_kind || !c->created || c->state == CT_CS_DESTROYED) continue;
     alive++;
     const char *kind = ct_primary_kind(c->reported);
     if (!kind) {
@@ -153,8 +153,7 @@ int ct_blocker_finding(struct ct_report *r, struct ct_state *st) {
     return -ENOMEM;
   char thr[32];
   uint64_t runs = 0;
-  for (size_t i = 0; i < m->cap; i++) {
-    if (!m->used[i]) continue;
+  for (size_t i = 0; i < m->n; i++) {
     const struct ct_block *b = ct_map_at(m, i);
     struct ct_rsite *rs = &f->sites[f->nsites];
     rs->site = b->site;

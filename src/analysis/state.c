@@ -40,10 +40,10 @@ int ct_state_new(uint64_t blocker_ns, struct ct_state **out) {
 
 void ct_state_free(struct ct_state *s) {
   if (!s) return;
-  for (size_t i = 0; i < s->sites.cap; i++)
-    if (s->sites.used[i]) free(((struct ct_site *)ct_map_at(&s->sites, i))->hist);
-  for (size_t i = 0; i < s->blocks.cap; i++)
-    if (s->blocks.used[i]) free(((struct ct_block *)ct_map_at(&s->blocks, i))->hist);
+  for (size_t i = 0; i < s->sites.n; i++)
+    free(((struct ct_site *)ct_map_at(&s->sites, i))->hist);
+  for (size_t i = 0; i < s->blocks.n; i++)
+    free(((struct ct_block *)ct_map_at(&s->blocks, i))->hist);
   ct_map_free(&s->coros);
   ct_map_free(&s->early);
   ct_map_free(&s->sites);
@@ -190,8 +190,7 @@ static int end_run(struct ct_state *s, struct ct_coro *c, uint64_t ts, enum ct_e
 
 int ct_state_finish_runs(struct ct_state *s) {
   uint64_t end = ct_state_end_ts(s);
-  for (size_t i = 0; i < s->coros.cap; i++) {
-    if (!s->coros.used[i]) continue;
+  for (size_t i = 0; i < s->coros.n; i++) {
     struct ct_coro *c = ct_map_at(&s->coros, i);
     if (c->state == CT_CS_RUNNING && c->has_kind) {
       int rc = end_run(s, c, end, CT_EV_V1, 0, 0);
@@ -222,8 +221,8 @@ static int note_activity(struct ct_state *s, const struct ct_line *l) {
 /* Without a module map, suspend addresses spread over about one per
  * coroutine are not code: drop the site table (and stop keeping one). */
 static void drop_sites(struct ct_state *s) {
-  for (size_t i = 0; i < s->sites.cap; i++)
-    if (s->sites.used[i]) free(((struct ct_site *)ct_map_at(&s->sites, i))->hist);
+  for (size_t i = 0; i < s->sites.n; i++)
+    free(((struct ct_site *)ct_map_at(&s->sites, i))->hist);
   s->sites_dropped = s->sites.n;
   ct_map_free(&s->sites);
   ct_map_init(&s->sites, sizeof(struct ct_site));
