@@ -41,6 +41,12 @@ const char *ct_fmt_site(const struct ct_rsite *rs, char *buf, size_t n) {
   return buf;
 }
 
+int ct_keep_evidence(struct ct_rcoro *rc, const char *ev) {
+  free(rc->evidence);
+  rc->evidence = strdup(ev);
+  return rc->evidence ? 0 : -ENOMEM;
+}
+
 void ct_add_related(struct ct_finding *f, const char *kind, const char *relation, uint64_t count) {
   for (size_t i = 0; i < f->nrelated; i++)
     if (!strcmp(f->related[i].kind, kind) && !strcmp(f->related[i].relation, relation)) {
@@ -286,6 +292,7 @@ void ct_report_free(struct ct_report *r) {
     for (size_t k = 0; k < r->f[i].ncoros; k++) {
       free(r->f[i].coros[k].wake);
       free(r->f[i].coros[k].end_site);
+      free(r->f[i].coros[k].evidence);
     }
     free(r->f[i].sites);
     free(r->f[i].coros);

@@ -15,6 +15,13 @@ struct ct_finding *ct_new_finding(struct ct_report *r, const char *kind, enum ct
 /* Adds count to f's cross-reference to findings of kind (relation says how). */
 void ct_add_related(struct ct_finding *f, const char *kind, const char *relation, uint64_t count);
 
+/* Per-coroutine evidence: at most this long (cut beyond). */
+#define CT_COROEV_MAX 512
+
+/* Gives rc a copy of evidence ev (exactly its length: 10^5 leaked coroutines
+ * hold short ones). Returns 0 or -ENOMEM. */
+int ct_keep_evidence(struct ct_rcoro *rc, const char *ev);
+
 /* Appends a finding-wide evidence line; beyond CT_EVIDENCE_MAX, dropped. */
 void ct_add_evidence(struct ct_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -162,8 +162,8 @@ static const char *lost_what(enum cat cat) {
 static int stuck_evidence(const struct ct_report *r, struct ct_state *st, const struct ct_coro *c,
                           enum cat cat, struct ct_rcoro *rc_) {
   char obj[48], t1[32], t2[32], t3[32], t4[32], d[32], ex[80], who[512];
-  char *buf = rc_->evidence;
-  size_t n = sizeof rc_->evidence;
+  char ev[CT_COROEV_MAX], *buf = ev;
+  size_t n = sizeof ev;
   uint64_t left = r->end_ts > c->susp_ts ? r->end_ts - c->susp_ts : 0;
   fmt_obj(c, obj, sizeof obj);
   ct_describe_exit(st, ex, sizeof ex);
@@ -250,7 +250,7 @@ static int stuck_evidence(const struct ct_report *r, struct ct_state *st, const 
     rc_->never_destroyed = 1;
     snprintf(buf + o, n - o, "; also never destroyed (not repeated as a leak)");
   }
-  return 0;
+  return ct_keep_evidence(rc_, ev);
 }
 
 /* The never-destroyed among f's coroutines, cross-referenced; marks cs as
@@ -420,11 +420,13 @@ static int deadlock_findings(struct ct_report *r, struct ct_state *st, struct st
       rc_->waits_for = waits_for(st, c, &times);
       fmt_obj(c, obj, sizeof obj);
       rc_->never_destroyed = leak_worthy(r, c);
-      snprintf(rc_->evidence, sizeof rc_->evidence,
+      char ev[CT_COROEV_MAX];
+      snprintf(ev, sizeof ev,
                "waits on %s since %s; its waiters were woken only by coroutine %" PRIu64
                " (%" PRIu64 " time%s), which is stuck too%s",
                obj, ct_at(r, c->susp_ts, t, sizeof t), rc_->waits_for, times, times == 1 ? "" : "s",
                rc_->never_destroyed ? "; also never destroyed (not repeated as a leak)" : "");
+      if (ct_keep_evidence(rc_, ev)) return -ENOMEM;
     }
     cycles++;
   }

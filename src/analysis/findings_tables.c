@@ -55,25 +55,26 @@ int ct_violation_findings(struct ct_report *r, const struct ct_state *st) {
                          "events, which may hold what they lack)", v->not_judged);
     for (size_t i = 0; i < v->n; i++) {
       struct ct_rcoro *rc_ = add_coro(f, st, v->ex[i].id, v->ex[i].incarnation, -1);
-      char t1[32], t2[32];
+      char t1[32], t2[32], ev[CT_COROEV_MAX];
       ct_at(r, v->ex[i].ts, t1, sizeof t1);
       ct_at(r, v->ex[i].other_ts, t2, sizeof t2);
       if (k == CT_V_RESUME_RUNNING)
-        snprintf(rc_->evidence, sizeof rc_->evidence,
+        snprintf(ev, sizeof ev,
                  "line %" PRIu64 ": resumed on tid %u at %s while running on tid %u since %s",
                  v->ex[i].line, v->ex[i].tid, t1, v->ex[i].other_tid, t2);
       else if (k == CT_V_RESUME_NO_WAKE)
-        snprintf(rc_->evidence, sizeof rc_->evidence,
+        snprintf(ev, sizeof ev,
                  "line %" PRIu64 ": resumed on tid %u at %s; suspended since %s with no wake "
                  "(its trace shows wakes elsewhere)", v->ex[i].line, v->ex[i].tid, t1, t2);
       else if (k == CT_V_AFTER_DESTROY)
-        snprintf(rc_->evidence, sizeof rc_->evidence,
+        snprintf(ev, sizeof ev,
                  "line %" PRIu64 ": %s on tid %u at %s after its destroy at %s", v->ex[i].line,
                  evk[v->ex[i].kind], v->ex[i].tid, t1, t2);
       else
-        snprintf(rc_->evidence, sizeof rc_->evidence,
+        snprintf(ev, sizeof ev,
                  "line %" PRIu64 ": resumed on tid %u at %s after it returned (final suspend) at %s",
                  v->ex[i].line, v->ex[i].tid, t1, t2);
+      if (ct_keep_evidence(rc_, ev)) return -ENOMEM;
     }
   }
   return 0;
@@ -126,17 +127,18 @@ int ct_leak_finding(struct ct_report *r, struct ct_state *st) {
       }
       for (size_t i = 0; i < f->ncoros; i++) {
         const struct ct_coro *c = ct_map_get(&st->coros, f->coros[i].probe_id, 0);
-        char t1[32], t2[32];
+        char t1[32], t2[32], ev[CT_COROEV_MAX];
         f->coros[i].returned = c->returned;
         if (c->returned)
-          snprintf(f->coros[i].evidence, sizeof f->coros[i].evidence,
+          snprintf(ev, sizeof ev,
                    "created at %s, returned at %s (final suspend), never destroyed",
                    ct_at(r, c->birth_ts ? c->birth_ts : r->start_ts, t1, sizeof t1),
                    ct_at(r, c->susp_ts, t2, sizeof t2));
         else
-          snprintf(f->coros[i].evidence, sizeof f->coros[i].evidence, "created at %s, last event at %s",
+          snprintf(ev, sizeof ev, "created at %s, last event at %s",
                    ct_at(r, c->birth_ts ? c->birth_ts : r->start_ts, t1, sizeof t1),
                    ct_at(r, c->last_ts, t2, sizeof t2));
+        if ((rc = ct_keep_evidence(&f->coros[i], ev))) break;
       }
     }
   }
@@ -164,7 +166,7 @@ int ct_blocker_finding(struct ct_report *r, struct ct_state *st) {
     runs += rs->count;
     for (int w = 0; w < CT_BLOCK_WORST && b->worst[w].id; w++) {
       struct ct_rcoro *rc_ = add_coro(f, st, b->worst[w].id, b->worst[w].incarnation, (int)f->nsites);
-      char d[32], t[32], from[200], to[200] = "";
+      char d[32], t[32], from[200], to[200] = "", ev[CT_COROEV_MAX];
       rc_->label = b->worst[w].label ? st->labels[b->worst[w].label] : NULL;
       rc_->run_end = b->worst[w].at_end                        ? "end"
                      : b->worst[w].end_kind == CT_EV_DESTROY ? "destroy"
@@ -178,16 +180,17 @@ int ct_blocker_finding(struct ct_report *r, struct ct_state *st) {
         ct_fmt_site(rc_->end_site, to, sizeof to);
       }
       /* Long symbols are cut at the evidence's size: the sites are whole in the JSON. */
-      if (snprintf(rc_->evidence, sizeof rc_->evidence,
+      if (snprintf(ev, sizeof ev,
                    "%s %s without suspending on tid %u from %s: from %s to %s%s%s",
                    b->worst[w].at_end ? "still running at the end after" : "ran",
                    ct_fmt_ns(b->worst[w].ns, d, sizeof d), b->worst[w].tid,
                    ct_at(r, b->worst[w].ts, t, sizeof t), from,
                    rc_->end_site ? "its " : "the end of the trace", rc_->end_site ? rc_->run_end : "",
-                   rc_->end_site ? " at " : "") < (int)sizeof rc_->evidence && rc_->end_site) {
-        size_t o = strlen(rc_->evidence);
-        if (snprintf(rc_->evidence + o, sizeof rc_->evidence - o, "%s", to) < 0) rc_->evidence[o] = 0;
+                   rc_->end_site ? " at " : "") < (int)sizeof ev && rc_->end_site) {
+        size_t o = strlen(ev);
+        if (snprintf(ev + o, sizeof ev - o, "%s", to) < 0) ev[o] = 0;
       }
+      if (ct_keep_evidence(rc_, ev)) return -ENOMEM;
     }
     f->nsites++;
   }

@@ -56,7 +56,7 @@ struct ct_rcoro {
   struct ct_rwake *wake;
   const char *run_end; /* blocker: "suspend", "exit", "destroy", or "end" (still running) */
   struct ct_rsite *end_site; /* blocker: where that run ended; owned by the report */
-  char evidence[384];
+  char *evidence; /* owned by the report (ct_keep_evidence) */
 };
 
 #define CT_EVIDENCE_MAX 6
