@@ -10,7 +10,9 @@
 pool=$CT_BUILD/examples/pool
 n=${CT_POOL_COROUTINES:-100000}
 [ -x "$pool" ] || { echo "FAIL: $pool not built"; exit 1; }
-timeout 600 "$COROTRACER" run --quiet -n $((n + 64)) -o "$tmp/t.jsonl" -- "$pool" "$n" > "$tmp/out" 2>&1 ||
+# ASan's quarantine would keep freed memory from the next malloc: no reuse.
+ASAN_OPTIONS="${ASAN_OPTIONS:-}:quarantine_size_mb=0" \
+  timeout 600 "$COROTRACER" run --quiet -n $((n + 64)) -o "$tmp/t.jsonl" -- "$pool" "$n" > "$tmp/out" 2>&1 ||
   { cat "$tmp/out"; echo "FAIL: corotracer run exit $?"; exit 1; }
 grep -q "^pool: $n coroutines, $((n / 2)) items, $((n * 11 / 2)) events recorded, 0 dropped" "$tmp/out" ||
   fail "pool: $(cat "$tmp/out")"
@@ -22,7 +24,10 @@ num() { grep -o "\"$1\":[0-9]*" "$tmp/f.json" | head -n 1 | sed 's/.*://'; }
 [ "$(num returned)" = "$n" ] || fail "returned $(num returned), want $n"
 [ "$(num lost_events)" = 0 ] || fail "events lost: $(num lost_events)"
 reused=$(num reused_ids)
-[ "${reused:-0}" -gt $((n / 2)) ] || fail "reused_ids '$reused': malloc did not reuse the freed coroutines?"
+# glibc's malloc hands nearly every freed coroutine to the next one; the
+# sanitizers' allocators fewer (ASan without quarantine: about a fifth).
+want=$((n / 2)); [ -n "${CT_SAN:-}" ] && want=$((n / 100))
+[ "${reused:-0}" -gt $want ] || fail "reused_ids '$reused' (want > $want): malloc did not reuse the freed coroutines?"
 grep -q '^No findings\.' "$tmp/r.md" || fail "findings: $(grep '^###' "$tmp/r.md")"
 grep -q "Reused ids.*: $reused coroutines" "$tmp/r.md" || fail "Markdown does not show the reused ids"
 # The consumer parks with corotracer_suspend(co->trace, NULL, ...): the site
