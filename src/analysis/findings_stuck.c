@@ -27,7 +27,7 @@ static const char *const cat_kinds[CAT_N] = {
     "lost_wakeup", "lost_wakeup", "deadlock", "lost_schedule", "lost_schedule", "lost_schedule"};
 
 const char *ct_primary_kind(unsigned reported) {
-  return reported > CT_PRIMARY_NONE && reported <= CAT_N ? cat_kinds[reported - 1] : NULL;
+  return reported > 0 && reported <= CAT_N ? cat_kinds[reported - 1] : NULL;
 }
 
 struct stuck {

@@ -129,7 +129,7 @@ static void new_incarnation(struct ct_state *s, struct ct_coro *c) {
 /* A violation, unless events were lost right before it (evidence_lost): the
  * missing wake, suspend or create may be among them, so it is only counted as
  * not judged. */
-static void violation(struct ct_state *s, int which, int evidence_lost, const struct ct_coro *c,
+static void violation(struct ct_state *s, int which, int evidence_lost, struct ct_coro *c,
                       uint64_t lineno, const struct ct_line *l, enum ct_ev_kind kind,
                       uint64_t other_ts, uint32_t other_tid) {
   struct ct_viol *v = &s->viol[which];
@@ -139,7 +139,7 @@ static void violation(struct ct_state *s, int which, int evidence_lost, const st
   }
   v->count++;
   if (!(c->viol_seen & (1u << which))) {
-    ((struct ct_coro *)c)->viol_seen |= (uint8_t)(1u << which);
+    c->viol_seen |= (uint8_t)(1u << which);
     v->coros++;
   }
   if (v->n == CT_VIOL_EXAMPLES) return;

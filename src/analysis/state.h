@@ -11,9 +11,6 @@
 #include "analysis/trace.h"
 #include "common/symbolize.h"
 
-/* Primary finding of a coroutine (ct_coro.reported), most specific first. */
-enum { CT_PRIMARY_NONE = 0, CT_PRIMARY_STUCK };
-
 enum ct_cstate { CT_CS_UNKNOWN = 0, CT_CS_CREATED, CT_CS_RUNNING, CT_CS_SUSPENDED, CT_CS_DESTROYED };
 
 /* One coroutine (map key: probe_id, 0): its current incarnation. A create
@@ -28,7 +25,7 @@ struct ct_coro {
   uint8_t viol_seen;  /* bit per CT_V_* already counted for it */
   uint8_t long_run;   /* it had a run over the blocker threshold */
   uint8_t susp_wakes; /* wakes since its last suspend (saturating) */
-  uint8_t reported;   /* its primary finding (CT_PRIMARY_*), set by the findings */
+  uint8_t reported;   /* set by the findings: its primary one (ct_primary_kind), 0 none */
   uint8_t has_kind;   /* wrote at least one event with "kind" (our SDK) */
   uint8_t created;    /* its create event or coroutine line was seen */
   uint8_t saw_wake;   /* its trace shows wakes at all */
