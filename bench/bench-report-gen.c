@@ -2,10 +2,15 @@
  * bench/bench-report.sh: `alive` coroutines at a time, each living through
  * create, cycles of resume / suspend on an fd / wake, and destroy, in the
  * format of our engine (docs/TRACE_FORMAT.md), lines interleaved like a harvest.
- * Usage: bench-report-gen EVENTS [ALIVE] > trace.jsonl */
+ * Usage: bench-report-gen EVENTS [ALIVE [ref|ref-sites]] > trace.jsonl
+ * ref: the reference engine's format instead (event lines only, no kind, ev,
+ * meta or module lines): ALIVE coroutines resumed and suspended in turn, each
+ * suspend address the coroutine's own frame address, as the reference's
+ * C++/Rust SDKs write; ref-sites: the same with 16 code-like addresses. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CYCLES 6 /* resume/suspend/wake cycles per coroutine */
 
@@ -13,6 +18,20 @@ struct co {
   uint64_t id, ev;
   int step; /* 0 create, 1..3*CYCLES cycles, then resume, destroy */
 };
+
+/* The reference format: v1 event lines only. */
+static int gen_ref(uint64_t n, uint64_t alive, int frames) {
+  uint64_t ts = 1000000000000ull;
+  for (uint64_t k = 0; k < n; k++) {
+    uint64_t i = k % alive, id = i + 1, active = (k / alive) % 2 == 0;
+    uint64_t addr = active ? 0 : frames ? 0x00007f3a10000000ull + i * 0x240 : 0x0000555555560000ull + (i % 16) * 0x40;
+    ts += 1000;
+    printf("{\"probe_id\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"addr\":\"0x%016" PRIx64 "\",\"seq\":%" PRIu64
+           ",\"is_active\":%s,\"ts\":%" PRIu64 "}\n",
+           id, 100 + (i & 7), addr, 2 * (k / alive + 1), active ? "true" : "false", ts);
+  }
+  return fflush(stdout) ? 1 : 0;
+}
 
 int main(int argc, char **argv) {
   if (argc < 2) {
@@ -24,6 +43,14 @@ int main(int argc, char **argv) {
   struct co *cs = calloc(alive, sizeof *cs);
   static char buf[1 << 20];
   if (!cs || setvbuf(stdout, buf, _IOFBF, sizeof buf)) return 1;
+  if (argc > 3) {
+    free(cs);
+    if (strcmp(argv[3], "ref") && strcmp(argv[3], "ref-sites")) {
+      fprintf(stderr, "%s: mode must be ref or ref-sites, not %s\n", argv[0], argv[3]);
+      return 2;
+    }
+    return gen_ref(n, alive, !strcmp(argv[3], "ref"));
+  }
   uint64_t ts = 1000000000000ull, next_id = 1, written = 0;
   printf("{\"type\":\"meta\",\"format\":\"corotracer-trace\",\"format_version\":1,\"run_id\":\"bench\","
          "\"host\":\"bench\",\"engine\":\"corotracer 0.1.0\",\"command\":[\"./bench\"],\"engine_pid\":1,"

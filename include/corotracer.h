@@ -56,6 +56,7 @@ enum corotracer_wait {
   COROTRACER_WAIT_NONE = 0,
   COROTRACER_WAIT_FD = 1,  /* obj is a file descriptor */
   COROTRACER_WAIT_PTR = 2, /* obj is the address of a wait object */
+  COROTRACER_WAIT_EXIT = 3, /* not a wait: the coroutine returned (final suspend); obj 0 */
 };
 
 /* The site worth showing: pass COROTRACER_CALLER from inside a scheduler
@@ -145,6 +146,14 @@ COROTRACER_INLINE_ void corotracer_wake(corotracer_co *co, const void *site) {
 #else
 COROTRACER_API void corotracer_wake(corotracer_co *co, const void *site);
 #endif
+
+/* The coroutine returned (finished its body): its final suspend. A finished
+ * coroutine is not waiting for anything, so the report never calls it a lost
+ * wakeup; freed later (corotracer_destroy) or never (then a leak only). C++'s
+ * final_suspend is the place (PromiseMixin::returned() in corotracer.hpp).
+ * site: NULL for the caller. A macro, so that the default site is the
+ * caller's also with COROTRACER_NO_INLINE. */
+#define corotracer_exit(co, site) corotracer_suspend((co), (site), COROTRACER_WAIT_EXIT, 0)
 
 /* The coroutine is gone. The handle is invalid afterwards. */
 #ifdef COROTRACER_INLINE_

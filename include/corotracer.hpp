@@ -194,6 +194,14 @@ public:
     return detail::make_traced<detail::stored_t<detail::awaiter_t<A>, false>>(static_cast<A &&>(a), co_, site);
   }
 
+  // Record that the coroutine returned: call it from your final_suspend (the
+  // promise type defines that itself). A finished coroutine then never reads
+  // as parked (a lost wakeup) in the report; not destroyed, it is a leak only.
+  // noinline: the site is the caller, i.e. final_suspend.
+  [[gnu::noinline]] void returned(const void *site = nullptr) noexcept {
+    corotracer_exit(co_, site ? site : COROTRACER_CALLER);
+  }
+
   // The probe's handle (NULL when untraced), for calls to the C API.
   corotracer_co *tracer_co() const noexcept { return co_; }
 

@@ -7,9 +7,10 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 # One line per concern, so each area adds its own.
 PKGS_BUILD="build-essential clang clang-format pkg-config libdw-dev libelf-dev zlib1g-dev g++ libclang-rt-dev"
 PKGS_DEMO="redis-tools"
+PKGS_TEST="git" # test-first-run clones the repository
 PKGS_ARM="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 PKGS_EXPORT="libsqlite3-dev sqlite3 libpq-dev postgresql libmariadb-dev mariadb-server mariadb-client protobuf-compiler"
-for p in $PKGS_BUILD $PKGS_DEMO $PKGS_ARM $PKGS_EXPORT; do
+for p in $PKGS_BUILD $PKGS_DEMO $PKGS_TEST $PKGS_ARM $PKGS_EXPORT; do
   have_pkg "$p" || need="$need $p"
 done
 [ -z "$need" ] && exit 0

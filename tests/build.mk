@@ -18,3 +18,4 @@ TESTS += $(O)/tests/test-trace $(O)/tests/test-map $(O)/tests/test-hist
 TESTS_NOSAN += tests/test-format.sh
 # The test kit (tests/lib/check.h, check.sh) itself.
 TESTS_NOSAN += tests/test-check.sh
+TESTS_NOSAN += tests/test-first-run.sh # clones and builds the repo: once, plain

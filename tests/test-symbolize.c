@@ -107,7 +107,9 @@ static int ends_with(const char *s, const char *suffix) {
   return s && a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-/* A trace of one coroutine created in f1 and parked for good in caller(). */
+/* A trace of one coroutine created in f1 and parked for good in caller()
+ * (a lost wakeup), and one created in f1 that never ends (a leak, listed by
+ * its creation site). */
 static int write_trace(const char *path) {
   FILE *f = fopen(path, "we");
   if (!f)
@@ -132,6 +134,15 @@ static int write_trace(const char *path) {
   fprintf(f, ev, pid, create, 2, "false", t0 + 1000, "create", 0, create, "");
   fprintf(f, ev, pid, (uintptr_t)0, 4, "true", t0 + 2000, "resume", 1, (uintptr_t)0, "");
   fprintf(f, ev, pid, ra, 6, "false", t0 + 3000, "suspend", 2, ra, ",\"wait\":\"fd\",\"obj\":9");
+  fprintf(f,
+          "{\"type\":\"coroutine\",\"probe_id\":9,\"station\":1,\"pid\":%u,\"label\":\"pie\","
+          "\"create_site\":\"0x%016" PRIxPTR "\"}\n",
+          pid, create);
+  const char *ev9 =
+      "{\"probe_id\":9,\"tid\":%u,\"addr\":\"0x%016" PRIxPTR "\",\"seq\":%d,\"is_active\":%s,"
+      "\"ts\":%" PRIu64 ",\"kind\":\"%s\",\"ev\":%d,\"site\":\"0x%016" PRIxPTR "\"}\n";
+  fprintf(f, ev9, pid, create, 2, "false", t0 + 1500, "create", 0, create);
+  fprintf(f, ev9, pid, (uintptr_t)0, 4, "true", t0 + 2500, "resume", 1, (uintptr_t)0);
   fprintf(
       f,
       "{\"probe_id\":8,\"tid\":%u,\"addr\":\"0x0\",\"seq\":2,\"is_active\":false,\"ts\":%" PRIu64

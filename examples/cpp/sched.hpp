@@ -37,7 +37,10 @@ struct Task {
     ~promise_type();
     Task get_return_object() noexcept { return Task{std::coroutine_handle<promise_type>::from_promise(*this)}; }
     std::suspend_always initial_suspend() noexcept { return {}; }
-    std::suspend_never final_suspend() noexcept { return {}; }
+    std::suspend_never final_suspend() noexcept {
+      returned(); // finished: the report must not take it for a parked one
+      return {};
+    }
     void return_void() noexcept {}
     void unhandled_exception() noexcept { std::terminate(); }
   };

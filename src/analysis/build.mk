@@ -14,8 +14,8 @@ $(O)/tests/test-symbolize: $(O)/obj/tests/test-symbolize.o $(O)/obj/src/common/s
 # The report: findings on synthetic traces, input robustness (incl. the
 # reference fixture), symbolized sites of a real PIE (needs test-symbolize),
 # a real trace of examples/hello under the engine.
-TESTS += tests/test-report.sh tests/test-report-input.sh tests/test-report-pie.sh \
-         tests/test-report-engine.sh
+TESTS += tests/test-report.sh tests/test-report-input.sh tests/test-report-pie.sh tests/test-report-precision.sh \
+         tests/test-report-engine.sh tests/test-report-reuse.sh
 
 # Benchmark: bench/bench-report.sh generates traces with this and times the report.
 PROGS += $(O)/bench/bench-report-gen

@@ -24,6 +24,41 @@ const char *ct_fmt_ns(uint64_t ns, char *buf, size_t n) {
   return buf;
 }
 
+static const char *base_name(const char *p) {
+  const char *s = p ? strrchr(p, '/') : NULL;
+  return s ? s + 1 : p;
+}
+
+const char *ct_fmt_site(const struct ct_rsite *rs, char *buf, size_t n) {
+  if (rs->symbolized && rs->sym.function && rs->sym.file)
+    snprintf(buf, n, "%s (%s:%d)", rs->sym.function, base_name(rs->sym.file), rs->sym.line);
+  else if (rs->symbolized && rs->sym.function)
+    snprintf(buf, n, "%s (%s+0x%" PRIx64 ")", rs->sym.function, base_name(rs->sym.module), rs->sym.offset);
+  else if (rs->symbolized)
+    snprintf(buf, n, "%s+0x%" PRIx64, base_name(rs->sym.module), rs->sym.offset);
+  else
+    snprintf(buf, n, "0x%016" PRIx64 " (unsymbolized)", rs->site);
+  return buf;
+}
+
+int ct_keep_evidence(struct ct_rcoro *rc, const char *ev) {
+  free(rc->evidence);
+  rc->evidence = strdup(ev);
+  return rc->evidence ? 0 : -ENOMEM;
+}
+
+void ct_add_related(struct ct_finding *f, const char *kind, const char *relation, uint64_t count) {
+  for (size_t i = 0; i < f->nrelated; i++)
+    if (!strcmp(f->related[i].kind, kind) && !strcmp(f->related[i].relation, relation)) {
+      f->related[i].count += count;
+      return;
+    }
+  if (f->nrelated == CT_RELATED_MAX) return;
+  f->related[f->nrelated].kind = kind;
+  f->related[f->nrelated].relation = relation;
+  f->related[f->nrelated++].count = count;
+}
+
 struct ct_finding *ct_new_finding(struct ct_report *r, const char *kind, enum ct_sev sev) {
   struct ct_finding *nf = realloc(r->f, (r->nf + 1) * sizeof *nf);
   if (!nf) return NULL;
@@ -65,8 +100,10 @@ const char *ct_label_of(const struct ct_state *st, const struct ct_coro *c) {
   return c->label ? st->labels[c->label] : NULL;
 }
 
-static uint64_t key_site(const struct ct_coro *c, int by_create) {
-  return by_create ? c->create_site : c->susp_site;
+/* The site a coroutine is grouped by; 0 for suspend addresses that are not
+ * code (then the finding lists no sites). */
+static uint64_t key_site(const struct ct_state *st, const struct ct_coro *c, int by_create) {
+  return by_create ? c->create_site : st->sites_not_code ? 0 : c->susp_site;
 }
 
 /* Sort key of a coroutine within a finding: site (pid, address), then id. */
@@ -91,21 +128,22 @@ int ct_group_coros(struct ct_report *r, struct ct_state *st, struct ct_finding *
   f->sites = calloc(n ? n : 1, sizeof *f->sites);
   if (!h || !keys || !f->coros || !f->sites) goto out;
   for (size_t i = 0; i < n; i++)
-    keys[i] = (struct gkey){cs[i]->pid, key_site(cs[i], by_create), cs[i]->id, cs[i]};
+    keys[i] = (struct gkey){cs[i]->pid, key_site(st, cs[i], by_create), cs[i]->id, cs[i]};
   qsort(keys, n, sizeof *keys, cmp_gkey);
   for (size_t i = 0; i < n; i++) cs[i] = keys[i].c;
   for (size_t i = 0; i < n;) {
     size_t j = i;
     struct ct_rsite *rs = &f->sites[f->nsites];
-    rs->site = key_site(cs[i], by_create);
+    rs->site = key_site(st, cs[i], by_create);
     rs->pid = cs[i]->pid;
     memset(h, 0, sizeof *h);
-    for (; j < n && cs[j]->pid == rs->pid && key_site(cs[j], by_create) == rs->site; j++) {
+    for (; j < n && cs[j]->pid == rs->pid && key_site(st, cs[j], by_create) == rs->site; j++) {
       struct ct_coro *c = cs[j];
       struct ct_rcoro *rc_ = &f->coros[f->ncoros++];
       rc_->probe_id = c->id;
+      rc_->incarnation = c->incarnation;
       rc_->label = ct_label_of(st, c);
-      rc_->site_index = (int)f->nsites;
+      rc_->site_index = rs->site || by_create ? (int)f->nsites : -1;
       if (!by_create) {
         rc_->wait = c->wait;
         rc_->obj = c->obj;
@@ -120,10 +158,14 @@ int ct_group_coros(struct ct_report *r, struct ct_state *st, struct ct_finding *
       }
     }
     rs->count = j - i;
+    i = j;
+    if (!rs->site && !by_create) { /* not code: no site entry */
+      memset(rs, 0, sizeof *rs);
+      continue;
+    }
     if (!by_create) ct_site_durations(rs, h);
     ct_symbolize_site(st, rs);
     f->nsites++;
-    i = j;
   }
   rc = 0;
 out:
@@ -153,8 +195,8 @@ static int timeline(struct ct_report *r, const struct ct_state *st) {
   struct ct_bucket *bs = malloc((b->n ? b->n : 1) * sizeof *bs);
   if (!bs) return -ENOMEM;
   size_t n = 0;
-  for (size_t i = 0; i < b->cap; i++)
-    if (b->used[i]) bs[n++] = *(struct ct_bucket *)ct_map_at(b, i);
+  for (size_t i = 0; i < b->n; i++)
+    bs[n++] = *(struct ct_bucket *)ct_map_at(b, i);
   qsort(bs, n, sizeof *bs, cmp_bucket);
   for (size_t i = 0, j; i < n; i = j) {
     uint64_t cnt = bs[i].n;
@@ -210,8 +252,7 @@ static int overview(struct ct_report *r, struct ct_state *st) {
   if (rc) return rc;
   const struct ct_map *sm = &st->sites;
   if (!(r->sites = calloc(sm->n ? sm->n : 1, sizeof *r->sites))) return -ENOMEM;
-  for (size_t i = 0; i < sm->cap; i++) {
-    if (!sm->used[i]) continue;
+  for (size_t i = 0; i < sm->n; i++) {
     const struct ct_site *s = ct_map_at(sm, i);
     struct ct_rsite *rs = &r->sites[r->nsites++];
     rs->site = s->site;
@@ -248,6 +289,11 @@ int ct_report_build(struct ct_state *st, const char *path, uint64_t bytes, uint6
 
 void ct_report_free(struct ct_report *r) {
   for (size_t i = 0; i < r->nf; i++) {
+    for (size_t k = 0; k < r->f[i].ncoros; k++) {
+      free(r->f[i].coros[k].wake);
+      free(r->f[i].coros[k].end_site);
+      free(r->f[i].coros[k].evidence);
+    }
     free(r->f[i].sites);
     free(r->f[i].coros);
   }

@@ -12,6 +12,16 @@
  * Pointers to r's earlier findings are invalidated. */
 struct ct_finding *ct_new_finding(struct ct_report *r, const char *kind, enum ct_sev sev);
 
+/* Adds count to f's cross-reference to findings of kind (relation says how). */
+void ct_add_related(struct ct_finding *f, const char *kind, const char *relation, uint64_t count);
+
+/* Per-coroutine evidence: at most this long (cut beyond). */
+#define CT_COROEV_MAX 512
+
+/* Gives rc a copy of evidence ev (exactly its length: 10^5 leaked coroutines
+ * hold short ones). Returns 0 or -ENOMEM. */
+int ct_keep_evidence(struct ct_rcoro *rc, const char *ev);
+
 /* Appends a finding-wide evidence line; beyond CT_EVIDENCE_MAX, dropped. */
 void ct_add_evidence(struct ct_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -40,8 +50,12 @@ int ct_group_coros(struct ct_report *r, struct ct_state *st, struct ct_finding *
 /* The finding builders, in the order ct_report_build runs them (the overview
  * first: they need r->end_ts and r->killed). Each returns 0 or -ENOMEM. */
 
-/* findings_stuck.c: lost wakeups, the wake-before-suspend race, deadlocks. */
+/* findings_stuck.c: lost wakeups, the wake-before-suspend race, deadlocks,
+ * lost schedules. Marks each coroutine reported (ct_coro.reported). */
 int ct_stuck_findings(struct ct_report *r, struct ct_state *st, uint64_t stuck_ns);
+
+/* The finding kind of a ct_coro.reported value, NULL for none. */
+const char *ct_primary_kind(unsigned reported);
 
 /* findings_tables.c: state-machine violations, leaks (sets r->alive_at_end),
  * blockers, lost events (sets r->lost_events). */

@@ -1,6 +1,8 @@
-/* findings_stuck.c - coroutines suspended at the end with no wake since:
- * lost wakeups, the wake-before-suspend race, and wait-for cycles (deadlocks),
- * each judged by how the program ran on and what events were lost. */
+/* findings_stuck.c - coroutines suspended at the end: with no wake since
+ * (lost wakeups, the wake-before-suspend race, wait-for cycles: deadlocks), or
+ * woken and never resumed (lost schedules), each judged by how the program ran
+ * on and what events were lost. Each coroutine is in one finding, its most
+ * specific; one also never destroyed says so instead of being a leak too. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -15,8 +17,18 @@
  * after its last event, so the wake it lacks may be one of them. */
 enum cat {
   CAT_RAN_ON, CAT_WAKE_BEFORE, CAT_RAN_ON_LOST, CAT_WAKE_BEFORE_LOST, CAT_KILLED, CAT_EXIT,
-  CAT_WEAK, CAT_DEADLOCK, CAT_N
+  CAT_WEAK, CAT_DEADLOCK,
+  /* Woken and never resumed: the program ran on; events lost around; it ended soon after. */
+  CAT_SCHED, CAT_SCHED_LOST, CAT_SCHED_END, CAT_N
 };
+
+static const char *const cat_kinds[CAT_N] = {
+    "lost_wakeup", "wake_before_suspend", "lost_wakeup", "wake_before_suspend", "lost_wakeup",
+    "lost_wakeup", "lost_wakeup", "deadlock", "lost_schedule", "lost_schedule", "lost_schedule"};
+
+const char *ct_primary_kind(unsigned reported) {
+  return reported > 0 && reported <= CAT_N ? cat_kinds[reported - 1] : NULL;
+}
 
 struct stuck {
   struct ct_coro *c;
@@ -58,7 +70,37 @@ static void find_cycles(struct stuck *sk, size_t n, struct ct_map *idx) {
   }
 }
 
-static int is_stuck(const struct ct_coro *c) { return c && c->state == CT_CS_SUSPENDED && !c->woken; }
+static int is_stuck(const struct ct_coro *c) {
+  return c && c->state == CT_CS_SUSPENDED && !c->woken && !c->returned;
+}
+
+/* Woken since its last suspend, never resumed: the scheduler lost it. */
+static int is_unscheduled(const struct ct_state *st, const struct ct_coro *c) {
+  return c->state == CT_CS_SUSPENDED && c->woken && !c->returned && c->has_kind && st->any_wake;
+}
+
+/* Would be a leak (created, never destroyed, the program exited normally). */
+static int leak_worthy(const struct ct_report *r, const struct ct_coro *c) {
+  return !r->killed && c->has_kind && c->created;
+}
+
+/* "coroutine 7 (label) at SITE on tid 101" or "a plain thread (tid 101) at SITE". */
+static void fmt_waker(struct ct_state *st, const struct ct_coro *c, struct ct_rwake *w, char *buf,
+                      size_t n) {
+  char site[400];
+  const struct ct_coro *wc = w->from ? ct_map_get(&st->coros, w->from, 0) : NULL;
+  const char *label = wc ? ct_label_of(st, wc) : NULL;
+  w->site.pid = c->pid;
+  ct_symbolize_site(st, &w->site);
+  ct_fmt_site(&w->site, site, sizeof site);
+  if (w->from)
+    snprintf(buf, n, "coroutine %" PRIu64 "%s%s%s at %s", w->from, label ? " (" : "", label ? label : "",
+             label ? ")" : "", site);
+  else if (w->tid)
+    snprintf(buf, n, "a plain thread (tid %u) at %s", w->tid, site);
+  else
+    snprintf(buf, n, "a plain thread at %s", site);
+}
 
 /* Who a waits on: the coroutine that has woken the waiters of a's wait
  * object most often, provided every past waker of that object is a coroutine
@@ -104,32 +146,75 @@ static int likely_idle(const struct ct_state *st, const struct ct_coro *c) {
   return c->woken_here >= IDLE_WAKES && c->woken_site == c->susp_site && !fd_reused_by(st, c);
 }
 
-static int uncertain(enum cat cat) { return cat == CAT_RAN_ON_LOST || cat == CAT_WAKE_BEFORE_LOST; }
+static int uncertain(enum cat cat) {
+  return cat == CAT_RAN_ON_LOST || cat == CAT_WAKE_BEFORE_LOST || cat == CAT_SCHED_LOST;
+}
 
 /* What an uncertain finding may have lost. */
 static const char *lost_what(enum cat cat) {
-  return cat == CAT_RAN_ON_LOST ? "the missing wake"
-                                : "a resume that took the early wake, or a later wake,";
+  return cat == CAT_RAN_ON_LOST  ? "the missing wake"
+         : cat == CAT_SCHED_LOST ? "its resume"
+                                 : "a resume that took the early wake, or a later wake,";
 }
 
-/* Per-coroutine evidence of a stuck coroutine. */
-static void stuck_evidence(const struct ct_report *r, const struct ct_state *st,
-                           const struct ct_coro *c, enum cat cat, char *buf, size_t n) {
-  char obj[48], t1[32], t2[32], d[32], ex[80];
+/* Per-coroutine evidence of a stuck coroutine; fills rc_->wake where a wake
+ * is the evidence. */
+static int stuck_evidence(const struct ct_report *r, struct ct_state *st, const struct ct_coro *c,
+                          enum cat cat, struct ct_rcoro *rc_) {
+  char obj[48], t1[32], t2[32], t3[32], t4[32], d[32], ex[80], who[512];
+  char ev[CT_COROEV_MAX], *buf = ev;
+  size_t n = sizeof ev;
   uint64_t left = r->end_ts > c->susp_ts ? r->end_ts - c->susp_ts : 0;
   fmt_obj(c, obj, sizeof obj);
   ct_describe_exit(st, ex, sizeof ex);
   size_t o = 0;
-  switch (cat == CAT_RAN_ON_LOST ? CAT_RAN_ON : cat == CAT_WAKE_BEFORE_LOST ? CAT_WAKE_BEFORE : cat) {
+  struct ct_rwake tmp = {0}, *w = &tmp;
+  if (cat == CAT_WAKE_BEFORE || cat == CAT_WAKE_BEFORE_LOST || cat >= CAT_SCHED) {
+    if (!(rc_->wake = malloc(sizeof *rc_->wake))) return -ENOMEM;
+    w = rc_->wake;
+  }
+  if (cat == CAT_WAKE_BEFORE || cat == CAT_WAKE_BEFORE_LOST) {
+    const struct ct_early *e = ct_map_get(&st->early, c->id, 0);
+    const struct ct_wake_info b = e ? e->before : (struct ct_wake_info){0};
+    *w = (struct ct_rwake){.from = b.from, .ts = c->wake_before_ts, .absorbed = b.absorbed,
+                           .yield_ts = b.yield_ts, .resume_ts = b.resume_ts, .site = {.site = b.site}};
+  } else if (cat >= CAT_SCHED) {
+    *w = (struct ct_rwake){.from = c->woke_from, .ts = c->woke_ts, .tid = c->woke_tid,
+                           .site = {.site = c->woke_site}};
+  }
+  if (rc_->wake) fmt_waker(st, c, w, who, sizeof who);
+  uint64_t since_wake = r->end_ts > w->ts ? r->end_ts - w->ts : 0;
+  switch (cat == CAT_RAN_ON_LOST ? CAT_RAN_ON : cat == CAT_WAKE_BEFORE_LOST ? CAT_WAKE_BEFORE
+                                           : cat == CAT_SCHED_LOST          ? CAT_SCHED
+                                                                            : cat) {
+  case CAT_SCHED:
+  case CAT_SCHED_END:
+    o = (size_t)snprintf(buf, n, "parked on %s at %s, woken at %s by %s, never resumed: ", obj,
+                         ct_at(r, c->susp_ts, t1, sizeof t1), ct_at(r, w->ts, t2, sizeof t2), who);
+    if (o < n && cat == CAT_SCHED_END)
+      o += (size_t)snprintf(buf + o, n - o, "%s %s later, while it waited to run", ex,
+                            ct_fmt_ns(since_wake, d, sizeof d));
+    else if (o < n)
+      o += (size_t)snprintf(buf + o, n - o, "the program ran on for %s and never ran it (a lost "
+                            "schedule: dropped from the run queue?)", ct_fmt_ns(since_wake, d, sizeof d));
+    break;
   case CAT_RAN_ON:
     o = (size_t)snprintf(buf, n, "parked on %s at %s; the program ran on for %s and never woke it",
                          obj, ct_at(r, c->susp_ts, t1, sizeof t1), ct_fmt_ns(left, d, sizeof d));
     break;
   case CAT_WAKE_BEFORE:
-    o = (size_t)snprintf(buf, n, "woken at %s, %s before it parked on %s at %s; no wake since",
-                         ct_at(r, c->wake_before_ts, t1, sizeof t1),
-                         ct_fmt_ns(c->susp_ts - c->wake_before_ts, d, sizeof d), obj,
-                         ct_at(r, c->susp_ts, t2, sizeof t2));
+    if (w->absorbed)
+      o = (size_t)snprintf(buf, n, "woken at %s by %s while already runnable after its yield at %s; "
+                           "its resume at %s absorbed that wake; it parked on %s at %s, %s after the "
+                           "wake; no wake since", ct_at(r, w->ts, t1, sizeof t1), who,
+                           ct_at(r, w->yield_ts, t2, sizeof t2), ct_at(r, w->resume_ts, t3, sizeof t3),
+                           obj, ct_at(r, c->susp_ts, t4, sizeof t4),
+                           ct_fmt_ns(c->susp_ts - w->ts, d, sizeof d));
+    else
+      o = (size_t)snprintf(buf, n, "woken at %s, %s before it parked on %s at %s, by %s while it "
+                           "still ran; no wake since", ct_at(r, w->ts, t1, sizeof t1),
+                           ct_fmt_ns(c->susp_ts - w->ts, d, sizeof d), obj,
+                           ct_at(r, c->susp_ts, t2, sizeof t2), who);
     break;
   case CAT_KILLED:
     o = (size_t)snprintf(buf, n, "parked on %s %s before the end: %s while it waited", obj,
@@ -154,23 +239,41 @@ static void stuck_evidence(const struct ct_report *r, const struct ct_state *st,
                           " times in a row before: may simply be idle, e.g. an accept loop",
                           c->woken_here);
   if (o < n && uncertain(cat))
-    snprintf(buf + o, n - o, "; uncertain: %s; %s may be one of them",
-             c->gap_since_resume ? "events were lost since its last resume (a gap in ev)"
-                                 : "events written after its last one were lost",
-             lost_what(cat));
+    o += (size_t)snprintf(buf + o, n - o, "; uncertain: %s; %s may be one of them",
+                          c->gap_since_resume ? "events were lost since its last resume (a gap in ev)"
+                                              : "events written after its last one were lost",
+                          lost_what(cat));
   else if (o < n && (c->lost || c->station_lost))
-    snprintf(buf + o, n - o, " (less certain: %" PRIu64 " of its events were lost)",
-             c->lost > c->station_lost ? c->lost : c->station_lost);
+    o += (size_t)snprintf(buf + o, n - o, " (less certain: %" PRIu64 " of its events were lost)",
+                          c->lost > c->station_lost ? c->lost : c->station_lost);
+  if (o < n && leak_worthy(r, c)) {
+    rc_->never_destroyed = 1;
+    snprintf(buf + o, n - o, "; also never destroyed (not repeated as a leak)");
+  }
+  return ct_keep_evidence(rc_, ev);
+}
+
+/* The never-destroyed among f's coroutines, cross-referenced; marks cs as
+ * reported under cat so the leak finding leaves them out. */
+static void mark_primary(const struct ct_report *r, struct ct_finding *f, struct ct_coro **cs,
+                         size_t m, enum cat cat) {
+  uint64_t nd = 0;
+  for (size_t i = 0; i < m; i++) {
+    cs[i]->reported = (uint8_t)(cat + 1);
+    nd += (uint64_t)leak_worthy(r, cs[i]);
+  }
+  if (!nd) return;
+  ct_add_related(f, "leak", "also never destroyed", nd);
+  ct_add_evidence(f, "%" PRIu64 " of them %s also never destroyed: %s, not repeated as a leak", nd,
+                  nd == 1 ? "was" : "were", nd == 1 ? "this is its root cause" : "this is their root cause");
 }
 
 static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck *sk, size_t n,
                          enum cat cat) {
-  static const char *const kinds[CAT_N] = {
-      "lost_wakeup", "wake_before_suspend", "lost_wakeup", "wake_before_suspend",
-      "lost_wakeup", "lost_wakeup", "lost_wakeup", "deadlock"};
   static const enum ct_sev sevs[CAT_N] = {CT_SEV_ERROR,   CT_SEV_ERROR,   CT_SEV_WARNING,
                                           CT_SEV_WARNING, CT_SEV_INFO,    CT_SEV_WARNING,
-                                          CT_SEV_WARNING, CT_SEV_ERROR};
+                                          CT_SEV_WARNING, CT_SEV_ERROR,   CT_SEV_ERROR,
+                                          CT_SEV_WARNING, CT_SEV_WARNING};
   size_t m = 0;
   uint64_t min_left = UINT64_MAX;
   struct ct_coro **cs = malloc((n ? n : 1) * sizeof *cs);
@@ -178,14 +281,16 @@ static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck 
   for (size_t i = 0; i < n; i++)
     if (sk[i].cat == cat) {
       cs[m++] = sk[i].c;
-      uint64_t left = r->end_ts > sk[i].c->susp_ts ? r->end_ts - sk[i].c->susp_ts : 0;
+      uint64_t from = cat >= CAT_SCHED ? sk[i].c->woke_ts : sk[i].c->susp_ts;
+      uint64_t left = r->end_ts > from ? r->end_ts - from : 0;
       if (left < min_left) min_left = left;
     }
   int rc = 0;
   struct ct_finding *f;
   if (!m) goto out;
   rc = -ENOMEM;
-  if (!(f = ct_new_finding(r, kinds[cat], sevs[cat])) || (rc = ct_group_coros(r, st, f, cs, m, 0)))
+  enum ct_sev sev = cat == CAT_SCHED_END && r->killed ? CT_SEV_INFO : sevs[cat];
+  if (!(f = ct_new_finding(r, cat_kinds[cat], sev)) || (rc = ct_group_coros(r, st, f, cs, m, 0)))
     goto out;
   f->count = m;
   const char *s = m == 1 ? "" : "s";
@@ -200,8 +305,24 @@ static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck 
   case CAT_WAKE_BEFORE:
     snprintf(f->title, sizeof f->title,
              "%zu coroutine%s woken before they parked, never after: the lost-wakeup race", m, s);
-    ct_add_evidence(f, "each was woken while still running, then suspended and was never woken "
-                       "again; the scheduler dropped the early wake");
+    ct_add_evidence(f, "each was woken while still running (or while already runnable after a "
+                       "yield, the wake absorbed by the resume that ended the yield), then "
+                       "suspended and was never woken again: the wake it waits for came too early");
+    break;
+  case CAT_SCHED:
+    snprintf(f->title, sizeof f->title, "%zu coroutine%s woken and never resumed: lost from the run queue",
+             m, s);
+    ct_add_evidence(f, "the program ran on for %s after the last of them was woken; then %s", d, ex);
+    break;
+  case CAT_SCHED_LOST:
+    snprintf(f->title, sizeof f->title,
+             "%zu coroutine%s woken and apparently never resumed, but events were lost", m, s);
+    break;
+  case CAT_SCHED_END:
+    snprintf(f->title, sizeof f->title, "%zu coroutine%s woken, waiting to run when the program ended",
+             m, s);
+    ct_add_evidence(f, "%s %s after the last of them was woken: %s", ex, d,
+                    r->killed ? "caught by the exit, probably not a bug" : "never run before the exit");
     break;
   case CAT_RAN_ON_LOST:
     snprintf(f->title, sizeof f->title,
@@ -234,8 +355,9 @@ static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck 
     ct_add_evidence(f, "uncertain, so not an error: events were lost since their last resume, or "
                        "after their last event, and %s may be one of them", lost_what(cat));
   size_t reused = 0, idle = 0;
+  mark_primary(r, f, cs, m, cat);
   for (size_t i = 0; i < f->ncoros; i++) {
-    stuck_evidence(r, st, cs[i], cat, f->coros[i].evidence, sizeof f->coros[i].evidence);
+    if ((rc = stuck_evidence(r, st, cs[i], cat, &f->coros[i]))) goto out;
     reused += fd_reused_by(st, cs[i]) != 0;
     f->coros[i].likely_idle = cat == CAT_RAN_ON && likely_idle(st, cs[i]);
     idle += (size_t)f->coros[i].likely_idle;
@@ -283,6 +405,11 @@ static int deadlock_findings(struct ct_report *r, struct ct_state *st, struct st
     if (rc) return rc;
     f->count = len;
     snprintf(f->title, sizeof f->title, "deadlock: %zu coroutines wait on each other in a cycle", len);
+    struct ct_coro **ms = malloc(len * sizeof *ms);
+    if (!ms) return -ENOMEM;
+    for (size_t j = 0; j < f->ncoros; j++) ms[j] = ct_map_get(&st->coros, f->coros[j].probe_id, 0);
+    mark_primary(r, f, ms, f->ncoros, CAT_DEADLOCK);
+    free(ms);
     ct_add_evidence(f, "each waits on an object whose waiters were only ever woken by the next "
                        "one, which is stuck too");
     for (size_t j = 0; j < f->ncoros; j++) {
@@ -292,10 +419,14 @@ static int deadlock_findings(struct ct_report *r, struct ct_state *st, struct st
       char obj[48], t[32];
       rc_->waits_for = waits_for(st, c, &times);
       fmt_obj(c, obj, sizeof obj);
-      snprintf(rc_->evidence, sizeof rc_->evidence,
+      rc_->never_destroyed = leak_worthy(r, c);
+      char ev[CT_COROEV_MAX];
+      snprintf(ev, sizeof ev,
                "waits on %s since %s; its waiters were woken only by coroutine %" PRIu64
-               " (%" PRIu64 " time%s), which is stuck too",
-               obj, ct_at(r, c->susp_ts, t, sizeof t), rc_->waits_for, times, times == 1 ? "" : "s");
+               " (%" PRIu64 " time%s), which is stuck too%s",
+               obj, ct_at(r, c->susp_ts, t, sizeof t), rc_->waits_for, times, times == 1 ? "" : "s",
+               rc_->never_destroyed ? "; also never destroyed (not repeated as a leak)" : "");
+      if (ct_keep_evidence(rc_, ev)) return -ENOMEM;
     }
     cycles++;
   }
@@ -310,13 +441,17 @@ int ct_stuck_findings(struct ct_report *r, struct ct_state *st, uint64_t stuck_n
   int rc = -ENOMEM;
   struct stuck *sk = calloc(m->n ? m->n : 1, sizeof *sk);
   if (!sk) goto out;
-  for (size_t i = 0; i < m->cap; i++) {
+  for (size_t i = 0; i < m->n; i++) {
     struct ct_coro *c = ct_map_at(m, i);
-    if (!m->used[i] || !is_stuck(c)) continue;
+    int unscheduled = is_unscheduled(st, c);
+    if (!unscheduled && !is_stuck(c)) continue;
     uint64_t left = r->end_ts > c->susp_ts ? r->end_ts - c->susp_ts : 0;
     struct stuck *s = &sk[n];
     s->c = c;
-    if (!c->has_kind || !st->any_wake) {
+    if (unscheduled) {
+      uint64_t since = r->end_ts > c->woke_ts ? r->end_ts - c->woke_ts : 0;
+      s->cat = since <= stuck_ns ? CAT_SCHED_END : wake_may_be_lost(c) ? CAT_SCHED_LOST : CAT_SCHED;
+    } else if (!c->has_kind || !st->any_wake) {
       if (left <= stuck_ns) continue; /* a v1 suspend: only long ones say anything */
       s->cat = CAT_WEAK;
     } else if (c->wake_before_ts) {
@@ -333,7 +468,7 @@ int ct_stuck_findings(struct ct_report *r, struct ct_state *st, uint64_t stuck_n
   }
   for (size_t i = 0; i < n; i++) {
     uint64_t times;
-    if (sk[i].cat != CAT_WEAK) sk[i].waits_for = waits_for(st, sk[i].c, &times);
+    if (sk[i].cat != CAT_WEAK && sk[i].cat < CAT_SCHED) sk[i].waits_for = waits_for(st, sk[i].c, &times);
     if (sk[i].waits_for && !ct_map_get(&idx, sk[i].waits_for, 0)) sk[i].waits_for = 0;
   }
   find_cycles(sk, n, &idx);

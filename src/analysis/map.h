@@ -8,10 +8,12 @@
 #include <stdint.h>
 
 struct ct_map {
-  uint64_t *keys;   /* 2 per slot */
-  uint8_t *used;
-  char *vals;       /* vsize bytes per slot */
-  size_t cap, n, vsize;
+  uint64_t *keys;   /* 2 per slot of the index */
+  uint32_t *slot;   /* per slot: 0 empty, else the entry's dense index + 1 */
+  char *vals;       /* entries, dense, in insertion order: vsize bytes each */
+  uint64_t *dkeys;  /* the entries' keys, 2 each, dense */
+  size_t cap, n, vsize, vcap; /* slots, entries, value size, room for entries */
+  size_t min_cap; /* ct_map_filter shrinks no further (a power of two; 64 by default) */
 };
 
 /* An empty map of values of vsize bytes (no allocation until the first put). */
@@ -27,10 +29,12 @@ void *ct_map_get(const struct ct_map *m, uint64_t a, uint64_t b);
 void *ct_map_put(struct ct_map *m, uint64_t a, uint64_t b, int *fresh);
 
 /* Keeps only the entries for which keep(ctx, value) is true, in a table sized
- * for them; returns 0 or -ENOMEM (the map is then unchanged). */
+ * for them (but no smaller than min_cap: a map that is filtered again and again
+ * would otherwise grow back through every size each time); returns 0 or
+ * -ENOMEM (the map is then unchanged). */
 int ct_map_filter(struct ct_map *m, int (*keep)(void *ctx, const void *val), void *ctx);
 
-/* Iteration: for (size_t i = 0; i < m->cap; i++) if (m->used[i]) ct_map_at(m, i). */
+/* Iteration: for (size_t i = 0; i < m->n; i++) ct_map_at(m, i). */
 static inline void *ct_map_at(const struct ct_map *m, size_t i) { return m->vals + i * m->vsize; }
 
 #endif

@@ -29,8 +29,18 @@ struct ct_rsite {
   uint64_t fd_min, fd_max;
 };
 
+/* A wake or a run's end as evidence: who, when, where. */
+struct ct_rwake {
+  uint64_t from, ts; /* from: the waker's probe_id, 0 for a plain thread */
+  uint32_t tid;
+  int absorbed;      /* came while it was already runnable after a yield */
+  uint64_t yield_ts, resume_ts; /* absorbed: the yield and the resume that absorbed it */
+  struct ct_rsite site;
+};
+
 struct ct_rcoro {
   uint64_t probe_id;
+  uint32_t incarnation; /* 0: the first coroutine with this id */
   const char *label; /* NULL if none; owned by the state */
   int wait;
   uint64_t obj;
@@ -39,7 +49,14 @@ struct ct_rcoro {
   uint64_t suspended_ns;
   uint64_t waits_for; /* deadlock: the coroutine it waits on, else 0 */
   int likely_idle;    /* lost_wakeup: parked where it was woken many times before */
-  char evidence[256];
+  int never_destroyed; /* stuck findings: also a leak, not repeated as one */
+  int returned;       /* leak: it returned (final suspend) and was never freed */
+  /* The early wake (wake_before_suspend) or the one never honoured
+   * (lost_schedule); NULL for others. Owned by the report. */
+  struct ct_rwake *wake;
+  const char *run_end; /* blocker: "suspend", "exit", "destroy", or "end" (still running) */
+  struct ct_rsite *end_site; /* blocker: where that run ended; owned by the report */
+  char *evidence; /* owned by the report (ct_keep_evidence) */
 };
 
 #define CT_EVIDENCE_MAX 6
@@ -54,6 +71,11 @@ struct ct_finding {
   size_t ncoros;
   char evidence[CT_EVIDENCE_MAX][320];
   size_t nevidence;
+  /* Cross-references: count coroutines of this finding are also in a
+   * finding of kind (relation: "also never destroyed"). */
+#define CT_RELATED_MAX 6
+  struct { const char *kind, *relation; uint64_t count; } related[CT_RELATED_MAX];
+  size_t nrelated;
 };
 
 #define CT_GAPS_MAX 8
@@ -88,6 +110,10 @@ extern const char *const ct_viol_kinds[CT_V_KINDS_];
 /* Highest severity among the findings, or -1 with none. */
 int ct_report_max_severity(const struct ct_report *r);
 const char *ct_sev_name(enum ct_sev s);
+
+/* "conn_read (resp_server.c:212)", "app+0x1234", or "0x... (unsymbolized)"
+ * into buf; returns buf. */
+const char *ct_fmt_site(const struct ct_rsite *rs, char *buf, size_t n);
 
 /* "3.2 s", "250 ms", "12 us", "40 ns" into buf; returns buf. */
 const char *ct_fmt_ns(uint64_t ns, char *buf, size_t n);

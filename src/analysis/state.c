@@ -9,6 +9,9 @@
 
 #define MAX_BUCKETS (1u << 20)
 #define TOMBSTONE_MIN 16384 /* destroyed coroutines kept before purging */
+/* Without a module map, more distinct suspend addresses than this, and more
+ * than one per two coroutines, are a reference SDK's frame addresses. */
+#define NOT_CODE_SITES 1024
 
 int ct_state_new(uint64_t blocker_ns, struct ct_state **out) {
   struct ct_state *s = calloc(1, sizeof *s);
@@ -20,6 +23,10 @@ int ct_state_new(uint64_t blocker_ns, struct ct_state **out) {
   }
   s->blocker_ns = blocker_ns;
   ct_map_init(&s->coros, sizeof(struct ct_coro));
+  /* The size it has when tombstones are first purged: purged again and again,
+   * it stays there instead of growing back through every size each time. */
+  s->coros.min_cap = 2 * TOMBSTONE_MIN;
+  ct_map_init(&s->early, sizeof(struct ct_early));
   ct_map_init(&s->sites, sizeof(struct ct_site));
   ct_map_init(&s->blocks, sizeof(struct ct_block));
   ct_map_init(&s->fds, sizeof(struct ct_fduse));
@@ -33,11 +40,12 @@ int ct_state_new(uint64_t blocker_ns, struct ct_state **out) {
 
 void ct_state_free(struct ct_state *s) {
   if (!s) return;
-  for (size_t i = 0; i < s->sites.cap; i++)
-    if (s->sites.used[i]) free(((struct ct_site *)ct_map_at(&s->sites, i))->hist);
-  for (size_t i = 0; i < s->blocks.cap; i++)
-    if (s->blocks.used[i]) free(((struct ct_block *)ct_map_at(&s->blocks, i))->hist);
+  for (size_t i = 0; i < s->sites.n; i++)
+    free(((struct ct_site *)ct_map_at(&s->sites, i))->hist);
+  for (size_t i = 0; i < s->blocks.n; i++)
+    free(((struct ct_block *)ct_map_at(&s->blocks, i))->hist);
   ct_map_free(&s->coros);
+  ct_map_free(&s->early);
   ct_map_free(&s->sites);
   ct_map_free(&s->blocks);
   ct_map_free(&s->fds);
@@ -72,6 +80,19 @@ static int not_destroyed(void *ctx, const void *v) {
   return ((const struct ct_coro *)v)->state != CT_CS_DESTROYED;
 }
 
+static int early_alive(void *ctx, const void *v) {
+  const struct ct_coro *c = ct_map_get(&((struct ct_state *)ctx)->coros, ((const struct ct_early *)v)->id, 0);
+  return c && (c->pending_wake_ts || c->wake_before_ts || c->has_cand);
+}
+
+/* c's early-wake details, made when absent (NULL: out of memory). */
+static struct ct_early *early_of(struct ct_state *s, const struct ct_coro *c) {
+  int fresh;
+  struct ct_early *e = ct_map_put(&s->early, c->id, 0, &fresh);
+  if (e) e->id = c->id;
+  return e;
+}
+
 /* The coroutine's entry. Destroyed ones stay as tombstones (to catch events
  * after destroy) until they outnumber the living: then they are dropped, which
  * keeps memory proportional to the coroutines alive. */
@@ -79,8 +100,10 @@ static struct ct_coro *coro_of(struct ct_state *s, uint64_t id) {
   struct ct_coro *c = ct_map_get(&s->coros, id, 0);
   if (c) return c;
   if (s->coros.n >= TOMBSTONE_MIN && s->destroyed_alive * 2 > s->coros.n &&
-      ct_map_filter(&s->coros, not_destroyed, NULL) == 0)
+      ct_map_filter(&s->coros, not_destroyed, NULL) == 0) {
     s->destroyed_alive = 0;
+    ct_map_filter(&s->early, early_alive, s); /* on failure, kept: only memory */
+  }
   int fresh;
   c = ct_map_put(&s->coros, id, 0, &fresh);
   if (c && fresh) {
@@ -90,10 +113,23 @@ static struct ct_coro *coro_of(struct ct_state *s, uint64_t id) {
   return c;
 }
 
+/* A create after c's destroy: a new coroutine with the same id (its memory
+ * reused). Same entry, fresh state; counted as a coroutine of its own. */
+static void new_incarnation(struct ct_state *s, struct ct_coro *c) {
+  uint64_t id = c->id;
+  uint32_t inc = c->incarnation + 1;
+  memset(c, 0, sizeof *c);
+  c->id = id;
+  c->incarnation = inc;
+  s->destroyed_alive--;
+  s->reused_ids++;
+  s->coroutines++;
+}
+
 /* A violation, unless events were lost right before it (evidence_lost): the
  * missing wake, suspend or create may be among them, so it is only counted as
  * not judged. */
-static void violation(struct ct_state *s, int which, int evidence_lost, const struct ct_coro *c,
+static void violation(struct ct_state *s, int which, int evidence_lost, struct ct_coro *c,
                       uint64_t lineno, const struct ct_line *l, enum ct_ev_kind kind,
                       uint64_t other_ts, uint32_t other_tid) {
   struct ct_viol *v = &s->viol[which];
@@ -102,6 +138,10 @@ static void violation(struct ct_state *s, int which, int evidence_lost, const st
     return;
   }
   v->count++;
+  if (!(c->viol_seen & (1u << which))) {
+    c->viol_seen |= (uint8_t)(1u << which);
+    v->coros++;
+  }
   if (v->n == CT_VIOL_EXAMPLES) return;
   v->ex[v->n].id = c->id;
   v->ex[v->n].ts = l->ts;
@@ -110,13 +150,20 @@ static void violation(struct ct_state *s, int which, int evidence_lost, const st
   v->ex[v->n].other_ts = other_ts;
   v->ex[v->n].other_tid = other_tid;
   v->ex[v->n].kind = (uint8_t)kind;
+  v->ex[v->n].incarnation = c->incarnation;
   v->n++;
 }
 
-/* A run of c ends at ts: a blocker if it lasted longer than the threshold. */
-static int end_run(struct ct_state *s, const struct ct_coro *c, uint64_t ts, int at_end) {
+/* A run of c ends at ts, with an event of kind end_kind at end_site (0, 0
+ * at the end of the trace): a blocker if it lasted longer than the threshold. */
+static int end_run(struct ct_state *s, struct ct_coro *c, uint64_t ts, enum ct_ev_kind end_kind,
+                   uint64_t end_site, int end_exit) {
   if (ts < c->run_ts || ts - c->run_ts <= s->blocker_ns) return 0;
   uint64_t ns = ts - c->run_ts;
+  if (!c->long_run) {
+    c->long_run = 1;
+    s->block_coros++;
+  }
   int fresh;
   struct ct_block *b = ct_map_put(&s->blocks, c->run_from_site, c->pid, &fresh);
   if (!b || (!b->hist && !(b->hist = calloc(1, sizeof *b->hist)))) return -ENOMEM;
@@ -132,17 +179,21 @@ static int end_run(struct ct_state *s, const struct ct_coro *c, uint64_t ts, int
   b->worst[i].ns = ns;
   b->worst[i].ts = c->run_ts;
   b->worst[i].tid = c->run_tid;
-  b->worst[i].at_end = at_end;
+  b->worst[i].at_end = !end_kind;
+  b->worst[i].end_kind = (uint8_t)end_kind;
+  b->worst[i].end_site = end_site;
+  b->worst[i].end_exit = (uint8_t)end_exit;
+  b->worst[i].incarnation = c->incarnation;
+  b->worst[i].label = c->label;
   return 0;
 }
 
 int ct_state_finish_runs(struct ct_state *s) {
   uint64_t end = ct_state_end_ts(s);
-  for (size_t i = 0; i < s->coros.cap; i++) {
-    if (!s->coros.used[i]) continue;
+  for (size_t i = 0; i < s->coros.n; i++) {
     struct ct_coro *c = ct_map_at(&s->coros, i);
     if (c->state == CT_CS_RUNNING && c->has_kind) {
-      int rc = end_run(s, c, end, 1);
+      int rc = end_run(s, c, end, CT_EV_V1, 0, 0);
       if (rc) return rc;
     }
   }
@@ -167,22 +218,54 @@ static int note_activity(struct ct_state *s, const struct ct_line *l) {
   return 0;
 }
 
+/* Without a module map, suspend addresses spread over about one per
+ * coroutine are not code: drop the site table (and stop keeping one). */
+static void drop_sites(struct ct_state *s) {
+  for (size_t i = 0; i < s->sites.n; i++)
+    free(((struct ct_site *)ct_map_at(&s->sites, i))->hist);
+  s->sites_dropped = s->sites.n;
+  ct_map_free(&s->sites);
+  ct_map_init(&s->sites, sizeof(struct ct_site));
+  s->sites_not_code = 1;
+}
+
 static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_line *l, uint64_t site) {
-  int fresh;
-  if (c->state == CT_CS_RUNNING && c->has_kind && end_run(s, c, l->ts, 0)) return -ENOMEM;
-  c->wake_before_ts = c->pending_wake_ts;
+  int fresh, exit = l->wait == 3;
+  if (c->state == CT_CS_RUNNING && c->has_kind && end_run(s, c, l->ts, CT_EV_SUSPEND, site, exit))
+    return -ENOMEM;
+  /* An early wake (while it ran, or absorbed after its yield) now waits for
+   * a resume that honours it; none after an exit, which waits for nothing. */
+  c->wake_before_ts = exit ? 0 : c->pending_wake_ts;
+  if (c->wake_before_ts) {
+    struct ct_early *e = early_of(s, c);
+    if (!e) return -ENOMEM;
+    e->before = e->pend;
+  }
   c->pending_wake_ts = 0;
+  c->pend_absorbed = 0;
+  c->has_cand = 0;
   c->state = CT_CS_SUSPENDED;
+  c->returned = (uint8_t)exit;
   c->susp_ts = l->ts;
   c->susp_site = site;
-  c->wait = (uint8_t)l->wait;
-  c->obj = l->wait ? l->obj : 0;
+  c->wait = exit ? 0 : (uint8_t)l->wait;
+  c->obj = c->wait ? l->obj : 0;
   c->woken = 0;
-  struct ct_site *st = ct_map_put(&s->sites, site, c->pid, &fresh);
-  if (!st) return -ENOMEM;
-  st->site = site;
-  st->pid = c->pid;
-  st->suspensions++;
+  c->susp_wakes = 0;
+  c->woke_ts = 0;
+  if (exit) { /* not a suspension site: nothing resumes from it */
+    s->returned++;
+    return 0;
+  }
+  if (!s->sites_not_code) {
+    struct ct_site *st = ct_map_put(&s->sites, site, c->pid, &fresh);
+    if (!st) return -ENOMEM;
+    st->site = site;
+    st->pid = c->pid;
+    st->suspensions++;
+    if (fresh && !s->modules && s->sites.n > NOT_CODE_SITES && s->sites.n * 2 > s->coroutines)
+      drop_sites(s);
+  }
   if (l->wait == 1) {
     struct ct_fduse *f = ct_map_put(&s->fds, l->obj, c->pid, &fresh);
     if (!f) return -ENOMEM;
@@ -196,14 +279,22 @@ static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_lin
 
 static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno, const struct ct_line *l) {
   s->resumes++;
+  /* A wake from another coroutine that came while c was already runnable
+   * (after a yield that queued it again, or before its first run) is
+   * absorbed by this resume: kept as an early wake of the run it starts. */
+  int absorbs = c->has_cand && ((c->state == CT_CS_SUSPENDED && !c->returned && !c->wait &&
+                                c->susp_wakes >= 2) ||
+                               (c->state == CT_CS_CREATED && c->susp_wakes >= 1));
   if (c->state == CT_CS_RUNNING) {
     /* v1 SDKs write a resume more than once per run: only ours is checked. */
     if (l->kind)
       violation(s, CT_V_RESUME_RUNNING, c->gap_since_resume, c, lineno, l, CT_EV_RESUME,
                 c->run_ts, c->run_tid);
   } else {
-    if (c->state == CT_CS_SUSPENDED) {
-      struct ct_site *st = ct_map_get(&s->sites, c->susp_site, c->pid);
+    if (c->state == CT_CS_SUSPENDED && c->returned) {
+      violation(s, CT_V_AFTER_EXIT, c->gap_since_resume, c, lineno, l, CT_EV_RESUME, c->susp_ts, 0);
+    } else if (c->state == CT_CS_SUSPENDED) {
+      struct ct_site *st = s->sites_not_code ? NULL : ct_map_get(&s->sites, c->susp_site, c->pid);
       if (st && l->ts >= c->susp_ts) {
         if (!st->hist && !(st->hist = calloc(1, sizeof *st->hist))) return -ENOMEM;
         ct_hist_add(st->hist, l->ts - c->susp_ts);
@@ -226,17 +317,42 @@ static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno, con
   }
   if (c->last_resume_tid && l->tid != c->last_resume_tid) s->migrations++;
   c->last_resume_tid = (uint32_t)l->tid;
-  c->state = CT_CS_RUNNING;
-  c->gap_since_resume = 0;
   c->pending_wake_ts = c->wake_before_ts = 0;
+  c->pend_absorbed = 0;
+  if (absorbs) {
+    struct ct_early *e = early_of(s, c);
+    if (!e) return -ENOMEM;
+    e->pend = e->cand;
+    e->pend.absorbed = 1;
+    e->pend.yield_ts = c->state == CT_CS_SUSPENDED ? c->susp_ts : 0;
+    e->pend.resume_ts = l->ts;
+    c->pending_wake_ts = e->cand.ts;
+    c->pend_absorbed = 1;
+  }
+  c->state = CT_CS_RUNNING;
+  c->returned = 0;
+  c->gap_since_resume = 0;
+  c->has_cand = 0;
+  c->susp_wakes = 0;
   return 0;
 }
 
-static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_line *l) {
+static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_line *l, uint64_t site) {
   s->any_wake = 1;
   c->saw_wake = 1;
+  if (c->susp_wakes < UINT8_MAX) c->susp_wakes++;
+  if ((c->state == CT_CS_SUSPENDED || c->state == CT_CS_CREATED) && l->from && l->from != c->id) {
+    struct ct_early *e = early_of(s, c);
+    if (!e) return -ENOMEM;
+    e->cand = (struct ct_wake_info){.ts = l->ts, .from = l->from, .site = site};
+    c->has_cand = 1;
+  }
   if (c->state == CT_CS_SUSPENDED && !c->woken) {
     c->woken = 1;
+    c->woke_ts = l->ts;
+    c->woke_from = l->from;
+    c->woke_site = site;
+    c->woke_tid = (uint32_t)l->tid;
     if (c->wait) { /* remember who serves this wait object's waiters */
       int fresh;
       struct ct_wakers *w = ct_map_put(&s->objs, c->obj, c->wait, &fresh);
@@ -257,8 +373,12 @@ static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_line *
         w->overflow = 1;
       }
     }
-  } else if (c->state == CT_CS_RUNNING && !c->pending_wake_ts) {
+  } else if (c->state == CT_CS_RUNNING && (!c->pending_wake_ts || c->pend_absorbed)) {
+    struct ct_early *e = early_of(s, c); /* a wake while it runs beats an absorbed one */
+    if (!e) return -ENOMEM;
+    e->pend = (struct ct_wake_info){.ts = l->ts, .from = l->from, .site = site};
     c->pending_wake_ts = l->ts;
+    c->pend_absorbed = 0;
   }
   /* A wake of a coroutine already runnable (created, or woken) coalesces. */
   return 0;
@@ -270,8 +390,9 @@ static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_line *l
   s->events++;
   struct ct_coro *c = coro_of(s, l->probe_id);
   if (!c) return -ENOMEM;
-  if (!c->pid) c->pid = (uint32_t)s->target_pid;
   enum ct_ev_kind kind = l->kind ? l->kind : l->is_active ? CT_EV_RESUME : CT_EV_SUSPEND;
+  if (c->state == CT_CS_DESTROYED && kind == CT_EV_CREATE) new_incarnation(s, c);
+  if (!c->pid) c->pid = (uint32_t)s->target_pid;
   if (l->kind) s->any_kind = c->has_kind = 1;
   uint64_t site = CT_HAS(l, CT_K_SITE) ? l->site : l->addr;
   if (CT_HAS(l, CT_K_EV)) {
@@ -297,13 +418,15 @@ static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_line *l
     c->state = CT_CS_CREATED;
     c->created = 1;
     c->create_site = site;
+    c->susp_wakes = 0;
+    c->has_cand = 0;
     if (!c->birth_ts) c->birth_ts = l->ts;
     break;
   case CT_EV_SUSPEND: rc = on_suspend(s, c, l, site); break;
   case CT_EV_RESUME: rc = on_resume(s, c, lineno, l); break;
-  case CT_EV_WAKE: rc = on_wake(s, c, l); break;
+  case CT_EV_WAKE: rc = on_wake(s, c, l, site); break;
   case CT_EV_DESTROY:
-    if (c->state == CT_CS_RUNNING && end_run(s, c, l->ts, 0)) return -ENOMEM;
+    if (c->state == CT_CS_RUNNING && end_run(s, c, l->ts, CT_EV_DESTROY, site, 0)) return -ENOMEM;
     c->state = CT_CS_DESTROYED;
     c->gap_since_destroy = 0;
     c->destroy_ts = l->ts;
@@ -354,7 +477,9 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
   }
   case CT_LINE_COROUTINE:
     if (!(c = coro_of(s, l->probe_id))) return -ENOMEM;
+    if (c->state == CT_CS_DESTROYED) new_incarnation(s, c); /* its id reused */
     c->created = 1;
+    if (CT_HAS(l, CT_K_STATION) && l->station < UINT32_MAX) c->station = (uint32_t)l->station + 1;
     if (CT_HAS(l, CT_K_PID)) c->pid = (uint32_t)l->pid;
     if (CT_HAS(l, CT_K_LABEL)) c->label = intern_label(s, &l->label);
     if (CT_HAS(l, CT_K_CREATE_SITE)) c->create_site = l->create_site;
@@ -363,7 +488,10 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
   case CT_LINE_STATION_END:
     s->stations++;
     s->station_lost += l->lost;
-    if (l->lost && (c = ct_map_get(&s->coros, l->probe_id, 0))) c->station_lost += l->lost;
+    /* With a reused id, only the station of its current incarnation counts. */
+    if (l->lost && (c = ct_map_get(&s->coros, l->probe_id, 0)) &&
+        (!c->station || !CT_HAS(l, CT_K_STATION) || c->station == l->station + 1))
+      c->station_lost += l->lost;
     return 0;
   case CT_LINE_END:
     s->has_end = 1;

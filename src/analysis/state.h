@@ -13,10 +13,19 @@
 
 enum ct_cstate { CT_CS_UNKNOWN = 0, CT_CS_CREATED, CT_CS_RUNNING, CT_CS_SUSPENDED, CT_CS_DESTROYED };
 
-/* One coroutine (map key: probe_id, 0). */
+/* One coroutine (map key: probe_id, 0): its current incarnation. A create
+ * after a destroy of the same id (malloc hands a freed coroutine's address,
+ * its id, to the next one) starts a new incarnation in the same entry. */
 struct ct_coro {
   uint64_t id;
+  uint32_t incarnation; /* 0 = the first coroutine with this id (that the report remembers) */
+  uint32_t station;     /* its coroutine line's station + 1, 0 if unknown */
   uint8_t state;
+  uint8_t returned;   /* its last suspend was an exit (returned, finished): not waiting */
+  uint8_t viol_seen;  /* bit per CT_V_* already counted for it */
+  uint8_t long_run;   /* it had a run over the blocker threshold */
+  uint8_t susp_wakes; /* wakes since its last suspend (saturating) */
+  uint8_t reported;   /* set by the findings: its primary one (ct_primary_kind), 0 none */
   uint8_t has_kind;   /* wrote at least one event with "kind" (our SDK) */
   uint8_t created;    /* its create event or coroutine line was seen */
   uint8_t saw_wake;   /* its trace shows wakes at all */
@@ -25,19 +34,51 @@ struct ct_coro {
   /* Events lost since its last resume / its destroy: the wake (or suspend)
    * whose absence a finding rests on may be one of them. */
   uint8_t gap_since_resume, gap_since_destroy;
-  uint32_t pid, label, last_resume_tid, run_tid;
-  uint64_t obj, create_site, birth_ts;
+  uint8_t pend_absorbed, has_cand; /* see pending_wake_ts; an absorbable wake came while suspended */
+  /* Fields in the order the line handlers touch them: every event reads
+   * the first 64 bytes; suspends, resumes and wakes the next; findings the
+   * rest (a 10^5-coroutine table does not fit in the cache). */
+  uint32_t pid, last_resume_tid;
+  uint64_t next_ev, last_ts;
   uint64_t susp_ts, susp_site;    /* last suspend */
-  uint64_t run_ts, run_from_site; /* last resume; site it resumed from */
-  uint64_t pending_wake_ts;       /* a wake that came while it ran */
-  uint64_t wake_before_ts;        /* that wake, moved here by the next suspend */
-  uint64_t last_ts, destroy_ts;
+  uint64_t obj;
+  uint64_t wake_before_ts;        /* see pending_wake_ts */
+  /* What only a running coroutine needs and what only a suspended one needs
+   * share their memory: the table holds every coroutine alive. */
+  union {
+    struct { /* CT_CS_RUNNING */
+      uint64_t run_ts, run_from_site; /* last resume; site it resumed from */
+      /* An early wake: one that came while it ran, or one from another
+       * coroutine absorbed while it was already runnable after a yield (a
+       * suspend with no wait object): moved to wake_before_ts by its next
+       * suspend. Its details are in the state's early map (rare: kept out of
+       * this hot entry). */
+      uint64_t pending_wake_ts;
+      uint32_t run_tid;
+    };
+    struct { /* CT_CS_SUSPENDED: its first wake since (woken and never resumed names it) */
+      uint64_t woke_ts, woke_from, woke_site;
+      uint32_t woke_tid;
+    };
+  };
   /* Its last woken suspensions (suspend, wake, resume) were woken_here in a
    * row at woken_site: parked there again, it is more likely idle (an accept
    * loop) than lost. */
   uint64_t woken_site, woken_here;
-  uint64_t next_ev, lost;
+  uint32_t label;
+  uint64_t lost, create_site, birth_ts, destroy_ts;
   uint64_t station_lost; /* from its station_end line */
+};
+
+/* Details of a coroutine's early wakes (key: probe_id, 0), for the few
+ * coroutines that have one; dropped with the tombstones. */
+struct ct_wake_info {
+  uint64_t ts, from, site, yield_ts, resume_ts; /* yield/resume: of an absorbed wake */
+  uint8_t absorbed;
+};
+struct ct_early {
+  uint64_t id;
+  struct ct_wake_info pend, before, cand; /* this run's; the last suspend's; absorbable */
 };
 
 /* A suspension site (key: address, pid). */
@@ -56,8 +97,10 @@ struct ct_block {
   struct ct_hist *hist; /* the long runs' times (and count); made with the entry */
   struct {
     uint64_t id, ns, ts;
-    uint32_t tid;
-    int at_end;
+    uint64_t end_site; /* where the run ended: its suspend, exit or destroy; 0 at the end */
+    uint32_t tid, incarnation, label;
+    uint8_t at_end, end_kind; /* end_kind: CT_EV_SUSPEND, CT_EV_DESTROY, or 0 at the end */
+    uint8_t end_exit;         /* the suspend was an exit */
   } worst[CT_BLOCK_WORST];
 };
 
@@ -75,14 +118,15 @@ struct ct_wakers {
 
 /* State-machine violations: counted, first few kept as examples. */
 #define CT_VIOL_EXAMPLES 64
-enum { CT_V_RESUME_RUNNING, CT_V_RESUME_NO_WAKE, CT_V_AFTER_DESTROY, CT_V_KINDS_ };
+enum { CT_V_RESUME_RUNNING, CT_V_RESUME_NO_WAKE, CT_V_AFTER_DESTROY, CT_V_AFTER_EXIT, CT_V_KINDS_ };
 struct ct_viol {
   uint64_t count;
+  uint64_t coros; /* distinct coroutines (incarnations) among them */
   uint64_t not_judged; /* would-be violations right after lost events: not counted */
   size_t n;
   struct {
     uint64_t id, ts, line, other_ts;
-    uint32_t tid, other_tid;
+    uint32_t tid, other_tid, incarnation;
     uint8_t kind; /* the offending event's kind */
   } ex[CT_VIOL_EXAMPLES];
 };
@@ -97,7 +141,7 @@ struct ct_bucket {
 
 struct ct_state {
   uint64_t blocker_ns;
-  struct ct_map coros, sites, blocks, fds, objs, tids, buckets;
+  struct ct_map coros, early, sites, blocks, fds, objs, tids, buckets;
   struct ct_viol viol[CT_V_KINDS_];
   ct_symbolizer *sym;
   int sym_err; /* first error adding a module (e.g. -ENOMEM), 0 if none */
@@ -107,6 +151,14 @@ struct ct_state {
   uint64_t coroutines; /* distinct coroutines seen (entries created) */
   uint64_t resumes, migrations, modules, destroyed_alive; /* tombstones in coros */
   uint64_t gap_lost; /* events missing from ev sequences */
+  uint64_t reused_ids; /* creates of an id after its destroy: new incarnations */
+  uint64_t returned;   /* exits (returned coroutines) seen */
+  uint64_t block_coros; /* distinct coroutines with a run over the blocker threshold */
+  /* Suspend addresses that are not code (a reference SDK's frame or future
+   * addresses: no module map, about one per coroutine): the site table is
+   * dropped and no longer kept, so memory stays bounded by real sites. */
+  int sites_not_code;
+  uint64_t sites_dropped;
   int any_kind, any_wake, any_ev;
   uint64_t first_ts, last_ts; /* over valid events */
 

@@ -357,6 +357,7 @@ static const char *parse_value(const char *p, const char *e, struct key k, struc
     } else if (k.vt == V_WAIT) {
       if (STREQ(s, "fd")) l->wait = 1;
       else if (STREQ(s, "ptr")) l->wait = 2;
+      else if (STREQ(s, "exit")) l->wait = 3;
       else *shape = 1;
     } else {
       if (STREQ(s, "meta")) l->type = CT_LINE_META;

@@ -56,7 +56,7 @@ struct ct_line {
   enum ct_line_type type;
   enum ct_ev_kind kind;
   int is_active;
-  int wait;       /* 0 none, 1 fd, 2 ptr */
+  int wait;       /* 0 none, 1 fd, 2 ptr, 3 exit (returned) */
   int obj_is_str; /* obj came as a "0x..." string */
   uint64_t probe_id, tid, addr, seq, ts, ev, site, obj, from, parent;
   uint64_t pid, start, end, offset, station, birth_ts, create_site;

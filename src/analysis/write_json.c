@@ -37,7 +37,7 @@ static void site(FILE *f, const struct ct_rsite *rs, int blocker) {
     jstr(f, rs->sym.module);
     fprintf(f, ",\"offset\":\"0x%" PRIx64 "\"", rs->sym.offset);
   }
-  fprintf(f, ",\"count\":%" PRIu64, rs->count);
+  if (rs->count) fprintf(f, ",\"count\":%" PRIu64, rs->count); /* 0: a wake's or run end's site */
   if (rs->has_dur)
     fprintf(f, ",\"%s\":{\"p50\":%" PRIu64 ",\"p99\":%" PRIu64 ",\"max\":%" PRIu64 "}",
             blocker ? "run_ns" : "suspended_ns", rs->p50, rs->p99, rs->max);
@@ -45,8 +45,9 @@ static void site(FILE *f, const struct ct_rsite *rs, int blocker) {
   fputc('}', f);
 }
 
-static void coro(FILE *f, const struct ct_rcoro *c) {
+static void coro(FILE *f, const struct ct_report *r, const struct ct_rcoro *c) {
   fprintf(f, "{\"probe_id\":%" PRIu64, c->probe_id);
+  if (c->incarnation) fprintf(f, ",\"incarnation\":%" PRIu32, c->incarnation + 1);
   if (c->label) {
     fputs(",\"label\":", f);
     jstr(f, c->label);
@@ -59,6 +60,27 @@ static void coro(FILE *f, const struct ct_rcoro *c) {
   if (c->likely_idle) fputs(",\"likely_idle\":true", f);
   fputs(",\"evidence\":", f);
   jstr(f, c->evidence);
+  if (c->never_destroyed) fputs(",\"never_destroyed\":true", f);
+  if (c->returned) fputs(",\"returned\":true", f);
+  if (c->wake) {
+    fprintf(f, ",\"wake\":{\"from\":%" PRIu64 ",\"ts\":%" PRIu64 ",\"at_ns\":%" PRIu64, c->wake->from,
+            c->wake->ts, c->wake->ts > r->start_ts ? c->wake->ts - r->start_ts : 0);
+    if (!c->wake->from && c->wake->tid) fprintf(f, ",\"tid\":%" PRIu32, c->wake->tid);
+    if (c->wake->absorbed)
+      fprintf(f, ",\"absorbed\":true,\"yield_ts\":%" PRIu64 ",\"resume_ts\":%" PRIu64, c->wake->yield_ts,
+              c->wake->resume_ts);
+    fputs(",\"site\":", f);
+    site(f, &c->wake->site, 0);
+    fputc('}', f);
+  }
+  if (c->run_end) {
+    fprintf(f, ",\"run_end\":{\"kind\":\"%s\"", c->run_end);
+    if (c->end_site) {
+      fputs(",\"site\":", f);
+      site(f, c->end_site, 0);
+    }
+    fputc('}', f);
+  }
   fputc('}', f);
 }
 
@@ -77,6 +99,8 @@ static void trace(FILE *f, const struct ct_report *r) {
              ",\"resumes\":%" PRIu64 ",\"alive_at_end\":%" PRIu64 ",\"absurd_ts\":%" PRIu64,
           st->events, r->coroutines, r->threads, r->start_ts, r->end_ts, r->duration_ns,
           r->active_ns, r->lost_events, st->migrations, st->resumes, r->alive_at_end, r->absurd_ts);
+  fprintf(f, ",\"reused_ids\":%" PRIu64 ",\"returned\":%" PRIu64 ",\"sites_not_code\":%s", st->reused_ids,
+          st->returned, st->sites_not_code ? "true" : "false");
   fputs(",\"idle_gaps\":[", f);
   for (size_t i = 0; i < r->ngaps; i++)
     fprintf(f, "%s{\"from_ts\":%" PRIu64 ",\"to_ts\":%" PRIu64 "}", i ? "," : "", r->gaps[i].from,
@@ -121,8 +145,12 @@ int ct_write_json(FILE *f, const struct ct_report *r) {
     fputs("],\n \"coroutines\":[", f);
     for (size_t k = 0; k < fi->ncoros; k++) {
       fputs(k ? ",\n  " : "\n  ", f);
-      coro(f, &fi->coros[k]);
+      coro(f, r, &fi->coros[k]);
     }
+    fputs("],\n \"related\":[", f);
+    for (size_t k = 0; k < fi->nrelated; k++)
+      fprintf(f, "%s{\"kind\":\"%s\",\"count\":%" PRIu64 ",\"relation\":\"%s\"}", k ? "," : "",
+              fi->related[k].kind, fi->related[k].count, fi->related[k].relation);
     fputs("],\n \"evidence\":[", f);
     for (size_t k = 0; k < fi->nevidence; k++) {
       if (k) fputc(',', f);

@@ -9,28 +9,10 @@
 #define MD_COROS_SHOWN 20
 #define MD_SITES_SHOWN 10
 
-static const char *base_name(const char *p) {
-  const char *s = p ? strrchr(p, '/') : NULL;
-  return s ? s + 1 : p;
-}
-
-/* "conn_read (resp_server.c:212)", "app+0x1234", or "0x... (unsymbolized)". */
-static const char *fmt_site(const struct ct_rsite *rs, char *buf, size_t n) {
-  if (rs->symbolized && rs->sym.function && rs->sym.file)
-    snprintf(buf, n, "%s (%s:%d)", rs->sym.function, base_name(rs->sym.file), rs->sym.line);
-  else if (rs->symbolized && rs->sym.function)
-    snprintf(buf, n, "%s (%s+0x%" PRIx64 ")", rs->sym.function, base_name(rs->sym.module), rs->sym.offset);
-  else if (rs->symbolized)
-    snprintf(buf, n, "%s+0x%" PRIx64, base_name(rs->sym.module), rs->sym.offset);
-  else
-    snprintf(buf, n, "0x%016" PRIx64 " (unsymbolized)", rs->site);
-  return buf;
-}
-
 static void site_line(FILE *f, const struct ct_finding *fi, const struct ct_rsite *rs) {
   char s[512], a[32], b[32], c[32];
   int blocker = strcmp(fi->kind, "blocker") == 0;
-  fprintf(f, "- `%s`: %" PRIu64 " %s", fmt_site(rs, s, sizeof s), rs->count,
+  fprintf(f, "- `%s`: %" PRIu64 " %s", ct_fmt_site(rs, s, sizeof s), rs->count,
           blocker ? (rs->count == 1 ? "long run" : "long runs")
                   : (rs->count == 1 ? "coroutine" : "coroutines"));
   if (rs->has_fd && rs->fd_min == rs->fd_max) fprintf(f, ", fd %" PRIu64, rs->fd_min);
@@ -65,14 +47,16 @@ static void coro_table(FILE *f, const struct ct_finding *fi, int idle) {
     char s[512] = "";
     if (c->likely_idle != idle) continue;
     shown++;
-    fprintf(f, "| %" PRIu64 " | ", c->probe_id);
+    fprintf(f, "| %" PRIu64, c->probe_id);
+    if (c->incarnation) fprintf(f, " (#%" PRIu32 ")", c->incarnation + 1);
+    fputs(" | ", f);
     cell(f, c->label ? c->label : "");
     fputs(" | ", f);
     if (c->wait == 1) fprintf(f, "fd %" PRId64, (int64_t)c->obj);
     else if (c->wait == 2) fprintf(f, "0x%" PRIx64, c->obj);
     if (c->waits_for) fprintf(f, " (coroutine %" PRIu64 ")", c->waits_for);
     fputs(" | ", f);
-    if (c->site_index >= 0) cell(f, fmt_site(&fi->sites[c->site_index], s, sizeof s));
+    if (c->site_index >= 0) cell(f, ct_fmt_site(&fi->sites[c->site_index], s, sizeof s));
     fputs(" | ", f);
     cell(f, c->evidence);
     fputs(" |\n", f);
@@ -98,14 +82,22 @@ static void overview(FILE *f, const struct ct_report *r) {
   const struct ct_state *st = r->st;
   char a[32], b[32];
   fprintf(f, "- **Trace**: `%s`, %" PRIu64 " lines (%.1f MB), %" PRIu64 " events, %" PRIu64
-             " coroutines, %" PRIu64 " threads",
-          r->path, st->lines, (double)r->bytes / 1e6, st->events, r->coroutines, r->threads);
+             " coroutine%s, %" PRIu64 " thread%s",
+          r->path, st->lines, (double)r->bytes / 1e6, st->events, r->coroutines,
+          r->coroutines == 1 ? "" : "s", r->threads, r->threads == 1 ? "" : "s");
   if (st->run_id[0]) fprintf(f, "; run `%s`", st->run_id);
   if (st->host[0]) fprintf(f, " on `%s`", st->host);
   fputs(!st->has_meta ? " (no meta line: a reference-engine or v1 trace)\n" : "\n", f);
   if (!st->events) fputs("- **Duration**: no events\n", f);
   else fprintf(f, "- **Duration**: %s (from the first event to %s)\n", ct_fmt_ns(r->duration_ns, a, sizeof a),
           st->has_end && st->end_ts ? "the end line" : "the last event");
+  if (st->reused_ids)
+    fprintf(f, "- **Reused ids**: %" PRIu64 " coroutines were created with the id of one destroyed "
+               "before them (memory reused): each is a new incarnation, shown as `id (#N)`\n",
+            st->reused_ids);
+  if (st->returned)
+    fprintf(f, "- **Returned**: %" PRIu64 " final suspends (coroutines that finished their body)\n",
+            st->returned);
   if (r->gaps_total) {
     fprintf(f, "- **Idle gaps**: only %s of it had events; %zu stretch%s over 60 s without any:",
             ct_fmt_ns(r->active_ns, a, sizeof a), r->gaps_total, r->gaps_total == 1 ? "" : "es");
@@ -154,7 +146,11 @@ static void overview(FILE *f, const struct ct_report *r) {
     fprintf(f, "- **Alive at the end**: %" PRIu64 " coroutines; not reported as leaks because %s "
                "(a live server's connections are not leaks)\n",
             r->alive_at_end, st->has_end ? "the program was killed" : "the trace was cut short");
-  if (!st->modules)
+  if (st->sites_not_code)
+    fprintf(f, "- **Suspend addresses are not code**: no module map and %" PRIu64 "+ distinct addresses, about"
+               " one per coroutine (a reference SDK's frame or future addresses): not listed or timed as"
+               " sites\n", st->sites_dropped);
+  else if (!st->modules)
     fputs("- **Symbols**: the trace has no module lines: sites are raw addresses, unsymbolized"
           " (in a v1 trace, suspend addresses are the SDK's frame addresses, not code)\n", f);
   else if (st->sym_err)
@@ -182,7 +178,7 @@ int ct_write_markdown(FILE *f, const struct ct_report *r) {
     for (size_t i = 0; i < shown; i++) {
       const struct ct_rsite *rs = &r->sites[i];
       fputs("| `", f);
-      cell(f, fmt_site(rs, s, sizeof s));
+      cell(f, ct_fmt_site(rs, s, sizeof s));
       if (rs->has_dur)
         fprintf(f, "` | %" PRIu64 " | %s | %s | %s |\n", rs->count, ct_fmt_ns(rs->p50, a, sizeof a),
                 ct_fmt_ns(rs->p99, b, sizeof b), ct_fmt_ns(rs->max, c, sizeof c));

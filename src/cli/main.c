@@ -16,6 +16,33 @@ static void usage(FILE *f) {
           "`corotracer COMMAND --help` tells more.\n");
 }
 
+/* The reference engine's single-dash flags we accept (value: takes one). */
+static const struct {
+  const char *flag, *value;
+} ref_flags[] = {{"-n", "N"},          {"-cmd", "\"CMD\""}, {"-out", "FILE"}, {"-shm", "PATH"},
+                 {"-sock", "PATH"},    {"-o", "FILE"},      {"-deepdive", NULL},
+                 {"-export", "FORMAT ..."}};
+#define NREF_FLAGS (sizeof ref_flags / sizeof ref_flags[0])
+
+/* Index of a single-dash reference flag in ref_flags, -1 if unknown; -2 for
+ * what is not one (a value, a --long option, `--`). */
+static int ref_flag(const char *a) {
+  if (a[0] != '-' || a[1] == '-' || !a[1]) return -2;
+  for (size_t k = 0; k < NREF_FLAGS; k++)
+    if (strcmp(a, ref_flags[k].flag) == 0) return (int)k;
+  return -1;
+}
+
+/* An unknown reference flag: one line naming it and the ones that exist. */
+static int unknown_ref_flag(const char *a) {
+  fprintf(stderr, "corotracer: %s: unknown flag; the reference's flags are", a);
+  for (size_t k = 0; k < NREF_FLAGS; k++)
+    fprintf(stderr, "%s %s%s%s", k ? "," : "", ref_flags[k].flag, ref_flags[k].value ? " " : "",
+            ref_flags[k].value ? ref_flags[k].value : "");
+  fputs(" (corotracer --help lists the commands)\n", stderr);
+  return 2;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -33,15 +60,19 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "--version") == 0) return puts("corotracer " COROTRACER_VERSION) < 0;
   if (cmd[0] == '-') {
     /* The reference engine's single-dash flags: -deepdive selects the report,
-     * -export the export, anything else is trace mode. The subcommands parse
-     * the flags themselves. */
-    for (int i = 1; i < argc; i++) {
-      if (strcmp(argv[i], "-deepdive") == 0 || strcmp(argv[i], "--deepdive") == 0)
-        return ct_report_main(argc, argv);
+     * -export the export (it parses the reference's export flags itself),
+     * anything else is trace mode. The subcommands parse the flags themselves. */
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
       if (strcmp(argv[i], "-export") == 0 || strcmp(argv[i], "--export") == 0)
         return ct_export_main(argc, argv);
+    int deepdive = 0;
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+      int k = ref_flag(argv[i]);
+      if (k == -1 && strcmp(argv[i], "-h") != 0) return unknown_ref_flag(argv[i]);
+      deepdive |= strcmp(argv[i], "-deepdive") == 0 || strcmp(argv[i], "--deepdive") == 0;
+      if (k >= 0 && ref_flags[k].value) i++; /* skip its value */
     }
-    return ct_run_main(argc, argv);
+    return deepdive ? ct_report_main(argc, argv) : ct_run_main(argc, argv);
   }
   fprintf(stderr, "corotracer: unknown command '%s'\n", cmd);
   usage(stderr);

@@ -51,7 +51,8 @@ enum ctp_wait {
   CTP_WAIT_NONE = 0,
   CTP_WAIT_FD = 1,  /* obj = file descriptor */
   CTP_WAIT_PTR = 2, /* obj = address of a wait object (mutex, channel, ...) */
-  CTP_WAIT_MAX_ = 3
+  CTP_WAIT_EXIT = 3, /* the final suspend: the coroutine returned (obj 0) */
+  CTP_WAIT_MAX_ = 4
 };
 
 /* ctp_station.ext_flags bits. */

@@ -225,6 +225,23 @@ static int find_unit(Dwfl_Module *mod, Dwarf_Addr a, Dwarf_Die *cudie, Dwarf_Add
   return 0;
 }
 
+/* A site inside an inlined call of include/corotracer.h's wrappers (the
+ * default site of corotracer_suspend(co, NULL, ...) is the library's return
+ * address, which lands in the inlined wrapper): the file and line of that
+ * call, in the user's code, instead of the header's. */
+static void sdk_call_site(Dwarf_Die *cudie, Dwarf_Die *inl, struct ct_sym *out) {
+  Dwarf_Attribute attr;
+  Dwarf_Word line, file;
+  Dwarf_Files *files;
+  size_t nfiles;
+  if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &attr), &line) == 0) out->line = (int)line;
+  if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &attr), &file) == 0 &&
+      dwarf_getsrcfiles(cudie, &files, &nfiles) == 0 && file < nfiles) {
+    const char *f = dwarf_filesrc(files, file, NULL, NULL);
+    if (f) out->file = f;
+  }
+}
+
 /* File and line of a, and the name of the function the line is in when that
  * code was inlined (the symbol table names only the function it was inlined
  * into, which would pair one function's name with another's source line). */
@@ -246,6 +263,10 @@ static void dwarf_info(Dwfl_Module *mod, Dwarf_Addr a, struct ct_sym *out) {
       Dwarf_Attribute attr;
       const char *name = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &attr));
       if (!name) name = dwarf_diename(&scopes[i]);
+      if (name && strncmp(name, "corotracer_", 11) == 0) { /* our SDK's inline wrapper: */
+        sdk_call_site(&cudie, &scopes[i], out);       /* the site is where it was called */
+        continue;
+      }
       if (name) out->function = name;
     }
     if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) break;

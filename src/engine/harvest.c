@@ -132,6 +132,8 @@ static void write_event(struct ct_writer *w, uint64_t probe_id, const struct ev 
   } else if (e->kind == CTP_KIND_SUSPEND && e->wait == CTP_WAIT_PTR) {
     p = CT_PUT_LIT(p, ",\"wait\":\"ptr\",\"obj\":");
     p = ct_put_hex(p, e->obj);
+  } else if (e->kind == CTP_KIND_SUSPEND && e->wait == CTP_WAIT_EXIT) {
+    p = CT_PUT_LIT(p, ",\"wait\":\"exit\"");
   } else if (e->kind == CTP_KIND_WAKE) {
     p = CT_PUT_LIT(p, ",\"from\":");
     p = ct_put_u64(p, e->obj);

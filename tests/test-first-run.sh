@@ -1,0 +1,34 @@
+#!/bin/sh
+# test-first-run.sh - the README's "First run" on a fresh clone: its lines as
+# written (make as `make -j2`), from a `git clone` of this repository in a temp
+# dir, so a build that only works in a used tree (a goal left over, a file not
+# committed) fails here. CT_FIRST_RUN_REV: the commit to clone (HEAD).
+set -u
+repo=$(cd "$(dirname "$0")/.." && pwd)
+rev=${CT_FIRST_RUN_REV:-HEAD}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-first-run.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+command -v git > /dev/null || { echo "git not installed"; exit 77; }
+git -C "$repo" rev-parse --verify -q "$rev^{commit}" > /dev/null || { echo "not a git checkout: $repo"; exit 77; }
+git clone -q --no-checkout "$repo" "$tmp/clone" && git -C "$tmp/clone" checkout -q "$(git -C "$repo" rev-parse "$rev")" ||
+  { echo "FAIL: git clone $repo"; exit 1; }
+# The fenced block under "## First run" in the clone's README.
+sed -n '/^## First run/,/^## /p' "$tmp/clone/README.md" | sed -n '/^```sh/,/^```/p' | sed '1d;$d' > "$tmp/lines"
+[ -s "$tmp/lines" ] || { echo "FAIL: no First run block in README.md"; exit 1; }
+grep -q '^make$' "$tmp/lines" && grep -q 'corotracer run' "$tmp/lines" && grep -q 'corotracer report' "$tmp/lines" ||
+  { echo "FAIL: First run is not make, run, report: $(cat "$tmp/lines")"; exit 1; }
+n=0
+while IFS= read -r line; do
+  n=$((n + 1))
+  [ "$line" = make ] && line="make -j2" # cheap: no sanitizers, two jobs
+  echo "\$ $line"
+  # As a newcomer types it: not with `make check`'s O=, SAN= or MAKEFLAGS.
+  (cd "$tmp/clone" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u O -u SAN -u CC -u CXX \
+    sh -c "$line") > "$tmp/out.$n" 2>&1 < /dev/null
+  rc=$?
+  [ $rc -eq 0 ] || { tail -n 20 "$tmp/out.$n"; echo "FAIL: line $n of First run: $line (exit $rc)"; exit 1; }
+done < "$tmp/lines"
+# The report went to stdout: it must be one, over a trace with events.
+grep -q '^# corotracer report' "$tmp/out.$n" || { cat "$tmp/out.$n"; echo "FAIL: no report"; exit 1; }
+grep -q 'events, [1-9][0-9]* coroutines' "$tmp/out.$n" || { cat "$tmp/out.$n"; echo "FAIL: no events traced"; exit 1; }
+echo "test-first-run: ok"
