@@ -52,9 +52,7 @@ int main(void) {
 
   /* Iteration sees every value once. */
   uint64_t seen = 0, hits = 0;
-  for (size_t i = 0; i < m.cap; i++) {
-    if (!m.used[i])
-      continue;
+  for (size_t i = 0; i < m.n; i++) {
     seen++;
     hits += ((struct val *)ct_map_at(&m, i))->hits;
   }
