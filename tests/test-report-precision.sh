@@ -111,9 +111,9 @@ has refs md '(unsymbolized)'
 # Item 11: grammar, and the reference's unknown flags.
 grep -q '[^0-9]1 threads' "$tmp/sched.md" && fail "sched: '1 threads'"
 has reuse md '4 coroutines, 1 thread;'
-"$COROTRACER" -export x > /dev/null 2> "$tmp/flag.err" && fail "-export: exit 0"
-grep -q '^corotracer: -export: unknown flag; the reference.s flags are -n N, -cmd "CMD", -out FILE.*-deepdive' "$tmp/flag.err" ||
-  fail "-export: '$(cat "$tmp/flag.err")'"
+"$COROTRACER" -frobnicate x > /dev/null 2> "$tmp/flag.err" && fail "-frobnicate: exit 0"
+grep -q '^corotracer: -frobnicate: unknown flag; the reference.s flags are -n N, -cmd "CMD", -out FILE.*-deepdive.*-export FORMAT' "$tmp/flag.err" ||
+  fail "-frobnicate: '$(cat "$tmp/flag.err")'"
 "$COROTRACER" -in trace.jsonl > /dev/null 2> "$tmp/flag.err"; rc=$?
 [ $rc -eq 2 ] && grep -q '^corotracer: -in: unknown flag' "$tmp/flag.err" || fail "-in: exit $rc, '$(cat "$tmp/flag.err")'"
 [ "$(wc -l < "$tmp/flag.err")" -eq 1 ] || fail "-in: more than one line"

@@ -52,7 +52,7 @@ check_roundtrip() {
   [ "$($q "SELECT count(*) FROM coroutines $w")" = "$nco" ] || fail "$name: coroutines $($q "SELECT count(*) FROM coroutines $w"), the trace has $nco"
   [ "$($q "SELECT sum(events) FROM coroutines $w")" = "$(wc -l < "$tmp/exp")" ] || fail "$name: coroutines.events does not add up"
   "$COROTRACER" report "$trace" --json "$tmp/f.json" > /dev/null 2>&1
-  kinds=$(grep -o '"kind":"[a-z_]*"' "$tmp/f.json" | sed 's/.*:"\(.*\)"/\1/' | tr '\n' ' ')
+  kinds=$(grep -o '^{"kind":"[a-z_]*"' "$tmp/f.json" | sed 's/.*:"\(.*\)"/\1/' | tr '\n' ' ')
   got=$($q "SELECT kind FROM findings $w ORDER BY finding + 0" | tr '\n' ' ')
   [ "$got" = "$kinds" ] || fail "$name: findings '$got', the report has '$kinds'"
 }
