@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "engine/engine.h"
+#include "html/live.h"
 
 #define CT_ENGINE_VERSION "corotracer 0.1.0"
 /* While events flow the loop naps between scans (ppoll, which serves signals
@@ -429,6 +430,7 @@ static int finish(struct run *r, uint64_t start_mono) {
 /* Owns everything it creates; returns the process exit status. */
 int ct_run_main(int argc, char **argv) {
   struct run r;
+  struct ct_live *live = NULL;
   memset(&r, 0, sizeof(r));
   r.sigfd = -1;
   r.w.fd = -1;
@@ -475,10 +477,16 @@ int ct_run_main(int argc, char **argv) {
     goto out;
   }
   ct_writer_flush(&r.w);
+  if (r.o.serve && (e = ct_live_start(r.o.serve, r.o.out, 1, &live))) {
+    fprintf(stderr, "corotracer: --serve %s: %s; no live view, tracing goes on\n", r.o.serve, strerror(-e));
+  } else if (live) {
+    fprintf(stderr, "corotracer: live dashboard at %s\n", ct_live_url(live));
+  }
   (void)prctl(PR_SET_TIMERSLACK, CT_TIMER_SLACK_NS, 0, 0, 0); /* best effort: naps stay a bit longer */
   harvest_loop(&r);
   ct_target_release_tty(&r.t);
   rc = finish(&r, start);
+  ct_live_stop(live); /* the complete trace, to the pages still open */
 out:
   ct_target_release_tty(&r.t);
   for (size_t i = 0; i < r.nconns; i++) close(r.conns[i].fd);

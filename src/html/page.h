@@ -1,0 +1,44 @@
+/* page.h - the dashboard page: the data built from a trace (model + report
+ * findings, compressed), and the one self-contained HTML file around it.
+ * Module code: returns 0 / -errno, never prints. */
+#ifndef CT_HTML_PAGE_H
+#define CT_HTML_PAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "html/buf.h"
+
+/* Limits of the data: spans kept for coroutines no finding names, and the
+ * hard cap (docs/DASHBOARD.md "Scale"). */
+#define CT_DASH_SPAN_BUDGET 1000000u
+#define CT_DASH_SPAN_CAP 1400000u
+/* Left suspended this long by a running program: stuck (as the report's). */
+#define CT_DASH_STUCK_NS 1000000000ull
+
+struct ct_dash_stats {
+  uint64_t bytes, lines, events, spans, spans_dropped, blob_bytes;
+  int passes;
+  int bad_line;     /* 1-based line of the first malformed line, when nothing parsed */
+  int not_a_trace;  /* no line was a trace event or record */
+};
+
+/* Reads the trace on fd (named name) and builds the page's data: the
+ * model's blob with the report's findings in it, zlib-compressed into *z.
+ * seekable: a second pass may re-read fd from offset 0 to keep every
+ * coroutine a finding names when the spans overflow the budget. now_ts: for a
+ * live run, the present (0 otherwise). Returns 0, -ENOMEM, -errno of a read,
+ * or -EINVAL when the file is not a trace (st tells which). */
+int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int live,
+                  struct ct_buf *z, struct ct_dash_stats *st);
+
+/* Compresses n bytes at p (zlib format, what DecompressionStream("deflate")
+ * reads) and appends them to z. */
+int ct_dash_compress(const void *p, size_t n, struct ct_buf *z);
+
+/* The page: the embedded HTML with its CSS and JS inlined; with z (compressed
+ * data, NULL for the live page that fetches it) as base64 in a data block.
+ * Appended to out. */
+int ct_page_render(const struct ct_buf *z, int live, struct ct_buf *out);
+
+#endif
