@@ -59,6 +59,7 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
     rc = -EINVAL;
     goto out;
   }
+  st->live_ts = live ? now_ts : 0;
   if ((rc = ct_report_build(st, name, bytes, CT_DASH_STUCK_NS, &r))) goto out;
   if ((rc = findings_json(&r, &json, &jlen))) goto out;
   if (m.spans_dropped && seekable && lseek(fd, 0, SEEK_SET) == 0) {

@@ -385,7 +385,10 @@ static void *thread_main(void *arg) {
       last_tick = now;
       tail(l);
       uint64_t gap = l->build_ns * SNAP_COST_FACTOR;
-      if (!l->cur || (l->bytes != l->snap_bytes && now - l->last_build >= (gap > SNAP_MIN_NS ? gap : SNAP_MIN_NS)))
+      /* While the program runs, time alone changes findings (a coroutine
+       * left parked becomes stuck): rebuild on schedule even without new lines. */
+      if (!l->cur || ((l->bytes != l->snap_bytes || live_now(l)) &&
+                      now - l->last_build >= (gap > SNAP_MIN_NS ? gap : SNAP_MIN_NS)))
         snapshot(l);
       if (!final_at) tick(l, 0);
     }
