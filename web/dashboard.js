@@ -48,11 +48,12 @@ function b64(s) {
 }
 const TYPES = { f64: Float64Array, u32: Uint32Array, i32: Int32Array, u8: Uint8Array };
 function decode(ab) {
-  const dv = new DataView(ab);
-  if (ab.byteLength < 8 || dv.getUint32(0, false) !== 0x43544431) throw new Error('not corotracer dashboard data');
-  const hl = dv.getUint32(4, true);
-  const head = JSON.parse(new TextDecoder().decode(new Uint8Array(ab, 8, hl)));
-  let off = (8 + hl + 7) & ~7;
+  // Arrays first, then the JSON header, its length and the magic at the end.
+  const dv = new DataView(ab), n = ab.byteLength;
+  if (n < 8 || dv.getUint32(n - 4, false) !== 0x43544431) throw new Error('not corotracer dashboard data');
+  const hl = dv.getUint32(n - 8, true);
+  const head = JSON.parse(new TextDecoder().decode(new Uint8Array(ab, n - 8 - hl, hl)));
+  let off = 0;
   const a = {};
   for (const d of head.arrays) {
     off = (off + 7) & ~7;

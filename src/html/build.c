@@ -40,8 +40,8 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   struct ct_state *st = NULL;
   struct ct_model m;
   struct ct_report r = {0};
-  char *json = NULL, *blob = NULL;
-  size_t jlen = 0, blen = 0;
+  char *json = NULL;
+  size_t jlen = 0;
   uint64_t bytes = 0;
   memset(stats, 0, sizeof *stats);
   int rc = ct_model_init(&m, CT_DASH_SPAN_BUDGET, CT_DASH_SPAN_CAP);
@@ -76,11 +76,8 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   }
   stats->spans = m.nspans;
   stats->spans_dropped = m.spans_dropped;
-  if ((rc = ct_model_serialize(&m, json, jlen, name, now_ts, live, &blob, &blen))) goto out;
-  stats->blob_bytes = blen;
-  rc = ct_dash_compress(blob, blen, z);
+  rc = ct_model_serialize(&m, json, jlen, name, now_ts, live, z, &stats->blob_bytes);
 out:
-  free(blob);
   free(json);
   ct_report_free(&r);
   ct_state_free(st);

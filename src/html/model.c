@@ -61,6 +61,8 @@ static int grow(void **p, size_t n, size_t *cap, size_t sz) {
 }
 
 static struct ct_mcoro *coro(struct ct_model *m, uint64_t id, int create) {
+  /* The engine writes a coroutine's lines together: the last one is likely again. */
+  if (m->ncoros && m->last_ix < m->ncoros && m->coros[m->last_ix].id == id) return &m->coros[m->last_ix];
   int fresh;
   uint32_t *ix = create ? ct_map_put(&m->ids, id, 0, &fresh) : ct_map_get(&m->ids, id, 0);
   if (!ix) return NULL;
@@ -77,7 +79,9 @@ static struct ct_mcoro *coro(struct ct_model *m, uint64_t id, int create) {
     c->state = 0xff; /* not seen yet */
     c->pid = (uint32_t)m->target_pid;
   }
-  return *ix == NONE ? NULL : &m->coros[*ix];
+  if (*ix == NONE) return NULL;
+  m->last_ix = *ix;
+  return &m->coros[*ix];
 }
 
 int ct_model_keep(struct ct_model *m, uint64_t probe_id) {
@@ -226,9 +230,8 @@ static int emit(struct ct_model *m, const struct ct_mcoro *c, uint64_t t1, int o
 }
 
 /* c goes to state at ts: the span it was in is emitted, the levels move. */
-static int move(struct ct_model *m, struct ct_mcoro *c, int state, uint64_t ts) {
+static int move(struct ct_model *m, struct ct_mcoro *c, int state, uint64_t ts, struct ct_cbucket *b) {
   int rc = emit(m, c, ts, 0);
-  struct ct_cbucket *b = bucket(m, ts);
   int from = level_of(c->state), to = level_of(state);
   if (from >= 0) b->d[from]--;
   if (to >= 0) b->d[to]++;
@@ -269,10 +272,10 @@ static int on_event(struct ct_model *m, const struct ct_line *l) {
   case CT_EV_CREATE:
     c->create_site = site_index(m, site, c->pid);
     c->waker = NONE;
-    rc = move(m, c, CT_SP_CREATED, l->ts);
+    rc = move(m, c, CT_SP_CREATED, l->ts, b);
     break;
   case CT_EV_SUSPEND:
-    rc = move(m, c, CT_SP_SUSPENDED, l->ts);
+    rc = move(m, c, CT_SP_SUSPENDED, l->ts, b);
     c->suspends++;
     c->site = site_index(m, site, c->pid);
     c->wait = (uint8_t)l->wait;
@@ -281,7 +284,7 @@ static int on_event(struct ct_model *m, const struct ct_line *l) {
   case CT_EV_RESUME: {
     uint32_t tid = CT_HAS(l, CT_K_TID) ? tid_index(m, l->tid) : NONE;
     if (c->state == CT_SP_RUNNING && c->tid == tid) break; /* v1 SDKs repeat resumes */
-    rc = move(m, c, CT_SP_RUNNING, l->ts);
+    rc = move(m, c, CT_SP_RUNNING, l->ts, b);
     c->tid = tid;
     c->runs++;
     break;
@@ -305,16 +308,16 @@ static int on_event(struct ct_model *m, const struct ct_line *l) {
       m->wakes_dropped++;
     }
     if (c->state == CT_SP_SUSPENDED) {
-      rc = move(m, c, CT_SP_RUNNABLE, l->ts);
+      rc = move(m, c, CT_SP_RUNNABLE, l->ts, b);
       c->waker = from;
     }
     break;
   }
   case CT_EV_DESTROY:
-    rc = move(m, c, 0xff, l->ts);
+    rc = move(m, c, 0xff, l->ts, b);
     c->destroyed = 1;
     c->alive = 0;
-    bucket(m, l->ts)->d[CT_CT_LIVE]--;
+    b->d[CT_CT_LIVE]--;
     break;
   case CT_EV_V1: break;
   }

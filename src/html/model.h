@@ -55,7 +55,7 @@ struct ct_model {
   /* tables */
   struct ct_map ids;   /* probe_id -> uint32 coroutine index */
   struct ct_mcoro *coros;
-  size_t ncoros, capcoros;
+  size_t ncoros, capcoros, last_ix;
   struct ct_span *spans;
   size_t nspans, capspans, nspans_other;
   struct ct_wake *wakes;
@@ -107,11 +107,12 @@ struct ct_model_counts {
 void ct_model_counts(const struct ct_model *m, uint64_t now, uint64_t stuck_ns,
                      struct ct_model_counts *out);
 
-/* Serializes the model as the page's uncompressed blob into *out (malloc'd,
- * *len bytes; owned by the caller). findings_json: the report's findings JSON
- * (docs/FINDINGS.md), embedded as is; source: the trace's name; now_ts: see
- * ct_model_end; two_pass: the spans were rebuilt keeping findings' coroutines. */
+/* Serializes the model as the page's blob, zlib-compressed, appended to z
+ * (*raw_len: the uncompressed size). findings_json: the report's findings
+ * JSON (docs/FINDINGS.md), embedded as is; source: the trace's name; now_ts:
+ * see ct_model_end; live: the page is fed by a live run. */
+struct ct_buf;
 int ct_model_serialize(const struct ct_model *m, const char *findings_json, size_t findings_len,
-                       const char *source, uint64_t now_ts, int live, char **out, size_t *len);
+                       const char *source, uint64_t now_ts, int live, struct ct_buf *z, uint64_t *raw_len);
 
 #endif

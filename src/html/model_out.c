@@ -1,7 +1,8 @@
-/* model_out.c - the model as the page's blob: "CTD1", a little-endian u32
- * length, a JSON header (tables, totals, what was summarized, the report's
- * findings, the list of arrays), then the typed arrays, each 8-byte aligned
- * (docs/DASHBOARD.md "Data blob"). */
+/* model_out.c - the model as the page's blob, streamed through the
+ * compressor: the typed arrays (each 8-byte aligned), then a JSON header
+ * (tables, totals, what was summarized, the report's findings, the list of
+ * arrays), then its length (u32, little-endian) and the magic "CTD1" at the
+ * very end (docs/DASHBOARD.md "Data blob"). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -9,234 +10,227 @@
 
 #include "html/buf.h"
 #include "html/model.h"
+#include "html/page.h"
 
 #define NONE UINT32_MAX
+#define CHUNK 8192 /* elements converted at a time */
 
 struct arr {
   const char *name, *type;
   size_t n;
 };
 
-static int cmp_span(const void *a, const void *b) {
-  const struct ct_span *x = a, *y = b;
-  if (x->coro != y->coro) return x->coro < y->coro ? -1 : 1;
-  if (x->t0 != y->t0) return x->t0 < y->t0 ? -1 : 1;
-  return (x->t1 > y->t1) - (x->t1 < y->t1);
-}
+struct out {
+  struct ct_zw zw;
+  struct arr arrs[40];
+  size_t narr;
+  const struct ct_span *sp, *opn; /* stored spans, then the open ones */
+  size_t nsp;
+  const uint32_t *ord;            /* output position -> span index */
+  uint64_t start;
+};
 
-static int cmp_thread(const void *a, const void *b, void *ctx) {
-  const struct ct_span *sp = ctx;
-  const struct ct_span *x = &sp[*(const uint32_t *)a], *y = &sp[*(const uint32_t *)b];
-  if (x->arg != y->arg) return x->arg < y->arg ? -1 : 1;
-  return (x->t0 > y->t0) - (x->t0 < y->t0);
+static const struct ct_span *span_at(const struct out *o, size_t i) {
+  return i < o->nsp ? &o->sp[i] : &o->opn[i - o->nsp];
 }
 
 static double rel(uint64_t t, uint64_t start) { return t >= start ? (double)(t - start) : -(double)(start - t); }
 
-/* Appends an array to the body and its description to the list. */
-static void add(struct ct_buf *body, struct arr *list, size_t *n, const char *name, const char *type,
-                const void *p, size_t count, size_t elem) {
-  ct_buf_align(body, 8);
-  ct_buf_put(body, p, count * elem);
-  list[(*n)++] = (struct arr){name, type, count};
+static void begin(struct out *o, const char *name, const char *type, size_t n) {
+  ct_zw_align(&o->zw, 8);
+  if (o->narr < sizeof o->arrs / sizeof o->arrs[0]) o->arrs[o->narr++] = (struct arr){name, type, n};
 }
 
-#define F64(name, count, expr)                                                                  \
+/* One array of n elements, each computed by expr from i, converted CHUNK at
+ * a time. */
+#define EMIT(o, name, type, T, n, expr)                                                         \
   do {                                                                                         \
-    double *v_ = malloc(((count) ? (count) : 1) * sizeof *v_);                                 \
-    if (!v_) goto nomem;                                                                       \
-    for (size_t i = 0; i < (count); i++) v_[i] = (expr);                                       \
-    add(&body, arrs, &narr, name, "f64", v_, count, 8);                                        \
-    free(v_);                                                                                  \
-  } while (0)
-#define U32(name, type, count, expr)                                                           \
-  do {                                                                                         \
-    uint32_t *v_ = malloc(((count) ? (count) : 1) * sizeof *v_);                               \
-    if (!v_) goto nomem;                                                                       \
-    for (size_t i = 0; i < (count); i++) v_[i] = (uint32_t)(expr);                             \
-    add(&body, arrs, &narr, name, type, v_, count, 4);                                         \
-    free(v_);                                                                                  \
-  } while (0)
-#define U8(name, count, expr)                                                                  \
-  do {                                                                                         \
-    uint8_t *v_ = malloc(((count) ? (count) : 1));                                             \
-    if (!v_) goto nomem;                                                                       \
-    for (size_t i = 0; i < (count); i++) v_[i] = (uint8_t)(expr);                              \
-    add(&body, arrs, &narr, name, "u8", v_, count, 1);                                         \
-    free(v_);                                                                                  \
+    T chunk_[CHUNK];                                                                           \
+    size_t n_ = (n);                                                                           \
+    begin(o, name, type, n_);                                                                  \
+    for (size_t b_ = 0; b_ < n_; b_ += CHUNK) {                                                \
+      size_t e_ = b_ + CHUNK < n_ ? b_ + CHUNK : n_;                                           \
+      for (size_t i = b_; i < e_; i++) chunk_[i - b_] = (T)(expr);                             \
+      ct_zw_put(&(o)->zw, chunk_, (e_ - b_) * sizeof(T));                                      \
+    }                                                                                          \
   } while (0)
 
-int ct_model_serialize(const struct ct_model *cm, const char *findings, size_t findings_len,
-                       const char *source, uint64_t now_ts, int live, char **out, size_t *len) {
-  /* Spans are sorted in place: a copy of the header would not help, the
-   * order is all the page needs. */
-  struct ct_model *m = (struct ct_model *)cm;
-  struct ct_buf body = {0}, head = {0};
-  struct arr arrs[40];
-  size_t narr = 0;
-  uint32_t *order = NULL, *starts = NULL;
-  int rc = -ENOMEM;
-  uint64_t start = m->start_ts, end = ct_model_end(m, now_ts);
-  if (!start) start = end;
+static int cmp_thread(const void *a, const void *b, void *ctx) {
+  const struct out *o = ctx;
+  const struct ct_span *x = span_at(o, o->ord[*(const uint32_t *)a]), *y = span_at(o, o->ord[*(const uint32_t *)b]);
+  if (x->arg != y->arg) return x->arg < y->arg ? -1 : 1;
+  return (x->t0 > y->t0) - (x->t0 < y->t0);
+}
 
-  /* Open states: a span to the end. Appended, then removed again below so
-   * that a live model can go on. */
+static void header(struct ct_buf *h, const struct ct_model *m, const struct out *o, const char *findings,
+                   size_t findings_len, const char *source, uint64_t end, int live, size_t nspans) {
+  uint64_t start = o->start;
+  ct_buf_puts(h, "{\"version\":1,\"source\":");
+  ct_buf_json(h, source, strlen(source));
+  ct_buf_printf(h, ",\"live\":%s,\"start_ts\":%" PRIu64 ",\"end_ts\":%" PRIu64 ",\"duration_ns\":%" PRIu64
+                   ",\"lines\":%" PRIu64 ",\"events\":%" PRIu64 ",\"malformed\":%" PRIu64
+                   ",\"lost\":%" PRIu64 ",\"wakes\":%" PRIu64 ",\"ended\":%s,\"coroutines\":%zu",
+                live ? "true" : "false", start, end, end - start, m->lines, m->events, m->bad, m->lost,
+                m->wake_count, m->has_end ? "true" : "false", m->ncoros);
+  ct_buf_puts(h, ",\"run_id\":");
+  ct_buf_json(h, m->run_id, strlen(m->run_id));
+  ct_buf_puts(h, ",\"host\":");
+  ct_buf_json(h, m->host, strlen(m->host));
+  ct_buf_puts(h, ",\"threads\":[");
+  for (size_t i = 0; i < m->ntids; i++) ct_buf_printf(h, "%s%" PRIu32, i ? "," : "", m->tids[i]);
+  ct_buf_puts(h, "],\"sites\":[");
+  for (size_t i = 0; i < m->nsites; i++)
+    ct_buf_printf(h, "%s[\"0x%016" PRIx64 "\",%" PRIu32 "]", i ? "," : "", m->sites[i], m->site_pids[i]);
+  ct_buf_puts(h, "],\"labels\":[\"\"");
+  for (size_t i = 1; i < m->nlabels; i++) {
+    ct_buf_puts(h, ",");
+    ct_buf_json(h, m->labels[i], strlen(m->labels[i]));
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < m->ncoros; i++) kept += m->coros[i].keep;
+  ct_buf_printf(h, "],\"summary\":{\"spans\":%zu,\"spans_dropped\":%" PRIu64 ",\"wakes_kept\":%zu"
+                   ",\"wakes_dropped\":%" PRIu64 ",\"kept_coroutines\":%zu,\"span_budget\":%zu",
+                nspans, m->spans_dropped, m->nwakes, m->wakes_dropped, kept, m->span_budget);
+  if (m->detail_until != UINT64_MAX) ct_buf_printf(h, ",\"detail_until\":%.0f", rel(m->detail_until, start));
+  ct_buf_puts(h, "},\"arrays\":[");
+  for (size_t i = 0; i < o->narr; i++)
+    ct_buf_printf(h, "%s{\"name\":\"%s\",\"type\":\"%s\",\"n\":%zu}", i ? "," : "", o->arrs[i].name,
+                  o->arrs[i].type, o->arrs[i].n);
+  ct_buf_puts(h, "],\"findings\":");
+  if (findings && findings_len) ct_buf_put(h, findings, findings_len);
+  else ct_buf_puts(h, "null");
+}
+
+int ct_model_serialize(const struct ct_model *m, const char *findings, size_t findings_len,
+                       const char *source, uint64_t now_ts, int live, struct ct_buf *z, uint64_t *raw_len) {
+  struct out o = {0};
+  struct ct_buf h = {0};
+  struct ct_span *opn = NULL;
+  uint32_t *ord = NULL, *starts = NULL, *thr = NULL;
+  int rc = ct_zw_init(&o.zw, z);
+  if (rc) return rc;
+  rc = -ENOMEM;
+  uint64_t end = ct_model_end(m, now_ts);
+  o.start = m->start_ts ? m->start_ts : end;
+  uint64_t start = o.start;
+
+  /* Coroutines still in a state at the end: a span to the end ("open"). */
+  if (!(opn = malloc((m->ncoros ? m->ncoros : 1) * sizeof *opn))) goto out;
   size_t nopen = 0;
   for (size_t i = 0; i < m->ncoros; i++) {
-    struct ct_mcoro *c = &m->coros[i];
+    const struct ct_mcoro *c = &m->coros[i];
     if (c->state > CT_SP_CREATED || c->destroyed) continue;
-    if (m->nspans == m->capspans) {
-      size_t nc = m->capspans ? m->capspans * 2 : 64;
-      struct ct_span *np = realloc(m->spans, nc * sizeof *np);
-      if (!np) goto nomem;
-      m->spans = np;
-      m->capspans = nc;
-    }
-    if (m->nspans >= m->span_cap + m->ncoros) break;
-    struct ct_span *s = &m->spans[m->nspans++];
+    struct ct_span *s = &opn[nopen++];
     *s = (struct ct_span){.t0 = c->state_ts, .t1 = end > c->state_ts ? end : c->state_ts, .obj = c->obj,
                           .coro = (uint32_t)i, .state = c->state, .wait = c->wait, .open = 1};
     s->arg = c->state == CT_SP_RUNNING ? c->tid : c->state == CT_SP_SUSPENDED ? c->site
            : c->state == CT_SP_RUNNABLE ? c->waker : NONE;
-    nopen++;
   }
-  size_t ns = m->nspans, nc = m->ncoros;
-  qsort(m->spans, ns, sizeof *m->spans, cmp_span);
-  const struct ct_span *sp = m->spans;
-  if (!(starts = calloc(nc + 1, sizeof *starts))) goto nomem;
-  for (size_t i = 0; i < ns; i++) starts[sp[i].coro + 1]++;
+  o.sp = m->spans;
+  o.nsp = m->nspans;
+  o.opn = opn;
+  size_t ns = m->nspans + nopen, nc = m->ncoros;
+  /* By coroutine, stable: a coroutine's spans were emitted in its own event
+   * order, its open span last, so each lane comes out in time order. */
+  if (!(starts = calloc(nc + 1, sizeof *starts)) || !(ord = malloc((ns ? ns : 1) * sizeof *ord))) goto out;
+  for (size_t i = 0; i < ns; i++) starts[span_at(&o, i)->coro + 1]++;
   for (size_t i = 0; i < nc; i++) starts[i + 1] += starts[i];
+  {
+    uint32_t *fill = malloc((nc ? nc : 1) * sizeof *fill);
+    if (!fill) goto out;
+    memcpy(fill, starts, nc * sizeof *fill);
+    for (size_t i = 0; i < ns; i++) ord[fill[span_at(&o, i)->coro]++] = (uint32_t)i;
+    free(fill);
+  }
+  o.ord = ord;
+  /* Thread lanes: output positions of running spans, by thread then time. */
   size_t nrun = 0;
-  for (size_t i = 0; i < ns; i++) nrun += sp[i].state == CT_SP_RUNNING && sp[i].arg != NONE;
-  if (!(order = malloc((nrun ? nrun : 1) * sizeof *order))) goto nomem;
+  for (size_t p = 0; p < ns; p++) {
+    const struct ct_span *s = span_at(&o, ord[p]);
+    nrun += s->state == CT_SP_RUNNING && s->arg != NONE;
+  }
+  if (!(thr = malloc((nrun ? nrun : 1) * sizeof *thr))) goto out;
   nrun = 0;
-  for (size_t i = 0; i < ns; i++)
-    if (sp[i].state == CT_SP_RUNNING && sp[i].arg != NONE) order[nrun++] = (uint32_t)i;
-  qsort_r(order, nrun, sizeof *order, cmp_thread, (void *)sp);
+  for (size_t p = 0; p < ns; p++) {
+    const struct ct_span *s = span_at(&o, ord[p]);
+    if (s->state == CT_SP_RUNNING && s->arg != NONE) thr[nrun++] = (uint32_t)p;
+  }
+  qsort_r(thr, nrun, sizeof *thr, cmp_thread, &o);
 
-  F64("sp_t0", ns, rel(sp[i].t0, start));
-  F64("sp_t1", ns, rel(sp[i].t1, start));
-  U32("sp_coro", "u32", ns, sp[i].coro);
-  U32("sp_arg", "u32", ns, sp[i].arg);
-  F64("sp_obj", ns, (double)sp[i].obj);
-  U8("sp_flags", ns, sp[i].state | sp[i].wait << 2 | sp[i].open << 4);
-  U32("co_span0", "u32", nc + 1, starts[i]);
-  add(&body, arrs, &narr, "th_order", "u32", order, nrun, 4);
+#define SP(p) span_at(&o, ord[p])
+  EMIT(&o, "sp_t0", "f64", double, ns, rel(SP(i)->t0, start));
+  EMIT(&o, "sp_t1", "f64", double, ns, rel(SP(i)->t1, start));
+  EMIT(&o, "sp_coro", "u32", uint32_t, ns, SP(i)->coro);
+  EMIT(&o, "sp_arg", "u32", uint32_t, ns, SP(i)->arg);
+  EMIT(&o, "sp_obj", "f64", double, ns, (double)SP(i)->obj);
+  EMIT(&o, "sp_flags", "u8", uint8_t, ns, SP(i)->state | SP(i)->wait << 2 | SP(i)->open << 4);
+#undef SP
+  begin(&o, "co_span0", "u32", nc + 1);
+  ct_zw_put(&o.zw, starts, (nc + 1) * sizeof *starts);
+  begin(&o, "th_order", "u32", nrun);
+  ct_zw_put(&o.zw, thr, nrun * sizeof *thr);
   const struct ct_mcoro *co = m->coros;
-  F64("co_id", nc, (double)co[i].id);
-  U32("co_label", "u32", nc, co[i].label);
-  U32("co_pid", "u32", nc, co[i].pid);
-  U8("co_state", nc, co[i].destroyed ? 4 : co[i].state > CT_SP_CREATED ? 5 : co[i].state);
-  U8("co_wait", nc, co[i].wait);
-  F64("co_obj", nc, (double)co[i].obj);
-  U32("co_site", "u32", nc, co[i].site);
-  U32("co_create_site", "u32", nc, co[i].create_site);
-  F64("co_first", nc, rel(co[i].first_ts, start));
-  F64("co_last", nc, rel(co[i].last_ts, start));
-  F64("co_since", nc, rel(co[i].state_ts, start));
-  U32("co_runs", "u32", nc, co[i].runs);
-  U32("co_suspends", "u32", nc, co[i].suspends);
-  U32("co_wakes", "u32", nc, co[i].wakes);
-  U32("co_lost", "u32", nc, co[i].lost);
-  U8("co_keep", nc, co[i].keep);
-  size_t nw = m->nwakes;
+  EMIT(&o, "co_id", "f64", double, nc, (double)co[i].id);
+  EMIT(&o, "co_label", "u32", uint32_t, nc, co[i].label);
+  EMIT(&o, "co_pid", "u32", uint32_t, nc, co[i].pid);
+  EMIT(&o, "co_state", "u8", uint8_t, nc, co[i].destroyed ? 4 : co[i].state > CT_SP_CREATED ? 5 : co[i].state);
+  EMIT(&o, "co_wait", "u8", uint8_t, nc, co[i].wait);
+  EMIT(&o, "co_obj", "f64", double, nc, (double)co[i].obj);
+  EMIT(&o, "co_site", "u32", uint32_t, nc, co[i].site);
+  EMIT(&o, "co_create_site", "u32", uint32_t, nc, co[i].create_site);
+  EMIT(&o, "co_first", "f64", double, nc, rel(co[i].first_ts, start));
+  EMIT(&o, "co_last", "f64", double, nc, rel(co[i].last_ts, start));
+  EMIT(&o, "co_since", "f64", double, nc, rel(co[i].state_ts, start));
+  EMIT(&o, "co_runs", "u32", uint32_t, nc, co[i].runs);
+  EMIT(&o, "co_suspends", "u32", uint32_t, nc, co[i].suspends);
+  EMIT(&o, "co_wakes", "u32", uint32_t, nc, co[i].wakes);
+  EMIT(&o, "co_lost", "u32", uint32_t, nc, co[i].lost);
+  EMIT(&o, "co_keep", "u8", uint8_t, nc, co[i].keep);
   const struct ct_wake *wk = m->wakes;
-  F64("wk_t", nw, rel(wk[i].ts, start));
-  U32("wk_from", "u32", nw, wk[i].from);
-  U32("wk_to", "u32", nw, wk[i].to);
-  U32("wk_tid", "u32", nw, wk[i].tid);
-  /* Counters: levels are running sums of the changes. */
-  int64_t top = m->blo;
-  for (int64_t j = CT_NBUCKETS - 1; j >= 0 && m->blo >= 0; j--) {
-    const struct ct_cbucket *b = &m->bk[j];
+  size_t nw = m->nwakes;
+  EMIT(&o, "wk_t", "f64", double, nw, rel(wk[i].ts, start));
+  EMIT(&o, "wk_from", "u32", uint32_t, nw, wk[i].from);
+  EMIT(&o, "wk_to", "u32", uint32_t, nw, wk[i].to);
+  EMIT(&o, "wk_tid", "u32", uint32_t, nw, wk[i].tid);
+  /* Counters: the levels are running sums of the changes. */
+  size_t nb = 0;
+  for (size_t j = CT_NBUCKETS; m->blo >= 0 && j > 0; j--) {
+    const struct ct_cbucket *b = &m->bk[j - 1];
     if (b->events || b->lost || b->wakes || b->d[0] || b->d[1] || b->d[2] || b->d[3]) {
-      top = m->blo + j;
+      nb = j;
       break;
     }
   }
-  size_t nb = m->blo >= 0 ? (size_t)(top - m->blo + 1) : 0;
-  {
-    int32_t *lv = malloc((nb ? nb : 1) * CT_CT_LEVELS_ * sizeof *lv);
-    if (!lv) goto nomem;
-    int32_t acc[CT_CT_LEVELS_] = {0};
-    for (size_t j = 0; j < nb; j++)
-      for (int k = 0; k < CT_CT_LEVELS_; k++) lv[k * nb + j] = acc[k] += m->bk[j].d[k];
-    static const char *const names[CT_CT_LEVELS_] = {"cn_running", "cn_runnable", "cn_suspended", "cn_live"};
-    for (int k = 0; k < CT_CT_LEVELS_; k++) add(&body, arrs, &narr, names[k], "i32", lv + k * nb, nb, 4);
-    free(lv);
+  static const char *const lvname[CT_CT_LEVELS_] = {"cn_running", "cn_runnable", "cn_suspended", "cn_live"};
+  for (int k = 0; k < CT_CT_LEVELS_; k++) {
+    int32_t acc = 0;
+    EMIT(&o, lvname[k], "i32", int32_t, nb, acc += m->bk[i].d[k]);
   }
-  U32("cn_events", "u32", nb, m->bk[i].events);
-  U32("cn_lost", "u32", nb, m->bk[i].lost);
-  U32("cn_wakes", "u32", nb, m->bk[i].wakes);
+  EMIT(&o, "cn_events", "u32", uint32_t, nb, m->bk[i].events);
+  EMIT(&o, "cn_lost", "u32", uint32_t, nb, m->bk[i].lost);
+  EMIT(&o, "cn_wakes", "u32", uint32_t, nb, m->bk[i].wakes);
 
-  /* The header. */
-  ct_buf_puts(&head, "{\"version\":1,\"source\":");
-  ct_buf_json(&head, source, strlen(source));
-  ct_buf_printf(&head, ",\"live\":%s,\"start_ts\":%" PRIu64 ",\"end_ts\":%" PRIu64 ",\"duration_ns\":%" PRIu64
-                       ",\"lines\":%" PRIu64 ",\"events\":%" PRIu64 ",\"malformed\":%" PRIu64
-                       ",\"lost\":%" PRIu64 ",\"wakes\":%" PRIu64 ",\"ended\":%s,\"coroutines\":%zu",
-                live ? "true" : "false", start, end, end - start, m->lines, m->events, m->bad, m->lost,
-                m->wake_count, m->has_end ? "true" : "false", nc);
-  ct_buf_puts(&head, ",\"run_id\":");
-  ct_buf_json(&head, m->run_id, strlen(m->run_id));
-  ct_buf_puts(&head, ",\"host\":");
-  ct_buf_json(&head, m->host, strlen(m->host));
-  ct_buf_puts(&head, ",\"threads\":[");
-  for (size_t i = 0; i < m->ntids; i++) ct_buf_printf(&head, "%s%" PRIu32, i ? "," : "", m->tids[i]);
-  ct_buf_puts(&head, "],\"sites\":[");
-  for (size_t i = 0; i < m->nsites; i++)
-    ct_buf_printf(&head, "%s[\"0x%016" PRIx64 "\",%" PRIu32 "]", i ? "," : "", m->sites[i], m->site_pids[i]);
-  ct_buf_puts(&head, "],\"labels\":[\"\"");
-  for (size_t i = 1; i < m->nlabels; i++) {
-    ct_buf_puts(&head, ",");
-    ct_buf_json(&head, m->labels[i], strlen(m->labels[i]));
-  }
-  size_t kept = 0;
-  for (size_t i = 0; i < nc; i++) kept += co[i].keep;
-  ct_buf_printf(&head, "],\"summary\":{\"spans\":%zu,\"spans_dropped\":%" PRIu64 ",\"wakes_kept\":%zu"
-                       ",\"wakes_dropped\":%" PRIu64 ",\"kept_coroutines\":%zu,\"span_budget\":%zu",
-                ns, m->spans_dropped, nw, m->wakes_dropped, kept, m->span_budget);
-  if (m->detail_until != UINT64_MAX) ct_buf_printf(&head, ",\"detail_until\":%.0f", rel(m->detail_until, start));
-  ct_buf_printf(&head, "},\"counters\":{\"t0\":%.0f,\"bucket_ns\":%" PRIu64 ",\"n\":%zu}",
+  header(&h, m, &o, findings, findings_len, source, end, live, ns);
+  ct_buf_printf(&h, ",\"counters\":{\"t0\":%.0f,\"bucket_ns\":%" PRIu64 ",\"n\":%zu}}",
                 m->blo >= 0 ? rel((uint64_t)m->blo << m->bshift, start) : 0.0, (uint64_t)1 << m->bshift, nb);
-  ct_buf_puts(&head, ",\"arrays\":[");
-  for (size_t i = 0; i < narr; i++)
-    ct_buf_printf(&head, "%s{\"name\":\"%s\",\"type\":\"%s\",\"n\":%zu}", i ? "," : "", arrs[i].name,
-                  arrs[i].type, arrs[i].n);
-  ct_buf_puts(&head, "],\"findings\":");
-  if (findings && findings_len) ct_buf_put(&head, findings, findings_len);
-  else ct_buf_puts(&head, "null");
-  ct_buf_puts(&head, "}");
-  if (head.err || body.err) goto nomem;
-
-  struct ct_buf blob = {0};
-  uint32_t hl = (uint32_t)head.n;
-  unsigned char le[4] = {(unsigned char)hl, (unsigned char)(hl >> 8), (unsigned char)(hl >> 16),
-                         (unsigned char)(hl >> 24)};
-  ct_buf_put(&blob, "CTD1", 4);
-  ct_buf_put(&blob, le, 4);
-  ct_buf_put(&blob, head.p, head.n);
-  ct_buf_align(&blob, 8);
-  /* The body's arrays were aligned relative to its own start: keep that. */
-  ct_buf_put(&blob, body.p, body.n);
-  if (blob.err) {
-    ct_buf_free(&blob);
-    goto nomem;
-  }
-  *out = blob.p;
-  *len = blob.n;
+  if (h.err) goto out;
+  ct_zw_align(&o.zw, 8);
+  ct_zw_put(&o.zw, h.p, h.n);
+  uint32_t hl = (uint32_t)h.n;
+  unsigned char tail[8] = {(unsigned char)hl, (unsigned char)(hl >> 8), (unsigned char)(hl >> 16),
+                           (unsigned char)(hl >> 24), 'C', 'T', 'D', '1'};
+  ct_zw_put(&o.zw, tail, sizeof tail);
+  *raw_len = o.zw.raw;
   rc = 0;
-nomem:
-  /* Remove the open spans again (they were sorted in: filter them out). */
-  if (nopen) {
-    size_t k = 0;
-    for (size_t i = 0; i < m->nspans; i++)
-      if (!m->spans[i].open) m->spans[k++] = m->spans[i];
-    m->nspans = k;
+out:
+  {
+    int zr = ct_zw_finish(&o.zw);
+    if (!rc) rc = zr;
   }
-  ct_buf_free(&body);
-  ct_buf_free(&head);
-  free(order);
+  ct_buf_free(&h);
+  free(opn);
+  free(ord);
   free(starts);
+  free(thr);
   return rc;
 }

@@ -3,45 +3,71 @@
  * compression. Nothing from the trace reaches the HTML as markup: the data is
  * base64 (no '<'), and the page puts every string in as text. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
 #include "html/assets.h"
 #include "html/page.h"
 
-int ct_dash_compress(const void *p, size_t n, struct ct_buf *z) {
-  z_stream s;
-  memset(&s, 0, sizeof s);
+int ct_zw_init(struct ct_zw *w, struct ct_buf *z) {
+  memset(w, 0, sizeof *w);
+  z_stream *s = calloc(1, sizeof *s);
   /* Level 1: the data is mostly small numbers; higher levels cost time for
    * a few percent (docs/BENCHMARKS.md "dashboard"). */
-  if (deflateInit(&s, 1) != Z_OK) return -ENOMEM;
-  int rc = 0;
-  s.next_in = (Bytef *)p;
-  size_t left = n;
-  for (;;) {
-    uInt chunk = left > (1u << 30) ? 1u << 30 : (uInt)left;
-    s.avail_in = chunk;
-    left -= chunk;
-    int flush = left ? Z_NO_FLUSH : Z_FINISH, zr;
-    do {
-      if (ct_buf_reserve(z, 1 << 20)) {
-        rc = -ENOMEM;
-        goto out;
-      }
-      s.next_out = (Bytef *)z->p + z->n;
-      s.avail_out = (uInt)(z->cap - z->n - 1);
-      zr = deflate(&s, flush);
-      z->n = (size_t)((char *)s.next_out - z->p);
-      if (zr == Z_STREAM_ERROR) {
-        rc = -EIO;
-        goto out;
-      }
-    } while (s.avail_out == 0 || (flush == Z_FINISH && zr != Z_STREAM_END));
-    if (flush == Z_FINISH) break;
+  if (!s || deflateInit(s, 1) != Z_OK) {
+    free(s);
+    return -ENOMEM;
   }
-out:
-  deflateEnd(&s);
-  return rc;
+  w->s = s;
+  w->z = z;
+  return 0;
+}
+
+static void zw_run(struct ct_zw *w, const void *p, size_t n, int flush) {
+  z_stream *s = w->s;
+  s->next_in = (Bytef *)p;
+  s->avail_in = (uInt)n;
+  int zr;
+  do {
+    if (ct_buf_reserve(w->z, 1 << 18)) {
+      w->err = -ENOMEM;
+      return;
+    }
+    s->next_out = (Bytef *)w->z->p + w->z->n;
+    s->avail_out = (uInt)(w->z->cap - w->z->n - 1);
+    zr = deflate(s, flush);
+    w->z->n = (size_t)((char *)s->next_out - w->z->p);
+    if (zr == Z_STREAM_ERROR) {
+      w->err = -EIO;
+      return;
+    }
+  } while (s->avail_in || s->avail_out == 0 || (flush == Z_FINISH && zr != Z_STREAM_END));
+}
+
+void ct_zw_put(struct ct_zw *w, const void *p, size_t n) {
+  const char *c = p;
+  while (n && !w->err) {
+    size_t k = n > (1u << 30) ? 1u << 30 : n;
+    zw_run(w, c, k, Z_NO_FLUSH);
+    w->raw += k;
+    c += k;
+    n -= k;
+  }
+}
+
+void ct_zw_align(struct ct_zw *w, size_t align) {
+  static const char zeros[16];
+  ct_zw_put(w, zeros, (align - w->raw % align) % align);
+}
+
+int ct_zw_finish(struct ct_zw *w) {
+  if (!w->s) return w->err ? w->err : -ENOMEM;
+  if (!w->err) zw_run(w, NULL, 0, Z_FINISH);
+  deflateEnd(w->s);
+  free(w->s);
+  w->s = NULL;
+  return w->err;
 }
 
 static void base64(struct ct_buf *out, const unsigned char *p, size_t n) {

@@ -32,9 +32,19 @@ struct ct_dash_stats {
 int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int live,
                   struct ct_buf *z, struct ct_dash_stats *st);
 
-/* Compresses n bytes at p (zlib format, what DecompressionStream("deflate")
- * reads) and appends them to z. */
-int ct_dash_compress(const void *p, size_t n, struct ct_buf *z);
+/* A zlib stream (what DecompressionStream("deflate") reads) appended to a
+ * buffer as data comes: the blob is never whole in memory. */
+struct ct_zw {
+  void *s; /* z_stream */
+  struct ct_buf *z;
+  uint64_t raw; /* bytes put so far */
+  int err;
+};
+int ct_zw_init(struct ct_zw *w, struct ct_buf *z);
+void ct_zw_put(struct ct_zw *w, const void *p, size_t n);
+void ct_zw_align(struct ct_zw *w, size_t align); /* zeros up to a multiple of align (of raw) */
+/* Ends the stream; returns the first error (0, -ENOMEM, -EIO). Frees w's state. */
+int ct_zw_finish(struct ct_zw *w);
 
 /* The page: the embedded HTML with its CSS and JS inlined; with z (compressed
  * data, NULL for the live page that fetches it) as base64 in a data block.
