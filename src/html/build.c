@@ -36,7 +36,9 @@ static int findings_json(const struct ct_report *r, char **json, size_t *len) {
 }
 
 int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int live,
-                  struct ct_buf *z, struct ct_dash_stats *stats) {
+                  size_t span_budget, struct ct_buf *z, struct ct_dash_stats *stats) {
+  size_t budget = span_budget ? span_budget : CT_DASH_SPAN_BUDGET;
+  size_t cap = budget / 5 * 7; /* room for the coroutines findings name */
   struct ct_state *st = NULL;
   struct ct_model m;
   struct ct_report r = {0};
@@ -44,7 +46,7 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   size_t jlen = 0;
   uint64_t bytes = 0;
   memset(stats, 0, sizeof *stats);
-  int rc = ct_model_init(&m, CT_DASH_SPAN_BUDGET, CT_DASH_SPAN_CAP);
+  int rc = ct_model_init(&m, budget, cap);
   if (!rc) rc = ct_state_new(100000000ull, &st);
   struct feed feed = {st, &m};
   if (!rc) rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &bytes);
@@ -65,7 +67,7 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   if (m.spans_dropped && seekable && lseek(fd, 0, SEEK_SET) == 0) {
     /* Over the budget: again, with every coroutine of a finding kept. */
     ct_model_free(&m);
-    if ((rc = ct_model_init(&m, CT_DASH_SPAN_BUDGET, CT_DASH_SPAN_CAP))) goto out;
+    if ((rc = ct_model_init(&m, budget, cap))) goto out;
     for (size_t i = 0; i < r.nf && !rc; i++)
       for (size_t k = 0; k < r.f[i].ncoros && !rc; k++) rc = ct_model_keep(&m, r.f[i].coros[k].probe_id);
     feed = (struct feed){NULL, &m};

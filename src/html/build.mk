@@ -9,4 +9,5 @@ $(O)/obj/src/html/assets.o: web/dashboard.html web/dashboard.css web/dashboard.j
 
 # Browser tests (Chromium + playwright-core from npm): the plain build only,
 # they test the page, not the C code under sanitizers.
+TESTS += tests/test-html.sh
 TESTS_NOSAN += tests/test-dashboard.sh tests/test-dashboard-live.sh

@@ -55,6 +55,13 @@ static void begin(struct out *o, const char *name, const char *type, size_t n) {
     }                                                                                          \
   } while (0)
 
+static int cmp_t0(const void *a, const void *b, void *ctx) {
+  const struct out *o = ctx;
+  const struct ct_span *x = span_at(o, *(const uint32_t *)a), *y = span_at(o, *(const uint32_t *)b);
+  if (x->t0 != y->t0) return x->t0 < y->t0 ? -1 : 1;
+  return (a > b) - (a < b); /* equal starts keep their order */
+}
+
 static int cmp_thread(const void *a, const void *b, void *ctx) {
   const struct out *o = ctx;
   const struct ct_span *x = span_at(o, o->ord[*(const uint32_t *)a]), *y = span_at(o, o->ord[*(const uint32_t *)b]);
@@ -143,6 +150,14 @@ int ct_model_serialize(const struct ct_model *m, const char *findings, size_t fi
     free(fill);
   }
   o.ord = ord;
+  /* Lines of a coroutine come in its event order; ts usually agrees, not
+   * always (the reference engine's traces): a lane out of time order is sorted. */
+  for (size_t i = 0; i < nc; i++)
+    for (uint32_t k = starts[i] + 1; k < starts[i + 1]; k++)
+      if (span_at(&o, ord[k])->t0 < span_at(&o, ord[k - 1])->t0) {
+        qsort_r(ord + starts[i], starts[i + 1] - starts[i], sizeof *ord, cmp_t0, &o);
+        break;
+      }
   /* Thread lanes: output positions of running spans, by thread then time. */
   size_t nrun = 0;
   for (size_t p = 0; p < ns; p++) {

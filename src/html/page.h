@@ -9,10 +9,9 @@
 
 #include "html/buf.h"
 
-/* Limits of the data: spans kept for coroutines no finding names, and the
- * hard cap (docs/DASHBOARD.md "Scale"). */
+/* Spans kept for coroutines no finding names; the hard cap is 1.4 times
+ * that (docs/DASHBOARD.md "Scale"). */
 #define CT_DASH_SPAN_BUDGET 1000000u
-#define CT_DASH_SPAN_CAP 1400000u
 /* Left suspended this long by a running program: stuck (as the report's). */
 #define CT_DASH_STUCK_NS 1000000000ull
 
@@ -27,10 +26,11 @@ struct ct_dash_stats {
  * model's blob with the report's findings in it, zlib-compressed into *z.
  * seekable: a second pass may re-read fd from offset 0 to keep every
  * coroutine a finding names when the spans overflow the budget. now_ts: for a
- * live run, the present (0 otherwise). Returns 0, -ENOMEM, -errno of a read,
+ * live run, the present (0 otherwise). span_budget: 0 for CT_DASH_SPAN_BUDGET
+ * (the cap grows with it). Returns 0, -ENOMEM, -errno of a read,
  * or -EINVAL when the file is not a trace (st tells which). */
 int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int live,
-                  struct ct_buf *z, struct ct_dash_stats *st);
+                  size_t span_budget, struct ct_buf *z, struct ct_dash_stats *st);
 
 /* A zlib stream (what DecompressionStream("deflate") reads) appended to a
  * buffer as data comes: the blob is never whole in memory. */
