@@ -81,4 +81,13 @@ while kill -0 $spid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); d
 kill -0 $spid 2>/dev/null && { kill -KILL $spid; fail "serve ignored SIGTERM"; }
 wait $spid; rc=$?
 [ $rc -eq 0 ] || fail "serve exit status $rc after SIGTERM"
+# run --serve: the engine starts the server, prints the URL, stops it at the end.
+if [ -x "$CT_BUILD/examples/hello" ]; then
+  "$CT" run --quiet --serve 127.0.0.1:0 -o "$tmp/hello.jsonl" -- "$CT_BUILD/examples/hello" --pace-us 2000 \
+    >"$tmp/hello.out" 2>"$tmp/hello.err"; rc=$?
+  [ $rc -eq 0 ] || fail "run --serve: exit $rc: $(cat "$tmp/hello.err")"
+  grep -q "^corotracer: live dashboard at http://127.0.0.1:[0-9]*/?token=[0-9a-f]\{32\}$" "$tmp/hello.err" ||
+    fail "run --serve: no URL line: $(cat "$tmp/hello.err")"
+  grep -q '"type":"end"' "$tmp/hello.jsonl" || fail "run --serve: the trace has no end line"
+fi
 finish test-html

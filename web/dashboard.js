@@ -639,6 +639,7 @@ function show(d) {
   if (keep) view = keep; else fit();
   header(); findings(); heads(); sites();
   orderLanes(); filterCoros(); drawTimeline(); drawGraph();
+  if (!window.corotracer.readyMs) window.corotracer.readyMs = performance.now();
   document.body.dataset.ready = '1';
 }
 async function loadLive() {
