@@ -313,7 +313,10 @@ function drawGraph(x) {
   g.strokeStyle = css.stuck; g.fillStyle = css.stuck; g.lineWidth = 1.5;
   for (const c2 of nodes) {
     const p = pos.get(c2.probe_id), q = pos.get(c2.waits_for);
-    if (p && q) arrow(g, p[0], p[1], q[0], q[1], 16);
+    if (!p || !q) continue;
+    // Offset sideways so that the two edges of a 2-cycle do not overlap.
+    const L = Math.hypot(q[0] - p[0], q[1] - p[1]) || 1, nx = -(q[1] - p[1]) / L * 6, ny = (q[0] - p[0]) / L * 6;
+    arrow(g, p[0] + nx, p[1] + ny, q[0] + nx, q[1] + ny, 16);
   }
   g.font = '11px ui-monospace, monospace'; g.textAlign = 'center';
   for (const c2 of nodes) {
