@@ -140,6 +140,8 @@ static int token_ok(const struct ct_live *l, const char *q, size_t qn) {
 }
 
 static void tick_json(struct ct_live *l, struct ct_buf *b, const struct client *c, int ended);
+static void tail(struct ct_live *l);
+static void snapshot(struct ct_live *l);
 
 /* A complete request in c->in: answer it. */
 static void handle(struct ct_live *l, struct client *c) {
@@ -168,6 +170,10 @@ static void handle(struct ct_live *l, struct client *c) {
     return refuse(c, "403 Forbidden", "forbidden: the URL needs the token printed at start\n");
   if (pn == 1) return respond(c, "200 OK", "text/html; charset=utf-8", l->page.p, l->page.n);
   if (pn == 5 && !memcmp(path, "/data", 5)) {
+    if (!l->cur) { /* nobody watched so far: built on demand */
+      tail(l);
+      snapshot(l);
+    }
     if (!l->cur) return refuse(c, "503 Service Unavailable", "no data yet\n");
     ct_buf_printf(&c->out,
                   "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: %zu\r\n"
@@ -183,6 +189,7 @@ static void handle(struct ct_live *l, struct client *c) {
     ct_buf_puts(&c->out, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
                          "X-Content-Type-Options: nosniff\r\nConnection: keep-alive\r\n\r\nretry: 1000\n\n");
     c->sse = 1;
+    tail(l); /* idle while nobody watched: catch up first */
     tick_json(l, &c->out, c, 0);
     return;
   }
@@ -376,12 +383,17 @@ static void *thread_main(void *arg) {
     }
     uint64_t now = mono_ns();
     int stopping = atomic_load_explicit(&l->stop, memory_order_acquire);
+    /* Nobody watching: no reading, no rebuilding; the engine pays nothing. */
+    int watched = 0;
+    for (int i = 0; i < MAX_CLIENTS; i++) watched |= l->c[i] && l->c[i]->sse;
     if (stopping && !final_at) {
-      tail(l);
-      snapshot(l);
-      tick(l, 1);
+      if (watched) {
+        tail(l);
+        snapshot(l);
+        tick(l, 1);
+      }
       final_at = now;
-    } else if (now - last_tick >= TICK_NS) {
+    } else if (watched && now - last_tick >= TICK_NS) {
       last_tick = now;
       tail(l);
       uint64_t gap = l->build_ns * SNAP_COST_FACTOR;
