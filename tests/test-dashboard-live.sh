@@ -3,7 +3,8 @@
 # server with the lost-wakeup bug: the engine listens on that address only;
 # tests/browser/live.mjs checks the token, the Host check and no CORS, then
 # watches the page's stuck-coroutine count rise while redis-benchmark drives
-# the server into the bug. Screenshot: $CT_BUILD/test-artifacts/dashboard-live.png.
+# the server into the bug, and the final data once the run ends. Screenshots:
+# $CT_BUILD/test-artifacts/dashboard-live.png, dashboard-live-ended.png.
 set -u
 B=${CT_BUILD:?run me through tests/run.sh}
 CT=${COROTRACER:?}
@@ -34,9 +35,12 @@ listens=$(ss -ltnpH | grep "pid=$pid," | awk '{print $4}')
 echo "   the engine listens on $listens only"
 
 echo "== 3. Chromium"
-node tests/browser/live.mjs "$url" "$port" "$art/dashboard-live.png" || fail "live browser checks"
-kill -0 "$pid" 2>/dev/null || fail "the program ended before the checks"
-stop
+# live.mjs ends the run itself (SIGTERM to the engine) once the count rose.
+node tests/browser/live.mjs "$url" "$port" "$art/dashboard-live.png" "$pid" || fail "live browser checks"
+i=0
+while kill -0 "$pid" 2>/dev/null && [ $i -lt "$DEMO_WAIT" ]; do sleep 0.1; i=$((i + 1)); done
+kill -0 "$pid" 2>/dev/null && fail "the engine did not exit after SIGTERM"
+wait "$pid"; rc=$?; pid=""
 [ $rc -eq 0 ] || fail "engine exit status $rc"
 grep -q '"type":"end"' "$tmp/live/trace.jsonl" || fail "the trace has no end line"
 echo "ok"

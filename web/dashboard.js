@@ -16,7 +16,7 @@ let view = { t0: 0, t1: 1 }, fitted = true, scrollY = 0, hover = null, css = {};
 let lanes = [];         // coroutine lane order (indices)
 let coRows = [];        // coroutine table rows (indices), filtered
 let coSort = { key: 'id', dir: 1 }, siteSort = { key: 'count', dir: -1 };
-let version = 0, loading = false;
+let version = 0, loading = false, ended = false;
 
 // ---- formatting -------------------------------------------------------------
 function fmtNs(ns) {
@@ -666,9 +666,10 @@ function live() {
     $('live-text').textContent = k.ended ? 'run ended' : 'live · ' + k.alive + ' alive, ' + k.runnable + ' runnable';
     $('live-box').classList.toggle('ended', !!k.ended);
     if (k.snapshot > version) loadLive();
-    if (k.ended) es.close();
+    if (k.ended) { ended = true; es.close(); }
   });
-  es.onerror = () => { $('live-text').textContent = 'disconnected (the page keeps its data)'; $('live-box').classList.add('ended'); };
+  es.onerror = () => {
+    if (ended) return; $('live-text').textContent = 'disconnected (the page keeps its data)'; $('live-box').classList.add('ended'); };
   loadLive();
 }
 async function start() {

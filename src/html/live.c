@@ -41,14 +41,14 @@ struct snap {
 };
 
 struct client {
-  int fd, sse, done;
+  int fd, sse, done, counted;
   char in[REQ_MAX];
   size_t nin;
   struct ct_buf out;
   size_t off;
   struct snap *snap; /* a /data body after out */
   size_t soff;
-  uint64_t drops, fetched;
+  uint64_t drops;
 };
 
 struct ct_live {
@@ -64,6 +64,7 @@ struct ct_live {
   uint64_t bytes, last_growth, snap_bytes, last_build, build_ns, seq;
   struct snap *cur;
   uint64_t version;
+  int fetches_of_last; /* complete /data replies of the current version */
   struct client *c[MAX_CLIENTS];
   struct ct_buf page;
 };
@@ -215,7 +216,7 @@ static int client_read(struct ct_live *l, struct client *c) {
 }
 
 /* Sends what is pending; 1 when the client is finished or gone. */
-static int client_write(struct client *c) {
+static int client_write(struct ct_live *l, struct client *c) {
   while (c->off < c->out.n || (c->snap && c->soff < c->snap->z.n)) {
     const char *p;
     size_t n;
@@ -232,7 +233,10 @@ static int client_write(struct client *c) {
     if (c->off < c->out.n) c->off += (size_t)k;
     else c->soff += (size_t)k;
   }
-  if (c->snap) c->fetched = c->snap->version;
+  if (c->snap && c->snap->version == l->version && !c->counted) {
+    c->counted = 1;
+    l->fetches_of_last++;
+  }
   c->out.n = c->off = 0;
   return c->done && !c->sse;
 }
@@ -352,6 +356,7 @@ static void accept_all(struct ct_live *l) {
 static void *thread_main(void *arg) {
   struct ct_live *l = arg;
   uint64_t last_tick = 0, final_at = 0;
+  int final_pages = 0;
   struct pollfd pf[2 + MAX_CLIENTS];
   int idx[2 + MAX_CLIENTS];
   for (;;) {
@@ -375,7 +380,7 @@ static void *thread_main(void *arg) {
       struct client *c = l->c[idx[j]];
       int gone = 0;
       if (pf[j].revents & (POLLIN | POLLHUP | POLLERR)) gone = client_read(l, c);
-      if (!gone) gone = client_write(c);
+      if (!gone) gone = client_write(l, c);
       if (gone) {
         client_free(c);
         l->c[idx[j]] = NULL;
@@ -390,6 +395,8 @@ static void *thread_main(void *arg) {
       if (watched) {
         tail(l);
         snapshot(l);
+        l->fetches_of_last = 0;
+        for (int i = 0; i < MAX_CLIENTS; i++) final_pages += l->c[i] && l->c[i]->sse;
         tick(l, 1);
       }
       final_at = now;
@@ -405,16 +412,14 @@ static void *thread_main(void *arg) {
       if (!final_at) tick(l, 0);
     }
     for (int i = 0; i < MAX_CLIENTS; i++) /* push the ticks out now */
-      if (l->c[i] && client_write(l->c[i])) {
+      if (l->c[i] && client_write(l, l->c[i])) {
         client_free(l->c[i]);
         l->c[i] = NULL;
       }
     if (final_at) {
-      /* Done once every page fetched the final data, or the grace ran out. */
-      int waiting = 0;
-      for (int i = 0; i < MAX_CLIENTS; i++)
-        if (l->c[i] && l->c[i]->sse && l->c[i]->fetched != l->version) waiting = 1;
-      int busy = 0;
+      /* Done once as many complete fetches of the final data as there were
+       * pages watching (each fetches on the final tick), or the grace ran out. */
+      int waiting = l->fetches_of_last < final_pages, busy = 0;
       for (int i = 0; i < MAX_CLIENTS; i++)
         if (l->c[i] && l->c[i]->snap && l->c[i]->soff < l->c[i]->snap->z.n) busy = 1;
       if ((!waiting && !busy) || now - final_at > FINAL_WAIT_NS) break;

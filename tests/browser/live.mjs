@@ -1,5 +1,5 @@
 // live.mjs - the live view of `corotracer run --serve` in Chromium.
-// Usage: node live.mjs URL DEMO_PORT SCREENSHOT.png
+// Usage: node live.mjs URL DEMO_PORT SCREENSHOT.png ENGINE_PID
 // Asserts: requests without the token, with a wrong one or with a foreign
 // Host header get 403, and no reply carries a CORS header; the page loads
 // with no console error and talks to nothing but its own origin; while
@@ -9,7 +9,7 @@ import http from 'node:http';
 import { spawn } from 'node:child_process';
 import { open, fail, canvasInk } from './lib.mjs';
 
-const [url, demoPort, shot] = process.argv.slice(2);
+const [url, demoPort, shot, enginePid] = process.argv.slice(2);
 const u = new URL(url);
 
 function get(path, host) {
@@ -64,6 +64,15 @@ if (ink.ink < ink.total * 0.02) fail('the live timeline is blank');
 const drops = await page.textContent('#stat-drops');
 console.log(`timeline drawn (${ink.ink} pixels); dropped ticks shown: ${drops}`);
 await page.screenshot({ path: shot });
+// The end of the run: the page keeps its data, now final.
+process.kill(Number(enginePid), 'SIGTERM');
+await page.waitForFunction(() => document.getElementById('live-text').textContent === 'run ended', null, { timeout: 20000 });
+await page.waitForFunction(() => [...document.querySelectorAll('.finding[data-kind="lost_wakeup"] .sev')].some((e) => e.textContent === 'error'),
+  null, { timeout: 20000 }).catch(() => fail('after the end, no lost_wakeup finding of severity error on the page'));
+const inkEnd = await canvasInk(page);
+if (inkEnd.ink < inkEnd.total * 0.02) fail('the timeline is blank after the end');
+console.log('after SIGTERM: "run ended", the lost_wakeup finding (error) shown, timeline drawn');
+await page.screenshot({ path: shot.replace(/\.png$/, '-ended.png') });
 if (errors.length) fail('console errors: ' + errors.join(' | '));
 const foreign = requests.filter((r) => new URL(r).origin !== u.origin);
 if (foreign.length) fail('requests to other origins: ' + foreign.join(' '));
