@@ -36,12 +36,16 @@ function el(tag, cls, text) {
 }
 
 // ---- data -------------------------------------------------------------------
-async function inflate(bytes) {
-  const s = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate'));
-  return new Response(s).arrayBuffer();
+async function inflate(parts) { // Uint8Arrays of one zlib stream
+  const ds = new DecompressionStream('deflate'), w = ds.writable.getWriter();
+  const out = new Response(ds.readable).arrayBuffer();
+  for (const p of parts) w.write(p);
+  w.close();
+  return out;
 }
 function b64(s) {
-  const bin = atob(s.trim());
+  if (Uint8Array.fromBase64) return Uint8Array.fromBase64(s);
+  const bin = atob(s);
   const u = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i);
   return u;
@@ -372,6 +376,9 @@ function stateColor(f, i) {
 function drawLane(g, t0s, t1s, cum, lo, hi, y, h, W, colorOf) {
   const scale = (W - GUT) / (view.t1 - view.t0);
   let k = Math.max(lo, lowerBound(t0s, lo, hi, view.t0) - 1);
+  // Far more spans than pixels (or spans that overlap, which a lane of one
+  // thread should not have): one sample per pixel column, O(width log n).
+  if (lowerBound(t0s, k, hi, view.t1) - k > 2 * (W - GUT)) return drawLanePixels(g, t0s, t1s, cum, lo, hi, y, h, W, colorOf, scale);
   while (k < hi) {
     const a = t0s[k];
     if (a > view.t1) break;
@@ -391,7 +398,30 @@ function drawLane(g, t0s, t1s, cum, lo, hi, y, h, W, colorOf) {
     k = j;
   }
 }
-function hue(i) { return 'hsl(' + ((D.a.co_id[i] * 137.508) % 360).toFixed(0) + ',55%,52%)'; }
+function drawLanePixels(g, t0s, t1s, cum, lo, hi, y, h, W, colorOf, scale) {
+  const ns = 1 / scale;
+  let a = Math.max(lo, lowerBound(t0s, lo, hi, view.t0) - 1);
+  for (let px = GUT; px < W; px++) {
+    const ta = view.t0 + (px - GUT) * ns, tb = ta + ns;
+    const b = lowerBound(t0s, a, hi, tb);
+    if (b === a) { // no span starts here: the one before may cover it
+      if (a > lo && t1s[a - 1] > ta) { g.fillStyle = colorOf(a - 1); g.fillRect(px, y, 1, h); }
+      continue;
+    }
+    if (b - a === 1 && (a === lo || t1s[a - 1] <= ta)) { g.fillStyle = colorOf(a); g.fillRect(px, y, 1, h); a = b; continue; }
+    const busy = Math.min(1, (cum[b] - cum[a]) / ns);
+    g.fillStyle = css.suspended; g.fillRect(px, y, 1, h);
+    g.globalAlpha = busy; g.fillStyle = css.running; g.fillRect(px, y, 1, h); g.globalAlpha = 1;
+    a = b;
+  }
+}
+const hues = new Map();
+function hue(i) {
+  let c = hues.get(i);
+  if (!c) { c = hueOf(i); hues.set(i, c); }
+  return c;
+}
+function hueOf(i) { return 'hsl(' + ((D.a.co_id[i] * 137.508) % 360).toFixed(0) + ',55%,52%)'; }
 function layout(H) {
   const nt = D.threads.length, top = AX + 16 + nt * TH + 16;
   const rows = Math.max(0, Math.floor((H - top) / CH));
@@ -638,6 +668,7 @@ function show(d) {
   const keep = D && !fitted ? { t0: view.t0, t1: view.t1 } : null;
   const ids = D ? [...sel].map((i) => D.a.co_id[i]) : [];
   D = prepare(d);
+  hues.clear(); // indices change with new data
   sel = new Set(ids.map((id) => D.idOf.get(id)).filter((i) => i !== undefined));
   if (keep) view = keep; else fit();
   header(); findings(); heads(); sites();
@@ -650,7 +681,7 @@ async function loadLive() {
   loading = true;
   try {
     const r = await fetch('/data?token=' + encodeURIComponent(TOKEN), { cache: 'no-store' });
-    if (r.ok) { version = Number(r.headers.get('X-Corotracer-Version')) || version; show(decode(await inflate(new Uint8Array(await r.arrayBuffer())))); }
+    if (r.ok) { version = Number(r.headers.get('X-Corotracer-Version')) || version; show(decode(await inflate([new Uint8Array(await r.arrayBuffer())]))); }
   } finally { loading = false; }
 }
 function live() {
@@ -685,8 +716,8 @@ async function start() {
   timelineEvents();
   window.corotracer = { selectedIds: () => D ? [...sel].map((i) => D.a.co_id[i]).sort((x, y) => x - y) : [], data: () => D };
   if (LIVE) return live();
-  const text = $('ct-data').textContent;
-  show(decode(await inflate(b64(text))));
+  const blocks = document.querySelectorAll('script[type="application/x-corotracer-data"]');
+  show(decode(await inflate([...blocks].map((b) => b64(b.textContent.trim())))));
 }
 start().catch((e) => { const n = $('note'); n.className = 'note warn'; n.textContent = 'Cannot show this data: ' + e.message; });
 })();

@@ -31,9 +31,10 @@ export function decode(z) {
 function fromPage(path) {
   const html = readFileSync(path, 'utf8');
   for (const m of ['CT:DATA', 'CT:MODE', '/*CT:JS*/', '/*CT:CSS*/']) if (html.includes(m)) fail(`marker ${m} left in the page`);
-  const m = /<script type="application\/x-corotracer-data" id="ct-data">([A-Za-z0-9+/=]*)<\/script>/.exec(html);
-  if (!m) fail('no data block of base64');
-  return decode(Buffer.from(m[1], 'base64'));
+  const blocks = [...html.matchAll(/<script type="application\/x-corotracer-data">([^<]*)<\/script>/g)].map((m) => m[1]);
+  if (!blocks.length) fail('no data block');
+  for (const b of blocks) if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b)) fail('a data block is not base64');
+  return decode(Buffer.concat(blocks.map((b) => Buffer.from(b, 'base64'))));
 }
 // The model's invariants.
 function check(d, report) {
