@@ -395,6 +395,11 @@ function drawLane(g, t0s, t1s, cum, lo, hi, y, h, W, colorOf) {
     const busy = (cum[j] - cum[k]) / (1 / scale);
     g.fillStyle = css.suspended; g.fillRect(Math.max(GUT, px), y, 1, h);
     g.globalAlpha = Math.min(1, busy); g.fillStyle = css.running; g.fillRect(Math.max(GUT, px), y, 1, h); g.globalAlpha = 1;
+    // The last span starting in this pixel may go on long after it.
+    if (t1s[j - 1] > tEnd) {
+      const xb = Math.min(W, GUT + (t1s[j - 1] - view.t0) * scale);
+      if (xb > px + 1) { g.fillStyle = colorOf(j - 1); g.fillRect(px + 1, y, xb - px - 1, h); }
+    }
     k = j;
   }
 }
