@@ -75,6 +75,12 @@ if [ -n "$url" ]; then
 else
   fail "serve printed no URL: $(cat "$tmp/serve.err")"
 fi
+# A port in use: run --serve says so and does not start the program.
+sport=$(echo "$url" | sed -n 's|http://127.0.0.1:\([0-9]*\)/.*|\1|p')
+"$CT" run --quiet --serve "127.0.0.1:$sport" -o "$tmp/busy.jsonl" -- sh -c "touch '$tmp/ran'" 2>"$tmp/busy.err"; rc=$?
+[ $rc -eq 1 ] && grep -q "^corotracer: --serve 127.0.0.1:$sport: Address already in use$" "$tmp/busy.err" ||
+  fail "run --serve on a busy port: exit $rc: $(cat "$tmp/busy.err")"
+[ ! -e "$tmp/ran" ] || fail "run --serve on a busy port started the program"
 kill -TERM $spid
 i=0
 while kill -0 $spid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done

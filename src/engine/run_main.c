@@ -456,6 +456,12 @@ int ct_run_main(int argc, char **argv) {
     fprintf(stderr, "corotracer: %s: %s\n", r.o.out, strerror(-e));
     goto out;
   }
+  /* The live view, before the program starts: a port in use stops us here. */
+  if (r.o.serve && (e = ct_live_start(r.o.serve, r.o.out, 1, &live))) {
+    fprintf(stderr, "corotracer: --serve %s: %s\n", r.o.serve, strerror(-e));
+    goto out;
+  }
+  if (live) fprintf(stderr, "corotracer: live dashboard at %s\n", ct_live_url(live));
   if (ct_harvest_init(&r.h, r.rt.map, r.o.stations, &r.procs, &r.w)) {
     fprintf(stderr, "corotracer: harvest: %s\n", strerror(ENOMEM));
     goto out;
@@ -477,17 +483,12 @@ int ct_run_main(int argc, char **argv) {
     goto out;
   }
   ct_writer_flush(&r.w);
-  if (r.o.serve && (e = ct_live_start(r.o.serve, r.o.out, 1, &live))) {
-    fprintf(stderr, "corotracer: --serve %s: %s; no live view, tracing goes on\n", r.o.serve, strerror(-e));
-  } else if (live) {
-    fprintf(stderr, "corotracer: live dashboard at %s\n", ct_live_url(live));
-  }
   (void)prctl(PR_SET_TIMERSLACK, CT_TIMER_SLACK_NS, 0, 0, 0); /* best effort: naps stay a bit longer */
   harvest_loop(&r);
   ct_target_release_tty(&r.t);
   rc = finish(&r, start);
-  ct_live_stop(live); /* the complete trace, to the pages still open */
 out:
+  ct_live_stop(live); /* the complete trace, to the pages still open */
   ct_target_release_tty(&r.t);
   for (size_t i = 0; i < r.nconns; i++) close(r.conns[i].fd);
   free(r.conns);
