@@ -9,10 +9,13 @@ PKGS_BUILD="build-essential clang clang-format pkg-config libdw-dev libelf-dev z
 PKGS_DEMO="redis-tools"
 PKGS_TEST="git" # test-first-run clones the repository
 PKGS_ARM="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
+PKGS_WEB="chromium nodejs" # the dashboard's browser tests
 PKGS_EXPORT="libsqlite3-dev sqlite3 libpq-dev postgresql libmariadb-dev mariadb-server mariadb-client protobuf-compiler"
-for p in $PKGS_BUILD $PKGS_DEMO $PKGS_TEST $PKGS_ARM $PKGS_EXPORT; do
+for p in $PKGS_BUILD $PKGS_DEMO $PKGS_TEST $PKGS_ARM $PKGS_WEB $PKGS_EXPORT; do
   have_pkg "$p" || need="$need $p"
 done
+# The dashboard's browser tests: Debian's npm, unless a nodejs that bundles it is there.
+command -v npm >/dev/null 2>&1 || need="$need npm"
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" != 0 ]; then
   if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else

@@ -175,7 +175,8 @@ out:
 }
 
 void ct_describe_exit(const struct ct_state *st, char *buf, size_t n) {
-  if (!st->has_end) snprintf(buf, n, "the trace has no end line (engine or machine stopped)");
+  if (!st->has_end && st->live_ts) snprintf(buf, n, "the program is still running (live view)");
+  else if (!st->has_end) snprintf(buf, n, "the trace has no end line (engine or machine stopped)");
   else if (st->exit_has_signal)
     snprintf(buf, n, "the program was killed by %s", st->exit_name[0] ? st->exit_name : "a signal");
   else snprintf(buf, n, "the program exited with code %" PRId64, st->exit_code);
@@ -230,7 +231,7 @@ static int timeline(struct ct_report *r, const struct ct_state *st) {
     last = st->last_ts;
   }
   r->start_ts = st->meta_mono_ns && st->meta_mono_ns < first ? st->meta_mono_ns : first;
-  r->end_ts = st->has_end && st->end_ts ? st->end_ts : last;
+  r->end_ts = st->has_end && st->end_ts ? st->end_ts : st->live_ts > last ? st->live_ts : last;
   r->duration_ns = r->end_ts > r->start_ts ? r->end_ts - r->start_ts : 0;
   r->active_ns = r->duration_ns > idle ? r->duration_ns - idle : 0;
   return 0;

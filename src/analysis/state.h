@@ -169,6 +169,9 @@ struct ct_state {
   uint64_t meta_mono_ns, target_pid, end_ts, end_events, end_lost, end_harvested;
   uint64_t untraced, station_lost, stations;
   int has_end_counts;
+  /* A trace still being written (the dashboard's live view): its present,
+   * the end of its timeline while it has no end line; 0 otherwise. */
+  uint64_t live_ts;
 
   char *labels[CT_MAX_LABELS]; /* interned coroutine labels; index 0 = none */
   uint32_t nlabels;

@@ -11,5 +11,7 @@ int ct_run_main(int argc, char **argv);    /* src/engine */
 int ct_report_main(int argc, char **argv); /* src/analysis */
 int ct_rip_main(int argc, char **argv);    /* src/rip */
 int ct_export_main(int argc, char **argv); /* src/export */
+int ct_html_main(int argc, char **argv);   /* src/html */
+int ct_serve_main(int argc, char **argv);  /* src/html */
 
 #endif

@@ -11,8 +11,11 @@ static void usage(FILE *f) {
           "       corotracer report TRACE [-o report.md] [--json findings.json] [--fail-on SEV]\n"
           "       corotracer rip -e EXECUTABLE [-r RING_FILE] [-t] [-v]\n"
           "       corotracer export FORMAT TRACE [options]   sqlite, postgres, mysql, csv, perfetto...\n"
+          "       corotracer html TRACE [-o dashboard.html]            offline dashboard\n"
+          "       corotracer serve TRACE [--addr [ADDR:]PORT]         live dashboard\n"
           "reference spellings: corotracer -n 256 -cmd \"./app args\" -out trace.jsonl\n"
           "                     corotracer -deepdive -out trace.jsonl\n"
+          "                     corotracer -html -out trace.jsonl\n"
           "`corotracer COMMAND --help` tells more.\n");
 }
 
@@ -21,7 +24,7 @@ static const struct {
   const char *flag, *value;
 } ref_flags[] = {{"-n", "N"},          {"-cmd", "\"CMD\""}, {"-out", "FILE"}, {"-shm", "PATH"},
                  {"-sock", "PATH"},    {"-o", "FILE"},      {"-deepdive", NULL},
-                 {"-export", "FORMAT ..."}};
+                 {"-export", "FORMAT ..."}, {"-html", NULL}};
 #define NREF_FLAGS (sizeof ref_flags / sizeof ref_flags[0])
 
 /* Index of a single-dash reference flag in ref_flags, -1 if unknown; -2 for
@@ -53,6 +56,8 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "report") == 0) return ct_report_main(argc - 1, argv + 1);
   if (strcmp(cmd, "rip") == 0) return ct_rip_main(argc - 1, argv + 1);
   if (strcmp(cmd, "export") == 0) return ct_export_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "html") == 0) return ct_html_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "serve") == 0) return ct_serve_main(argc - 1, argv + 1);
   if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
     usage(stdout);
     return 0;
@@ -60,11 +65,15 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "--version") == 0) return puts("corotracer " COROTRACER_VERSION) < 0;
   if (cmd[0] == '-') {
     /* The reference engine's single-dash flags: -deepdive selects the report,
-     * -export the export (it parses the reference's export flags itself),
+     * -export the export (it parses the reference's export flags itself), -html
+     * the dashboard,
      * anything else is trace mode. The subcommands parse the flags themselves. */
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
       if (strcmp(argv[i], "-export") == 0 || strcmp(argv[i], "--export") == 0)
         return ct_export_main(argc, argv);
+      if (strcmp(argv[i], "-html") == 0 || strcmp(argv[i], "--html") == 0) /* -html -out TRACE */
+        return ct_html_main(argc, argv);
+    }
     int deepdive = 0;
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
       int k = ref_flag(argv[i]);

@@ -31,6 +31,7 @@ struct ct_opts {
   int quiet;
   int status;             /* 1: live status even when stderr is not a tty */
   const char *cmd;        /* -cmd string (run through /bin/sh -c), or NULL */
+  const char *serve;      /* --serve [ADDR:]PORT: the live dashboard (src/html/live.h), or NULL */
   char **argv;            /* program argv (NULL-terminated); points into the caller's argv or sh_argv */
   char *sh_argv[4];       /* storage for {"/bin/sh", "-c", cmd, NULL} */
 };

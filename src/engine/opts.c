@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "html/live.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -20,6 +21,8 @@ static void usage(FILE *f) {
           "      --shm PATH      shared-memory file to create (default: a private memfd)\n"
           "      --sock PATH     socket to create (default: in a private directory)\n"
           "      --cmd STRING    run STRING through /bin/sh -c (reference: -cmd)\n"
+          "      --serve [ADDR:]PORT  live dashboard at http://ADDR:PORT (default ADDR\n"
+          "                      127.0.0.1; the URL with its token is printed; docs/DASHBOARD.md)\n"
           "      --quiet         no status line, no summary\n"
           "      --status        live status line even when stderr is not a terminal\n"
           "  -h, --help          this help\n"
@@ -99,7 +102,8 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv) {
       const char *name, *shortname;
       int single_ok;
     } vopts[] = {{"out", "-o", 1},  {"stations", "-n", 0}, {"poll-ms", NULL, 0},
-                 {"shm", NULL, 1},  {"sock", NULL, 1},     {"cmd", NULL, 1}};
+                 {"shm", NULL, 1},  {"sock", NULL, 1},     {"cmd", NULL, 1},
+                 {"serve", NULL, 0}};
     int which = -1;
     for (size_t k = 0; k < sizeof(vopts) / sizeof(vopts[0]) && which < 0; k++) {
       if (vopts[k].shortname && strcmp(a, vopts[k].shortname) == 0) {
@@ -139,6 +143,13 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv) {
       if (!val[0]) return bad(a, "needs a path");
       o->sock_path = val;
       break;
+    case 6: {
+      char ip[64];
+      int port;
+      if (ct_live_parse_addr(val, ip, sizeof ip, &port)) return bad(a, "expects [ADDR:]PORT with an IPv4 ADDR");
+      o->serve = val;
+      break;
+    }
     default:
       if (!val[0]) return bad(a, "needs a command");
       o->cmd = val;

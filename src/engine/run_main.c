@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "engine/engine.h"
 #include "corotracer.h"
+#include "html/live.h"
 
 #define CT_ENGINE_VERSION "corotracer " COROTRACER_VERSION /* include/corotracer.h */
 /* While events flow the loop naps between scans (ppoll, which serves signals
@@ -430,6 +431,7 @@ static int finish(struct run *r, uint64_t start_mono) {
 /* Owns everything it creates; returns the process exit status. */
 int ct_run_main(int argc, char **argv) {
   struct run r;
+  struct ct_live *live = NULL;
   memset(&r, 0, sizeof(r));
   r.sigfd = -1;
   r.w.fd = -1;
@@ -455,6 +457,12 @@ int ct_run_main(int argc, char **argv) {
     fprintf(stderr, "corotracer: %s: %s\n", r.o.out, strerror(-e));
     goto out;
   }
+  /* The live view, before the program starts: a port in use stops us here. */
+  if (r.o.serve && (e = ct_live_start(r.o.serve, r.o.out, 1, &live))) {
+    fprintf(stderr, "corotracer: --serve %s: %s\n", r.o.serve, strerror(-e));
+    goto out;
+  }
+  if (live) fprintf(stderr, "corotracer: live dashboard at %s\n", ct_live_url(live));
   if (ct_harvest_init(&r.h, r.rt.map, r.o.stations, &r.procs, &r.w)) {
     fprintf(stderr, "corotracer: harvest: %s\n", strerror(ENOMEM));
     goto out;
@@ -481,6 +489,7 @@ int ct_run_main(int argc, char **argv) {
   ct_target_release_tty(&r.t);
   rc = finish(&r, start);
 out:
+  ct_live_stop(live); /* the complete trace, to the pages still open */
   ct_target_release_tty(&r.t);
   for (size_t i = 0; i < r.nconns; i++) close(r.conns[i].fd);
   free(r.conns);

@@ -1,0 +1,44 @@
+#!/bin/sh
+# bench-html.sh - `corotracer html`: speed (MB/s of trace), peak RSS and page
+# size for generated traces (bench-report-gen), with `corotracer report` on
+# the same file in the same run as the baseline; then first paint and the
+# time to a drawn, interactive timeline in Chromium for the 10^6 page.
+# Usage: O=build/x [RUNS=3] sh bench/bench-html.sh [EVENTS...]   (default 1e5 1e6 1e7)
+set -eu
+O=${O:-build/default}
+runs=${RUNS:-3}
+[ $# -gt 0 ] || set -- 100000 1000000 10000000
+gen=$O/bench/bench-report-gen ct=$O/bin/corotracer
+[ -x "$gen" ] && [ -x "$ct" ] || { echo "build first: make O=$O" >&2; exit 2; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-html.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg) at start"
+for n in "$@"; do
+  f=$tmp/trace-$n.jsonl
+  "$gen" "$n" 1000 > "$f"
+  bytes=$(wc -c < "$f")
+  cat "$f" > /dev/null
+  : > "$tmp/h"; : > "$tmp/hc"; : > "$tmp/r"; : > "$tmp/m"
+  i=0
+  while [ $i -lt "$runs" ]; do
+    /usr/bin/time -f "%e %U %S %M" -o "$tmp/t" "$ct" html "$f" -o "$tmp/page-$n.html" 2>/dev/null
+    read -r e u s m < "$tmp/t"
+    echo "$e" >> "$tmp/h"; echo "$u $s" | awk '{print $1 + $2}' >> "$tmp/hc"; echo "$m" >> "$tmp/m"
+    /usr/bin/time -f "%e" -o "$tmp/t" "$ct" report "$f" -o /dev/null
+    cat "$tmp/t" >> "$tmp/r"
+    i=$((i + 1))
+  done
+  h=$(median < "$tmp/h") hc=$(median < "$tmp/hc") r=$(median < "$tmp/r") m=$(median < "$tmp/m")
+  page=$(wc -c < "$tmp/page-$n.html")
+  echo "$n $bytes $h $hc $r $m $page" | awk '{
+    printf "events %d, trace %.0f MB: html %.2f s wall = %.0f MB/s (CPU %.2f s = %.0f MB/s), peak RSS %.0f MB, page %.1f MB; report %.2f s wall; html/report %.2f\n",
+      $1, $2 / 1e6, $3, $2 / 1e6 / $3, $4, $2 / 1e6 / $4, $6 / 1024, $7 / 1e6, $5, $3 / $5 }'
+  [ "$n" = 1000000 ] && cp "$tmp/page-$n.html" "$tmp/keep-1e6.html"
+  rm -f "$f"
+done
+if [ -f "$tmp/keep-1e6.html" ] && command -v node >/dev/null && [ -d tests/browser/node_modules/playwright-core ]; then
+  echo "Chromium, the 10^6-event page:"
+  node tests/browser/paint.mjs "$tmp/keep-1e6.html" "$runs"
+fi
+echo "load $(cut -d' ' -f1-3 /proc/loadavg) at the end"

@@ -1,0 +1,28 @@
+/* buf.h - a growable byte buffer for the page writer, the model's blob and
+ * the HTTP replies. Allocation failures are sticky (err = -ENOMEM); check
+ * err once at the end instead of after every append. */
+#ifndef CT_HTML_BUF_H
+#define CT_HTML_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ct_buf {
+  char *p;
+  size_t n, cap;
+  int err;
+};
+
+/* Room for `more` bytes after p[n]; returns 0 or -ENOMEM (also stored in err). */
+int ct_buf_reserve(struct ct_buf *b, size_t more);
+void ct_buf_put(struct ct_buf *b, const void *p, size_t n);
+void ct_buf_puts(struct ct_buf *b, const char *s);
+void ct_buf_printf(struct ct_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* s[0..n) as a JSON string (quotes included); control bytes escaped, '<' and
+ * '>' too, so the text is inert wherever it is pasted. */
+void ct_buf_json(struct ct_buf *b, const char *s, size_t n);
+/* Zero bytes up to the next multiple of align. */
+void ct_buf_align(struct ct_buf *b, size_t align);
+void ct_buf_free(struct ct_buf *b);
+
+#endif

@@ -1,0 +1,88 @@
+/* build.c - the page's data from a trace: one pass feeds each parsed line to
+ * the report's analysis (the findings, same JSON model as `report --json`)
+ * and to the dashboard's model; when the spans overflow the budget, a second
+ * pass rebuilds the model keeping in full every coroutine a finding names. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/model.h"
+#include "analysis/state.h"
+#include "html/model.h"
+#include "html/page.h"
+
+#define READ_BUF (4u << 20)
+
+struct feed {
+  struct ct_state *st; /* NULL in the second pass */
+  struct ct_model *m;
+};
+
+static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struct ct_line *l) {
+  struct feed *f = ctx;
+  int rc = f->st ? ct_state_line(f->st, lineno, err, l) : 0;
+  return rc ? rc : ct_model_line(f->m, err, l);
+}
+
+/* The findings JSON of r into *json (malloc'd). */
+static int findings_json(const struct ct_report *r, char **json, size_t *len) {
+  FILE *f = open_memstream(json, len);
+  if (!f) return -ENOMEM;
+  int rc = ct_write_json(f, r);
+  if (fclose(f) && !rc) rc = -ENOMEM;
+  return rc;
+}
+
+int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int live,
+                  size_t span_budget, struct ct_buf *z, struct ct_dash_stats *stats) {
+  size_t budget = span_budget ? span_budget : CT_DASH_SPAN_BUDGET;
+  size_t cap = budget / 5 * 7; /* room for the coroutines findings name */
+  struct ct_state *st = NULL;
+  struct ct_model m;
+  struct ct_report r = {0};
+  char *json = NULL;
+  size_t jlen = 0;
+  uint64_t bytes = 0;
+  memset(stats, 0, sizeof *stats);
+  int rc = ct_model_init(&m, budget, cap);
+  if (!rc) rc = ct_state_new(100000000ull, &st);
+  struct feed feed = {st, &m};
+  if (!rc) rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &bytes);
+  if (rc) goto out;
+  stats->passes = 1;
+  stats->bytes = bytes;
+  stats->lines = st->lines;
+  stats->events = st->events;
+  if (!st->lines || (!st->events && !st->has_meta && !st->has_end && !st->modules && !st->stations)) {
+    stats->not_a_trace = 1;
+    stats->bad_line = st->nbad_kept ? (int)st->bad_lines[0] : 1;
+    rc = -EINVAL;
+    goto out;
+  }
+  st->live_ts = live ? now_ts : 0;
+  if ((rc = ct_report_build(st, name, bytes, CT_DASH_STUCK_NS, &r))) goto out;
+  if ((rc = findings_json(&r, &json, &jlen))) goto out;
+  if (m.spans_dropped && seekable && lseek(fd, 0, SEEK_SET) == 0) {
+    /* Over the budget: again, with every coroutine of a finding kept. */
+    ct_model_free(&m);
+    if ((rc = ct_model_init(&m, budget, cap))) goto out;
+    for (size_t i = 0; i < r.nf && !rc; i++)
+      for (size_t k = 0; k < r.f[i].ncoros && !rc; k++) rc = ct_model_keep(&m, r.f[i].coros[k].probe_id);
+    feed = (struct feed){NULL, &m};
+    uint64_t again = 0;
+    if (!rc) rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &again);
+    if (rc) goto out;
+    stats->passes = 2;
+  }
+  stats->spans = m.nspans;
+  stats->spans_dropped = m.spans_dropped;
+  rc = ct_model_serialize(&m, json, jlen, name, now_ts, live, z, &stats->blob_bytes);
+out:
+  free(json);
+  ct_report_free(&r);
+  ct_state_free(st);
+  ct_model_free(&m);
+  return rc;
+}

@@ -1,0 +1,13 @@
+# src/html/build.mk - the dashboard: `corotracer html`, `corotracer serve` and
+# the live view of `corotracer run --serve` (docs/DASHBOARD.md). The page's
+# sources in web/ are linked in by assets.c (.incbin).
+HTML_SRCS := src/html/assets.c src/html/buf.c src/html/model.c src/html/model_out.c \
+             src/html/build.c src/html/page.c src/html/html_main.c src/html/live.c \
+             src/html/serve_main.c
+CLI_SRCS += $(HTML_SRCS)
+$(O)/obj/src/html/assets.o: web/dashboard.html web/dashboard.css web/dashboard.js
+
+# Browser tests (Chromium + playwright-core from npm): the plain build only,
+# they test the page, not the C code under sanitizers.
+TESTS += tests/test-html.sh
+TESTS_NOSAN += tests/test-dashboard.sh tests/test-dashboard-live.sh

@@ -1,0 +1,499 @@
+/* live.c - the live dashboard's server thread (live.h): a small HTTP/1.1
+ * server (one request per connection, Server-Sent Events for the counters),
+ * guarded by a random token and a Host check, that tails the trace file. */
+#include "html/live.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "html/buf.h"
+#include "html/model.h"
+#include "html/page.h"
+
+#define MAX_CLIENTS 16
+#define REQ_MAX 8192
+#define SSE_LIMIT (1u << 20)            /* pending bytes per event stream: beyond, ticks are dropped */
+#define TICK_NS 500000000ull            /* counters pushed every 500 ms */
+#define SNAP_MIN_NS 2000000000ull       /* the full data at most every 2 s ... */
+#define SNAP_COST_FACTOR 4              /* ... and at most 1/4 of the time */
+#define TAIL_MAX (64u << 20)            /* read per tick at most */
+#define FINAL_WAIT_NS 3000000000ull     /* pages get this long to fetch the final data */
+#define LINE_MAX_LIVE (1u << 20)
+
+struct snap {
+  int refs;
+  uint64_t version;
+  struct ct_buf z;
+};
+
+struct client {
+  int fd, sse, done, counted;
+  char in[REQ_MAX];
+  size_t nin;
+  struct ct_buf out;
+  size_t off;
+  struct snap *snap; /* a /data body after out */
+  size_t soff;
+  uint64_t drops;
+};
+
+struct ct_live {
+  pthread_t th;
+  int lfd, wake[2], tfd, running;
+  char ip[64], token[33], url[200], host1[96], host2[96];
+  int port;
+  char *path;
+  atomic_int stop;
+  struct ct_model m;
+  char *lb;
+  size_t lbn, lbcap;
+  uint64_t bytes, last_growth, snap_bytes, last_build, build_ns, seq;
+  struct snap *cur;
+  uint64_t version;
+  int fetches_of_last; /* complete /data replies of the current version */
+  struct client *c[MAX_CLIENTS];
+  struct ct_buf page;
+};
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int ct_live_parse_addr(const char *spec, char *ip, size_t ipn, int *port) {
+  const char *colon = strrchr(spec, ':'), *ps = colon ? colon + 1 : spec;
+  char host[64] = "127.0.0.1";
+  if (colon) {
+    size_t n = (size_t)(colon - spec);
+    if (n == 0 || n >= sizeof host) return -EINVAL;
+    memcpy(host, spec, n);
+    host[n] = 0;
+    if (!strcmp(host, "localhost")) strcpy(host, "127.0.0.1");
+  }
+  struct in_addr a;
+  if (inet_pton(AF_INET, host, &a) != 1) return -EINVAL;
+  char *end;
+  errno = 0;
+  long p = strtol(ps, &end, 10);
+  if (!*ps || *end || errno || p < 0 || p > 65535) return -EINVAL;
+  if ((size_t)snprintf(ip, ipn, "%s", host) >= ipn) return -EINVAL;
+  *port = (int)p;
+  return 0;
+}
+
+/* ---- clients ---------------------------------------------------------------- */
+static void snap_put(struct snap *s) {
+  if (s && --s->refs == 0) {
+    ct_buf_free(&s->z);
+    free(s);
+  }
+}
+
+static void client_free(struct client *c) {
+  close(c->fd);
+  ct_buf_free(&c->out);
+  snap_put(c->snap);
+  free(c);
+}
+
+static void respond(struct client *c, const char *status, const char *type, const void *body,
+                    size_t n) {
+  ct_buf_printf(&c->out,
+                "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n"
+                "X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\nX-Frame-Options: DENY\r\n"
+                "Connection: close\r\n\r\n",
+                status, type, n);
+  ct_buf_put(&c->out, body, n);
+  c->done = 1;
+}
+
+static void refuse(struct client *c, const char *status, const char *why) {
+  respond(c, status, "text/plain; charset=utf-8", why, strlen(why));
+}
+
+/* Constant-time comparison of the query's token with ours. */
+static int token_ok(const struct ct_live *l, const char *q, size_t qn) {
+  for (const char *p = q; p && p < q + qn;) {
+    const char *amp = memchr(p, '&', (size_t)(q + qn - p)), *e = amp ? amp : q + qn;
+    if ((size_t)(e - p) == 6 + 32 && !memcmp(p, "token=", 6)) {
+      unsigned diff = 0;
+      for (int i = 0; i < 32; i++) diff |= (unsigned char)(p[6 + i] ^ l->token[i]);
+      return diff == 0;
+    }
+    p = amp ? amp + 1 : NULL;
+  }
+  return 0;
+}
+
+static void tick_json(struct ct_live *l, struct ct_buf *b, const struct client *c, int ended);
+static void tail(struct ct_live *l);
+static void snapshot(struct ct_live *l);
+
+/* A complete request in c->in: answer it. */
+static void handle(struct ct_live *l, struct client *c) {
+  c->in[c->nin] = 0;
+  char *sp1 = strchr(c->in, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
+  if (!sp1 || !sp2) return refuse(c, "400 Bad Request", "bad request\n");
+  if ((size_t)(sp1 - c->in) != 3 || memcmp(c->in, "GET", 3)) return refuse(c, "405 Method Not Allowed", "GET only\n");
+  /* The Host header must name the address we bound: a page of another site
+   * that rebinds its DNS name to 127.0.0.1 sends its own name. */
+  const char *host = NULL;
+  size_t hn = 0;
+  for (char *h = strstr(c->in, "\r\n"); h; h = strstr(h + 2, "\r\n")) {
+    if (strncasecmp(h + 2, "Host:", 5)) continue;
+    host = h + 7;
+    while (*host == ' ' || *host == '\t') host++;
+    hn = strcspn(host, "\r\n");
+    while (hn && (host[hn - 1] == ' ' || host[hn - 1] == '\t')) hn--;
+    break;
+  }
+  int host_ok = host && ((hn == strlen(l->host1) && !strncasecmp(host, l->host1, hn)) ||
+                         (l->host2[0] && hn == strlen(l->host2) && !strncasecmp(host, l->host2, hn)));
+  if (!host_ok) return refuse(c, "403 Forbidden", "forbidden: Host must name the address the dashboard listens on\n");
+  char *path = sp1 + 1, *q = memchr(path, '?', (size_t)(sp2 - path));
+  size_t pn = (size_t)((q ? q : sp2) - path);
+  if (!q || !token_ok(l, q + 1, (size_t)(sp2 - q - 1)))
+    return refuse(c, "403 Forbidden", "forbidden: the URL needs the token printed at start\n");
+  if (pn == 1) return respond(c, "200 OK", "text/html; charset=utf-8", l->page.p, l->page.n);
+  if (pn == 5 && !memcmp(path, "/data", 5)) {
+    if (!l->cur) { /* nobody watched so far: built on demand */
+      tail(l);
+      snapshot(l);
+    }
+    if (!l->cur) return refuse(c, "503 Service Unavailable", "no data yet\n");
+    ct_buf_printf(&c->out,
+                  "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: %zu\r\n"
+                  "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n"
+                  "X-Corotracer-Version: %" PRIu64 "\r\nConnection: close\r\n\r\n",
+                  l->cur->z.n, l->cur->version);
+    c->snap = l->cur;
+    c->snap->refs++;
+    c->done = 1;
+    return;
+  }
+  if (pn == 7 && !memcmp(path, "/events", 7)) {
+    ct_buf_puts(&c->out, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
+                         "X-Content-Type-Options: nosniff\r\nConnection: keep-alive\r\n\r\nretry: 1000\n\n");
+    c->sse = 1;
+    tail(l); /* idle while nobody watched: catch up first */
+    tick_json(l, &c->out, c, 0);
+    return;
+  }
+  refuse(c, "404 Not Found", "not found\n");
+}
+
+/* Reads what the client sent; 1 when it is gone. */
+static int client_read(struct ct_live *l, struct client *c) {
+  for (;;) {
+    if (c->nin >= REQ_MAX - 1) {
+      if (!c->done) refuse(c, "431 Request Header Fields Too Large", "request too large\n");
+      return 0;
+    }
+    ssize_t k = recv(c->fd, c->in + c->nin, REQ_MAX - 1 - c->nin, MSG_DONTWAIT);
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) return errno != EAGAIN && errno != EWOULDBLOCK;
+    if (k == 0) return 1;
+    if (c->done || c->sse) continue; /* one request per connection: the rest is ignored */
+    c->nin += (size_t)k;
+    c->in[c->nin] = 0;
+    if (strstr(c->in, "\r\n\r\n")) handle(l, c);
+  }
+}
+
+/* Sends what is pending; 1 when the client is finished or gone. */
+static int client_write(struct ct_live *l, struct client *c) {
+  while (c->off < c->out.n || (c->snap && c->soff < c->snap->z.n)) {
+    const char *p;
+    size_t n;
+    if (c->off < c->out.n) {
+      p = c->out.p + c->off;
+      n = c->out.n - c->off;
+    } else {
+      p = c->snap->z.p + c->soff;
+      n = c->snap->z.n - c->soff;
+    }
+    ssize_t k = send(c->fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) return errno != EAGAIN && errno != EWOULDBLOCK;
+    if (c->off < c->out.n) c->off += (size_t)k;
+    else c->soff += (size_t)k;
+  }
+  if (c->snap && c->snap->version == l->version && !c->counted) {
+    c->counted = 1;
+    l->fetches_of_last++;
+  }
+  c->out.n = c->off = 0;
+  return c->done && !c->sse;
+}
+
+/* ---- the trace -------------------------------------------------------------- */
+/* Reads what was appended to the trace and feeds the complete lines. */
+static void tail(struct ct_live *l) {
+  size_t budget = TAIL_MAX;
+  while (budget) {
+    if (l->lbcap - l->lbn < 65536) {
+      size_t nc = l->lbcap ? l->lbcap * 2 : 1 << 20;
+      char *np = realloc(l->lb, nc);
+      if (!np) return;
+      l->lb = np;
+      l->lbcap = nc;
+    }
+    ssize_t k = read(l->tfd, l->lb + l->lbn, l->lbcap - l->lbn);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) break;
+    l->bytes += (uint64_t)k;
+    l->last_growth = mono_ns();
+    budget = (size_t)k > budget ? 0 : budget - (size_t)k;
+    l->lbn += (size_t)k;
+    size_t start = 0;
+    char *nl;
+    struct ct_line line;
+    while ((nl = memchr(l->lb + start, '\n', l->lbn - start))) {
+      size_t e = (size_t)(nl - l->lb);
+      enum ct_line_err err = ct_parse_line(l->lb + start, e - start, &line);
+      (void)ct_model_line(&l->m, err, &line); /* ENOMEM: counts lag, the snapshots stay right */
+      start = e + 1;
+    }
+    memmove(l->lb, l->lb + start, l->lbn - start);
+    l->lbn -= start;
+    if (l->lbn > LINE_MAX_LIVE) l->lbn = 0; /* an absurd line: dropped, as the reader would */
+  }
+}
+
+/* The present for the live counts: now while the trace is being written. */
+static uint64_t live_now(const struct ct_live *l) {
+  if (l->m.has_end) return 0;
+  if (l->running || mono_ns() - l->last_growth < 5000000000ull) return mono_ns();
+  return 0;
+}
+
+static void snapshot(struct ct_live *l) {
+  int fd = open(l->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  struct snap *s = calloc(1, sizeof *s);
+  struct ct_dash_stats st;
+  uint64_t t0 = mono_ns(), bytes = l->bytes;
+  if (s && ct_dash_build(fd, l->path, 1, live_now(l), 1, 0, &s->z, &st) == 0) {
+    s->refs = 1;
+    s->version = ++l->version;
+    snap_put(l->cur);
+    l->cur = s;
+    l->snap_bytes = bytes;
+  } else if (s) {
+    ct_buf_free(&s->z);
+    free(s);
+  }
+  close(fd);
+  l->last_build = mono_ns();
+  l->build_ns = l->last_build - t0;
+}
+
+static void tick_json(struct ct_live *l, struct ct_buf *b, const struct client *c, int ended) {
+  struct ct_model_counts k;
+  uint64_t now = live_now(l), end = ct_model_end(&l->m, now);
+  ct_model_counts(&l->m, end, CT_DASH_STUCK_NS, &k);
+  uint64_t start = l->m.start_ts ? l->m.start_ts : end;
+  ct_buf_printf(b,
+                "event: tick\ndata: {\"seq\":%" PRIu64 ",\"t\":%" PRIu64 ",\"alive\":%" PRIu64
+                ",\"running\":%" PRIu64 ",\"runnable\":%" PRIu64 ",\"suspended\":%" PRIu64
+                ",\"stuck\":%" PRIu64 ",\"events\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"wakes\":%" PRIu64
+                ",\"coroutines\":%zu,\"bytes\":%" PRIu64 ",\"snapshot\":%" PRIu64
+                ",\"drops\":%" PRIu64 ",\"ended\":%s}\n\n",
+                l->seq, end - start, k.alive, k.running, k.runnable, k.suspended, k.stuck, l->m.events,
+                l->m.lost, l->m.wake_count, l->m.ncoros, l->bytes, l->cur ? l->cur->version : 0,
+                c ? c->drops : 0, ended || l->m.has_end ? "true" : "false");
+}
+
+static void tick(struct ct_live *l, int ended) {
+  l->seq++;
+  for (int i = 0; i < MAX_CLIENTS; i++) {
+    struct client *c = l->c[i];
+    if (!c || !c->sse) continue;
+    struct ct_buf t = {0};
+    tick_json(l, &t, c, ended);
+    if (c->out.n - c->off + t.n > SSE_LIMIT) c->drops++; /* a page that does not read: bounded */
+    else ct_buf_put(&c->out, t.p, t.n);
+    ct_buf_free(&t);
+  }
+}
+
+/* ---- the thread ------------------------------------------------------------- */
+static void accept_all(struct ct_live *l) {
+  for (;;) {
+    int fd = accept4(l->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0 && errno == EINTR) continue;
+    if (fd < 0) return;
+    int slot = -1;
+    for (int i = 0; i < MAX_CLIENTS && slot < 0; i++)
+      if (!l->c[i]) slot = i;
+    struct client *c = slot >= 0 ? calloc(1, sizeof *c) : NULL;
+    if (!c) {
+      static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+      (void)send(fd, busy, sizeof busy - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+      close(fd);
+      continue;
+    }
+    c->fd = fd;
+    l->c[slot] = c;
+  }
+}
+
+static void *thread_main(void *arg) {
+  struct ct_live *l = arg;
+  uint64_t last_tick = 0, final_at = 0;
+  int final_pages = 0;
+  struct pollfd pf[2 + MAX_CLIENTS];
+  int idx[2 + MAX_CLIENTS];
+  for (;;) {
+    int n = 0;
+    pf[n++] = (struct pollfd){l->lfd, POLLIN, 0};
+    pf[n++] = (struct pollfd){l->wake[0], POLLIN, 0};
+    for (int i = 0; i < MAX_CLIENTS; i++)
+      if (l->c[i]) {
+        short ev = POLLIN;
+        if (l->c[i]->off < l->c[i]->out.n || (l->c[i]->snap && l->c[i]->soff < l->c[i]->snap->z.n)) ev |= POLLOUT;
+        idx[n] = i;
+        pf[n++] = (struct pollfd){l->c[i]->fd, ev, 0};
+      }
+    int pr = poll(pf, (nfds_t)n, 100);
+    if (pr > 0 && (pf[0].revents & POLLIN)) accept_all(l);
+    if (pr > 0 && (pf[1].revents & POLLIN)) {
+      char b[16];
+      while (read(l->wake[0], b, sizeof b) > 0) {}
+    }
+    for (int j = 2; pr > 0 && j < n; j++) {
+      struct client *c = l->c[idx[j]];
+      int gone = 0;
+      if (pf[j].revents & (POLLIN | POLLHUP | POLLERR)) gone = client_read(l, c);
+      if (!gone) gone = client_write(l, c);
+      if (gone) {
+        client_free(c);
+        l->c[idx[j]] = NULL;
+      }
+    }
+    uint64_t now = mono_ns();
+    int stopping = atomic_load_explicit(&l->stop, memory_order_acquire);
+    /* Nobody watching: no reading, no rebuilding; the engine pays nothing. */
+    int watched = 0;
+    for (int i = 0; i < MAX_CLIENTS; i++) watched |= l->c[i] && l->c[i]->sse;
+    if (stopping && !final_at) {
+      if (watched) {
+        tail(l);
+        snapshot(l);
+        l->fetches_of_last = 0;
+        for (int i = 0; i < MAX_CLIENTS; i++) final_pages += l->c[i] && l->c[i]->sse;
+        tick(l, 1);
+      }
+      final_at = now;
+    } else if (watched && now - last_tick >= TICK_NS) {
+      last_tick = now;
+      tail(l);
+      uint64_t gap = l->build_ns * SNAP_COST_FACTOR;
+      /* While the program runs, time alone changes findings (a coroutine
+       * left parked becomes stuck): rebuild on schedule even without new lines. */
+      if (!l->cur || ((l->bytes != l->snap_bytes || live_now(l)) &&
+                      now - l->last_build >= (gap > SNAP_MIN_NS ? gap : SNAP_MIN_NS)))
+        snapshot(l);
+      if (!final_at) tick(l, 0);
+    }
+    for (int i = 0; i < MAX_CLIENTS; i++) /* push the ticks out now */
+      if (l->c[i] && client_write(l, l->c[i])) {
+        client_free(l->c[i]);
+        l->c[i] = NULL;
+      }
+    if (final_at) {
+      /* Done once as many complete fetches of the final data as there were
+       * pages watching (each fetches on the final tick), or the grace ran out. */
+      int waiting = l->fetches_of_last < final_pages, busy = 0;
+      for (int i = 0; i < MAX_CLIENTS; i++)
+        if (l->c[i] && l->c[i]->snap && l->c[i]->soff < l->c[i]->snap->z.n) busy = 1;
+      if ((!waiting && !busy) || now - final_at > FINAL_WAIT_NS) break;
+    }
+  }
+  return NULL;
+}
+
+static void live_free(struct ct_live *l) {
+  for (int i = 0; i < MAX_CLIENTS; i++)
+    if (l->c[i]) client_free(l->c[i]);
+  snap_put(l->cur);
+  if (l->lfd >= 0) close(l->lfd);
+  if (l->tfd >= 0) close(l->tfd);
+  for (int i = 0; i < 2; i++)
+    if (l->wake[i] >= 0) close(l->wake[i]);
+  ct_model_free(&l->m);
+  ct_buf_free(&l->page);
+  free(l->lb);
+  free(l->path);
+  free(l);
+}
+
+int ct_live_start(const char *spec, const char *trace_path, int running, struct ct_live **out) {
+  struct ct_live *l = calloc(1, sizeof *l);
+  if (!l) return -ENOMEM;
+  l->lfd = l->tfd = l->wake[0] = l->wake[1] = -1;
+  l->running = running;
+  int rc = ct_live_parse_addr(spec, l->ip, sizeof l->ip, &l->port);
+  if (rc) goto fail;
+  unsigned char rnd[16];
+  if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+    rc = -EIO;
+    goto fail;
+  }
+  for (int i = 0; i < 16; i++) snprintf(l->token + 2 * i, 3, "%02x", rnd[i]);
+  if (!(l->path = strdup(trace_path)) || ct_model_init(&l->m, 0, 0) || ct_page_render(NULL, 1, &l->page)) {
+    rc = -ENOMEM;
+    goto fail;
+  }
+  if ((l->tfd = open(trace_path, O_RDONLY | O_CLOEXEC)) < 0 || pipe2(l->wake, O_CLOEXEC | O_NONBLOCK) ||
+      (l->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0) {
+    rc = -errno;
+    goto fail;
+  }
+  int one = 1;
+  (void)setsockopt(l->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)l->port)};
+  inet_pton(AF_INET, l->ip, &sa.sin_addr);
+  socklen_t sl = sizeof sa;
+  if (bind(l->lfd, (struct sockaddr *)&sa, sizeof sa) || listen(l->lfd, 16) ||
+      getsockname(l->lfd, (struct sockaddr *)&sa, &sl)) {
+    rc = -errno;
+    goto fail;
+  }
+  l->port = ntohs(sa.sin_port);
+  snprintf(l->host1, sizeof l->host1, "%s:%d", l->ip, l->port);
+  if (!strncmp(l->ip, "127.", 4)) snprintf(l->host2, sizeof l->host2, "localhost:%d", l->port);
+  snprintf(l->url, sizeof l->url, "http://%s:%d/?token=%s", l->ip, l->port, l->token);
+  l->last_growth = mono_ns();
+  if ((rc = -pthread_create(&l->th, NULL, thread_main, l))) goto fail;
+  *out = l;
+  return 0;
+fail:
+  live_free(l);
+  return rc;
+}
+
+const char *ct_live_url(const struct ct_live *l) { return l->url; }
+
+void ct_live_stop(struct ct_live *l) {
+  if (!l) return;
+  atomic_store_explicit(&l->stop, 1, memory_order_release);
+  if (write(l->wake[1], "x", 1) < 0) { /* full pipe: the thread wakes anyway */ }
+  pthread_join(l->th, NULL);
+  live_free(l);
+}

@@ -1,0 +1,118 @@
+/* model.h - the dashboard's data model: what the page draws, aggregated from
+ * a trace line by line (state spans per coroutine, wake edges, counters over
+ * time, coroutine and site tables) and serialized into one binary blob that
+ * the page reads (docs/DASHBOARD.md "Data blob"). Memory is bounded by the
+ * span budget, not by the trace's length. Module code: returns 0 / -errno,
+ * never prints. */
+#ifndef CT_HTML_MODEL_H
+#define CT_HTML_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/map.h"
+#include "analysis/trace.h"
+
+/* Span states, as the page knows them. */
+enum { CT_SP_RUNNING = 0, CT_SP_RUNNABLE, CT_SP_SUSPENDED, CT_SP_CREATED };
+
+/* One stretch of one coroutine in one state. arg: the thread index when
+ * running, the site index when suspended, the waker (coroutine index + 1, 0 =
+ * a plain thread) when runnable after a wake. */
+struct ct_span {
+  uint64_t t0, t1, obj;
+  uint32_t coro, arg;
+  uint8_t state, wait, open; /* open: still in this state at the end */
+};
+
+struct ct_wake {
+  uint64_t ts;
+  uint32_t from, to; /* from: coroutine index + 1, 0 = a plain thread (tid) */
+  uint32_t tid;
+};
+
+/* One coroutine: its current state and its row in the page's table. */
+struct ct_mcoro {
+  uint64_t id, since, obj, first_ts, last_ts, state_ts;
+  uint32_t label, tid, site, create_site, pid, waker;
+  uint32_t runs, suspends, wakes, lost;
+  uint64_t next_ev;
+  uint8_t state, wait, alive, destroyed, keep;
+};
+
+/* Counters over time: per bucket, changes of the levels and counts of events. */
+#define CT_NBUCKETS 2048
+enum { CT_CT_RUNNING, CT_CT_RUNNABLE, CT_CT_SUSPENDED, CT_CT_LIVE, CT_CT_LEVELS_ };
+struct ct_cbucket {
+  int32_t d[CT_CT_LEVELS_];
+  uint32_t events, lost, wakes;
+};
+
+struct ct_model {
+  /* limits */
+  size_t span_budget;  /* spans kept for coroutines not marked keep */
+  size_t span_cap;     /* hard cap, keep ones included */
+  /* tables */
+  struct ct_map ids;   /* probe_id -> uint32 coroutine index */
+  struct ct_mcoro *coros;
+  size_t ncoros, capcoros, last_ix;
+  struct ct_span *spans;
+  size_t nspans, capspans, nspans_other;
+  struct ct_wake *wakes;
+  size_t nwakes, capwakes;
+  struct ct_map sitemap; /* (site, pid) -> uint32 index */
+  uint64_t *sites;
+  uint32_t *site_pids;
+  size_t nsites, capsites;
+  struct ct_map tidmap;  /* tid -> uint32 index */
+  uint32_t *tids;
+  size_t ntids, captids;
+  char **labels;         /* index 0 = none */
+  size_t nlabels, caplabels;
+  struct ct_map labelmap; /* hash -> index */
+  /* counters */
+  struct ct_cbucket bk[CT_NBUCKETS];
+  int bshift;            /* bucket = ts >> bshift */
+  int64_t blo;           /* bucket index of bk[0]; -1 before the first event */
+  /* totals */
+  uint64_t lines, events, bad, start_ts, last_ts, end_ts, lost, wake_count;
+  uint64_t spans_dropped, wakes_dropped, coros_pruned;
+  uint64_t detail_until; /* the earliest start of a dropped span (UINT64_MAX: none) */
+  uint64_t target_pid;
+  int has_end;
+  char run_id[80], host[128];
+};
+
+/* Initializes m (caller's storage). span_budget: spans kept for coroutines
+ * not marked keep; span_cap: the hard cap. Returns 0 or -ENOMEM. */
+int ct_model_init(struct ct_model *m, size_t span_budget, size_t span_cap);
+void ct_model_free(struct ct_model *m);
+
+/* Marks coroutine probe_id as kept in full (findings name it): its spans do
+ * not count against the budget. Call before feeding lines. */
+int ct_model_keep(struct ct_model *m, uint64_t probe_id);
+
+/* Feeds one parsed line (err != CT_LINE_OK: counted as malformed). */
+int ct_model_line(struct ct_model *m, enum ct_line_err err, const struct ct_line *l);
+
+/* The end of the model's time: the end line's ts, else the newest event;
+ * now_ts (0 = none) extends it for a live run still going. */
+uint64_t ct_model_end(const struct ct_model *m, uint64_t now_ts);
+
+/* Live counts at time now: coroutines alive, running, runnable, suspended, and
+ * stuck (suspended for at least stuck_ns, no wake since). O(coroutines). */
+struct ct_model_counts {
+  uint64_t alive, running, runnable, suspended, stuck;
+};
+void ct_model_counts(const struct ct_model *m, uint64_t now, uint64_t stuck_ns,
+                     struct ct_model_counts *out);
+
+/* Serializes the model as the page's blob, zlib-compressed, appended to z
+ * (*raw_len: the uncompressed size). findings_json: the report's findings
+ * JSON (docs/FINDINGS.md), embedded as is; source: the trace's name; now_ts:
+ * see ct_model_end; live: the page is fed by a live run. */
+struct ct_buf;
+int ct_model_serialize(const struct ct_model *m, const char *findings_json, size_t findings_len,
+                       const char *source, uint64_t now_ts, int live, struct ct_buf *z, uint64_t *raw_len);
+
+#endif

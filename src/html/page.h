@@ -1,0 +1,54 @@
+/* page.h - the dashboard page: the data built from a trace (model + report
+ * findings, compressed), and the one self-contained HTML file around it.
+ * Module code: returns 0 / -errno, never prints. */
+#ifndef CT_HTML_PAGE_H
+#define CT_HTML_PAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "html/buf.h"
+
+/* Spans kept for coroutines no finding names; the hard cap is 1.4 times
+ * that (docs/DASHBOARD.md "Scale"). */
+#define CT_DASH_SPAN_BUDGET 1000000u
+/* Left suspended this long by a running program: stuck (as the report's). */
+#define CT_DASH_STUCK_NS 1000000000ull
+
+struct ct_dash_stats {
+  uint64_t bytes, lines, events, spans, spans_dropped, blob_bytes;
+  int passes;
+  int bad_line;     /* 1-based line of the first malformed line, when nothing parsed */
+  int not_a_trace;  /* no line was a trace event or record */
+};
+
+/* Reads the trace on fd (named name) and builds the page's data: the
+ * model's blob with the report's findings in it, zlib-compressed into *z.
+ * seekable: a second pass may re-read fd from offset 0 to keep every
+ * coroutine a finding names when the spans overflow the budget. now_ts: for a
+ * live run, the present (0 otherwise). span_budget: 0 for CT_DASH_SPAN_BUDGET
+ * (the cap grows with it). Returns 0, -ENOMEM, -errno of a read,
+ * or -EINVAL when the file is not a trace (st tells which). */
+int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int live,
+                  size_t span_budget, struct ct_buf *z, struct ct_dash_stats *st);
+
+/* A zlib stream (what DecompressionStream("deflate") reads) appended to a
+ * buffer as data comes: the blob is never whole in memory. */
+struct ct_zw {
+  void *s; /* z_stream */
+  struct ct_buf *z;
+  uint64_t raw; /* bytes put so far */
+  int err;
+};
+int ct_zw_init(struct ct_zw *w, struct ct_buf *z);
+void ct_zw_put(struct ct_zw *w, const void *p, size_t n);
+void ct_zw_align(struct ct_zw *w, size_t align); /* zeros up to a multiple of align (of raw) */
+/* Ends the stream; returns the first error (0, -ENOMEM, -EIO). Frees w's state. */
+int ct_zw_finish(struct ct_zw *w);
+
+/* The page: the embedded HTML with its CSS and JS inlined; with z (compressed
+ * data, NULL for the live page that fetches it) as base64 in a data block.
+ * Appended to out. */
+int ct_page_render(const struct ct_buf *z, int live, struct ct_buf *out);
+
+#endif

@@ -1,0 +1,110 @@
+// decode.mjs - the dashboard's data outside a browser (node's zlib), checked
+// against `corotracer report --json` of the same trace.
+// Usage: node decode.mjs page PAGE.html FINDINGS.json [EXPECT.json]
+//        node decode.mjs serve URL FINDINGS.json
+// EXPECT (optional): {"summarized": true|false, "kept_full": BASELINE_PAGE.html}
+import { readFileSync } from 'node:fs';
+import { inflateSync } from 'node:zlib';
+import http from 'node:http';
+
+function fail(msg) { console.log('FAIL: ' + msg); process.exit(1); }
+const TYPES = { f64: Float64Array, u32: Uint32Array, i32: Int32Array, u8: Uint8Array };
+
+export function decode(z) {
+  const buf = inflateSync(z);
+  const ab = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength);
+  const dv = new DataView(ab), n = ab.byteLength;
+  if (dv.getUint32(n - 4, false) !== 0x43544431) fail('no CTD1 magic at the end');
+  const hl = dv.getUint32(n - 8, true);
+  const head = JSON.parse(Buffer.from(ab, n - 8 - hl, hl).toString('utf8'));
+  let off = 0;
+  head.a = {};
+  for (const d of head.arrays) {
+    off = (off + 7) & ~7;
+    const T = TYPES[d.type];
+    if (off + d.n * T.BYTES_PER_ELEMENT > n - 8 - hl) fail(`array ${d.name} runs past the header`);
+    head.a[d.name] = new T(ab, off, d.n);
+    off += d.n * T.BYTES_PER_ELEMENT;
+  }
+  return head;
+}
+function fromPage(path) {
+  const html = readFileSync(path, 'utf8');
+  for (const m of ['CT:DATA', 'CT:MODE', '/*CT:JS*/', '/*CT:CSS*/']) if (html.includes(m)) fail(`marker ${m} left in the page`);
+  const blocks = [...html.matchAll(/<script type="application\/x-corotracer-data">([^<]*)<\/script>/g)].map((m) => m[1]);
+  if (!blocks.length) fail('no data block');
+  for (const b of blocks) if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b)) fail('a data block is not base64');
+  return decode(Buffer.concat(blocks.map((b) => Buffer.from(b, 'base64'))));
+}
+// The model's invariants.
+function check(d, report) {
+  const a = d.a, nc = a.co_id.length, ns = a.sp_t0.length;
+  if (d.coroutines !== nc) fail(`coroutines ${d.coroutines} != ${nc} rows`);
+  if (a.co_span0.length !== nc + 1 || a.co_span0[nc] !== ns) fail('co_span0 does not cover the spans');
+  for (let i = 0; i < nc; i++)
+    for (let k = a.co_span0[i]; k < a.co_span0[i + 1]; k++) {
+      if (a.sp_coro[k] !== i) fail(`span ${k} in lane ${i} belongs to ${a.sp_coro[k]}`);
+      if (a.sp_t1[k] < a.sp_t0[k]) fail(`span ${k} ends before it starts`);
+      if (k > a.co_span0[i] && a.sp_t0[k] < a.sp_t0[k - 1]) fail(`lane ${i} is not in time order at ${k}`);
+    }
+  for (const k of a.th_order) if ((a.sp_flags[k] & 3) !== 0) fail(`th_order holds span ${k}, not running`);
+  // The findings are the report's, same JSON model (the path aside).
+  const f = structuredClone(d.findings), r = structuredClone(report);
+  delete f.trace.path; delete r.trace.path;
+  if (JSON.stringify(f) !== JSON.stringify(r)) fail('the page\'s findings differ from report --json');
+  const ids = new Set(Array.from(a.co_id));
+  for (const x of report.findings) for (const c of x.coroutines) if (!ids.has(c.probe_id)) fail(`finding's coroutine ${c.probe_id} not in the table`);
+  if (d.summary.spans !== ns) fail('summary.spans != spans');
+  const counted = a.cn_events.reduce((s, v) => s + v, 0);
+  if (counted !== d.events) fail(`counters hold ${counted} events, the trace ${d.events}`);
+}
+function lanes(d) { // probe_id -> spans as text
+  const a = d.a, out = new Map();
+  for (let i = 0; i < a.co_id.length; i++) {
+    const s = [];
+    for (let k = a.co_span0[i]; k < a.co_span0[i + 1]; k++) s.push(`${a.sp_flags[k]}:${a.sp_t0[k]}-${a.sp_t1[k]}`);
+    out.set(a.co_id[i], s.join(' '));
+  }
+  return out;
+}
+
+const [mode, where, findingsPath, expectPath] = process.argv.slice(2);
+const report = JSON.parse(readFileSync(findingsPath, 'utf8'));
+if (mode === 'page') {
+  const d = fromPage(where);
+  check(d, report);
+  if (expectPath) {
+    const e = JSON.parse(readFileSync(expectPath, 'utf8'));
+    if (e.summarized !== d.summary.spans_dropped > 0) fail(`summarized: ${d.summary.spans_dropped} spans dropped`);
+    if (e.kept_full) { // every coroutine a finding names has all its spans, as without a budget
+      const full = lanes(fromPage(e.kept_full)), got = lanes(d);
+      let n = 0;
+      for (const x of report.findings) for (const c of x.coroutines) {
+        if (got.get(c.probe_id) !== full.get(c.probe_id)) fail(`coroutine ${c.probe_id} of a finding lost spans`);
+        n++;
+      }
+      if (!n) fail('no coroutine named by findings to compare');
+      if (d.summary.kept_coroutines < 1) fail('kept_coroutines is 0');
+    }
+  }
+  console.log(`ok: ${d.coroutines} coroutines, ${d.summary.spans} spans (${d.summary.spans_dropped} summarized), ${d.findings.findings.length} findings`);
+} else {
+  const u = new URL(where), token = u.searchParams.get('token');
+  const get = (path, host) => new Promise((res, rej) => {
+    http.get({ host: u.hostname, port: u.port, path, headers: host ? { Host: host } : {} }, (r) => {
+      const parts = [];
+      r.on('data', (c) => parts.push(c));
+      r.on('end', () => res({ status: r.statusCode, headers: r.headers, body: Buffer.concat(parts) }));
+    }).on('error', rej);
+  });
+  if ((await get('/data')).status !== 403) fail('/data without the token: not 403');
+  if ((await get('/data?token=' + token, 'attacker.example:' + u.port)).status !== 403) fail('foreign Host: not 403');
+  const r = await get('/data?token=' + token);
+  if (r.status !== 200) fail(`/data: HTTP ${r.status}`);
+  if (Object.keys(r.headers).some((h) => h.startsWith('access-control-'))) fail('CORS header sent');
+  const d = decode(r.body);
+  check(d, report);
+  const page = await get('/?token=' + token);
+  if (page.status !== 200 || !page.body.toString().includes('data-mode="live"')) fail('the live page');
+  console.log(`ok: served ${r.body.length} bytes of data, ${d.coroutines} coroutines, findings as report --json`);
+}

@@ -1,0 +1,11 @@
+# browser.sh - for the dashboard's browser tests: skip (77) without chromium,
+# node or npm; install playwright-core (tests/browser/package.json) into the
+# gitignored tests/browser/node_modules once.
+browser_setup() {
+  for t in chromium node npm; do
+    command -v $t >/dev/null 2>&1 || { echo "$t not installed (sh scripts/install-deps.sh)"; exit 77; }
+  done
+  [ -d tests/browser/node_modules/playwright-core ] ||
+    npm install --prefix tests/browser --no-audit --no-fund --loglevel=error >/dev/null ||
+    { echo "FAIL: npm install playwright-core"; exit 1; }
+}

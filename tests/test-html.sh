@@ -1,0 +1,99 @@
+#!/bin/sh
+# test-html.sh - `corotracer html` and `corotracer serve` without a browser,
+# in every build (sanitizers included): bad input gives one line and exit 2;
+# on the report's scenarios, the reference fixture and stdin the page holds
+# the data (decoded by tests/browser/decode.mjs with node's zlib) with the
+# report's findings exactly; over the span budget the coroutines a finding
+# names keep every span; serve answers /data with the token only.
+. "$(dirname "$0")/lib/report.sh"
+command -v node >/dev/null 2>&1 || { echo "node not installed (sh scripts/install-deps.sh)"; exit 77; }
+CT=$COROTRACER
+dec() { node tests/browser/decode.mjs "$@"; }
+
+bad() {
+  name=$1 want=$2; shift 2
+  "$CT" "$@" > "$tmp/out" 2> "$tmp/err"; rc=$?
+  [ $rc -eq 2 ] || fail "$name: exit $rc, want 2"
+  [ "$(wc -l < "$tmp/err")" -eq 1 ] || fail "$name: stderr is not one line: $(cat "$tmp/err")"
+  grep -q "^corotracer: .*$want" "$tmp/err" || fail "$name: stderr '$(cat "$tmp/err")' lacks '$want'"
+}
+bad missing "No such file" html "$tmp/nope.jsonl" -o "$tmp/x.html"
+: > "$tmp/empty.jsonl"
+bad empty "not a corotracer trace" html "$tmp/empty.jsonl" -o "$tmp/x.html"
+head -c 65536 "$CT" > "$tmp/binary.jsonl"
+bad binary "binary.jsonl:[0-9]*: not a corotracer trace" html "$tmp/binary.jsonl" -o "$tmp/x.html"
+bad unknown-option "unknown option: --frob" html "$tmp/empty.jsonl" --frob
+bad no-trace "no trace given" html
+bad serve-addr "expected \[ADDR:\]PORT" serve "$tmp/empty.jsonl" --addr 1.2.3:80
+bad serve-missing "No such file" serve "$tmp/nope.jsonl"
+[ ! -e "$tmp/x.html" ] || fail "a page was written for bad input"
+
+for s in lost-wakeup deadlock race blocker violations v1 killed lost-events; do
+  gen $s
+  "$CT" report "$tmp/$s.jsonl" -o /dev/null --json "$tmp/$s.json"
+  "$CT" html "$tmp/$s.jsonl" -o "$tmp/$s.html" || { fail "$s: html exit $?"; continue; }
+  dec page "$tmp/$s.html" "$tmp/$s.json" >"$tmp/$s.dec" || fail "$s: $(cat "$tmp/$s.dec")"
+done
+"$CT" html "$tmp/lost-wakeup.jsonl" -o /nonexistent/dir/x.html 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "/nonexistent/dir/x.html" "$tmp/err" || fail "unwritable output: $(cat "$tmp/err")"
+ref=$(dirname "$0")/../../shared/fixtures/reference-engine-trace.jsonl
+[ -f "$ref" ] || ref=../shared/fixtures/reference-engine-trace.jsonl
+if [ -f "$ref" ]; then
+  cp "$ref" "$tmp/ref.jsonl"
+  "$CT" report "$tmp/ref.jsonl" -o /dev/null --json "$tmp/ref.json"
+  "$CT" html "$tmp/ref.jsonl" -o "$tmp/ref.html" || fail "reference fixture: html exit $?"
+  dec page "$tmp/ref.html" "$tmp/ref.json" >"$tmp/ref.dec" || fail "reference fixture: $(cat "$tmp/ref.dec")"
+fi
+# stdin: one pass, same data.
+"$CT" html - -o "$tmp/stdin.html" <"$tmp/deadlock.jsonl" || fail "stdin: html exit $?"
+sed 's|"path":"[^"]*"|"path":"stdin"|' "$tmp/deadlock.json" >"$tmp/stdin.json"
+dec page "$tmp/stdin.html" "$tmp/stdin.json" >"$tmp/stdin.dec" || fail "stdin: $(cat "$tmp/stdin.dec")"
+
+# Over the budget: two passes; the coroutines of findings keep all their spans.
+if [ -x "$CT_BUILD/bench/bench-report-gen" ]; then
+  "$CT_BUILD/bench/bench-report-gen" 20000 300 >"$tmp/big.jsonl"
+  "$CT" report "$tmp/big.jsonl" -o /dev/null --json "$tmp/big.json"
+  "$CT" html "$tmp/big.jsonl" -o "$tmp/big-full.html" || fail "big: html exit $?"
+  "$CT" html "$tmp/big.jsonl" -o "$tmp/big-small.html" --span-budget 3000 || fail "big, small budget: html exit $?"
+  echo '{"summarized":false}' >"$tmp/e1.json"
+  printf '{"summarized":true,"kept_full":"%s"}' "$tmp/big-full.html" >"$tmp/e2.json"
+  dec page "$tmp/big-full.html" "$tmp/big.json" "$tmp/e1.json" >"$tmp/b1.dec" || fail "big: $(cat "$tmp/b1.dec")"
+  dec page "$tmp/big-small.html" "$tmp/big.json" "$tmp/e2.json" >"$tmp/b2.dec" || fail "big, small budget: $(cat "$tmp/b2.dec")"
+  cat "$tmp/b2.dec"
+fi
+
+# serve: the same data over HTTP, with the token only; SIGTERM ends it.
+"$CT" serve "$tmp/deadlock.jsonl" --addr 127.0.0.1:0 2>"$tmp/serve.err" &
+spid=$!
+i=0
+while ! grep -q "http://" "$tmp/serve.err" && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+url=$(sed -n 's/.* at \(http:.*\)/\1/p' "$tmp/serve.err")
+if [ -n "$url" ]; then
+  i=0 # the first data is built right after start
+  dec serve "$url" "$tmp/deadlock.json" >"$tmp/serve.dec" || { sleep 1; dec serve "$url" "$tmp/deadlock.json" >"$tmp/serve.dec"; } ||
+    fail "serve: $(cat "$tmp/serve.dec")"
+else
+  fail "serve printed no URL: $(cat "$tmp/serve.err")"
+fi
+# A port in use: run --serve says so and does not start the program.
+sport=$(echo "$url" | sed -n 's|http://127.0.0.1:\([0-9]*\)/.*|\1|p')
+"$CT" run --quiet --serve "127.0.0.1:$sport" -o "$tmp/busy.jsonl" -- sh -c "touch '$tmp/ran'" 2>"$tmp/busy.err"; rc=$?
+[ $rc -eq 1 ] && grep -q "^corotracer: --serve 127.0.0.1:$sport: Address already in use$" "$tmp/busy.err" ||
+  fail "run --serve on a busy port: exit $rc: $(cat "$tmp/busy.err")"
+[ ! -e "$tmp/ran" ] || fail "run --serve on a busy port started the program"
+kill -TERM $spid
+i=0
+while kill -0 $spid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+kill -0 $spid 2>/dev/null && { kill -KILL $spid; fail "serve ignored SIGTERM"; }
+wait $spid; rc=$?
+[ $rc -eq 0 ] || fail "serve exit status $rc after SIGTERM"
+# run --serve: the engine starts the server, prints the URL, stops it at the end.
+if [ -x "$CT_BUILD/examples/hello" ]; then
+  "$CT" run --quiet --serve 127.0.0.1:0 -o "$tmp/hello.jsonl" -- "$CT_BUILD/examples/hello" --pace-us 2000 \
+    >"$tmp/hello.out" 2>"$tmp/hello.err"; rc=$?
+  [ $rc -eq 0 ] || fail "run --serve: exit $rc: $(cat "$tmp/hello.err")"
+  grep -q "^corotracer: live dashboard at http://127.0.0.1:[0-9]*/?token=[0-9a-f]\{32\}$" "$tmp/hello.err" ||
+    fail "run --serve: no URL line: $(cat "$tmp/hello.err")"
+  grep -q '"type":"end"' "$tmp/hello.jsonl" || fail "run --serve: the trace has no end line"
+fi
+finish test-html

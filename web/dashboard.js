@@ -1,0 +1,728 @@
+// dashboard.js - the corotracer dashboard (docs/DASHBOARD.md): decodes the
+// data blob (zlib, DecompressionStream), draws the canvas timeline, the
+// counters, the findings, the site and coroutine tables and the wait-for
+// graph. Every string from the trace goes in through textContent or canvas
+// text, never as markup.
+'use strict';
+(function () {
+const $ = (id) => document.getElementById(id);
+const LIVE = document.body.dataset.mode === 'live';
+const TOKEN = new URLSearchParams(location.search).get('token') || '';
+const ST = ['running', 'runnable', 'suspended', 'created', 'destroyed', 'unknown'];
+const NONE = 0xffffffff;
+let D = null;           // the decoded data
+let sel = new Set();    // selected coroutine indices
+let view = { t0: 0, t1: 1 }, fitted = true, scrollY = 0, hover = null, css = {};
+let lanes = [];         // coroutine lane order (indices)
+let coRows = [];        // coroutine table rows (indices), filtered
+let coSort = { key: 'id', dir: 1 }, siteSort = { key: 'count', dir: -1 };
+let version = 0, loading = false, ended = false;
+
+// ---- formatting -------------------------------------------------------------
+function fmtNs(ns) {
+  const a = Math.abs(ns);
+  if (a >= 1e9) return (ns / 1e9).toFixed(a >= 1e10 ? 1 : 2) + ' s';
+  if (a >= 1e6) return (ns / 1e6).toFixed(a >= 1e7 ? 1 : 2) + ' ms';
+  if (a >= 1e3) return (ns / 1e3).toFixed(a >= 1e4 ? 1 : 2) + ' µs';
+  return Math.round(ns) + ' ns';
+}
+const fmtN = (n) => n >= 1e6 ? (n / 1e6).toFixed(1) + 'M' : n >= 1e4 ? (n / 1e3).toFixed(1) + 'k' : String(n);
+const hex = (v) => '0x' + v.toString(16).padStart(16, '0');
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// ---- data -------------------------------------------------------------------
+async function inflate(parts) { // Uint8Arrays of one zlib stream
+  const ds = new DecompressionStream('deflate'), w = ds.writable.getWriter();
+  const out = new Response(ds.readable).arrayBuffer();
+  for (const p of parts) w.write(p);
+  w.close();
+  return out;
+}
+function b64(s) {
+  if (Uint8Array.fromBase64) return Uint8Array.fromBase64(s);
+  const bin = atob(s);
+  const u = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i);
+  return u;
+}
+const TYPES = { f64: Float64Array, u32: Uint32Array, i32: Int32Array, u8: Uint8Array };
+function decode(ab) {
+  // Arrays first, then the JSON header, its length and the magic at the end.
+  const dv = new DataView(ab), n = ab.byteLength;
+  if (n < 8 || dv.getUint32(n - 4, false) !== 0x43544431) throw new Error('not corotracer dashboard data');
+  const hl = dv.getUint32(n - 8, true);
+  const head = JSON.parse(new TextDecoder().decode(new Uint8Array(ab, n - 8 - hl, hl)));
+  let off = 0;
+  const a = {};
+  for (const d of head.arrays) {
+    off = (off + 7) & ~7;
+    const T = TYPES[d.type];
+    a[d.name] = new T(ab, off, d.n);
+    off += d.n * T.BYTES_PER_ELEMENT;
+  }
+  head.a = a;
+  return head;
+}
+function prepare(d) {
+  const a = d.a, nc = a.co_id.length;
+  d.nc = nc;
+  d.idOf = new Map();
+  for (let i = 0; i < nc; i++) d.idOf.set(a.co_id[i], i);
+  // Symbols of sites: from the report's sites (findings JSON), by address.
+  d.sym = new Map();
+  const f = d.findings || { findings: [], sites: [] };
+  d.f = f;
+  const addSym = (s) => { if (s && s.site && !d.sym.has(s.site)) d.sym.set(s.site, s); };
+  (f.sites || []).forEach(addSym);
+  (f.findings || []).forEach((x) => (x.sites || []).forEach(addSym));
+  d.siteName = d.sites.map(([addr]) => {
+    const s = d.sym.get(addr);
+    if (!s) return addr;
+    return (s.function || addr) + (s.file ? ' ' + s.file.split('/').pop() + ':' + s.line : '');
+  });
+  // Stuck coroutines (lost wakeups, deadlocks): drawn with a red edge.
+  d.stuck = new Set();
+  d.inFinding = new Set();
+  for (const x of f.findings || [])
+    for (const c of x.coroutines || []) {
+      const i = d.idOf.get(c.probe_id);
+      if (i === undefined) continue;
+      d.inFinding.add(i);
+      if (x.kind === 'lost_wakeup' || x.kind === 'deadlock' || x.kind === 'wake_before_suspend') d.stuck.add(i);
+    }
+  // Prefix sums of running time: a pixel holding many spans is drawn by its busy fraction.
+  const n = a.sp_t0.length;
+  d.cumRun = new Float64Array(n + 1);
+  for (let i = 0; i < n; i++) d.cumRun[i + 1] = d.cumRun[i] + ((a.sp_flags[i] & 3) === 0 ? a.sp_t1[i] - a.sp_t0[i] : 0);
+  const th = a.th_order, nt = d.threads.length;
+  d.thStart = new Uint32Array(nt + 1);
+  for (let k = 0; k < th.length; k++) d.thStart[a.sp_arg[th[k]] + 1]++;
+  for (let t = 0; t < nt; t++) d.thStart[t + 1] += d.thStart[t];
+  d.thT0 = new Float64Array(th.length); d.thT1 = new Float64Array(th.length); d.thCum = new Float64Array(th.length + 1);
+  for (let k = 0; k < th.length; k++) {
+    d.thT0[k] = a.sp_t0[th[k]]; d.thT1[k] = a.sp_t1[th[k]];
+    d.thCum[k + 1] = d.thCum[k] + d.thT1[k] - d.thT0[k];
+  }
+  d.search = null;
+  return d;
+}
+function coState(i) {
+  const s = D.a.co_state[i];
+  if (s === 2 && D.stuck.has(i)) return 'stuck';
+  return ST[s] || 'unknown';
+}
+function coWait(i) {
+  const w = D.a.co_wait[i];
+  if (D.a.co_state[i] !== 2 || !w) return '';
+  return w === 1 ? 'fd ' + D.a.co_obj[i] : 'ptr ' + hex(D.a.co_obj[i]);
+}
+const siteOf = (k) => k === NONE || k >= D.siteName.length ? '' : D.siteName[k];
+const labelOf = (i) => D.labels[D.a.co_label[i]] || '';
+
+// ---- header, note -----------------------------------------------------------
+function header() {
+  $('source').textContent = D.source + (D.host ? ' · ' + D.host : '');
+  $('stat-events').textContent = fmtN(D.events);
+  $('stat-coros').textContent = fmtN(D.nc);
+  $('stat-threads').textContent = String(D.threads.length);
+  $('stat-duration').textContent = fmtNs(D.duration_ns);
+  $('stat-lost').textContent = fmtN(D.lost);
+  let stuck = 0;
+  for (const x of D.f.findings || []) if (x.kind === 'lost_wakeup' || x.kind === 'deadlock') stuck += x.count;
+  if (!LIVE) $('stat-stuck').textContent = String(stuck);
+  const s = D.summary, note = $('note');
+  if (s.spans_dropped > 0) {
+    note.className = 'note warn';
+    note.textContent = 'Summarized: every coroutine is drawn in detail until +' + fmtNs(s.detail_until || 0) +
+      '; after that only the ' + s.kept_coroutines + ' coroutines named by findings (' + fmtN(s.spans_dropped) +
+      ' spans left out, ' + fmtN(s.wakes_dropped) + ' wake arrows). Counters and tables cover the whole run.';
+  } else {
+    note.className = 'note';
+    note.textContent = 'Complete: ' + fmtN(s.spans) + ' spans of ' + fmtN(D.nc) + ' coroutines on ' + D.threads.length +
+      ' threads' + (s.wakes_dropped ? ', ' + fmtN(s.wakes_dropped) + ' wake arrows left out' : '') +
+      (D.malformed ? '; ' + D.malformed + ' malformed lines skipped' : '') + '.';
+  }
+}
+
+// ---- findings -----------------------------------------------------------------
+function findings() {
+  const box = $('findings');
+  box.textContent = '';
+  const list = D.f.findings || [];
+  $('nfind').textContent = String(list.length);
+  if (!list.length) box.appendChild(el('div', 'muted', 'No findings: no lost wakeup, race, deadlock, leak or blocker.'));
+  list.forEach((x, k) => {
+    const card = el('div', 'finding');
+    card.dataset.kind = x.kind;
+    card.dataset.index = String(k);
+    const t = el('div');
+    t.appendChild(el('span', 'sev ' + x.severity, x.severity));
+    t.appendChild(el('span', 'ftitle', x.title));
+    card.appendChild(t);
+    if (x.sites && x.sites.length) {
+      const s = el('div', 'fsites');
+      x.sites.slice(0, 3).forEach((site, j) => {
+        if (j) s.appendChild(document.createTextNode(' · '));
+        s.appendChild(el('code', '', (site.function || site.site) + (site.file ? ' ' + site.file.split('/').pop() + ':' + site.line : '')));
+        s.appendChild(document.createTextNode(' ×' + site.count));
+      });
+      if (x.sites.length > 3) s.appendChild(document.createTextNode(' · +' + (x.sites.length - 3) + ' more'));
+      card.appendChild(s);
+    }
+    (x.evidence || []).slice(0, 2).forEach((e) => card.appendChild(el('div', 'fev', e)));
+    card.addEventListener('click', () => selectFinding(k));
+    box.appendChild(card);
+  });
+}
+function selectFinding(k) {
+  const x = D.f.findings[k];
+  const s = new Set();
+  for (const c of x.coroutines || []) { const i = D.idOf.get(c.probe_id); if (i !== undefined) s.add(i); }
+  document.querySelectorAll('.finding').forEach((c) => c.classList.toggle('on', c.dataset.index === String(k)));
+  setSelection(s, true);
+  if (x.kind === 'deadlock') { tab('graph'); drawGraph(x); }
+}
+function setSelection(s, reveal) {
+  sel = s;
+  const ids = [...sel].map((i) => D.a.co_id[i]).sort((a, b) => a - b);
+  $('selection').textContent = sel.size + ' selected';
+  $('selection').dataset.ids = ids.join(',');
+  if (!sel.size) document.querySelectorAll('.finding.on').forEach((c) => c.classList.remove('on'));
+  orderLanes();
+  if (reveal) scrollY = 0;
+  filterCoros();
+  drawTimeline();
+}
+
+// ---- coroutine table (virtual) ----------------------------------------------------
+const RH = 20;
+const CO_COLS = [['id', 'id'], ['label', 'label'], ['state', 'state'], ['wait', 'wait'], ['site', 'site'], ['runs', 'runs']];
+function coKey(i, k) {
+  const a = D.a;
+  switch (k) {
+    case 'id': return a.co_id[i];
+    case 'label': return labelOf(i);
+    case 'state': return coState(i);
+    case 'wait': return a.co_wait[i] * 1e15 + a.co_obj[i];
+    case 'site': return siteOf(a.co_site[i]);
+    default: return a.co_runs[i];
+  }
+}
+function filterCoros() {
+  const q = $('search').value.trim().toLowerCase();
+  const a = D.a;
+  let rows = [];
+  const fd = /^fd[\s:=]*(\d+)$/.exec(q), num = /^\d+$/.test(q) ? Number(q) : null;
+  for (let i = 0; i < D.nc; i++) {
+    if (q) {
+      let ok;
+      if (fd) ok = a.co_wait[i] === 1 && a.co_obj[i] === Number(fd[1]);
+      else if (num !== null) ok = a.co_id[i] === num || (a.co_wait[i] === 1 && a.co_obj[i] === num);
+      else ok = labelOf(i).toLowerCase().includes(q) || siteOf(a.co_site[i]).toLowerCase().includes(q) ||
+        siteOf(a.co_create_site[i]).toLowerCase().includes(q);
+      if (!ok) continue;
+    }
+    rows.push(i);
+  }
+  const k = coSort.key, dir = coSort.dir;
+  rows.sort((x, y) => {
+    const sx = sel.has(x), sy = sel.has(y);
+    if (sx !== sy) return sx ? -1 : 1;
+    const u = coKey(x, k), v = coKey(y, k);
+    return (u < v ? -1 : u > v ? 1 : 0) * dir || a.co_id[x] - a.co_id[y];
+  });
+  coRows = rows;
+  $('cospacer').style.height = rows.length * RH + 'px';
+  renderCoros();
+}
+function renderCoros() {
+  const box = $('cotable');
+  box.querySelectorAll('.row').forEach((r) => r.remove());
+  const first = Math.max(0, Math.floor(box.scrollTop / RH) - 5), last = Math.min(coRows.length, first + Math.ceil(box.clientHeight / RH) + 10);
+  const a = D.a;
+  for (let r = first; r < last; r++) {
+    const i = coRows[r], row = el('div', 'row' + (sel.has(i) ? ' on' : ''));
+    row.style.top = r * RH + 'px';
+    row.dataset.id = String(a.co_id[i]);
+    const st = coState(i);
+    row.append(el('span', 'num', String(a.co_id[i])), el('span', '', labelOf(i)), el('span', 'st-' + st, st),
+      el('span', '', coWait(i)), el('span', '', siteOf(a.co_site[i] !== NONE ? a.co_site[i] : a.co_create_site[i])),
+      el('span', 'num', String(a.co_runs[i])));
+    row.title = 'coroutine ' + a.co_id[i];
+    row.addEventListener('click', (e) => {
+      const s = new Set(e.ctrlKey || e.metaKey || e.shiftKey ? sel : []);
+      if (s.has(i)) s.delete(i); else s.add(i);
+      setSelection(s, true);
+    });
+    box.appendChild(row);
+  }
+}
+function heads() {
+  const mk = (box, cols, sort, redo) => {
+    box.textContent = '';
+    for (const [k, name] of cols) {
+      const h = el('span', '', name + (sort.key === k ? (sort.dir > 0 ? ' ▲' : ' ▼') : ''));
+      h.addEventListener('click', () => { sort.dir = sort.key === k ? -sort.dir : (k === 'id' || k === 'label' || k === 'function' || k === 'file' ? 1 : -1); sort.key = k; heads(); redo(); });
+      box.appendChild(h);
+    }
+  };
+  mk($('cohead'), CO_COLS, coSort, filterCoros);
+  mk($('sitehead'), SITE_COLS, siteSort, sites);
+}
+
+// ---- site table ---------------------------------------------------------------------
+const SITE_COLS = [['function', 'function'], ['file', 'file:line'], ['count', 'count'], ['p50', 'p50'], ['p99', 'p99'], ['max', 'max']];
+function sites() {
+  const box = $('sitetable');
+  box.textContent = '';
+  const list = (D.f.sites || []).slice();
+  const key = (s, k) => k === 'function' ? (s.function || s.site) : k === 'file' ? (s.file ? s.file + ':' + s.line : '') :
+    k === 'count' ? s.count : s.suspended_ns ? s.suspended_ns[k] : -1;
+  list.sort((x, y) => { const u = key(x, siteSort.key), v = key(y, siteSort.key); return (u < v ? -1 : u > v ? 1 : 0) * siteSort.dir; });
+  list.forEach((s, r) => {
+    const row = el('div', 'row');
+    row.style.top = r * RH + 'px';
+    const d = s.suspended_ns;
+    row.append(el('span', '', s.function || s.site), el('span', '', s.file ? s.file.split('/').pop() + ':' + s.line : (s.module || '')),
+      el('span', 'num', String(s.count)), el('span', 'num', d ? fmtNs(d.p50) : '–'), el('span', 'num', d ? fmtNs(d.p99) : '–'),
+      el('span', 'num', d ? fmtNs(d.max) : '–'));
+    row.title = s.site + (s.file ? ' ' + s.file + ':' + s.line : '');
+    row.addEventListener('click', () => { $('search').value = s.function || s.site; tab('coros'); filterCoros(); });
+    box.appendChild(row);
+  });
+  const sp = el('div'); sp.style.height = list.length * RH + 'px'; box.appendChild(sp);
+  if (!list.length) box.appendChild(el('div', 'muted', 'No suspension sites in this trace.'));
+}
+
+// ---- wait-for graph -------------------------------------------------------------------
+function drawGraph(x) {
+  const c = $('graph'), g = ctx2d(c);
+  if (!g) return;
+  const W = c.clientWidth, H = c.clientHeight;
+  g.clearRect(0, 0, W, H);
+  const dl = x || (D.f.findings || []).find((f) => f.kind === 'deadlock');
+  if (!dl) { $('graphnote').textContent = 'No deadlock (wait-for cycle) in this trace.'; return; }
+  $('graphnote').textContent = dl.title;
+  const nodes = dl.coroutines || [], n = nodes.length, R = Math.min(W, H) / 2 - 60;
+  const pos = new Map();
+  nodes.forEach((c2, k) => {
+    const ang = -Math.PI / 2 + (2 * Math.PI * k) / Math.max(n, 1);
+    pos.set(c2.probe_id, [W / 2 + R * Math.cos(ang), H / 2 + R * Math.sin(ang)]);
+  });
+  g.strokeStyle = css.stuck; g.fillStyle = css.stuck; g.lineWidth = 1.5;
+  for (const c2 of nodes) {
+    const p = pos.get(c2.probe_id), q = pos.get(c2.waits_for);
+    if (!p || !q) continue;
+    // Offset sideways so that the two edges of a 2-cycle do not overlap.
+    const L = Math.hypot(q[0] - p[0], q[1] - p[1]) || 1, nx = -(q[1] - p[1]) / L * 6, ny = (q[0] - p[0]) / L * 6;
+    arrow(g, p[0] + nx, p[1] + ny, q[0] + nx, q[1] + ny, 16);
+  }
+  g.font = '11px ui-monospace, monospace'; g.textAlign = 'center';
+  for (const c2 of nodes) {
+    const [px, py] = pos.get(c2.probe_id);
+    g.fillStyle = css.panel; g.strokeStyle = css.stuck;
+    g.beginPath(); g.arc(px, py, 14, 0, 7); g.fill(); g.stroke();
+    g.fillStyle = css.fg;
+    g.fillText(String(c2.probe_id), px, py + 4);
+    g.fillStyle = css.muted;
+    g.fillText((c2.label || '') + (c2.wait ? ' ' + c2.wait + ' ' + c2.obj : ''), px, py + 28);
+  }
+}
+function arrow(g, x0, y0, x1, y1, shorten) {
+  const dx = x1 - x0, dy = y1 - y0, L = Math.hypot(dx, dy) || 1, ux = dx / L, uy = dy / L;
+  const ex = x1 - ux * shorten, ey = y1 - uy * shorten;
+  g.beginPath(); g.moveTo(x0 + ux * shorten, y0 + uy * shorten); g.lineTo(ex, ey); g.stroke();
+  g.beginPath(); g.moveTo(ex, ey); g.lineTo(ex - ux * 7 - uy * 3.5, ey - uy * 7 + ux * 3.5); g.lineTo(ex - ux * 7 + uy * 3.5, ey - uy * 7 - ux * 3.5); g.fill();
+}
+
+// ---- timeline -------------------------------------------------------------------------
+const GUT = 170, TH = 18, CH = 14, AX = 20;
+function ctx2d(c) {
+  const r = window.devicePixelRatio || 1, w = c.clientWidth, h = c.clientHeight;
+  if (!w || !h) return null;
+  if (c.width !== Math.round(w * r) || c.height !== Math.round(h * r)) { c.width = Math.round(w * r); c.height = Math.round(h * r); }
+  const g = c.getContext('2d');
+  g.setTransform(r, 0, 0, r, 0, 0);
+  return g;
+}
+function orderLanes() {
+  const all = [];
+  for (let i = 0; i < D.nc; i++) all.push(i);
+  const rank = (i) => sel.has(i) ? 0 : D.inFinding.has(i) ? 1 : 2;
+  all.sort((x, y) => rank(x) - rank(y) || D.a.co_id[x] - D.a.co_id[y]);
+  lanes = all;
+}
+function fit() {
+  view.t0 = Math.min(0, D.counters.t0); view.t1 = Math.max(D.duration_ns, 1); fitted = true;
+  const pad = (view.t1 - view.t0) * 0.01; view.t0 -= pad; view.t1 += pad;
+}
+function lowerBound(arr, lo, hi, t) { // first k in [lo,hi) with arr[k] >= t
+  while (lo < hi) { const m = (lo + hi) >> 1; if (arr[m] < t) lo = m + 1; else hi = m; }
+  return lo;
+}
+function stateColor(f, i) {
+  const s = f & 3;
+  if (s === 0) return css.running;
+  if (s === 1) return css.runnable;
+  if (s === 3) return css.created;
+  return ((f >> 2) & 3) === 1 ? css.suspfd : css.suspended;
+}
+// Draws spans [lo,hi) of one lane (times t0/t1, busy prefix cum) at y..y+h.
+function drawLane(g, t0s, t1s, cum, lo, hi, y, h, W, colorOf) {
+  const scale = (W - GUT) / (view.t1 - view.t0);
+  let k = Math.max(lo, lowerBound(t0s, lo, hi, view.t0) - 1);
+  // Far more spans than pixels (or spans that overlap, which a lane of one
+  // thread should not have): one sample per pixel column, O(width log n).
+  if (lowerBound(t0s, k, hi, view.t1) - k > 2 * (W - GUT)) return drawLanePixels(g, t0s, t1s, cum, lo, hi, y, h, W, colorOf, scale);
+  while (k < hi) {
+    const a = t0s[k];
+    if (a > view.t1) break;
+    const x0 = GUT + (a - view.t0) * scale, x1 = GUT + (t1s[k] - view.t0) * scale;
+    if (x1 - x0 >= 1 || k + 1 >= hi || GUT + (t0s[k + 1] - view.t0) * scale >= Math.floor(x0) + 1) {
+      const xa = Math.max(GUT, x0), xb = Math.min(W, Math.max(x1, x0 + 1));
+      if (xb > xa) { g.fillStyle = colorOf(k); g.fillRect(xa, y, xb - xa, h); }
+      k++;
+      continue;
+    }
+    // Many spans in this pixel: draw the busy fraction, skip to the next pixel.
+    const px = Math.floor(x0), tEnd = view.t0 + (px + 1 - GUT) / scale;
+    const j = Math.max(k + 1, lowerBound(t0s, k, hi, tEnd));
+    const busy = (cum[j] - cum[k]) / (1 / scale);
+    g.fillStyle = css.suspended; g.fillRect(Math.max(GUT, px), y, 1, h);
+    g.globalAlpha = Math.min(1, busy); g.fillStyle = css.running; g.fillRect(Math.max(GUT, px), y, 1, h); g.globalAlpha = 1;
+    // The last span starting in this pixel may go on long after it.
+    if (t1s[j - 1] > tEnd) {
+      const xb = Math.min(W, GUT + (t1s[j - 1] - view.t0) * scale);
+      if (xb > px + 1) { g.fillStyle = colorOf(j - 1); g.fillRect(px + 1, y, xb - px - 1, h); }
+    }
+    k = j;
+  }
+}
+function drawLanePixels(g, t0s, t1s, cum, lo, hi, y, h, W, colorOf, scale) {
+  const ns = 1 / scale;
+  let a = Math.max(lo, lowerBound(t0s, lo, hi, view.t0) - 1);
+  for (let px = GUT; px < W; px++) {
+    const ta = view.t0 + (px - GUT) * ns, tb = ta + ns;
+    const b = lowerBound(t0s, a, hi, tb);
+    if (b === a) { // no span starts here: the one before may cover it
+      if (a > lo && t1s[a - 1] > ta) { g.fillStyle = colorOf(a - 1); g.fillRect(px, y, 1, h); }
+      continue;
+    }
+    if (b - a === 1 && (a === lo || t1s[a - 1] <= ta)) { g.fillStyle = colorOf(a); g.fillRect(px, y, 1, h); a = b; continue; }
+    const busy = Math.min(1, (cum[b] - cum[a]) / ns);
+    g.fillStyle = css.suspended; g.fillRect(px, y, 1, h);
+    g.globalAlpha = busy; g.fillStyle = css.running; g.fillRect(px, y, 1, h); g.globalAlpha = 1;
+    a = b;
+  }
+}
+const hues = new Map();
+function hue(i) {
+  let c = hues.get(i);
+  if (!c) { c = hueOf(i); hues.set(i, c); }
+  return c;
+}
+function hueOf(i) { return 'hsl(' + ((D.a.co_id[i] * 137.508) % 360).toFixed(0) + ',55%,52%)'; }
+function layout(H) {
+  const nt = D.threads.length, top = AX + 16 + nt * TH + 16;
+  const rows = Math.max(0, Math.floor((H - top) / CH));
+  const maxScroll = Math.max(0, lanes.length - rows);
+  scrollY = Math.max(0, Math.min(scrollY, maxScroll));
+  return { nt, top, rows };
+}
+function drawTimeline() {
+  const c = $('timeline'), g = ctx2d(c);
+  if (!g || !D) return;
+  const W = c.clientWidth, H = c.clientHeight, a = D.a;
+  g.fillStyle = css.bg; g.fillRect(0, 0, W, H);
+  const L = layout(H), scale = (W - GUT) / (view.t1 - view.t0);
+  // Axis with ticks.
+  g.font = '10px ui-monospace, monospace'; g.fillStyle = css.muted; g.strokeStyle = css.grid; g.textAlign = 'left';
+  const span = view.t1 - view.t0, step = Math.pow(10, Math.floor(Math.log10(span / 8)));
+  const st = span / step > 40 ? step * 5 : span / step > 16 ? step * 2 : step;
+  for (let t = Math.ceil(view.t0 / st) * st; t <= view.t1; t += st) {
+    const x = GUT + (t - view.t0) * scale;
+    g.beginPath(); g.moveTo(x + 0.5, AX - 4); g.lineTo(x + 0.5, H); g.stroke();
+    g.fillText('+' + fmtNs(t), x + 3, 12);
+  }
+  $('range').textContent = '+' + fmtNs(Math.max(0, view.t0)) + ' … +' + fmtNs(view.t1) + '  (' + fmtNs(span) + ')';
+  // Thread lanes: which coroutine ran.
+  g.fillStyle = css.fg; g.font = '600 11px ui-sans-serif, system-ui, sans-serif';
+  g.fillText('Threads', 6, AX + 11);
+  g.font = '11px ui-monospace, monospace';
+  for (let t = 0; t < L.nt; t++) {
+    const y = AX + 16 + t * TH;
+    g.fillStyle = css.lane; g.fillRect(GUT, y, W - GUT, TH - 3);
+    g.fillStyle = css.muted; g.fillText('tid ' + D.threads[t], 6, y + 11);
+    drawLane(g, D.thT0, D.thT1, D.thCum, D.thStart[t], D.thStart[t + 1], y, TH - 3, W, (k) => hue(a.sp_coro[a.th_order[k]]));
+  }
+  // Coroutine lanes.
+  g.fillStyle = css.fg; g.font = '600 11px ui-sans-serif, system-ui, sans-serif';
+  g.fillText('Coroutines (' + lanes.length + ')' + (sel.size ? ' · selected first' : ''), 6, L.top - 4);
+  g.font = '10px ui-monospace, monospace';
+  const yOf = new Map();
+  for (let r = 0; r < L.rows && scrollY + r < lanes.length; r++) {
+    const i = lanes[scrollY + r], y = L.top + r * CH;
+    yOf.set(i, y);
+    if (sel.has(i)) { g.fillStyle = css.sel; g.fillRect(0, y, W, CH); }
+    g.fillStyle = css.lane; g.fillRect(GUT, y, W - GUT, CH - 2);
+    g.fillStyle = D.stuck.has(i) ? css.stuck : css.muted;
+    const lab = labelOf(i);
+    g.fillText(String(a.co_id[i]) + (lab ? ' ' + lab : ''), 6, y + 10, GUT - 12);
+    drawLane(g, a.sp_t0, a.sp_t1, D.cumRun, a.co_span0[i], a.co_span0[i + 1], y, CH - 2, W, (k) => stateColor(a.sp_flags[k], k));
+    if (D.stuck.has(i) && a.co_state[i] === 2) { // the stuck suspension: red edge
+      const e = a.co_span0[i + 1] - 1;
+      if (e >= a.co_span0[i]) {
+        const x0 = Math.max(GUT, GUT + (a.sp_t0[e] - view.t0) * scale), x1 = Math.min(W, GUT + (a.sp_t1[e] - view.t0) * scale);
+        if (x1 > x0) { g.strokeStyle = css.stuck; g.lineWidth = 1.5; g.strokeRect(x0 + 0.75, y + 0.75, x1 - x0 - 1.5, CH - 3.5); g.lineWidth = 1; }
+      }
+    }
+  }
+  // Wake arrows between visible lanes.
+  const wt = a.wk_t, lo = lowerBound(wt, 0, wt.length, view.t0), hi = lowerBound(wt, 0, wt.length, view.t1);
+  if (hi - lo < 3000) {
+    g.strokeStyle = css.wake; g.fillStyle = css.wake; g.lineWidth = 1;
+    for (let k = lo; k < hi; k++) {
+      const to = a.wk_to[k], yt = yOf.get(to);
+      if (yt === undefined) continue;
+      const from = a.wk_from[k] ? a.wk_from[k] - 1 : -1, yf = from >= 0 ? yOf.get(from) : undefined;
+      const x = GUT + (wt[k] - view.t0) * scale;
+      if (yf !== undefined) arrow(g, x, yf + CH / 2, x + 0.01, yt + CH / 2, 0);
+      else { g.beginPath(); g.moveTo(x - 3, yt - 3); g.lineTo(x + 3, yt - 3); g.lineTo(x, yt + 2); g.fill(); }
+    }
+  }
+  if (hover) { g.strokeStyle = css.fg; g.globalAlpha = .35; g.beginPath(); g.moveTo(hover.x + .5, AX); g.lineTo(hover.x + .5, H); g.stroke(); g.globalAlpha = 1; }
+  // The wait for rows below the visible ones.
+  if (lanes.length > L.rows) {
+    g.fillStyle = css.muted; g.textAlign = 'right';
+    g.fillText('lanes ' + (scrollY + 1) + '–' + Math.min(lanes.length, scrollY + L.rows) + ' of ' + lanes.length, W - 6, L.top - 4);
+    g.textAlign = 'left';
+  }
+  drawChart();
+}
+// What is under the mouse: a lane and the span there.
+function pick(x, y) {
+  const c = $('timeline'), W = c.clientWidth, H = c.clientHeight, L = layout(H), a = D.a;
+  if (x < GUT) return null;
+  const t = view.t0 + (x - GUT) * (view.t1 - view.t0) / (W - GUT);
+  const find = (t0s, t1s, lo, hi) => { const k = lowerBound(t0s, lo, hi, t + 1e-9) - 1; return k >= lo && t1s[k] >= t ? k : -1; };
+  if (y >= AX + 16 && y < AX + 16 + L.nt * TH) {
+    const tt = Math.floor((y - AX - 16) / TH), k = find(D.thT0, D.thT1, D.thStart[tt], D.thStart[tt + 1]);
+    return { t, thread: tt, span: k >= 0 ? a.th_order[k] : -1 };
+  }
+  if (y >= L.top) {
+    const r = Math.floor((y - L.top) / CH) + scrollY;
+    if (r >= lanes.length) return null;
+    const i = lanes[r];
+    return { t, coro: i, span: find(a.sp_t0, a.sp_t1, a.co_span0[i], a.co_span0[i + 1]) };
+  }
+  return null;
+}
+function tipText(p) {
+  const a = D.a, lines = [];
+  if (p.thread !== undefined) lines.push('thread ' + D.threads[p.thread]);
+  const k = p.span, i = k >= 0 ? a.sp_coro[k] : p.coro;
+  if (i !== undefined) {
+    const lab = labelOf(i);
+    lines.push('coroutine ' + a.co_id[i] + (lab ? '  "' + lab + '"' : '') + '  · ' + coState(i) + ' at the end');
+    if (a.co_create_site[i] !== NONE) lines.push('created at ' + siteOf(a.co_create_site[i]));
+  }
+  if (k >= 0) {
+    const f = a.sp_flags[k], s = f & 3, w = (f >> 2) & 3;
+    lines.push(ST[s] + ' ' + fmtNs(a.sp_t1[k] - a.sp_t0[k]) + '  (+' + fmtNs(a.sp_t0[k]) + ' → +' + fmtNs(a.sp_t1[k]) + (f & 16 ? ', until the end' : '') + ')');
+    if (s === 0 && a.sp_arg[k] !== NONE) lines.push('on thread ' + D.threads[a.sp_arg[k]]);
+    if (s === 2) {
+      lines.push('site ' + siteOf(a.sp_arg[k]) + (a.sp_arg[k] !== NONE ? '  ' + D.sites[a.sp_arg[k]][0] : ''));
+      if (w) lines.push('waits on ' + (w === 1 ? 'fd ' + a.sp_obj[k] : 'ptr ' + hex(a.sp_obj[k])));
+    }
+    if (s === 1 && a.sp_arg[k] !== NONE) lines.push('woken by ' + (a.sp_arg[k] ? 'coroutine ' + a.co_id[a.sp_arg[k] - 1] : 'a plain thread'));
+  }
+  lines.push('at +' + fmtNs(p.t));
+  return lines.join('\n');
+}
+function zoom(factor, x) {
+  const c = $('timeline'), W = c.clientWidth;
+  const t = view.t0 + (Math.max(GUT, x) - GUT) * (view.t1 - view.t0) / (W - GUT);
+  const span = Math.max(100, (view.t1 - view.t0) * factor);
+  const f = (t - view.t0) / (view.t1 - view.t0);
+  view.t0 = t - f * span; view.t1 = view.t0 + span; fitted = false;
+  drawTimeline();
+}
+function pan(frac) { const d = (view.t1 - view.t0) * frac; view.t0 += d; view.t1 += d; fitted = false; drawTimeline(); }
+function timelineEvents() {
+  const c = $('timeline'), tip = $('tip');
+  c.tabIndex = 0;
+  let drag = null;
+  c.addEventListener('wheel', (e) => {
+    e.preventDefault();
+    if (e.ctrlKey || e.altKey || e.metaKey) zoom(Math.exp(e.deltaY * 0.002), e.offsetX);
+    else if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) pan((e.deltaX || e.deltaY) * 0.001);
+    else { scrollY += Math.sign(e.deltaY) * 3; drawTimeline(); }
+  }, { passive: false });
+  c.addEventListener('mousedown', (e) => { drag = { x: e.offsetX, y: e.offsetY, t0: view.t0, t1: view.t1, s: scrollY, moved: false }; c.focus(); });
+  window.addEventListener('mouseup', (e) => {
+    if (drag && !drag.moved && e.target === c) {
+      const p = pick(e.offsetX, e.offsetY);
+      const i = p ? (p.coro !== undefined ? p.coro : p.span >= 0 ? D.a.sp_coro[p.span] : -1) : -1;
+      if (i >= 0) { const s = new Set(e.ctrlKey || e.shiftKey ? sel : []); if (s.has(i)) s.delete(i); else s.add(i); setSelection(s, false); }
+    }
+    drag = null;
+  });
+  c.addEventListener('mousemove', (e) => {
+    if (drag) {
+      const dx = e.offsetX - drag.x, dy = e.offsetY - drag.y;
+      if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
+      if (drag.moved) {
+        const dt = dx * (drag.t1 - drag.t0) / (c.clientWidth - GUT);
+        view.t0 = drag.t0 - dt; view.t1 = drag.t1 - dt; fitted = false;
+        scrollY = drag.s - Math.round(dy / CH);
+        tip.hidden = true; drawTimeline(); return;
+      }
+    }
+    const p = pick(e.offsetX, e.offsetY);
+    hover = { x: e.offsetX };
+    if (!p) { tip.hidden = true; drawTimeline(); return; }
+    tip.textContent = tipText(p);
+    tip.hidden = false;
+    const w = tip.offsetWidth, h = tip.offsetHeight;
+    tip.style.left = Math.min(e.offsetX + 14, c.clientWidth - w - 4) + 'px';
+    tip.style.top = Math.min(e.offsetY + 14, c.clientHeight - h - 4) + 'px';
+    drawTimeline();
+  });
+  c.addEventListener('mouseleave', () => { tip.hidden = true; hover = null; drawTimeline(); });
+  document.addEventListener('keydown', (e) => {
+    if (e.target.tagName === 'INPUT') { if (e.key === 'Escape') e.target.blur(); return; }
+    const W = c.clientWidth, mid = hover ? hover.x : GUT + (W - GUT) / 2;
+    switch (e.key) {
+      case 'w': case 'W': case '+': case '=': zoom(0.7, mid); break;
+      case 's': case 'S': case '-': zoom(1 / 0.7, mid); break;
+      case 'a': case 'A': case 'ArrowLeft': pan(-0.15); break;
+      case 'd': case 'D': case 'ArrowRight': pan(0.15); break;
+      case 'ArrowUp': scrollY -= 1; drawTimeline(); break;
+      case 'ArrowDown': scrollY += 1; drawTimeline(); break;
+      case 'PageUp': scrollY -= 20; drawTimeline(); break;
+      case 'PageDown': scrollY += 20; drawTimeline(); break;
+      case 'f': case 'F': case '0': fit(); drawTimeline(); break;
+      case 't': case 'T': theme(); break;
+      case 'Escape': setSelection(new Set(), false); break;
+      case '/': e.preventDefault(); tab('coros'); $('search').focus(); break;
+      default: return;
+    }
+  });
+}
+
+// ---- counters chart ---------------------------------------------------------------------
+function drawChart() {
+  const c = $('chart'), g = ctx2d(c);
+  if (!g || !D) return;
+  const W = c.clientWidth, H = c.clientHeight, a = D.a, n = D.counters.n, bw = D.counters.bucket_ns, t0 = D.counters.t0;
+  g.fillStyle = css.bg; g.fillRect(0, 0, W, H);
+  const scale = (W - GUT) / (view.t1 - view.t0), top = 8, h = H - 22;
+  const b0 = Math.max(0, Math.floor((view.t0 - t0) / bw)), b1 = Math.min(n, Math.ceil((view.t1 - t0) / bw) + 1);
+  let maxL = 1, maxE = 1;
+  for (let b = b0; b < b1; b++) { maxL = Math.max(maxL, a.cn_live[b], a.cn_suspended[b]); maxE = Math.max(maxE, a.cn_events[b]); }
+  if (n && b0 >= n) maxL = Math.max(maxL, a.cn_live[n - 1], a.cn_suspended[n - 1]);
+  g.font = '10px ui-monospace, monospace'; g.fillStyle = css.muted; g.textAlign = 'left';
+  g.fillText('max ' + maxL + ' coroutines', 6, top + 10);
+  g.fillText(fmtN(Math.round(maxE * 1e9 / bw)) + ' events/s', 6, top + 24);
+  g.fillText('bucket ' + fmtNs(bw), 6, top + 38);
+  const x = (b) => GUT + (t0 + b * bw - view.t0) * scale;
+  // events/s bars
+  g.fillStyle = css.events; g.globalAlpha = .35;
+  for (let b = b0; b < b1; b++) if (a.cn_events[b]) { const hh = a.cn_events[b] / maxE * h; g.fillRect(x(b), top + h - hh, Math.max(1, bw * scale), hh); }
+  g.globalAlpha = 1;
+  const line = (arr, color) => {
+    g.strokeStyle = color; g.lineWidth = 1.5; g.beginPath();
+    let y = top + h;
+    if (b0 >= n && n) { y = top + h - arr[n - 1] / maxL * h; g.moveTo(GUT, y); }
+    for (let b = b0; b < b1; b++) { y = top + h - arr[b] / maxL * h; if (b === b0) g.moveTo(x(b), y); else g.lineTo(x(b), y); g.lineTo(x(b + 1), y); }
+    // The levels hold from the last change to the end of the run.
+    if (b1 === n && n) g.lineTo(GUT + (D.duration_ns - view.t0) * scale, y);
+    g.stroke(); g.lineWidth = 1;
+  };
+  line(a.cn_suspended, css.muted); line(a.cn_runnable, css.runnable); line(a.cn_running, css.running); line(a.cn_live, css.live);
+  g.fillStyle = css.lost;
+  for (let b = b0; b < b1; b++) if (a.cn_lost[b]) g.fillRect(x(b), top + h + 2, Math.max(2, bw * scale), 6);
+  if (hover) { g.strokeStyle = css.fg; g.globalAlpha = .35; g.beginPath(); g.moveTo(hover.x + .5, 0); g.lineTo(hover.x + .5, H); g.stroke(); g.globalAlpha = 1; }
+}
+
+// ---- theme, tabs, live, start --------------------------------------------------------------
+function readCss() {
+  const s = getComputedStyle(document.documentElement);
+  for (const k of ['bg', 'panel', 'line', 'fg', 'muted', 'accent', 'running', 'runnable', 'created', 'suspended', 'suspfd', 'stuck', 'wake', 'sel', 'grid', 'live', 'events', 'lost', 'lane'])
+    css[k] = s.getPropertyValue('--' + k).trim();
+}
+function theme(set) {
+  const cur = set || (document.documentElement.dataset.theme === 'light' ? 'dark' : 'light');
+  document.documentElement.dataset.theme = cur;
+  try { localStorage.setItem('corotracer-theme', cur); } catch (e) { /* file:// may refuse */ }
+  readCss();
+  if (D) { drawTimeline(); drawGraph(); }
+}
+function tab(name) {
+  document.querySelectorAll('.tabs button[data-tab]').forEach((b) => b.classList.toggle('on', b.dataset.tab === name));
+  for (const t of ['coros', 'sites', 'graph']) $('tab-' + t).hidden = t !== name;
+  if (name === 'coros') renderCoros();
+  if (name === 'graph') drawGraph();
+}
+function show(d) {
+  const keep = D && !fitted ? { t0: view.t0, t1: view.t1 } : null;
+  const ids = D ? [...sel].map((i) => D.a.co_id[i]) : [];
+  D = prepare(d);
+  hues.clear(); // indices change with new data
+  sel = new Set(ids.map((id) => D.idOf.get(id)).filter((i) => i !== undefined));
+  if (keep) view = keep; else fit();
+  header(); findings(); heads(); sites();
+  orderLanes(); filterCoros(); drawTimeline(); drawGraph();
+  if (!window.corotracer.readyMs) window.corotracer.readyMs = performance.now();
+  document.body.dataset.ready = '1';
+}
+async function loadLive() {
+  if (loading) return;
+  loading = true;
+  try {
+    const r = await fetch('/data?token=' + encodeURIComponent(TOKEN), { cache: 'no-store' });
+    if (r.ok) { version = Number(r.headers.get('X-Corotracer-Version')) || version; show(decode(await inflate([new Uint8Array(await r.arrayBuffer())]))); }
+  } finally { loading = false; }
+}
+function live() {
+  $('live-box').hidden = false;
+  const es = new EventSource('/events?token=' + encodeURIComponent(TOKEN));
+  es.addEventListener('tick', (e) => {
+    const k = JSON.parse(e.data);
+    $('stat-stuck').textContent = String(k.stuck);
+    $('stat-events').textContent = fmtN(k.events);
+    $('stat-coros').textContent = fmtN(k.coroutines);
+    $('stat-lost').textContent = fmtN(k.lost);
+    $('stat-drops').textContent = String(k.drops);
+    $('live-text').textContent = k.ended ? 'run ended' : 'live · ' + k.alive + ' alive, ' + k.runnable + ' runnable';
+    $('live-box').classList.toggle('ended', !!k.ended);
+    if (k.snapshot > version) loadLive();
+    if (k.ended) { ended = true; es.close(); }
+  });
+  es.onerror = () => {
+    if (ended) return; $('live-text').textContent = 'disconnected (the page keeps its data)'; $('live-box').classList.add('ended'); };
+  loadLive();
+}
+async function start() {
+  let saved = null;
+  try { saved = localStorage.getItem('corotracer-theme'); } catch (e) { /* ignore */ }
+  theme(saved || (matchMedia('(prefers-color-scheme: light)').matches ? 'light' : 'dark'));
+  document.querySelectorAll('.tabs button[data-tab]').forEach((b) => b.addEventListener('click', () => tab(b.dataset.tab)));
+  $('theme').addEventListener('click', () => theme());
+  $('clearsel').addEventListener('click', () => setSelection(new Set(), false));
+  $('search').addEventListener('input', () => { if (D) { $('cotable').scrollTop = 0; filterCoros(); } });
+  $('cotable').addEventListener('scroll', () => { if (D) renderCoros(); });
+  window.addEventListener('resize', () => { if (D) { drawTimeline(); renderCoros(); drawGraph(); } });
+  timelineEvents();
+  window.corotracer = { selectedIds: () => D ? [...sel].map((i) => D.a.co_id[i]).sort((x, y) => x - y) : [], data: () => D };
+  if (LIVE) return live();
+  const blocks = document.querySelectorAll('script[type="application/x-corotracer-data"]');
+  show(decode(await inflate([...blocks].map((b) => b64(b.textContent.trim())))));
+}
+start().catch((e) => { const n = $('note'); n.className = 'note warn'; n.textContent = 'Cannot show this data: ' + e.message; });
+})();
