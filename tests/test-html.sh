@@ -45,6 +45,16 @@ if [ -f "$ref" ]; then
   dec page "$tmp/ref.html" "$tmp/ref.json" >"$tmp/ref.dec" || fail "reference fixture: $(cat "$tmp/ref.dec")"
 fi
 # stdin: one pass, same data.
+# An output that is not a regular file (a FIFO, /dev/null) is written in
+# place, never replaced by a rename.
+mkfifo "$tmp/fifo"
+cat "$tmp/fifo" >"$tmp/fifo.out" &
+cpid=$!
+"$CT" html "$tmp/deadlock.jsonl" -o "$tmp/fifo" || fail "fifo: html exit $?"
+# A rename would leave the reader waiting on the old FIFO forever.
+[ -p "$tmp/fifo" ] || { kill $cpid; fail "fifo: replaced by a regular file"; }
+wait $cpid
+grep -q '<html' "$tmp/fifo.out" || fail "fifo: no page came through"
 "$CT" html - -o "$tmp/stdin.html" <"$tmp/deadlock.jsonl" || fail "stdin: html exit $?"
 sed 's|"path":"[^"]*"|"path":"stdin"|' "$tmp/deadlock.json" >"$tmp/stdin.json"
 dec page "$tmp/stdin.html" "$tmp/stdin.json" >"$tmp/stdin.dec" || fail "stdin: $(cat "$tmp/stdin.dec")"

@@ -33,13 +33,19 @@ static double wall_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Writes all of b to path (atomically: a temporary file renamed). */
+/* Writes all of b to path: atomically (a temporary file renamed) when path is
+ * a regular file or new; in place when it is something else (/dev/stdout, a
+ * FIFO, /dev/null), which a rename would replace. */
 static int write_file(const char *path, const struct ct_buf *b) {
+  struct stat sb;
+  int in_place = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
   size_t n = strlen(path) + 16;
   char *tmp = malloc(n);
   if (!tmp) return -ENOMEM;
   snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc = 0;
+  int fd = in_place ? open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+                    : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644),
+      rc = 0;
   if (fd < 0) {
     rc = -errno;
     free(tmp);
@@ -52,8 +58,8 @@ static int write_file(const char *path, const struct ct_buf *b) {
     else off += (size_t)k;
   }
   if (close(fd) && !rc) rc = -errno;
-  if (!rc && rename(tmp, path)) rc = -errno;
-  if (rc) unlink(tmp);
+  if (!in_place && !rc && rename(tmp, path)) rc = -errno;
+  if (!in_place && rc) unlink(tmp);
   free(tmp);
   return rc;
 }
