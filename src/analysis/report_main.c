@@ -25,14 +25,13 @@ struct opts {
 };
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: corotracer report TRACE [-o report.md] [--json findings.json]\n"
-          "                         [--fail-on info|warning|error] [--blocker-ms MS]\n"
-          "       corotracer -deepdive -out TRACE [-o report.md]   (reference spelling)\n"
-          "Reads a JSONL trace (ours or the reference engine's; '-' = stdin) and writes a\n"
-          "Markdown diagnosis (stdout unless -o) and, with --json, the findings JSON of\n"
-          "docs/FINDINGS.md. --fail-on SEV exits 1 when a finding of at least SEV exists.\n"
-          "--blocker-ms: a run longer than this without suspending is a blocker (100).\n");
+  fprintf(f, "usage: corotracer report TRACE [-o report.md] [--json findings.json]\n"
+             "                         [--fail-on info|warning|error] [--blocker-ms MS]\n"
+             "       corotracer -deepdive -out TRACE [-o report.md]   (reference spelling)\n"
+             "Reads a JSONL trace (ours or the reference engine's; '-' = stdin) and writes a\n"
+             "Markdown diagnosis (stdout unless -o) and, with --json, the findings JSON of\n"
+             "docs/FINDINGS.md. --fail-on SEV exits 1 when a finding of at least SEV exists.\n"
+             "--blocker-ms: a run longer than this without suspending is a blocker (100).\n");
 }
 
 static int bad_usage(const char *what, const char *arg) {
@@ -58,7 +57,8 @@ static int parse(int argc, char **argv, struct opts *o) {
     int takes = !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--json") ||
                 !strcmp(a, "--fail-on") || !strcmp(a, "--blocker-ms") || !strcmp(a, "-out") ||
                 !strcmp(a, "--out");
-    if (takes && !val) return bad_usage("option needs a value", a);
+    if (takes && !val)
+      return bad_usage("option needs a value", a);
     if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
       o->out = val;
     } else if (!strcmp(a, "--json")) {
@@ -66,10 +66,14 @@ static int parse(int argc, char **argv, struct opts *o) {
     } else if (!strcmp(a, "-out") || !strcmp(a, "--out")) {
       o->trace = val;
     } else if (!strcmp(a, "--fail-on")) {
-      if (!strcmp(val, "info")) o->fail_on = CT_SEV_INFO;
-      else if (!strcmp(val, "warning")) o->fail_on = CT_SEV_WARNING;
-      else if (!strcmp(val, "error")) o->fail_on = CT_SEV_ERROR;
-      else return bad_usage("--fail-on wants info, warning or error, not", val);
+      if (!strcmp(val, "info"))
+        o->fail_on = CT_SEV_INFO;
+      else if (!strcmp(val, "warning"))
+        o->fail_on = CT_SEV_WARNING;
+      else if (!strcmp(val, "error"))
+        o->fail_on = CT_SEV_ERROR;
+      else
+        return bad_usage("--fail-on wants info, warning or error, not", val);
     } else if (!strcmp(a, "--blocker-ms")) {
       char *end;
       errno = 0;
@@ -87,7 +91,8 @@ static int parse(int argc, char **argv, struct opts *o) {
     }
     i++;
   }
-  if (!o->trace) return bad_usage("no trace given (corotracer report TRACE)", NULL);
+  if (!o->trace)
+    return bad_usage("no trace given (corotracer report TRACE)", NULL);
   return -1;
 }
 
@@ -103,9 +108,11 @@ static uint64_t peak_rss_kb(void) {
   FILE *f = fopen("/proc/self/status", "re");
   char line[256];
   uint64_t kb = 0;
-  if (!f) return 0;
+  if (!f)
+    return 0;
   while (fgets(line, sizeof line, f))
-    if (sscanf(line, "VmHWM: %" SCNu64, &kb) == 1) break;
+    if (sscanf(line, "VmHWM: %" SCNu64, &kb) == 1)
+      break;
   fclose(f);
   return kb;
 }
@@ -120,7 +127,8 @@ static int write_to(const char *path, const struct ct_report *r,
     return 1;
   }
   int rc = fn(f, r);
-  if (!to_stdout && fclose(f) && !rc) rc = -errno;
+  if (!to_stdout && fclose(f) && !rc)
+    rc = -errno;
   if (rc) {
     fprintf(stderr, "corotracer: %s: %s\n", to_stdout ? "stdout" : path, strerror(-rc));
     return 1;
@@ -139,7 +147,8 @@ int ct_report_main(int argc, char **argv) {
   struct ct_state *st = NULL;
   struct ct_report r = {0};
   int status = parse(argc, argv, &o), fd = -1;
-  if (status >= 0) return status;
+  if (status >= 0)
+    return status;
   double t0 = now_s();
   int from_stdin = !strcmp(o.trace, "-");
   fd = from_stdin ? STDIN_FILENO : open(o.trace, O_RDONLY | O_CLOEXEC);
@@ -151,7 +160,8 @@ int ct_report_main(int argc, char **argv) {
   int rc = ct_state_new(o.blocker_ns, &st);
   uint64_t bytes = 0;
   struct feed feed = {st};
-  if (!rc) rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &bytes);
+  if (!rc)
+    rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &bytes);
   if (rc) {
     fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(-rc));
     status = rc == -ENOMEM ? 1 : 2;
@@ -163,8 +173,9 @@ int ct_report_main(int argc, char **argv) {
     goto out;
   }
   if (!st->events && !st->has_meta && !st->has_end && !st->modules && !st->stations) {
-    fprintf(stderr, "corotracer: %s:%" PRIu64 ": not a corotracer trace: none of its %" PRIu64
-                    " lines is a trace event or record\n",
+    fprintf(stderr,
+            "corotracer: %s:%" PRIu64 ": not a corotracer trace: none of its %" PRIu64
+            " lines is a trace event or record\n",
             o.trace, st->nbad_kept ? st->bad_lines[0] : 1, st->lines);
     status = 2;
     goto out;
@@ -175,16 +186,20 @@ int ct_report_main(int argc, char **argv) {
     goto out;
   }
   double t1 = now_s();
-  if ((status = write_to(o.out, &r, ct_write_markdown))) goto out;
-  if (o.json && (status = write_to(o.json, &r, ct_write_json))) goto out;
+  if ((status = write_to(o.out, &r, ct_write_markdown)))
+    goto out;
+  if (o.json && (status = write_to(o.json, &r, ct_write_json)))
+    goto out;
   if (o.stats)
-    fprintf(stderr, "corotracer: stats: %" PRIu64 " bytes, %" PRIu64 " lines, %" PRIu64
-                    " events in %.3f s: %.1f MB/s; peak RSS %" PRIu64 " kB\n",
+    fprintf(stderr,
+            "corotracer: stats: %" PRIu64 " bytes, %" PRIu64 " lines, %" PRIu64
+            " events in %.3f s: %.1f MB/s; peak RSS %" PRIu64 " kB\n",
             bytes, st->lines, st->events, t1 - t0, (double)bytes / 1e6 / (t1 - t0), peak_rss_kb());
   status = o.fail_on >= 0 && ct_report_max_severity(&r) >= o.fail_on ? 1 : 0;
 out:
   ct_report_free(&r); /* also a partly built one */
   ct_state_free(st);
-  if (fd > STDIN_FILENO) close(fd);
+  if (fd > STDIN_FILENO)
+    close(fd);
   return status;
 }
