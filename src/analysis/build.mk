@@ -11,6 +11,16 @@ TESTS += $(O)/tests/test-symbolize
 $(O)/tests/test-symbolize: $(O)/obj/tests/test-symbolize.o $(O)/obj/src/common/symbolize.o
 	$(call link,$(CC) -pie,$(PKG_LIBS))
 
+# Unit tests of the report's building blocks (src/analysis): each links the
+# one object it tests.
+$(O)/tests/test-trace: $(O)/obj/tests/test-trace.o $(O)/obj/src/analysis/trace.o
+	$(call link)
+$(O)/tests/test-map: $(O)/obj/tests/test-map.o $(O)/obj/src/analysis/map.o
+	$(call link)
+$(O)/tests/test-hist: $(O)/obj/tests/test-hist.o $(O)/obj/src/analysis/hist.o
+	$(call link)
+TESTS += $(O)/tests/test-trace $(O)/tests/test-map $(O)/tests/test-hist
+
 # The report: findings on synthetic traces, input robustness (incl. the
 # reference fixture), symbolized sites of a real PIE (needs test-symbolize),
 # a real trace of examples/hello under the engine.
