@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "analysis/state.h"
-#include "common/symbolize.h"
+#include "symbolize/symbolize.h"
 
 enum ct_sev { CT_SEV_INFO = 0, CT_SEV_WARNING, CT_SEV_ERROR };
 

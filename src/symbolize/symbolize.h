@@ -40,6 +40,7 @@ int ct_symbolizer_add_static(ct_symbolizer *s, const char *path);
 /* Look pc up in pid's modules. is_return_address: pc is a return address, so
  * the call instruction (pc - 1) is looked up. Returns 0 with *out filled (maybe
  * only module+offset), -ENOENT when no module contains pc. Results are cached. */
-int ct_symbolize(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_return_address, struct ct_sym *out);
+int ct_symbolize(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_return_address,
+                 struct ct_sym *out);
 
 #endif
