@@ -15,7 +15,8 @@ FORMATTED="src/rip include/rip.h include/rip-writer.h include/rip-pc-x86_64.h
   src/analysis/findings.h src/analysis/findings_stuck.c src/analysis/findings_tables.c
   src/analysis/write_md.c src/analysis/write_json.c src/analysis/report_main.c
   src/export src/cli/commands.h include/corotracer.h include/corotracer.hpp examples bench
-  tests/test-cpp-forms.cpp tests/test-demo-ctx.c tests/lib/ctjl.c tests/lib/probe-noinline.c"
+  tests/test-cpp-forms.cpp tests/test-demo-ctx.c tests/lib/ctjl.c tests/lib/probe-noinline.c
+  src/cli/args.c src/cli/args.h tests/test-args.c"
 # shellcheck disable=SC2086 # FORMATTED is a list of paths
 files=$(find $FORMATTED -name '*.[ch]' -o -name '*.cpp' -o -name '*.hpp' | sort)
 [ -n "$files" ] || fail "no C file found in: $FORMATTED"

@@ -12,6 +12,7 @@
 #include "analysis/model.h"
 #include "analysis/state.h"
 #include "analysis/trace.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 
 #define READ_BUF (4u << 20)
@@ -39,33 +40,45 @@ static int bad_usage(const char *what, const char *arg) {
   return 2;
 }
 
+enum { O_HELP = 1, O_DEEPDIVE, O_STATS, O_OUTPUT, O_JSON, O_TRACE, O_FAIL_ON, O_BLOCKER_MS };
+static const struct ct_opt report_opts[] = {
+    {"-h --help", O_HELP, 0},
+    {"-deepdive --deepdive", O_DEEPDIVE, 0}, /* the reference's spelling: a no-op */
+    {"--stats", O_STATS, 0},                 /* hidden: throughput and peak RSS on stderr */
+    {"-o --output", O_OUTPUT, 1},
+    {"--json", O_JSON, 1},
+    {"-out --out", O_TRACE, 1}, /* the reference's spelling of the trace */
+    {"--fail-on", O_FAIL_ON, 1},
+    {"--blocker-ms", O_BLOCKER_MS, 1},
+    {NULL, 0, 0}};
+
 /* Returns -1 when parsed, else the exit status (0 for --help). */
 static int parse(int argc, char **argv, struct opts *o) {
   *o = (struct opts){.fail_on = -1, .blocker_ns = 100000000ull};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+  struct ct_args it;
+  const char *val;
+  int id;
+  ct_args_init(&it, argc, argv, 0);
+  while ((id = ct_args_next(&it, report_opts, &val)) != CT_ARGS_END) {
+    switch (id) {
+    case O_HELP:
       usage(stdout);
       return 0;
-    } else if (!strcmp(a, "-deepdive") || !strcmp(a, "--deepdive")) {
-      continue;
-    } else if (!strcmp(a, "--stats")) { /* hidden: throughput and peak RSS on stderr */
+    case O_DEEPDIVE:
+      break;
+    case O_STATS:
       o->stats = 1;
-      continue;
-    }
-    int takes = !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--json") ||
-                !strcmp(a, "--fail-on") || !strcmp(a, "--blocker-ms") || !strcmp(a, "-out") ||
-                !strcmp(a, "--out");
-    if (takes && !val)
-      return bad_usage("option needs a value", a);
-    if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+      break;
+    case O_OUTPUT:
       o->out = val;
-    } else if (!strcmp(a, "--json")) {
+      break;
+    case O_JSON:
       o->json = val;
-    } else if (!strcmp(a, "-out") || !strcmp(a, "--out")) {
+      break;
+    case O_TRACE:
       o->trace = val;
-    } else if (!strcmp(a, "--fail-on")) {
+      break;
+    case O_FAIL_ON:
       if (!strcmp(val, "info"))
         o->fail_on = CT_SEV_INFO;
       else if (!strcmp(val, "warning"))
@@ -74,22 +87,25 @@ static int parse(int argc, char **argv, struct opts *o) {
         o->fail_on = CT_SEV_ERROR;
       else
         return bad_usage("--fail-on wants info, warning or error, not", val);
-    } else if (!strcmp(a, "--blocker-ms")) {
+      break;
+    case O_BLOCKER_MS: {
       char *end;
       errno = 0;
       unsigned long long ms = strtoull(val, &end, 10);
       if (errno || end == val || *end || val[0] == '-' || ms > UINT64_MAX / 1000000ull)
         return bad_usage("--blocker-ms wants a number of milliseconds, not", val);
       o->blocker_ns = ms * 1000000ull;
-    } else if (a[0] == '-' && a[1]) {
-      return bad_usage("unknown option", a);
-    } else if (o->trace) {
-      return bad_usage("more than one trace given", a);
-    } else {
-      o->trace = a;
-      continue;
+      break;
     }
-    i++;
+    case CT_ARGS_NO_VALUE:
+      return bad_usage("option needs a value", val);
+    case CT_ARGS_UNKNOWN:
+      return bad_usage("unknown option", val);
+    default: /* CT_ARGS_POSITIONAL */
+      if (o->trace)
+        return bad_usage("more than one trace given", val);
+      o->trace = val;
+    }
   }
   if (!o->trace)
     return bad_usage("no trace given (corotracer report TRACE)", NULL);
