@@ -18,116 +18,84 @@ struct key {
   enum vt vt;
 };
 
-#define KEY(s) (n == sizeof(s) - 1 && memcmp(k, s, sizeof(s) - 1) == 0)
+/* A key's field and type, by value (inlined). */
+static struct key mk(int id, enum vt vt) {
+  return (struct key){id, vt};
+}
+/* In key_of: when the key is s (a literal, so the compare is inlined), return
+ * field id of type t. */
+#define KEY(s, id, t)                                                                              \
+  if (n == sizeof(s) - 1 && memcmp(k, s, sizeof(s) - 1) == 0)                                      \
+  return mk(id, t)
 
 /* Which field a key fills, dispatched on length first (this runs for every key
  * of every line). Unknown keys are skipped, as the format requires. */
 static struct key key_of(const char *k, size_t n) {
   switch (n) {
   case 2:
-    if (KEY("ts"))
-      return (struct key){CT_K_TS, V_U64};
-    if (KEY("ev"))
-      return (struct key){CT_K_EV, V_U64};
+    KEY("ts", CT_K_TS, V_U64);
+    KEY("ev", CT_K_EV, V_U64);
     break;
   case 3:
-    if (KEY("tid"))
-      return (struct key){CT_K_TID, V_U64};
-    if (KEY("seq"))
-      return (struct key){CT_K_SEQ, V_U64};
-    if (KEY("obj"))
-      return (struct key){CT_K_OBJ, V_OBJ};
-    if (KEY("pid"))
-      return (struct key){CT_K_PID, V_U64};
-    if (KEY("end"))
-      return (struct key){CT_K_END, V_HEX};
+    KEY("tid", CT_K_TID, V_U64);
+    KEY("seq", CT_K_SEQ, V_U64);
+    KEY("obj", CT_K_OBJ, V_OBJ);
+    KEY("pid", CT_K_PID, V_U64);
+    KEY("end", CT_K_END, V_HEX);
     break;
   case 4:
-    if (KEY("addr"))
-      return (struct key){CT_K_ADDR, V_HEX};
-    if (KEY("kind"))
-      return (struct key){CT_K_KIND, V_KIND};
-    if (KEY("site"))
-      return (struct key){CT_K_SITE, V_HEX};
-    if (KEY("wait"))
-      return (struct key){CT_K_WAIT, V_WAIT};
-    if (KEY("from"))
-      return (struct key){CT_K_FROM, V_U64};
-    if (KEY("type"))
-      return (struct key){CT_K_TYPE, V_TYPE};
-    if (KEY("host"))
-      return (struct key){CT_K_HOST, V_STR};
-    if (KEY("path"))
-      return (struct key){CT_K_PATH, V_STR};
-    if (KEY("exit"))
-      return (struct key){CT_K_EXIT, V_NESTED};
-    if (KEY("lost"))
-      return (struct key){CT_K_LOST, V_U64};
-    if (KEY("torn"))
-      return (struct key){CT_K_TORN, V_U64};
-    if (KEY("code"))
-      return (struct key){CT_K_CODE, V_I64};
-    if (KEY("name"))
-      return (struct key){CT_K_NAME, V_STR};
+    KEY("addr", CT_K_ADDR, V_HEX);
+    KEY("kind", CT_K_KIND, V_KIND);
+    KEY("site", CT_K_SITE, V_HEX);
+    KEY("wait", CT_K_WAIT, V_WAIT);
+    KEY("from", CT_K_FROM, V_U64);
+    KEY("type", CT_K_TYPE, V_TYPE);
+    KEY("host", CT_K_HOST, V_STR);
+    KEY("path", CT_K_PATH, V_STR);
+    KEY("exit", CT_K_EXIT, V_NESTED);
+    KEY("lost", CT_K_LOST, V_U64);
+    KEY("torn", CT_K_TORN, V_U64);
+    KEY("code", CT_K_CODE, V_I64);
+    KEY("name", CT_K_NAME, V_STR);
     break;
   case 5:
-    if (KEY("start"))
-      return (struct key){CT_K_START, V_HEX};
-    if (KEY("event"))
-      return (struct key){CT_K_EVENT, V_STR};
-    if (KEY("clock"))
-      return (struct key){-1, V_NESTED};
-    if (KEY("label"))
-      return (struct key){CT_K_LABEL, V_STR};
+    KEY("start", CT_K_START, V_HEX);
+    KEY("event", CT_K_EVENT, V_STR);
+    KEY("clock", -1, V_NESTED);
+    KEY("label", CT_K_LABEL, V_STR);
     break;
   case 6:
-    if (KEY("parent"))
-      return (struct key){CT_K_PARENT, V_U64};
-    if (KEY("offset"))
-      return (struct key){CT_K_OFFSET, V_HEX};
-    if (KEY("format"))
-      return (struct key){CT_K_FORMAT, V_STR};
-    if (KEY("run_id"))
-      return (struct key){CT_K_RUN_ID, V_STR};
-    if (KEY("events"))
-      return (struct key){CT_K_EVENTS, V_U64};
-    if (KEY("signal"))
-      return (struct key){CT_K_SIGNAL, V_I64};
+    KEY("parent", CT_K_PARENT, V_U64);
+    KEY("offset", CT_K_OFFSET, V_HEX);
+    KEY("format", CT_K_FORMAT, V_STR);
+    KEY("run_id", CT_K_RUN_ID, V_STR);
+    KEY("events", CT_K_EVENTS, V_U64);
+    KEY("signal", CT_K_SIGNAL, V_I64);
     break;
   case 7:
-    if (KEY("station"))
-      return (struct key){CT_K_STATION, V_U64};
-    if (KEY("wall_ns"))
-      return (struct key){CT_K_WALL_NS, V_U64};
-    if (KEY("mono_ns"))
-      return (struct key){CT_K_MONO_NS, V_U64};
+    KEY("station", CT_K_STATION, V_U64);
+    KEY("wall_ns", CT_K_WALL_NS, V_U64);
+    KEY("mono_ns", CT_K_MONO_NS, V_U64);
     break;
   case 8:
-    if (KEY("probe_id"))
-      return (struct key){CT_K_PROBE_ID, V_U64};
-    if (KEY("birth_ts"))
-      return (struct key){CT_K_BIRTH_TS, V_U64};
+    KEY("probe_id", CT_K_PROBE_ID, V_U64);
+    KEY("birth_ts", CT_K_BIRTH_TS, V_U64);
     break;
   case 9:
-    if (KEY("is_active"))
-      return (struct key){CT_K_IS_ACTIVE, V_BOOL};
-    if (KEY("harvested"))
-      return (struct key){CT_K_HARVESTED, V_U64};
+    KEY("is_active", CT_K_IS_ACTIVE, V_BOOL);
+    KEY("harvested", CT_K_HARVESTED, V_U64);
     break;
   case 10:
-    if (KEY("target_pid"))
-      return (struct key){CT_K_TARGET_PID, V_U64};
+    KEY("target_pid", CT_K_TARGET_PID, V_U64);
     break;
   case 11:
-    if (KEY("create_site"))
-      return (struct key){CT_K_CREATE_SITE, V_HEX};
+    KEY("create_site", CT_K_CREATE_SITE, V_HEX);
     break;
   case 19:
-    if (KEY("untraced_coroutines"))
-      return (struct key){CT_K_UNTRACED, V_U64};
+    KEY("untraced_coroutines", CT_K_UNTRACED, V_U64);
     break;
   }
-  return (struct key){-1, V_SKIP};
+  return mk(-1, V_SKIP);
 }
 
 static const char *skip_ws(const char *p, const char *e) {
