@@ -1,4 +1,5 @@
-// bench-cpp.cpp - cost of one co_await through corotracer::PromiseMixin: traced, untraced, plain promise.
+// bench-cpp.cpp - cost of one co_await through corotracer::PromiseMixin: traced, untraced, plain
+// promise.
 //
 //   bench-cpp [-n CO_AWAITS] [-r ROUNDS] [COROTRACER]
 //
@@ -25,14 +26,22 @@
 
 namespace {
 
-template <class Base>
-struct Co {
+template <class Base> struct Co {
   struct promise_type : Base {
-    Co get_return_object() { return {std::coroutine_handle<promise_type>::from_promise(*this)}; }
-    std::suspend_always initial_suspend() noexcept { return {}; }
-    std::suspend_always final_suspend() noexcept { return {}; }
-    void return_void() {}
-    void unhandled_exception() { std::abort(); }
+    Co get_return_object() {
+      return {std::coroutine_handle<promise_type>::from_promise(*this)};
+    }
+    std::suspend_always initial_suspend() noexcept {
+      return {};
+    }
+    std::suspend_always final_suspend() noexcept {
+      return {};
+    }
+    void return_void() {
+    }
+    void unhandled_exception() {
+      std::abort();
+    }
   };
   std::coroutine_handle<promise_type> h;
 };
@@ -40,8 +49,7 @@ struct NoBase {};
 
 volatile long sink;
 
-template <class Base, class Aw>
-Co<Base> loop(long n) {
+template <class Base, class Aw> Co<Base> loop(long n) {
   long x = 0;
   for (long i = 0; i < n; i++) {
     co_await Aw{};
@@ -53,8 +61,7 @@ Co<Base> loop(long n) {
 // ns per co_await of loop<Base, Aw>(n), driven to completion by resume().
 // The frame's address escapes (as it does into any real scheduler's queue), so
 // the compiler can neither elide the frame nor inline the body into the loop.
-template <class Base, class Aw>
-[[gnu::noinline]] double measure(long n) {
+template <class Base, class Aw> [[gnu::noinline]] double measure(long n) {
   auto t0 = std::chrono::steady_clock::now();
   void *frame = loop<Base, Aw>(n).h.address();
   asm volatile("" : "+r"(frame) : : "memory");
@@ -91,7 +98,8 @@ std::string ratio(double x, double base) {
 // Run `corotracer run -- self --child n` and read its four numbers.
 bool run_traced(const std::string &tracer, const std::string &self, long n, double out[4]) {
   std::string trace = "/tmp/bench-cpp-" + std::to_string(getpid()) + ".jsonl";
-  std::string cmd = "'" + tracer + "' run --quiet -o " + trace + " -- '" + self + "' --child " + std::to_string(n);
+  std::string cmd = "'" + tracer + "' run --quiet -o " + trace + " -- '" + self + "' --child " +
+                    std::to_string(n);
   FILE *p = popen(cmd.c_str(), "r");
   if (!p)
     return false;
@@ -149,14 +157,14 @@ int main(int argc, char **argv) {
   for (int k = 0; k < 8; k++)
     m[k] = median(v[k]);
   std::printf("bench-cpp: %ld co_awaits x %d rounds, median ns per co_await\n", n, rounds);
-  std::printf("%-20s %7s %8s %6s %6s   %7s %7s %6s %6s\n", "", "plain", "untraced", "+ns", "ratio", "plain*",
-              "traced", "+ns", "ratio");
+  std::printf("%-20s %7s %8s %6s %6s   %7s %7s %6s %6s\n", "", "plain", "untraced", "+ns", "ratio",
+              "plain*", "traced", "+ns", "ratio");
   const char *names[2] = {"suspend+resume", "ready (no suspend)"};
   for (int k = 0; k < 2; k++) {
     int i = 2 * k;
     std::printf("%-20s %7.2f %8.2f %6.2f %6s   %7.2f %7.2f %6.2f %6s\n", names[k], m[i], m[i + 1],
-                m[i + 1] - m[i], ratio(m[i + 1], m[i]).c_str(), m[4 + i], m[4 + i + 1], m[4 + i + 1] - m[4 + i],
-                ratio(m[4 + i + 1], m[4 + i]).c_str());
+                m[i + 1] - m[i], ratio(m[i + 1], m[i]).c_str(), m[4 + i], m[4 + i + 1],
+                m[4 + i + 1] - m[4 + i], ratio(m[4 + i + 1], m[4 + i]).c_str());
   }
   std::printf("plain* = plain promise measured in the traced process\n");
   return 0;

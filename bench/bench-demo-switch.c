@@ -27,7 +27,8 @@ static uint64_t now_ns(void) {
 
 static void yielder(void *unused) {
   (void)unused;
-  for (long i = 0; i < iterations; i++) sch_yield();
+  for (long i = 0; i < iterations; i++)
+    sch_yield();
 }
 
 struct pp {
@@ -43,14 +44,16 @@ struct pp_side {
 static void pinger(void *arg) {
   struct pp_side *s = arg;
   struct pp *p = s->p;
-  while (!atomic_load(&p->ready)) sch_yield();
+  while (!atomic_load(&p->ready))
+    sch_yield();
   for (long i = 0; i < iterations; i++) {
     while (atomic_load(&p->turn) != s->me) {
       sch_park_prepare(NULL, COROTRACER_WAIT_PTR, (uint64_t)(uintptr_t)p);
       sch_park();
     }
     atomic_store(&p->turn, !s->me);
-    if (s->me == 1 && i == iterations - 1) break; /* side 0 is done: do not wake it */
+    if (s->me == 1 && i == iterations - 1)
+      break; /* side 0 is done: do not wake it */
     sch_wake(p->co[!s->me]);
   }
 }
@@ -86,8 +89,10 @@ static double run(const char *name) {
 
 int main(int argc, char **argv) {
   long delay_ms = 0;
-  if (argc > 1) iterations = atol(argv[1]);
-  if (argc > 2) delay_ms = atol(argv[2]);
+  if (argc > 1)
+    iterations = atol(argv[1]);
+  if (argc > 2)
+    delay_ms = atol(argv[2]);
   if (iterations < 1 || delay_ms < 0) {
     fprintf(stderr, "usage: bench-demo-switch [ITERATIONS [DELAY_MS]]\n");
     return 2;
@@ -108,7 +113,8 @@ int main(int argc, char **argv) {
   }
   int traced = corotracer_enabled();
   const char *loads[] = {"yield", "pingpong"};
-  for (int i = 0; i < 2; i++) printf("%s switches_per_sec=%.0f traced=%d\n", loads[i], run(loads[i]), traced);
+  for (int i = 0; i < 2; i++)
+    printf("%s switches_per_sec=%.0f traced=%d\n", loads[i], run(loads[i]), traced);
   sch_stop();
   return 0;
 }

@@ -43,7 +43,8 @@ static void *writer(void *arg) {
 }
 
 static int writer_main(int threads, uint64_t spacing, uint64_t events, const char *out) {
-  if (corotracer_init() != 0) ct_die("writer: not traced");
+  if (corotracer_init() != 0)
+    ct_die("writer: not traced");
   pthread_t t[2];
   struct wargs a[2];
   void *co[2];
@@ -51,10 +52,13 @@ static int writer_main(int threads, uint64_t spacing, uint64_t events, const cha
     a[i] = (struct wargs){i, spacing, events};
     pthread_create(&t[i], NULL, writer, &a[i]);
   }
-  for (int i = 0; i < threads; i++) pthread_join(t[i], &co[i]);
-  for (int i = 0; i < threads; i++) corotracer_destroy(co[i]);
+  for (int i = 0; i < threads; i++)
+    pthread_join(t[i], &co[i]);
+  for (int i = 0; i < threads; i++)
+    corotracer_destroy(co[i]);
   FILE *f = fopen(out, "we");
-  if (f == NULL || fprintf(f, "%llu\n", (unsigned long long)(events + 1) * (unsigned)threads) < 0 || fclose(f) != 0)
+  if (f == NULL || fprintf(f, "%llu\n", (unsigned long long)(events + 1) * (unsigned)threads) < 0 ||
+      fclose(f) != 0)
     ct_die("%s: %s", out, strerror(errno));
   return 0;
 }
@@ -62,18 +66,22 @@ static int writer_main(int threads, uint64_t spacing, uint64_t events, const cha
 /* The end record (last line) of a trace, read from the file's tail. */
 static void read_end(const char *trace, uint64_t *events, uint64_t *harvested, uint64_t *lost) {
   FILE *f = fopen(trace, "re");
-  if (f == NULL) ct_die("%s: %s", trace, strerror(errno));
+  if (f == NULL)
+    ct_die("%s: %s", trace, strerror(errno));
   char buf[4096];
-  if (fseek(f, 0, SEEK_END) == 0 && ftell(f) > (long)sizeof buf - 1) fseek(f, -(long)(sizeof buf - 1), SEEK_END);
-  else rewind(f);
+  if (fseek(f, 0, SEEK_END) == 0 && ftell(f) > (long)sizeof buf - 1)
+    fseek(f, -(long)(sizeof buf - 1), SEEK_END);
+  else
+    rewind(f);
   size_t n = fread(buf, 1, sizeof buf - 1, f);
   fclose(f);
   buf[n] = '\0';
-  if (n > 0 && buf[n - 1] == '\n') buf[--n] = '\0';
+  if (n > 0 && buf[n - 1] == '\n')
+    buf[--n] = '\0';
   char *line = strrchr(buf, '\n');
   line = line ? line + 1 : buf;
-  if (!ct_json_is(line, "end") || ct_json_u64(line, "events", events) || ct_json_u64(line, "harvested", harvested) ||
-      ct_json_u64(line, "lost", lost))
+  if (!ct_json_is(line, "end") || ct_json_u64(line, "events", events) ||
+      ct_json_u64(line, "harvested", harvested) || ct_json_u64(line, "lost", lost))
     ct_die("%s: no end record at the end: %.200s", trace, line);
 }
 
@@ -90,27 +98,32 @@ static int by_loss(const void *x, const void *y) {
 
 int main(int argc, char **argv) {
   if (argc == 6 && strcmp(argv[1], "--writer") == 0)
-    return writer_main(atoi(argv[2]), strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10), argv[5]);
+    return writer_main(atoi(argv[2]), strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10),
+                       argv[5]);
   if (argc < 2 || argc > 3) {
     fprintf(stderr, "usage: bench-harvest ENGINE [RUNS]\n");
     return 2;
   }
   int runs = argc == 3 ? atoi(argv[2]) : 5;
-  if (runs < 1 || runs > 99) ct_die("RUNS must be 1..99");
+  if (runs < 1 || runs > 99)
+    ct_die("RUNS must be 1..99");
   char dir[] = "/tmp/bench-harvest.XXXXXX", trace[64], counts[64], self[4096];
-  if (mkdtemp(dir) == NULL) ct_die("mkdtemp: %s", strerror(errno));
+  if (mkdtemp(dir) == NULL)
+    ct_die("mkdtemp: %s", strerror(errno));
   snprintf(trace, sizeof trace, "%s/trace.jsonl", dir);
   snprintf(counts, sizeof counts, "%s/written", dir);
   ct_self_path(self, sizeof self);
   static const uint64_t spacings[] = {0, 100, 1000, 10000};
-  printf("| threads | spacing | written | harvested | lost | lost %% | exact (all %d runs) |\n", runs);
+  printf("| threads | spacing | written | harvested | lost | lost %% | exact (all %d runs) |\n",
+         runs);
   printf("| --- | --- | --- | --- | --- | --- | --- |\n");
   int all_exact = 1;
   for (int threads = 1; threads <= 2; threads++) {
     for (size_t s = 0; s < sizeof spacings / sizeof spacings[0]; s++) {
       /* About a second of writing per run, whatever the spacing. */
       uint64_t events = spacings[s] ? 1000000000ull / spacings[s] : 2000000;
-      if (events > 2000000) events = 2000000;
+      if (events > 2000000)
+        events = 2000000;
       char th[8], sp[24], ev[24];
       snprintf(th, sizeof th, "%d", threads);
       snprintf(sp, sizeof sp, "%llu", (unsigned long long)spacings[s]);
@@ -118,15 +131,17 @@ int main(int argc, char **argv) {
       struct result r[99];
       int exact = 1;
       for (int k = 0; k < runs; k++) {
-        char *args[] = {argv[1], "run", "--quiet", "-n", "16", "-o", trace, "--", self, "--writer", th, sp, ev,
-                        counts, NULL};
+        char *args[] = {argv[1], "run",      "--quiet", "-n", "16", "-o",   trace, "--",
+                        self,    "--writer", th,        sp,   ev,   counts, NULL};
         uint64_t t0 = ct_now_ns();
         int st = ct_wait(ct_spawn(args));
         r[k].secs = (double)(ct_now_ns() - t0) / 1e9;
-        if (ct_exit_code(st) != 0) ct_die("run exited %d", ct_exit_code(st));
+        if (ct_exit_code(st) != 0)
+          ct_die("run exited %d", ct_exit_code(st));
         FILE *f = fopen(counts, "re");
         unsigned long long w = 0;
-        if (f == NULL || fscanf(f, "%llu", &w) != 1) ct_die("%s: unreadable", counts);
+        if (f == NULL || fscanf(f, "%llu", &w) != 1)
+          ct_die("%s: unreadable", counts);
         fclose(f);
         r[k].written = w;
         read_end(trace, &r[k].events, &r[k].harvested, &r[k].lost);
@@ -136,9 +151,13 @@ int main(int argc, char **argv) {
       const struct result *m = &r[runs / 2];
       all_exact &= exact;
       printf("| %d | %s | %llu | %llu | %llu | %.1f | %s |\n", threads,
-             spacings[s] == 0 ? "none" : spacings[s] == 100 ? "100 ns" : spacings[s] == 1000 ? "1 us" : "10 us",
-             (unsigned long long)m->written, (unsigned long long)m->harvested, (unsigned long long)m->lost,
-             100.0 * (double)m->lost / (double)m->written, exact ? "yes" : "NO");
+             spacings[s] == 0      ? "none"
+             : spacings[s] == 100  ? "100 ns"
+             : spacings[s] == 1000 ? "1 us"
+                                   : "10 us",
+             (unsigned long long)m->written, (unsigned long long)m->harvested,
+             (unsigned long long)m->lost, 100.0 * (double)m->lost / (double)m->written,
+             exact ? "yes" : "NO");
       fflush(stdout);
     }
   }

@@ -98,7 +98,8 @@ static __attribute__((noinline)) double loop_rmw3(long n) {
   for (long i = 0; i < n; i++) {
     uint64_t k = atomic_fetch_add_explicit(&rmw_word[0], 1, memory_order_relaxed);
     uint64_t v = atomic_load_explicit(&rmw_word[1], memory_order_relaxed);
-    atomic_compare_exchange_strong_explicit(&rmw_word[1], &v, k + 1, memory_order_acquire, memory_order_relaxed);
+    atomic_compare_exchange_strong_explicit(&rmw_word[1], &v, k + 1, memory_order_acquire,
+                                            memory_order_relaxed);
     atomic_exchange_explicit(&rmw_word[2], k + 2, memory_order_seq_cst);
   }
   return (double)(now_ns() - t) / (double)n;
@@ -115,9 +116,11 @@ static double median(double *v, int n) {
 }
 
 #define MODES 6
-static const char *const mode_names[MODES] = {"plain loop",          "suspend (1 event)",    "wake (1 event)",
-                                              "resume+suspend pair", "floor: clock_gettime", "floor: 3 locked RMW"};
-static double (*const modes[MODES])(long) = {loop_plain, loop_suspend, loop_wake, loop_pair, loop_clock, loop_rmw3};
+static const char *const mode_names[MODES] = {"plain loop",           "suspend (1 event)",
+                                              "wake (1 event)",       "resume+suspend pair",
+                                              "floor: clock_gettime", "floor: 3 locked RMW"};
+static double (*const modes[MODES])(long) = {loop_plain, loop_suspend, loop_wake,
+                                             loop_pair,  loop_clock,   loop_rmw3};
 
 /* One child: runs * every mode, interleaved so noise hits them alike. */
 static int measure(const char *label, int runs, long iters) {
@@ -139,8 +142,8 @@ static int measure(const char *label, int runs, long iters) {
   }
   uint64_t rec, drop;
   corotracer_stats(&rec, &drop);
-  printf("%-9s enabled=%d recorded=%llu dropped=%llu\n\n", label, corotracer_enabled(), (unsigned long long)rec,
-         (unsigned long long)drop);
+  printf("%-9s enabled=%d recorded=%llu dropped=%llu\n\n", label, corotracer_enabled(),
+         (unsigned long long)rec, (unsigned long long)drop);
   free(res);
   return 0;
 }
@@ -168,7 +171,8 @@ static int make_engine_files(const char *dir, char *shm, char *sock, size_t len)
   return l;
 }
 
-static int run_child(const char *label, int traced, const char *shm, const char *sock, int runs, long iters) {
+static int run_child(const char *label, int traced, const char *shm, const char *sock, int runs,
+                     long iters) {
   fflush(stdout);
   pid_t pid = fork();
   if (pid < 0)
@@ -216,8 +220,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench-probe: %s: cannot make the runtime files\n", dir);
     goto out;
   }
-  printf("bench-probe: %d runs x %ld iterations, medians; \"- plain\" = minus the plain loop\n\n", runs, iters);
-  rc = run_child("untraced", 0, shm, sock, runs, iters) | run_child("traced", 1, shm, sock, runs, iters);
+  printf("bench-probe: %d runs x %ld iterations, medians; \"- plain\" = minus the plain loop\n\n",
+         runs, iters);
+  rc = run_child("untraced", 0, shm, sock, runs, iters) |
+       run_child("traced", 1, shm, sock, runs, iters);
 out:
   if (l >= 0)
     close(l);

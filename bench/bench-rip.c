@@ -1,4 +1,5 @@
-/* bench-rip.c - cost of rip_snap() against an empty loop, and of `corotracer rip` on 100,000 threads.
+/* bench-rip.c - cost of rip_snap() against an empty loop, and of `corotracer rip` on 100,000
+ * threads.
  *
  * bench-rip [DIR [COROTRACER]]: the ring files go to DIR (default /dev/shm,
  * else /tmp); COROTRACER defaults to ../bin/corotracer next to this program.
@@ -47,7 +48,8 @@ static double median(double *v, int n) {
 /* The baseline: the same loop with nothing but a compiler barrier in it. */
 static __attribute__((noinline)) double empty_loop(long n) {
   double t = now();
-  for (long i = 0; i < n; i++) __asm__ __volatile__("" ::: "memory");
+  for (long i = 0; i < n; i++)
+    __asm__ __volatile__("" ::: "memory");
   return (now() - t) * 1e9 / (double)n;
 }
 
@@ -65,7 +67,8 @@ static __attribute__((noinline)) double snap_loop(long n) {
 static void *snap_thread(void *arg) {
   rip_init((pid_t)(intptr_t)arg, "pair", 4, 0, 0);
   double *ns = malloc(sizeof *ns);
-  if (ns != NULL) *ns = snap_loop(SNAPS);
+  if (ns != NULL)
+    *ns = snap_loop(SNAPS);
   return ns;
 }
 
@@ -74,11 +77,13 @@ static double snap_pair(void) {
   pthread_t t[2];
   double sum = 0;
   for (intptr_t i = 0; i < 2; i++)
-    if (pthread_create(&t[i], NULL, snap_thread, (void *)(i + 2)) != 0) exit(1);
+    if (pthread_create(&t[i], NULL, snap_thread, (void *)(i + 2)) != 0)
+      exit(1);
   for (int i = 0; i < 2; i++) {
     void *ns;
     pthread_join(t[i], &ns);
-    if (ns == NULL) exit(1);
+    if (ns == NULL)
+      exit(1);
     sum += *(double *)ns;
     free(ns);
   }
@@ -86,13 +91,20 @@ static double snap_pair(void) {
 }
 
 /* Three functions, so that the reader groups and symbolizes several sites. */
-static __attribute__((noinline)) void site_a(void) { rip_snap(); }
-static __attribute__((noinline)) void site_b(void) { rip_snap(); }
-static __attribute__((noinline)) void site_c(void) { rip_snap(); }
+static __attribute__((noinline)) void site_a(void) {
+  rip_snap();
+}
+static __attribute__((noinline)) void site_b(void) {
+  rip_snap();
+}
+static __attribute__((noinline)) void site_c(void) {
+  rip_snap();
+}
 
 static void print_runs(const char *what, double med, const double *runs, int n, const char *unit) {
   printf("%-34s median %8.3f %s  runs:", what, med, unit);
-  for (int i = 0; i < n; i++) printf(" %.3f", runs[i]);
+  for (int i = 0; i < n; i++)
+    printf(" %.3f", runs[i]);
   printf("\n");
 }
 
@@ -126,7 +138,8 @@ int main(int argc, char **argv) {
   const char *dir = argc > 1 ? argv[1] : stat("/dev/shm", &st) == 0 ? "/dev/shm" : "/tmp";
   char exe[PATH_MAX], ct[PATH_MAX + 32], ring[PATH_MAX], maps[PATH_MAX + 8];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n < 0) return 1;
+  if (n < 0)
+    return 1;
   exe[n] = '\0';
   if (argc > 2)
     snprintf(ct, sizeof ct, "%s", argv[2]);
@@ -152,16 +165,20 @@ int main(int argc, char **argv) {
   print_runs("rip_snap loop", ms, snap, RUNS, "ns/iter");
   print_runs("rip_snap - empty (paired)", md, diff, RUNS, "ns/snap");
   double pair[RUNS];
-  for (int r = 0; r < RUNS; r++) pair[r] = snap_pair();
+  for (int r = 0; r < RUNS; r++)
+    pair[r] = snap_pair();
   print_runs("rip_snap loop, 2 threads at once", median(pair, RUNS), pair, RUNS, "ns/iter");
 
   /* 100,000 records, each with a full ring (40 snapshots: counters wrap the
    * ring), their newest snapshots spread over three functions. */
   for (pid_t id = 1; id <= READER_THREADS; id++) {
     rip_init(id, "worker", 6, 0, (uint8_t)id);
-    for (int k = 0; k < 40; k++) site_a();
-    if (id % 3 == 1) site_b();
-    if (id % 3 == 2) site_c();
+    for (int k = 0; k < 40; k++)
+      site_a();
+    if (id % 3 == 1)
+      site_b();
+    if (id % 3 == 2)
+      site_c();
   }
   /* Baseline: the same command on a ring of the first two records only (one
    * thread): process start, module map, symbolizer and DWARF set-up. */

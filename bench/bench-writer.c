@@ -39,11 +39,12 @@ static void by_hand(struct ct_writer *w, uint64_t i) {
 static void by_printf(struct ct_writer *w, uint64_t i) {
   uint64_t site = 0x55d0c0a01234ull + i;
   char buf[512];
-  int n = snprintf(buf, sizeof buf,
-                   "{\"probe_id\":%" PRIu64 ",\"tid\":%d,\"addr\":\"0x%016" PRIx64 "\",\"seq\":%" PRIu64
-                   ",\"is_active\":false,\"ts\":%" PRIu64 ",\"kind\":\"suspend\",\"ev\":%" PRIu64
-                   ",\"site\":\"0x%016" PRIx64 "\",\"wait\":\"fd\",\"obj\":%d}\n",
-                   140 + i % 100, 4711, site, 2 * i, (uint64_t)1234567890123u + i, i, site, 12);
+  int n =
+      snprintf(buf, sizeof buf,
+               "{\"probe_id\":%" PRIu64 ",\"tid\":%d,\"addr\":\"0x%016" PRIx64 "\",\"seq\":%" PRIu64
+               ",\"is_active\":false,\"ts\":%" PRIu64 ",\"kind\":\"suspend\",\"ev\":%" PRIu64
+               ",\"site\":\"0x%016" PRIx64 "\",\"wait\":\"fd\",\"obj\":%d}\n",
+               140 + i % 100, 4711, site, 2 * i, (uint64_t)1234567890123u + i, i, site, 12);
   ct_w_raw(w, buf, (size_t)n);
 }
 
@@ -51,17 +52,20 @@ static double best(struct ct_writer *w, void (*fn)(struct ct_writer *, uint64_t)
   double b = 1e9;
   for (int round = 0; round < 5; round++) {
     double t0 = now();
-    for (uint64_t i = 0; i < LINES; i++) fn(w, i);
+    for (uint64_t i = 0; i < LINES; i++)
+      fn(w, i);
     ct_writer_flush(w);
     double t = (now() - t0) / LINES * 1e9;
-    if (t < b) b = t;
+    if (t < b)
+      b = t;
   }
   return b;
 }
 
 int main(void) {
   struct ct_writer w;
-  if (ct_writer_open(&w, "/dev/null", 0)) return 1;
+  if (ct_writer_open(&w, "/dev/null", 0))
+    return 1;
   double hand = best(&w, by_hand), pf = best(&w, by_printf);
   printf("event line, by hand: %.0f ns; snprintf: %.0f ns (%.1fx)\n", hand, pf, pf / hand);
   return ct_writer_close(&w) ? 1 : 0;

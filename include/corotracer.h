@@ -54,8 +54,8 @@ typedef struct corotracer_co corotracer_co;
 /* What a suspended coroutine waits for (enum ctp_wait on the wire). */
 enum corotracer_wait {
   COROTRACER_WAIT_NONE = 0,
-  COROTRACER_WAIT_FD = 1,  /* obj is a file descriptor */
-  COROTRACER_WAIT_PTR = 2, /* obj is the address of a wait object */
+  COROTRACER_WAIT_FD = 1,   /* obj is a file descriptor */
+  COROTRACER_WAIT_PTR = 2,  /* obj is the address of a wait object */
   COROTRACER_WAIT_EXIT = 3, /* not a wait: the coroutine returned (final suspend); obj 0 */
 };
 
@@ -92,16 +92,16 @@ COROTRACER_API corotracer_co *corotracer_current(void);
 
 /* Events this process has recorded and events it could not record, since
  * attach. recorded: events claimed on the stations this process owns (the
- * sum of their ev_claimed; events later dropped included). dropped: create events of coroutines that got no
- * station, plus events dropped because their slot was being written or had
- * already been lapped (many writers racing on one coroutine). Both 0 when
- * untraced. Either pointer may be NULL. For tests and summaries. */
+ * sum of their ev_claimed; events later dropped included). dropped: create events of coroutines
+ * that got no station, plus events dropped because their slot was being written or had already been
+ * lapped (many writers racing on one coroutine). Both 0 when untraced. Either pointer may be NULL.
+ * For tests and summaries. */
 COROTRACER_API void corotracer_stats(uint64_t *recorded, uint64_t *dropped);
 
 /* The out-of-line halves of the calls below: they accept NULL too. Call the
  * plain names; these exist so the NULL test can be inlined. */
-COROTRACER_API void corotracer__suspend(corotracer_co *co, const void *site, enum corotracer_wait wait,
-                                        uint64_t obj);
+COROTRACER_API void corotracer__suspend(corotracer_co *co, const void *site,
+                                        enum corotracer_wait wait, uint64_t obj);
 COROTRACER_API void corotracer__resume(corotracer_co *co);
 COROTRACER_API void corotracer__wake(corotracer_co *co, const void *site);
 COROTRACER_API void corotracer__destroy(corotracer_co *co);
@@ -115,14 +115,14 @@ COROTRACER_API void corotracer__destroy(corotracer_co *co);
 /* The coroutine stops running. site: where (NULL for the caller); wait/obj:
  * what it waits for (COROTRACER_WAIT_NONE, 0 for a plain yield). */
 #ifdef COROTRACER_INLINE_
-COROTRACER_INLINE_ void corotracer_suspend(corotracer_co *co, const void *site, enum corotracer_wait wait,
-                                           uint64_t obj) {
+COROTRACER_INLINE_ void corotracer_suspend(corotracer_co *co, const void *site,
+                                           enum corotracer_wait wait, uint64_t obj) {
   if (co)
     corotracer__suspend(co, site, wait, obj);
 }
 #else
-COROTRACER_API void corotracer_suspend(corotracer_co *co, const void *site, enum corotracer_wait wait,
-                                       uint64_t obj);
+COROTRACER_API void corotracer_suspend(corotracer_co *co, const void *site,
+                                       enum corotracer_wait wait, uint64_t obj);
 #endif
 
 /* The coroutine starts or continues running on this thread. */

@@ -28,7 +28,9 @@ namespace corotracer {
 // Attach to the engine (optional: the first traced call attaches). Returns 0
 // when tracing, a negative errno otherwise (see corotracer_init); the
 // reference returned void, so ignoring the result is fine.
-inline int InitTracer() noexcept { return corotracer_init(); }
+inline int InitTracer() noexcept {
+  return corotracer_init();
+}
 
 // What a suspension waits for. An awaiter that defines
 //   corotracer::WaitOn corotracer_wait_on() const;
@@ -36,7 +38,9 @@ inline int InitTracer() noexcept { return corotracer_init(); }
 struct WaitOn {
   corotracer_wait kind = COROTRACER_WAIT_NONE;
   std::uint64_t obj = 0;
-  static WaitOn fd(int fd) noexcept { return {COROTRACER_WAIT_FD, static_cast<std::uint64_t>(fd)}; }
+  static WaitOn fd(int fd) noexcept {
+    return {COROTRACER_WAIT_FD, static_cast<std::uint64_t>(fd)};
+  }
   static WaitOn ptr(const void *p) noexcept {
     return {COROTRACER_WAIT_PTR, reinterpret_cast<std::uintptr_t>(p)};
   }
@@ -45,14 +49,17 @@ struct WaitOn {
 namespace detail {
 
 template <class A>
-concept member_co_await = requires(A &&a) { static_cast<A &&>(a).operator co_await(); };
+concept member_co_await = requires(A &&a) {
+  static_cast<A &&>(a).operator co_await();
+};
 template <class A>
-concept free_co_await = requires(A &&a) { operator co_await(static_cast<A &&>(a)); };
+concept free_co_await = requires(A &&a) {
+  operator co_await(static_cast<A &&>(a));
+};
 
 // The awaiter `co_await a` would use: the result of operator co_await, or a
 // itself (as a reference, so the caller decides whether to copy).
-template <class A>
-decltype(auto) get_awaiter(A &&a) {
+template <class A> decltype(auto) get_awaiter(A &&a) {
   if constexpr (member_co_await<A>)
     return static_cast<A &&>(a).operator co_await();
   else if constexpr (free_co_await<A>)
@@ -61,22 +68,21 @@ decltype(auto) get_awaiter(A &&a) {
     return static_cast<A &&>(a);
 }
 
-template <class A>
-using awaiter_t = decltype(get_awaiter(std::declval<A>()));
+template <class A> using awaiter_t = decltype(get_awaiter(std::declval<A>()));
 
 // Wraps an awaiter so that its suspension is recorded. Inner is a value type
 // or an lvalue reference. Lives in the coroutine frame for the whole co_await.
-template <class Inner>
-struct Traced {
+template <class Inner> struct Traced {
   Inner inner;
   corotracer_co *co;
   const void *site;
   bool suspended = false; // await_suspend ran: await_resume owes a resume
 
-  bool await_ready() noexcept(noexcept(inner.await_ready())) { return inner.await_ready(); }
+  bool await_ready() noexcept(noexcept(inner.await_ready())) {
+    return inner.await_ready();
+  }
 
-  template <class P>
-  auto await_suspend(std::coroutine_handle<P> h) {
+  template <class P> auto await_suspend(std::coroutine_handle<P> h) {
     using R = decltype(inner.await_suspend(h));
     // Copy what we need first: once the inner awaiter has the handle, another
     // thread may resume and even destroy the frame that holds *this.
@@ -131,8 +137,7 @@ inline std::uint64_t coroutine_id(const void *promise) noexcept {
 }
 
 // Binds an xvalue whose object is known to outlive the reference.
-template <class T>
-constexpr T &lref(T &&t) noexcept {
+template <class T> constexpr T &lref(T &&t) noexcept {
   return t;
 }
 
@@ -140,10 +145,9 @@ constexpr T &lref(T &&t) noexcept {
 // value, an lvalue by reference, an xvalue by value (moved) when it may not
 // outlive the caller, by reference when it does (operand of co_await).
 template <class Aw, bool operand_lives>
-using stored_t = std::conditional_t<std::is_rvalue_reference_v<Aw>,
-                                    std::conditional_t<operand_lives, std::remove_reference_t<Aw> &,
-                                                       std::remove_cvref_t<Aw>>,
-                                    Aw>;
+using stored_t = std::conditional_t<
+    std::is_rvalue_reference_v<Aw>,
+    std::conditional_t<operand_lives, std::remove_reference_t<Aw> &, std::remove_cvref_t<Aw>>, Aw>;
 
 // The Traced awaiter over a, holding the awaiter as Inner (see stored_t).
 template <class Inner, class A>
@@ -167,10 +171,14 @@ public:
   // noinline: the creation site is the return address, inside the coroutine's
   // ramp (or the promise's constructor when that is not inlined, e.g. -O0).
   [[gnu::noinline]] PromiseMixin() noexcept
-      : co_(corotracer_create(detail::coroutine_id(this), nullptr, COROTRACER_CALLER)) {}
+      : co_(corotracer_create(detail::coroutine_id(this), nullptr, COROTRACER_CALLER)) {
+  }
   [[gnu::noinline]] explicit PromiseMixin(const char *label) noexcept
-      : co_(corotracer_create(detail::coroutine_id(this), label, COROTRACER_CALLER)) {}
-  ~PromiseMixin() { corotracer_destroy(co_); }
+      : co_(corotracer_create(detail::coroutine_id(this), label, COROTRACER_CALLER)) {
+  }
+  ~PromiseMixin() {
+    corotracer_destroy(co_);
+  }
   PromiseMixin(const PromiseMixin &) = delete;
   PromiseMixin &operator=(const PromiseMixin &) = delete;
 
@@ -179,9 +187,10 @@ public:
   // the report prints. The operand lives until the end of the full
   // expression, so it is held by reference (non-movable awaitables work).
   template <class A>
-  [[gnu::noinline]] detail::Traced<detail::stored_t<detail::awaiter_t<A>, true>> await_transform(A &&a) {
-    return detail::make_traced<detail::stored_t<detail::awaiter_t<A>, true>>(static_cast<A &&>(a), co_,
-                                                                            COROTRACER_CALLER);
+  [[gnu::noinline]] detail::Traced<detail::stored_t<detail::awaiter_t<A>, true>>
+  await_transform(A &&a) {
+    return detail::make_traced<detail::stored_t<detail::awaiter_t<A>, true>>(
+        static_cast<A &&>(a), co_, COROTRACER_CALLER);
   }
 
   // For a promise with its own await_transform: wrap the awaitable it returns.
@@ -191,7 +200,8 @@ public:
   // the (temporary) awaitable.
   template <class A>
   detail::Traced<detail::stored_t<detail::awaiter_t<A>, false>> traced(A &&a, const void *site) {
-    return detail::make_traced<detail::stored_t<detail::awaiter_t<A>, false>>(static_cast<A &&>(a), co_, site);
+    return detail::make_traced<detail::stored_t<detail::awaiter_t<A>, false>>(static_cast<A &&>(a),
+                                                                              co_, site);
   }
 
   // Record that the coroutine returned: call it from your final_suspend (the
@@ -203,7 +213,9 @@ public:
   }
 
   // The probe's handle (NULL when untraced), for calls to the C API.
-  corotracer_co *tracer_co() const noexcept { return co_; }
+  corotracer_co *tracer_co() const noexcept {
+    return co_;
+  }
 
 private:
   corotracer_co *co_;
@@ -214,7 +226,7 @@ private:
 // caller (noinline so the caller is the user's code); pass COROTRACER_CALLER
 // from inside a scheduler primitive to name its caller.
 template <class P>
-  requires std::derived_from<P, PromiseMixin>
+requires std::derived_from<P, PromiseMixin>
 [[gnu::noinline]] void wake(std::coroutine_handle<P> h, const void *site = nullptr) noexcept {
   corotracer_wake(h.promise().tracer_co(), site ? site : COROTRACER_CALLER);
 }

@@ -25,34 +25,45 @@ std::string log;                           // what the coroutines saw
 
 // A lazy coroutine that can also be awaited: co_await runs it by symmetric
 // transfer and its final_suspend transfers back (recording the wake).
-template <class P>
-struct Co {
+template <class P> struct Co {
   using promise_type = P;
   std::coroutine_handle<P> h;
-  explicit Co(std::coroutine_handle<P> hh) : h(hh) {}
-  Co(Co &&o) noexcept : h(std::exchange(o.h, {})) {}
+  explicit Co(std::coroutine_handle<P> hh) : h(hh) {
+  }
+  Co(Co &&o) noexcept : h(std::exchange(o.h, {})) {
+  }
   ~Co() {
     if (h)
       h.destroy();
   }
-  bool await_ready() { return false; }
+  bool await_ready() {
+    return false;
+  }
   std::coroutine_handle<> await_suspend(std::coroutine_handle<> parent) {
     h.promise().parent = parent;
     return h;
   }
-  int await_resume() { return h.promise().value; }
+  int await_resume() {
+    return h.promise().value;
+  }
 };
 
-template <class Self>
-struct PromiseBase : corotracer::PromiseMixin {
+template <class Self> struct PromiseBase : corotracer::PromiseMixin {
   std::coroutine_handle<> parent;
   void (*wake_parent)(std::coroutine_handle<>) = nullptr;
   int value = 0;
-  explicit PromiseBase(const char *label) : corotracer::PromiseMixin(label) {}
-  Co<Self> get_return_object() { return Co<Self>(std::coroutine_handle<Self>::from_promise(static_cast<Self &>(*this))); }
-  std::suspend_always initial_suspend() noexcept { return {}; }
+  explicit PromiseBase(const char *label) : corotracer::PromiseMixin(label) {
+  }
+  Co<Self> get_return_object() {
+    return Co<Self>(std::coroutine_handle<Self>::from_promise(static_cast<Self &>(*this)));
+  }
+  std::suspend_always initial_suspend() noexcept {
+    return {};
+  }
   struct Final {
-    bool await_ready() noexcept { return false; }
+    bool await_ready() noexcept {
+      return false;
+    }
     std::coroutine_handle<> await_suspend(std::coroutine_handle<Self> h) noexcept {
       if (!h.promise().parent)
         return std::noop_coroutine();
@@ -60,32 +71,45 @@ struct PromiseBase : corotracer::PromiseMixin {
         h.promise().wake_parent(h.promise().parent);
       return h.promise().parent;
     }
-    void await_resume() noexcept {}
+    void await_resume() noexcept {
+    }
   };
-  Final final_suspend() noexcept { return {}; }
-  void return_value(int v) { value = v; }
-  void unhandled_exception() { std::abort(); }
+  Final final_suspend() noexcept {
+    return {};
+  }
+  void return_value(int v) {
+    value = v;
+  }
+  void unhandled_exception() {
+    std::abort();
+  }
 };
 
 // The promise the reference's users write: derive, nothing else. Labels come from
 // the coroutine's first argument (promises may take the coroutine's arguments).
 struct Promise : PromiseBase<Promise> {
-  template <class... A>
-  explicit Promise(const char *label, A &&...) : PromiseBase(label) {}
+  template <class... A> explicit Promise(const char *label, A &&...) : PromiseBase(label) {
+  }
 };
 
 // A promise with its own await_transform (ints become a "sleep"), composed with
 // the mixin's: noinline + COROTRACER_CALLER keep the site on the co_await line.
 struct OwnPromise : PromiseBase<OwnPromise> {
-  OwnPromise() : PromiseBase("own") {}
+  OwnPromise() : PromiseBase("own") {
+  }
   struct Sleep {
     int ticks;
-    bool await_ready() { return ticks == 0; }
-    void await_suspend(std::coroutine_handle<> h) { ready.push_back(h); }
-    int await_resume() { return ticks; }
+    bool await_ready() {
+      return ticks == 0;
+    }
+    void await_suspend(std::coroutine_handle<> h) {
+      ready.push_back(h);
+    }
+    int await_resume() {
+      return ticks;
+    }
   };
-  template <class A>
-  [[gnu::noinline]] auto await_transform(A &&a) {
+  template <class A> [[gnu::noinline]] auto await_transform(A &&a) {
     if constexpr (std::is_same_v<std::remove_cvref_t<A>, int>)
       return traced(Sleep{a}, COROTRACER_CALLER);
     else
@@ -94,38 +118,66 @@ struct OwnPromise : PromiseBase<OwnPromise> {
 };
 
 struct VoidAw { // await_suspend returns void: queued, resumed by the loop
-  bool await_ready() { return false; }
-  void await_suspend(std::coroutine_handle<> h) { ready.push_back(h); }
-  int await_resume() { return 1; }
+  bool await_ready() {
+    return false;
+  }
+  void await_suspend(std::coroutine_handle<> h) {
+    ready.push_back(h);
+  }
+  int await_resume() {
+    return 1;
+  }
 };
 
 struct BoolAw { // returns `suspend`: false means "not suspended after all"
   bool suspend;
-  bool await_ready() { return false; }
+  bool await_ready() {
+    return false;
+  }
   bool await_suspend(std::coroutine_handle<> h) {
     if (suspend)
       ready.push_back(h);
     return suspend;
   }
-  int await_resume() { return 2; }
+  int await_resume() {
+    return 2;
+  }
 };
 
 struct SelfAw { // returns the coroutine's own handle: resumes it at once
-  bool await_ready() { return false; }
-  std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) { return h; }
-  int await_resume() { return 3; }
+  bool await_ready() {
+    return false;
+  }
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) {
+    return h;
+  }
+  int await_resume() {
+    return 3;
+  }
 };
 
 struct ThrowAw { // throws from await_resume after a real suspension
-  bool await_ready() { return false; }
-  void await_suspend(std::coroutine_handle<> h) { ready.push_back(h); }
-  int await_resume() { throw std::runtime_error("from await_resume"); }
+  bool await_ready() {
+    return false;
+  }
+  void await_suspend(std::coroutine_handle<> h) {
+    ready.push_back(h);
+  }
+  int await_resume() {
+    throw std::runtime_error("from await_resume");
+  }
 };
 
 struct ThrowSuspendAw { // throws from await_suspend: the coroutine resumes with it
-  bool await_ready() { return false; }
-  void await_suspend(std::coroutine_handle<>) { throw std::runtime_error("from await_suspend"); }
-  int await_resume() { return 0; }
+  bool await_ready() {
+    return false;
+  }
+  void await_suspend(std::coroutine_handle<>) {
+    throw std::runtime_error("from await_suspend");
+  }
+  int await_resume() {
+    return 0;
+  }
 };
 
 struct Pinned { // reached through operator co_await; neither copyable nor movable
@@ -133,14 +185,23 @@ struct Pinned { // reached through operator co_await; neither copyable nor movab
     Aw() = default;
     Aw(const Aw &) = delete;
   };
-  Aw operator co_await() { return {}; }
+  Aw operator co_await() {
+    return {};
+  }
 };
 
 struct ParkAw { // keeps the handle and never resumes it; says it waits on fd 42
-  bool await_ready() { return false; }
-  void await_suspend(std::coroutine_handle<> h) { parked = h; }
-  void await_resume() {}
-  corotracer::WaitOn corotracer_wait_on() const { return corotracer::WaitOn::fd(42); }
+  bool await_ready() {
+    return false;
+  }
+  void await_suspend(std::coroutine_handle<> h) {
+    parked = h;
+  }
+  void await_resume() {
+  }
+  corotracer::WaitOn corotracer_wait_on() const {
+    return corotracer::WaitOn::fd(42);
+  }
 };
 
 Co<Promise> child(const char *, int x) {
@@ -215,8 +276,8 @@ Co<Promise> park(const char *) {
 int main(int argc, char **argv) {
   int traced = corotracer::InitTracer() == 0;
   {
-    Co<Promise> cs[] = {void_form("void"), bool_form("bool"), other_forms("other"), awaits_child("awaits_child"),
-                        throws("throws")};
+    Co<Promise> cs[] = {void_form("void"), bool_form("bool"), other_forms("other"),
+                        awaits_child("awaits_child"), throws("throws")};
     Co<OwnPromise> o = own();
     Co<Promise> p = park("parked");
     for (auto &c : cs)
@@ -241,12 +302,14 @@ int main(int argc, char **argv) {
     ASSERT(a.h.done());
   }
   std::printf("%s\n", log.c_str());
-  ASSERT_STR_EQ(log.c_str(), "child 40;bool 4;other 4;from await_resume;from await_suspend;void 2;own 3;");
+  ASSERT_STR_EQ(log.c_str(),
+                "child 40;bool 4;other 4;from await_resume;from await_suspend;void 2;own 3;");
   if (traced) {
     // The event lists of tests/test-cpp-trace.sh: 44 events.
     std::uint64_t recorded = 0, dropped = 0;
     corotracer_stats(&recorded, &dropped);
-    std::printf("recorded %llu dropped %llu\n", (unsigned long long)recorded, (unsigned long long)dropped);
+    std::printf("recorded %llu dropped %llu\n", (unsigned long long)recorded,
+                (unsigned long long)dropped);
     ASSERT_UINT64_EQ(dropped, 0);
     ASSERT_UINT64_EQ(recorded, 44);
   }

@@ -6,29 +6,16 @@
  * switches both ways while the other side fills those registers with its own;
  * a finished context's last switch lands back where it should. Each step is
  * bounded: a switch that goes astray fails here, never hangs (alarm). */
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <unistd.h>
 
 #include "../examples/demo/ctx.h"
-
-static int failures;
-/* check(ok, fmt, ...): counts and prints a failed check. */
-__attribute__((format(printf, 2, 3))) static void check(int ok, const char *fmt, ...) {
-  if (ok) return;
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("test-demo-ctx: check failed: ", stdout);
-  vprintf(fmt, ap);
-  putchar('\n');
-  fflush(stdout);
-  va_end(ap);
-  failures++;
-}
+#include "lib/check.h"
 
 #define ROUNDS 1000
-#define NV 16 /* live values of each kind across a switch (EACH): more than the callee-saved registers */
+#define NV                                                                                         \
+  16 /* live values of each kind across a switch (EACH): more than the callee-saved registers */
 
 static struct ctx main_ctx, co_ctx;
 static _Alignas(16) unsigned char co_stack[256 * 1024];
@@ -44,8 +31,11 @@ static int co_started, co_arg_ok, co_aligned, co_rounds;
  * callee-saved registers across the call, spilling only what does not fit. */
 #define V_INT(i) (seed + (i)) * salt
 #define V_FP(i) (double)(seed * 31u + (i)) * fsalt
-#define EACH(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11) M(12) M(13) M(14) M(15)
-#define DEF(i) uint64_t a##i = V_INT(i); double f##i = V_FP(i);
+#define EACH(M)                                                                                    \
+  M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11) M(12) M(13) M(14) M(15)
+#define DEF(i)                                                                                     \
+  uint64_t a##i = V_INT(i);                                                                        \
+  double f##i = V_FP(i);
 #define BAD(i) bad += (a##i != V_INT(i)) + (f##i != V_FP(i));
 static __attribute__((noinline)) int churn(uint64_t seed, struct ctx *self, struct ctx *other) {
   EACH(DEF)
@@ -77,26 +67,26 @@ static void co_fn(void *arg) {
 int main(void) {
   alarm(60); /* a lost switch spins or blocks: SIGALRM fails the test */
   ctx_init_thread(&main_ctx);
-  check(ctx_make(&co_ctx, co_stack, 100, co_fn, &co_ctx) == -1, "a 100-byte stack was accepted");
+  ASSERT_EQ(ctx_make(&co_ctx, co_stack, 100, co_fn, &co_ctx), -1); /* a 100-byte stack */
   /* Odd bounds: ctx_make must align the top itself. */
-  check(ctx_make(&co_ctx, co_stack + 8, sizeof co_stack - 24, co_fn, &co_ctx) == 0, "ctx_make failed");
+  ASSERT_EQ(ctx_make(&co_ctx, co_stack + 8, sizeof co_stack - 24, co_fn, &co_ctx), 0);
   int main_bad = 0;
   for (int r = 0; r < ROUNDS; r++) {
     main_bad += churn(7u * (uint64_t)(r + 1), &main_ctx, &co_ctx);
     if (r == 0) {
-      check(co_started, "the new context did not run its function");
-      check(co_arg_ok, "the new context got the wrong argument");
-      check(co_aligned, "the new context's frames are not 16-byte aligned");
+      ASSERT(co_started); /* the new context ran its function */
+      ASSERT(co_arg_ok);  /* with its argument */
+      ASSERT(co_aligned); /* on 16-byte aligned frames */
     }
-    check(co_rounds == r, "round %d: the context ran %d rounds", r, co_rounds);
+    ASSERT_EQ(co_rounds, r);
   }
   /* The context's last churn returns, it leaves through ctx_exit. */
   ctx_switch(&main_ctx, &co_ctx);
-  check(co_rounds == ROUNDS, "the context did not finish: %d rounds", co_rounds);
+  ASSERT_EQ(co_rounds, ROUNDS); /* it finished */
   ctx_release(&co_ctx);
-  check(main_bad == 0, "%d values changed across switches on the thread's side", main_bad);
-  check(co_bad == 0, "%d values changed across switches on the context's side", co_bad);
-  printf("%d rounds of %d integer and %d floating-point values across switches each way: %s\n", ROUNDS, NV,
-         NV, failures ? "FAILED" : "ok");
-  return failures ? 1 : 0;
+  ASSERT_EQ(main_bad, 0); /* values changed on the thread's side */
+  ASSERT_EQ(co_bad, 0);   /* values changed on the context's side */
+  printf("%d rounds of %d integer and %d floating-point values across switches each way: ok\n",
+         ROUNDS, NV, NV);
+  return 0;
 }

@@ -3,20 +3,21 @@
 # written (make as `make -j2`), from a `git clone` of this repository in a temp
 # dir, so a build that only works in a used tree (a goal left over, a file not
 # committed) fails here. CT_FIRST_RUN_REV: the commit to clone (HEAD).
+. "$(dirname "$0")/lib/check.sh"
 set -u
 repo=$(cd "$(dirname "$0")/.." && pwd)
 rev=${CT_FIRST_RUN_REV:-HEAD}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-first-run.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-command -v git > /dev/null || { echo "git not installed"; exit 77; }
-git -C "$repo" rev-parse --verify -q "$rev^{commit}" > /dev/null || { echo "not a git checkout: $repo"; exit 77; }
+command -v git > /dev/null || skip "git not installed"
+git -C "$repo" rev-parse --verify -q "$rev^{commit}" > /dev/null || skip "not a git checkout: $repo"
 git clone -q --no-checkout "$repo" "$tmp/clone" && git -C "$tmp/clone" checkout -q "$(git -C "$repo" rev-parse "$rev")" ||
-  { echo "FAIL: git clone $repo"; exit 1; }
+  fail "git clone $repo"
 # The fenced block under "## First run" in the clone's README.
 sed -n '/^## First run/,/^## /p' "$tmp/clone/README.md" | sed -n '/^```sh/,/^```/p' | sed '1d;$d' > "$tmp/lines"
-[ -s "$tmp/lines" ] || { echo "FAIL: no First run block in README.md"; exit 1; }
+[ -s "$tmp/lines" ] || fail "no First run block in README.md"
 grep -q '^make$' "$tmp/lines" && grep -q 'corotracer run' "$tmp/lines" && grep -q 'corotracer report' "$tmp/lines" ||
-  { echo "FAIL: First run is not make, run, report: $(cat "$tmp/lines")"; exit 1; }
+  fail "First run is not make, run, report: $(cat "$tmp/lines")"
 n=0
 while IFS= read -r line; do
   n=$((n + 1))
@@ -26,9 +27,9 @@ while IFS= read -r line; do
   (cd "$tmp/clone" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u O -u SAN -u CC -u CXX \
     sh -c "$line") > "$tmp/out.$n" 2>&1 < /dev/null
   rc=$?
-  [ $rc -eq 0 ] || { tail -n 20 "$tmp/out.$n"; echo "FAIL: line $n of First run: $line (exit $rc)"; exit 1; }
+  [ $rc -eq 0 ] || { tail -n 20 "$tmp/out.$n"; fail "line $n of First run: $line (exit $rc)"; }
 done < "$tmp/lines"
 # The report went to stdout: it must be one, over a trace with events.
-grep -q '^# corotracer report' "$tmp/out.$n" || { cat "$tmp/out.$n"; echo "FAIL: no report"; exit 1; }
-grep -q 'events, [1-9][0-9]* coroutines' "$tmp/out.$n" || { cat "$tmp/out.$n"; echo "FAIL: no events traced"; exit 1; }
+grep -q '^# corotracer report' "$tmp/out.$n" || { cat "$tmp/out.$n"; fail "no report"; }
+grep -q 'events, [1-9][0-9]* coroutines' "$tmp/out.$n" || { cat "$tmp/out.$n"; fail "no events traced"; }
 echo "test-first-run: ok"

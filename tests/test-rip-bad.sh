@@ -77,4 +77,8 @@ bad not-elf "corotracer: $tmp/ring: not an ELF file" -e "$tmp/ring" -r "$tmp/rin
 printf 'not a map\n' >"$tmp/ring.maps"
 bad bad-map "corotracer: $tmp/ring.maps: not a rip module map" -e "$E" -r "$tmp/ring"
 bad no-exe "the executable (-e) must be given" -r "$tmp/ring"
+bad unknown-option "corotracer: rip: bad option" -e "$E" -tx
+bad no-value "corotracer: rip: bad option" -r "$tmp/ring" -e
+bad extra-argument "corotracer: rip: unexpected argument" -e "$E" -- "$tmp/ring"
+bad duplicate "corotracer: rip: duplicate option -e" -e"$E" -e "$E"
 echo "ok"

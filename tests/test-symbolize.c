@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/symbolize.h"
 #include "lib/check.h"
+#include "symbolize/symbolize.h"
 
 /* Each function on one physical line, so any of its addresses has that line;
  * and each site's line recorded on the site's own line: kept as written. */

@@ -32,17 +32,23 @@ class Pool;
 struct Task {
   struct promise_type : corotracer::PromiseMixin {
     Pool &pool;
-    template <class... A>
-    promise_type(Pool &p, const char *label, A &...) noexcept;
+    template <class... A> promise_type(Pool &p, const char *label, A &...) noexcept;
     ~promise_type();
-    Task get_return_object() noexcept { return Task{std::coroutine_handle<promise_type>::from_promise(*this)}; }
-    std::suspend_always initial_suspend() noexcept { return {}; }
+    Task get_return_object() noexcept {
+      return Task{std::coroutine_handle<promise_type>::from_promise(*this)};
+    }
+    std::suspend_always initial_suspend() noexcept {
+      return {};
+    }
     std::suspend_never final_suspend() noexcept {
       returned(); // finished: the report must not take it for a parked one
       return {};
     }
-    void return_void() noexcept {}
-    void unhandled_exception() noexcept { std::terminate(); }
+    void return_void() noexcept {
+    }
+    void unhandled_exception() noexcept {
+      std::terminate();
+    }
   };
   using Handle = std::coroutine_handle<promise_type>;
   Handle h;
@@ -68,7 +74,9 @@ public:
   Pool(const Pool &) = delete;
   Pool &operator=(const Pool &) = delete;
 
-  void spawn(Task t) { wake(t.h); }
+  void spawn(Task t) {
+    wake(t.h);
+  }
 
   // Make h runnable: record the wake where the decision is taken (noinline:
   // the site is our caller, the primitive that decided), then queue it.
@@ -85,7 +93,9 @@ public:
   struct Sleep {
     Pool &pool;
     std::chrono::steady_clock::time_point until;
-    bool await_ready() const noexcept { return false; }
+    bool await_ready() const noexcept {
+      return false;
+    }
     void await_suspend(Task::Handle h) {
       // Once h is in the timer queue the coroutine may run on a worker and
       // reuse this awaiter's storage: nothing of *this is read after that.
@@ -96,9 +106,12 @@ public:
       }
       p.timer_cv_.notify_one(); // it may need an earlier deadline
     }
-    void await_resume() const noexcept {}
+    void await_resume() const noexcept {
+    }
   };
-  Sleep sleep(std::chrono::microseconds d) { return {*this, std::chrono::steady_clock::now() + d}; }
+  Sleep sleep(std::chrono::microseconds d) {
+    return {*this, std::chrono::steady_clock::now() + d};
+  }
 
   // Until every task has ended or timeout passed; returns the tasks left.
   unsigned wait_idle(std::chrono::milliseconds timeout) {
@@ -169,12 +182,12 @@ inline Task::promise_type::~promise_type() {
 }
 
 // An unbounded multi-producer multi-consumer channel.
-template <class T>
-class Channel {
+template <class T> class Channel {
 public:
   // lose_wakeups: close() wakes only the first parked receiver (the bug the
   // example lets corotracer find).
-  Channel(Pool &pool, bool lose_wakeups = false) : pool_(pool), buggy_(lose_wakeups) {}
+  Channel(Pool &pool, bool lose_wakeups = false) : pool_(pool), buggy_(lose_wakeups) {
+  }
 
   void send(T v) {
     std::unique_lock<std::mutex> l(mu_);
@@ -210,7 +223,9 @@ public:
     Channel &ch;
     std::optional<T> value;
     Task::Handle h;
-    bool await_ready() const noexcept { return false; }
+    bool await_ready() const noexcept {
+      return false;
+    }
     bool await_suspend(Task::Handle hh) {
       std::lock_guard<std::mutex> g(ch.mu_);
       if (!ch.items_.empty()) {
@@ -224,10 +239,16 @@ public:
       ch.waiters_.push_back(this);
       return true;
     }
-    std::optional<T> await_resume() { return std::move(value); }
-    corotracer::WaitOn corotracer_wait_on() const noexcept { return corotracer::WaitOn::ptr(&ch); }
+    std::optional<T> await_resume() {
+      return std::move(value);
+    }
+    corotracer::WaitOn corotracer_wait_on() const noexcept {
+      return corotracer::WaitOn::ptr(&ch);
+    }
   };
-  Recv recv() { return Recv{*this, std::nullopt, {}}; }
+  Recv recv() {
+    return Recv{*this, std::nullopt, {}};
+  }
 
 private:
   Pool &pool_;

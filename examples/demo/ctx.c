@@ -24,7 +24,8 @@
 #ifdef CTX_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
-#define ASAN_START(save, to) __sanitizer_start_switch_fiber((save), (to)->stack_lo, (to)->stack_size)
+#define ASAN_START(save, to)                                                                       \
+  __sanitizer_start_switch_fiber((save), (to)->stack_lo, (to)->stack_size)
 #define ASAN_FINISH(fake) __sanitizer_finish_switch_fiber((fake), NULL, NULL)
 /* A reused stack may keep the poisoned redzones of frames that never
  * returned (the previous coroutine's last ones). */
@@ -73,7 +74,8 @@ int ctx_make(struct ctx *c, void *stack_lo, size_t size, void (*fn)(void *), voi
   *c = (struct ctx){.stack_lo = stack_lo, .stack_size = size, .fn = fn, .arg = arg};
   ASAN_FRESH_STACK(stack_lo, size);
   c->sp = ctx_raw_make(stack_lo, size, ctx_start, c);
-  if (!c->sp) return -1;
+  if (!c->sp)
+    return -1;
 #ifdef CTX_TSAN
   c->fiber = __tsan_create_fiber(0);
 #endif
@@ -96,7 +98,8 @@ _Noreturn void ctx_exit(struct ctx *from, struct ctx *to) {
 
 void ctx_release(struct ctx *c) {
 #ifdef CTX_TSAN
-  if (c->fiber) __tsan_destroy_fiber(c->fiber);
+  if (c->fiber)
+    __tsan_destroy_fiber(c->fiber);
 #endif
   c->fiber = NULL;
 }

@@ -67,12 +67,14 @@ __attribute__((visibility("hidden"))) void ctx_raw_entry(void);
 /* See ctx.h: the first switch to the returned stack pointer "returns" into
  * ctx_raw_entry, which calls entry(arg). */
 void *ctx_raw_make(void *stack_lo, size_t size, void (*entry)(void *), void *arg) {
-  if (size < 512) return (void *)0;
+  if (size < 512)
+    return (void *)0;
   uintptr_t top = ((uintptr_t)stack_lo + size) & ~(uintptr_t)15;
   uint64_t *f = (uint64_t *)(top - 176);
-  for (int i = 0; i < 22; i++) f[i] = 0; /* x29 = 0 ends frame-pointer walks */
-  f[0] = (uint64_t)(uintptr_t)entry;      /* x19 */
-  f[1] = (uint64_t)(uintptr_t)arg;        /* x20 */
+  for (int i = 0; i < 22; i++)
+    f[i] = 0;                                 /* x29 = 0 ends frame-pointer walks */
+  f[0] = (uint64_t)(uintptr_t)entry;          /* x19 */
+  f[1] = (uint64_t)(uintptr_t)arg;            /* x20 */
   f[11] = (uint64_t)(uintptr_t)ctx_raw_entry; /* x30 */
   return f;
 }

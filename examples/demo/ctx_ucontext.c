@@ -14,7 +14,9 @@ static _Thread_local ucontext_t tls_thread_uc;
 /* makecontext passes int arguments only: the pointer travels in two halves. */
 /* getcontext returns twice; kept out of ctx_raw_make so its locals are not at
  * risk (makecontext replaces the saved context anyway). */
-static __attribute__((noinline)) int uc_get(ucontext_t *uc) { return getcontext(uc); }
+static __attribute__((noinline)) int uc_get(ucontext_t *uc) {
+  return getcontext(uc);
+}
 
 static void ctx_uc_entry(unsigned hi, unsigned lo, unsigned ehi, unsigned elo) {
   void *arg = (void *)(uintptr_t)(((uint64_t)hi << 32) | lo);
@@ -24,11 +26,13 @@ static void ctx_uc_entry(unsigned hi, unsigned lo, unsigned ehi, unsigned elo) {
 
 /* See ctx.h: the handle is a ucontext_t carved from the top of the stack. */
 void *ctx_raw_make(void *stack_lo, size_t size, void (*entry)(void *), void *arg) {
-  if (size < sizeof(ucontext_t) + 4096) return (void *)0;
+  if (size < sizeof(ucontext_t) + 4096)
+    return (void *)0;
   /* The ucontext lives at the top of the coroutine's own stack. */
   uintptr_t top = ((uintptr_t)stack_lo + size - sizeof(ucontext_t)) & ~(uintptr_t)63;
   ucontext_t *uc = (ucontext_t *)top;
-  if (uc_get(uc) != 0) return (void *)0;
+  if (uc_get(uc) != 0)
+    return (void *)0;
   uc->uc_stack.ss_sp = stack_lo;
   uc->uc_stack.ss_size = top - (uintptr_t)stack_lo;
   uc->uc_link = (void *)0;
@@ -40,6 +44,7 @@ void *ctx_raw_make(void *stack_lo, size_t size, void (*entry)(void *), void *arg
 
 /* See ctx.h: a coroutine saves into its own ucontext, a thread into its TLS one. */
 void ctx_raw_swap(void **save, void *to) {
-  if (!*save) *save = &tls_thread_uc;
+  if (!*save)
+    *save = &tls_thread_uc;
   swapcontext(*save, to);
 }

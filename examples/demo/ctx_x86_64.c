@@ -56,7 +56,8 @@ void ctx_raw_entry(void);
 /* See ctx.h: the first switch to the returned stack pointer "returns" into
  * ctx_raw_entry, which calls entry(arg). */
 void *ctx_raw_make(void *stack_lo, size_t size, void (*entry)(void *), void *arg) {
-  if (size < 256) return (void *)0;
+  if (size < 256)
+    return (void *)0;
   uintptr_t top = ((uintptr_t)stack_lo + size) & ~(uintptr_t)15;
   uint64_t *f = (uint64_t *)(top - 8 * sizeof(uint64_t));
   uint32_t mxcsr;
@@ -65,12 +66,12 @@ void *ctx_raw_make(void *stack_lo, size_t size, void (*entry)(void *), void *arg
   __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
   __asm__ volatile("fnstcw %0" : "=m"(cw));
   f[0] = (uint64_t)mxcsr | ((uint64_t)cw << 32);
-  f[1] = 0;                         /* r15 */
-  f[2] = 0;                         /* r14 */
-  f[3] = (uint64_t)(uintptr_t)arg;  /* r13 */
+  f[1] = 0;                          /* r15 */
+  f[2] = 0;                          /* r14 */
+  f[3] = (uint64_t)(uintptr_t)arg;   /* r13 */
   f[4] = (uint64_t)(uintptr_t)entry; /* r12 */
-  f[5] = 0;                         /* rbx */
-  f[6] = 0;                         /* rbp: ends frame-pointer walks */
+  f[5] = 0;                          /* rbx */
+  f[6] = 0;                          /* rbp: ends frame-pointer walks */
   f[7] = (uint64_t)(uintptr_t)ctx_raw_entry;
   return f;
 }

@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #define RX_HUPS (EPOLLRDHUP | EPOLLHUP | EPOLLERR)
-#define RX_STORM_MAX 128        /* largest bug_storm */
-#define RX_STORM_NS 500000u     /* bug_storm hangups within this window make a storm */
+#define RX_STORM_MAX 128    /* largest bug_storm */
+#define RX_STORM_NS 500000u /* bug_storm hangups within this window make a storm */
 
 struct rx_timer {
   uint64_t deadline; /* CLOCK_MONOTONIC ns */
@@ -33,7 +33,7 @@ static struct {
   unsigned hup_n;
   void (*bug_log)(int fd, uint64_t coroutine_id);
   _Atomic uint64_t bug_closed;
-  _Atomic int error; /* why the loop stopped early, negative errno */
+  _Atomic int error;   /* why the loop stopped early, negative errno */
   pthread_mutex_t tmu; /* guards the timer heap */
   struct rx_timer **heap;
   size_t n, cap;
@@ -49,7 +49,8 @@ static uint64_t now_ns(void) {
 static void rx_nudge(void) {
   uint64_t one = 1;
   ssize_t r;
-  do r = write(rx.evfd, &one, sizeof one);
+  do
+    r = write(rx.evfd, &one, sizeof one);
   while (r < 0 && errno == EINTR);
   /* EAGAIN: the counter is already non-zero, the reactor will wake anyway. */
 }
@@ -66,7 +67,8 @@ static int heap_push(struct rx_timer *t) {
   if (rx.n == rx.cap) {
     size_t cap = rx.cap ? rx.cap * 2 : 64;
     struct rx_timer **h = realloc(rx.heap, cap * sizeof *h);
-    if (!h) return -ENOMEM;
+    if (!h)
+      return -ENOMEM;
     rx.heap = h;
     rx.cap = cap;
   }
@@ -84,9 +86,12 @@ static struct rx_timer *heap_pop(void) {
   rx.heap[0] = rx.heap[--rx.n];
   for (size_t i = 0;;) {
     size_t l = 2 * i + 1, r = l + 1, m = i;
-    if (l < rx.n && rx.heap[l]->deadline < rx.heap[m]->deadline) m = l;
-    if (r < rx.n && rx.heap[r]->deadline < rx.heap[m]->deadline) m = r;
-    if (m == i) break;
+    if (l < rx.n && rx.heap[l]->deadline < rx.heap[m]->deadline)
+      m = l;
+    if (r < rx.n && rx.heap[r]->deadline < rx.heap[m]->deadline)
+      m = r;
+    if (m == i)
+      break;
     heap_swap(i, m);
     i = m;
   }
@@ -130,7 +135,8 @@ static int rx_storm(uint64_t now) {
 static void rx_bug_close(struct sch_co *co, int fd) {
   close(fd);
   atomic_fetch_add(&rx.bug_closed, 1);
-  if (rx.bug_log) rx.bug_log(fd, co->id);
+  if (rx.bug_log)
+    rx.bug_log(fd, co->id);
 }
 
 static void *rx_main(void *unused) {
@@ -149,7 +155,8 @@ static void *rx_main(void *unused) {
       if (!co) { /* the eventfd */
         uint64_t v;
         ssize_t r;
-        do r = read(rx.evfd, &v, sizeof v);
+        do
+          r = read(rx.evfd, &v, sizeof v);
         while (r < 0 && errno == EINTR);
         continue;
       }
@@ -189,8 +196,10 @@ int rx_start(const struct sch_opts *o) {
   rc = -pthread_create(&rx.th, NULL, rx_main, NULL);
 fail:
   if (rc != 0) {
-    if (rx.ep >= 0) close(rx.ep);
-    if (rx.evfd >= 0) close(rx.evfd);
+    if (rx.ep >= 0)
+      close(rx.ep);
+    if (rx.evfd >= 0)
+      close(rx.evfd);
     rx.ep = rx.evfd = -1;
   }
   return rc;
@@ -210,10 +219,14 @@ void rx_stop(void) {
 }
 
 /* Fds the bug closed without a wake, so far. */
-uint64_t rx_bug_closed(void) { return atomic_load(&rx.bug_closed); }
+uint64_t rx_bug_closed(void) {
+  return atomic_load(&rx.bug_closed);
+}
 
 /* 0, or the negative errno that made the reactor loop stop. */
-int rx_error(void) { return atomic_load(&rx.error); }
+int rx_error(void) {
+  return atomic_load(&rx.error);
+}
 
 /* ---- coroutine-aware I/O -------------------------------------------------- */
 
@@ -221,7 +234,8 @@ int rx_error(void) { return atomic_load(&rx.error); }
  * Returns 0, or a negative errno when fd cannot be watched. */
 static int wait_fd(int fd, uint32_t events, const void *site) {
   struct sch_co *co = sch_self();
-  if (!co) return -EPERM;
+  if (!co)
+    return -EPERM;
   sch_park_prepare(site, COROTRACER_WAIT_FD, (uint64_t)fd);
   atomic_store_explicit(&co->wait_fd, fd, memory_order_release);
   struct epoll_event ev = {.events = events | EPOLLRDHUP | EPOLLONESHOT, .data.ptr = co};
@@ -262,10 +276,13 @@ __attribute__((noinline)) ssize_t sch_read(int fd, void *buf, size_t n) {
   const void *site = COROTRACER_CALLER;
   for (;;) {
     ssize_t r = sys_read(fd, buf, n);
-    if (r != -EAGAIN && r != -EWOULDBLOCK && r != -EINTR) return r;
-    if (r == -EINTR) continue;
+    if (r != -EAGAIN && r != -EWOULDBLOCK && r != -EINTR)
+      return r;
+    if (r == -EINTR)
+      continue;
     int e = wait_fd(fd, EPOLLIN, site);
-    if (e < 0) return e;
+    if (e < 0)
+      return e;
   }
 }
 
@@ -279,7 +296,8 @@ __attribute__((noinline)) ssize_t sch_write(int fd, const void *buf, size_t n) {
       done += (size_t)r;
     } else if (r == -EAGAIN || r == -EWOULDBLOCK) {
       int e = wait_fd(fd, EPOLLOUT, site);
-      if (e < 0) return e;
+      if (e < 0)
+        return e;
     } else if (r != -EINTR) {
       return r;
     }
@@ -292,11 +310,15 @@ __attribute__((noinline)) int sch_accept(int lfd) {
   const void *site = COROTRACER_CALLER;
   for (;;) {
     int r = sys_accept(lfd);
-    if (r >= 0) return r;
-    if (r == -EINTR || r == -ECONNABORTED) continue;
-    if (r != -EAGAIN && r != -EWOULDBLOCK) return r;
+    if (r >= 0)
+      return r;
+    if (r == -EINTR || r == -ECONNABORTED)
+      continue;
+    if (r != -EAGAIN && r != -EWOULDBLOCK)
+      return r;
     int e = wait_fd(lfd, EPOLLIN, site);
-    if (e < 0) return e;
+    if (e < 0)
+      return e;
   }
 }
 
@@ -318,7 +340,8 @@ __attribute__((noinline)) int sch_sleep_ns(uint64_t ns) {
   while (rc == 0 && !t.fired) {
     sch_park_prepare(site, COROTRACER_WAIT_PTR, (uint64_t)(uintptr_t)&t);
     pthread_mutex_unlock(&rx.tmu);
-    if (nudge) rx_nudge();
+    if (nudge)
+      rx_nudge();
     nudge = 0;
     sch_park();
     pthread_mutex_lock(&rx.tmu);

@@ -36,21 +36,24 @@ static pthread_mutex_t store_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static uint32_t hash(const char *p, size_t n) {
   uint32_t h = 2166136261u; /* FNV-1a */
-  for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)p[i]) * 16777619u;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (uint8_t)p[i]) * 16777619u;
   return h;
 }
 
 /* The link pointing at key's entry (or at the NULL ending its chain). */
 static struct entry **find(const struct arg *k) {
   struct entry **pp = &buckets[hash(k->p, k->len) % NBUCKETS];
-  while (*pp && !((*pp)->klen == k->len && memcmp((*pp)->key, k->p, k->len) == 0)) pp = &(*pp)->next;
+  while (*pp && !((*pp)->klen == k->len && memcmp((*pp)->key, k->p, k->len) == 0))
+    pp = &(*pp)->next;
   return pp;
 }
 
 /* Store val under key (store_mu held). Returns 0 or -ENOMEM. */
 static int put(const struct arg *k, const char *val, size_t vlen) {
   char *v = malloc(vlen ? vlen : 1);
-  if (!v) return -ENOMEM;
+  if (!v)
+    return -ENOMEM;
   memcpy(v, val, vlen);
   struct entry **pp = find(k);
   if (!*pp) {
@@ -74,7 +77,8 @@ static int put(const struct arg *k, const char *val, size_t vlen) {
 
 static int del(const struct arg *k) {
   struct entry **pp = find(k), *e = *pp;
-  if (!e) return 0;
+  if (!e)
+    return 0;
   *pp = e->next;
   free(e->val);
   free(e);
@@ -85,7 +89,8 @@ static int del(const struct arg *k) {
 /* ---- replies ---------------------------------------------------------------- */
 
 static void out_raw(struct resp_out *o, const char *p, size_t n) {
-  if (n > o->cap - o->len) n = o->cap - o->len; /* cannot happen: RESP_REPLY_ROOM */
+  if (n > o->cap - o->len)
+    n = o->cap - o->len; /* cannot happen: RESP_REPLY_ROOM */
   memcpy(o->buf + o->len, p, n);
   o->len += n;
 }
@@ -96,7 +101,8 @@ static void out_fmt(struct resp_out *o, const char *fmt, ...) {
   va_start(ap, fmt);
   int n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
   va_end(ap);
-  if (n > 0) o->len += (size_t)n < o->cap - o->len ? (size_t)n : o->cap - o->len - 1;
+  if (n > 0)
+    o->len += (size_t)n < o->cap - o->len ? (size_t)n : o->cap - o->len - 1;
 }
 
 static void out_bulk(struct resp_out *o, const char *p, size_t n) {
@@ -146,10 +152,12 @@ static void cmd_incr(const struct arg *av, struct resp_out *o) {
       num[e->vlen] = 0;
       errno = 0;
       v = strtoll(num, &end, 10);
-      if (*end || errno) rc = -EINVAL;
+      if (*end || errno)
+        rc = -EINVAL;
     }
   }
-  if (rc == 0 && v == INT64_MAX) rc = -EINVAL;
+  if (rc == 0 && v == INT64_MAX)
+    rc = -EINVAL;
   if (rc == 0) {
     v++;
     int n = snprintf(num, sizeof num, "%lld", v);
@@ -168,7 +176,8 @@ static void cmd_incr(const struct arg *av, struct resp_out *o) {
 static void cmd_keys(const struct arg *av, int ac, int remove, struct resp_out *o) {
   long n = 0;
   pthread_mutex_lock(&store_mu);
-  for (int i = 1; i < ac; i++) n += remove ? del(&av[i]) : *find(&av[i]) != NULL;
+  for (int i = 1; i < ac; i++)
+    n += remove ? del(&av[i]) : *find(&av[i]) != NULL;
   pthread_mutex_unlock(&store_mu);
   out_fmt(o, ":%ld\r\n", n);
 }
@@ -250,18 +259,22 @@ static void run(const struct arg *av, int ac, struct resp_out *o, int *quit) {
  * \r\n, 0 when incomplete, -1 when malformed. */
 static ssize_t parse_len(const char *in, size_t n, size_t at, long *v) {
   const char *nl = memchr(in + at, '\n', n - at);
-  if (!nl) return n - at > 32 ? -1 : 0;
+  if (!nl)
+    return n - at > 32 ? -1 : 0;
   const char *p = in + at + 1, *end = nl;
-  if (end > p && end[-1] == '\r') end--;
+  if (end > p && end[-1] == '\r')
+    end--;
   long x = 0;
   int neg = 0;
   if (p < end && *p == '-') {
     neg = 1;
     p++;
   }
-  if (p == end) return -1;
+  if (p == end)
+    return -1;
   for (; p < end; p++) {
-    if (*p < '0' || *p > '9' || x > RESP_MAX_REQUEST) return -1;
+    if (*p < '0' || *p > '9' || x > RESP_MAX_REQUEST)
+      return -1;
     x = x * 10 + (*p - '0');
   }
   *v = neg ? -x : x;
@@ -272,16 +285,23 @@ static ssize_t parse_len(const char *in, size_t n, size_t at, long *v) {
 static ssize_t parse_multibulk(const char *in, size_t n, struct arg *av, int *ac) {
   long count;
   ssize_t at = parse_len(in, n, 0, &count);
-  if (at <= 0) return at;
-  if (count < 0 || count > MAX_ARGS) return -1;
+  if (at <= 0)
+    return at;
+  if (count < 0 || count > MAX_ARGS)
+    return -1;
   for (long i = 0; i < count; i++) {
     long len;
-    if ((size_t)at >= n) return 0;
-    if (in[at] != '$') return -1;
+    if ((size_t)at >= n)
+      return 0;
+    if (in[at] != '$')
+      return -1;
     ssize_t next = parse_len(in, n, (size_t)at, &len);
-    if (next <= 0) return next;
-    if (len < 0) return -1;
-    if ((size_t)next + (size_t)len + 2 > n) return 0;
+    if (next <= 0)
+      return next;
+    if (len < 0)
+      return -1;
+    if ((size_t)next + (size_t)len + 2 > n)
+      return 0;
     av[i] = (struct arg){in + next, (size_t)len};
     at = next + len + 2;
   }
@@ -292,16 +312,21 @@ static ssize_t parse_multibulk(const char *in, size_t n, struct arg *av, int *ac
 /* One inline request ("PING\r\n"): words split on spaces. */
 static ssize_t parse_inline(const char *in, size_t n, struct arg *av, int *ac) {
   const char *nl = memchr(in, '\n', n);
-  if (!nl) return 0;
+  if (!nl)
+    return 0;
   const char *p = in, *end = nl;
-  if (end > p && end[-1] == '\r') end--;
+  if (end > p && end[-1] == '\r')
+    end--;
   int k = 0;
   while (p < end) {
-    while (p < end && (*p == ' ' || *p == '\t')) p++;
+    while (p < end && (*p == ' ' || *p == '\t'))
+      p++;
     const char *w = p;
-    while (p < end && *p != ' ' && *p != '\t') p++;
+    while (p < end && *p != ' ' && *p != '\t')
+      p++;
     if (p > w) {
-      if (k == MAX_ARGS) return -1;
+      if (k == MAX_ARGS)
+        return -1;
       av[k++] = (struct arg){w, (size_t)(p - w)};
     }
   }
@@ -309,7 +334,8 @@ static ssize_t parse_inline(const char *in, size_t n, struct arg *av, int *ac) {
   return nl - in + 1;
 }
 
-ssize_t resp_execute(const char *in, size_t n, struct resp_out *out, int *quit, unsigned long *commands) {
+ssize_t resp_execute(const char *in, size_t n, struct resp_out *out, int *quit,
+                     unsigned long *commands) {
   size_t done = 0;
   while (done < n && !*quit && out->cap - out->len >= RESP_REPLY_ROOM) {
     struct arg av[MAX_ARGS];
@@ -320,9 +346,11 @@ ssize_t resp_execute(const char *in, size_t n, struct resp_out *out, int *quit, 
       out_fmt(out, "-ERR Protocol error\r\n");
       return -1;
     }
-    if (used == 0) break;
+    if (used == 0)
+      break;
     done += (size_t)used;
-    if (ac == 0) continue;
+    if (ac == 0)
+      continue;
     run(av, ac, out, quit);
     (*commands)++;
   }

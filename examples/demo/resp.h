@@ -22,6 +22,7 @@ struct resp_out {
  * complete command yet), or -1 on a protocol error (an error reply is
  * appended: send it and close). Sets *quit after QUIT. *commands counts the
  * commands run. */
-ssize_t resp_execute(const char *in, size_t n, struct resp_out *out, int *quit, unsigned long *commands);
+ssize_t resp_execute(const char *in, size_t n, struct resp_out *out, int *quit,
+                     unsigned long *commands);
 
 #endif

@@ -35,13 +35,15 @@ static struct {
  * of its own and is not turned into a tail call. */
 static __attribute__((noinline)) ssize_t conn_read(int fd, char *buf, size_t n) {
   ssize_t r = sch_read(fd, buf, n);
-  if (r > 0) atomic_fetch_add_explicit(&srv.bytes_in, (unsigned long)r, memory_order_relaxed);
+  if (r > 0)
+    atomic_fetch_add_explicit(&srv.bytes_in, (unsigned long)r, memory_order_relaxed);
   return r;
 }
 
 static __attribute__((noinline)) ssize_t conn_write(int fd, const char *buf, size_t n) {
   ssize_t r = sch_write(fd, buf, n);
-  if (r > 0) atomic_fetch_add_explicit(&srv.bytes_out, (unsigned long)r, memory_order_relaxed);
+  if (r > 0)
+    atomic_fetch_add_explicit(&srv.bytes_out, (unsigned long)r, memory_order_relaxed);
   return r;
 }
 
@@ -66,7 +68,8 @@ static void slot_release(void) {
   sch_co *w = srv.slot_waiter;
   srv.slot_waiter = NULL;
   pthread_mutex_unlock(&srv.slot_mu);
-  if (w) sch_wake(w);
+  if (w)
+    sch_wake(w);
 }
 
 /* One client: read requests, run them, write the replies, until EOF. */
@@ -79,7 +82,8 @@ static void conn_main(void *arg) {
   int quit = 0;
   while (!quit) {
     ssize_t r = conn_read(fd, in + have, sizeof in - have);
-    if (r <= 0) break; /* EOF, reset, or error */
+    if (r <= 0)
+      break; /* EOF, reset, or error */
     have += (size_t)r;
     unsigned long commands = 0;
     /* Run what is complete; flush whenever the reply buffer fills. */
@@ -89,10 +93,13 @@ static void conn_main(void *arg) {
         memmove(in, in + used, have - (size_t)used);
         have -= (size_t)used;
       }
-      if (out.len > 0 && conn_write(fd, out.buf, out.len) < 0) quit = 1;
+      if (out.len > 0 && conn_write(fd, out.buf, out.len) < 0)
+        quit = 1;
       out.len = 0;
-      if (used < 0) quit = 1; /* protocol error, replied */
-      if (used <= 0 || quit || have == 0) break;
+      if (used < 0)
+        quit = 1; /* protocol error, replied */
+      if (used <= 0 || quit || have == 0)
+        break;
     }
     atomic_fetch_add_explicit(&srv.commands, commands, memory_order_relaxed);
     if (have == sizeof in) { /* one request larger than the buffer */
@@ -112,7 +119,8 @@ static void acceptor_main(void *unused) {
     int fd = sch_accept(srv.lfd);
     if (fd < 0) {
       slot_release();
-      if (fd == -EBADF || fd == -EINVAL) return; /* listener gone */
+      if (fd == -EBADF || fd == -EINVAL)
+        return;                       /* listener gone */
       sch_sleep_ns(10 * 1000 * 1000); /* EMFILE and friends: let connections drain */
       continue;
     }
@@ -129,16 +137,19 @@ static void acceptor_main(void *unused) {
 /* The server's log of the bug at work: which fd it closed under which
  * coroutine (the tests hold the report against it). One write per line. */
 static void log_bug_close(int fd, uint64_t coroutine_id) {
-  dprintf(STDERR_FILENO, "resp_server: bug: reactor closed fd %d on hangup without waking coroutine %llu\n", fd,
+  dprintf(STDERR_FILENO,
+          "resp_server: bug: reactor closed fd %d on hangup without waking coroutine %llu\n", fd,
           (unsigned long long)coroutine_id);
 }
 
 static int listen_on(int port, int *bound) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -errno;
+  if (fd < 0)
+    return -errno;
   int one = 1, rc = 0;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+  struct sockaddr_in a = {.sin_family = AF_INET,
+                          .sin_port = htons((uint16_t)port),
                           .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   socklen_t len = sizeof a;
   if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 1024) != 0 ||
@@ -156,23 +167,29 @@ static int listen_on(int port, int *bound) {
 static int write_port_file(const char *path, int port) {
   char tmp[4096];
   int rc = 0;
-  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) return -ENAMETOOLONG;
+  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+    return -ENAMETOOLONG;
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return -errno;
+  if (fd < 0)
+    return -errno;
   char buf[16];
   int n = snprintf(buf, sizeof buf, "%d\n", port);
   for (int off = 0; off < n;) {
     ssize_t w = write(fd, buf + off, (size_t)(n - off));
-    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && errno == EINTR)
+      continue;
     if (w < 0) {
       rc = -errno;
       break;
     }
     off += (int)w;
   }
-  if (close(fd) != 0 && rc == 0) rc = -errno;
-  if (rc == 0 && rename(tmp, path) != 0) rc = -errno;
-  if (rc != 0) unlink(tmp);
+  if (close(fd) != 0 && rc == 0)
+    rc = -errno;
+  if (rc == 0 && rename(tmp, path) != 0)
+    rc = -errno;
+  if (rc != 0)
+    unlink(tmp);
   return rc;
 }
 
@@ -209,13 +226,20 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int bad = 0;
-    if (strcmp(a, "--port") == 0) bad = num_arg(a, v, 0, 65535, &port), i++;
-    else if (strcmp(a, "--port-file") == 0 && v) port_file = v, i++;
-    else if (strcmp(a, "--workers") == 0) bad = num_arg(a, v, 1, 256, &workers), i++;
-    else if (strcmp(a, "--max-conns") == 0) bad = num_arg(a, v, 1, 100000, &max_conns), i++;
-    else if (strcmp(a, "--stack-kb") == 0) bad = num_arg(a, v, 16, 65536, &stack_kb), i++;
-    else if (strcmp(a, "--bug-storm") == 0) bad = num_arg(a, v, 1, 128, &storm), i++;
-    else if (strcmp(a, "--bug") == 0) bug = 1;
+    if (strcmp(a, "--port") == 0)
+      bad = num_arg(a, v, 0, 65535, &port), i++;
+    else if (strcmp(a, "--port-file") == 0 && v)
+      port_file = v, i++;
+    else if (strcmp(a, "--workers") == 0)
+      bad = num_arg(a, v, 1, 256, &workers), i++;
+    else if (strcmp(a, "--max-conns") == 0)
+      bad = num_arg(a, v, 1, 100000, &max_conns), i++;
+    else if (strcmp(a, "--stack-kb") == 0)
+      bad = num_arg(a, v, 16, 65536, &stack_kb), i++;
+    else if (strcmp(a, "--bug-storm") == 0)
+      bad = num_arg(a, v, 1, 128, &storm), i++;
+    else if (strcmp(a, "--bug") == 0)
+      bug = 1;
     else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       usage(stdout);
       return 0;
@@ -224,7 +248,8 @@ int main(int argc, char **argv) {
       usage(stderr);
       return 2;
     }
-    if (bad) return 2;
+    if (bad)
+      return 2;
   }
 
   /* Signals: SIGTERM/SIGINT are taken by sigwait below, in this thread only
@@ -243,8 +268,11 @@ int main(int argc, char **argv) {
     goto out;
   }
   srv.slots_free = (int)max_conns;
-  struct sch_opts o = {.workers = (int)workers, .stack_size = (size_t)stack_kb * 1024,
-                       .bug_close_on_hup = bug, .bug_storm = (int)storm, .bug_log = log_bug_close};
+  struct sch_opts o = {.workers = (int)workers,
+                       .stack_size = (size_t)stack_kb * 1024,
+                       .bug_close_on_hup = bug,
+                       .bug_storm = (int)storm,
+                       .bug_log = log_bug_close};
   int e = sch_start(&o);
   if (e != 0) {
     fprintf(stderr, "resp_server: scheduler: %s\n", strerror(-e));
@@ -259,8 +287,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "resp_server: %s: %s\n", port_file, strerror(-e));
     goto out;
   }
-  printf("resp_server: listening on 127.0.0.1:%d (workers %ld, max-conns %ld, bug %s, traced %s)\n", bound,
-         workers, max_conns, bug ? "ON" : "off", corotracer_enabled() ? "yes" : "no");
+  printf("resp_server: listening on 127.0.0.1:%d (workers %ld, max-conns %ld, bug %s, traced %s)\n",
+         bound, workers, max_conns, bug ? "ON" : "off", corotracer_enabled() ? "yes" : "no");
   fflush(stdout);
 
   int sig = 0;
@@ -277,11 +305,14 @@ int main(int argc, char **argv) {
   fprintf(stderr,
           "resp_server: %s: %lu connections, %lu commands, %llu coroutines spawned, %llu finished, "
           "%ld still parked, %llu fds closed without waking their coroutine\n",
-          strsignal(sig), atomic_load(&srv.conns), atomic_load(&srv.commands), (unsigned long long)st.spawned,
-          (unsigned long long)st.finished, live, (unsigned long long)st.bug_closed);
+          strsignal(sig), atomic_load(&srv.conns), atomic_load(&srv.commands),
+          (unsigned long long)st.spawned, (unsigned long long)st.finished, live,
+          (unsigned long long)st.bug_closed);
   rc = 0;
 out:
-  if (started) sch_stop();
-  if (srv.lfd >= 0) close(srv.lfd);
+  if (started)
+    sch_stop();
+  if (srv.lfd >= 0)
+    close(srv.lfd);
   return rc;
 }

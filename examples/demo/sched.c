@@ -87,17 +87,23 @@ static __attribute__((noinline)) struct worker *this_worker(void) {
 
 /* ---- stacks: mmap'd, guard page at the low end, small cache ------------- */
 
-static size_t map_size(void) { return g.stack_size + g.page; }
+static size_t map_size(void) {
+  return g.stack_size + g.page;
+}
 
 /* A stack mapping, from the cache or new; NULL with errno set. */
 static void *stack_get(void) {
   void *m = NULL;
   pthread_mutex_lock(&g.stack_mu);
-  if (g.stack_cached > 0) m = g.stack_cache[--g.stack_cached];
+  if (g.stack_cached > 0)
+    m = g.stack_cache[--g.stack_cached];
   pthread_mutex_unlock(&g.stack_mu);
-  if (m) return m;
-  m = mmap(NULL, map_size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (m == MAP_FAILED) return NULL;
+  if (m)
+    return m;
+  m = mmap(NULL, map_size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1,
+           0);
+  if (m == MAP_FAILED)
+    return NULL;
   if (mprotect(m, g.page, PROT_NONE) != 0) {
     int e = errno;
     munmap(m, map_size());
@@ -114,7 +120,8 @@ static void stack_put(void *m) {
     m = NULL;
   }
   pthread_mutex_unlock(&g.stack_mu);
-  if (m) munmap(m, map_size());
+  if (m)
+    munmap(m, map_size());
 }
 
 /* ---- run queues ----------------------------------------------------------- */
@@ -139,7 +146,8 @@ static struct sch_co *q_take(struct worker *w, size_t max, size_t *taken) {
   while (k < max && w->head) {
     struct sch_co *co = w->head;
     w->head = co->next;
-    if (!w->head) w->tail = NULL;
+    if (!w->head)
+      w->tail = NULL;
     co->next = NULL;
     if (last)
       last->next = co;
@@ -159,9 +167,11 @@ static struct sch_co *q_steal(struct worker *self) {
   for (int i = 1; i < g.n; i++) {
     struct worker *v = &g.w[(self->index + i) % g.n];
     size_t len = atomic_load(&v->len), k;
-    if (len == 0) continue;
+    if (len == 0)
+      continue;
     struct sch_co *chain = q_take(v, (len + 1) / 2, &k);
-    if (!chain) continue;
+    if (!chain)
+      continue;
     atomic_fetch_add_explicit(&self->steals, k, memory_order_relaxed);
     for (struct sch_co *co = chain->next, *nx; co; co = nx) {
       nx = co->next;
@@ -174,14 +184,16 @@ static struct sch_co *q_steal(struct worker *self) {
 
 static int any_work(void) {
   for (int i = 0; i < g.n; i++)
-    if (atomic_load(&g.w[i].len) > 0) return 1;
+    if (atomic_load(&g.w[i].len) > 0)
+      return 1;
   return 0;
 }
 
 /* Wake one sleeping worker, if any, after queueing work. */
 static void notify_idle(void) {
   atomic_thread_fence(memory_order_seq_cst);
-  if (atomic_load(&g.idle) == 0) return;
+  if (atomic_load(&g.idle) == 0)
+    return;
   pthread_mutex_lock(&g.idle_mu);
   atomic_fetch_add(&g.epoch, 1);
   pthread_cond_signal(&g.idle_cv);
@@ -192,7 +204,8 @@ static void notify_idle(void) {
  * plain thread (idle workers steal to spread the load). */
 static void make_runnable(struct sch_co *co) {
   struct worker *w = this_worker();
-  if (!w) w = &g.w[atomic_fetch_add_explicit(&g.rr, 1, memory_order_relaxed) % (unsigned)g.n];
+  if (!w)
+    w = &g.w[atomic_fetch_add_explicit(&g.rr, 1, memory_order_relaxed) % (unsigned)g.n];
   q_push(w, co);
   notify_idle();
 }
@@ -202,7 +215,8 @@ static void idle_wait(void) {
   unsigned e = atomic_load(&g.epoch);
   if (!any_work() && !atomic_load(&g.stop)) {
     pthread_mutex_lock(&g.idle_mu);
-    while (atomic_load(&g.epoch) == e && !atomic_load(&g.stop)) pthread_cond_wait(&g.idle_cv, &g.idle_mu);
+    while (atomic_load(&g.epoch) == e && !atomic_load(&g.stop))
+      pthread_cond_wait(&g.idle_cv, &g.idle_mu);
     pthread_mutex_unlock(&g.idle_mu);
   }
   atomic_fetch_sub(&g.idle, 1);
@@ -258,7 +272,8 @@ static void *worker_main(void *p) {
   while (!atomic_load(&g.stop)) {
     size_t k;
     struct sch_co *co = q_take(w, 1, &k);
-    if (!co) co = q_steal(w);
+    if (!co)
+      co = q_steal(w);
     if (co)
       run_co(w, co);
     else
@@ -284,11 +299,13 @@ static void co_main(void *p) {
 }
 
 /* scheduler.h. noinline: COROTRACER_CALLER must be our caller's return address. */
-__attribute__((noinline)) sch_co *sch_spawn(void (*fn)(void *), void *arg, const char *label, int *err) {
+__attribute__((noinline)) sch_co *sch_spawn(void (*fn)(void *), void *arg, const char *label,
+                                            int *err) {
   const void *site = COROTRACER_CALLER;
   void *m = stack_get();
   if (!m) {
-    if (err) *err = -errno;
+    if (err)
+      *err = -errno;
     return NULL;
   }
   /* The coroutine record sits at the top of its stack, cache-line aligned. */
@@ -303,7 +320,8 @@ __attribute__((noinline)) sch_co *sch_spawn(void (*fn)(void *), void *arg, const
   char *lo = (char *)m + g.page;
   if (ctx_make(&co->ctx, lo, (size_t)((char *)co - lo), co_main, co) != 0) {
     stack_put(m);
-    if (err) *err = -EINVAL;
+    if (err)
+      *err = -EINVAL;
     return NULL;
   }
   co->id = atomic_fetch_add_explicit(&g.next_id, 1, memory_order_relaxed);
@@ -344,14 +362,16 @@ __attribute__((noinline)) void sch_yield(void) {
 /* scheduler.h: records the suspend; the state word is untouched until sch_park. */
 void sch_park_prepare(const void *site, enum corotracer_wait wait, uint64_t obj) {
   struct sch_co *co = sch_self();
-  if (co) corotracer_suspend(co->tr, site, wait, obj);
+  if (co)
+    corotracer_suspend(co->tr, site, wait, obj);
 }
 
 /* scheduler.h: consume a pending wake, or switch out and let the worker
  * commit PARKED. */
 void sch_park(void) {
   struct sch_co *co = sch_self();
-  if (!co) return;
+  if (!co)
+    return;
   unsigned s = SCH_PH_RUNNING | SCH_NOTIFIED;
   if (atomic_compare_exchange_strong(&co->state, &s, SCH_PH_RUNNING)) {
     corotracer_resume(co->tr); /* woken before we got to sleep: keep running */
@@ -365,12 +385,14 @@ void sch_park(void) {
 __attribute__((noinline)) void sch_wake(sch_co *co) {
   const void *site = COROTRACER_CALLER;
   unsigned s = atomic_load(&co->state);
-  if ((s & SCH_NOTIFIED) || (s & SCH_PH_MASK) == SCH_PH_RUNNABLE) return;
+  if ((s & SCH_NOTIFIED) || (s & SCH_PH_MASK) == SCH_PH_RUNNABLE)
+    return;
   /* Recorded first: once the state changes the coroutine may run at once,
    * and its resume must come after this wake in the trace. */
   corotracer_wake(co->tr, site);
   for (;;) {
-    if ((s & SCH_NOTIFIED) || (s & SCH_PH_MASK) == SCH_PH_RUNNABLE) return;
+    if ((s & SCH_NOTIFIED) || (s & SCH_PH_MASK) == SCH_PH_RUNNABLE)
+      return;
     if ((s & SCH_PH_MASK) == SCH_PH_PARKED) {
       if (atomic_compare_exchange_weak(&co->state, &s, SCH_PH_RUNNABLE)) {
         make_runnable(co);
@@ -421,7 +443,8 @@ void sch_get_stats(struct sch_stats *s) {
 /* scheduler.h: reactor first (workers need it for I/O), then the workers. */
 int sch_start(const struct sch_opts *o) {
   int rc = 0, started = 0;
-  if (o->workers < 1 || (o->bug_close_on_hup && (o->bug_storm < 1 || o->bug_storm > 128))) return -EINVAL;
+  if (o->workers < 1 || (o->bug_close_on_hup && (o->bug_storm < 1 || o->bug_storm > 128)))
+    return -EINVAL;
   g.page = (size_t)sysconf(_SC_PAGESIZE);
   g.stack_size = o->stack_size ? o->stack_size : 64 * 1024;
   g.stack_size = (g.stack_size + g.page - 1) & ~(g.page - 1);
@@ -429,7 +452,8 @@ int sch_start(const struct sch_opts *o) {
   atomic_store(&g.next_id, 1);
   atomic_store(&g.stop, 0);
   g.w = calloc((size_t)g.n, sizeof *g.w);
-  if (!g.w) return -ENOMEM;
+  if (!g.w)
+    return -ENOMEM;
   rc = rx_start(o);
   if (rc != 0) {
     free(g.w);
@@ -470,5 +494,6 @@ void sch_stop(void) {
   free(g.w);
   g.w = NULL;
   g.n = 0;
-  while (g.stack_cached > 0) munmap(g.stack_cache[--g.stack_cached], map_size());
+  while (g.stack_cached > 0)
+    munmap(g.stack_cache[--g.stack_cached], map_size());
 }

@@ -19,8 +19,8 @@ struct sch_co {
   uint64_t id;
   void *map; /* the stack mapping (guard page first) */
   const void *yield_site;
-  int armed_fd;           /* fd registered in epoll for us, -1: none (our thread only) */
-  _Atomic int wait_fd;    /* fd we park on; release-stored before arming epoll */
+  int armed_fd;        /* fd registered in epoll for us, -1: none (our thread only) */
+  _Atomic int wait_fd; /* fd we park on; release-stored before arming epoll */
 };
 
 /* Reactor (reactor.c): started and stopped by sch_start/sch_stop. */

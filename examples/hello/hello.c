@@ -50,7 +50,7 @@ static pthread_mutex_t record_mu = PTHREAD_MUTEX_INITIALIZER;
 static FILE *events_file;
 static uint64_t next_id = 100;
 static _Thread_local struct coro *running; /* the coroutine this thread runs */
-static long pace_us;                        /* --pace-us */
+static long pace_us;                       /* --pace-us */
 
 static void pace(void) {
   struct timespec ts = {pace_us / 1000000, pace_us % 1000000 * 1000};
@@ -59,7 +59,9 @@ static void pace(void) {
     }
 }
 
-static uint64_t addr(const void *p) { return (uint64_t)(uintptr_t)p; }
+static uint64_t addr(const void *p) {
+  return (uint64_t)(uintptr_t)p;
+}
 
 static void note(const struct coro *co, const char *kind, const char *site, const char *wait,
                  const char *obj, const char *from, const char *parent) {
@@ -73,7 +75,8 @@ static void note(const struct coro *co, const char *kind, const char *site, cons
 __attribute__((noinline)) static struct coro *spawn(const char *label) {
   const void *site = COROTRACER_CALLER;
   struct coro *co = calloc(1, sizeof *co);
-  if (co == NULL) abort();
+  if (co == NULL)
+    abort();
   co->label = label;
   pthread_mutex_lock(&record_mu);
   co->id = next_id++;
@@ -82,7 +85,8 @@ __attribute__((noinline)) static struct coro *spawn(const char *label) {
   char s[24], p[24];
   snprintf(s, sizeof s, "0x%016llx", (unsigned long long)addr(site));
   snprintf(p, sizeof p, "%llu", (unsigned long long)parent);
-  if (events_file != NULL) fprintf(events_file, "co %llu %s %s %s\n", (unsigned long long)co->id, label, s, p);
+  if (events_file != NULL)
+    fprintf(events_file, "co %llu %s %s %s\n", (unsigned long long)co->id, label, s, p);
   note(co, "create", s, "-", "-", "-", p);
   co->events++;
   pthread_mutex_unlock(&record_mu);
@@ -100,7 +104,8 @@ static void run(struct coro *co) {
   pace();
 }
 
-__attribute__((noinline)) static void block(struct coro *co, enum corotracer_wait wait, uint64_t obj) {
+__attribute__((noinline)) static void block(struct coro *co, enum corotracer_wait wait,
+                                            uint64_t obj) {
   const void *site = COROTRACER_CALLER;
   pthread_mutex_lock(&record_mu);
   corotracer_suspend(co->trace, site, wait, obj);
@@ -111,7 +116,10 @@ __attribute__((noinline)) static void block(struct coro *co, enum corotracer_wai
     snprintf(o, sizeof o, "%llu", (unsigned long long)obj);
   else
     snprintf(o, sizeof o, "0x%016llx", (unsigned long long)obj);
-  note(co, "suspend", s, wait == COROTRACER_WAIT_FD ? "fd" : wait == COROTRACER_WAIT_PTR ? "ptr" : "-",
+  note(co, "suspend", s,
+       wait == COROTRACER_WAIT_FD    ? "fd"
+       : wait == COROTRACER_WAIT_PTR ? "ptr"
+                                     : "-",
        wait == COROTRACER_WAIT_NONE ? "-" : o, "-", "-");
   co->events++;
   pthread_mutex_unlock(&record_mu);
@@ -160,8 +168,9 @@ static void *worker1(void *arg) {
   sem_wait(&reader_woken); /* the poller saw data and woke reader */
   run(reader);
   char c;
-  if (read(pipefd[0], &c, 1) != 1) abort();
-  struct coro *logger = spawn("logger"); /* parent: reader */
+  if (read(pipefd[0], &c, 1) != 1)
+    abort();
+  struct coro *logger = spawn("logger");  /* parent: reader */
   block(reader, COROTRACER_WAIT_NONE, 0); /* yield to the child */
   run(logger);
   wake(reader); /* waker: logger */
@@ -195,7 +204,8 @@ static void *worker2(void *arg) {
 static void *poller(void *arg) {
   (void)arg;
   sem_wait(&reader_parked);
-  if (write(pipefd[1], "x", 1) != 1) abort();
+  if (write(pipefd[1], "x", 1) != 1)
+    abort();
   wake(reader); /* waker: a thread (from 0) */
   sem_post(&reader_woken);
   return NULL;
@@ -218,14 +228,16 @@ int main(int argc, char **argv) {
       }
     } else if (val != NULL && strcmp(argv[i], "--pace-us") == 0) {
       pace_us = strtol(val, &end, 10);
-      if (end == val || *end != '\0' || pace_us < 0 || pace_us > 1000000) return usage();
+      if (end == val || *end != '\0' || pace_us < 0 || pace_us > 1000000)
+        return usage();
     } else {
       return usage();
     }
   }
   int rc = corotracer_init();
   printf("hello: %s\n", rc == 0 ? "traced" : "not traced (run me under `corotracer run --`)");
-  if (pipe2(pipefd, O_CLOEXEC) != 0) abort();
+  if (pipe2(pipefd, O_CLOEXEC) != 0)
+    abort();
   sem_init(&reader_parked, 0, 0);
   sem_init(&reader_woken, 0, 0);
   sem_init(&consumer_parked, 0, 0);
@@ -238,7 +250,8 @@ int main(int argc, char **argv) {
   pthread_create(&t[0], NULL, worker1, NULL);
   pthread_create(&t[1], NULL, worker2, NULL);
   pthread_create(&t[2], NULL, poller, NULL);
-  for (int i = 0; i < 3; i++) pthread_join(t[i], NULL);
+  for (int i = 0; i < 3; i++)
+    pthread_join(t[i], NULL);
 
   uint64_t recorded, dropped;
   corotracer_stats(&recorded, &dropped);

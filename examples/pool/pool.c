@@ -39,14 +39,17 @@ static uint64_t items;
 
 static void push(struct coro *co) {
   co->next = NULL;
-  if (rq_tail) rq_tail->next = co;
-  else rq_head = co;
+  if (rq_tail)
+    rq_tail->next = co;
+  else
+    rq_head = co;
   rq_tail = co;
 }
 
 static struct coro *pop(void) {
   struct coro *co = rq_head;
-  if (co && !(rq_head = co->next)) rq_tail = NULL;
+  if (co && !(rq_head = co->next))
+    rq_tail = NULL;
   return co;
 }
 
@@ -81,7 +84,8 @@ __attribute__((noinline)) static int producer(struct coro *co) {
   return 1;
 }
 
-__attribute__((noinline)) static struct coro *spawn(int (*step)(struct coro *), struct chan *ch, const char *label) {
+__attribute__((noinline)) static struct coro *spawn(int (*step)(struct coro *), struct chan *ch,
+                                                    const char *label) {
   struct coro *co = calloc(1, sizeof *co);
   if (!co) {
     perror("pool: calloc");
@@ -101,15 +105,19 @@ int main(int argc, char **argv) {
     return 2;
   }
   struct chan *chans = calloc((size_t)pairs, sizeof *chans);
-  if (!chans) return 1;
+  if (!chans)
+    return 1;
   long spawned = 0;
   while (spawned < total) {
     long n = 0;
     /* Consumers first, so they find their channels empty and park. */
-    for (; n < pairs && spawned + 2 * n + 1 < total; n++) spawn(consumer, &chans[n], "consumer");
-    for (long i = 0; i < n; i++) spawn(producer, &chans[i], "producer");
+    for (; n < pairs && spawned + 2 * n + 1 < total; n++)
+      spawn(consumer, &chans[n], "consumer");
+    for (long i = 0; i < n; i++)
+      spawn(producer, &chans[i], "producer");
     spawned += 2 * n;
-    if (!n) break;
+    if (!n)
+      break;
     struct coro *co;
     while ((co = pop())) {
       corotracer_resume(co->trace);

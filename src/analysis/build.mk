@@ -1,15 +1,19 @@
-# src/analysis/build.mk - `corotracer report` and the shared symbolizer.
+# src/analysis/build.mk - `corotracer report` (its symbolizer: src/symbolize/build.mk).
 REPORT_SRCS := src/analysis/trace.c src/analysis/map.c src/analysis/hist.c \
                src/analysis/state.c src/analysis/findings.c src/analysis/findings_stuck.c \
                src/analysis/findings_tables.c src/analysis/write_md.c \
-               src/analysis/write_json.c src/common/symbolize.c
+               src/analysis/write_json.c
 CLI_SRCS += src/analysis/report_main.c $(REPORT_SRCS)
 
-# The symbolizer's unit test is its own fixture: a PIE with debug info that
-# symbolizes itself, so it links the symbolizer and libdw directly.
-TESTS += $(O)/tests/test-symbolize
-$(O)/tests/test-symbolize: $(O)/obj/tests/test-symbolize.o $(O)/obj/src/common/symbolize.o
-	$(call link,$(CC) -pie,$(PKG_LIBS))
+# Unit tests of the report's building blocks (src/analysis): each links the
+# one object it tests.
+$(O)/tests/test-trace: $(O)/obj/tests/test-trace.o $(O)/obj/src/analysis/trace.o
+	$(call link)
+$(O)/tests/test-map: $(O)/obj/tests/test-map.o $(O)/obj/src/analysis/map.o
+	$(call link)
+$(O)/tests/test-hist: $(O)/obj/tests/test-hist.o $(O)/obj/src/analysis/hist.o
+	$(call link)
+TESTS += $(O)/tests/test-trace $(O)/tests/test-map $(O)/tests/test-hist
 
 # The report: findings on synthetic traces, input robustness (incl. the
 # reference fixture), symbolized sites of a real PIE (needs test-symbolize),

@@ -23,7 +23,8 @@ void ct_add_related(struct ct_finding *f, const char *kind, const char *relation
 int ct_keep_evidence(struct ct_rcoro *rc, const char *ev);
 
 /* Appends a finding-wide evidence line; beyond CT_EVIDENCE_MAX, dropped. */
-void ct_add_evidence(struct ct_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ct_add_evidence(struct ct_finding *f, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Fills rs->sym from rs->site and rs->pid (rs->symbolized when it worked). */
 void ct_symbolize_site(struct ct_state *st, struct ct_rsite *rs);

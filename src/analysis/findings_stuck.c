@@ -16,15 +16,25 @@
  * The _LOST twins: the same, but events were lost since its last resume or
  * after its last event, so the wake it lacks may be one of them. */
 enum cat {
-  CAT_RAN_ON, CAT_WAKE_BEFORE, CAT_RAN_ON_LOST, CAT_WAKE_BEFORE_LOST, CAT_KILLED, CAT_EXIT,
-  CAT_WEAK, CAT_DEADLOCK,
+  CAT_RAN_ON,
+  CAT_WAKE_BEFORE,
+  CAT_RAN_ON_LOST,
+  CAT_WAKE_BEFORE_LOST,
+  CAT_KILLED,
+  CAT_EXIT,
+  CAT_WEAK,
+  CAT_DEADLOCK,
   /* Woken and never resumed: the program ran on; events lost around; it ended soon after. */
-  CAT_SCHED, CAT_SCHED_LOST, CAT_SCHED_END, CAT_N
+  CAT_SCHED,
+  CAT_SCHED_LOST,
+  CAT_SCHED_END,
+  CAT_N
 };
 
 static const char *const cat_kinds[CAT_N] = {
-    "lost_wakeup", "wake_before_suspend", "lost_wakeup", "wake_before_suspend", "lost_wakeup",
-    "lost_wakeup", "lost_wakeup", "deadlock", "lost_schedule", "lost_schedule", "lost_schedule"};
+    "lost_wakeup",   "wake_before_suspend", "lost_wakeup",  "wake_before_suspend",
+    "lost_wakeup",   "lost_wakeup",         "lost_wakeup",  "deadlock",
+    "lost_schedule", "lost_schedule",       "lost_schedule"};
 
 const char *ct_primary_kind(unsigned reported) {
   return reported > 0 && reported <= CAT_N ? cat_kinds[reported - 1] : NULL;
@@ -38,9 +48,12 @@ struct stuck {
 };
 
 static void fmt_obj(const struct ct_coro *c, char *buf, size_t n) {
-  if (c->wait == 1) snprintf(buf, n, "fd %" PRId64, (int64_t)c->obj);
-  else if (c->wait == 2) snprintf(buf, n, "ptr 0x%016" PRIx64, c->obj);
-  else snprintf(buf, n, "no wait object");
+  if (c->wait == 1)
+    snprintf(buf, n, "fd %" PRId64, (int64_t)c->obj);
+  else if (c->wait == 2)
+    snprintf(buf, n, "ptr 0x%016" PRIx64, c->obj);
+  else
+    snprintf(buf, n, "no wait object");
 }
 
 /* Marks cycles in the stuck coroutines' waits_for graph (out-degree <= 1). */
@@ -51,7 +64,8 @@ static void find_cycles(struct stuck *sk, size_t n, struct ct_map *idx) {
     while (sk[k].color == 0) {
       sk[k].color = 1;
       uint64_t *next = sk[k].waits_for ? ct_map_get(idx, sk[k].waits_for, 0) : NULL;
-      if (!next) break;
+      if (!next)
+        break;
       k = (size_t)*next;
     }
     if (sk[k].color == 1 && sk[k].waits_for) {
@@ -64,7 +78,8 @@ static void find_cycles(struct stuck *sk, size_t n, struct ct_map *idx) {
     for (k = i; sk[k].color == 1;) { /* close this walk */
       sk[k].color = 2;
       uint64_t *next = sk[k].waits_for ? ct_map_get(idx, sk[k].waits_for, 0) : NULL;
-      if (!next) break;
+      if (!next)
+        break;
       k = (size_t)*next;
     }
   }
@@ -94,8 +109,8 @@ static void fmt_waker(struct ct_state *st, const struct ct_coro *c, struct ct_rw
   ct_symbolize_site(st, &w->site);
   ct_fmt_site(&w->site, site, sizeof site);
   if (w->from)
-    snprintf(buf, n, "coroutine %" PRIu64 "%s%s%s at %s", w->from, label ? " (" : "", label ? label : "",
-             label ? ")" : "", site);
+    snprintf(buf, n, "coroutine %" PRIu64 "%s%s%s at %s", w->from, label ? " (" : "",
+             label ? label : "", label ? ")" : "", site);
   else if (w->tid)
     snprintf(buf, n, "a plain thread (tid %u) at %s", w->tid, site);
   else
@@ -108,11 +123,13 @@ static void fmt_waker(struct ct_state *st, const struct ct_coro *c, struct ct_rw
  * CT_WAKERS of them: someone else may still wake it). *times: how often. */
 static uint64_t waits_for(const struct ct_state *st, const struct ct_coro *a, uint64_t *times) {
   const struct ct_wakers *w = a->wait ? ct_map_get(&st->objs, a->obj, a->wait) : NULL;
-  if (!w || !w->n || w->by_thread || w->overflow) return 0;
+  if (!w || !w->n || w->by_thread || w->overflow)
+    return 0;
   uint64_t best = 0;
   *times = 0;
   for (unsigned i = 0; i < w->n; i++) {
-    if (w->id[i] == a->id || !is_stuck(ct_map_get(&st->coros, w->id[i], 0))) return 0;
+    if (w->id[i] == a->id || !is_stuck(ct_map_get(&st->coros, w->id[i], 0)))
+      return 0;
     if (w->times[i] > *times) {
       *times = w->times[i];
       best = w->id[i];
@@ -120,7 +137,6 @@ static uint64_t waits_for(const struct ct_state *st, const struct ct_coro *a, ui
   }
   return best;
 }
-
 
 /* The coroutine that parked on c's fd number after c did (so the fd was
  * closed and reused under c), or 0. */
@@ -137,7 +153,9 @@ static uint64_t tail_lost(const struct ct_coro *c) {
 
 /* Events were lost where the wake c lacks would be: since its last resume
  * (before or after its last suspend), or after its last event. */
-static int wake_may_be_lost(const struct ct_coro *c) { return c->gap_since_resume || tail_lost(c); }
+static int wake_may_be_lost(const struct ct_coro *c) {
+  return c->gap_since_resume || tail_lost(c);
+}
 
 /* Parked where its last IDLE_WAKES or more woken suspensions were, its fd not
  * reused: more likely waiting for work that did not come (an accept loop)
@@ -170,23 +188,30 @@ static int stuck_evidence(const struct ct_report *r, struct ct_state *st, const 
   size_t o = 0;
   struct ct_rwake tmp = {0}, *w = &tmp;
   if (cat == CAT_WAKE_BEFORE || cat == CAT_WAKE_BEFORE_LOST || cat >= CAT_SCHED) {
-    if (!(rc_->wake = malloc(sizeof *rc_->wake))) return -ENOMEM;
+    if (!(rc_->wake = malloc(sizeof *rc_->wake)))
+      return -ENOMEM;
     w = rc_->wake;
   }
   if (cat == CAT_WAKE_BEFORE || cat == CAT_WAKE_BEFORE_LOST) {
     const struct ct_early *e = ct_map_get(&st->early, c->id, 0);
     const struct ct_wake_info b = e ? e->before : (struct ct_wake_info){0};
-    *w = (struct ct_rwake){.from = b.from, .ts = c->wake_before_ts, .absorbed = b.absorbed,
-                           .yield_ts = b.yield_ts, .resume_ts = b.resume_ts, .site = {.site = b.site}};
+    *w = (struct ct_rwake){.from = b.from,
+                           .ts = c->wake_before_ts,
+                           .absorbed = b.absorbed,
+                           .yield_ts = b.yield_ts,
+                           .resume_ts = b.resume_ts,
+                           .site = {.site = b.site}};
   } else if (cat >= CAT_SCHED) {
-    *w = (struct ct_rwake){.from = c->woke_from, .ts = c->woke_ts, .tid = c->woke_tid,
-                           .site = {.site = c->woke_site}};
+    *w = (struct ct_rwake){
+        .from = c->woke_from, .ts = c->woke_ts, .tid = c->woke_tid, .site = {.site = c->woke_site}};
   }
-  if (rc_->wake) fmt_waker(st, c, w, who, sizeof who);
+  if (rc_->wake)
+    fmt_waker(st, c, w, who, sizeof who);
   uint64_t since_wake = r->end_ts > w->ts ? r->end_ts - w->ts : 0;
-  switch (cat == CAT_RAN_ON_LOST ? CAT_RAN_ON : cat == CAT_WAKE_BEFORE_LOST ? CAT_WAKE_BEFORE
-                                           : cat == CAT_SCHED_LOST          ? CAT_SCHED
-                                                                            : cat) {
+  switch (cat == CAT_RAN_ON_LOST        ? CAT_RAN_ON
+          : cat == CAT_WAKE_BEFORE_LOST ? CAT_WAKE_BEFORE
+          : cat == CAT_SCHED_LOST       ? CAT_SCHED
+                                        : cat) {
   case CAT_SCHED:
   case CAT_SCHED_END:
     o = (size_t)snprintf(buf, n, "parked on %s at %s, woken at %s by %s, never resumed: ", obj,
@@ -195,8 +220,10 @@ static int stuck_evidence(const struct ct_report *r, struct ct_state *st, const 
       o += (size_t)snprintf(buf + o, n - o, "%s %s later, while it waited to run", ex,
                             ct_fmt_ns(since_wake, d, sizeof d));
     else if (o < n)
-      o += (size_t)snprintf(buf + o, n - o, "the program ran on for %s and never ran it (a lost "
-                            "schedule: dropped from the run queue?)", ct_fmt_ns(since_wake, d, sizeof d));
+      o += (size_t)snprintf(buf + o, n - o,
+                            "the program ran on for %s and never ran it (a lost "
+                            "schedule: dropped from the run queue?)",
+                            ct_fmt_ns(since_wake, d, sizeof d));
     break;
   case CAT_RAN_ON:
     o = (size_t)snprintf(buf, n, "parked on %s at %s; the program ran on for %s and never woke it",
@@ -204,15 +231,19 @@ static int stuck_evidence(const struct ct_report *r, struct ct_state *st, const 
     break;
   case CAT_WAKE_BEFORE:
     if (w->absorbed)
-      o = (size_t)snprintf(buf, n, "woken at %s by %s while already runnable after its yield at %s; "
-                           "its resume at %s absorbed that wake; it parked on %s at %s, %s after the "
-                           "wake; no wake since", ct_at(r, w->ts, t1, sizeof t1), who,
-                           ct_at(r, w->yield_ts, t2, sizeof t2), ct_at(r, w->resume_ts, t3, sizeof t3),
-                           obj, ct_at(r, c->susp_ts, t4, sizeof t4),
-                           ct_fmt_ns(c->susp_ts - w->ts, d, sizeof d));
+      o = (size_t)snprintf(
+          buf, n,
+          "woken at %s by %s while already runnable after its yield at %s; "
+          "its resume at %s absorbed that wake; it parked on %s at %s, %s after the "
+          "wake; no wake since",
+          ct_at(r, w->ts, t1, sizeof t1), who, ct_at(r, w->yield_ts, t2, sizeof t2),
+          ct_at(r, w->resume_ts, t3, sizeof t3), obj, ct_at(r, c->susp_ts, t4, sizeof t4),
+          ct_fmt_ns(c->susp_ts - w->ts, d, sizeof d));
     else
-      o = (size_t)snprintf(buf, n, "woken at %s, %s before it parked on %s at %s, by %s while it "
-                           "still ran; no wake since", ct_at(r, w->ts, t1, sizeof t1),
+      o = (size_t)snprintf(buf, n,
+                           "woken at %s, %s before it parked on %s at %s, by %s while it "
+                           "still ran; no wake since",
+                           ct_at(r, w->ts, t1, sizeof t1),
                            ct_fmt_ns(c->susp_ts - w->ts, d, sizeof d), obj,
                            ct_at(r, c->susp_ts, t2, sizeof t2), who);
     break;
@@ -228,20 +259,25 @@ static int stuck_evidence(const struct ct_report *r, struct ct_state *st, const 
     o = (size_t)snprintf(buf, n, "last event a suspend at %s; the trace went on for %s",
                          ct_at(r, c->susp_ts, t1, sizeof t1), ct_fmt_ns(left, d, sizeof d));
     break;
-  default: break;
+  default:
+    break;
   }
   uint64_t reuser = fd_reused_by(st, c);
   if (o < n && reuser)
-    o += (size_t)snprintf(buf + o, n - o, "; fd %" PRId64 " was reused by coroutine %" PRIu64
-                          " after it parked: closed under it", (int64_t)c->obj, reuser);
+    o += (size_t)snprintf(buf + o, n - o,
+                          "; fd %" PRId64 " was reused by coroutine %" PRIu64
+                          " after it parked: closed under it",
+                          (int64_t)c->obj, reuser);
   if (o < n && cat == CAT_RAN_ON && likely_idle(st, c))
-    o += (size_t)snprintf(buf + o, n - o, "; parked at a site where it was woken %" PRIu64
+    o += (size_t)snprintf(buf + o, n - o,
+                          "; parked at a site where it was woken %" PRIu64
                           " times in a row before: may simply be idle, e.g. an accept loop",
                           c->woken_here);
   if (o < n && uncertain(cat))
     o += (size_t)snprintf(buf + o, n - o, "; uncertain: %s; %s may be one of them",
-                          c->gap_since_resume ? "events were lost since its last resume (a gap in ev)"
-                                              : "events written after its last one were lost",
+                          c->gap_since_resume
+                              ? "events were lost since its last resume (a gap in ev)"
+                              : "events written after its last one were lost",
                           lost_what(cat));
   else if (o < n && (c->lost || c->station_lost))
     o += (size_t)snprintf(buf + o, n - o, " (less certain: %" PRIu64 " of its events were lost)",
@@ -262,32 +298,36 @@ static void mark_primary(const struct ct_report *r, struct ct_finding *f, struct
     cs[i]->reported = (uint8_t)(cat + 1);
     nd += (uint64_t)leak_worthy(r, cs[i]);
   }
-  if (!nd) return;
+  if (!nd)
+    return;
   ct_add_related(f, "leak", "also never destroyed", nd);
   ct_add_evidence(f, "%" PRIu64 " of them %s also never destroyed: %s, not repeated as a leak", nd,
-                  nd == 1 ? "was" : "were", nd == 1 ? "this is its root cause" : "this is their root cause");
+                  nd == 1 ? "was" : "were",
+                  nd == 1 ? "this is its root cause" : "this is their root cause");
 }
 
 static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck *sk, size_t n,
                          enum cat cat) {
-  static const enum ct_sev sevs[CAT_N] = {CT_SEV_ERROR,   CT_SEV_ERROR,   CT_SEV_WARNING,
-                                          CT_SEV_WARNING, CT_SEV_INFO,    CT_SEV_WARNING,
-                                          CT_SEV_WARNING, CT_SEV_ERROR,   CT_SEV_ERROR,
-                                          CT_SEV_WARNING, CT_SEV_WARNING};
+  static const enum ct_sev sevs[CAT_N] = {
+      CT_SEV_ERROR,   CT_SEV_ERROR, CT_SEV_WARNING, CT_SEV_WARNING, CT_SEV_INFO,   CT_SEV_WARNING,
+      CT_SEV_WARNING, CT_SEV_ERROR, CT_SEV_ERROR,   CT_SEV_WARNING, CT_SEV_WARNING};
   size_t m = 0;
   uint64_t min_left = UINT64_MAX;
   struct ct_coro **cs = malloc((n ? n : 1) * sizeof *cs);
-  if (!cs) return -ENOMEM;
+  if (!cs)
+    return -ENOMEM;
   for (size_t i = 0; i < n; i++)
     if (sk[i].cat == cat) {
       cs[m++] = sk[i].c;
       uint64_t from = cat >= CAT_SCHED ? sk[i].c->woke_ts : sk[i].c->susp_ts;
       uint64_t left = r->end_ts > from ? r->end_ts - from : 0;
-      if (left < min_left) min_left = left;
+      if (left < min_left)
+        min_left = left;
     }
   int rc = 0;
   struct ct_finding *f;
-  if (!m) goto out;
+  if (!m)
+    goto out;
   rc = -ENOMEM;
   enum ct_sev sev = cat == CAT_SCHED_END && r->killed ? CT_SEV_INFO : sevs[cat];
   if (!(f = ct_new_finding(r, cat_kinds[cat], sev)) || (rc = ct_group_coros(r, st, f, cs, m, 0)))
@@ -299,7 +339,8 @@ static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck 
   ct_fmt_ns(min_left, d, sizeof d);
   switch (cat) {
   case CAT_RAN_ON:
-    snprintf(f->title, sizeof f->title, "%zu coroutine%s suspended forever: nobody woke them", m, s);
+    snprintf(f->title, sizeof f->title, "%zu coroutine%s suspended forever: nobody woke them", m,
+             s);
     ct_add_evidence(f, "the program ran on for %s after the last of them parked; then %s", d, ex);
     break;
   case CAT_WAKE_BEFORE:
@@ -310,34 +351,40 @@ static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck 
                        "suspended and was never woken again: the wake it waits for came too early");
     break;
   case CAT_SCHED:
-    snprintf(f->title, sizeof f->title, "%zu coroutine%s woken and never resumed: lost from the run queue",
-             m, s);
-    ct_add_evidence(f, "the program ran on for %s after the last of them was woken; then %s", d, ex);
+    snprintf(f->title, sizeof f->title,
+             "%zu coroutine%s woken and never resumed: lost from the run queue", m, s);
+    ct_add_evidence(f, "the program ran on for %s after the last of them was woken; then %s", d,
+                    ex);
     break;
   case CAT_SCHED_LOST:
     snprintf(f->title, sizeof f->title,
              "%zu coroutine%s woken and apparently never resumed, but events were lost", m, s);
     break;
   case CAT_SCHED_END:
-    snprintf(f->title, sizeof f->title, "%zu coroutine%s woken, waiting to run when the program ended",
-             m, s);
+    snprintf(f->title, sizeof f->title,
+             "%zu coroutine%s woken, waiting to run when the program ended", m, s);
     ct_add_evidence(f, "%s %s after the last of them was woken: %s", ex, d,
-                    r->killed ? "caught by the exit, probably not a bug" : "never run before the exit");
+                    r->killed ? "caught by the exit, probably not a bug"
+                              : "never run before the exit");
     break;
   case CAT_RAN_ON_LOST:
-    snprintf(f->title, sizeof f->title,
-             "%zu coroutine%s apparently never woken, but events were lost around their last suspend",
-             m, s);
+    snprintf(
+        f->title, sizeof f->title,
+        "%zu coroutine%s apparently never woken, but events were lost around their last suspend", m,
+        s);
     break;
   case CAT_WAKE_BEFORE_LOST:
-    snprintf(f->title, sizeof f->title,
-             "%zu coroutine%s woken before they parked, apparently never after, but events were lost",
-             m, s);
+    snprintf(
+        f->title, sizeof f->title,
+        "%zu coroutine%s woken before they parked, apparently never after, but events were lost", m,
+        s);
     break;
   case CAT_KILLED:
     snprintf(f->title, sizeof f->title, "%zu coroutine%s waiting when the program stopped", m, s);
-    ct_add_evidence(f, "%s; they parked shortly before (the last %s before the end): caught by the "
-                       "exit, probably not a bug", ex, d);
+    ct_add_evidence(f,
+                    "%s; they parked shortly before (the last %s before the end): caught by the "
+                    "exit, probably not a bug",
+                    ex, d);
     break;
   case CAT_EXIT:
     snprintf(f->title, sizeof f->title, "%zu coroutine%s abandoned while suspended at exit", m, s);
@@ -345,31 +392,39 @@ static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck 
     break;
   case CAT_WEAK:
     snprintf(f->title, sizeof f->title, "%zu coroutine%s apparently never resumed", m, s);
-    ct_add_evidence(f, "%s: only is_active is known, so a missing resume is all the evidence "
-                       "(weaker than with wakes)",
+    ct_add_evidence(f,
+                    "%s: only is_active is known, so a missing resume is all the evidence "
+                    "(weaker than with wakes)",
                     st->any_kind ? "the trace records no wakes" : "a v1 trace (no kind, no wakes)");
     break;
-  default: break;
+  default:
+    break;
   }
   if (uncertain(cat))
-    ct_add_evidence(f, "uncertain, so not an error: events were lost since their last resume, or "
-                       "after their last event, and %s may be one of them", lost_what(cat));
+    ct_add_evidence(f,
+                    "uncertain, so not an error: events were lost since their last resume, or "
+                    "after their last event, and %s may be one of them",
+                    lost_what(cat));
   size_t reused = 0, idle = 0;
   mark_primary(r, f, cs, m, cat);
   for (size_t i = 0; i < f->ncoros; i++) {
-    if ((rc = stuck_evidence(r, st, cs[i], cat, &f->coros[i]))) goto out;
+    if ((rc = stuck_evidence(r, st, cs[i], cat, &f->coros[i])))
+      goto out;
     reused += fd_reused_by(st, cs[i]) != 0;
     f->coros[i].likely_idle = cat == CAT_RAN_ON && likely_idle(st, cs[i]);
     idle += (size_t)f->coros[i].likely_idle;
   }
   if (reused)
-    ct_add_evidence(f, "%zu of them wait on an fd number that another coroutine parked on later: "
-                       "the fd was closed (and reused) under them", reused);
+    ct_add_evidence(f,
+                    "%zu of them wait on an fd number that another coroutine parked on later: "
+                    "the fd was closed (and reused) under them",
+                    reused);
   /* Still unwoken, so still counted; but with nothing else in the finding it
    * is no error: a server waiting for clients looks just like this. */
   if (idle)
-    ct_add_evidence(f, "%zu of them (likely_idle) parked at a site where each was woken at least %d "
-                       "times in a row before: may simply be idle, e.g. an accept loop",
+    ct_add_evidence(f,
+                    "%zu of them (likely_idle) parked at a site where each was woken at least %d "
+                    "times in a row before: may simply be idle, e.g. an accept loop",
                     idle, IDLE_WAKES);
   if (idle == m) {
     f->sev = CT_SEV_WARNING;
@@ -387,7 +442,8 @@ static int deadlock_findings(struct ct_report *r, struct ct_state *st, struct st
                              struct ct_map *idx) {
   size_t cycles = 0;
   for (size_t i = 0; i < n && cycles < MAX_CYCLES; i++) {
-    if (sk[i].cat != CAT_DEADLOCK || sk[i].color == 3) continue;
+    if (sk[i].cat != CAT_DEADLOCK || sk[i].color == 3)
+      continue;
     size_t len = 0, k = i;
     do {
       sk[k].color = 3;
@@ -395,19 +451,24 @@ static int deadlock_findings(struct ct_report *r, struct ct_state *st, struct st
       k = (size_t) * (uint64_t *)ct_map_get(idx, sk[k].waits_for, 0);
     } while (k != i);
     struct ct_coro **cs = malloc(len * sizeof *cs);
-    if (!cs) return -ENOMEM;
+    if (!cs)
+      return -ENOMEM;
     k = i;
     for (size_t j = 0; j < len; j++, k = (size_t) * (uint64_t *)ct_map_get(idx, sk[k].waits_for, 0))
       cs[j] = sk[k].c;
     struct ct_finding *f = ct_new_finding(r, "deadlock", CT_SEV_ERROR);
     int rc = f ? ct_group_coros(r, st, f, cs, len, 0) : -ENOMEM;
     free(cs);
-    if (rc) return rc;
+    if (rc)
+      return rc;
     f->count = len;
-    snprintf(f->title, sizeof f->title, "deadlock: %zu coroutines wait on each other in a cycle", len);
+    snprintf(f->title, sizeof f->title, "deadlock: %zu coroutines wait on each other in a cycle",
+             len);
     struct ct_coro **ms = malloc(len * sizeof *ms);
-    if (!ms) return -ENOMEM;
-    for (size_t j = 0; j < f->ncoros; j++) ms[j] = ct_map_get(&st->coros, f->coros[j].probe_id, 0);
+    if (!ms)
+      return -ENOMEM;
+    for (size_t j = 0; j < f->ncoros; j++)
+      ms[j] = ct_map_get(&st->coros, f->coros[j].probe_id, 0);
     mark_primary(r, f, ms, f->ncoros, CAT_DEADLOCK);
     free(ms);
     ct_add_evidence(f, "each waits on an object whose waiters were only ever woken by the next "
@@ -426,7 +487,8 @@ static int deadlock_findings(struct ct_report *r, struct ct_state *st, struct st
                " (%" PRIu64 " time%s), which is stuck too%s",
                obj, ct_at(r, c->susp_ts, t, sizeof t), rc_->waits_for, times, times == 1 ? "" : "s",
                rc_->never_destroyed ? "; also never destroyed (not repeated as a leak)" : "");
-      if (ct_keep_evidence(rc_, ev)) return -ENOMEM;
+      if (ct_keep_evidence(rc_, ev))
+        return -ENOMEM;
     }
     cycles++;
   }
@@ -440,11 +502,13 @@ int ct_stuck_findings(struct ct_report *r, struct ct_state *st, uint64_t stuck_n
   size_t n = 0;
   int rc = -ENOMEM;
   struct stuck *sk = calloc(m->n ? m->n : 1, sizeof *sk);
-  if (!sk) goto out;
+  if (!sk)
+    goto out;
   for (size_t i = 0; i < m->n; i++) {
     struct ct_coro *c = ct_map_at(m, i);
     int unscheduled = is_unscheduled(st, c);
-    if (!unscheduled && !is_stuck(c)) continue;
+    if (!unscheduled && !is_stuck(c))
+      continue;
     uint64_t left = r->end_ts > c->susp_ts ? r->end_ts - c->susp_ts : 0;
     struct stuck *s = &sk[n];
     s->c = c;
@@ -452,7 +516,8 @@ int ct_stuck_findings(struct ct_report *r, struct ct_state *st, uint64_t stuck_n
       uint64_t since = r->end_ts > c->woke_ts ? r->end_ts - c->woke_ts : 0;
       s->cat = since <= stuck_ns ? CAT_SCHED_END : wake_may_be_lost(c) ? CAT_SCHED_LOST : CAT_SCHED;
     } else if (!c->has_kind || !st->any_wake) {
-      if (left <= stuck_ns) continue; /* a v1 suspend: only long ones say anything */
+      if (left <= stuck_ns)
+        continue; /* a v1 suspend: only long ones say anything */
       s->cat = CAT_WEAK;
     } else if (c->wake_before_ts) {
       s->cat = wake_may_be_lost(c) ? CAT_WAKE_BEFORE_LOST : CAT_WAKE_BEFORE;
@@ -463,18 +528,23 @@ int ct_stuck_findings(struct ct_report *r, struct ct_state *st, uint64_t stuck_n
     }
     int fresh;
     uint64_t *ix = ct_map_put(&idx, c->id, 0, &fresh);
-    if (!ix) goto out;
+    if (!ix)
+      goto out;
     *ix = n++;
   }
   for (size_t i = 0; i < n; i++) {
     uint64_t times;
-    if (sk[i].cat != CAT_WEAK && sk[i].cat < CAT_SCHED) sk[i].waits_for = waits_for(st, sk[i].c, &times);
-    if (sk[i].waits_for && !ct_map_get(&idx, sk[i].waits_for, 0)) sk[i].waits_for = 0;
+    if (sk[i].cat != CAT_WEAK && sk[i].cat < CAT_SCHED)
+      sk[i].waits_for = waits_for(st, sk[i].c, &times);
+    if (sk[i].waits_for && !ct_map_get(&idx, sk[i].waits_for, 0))
+      sk[i].waits_for = 0;
   }
   find_cycles(sk, n, &idx);
-  if ((rc = deadlock_findings(r, st, sk, n, &idx))) goto out;
+  if ((rc = deadlock_findings(r, st, sk, n, &idx)))
+    goto out;
   for (int cat = 0; cat < CAT_N; cat++)
-    if (cat != CAT_DEADLOCK && (rc = stuck_finding(r, st, sk, n, (enum cat)cat))) goto out;
+    if (cat != CAT_DEADLOCK && (rc = stuck_finding(r, st, sk, n, (enum cat)cat)))
+      goto out;
   rc = 0;
 out:
   ct_map_free(&idx);

@@ -8,12 +8,12 @@
 #include <stdint.h>
 
 struct ct_map {
-  uint64_t *keys;   /* 2 per slot of the index */
-  uint32_t *slot;   /* per slot: 0 empty, else the entry's dense index + 1 */
-  char *vals;       /* entries, dense, in insertion order: vsize bytes each */
-  uint64_t *dkeys;  /* the entries' keys, 2 each, dense */
+  uint64_t *keys;             /* 2 per slot of the index */
+  uint32_t *slot;             /* per slot: 0 empty, else the entry's dense index + 1 */
+  char *vals;                 /* entries, dense, in insertion order: vsize bytes each */
+  uint64_t *dkeys;            /* the entries' keys, 2 each, dense */
   size_t cap, n, vsize, vcap; /* slots, entries, value size, room for entries */
-  size_t min_cap; /* ct_map_filter shrinks no further (a power of two; 64 by default) */
+  size_t min_cap;             /* ct_map_filter shrinks no further (a power of two; 64 by default) */
 };
 
 /* An empty map of values of vsize bytes (no allocation until the first put). */
@@ -35,6 +35,8 @@ void *ct_map_put(struct ct_map *m, uint64_t a, uint64_t b, int *fresh);
 int ct_map_filter(struct ct_map *m, int (*keep)(void *ctx, const void *val), void *ctx);
 
 /* Iteration: for (size_t i = 0; i < m->n; i++) ct_map_at(m, i). */
-static inline void *ct_map_at(const struct ct_map *m, size_t i) { return m->vals + i * m->vsize; }
+static inline void *ct_map_at(const struct ct_map *m, size_t i) {
+  return m->vals + i * m->vsize;
+}
 
 #endif

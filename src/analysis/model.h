@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "analysis/state.h"
-#include "common/symbolize.h"
+#include "symbolize/symbolize.h"
 
 enum ct_sev { CT_SEV_INFO = 0, CT_SEV_WARNING, CT_SEV_ERROR };
 
@@ -33,7 +33,7 @@ struct ct_rsite {
 struct ct_rwake {
   uint64_t from, ts; /* from: the waker's probe_id, 0 for a plain thread */
   uint32_t tid;
-  int absorbed;      /* came while it was already runnable after a yield */
+  int absorbed;                 /* came while it was already runnable after a yield */
   uint64_t yield_ts, resume_ts; /* absorbed: the yield and the resume that absorbed it */
   struct ct_rsite site;
 };
@@ -41,22 +41,22 @@ struct ct_rwake {
 struct ct_rcoro {
   uint64_t probe_id;
   uint32_t incarnation; /* 0: the first coroutine with this id */
-  const char *label; /* NULL if none; owned by the state */
+  const char *label;    /* NULL if none; owned by the state */
   int wait;
   uint64_t obj;
   int site_index; /* -1 if none */
   int has_susp;
   uint64_t suspended_ns;
-  uint64_t waits_for; /* deadlock: the coroutine it waits on, else 0 */
-  int likely_idle;    /* lost_wakeup: parked where it was woken many times before */
+  uint64_t waits_for;  /* deadlock: the coroutine it waits on, else 0 */
+  int likely_idle;     /* lost_wakeup: parked where it was woken many times before */
   int never_destroyed; /* stuck findings: also a leak, not repeated as one */
-  int returned;       /* leak: it returned (final suspend) and was never freed */
+  int returned;        /* leak: it returned (final suspend) and was never freed */
   /* The early wake (wake_before_suspend) or the one never honoured
    * (lost_schedule); NULL for others. Owned by the report. */
   struct ct_rwake *wake;
-  const char *run_end; /* blocker: "suspend", "exit", "destroy", or "end" (still running) */
+  const char *run_end;       /* blocker: "suspend", "exit", "destroy", or "end" (still running) */
   struct ct_rsite *end_site; /* blocker: where that run ended; owned by the report */
-  char *evidence; /* owned by the report (ct_keep_evidence) */
+  char *evidence;            /* owned by the report (ct_keep_evidence) */
 };
 
 #define CT_EVIDENCE_MAX 6
@@ -74,7 +74,10 @@ struct ct_finding {
   /* Cross-references: count coroutines of this finding are also in a
    * finding of kind (relation: "also never destroyed"). */
 #define CT_RELATED_MAX 6
-  struct { const char *kind, *relation; uint64_t count; } related[CT_RELATED_MAX];
+  struct {
+    const char *kind, *relation;
+    uint64_t count;
+  } related[CT_RELATED_MAX];
   size_t nrelated;
 };
 
@@ -84,11 +87,13 @@ struct ct_report {
   const char *path;
   uint64_t bytes;
   uint64_t start_ts, end_ts, duration_ns, active_ns;
-  struct { uint64_t from, to; } gaps[CT_GAPS_MAX]; /* idle stretches > 60 s, longest first */
+  struct {
+    uint64_t from, to;
+  } gaps[CT_GAPS_MAX]; /* idle stretches > 60 s, longest first */
   size_t ngaps, gaps_total;
   uint64_t lost_events, coroutines, threads, alive_at_end;
   uint64_t absurd_ts; /* events left out of the timeline: ts a day away from all others */
-  int killed; /* ended by a signal, or cut short (no end line) */
+  int killed;         /* ended by a signal, or cut short (no end line) */
   struct ct_finding *f;
   size_t nf;
   struct ct_rsite *sites; /* every suspension site, most used first */

@@ -12,6 +12,7 @@
 #include "analysis/model.h"
 #include "analysis/state.h"
 #include "analysis/trace.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 
 #define READ_BUF (4u << 20)
@@ -25,14 +26,13 @@ struct opts {
 };
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: corotracer report TRACE [-o report.md] [--json findings.json]\n"
-          "                         [--fail-on info|warning|error] [--blocker-ms MS]\n"
-          "       corotracer -deepdive -out TRACE [-o report.md]   (reference spelling)\n"
-          "Reads a JSONL trace (ours or the reference engine's; '-' = stdin) and writes a\n"
-          "Markdown diagnosis (stdout unless -o) and, with --json, the findings JSON of\n"
-          "docs/FINDINGS.md. --fail-on SEV exits 1 when a finding of at least SEV exists.\n"
-          "--blocker-ms: a run longer than this without suspending is a blocker (100).\n");
+  fprintf(f, "usage: corotracer report TRACE [-o report.md] [--json findings.json]\n"
+             "                         [--fail-on info|warning|error] [--blocker-ms MS]\n"
+             "       corotracer -deepdive -out TRACE [-o report.md]   (reference spelling)\n"
+             "Reads a JSONL trace (ours or the reference engine's; '-' = stdin) and writes a\n"
+             "Markdown diagnosis (stdout unless -o) and, with --json, the findings JSON of\n"
+             "docs/FINDINGS.md. --fail-on SEV exits 1 when a finding of at least SEV exists.\n"
+             "--blocker-ms: a run longer than this without suspending is a blocker (100).\n");
 }
 
 static int bad_usage(const char *what, const char *arg) {
@@ -40,54 +40,75 @@ static int bad_usage(const char *what, const char *arg) {
   return 2;
 }
 
+enum { O_HELP = 1, O_DEEPDIVE, O_STATS, O_OUTPUT, O_JSON, O_TRACE, O_FAIL_ON, O_BLOCKER_MS };
+static const struct ct_opt report_opts[] = {
+    {"-h --help", O_HELP, 0},
+    {"-deepdive --deepdive", O_DEEPDIVE, 0}, /* the reference's spelling: a no-op */
+    {"--stats", O_STATS, 0},                 /* hidden: throughput and peak RSS on stderr */
+    {"-o --output", O_OUTPUT, 1},
+    {"--json", O_JSON, 1},
+    {"-out --out", O_TRACE, 1}, /* the reference's spelling of the trace */
+    {"--fail-on", O_FAIL_ON, 1},
+    {"--blocker-ms", O_BLOCKER_MS, 1},
+    {NULL, 0, 0}};
+
 /* Returns -1 when parsed, else the exit status (0 for --help). */
 static int parse(int argc, char **argv, struct opts *o) {
   *o = (struct opts){.fail_on = -1, .blocker_ns = 100000000ull};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+  struct ct_args it;
+  const char *val;
+  int id;
+  ct_args_init(&it, argc, argv, 0);
+  while ((id = ct_args_next(&it, report_opts, &val)) != CT_ARGS_END) {
+    switch (id) {
+    case O_HELP:
       usage(stdout);
       return 0;
-    } else if (!strcmp(a, "-deepdive") || !strcmp(a, "--deepdive")) {
-      continue;
-    } else if (!strcmp(a, "--stats")) { /* hidden: throughput and peak RSS on stderr */
+    case O_DEEPDIVE:
+      break;
+    case O_STATS:
       o->stats = 1;
-      continue;
-    }
-    int takes = !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--json") ||
-                !strcmp(a, "--fail-on") || !strcmp(a, "--blocker-ms") || !strcmp(a, "-out") ||
-                !strcmp(a, "--out");
-    if (takes && !val) return bad_usage("option needs a value", a);
-    if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+      break;
+    case O_OUTPUT:
       o->out = val;
-    } else if (!strcmp(a, "--json")) {
+      break;
+    case O_JSON:
       o->json = val;
-    } else if (!strcmp(a, "-out") || !strcmp(a, "--out")) {
+      break;
+    case O_TRACE:
       o->trace = val;
-    } else if (!strcmp(a, "--fail-on")) {
-      if (!strcmp(val, "info")) o->fail_on = CT_SEV_INFO;
-      else if (!strcmp(val, "warning")) o->fail_on = CT_SEV_WARNING;
-      else if (!strcmp(val, "error")) o->fail_on = CT_SEV_ERROR;
-      else return bad_usage("--fail-on wants info, warning or error, not", val);
-    } else if (!strcmp(a, "--blocker-ms")) {
+      break;
+    case O_FAIL_ON:
+      if (!strcmp(val, "info"))
+        o->fail_on = CT_SEV_INFO;
+      else if (!strcmp(val, "warning"))
+        o->fail_on = CT_SEV_WARNING;
+      else if (!strcmp(val, "error"))
+        o->fail_on = CT_SEV_ERROR;
+      else
+        return bad_usage("--fail-on wants info, warning or error, not", val);
+      break;
+    case O_BLOCKER_MS: {
       char *end;
       errno = 0;
       unsigned long long ms = strtoull(val, &end, 10);
       if (errno || end == val || *end || val[0] == '-' || ms > UINT64_MAX / 1000000ull)
         return bad_usage("--blocker-ms wants a number of milliseconds, not", val);
       o->blocker_ns = ms * 1000000ull;
-    } else if (a[0] == '-' && a[1]) {
-      return bad_usage("unknown option", a);
-    } else if (o->trace) {
-      return bad_usage("more than one trace given", a);
-    } else {
-      o->trace = a;
-      continue;
+      break;
     }
-    i++;
+    case CT_ARGS_NO_VALUE:
+      return bad_usage("option needs a value", val);
+    case CT_ARGS_UNKNOWN:
+      return bad_usage("unknown option", val);
+    default: /* CT_ARGS_POSITIONAL */
+      if (o->trace)
+        return bad_usage("more than one trace given", val);
+      o->trace = val;
+    }
   }
-  if (!o->trace) return bad_usage("no trace given (corotracer report TRACE)", NULL);
+  if (!o->trace)
+    return bad_usage("no trace given (corotracer report TRACE)", NULL);
   return -1;
 }
 
@@ -103,9 +124,11 @@ static uint64_t peak_rss_kb(void) {
   FILE *f = fopen("/proc/self/status", "re");
   char line[256];
   uint64_t kb = 0;
-  if (!f) return 0;
+  if (!f)
+    return 0;
   while (fgets(line, sizeof line, f))
-    if (sscanf(line, "VmHWM: %" SCNu64, &kb) == 1) break;
+    if (sscanf(line, "VmHWM: %" SCNu64, &kb) == 1)
+      break;
   fclose(f);
   return kb;
 }
@@ -120,7 +143,8 @@ static int write_to(const char *path, const struct ct_report *r,
     return 1;
   }
   int rc = fn(f, r);
-  if (!to_stdout && fclose(f) && !rc) rc = -errno;
+  if (!to_stdout && fclose(f) && !rc)
+    rc = -errno;
   if (rc) {
     fprintf(stderr, "corotracer: %s: %s\n", to_stdout ? "stdout" : path, strerror(-rc));
     return 1;
@@ -139,7 +163,8 @@ int ct_report_main(int argc, char **argv) {
   struct ct_state *st = NULL;
   struct ct_report r = {0};
   int status = parse(argc, argv, &o), fd = -1;
-  if (status >= 0) return status;
+  if (status >= 0)
+    return status;
   double t0 = now_s();
   int from_stdin = !strcmp(o.trace, "-");
   fd = from_stdin ? STDIN_FILENO : open(o.trace, O_RDONLY | O_CLOEXEC);
@@ -151,7 +176,8 @@ int ct_report_main(int argc, char **argv) {
   int rc = ct_state_new(o.blocker_ns, &st);
   uint64_t bytes = 0;
   struct feed feed = {st};
-  if (!rc) rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &bytes);
+  if (!rc)
+    rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &bytes);
   if (rc) {
     fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(-rc));
     status = rc == -ENOMEM ? 1 : 2;
@@ -163,8 +189,9 @@ int ct_report_main(int argc, char **argv) {
     goto out;
   }
   if (!st->events && !st->has_meta && !st->has_end && !st->modules && !st->stations) {
-    fprintf(stderr, "corotracer: %s:%" PRIu64 ": not a corotracer trace: none of its %" PRIu64
-                    " lines is a trace event or record\n",
+    fprintf(stderr,
+            "corotracer: %s:%" PRIu64 ": not a corotracer trace: none of its %" PRIu64
+            " lines is a trace event or record\n",
             o.trace, st->nbad_kept ? st->bad_lines[0] : 1, st->lines);
     status = 2;
     goto out;
@@ -175,16 +202,20 @@ int ct_report_main(int argc, char **argv) {
     goto out;
   }
   double t1 = now_s();
-  if ((status = write_to(o.out, &r, ct_write_markdown))) goto out;
-  if (o.json && (status = write_to(o.json, &r, ct_write_json))) goto out;
+  if ((status = write_to(o.out, &r, ct_write_markdown)))
+    goto out;
+  if (o.json && (status = write_to(o.json, &r, ct_write_json)))
+    goto out;
   if (o.stats)
-    fprintf(stderr, "corotracer: stats: %" PRIu64 " bytes, %" PRIu64 " lines, %" PRIu64
-                    " events in %.3f s: %.1f MB/s; peak RSS %" PRIu64 " kB\n",
+    fprintf(stderr,
+            "corotracer: stats: %" PRIu64 " bytes, %" PRIu64 " lines, %" PRIu64
+            " events in %.3f s: %.1f MB/s; peak RSS %" PRIu64 " kB\n",
             bytes, st->lines, st->events, t1 - t0, (double)bytes / 1e6 / (t1 - t0), peak_rss_kb());
   status = o.fail_on >= 0 && ct_report_max_severity(&r) >= o.fail_on ? 1 : 0;
 out:
   ct_report_free(&r); /* also a partly built one */
   ct_state_free(st);
-  if (fd > STDIN_FILENO) close(fd);
+  if (fd > STDIN_FILENO)
+    close(fd);
   return status;
 }

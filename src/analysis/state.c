@@ -15,7 +15,8 @@
 
 int ct_state_new(uint64_t blocker_ns, struct ct_state **out) {
   struct ct_state *s = calloc(1, sizeof *s);
-  if (!s) return -ENOMEM;
+  if (!s)
+    return -ENOMEM;
   int rc = ct_symbolizer_new(&s->sym);
   if (rc) {
     free(s);
@@ -39,7 +40,8 @@ int ct_state_new(uint64_t blocker_ns, struct ct_state **out) {
 }
 
 void ct_state_free(struct ct_state *s) {
-  if (!s) return;
+  if (!s)
+    return;
   for (size_t i = 0; i < s->sites.n; i++)
     free(((struct ct_site *)ct_map_at(&s->sites, i))->hist);
   for (size_t i = 0; i < s->blocks.n; i++)
@@ -52,25 +54,31 @@ void ct_state_free(struct ct_state *s) {
   ct_map_free(&s->objs);
   ct_map_free(&s->tids);
   ct_map_free(&s->buckets);
-  for (uint32_t i = 1; i < s->nlabels; i++) free(s->labels[i]);
+  for (uint32_t i = 1; i < s->nlabels; i++)
+    free(s->labels[i]);
   ct_symbolizer_free(s->sym);
   free(s);
 }
 
 uint64_t ct_state_end_ts(const struct ct_state *s) {
-  if (s->has_end && s->end_ts) return s->end_ts;
+  if (s->has_end && s->end_ts)
+    return s->end_ts;
   return s->last_ts;
 }
 
 static uint32_t intern_label(struct ct_state *s, const struct ct_str *str) {
   char buf[64];
   ct_str_copy(str, buf, sizeof buf);
-  if (!buf[0]) return 0;
+  if (!buf[0])
+    return 0;
   for (uint32_t i = 1; i < s->nlabels; i++)
-    if (strcmp(s->labels[i], buf) == 0) return i;
-  if (s->nlabels == CT_MAX_LABELS) return 0; /* too many distinct labels: drop */
+    if (strcmp(s->labels[i], buf) == 0)
+      return i;
+  if (s->nlabels == CT_MAX_LABELS)
+    return 0; /* too many distinct labels: drop */
   char *dup = strdup(buf);
-  if (!dup) return 0;
+  if (!dup)
+    return 0;
   s->labels[s->nlabels] = dup;
   return s->nlabels++;
 }
@@ -81,7 +89,8 @@ static int not_destroyed(void *ctx, const void *v) {
 }
 
 static int early_alive(void *ctx, const void *v) {
-  const struct ct_coro *c = ct_map_get(&((struct ct_state *)ctx)->coros, ((const struct ct_early *)v)->id, 0);
+  const struct ct_coro *c =
+      ct_map_get(&((struct ct_state *)ctx)->coros, ((const struct ct_early *)v)->id, 0);
   return c && (c->pending_wake_ts || c->wake_before_ts || c->has_cand);
 }
 
@@ -89,7 +98,8 @@ static int early_alive(void *ctx, const void *v) {
 static struct ct_early *early_of(struct ct_state *s, const struct ct_coro *c) {
   int fresh;
   struct ct_early *e = ct_map_put(&s->early, c->id, 0, &fresh);
-  if (e) e->id = c->id;
+  if (e)
+    e->id = c->id;
   return e;
 }
 
@@ -98,7 +108,8 @@ static struct ct_early *early_of(struct ct_state *s, const struct ct_coro *c) {
  * keeps memory proportional to the coroutines alive. */
 static struct ct_coro *coro_of(struct ct_state *s, uint64_t id) {
   struct ct_coro *c = ct_map_get(&s->coros, id, 0);
-  if (c) return c;
+  if (c)
+    return c;
   if (s->coros.n >= TOMBSTONE_MIN && s->destroyed_alive * 2 > s->coros.n &&
       ct_map_filter(&s->coros, not_destroyed, NULL) == 0) {
     s->destroyed_alive = 0;
@@ -142,7 +153,8 @@ static void violation(struct ct_state *s, int which, int evidence_lost, struct c
     c->viol_seen |= (uint8_t)(1u << which);
     v->coros++;
   }
-  if (v->n == CT_VIOL_EXAMPLES) return;
+  if (v->n == CT_VIOL_EXAMPLES)
+    return;
   v->ex[v->n].id = c->id;
   v->ex[v->n].ts = l->ts;
   v->ex[v->n].line = lineno;
@@ -158,7 +170,8 @@ static void violation(struct ct_state *s, int which, int evidence_lost, struct c
  * at the end of the trace): a blocker if it lasted longer than the threshold. */
 static int end_run(struct ct_state *s, struct ct_coro *c, uint64_t ts, enum ct_ev_kind end_kind,
                    uint64_t end_site, int end_exit) {
-  if (ts < c->run_ts || ts - c->run_ts <= s->blocker_ns) return 0;
+  if (ts < c->run_ts || ts - c->run_ts <= s->blocker_ns)
+    return 0;
   uint64_t ns = ts - c->run_ts;
   if (!c->long_run) {
     c->long_run = 1;
@@ -166,14 +179,17 @@ static int end_run(struct ct_state *s, struct ct_coro *c, uint64_t ts, enum ct_e
   }
   int fresh;
   struct ct_block *b = ct_map_put(&s->blocks, c->run_from_site, c->pid, &fresh);
-  if (!b || (!b->hist && !(b->hist = calloc(1, sizeof *b->hist)))) return -ENOMEM;
+  if (!b || (!b->hist && !(b->hist = calloc(1, sizeof *b->hist))))
+    return -ENOMEM;
   b->site = c->run_from_site;
   b->pid = c->pid;
   ct_hist_add(b->hist, ns);
   /* Insert into the worst few, longest first. */
   int i = CT_BLOCK_WORST;
-  while (i > 0 && (b->worst[i - 1].id == 0 || b->worst[i - 1].ns < ns)) i--;
-  if (i == CT_BLOCK_WORST) return 0;
+  while (i > 0 && (b->worst[i - 1].id == 0 || b->worst[i - 1].ns < ns))
+    i--;
+  if (i == CT_BLOCK_WORST)
+    return 0;
   memmove(&b->worst[i + 1], &b->worst[i], (CT_BLOCK_WORST - 1 - (size_t)i) * sizeof b->worst[0]);
   b->worst[i].id = c->id;
   b->worst[i].ns = ns;
@@ -194,7 +210,8 @@ int ct_state_finish_runs(struct ct_state *s) {
     struct ct_coro *c = ct_map_at(&s->coros, i);
     if (c->state == CT_CS_RUNNING && c->has_kind) {
       int rc = end_run(s, c, end, CT_EV_V1, 0, 0);
-      if (rc) return rc;
+      if (rc)
+        return rc;
     }
   }
   return 0;
@@ -202,18 +219,24 @@ int ct_state_finish_runs(struct ct_state *s) {
 
 static int note_activity(struct ct_state *s, const struct ct_line *l) {
   int fresh;
-  if (!s->first_ts || l->ts < s->first_ts) s->first_ts = l->ts;
-  if (l->ts > s->last_ts) s->last_ts = l->ts;
-  if (CT_HAS(l, CT_K_TID) && !ct_map_put(&s->tids, l->tid, 0, &fresh)) return -ENOMEM;
+  if (!s->first_ts || l->ts < s->first_ts)
+    s->first_ts = l->ts;
+  if (l->ts > s->last_ts)
+    s->last_ts = l->ts;
+  if (CT_HAS(l, CT_K_TID) && !ct_map_put(&s->tids, l->tid, 0, &fresh))
+    return -ENOMEM;
   struct ct_bucket *b = ct_map_get(&s->buckets, l->ts >> 34, 0);
   if (!b && s->buckets.n < MAX_BUCKETS) {
-    if (!(b = ct_map_put(&s->buckets, l->ts >> 34, 0, &fresh))) return -ENOMEM;
+    if (!(b = ct_map_put(&s->buckets, l->ts >> 34, 0, &fresh)))
+      return -ENOMEM;
     b->lo = b->hi = l->ts;
   }
   if (b) {
     b->n++;
-    if (l->ts < b->lo) b->lo = l->ts;
-    if (l->ts > b->hi) b->hi = l->ts;
+    if (l->ts < b->lo)
+      b->lo = l->ts;
+    if (l->ts > b->hi)
+      b->hi = l->ts;
   }
   return 0;
 }
@@ -229,7 +252,8 @@ static void drop_sites(struct ct_state *s) {
   s->sites_not_code = 1;
 }
 
-static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_line *l, uint64_t site) {
+static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_line *l,
+                      uint64_t site) {
   int fresh, exit = l->wait == 3;
   if (c->state == CT_CS_RUNNING && c->has_kind && end_run(s, c, l->ts, CT_EV_SUSPEND, site, exit))
     return -ENOMEM;
@@ -238,7 +262,8 @@ static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_lin
   c->wake_before_ts = exit ? 0 : c->pending_wake_ts;
   if (c->wake_before_ts) {
     struct ct_early *e = early_of(s, c);
-    if (!e) return -ENOMEM;
+    if (!e)
+      return -ENOMEM;
     e->before = e->pend;
   }
   c->pending_wake_ts = 0;
@@ -259,7 +284,8 @@ static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_lin
   }
   if (!s->sites_not_code) {
     struct ct_site *st = ct_map_put(&s->sites, site, c->pid, &fresh);
-    if (!st) return -ENOMEM;
+    if (!st)
+      return -ENOMEM;
     st->site = site;
     st->pid = c->pid;
     st->suspensions++;
@@ -268,7 +294,8 @@ static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_lin
   }
   if (l->wait == 1) {
     struct ct_fduse *f = ct_map_put(&s->fds, l->obj, c->pid, &fresh);
-    if (!f) return -ENOMEM;
+    if (!f)
+      return -ENOMEM;
     if (l->ts >= f->ts) {
       f->ts = l->ts;
       f->id = c->id;
@@ -277,26 +304,28 @@ static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_lin
   return 0;
 }
 
-static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno, const struct ct_line *l) {
+static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno,
+                     const struct ct_line *l) {
   s->resumes++;
   /* A wake from another coroutine that came while c was already runnable
    * (after a yield that queued it again, or before its first run) is
    * absorbed by this resume: kept as an early wake of the run it starts. */
-  int absorbs = c->has_cand && ((c->state == CT_CS_SUSPENDED && !c->returned && !c->wait &&
-                                c->susp_wakes >= 2) ||
-                               (c->state == CT_CS_CREATED && c->susp_wakes >= 1));
+  int absorbs = c->has_cand &&
+                ((c->state == CT_CS_SUSPENDED && !c->returned && !c->wait && c->susp_wakes >= 2) ||
+                 (c->state == CT_CS_CREATED && c->susp_wakes >= 1));
   if (c->state == CT_CS_RUNNING) {
     /* v1 SDKs write a resume more than once per run: only ours is checked. */
     if (l->kind)
-      violation(s, CT_V_RESUME_RUNNING, c->gap_since_resume, c, lineno, l, CT_EV_RESUME,
-                c->run_ts, c->run_tid);
+      violation(s, CT_V_RESUME_RUNNING, c->gap_since_resume, c, lineno, l, CT_EV_RESUME, c->run_ts,
+                c->run_tid);
   } else {
     if (c->state == CT_CS_SUSPENDED && c->returned) {
       violation(s, CT_V_AFTER_EXIT, c->gap_since_resume, c, lineno, l, CT_EV_RESUME, c->susp_ts, 0);
     } else if (c->state == CT_CS_SUSPENDED) {
       struct ct_site *st = s->sites_not_code ? NULL : ct_map_get(&s->sites, c->susp_site, c->pid);
       if (st && l->ts >= c->susp_ts) {
-        if (!st->hist && !(st->hist = calloc(1, sizeof *st->hist))) return -ENOMEM;
+        if (!st->hist && !(st->hist = calloc(1, sizeof *st->hist)))
+          return -ENOMEM;
         ct_hist_add(st->hist, l->ts - c->susp_ts);
       }
       /* Not only a gap after the suspend hides the wake: a waker that claimed
@@ -306,7 +335,8 @@ static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno, con
         violation(s, CT_V_RESUME_NO_WAKE, c->gap_since_resume, c, lineno, l, CT_EV_RESUME,
                   c->susp_ts, 0);
       if (c->woken || c->wake_before_ts) {
-        if (c->woken_site != c->susp_site) c->woken_here = 0;
+        if (c->woken_site != c->susp_site)
+          c->woken_here = 0;
         c->woken_site = c->susp_site;
         c->woken_here++;
       }
@@ -315,13 +345,15 @@ static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno, con
     c->run_ts = l->ts;
     c->run_tid = (uint32_t)l->tid;
   }
-  if (c->last_resume_tid && l->tid != c->last_resume_tid) s->migrations++;
+  if (c->last_resume_tid && l->tid != c->last_resume_tid)
+    s->migrations++;
   c->last_resume_tid = (uint32_t)l->tid;
   c->pending_wake_ts = c->wake_before_ts = 0;
   c->pend_absorbed = 0;
   if (absorbs) {
     struct ct_early *e = early_of(s, c);
-    if (!e) return -ENOMEM;
+    if (!e)
+      return -ENOMEM;
     e->pend = e->cand;
     e->pend.absorbed = 1;
     e->pend.yield_ts = c->state == CT_CS_SUSPENDED ? c->susp_ts : 0;
@@ -340,10 +372,12 @@ static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno, con
 static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_line *l, uint64_t site) {
   s->any_wake = 1;
   c->saw_wake = 1;
-  if (c->susp_wakes < UINT8_MAX) c->susp_wakes++;
+  if (c->susp_wakes < UINT8_MAX)
+    c->susp_wakes++;
   if ((c->state == CT_CS_SUSPENDED || c->state == CT_CS_CREATED) && l->from && l->from != c->id) {
     struct ct_early *e = early_of(s, c);
-    if (!e) return -ENOMEM;
+    if (!e)
+      return -ENOMEM;
     e->cand = (struct ct_wake_info){.ts = l->ts, .from = l->from, .site = site};
     c->has_cand = 1;
   }
@@ -356,7 +390,8 @@ static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_line *
     if (c->wait) { /* remember who serves this wait object's waiters */
       int fresh;
       struct ct_wakers *w = ct_map_put(&s->objs, c->obj, c->wait, &fresh);
-      if (!w) return -ENOMEM;
+      if (!w)
+        return -ENOMEM;
       if (!l->from) {
         w->by_thread = 1;
         return 0;
@@ -375,7 +410,8 @@ static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_line *
     }
   } else if (c->state == CT_CS_RUNNING && (!c->pending_wake_ts || c->pend_absorbed)) {
     struct ct_early *e = early_of(s, c); /* a wake while it runs beats an absorbed one */
-    if (!e) return -ENOMEM;
+    if (!e)
+      return -ENOMEM;
     e->pend = (struct ct_wake_info){.ts = l->ts, .from = l->from, .site = site};
     c->pending_wake_ts = l->ts;
     c->pend_absorbed = 0;
@@ -386,14 +422,19 @@ static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_line *
 
 static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_line *l) {
   int rc = note_activity(s, l);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   s->events++;
   struct ct_coro *c = coro_of(s, l->probe_id);
-  if (!c) return -ENOMEM;
+  if (!c)
+    return -ENOMEM;
   enum ct_ev_kind kind = l->kind ? l->kind : l->is_active ? CT_EV_RESUME : CT_EV_SUSPEND;
-  if (c->state == CT_CS_DESTROYED && kind == CT_EV_CREATE) new_incarnation(s, c);
-  if (!c->pid) c->pid = (uint32_t)s->target_pid;
-  if (l->kind) s->any_kind = c->has_kind = 1;
+  if (c->state == CT_CS_DESTROYED && kind == CT_EV_CREATE)
+    new_incarnation(s, c);
+  if (!c->pid)
+    c->pid = (uint32_t)s->target_pid;
+  if (l->kind)
+    s->any_kind = c->has_kind = 1;
   uint64_t site = CT_HAS(l, CT_K_SITE) ? l->site : l->addr;
   if (CT_HAS(l, CT_K_EV)) {
     s->any_ev = 1;
@@ -420,26 +461,37 @@ static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_line *l
     c->create_site = site;
     c->susp_wakes = 0;
     c->has_cand = 0;
-    if (!c->birth_ts) c->birth_ts = l->ts;
+    if (!c->birth_ts)
+      c->birth_ts = l->ts;
     break;
-  case CT_EV_SUSPEND: rc = on_suspend(s, c, l, site); break;
-  case CT_EV_RESUME: rc = on_resume(s, c, lineno, l); break;
-  case CT_EV_WAKE: rc = on_wake(s, c, l, site); break;
+  case CT_EV_SUSPEND:
+    rc = on_suspend(s, c, l, site);
+    break;
+  case CT_EV_RESUME:
+    rc = on_resume(s, c, lineno, l);
+    break;
+  case CT_EV_WAKE:
+    rc = on_wake(s, c, l, site);
+    break;
   case CT_EV_DESTROY:
-    if (c->state == CT_CS_RUNNING && end_run(s, c, l->ts, CT_EV_DESTROY, site, 0)) return -ENOMEM;
+    if (c->state == CT_CS_RUNNING && end_run(s, c, l->ts, CT_EV_DESTROY, site, 0))
+      return -ENOMEM;
     c->state = CT_CS_DESTROYED;
     c->gap_since_destroy = 0;
     c->destroy_ts = l->ts;
     s->destroyed_alive++;
     break;
-  case CT_EV_V1: break;
+  case CT_EV_V1:
+    break;
   }
   c->last_ts = l->ts;
   return rc;
 }
 
-static void copy_str(const struct ct_line *l, int key, const struct ct_str *str, char *buf, size_t n) {
-  if (CT_HAS(l, key)) ct_str_copy(str, buf, n);
+static void copy_str(const struct ct_line *l, int key, const struct ct_str *str, char *buf,
+                     size_t n) {
+  if (CT_HAS(l, key))
+    ct_str_copy(str, buf, n);
 }
 
 int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
@@ -447,7 +499,8 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
   s->lines++;
   if (err != CT_LINE_OK) {
     s->bad[err]++;
-    if (s->nbad_kept < CT_BAD_LINES_KEPT) s->bad_lines[s->nbad_kept++] = lineno;
+    if (s->nbad_kept < CT_BAD_LINES_KEPT)
+      s->bad_lines[s->nbad_kept++] = lineno;
     return 0;
   }
   struct ct_coro *c;
@@ -456,7 +509,8 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
     /* Our engine writes meta before the target starts: an earlier ts is torn. */
     if (s->meta_mono_ns && l->ts + 1000000000ull < s->meta_mono_ns) {
       s->bad[CT_LINE_TORN]++;
-      if (s->nbad_kept < CT_BAD_LINES_KEPT) s->bad_lines[s->nbad_kept++] = lineno;
+      if (s->nbad_kept < CT_BAD_LINES_KEPT)
+        s->bad_lines[s->nbad_kept++] = lineno;
       return 0;
     }
     return on_event(s, lineno, l);
@@ -464,26 +518,36 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
     s->has_meta = 1;
     copy_str(l, CT_K_RUN_ID, &l->run_id, s->run_id, sizeof s->run_id);
     copy_str(l, CT_K_HOST, &l->host, s->host, sizeof s->host);
-    if (CT_HAS(l, CT_K_MONO_NS)) s->meta_mono_ns = l->mono_ns;
-    if (CT_HAS(l, CT_K_TARGET_PID)) s->target_pid = l->target_pid;
+    if (CT_HAS(l, CT_K_MONO_NS))
+      s->meta_mono_ns = l->mono_ns;
+    if (CT_HAS(l, CT_K_TARGET_PID))
+      s->target_pid = l->target_pid;
     return 0;
   case CT_LINE_MODULE: {
     char path[PATH_MAX];
     ct_str_copy(&l->path, path, sizeof path);
     s->modules++;
     int rc = ct_symbolizer_add_module(s->sym, (uint32_t)l->pid, l->start, l->end, l->offset, path);
-    if (rc && !s->sym_err) s->sym_err = rc; /* a bad module line costs symbols, not the report */
+    if (rc && !s->sym_err)
+      s->sym_err = rc; /* a bad module line costs symbols, not the report */
     return 0;
   }
   case CT_LINE_COROUTINE:
-    if (!(c = coro_of(s, l->probe_id))) return -ENOMEM;
-    if (c->state == CT_CS_DESTROYED) new_incarnation(s, c); /* its id reused */
+    if (!(c = coro_of(s, l->probe_id)))
+      return -ENOMEM;
+    if (c->state == CT_CS_DESTROYED)
+      new_incarnation(s, c); /* its id reused */
     c->created = 1;
-    if (CT_HAS(l, CT_K_STATION) && l->station < UINT32_MAX) c->station = (uint32_t)l->station + 1;
-    if (CT_HAS(l, CT_K_PID)) c->pid = (uint32_t)l->pid;
-    if (CT_HAS(l, CT_K_LABEL)) c->label = intern_label(s, &l->label);
-    if (CT_HAS(l, CT_K_CREATE_SITE)) c->create_site = l->create_site;
-    if (CT_HAS(l, CT_K_BIRTH_TS)) c->birth_ts = l->birth_ts;
+    if (CT_HAS(l, CT_K_STATION) && l->station < UINT32_MAX)
+      c->station = (uint32_t)l->station + 1;
+    if (CT_HAS(l, CT_K_PID))
+      c->pid = (uint32_t)l->pid;
+    if (CT_HAS(l, CT_K_LABEL))
+      c->label = intern_label(s, &l->label);
+    if (CT_HAS(l, CT_K_CREATE_SITE))
+      c->create_site = l->create_site;
+    if (CT_HAS(l, CT_K_BIRTH_TS))
+      c->birth_ts = l->birth_ts;
     return 0;
   case CT_LINE_STATION_END:
     s->stations++;
@@ -495,7 +559,8 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
     return 0;
   case CT_LINE_END:
     s->has_end = 1;
-    if (CT_HAS(l, CT_K_TS)) s->end_ts = l->ts;
+    if (CT_HAS(l, CT_K_TS))
+      s->end_ts = l->ts;
     s->exit_has_code = CT_HAS(l, CT_K_CODE);
     s->exit_has_signal = CT_HAS(l, CT_K_SIGNAL);
     s->exit_code = l->exit_code;
@@ -507,8 +572,11 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
     s->end_lost = l->lost;
     s->untraced = l->untraced;
     return 0;
-  case CT_LINE_PROCESS: return 0;
-  case CT_LINE_OTHER: s->other_records++; return 0;
+  case CT_LINE_PROCESS:
+    return 0;
+  case CT_LINE_OTHER:
+    s->other_records++;
+    return 0;
   }
   return 0;
 }

@@ -18,80 +18,89 @@ struct key {
   enum vt vt;
 };
 
-#define KEY(s) (n == sizeof(s) - 1 && memcmp(k, s, sizeof(s) - 1) == 0)
+/* A key's field and type, by value (inlined). */
+static struct key mk(int id, enum vt vt) {
+  return (struct key){id, vt};
+}
+/* In key_of: when the key is s (a literal, so the compare is inlined), return
+ * field id of type t. */
+#define KEY(s, id, t)                                                                              \
+  if (n == sizeof(s) - 1 && memcmp(k, s, sizeof(s) - 1) == 0)                                      \
+  return mk(id, t)
 
 /* Which field a key fills, dispatched on length first (this runs for every key
  * of every line). Unknown keys are skipped, as the format requires. */
 static struct key key_of(const char *k, size_t n) {
   switch (n) {
   case 2:
-    if (KEY("ts")) return (struct key){CT_K_TS, V_U64};
-    if (KEY("ev")) return (struct key){CT_K_EV, V_U64};
+    KEY("ts", CT_K_TS, V_U64);
+    KEY("ev", CT_K_EV, V_U64);
     break;
   case 3:
-    if (KEY("tid")) return (struct key){CT_K_TID, V_U64};
-    if (KEY("seq")) return (struct key){CT_K_SEQ, V_U64};
-    if (KEY("obj")) return (struct key){CT_K_OBJ, V_OBJ};
-    if (KEY("pid")) return (struct key){CT_K_PID, V_U64};
-    if (KEY("end")) return (struct key){CT_K_END, V_HEX};
+    KEY("tid", CT_K_TID, V_U64);
+    KEY("seq", CT_K_SEQ, V_U64);
+    KEY("obj", CT_K_OBJ, V_OBJ);
+    KEY("pid", CT_K_PID, V_U64);
+    KEY("end", CT_K_END, V_HEX);
     break;
   case 4:
-    if (KEY("addr")) return (struct key){CT_K_ADDR, V_HEX};
-    if (KEY("kind")) return (struct key){CT_K_KIND, V_KIND};
-    if (KEY("site")) return (struct key){CT_K_SITE, V_HEX};
-    if (KEY("wait")) return (struct key){CT_K_WAIT, V_WAIT};
-    if (KEY("from")) return (struct key){CT_K_FROM, V_U64};
-    if (KEY("type")) return (struct key){CT_K_TYPE, V_TYPE};
-    if (KEY("host")) return (struct key){CT_K_HOST, V_STR};
-    if (KEY("path")) return (struct key){CT_K_PATH, V_STR};
-    if (KEY("exit")) return (struct key){CT_K_EXIT, V_NESTED};
-    if (KEY("lost")) return (struct key){CT_K_LOST, V_U64};
-    if (KEY("torn")) return (struct key){CT_K_TORN, V_U64};
-    if (KEY("code")) return (struct key){CT_K_CODE, V_I64};
-    if (KEY("name")) return (struct key){CT_K_NAME, V_STR};
+    KEY("addr", CT_K_ADDR, V_HEX);
+    KEY("kind", CT_K_KIND, V_KIND);
+    KEY("site", CT_K_SITE, V_HEX);
+    KEY("wait", CT_K_WAIT, V_WAIT);
+    KEY("from", CT_K_FROM, V_U64);
+    KEY("type", CT_K_TYPE, V_TYPE);
+    KEY("host", CT_K_HOST, V_STR);
+    KEY("path", CT_K_PATH, V_STR);
+    KEY("exit", CT_K_EXIT, V_NESTED);
+    KEY("lost", CT_K_LOST, V_U64);
+    KEY("torn", CT_K_TORN, V_U64);
+    KEY("code", CT_K_CODE, V_I64);
+    KEY("name", CT_K_NAME, V_STR);
     break;
   case 5:
-    if (KEY("start")) return (struct key){CT_K_START, V_HEX};
-    if (KEY("event")) return (struct key){CT_K_EVENT, V_STR};
-    if (KEY("clock")) return (struct key){-1, V_NESTED};
-    if (KEY("label")) return (struct key){CT_K_LABEL, V_STR};
+    KEY("start", CT_K_START, V_HEX);
+    KEY("event", CT_K_EVENT, V_STR);
+    KEY("clock", -1, V_NESTED);
+    KEY("label", CT_K_LABEL, V_STR);
     break;
   case 6:
-    if (KEY("parent")) return (struct key){CT_K_PARENT, V_U64};
-    if (KEY("offset")) return (struct key){CT_K_OFFSET, V_HEX};
-    if (KEY("format")) return (struct key){CT_K_FORMAT, V_STR};
-    if (KEY("run_id")) return (struct key){CT_K_RUN_ID, V_STR};
-    if (KEY("events")) return (struct key){CT_K_EVENTS, V_U64};
-    if (KEY("signal")) return (struct key){CT_K_SIGNAL, V_I64};
+    KEY("parent", CT_K_PARENT, V_U64);
+    KEY("offset", CT_K_OFFSET, V_HEX);
+    KEY("format", CT_K_FORMAT, V_STR);
+    KEY("run_id", CT_K_RUN_ID, V_STR);
+    KEY("events", CT_K_EVENTS, V_U64);
+    KEY("signal", CT_K_SIGNAL, V_I64);
     break;
   case 7:
-    if (KEY("station")) return (struct key){CT_K_STATION, V_U64};
-    if (KEY("wall_ns")) return (struct key){CT_K_WALL_NS, V_U64};
-    if (KEY("mono_ns")) return (struct key){CT_K_MONO_NS, V_U64};
+    KEY("station", CT_K_STATION, V_U64);
+    KEY("wall_ns", CT_K_WALL_NS, V_U64);
+    KEY("mono_ns", CT_K_MONO_NS, V_U64);
     break;
   case 8:
-    if (KEY("probe_id")) return (struct key){CT_K_PROBE_ID, V_U64};
-    if (KEY("birth_ts")) return (struct key){CT_K_BIRTH_TS, V_U64};
+    KEY("probe_id", CT_K_PROBE_ID, V_U64);
+    KEY("birth_ts", CT_K_BIRTH_TS, V_U64);
     break;
   case 9:
-    if (KEY("is_active")) return (struct key){CT_K_IS_ACTIVE, V_BOOL};
-    if (KEY("harvested")) return (struct key){CT_K_HARVESTED, V_U64};
+    KEY("is_active", CT_K_IS_ACTIVE, V_BOOL);
+    KEY("harvested", CT_K_HARVESTED, V_U64);
     break;
   case 10:
-    if (KEY("target_pid")) return (struct key){CT_K_TARGET_PID, V_U64};
+    KEY("target_pid", CT_K_TARGET_PID, V_U64);
     break;
   case 11:
-    if (KEY("create_site")) return (struct key){CT_K_CREATE_SITE, V_HEX};
+    KEY("create_site", CT_K_CREATE_SITE, V_HEX);
     break;
   case 19:
-    if (KEY("untraced_coroutines")) return (struct key){CT_K_UNTRACED, V_U64};
+    KEY("untraced_coroutines", CT_K_UNTRACED, V_U64);
     break;
   }
-  return (struct key){-1, V_SKIP};
+  return mk(-1, V_SKIP);
 }
 
 static const char *skip_ws(const char *p, const char *e) {
-  while (p < e && (*p == ' ' || *p == '\t' || *p == '\r')) p++;
+  while (p < e && (*p == ' ' || *p == '\t' || *p == '\r'))
+    p++;
   return p;
 }
 
@@ -101,7 +110,8 @@ static int is_hex(char c) {
 
 /* A string at *pp ('"' included); NULL on a syntax error. */
 static const char *scan_string(const char *p, const char *e, struct ct_str *out) {
-  if (p >= e || *p != '"') return NULL;
+  if (p >= e || *p != '"')
+    return NULL;
   const char *s = ++p;
   int esc = 0;
   for (; p < e; p++) {
@@ -110,10 +120,12 @@ static const char *scan_string(const char *p, const char *e, struct ct_str *out)
       *out = (struct ct_str){s, (size_t)(p - s), esc};
       return p + 1;
     }
-    if (c < 0x20) return NULL;
+    if (c < 0x20)
+      return NULL;
     if (c == '\\') {
       esc = 1;
-      if (++p >= e) return NULL;
+      if (++p >= e)
+        return NULL;
       if (*p == 'u') {
         if (e - p < 5 || !is_hex(p[1]) || !is_hex(p[2]) || !is_hex(p[3]) || !is_hex(p[4]))
           return NULL;
@@ -130,28 +142,37 @@ static const char *scan_string(const char *p, const char *e, struct ct_str *out)
  * u64), 1 = negative integer (in *neg), 2 = fraction or exponent. */
 static const char *scan_number(const char *p, const char *e, uint64_t *v, int64_t *neg, int *kind) {
   int minus = p < e && *p == '-';
-  if (minus) p++;
-  if (p >= e || *p < '0' || *p > '9') return NULL;
+  if (minus)
+    p++;
+  if (p >= e || *p < '0' || *p > '9')
+    return NULL;
   uint64_t x = 0;
   int over = 0;
   for (; p < e && *p >= '0' && *p <= '9'; p++) {
     unsigned d = (unsigned)(*p - '0');
-    if (x > (UINT64_MAX - d) / 10) over = 1;
+    if (x > (UINT64_MAX - d) / 10)
+      over = 1;
     x = x * 10 + d;
   }
   *kind = minus ? 1 : 0;
   if (p < e && *p == '.') {
     *kind = 2;
-    if (++p >= e || *p < '0' || *p > '9') return NULL;
-    while (p < e && *p >= '0' && *p <= '9') p++;
+    if (++p >= e || *p < '0' || *p > '9')
+      return NULL;
+    while (p < e && *p >= '0' && *p <= '9')
+      p++;
   }
   if (p < e && (*p == 'e' || *p == 'E')) {
     *kind = 2;
-    if (++p < e && (*p == '+' || *p == '-')) p++;
-    if (p >= e || *p < '0' || *p > '9') return NULL;
-    while (p < e && *p >= '0' && *p <= '9') p++;
+    if (++p < e && (*p == '+' || *p == '-'))
+      p++;
+    if (p >= e || *p < '0' || *p > '9')
+      return NULL;
+    while (p < e && *p >= '0' && *p <= '9')
+      p++;
   }
-  if (over) *kind = *kind == 0 ? 3 : 2; /* 3: integer too large for u64 */
+  if (over)
+    *kind = *kind == 0 ? 3 : 2; /* 3: integer too large for u64 */
   *v = x;
   *neg = minus && x <= (uint64_t)INT64_MAX ? -(int64_t)x : 0;
   return p;
@@ -159,46 +180,58 @@ static const char *scan_number(const char *p, const char *e, uint64_t *v, int64_
 
 static const char *scan_lit(const char *p, const char *e, const char *lit) {
   size_t n = strlen(lit);
-  if ((size_t)(e - p) < n || memcmp(p, lit, n) != 0) return NULL;
+  if ((size_t)(e - p) < n || memcmp(p, lit, n) != 0)
+    return NULL;
   return p + n;
 }
 
 /* Any JSON value, validated and skipped. */
 static const char *skip_value(const char *p, const char *e, int depth) {
-  if (p >= e || depth > MAX_DEPTH) return NULL;
+  if (p >= e || depth > MAX_DEPTH)
+    return NULL;
   struct ct_str s;
   uint64_t v;
   int64_t neg;
   int kind;
   switch (*p) {
-  case '"': return scan_string(p, e, &s);
-  case 't': return scan_lit(p, e, "true");
-  case 'f': return scan_lit(p, e, "false");
-  case 'n': return scan_lit(p, e, "null");
+  case '"':
+    return scan_string(p, e, &s);
+  case 't':
+    return scan_lit(p, e, "true");
+  case 'f':
+    return scan_lit(p, e, "false");
+  case 'n':
+    return scan_lit(p, e, "null");
   case '{':
   case '[': {
     char close = *p == '{' ? '}' : ']';
     int obj = *p == '{';
     p = skip_ws(p + 1, e);
-    if (p < e && *p == close) return p + 1;
+    if (p < e && *p == close)
+      return p + 1;
     for (;;) {
       if (obj) {
-        if (!(p = scan_string(p, e, &s))) return NULL;
+        if (!(p = scan_string(p, e, &s)))
+          return NULL;
         p = skip_ws(p, e);
-        if (p >= e || *p != ':') return NULL;
+        if (p >= e || *p != ':')
+          return NULL;
         p = skip_ws(p + 1, e);
       }
-      if (!(p = skip_value(p, e, depth + 1))) return NULL;
+      if (!(p = skip_value(p, e, depth + 1)))
+        return NULL;
       p = skip_ws(p, e);
       if (p < e && *p == ',') {
         p = skip_ws(p + 1, e);
         continue;
       }
-      if (p < e && *p == close) return p + 1;
+      if (p < e && *p == close)
+        return p + 1;
       return NULL;
     }
   }
-  default: return scan_number(p, e, &v, &neg, &kind);
+  default:
+    return scan_number(p, e, &v, &neg, &kind);
   }
 }
 
@@ -210,10 +243,14 @@ static int parse_hex(const struct ct_str *s, uint64_t *out) {
   for (size_t i = 2; i < s->n; i++) {
     char c = s->p[i];
     unsigned d;
-    if (c >= '0' && c <= '9') d = (unsigned)(c - '0');
-    else if (c >= 'a' && c <= 'f') d = (unsigned)(c - 'a' + 10);
-    else if (c >= 'A' && c <= 'F') d = (unsigned)(c - 'A' + 10);
-    else return -1;
+    if (c >= '0' && c <= '9')
+      d = (unsigned)(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      d = (unsigned)(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      d = (unsigned)(c - 'A' + 10);
+    else
+      return -1;
     x = x << 4 | d;
   }
   *out = x;
@@ -224,44 +261,77 @@ static int parse_hex(const struct ct_str *s, uint64_t *out) {
 
 static uint64_t *u64_field(struct ct_line *l, int id) {
   switch (id) {
-  case CT_K_PROBE_ID: return &l->probe_id;
-  case CT_K_TID: return &l->tid;
-  case CT_K_SEQ: return &l->seq;
-  case CT_K_TS: return &l->ts;
-  case CT_K_EV: return &l->ev;
-  case CT_K_FROM: return &l->from;
-  case CT_K_PARENT: return &l->parent;
-  case CT_K_PID: return &l->pid;
-  case CT_K_STATION: return &l->station;
-  case CT_K_BIRTH_TS: return &l->birth_ts;
-  case CT_K_EVENTS: return &l->events;
-  case CT_K_HARVESTED: return &l->harvested;
-  case CT_K_LOST: return &l->lost;
-  case CT_K_TORN: return &l->torn;
-  case CT_K_UNTRACED: return &l->untraced;
-  case CT_K_MONO_NS: return &l->mono_ns;
-  case CT_K_WALL_NS: return &l->wall_ns;
-  case CT_K_TARGET_PID: return &l->target_pid;
-  case CT_K_ADDR: return &l->addr;
-  case CT_K_SITE: return &l->site;
-  case CT_K_START: return &l->start;
-  case CT_K_END: return &l->end;
-  case CT_K_OFFSET: return &l->offset;
-  case CT_K_CREATE_SITE: return &l->create_site;
-  default: return NULL;
+  case CT_K_PROBE_ID:
+    return &l->probe_id;
+  case CT_K_TID:
+    return &l->tid;
+  case CT_K_SEQ:
+    return &l->seq;
+  case CT_K_TS:
+    return &l->ts;
+  case CT_K_EV:
+    return &l->ev;
+  case CT_K_FROM:
+    return &l->from;
+  case CT_K_PARENT:
+    return &l->parent;
+  case CT_K_PID:
+    return &l->pid;
+  case CT_K_STATION:
+    return &l->station;
+  case CT_K_BIRTH_TS:
+    return &l->birth_ts;
+  case CT_K_EVENTS:
+    return &l->events;
+  case CT_K_HARVESTED:
+    return &l->harvested;
+  case CT_K_LOST:
+    return &l->lost;
+  case CT_K_TORN:
+    return &l->torn;
+  case CT_K_UNTRACED:
+    return &l->untraced;
+  case CT_K_MONO_NS:
+    return &l->mono_ns;
+  case CT_K_WALL_NS:
+    return &l->wall_ns;
+  case CT_K_TARGET_PID:
+    return &l->target_pid;
+  case CT_K_ADDR:
+    return &l->addr;
+  case CT_K_SITE:
+    return &l->site;
+  case CT_K_START:
+    return &l->start;
+  case CT_K_END:
+    return &l->end;
+  case CT_K_OFFSET:
+    return &l->offset;
+  case CT_K_CREATE_SITE:
+    return &l->create_site;
+  default:
+    return NULL;
   }
 }
 
 static struct ct_str *str_field(struct ct_line *l, int id) {
   switch (id) {
-  case CT_K_PATH: return &l->path;
-  case CT_K_LABEL: return &l->label;
-  case CT_K_RUN_ID: return &l->run_id;
-  case CT_K_HOST: return &l->host;
-  case CT_K_FORMAT: return &l->format;
-  case CT_K_EVENT: return &l->event;
-  case CT_K_NAME: return &l->exit_name;
-  default: return NULL;
+  case CT_K_PATH:
+    return &l->path;
+  case CT_K_LABEL:
+    return &l->label;
+  case CT_K_RUN_ID:
+    return &l->run_id;
+  case CT_K_HOST:
+    return &l->host;
+  case CT_K_FORMAT:
+    return &l->format;
+  case CT_K_EVENT:
+    return &l->event;
+  case CT_K_NAME:
+    return &l->exit_name;
+  default:
+    return NULL;
   }
 }
 
@@ -272,23 +342,29 @@ static const char *parse_value(const char *p, const char *e, struct key k, struc
 /* An object's members (p at '{'). Nested objects fill the same line. */
 static const char *parse_object(const char *p, const char *e, struct ct_line *l, int depth,
                                 int *shape) {
-  if (p >= e || *p != '{' || depth > MAX_DEPTH) return NULL;
+  if (p >= e || *p != '{' || depth > MAX_DEPTH)
+    return NULL;
   p = skip_ws(p + 1, e);
-  if (p < e && *p == '}') return p + 1;
+  if (p < e && *p == '}')
+    return p + 1;
   for (;;) {
     struct ct_str name;
-    if (!(p = scan_string(p, e, &name))) return NULL;
+    if (!(p = scan_string(p, e, &name)))
+      return NULL;
     p = skip_ws(p, e);
-    if (p >= e || *p != ':') return NULL;
+    if (p >= e || *p != ':')
+      return NULL;
     p = skip_ws(p + 1, e);
     struct key k = name.esc ? (struct key){-1, V_SKIP} : key_of(name.p, name.n);
-    if (!(p = parse_value(p, e, k, l, depth, shape))) return NULL;
+    if (!(p = parse_value(p, e, k, l, depth, shape)))
+      return NULL;
     p = skip_ws(p, e);
     if (p < e && *p == ',') {
       p = skip_ws(p + 1, e);
       continue;
     }
-    if (p < e && *p == '}') return p + 1;
+    if (p < e && *p == '}')
+      return p + 1;
     return NULL;
   }
 }
@@ -301,33 +377,46 @@ static const char *parse_value(const char *p, const char *e, struct key k, struc
   int nk;
   const char *q;
   switch (k.vt) {
-  case V_SKIP: return skip_value(p, e, depth + 1);
+  case V_SKIP:
+    return skip_value(p, e, depth + 1);
   case V_NESTED:
-    if (p < e && *p == '{') q = parse_object(p, e, l, depth + 1, shape);
-    else if ((q = skip_value(p, e, depth + 1))) *shape = 1;
-    if (q && k.id >= 0) l->have |= 1ull << k.id;
+    if (p < e && *p == '{')
+      q = parse_object(p, e, l, depth + 1, shape);
+    else if ((q = skip_value(p, e, depth + 1)))
+      *shape = 1;
+    if (q && k.id >= 0)
+      l->have |= 1ull << k.id;
     return q;
   case V_U64:
   case V_I64:
-    if (p >= e || (*p != '-' && (*p < '0' || *p > '9'))) break;
-    if (!(q = scan_number(p, e, &v, &neg, &nk))) return NULL;
-    if (k.vt == V_U64 && nk == 0) *u64_field(l, k.id) = v;
+    if (p >= e || (*p != '-' && (*p < '0' || *p > '9')))
+      break;
+    if (!(q = scan_number(p, e, &v, &neg, &nk)))
+      return NULL;
+    if (k.vt == V_U64 && nk == 0)
+      *u64_field(l, k.id) = v;
     else if (k.vt == V_I64 && nk <= 1 && (nk == 1 || v <= INT64_MAX))
       *(k.id == CT_K_CODE ? &l->exit_code : &l->exit_signal) = nk == 1 ? neg : (int64_t)v;
-    else *shape = 1;
+    else
+      *shape = 1;
     l->have |= 1ull << k.id;
     return q;
   case V_BOOL:
-    if ((q = scan_lit(p, e, "true"))) l->is_active = 1;
-    else if ((q = scan_lit(p, e, "false"))) l->is_active = 0;
-    else break;
+    if ((q = scan_lit(p, e, "true")))
+      l->is_active = 1;
+    else if ((q = scan_lit(p, e, "false")))
+      l->is_active = 0;
+    else
+      break;
     l->have |= 1ull << k.id;
     return q;
   case V_OBJ:
     if (p < e && (*p == '-' || (*p >= '0' && *p <= '9'))) {
       /* An fd; the engine prints it signed, so -1 is possible. */
-      if (!(q = scan_number(p, e, &v, &neg, &nk))) return NULL;
-      if (nk > 1) *shape = 1;
+      if (!(q = scan_number(p, e, &v, &neg, &nk)))
+        return NULL;
+      if (nk > 1)
+        *shape = 1;
       l->obj = nk == 1 ? (uint64_t)neg : v;
       l->obj_is_str = 0;
       l->have |= 1ull << k.id;
@@ -339,34 +428,55 @@ static const char *parse_value(const char *p, const char *e, struct key k, struc
   case V_KIND:
   case V_WAIT:
   case V_TYPE:
-    if (p >= e || *p != '"') break;
-    if (!(q = scan_string(p, e, &s))) return NULL;
+    if (p >= e || *p != '"')
+      break;
+    if (!(q = scan_string(p, e, &s)))
+      return NULL;
     l->have |= 1ull << k.id;
     if (k.vt == V_STR) {
       *str_field(l, k.id) = s;
     } else if (k.vt == V_HEX || k.vt == V_OBJ) {
-      if (parse_hex(&s, k.vt == V_OBJ ? &l->obj : u64_field(l, k.id))) *shape = 1;
-      if (k.vt == V_OBJ) l->obj_is_str = 1;
+      if (parse_hex(&s, k.vt == V_OBJ ? &l->obj : u64_field(l, k.id)))
+        *shape = 1;
+      if (k.vt == V_OBJ)
+        l->obj_is_str = 1;
     } else if (k.vt == V_KIND) {
-      if (STREQ(s, "create")) l->kind = CT_EV_CREATE;
-      else if (STREQ(s, "suspend")) l->kind = CT_EV_SUSPEND;
-      else if (STREQ(s, "resume")) l->kind = CT_EV_RESUME;
-      else if (STREQ(s, "wake")) l->kind = CT_EV_WAKE;
-      else if (STREQ(s, "destroy")) l->kind = CT_EV_DESTROY;
-      else *shape = 1;
+      if (STREQ(s, "create"))
+        l->kind = CT_EV_CREATE;
+      else if (STREQ(s, "suspend"))
+        l->kind = CT_EV_SUSPEND;
+      else if (STREQ(s, "resume"))
+        l->kind = CT_EV_RESUME;
+      else if (STREQ(s, "wake"))
+        l->kind = CT_EV_WAKE;
+      else if (STREQ(s, "destroy"))
+        l->kind = CT_EV_DESTROY;
+      else
+        *shape = 1;
     } else if (k.vt == V_WAIT) {
-      if (STREQ(s, "fd")) l->wait = 1;
-      else if (STREQ(s, "ptr")) l->wait = 2;
-      else if (STREQ(s, "exit")) l->wait = 3;
-      else *shape = 1;
+      if (STREQ(s, "fd"))
+        l->wait = 1;
+      else if (STREQ(s, "ptr"))
+        l->wait = 2;
+      else if (STREQ(s, "exit"))
+        l->wait = 3;
+      else
+        *shape = 1;
     } else {
-      if (STREQ(s, "meta")) l->type = CT_LINE_META;
-      else if (STREQ(s, "process")) l->type = CT_LINE_PROCESS;
-      else if (STREQ(s, "module")) l->type = CT_LINE_MODULE;
-      else if (STREQ(s, "coroutine")) l->type = CT_LINE_COROUTINE;
-      else if (STREQ(s, "station_end")) l->type = CT_LINE_STATION_END;
-      else if (STREQ(s, "end")) l->type = CT_LINE_END;
-      else l->type = CT_LINE_OTHER;
+      if (STREQ(s, "meta"))
+        l->type = CT_LINE_META;
+      else if (STREQ(s, "process"))
+        l->type = CT_LINE_PROCESS;
+      else if (STREQ(s, "module"))
+        l->type = CT_LINE_MODULE;
+      else if (STREQ(s, "coroutine"))
+        l->type = CT_LINE_COROUTINE;
+      else if (STREQ(s, "station_end"))
+        l->type = CT_LINE_STATION_END;
+      else if (STREQ(s, "end"))
+        l->type = CT_LINE_END;
+      else
+        l->type = CT_LINE_OTHER;
     }
     return q;
   }
@@ -378,7 +488,8 @@ static const char *parse_value(const char *p, const char *e, struct key k, struc
 #define NEED(l, ...) need_all((l)->have, (int[]){__VA_ARGS__, -1})
 static int need_all(uint64_t have, const int *ids) {
   for (; *ids >= 0; ids++)
-    if (!((have >> *ids) & 1)) return 0;
+    if (!((have >> *ids) & 1))
+      return 0;
   return 1;
 }
 
@@ -388,8 +499,10 @@ enum ct_line_err ct_parse_line(const char *line, size_t len, struct ct_line *out
   int shape = 0;
   const char *p = skip_ws(line, e);
   p = parse_object(p, e, out, 0, &shape);
-  if (!p || skip_ws(p, e) != e) return CT_LINE_SYNTAX;
-  if (shape) return CT_LINE_SHAPE;
+  if (!p || skip_ws(p, e) != e)
+    return CT_LINE_SYNTAX;
+  if (shape)
+    return CT_LINE_SHAPE;
   if (CT_HAS(out, CT_K_TYPE)) {
     switch (out->type) {
     case CT_LINE_MODULE:
@@ -397,11 +510,13 @@ enum ct_line_err ct_parse_line(const char *line, size_t len, struct ct_line *out
     case CT_LINE_COROUTINE:
     case CT_LINE_STATION_END:
       return NEED(out, CT_K_PROBE_ID) ? CT_LINE_OK : CT_LINE_SHAPE;
-    default: return CT_LINE_OK;
+    default:
+      return CT_LINE_OK;
     }
   }
   out->type = CT_LINE_EVENT;
-  if (!NEED(out, CT_K_PROBE_ID, CT_K_TS) || !(CT_HAS(out, CT_K_IS_ACTIVE) || CT_HAS(out, CT_K_KIND)))
+  if (!NEED(out, CT_K_PROBE_ID, CT_K_TS) ||
+      !(CT_HAS(out, CT_K_IS_ACTIVE) || CT_HAS(out, CT_K_KIND)))
     return CT_LINE_SHAPE;
   /* A slot copied while it was being rewritten: zeros and stray bits. Thread
    * ids are 32-bit on Linux; a ts at or above 2^62 ns (146 years) is noise. */
@@ -413,25 +528,37 @@ enum ct_line_err ct_parse_line(const char *line, size_t len, struct ct_line *out
 
 size_t ct_str_copy(const struct ct_str *s, char *buf, size_t cap) {
   size_t o = 0;
-  if (!cap) return 0;
+  if (!cap)
+    return 0;
   for (size_t i = 0; i < s->n && o + 1 < cap; i++) {
     char c = s->p[i];
     if (c == '\\' && i + 1 < s->n) {
       c = s->p[++i];
       switch (c) {
-      case 'b': c = '\b'; break;
-      case 'f': c = '\f'; break;
-      case 'n': c = '\n'; break;
-      case 'r': c = '\r'; break;
-      case 't': c = '\t'; break;
+      case 'b':
+        c = '\b';
+        break;
+      case 'f':
+        c = '\f';
+        break;
+      case 'n':
+        c = '\n';
+        break;
+      case 'r':
+        c = '\r';
+        break;
+      case 't':
+        c = '\t';
+        break;
       case 'u': {
-        unsigned v = (unsigned)strtoul((char[]){s->p[i + 1], s->p[i + 2], s->p[i + 3], s->p[i + 4], 0},
-                                       NULL, 16);
+        unsigned v = (unsigned)strtoul(
+            (char[]){s->p[i + 1], s->p[i + 2], s->p[i + 3], s->p[i + 4], 0}, NULL, 16);
         c = v < 0x80 ? (char)v : '?';
         i += 4;
         break;
       }
-      default: break; /* \" \\ \/ */
+      default:
+        break; /* \" \\ \/ */
       }
     }
     buf[o++] = c;
@@ -443,7 +570,8 @@ size_t ct_str_copy(const struct ct_str *s, char *buf, size_t cap) {
 /* read(2), retried on EINTR. */
 static ssize_t read_some(int fd, char *buf, size_t n) {
   ssize_t r;
-  do r = read(fd, buf, n);
+  do
+    r = read(fd, buf, n);
   while (r < 0 && errno == EINTR);
   return r;
 }
@@ -455,7 +583,8 @@ int ct_trace_read(int fd, size_t bufsize, ct_line_fn fn, void *ctx, uint64_t *by
   size_t len = 0, pos = 0;  /* bytes in buf; where the '\n' search resumes */
   uint64_t lineno = 0;
   struct ct_line l;
-  if (!buf) return -ENOMEM;
+  if (!buf)
+    return -ENOMEM;
   for (;;) {
     if (len == cap) {
       if (cap < MAX_LINE_BUF) {
@@ -476,7 +605,8 @@ int ct_trace_read(int fd, size_t bufsize, ct_line_fn fn, void *ctx, uint64_t *by
       rc = -errno;
       goto out;
     }
-    if (n == 0) break;
+    if (n == 0)
+      break;
     *bytes += (uint64_t)n;
     len += (size_t)n;
     size_t start = 0;
@@ -484,9 +614,11 @@ int ct_trace_read(int fd, size_t bufsize, ct_line_fn fn, void *ctx, uint64_t *by
     while ((nl = memchr(buf + pos, '\n', len - pos))) {
       size_t end = (size_t)(nl - buf);
       lineno++;
-      enum ct_line_err err = skipping ? CT_LINE_SYNTAX : ct_parse_line(buf + start, end - start, &l);
+      enum ct_line_err err =
+          skipping ? CT_LINE_SYNTAX : ct_parse_line(buf + start, end - start, &l);
       skipping = 0;
-      if ((rc = fn(ctx, lineno, err, &l))) goto out;
+      if ((rc = fn(ctx, lineno, err, &l)))
+        goto out;
       start = pos = end + 1;
     }
     pos = len;

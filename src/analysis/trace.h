@@ -22,24 +22,65 @@ enum ct_line_type {
 };
 
 /* Event kinds; CT_EV_V1 = no "kind" key (derive from is_active). */
-enum ct_ev_kind { CT_EV_V1 = 0, CT_EV_CREATE, CT_EV_SUSPEND, CT_EV_RESUME, CT_EV_WAKE, CT_EV_DESTROY };
+enum ct_ev_kind {
+  CT_EV_V1 = 0,
+  CT_EV_CREATE,
+  CT_EV_SUSPEND,
+  CT_EV_RESUME,
+  CT_EV_WAKE,
+  CT_EV_DESTROY
+};
 
 /* Why a line was rejected. */
 enum ct_line_err {
   CT_LINE_OK = 0,
-  CT_LINE_SYNTAX,  /* not one JSON object */
-  CT_LINE_SHAPE,   /* JSON, but a known key has a value of the wrong type, or keys are missing */
-  CT_LINE_TORN,    /* an event with probe_id 0, ts 0 or an impossible tid: a torn slot copy */
+  CT_LINE_SYNTAX, /* not one JSON object */
+  CT_LINE_SHAPE,  /* JSON, but a known key has a value of the wrong type, or keys are missing */
+  CT_LINE_TORN,   /* an event with probe_id 0, ts 0 or an impossible tid: a torn slot copy */
 };
 
 /* Keys seen, as bits of ct_line.have. */
 enum {
-  CT_K_PROBE_ID, CT_K_TID, CT_K_ADDR, CT_K_SEQ, CT_K_IS_ACTIVE, CT_K_TS, CT_K_KIND, CT_K_EV,
-  CT_K_SITE, CT_K_WAIT, CT_K_OBJ, CT_K_FROM, CT_K_PARENT, CT_K_TYPE, CT_K_PID, CT_K_START,
-  CT_K_END, CT_K_OFFSET, CT_K_PATH, CT_K_STATION, CT_K_BIRTH_TS, CT_K_LABEL, CT_K_CREATE_SITE,
-  CT_K_EVENTS, CT_K_HARVESTED, CT_K_LOST, CT_K_TORN, CT_K_EXIT, CT_K_MONO_NS, CT_K_WALL_NS,
-  CT_K_RUN_ID, CT_K_HOST, CT_K_TARGET_PID, CT_K_FORMAT, CT_K_EVENT, CT_K_CODE, CT_K_SIGNAL,
-  CT_K_NAME, CT_K_UNTRACED, CT_K_COUNT_
+  CT_K_PROBE_ID,
+  CT_K_TID,
+  CT_K_ADDR,
+  CT_K_SEQ,
+  CT_K_IS_ACTIVE,
+  CT_K_TS,
+  CT_K_KIND,
+  CT_K_EV,
+  CT_K_SITE,
+  CT_K_WAIT,
+  CT_K_OBJ,
+  CT_K_FROM,
+  CT_K_PARENT,
+  CT_K_TYPE,
+  CT_K_PID,
+  CT_K_START,
+  CT_K_END,
+  CT_K_OFFSET,
+  CT_K_PATH,
+  CT_K_STATION,
+  CT_K_BIRTH_TS,
+  CT_K_LABEL,
+  CT_K_CREATE_SITE,
+  CT_K_EVENTS,
+  CT_K_HARVESTED,
+  CT_K_LOST,
+  CT_K_TORN,
+  CT_K_EXIT,
+  CT_K_MONO_NS,
+  CT_K_WALL_NS,
+  CT_K_RUN_ID,
+  CT_K_HOST,
+  CT_K_TARGET_PID,
+  CT_K_FORMAT,
+  CT_K_EVENT,
+  CT_K_CODE,
+  CT_K_SIGNAL,
+  CT_K_NAME,
+  CT_K_UNTRACED,
+  CT_K_COUNT_
 };
 #define CT_HAS(l, k) (((l)->have >> (k)) & 1u)
 

@@ -12,11 +12,16 @@ static void jstr(FILE *f, const char *s) {
   fputc('"', f);
   for (; s && *s; s++) {
     unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-    else if (c == '\n') fputs("\\n", f);
-    else if (c == '\t') fputs("\\t", f);
-    else if (c < 0x20) fprintf(f, "\\u%04x", c);
-    else fputc(c, f);
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c == '\n')
+      fputs("\\n", f);
+    else if (c == '\t')
+      fputs("\\t", f);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
   }
   fputc('"', f);
 }
@@ -37,38 +42,50 @@ static void site(FILE *f, const struct ct_rsite *rs, int blocker) {
     jstr(f, rs->sym.module);
     fprintf(f, ",\"offset\":\"0x%" PRIx64 "\"", rs->sym.offset);
   }
-  if (rs->count) fprintf(f, ",\"count\":%" PRIu64, rs->count); /* 0: a wake's or run end's site */
+  if (rs->count)
+    fprintf(f, ",\"count\":%" PRIu64, rs->count); /* 0: a wake's or run end's site */
   if (rs->has_dur)
     fprintf(f, ",\"%s\":{\"p50\":%" PRIu64 ",\"p99\":%" PRIu64 ",\"max\":%" PRIu64 "}",
             blocker ? "run_ns" : "suspended_ns", rs->p50, rs->p99, rs->max);
-  if (rs->has_fd) fprintf(f, ",\"fds\":[%" PRIu64 ",%" PRIu64 "]", rs->fd_min, rs->fd_max);
+  if (rs->has_fd)
+    fprintf(f, ",\"fds\":[%" PRIu64 ",%" PRIu64 "]", rs->fd_min, rs->fd_max);
   fputc('}', f);
 }
 
 static void coro(FILE *f, const struct ct_report *r, const struct ct_rcoro *c) {
   fprintf(f, "{\"probe_id\":%" PRIu64, c->probe_id);
-  if (c->incarnation) fprintf(f, ",\"incarnation\":%" PRIu32, c->incarnation + 1);
+  if (c->incarnation)
+    fprintf(f, ",\"incarnation\":%" PRIu32, c->incarnation + 1);
   if (c->label) {
     fputs(",\"label\":", f);
     jstr(f, c->label);
   }
-  if (c->wait == 1) fprintf(f, ",\"wait\":\"fd\",\"obj\":%" PRId64, (int64_t)c->obj);
-  else if (c->wait == 2) fprintf(f, ",\"wait\":\"ptr\",\"obj\":\"0x%016" PRIx64 "\"", c->obj);
-  if (c->site_index >= 0) fprintf(f, ",\"site_index\":%d", c->site_index);
-  if (c->has_susp) fprintf(f, ",\"suspended_ns\":%" PRIu64, c->suspended_ns);
-  if (c->waits_for) fprintf(f, ",\"waits_for\":%" PRIu64, c->waits_for);
-  if (c->likely_idle) fputs(",\"likely_idle\":true", f);
+  if (c->wait == 1)
+    fprintf(f, ",\"wait\":\"fd\",\"obj\":%" PRId64, (int64_t)c->obj);
+  else if (c->wait == 2)
+    fprintf(f, ",\"wait\":\"ptr\",\"obj\":\"0x%016" PRIx64 "\"", c->obj);
+  if (c->site_index >= 0)
+    fprintf(f, ",\"site_index\":%d", c->site_index);
+  if (c->has_susp)
+    fprintf(f, ",\"suspended_ns\":%" PRIu64, c->suspended_ns);
+  if (c->waits_for)
+    fprintf(f, ",\"waits_for\":%" PRIu64, c->waits_for);
+  if (c->likely_idle)
+    fputs(",\"likely_idle\":true", f);
   fputs(",\"evidence\":", f);
   jstr(f, c->evidence);
-  if (c->never_destroyed) fputs(",\"never_destroyed\":true", f);
-  if (c->returned) fputs(",\"returned\":true", f);
+  if (c->never_destroyed)
+    fputs(",\"never_destroyed\":true", f);
+  if (c->returned)
+    fputs(",\"returned\":true", f);
   if (c->wake) {
-    fprintf(f, ",\"wake\":{\"from\":%" PRIu64 ",\"ts\":%" PRIu64 ",\"at_ns\":%" PRIu64, c->wake->from,
-            c->wake->ts, c->wake->ts > r->start_ts ? c->wake->ts - r->start_ts : 0);
-    if (!c->wake->from && c->wake->tid) fprintf(f, ",\"tid\":%" PRIu32, c->wake->tid);
+    fprintf(f, ",\"wake\":{\"from\":%" PRIu64 ",\"ts\":%" PRIu64 ",\"at_ns\":%" PRIu64,
+            c->wake->from, c->wake->ts, c->wake->ts > r->start_ts ? c->wake->ts - r->start_ts : 0);
+    if (!c->wake->from && c->wake->tid)
+      fprintf(f, ",\"tid\":%" PRIu32, c->wake->tid);
     if (c->wake->absorbed)
-      fprintf(f, ",\"absorbed\":true,\"yield_ts\":%" PRIu64 ",\"resume_ts\":%" PRIu64, c->wake->yield_ts,
-              c->wake->resume_ts);
+      fprintf(f, ",\"absorbed\":true,\"yield_ts\":%" PRIu64 ",\"resume_ts\":%" PRIu64,
+              c->wake->yield_ts, c->wake->resume_ts);
     fputs(",\"site\":", f);
     site(f, &c->wake->site, 0);
     fputc('}', f);
@@ -89,18 +106,21 @@ static void trace(FILE *f, const struct ct_report *r) {
   uint64_t bad = st->bad[CT_LINE_SYNTAX] + st->bad[CT_LINE_SHAPE] + st->bad[CT_LINE_TORN];
   fputs("\"trace\":{\"path\":", f);
   jstr(f, r->path);
-  fprintf(f, ",\"bytes\":%" PRIu64 ",\"lines\":%" PRIu64 ",\"malformed\":%" PRIu64 ",\"torn\":%" PRIu64
-             ",\"malformed_lines\":[",
+  fprintf(f,
+          ",\"bytes\":%" PRIu64 ",\"lines\":%" PRIu64 ",\"malformed\":%" PRIu64 ",\"torn\":%" PRIu64
+          ",\"malformed_lines\":[",
           r->bytes, st->lines, bad, st->bad[CT_LINE_TORN]);
-  for (uint64_t i = 0; i < st->nbad_kept; i++) fprintf(f, "%s%" PRIu64, i ? "," : "", st->bad_lines[i]);
-  fprintf(f, "],\"events\":%" PRIu64 ",\"coroutines\":%" PRIu64 ",\"threads\":%" PRIu64
-             ",\"start_ts\":%" PRIu64 ",\"end_ts\":%" PRIu64 ",\"duration_ns\":%" PRIu64
-             ",\"active_ns\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"migrations\":%" PRIu64
-             ",\"resumes\":%" PRIu64 ",\"alive_at_end\":%" PRIu64 ",\"absurd_ts\":%" PRIu64,
+  for (uint64_t i = 0; i < st->nbad_kept; i++)
+    fprintf(f, "%s%" PRIu64, i ? "," : "", st->bad_lines[i]);
+  fprintf(f,
+          "],\"events\":%" PRIu64 ",\"coroutines\":%" PRIu64 ",\"threads\":%" PRIu64
+          ",\"start_ts\":%" PRIu64 ",\"end_ts\":%" PRIu64 ",\"duration_ns\":%" PRIu64
+          ",\"active_ns\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"migrations\":%" PRIu64
+          ",\"resumes\":%" PRIu64 ",\"alive_at_end\":%" PRIu64 ",\"absurd_ts\":%" PRIu64,
           st->events, r->coroutines, r->threads, r->start_ts, r->end_ts, r->duration_ns,
           r->active_ns, r->lost_events, st->migrations, st->resumes, r->alive_at_end, r->absurd_ts);
-  fprintf(f, ",\"reused_ids\":%" PRIu64 ",\"returned\":%" PRIu64 ",\"sites_not_code\":%s", st->reused_ids,
-          st->returned, st->sites_not_code ? "true" : "false");
+  fprintf(f, ",\"reused_ids\":%" PRIu64 ",\"returned\":%" PRIu64 ",\"sites_not_code\":%s",
+          st->reused_ids, st->returned, st->sites_not_code ? "true" : "false");
   fputs(",\"idle_gaps\":[", f);
   for (size_t i = 0; i < r->ngaps; i++)
     fprintf(f, "%s{\"from_ts\":%" PRIu64 ",\"to_ts\":%" PRIu64 "}", i ? "," : "", r->gaps[i].from,
@@ -134,12 +154,13 @@ int ct_write_json(FILE *f, const struct ct_report *r) {
   for (size_t i = 0; i < r->nf; i++) {
     const struct ct_finding *fi = &r->f[i];
     int blocker = strcmp(fi->kind, "blocker") == 0;
-    fprintf(f, "%s\n{\"kind\":\"%s\",\"severity\":\"%s\",\"count\":%" PRIu64 ",\"title\":", i ? "," : "",
-            fi->kind, ct_sev_name(fi->sev), fi->count);
+    fprintf(f, "%s\n{\"kind\":\"%s\",\"severity\":\"%s\",\"count\":%" PRIu64 ",\"title\":",
+            i ? "," : "", fi->kind, ct_sev_name(fi->sev), fi->count);
     jstr(f, fi->title);
     fputs(",\n \"sites\":[", f);
     for (size_t k = 0; k < fi->nsites; k++) {
-      if (k) fputc(',', f);
+      if (k)
+        fputc(',', f);
       site(f, &fi->sites[k], blocker);
     }
     fputs("],\n \"coroutines\":[", f);
@@ -153,7 +174,8 @@ int ct_write_json(FILE *f, const struct ct_report *r) {
               fi->related[k].kind, fi->related[k].count, fi->related[k].relation);
     fputs("],\n \"evidence\":[", f);
     for (size_t k = 0; k < fi->nevidence; k++) {
-      if (k) fputc(',', f);
+      if (k)
+        fputc(',', f);
       jstr(f, fi->evidence[k]);
     }
     fputs("]}", f);

@@ -1,1 +1,7 @@
 CLI_SRCS += src/cli/main.c
+CLI_SRCS += src/cli/args.c
+
+# The option parser's unit test links the one object it tests.
+$(O)/tests/test-args: $(O)/obj/tests/test-args.o $(O)/obj/src/cli/args.o
+	$(call link)
+TESTS += $(O)/tests/test-args

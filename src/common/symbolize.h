@@ -1,45 +1,4 @@
-/* symbolize.h - code address -> function and file:line, through elfutils' libdw.
- *
- * Shared by `corotracer report` (sites in traces) and `corotracer rip`
- * (snapshots in ring files). Module maps are given by the caller (from a
- * trace's module lines, or a ring file's map); addresses of a PIE executable
- * or a shared library are translated to file offsets through them.
- *
- * Errors: int functions return 0 or a negative errno. Never prints. */
-#ifndef CT_SYMBOLIZE_H
-#define CT_SYMBOLIZE_H
-
-#include <stdint.h>
-
-typedef struct ct_symbolizer ct_symbolizer;
-
-/* Result of a lookup. Strings are owned by the symbolizer and live until
- * ct_symbolizer_free(). Fields unknown are NULL / 0. */
-struct ct_sym {
-  const char *function; /* demangled when possible; inlined code: the inlined function */
-  const char *file;     /* source file, as recorded in DWARF */
-  int line;             /* 0 when unknown */
-  const char *module;   /* path of the module, NULL if no module contains pc */
-  uint64_t offset;      /* pc relative to the module's load base (for module+offset) */
-};
-
-/* New empty symbolizer; *out owned by the caller. */
-int ct_symbolizer_new(ct_symbolizer **out);
-void ct_symbolizer_free(ct_symbolizer *s);
-
-/* Add one executable mapping of process pid (pid 0: "any process"): addresses
- * [start, end) map to file offsets [offset, ...) of path. path is copied. */
-int ct_symbolizer_add_module(ct_symbolizer *s, uint32_t pid, uint64_t start, uint64_t end,
-                             uint64_t offset, const char *path);
-
-/* Add a module loaded without a map (a non-PIE executable, or the -e file of
- * `corotracer rip` when the ring has no map): addresses are taken as-is (the
- * ELF's own virtual addresses). */
-int ct_symbolizer_add_static(ct_symbolizer *s, const char *path);
-
-/* Look pc up in pid's modules. is_return_address: pc is a return address, so
- * the call instruction (pc - 1) is looked up. Returns 0 with *out filled (maybe
- * only module+offset), -ENOENT when no module contains pc. Results are cached. */
-int ct_symbolize(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_return_address, struct ct_sym *out);
-
-#endif
+/* symbolize.h - forwarding header: the symbolizer lives in src/symbolize/.
+ * Only src/analysis/state.h still includes this path (it is being changed on
+ * another branch); delete this file once it includes "symbolize/symbolize.h". */
+#include "symbolize/symbolize.h"

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "export/export.h"
 #include "export/export_sql.h"
@@ -73,61 +74,85 @@ static enum fmt fmt_of(const char *s) {
   return F_NONE;
 }
 
-/* Options taking a value: our spelling and the reference's, both with one or
- * two dashes. Returns the slot the value goes into, or NULL. */
-static const char **value_slot(struct opts *o, const char *a) {
-  while (*a == '-')
-    a++;
-  static const char *const names[] = {
-      "o",        "output",     "db-host",    "host",    "db-port",  "port",
-      "db-user",  "user",       "db-name",    "dbname",  "socket",   "mysql-socket",
-      "sslmode",  "pg-sslmode", "prefix",     "table",   "db-table", "run-id",
-      "run-host", "in",         "sqlite-out", "csv-out", "export",   "db-password"};
-  const char **slots[] = {&o->conn.out,     &o->conn.out,     &o->conn.host,   &o->conn.host,
-                          &o->conn.port,    &o->conn.port,    &o->conn.user,   &o->conn.user,
-                          &o->conn.dbname,  &o->conn.dbname,  &o->conn.socket, &o->conn.socket,
-                          &o->conn.sslmode, &o->conn.sslmode, &o->prefix,      &o->table,
-                          &o->table,        &o->run_id,       &o->run_host,    &o->trace,
-                          &o->conn.out,     &o->conn.out,     &o->fmt_name,    &o->conn.password};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (!strcmp(a, names[i]))
-      return slots[i];
-  return NULL;
-}
+/* Every option: our spelling and the reference's, each with one or two dashes
+ * (D). */
+#define D(name) "-" name " --" name
+enum {
+  O_HELP = 1,
+  O_QUIET,
+  O_NO_PROGRESS,
+  /* taking a value, in the order of value_slots[] in parse() */
+  O_OUT,
+  O_HOST,
+  O_PORT,
+  O_USER,
+  O_DBNAME,
+  O_SOCKET,
+  O_SSLMODE,
+  O_PREFIX,
+  O_TABLE,
+  O_RUN_ID,
+  O_RUN_HOST,
+  O_TRACE,
+  O_PASSWORD,
+  O_EXPORT
+};
+static const struct ct_opt export_opts[] = {
+    {"-h --help", O_HELP, 0},
+    {"-q --quiet", O_QUIET, 0},
+    {"--no-progress", O_NO_PROGRESS, 0},
+    {D("o") " " D("output") " " D("sqlite-out") " " D("csv-out"), O_OUT, 1},
+    {D("db-host") " " D("host"), O_HOST, 1},
+    {D("db-port") " " D("port"), O_PORT, 1},
+    {D("db-user") " " D("user"), O_USER, 1},
+    {D("db-name") " " D("dbname"), O_DBNAME, 1},
+    {D("socket") " " D("mysql-socket"), O_SOCKET, 1},
+    {D("sslmode") " " D("pg-sslmode"), O_SSLMODE, 1},
+    {D("prefix"), O_PREFIX, 1},
+    {D("table") " " D("db-table"), O_TABLE, 1},
+    {D("run-id"), O_RUN_ID, 1},
+    {D("run-host"), O_RUN_HOST, 1},
+    {D("in"), O_TRACE, 1},
+    {D("db-password"), O_PASSWORD, 1},
+    {D("export"), O_EXPORT, 1}, /* the reference's `-export FORMAT`: its defaults too */
+    {NULL, 0, 0}};
+#undef D
 
 /* Returns -1 when parsed, else the exit status. */
 static int parse(int argc, char **argv, struct opts *o) {
   *o = (struct opts){.fmt = F_NONE, .progress = isatty(STDERR_FILENO)};
-  int positional = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+  const char **value_slots[] = {&o->conn.out,      &o->conn.host,   &o->conn.port,    &o->conn.user,
+                                &o->conn.dbname,   &o->conn.socket, &o->conn.sslmode, &o->prefix,
+                                &o->table,         &o->run_id,      &o->run_host,     &o->trace,
+                                &o->conn.password, &o->fmt_name};
+  int positional = 0, id;
+  struct ct_args it;
+  const char *val;
+  ct_args_init(&it, argc, argv, 0);
+  while ((id = ct_args_next(&it, export_opts, &val)) != CT_ARGS_END) {
+    if (id >= O_OUT) {
+      if (id == O_EXPORT)
+        o->reference = 1;
+      *value_slots[id - O_OUT] = val;
+    } else if (id == O_HELP) {
       usage(stdout);
       return 0;
-    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+    } else if (id == O_QUIET) {
       o->quiet = 1;
-      continue;
-    } else if (!strcmp(a, "--no-progress")) {
+    } else if (id == O_NO_PROGRESS) {
       o->progress = 0;
-      continue;
-    }
-    const char **slot = a[0] == '-' && a[1] ? value_slot(o, a) : NULL;
-    if (slot) {
-      if (i + 1 >= argc)
-        return bad_usage("option needs a value", a);
-      if (!strcmp(a, "-export") || !strcmp(a, "--export"))
-        o->reference = 1;
-      *slot = argv[++i];
-    } else if (a[0] == '-' && a[1]) {
-      return bad_usage("unknown option (see corotracer export --help)", a);
-    } else if (positional == 0 && !o->fmt_name) {
-      o->fmt_name = a;
+    } else if (id == CT_ARGS_NO_VALUE) {
+      return bad_usage("option needs a value", val);
+    } else if (id == CT_ARGS_UNKNOWN) {
+      return bad_usage("unknown option (see corotracer export --help)", val);
+    } else if (positional == 0 && !o->fmt_name) { /* CT_ARGS_POSITIONAL */
+      o->fmt_name = val;
       positional++;
     } else if (!o->trace) {
-      o->trace = a;
+      o->trace = val;
       positional++;
     } else {
-      return bad_usage("unexpected argument", a);
+      return bad_usage("unexpected argument", val);
     }
   }
   if (!o->fmt_name)

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -87,6 +88,19 @@ static void vhex(struct rowb *r, uint64_t a) {
   r->v[r->n] = (struct cx_val){.s = r->buf[r->n], .n = n};
   r->n++;
 }
+/* The value when has, else NULL (the value is read either way: no lookups). */
+static void vint_if(struct rowb *r, bool has, uint64_t i) {
+  if (has)
+    vint(r, i);
+  else
+    vnull(r);
+}
+static void vhex_if(struct rowb *r, bool has, uint64_t a) {
+  if (has)
+    vhex(r, a);
+  else
+    vnull(r);
+}
 static void vobj(struct rowb *r, int is_str, uint64_t o) {
   if (is_str)
     vhex(r, o);
@@ -113,30 +127,18 @@ static int rows_runs(const struct cx_model *m, cx_row_fn fn, void *ctx) {
   vkey(&r, m);
   vtext(&r, m->path);
   vtext(&r, st->has_meta ? "corotracer" : "reference");
-  if (st->target_pid)
-    vint(&r, st->target_pid);
-  else
-    vnull(&r);
+  vint_if(&r, st->target_pid, st->target_pid);
   vint(&r, m->rep.start_ts);
   vint(&r, m->rep.end_ts);
-  if (m->has_clock)
-    vint(&r, cx_wall_ns(m, m->rep.start_ts));
-  else
-    vnull(&r);
+  vint_if(&r, m->has_clock, cx_wall_ns(m, m->rep.start_ts));
   vint(&r, m->rep.duration_ns);
   vint(&r, m->nev);
   vint(&r, m->rep.lost_events);
   vint(&r, m->skipped);
   vint(&r, m->nco);
   vint(&r, m->threads);
-  if (st->exit_has_code)
-    vint(&r, (uint64_t)st->exit_code);
-  else
-    vnull(&r);
-  if (st->exit_has_signal)
-    vint(&r, (uint64_t)st->exit_signal);
-  else
-    vnull(&r);
+  vint_if(&r, st->exit_has_code, (uint64_t)st->exit_code);
+  vint_if(&r, st->exit_has_signal, (uint64_t)st->exit_signal);
   vint(&r, m->rep.nf);
   return fn(ctx, CX_T_RUNS, r.v);
 }
@@ -148,24 +150,12 @@ static int rows_coros(const struct cx_model *m, cx_row_fn fn, void *ctx) {
     vkey(&r, m);
     vint(&r, c->probe_id);
     vtext(&r, c->label);
-    if (c->pid)
-      vint(&r, c->pid);
-    else
-      vnull(&r);
-    if (c->has_parent)
-      vint(&r, c->parent);
-    else
-      vnull(&r);
-    if (c->has_create_site)
-      vhex(&r, c->create_site);
-    else
-      vnull(&r);
+    vint_if(&r, c->pid, c->pid);
+    vint_if(&r, c->has_parent, c->parent);
+    vhex_if(&r, c->has_create_site, c->create_site);
     vint(&r, c->incarnations);
     vtext(&r, state_name(c->state));
-    if (c->has_birth)
-      vint(&r, c->birth_ts);
-    else
-      vnull(&r);
+    vint_if(&r, c->has_birth, c->birth_ts);
     if (c->events)
       vint(&r, c->first_ts), vint(&r, c->last_ts);
     else
@@ -177,10 +167,7 @@ static int rows_coros(const struct cx_model *m, cx_row_fn fn, void *ctx) {
     vint(&r, c->lost);
     vint(&r, c->run_ns);
     vint(&r, c->suspended_ns);
-    if (c->last_site)
-      vhex(&r, c->last_site);
-    else
-      vnull(&r);
+    vhex_if(&r, c->last_site, c->last_site);
     int rc = fn(ctx, CX_T_COROUTINES, r.v);
     if (rc)
       return rc;
@@ -198,35 +185,20 @@ static int rows_events(const struct cx_model *m, cx_row_fn fn, void *ctx) {
     vint(&r, e->tid);
     vint(&r, e->ts);
     vint(&r, e->ts - m->rep.start_ts);
-    if (m->has_clock)
-      vint(&r, cx_wall_ns(m, e->ts));
-    else
-      vnull(&r);
+    vint_if(&r, m->has_clock, cx_wall_ns(m, e->ts));
     vtext(&r, cx_kind_name(e->kind));
-    if (e->has_ev)
-      vint(&r, e->ev);
-    else
-      vnull(&r);
+    vint_if(&r, e->has_ev, e->ev);
     vint(&r, e->is_active);
     vhex(&r, e->addr);
     vint(&r, e->seq);
-    if (e->has_site)
-      vhex(&r, e->site);
-    else
-      vnull(&r);
+    vhex_if(&r, e->has_site, e->site);
     vtext(&r, e->wait == 1 ? "fd" : e->wait == 2 ? "ptr" : NULL);
     if (e->wait)
       vobj(&r, e->obj_is_str, e->obj);
     else
       vnull(&r);
-    if (e->has_from)
-      vint(&r, e->from);
-    else
-      vnull(&r);
-    if (e->has_parent)
-      vint(&r, e->parent);
-    else
-      vnull(&r);
+    vint_if(&r, e->has_from, e->from);
+    vint_if(&r, e->has_parent, e->parent);
     int rc = fn(ctx, CX_T_EVENTS, r.v);
     if (rc)
       return rc;
@@ -248,22 +220,13 @@ static int rows_sites(const struct cx_model *m, cx_row_fn fn, void *ctx) {
     const struct cx_site *s = &m->sites[i];
     const struct ct_sym *y = &s->rs.sym;
     vkey(&r, m);
-    if (s->rs.pid)
-      vint(&r, s->rs.pid);
-    else
-      vnull(&r);
+    vint_if(&r, s->rs.pid, s->rs.pid);
     vhex(&r, s->rs.site);
     vtext(&r, y->function);
     vtext(&r, y->file);
-    if (y->line)
-      vint(&r, (uint64_t)y->line);
-    else
-      vnull(&r);
+    vint_if(&r, y->line, (uint64_t)y->line);
     vtext(&r, y->module);
-    if (y->module)
-      vhex(&r, y->offset);
-    else
-      vnull(&r);
+    vhex_if(&r, y->module, y->offset);
     vint(&r, s->rs.count);
     vint(&r, s->suspensions);
     const struct ct_rsite *rs = report_site(m, &s->rs);
@@ -315,14 +278,8 @@ static int rows_findings(const struct cx_model *m, int t, cx_row_fn fn, void *ct
         vhex(&r, f->sites[c->site_index].site);
       else
         vnull(&r);
-      if (c->has_susp)
-        vint(&r, c->suspended_ns);
-      else
-        vnull(&r);
-      if (c->waits_for)
-        vint(&r, c->waits_for);
-      else
-        vnull(&r);
+      vint_if(&r, c->has_susp, c->suspended_ns);
+      vint_if(&r, c->waits_for, c->waits_for);
       vtext(&r, c->evidence[0] ? c->evidence : NULL);
       int rc = fn(ctx, t, r.v);
       if (rc)

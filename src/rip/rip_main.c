@@ -1,12 +1,12 @@
 /* rip_main.c - `corotracer rip`: where every thread of a rip ring file is, and was. */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "rip/rip_load.h"
 #include "rip/rip_syms.h"
@@ -194,43 +194,50 @@ static void print_by_thread(FILE *out, const struct ct_rip_threads *th,
   }
 }
 
+enum { O_EXE = 1, O_RING, O_MAPS, O_BY_THREAD, O_VERBOSE, O_HELP };
+static const struct ct_opt rip_opts[] = {
+    {"-e", O_EXE, 1},     {"-r", O_RING, 1},        {"-m", O_MAPS, 1}, {"-t", O_BY_THREAD, 0},
+    {"-v", O_VERBOSE, 0}, {"-h --help", O_HELP, 0}, {NULL, 0, 0}};
+
+/* Returns -1 when parsed, else the exit status (0 for --help). */
 static int parse_opts(int argc, char **argv, struct opts *o) {
-  static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
-  optind = 1;
-  int c;
-  while ((c = getopt_long(argc, argv, "+e:r:m:tvh", longopts, NULL)) != -1) {
-    switch (c) {
-    case 'e':
+  struct ct_args it;
+  const char *val;
+  int id;
+  ct_args_init(&it, argc, argv, CT_ARGS_GETOPT);
+  while ((id = ct_args_next(&it, rip_opts, &val)) != CT_ARGS_END) {
+    switch (id) {
+    case O_EXE:
       if (o->exe != NULL)
         return usage_error("duplicate option -e");
-      o->exe = optarg;
+      o->exe = val;
       break;
-    case 'r':
+    case O_RING:
       if (o->ring != NULL)
         return usage_error("duplicate option -r");
-      o->ring = optarg;
+      o->ring = val;
       break;
-    case 'm':
+    case O_MAPS:
       if (o->maps != NULL)
         return usage_error("duplicate option -m");
-      o->maps = optarg;
+      o->maps = val;
       break;
-    case 't':
+    case O_BY_THREAD:
       o->by_thread = true;
       break;
-    case 'v':
+    case O_VERBOSE:
       o->verbose = true;
       break;
-    case 'h':
+    case O_HELP:
       fputs(usage_text, stdout);
       return 0;
-    default:
+    case CT_ARGS_POSITIONAL:
+      return usage_error("unexpected argument");
+    default: /* CT_ARGS_UNKNOWN, CT_ARGS_NO_VALUE */
       return usage_error("bad option");
     }
   }
-  if (optind < argc)
-    return usage_error("unexpected argument");
   if (o->exe == NULL)
     return usage_error("the executable (-e) must be given");
   if (o->ring == NULL)

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/symbolize.h"
+#include "symbolize/symbolize.h"
 
 /* One distinct snapshot address, symbolized. */
 struct ct_rip_site {

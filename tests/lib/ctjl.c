@@ -29,12 +29,15 @@ int main(int argc, char **argv) {
   char *line = NULL;
   size_t cap = 0;
   while (getline(&line, &cap, stdin) > 0) {
-    if (events_only && !ct_json_is(line, NULL)) continue;
-    if (type != NULL && !ct_json_is(line, type)) continue;
+    if (events_only && !ct_json_is(line, NULL))
+      continue;
+    if (type != NULL && !ct_json_is(line, type))
+      continue;
     for (int k = i; k < argc; k++) {
       size_t len;
       const char *v = ct_json_raw(line, argv[k], &len);
-      if (k > i) putchar(' ');
+      if (k > i)
+        putchar(' ');
       if (v == NULL)
         putchar('-');
       else

@@ -11,14 +11,15 @@ chmod 755 "$tmp" # database servers run as their own users read and write here
 cleanup_hook() { :; }
 trap 'cleanup_hook; rm -rf "$tmp"' EXIT
 trap 'exit 1' INT TERM
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# The kit's fail (tests/lib/check.sh), going on after a failure: finish ends the test.
+. "$(dirname "$0")/lib/check.sh"
+CHECK_KEEP_GOING=1
 finish() {
-  [ $fails -eq 0 ] || { echo "$fails failures"; exit 1; }
+  check_done
   echo "$1: ok"
 }
 ctjl=$CT_BUILD/tests/lib/ctjl
-[ -x "$ctjl" ] || { echo "FAIL: $ctjl not built"; exit 1; }
+[ -x "$ctjl" ] || { echo "FAIL: $ctjl not built" >&2; exit 1; }
 
 timeout 60 "$COROTRACER" run --quiet -o "$tmp/hello.jsonl" -- "$CT_BUILD/examples/hello" --pace-us 200 \
   > "$tmp/run.out" 2>&1 || { cat "$tmp/run.out"; echo "FAIL: corotracer run"; exit 1; }

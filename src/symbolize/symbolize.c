@@ -13,7 +13,7 @@
  * shown as <...>, no parameter list), because __cxa_demangle would pull
  * libstdc++ into a C binary; anything else (operators, lambdas, substitutions
  * in the name) stays mangled. */
-#include "common/symbolize.h"
+#include "symbolize/symbolize.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
