@@ -9,7 +9,7 @@
 #include "analysis/hist.h"
 #include "analysis/map.h"
 #include "analysis/trace.h"
-#include "common/symbolize.h"
+#include "symbolize/symbolize.h"
 
 enum ct_cstate { CT_CS_UNKNOWN = 0, CT_CS_CREATED, CT_CS_RUNNING, CT_CS_SUSPENDED, CT_CS_DESTROYED };
 
