@@ -30,6 +30,7 @@ struct ct_opts {
   const char *sock_path;  /* NULL: private runtime directory */
   int quiet;
   int status;             /* 1: live status even when stderr is not a tty */
+  int no_rt;              /* --no-realtime: stay SCHED_OTHER */
   const char *cmd;        /* -cmd string (run through /bin/sh -c), or NULL */
   char **argv;            /* program argv (NULL-terminated); points into the caller's argv or sh_argv */
   char *sh_argv[4];       /* storage for {"/bin/sh", "-c", cmd, NULL} */
@@ -245,6 +246,17 @@ void ct_status_clear(struct ct_status *s);
 /* The exit summary (stderr). */
 void ct_status_summary(const struct ct_harvest *h, uint64_t events, uint64_t lost,
                        uint32_t untraced, double secs, const char *trace, const char *exit_desc);
+
+/* ---- scheduling (sched.c) ------------------------------------------------- */
+/* Request a time slice of slice_ns for the calling thread (best effort, see
+ * sched.c): its wake-ups then preempt a busy CPU's current task. Call it after
+ * the target is forked (children would inherit it). Returns 0 or -errno. */
+int ct_sched_short_slice(uint64_t slice_ns);
+
+/* ---- scheduling (sched.c) ------------------------------------------------- */
+/* Give the calling thread SCHED_FIFO priority 1 (reset on fork). Needs
+ * CAP_SYS_NICE or RLIMIT_RTPRIO >= 1. Returns 0 or -errno (EPERM). */
+int ct_sched_realtime(void);
 
 /* ---- helpers -------------------------------------------------------------- */
 /* clk's current time in ns (modules.c). */

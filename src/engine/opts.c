@@ -22,6 +22,7 @@ static void usage(FILE *f) {
           "      --cmd STRING    run STRING through /bin/sh -c (reference: -cmd)\n"
           "      --quiet         no status line, no summary\n"
           "      --status        live status line even when stderr is not a terminal\n"
+          "      --no-realtime   do not ask for SCHED_FIFO priority (see docs/ENGINE.md)\n"
           "  -h, --help          this help\n"
           "The exit status is the program's (128+N when killed by signal N); see docs/ENGINE.md.\n",
           CT_STATIONS_MAX);
@@ -88,6 +89,7 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv) {
     int *flag = is_opt(a, "append", 0, &val) ? &o->append
                 : is_opt(a, "quiet", 0, &val)  ? &o->quiet
                 : is_opt(a, "status", 0, &val) ? &o->status
+                : is_opt(a, "no-realtime", 0, &val) ? &o->no_rt
                                                : NULL;
     if (flag) {
       if (val) return bad(a, "takes no value");

@@ -30,8 +30,11 @@
  * when the writer resumes and catches up. */
 #define CT_BUSY_LINGER_NS 200000u
 /* Longest nap; also the first one after a sleep is 2 * CT_NAP_MIN_NS, and a
- * nap at most doubles from one scan to the next (a lull may end in a burst). */
-#define CT_NAP_MAX_NS 2000000u
+ * nap at most doubles from one scan to the next (a lull may end in a burst).
+ * The nap's rate estimate looks back, and a writer that was preempted during
+ * it comes back at full speed: only this cap bounds how long the engine stays
+ * away while events flow, hence the lossless rate of docs/ENGINE.md "Bound". */
+#define CT_NAP_MAX_NS 250000u
 /* Timer slack of the engine: the default 50 us would stretch short naps. */
 #define CT_TIMER_SLACK_NS 5000u
 /* How often a busy (not napping) loop looks at signals and connections. */
@@ -61,6 +64,7 @@ struct run {
   int shm_broken;      /* SIGBUS: the file was truncated, harvesting stopped */
   int trace_reported;  /* the trace write error has been printed */
   uint64_t exit_mono;  /* when we saw the target exit */
+  int sched_rt;        /* the loop runs SCHED_FIFO */
 };
 
 /* ---- access to the shared file --------------------------------------------- */
@@ -320,7 +324,11 @@ static int serve_fds(struct run *r) {
 /* The next nap after a scan that found events: the fullest ring got `peak`
  * new events in `elapsed` ns; come back when it would hold CT_NAP_FILL. */
 static uint64_t next_nap(uint64_t nap, uint64_t elapsed, uint64_t peak) {
-  uint64_t want = elapsed * CT_NAP_FILL / (peak ? peak : 1);
+  /* peak + 1: `peak` new indexes in `elapsed` may be one event short of the
+   * true rate (an event just after the scan), and with peak == 1 the rate
+   * estimate would be off by a factor of 2: the nap then let a ring fill
+   * all 8 slots (issue #11). */
+  uint64_t want = elapsed * CT_NAP_FILL / (peak + 1);
   uint64_t grow = 2 * (nap > CT_NAP_MIN_NS ? nap : CT_NAP_MIN_NS);
   if (want > grow) want = grow;
   return want < CT_NAP_MAX_NS ? want : CT_NAP_MAX_NS;
@@ -413,6 +421,12 @@ static int finish(struct run *r, uint64_t start_mono) {
    * retried, never written. torn_retries says how often that happened. */
   ct_w_str(w, ",\"torn\":0,\"torn_retries\":");
   ct_w_u64(w, r->h.torn);
+  /* How the harvest loop was scheduled: "normal" means a busy CPU could keep
+   * it away for a scheduler slice (docs/ENGINE.md "Bound"). */
+  ct_w_str(w, r->sched_rt ? ",\"sched\":\"fifo\"" : ",\"sched\":\"normal\"");
+  /* The engine's own CPU time (not the target's), for the cost it claims. */
+  ct_w_str(w, ",\"engine_cpu_us\":");
+  ct_w_u64(w, ct_now_ns(CLOCK_PROCESS_CPUTIME_ID) / 1000u);
   /* Readers skip unknown keys; this one says the totals are partial. */
   if (r->shm_broken) ct_w_str(w, ",\"error\":\"shared memory truncated by the target\"");
   ct_w_str(w, "}\n");
@@ -459,6 +473,11 @@ int ct_run_main(int argc, char **argv) {
     goto out;
   }
   ct_status_init(&r.status, !r.o.quiet && (r.o.status || isatty(STDERR_FILENO)));
+  /* Before the fork: a v1 SDK writes from its first instant without waiting
+   * for us, and a SCHED_OTHER engine that a busy CPU keeps away right after
+   * the fork loses its first events. SCHED_RESET_ON_FORK keeps the target
+   * (and anything else we fork) SCHED_OTHER. */
+  r.sched_rt = !r.o.no_rt && ct_sched_realtime() == 0;
   uint64_t start = ct_now_ns(CLOCK_MONOTONIC);
   e = ct_target_spawn(&r.t, r.o.argv, ct_rt_shm_env(&r.rt), r.rt.sock_path, r.o.stations);
   if (e && !r.t.pid) {
