@@ -18,6 +18,7 @@
 #define CT_STATIONS_DEFAULT 128u
 #define CT_STATIONS_MAX (1u << 20)
 #define CT_POLL_MS_DEFAULT 1000
+#define CT_LOSSLESS_MS_DEFAULT 1000
 #define CT_STATUS_MS 250
 
 /* ---- options (opts.c) ---------------------------------------------------- */
@@ -31,6 +32,8 @@ struct ct_opts {
   int quiet;
   int status;             /* 1: live status even when stderr is not a tty */
   int no_rt;              /* --no-realtime: stay SCHED_OTHER */
+  int lossless;           /* --lossless: writers wait for room (bounded) */
+  int lossless_ms;        /* --lossless-ms: longest wait of one event */
   const char *cmd;        /* -cmd string (run through /bin/sh -c), or NULL */
   char **argv;            /* program argv (NULL-terminated); points into the caller's argv or sh_argv */
   char *sh_argv[4];       /* storage for {"/bin/sh", "-c", cmd, NULL} */
@@ -177,6 +180,7 @@ struct ct_station_state {
   uint64_t harvested;
   uint64_t events;        /* highest event index seen + 1; final: events the probe wrote */
   uint64_t next_ev;       /* index after the last event line written */
+  uint64_t room;          /* last value stored in the station's harvested_ev */
   uint32_t pid;
   uint8_t ext;            /* CTP_STF_EXT seen */
   uint8_t coro_done;      /* coroutine line written */
@@ -195,6 +199,7 @@ struct ct_harvest {
   uint64_t harvested, live_lost, torn;
   uint64_t late;          /* stable events older than one already written: lost */
   uint64_t peak;          /* last scan: most new event indexes on one station */
+  int progress;           /* last scan: some station's harvested_ev moved */
 };
 
 /* Prepare to harvest the n stations of the mapping at base. h owns its

@@ -2,8 +2,12 @@
  * station's batch by event index, write event, coroutine and station_end
  * lines, and count every lost event. */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 
@@ -258,6 +262,14 @@ static uint64_t scan_station(struct ct_harvest *h, uint32_t i, enum ct_scan mode
   }
   st->harvested += written;
   h->harvested += written;
+  /* Room for the writers of a lossless run: every index below next_ev is
+   * written or counted lost, its slot may be reused. seq_cst: the Dekker pair
+   * with a waiting writer's waiters increment (ct_harvest_scan's load). */
+  if (st->ext && st->next_ev != st->room) {
+    st->room = st->next_ev;
+    atomic_store_explicit(&s->harvested_ev, st->next_ev, memory_order_seq_cst);
+    h->progress = 1;
+  }
   return nb;
 }
 
@@ -272,8 +284,16 @@ uint64_t ct_harvest_scan(struct ct_harvest *h, enum ct_scan mode) {
   uint64_t got = 0;
   uint32_t used = used_now(h);
   h->peak = 0;
+  h->progress = 0;
   for (uint32_t i = 0; i < used; i++)
     if (mode == CT_SCAN_FULL || !h->st[i].retired) got += scan_station(h, i, mode);
+  if (h->progress) {
+    /* Lossless writers skip their waits while this word stands still after a
+     * timeout (a stopped engine); it moves with every scan that made room. */
+    atomic_fetch_add_explicit(&h->hdr->harvest_epoch, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&h->hdr->waiters, memory_order_seq_cst) > 0)
+      syscall(SYS_futex, &h->hdr->harvest_epoch, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+  }
   return got;
 }
 
