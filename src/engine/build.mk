@@ -8,3 +8,6 @@ $(O)/bench/bench-writer: $(O)/obj/bench/bench-writer.o $(O)/obj/src/engine/write
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^
 PROGS += $(O)/bench/bench-writer
+
+# The engine's reading of shared memory, for tests/fuzz/fuzz-shm.c.
+FUZZ_SRCS_shm := src/engine/harvest.c src/engine/writer.c src/engine/modules.c
