@@ -5,7 +5,7 @@ set -eu
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 for p in build-essential clang pkg-config libdw-dev libelf-dev zlib1g-dev redis-tools g++ \
-         libclang-rt-dev; do
+         libclang-rt-dev spin; do
   have_pkg "$p" || need="$need $p"
 done
 [ -z "$need" ] && exit 0
