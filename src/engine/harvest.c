@@ -257,6 +257,7 @@ static uint64_t scan_station(struct ct_harvest *h, uint32_t i, enum ct_scan mode
     if (st->ext && batch[a].kind != CTP_KIND_V1 && batch[a].kind != CTP_KIND_RESUME)
       cover_site(h, st->pid, batch[a].addr, batch[a].ts);
     write_event(h->w, st->probe_id, &batch[a]);
+    if (batch[a].ts < h->first_ts) h->first_ts = batch[a].ts;
     st->next_ev = batch[a].idx + 1;
     written++;
   }
@@ -285,6 +286,7 @@ uint64_t ct_harvest_scan(struct ct_harvest *h, enum ct_scan mode) {
   uint32_t used = used_now(h);
   h->peak = 0;
   h->progress = 0;
+  h->first_ts = UINT64_MAX;
   for (uint32_t i = 0; i < used; i++)
     if (mode == CT_SCAN_FULL || !h->st[i].retired) got += scan_station(h, i, mode);
   if (h->progress) {

@@ -65,6 +65,10 @@ struct run {
   int trace_reported;  /* the trace write error has been printed */
   uint64_t exit_mono;  /* when we saw the target exit */
   int sched_rt;        /* the loop runs SCHED_FIFO */
+  /* Longest the system kept the loop away beyond what it asked for: a nap's
+   * overshoot, or after a sleep, from the first new event (its byte) to the
+   * scan. Not the engine's choice; reported so a loss can be told apart. */
+  uint64_t late_max;
 };
 
 /* ---- access to the shared file --------------------------------------------- */
@@ -339,10 +343,15 @@ static void harvest_loop(struct run *r) {
   if (r->status.live && r->o.poll_ms > CT_STATUS_MS) wait_ns = (uint64_t)CT_STATUS_MS * 1000000u;
   uint64_t now = ct_now_ns(CLOCK_MONOTONIC), last_scan = now, last_poll = 0, last_flush = now;
   uint64_t last_got = 0, nap = 0;
+  int blocked = 0; /* the last wait was a sleep that only a byte ends */
   for (;;) {
     uint64_t timeout = 0;
     int slept = 0;
     struct pass p = guarded(r, PASS_SCAN);
+    /* Events written while we slept: their byte should have woken us at once. */
+    if (blocked && p.got > 0 && r->h.first_ts < now && now - r->h.first_ts > r->late_max)
+      r->late_max = now - r->h.first_ts;
+    blocked = 0;
     int attached = serve_fds(r);
     if (r->t.exited) break;
     uint64_t elapsed = now - last_scan;
@@ -358,6 +367,13 @@ static void harvest_loop(struct run *r) {
       }
     } else if (nap < CT_NAP_MIN_NS && now - last_got < CT_BUSY_LINGER_NS) {
       /* Busy, and a short gap: scan again. */
+    } else if (nap >= CT_NAP_MIN_NS && nap < CT_NAP_MAX_NS) {
+      /* An empty nap: a gentle flow (or its end). Nap on, twice as long up
+       * to the cap, before sleeping: a flow of one event per 50-250 us would
+       * otherwise make every event a wake-up byte (a send(2) in the program)
+       * and two passes here. */
+      nap = 2 * nap < CT_NAP_MAX_NS ? 2 * nap : CT_NAP_MAX_NS;
+      timeout = nap;
     } else {
       /* Nothing new for a whole nap: the flow has stopped, or is a trickle
        * that a wake-up byte serves better. */
@@ -376,8 +392,12 @@ static void harvest_loop(struct run *r) {
     /* Busy (rings filling faster than a nap allows): signals and connections
      * can wait a little, a ppoll() per pass would cost more than the pass. */
     if (timeout > 0 || now - last_poll >= CT_BUSY_POLL_NS) {
+      uint64_t w0 = ct_now_ns(CLOCK_MONOTONIC);
       wait_fds(r, timeout);
       last_poll = ct_now_ns(CLOCK_MONOTONIC);
+      if (!slept && timeout > 0 && r->npolled == 0 && last_poll - w0 > timeout + r->late_max)
+        r->late_max = last_poll - w0 - timeout;
+      blocked = slept && timeout == wait_ns;
     }
     if (slept) guarded(r, PASS_WAKE);
     now = ct_now_ns(CLOCK_MONOTONIC);
@@ -427,6 +447,8 @@ static int finish(struct run *r, uint64_t start_mono) {
   /* The engine's own CPU time (not the target's), for the cost it claims. */
   ct_w_str(w, ",\"engine_cpu_us\":");
   ct_w_u64(w, ct_now_ns(CLOCK_PROCESS_CPUTIME_ID) / 1000u);
+  ct_w_str(w, ",\"wake_late_max_us\":");
+  ct_w_u64(w, r->late_max / 1000u);
   /* Readers skip unknown keys; this one says the totals are partial. */
   if (r->shm_broken) ct_w_str(w, ",\"error\":\"shared memory truncated by the target\"");
   ct_w_str(w, "}\n");

@@ -130,6 +130,7 @@ int main(int argc, char **argv) {
     }
   }
   for (unsigned i = 0; i < ncoro; i++) __atomic_store_n(co[i].st + 0x10, 1, __ATOMIC_RELEASE);
+  free(co);
   printf("written %llu\n", (unsigned long long)written);
   return 0;
 }
