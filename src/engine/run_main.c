@@ -360,13 +360,17 @@ static void harvest_loop(struct run *r) {
       /* A process that just attached usually starts with a burst: no nap. */
       nap = attached ? 0 : next_nap(nap, elapsed, p.peak);
       if (nap >= CT_NAP_MIN_NS) timeout = nap;
+      else if (r->sched_rt && !attached) timeout = CT_NAP_MIN_NS; /* see the busy case below */
       last_got = now;
       if (r->w.len >= CT_FLUSH_BYTES || now - last_flush >= CT_FLUSH_NS) {
         ct_writer_flush(&r->w);
         last_flush = now;
       }
     } else if (nap < CT_NAP_MIN_NS && now - last_got < CT_BUSY_LINGER_NS) {
-      /* Busy, and a short gap: scan again. */
+      /* Busy, and a short gap: scan again; at SCHED_FIFO after the shortest
+       * nap instead, since a woken FIFO task runs at once, and a FIFO loop
+       * that never sleeps would keep a whole CPU from the program. */
+      if (r->sched_rt) timeout = CT_NAP_MIN_NS;
     } else if (nap >= CT_NAP_MIN_NS && nap < CT_NAP_MAX_NS) {
       /* An empty nap: a gentle flow (or its end). Nap on, twice as long up
        * to the cap, before sleeping: a flow of one event per 50-250 us would
