@@ -200,6 +200,7 @@ struct ct_harvest {
   uint64_t late;          /* stable events older than one already written: lost */
   uint64_t peak;          /* last scan: most new event indexes on one station */
   int progress;           /* last scan: some station's harvested_ev moved */
+  int lossless;           /* --lossless: publish harvested_ev, wake waiters */
   uint64_t first_ts;      /* last scan: oldest timestamp written (UINT64_MAX: none) */
 };
 

@@ -30,6 +30,8 @@ int ct_harvest_init(struct ct_harvest *h, void *base, uint32_t n, struct ct_proc
   h->procs = procs;
   h->w = w;
   h->st = calloc(n, sizeof(*h->st));
+  /* Our own choice, written before the target started: read once. */
+  h->lossless = (h->hdr->mode & CTP_MODE_LOSSLESS) != 0;
   return h->st ? 0 : -ENOMEM;
 }
 
@@ -265,8 +267,10 @@ static uint64_t scan_station(struct ct_harvest *h, uint32_t i, enum ct_scan mode
   h->harvested += written;
   /* Room for the writers of a lossless run: every index below next_ev is
    * written or counted lost, its slot may be reused. seq_cst: the Dekker pair
-   * with a waiting writer's waiters increment (ct_harvest_scan's load). */
-  if (st->ext && st->next_ev != st->room) {
+   * with a waiting writer's waiters increment (ct_harvest_scan's load).
+   * Only in lossless mode: the store shares a cache line with ev_claimed, the
+   * epoch one with tracer_sleeping, both read or written on every event. */
+  if (h->lossless && st->ext && st->next_ev != st->room) {
     st->room = st->next_ev;
     atomic_store_explicit(&s->harvested_ev, st->next_ev, memory_order_seq_cst);
     h->progress = 1;
