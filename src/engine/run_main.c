@@ -397,6 +397,9 @@ static void harvest_loop(struct run *r) {
      * can wait a little, a ppoll() per pass would cost more than the pass. */
     if (timeout > 0 || now - last_poll >= CT_BUSY_POLL_NS) {
       uint64_t w0 = ct_now_ns(CLOCK_MONOTONIC);
+      /* A nap counts from the scan: the trace writes and the connections
+       * served since then are part of the time away (issue #11). */
+      if (!slept && timeout > 0) timeout = w0 - now < timeout ? timeout - (w0 - now) : 1;
       wait_fds(r, timeout);
       last_poll = ct_now_ns(CLOCK_MONOTONIC);
       if (!slept && timeout > 0 && r->npolled == 0 && last_poll - w0 > timeout + r->late_max)
