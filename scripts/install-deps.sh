@@ -7,7 +7,7 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 # One line per concern, so each area adds its own.
 PKGS_BUILD="build-essential clang clang-format pkg-config libdw-dev libelf-dev zlib1g-dev g++ libclang-rt-dev"
 PKGS_DEMO="redis-tools"
-PKGS_TEST="git" # test-first-run clones the repository
+PKGS_TEST="git spin" # test-first-run clones the repository; spin checks the protocol model
 PKGS_ARM="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 PKGS_WEB="chromium nodejs" # the dashboard's browser tests
 PKGS_EXPORT="libsqlite3-dev sqlite3 libpq-dev postgresql libmariadb-dev mariadb-server mariadb-client protobuf-compiler"

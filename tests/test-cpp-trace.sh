@@ -31,7 +31,7 @@ for bin in "$CT_BUILD"/tests/test-cpp-forms "$CT_BUILD"/tests/test-cpp-forms-*; 
   [ -x "$bin" ] || continue
   n=$((n + 1))
   tr="$T/$(basename "$bin").jsonl"
-  "$COROTRACER" run --quiet -o "$tr" -- "$bin" 200 > "$T/out" 2>&1 || fail "$bin under the engine: $(cat "$T/out")"
+  "$COROTRACER" run --quiet --lossless -o "$tr" -- "$bin" 200 > "$T/out" 2>&1 || fail "$bin under the engine: $(cat "$T/out")"
   grep -q '^recorded 44 dropped 0$' "$T/out" || fail "$bin: probe not attached: $(cat "$T/out")"
   check_trace_ends "$tr"
   got=$("$CTJL" -t end events harvested lost < "$tr")

@@ -76,7 +76,7 @@ done
 
 # Paced (--pace-us): hello's busiest coroutine writes 9 events, more than its
 # ring holds; unpaced, an engine kept off the CPU that long loses a few.
-"$COROTRACER" run --quiet -n 64 -o "$T/trace.jsonl" -- "$HELLO" --events "$T/events" --pace-us 1000 > "$T/out" 2> "$T/err" ||
+"$COROTRACER" run --quiet --lossless -n 64 -o "$T/trace.jsonl" -- "$HELLO" --events "$T/events" --pace-us 1000 > "$T/out" 2> "$T/err" ||
   fail "corotracer run -- hello exited $?: $(cat "$T/err")"
 grep -q '^hello: traced$' "$T/out" || fail "hello was not traced: $(cat "$T/out")"
 [ -s "$T/err" ] && fail "--quiet, yet the engine printed: $(cat "$T/err")"
@@ -84,14 +84,14 @@ check_run "$T/trace.jsonl" "$T/events" 64
 
 # The reference's spelling; an existing trace is truncated...
 echo '{"stale":1}' > "$T/ref.jsonl"
-"$COROTRACER" -n 16 -cmd "exec '$HELLO' --events '$T/events2' --pace-us 1000" -out "$T/ref.jsonl" > /dev/null 2> "$T/err" ||
+"$COROTRACER" --lossless -n 16 -cmd "exec '$HELLO' --events '$T/events2' --pace-us 1000" -out "$T/ref.jsonl" > /dev/null 2> "$T/err" ||
   fail "corotracer -n 16 -cmd ... -out exited $?: $(cat "$T/err")"
 grep -q stale "$T/ref.jsonl" && fail "an existing trace file was not truncated"
 check_run "$T/ref.jsonl" "$T/events2" 16
 
 # ... unless --append: the old run stays byte for byte, a second one follows.
 cp "$T/ref.jsonl" "$T/before"
-"$COROTRACER" run --quiet --append -o "$T/ref.jsonl" -- "$HELLO" --pace-us 1000 > /dev/null 2> "$T/err" ||
+"$COROTRACER" run --quiet --lossless --append -o "$T/ref.jsonl" -- "$HELLO" --pace-us 1000 > /dev/null 2> "$T/err" ||
   fail "--append run exited $?: $(cat "$T/err")"
 size=$(wc -c < "$T/before")
 head -c "$size" "$T/ref.jsonl" | cmp -s - "$T/before" || fail "--append changed the existing lines"

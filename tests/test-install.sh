@@ -18,7 +18,7 @@ flags=$(pkg-config --cflags --libs corotracer) || fail "pkg-config corotracer"
 cc -std=c11 -Wall -Wextra -Werror -o "$tmp/hello" examples/hello/hello.c $flags -lpthread \
   -Wl,-rpath,"$tmp/prefix/lib" || fail "hello does not build against the installed SDK"
 ldd "$tmp/hello" | grep -q "$tmp/prefix/lib/libcorotracer.so" || fail "hello is not linked to the installed libcorotracer.so"
-"$tmp/prefix/bin/corotracer" run --quiet -o "$tmp/trace.jsonl" -- "$tmp/hello" --pace-us 1000 >"$tmp/out" ||
+"$tmp/prefix/bin/corotracer" run --quiet --lossless -o "$tmp/trace.jsonl" -- "$tmp/hello" --pace-us 1000 >"$tmp/out" ||
   fail "installed corotracer run"
 n=$(sed -n 's/.*the probe recorded \([0-9]*\) events.*/\1/p' "$tmp/out")
 [ -n "$n" ] && [ "$n" -gt 0 ] || { cat "$tmp/out"; fail "hello did not report what it recorded"; }

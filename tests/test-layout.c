@@ -34,7 +34,11 @@ static const struct field fields[] = {
     X(ctp_header, engine_pid, 0x20, 8),
     X(ctp_header, attached, 0x28, 4),
     X(ctp_header, overflow, 0x2C, 4),
-    X(ctp_header, reserved, 0x30, 1024 - 0x30),
+    X(ctp_header, mode, 0x30, 4),
+    X(ctp_header, lossless_ms, 0x34, 4),
+    X(ctp_header, harvest_epoch, 0x38, 4),
+    X(ctp_header, waiters, 0x3C, 4),
+    X(ctp_header, reserved, 0x40, 1024 - 0x40),
     /* Station, ctp-v1.md */
     F(ctp_station, probe_id, 0x000, 8),
     F(ctp_station, birth_ts, 0x008, 8),
@@ -47,6 +51,7 @@ static const struct field fields[] = {
     X(ctp_station, parent_id, 0x028, 8),
     X(ctp_station, pid, 0x030, 4),
     X(ctp_station, gen, 0x034, 4),
+    X(ctp_station, harvested_ev, 0x038, 8),
     X(ctp_station, label, 0x240, 64),
     /* Event slot, ctp-v1.md */
     F(ctp_slot, timestamp, 0x00, 8),

@@ -59,6 +59,9 @@ enum ctp_wait {
 #define CTP_STF_EXT 0x1u   /* ext fields (ev_claimed, create_site, ...) are valid */
 #define CTP_STF_LABEL 0x2u /* label[] holds a NUL-terminated name */
 
+/* ctp_header.mode bits (our engine only; zero from any other). */
+#define CTP_MODE_LOSSLESS 0x1u /* a writer waits (bounded) for room instead of overwriting */
+
 /* ctp_header.ext_magic, written by our engine: "CTX1". */
 #define CTP_EXT_MAGIC 0x31585443u
 /* ctp_header.ext_version. 2: the engine acknowledges each connection with one
@@ -96,7 +99,7 @@ struct ctp_station {
   uint64_t parent_id;      /* 0x028 probe_id of the creator, 0 if a plain thread */
   uint32_t pid;            /* 0x030 process that owns the station */
   uint32_t gen;            /* 0x034 reserved for station reuse, 0 */
-  uint64_t pad1;           /* 0x038 zero */
+  _Atomic uint64_t harvested_ev; /* 0x038 engine: every event index below it is copied or counted lost */
   struct ctp_slot slots[CTP_SLOTS]; /* 0x040 ring: event k goes to slot k % 8 */
   /* 0x240..0x3FF: flexible, zero in v1; ours: */
   char label[CTP_LABEL_MAX]; /* 0x240 NUL-terminated short name (CTP_STF_LABEL) */
@@ -116,7 +119,11 @@ struct ctp_header {
   uint64_t engine_pid;             /* 0x020 pid of the engine */
   _Atomic uint32_t attached;       /* 0x028 processes that attached (probe fetch_add) */
   _Atomic uint32_t overflow;       /* 0x02C coroutines left untraced: no station free */
-  uint8_t reserved[976];           /* 0x030 zero, reserved */
+  uint32_t mode;                   /* 0x030 CTP_MODE_* bits, set before the target starts */
+  uint32_t lossless_ms;            /* 0x034 longest lossless wait of one event, ms */
+  _Atomic uint32_t harvest_epoch;  /* 0x038 futex word: engine adds 1 and wakes waiting writers */
+  _Atomic uint32_t waiters;        /* 0x03C writers waiting for room (lossless mode) */
+  uint8_t reserved[960];           /* 0x040 zero, reserved */
 };
 
 /* ---- every offset and size, pinned -------------------------------------- */
@@ -144,7 +151,7 @@ _Static_assert(offsetof(struct ctp_station, create_site) == 0x020, "station.crea
 _Static_assert(offsetof(struct ctp_station, parent_id) == 0x028, "station.parent_id");
 _Static_assert(offsetof(struct ctp_station, pid) == 0x030, "station.pid");
 _Static_assert(offsetof(struct ctp_station, gen) == 0x034, "station.gen");
-_Static_assert(offsetof(struct ctp_station, pad1) == 0x038, "station.pad1");
+_Static_assert(offsetof(struct ctp_station, harvested_ev) == 0x038, "station.harvested_ev");
 _Static_assert(offsetof(struct ctp_station, slots) == 0x040, "station.slots");
 _Static_assert(offsetof(struct ctp_station, label) == 0x240, "station.label");
 _Static_assert(offsetof(struct ctp_station, flexible) == 0x280, "station.flexible");
@@ -160,7 +167,11 @@ _Static_assert(offsetof(struct ctp_header, ext_version) == 0x01C, "header.ext_ve
 _Static_assert(offsetof(struct ctp_header, engine_pid) == 0x020, "header.engine_pid");
 _Static_assert(offsetof(struct ctp_header, attached) == 0x028, "header.attached");
 _Static_assert(offsetof(struct ctp_header, overflow) == 0x02C, "header.overflow");
-_Static_assert(offsetof(struct ctp_header, reserved) == 0x030, "header.reserved");
+_Static_assert(offsetof(struct ctp_header, mode) == 0x030, "header.mode");
+_Static_assert(offsetof(struct ctp_header, lossless_ms) == 0x034, "header.lossless_ms");
+_Static_assert(offsetof(struct ctp_header, harvest_epoch) == 0x038, "header.harvest_epoch");
+_Static_assert(offsetof(struct ctp_header, waiters) == 0x03C, "header.waiters");
+_Static_assert(offsetof(struct ctp_header, reserved) == 0x040, "header.reserved");
 
 /* The atomics must be plain lock-free words, or the layout means nothing. */
 _Static_assert(sizeof(_Atomic uint64_t) == 8 && sizeof(_Atomic uint32_t) == 4, "atomic sizes");

@@ -18,6 +18,7 @@
 #define CT_STATIONS_DEFAULT 128u
 #define CT_STATIONS_MAX (1u << 20)
 #define CT_POLL_MS_DEFAULT 1000
+#define CT_LOSSLESS_MS_DEFAULT 1000
 #define CT_STATUS_MS 250
 
 /* ---- options (opts.c) ---------------------------------------------------- */
@@ -30,6 +31,9 @@ struct ct_opts {
   const char *sock_path;  /* NULL: private runtime directory */
   int quiet;
   int status;             /* 1: live status even when stderr is not a tty */
+  int no_rt;              /* --no-realtime: stay SCHED_OTHER */
+  int lossless;           /* --lossless: writers wait for room (bounded) */
+  int lossless_ms;        /* --lossless-ms: longest wait of one event */
   const char *cmd;        /* -cmd string (run through /bin/sh -c), or NULL */
   const char *serve;      /* --serve [ADDR:]PORT: the live dashboard (src/html/live.h), or NULL */
   char **argv;            /* program argv (NULL-terminated); points into the caller's argv or sh_argv */
@@ -177,6 +181,7 @@ struct ct_station_state {
   uint64_t harvested;
   uint64_t events;        /* highest event index seen + 1; final: events the probe wrote */
   uint64_t next_ev;       /* index after the last event line written */
+  uint64_t room;          /* last value stored in the station's harvested_ev */
   uint32_t pid;
   uint8_t ext;            /* CTP_STF_EXT seen */
   uint8_t coro_done;      /* coroutine line written */
@@ -195,6 +200,9 @@ struct ct_harvest {
   uint64_t harvested, live_lost, torn;
   uint64_t late;          /* stable events older than one already written: lost */
   uint64_t peak;          /* last scan: most new event indexes on one station */
+  int progress;           /* last scan: some station's harvested_ev moved */
+  int lossless;           /* --lossless: publish harvested_ev, wake waiters */
+  uint64_t first_ts;      /* last scan: oldest timestamp written (UINT64_MAX: none) */
 };
 
 /* Prepare to harvest the n stations of the mapping at base. h owns its
@@ -246,6 +254,17 @@ void ct_status_clear(struct ct_status *s);
 /* The exit summary (stderr). */
 void ct_status_summary(const struct ct_harvest *h, uint64_t events, uint64_t lost,
                        uint32_t untraced, double secs, const char *trace, const char *exit_desc);
+
+/* ---- scheduling (sched.c) ------------------------------------------------- */
+/* Request a time slice of slice_ns for the calling thread (best effort, see
+ * sched.c): its wake-ups then preempt a busy CPU's current task. Call it after
+ * the target is forked (children would inherit it). Returns 0 or -errno. */
+int ct_sched_short_slice(uint64_t slice_ns);
+
+/* ---- scheduling (sched.c) ------------------------------------------------- */
+/* Give the calling thread SCHED_FIFO priority 1 (reset on fork). Needs
+ * CAP_SYS_NICE or RLIMIT_RTPRIO >= 1. Returns 0 or -errno (EPERM). */
+int ct_sched_realtime(void);
 
 /* ---- helpers -------------------------------------------------------------- */
 /* clk's current time in ns (modules.c). */

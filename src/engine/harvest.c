@@ -2,8 +2,12 @@
  * station's batch by event index, write event, coroutine and station_end
  * lines, and count every lost event. */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 
@@ -26,6 +30,8 @@ int ct_harvest_init(struct ct_harvest *h, void *base, uint32_t n, struct ct_proc
   h->procs = procs;
   h->w = w;
   h->st = calloc(n, sizeof(*h->st));
+  /* Our own choice, written before the target started: read once. */
+  h->lossless = (h->hdr->mode & CTP_MODE_LOSSLESS) != 0;
   return h->st ? 0 : -ENOMEM;
 }
 
@@ -255,11 +261,22 @@ static uint64_t scan_station(struct ct_harvest *h, uint32_t i, enum ct_scan mode
     if (st->ext && batch[a].kind != CTP_KIND_V1 && batch[a].kind != CTP_KIND_RESUME)
       cover_site(h, st->pid, batch[a].addr, batch[a].ts);
     write_event(h->w, st->probe_id, &batch[a]);
+    if (batch[a].ts < h->first_ts) h->first_ts = batch[a].ts;
     st->next_ev = batch[a].idx + 1;
     written++;
   }
   st->harvested += written;
   h->harvested += written;
+  /* Room for the writers of a lossless run: every index below next_ev is
+   * written or counted lost, its slot may be reused. seq_cst: the Dekker pair
+   * with a waiting writer's waiters increment (ct_harvest_scan's load).
+   * Only in lossless mode: the store shares a cache line with ev_claimed, the
+   * epoch one with tracer_sleeping, both read or written on every event. */
+  if (h->lossless && st->ext && st->next_ev != st->room) {
+    st->room = st->next_ev;
+    atomic_store_explicit(&s->harvested_ev, st->next_ev, memory_order_seq_cst);
+    h->progress = 1;
+  }
   return nb;
 }
 
@@ -274,8 +291,17 @@ uint64_t ct_harvest_scan(struct ct_harvest *h, enum ct_scan mode) {
   uint64_t got = 0;
   uint32_t used = used_now(h);
   h->peak = 0;
+  h->progress = 0;
+  h->first_ts = UINT64_MAX;
   for (uint32_t i = 0; i < used; i++)
     if (mode == CT_SCAN_FULL || !h->st[i].retired) got += scan_station(h, i, mode);
+  if (h->progress) {
+    /* Lossless writers skip their waits while this word stands still after a
+     * timeout (a stopped engine); it moves with every scan that made room. */
+    atomic_fetch_add_explicit(&h->hdr->harvest_epoch, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&h->hdr->waiters, memory_order_seq_cst) > 0)
+      syscall(SYS_futex, &h->hdr->harvest_epoch, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+  }
   return got;
 }
 

@@ -25,6 +25,9 @@ static void usage(FILE *f) {
           "                      127.0.0.1; the URL with its token is printed; docs/DASHBOARD.md)\n"
           "      --quiet         no status line, no summary\n"
           "      --status        live status line even when stderr is not a terminal\n"
+          "      --no-realtime   do not ask for SCHED_FIFO priority (see docs/ENGINE.md)\n"
+          "      --lossless      a writer whose ring is full waits for the engine (bounded)\n"
+          "      --lossless-ms MS  longest such wait of one event (default 1000), then it counts a loss\n"
           "  -h, --help          this help\n"
           "The exit status is the program's (128+N when killed by signal N); see docs/ENGINE.md.\n",
           CT_STATIONS_MAX);
@@ -75,6 +78,7 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv) {
   o->out = "trace.jsonl";
   o->stations = CT_STATIONS_DEFAULT;
   o->poll_ms = CT_POLL_MS_DEFAULT;
+  o->lossless_ms = CT_LOSSLESS_MS_DEFAULT;
   int i = 1;
   for (; i < argc; i++) {
     const char *a = argv[i];
@@ -91,6 +95,8 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv) {
     int *flag = is_opt(a, "append", 0, &val) ? &o->append
                 : is_opt(a, "quiet", 0, &val)  ? &o->quiet
                 : is_opt(a, "status", 0, &val) ? &o->status
+                : is_opt(a, "no-realtime", 0, &val) ? &o->no_rt
+                : is_opt(a, "lossless", 0, &val) ? &o->lossless
                                                : NULL;
     if (flag) {
       if (val) return bad(a, "takes no value");
@@ -103,7 +109,7 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv) {
       int single_ok;
     } vopts[] = {{"out", "-o", 1},  {"stations", "-n", 0}, {"poll-ms", NULL, 0},
                  {"shm", NULL, 1},  {"sock", NULL, 1},     {"cmd", NULL, 1},
-                 {"serve", NULL, 0}};
+                 {"serve", NULL, 0}, {"lossless-ms", NULL, 0}};
     int which = -1;
     for (size_t k = 0; k < sizeof(vopts) / sizeof(vopts[0]) && which < 0; k++) {
       if (vopts[k].shortname && strcmp(a, vopts[k].shortname) == 0) {
@@ -150,9 +156,13 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv) {
       o->serve = val;
       break;
     }
-    default:
+    case 5:
       if (!val[0]) return bad(a, "needs a command");
       o->cmd = val;
+      break;
+    default:
+      if (parse_uint(a, val, 1, 600000, &v)) return -1;
+      o->lossless_ms = (int)v;
       break;
     }
   }

@@ -32,8 +32,11 @@
  * when the writer resumes and catches up. */
 #define CT_BUSY_LINGER_NS 200000u
 /* Longest nap; also the first one after a sleep is 2 * CT_NAP_MIN_NS, and a
- * nap at most doubles from one scan to the next (a lull may end in a burst). */
-#define CT_NAP_MAX_NS 2000000u
+ * nap at most doubles from one scan to the next (a lull may end in a burst).
+ * The nap's rate estimate looks back, and a writer that was preempted during
+ * it comes back at full speed: only this cap bounds how long the engine stays
+ * away while events flow, hence the lossless rate of docs/ENGINE.md "Bound". */
+#define CT_NAP_MAX_NS 250000u
 /* Timer slack of the engine: the default 50 us would stretch short naps. */
 #define CT_TIMER_SLACK_NS 5000u
 /* How often a busy (not napping) loop looks at signals and connections. */
@@ -63,6 +66,11 @@ struct run {
   int shm_broken;      /* SIGBUS: the file was truncated, harvesting stopped */
   int trace_reported;  /* the trace write error has been printed */
   uint64_t exit_mono;  /* when we saw the target exit */
+  int sched_rt;        /* the loop runs SCHED_FIFO */
+  /* Longest the system kept the loop away beyond what it asked for: a nap's
+   * overshoot, or after a sleep, from the first new event (its byte) to the
+   * scan. Not the engine's choice; reported so a loss can be told apart. */
+  uint64_t late_max;
 };
 
 /* ---- access to the shared file --------------------------------------------- */
@@ -322,7 +330,11 @@ static int serve_fds(struct run *r) {
 /* The next nap after a scan that found events: the fullest ring got `peak`
  * new events in `elapsed` ns; come back when it would hold CT_NAP_FILL. */
 static uint64_t next_nap(uint64_t nap, uint64_t elapsed, uint64_t peak) {
-  uint64_t want = elapsed * CT_NAP_FILL / (peak ? peak : 1);
+  /* peak + 1: `peak` new indexes in `elapsed` may be one event short of the
+   * true rate (an event just after the scan), and with peak == 1 the rate
+   * estimate would be off by a factor of 2: the nap then let a ring fill
+   * all 8 slots (issue #11). */
+  uint64_t want = elapsed * CT_NAP_FILL / (peak + 1);
   uint64_t grow = 2 * (nap > CT_NAP_MIN_NS ? nap : CT_NAP_MIN_NS);
   if (want > grow) want = grow;
   return want < CT_NAP_MAX_NS ? want : CT_NAP_MAX_NS;
@@ -333,10 +345,15 @@ static void harvest_loop(struct run *r) {
   if (r->status.live && r->o.poll_ms > CT_STATUS_MS) wait_ns = (uint64_t)CT_STATUS_MS * 1000000u;
   uint64_t now = ct_now_ns(CLOCK_MONOTONIC), last_scan = now, last_poll = 0, last_flush = now;
   uint64_t last_got = 0, nap = 0;
+  int blocked = 0; /* the last wait was a sleep that only a byte ends */
   for (;;) {
     uint64_t timeout = 0;
     int slept = 0;
     struct pass p = guarded(r, PASS_SCAN);
+    /* Events written while we slept: their byte should have woken us at once. */
+    if (blocked && p.got > 0 && r->h.first_ts < now && now - r->h.first_ts > r->late_max)
+      r->late_max = now - r->h.first_ts;
+    blocked = 0;
     int attached = serve_fds(r);
     if (r->t.exited) break;
     uint64_t elapsed = now - last_scan;
@@ -345,13 +362,24 @@ static void harvest_loop(struct run *r) {
       /* A process that just attached usually starts with a burst: no nap. */
       nap = attached ? 0 : next_nap(nap, elapsed, p.peak);
       if (nap >= CT_NAP_MIN_NS) timeout = nap;
+      else if (r->sched_rt && !attached) timeout = CT_NAP_MIN_NS; /* see the busy case below */
       last_got = now;
       if (r->w.len >= CT_FLUSH_BYTES || now - last_flush >= CT_FLUSH_NS) {
         ct_writer_flush(&r->w);
         last_flush = now;
       }
     } else if (nap < CT_NAP_MIN_NS && now - last_got < CT_BUSY_LINGER_NS) {
-      /* Busy, and a short gap: scan again. */
+      /* Busy, and a short gap: scan again; at SCHED_FIFO after the shortest
+       * nap instead, since a woken FIFO task runs at once, and a FIFO loop
+       * that never sleeps would keep a whole CPU from the program. */
+      if (r->sched_rt) timeout = CT_NAP_MIN_NS;
+    } else if (nap >= CT_NAP_MIN_NS && nap < CT_NAP_MAX_NS) {
+      /* An empty nap: a gentle flow (or its end). Nap on, twice as long up
+       * to the cap, before sleeping: a flow of one event per 50-250 us would
+       * otherwise make every event a wake-up byte (a send(2) in the program)
+       * and two passes here. */
+      nap = 2 * nap < CT_NAP_MAX_NS ? 2 * nap : CT_NAP_MAX_NS;
+      timeout = nap;
     } else {
       /* Nothing new for a whole nap: the flow has stopped, or is a trickle
        * that a wake-up byte serves better. */
@@ -370,8 +398,15 @@ static void harvest_loop(struct run *r) {
     /* Busy (rings filling faster than a nap allows): signals and connections
      * can wait a little, a ppoll() per pass would cost more than the pass. */
     if (timeout > 0 || now - last_poll >= CT_BUSY_POLL_NS) {
+      uint64_t w0 = ct_now_ns(CLOCK_MONOTONIC);
+      /* A nap counts from the scan: the trace writes and the connections
+       * served since then are part of the time away (issue #11). */
+      if (!slept && timeout > 0) timeout = w0 - now < timeout ? timeout - (w0 - now) : 1;
       wait_fds(r, timeout);
       last_poll = ct_now_ns(CLOCK_MONOTONIC);
+      if (!slept && timeout > 0 && r->npolled == 0 && last_poll - w0 > timeout + r->late_max)
+        r->late_max = last_poll - w0 - timeout;
+      blocked = slept && timeout == wait_ns;
     }
     if (slept) guarded(r, PASS_WAKE);
     now = ct_now_ns(CLOCK_MONOTONIC);
@@ -415,6 +450,14 @@ static int finish(struct run *r, uint64_t start_mono) {
    * retried, never written. torn_retries says how often that happened. */
   ct_w_str(w, ",\"torn\":0,\"torn_retries\":");
   ct_w_u64(w, r->h.torn);
+  /* How the harvest loop was scheduled: "normal" means a busy CPU could keep
+   * it away for a scheduler slice (docs/ENGINE.md "Bound"). */
+  ct_w_str(w, r->sched_rt ? ",\"sched\":\"fifo\"" : ",\"sched\":\"normal\"");
+  /* The engine's own CPU time (not the target's), for the cost it claims. */
+  ct_w_str(w, ",\"engine_cpu_us\":");
+  ct_w_u64(w, ct_now_ns(CLOCK_PROCESS_CPUTIME_ID) / 1000u);
+  ct_w_str(w, ",\"wake_late_max_us\":");
+  ct_w_u64(w, r->late_max / 1000u);
   /* Readers skip unknown keys; this one says the totals are partial. */
   if (r->shm_broken) ct_w_str(w, ",\"error\":\"shared memory truncated by the target\"");
   ct_w_str(w, "}\n");
@@ -468,6 +511,11 @@ int ct_run_main(int argc, char **argv) {
     goto out;
   }
   ct_status_init(&r.status, !r.o.quiet && (r.o.status || isatty(STDERR_FILENO)));
+  /* Before the fork: a v1 SDK writes from its first instant without waiting
+   * for us, and a SCHED_OTHER engine that a busy CPU keeps away right after
+   * the fork loses its first events. SCHED_RESET_ON_FORK keeps the target
+   * (and anything else we fork) SCHED_OTHER. */
+  r.sched_rt = !r.o.no_rt && ct_sched_realtime() == 0;
   uint64_t start = ct_now_ns(CLOCK_MONOTONIC);
   e = ct_target_spawn(&r.t, r.o.argv, ct_rt_shm_env(&r.rt), r.rt.sock_path, r.o.stations);
   if (e && !r.t.pid) {

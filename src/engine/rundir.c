@@ -83,7 +83,7 @@ static int make_shm_file(struct ct_rt *rt, const char *path) {
   return reserve(rt->shm_fd, rt->map_len, path);
 }
 
-static void write_header(struct ct_rt *rt, uint32_t n) {
+static void write_header(struct ct_rt *rt, uint32_t n, const struct ct_opts *o) {
   struct ctp_header *h = rt->map;
   /* Written before the target exists: no ordering needed beyond exec. */
   h->magic = CTP_MAGIC;
@@ -92,6 +92,8 @@ static void write_header(struct ct_rt *rt, uint32_t n) {
   h->ext_magic = CTP_EXT_MAGIC;
   h->ext_version = CTP_EXT_VERSION;
   h->engine_pid = (uint64_t)getpid();
+  h->mode = o->lossless ? CTP_MODE_LOSSLESS : 0;
+  h->lossless_ms = (uint32_t)o->lossless_ms;
 }
 
 static int make_socket(struct ct_rt *rt, const char *path) {
@@ -145,7 +147,7 @@ int ct_rt_create(struct ct_rt *rt, const struct ct_opts *o) {
     fail(o->shm_path ? o->shm_path : "shared memory (mmap)", errno);
     goto out;
   }
-  write_header(rt, o->stations);
+  write_header(rt, o->stations, o);
   /* The target cannot truncate (or grow) a sealed memfd under our mapping. */
   if (!o->shm_path &&
       fcntl(rt->shm_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {

@@ -315,6 +315,11 @@ static int ct_attach(void) {
   ct_probe.map_len = CTP_FILE_SIZE(n);
   ct_probe.nstations = n;
   ct_probe.pid = (uint32_t)getpid();
+  /* Only our engine sets mode (a v1 engine leaves the word zero). */
+  if (hdr->ext_magic == CTP_EXT_MAGIC && (hdr->mode & CTP_MODE_LOSSLESS)) {
+    ct_probe.lossless = 1;
+    ct_probe.lossless_ms = hdr->lossless_ms ? hdr->lossless_ms : 1000;
+  }
   atomic_store_explicit(&ct_probe.sock, fd, memory_order_relaxed);
   atomic_fetch_add_explicit(&hdr->attached, 1, memory_order_relaxed);
   hdr = NULL;

@@ -5,6 +5,8 @@
 #include "corotracer.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -88,6 +90,58 @@ out:
   errno = saved;
 }
 
+/* Lossless mode (docs/PROTOCOL.md "Lossless mode"): event k goes to the slot
+ * of event k - 8, which must have been harvested first (harvested_ev > k - 8).
+ * Spin a little, then sleep on the header's futex word, which the engine bumps
+ * after each scan that made progress and wakes when writers wait; give up
+ * after lossless_ms (the event then overwrites k - 8, which the engine counts
+ * lost) and wait no more until the engine makes progress again, so a stopped
+ * or dead engine delays the target by one timeout, not one per event. */
+static __attribute__((noinline, cold)) void ct_wait_room(struct ctp_station *st, uint64_t k) {
+  struct ctp_header *h = ct_probe.hdr;
+  uint64_t need = k - CTP_SLOTS + 1;
+  for (int spin = 0; spin < 1000; spin++) {
+    if (atomic_load_explicit(&st->harvested_ev, memory_order_acquire) >= need)
+      return;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  if (atomic_load_explicit(&ct_probe.stalled, memory_order_relaxed) &&
+      atomic_load_explicit(&h->harvest_epoch, memory_order_relaxed) ==
+          atomic_load_explicit(&ct_probe.stall_epoch, memory_order_relaxed))
+    return;
+  atomic_store_explicit(&ct_probe.stalled, 0, memory_order_relaxed);
+  int saved = errno;
+  uint64_t deadline = ct_now() + (uint64_t)ct_probe.lossless_ms * 1000000u;
+  for (;;) {
+    ct_kick_engine(h); /* it may be asleep: our ring being full woke nobody */
+    uint32_t e0 = atomic_load_explicit(&h->harvest_epoch, memory_order_seq_cst);
+    /* Dekker pair with the engine: its seq_cst store of harvested_ev, then
+     * its load of waiters; our increment, then this load. */
+    atomic_fetch_add_explicit(&h->waiters, 1, memory_order_seq_cst);
+    int room = atomic_load_explicit(&st->harvested_ev, memory_order_seq_cst) >= need;
+    uint64_t now = ct_now();
+    if (!room && now < deadline) {
+      /* At most 10 ms per sleep: a lost wake-up byte costs no more. */
+      uint64_t left = deadline - now < 10000000u ? deadline - now : 10000000u;
+      struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
+      /* Not FUTEX_PRIVATE: the word is in a mapping shared with the engine. */
+      syscall(SYS_futex, &h->harvest_epoch, FUTEX_WAIT, e0, &ts, NULL, 0);
+    }
+    atomic_fetch_sub_explicit(&h->waiters, 1, memory_order_relaxed);
+    if (room)
+      break;
+    if (now >= deadline) {
+      atomic_store_explicit(&ct_probe.stall_epoch, e0, memory_order_relaxed);
+      atomic_store_explicit(&ct_probe.stalled, 1, memory_order_relaxed);
+      atomic_fetch_add_explicit(&ct_probe.timeouts, 1, memory_order_relaxed);
+      break;
+    }
+  }
+  errno = saved;
+}
+
 /* Write one event into station st (docs/PROTOCOL.md "Write protocol"). Any
  * number of threads may call it on one station at once. */
 static void ct_emit(struct ctp_station *st, uint64_t ts, uint8_t kind, uint64_t addr, uint8_t wait,
@@ -96,6 +150,9 @@ static void ct_emit(struct ctp_station *st, uint64_t ts, uint8_t kind, uint64_t 
    * so nothing slow ever runs while the slot's seq is odd. */
   uint64_t tid = ct_tid();
   uint64_t k = atomic_fetch_add_explicit(&st->ev_claimed, 1, memory_order_relaxed);
+  if (__builtin_expect(ct_probe.lossless, 0) && k >= CTP_SLOTS &&
+      atomic_load_explicit(&st->harvested_ev, memory_order_acquire) < k - CTP_SLOTS + 1)
+    ct_wait_room(st, k);
   struct ctp_slot *sl = &st->slots[k % CTP_SLOTS];
   uint64_t t = 2 * (k / CTP_SLOTS);
   uint64_t v = atomic_load_explicit(&sl->seq, memory_order_relaxed);

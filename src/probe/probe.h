@@ -31,9 +31,16 @@ struct ct_probe {
    * it (stores -1) when the fd number no longer names our socket. */
   _Atomic int sock;
   uint64_t sock_dev, sock_ino; /* its identity, checked before each send */
+  int lossless;           /* the engine set CTP_MODE_LOSSLESS */
+  uint32_t lossless_ms;   /* its bound on one wait */
+  /* Lossless waits are skipped while the engine shows no progress after a
+   * wait timed out: stalled says so, stall_epoch is harvest_epoch then. */
+  _Atomic int stalled;
+  _Atomic uint32_t stall_epoch;
   /* Rare-path counter (see corotracer_stats), on its own cache line: a drop
    * storm must not slow every event's read of state. */
   _Alignas(64) _Atomic uint64_t dropped;
+  _Atomic uint64_t timeouts; /* lossless waits that gave up */
 };
 
 extern struct ct_probe ct_probe;

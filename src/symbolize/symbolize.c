@@ -214,7 +214,9 @@ static const struct sym_map *find_map(const ct_symbolizer *s, uint32_t pid, uint
  * not fall back): then walk the units. Returns 1 when found. */
 static int find_unit(Dwfl_Module *mod, Dwarf_Addr a, Dwarf_Die *cudie, Dwarf_Addr *bias) {
   Dwarf_Die *d = dwfl_module_addrdie(mod, a, bias);
-  if (d) {
+  /* Checked: with .debug_aranges for only some units (a gcc-built library
+   * linked into a clang-built program), the unit found may not hold a. */
+  if (d && dwarf_haspc(d, a - *bias) == 1) {
     *cudie = *d;
     return 1;
   }
