@@ -9,6 +9,11 @@ V1W="$CT_BUILD/tests/lib/v1-writer"
 [ -x "$V1W" ] || fail "$V1W missing"
 runs=${CT_V1RATE_RUNS:-50}
 [ -z "$CT_SAN" ] || runs=${CT_V1RATE_RUNS:-8}
+# The bound of docs/ENGINE.md is the optimized engine's: a sanitized engine
+# spends several times longer on each scan and line, longer than 16 rings at
+# 5 us take to fill (640 us), so sanitizer builds check the 20 and 100 us gaps.
+gaps="5000 20000 100000"
+[ -z "$CT_SAN" ] || gaps="20000 100000"
 
 # The load the bound must survive: a CPU hog beside the engine and the writer.
 yes >/dev/null &
@@ -22,7 +27,7 @@ bg_add $!
 # run is repeated (at most $runs times in all) and reported; any other loss fails.
 n=0 delayed=0
 for i in $(seq 1 "$runs"); do
-  for gap in 5000 20000 100000; do
+  for gap in $gaps; do
    while :; do
     tr="$T/t-$gap-$i.jsonl"
     "$COROTRACER" -n 64 --quiet -o "$tr" -- "$V1W" 16 200 "$gap" > "$T/out" ||
@@ -60,7 +65,7 @@ $("$CTJL" -t station_end probe_id lost < "$tr" | awk '$2 > 0' | head -n 5)" ;;
   done
 done
 # The engine's CPU per run (median per gap), for docs/ENGINE.md.
-for gap in 5000 20000 100000; do
+for gap in $gaps; do
   awk -v g=$gap '$1 == g { print $2 }' "$T/cpu" | sort -n | awk -v g=$gap '{ v[NR] = $1 }
     END { m = v[int((NR + 1) / 2)]; printf "gap %d ns: engine CPU median %d us per run = %.1f%% of the nominal writing time (3200 x gap)\n", g, m, m * 100000 / (3200 * g) }'
 done
