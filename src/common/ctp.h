@@ -29,6 +29,10 @@
 #define CTP_ENV_SOCK "CTP_SOCK_PATH"
 #define CTP_ENV_STATIONS "CTP_MAX_STATIONS"
 
+/* Most stations a trace may have: the engine's `--stations` limit (1 Mi
+ * stations is a 1 GiB file), and the highest CTP_MAX_STATIONS a probe accepts. */
+#define CTP_STATIONS_MAX (1u << 20)
+
 /* Size of a v1 file for n stations. */
 #define CTP_FILE_SIZE(n) ((uint64_t)CTP_HEADER_SIZE + (uint64_t)(n) * CTP_STATION_SIZE)
 

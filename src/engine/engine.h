@@ -16,7 +16,6 @@
 #define CT_EXIT_EXEC 127  /* the program could not be executed */
 
 #define CT_STATIONS_DEFAULT 128u
-#define CT_STATIONS_MAX (1u << 20)
 #define CT_POLL_MS_DEFAULT 1000
 #define CT_LOSSLESS_MS_DEFAULT 1000
 #define CT_STATUS_MS 250

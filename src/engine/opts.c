@@ -30,7 +30,7 @@ static void usage(FILE *f) {
           "      --lossless-ms MS  longest such wait of one event (default 1000), then it counts a loss\n"
           "  -h, --help          this help\n"
           "The exit status is the program's (128+N when killed by signal N); see docs/ENGINE.md.\n",
-          CT_STATIONS_MAX);
+          CTP_STATIONS_MAX);
 }
 
 static int bad(const char *opt, const char *what) {
@@ -134,7 +134,7 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv) {
       o->out = val;
       break;
     case 1:
-      if (parse_uint(a, val, 1, CT_STATIONS_MAX, &v)) return -1;
+      if (parse_uint(a, val, 1, CTP_STATIONS_MAX, &v)) return -1;
       o->stations = (uint32_t)v;
       break;
     case 2:
