@@ -11,13 +11,16 @@
 
 struct field {
   const char *name;
-  size_t off, size;       /* from the compiler */
+  size_t off, size;           /* from the compiler */
   size_t want_off, want_size; /* from the documents */
-  int ext;                /* ours: must lie in bytes v1 leaves zero */
+  int ext;                    /* ours: must lie in bytes v1 leaves zero */
 };
 
-#define FIELD(type, member, off, size, ext) \
-  {#type "." #member, offsetof(struct type, member), sizeof(((struct type *)0)->member), off, size, ext}
+#define FIELD(type, member, off, size, ext)                                                        \
+  {                                                                                                \
+#type "." #member, offsetof(struct type, member), sizeof(((struct type *)0)->member), off,     \
+        size, ext                                                                                  \
+  }
 #define F(type, member, off, size) FIELD(type, member, off, size, 0)
 #define X(type, member, off, size) FIELD(type, member, off, size, 1)
 
@@ -77,7 +80,8 @@ static void check(int ok, const char *what, unsigned long long got, unsigned lon
   }
 }
 
-#define EQ(what, got, want) check((unsigned long long)(got) == (unsigned long long)(want), what, got, want)
+#define EQ(what, got, want)                                                                        \
+  check((unsigned long long)(got) == (unsigned long long)(want), what, got, want)
 
 /* v1's zero areas (ctp-v1.md): header 0x18..0x3FF, station pad 0x011..0x03F
  * and flexible 0x240..0x3FF, slot reserved 0x20..0x3E. Every extension field
@@ -171,6 +175,7 @@ int main(void) {
     printf("%d layout checks failed\n", failures);
     return 1;
   }
-  printf("layout: %zu fields and the constants match the documents\n", sizeof fields / sizeof fields[0]);
+  printf("layout: %zu fields and the constants match the documents\n",
+         sizeof fields / sizeof fields[0]);
   return 0;
 }

@@ -26,12 +26,12 @@
 #include "corotracer.h"
 #include "lib/probe-fixture.h"
 
-#define CHECK(c)                                                   \
-  do {                                                             \
-    if (!(c)) {                                                    \
-      printf("%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-      return 1;                                                    \
-    }                                                              \
+#define CHECK(c)                                                                                   \
+  do {                                                                                             \
+    if (!(c)) {                                                                                    \
+      printf("%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                                 \
+      return 1;                                                                                    \
+    }                                                                                              \
   } while (0)
 
 #define NSTATIONS 2

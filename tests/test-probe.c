@@ -23,16 +23,16 @@
 #include "corotracer.h"
 #include "lib/probe-fixture.h"
 
-#define CHECK(c)                                                        \
-  do {                                                                  \
-    if (!(c)) {                                                         \
-      printf("%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);      \
-      fflush(stdout);                                                   \
-      return 1;                                                         \
-    }                                                                   \
+#define CHECK(c)                                                                                   \
+  do {                                                                                             \
+    if (!(c)) {                                                                                    \
+      printf("%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                                 \
+      fflush(stdout);                                                                              \
+      return 1;                                                                                    \
+    }                                                                                              \
   } while (0)
 
-static char dir[256];   /* private temp dir */
+static char dir[256];                                                  /* private temp dir */
 static char shm_path[300], sock_path[300], errpath[320], missing[320]; /* missing: never made */
 static struct ctp_header *hdr; /* the test's own mapping of shm_path */
 static uint64_t map_len;
@@ -108,7 +108,8 @@ struct env {
 /* Run body in a forked child with env set and stderr captured; the child's
  * exit status must be 0 and it must have printed exactly want_lines lines on
  * stderr, the first containing want_text (when not NULL). */
-static int run_case(const char *name, struct env e, int (*body)(void), int want_lines, const char *want_text) {
+static int run_case(const char *name, struct env e, int (*body)(void), int want_lines,
+                    const char *want_text) {
   fflush(stdout);
   pid_t pid = fork();
   CHECK(pid >= 0);
@@ -250,7 +251,8 @@ static int body_events(void) {
     CHECK(s->tid == tid && s->timestamp >= sa->birth_ts);
     int i = (int)(k - 4) / 2;
     if (k % 2 == 0) { /* resume */
-      CHECK(s->kind == CTP_KIND_RESUME && s->is_active == 1 && s->addr == 0 && s->obj == 0 && s->wait_kind == 0);
+      CHECK(s->kind == CTP_KIND_RESUME && s->is_active == 1 && s->addr == 0 && s->obj == 0 &&
+            s->wait_kind == 0);
     } else {
       CHECK(s->kind == CTP_KIND_SUSPEND && s->is_active == 0 && s->addr == (uint64_t)(0x6000 + i));
       CHECK(s->wait_kind == CTP_WAIT_NONE && s->obj == 0);
@@ -266,8 +268,10 @@ static int body_events(void) {
   CHECK(sb->label[0] == '\0');
   CHECK(sb->create_site == 0x2222 && sb->parent_id == 100);
   CHECK(atomic_load(&sb->ev_claimed) == 4);
-  CHECK((s = event(sb, 0)) && s->kind == CTP_KIND_CREATE && s->addr == 0x2222 && s->obj == 100 && !s->is_active);
-  CHECK((s = event(sb, 1)) && s->kind == CTP_KIND_WAKE && s->addr == 0x3333 && s->obj == 100 && !s->is_active);
+  CHECK((s = event(sb, 0)) && s->kind == CTP_KIND_CREATE && s->addr == 0x2222 && s->obj == 100 &&
+        !s->is_active);
+  CHECK((s = event(sb, 1)) && s->kind == CTP_KIND_WAKE && s->addr == 0x3333 && s->obj == 100 &&
+        !s->is_active);
   CHECK(s->tid == tid);
   CHECK((s = event(sb, 2)) && s->kind == CTP_KIND_RESUME && s->is_active == 1 && s->addr == 0);
   CHECK((s = event(sb, 3)) && s->kind == CTP_KIND_DESTROY && s->is_active == 0 && s->addr != 0);
@@ -285,7 +289,8 @@ static int body_events(void) {
   CHECK(sc->probe_id == 300);
   CHECK(in_func(sc->create_site, (void *)create_here));
   CHECK((s = event(sc, 0)) && s->kind == CTP_KIND_CREATE && s->addr == sc->create_site);
-  CHECK((s = event(sc, 1)) && s->kind == CTP_KIND_SUSPEND && in_func(s->addr, (void *)suspend_here));
+  CHECK((s = event(sc, 1)) && s->kind == CTP_KIND_SUSPEND &&
+        in_func(s->addr, (void *)suspend_here));
   CHECK(s->wait_kind == CTP_WAIT_FD && s->obj == 7);
 
   uint64_t rec, drop;
@@ -319,7 +324,8 @@ static int body_fields(void) {
   CHECK(s->tid == my_tid());
   /* label that fits exactly */
   corotracer_co *b = corotracer_create(8, "", NULL);
-  CHECK(b && atomic_load(&station(1)->ext_flags) == (CTP_STF_EXT | CTP_STF_LABEL) && station(1)->label[0] == 0);
+  CHECK(b && atomic_load(&station(1)->ext_flags) == (CTP_STF_EXT | CTP_STF_LABEL) &&
+        station(1)->label[0] == 0);
   return 0;
 }
 
@@ -333,7 +339,8 @@ static int body_plain_names(void) {
   CHECK(atomic_load(&st->ev_claimed) == 4 && atomic_load(&hdr->allocated_count) == 1);
   struct ctp_slot *s;
   CHECK((s = event(st, 1)) && s->kind == CTP_KIND_RESUME);
-  CHECK((s = event(st, 2)) && s->kind == CTP_KIND_SUSPEND && s->wait_kind == CTP_WAIT_FD && s->obj == 9);
+  CHECK((s = event(st, 2)) && s->kind == CTP_KIND_SUSPEND && s->wait_kind == CTP_WAIT_FD &&
+        s->obj == 9);
   CHECK(in_func(s->addr, (void *)ct_test_plain_calls));
   CHECK((s = event(st, 3)) && s->kind == CTP_KIND_WAKE && s->addr == 0x99);
   return 0;
@@ -459,7 +466,8 @@ static int body_ack(void) {
   clock_gettime(CLOCK_MONOTONIC, &a);
   CHECK(corotracer_init() == 0);
   clock_gettime(CLOCK_MONOTONIC, &b);
-  long dt = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000, want = ack_ms >= 0 ? ack_ms : 1000;
+  long dt = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000,
+       want = ack_ms >= 0 ? ack_ms : 1000;
   printf("ack after %d ms: init took %ld ms\n", ack_ms, dt);
   CHECK(dt >= want - 10 && dt < want + 700);
   if (ack_ms >= 0)
@@ -480,7 +488,8 @@ static int body_fork(void) {
   pid_t pid = fork();
   CHECK(pid >= 0);
   if (pid == 0) {
-    int bad = corotracer_enabled() != 0 || corotracer_init() != -ECHILD || corotracer_current() != NULL;
+    int bad =
+        corotracer_enabled() != 0 || corotracer_init() != -ECHILD || corotracer_current() != NULL;
     atomic_store(&hdr->tracer_sleeping, 1);
     corotracer_suspend(a, NULL, COROTRACER_WAIT_NONE, 0);
     corotracer_wake(a, NULL);
@@ -582,7 +591,8 @@ static int coherent(const struct ctp_slot *c, uint64_t k) {
   case CTP_KIND_CREATE:
     return k == 0 && c->addr == 0x9000 && c->obj == 0 && !c->is_active;
   case CTP_KIND_RESUME:
-    return c->tid == owner_tid && c->addr == 0 && c->obj == 0 && c->is_active == 1 && c->wait_kind == 0;
+    return c->tid == owner_tid && c->addr == 0 && c->obj == 0 && c->is_active == 1 &&
+           c->wait_kind == 0;
   case CTP_KIND_SUSPEND:
     return c->tid == owner_tid && c->addr == 0x9100 && c->wait_kind == CTP_WAIT_PTR &&
            c->obj >= 0x70000 && c->obj < 0x70000 + (uint64_t)iters && !c->is_active;
@@ -610,9 +620,9 @@ static void harvest(struct ctp_station *st, struct harvest *h) {
       continue;
     uint64_t k = ctp_event_index(seq, s);
     if ((!coherent(&c, k) || k >= atomic_load(&st->ev_claimed)) && h->bad++ < 10) {
-      printf("incoherent event %llu: kind %u tid %llu addr %#llx obj %#llx active %u\n", (unsigned long long)k,
-             c.kind, (unsigned long long)c.tid, (unsigned long long)c.addr, (unsigned long long)c.obj,
-             c.is_active);
+      printf("incoherent event %llu: kind %u tid %llu addr %#llx obj %#llx active %u\n",
+             (unsigned long long)k, c.kind, (unsigned long long)c.tid, (unsigned long long)c.addr,
+             (unsigned long long)c.obj, c.is_active);
     }
     h->harvested++;
     h->last_seen[s] = seq;
@@ -739,25 +749,33 @@ int main(void) {
   fails += make_good_file(2) || run_case("exported plain names", good, body_plain_names, 0, NULL);
   fails += make_good_file(2) || run_case("fork", good, body_fork, 0, NULL);
   fails += make_good_file(2) || run_case("engine gone", good, body_engine_gone, 0, NULL);
-  fails += make_good_file(2) || make_listener() || run_case("engine stuck", good, body_engine_stuck, 0, NULL);
+  fails += make_good_file(2) || make_listener() ||
+           run_case("engine stuck", good, body_engine_stuck, 0, NULL);
   static const int acks[] = {200, -1};
   for (size_t i = 0; i < sizeof acks / sizeof acks[0] && (ack_ms = acks[i], 1); i++)
     fails += make_good_file(2) || make_listener() || (hdr->ext_version = CTP_EXT_VERSION, 0) ||
-             run_case(ack_ms >= 0 ? "acknowledged attach" : "attach without acknowledgement", good, body_ack, 0, NULL);
+             run_case(ack_ms >= 0 ? "acknowledged attach" : "attach without acknowledgement", good,
+                      body_ack, 0, NULL);
   fails += make_listener();
   char memfd_path[64];
   fails += make_memfd(2, memfd_path, sizeof memfd_path) ||
-           run_case("sealed memfd via /proc", (struct env){memfd_path, sock_path, "2"}, body_overflow, 0, NULL);
+           run_case("sealed memfd via /proc", (struct env){memfd_path, sock_path, "2"},
+                    body_overflow, 0, NULL);
   good.count = "8";
   fails += make_good_file(8) || run_case("first calls racing", good, body_first_calls, 0, NULL);
   fails += make_good_file(8) || run_case("threads", good, body_threads, 0, NULL);
 
   static const struct bad_case bad[] = {
-      {"bad magic", 2, 2, 0x1122334455667788ull, 1, "2", -EPROTO, "CTP_SHM_PATH=%s: bad magic 0x1122334455667788"},
-      {"bad version", 2, 2, CTP_MAGIC, 2, "2", -EPROTONOSUPPORT, "CTP_SHM_PATH=%s: unsupported cTP version 2"},
-      {"env count larger than the file", 2, 2, CTP_MAGIC, 1, "4", -EINVAL, "CTP_SHM_PATH=%s: file is 3072 bytes"},
-      {"env count larger than the header", 2, 4, CTP_MAGIC, 1, "4", -EINVAL, "CTP_MAX_STATIONS=4: the header"},
-      {"env count smaller than the header", 4, 4, CTP_MAGIC, 1, "2", -EINVAL, "CTP_MAX_STATIONS=2: the header"},
+      {"bad magic", 2, 2, 0x1122334455667788ull, 1, "2", -EPROTO,
+       "CTP_SHM_PATH=%s: bad magic 0x1122334455667788"},
+      {"bad version", 2, 2, CTP_MAGIC, 2, "2", -EPROTONOSUPPORT,
+       "CTP_SHM_PATH=%s: unsupported cTP version 2"},
+      {"env count larger than the file", 2, 2, CTP_MAGIC, 1, "4", -EINVAL,
+       "CTP_SHM_PATH=%s: file is 3072 bytes"},
+      {"env count larger than the header", 2, 4, CTP_MAGIC, 1, "4", -EINVAL,
+       "CTP_MAX_STATIONS=4: the header"},
+      {"env count smaller than the header", 4, 4, CTP_MAGIC, 1, "2", -EINVAL,
+       "CTP_MAX_STATIONS=2: the header"},
       {"file too small", 4, 3, CTP_MAGIC, 1, "4", -EINVAL, "CTP_SHM_PATH=%s: file is 4096 bytes"},
       {"garbage count", 2, 2, CTP_MAGIC, 1, "2x", -EINVAL, "CTP_MAX_STATIONS=2x: not a decimal"},
       {"negative count", 2, 2, CTP_MAGIC, 1, "-2", -EINVAL, "CTP_MAX_STATIONS=-2: not a decimal"},
@@ -767,26 +785,31 @@ int main(void) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     fails += make_file(bad[i].hdr_n, bad[i].size_n, bad[i].magic, bad[i].version) ||
-             refused(bad[i].name, (struct env){shm_path, sock_path, bad[i].count}, bad[i].err, bad[i].text, shm_path);
+             refused(bad[i].name, (struct env){shm_path, sock_path, bad[i].count}, bad[i].err,
+                     bad[i].text, shm_path);
 
   fails += make_good_file(2);
   fails += refused("missing file", (struct env){missing, sock_path, "2"}, -ENOENT,
                    "CTP_SHM_PATH=%s: cannot open: No such file", missing);
-  fails += refused("directory", (struct env){dir, sock_path, "2"}, -EISDIR, "CTP_SHM_PATH=%s: cannot open: Is a directory",
-                   dir);
-  fails += refused("missing socket", (struct env){shm_path, missing, "2"}, -ENOENT, "CTP_SOCK_PATH=%s: cannot connect",
-                   missing);
+  fails += refused("directory", (struct env){dir, sock_path, "2"}, -EISDIR,
+                   "CTP_SHM_PATH=%s: cannot open: Is a directory", dir);
+  fails += refused("missing socket", (struct env){shm_path, missing, "2"}, -ENOENT,
+                   "CTP_SOCK_PATH=%s: cannot connect", missing);
   fails += refused("socket is a file", (struct env){shm_path, shm_path, "2"}, -ECONNREFUSED,
                    "CTP_SOCK_PATH=%s: cannot connect: Connection refused", shm_path);
 
   want_err = -EINVAL;
-  fails += run_case("control characters in a value", (struct env){shm_path, sock_path, "1\n\033[2J"}, body_untraced,
-                    1, "CTP_MAX_STATIONS=1??[2J: not a decimal");
+  fails +=
+      run_case("control characters in a value", (struct env){shm_path, sock_path, "1\n\033[2J"},
+               body_untraced, 1, "CTP_MAX_STATIONS=1??[2J: not a decimal");
   want_err = -ENOENT;
   fails += run_case("no variables: silent", (struct env){NULL, NULL, NULL}, body_untraced, 0, NULL);
-  fails += run_case("no CTP_SHM_PATH: silent", (struct env){NULL, sock_path, "2"}, body_untraced, 0, NULL);
-  fails += run_case("no CTP_SOCK_PATH: silent", (struct env){shm_path, NULL, "2"}, body_untraced, 0, NULL);
-  fails += run_case("no CTP_MAX_STATIONS: silent", (struct env){shm_path, sock_path, NULL}, body_untraced, 0, NULL);
+  fails += run_case("no CTP_SHM_PATH: silent", (struct env){NULL, sock_path, "2"}, body_untraced, 0,
+                    NULL);
+  fails += run_case("no CTP_SOCK_PATH: silent", (struct env){shm_path, NULL, "2"}, body_untraced, 0,
+                    NULL);
+  fails += run_case("no CTP_MAX_STATIONS: silent", (struct env){shm_path, sock_path, NULL},
+                    body_untraced, 0, NULL);
 
   close(listen_fd);
   unlink(sock_path);

@@ -22,12 +22,15 @@ static int fail(const char *what, int err) {
 /* mkdtemp under base; NULL when base is unset, unusable, or too long for a
  * socket path below it. */
 static char *try_dir(const char *base) {
-  if (!base || base[0] != '/') return NULL;
+  if (!base || base[0] != '/')
+    return NULL;
   struct sockaddr_un sa;
   /* base + "/corotracer-XXXXXX" + "/sock" must fit in sun_path. */
-  if (strlen(base) + 18 + 5 + 1 > sizeof(sa.sun_path)) return NULL;
+  if (strlen(base) + 18 + 5 + 1 > sizeof(sa.sun_path))
+    return NULL;
   char *d = malloc(strlen(base) + 20);
-  if (!d) return NULL;
+  if (!d)
+    return NULL;
   sprintf(d, "%s/corotracer-XXXXXX", base);
   if (!mkdtemp(d)) { /* mode 0700 */
     free(d);
@@ -38,9 +41,12 @@ static char *try_dir(const char *base) {
 
 static int make_dir(struct ct_rt *rt) {
   rt->dir = try_dir(getenv("XDG_RUNTIME_DIR"));
-  if (!rt->dir) rt->dir = try_dir(getenv("TMPDIR"));
-  if (!rt->dir) rt->dir = try_dir("/tmp");
-  if (!rt->dir) return fail("runtime directory (XDG_RUNTIME_DIR, TMPDIR, /tmp)", errno ? errno : ENOENT);
+  if (!rt->dir)
+    rt->dir = try_dir(getenv("TMPDIR"));
+  if (!rt->dir)
+    rt->dir = try_dir("/tmp");
+  if (!rt->dir)
+    return fail("runtime directory (XDG_RUNTIME_DIR, TMPDIR, /tmp)", errno ? errno : ENOENT);
   return 0;
 }
 
@@ -48,16 +54,21 @@ static int make_dir(struct ct_rt *rt) {
  * SIGBUS in the target later. */
 static int reserve(int fd, size_t len, const char *what) {
   int e = posix_fallocate(fd, 0, (off_t)len);
-  if (e == EINTR) e = posix_fallocate(fd, 0, (off_t)len);
-  if (e) return fail(what, e);
+  if (e == EINTR)
+    e = posix_fallocate(fd, 0, (off_t)len);
+  if (e)
+    return fail(what, e);
   return 0;
 }
 
 static int make_memfd(struct ct_rt *rt) {
   rt->shm_fd = memfd_create("corotracer", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (rt->shm_fd < 0) return fail("shared memory (memfd_create)", errno);
-  if (ftruncate(rt->shm_fd, (off_t)rt->map_len) < 0) return fail("shared memory (ftruncate)", errno);
-  if (reserve(rt->shm_fd, rt->map_len, "shared memory")) return -1;
+  if (rt->shm_fd < 0)
+    return fail("shared memory (memfd_create)", errno);
+  if (ftruncate(rt->shm_fd, (off_t)rt->map_len) < 0)
+    return fail("shared memory (ftruncate)", errno);
+  if (reserve(rt->shm_fd, rt->map_len, "shared memory"))
+    return -1;
   /* The target reopens it through our fd table: no path anyone else can
    * reach, and our CLOEXEC does not matter. */
   snprintf(rt->shm_env, sizeof(rt->shm_env), "/proc/%ld/fd/%d", (long)getpid(), rt->shm_fd);
@@ -69,15 +80,18 @@ static int make_shm_file(struct ct_rt *rt, const char *path) {
   if (rt->shm_fd < 0) {
     int e = errno;
     if (e == EEXIST) {
-      fprintf(stderr, "corotracer: %s: already exists; refusing to use a file we did not create\n", path);
+      fprintf(stderr, "corotracer: %s: already exists; refusing to use a file we did not create\n",
+              path);
       return -1;
     }
     return fail(path, e);
   }
   struct stat sb;
-  if (fstat(rt->shm_fd, &sb) < 0) return fail(path, errno);
+  if (fstat(rt->shm_fd, &sb) < 0)
+    return fail(path, errno);
   rt->shm_path = strdup(path);
-  if (!rt->shm_path) return fail(path, ENOMEM);
+  if (!rt->shm_path)
+    return fail(path, ENOMEM);
   rt->shm_dev = sb.st_dev;
   rt->shm_ino = sb.st_ino;
   return reserve(rt->shm_fd, rt->map_len, path);
@@ -107,7 +121,8 @@ static int make_socket(struct ct_rt *rt, const char *path) {
   }
   strcpy(sa.sun_path, path);
   rt->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (rt->listen_fd < 0) return fail("socket", errno);
+  if (rt->listen_fd < 0)
+    return fail("socket", errno);
   /* umask makes the socket 0600 from its creation on (single-threaded here). */
   mode_t old = umask(0177);
   int rc = bind(rt->listen_fd, (struct sockaddr *)&sa, sizeof(sa));
@@ -121,7 +136,8 @@ static int make_socket(struct ct_rt *rt, const char *path) {
     return fail(path, e);
   }
   struct stat sb;
-  if (lstat(path, &sb) < 0) return fail(path, errno);
+  if (lstat(path, &sb) < 0)
+    return fail(path, errno);
   rt->sock_path = strdup(path);
   if (!rt->sock_path) {
     unlink(path);
@@ -129,7 +145,8 @@ static int make_socket(struct ct_rt *rt, const char *path) {
   }
   rt->sock_dev = sb.st_dev;
   rt->sock_ino = sb.st_ino;
-  if (listen(rt->listen_fd, 64) < 0) return fail(path, errno);
+  if (listen(rt->listen_fd, 64) < 0)
+    return fail(path, errno);
   return 0;
 }
 
@@ -139,8 +156,10 @@ int ct_rt_create(struct ct_rt *rt, const struct ct_opts *o) {
   rt->listen_fd = -1;
   rt->map_len = (size_t)CTP_FILE_SIZE(o->stations);
   int rc = -1;
-  if (!o->sock_path && make_dir(rt)) goto out;
-  if (o->shm_path ? make_shm_file(rt, o->shm_path) : make_memfd(rt)) goto out;
+  if (!o->sock_path && make_dir(rt))
+    goto out;
+  if (o->shm_path ? make_shm_file(rt, o->shm_path) : make_memfd(rt))
+    goto out;
   rt->map = mmap(NULL, rt->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, rt->shm_fd, 0);
   if (rt->map == MAP_FAILED) {
     rt->map = NULL;
@@ -162,31 +181,39 @@ int ct_rt_create(struct ct_rt *rt, const struct ct_opts *o) {
     rc = make_socket(rt, path);
   }
 out:
-  if (rc) ct_rt_destroy(rt);
+  if (rc)
+    ct_rt_destroy(rt);
   return rc;
 }
 
-const char *ct_rt_shm_env(const struct ct_rt *rt) { return rt->shm_path ? rt->shm_path : rt->shm_env; }
+const char *ct_rt_shm_env(const struct ct_rt *rt) {
+  return rt->shm_path ? rt->shm_path : rt->shm_env;
+}
 
 /* Unlink path only if it is still the file we created (someone may have
  * replaced it: never remove theirs). */
 static void unlink_ours(char **path, dev_t dev, ino_t ino) {
   struct stat sb;
-  if (*path && lstat(*path, &sb) == 0 && sb.st_dev == dev && sb.st_ino == ino) unlink(*path);
+  if (*path && lstat(*path, &sb) == 0 && sb.st_dev == dev && sb.st_ino == ino)
+    unlink(*path);
   free(*path);
   *path = NULL;
 }
 
 void ct_rt_destroy(struct ct_rt *rt) {
-  if (rt->map) munmap(rt->map, rt->map_len);
+  if (rt->map)
+    munmap(rt->map, rt->map_len);
   rt->map = NULL;
-  if (rt->shm_fd >= 0) close(rt->shm_fd);
+  if (rt->shm_fd >= 0)
+    close(rt->shm_fd);
   rt->shm_fd = -1;
-  if (rt->listen_fd >= 0) close(rt->listen_fd);
+  if (rt->listen_fd >= 0)
+    close(rt->listen_fd);
   rt->listen_fd = -1;
   unlink_ours(&rt->shm_path, rt->shm_dev, rt->shm_ino);
   unlink_ours(&rt->sock_path, rt->sock_dev, rt->sock_ino);
-  if (rt->dir) rmdir(rt->dir);
+  if (rt->dir)
+    rmdir(rt->dir);
   free(rt->dir);
   rt->dir = NULL;
 }

@@ -102,12 +102,14 @@ static int ct_map_file(const char *path, uint32_t n, struct ctp_header **hdr) {
   int fd = open(path, O_RDWR | O_CLOEXEC);
   if (fd < 0) {
     rc = -errno;
-    ct_complain("corotracer: %s=%s: cannot open: %s", CTP_ENV_SHM, path, ct_strerror(-rc, eb, sizeof eb));
+    ct_complain("corotracer: %s=%s: cannot open: %s", CTP_ENV_SHM, path,
+                ct_strerror(-rc, eb, sizeof eb));
     goto out;
   }
   if (fstat(fd, &stbuf) != 0) {
     rc = -errno;
-    ct_complain("corotracer: %s=%s: cannot stat: %s", CTP_ENV_SHM, path, ct_strerror(-rc, eb, sizeof eb));
+    ct_complain("corotracer: %s=%s: cannot stat: %s", CTP_ENV_SHM, path,
+                ct_strerror(-rc, eb, sizeof eb));
     goto out;
   }
   if (!S_ISREG(stbuf.st_mode)) {
@@ -118,7 +120,8 @@ static int ct_map_file(const char *path, uint32_t n, struct ctp_header **hdr) {
   if ((uint64_t)stbuf.st_size < CTP_FILE_SIZE(n)) {
     rc = -EINVAL;
     ct_complain("corotracer: %s=%s: file is %lld bytes, %s=%u needs %llu", CTP_ENV_SHM, path,
-                (long long)stbuf.st_size, CTP_ENV_STATIONS, n, (unsigned long long)CTP_FILE_SIZE(n));
+                (long long)stbuf.st_size, CTP_ENV_STATIONS, n,
+                (unsigned long long)CTP_FILE_SIZE(n));
     goto out;
   }
   rc = ct_read_header(fd, &h, sizeof h);
@@ -135,8 +138,8 @@ static int ct_map_file(const char *path, uint32_t n, struct ctp_header **hdr) {
   }
   if (h.version != CTP_VERSION) {
     rc = -EPROTONOSUPPORT;
-    ct_complain("corotracer: %s=%s: unsupported cTP version %u (want %u)", CTP_ENV_SHM, path, h.version,
-                CTP_VERSION);
+    ct_complain("corotracer: %s=%s: unsupported cTP version %u (want %u)", CTP_ENV_SHM, path,
+                h.version, CTP_VERSION);
     goto out;
   }
   /* Both directions matter: a smaller env count than the file's would let
@@ -150,7 +153,8 @@ static int ct_map_file(const char *path, uint32_t n, struct ctp_header **hdr) {
   void *base = mmap(NULL, (size_t)CTP_FILE_SIZE(n), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) {
     rc = -errno;
-    ct_complain("corotracer: %s=%s: cannot map: %s", CTP_ENV_SHM, path, ct_strerror(-rc, eb, sizeof eb));
+    ct_complain("corotracer: %s=%s: cannot map: %s", CTP_ENV_SHM, path,
+                ct_strerror(-rc, eb, sizeof eb));
     goto out;
   }
   *hdr = base;
@@ -179,7 +183,8 @@ static int ct_connect(const char *path, int *out) {
   fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
     rc = -errno;
-    ct_complain("corotracer: %s=%s: socket: %s", CTP_ENV_SOCK, path, ct_strerror(-rc, eb, sizeof eb));
+    ct_complain("corotracer: %s=%s: socket: %s", CTP_ENV_SOCK, path,
+                ct_strerror(-rc, eb, sizeof eb));
     goto out;
   }
   for (int tries = 0;; tries++) {
@@ -193,7 +198,8 @@ static int ct_connect(const char *path, int *out) {
       continue;
     }
     rc = -errno;
-    ct_complain("corotracer: %s=%s: cannot connect: %s", CTP_ENV_SOCK, path, ct_strerror(-rc, eb, sizeof eb));
+    ct_complain("corotracer: %s=%s: cannot connect: %s", CTP_ENV_SOCK, path,
+                ct_strerror(-rc, eb, sizeof eb));
     goto out;
   }
   *out = fd;
@@ -299,7 +305,8 @@ static int ct_attach(void) {
   }
   rc = ct_parse_count(count, &n);
   if (rc < 0) {
-    ct_complain("corotracer: %s=%s: not a decimal number in 1..%u", CTP_ENV_STATIONS, count, CTP_STATIONS_MAX);
+    ct_complain("corotracer: %s=%s: not a decimal number in 1..%u", CTP_ENV_STATIONS, count,
+                CTP_STATIONS_MAX);
     goto out;
   }
   rc = ct_map_file(shm, n, &hdr);

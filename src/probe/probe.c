@@ -15,7 +15,10 @@
 #include <unistd.h>
 
 #include "probe/probe.h"
-_Static_assert((int)COROTRACER_WAIT_NONE == CTP_WAIT_NONE && (int)COROTRACER_WAIT_FD == CTP_WAIT_FD && (int)COROTRACER_WAIT_PTR == CTP_WAIT_PTR, "the SDK's wait kinds are the protocol's");
+_Static_assert((int)COROTRACER_WAIT_NONE == CTP_WAIT_NONE &&
+                   (int)COROTRACER_WAIT_FD == CTP_WAIT_FD &&
+                   (int)COROTRACER_WAIT_PTR == CTP_WAIT_PTR,
+               "the SDK's wait kinds are the protocol's");
 
 /* Probe ids picked for id == 0: bit 63 keeps them clear of user-space
  * addresses (what callers usually pass), the station index + 1 keeps them
@@ -25,9 +28,9 @@ _Static_assert((int)COROTRACER_WAIT_NONE == CTP_WAIT_NONE && (int)COROTRACER_WAI
 /* Per-thread state. initial-exec: no __tls_get_addr call on the hot path
  * (the library is small enough for the static TLS surplus when dlopen'ed). */
 struct ct_thread {
-  uint64_t tid;              /* gettid(), fetched once per thread */
-  struct ctp_station *cur;   /* coroutine running on this thread, or NULL */
-  uint64_t cur_id;           /* its probe_id (0 when cur is NULL) */
+  uint64_t tid;            /* gettid(), fetched once per thread */
+  struct ctp_station *cur; /* coroutine running on this thread, or NULL */
+  uint64_t cur_id;         /* its probe_id (0 when cur is NULL) */
 };
 static _Thread_local struct ct_thread ct_tls __attribute__((tls_model("initial-exec")));
 
@@ -77,7 +80,8 @@ static void ct_kick_engine(struct ctp_header *h) {
    * tracer_sleeping set for another process's probe (or the engine's
    * fallback poll) to act on. */
   struct stat sb;
-  if (fstat(fd, &sb) != 0 || !S_ISSOCK(sb.st_mode) || (uint64_t)sb.st_dev != corotracer__probe.sock_dev ||
+  if (fstat(fd, &sb) != 0 || !S_ISSOCK(sb.st_mode) ||
+      (uint64_t)sb.st_dev != corotracer__probe.sock_dev ||
       (uint64_t)sb.st_ino != corotracer__probe.sock_ino) {
     atomic_store_explicit(&corotracer__probe.sock, -1, memory_order_relaxed);
     goto out;
@@ -254,7 +258,8 @@ corotracer_co *corotracer_create(uint64_t id, const char *label, const void *sit
 }
 
 /* Contract: see include/corotracer.h. */
-void corotracer__suspend(corotracer_co *co, const void *site, enum corotracer_wait wait, uint64_t obj) {
+void corotracer__suspend(corotracer_co *co, const void *site, enum corotracer_wait wait,
+                         uint64_t obj) {
   const void *ret = __builtin_extract_return_addr(__builtin_return_address(0));
   struct ctp_station *st = ct_leaving(co);
   if (!st)
@@ -301,11 +306,15 @@ void corotracer__destroy(corotracer_co *co) {
 /* The plain names, for callers that do not use the header's inline wrappers
  * (dlsym, FFI, COROTRACER_NO_INLINE). Aliases, not wrappers: the default site
  * must stay the return address into the caller. */
-COROTRACER_API void corotracer_suspend(corotracer_co *co, const void *site, enum corotracer_wait wait,
-                                       uint64_t obj) __attribute__((alias("corotracer__suspend")));
-COROTRACER_API void corotracer_resume(corotracer_co *co) __attribute__((alias("corotracer__resume")));
-COROTRACER_API void corotracer_wake(corotracer_co *co, const void *site) __attribute__((alias("corotracer__wake")));
-COROTRACER_API void corotracer_destroy(corotracer_co *co) __attribute__((alias("corotracer__destroy")));
+COROTRACER_API void corotracer_suspend(corotracer_co *co, const void *site,
+                                       enum corotracer_wait wait, uint64_t obj)
+    __attribute__((alias("corotracer__suspend")));
+COROTRACER_API void corotracer_resume(corotracer_co *co)
+    __attribute__((alias("corotracer__resume")));
+COROTRACER_API void corotracer_wake(corotracer_co *co, const void *site)
+    __attribute__((alias("corotracer__wake")));
+COROTRACER_API void corotracer_destroy(corotracer_co *co)
+    __attribute__((alias("corotracer__destroy")));
 
 /* Contract: see include/corotracer.h. */
 corotracer_co *corotracer_current(void) {

@@ -23,13 +23,13 @@ struct ct_probe {
   struct ctp_header *hdr; /* the whole MAP_SHARED file */
   uint64_t map_len;
   uint32_t nstations;
-  uint32_t pid;           /* getpid() at attach: the pid stamped on our stations */
+  uint32_t pid; /* getpid() at attach: the pid stamped on our stations */
   /* Connected Unix stream socket, -1 when none. Atomic: the send path drops
    * it (stores -1) when the fd number no longer names our socket. */
   _Atomic int sock;
   uint64_t sock_dev, sock_ino; /* its identity, checked before each send */
-  int lossless;           /* the engine set CTP_MODE_LOSSLESS */
-  uint32_t lossless_ms;   /* its bound on one wait */
+  int lossless;                /* the engine set CTP_MODE_LOSSLESS */
+  uint32_t lossless_ms;        /* its bound on one wait */
   /* Lossless waits are skipped while the engine shows no progress after a
    * wait timed out: stalled says so, stall_epoch is harvest_epoch then. */
   _Atomic int stalled;

@@ -13,12 +13,15 @@
 #define FUZZ_STATIONS 8u
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size < CTP_HEADER_SIZE + CTP_STATION_SIZE) return 0;
+  if (size < CTP_HEADER_SIZE + CTP_STATION_SIZE)
+    return 0;
   uint32_t n = (uint32_t)((size - CTP_HEADER_SIZE) / CTP_STATION_SIZE);
-  if (n > FUZZ_STATIONS) n = FUZZ_STATIONS;
+  if (n > FUZZ_STATIONS)
+    n = FUZZ_STATIONS;
   size_t len = (size_t)CTP_FILE_SIZE(n);
   void *map = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
-  if (!map) return 0;
+  if (!map)
+    return 0;
   memcpy(map, data, len);
   struct ct_writer w;
   struct ct_procs procs = {0};
@@ -30,7 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
        * event, retired stations) meet changed values. */
       ct_harvest_scan(&h, CT_SCAN_QUICK);
       size_t rest = size - len;
-      if (rest > 0) memcpy(map, data + len, rest < len ? rest : len);
+      if (rest > 0)
+        memcpy(map, data + len, rest < len ? rest : len);
       ct_harvest_scan(&h, CT_SCAN_SLOTS);
       ct_harvest_scan(&h, CT_SCAN_QUICK);
       ct_harvest_scan(&h, CT_SCAN_FULL);
