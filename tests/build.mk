@@ -1,6 +1,5 @@
 # tests/build.mk - tests not owned by one area (each area registers its own in
-# its build.mk; the engine's are still in tests/engine.mk).
-include tests/engine.mk
+# its build.mk).
 TESTS += tests/test-abi.sh
 # Links a plain-cc program against the installed library: the plain build only.
 TESTS_NOSAN += tests/test-install.sh
