@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "common/ctp.h"
+#include "lib/check.h"
 #include "lib/ctlib.h"
 
 #define FALLBACK_MS 10000
@@ -45,9 +46,8 @@ static uint64_t wait_flag(_Atomic uint32_t *flag, uint32_t want, uint64_t limit_
   while (atomic_load(flag) != want) {
     uint64_t dt = ct_now_ns() - t0;
     if (dt > limit_ns)
-      ct_die(
-          "round %u: tracer_sleeping still %u after %.3f s: the wake-up did not reach the engine",
-          round, 1 - want, (double)dt / 1e9);
+      FAIL("round %u: tracer_sleeping still %u after %.3f s: the wake-up did not reach the engine",
+           round, 1 - want, (double)dt / 1e9);
     struct timespec ts = {0, 20000};
     nanosleep(&ts, NULL);
   }
@@ -67,12 +67,12 @@ struct trace_tail {
 static void tail_read(struct trace_tail *t) {
   for (;;) {
     if (t->len == sizeof t->buf)
-      ct_die("target: trace line longer than %zu bytes", sizeof t->buf);
+      FAIL("target: trace line longer than %zu bytes", sizeof t->buf);
     ssize_t r = read(t->fd, t->buf + t->len, sizeof t->buf - t->len);
     if (r < 0 && errno == EINTR)
       continue;
     if (r < 0)
-      ct_die("target: read %s: %s", trace, strerror(errno));
+      FAIL("target: read %s: %s", trace, strerror(errno));
     if (r == 0)
       return;
     t->len += (size_t)r;
@@ -103,8 +103,8 @@ static uint64_t wait_trace(struct trace_tail *t, unsigned round) {
       return ct_now_ns() - t0;
     uint64_t dt = ct_now_ns() - t0;
     if (dt > ROUND_LIMIT_NS)
-      ct_die("round %u: %s not in the trace after %.3f s: the scan after the wake-up missed it",
-             round, round ? "the suspend" : "the destroy", (double)dt / 1e9);
+      FAIL("round %u: %s not in the trace after %.3f s: the scan after the wake-up missed it",
+           round, round ? "the suspend" : "the destroy", (double)dt / 1e9);
     struct timespec ts = {0, 20000};
     nanosleep(&ts, NULL);
   }
@@ -113,19 +113,19 @@ static uint64_t wait_trace(struct trace_tail *t, unsigned round) {
 static int target_main(unsigned plain, unsigned jitter) {
   int rc = corotracer_init();
   if (rc != 0)
-    ct_die("target: corotracer_init: %s", strerror(-rc));
+    FAIL("target: corotracer_init: %s", strerror(-rc));
   const char *shm = getenv(CTP_ENV_SHM);
   int fd = shm ? open(shm, O_RDONLY | O_CLOEXEC) : -1;
   if (fd < 0)
-    ct_die("target: open %s: %s", shm ? shm : "(no " CTP_ENV_SHM ")", strerror(errno));
+    FAIL("target: open %s: %s", shm ? shm : "(no " CTP_ENV_SHM ")", strerror(errno));
   struct ctp_header *h = mmap(NULL, CTP_HEADER_SIZE, PROT_READ, MAP_SHARED, fd, 0);
   if (h == MAP_FAILED)
-    ct_die("target: mmap: %s", strerror(errno));
+    FAIL("target: mmap: %s", strerror(errno));
   close(fd);
   static struct trace_tail t;
   t.fd = open(trace, O_RDONLY | O_CLOEXEC);
   if (t.fd < 0)
-    ct_die("target: open %s: %s", trace, strerror(errno));
+    FAIL("target: open %s: %s", trace, strerror(errno));
   corotracer_co *co = corotracer_create(1, "sleepy", NULL);
   uint64_t worst = 0, total = 0;
   unsigned rounds = plain + jitter;
@@ -163,14 +163,15 @@ int main(int argc, char **argv) {
   }
   const char *engine = getenv("COROTRACER"), *build = getenv("CT_BUILD"), *san = getenv("CT_SAN");
   if (engine == NULL || build == NULL)
-    ct_die("run me through tests/run.sh");
+    FAIL("run me through tests/run.sh");
   int sanitized = san != NULL && san[0] != '\0';
   unsigned plain = sanitized ? 200 : 1000, jitter = sanitized ? 100 : 500, rounds = plain + jitter;
   char self[4096], nplain[16], njitter[16], poll[16];
   snprintf(dir, sizeof dir, "%s/sleepwake.XXXXXX", build);
   if (mkdtemp(dir) == NULL)
-    ct_die("mkdtemp %s: %s", dir, strerror(errno));
+    FAIL("mkdtemp %s: %s", dir, strerror(errno));
   atexit(remove_files);
+  CHECK_ATFAIL(remove_files);
   snprintf(trace, sizeof trace, "%s/trace.jsonl", dir);
   snprintf(nplain, sizeof nplain, "%u", plain);
   snprintf(njitter, sizeof njitter, "%u", jitter);
@@ -182,12 +183,12 @@ int main(int argc, char **argv) {
   int st = ct_wait(ct_spawn(args));
   double secs = (double)(ct_now_ns() - t0) / 1e9;
   if (ct_exit_code(st) != 0)
-    ct_die("engine/target exited %d", ct_exit_code(st));
+    FAIL("engine/target exited %d", ct_exit_code(st));
   /* Every round's event is in the trace, once (obj = round number). */
   char *seen = calloc(rounds + 1, 1);
   FILE *f = fopen(trace, "re");
   if (seen == NULL || f == NULL)
-    ct_die("%s: %s", trace, strerror(errno));
+    FAIL("%s: %s", trace, strerror(errno));
   char *line = NULL;
   size_t cap = 0;
   unsigned found = 0;
@@ -198,14 +199,14 @@ int main(int argc, char **argv) {
     if (kind == NULL || len != 7 || memcmp(kind, "suspend", 7) != 0)
       continue;
     if (ct_json_u64(line, "obj", &obj) != 0 || obj < 1 || obj > rounds || seen[obj]++)
-      ct_die("unexpected or repeated suspend: %s", line);
+      FAIL("unexpected or repeated suspend: %s", line);
     found++;
   }
   free(line);
   fclose(f);
   free(seen);
   if (found != rounds)
-    ct_die("trace holds %u of the %u events", found, rounds);
+    FAIL("trace holds %u of the %u events", found, rounds);
   printf("sleepwake: %u events harvested in %.2f s (a fallback would need %u s)\n", rounds, secs,
          rounds * FALLBACK_MS / 1000);
   return 0;

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/check.h"
 #include "lib/ctlib.h"
 
 #define WRITERS 4
@@ -85,7 +86,7 @@ static void *writer(void *arg) {
 
 static int writer_main(const char *counts, uint64_t events) {
   if (corotracer_init() != 0)
-    ct_die("writer: not traced");
+    FAIL("writer: not traced");
   per_writer_events = events / WRITERS;
   site_base = (uint64_t)(uintptr_t)&writer; /* sites inside our own code */
   pthread_barrier_init(&created, NULL, WRITERS);
@@ -97,13 +98,13 @@ static int writer_main(const char *counts, uint64_t events) {
     pthread_join(t[w], NULL);
   FILE *f = fopen(counts, "we");
   if (f == NULL)
-    ct_die("%s: %s", counts, strerror(errno));
+    FAIL("%s: %s", counts, strerror(errno));
   fprintf(f, "base %llu\n", (unsigned long long)site_base);
   for (int i = 0; i < NCO; i++)
     fprintf(f, "co %llu %llu %llu\n", (unsigned long long)cos[i].id, (unsigned long long)cos[i].tid,
             (unsigned long long)atomic_load(&cos[i].written));
   if (fclose(f) != 0)
-    ct_die("%s: %s", counts, strerror(errno));
+    FAIL("%s: %s", counts, strerror(errno));
   return 0;
 }
 
@@ -137,7 +138,7 @@ static uint64_t field(const struct ct_jkv *kv, int n, const char *key) {
   const struct ct_jkv *f = ct_json_find(kv, n, key);
   uint64_t v;
   if (f == NULL || ct_parse_u64(f->val, f->vlen, &v) != 0)
-    ct_die("line %llu: bad or missing %s", (unsigned long long)lineno, key);
+    FAIL("line %llu: bad or missing %s", (unsigned long long)lineno, key);
   return v;
 }
 
@@ -151,53 +152,52 @@ static void check_event(const struct ct_jkv *kv, int n, uint64_t base) {
   uint64_t id = field(kv, n, "probe_id"), tid = field(kv, n, "tid"), ev = field(kv, n, "ev");
   struct want *c = find(id);
   if (c == NULL)
-    ct_die("line %llu: torn or foreign probe_id %llu", (unsigned long long)lineno,
-           (unsigned long long)id);
+    FAIL("line %llu: torn or foreign probe_id %llu", (unsigned long long)lineno,
+         (unsigned long long)id);
   if (c->harvested > 0 && ev <= c->last_ev)
-    ct_die("line %llu: coroutine %llu: ev %llu after ev %llu (duplicate or out of order)",
-           (unsigned long long)lineno, (unsigned long long)id, (unsigned long long)ev,
-           (unsigned long long)c->last_ev);
+    FAIL("line %llu: coroutine %llu: ev %llu after ev %llu (duplicate or out of order)",
+         (unsigned long long)lineno, (unsigned long long)id, (unsigned long long)ev,
+         (unsigned long long)c->last_ev);
   if (ev >= c->written)
-    ct_die("line %llu: ev %llu beyond the %llu events written", (unsigned long long)lineno,
-           (unsigned long long)ev, (unsigned long long)c->written);
+    FAIL("line %llu: ev %llu beyond the %llu events written", (unsigned long long)lineno,
+         (unsigned long long)ev, (unsigned long long)c->written);
   c->last_ev = ev;
   c->harvested++;
   if (field(kv, n, "ts") == 0)
-    ct_die("line %llu: ts 0 (torn)", (unsigned long long)lineno);
+    FAIL("line %llu: ts 0 (torn)", (unsigned long long)lineno);
   if (is(kv, n, "kind", "wake")) {
     uint64_t from = field(kv, n, "from"), site = field(kv, n, "site");
     struct want *w = find(from);
     if (w == NULL || w->tid != tid || site - base >= SITE_SPAN)
-      ct_die("line %llu: wake with from %llu tid %llu site %#llx does not check",
-             (unsigned long long)lineno, (unsigned long long)from, (unsigned long long)tid,
-             (unsigned long long)site);
+      FAIL("line %llu: wake with from %llu tid %llu site %#llx does not check",
+           (unsigned long long)lineno, (unsigned long long)from, (unsigned long long)tid,
+           (unsigned long long)site);
     return;
   }
   if (tid != c->tid)
-    ct_die("line %llu: tid %llu is not the owner's %llu", (unsigned long long)lineno,
-           (unsigned long long)tid, (unsigned long long)c->tid);
+    FAIL("line %llu: tid %llu is not the owner's %llu", (unsigned long long)lineno,
+         (unsigned long long)tid, (unsigned long long)c->tid);
   if (is(kv, n, "kind", "suspend")) {
     uint64_t site = field(kv, n, "site"), obj = field(kv, n, "obj"), addr = field(kv, n, "addr");
     if (site - base >= SITE_SPAN || addr != site || obj != payload_hash(id, site) ||
         !is(kv, n, "wait", "ptr") || !is(kv, n, "is_active", "false"))
-      ct_die("line %llu: torn suspend (site %#llx obj %#llx addr %#llx)",
-             (unsigned long long)lineno, (unsigned long long)site, (unsigned long long)obj,
-             (unsigned long long)addr);
+      FAIL("line %llu: torn suspend (site %#llx obj %#llx addr %#llx)", (unsigned long long)lineno,
+           (unsigned long long)site, (unsigned long long)obj, (unsigned long long)addr);
   } else if (is(kv, n, "kind", "resume")) {
     if (field(kv, n, "addr") != 0 || !is(kv, n, "is_active", "true"))
-      ct_die("line %llu: torn resume", (unsigned long long)lineno);
+      FAIL("line %llu: torn resume", (unsigned long long)lineno);
   } else if (is(kv, n, "kind", "create")) {
     if (ev != 0)
-      ct_die("line %llu: create with ev %llu", (unsigned long long)lineno, (unsigned long long)ev);
+      FAIL("line %llu: create with ev %llu", (unsigned long long)lineno, (unsigned long long)ev);
   } else if (!is(kv, n, "kind", "destroy")) {
-    ct_die("line %llu: unexpected kind", (unsigned long long)lineno);
+    FAIL("line %llu: unexpected kind", (unsigned long long)lineno);
   }
 }
 
 static void check_trace(const char *trace, uint64_t base) {
   FILE *f = fopen(trace, "re");
   if (f == NULL)
-    ct_die("%s: %s", trace, strerror(errno));
+    FAIL("%s: %s", trace, strerror(errno));
   char *line = NULL;
   size_t cap = 0;
   struct ct_jkv kv[32];
@@ -207,24 +207,24 @@ static void check_trace(const char *trace, uint64_t base) {
     lineno++;
     int n = ct_json_split(line, kv, 32);
     if (n <= 0)
-      ct_die("line %llu: not a JSON object: %.80s", (unsigned long long)lineno, line);
+      FAIL("line %llu: not a JSON object: %.80s", (unsigned long long)lineno, line);
     if (have_end)
-      ct_die("line %llu: after the end record", (unsigned long long)lineno);
+      FAIL("line %llu: after the end record", (unsigned long long)lineno);
     if (lineno == 1 && !is(kv, n, "type", "meta"))
-      ct_die("first line is not meta");
+      FAIL("first line is not meta");
     if (ct_json_find(kv, n, "type") == NULL) {
       check_event(kv, n, base);
       total_lines++;
     } else if (is(kv, n, "type", "station_end")) {
       struct want *c = find(field(kv, n, "probe_id"));
       if (c == NULL || c->ended++)
-        ct_die("line %llu: unknown or repeated station_end", (unsigned long long)lineno);
+        FAIL("line %llu: unknown or repeated station_end", (unsigned long long)lineno);
       c->end_events = field(kv, n, "events");
       c->end_lost = field(kv, n, "lost");
       if (field(kv, n, "harvested") != c->harvested)
-        ct_die("line %llu: station_end harvested %llu, trace has %llu lines",
-               (unsigned long long)lineno, (unsigned long long)field(kv, n, "harvested"),
-               (unsigned long long)c->harvested);
+        FAIL("line %llu: station_end harvested %llu, trace has %llu lines",
+             (unsigned long long)lineno, (unsigned long long)field(kv, n, "harvested"),
+             (unsigned long long)c->harvested);
     } else if (is(kv, n, "type", "end")) {
       have_end = 1;
       for (int i = 0; i < NCO; i++) {
@@ -234,24 +234,24 @@ static void check_trace(const char *trace, uint64_t base) {
       if (field(kv, n, "events") != sum_written || field(kv, n, "harvested") != total_lines ||
           field(kv, n, "lost") != sum_lost || field(kv, n, "torn") != 0 ||
           field(kv, n, "untraced_coroutines") != 0)
-        ct_die("end record %.300s does not match: written %llu, harvested %llu, lost %llu", line,
-               (unsigned long long)sum_written, (unsigned long long)total_lines,
-               (unsigned long long)sum_lost);
+        FAIL("end record %.300s does not match: written %llu, harvested %llu, lost %llu", line,
+             (unsigned long long)sum_written, (unsigned long long)total_lines,
+             (unsigned long long)sum_lost);
     }
   }
   free(line);
   fclose(f);
   if (!have_end)
-    ct_die("no end record");
+    FAIL("no end record");
   for (int i = 0; i < NCO; i++) {
     struct want *c = &want[i];
     if (!c->ended)
-      ct_die("coroutine %llu: no station_end", (unsigned long long)c->id);
+      FAIL("coroutine %llu: no station_end", (unsigned long long)c->id);
     if (c->end_events != c->written || c->harvested + c->end_lost != c->written)
-      ct_die("coroutine %llu: wrote %llu, station_end says events %llu, harvested %llu + lost %llu",
-             (unsigned long long)c->id, (unsigned long long)c->written,
-             (unsigned long long)c->end_events, (unsigned long long)c->harvested,
-             (unsigned long long)c->end_lost);
+      FAIL("coroutine %llu: wrote %llu, station_end says events %llu, harvested %llu + lost %llu",
+           (unsigned long long)c->id, (unsigned long long)c->written,
+           (unsigned long long)c->end_events, (unsigned long long)c->harvested,
+           (unsigned long long)c->end_lost);
   }
   printf("stress: %llu lines checked; written %llu, harvested %llu, lost %llu (%.1f%%), exact per "
          "coroutine\n",
@@ -265,13 +265,14 @@ int main(int argc, char **argv) {
     return writer_main(argv[2], strtoull(argv[3], NULL, 10));
   const char *engine = getenv("COROTRACER"), *build = getenv("CT_BUILD"), *san = getenv("CT_SAN");
   if (engine == NULL || build == NULL)
-    ct_die("run me through tests/run.sh");
+    FAIL("run me through tests/run.sh");
   uint64_t events = san != NULL && san[0] != '\0' ? 2000000 : 10000000;
   char self[4096], nev[32];
   snprintf(dir, sizeof dir, "%s/stress.XXXXXX", build); /* on disk: the trace is big */
   if (mkdtemp(dir) == NULL)
-    ct_die("mkdtemp %s: %s", dir, strerror(errno));
+    FAIL("mkdtemp %s: %s", dir, strerror(errno));
   atexit(remove_files);
+  CHECK_ATFAIL(remove_files);
   snprintf(trace, sizeof trace, "%s/trace.jsonl", dir);
   snprintf(counts, sizeof counts, "%s/counts", dir);
   snprintf(nev, sizeof nev, "%llu", (unsigned long long)events);
@@ -282,23 +283,23 @@ int main(int argc, char **argv) {
   int st = ct_wait(ct_spawn(args));
   uint64_t t1 = ct_now_ns();
   if (ct_exit_code(st) != 0)
-    ct_die("engine exited %d", ct_exit_code(st));
+    FAIL("engine exited %d", ct_exit_code(st));
 
   FILE *f = fopen(counts, "re");
   if (f == NULL)
-    ct_die("%s: %s", counts, strerror(errno));
+    FAIL("%s: %s", counts, strerror(errno));
   unsigned long long base, id, tid, w;
   if (fscanf(f, "base %llu\n", &base) != 1)
-    ct_die("counts: no base");
+    FAIL("counts: no base");
   for (int i = 0; i < NCO; i++) {
     if (fscanf(f, "co %llu %llu %llu\n", &id, &tid, &w) != 3)
-      ct_die("counts: short");
+      FAIL("counts: short");
     want[i] = (struct want){.id = id, .tid = tid, .written = w};
   }
   fclose(f);
   struct stat sb;
   if (stat(trace, &sb) != 0)
-    ct_die("%s: %s", trace, strerror(errno));
+    FAIL("%s: %s", trace, strerror(errno));
   printf("stress: run %.2f s, trace %.0f MB\n", (double)(t1 - t0) / 1e9, (double)sb.st_size / 1e6);
   check_trace(trace, base);
   printf("stress: checked in %.2f s\n", (double)(ct_now_ns() - t1) / 1e9);
