@@ -59,9 +59,10 @@ struct ct_rt {
 };
 
 /* Create the shared memory, its header and the listening socket as o asks.
- * On error prints one line, removes what it created and returns -1. The
- * caller owns rt afterwards and must call ct_rt_destroy. */
-int ct_rt_create(struct ct_rt *rt, const struct ct_opts *o);
+ * Returns 0, or -errno with a one-line reason in why (which file, what failed;
+ * the caller prints it) after removing what it created. The caller owns rt
+ * afterwards and must call ct_rt_destroy. */
+int ct_rt_create(struct ct_rt *rt, const struct ct_opts *o, char *why, size_t whylen);
 /* Value for CTP_SHM_PATH (the explicit path, or /proc/PID/fd/N). Owned by rt. */
 const char *ct_rt_shm_env(const struct ct_rt *rt);
 /* Unmap, close, and remove every file still ours (dev/inode checked). Safe on

@@ -520,8 +520,11 @@ int ct_run_main(int argc, char **argv) {
     goto out;
   }
   /* Runtime files first: a failure there leaves an existing trace alone. */
-  if (ct_rt_create(&r.rt, &r.o))
+  char why[4352];
+  if (ct_rt_create(&r.rt, &r.o, why, sizeof why)) {
+    fprintf(stderr, "corotracer: %s\n", why);
     goto out;
+  }
   int e = ct_guard_install(r.rt.map, r.rt.map_len);
   if (e) {
     fprintf(stderr, "corotracer: SIGBUS handler: %s\n", strerror(-e));
