@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/types.h>
 #include <time.h>
@@ -39,10 +40,13 @@ struct ct_opts {
   char *sh_argv[4];  /* storage for {"/bin/sh", "-c", cmd, NULL} */
 };
 
-/* Parse argv as handed to ct_run_main. Returns 0, 1 when --help was printed
- * (exit 0), or -1 after printing a one-line error (exit CT_EXIT_USAGE).
- * o->argv points into argv, which must outlive o. */
-int ct_opts_parse(struct ct_opts *o, int argc, char **argv);
+/* Parse argv as handed to ct_run_main. Never prints: returns 0, 1 when
+ * --help was asked (the caller prints ct_opts_usage, exit 0), or -EINVAL with
+ * the one-line reason "<option>: <what is wrong>" in why (the caller prints
+ * it, exit CT_EXIT_USAGE). o->argv points into argv, which must outlive o. */
+int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t whylen);
+/* The help text of `corotracer run` (the CLI prints it to f). */
+void ct_opts_usage(FILE *f);
 
 /* ---- runtime files (rundir.c) -------------------------------------------- */
 struct ct_rt {

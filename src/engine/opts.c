@@ -9,7 +9,7 @@
 #include "engine/engine.h"
 #include "html/live.h"
 
-static void usage(FILE *f) {
+void ct_opts_usage(FILE *f) {
   fprintf(f,
           "usage: corotracer run [options] -- program [args...]\n"
           "       corotracer -n 256 -cmd \"./app args\" -out trace.jsonl\n"
@@ -34,25 +34,26 @@ static void usage(FILE *f) {
           CTP_STATIONS_MAX);
 }
 
-static int bad(const char *opt, const char *what) {
-  fprintf(stderr, "corotracer: %s: %s\n", opt, what);
-  return -1;
+/* Word the error "opt: what" into why; return -EINVAL. */
+static int bad(char *why, size_t whylen, const char *opt, const char *what) {
+  snprintf(why, whylen, "%s: %s", opt, what);
+  return -EINVAL;
 }
 
-/* Parse a decimal in [lo, hi]; 0 or -1 after the error line. */
-static int parse_uint(const char *opt, const char *s, unsigned long lo, unsigned long hi,
-                      unsigned long *out) {
+/* Parse a decimal in [lo, hi]; 0, or -EINVAL with the reason in why. */
+static int parse_uint(char *why, size_t whylen, const char *opt, const char *s, unsigned long lo,
+                      unsigned long hi, unsigned long *out) {
   char *end;
   errno = 0;
   if (!s[0] || s[0] == '-' || s[0] == '+')
-    return bad(opt, "expects a positive integer");
+    return bad(why, whylen, opt, "expects a positive integer");
   unsigned long v = strtoul(s, &end, 10);
   if (*end)
-    return bad(opt, "expects a positive integer");
+    return bad(why, whylen, opt, "expects a positive integer");
   if (errno == ERANGE || v < lo || v > hi) {
     char msg[96];
     snprintf(msg, sizeof(msg), "must be between %lu and %lu", lo, hi);
-    return bad(opt, msg);
+    return bad(why, whylen, opt, msg);
   }
   *out = v;
   return 0;
@@ -81,7 +82,7 @@ static int is_opt(const char *arg, const char *name, int single_ok, const char *
   return 0;
 }
 
-int ct_opts_parse(struct ct_opts *o, int argc, char **argv) {
+int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t whylen) {
   memset(o, 0, sizeof(*o));
   o->out = "trace.jsonl";
   o->stations = CT_STATIONS_DEFAULT;
@@ -98,7 +99,6 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv) {
     if (a[0] != '-' || a[1] == '\0')
       break; /* the program starts here */
     if (strcmp(a, "-h") == 0 || is_opt(a, "help", 0, &val)) {
-      usage(stdout);
       return 1;
     }
     int *flag = is_opt(a, "append", 0, &val)        ? &o->append
@@ -109,7 +109,7 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv) {
                                                     : NULL;
     if (flag) {
       if (val)
-        return bad(a, "takes no value");
+        return bad(why, whylen, a, "takes no value");
       *flag = 1;
       continue;
     }
@@ -130,63 +130,62 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv) {
       }
     }
     if (which < 0) {
-      fprintf(stderr, "corotracer: %s: unknown option (see corotracer run --help)\n", a);
-      return -1;
+      return bad(why, whylen, a, "unknown option (see corotracer run --help)");
     }
     if (!val) {
       if (i + 1 >= argc)
-        return bad(a, "needs a value");
+        return bad(why, whylen, a, "needs a value");
       val = argv[++i];
     }
     unsigned long v;
     switch (which) {
     case 0:
       if (!val[0])
-        return bad(a, "needs a file name");
+        return bad(why, whylen, a, "needs a file name");
       o->out = val;
       break;
     case 1:
-      if (parse_uint(a, val, 1, CTP_STATIONS_MAX, &v))
-        return -1;
+      if (parse_uint(why, whylen, a, val, 1, CTP_STATIONS_MAX, &v))
+        return -EINVAL;
       o->stations = (uint32_t)v;
       break;
     case 2:
-      if (parse_uint(a, val, 1, 3600000, &v))
-        return -1;
+      if (parse_uint(why, whylen, a, val, 1, 3600000, &v))
+        return -EINVAL;
       o->poll_ms = (int)v;
       break;
     case 3:
       if (!val[0])
-        return bad(a, "needs a path");
+        return bad(why, whylen, a, "needs a path");
       o->shm_path = val;
       break;
     case 4:
       if (!val[0])
-        return bad(a, "needs a path");
+        return bad(why, whylen, a, "needs a path");
       o->sock_path = val;
       break;
     case 6: {
       char ip[64];
       int port;
       if (ct_live_parse_addr(val, ip, sizeof ip, &port))
-        return bad(a, "expects [ADDR:]PORT with an IPv4 ADDR");
+        return bad(why, whylen, a, "expects [ADDR:]PORT with an IPv4 ADDR");
       o->serve = val;
       break;
     }
     case 5:
       if (!val[0])
-        return bad(a, "needs a command");
+        return bad(why, whylen, a, "needs a command");
       o->cmd = val;
       break;
     default:
-      if (parse_uint(a, val, 1, 600000, &v))
-        return -1;
+      if (parse_uint(why, whylen, a, val, 1, 600000, &v))
+        return -EINVAL;
       o->lossless_ms = (int)v;
       break;
     }
   }
   if (o->cmd && i < argc)
-    return bad(argv[i], "give either -cmd or a program after --, not both");
+    return bad(why, whylen, argv[i], "give either -cmd or a program after --, not both");
   if (o->cmd) {
     o->sh_argv[0] = "/bin/sh";
     o->sh_argv[1] = "-c";
@@ -196,9 +195,10 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv) {
   } else if (i < argc) {
     o->argv = argv + i;
   } else {
-    return bad("run", "no program given (corotracer run [options] -- program [args...])");
+    return bad(why, whylen, "run",
+               "no program given (corotracer run [options] -- program [args...])");
   }
   if (o->quiet && o->status)
-    return bad("--status", "cannot be combined with --quiet");
+    return bad(why, whylen, "--status", "cannot be combined with --quiet");
   return 0;
 }

@@ -510,7 +510,12 @@ int ct_run_main(int argc, char **argv) {
   r.w.fd = -1;
   r.rt.shm_fd = r.rt.listen_fd = -1;
   r.t.tty_fd = -1;
-  int rc = ct_opts_parse(&r.o, argc, argv);
+  char why[4352];
+  int rc = ct_opts_parse(&r.o, argc, argv, why, sizeof why);
+  if (rc > 0)
+    ct_opts_usage(stdout);
+  if (rc < 0)
+    fprintf(stderr, "corotracer: %s\n", why);
   if (rc)
     return rc > 0 ? 0 : CT_EXIT_USAGE;
   rc = CT_EXIT_FAIL;
@@ -520,7 +525,6 @@ int ct_run_main(int argc, char **argv) {
     goto out;
   }
   /* Runtime files first: a failure there leaves an existing trace alone. */
-  char why[4352];
   if (ct_rt_create(&r.rt, &r.o, why, sizeof why)) {
     fprintf(stderr, "corotracer: %s\n", why);
     goto out;
