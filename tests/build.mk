@@ -1,11 +1,10 @@
 # tests/build.mk - tests not owned by one area (each area registers its own in
-# its build.mk; the engine's are still in tests/engine.mk).
-include tests/engine.mk
+# its build.mk).
 TESTS += tests/test-abi.sh
 # Links a plain-cc program against the installed library: the plain build only.
 TESTS_NOSAN += tests/test-install.sh
 
-# Style: .clang-format holds on the files already formatted.
+# Style: .clang-format holds on every C/C++ file of the tree.
 TESTS_NOSAN += tests/test-format.sh
 # The test kit (tests/lib/check.h, check.sh) itself.
 TESTS_NOSAN += tests/test-check.sh

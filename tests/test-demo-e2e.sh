@@ -5,12 +5,13 @@
 # file:line of the read they park in, and their fds, exactly as the server's
 # own log of fds closed without a wake; with the bug off, no lost wakeup.
 set -u
+. "$(dirname "$0")/lib/check.sh"
 B=${CT_BUILD:?run me through tests/run.sh}
 CT=${COROTRACER:?}
 SRV=$B/examples/demo/resp_server
 command -v redis-benchmark >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 ||
-  { echo "redis-benchmark/redis-cli not installed (sh scripts/install-deps.sh)"; exit 77; }
-[ -x "$SRV" ] && [ -x "$CT" ] || { echo "FAIL: $SRV or $CT not built"; exit 1; }
+  skip "redis-benchmark/redis-cli not installed (sh scripts/install-deps.sh)"
+[ -x "$SRV" ] && [ -x "$CT" ] || fail "$SRV or $CT not built"
 
 . "$(dirname "$0")/lib/demo.sh"
 

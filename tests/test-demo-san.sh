@@ -4,11 +4,12 @@
 # and UBSan) or TSan report nothing, because no memory is misused. Runs in the
 # sanitizer builds only (SAN=asan, SAN=tsan).
 set -u
+. "$(dirname "$0")/lib/check.sh"
 B=${CT_BUILD:?run me through tests/run.sh}
 SRV=$B/examples/demo/resp_server
-[ -n "${CT_SAN:-}" ] || { echo "plain build: this test checks a sanitizer build (Makefile TESTS_SAN)"; exit 1; }
-command -v redis-benchmark >/dev/null 2>&1 || { echo "redis-benchmark not installed"; exit 77; }
-[ -x "$SRV" ] || { echo "FAIL: $SRV not built"; exit 1; }
+[ -n "${CT_SAN:-}" ] || fail "plain build: this test checks a sanitizer build (Makefile TESTS_SAN)"
+command -v redis-benchmark >/dev/null 2>&1 || skip "redis-benchmark not installed"
+[ -x "$SRV" ] || fail "$SRV not built"
 DEMO_WAIT=200 # sanitized, the server starts and drains slower
 . "$(dirname "$0")/lib/demo.sh"
 

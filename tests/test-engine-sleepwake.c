@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "common/ctp.h"
+#include "lib/check.h"
 #include "lib/ctlib.h"
 
 #define FALLBACK_MS 10000
@@ -39,13 +40,14 @@ static void remove_files(void) {
 }
 
 /* Wait until the flag reads `want`; the time it took, or die after limit_ns. */
-static uint64_t wait_flag(_Atomic uint32_t *flag, uint32_t want, uint64_t limit_ns, unsigned round) {
+static uint64_t wait_flag(_Atomic uint32_t *flag, uint32_t want, uint64_t limit_ns,
+                          unsigned round) {
   uint64_t t0 = ct_now_ns();
   while (atomic_load(flag) != want) {
     uint64_t dt = ct_now_ns() - t0;
     if (dt > limit_ns)
-      ct_die("round %u: tracer_sleeping still %u after %.3f s: the wake-up did not reach the engine", round,
-             1 - want, (double)dt / 1e9);
+      FAIL("round %u: tracer_sleeping still %u after %.3f s: the wake-up did not reach the engine",
+           round, 1 - want, (double)dt / 1e9);
     struct timespec ts = {0, 20000};
     nanosleep(&ts, NULL);
   }
@@ -64,11 +66,15 @@ struct trace_tail {
 
 static void tail_read(struct trace_tail *t) {
   for (;;) {
-    if (t->len == sizeof t->buf) ct_die("target: trace line longer than %zu bytes", sizeof t->buf);
+    if (t->len == sizeof t->buf)
+      FAIL("target: trace line longer than %zu bytes", sizeof t->buf);
     ssize_t r = read(t->fd, t->buf + t->len, sizeof t->buf - t->len);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) ct_die("target: read %s: %s", trace, strerror(errno));
-    if (r == 0) return;
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      FAIL("target: read %s: %s", trace, strerror(errno));
+    if (r == 0)
+      return;
     t->len += (size_t)r;
     char *p = t->buf, *nl;
     while ((nl = memchr(p, '\n', t->len - (size_t)(p - t->buf))) != NULL) {
@@ -76,10 +82,11 @@ static void tail_read(struct trace_tail *t) {
       size_t klen;
       const char *kind = ct_json_raw(p, "kind", &klen);
       uint64_t obj;
-      if (kind != NULL && klen == 7 && memcmp(kind, "suspend", 7) == 0 && ct_json_u64(p, "obj", &obj) == 0 &&
-          obj > t->last_obj)
+      if (kind != NULL && klen == 7 && memcmp(kind, "suspend", 7) == 0 &&
+          ct_json_u64(p, "obj", &obj) == 0 && obj > t->last_obj)
         t->last_obj = obj;
-      if (kind != NULL && klen == 7 && memcmp(kind, "destroy", 7) == 0) t->destroyed = 1;
+      if (kind != NULL && klen == 7 && memcmp(kind, "destroy", 7) == 0)
+        t->destroyed = 1;
       p = nl + 1;
     }
     t->len -= (size_t)(p - t->buf);
@@ -92,11 +99,12 @@ static uint64_t wait_trace(struct trace_tail *t, unsigned round) {
   uint64_t t0 = ct_now_ns();
   for (;;) {
     tail_read(t);
-    if (round ? t->last_obj >= round : t->destroyed) return ct_now_ns() - t0;
+    if (round ? t->last_obj >= round : t->destroyed)
+      return ct_now_ns() - t0;
     uint64_t dt = ct_now_ns() - t0;
     if (dt > ROUND_LIMIT_NS)
-      ct_die("round %u: %s not in the trace after %.3f s: the scan after the wake-up missed it", round,
-             round ? "the suspend" : "the destroy", (double)dt / 1e9);
+      FAIL("round %u: %s not in the trace after %.3f s: the scan after the wake-up missed it",
+           round, round ? "the suspend" : "the destroy", (double)dt / 1e9);
     struct timespec ts = {0, 20000};
     nanosleep(&ts, NULL);
   }
@@ -104,16 +112,20 @@ static uint64_t wait_trace(struct trace_tail *t, unsigned round) {
 
 static int target_main(unsigned plain, unsigned jitter) {
   int rc = corotracer_init();
-  if (rc != 0) ct_die("target: corotracer_init: %s", strerror(-rc));
+  if (rc != 0)
+    FAIL("target: corotracer_init: %s", strerror(-rc));
   const char *shm = getenv(CTP_ENV_SHM);
   int fd = shm ? open(shm, O_RDONLY | O_CLOEXEC) : -1;
-  if (fd < 0) ct_die("target: open %s: %s", shm ? shm : "(no " CTP_ENV_SHM ")", strerror(errno));
+  if (fd < 0)
+    FAIL("target: open %s: %s", shm ? shm : "(no " CTP_ENV_SHM ")", strerror(errno));
   struct ctp_header *h = mmap(NULL, CTP_HEADER_SIZE, PROT_READ, MAP_SHARED, fd, 0);
-  if (h == MAP_FAILED) ct_die("target: mmap: %s", strerror(errno));
+  if (h == MAP_FAILED)
+    FAIL("target: mmap: %s", strerror(errno));
   close(fd);
   static struct trace_tail t;
   t.fd = open(trace, O_RDONLY | O_CLOEXEC);
-  if (t.fd < 0) ct_die("target: open %s: %s", trace, strerror(errno));
+  if (t.fd < 0)
+    FAIL("target: open %s: %s", trace, strerror(errno));
   corotracer_co *co = corotracer_create(1, "sleepy", NULL);
   uint64_t worst = 0, total = 0;
   unsigned rounds = plain + jitter;
@@ -129,12 +141,14 @@ static int target_main(unsigned plain, unsigned jitter) {
     corotracer_suspend(co, NULL, COROTRACER_WAIT_FD, i);
     uint64_t dt = wait_trace(&t, i);
     total += dt;
-    if (dt > worst) worst = dt;
+    if (dt > worst)
+      worst = dt;
   }
   wait_flag(&h->tracer_sleeping, 1, ROUND_LIMIT_NS, rounds + 1);
   corotracer_destroy(co);
   wait_trace(&t, 0);
-  printf("sleepwake: %u rounds (%u jittered), each event in the trace after %.0f us on average, %.0f us "
+  printf("sleepwake: %u rounds (%u jittered), each event in the trace after %.0f us on average, "
+         "%.0f us "
          "worst; the destroy too\n",
          rounds, jitter, (double)total / rounds / 1e3, (double)worst / 1e3);
   close(t.fd);
@@ -148,28 +162,33 @@ int main(int argc, char **argv) {
     return target_main((unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]));
   }
   const char *engine = getenv("COROTRACER"), *build = getenv("CT_BUILD"), *san = getenv("CT_SAN");
-  if (engine == NULL || build == NULL) ct_die("run me through tests/run.sh");
+  if (engine == NULL || build == NULL)
+    FAIL("run me through tests/run.sh");
   int sanitized = san != NULL && san[0] != '\0';
   unsigned plain = sanitized ? 200 : 1000, jitter = sanitized ? 100 : 500, rounds = plain + jitter;
   char self[4096], nplain[16], njitter[16], poll[16];
   snprintf(dir, sizeof dir, "%s/sleepwake.XXXXXX", build);
-  if (mkdtemp(dir) == NULL) ct_die("mkdtemp %s: %s", dir, strerror(errno));
+  if (mkdtemp(dir) == NULL)
+    FAIL("mkdtemp %s: %s", dir, strerror(errno));
   atexit(remove_files);
+  CHECK_ATFAIL(remove_files);
   snprintf(trace, sizeof trace, "%s/trace.jsonl", dir);
   snprintf(nplain, sizeof nplain, "%u", plain);
   snprintf(njitter, sizeof njitter, "%u", jitter);
   snprintf(poll, sizeof poll, "%d", FALLBACK_MS);
   ct_self_path(self, sizeof self);
-  char *args[] = {(char *)engine, "run", "--quiet", "--poll-ms", poll, "-n", "4", "-o", trace,
-                  "--", self, "--target", nplain, njitter, trace, NULL};
+  char *args[] = {(char *)engine, "run", "--quiet", "--poll-ms", poll,   "-n",    "4",   "-o",
+                  trace,          "--",  self,      "--target",  nplain, njitter, trace, NULL};
   uint64_t t0 = ct_now_ns();
   int st = ct_wait(ct_spawn(args));
   double secs = (double)(ct_now_ns() - t0) / 1e9;
-  if (ct_exit_code(st) != 0) ct_die("engine/target exited %d", ct_exit_code(st));
+  if (ct_exit_code(st) != 0)
+    FAIL("engine/target exited %d", ct_exit_code(st));
   /* Every round's event is in the trace, once (obj = round number). */
   char *seen = calloc(rounds + 1, 1);
   FILE *f = fopen(trace, "re");
-  if (seen == NULL || f == NULL) ct_die("%s: %s", trace, strerror(errno));
+  if (seen == NULL || f == NULL)
+    FAIL("%s: %s", trace, strerror(errno));
   char *line = NULL;
   size_t cap = 0;
   unsigned found = 0;
@@ -177,15 +196,17 @@ int main(int argc, char **argv) {
     size_t len;
     const char *kind = ct_json_raw(line, "kind", &len);
     uint64_t obj;
-    if (kind == NULL || len != 7 || memcmp(kind, "suspend", 7) != 0) continue;
+    if (kind == NULL || len != 7 || memcmp(kind, "suspend", 7) != 0)
+      continue;
     if (ct_json_u64(line, "obj", &obj) != 0 || obj < 1 || obj > rounds || seen[obj]++)
-      ct_die("unexpected or repeated suspend: %s", line);
+      FAIL("unexpected or repeated suspend: %s", line);
     found++;
   }
   free(line);
   fclose(f);
   free(seen);
-  if (found != rounds) ct_die("trace holds %u of the %u events", found, rounds);
+  if (found != rounds)
+    FAIL("trace holds %u of the %u events", found, rounds);
   printf("sleepwake: %u events harvested in %.2f s (a fallback would need %u s)\n", rounds, secs,
          rounds * FALLBACK_MS / 1000);
   return 0;

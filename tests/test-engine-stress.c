@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/check.h"
 #include "lib/ctlib.h"
 
 #define WRITERS 4
@@ -43,7 +44,9 @@ static uint64_t mix(uint64_t x) { /* splitmix64 finaliser */
   x *= 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
 }
-static uint64_t payload_hash(uint64_t id, uint64_t site) { return mix(id * 0x9e3779b97f4a7c15ULL ^ site); }
+static uint64_t payload_hash(uint64_t id, uint64_t site) {
+  return mix(id * 0x9e3779b97f4a7c15ULL ^ site);
+}
 
 static void *writer(void *arg) {
   int w = (int)(intptr_t)arg;
@@ -68,7 +71,8 @@ static void *writer(void *arg) {
       n++;
     }
     uint64_t site = site_base + i % SITE_SPAN;
-    corotracer_suspend(c->h, (const void *)(uintptr_t)site, COROTRACER_WAIT_PTR, payload_hash(c->id, site));
+    corotracer_suspend(c->h, (const void *)(uintptr_t)site, COROTRACER_WAIT_PTR,
+                       payload_hash(c->id, site));
     atomic_fetch_add_explicit(&c->written, 1, memory_order_relaxed);
     n++;
   }
@@ -81,21 +85,26 @@ static void *writer(void *arg) {
 }
 
 static int writer_main(const char *counts, uint64_t events) {
-  if (corotracer_init() != 0) ct_die("writer: not traced");
+  if (corotracer_init() != 0)
+    FAIL("writer: not traced");
   per_writer_events = events / WRITERS;
   site_base = (uint64_t)(uintptr_t)&writer; /* sites inside our own code */
   pthread_barrier_init(&created, NULL, WRITERS);
   pthread_barrier_init(&finished, NULL, WRITERS);
   pthread_t t[WRITERS];
-  for (int w = 0; w < WRITERS; w++) pthread_create(&t[w], NULL, writer, (void *)(intptr_t)w);
-  for (int w = 0; w < WRITERS; w++) pthread_join(t[w], NULL);
+  for (int w = 0; w < WRITERS; w++)
+    pthread_create(&t[w], NULL, writer, (void *)(intptr_t)w);
+  for (int w = 0; w < WRITERS; w++)
+    pthread_join(t[w], NULL);
   FILE *f = fopen(counts, "we");
-  if (f == NULL) ct_die("%s: %s", counts, strerror(errno));
+  if (f == NULL)
+    FAIL("%s: %s", counts, strerror(errno));
   fprintf(f, "base %llu\n", (unsigned long long)site_base);
   for (int i = 0; i < NCO; i++)
     fprintf(f, "co %llu %llu %llu\n", (unsigned long long)cos[i].id, (unsigned long long)cos[i].tid,
             (unsigned long long)atomic_load(&cos[i].written));
-  if (fclose(f) != 0) ct_die("%s: %s", counts, strerror(errno));
+  if (fclose(f) != 0)
+    FAIL("%s: %s", counts, strerror(errno));
   return 0;
 }
 
@@ -120,14 +129,16 @@ static void remove_files(void) {
 
 static struct want *find(uint64_t id) {
   for (int i = 0; i < NCO; i++)
-    if (want[i].id == id) return &want[i];
+    if (want[i].id == id)
+      return &want[i];
   return NULL;
 }
 
 static uint64_t field(const struct ct_jkv *kv, int n, const char *key) {
   const struct ct_jkv *f = ct_json_find(kv, n, key);
   uint64_t v;
-  if (f == NULL || ct_parse_u64(f->val, f->vlen, &v) != 0) ct_die("line %llu: bad or missing %s", (unsigned long long)lineno, key);
+  if (f == NULL || ct_parse_u64(f->val, f->vlen, &v) != 0)
+    FAIL("line %llu: bad or missing %s", (unsigned long long)lineno, key);
   return v;
 }
 
@@ -140,44 +151,53 @@ static int is(const struct ct_jkv *kv, int n, const char *key, const char *val) 
 static void check_event(const struct ct_jkv *kv, int n, uint64_t base) {
   uint64_t id = field(kv, n, "probe_id"), tid = field(kv, n, "tid"), ev = field(kv, n, "ev");
   struct want *c = find(id);
-  if (c == NULL) ct_die("line %llu: torn or foreign probe_id %llu", (unsigned long long)lineno, (unsigned long long)id);
+  if (c == NULL)
+    FAIL("line %llu: torn or foreign probe_id %llu", (unsigned long long)lineno,
+         (unsigned long long)id);
   if (c->harvested > 0 && ev <= c->last_ev)
-    ct_die("line %llu: coroutine %llu: ev %llu after ev %llu (duplicate or out of order)", (unsigned long long)lineno,
-           (unsigned long long)id, (unsigned long long)ev, (unsigned long long)c->last_ev);
-  if (ev >= c->written) ct_die("line %llu: ev %llu beyond the %llu events written", (unsigned long long)lineno,
-                               (unsigned long long)ev, (unsigned long long)c->written);
+    FAIL("line %llu: coroutine %llu: ev %llu after ev %llu (duplicate or out of order)",
+         (unsigned long long)lineno, (unsigned long long)id, (unsigned long long)ev,
+         (unsigned long long)c->last_ev);
+  if (ev >= c->written)
+    FAIL("line %llu: ev %llu beyond the %llu events written", (unsigned long long)lineno,
+         (unsigned long long)ev, (unsigned long long)c->written);
   c->last_ev = ev;
   c->harvested++;
-  if (field(kv, n, "ts") == 0) ct_die("line %llu: ts 0 (torn)", (unsigned long long)lineno);
+  if (field(kv, n, "ts") == 0)
+    FAIL("line %llu: ts 0 (torn)", (unsigned long long)lineno);
   if (is(kv, n, "kind", "wake")) {
     uint64_t from = field(kv, n, "from"), site = field(kv, n, "site");
     struct want *w = find(from);
     if (w == NULL || w->tid != tid || site - base >= SITE_SPAN)
-      ct_die("line %llu: wake with from %llu tid %llu site %#llx does not check", (unsigned long long)lineno,
-             (unsigned long long)from, (unsigned long long)tid, (unsigned long long)site);
+      FAIL("line %llu: wake with from %llu tid %llu site %#llx does not check",
+           (unsigned long long)lineno, (unsigned long long)from, (unsigned long long)tid,
+           (unsigned long long)site);
     return;
   }
-  if (tid != c->tid) ct_die("line %llu: tid %llu is not the owner's %llu", (unsigned long long)lineno,
-                            (unsigned long long)tid, (unsigned long long)c->tid);
+  if (tid != c->tid)
+    FAIL("line %llu: tid %llu is not the owner's %llu", (unsigned long long)lineno,
+         (unsigned long long)tid, (unsigned long long)c->tid);
   if (is(kv, n, "kind", "suspend")) {
     uint64_t site = field(kv, n, "site"), obj = field(kv, n, "obj"), addr = field(kv, n, "addr");
-    if (site - base >= SITE_SPAN || addr != site || obj != payload_hash(id, site) || !is(kv, n, "wait", "ptr") ||
-        !is(kv, n, "is_active", "false"))
-      ct_die("line %llu: torn suspend (site %#llx obj %#llx addr %#llx)", (unsigned long long)lineno,
-             (unsigned long long)site, (unsigned long long)obj, (unsigned long long)addr);
+    if (site - base >= SITE_SPAN || addr != site || obj != payload_hash(id, site) ||
+        !is(kv, n, "wait", "ptr") || !is(kv, n, "is_active", "false"))
+      FAIL("line %llu: torn suspend (site %#llx obj %#llx addr %#llx)", (unsigned long long)lineno,
+           (unsigned long long)site, (unsigned long long)obj, (unsigned long long)addr);
   } else if (is(kv, n, "kind", "resume")) {
     if (field(kv, n, "addr") != 0 || !is(kv, n, "is_active", "true"))
-      ct_die("line %llu: torn resume", (unsigned long long)lineno);
+      FAIL("line %llu: torn resume", (unsigned long long)lineno);
   } else if (is(kv, n, "kind", "create")) {
-    if (ev != 0) ct_die("line %llu: create with ev %llu", (unsigned long long)lineno, (unsigned long long)ev);
+    if (ev != 0)
+      FAIL("line %llu: create with ev %llu", (unsigned long long)lineno, (unsigned long long)ev);
   } else if (!is(kv, n, "kind", "destroy")) {
-    ct_die("line %llu: unexpected kind", (unsigned long long)lineno);
+    FAIL("line %llu: unexpected kind", (unsigned long long)lineno);
   }
 }
 
 static void check_trace(const char *trace, uint64_t base) {
   FILE *f = fopen(trace, "re");
-  if (f == NULL) ct_die("%s: %s", trace, strerror(errno));
+  if (f == NULL)
+    FAIL("%s: %s", trace, strerror(errno));
   char *line = NULL;
   size_t cap = 0;
   struct ct_jkv kv[32];
@@ -186,20 +206,25 @@ static void check_trace(const char *trace, uint64_t base) {
   while (getline(&line, &cap, f) > 0) {
     lineno++;
     int n = ct_json_split(line, kv, 32);
-    if (n <= 0) ct_die("line %llu: not a JSON object: %.80s", (unsigned long long)lineno, line);
-    if (have_end) ct_die("line %llu: after the end record", (unsigned long long)lineno);
-    if (lineno == 1 && !is(kv, n, "type", "meta")) ct_die("first line is not meta");
+    if (n <= 0)
+      FAIL("line %llu: not a JSON object: %.80s", (unsigned long long)lineno, line);
+    if (have_end)
+      FAIL("line %llu: after the end record", (unsigned long long)lineno);
+    if (lineno == 1 && !is(kv, n, "type", "meta"))
+      FAIL("first line is not meta");
     if (ct_json_find(kv, n, "type") == NULL) {
       check_event(kv, n, base);
       total_lines++;
     } else if (is(kv, n, "type", "station_end")) {
       struct want *c = find(field(kv, n, "probe_id"));
-      if (c == NULL || c->ended++) ct_die("line %llu: unknown or repeated station_end", (unsigned long long)lineno);
+      if (c == NULL || c->ended++)
+        FAIL("line %llu: unknown or repeated station_end", (unsigned long long)lineno);
       c->end_events = field(kv, n, "events");
       c->end_lost = field(kv, n, "lost");
       if (field(kv, n, "harvested") != c->harvested)
-        ct_die("line %llu: station_end harvested %llu, trace has %llu lines", (unsigned long long)lineno,
-               (unsigned long long)field(kv, n, "harvested"), (unsigned long long)c->harvested);
+        FAIL("line %llu: station_end harvested %llu, trace has %llu lines",
+             (unsigned long long)lineno, (unsigned long long)field(kv, n, "harvested"),
+             (unsigned long long)c->harvested);
     } else if (is(kv, n, "type", "end")) {
       have_end = 1;
       for (int i = 0; i < NCO; i++) {
@@ -207,57 +232,74 @@ static void check_trace(const char *trace, uint64_t base) {
         sum_lost += want[i].written - want[i].harvested;
       }
       if (field(kv, n, "events") != sum_written || field(kv, n, "harvested") != total_lines ||
-          field(kv, n, "lost") != sum_lost || field(kv, n, "torn") != 0 || field(kv, n, "untraced_coroutines") != 0)
-        ct_die("end record %.300s does not match: written %llu, harvested %llu, lost %llu", line,
-               (unsigned long long)sum_written, (unsigned long long)total_lines, (unsigned long long)sum_lost);
+          field(kv, n, "lost") != sum_lost || field(kv, n, "torn") != 0 ||
+          field(kv, n, "untraced_coroutines") != 0)
+        FAIL("end record %.300s does not match: written %llu, harvested %llu, lost %llu", line,
+             (unsigned long long)sum_written, (unsigned long long)total_lines,
+             (unsigned long long)sum_lost);
     }
   }
   free(line);
   fclose(f);
-  if (!have_end) ct_die("no end record");
+  if (!have_end)
+    FAIL("no end record");
   for (int i = 0; i < NCO; i++) {
     struct want *c = &want[i];
-    if (!c->ended) ct_die("coroutine %llu: no station_end", (unsigned long long)c->id);
+    if (!c->ended)
+      FAIL("coroutine %llu: no station_end", (unsigned long long)c->id);
     if (c->end_events != c->written || c->harvested + c->end_lost != c->written)
-      ct_die("coroutine %llu: wrote %llu, station_end says events %llu, harvested %llu + lost %llu",
-             (unsigned long long)c->id, (unsigned long long)c->written, (unsigned long long)c->end_events,
-             (unsigned long long)c->harvested, (unsigned long long)c->end_lost);
+      FAIL("coroutine %llu: wrote %llu, station_end says events %llu, harvested %llu + lost %llu",
+           (unsigned long long)c->id, (unsigned long long)c->written,
+           (unsigned long long)c->end_events, (unsigned long long)c->harvested,
+           (unsigned long long)c->end_lost);
   }
-  printf("stress: %llu lines checked; written %llu, harvested %llu, lost %llu (%.1f%%), exact per coroutine\n",
-         (unsigned long long)lineno, (unsigned long long)sum_written, (unsigned long long)total_lines,
-         (unsigned long long)sum_lost, 100.0 * (double)sum_lost / (double)sum_written);
+  printf("stress: %llu lines checked; written %llu, harvested %llu, lost %llu (%.1f%%), exact per "
+         "coroutine\n",
+         (unsigned long long)lineno, (unsigned long long)sum_written,
+         (unsigned long long)total_lines, (unsigned long long)sum_lost,
+         100.0 * (double)sum_lost / (double)sum_written);
 }
 
 int main(int argc, char **argv) {
-  if (argc == 4 && strcmp(argv[1], "--writer") == 0) return writer_main(argv[2], strtoull(argv[3], NULL, 10));
+  if (argc == 4 && strcmp(argv[1], "--writer") == 0)
+    return writer_main(argv[2], strtoull(argv[3], NULL, 10));
   const char *engine = getenv("COROTRACER"), *build = getenv("CT_BUILD"), *san = getenv("CT_SAN");
-  if (engine == NULL || build == NULL) ct_die("run me through tests/run.sh");
+  if (engine == NULL || build == NULL)
+    FAIL("run me through tests/run.sh");
   uint64_t events = san != NULL && san[0] != '\0' ? 2000000 : 10000000;
   char self[4096], nev[32];
   snprintf(dir, sizeof dir, "%s/stress.XXXXXX", build); /* on disk: the trace is big */
-  if (mkdtemp(dir) == NULL) ct_die("mkdtemp %s: %s", dir, strerror(errno));
+  if (mkdtemp(dir) == NULL)
+    FAIL("mkdtemp %s: %s", dir, strerror(errno));
   atexit(remove_files);
+  CHECK_ATFAIL(remove_files);
   snprintf(trace, sizeof trace, "%s/trace.jsonl", dir);
   snprintf(counts, sizeof counts, "%s/counts", dir);
   snprintf(nev, sizeof nev, "%llu", (unsigned long long)events);
   ct_self_path(self, sizeof self);
-  char *args[] = {(char *)engine, "run", "--quiet", "-n", "64", "-o", trace, "--", self, "--writer", counts, nev, NULL};
+  char *args[] = {(char *)engine, "run", "--quiet",  "-n",   "64", "-o", trace,
+                  "--",           self,  "--writer", counts, nev,  NULL};
   uint64_t t0 = ct_now_ns();
   int st = ct_wait(ct_spawn(args));
   uint64_t t1 = ct_now_ns();
-  if (ct_exit_code(st) != 0) ct_die("engine exited %d", ct_exit_code(st));
+  if (ct_exit_code(st) != 0)
+    FAIL("engine exited %d", ct_exit_code(st));
 
   FILE *f = fopen(counts, "re");
-  if (f == NULL) ct_die("%s: %s", counts, strerror(errno));
+  if (f == NULL)
+    FAIL("%s: %s", counts, strerror(errno));
   unsigned long long base, id, tid, w;
-  if (fscanf(f, "base %llu\n", &base) != 1) ct_die("counts: no base");
+  if (fscanf(f, "base %llu\n", &base) != 1)
+    FAIL("counts: no base");
   for (int i = 0; i < NCO; i++) {
-    if (fscanf(f, "co %llu %llu %llu\n", &id, &tid, &w) != 3) ct_die("counts: short");
+    if (fscanf(f, "co %llu %llu %llu\n", &id, &tid, &w) != 3)
+      FAIL("counts: short");
     want[i] = (struct want){.id = id, .tid = tid, .written = w};
   }
   fclose(f);
   struct stat sb;
-  if (stat(trace, &sb) != 0) ct_die("%s: %s", trace, strerror(errno));
+  if (stat(trace, &sb) != 0)
+    FAIL("%s: %s", trace, strerror(errno));
   printf("stress: run %.2f s, trace %.0f MB\n", (double)(t1 - t0) / 1e9, (double)sb.st_size / 1e6);
   check_trace(trace, base);
   printf("stress: checked in %.2f s\n", (double)(ct_now_ns() - t1) / 1e9);

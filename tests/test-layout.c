@@ -8,16 +8,20 @@
 
 #include "common/ctp.h"
 #include "corotracer.h"
+#include "lib/check.h"
 
 struct field {
   const char *name;
-  size_t off, size;       /* from the compiler */
+  size_t off, size;           /* from the compiler */
   size_t want_off, want_size; /* from the documents */
-  int ext;                /* ours: must lie in bytes v1 leaves zero */
+  int ext;                    /* ours: must lie in bytes v1 leaves zero */
 };
 
-#define FIELD(type, member, off, size, ext) \
-  {#type "." #member, offsetof(struct type, member), sizeof(((struct type *)0)->member), off, size, ext}
+#define FIELD(type, member, off, size, ext)                                                        \
+  {                                                                                                \
+#type "." #member, offsetof(struct type, member), sizeof(((struct type *)0)->member), off,     \
+        size, ext                                                                                  \
+  }
 #define F(type, member, off, size) FIELD(type, member, off, size, 0)
 #define X(type, member, off, size) FIELD(type, member, off, size, 1)
 
@@ -68,17 +72,6 @@ static const struct field fields[] = {
     X(ctp_slot, reserved, 0x30, 15),
 };
 
-static int failures;
-
-static void check(int ok, const char *what, unsigned long long got, unsigned long long want) {
-  if (!ok) {
-    printf("FAIL %s: got %#llx, want %#llx\n", what, got, want);
-    failures++;
-  }
-}
-
-#define EQ(what, got, want) check((unsigned long long)(got) == (unsigned long long)(want), what, got, want)
-
 /* v1's zero areas (ctp-v1.md): header 0x18..0x3FF, station pad 0x011..0x03F
  * and flexible 0x240..0x3FF, slot reserved 0x20..0x3E. Every extension field
  * must lie inside one of them, or a v1 reader would see our bytes. */
@@ -96,81 +89,77 @@ static void check_in_v1_gaps(void) {
     for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++)
       inside |= !strncmp(f->name, gaps[g].prefix, strlen(gaps[g].prefix)) && f->off >= gaps[g].lo &&
                 f->off + f->size <= gaps[g].hi;
-    if (f->ext && !inside) {
-      printf("FAIL %s (%#zx+%zu) is outside v1's zero areas\n", f->name, f->off, f->size);
-      failures++;
-    }
+    if (f->ext && !inside)
+      printf("%s (%#zx+%zu) is outside v1's zero areas\n", f->name, f->off, f->size);
+    ASSERT(!f->ext || inside);
   }
 }
 
 int main(void) {
-  char what[128];
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
     const struct field *f = &fields[i];
-    snprintf(what, sizeof what, "offset of %s", f->name);
-    EQ(what, f->off, f->want_off);
-    snprintf(what, sizeof what, "size of %s", f->name);
-    EQ(what, f->size, f->want_size);
+    if (f->off != f->want_off || f->size != f->want_size) /* which field the assertion is about */
+      printf("%s: offset %#zx size %zu, the documents say offset %#zx size %zu\n", f->name, f->off,
+             f->size, f->want_off, f->want_size);
+    ASSERT_UINT64_EQ(f->off, f->want_off);
+    ASSERT_UINT64_EQ(f->size, f->want_size);
   }
   check_in_v1_gaps();
 
-  EQ("sizeof header", sizeof(struct ctp_header), 1024);
-  EQ("sizeof station", sizeof(struct ctp_station), 1024);
-  EQ("sizeof slot", sizeof(struct ctp_slot), 64);
-  EQ("CTP_HEADER_SIZE", CTP_HEADER_SIZE, 1024);
-  EQ("CTP_STATION_SIZE", CTP_STATION_SIZE, 1024);
-  EQ("CTP_SLOTS", CTP_SLOTS, 8);
-  EQ("CTP_SLOT_SIZE", CTP_SLOT_SIZE, 64);
-  EQ("CTP_FILE_SIZE(0)", CTP_FILE_SIZE(0), 1024);
-  EQ("CTP_FILE_SIZE(128)", CTP_FILE_SIZE(128), 1024 + 128 * 1024);
-  EQ("CTP_FILE_SIZE(4294967295)", CTP_FILE_SIZE(4294967295u), 1024 + 4294967295ull * 1024);
-  EQ("CTP_VERSION", CTP_VERSION, 1);
-  EQ("CTP_MAGIC", CTP_MAGIC, 0x434F524F54524352ull);
+  ASSERT_UINT64_EQ(sizeof(struct ctp_header), 1024);
+  ASSERT_UINT64_EQ(sizeof(struct ctp_station), 1024);
+  ASSERT_UINT64_EQ(sizeof(struct ctp_slot), 64);
+  ASSERT_UINT64_EQ(CTP_HEADER_SIZE, 1024);
+  ASSERT_UINT64_EQ(CTP_STATION_SIZE, 1024);
+  ASSERT_UINT64_EQ(CTP_SLOTS, 8);
+  ASSERT_UINT64_EQ(CTP_SLOT_SIZE, 64);
+  ASSERT_UINT64_EQ(CTP_FILE_SIZE(0), 1024);
+  ASSERT_UINT64_EQ(CTP_FILE_SIZE(128), 1024 + 128 * 1024);
+  ASSERT_UINT64_EQ(CTP_FILE_SIZE(4294967295u), 1024 + 4294967295ull * 1024);
+  ASSERT_UINT64_EQ(CTP_VERSION, 1);
+  ASSERT_UINT64_EQ(CTP_MAGIC, 0x434F524F54524352ull);
 
   /* "COROTRCR" read as big-endian ASCII: in the little-endian file the bytes
    * appear reversed. */
   uint64_t m = CTP_MAGIC;
   unsigned char b[8];
   memcpy(b, &m, 8);
-  check(memcmp(b, "RCRTOROC", 8) == 0, "magic bytes in the file", b[0], 'R');
+  ASSERT_MEM_EQ(b, "RCRTOROC", 8);
   uint32_t x = CTP_EXT_MAGIC;
   memcpy(b, &x, 4);
-  check(memcmp(b, "CTX1", 4) == 0, "ext_magic bytes are CTX1", b[0], 'C');
+  ASSERT_MEM_EQ(b, "CTX1", 4);
 
   /* Station i starts at 1024 * (i + 1). */
   static unsigned char file[1024 * 4];
-  EQ("station 0 offset", (unsigned char *)ctp_station_at(file, 0) - file, 1024);
-  EQ("station 2 offset", (unsigned char *)ctp_station_at(file, 2) - file, 3 * 1024);
+  ASSERT_UINT64_EQ((unsigned char *)ctp_station_at(file, 0) - file, 1024);
+  ASSERT_UINT64_EQ((unsigned char *)ctp_station_at(file, 2) - file, 3 * 1024);
   /* Slot k of a station sits at 0x40 + 64 * k. */
   struct ctp_station *st = ctp_station_at(file, 1);
-  EQ("slot 5 offset", (unsigned char *)&st->slots[5] - (unsigned char *)st, 0x40 + 5 * 64);
+  ASSERT_UINT64_EQ((unsigned char *)&st->slots[5] - (unsigned char *)st, 0x40 + 5 * 64);
 
   /* Enumerations on the wire, PROTOCOL.md. */
-  EQ("kind v1", CTP_KIND_V1, 0);
-  EQ("kind create", CTP_KIND_CREATE, 1);
-  EQ("kind suspend", CTP_KIND_SUSPEND, 2);
-  EQ("kind resume", CTP_KIND_RESUME, 3);
-  EQ("kind wake", CTP_KIND_WAKE, 4);
-  EQ("kind destroy", CTP_KIND_DESTROY, 5);
-  EQ("wait none", CTP_WAIT_NONE, 0);
-  EQ("wait fd", CTP_WAIT_FD, 1);
-  EQ("wait ptr", CTP_WAIT_PTR, 2);
-  EQ("public wait none", COROTRACER_WAIT_NONE, CTP_WAIT_NONE);
-  EQ("public wait fd", COROTRACER_WAIT_FD, CTP_WAIT_FD);
-  EQ("public wait ptr", COROTRACER_WAIT_PTR, CTP_WAIT_PTR);
-  EQ("STF_EXT", CTP_STF_EXT, 1);
-  EQ("STF_LABEL", CTP_STF_LABEL, 2);
+  ASSERT_UINT64_EQ(CTP_KIND_V1, 0);
+  ASSERT_UINT64_EQ(CTP_KIND_CREATE, 1);
+  ASSERT_UINT64_EQ(CTP_KIND_SUSPEND, 2);
+  ASSERT_UINT64_EQ(CTP_KIND_RESUME, 3);
+  ASSERT_UINT64_EQ(CTP_KIND_WAKE, 4);
+  ASSERT_UINT64_EQ(CTP_KIND_DESTROY, 5);
+  ASSERT_UINT64_EQ(CTP_WAIT_NONE, 0);
+  ASSERT_UINT64_EQ(CTP_WAIT_FD, 1);
+  ASSERT_UINT64_EQ(CTP_WAIT_PTR, 2);
+  ASSERT_UINT64_EQ(COROTRACER_WAIT_NONE, CTP_WAIT_NONE);
+  ASSERT_UINT64_EQ(COROTRACER_WAIT_FD, CTP_WAIT_FD);
+  ASSERT_UINT64_EQ(COROTRACER_WAIT_PTR, CTP_WAIT_PTR);
+  ASSERT_UINT64_EQ(CTP_STF_EXT, 1);
+  ASSERT_UINT64_EQ(CTP_STF_LABEL, 2);
 
   /* Event index of a stable slot: (seq/2 - 1) * 8 + slot. */
-  EQ("event index seq 2 slot 0", ctp_event_index(2, 0), 0);
-  EQ("event index seq 2 slot 7", ctp_event_index(2, 7), 7);
-  EQ("event index seq 4 slot 3", ctp_event_index(4, 3), 11);
-  EQ("event index seq 10 slot 1", ctp_event_index(10, 1), 33);
+  ASSERT_UINT64_EQ(ctp_event_index(2, 0), 0);
+  ASSERT_UINT64_EQ(ctp_event_index(2, 7), 7);
+  ASSERT_UINT64_EQ(ctp_event_index(4, 3), 11);
+  ASSERT_UINT64_EQ(ctp_event_index(10, 1), 33);
 
-  if (failures) {
-    printf("%d layout checks failed\n", failures);
-    return 1;
-  }
-  printf("layout: %zu fields and the constants match the documents\n", sizeof fields / sizeof fields[0]);
+  printf("layout: %zu fields and the constants match the documents\n",
+         sizeof fields / sizeof fields[0]);
   return 0;
 }

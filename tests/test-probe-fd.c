@@ -24,15 +24,8 @@
 
 #include "common/ctp.h"
 #include "corotracer.h"
+#include "lib/check.h"
 #include "lib/probe-fixture.h"
-
-#define CHECK(c)                                                   \
-  do {                                                             \
-    if (!(c)) {                                                    \
-      printf("%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-      return 1;                                                    \
-    }                                                              \
-  } while (0)
 
 #define NSTATIONS 2
 
@@ -64,11 +57,11 @@ static int probe_socket(int listen_fd, int conn) {
 
 static int run(void) {
   int mfd = memfd_create("ctp", MFD_CLOEXEC);
-  CHECK(mfd >= 0);
-  CHECK(ftruncate(mfd, (off_t)CTP_FILE_SIZE(NSTATIONS)) == 0);
+  ASSERT(mfd >= 0);
+  ASSERT(ftruncate(mfd, (off_t)CTP_FILE_SIZE(NSTATIONS)) == 0);
   struct ctp_header *h =
       mmap(NULL, CTP_FILE_SIZE(NSTATIONS), PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
-  CHECK(h != MAP_FAILED);
+  ASSERT(h != MAP_FAILED);
   h->magic = CTP_MAGIC;
   h->version = CTP_VERSION;
   h->max_stations = NSTATIONS;
@@ -77,47 +70,47 @@ static int run(void) {
   snprintf(count, sizeof count, "%u", NSTATIONS);
 
   int listen_fd = ct_listen_unix(sock_path, 4);
-  CHECK(listen_fd >= 0);
+  ASSERT(listen_fd >= 0);
   ct_set_env(shm, sock_path, count);
-  CHECK(corotracer_init() == 0);
+  ASSERT(corotracer_init() == 0);
   int conn = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-  CHECK(conn >= 0);
+  ASSERT(conn >= 0);
 
   int pfd = probe_socket(listen_fd, conn);
-  CHECK(pfd >= 0);
+  ASSERT(pfd >= 0);
   struct rlimit rl;
-  CHECK(getrlimit(RLIMIT_NOFILE, &rl) == 0);
+  ASSERT(getrlimit(RLIMIT_NOFILE, &rl) == 0);
   if (rl.rlim_cur > 1000)
-    CHECK(pfd >= 900); /* parked out of the way of the program's low fds */
+    ASSERT(pfd >= 900); /* parked out of the way of the program's low fds */
   printf("probe socket at fd %d\n", pfd);
 
   /* Control: the engine asleep, an event wakes it through the socket. */
   atomic_store(&h->tracer_sleeping, 1);
   corotracer_co *co = corotracer_create(1, "fd", NULL);
-  CHECK(co != NULL);
-  CHECK(atomic_load(&h->tracer_sleeping) == 0);
-  CHECK(byte_within(conn, 1000) == 1);
+  ASSERT(co != NULL);
+  ASSERT(atomic_load(&h->tracer_sleeping) == 0);
+  ASSERT(byte_within(conn, 1000) == 1);
 
   /* The program closes our fd and its next socket gets the number. */
   int p[2];
-  CHECK(close(pfd) == 0);
-  CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, p) == 0);
+  ASSERT(close(pfd) == 0);
+  ASSERT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, p) == 0);
   if (p[1] != pfd) {
-    CHECK(dup3(p[1], pfd, O_CLOEXEC) == pfd);
-    CHECK(close(p[1]) == 0);
+    ASSERT(dup3(p[1], pfd, O_CLOEXEC) == pfd);
+    ASSERT(close(p[1]) == 0);
   }
   atomic_store(&h->tracer_sleeping, 1);
   corotracer_suspend(co, NULL, COROTRACER_WAIT_NONE, 0);
   /* The probe gave the socket up without taking the flag: it stays set for
    * another process's probe (or the engine's fallback poll). */
-  CHECK(atomic_load(&h->tracer_sleeping) == 1);
+  ASSERT(atomic_load(&h->tracer_sleeping) == 1);
   corotracer_resume(co);
-  CHECK(atomic_load(&h->tracer_sleeping) == 1);
+  ASSERT(atomic_load(&h->tracer_sleeping) == 1);
   struct ctp_station *st = ctp_station_at(h, 0);
-  CHECK(atomic_load(&st->ev_claimed) == 3); /* create, suspend, resume: all recorded */
+  ASSERT(atomic_load(&st->ev_claimed) == 3); /* create, suspend, resume: all recorded */
   char c;
-  CHECK(read(p[0], &c, 1) < 0 && errno == EAGAIN); /* nothing in the program's stream */
-  CHECK(byte_within(conn, 100) == 0);
+  ASSERT(read(p[0], &c, 1) < 0 && errno == EAGAIN); /* nothing in the program's stream */
+  ASSERT(byte_within(conn, 100) == 0);
   printf("ok   a reused fd number gets no wake-up byte; events still recorded\n");
 
   close(p[0]);

@@ -21,18 +21,10 @@
 
 #include "common/ctp.h"
 #include "corotracer.h"
+#include "lib/check.h"
 #include "lib/probe-fixture.h"
 
-#define CHECK(c)                                                        \
-  do {                                                                  \
-    if (!(c)) {                                                         \
-      printf("%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);      \
-      fflush(stdout);                                                   \
-      return 1;                                                         \
-    }                                                                   \
-  } while (0)
-
-static char dir[256];   /* private temp dir */
+static char dir[256];                                                  /* private temp dir */
 static char shm_path[300], sock_path[300], errpath[320], missing[320]; /* missing: never made */
 static struct ctp_header *hdr; /* the test's own mapping of shm_path */
 static uint64_t map_len;
@@ -50,12 +42,12 @@ static int make_file(uint32_t hdr_n, uint32_t size_n, uint64_t magic, uint32_t v
   hdr = NULL;
   unlink(shm_path);
   int fd = open(shm_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  CHECK(fd >= 0);
+  ASSERT(fd >= 0);
   map_len = CTP_FILE_SIZE(size_n);
-  CHECK(ftruncate(fd, (off_t)map_len) == 0);
+  ASSERT(ftruncate(fd, (off_t)map_len) == 0);
   void *p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
-  CHECK(p != MAP_FAILED);
+  ASSERT(p != MAP_FAILED);
   hdr = p;
   hdr->magic = magic;
   hdr->version = version;
@@ -73,14 +65,14 @@ static int make_memfd(uint32_t n, char *path, size_t len) {
     munmap(hdr, map_len);
   hdr = NULL;
   int fd = memfd_create("ctp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  CHECK(fd >= 0);
+  ASSERT(fd >= 0);
   map_len = CTP_FILE_SIZE(n);
-  CHECK(ftruncate(fd, (off_t)map_len) == 0);
+  ASSERT(ftruncate(fd, (off_t)map_len) == 0);
   struct ctp_header h = {.magic = CTP_MAGIC, .version = CTP_VERSION, .max_stations = n};
-  CHECK(pwrite(fd, &h, sizeof h, 0) == (ssize_t)sizeof h);
-  CHECK(fcntl(fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) == 0);
+  ASSERT(pwrite(fd, &h, sizeof h, 0) == (ssize_t)sizeof h);
+  ASSERT(fcntl(fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) == 0);
   void *p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  CHECK(p != MAP_FAILED);
+  ASSERT(p != MAP_FAILED);
   hdr = p;
   snprintf(path, len, "/proc/%d/fd/%d", (int)getpid(), fd); /* fd stays open for the run */
   return 0;
@@ -95,7 +87,7 @@ static int make_listener(void) {
     close(listen_fd);
   unlink(sock_path);
   listen_fd = ct_listen_unix(sock_path, 16);
-  CHECK(listen_fd >= 0);
+  ASSERT(listen_fd >= 0);
   return 0;
 }
 
@@ -108,10 +100,11 @@ struct env {
 /* Run body in a forked child with env set and stderr captured; the child's
  * exit status must be 0 and it must have printed exactly want_lines lines on
  * stderr, the first containing want_text (when not NULL). */
-static int run_case(const char *name, struct env e, int (*body)(void), int want_lines, const char *want_text) {
+static int run_case(const char *name, struct env e, int (*body)(void), int want_lines,
+                    const char *want_text) {
   fflush(stdout);
   pid_t pid = fork();
-  CHECK(pid >= 0);
+  ASSERT(pid >= 0);
   if (pid == 0) {
     int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0 || dup2(fd, 2) < 0)
@@ -124,10 +117,10 @@ static int run_case(const char *name, struct env e, int (*body)(void), int want_
   }
   int st;
   while (waitpid(pid, &st, 0) < 0)
-    CHECK(errno == EINTR);
+    ASSERT(errno == EINTR);
   char buf[4096] = "";
   FILE *f = fopen(errpath, "re");
-  CHECK(f);
+  ASSERT(f);
   size_t n = fread(buf, 1, sizeof buf - 1, f);
   fclose(f);
   buf[n] = '\0';
@@ -169,9 +162,9 @@ static struct ctp_slot *event(struct ctp_station *st, uint64_t k) {
 }
 
 static int check_reserved_zero(const struct ctp_slot *sl) {
-  CHECK(sl->flags == 0 && sl->aux == 0);
+  ASSERT(sl->flags == 0 && sl->aux == 0);
   for (size_t i = 0; i < sizeof sl->reserved; i++)
-    CHECK(sl->reserved[i] == 0);
+    ASSERT(sl->reserved[i] == 0);
   return 0;
 }
 
@@ -203,25 +196,25 @@ static int in_func(uint64_t site, void *fn) {
 /* ---- cases ---------------------------------------------------------------- */
 
 static int body_events(void) {
-  CHECK(corotracer_init() == 0);
-  CHECK(corotracer_enabled() == 1);
-  CHECK(atomic_load(&hdr->attached) == 1);
+  ASSERT(corotracer_init() == 0);
+  ASSERT(corotracer_enabled() == 1);
+  ASSERT(atomic_load(&hdr->attached) == 1);
   uint64_t tid = my_tid();
   corotracer_co *a = corotracer_create(100, "worker", SITE(0x1111));
-  CHECK(a != NULL);
-  CHECK(corotracer_current() == NULL);
+  ASSERT(a != NULL);
+  ASSERT(corotracer_current() == NULL);
   corotracer_resume(a);
-  CHECK(corotracer_current() == a);
+  ASSERT(corotracer_current() == a);
   /* b is created by a: parent 100 */
   corotracer_co *b = corotracer_create(0, NULL, SITE(0x2222));
-  CHECK(b != NULL && b != a);
+  ASSERT(b != NULL && b != a);
   corotracer_wake(b, SITE(0x3333)); /* from a coroutine: obj = 100 */
   corotracer_suspend(a, SITE(0x4444), COROTRACER_WAIT_PTR, 0xabcdef);
-  CHECK(corotracer_current() == NULL);
+  ASSERT(corotracer_current() == NULL);
   corotracer_wake(a, SITE(0x5555)); /* from a plain thread: obj = 0 */
   corotracer_resume(b);
   destroy_here(b);
-  CHECK(corotracer_current() == NULL);
+  ASSERT(corotracer_current() == NULL);
   /* 12 more suspend/resume pairs on a: its ring laps */
   for (int i = 0; i < 12; i++) {
     corotracer_resume(a);
@@ -231,68 +224,72 @@ static int body_events(void) {
   corotracer_co *c = create_here(300);
   suspend_here(c);
 
-  CHECK(atomic_load(&hdr->allocated_count) == 3);
+  ASSERT(atomic_load(&hdr->allocated_count) == 3);
   struct ctp_station *sa = station(0), *sb = station(1), *sc = station(2);
-  CHECK(sa->probe_id == 100);
-  CHECK(atomic_load(&sa->ext_flags) == (CTP_STF_EXT | CTP_STF_LABEL));
-  CHECK(strcmp(sa->label, "worker") == 0);
-  CHECK(sa->create_site == 0x1111 && sa->parent_id == 0);
-  CHECK(sa->pid == (uint32_t)getpid() && sa->gen == 0 && sa->is_dead == 0);
-  CHECK(sa->birth_ts != 0);
-  CHECK(atomic_load(&sa->ev_claimed) == 1 + 1 + 1 + 1 + 24);
+  ASSERT(sa->probe_id == 100);
+  ASSERT(atomic_load(&sa->ext_flags) == (CTP_STF_EXT | CTP_STF_LABEL));
+  ASSERT(strcmp(sa->label, "worker") == 0);
+  ASSERT(sa->create_site == 0x1111 && sa->parent_id == 0);
+  ASSERT(sa->pid == (uint32_t)getpid() && sa->gen == 0 && sa->is_dead == 0);
+  ASSERT(sa->birth_ts != 0);
+  ASSERT(atomic_load(&sa->ev_claimed) == 1 + 1 + 1 + 1 + 24);
 
   /* a: create, resume, suspend, wake, then 12 x (resume, suspend) = events 0..27 */
   struct ctp_slot *s;
   /* events 0..19 were lapped; check what the ring holds: 20..27 */
   for (uint64_t k = 20; k < 28; k++) {
-    CHECK((s = event(sa, k)) != NULL);
-    CHECK(check_reserved_zero(s) == 0);
-    CHECK(s->tid == tid && s->timestamp >= sa->birth_ts);
+    ASSERT((s = event(sa, k)) != NULL);
+    ASSERT(check_reserved_zero(s) == 0);
+    ASSERT(s->tid == tid && s->timestamp >= sa->birth_ts);
     int i = (int)(k - 4) / 2;
     if (k % 2 == 0) { /* resume */
-      CHECK(s->kind == CTP_KIND_RESUME && s->is_active == 1 && s->addr == 0 && s->obj == 0 && s->wait_kind == 0);
+      ASSERT(s->kind == CTP_KIND_RESUME && s->is_active == 1 && s->addr == 0 && s->obj == 0 &&
+             s->wait_kind == 0);
     } else {
-      CHECK(s->kind == CTP_KIND_SUSPEND && s->is_active == 0 && s->addr == (uint64_t)(0x6000 + i));
-      CHECK(s->wait_kind == CTP_WAIT_NONE && s->obj == 0);
+      ASSERT(s->kind == CTP_KIND_SUSPEND && s->is_active == 0 && s->addr == (uint64_t)(0x6000 + i));
+      ASSERT(s->wait_kind == CTP_WAIT_NONE && s->obj == 0);
     }
   }
   /* timestamps increase along a's ring */
   for (uint64_t k = 21; k < 28; k++)
-    CHECK(event(sa, k)->timestamp >= event(sa, k - 1)->timestamp);
+    ASSERT(event(sa, k)->timestamp >= event(sa, k - 1)->timestamp);
 
   /* b: created by a, woken by a, resumed, destroyed */
-  CHECK(sb->probe_id == (UINT64_C(1) << 63 | 2)); /* id 0: picked, non-zero, bit 63 */
-  CHECK(atomic_load(&sb->ext_flags) == CTP_STF_EXT);
-  CHECK(sb->label[0] == '\0');
-  CHECK(sb->create_site == 0x2222 && sb->parent_id == 100);
-  CHECK(atomic_load(&sb->ev_claimed) == 4);
-  CHECK((s = event(sb, 0)) && s->kind == CTP_KIND_CREATE && s->addr == 0x2222 && s->obj == 100 && !s->is_active);
-  CHECK((s = event(sb, 1)) && s->kind == CTP_KIND_WAKE && s->addr == 0x3333 && s->obj == 100 && !s->is_active);
-  CHECK(s->tid == tid);
-  CHECK((s = event(sb, 2)) && s->kind == CTP_KIND_RESUME && s->is_active == 1 && s->addr == 0);
-  CHECK((s = event(sb, 3)) && s->kind == CTP_KIND_DESTROY && s->is_active == 0 && s->addr != 0);
-  CHECK(in_func(s->addr, (void *)destroy_here)); /* destroy site: the caller */
-  CHECK(sb->is_dead == 1);
+  ASSERT(sb->probe_id == (UINT64_C(1) << 63 | 2)); /* id 0: picked, non-zero, bit 63 */
+  ASSERT(atomic_load(&sb->ext_flags) == CTP_STF_EXT);
+  ASSERT(sb->label[0] == '\0');
+  ASSERT(sb->create_site == 0x2222 && sb->parent_id == 100);
+  ASSERT(atomic_load(&sb->ev_claimed) == 4);
+  ASSERT((s = event(sb, 0)) && s->kind == CTP_KIND_CREATE && s->addr == 0x2222 && s->obj == 100 &&
+         !s->is_active);
+  ASSERT((s = event(sb, 1)) && s->kind == CTP_KIND_WAKE && s->addr == 0x3333 && s->obj == 100 &&
+         !s->is_active);
+  ASSERT(s->tid == tid);
+  ASSERT((s = event(sb, 2)) && s->kind == CTP_KIND_RESUME && s->is_active == 1 && s->addr == 0);
+  ASSERT((s = event(sb, 3)) && s->kind == CTP_KIND_DESTROY && s->is_active == 0 && s->addr != 0);
+  ASSERT(in_func(s->addr, (void *)destroy_here)); /* destroy site: the caller */
+  ASSERT(sb->is_dead == 1);
   for (uint64_t k = 0; k < 4; k++)
-    CHECK(check_reserved_zero(event(sb, k)) == 0);
+    ASSERT(check_reserved_zero(event(sb, k)) == 0);
   for (unsigned i = 4; i < CTP_SLOTS; i++)
-    CHECK(atomic_load(&sb->slots[i].seq) == 0 && sb->slots[i].timestamp == 0);
+    ASSERT(atomic_load(&sb->slots[i].seq) == 0 && sb->slots[i].timestamp == 0);
 
   corotracer_co *d = corotracer_create(400, NULL, SITE(0x7777));
-  CHECK(d == NULL); /* N = 3 in this case: no station left */
+  ASSERT(d == NULL); /* N = 3 in this case: no station left */
 
   /* c: default sites are the callers' return addresses */
-  CHECK(sc->probe_id == 300);
-  CHECK(in_func(sc->create_site, (void *)create_here));
-  CHECK((s = event(sc, 0)) && s->kind == CTP_KIND_CREATE && s->addr == sc->create_site);
-  CHECK((s = event(sc, 1)) && s->kind == CTP_KIND_SUSPEND && in_func(s->addr, (void *)suspend_here));
-  CHECK(s->wait_kind == CTP_WAIT_FD && s->obj == 7);
+  ASSERT(sc->probe_id == 300);
+  ASSERT(in_func(sc->create_site, (void *)create_here));
+  ASSERT((s = event(sc, 0)) && s->kind == CTP_KIND_CREATE && s->addr == sc->create_site);
+  ASSERT((s = event(sc, 1)) && s->kind == CTP_KIND_SUSPEND &&
+         in_func(s->addr, (void *)suspend_here));
+  ASSERT(s->wait_kind == CTP_WAIT_FD && s->obj == 7);
 
   uint64_t rec, drop;
   corotracer_stats(&rec, &drop);
-  CHECK(rec == 28 + 4 + 2);
-  CHECK(drop == 1); /* d's create */
-  CHECK(atomic_load(&hdr->overflow) == 1);
+  ASSERT(rec == 28 + 4 + 2);
+  ASSERT(drop == 1); /* d's create */
+  ASSERT(atomic_load(&hdr->overflow) == 1);
   return 0;
 }
 
@@ -302,24 +299,25 @@ static int body_fields(void) {
   memset(longlabel, 'x', sizeof longlabel - 1);
   longlabel[sizeof longlabel - 1] = '\0';
   corotracer_co *a = corotracer_create(7, longlabel, SITE(0x10));
-  CHECK(a != NULL);
+  ASSERT(a != NULL);
   struct ctp_station *st = station(0);
-  CHECK(strlen(st->label) == 63 && st->label[62] == 'x');
+  ASSERT(strlen(st->label) == 63 && st->label[62] == 'x');
   for (size_t i = 63; i < CTP_LABEL_MAX; i++)
-    CHECK(st->label[i] == '\0');
+    ASSERT(st->label[i] == '\0');
   corotracer_resume(a);
   corotracer_suspend(a, SITE(0x20), COROTRACER_WAIT_PTR, 0xdeadbeef);
   corotracer_suspend(a, SITE(0x21), (enum corotracer_wait)9, 5); /* unknown kind: obj dropped */
   corotracer_wake(a, SITE(0x30));
   struct ctp_slot *s;
-  CHECK((s = event(st, 2)) && s->kind == CTP_KIND_SUSPEND && s->addr == 0x20);
-  CHECK(s->wait_kind == CTP_WAIT_PTR && s->obj == 0xdeadbeef);
-  CHECK((s = event(st, 3)) && s->wait_kind == CTP_WAIT_NONE && s->obj == 0);
-  CHECK((s = event(st, 4)) && s->kind == CTP_KIND_WAKE && s->addr == 0x30 && s->obj == 0);
-  CHECK(s->tid == my_tid());
+  ASSERT((s = event(st, 2)) && s->kind == CTP_KIND_SUSPEND && s->addr == 0x20);
+  ASSERT(s->wait_kind == CTP_WAIT_PTR && s->obj == 0xdeadbeef);
+  ASSERT((s = event(st, 3)) && s->wait_kind == CTP_WAIT_NONE && s->obj == 0);
+  ASSERT((s = event(st, 4)) && s->kind == CTP_KIND_WAKE && s->addr == 0x30 && s->obj == 0);
+  ASSERT(s->tid == my_tid());
   /* label that fits exactly */
   corotracer_co *b = corotracer_create(8, "", NULL);
-  CHECK(b && atomic_load(&station(1)->ext_flags) == (CTP_STF_EXT | CTP_STF_LABEL) && station(1)->label[0] == 0);
+  ASSERT(b && atomic_load(&station(1)->ext_flags) == (CTP_STF_EXT | CTP_STF_LABEL) &&
+         station(1)->label[0] == 0);
   return 0;
 }
 
@@ -327,15 +325,16 @@ static int body_fields(void) {
 void ct_test_plain_calls(corotracer_co *co, corotracer_co *null);
 static int body_plain_names(void) {
   corotracer_co *a = corotracer_create(5, NULL, NULL);
-  CHECK(a);
+  ASSERT(a);
   ct_test_plain_calls(a, NULL);
   struct ctp_station *st = station(0);
-  CHECK(atomic_load(&st->ev_claimed) == 4 && atomic_load(&hdr->allocated_count) == 1);
+  ASSERT(atomic_load(&st->ev_claimed) == 4 && atomic_load(&hdr->allocated_count) == 1);
   struct ctp_slot *s;
-  CHECK((s = event(st, 1)) && s->kind == CTP_KIND_RESUME);
-  CHECK((s = event(st, 2)) && s->kind == CTP_KIND_SUSPEND && s->wait_kind == CTP_WAIT_FD && s->obj == 9);
-  CHECK(in_func(s->addr, (void *)ct_test_plain_calls));
-  CHECK((s = event(st, 3)) && s->kind == CTP_KIND_WAKE && s->addr == 0x99);
+  ASSERT((s = event(st, 1)) && s->kind == CTP_KIND_RESUME);
+  ASSERT((s = event(st, 2)) && s->kind == CTP_KIND_SUSPEND && s->wait_kind == CTP_WAIT_FD &&
+         s->obj == 9);
+  ASSERT(in_func(s->addr, (void *)ct_test_plain_calls));
+  ASSERT((s = event(st, 3)) && s->kind == CTP_KIND_WAKE && s->addr == 0x99);
   return 0;
 }
 
@@ -343,9 +342,9 @@ static int body_overflow(void) {
   corotracer_co *h[5];
   for (int i = 0; i < 5; i++)
     h[i] = corotracer_create((uint64_t)i + 1, NULL, NULL);
-  CHECK(h[0] && h[1] && !h[2] && !h[3] && !h[4]);
-  CHECK(atomic_load(&hdr->overflow) == 3);
-  CHECK(atomic_load(&hdr->allocated_count) == 2);
+  ASSERT(h[0] && h[1] && !h[2] && !h[3] && !h[4]);
+  ASSERT(atomic_load(&hdr->overflow) == 3);
+  ASSERT(atomic_load(&hdr->allocated_count) == 2);
   for (int i = 0; i < 5; i++) { /* NULL handles are accepted */
     corotracer_resume(h[i]);
     corotracer_suspend(h[i], NULL, COROTRACER_WAIT_NONE, 0);
@@ -353,7 +352,7 @@ static int body_overflow(void) {
   }
   uint64_t rec, drop;
   corotracer_stats(&rec, &drop);
-  CHECK(rec == 2 * 4 && drop == 3);
+  ASSERT(rec == 2 * 4 && drop == 3);
   return 0;
 }
 
@@ -364,20 +363,20 @@ static int body_untraced(void) {
   int rc = corotracer_init();
   if (rc != want_err)
     printf("init returned %d, want %d\n", rc, want_err);
-  CHECK(rc == want_err);
-  CHECK(corotracer_init() == rc);
-  CHECK(corotracer_enabled() == 0);
+  ASSERT(rc == want_err);
+  ASSERT(corotracer_init() == rc);
+  ASSERT(corotracer_enabled() == 0);
   corotracer_co *co = corotracer_create(1, "x", NULL);
-  CHECK(co == NULL);
+  ASSERT(co == NULL);
   corotracer_resume(co);
   corotracer_suspend(co, NULL, COROTRACER_WAIT_NONE, 0);
   corotracer_wake(co, NULL);
   corotracer_destroy(co);
-  CHECK(corotracer_current() == NULL);
+  ASSERT(corotracer_current() == NULL);
   uint64_t rec = 1, drop = 1;
   corotracer_stats(&rec, &drop);
-  CHECK(rec == 0 && drop == 0);
-  CHECK(atomic_load(&hdr->attached) == 0 && atomic_load(&hdr->allocated_count) == 0);
+  ASSERT(rec == 0 && drop == 0);
+  ASSERT(atomic_load(&hdr->attached) == 0 && atomic_load(&hdr->allocated_count) == 0);
   return 0;
 }
 
@@ -385,22 +384,22 @@ static int body_untraced(void) {
  * before every event. SIGPIPE keeps its default action: a write(2) would kill us. */
 static int body_engine_gone(void) {
   signal(SIGPIPE, SIG_DFL);
-  CHECK(corotracer_init() == 0);
+  ASSERT(corotracer_init() == 0);
   int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-  CHECK(c >= 0);
+  ASSERT(c >= 0);
   close(c);
   close(listen_fd);
   corotracer_co *a = corotracer_create(1, NULL, NULL);
-  CHECK(a);
+  ASSERT(a);
   for (int i = 0; i < 100; i++) {
     atomic_store(&hdr->tracer_sleeping, 1);
     errno = 4242;
     corotracer_resume(a);
-    CHECK(errno == 4242); /* the failed send did not leak its errno */
-    CHECK(atomic_load(&hdr->tracer_sleeping) == 0);
+    ASSERT(errno == 4242); /* the failed send did not leak its errno */
+    ASSERT(atomic_load(&hdr->tracer_sleeping) == 0);
   }
-  CHECK(atomic_load(&station(0)->ev_claimed) == 101);
-  CHECK(event(station(0), 100) && event(station(0), 100)->kind == CTP_KIND_RESUME);
+  ASSERT(atomic_load(&station(0)->ev_claimed) == 101);
+  ASSERT(event(station(0), 100) && event(station(0), 100)->kind == CTP_KIND_RESUME);
   return 0;
 }
 
@@ -408,32 +407,32 @@ static int body_engine_gone(void) {
 static int body_engine_stuck(void) {
   int n = getenv("CT_SAN") && *getenv("CT_SAN") ? 20000 : 100000;
   alarm(60); /* a blocking send would hang here: die instead */
-  CHECK(corotracer_init() == 0);
+  ASSERT(corotracer_init() == 0);
   int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-  CHECK(c >= 0);
+  ASSERT(c >= 0);
   corotracer_co *a = corotracer_create(1, NULL, NULL);
-  CHECK(a);
+  ASSERT(a);
   int queued = -1;
   /* engine awake: no byte; engine asleep: one byte, from the first event only */
   for (int i = 0; i < 100; i++)
     corotracer_wake(a, NULL);
-  CHECK(ioctl(c, FIONREAD, &queued) == 0 && queued == 0);
+  ASSERT(ioctl(c, FIONREAD, &queued) == 0 && queued == 0);
   atomic_store(&hdr->tracer_sleeping, 1);
   for (int i = 0; i < 3; i++)
     corotracer_wake(a, NULL);
-  CHECK(ioctl(c, FIONREAD, &queued) == 0 && queued == 1);
-  CHECK(atomic_load(&hdr->tracer_sleeping) == 0);
+  ASSERT(ioctl(c, FIONREAD, &queued) == 0 && queued == 1);
+  ASSERT(atomic_load(&hdr->tracer_sleeping) == 0);
   char b[1];
-  CHECK(read(c, b, 1) == 1 && b[0] == '1');
+  ASSERT(read(c, b, 1) == 1 && b[0] == '1');
   for (int i = 0; i < n; i++) {
     atomic_store(&hdr->tracer_sleeping, 1);
     corotracer_wake(a, NULL);
   }
-  CHECK(ioctl(c, FIONREAD, &queued) == 0);
+  ASSERT(ioctl(c, FIONREAD, &queued) == 0);
   printf("engine stuck: %d events asked for a byte, %d bytes queued\n", n, queued);
-  CHECK(queued > 0 && queued < n); /* the buffer filled, later sends failed */
-  CHECK(read(c, b, 1) == 1 && b[0] == '1');
-  CHECK(atomic_load(&station(0)->ev_claimed) == (uint64_t)n + 1 + 103);
+  ASSERT(queued > 0 && queued < n); /* the buffer filled, later sends failed */
+  ASSERT(read(c, b, 1) == 1 && b[0] == '1');
+  ASSERT(atomic_load(&station(0)->ev_claimed) == (uint64_t)n + 1 + 103);
   close(c);
   return 0;
 }
@@ -455,32 +454,34 @@ static int body_ack(void) {
   struct timespec a, b;
   void *sent = (void *)1;
   if (ack_ms >= 0)
-    CHECK(pthread_create(&t, NULL, acker, NULL) == 0);
+    ASSERT(pthread_create(&t, NULL, acker, NULL) == 0);
   clock_gettime(CLOCK_MONOTONIC, &a);
-  CHECK(corotracer_init() == 0);
+  ASSERT(corotracer_init() == 0);
   clock_gettime(CLOCK_MONOTONIC, &b);
-  long dt = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000, want = ack_ms >= 0 ? ack_ms : 1000;
+  long dt = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000,
+       want = ack_ms >= 0 ? ack_ms : 1000;
   printf("ack after %d ms: init took %ld ms\n", ack_ms, dt);
-  CHECK(dt >= want - 10 && dt < want + 700);
+  ASSERT(dt >= want - 10 && dt < want + 700);
   if (ack_ms >= 0)
-    CHECK(pthread_join(t, &sent) == 0 && sent);
-  CHECK(corotracer_create(1, NULL, NULL) && atomic_load(&station(0)->ev_claimed) == 1);
+    ASSERT(pthread_join(t, &sent) == 0 && sent);
+  ASSERT(corotracer_create(1, NULL, NULL) && atomic_load(&station(0)->ev_claimed) == 1);
   return 0;
 }
 
 /* fork: the child's calls must change nothing in the parent's stations. */
 static int body_fork(void) {
   corotracer_co *a = corotracer_create(1, "parent", NULL);
-  CHECK(a);
+  ASSERT(a);
   corotracer_resume(a);
   static unsigned char before[CTP_STATION_SIZE];
   memcpy(before, station(0), sizeof before);
   uint32_t alloc = atomic_load(&hdr->allocated_count);
   fflush(stdout);
   pid_t pid = fork();
-  CHECK(pid >= 0);
+  ASSERT(pid >= 0);
   if (pid == 0) {
-    int bad = corotracer_enabled() != 0 || corotracer_init() != -ECHILD || corotracer_current() != NULL;
+    int bad =
+        corotracer_enabled() != 0 || corotracer_init() != -ECHILD || corotracer_current() != NULL;
     atomic_store(&hdr->tracer_sleeping, 1);
     corotracer_suspend(a, NULL, COROTRACER_WAIT_NONE, 0);
     corotracer_wake(a, NULL);
@@ -494,15 +495,15 @@ static int body_fork(void) {
     _exit(bad);
   }
   int st;
-  CHECK(waitpid(pid, &st, 0) == pid);
-  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  CHECK(memcmp(before, station(0), sizeof before) == 0);
-  CHECK(atomic_load(&hdr->allocated_count) == alloc);
-  CHECK(atomic_load(&hdr->attached) == 1);
+  ASSERT(waitpid(pid, &st, 0) == pid);
+  ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  ASSERT(memcmp(before, station(0), sizeof before) == 0);
+  ASSERT(atomic_load(&hdr->allocated_count) == alloc);
+  ASSERT(atomic_load(&hdr->attached) == 1);
   /* the parent still traces */
   corotracer_suspend(a, NULL, COROTRACER_WAIT_NONE, 0);
-  CHECK(atomic_load(&station(0)->ev_claimed) == 3);
-  CHECK(corotracer_enabled() == 1);
+  ASSERT(atomic_load(&station(0)->ev_claimed) == 3);
+  ASSERT(corotracer_enabled() == 1);
   return 0;
 }
 
@@ -521,18 +522,18 @@ static int body_first_calls(void) {
   pthread_t t[RACERS];
   void *h[RACERS];
   for (int i = 0; i < RACERS; i++)
-    CHECK(pthread_create(&t[i], NULL, racer, (void *)(uintptr_t)(i + 1)) == 0);
+    ASSERT(pthread_create(&t[i], NULL, racer, (void *)(uintptr_t)(i + 1)) == 0);
   atomic_store(&race_gate, 1);
   for (int i = 0; i < RACERS; i++)
-    CHECK(pthread_join(t[i], &h[i]) == 0 && h[i] != NULL);
-  CHECK(atomic_load(&hdr->attached) == 1);
-  CHECK(atomic_load(&hdr->allocated_count) == RACERS);
+    ASSERT(pthread_join(t[i], &h[i]) == 0 && h[i] != NULL);
+  ASSERT(atomic_load(&hdr->attached) == 1);
+  ASSERT(atomic_load(&hdr->allocated_count) == RACERS);
   uint64_t seen = 0;
   for (uint32_t i = 0; i < RACERS; i++) {
     uint64_t id = station(i)->probe_id;
-    CHECK(id >= 1 && id <= RACERS && !(seen & (1u << id)));
+    ASSERT(id >= 1 && id <= RACERS && !(seen & (1u << id)));
     seen |= 1u << id;
-    CHECK(atomic_load(&station(i)->ev_claimed) == 1);
+    ASSERT(atomic_load(&station(i)->ev_claimed) == 1);
   }
   return 0;
 }
@@ -582,7 +583,8 @@ static int coherent(const struct ctp_slot *c, uint64_t k) {
   case CTP_KIND_CREATE:
     return k == 0 && c->addr == 0x9000 && c->obj == 0 && !c->is_active;
   case CTP_KIND_RESUME:
-    return c->tid == owner_tid && c->addr == 0 && c->obj == 0 && c->is_active == 1 && c->wait_kind == 0;
+    return c->tid == owner_tid && c->addr == 0 && c->obj == 0 && c->is_active == 1 &&
+           c->wait_kind == 0;
   case CTP_KIND_SUSPEND:
     return c->tid == owner_tid && c->addr == 0x9100 && c->wait_kind == CTP_WAIT_PTR &&
            c->obj >= 0x70000 && c->obj < 0x70000 + (uint64_t)iters && !c->is_active;
@@ -610,9 +612,9 @@ static void harvest(struct ctp_station *st, struct harvest *h) {
       continue;
     uint64_t k = ctp_event_index(seq, s);
     if ((!coherent(&c, k) || k >= atomic_load(&st->ev_claimed)) && h->bad++ < 10) {
-      printf("incoherent event %llu: kind %u tid %llu addr %#llx obj %#llx active %u\n", (unsigned long long)k,
-             c.kind, (unsigned long long)c.tid, (unsigned long long)c.addr, (unsigned long long)c.obj,
-             c.is_active);
+      printf("incoherent event %llu: kind %u tid %llu addr %#llx obj %#llx active %u\n",
+             (unsigned long long)k, c.kind, (unsigned long long)c.tid, (unsigned long long)c.addr,
+             (unsigned long long)c.obj, c.is_active);
     }
     h->harvested++;
     h->last_seen[s] = seq;
@@ -654,50 +656,50 @@ static void *owner(void *arg) {
 static int body_threads(void) {
   iters = getenv("CT_SAN") && *getenv("CT_SAN") ? 20000 : 200000;
   victim = corotracer_create(1, "victim", SITE(0x9000));
-  CHECK(victim);
+  ASSERT(victim);
   victim_st = (struct ctp_station *)victim;
-  CHECK(victim_st->probe_id == 1 && station(0)->probe_id == 1 && victim_st->create_site == 0x9000);
+  ASSERT(victim_st->probe_id == 1 && station(0)->probe_id == 1 && victim_st->create_site == 0x9000);
   pthread_t t[WAKERS + 2];
   static struct harvest h;
-  CHECK(pthread_create(&t[0], NULL, reader, &h) == 0);
+  ASSERT(pthread_create(&t[0], NULL, reader, &h) == 0);
   for (int w = 0; w < WAKERS; w++)
-    CHECK(pthread_create(&t[1 + w], NULL, waker, (void *)(intptr_t)w) == 0);
+    ASSERT(pthread_create(&t[1 + w], NULL, waker, (void *)(intptr_t)w) == 0);
   /* wakers' creates must not race owner_tid's reader: both set before start */
-  CHECK(pthread_create(&t[WAKERS + 1], NULL, owner, NULL) == 0);
+  ASSERT(pthread_create(&t[WAKERS + 1], NULL, owner, NULL) == 0);
   while (atomic_load(&hdr->allocated_count) < 1 + WAKERS)
     sched_yield();
   atomic_store(&start_line, 1);
   for (int i = 1; i < WAKERS + 2; i++)
-    CHECK(pthread_join(t[i], NULL) == 0);
+    ASSERT(pthread_join(t[i], NULL) == 0);
   atomic_store(&stop_reader, 1);
-  CHECK(pthread_join(t[0], NULL) == 0);
+  ASSERT(pthread_join(t[0], NULL) == 0);
 
   struct ctp_station *st = victim_st;
   uint64_t calls = 1 + 2 * (uint64_t)iters + WAKERS * (uint64_t)iters + 1;
   uint64_t claimed = atomic_load(&st->ev_claimed);
-  CHECK(claimed == calls);
+  ASSERT(claimed == calls);
   uint64_t rec, drop;
   corotracer_stats(&rec, &drop);
-  CHECK(rec == calls + 2 * WAKERS); /* + each waker's create and resume */
+  ASSERT(rec == calls + 2 * WAKERS); /* + each waker's create and resume */
   /* every slot stable, holding a coherent event, never beyond the claims */
   for (unsigned s = 0; s < CTP_SLOTS; s++) {
     struct ctp_slot c;
     uint64_t seq;
-    CHECK(read_slot(&st->slots[s], &c, &seq) == 1);
+    ASSERT(read_slot(&st->slots[s], &c, &seq) == 1);
     uint64_t k = ctp_event_index(seq, s);
-    CHECK(k < claimed && coherent(&c, k));
+    ASSERT(k < claimed && coherent(&c, k));
   }
   harvest(st, &h);
   printf("threads: %llu events claimed, %llu dropped, %llu harvested live, %llu torn reads\n",
          (unsigned long long)claimed, (unsigned long long)drop, (unsigned long long)h.harvested,
          (unsigned long long)h.torn);
-  CHECK(h.bad == 0);
+  ASSERT(h.bad == 0);
   /* Dropped events leave their index unused: at most claimed - dropped
    * distinct events were ever stable, so that many could be harvested. */
-  CHECK(drop <= claimed);
-  CHECK(h.harvested <= claimed - drop);
+  ASSERT(drop <= claimed);
+  ASSERT(h.harvested <= claimed - drop);
   /* the destroy came last in the owner's thread and nobody laps it */
-  CHECK(st->is_dead == 1);
+  ASSERT(st->is_dead == 1);
   return 0;
 }
 
@@ -739,25 +741,33 @@ int main(void) {
   fails += make_good_file(2) || run_case("exported plain names", good, body_plain_names, 0, NULL);
   fails += make_good_file(2) || run_case("fork", good, body_fork, 0, NULL);
   fails += make_good_file(2) || run_case("engine gone", good, body_engine_gone, 0, NULL);
-  fails += make_good_file(2) || make_listener() || run_case("engine stuck", good, body_engine_stuck, 0, NULL);
+  fails += make_good_file(2) || make_listener() ||
+           run_case("engine stuck", good, body_engine_stuck, 0, NULL);
   static const int acks[] = {200, -1};
   for (size_t i = 0; i < sizeof acks / sizeof acks[0] && (ack_ms = acks[i], 1); i++)
     fails += make_good_file(2) || make_listener() || (hdr->ext_version = CTP_EXT_VERSION, 0) ||
-             run_case(ack_ms >= 0 ? "acknowledged attach" : "attach without acknowledgement", good, body_ack, 0, NULL);
+             run_case(ack_ms >= 0 ? "acknowledged attach" : "attach without acknowledgement", good,
+                      body_ack, 0, NULL);
   fails += make_listener();
   char memfd_path[64];
   fails += make_memfd(2, memfd_path, sizeof memfd_path) ||
-           run_case("sealed memfd via /proc", (struct env){memfd_path, sock_path, "2"}, body_overflow, 0, NULL);
+           run_case("sealed memfd via /proc", (struct env){memfd_path, sock_path, "2"},
+                    body_overflow, 0, NULL);
   good.count = "8";
   fails += make_good_file(8) || run_case("first calls racing", good, body_first_calls, 0, NULL);
   fails += make_good_file(8) || run_case("threads", good, body_threads, 0, NULL);
 
   static const struct bad_case bad[] = {
-      {"bad magic", 2, 2, 0x1122334455667788ull, 1, "2", -EPROTO, "CTP_SHM_PATH=%s: bad magic 0x1122334455667788"},
-      {"bad version", 2, 2, CTP_MAGIC, 2, "2", -EPROTONOSUPPORT, "CTP_SHM_PATH=%s: unsupported cTP version 2"},
-      {"env count larger than the file", 2, 2, CTP_MAGIC, 1, "4", -EINVAL, "CTP_SHM_PATH=%s: file is 3072 bytes"},
-      {"env count larger than the header", 2, 4, CTP_MAGIC, 1, "4", -EINVAL, "CTP_MAX_STATIONS=4: the header"},
-      {"env count smaller than the header", 4, 4, CTP_MAGIC, 1, "2", -EINVAL, "CTP_MAX_STATIONS=2: the header"},
+      {"bad magic", 2, 2, 0x1122334455667788ull, 1, "2", -EPROTO,
+       "CTP_SHM_PATH=%s: bad magic 0x1122334455667788"},
+      {"bad version", 2, 2, CTP_MAGIC, 2, "2", -EPROTONOSUPPORT,
+       "CTP_SHM_PATH=%s: unsupported cTP version 2"},
+      {"env count larger than the file", 2, 2, CTP_MAGIC, 1, "4", -EINVAL,
+       "CTP_SHM_PATH=%s: file is 3072 bytes"},
+      {"env count larger than the header", 2, 4, CTP_MAGIC, 1, "4", -EINVAL,
+       "CTP_MAX_STATIONS=4: the header"},
+      {"env count smaller than the header", 4, 4, CTP_MAGIC, 1, "2", -EINVAL,
+       "CTP_MAX_STATIONS=2: the header"},
       {"file too small", 4, 3, CTP_MAGIC, 1, "4", -EINVAL, "CTP_SHM_PATH=%s: file is 4096 bytes"},
       {"garbage count", 2, 2, CTP_MAGIC, 1, "2x", -EINVAL, "CTP_MAX_STATIONS=2x: not a decimal"},
       {"negative count", 2, 2, CTP_MAGIC, 1, "-2", -EINVAL, "CTP_MAX_STATIONS=-2: not a decimal"},
@@ -767,26 +777,31 @@ int main(void) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     fails += make_file(bad[i].hdr_n, bad[i].size_n, bad[i].magic, bad[i].version) ||
-             refused(bad[i].name, (struct env){shm_path, sock_path, bad[i].count}, bad[i].err, bad[i].text, shm_path);
+             refused(bad[i].name, (struct env){shm_path, sock_path, bad[i].count}, bad[i].err,
+                     bad[i].text, shm_path);
 
   fails += make_good_file(2);
   fails += refused("missing file", (struct env){missing, sock_path, "2"}, -ENOENT,
                    "CTP_SHM_PATH=%s: cannot open: No such file", missing);
-  fails += refused("directory", (struct env){dir, sock_path, "2"}, -EISDIR, "CTP_SHM_PATH=%s: cannot open: Is a directory",
-                   dir);
-  fails += refused("missing socket", (struct env){shm_path, missing, "2"}, -ENOENT, "CTP_SOCK_PATH=%s: cannot connect",
-                   missing);
+  fails += refused("directory", (struct env){dir, sock_path, "2"}, -EISDIR,
+                   "CTP_SHM_PATH=%s: cannot open: Is a directory", dir);
+  fails += refused("missing socket", (struct env){shm_path, missing, "2"}, -ENOENT,
+                   "CTP_SOCK_PATH=%s: cannot connect", missing);
   fails += refused("socket is a file", (struct env){shm_path, shm_path, "2"}, -ECONNREFUSED,
                    "CTP_SOCK_PATH=%s: cannot connect: Connection refused", shm_path);
 
   want_err = -EINVAL;
-  fails += run_case("control characters in a value", (struct env){shm_path, sock_path, "1\n\033[2J"}, body_untraced,
-                    1, "CTP_MAX_STATIONS=1??[2J: not a decimal");
+  fails +=
+      run_case("control characters in a value", (struct env){shm_path, sock_path, "1\n\033[2J"},
+               body_untraced, 1, "CTP_MAX_STATIONS=1??[2J: not a decimal");
   want_err = -ENOENT;
   fails += run_case("no variables: silent", (struct env){NULL, NULL, NULL}, body_untraced, 0, NULL);
-  fails += run_case("no CTP_SHM_PATH: silent", (struct env){NULL, sock_path, "2"}, body_untraced, 0, NULL);
-  fails += run_case("no CTP_SOCK_PATH: silent", (struct env){shm_path, NULL, "2"}, body_untraced, 0, NULL);
-  fails += run_case("no CTP_MAX_STATIONS: silent", (struct env){shm_path, sock_path, NULL}, body_untraced, 0, NULL);
+  fails += run_case("no CTP_SHM_PATH: silent", (struct env){NULL, sock_path, "2"}, body_untraced, 0,
+                    NULL);
+  fails += run_case("no CTP_SOCK_PATH: silent", (struct env){shm_path, NULL, "2"}, body_untraced, 0,
+                    NULL);
+  fails += run_case("no CTP_MAX_STATIONS: silent", (struct env){shm_path, sock_path, NULL},
+                    body_untraced, 0, NULL);
 
   close(listen_fd);
   unlink(sock_path);

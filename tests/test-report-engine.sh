@@ -6,10 +6,10 @@
 . "$(dirname "$0")/lib/report.sh"
 hello=$CT_BUILD/examples/hello
 src=$(dirname "$0")/../examples/hello/hello.c
-[ -x "$hello" ] || { echo "FAIL: $hello not built"; exit 1; }
+[ -x "$hello" ] || { CHECK_KEEP_GOING=0; fail "$hello not built"; }
 
 timeout 60 "$COROTRACER" run --quiet --lossless -o "$tmp/t.jsonl" -- "$hello" --events "$tmp/ev" --pace-us 1000 > "$tmp/out" 2>&1 ||
-  { cat "$tmp/out"; echo "FAIL: corotracer run exit $?"; exit 1; }
+  { rc=$?; cat "$tmp/out"; CHECK_KEEP_GOING=0; fail "corotracer run exit $rc"; }
 "$COROTRACER" report "$tmp/t.jsonl" --json "$tmp/f.json" --fail-on error > "$tmp/r.md" 2> "$tmp/err" ||
   fail "report exit $? (an error finding, or a failure): $(cat "$tmp/err"; grep '^###' "$tmp/r.md")"
 

@@ -9,11 +9,11 @@
 . "$(dirname "$0")/lib/report.sh"
 pool=$CT_BUILD/examples/pool
 n=${CT_POOL_COROUTINES:-100000}
-[ -x "$pool" ] || { echo "FAIL: $pool not built"; exit 1; }
+[ -x "$pool" ] || { CHECK_KEEP_GOING=0; fail "$pool not built"; }
 # ASan's quarantine would keep freed memory from the next malloc: no reuse.
 ASAN_OPTIONS="${ASAN_OPTIONS:-}:quarantine_size_mb=0" \
   timeout 600 "$COROTRACER" run --quiet -n $((n + 64)) -o "$tmp/t.jsonl" -- "$pool" "$n" > "$tmp/out" 2>&1 ||
-  { cat "$tmp/out"; echo "FAIL: corotracer run exit $?"; exit 1; }
+  { rc=$?; cat "$tmp/out"; CHECK_KEEP_GOING=0; fail "corotracer run exit $rc"; }
 grep -q "^pool: $n coroutines, $((n / 2)) items, $((n * 11 / 2)) events recorded, 0 dropped" "$tmp/out" ||
   fail "pool: $(cat "$tmp/out")"
 "$COROTRACER" report "$tmp/t.jsonl" --json "$tmp/f.json" --fail-on warning > "$tmp/r.md" 2> "$tmp/err" ||

@@ -4,8 +4,8 @@
 #include "analysis/findings.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,10 +17,14 @@ const char *ct_sev_name(enum ct_sev s) {
 }
 
 const char *ct_fmt_ns(uint64_t ns, char *buf, size_t n) {
-  if (ns >= 1000000000ull) snprintf(buf, n, "%.1f s", (double)ns / 1e9);
-  else if (ns >= 1000000ull) snprintf(buf, n, "%.1f ms", (double)ns / 1e6);
-  else if (ns >= 1000ull) snprintf(buf, n, "%.1f us", (double)ns / 1e3);
-  else snprintf(buf, n, "%" PRIu64 " ns", ns);
+  if (ns >= 1000000000ull)
+    snprintf(buf, n, "%.1f s", (double)ns / 1e9);
+  else if (ns >= 1000000ull)
+    snprintf(buf, n, "%.1f ms", (double)ns / 1e6);
+  else if (ns >= 1000ull)
+    snprintf(buf, n, "%.1f us", (double)ns / 1e3);
+  else
+    snprintf(buf, n, "%" PRIu64 " ns", ns);
   return buf;
 }
 
@@ -33,7 +37,8 @@ const char *ct_fmt_site(const struct ct_rsite *rs, char *buf, size_t n) {
   if (rs->symbolized && rs->sym.function && rs->sym.file)
     snprintf(buf, n, "%s (%s:%d)", rs->sym.function, base_name(rs->sym.file), rs->sym.line);
   else if (rs->symbolized && rs->sym.function)
-    snprintf(buf, n, "%s (%s+0x%" PRIx64 ")", rs->sym.function, base_name(rs->sym.module), rs->sym.offset);
+    snprintf(buf, n, "%s (%s+0x%" PRIx64 ")", rs->sym.function, base_name(rs->sym.module),
+             rs->sym.offset);
   else if (rs->symbolized)
     snprintf(buf, n, "%s+0x%" PRIx64, base_name(rs->sym.module), rs->sym.offset);
   else
@@ -53,7 +58,8 @@ void ct_add_related(struct ct_finding *f, const char *kind, const char *relation
       f->related[i].count += count;
       return;
     }
-  if (f->nrelated == CT_RELATED_MAX) return;
+  if (f->nrelated == CT_RELATED_MAX)
+    return;
   f->related[f->nrelated].kind = kind;
   f->related[f->nrelated].relation = relation;
   f->related[f->nrelated++].count = count;
@@ -61,7 +67,8 @@ void ct_add_related(struct ct_finding *f, const char *kind, const char *relation
 
 struct ct_finding *ct_new_finding(struct ct_report *r, const char *kind, enum ct_sev sev) {
   struct ct_finding *nf = realloc(r->f, (r->nf + 1) * sizeof *nf);
-  if (!nf) return NULL;
+  if (!nf)
+    return NULL;
   r->f = nf;
   struct ct_finding *f = &r->f[r->nf++];
   memset(f, 0, sizeof *f);
@@ -71,7 +78,8 @@ struct ct_finding *ct_new_finding(struct ct_report *r, const char *kind, enum ct
 }
 
 void ct_add_evidence(struct ct_finding *f, const char *fmt, ...) {
-  if (f->nevidence == CT_EVIDENCE_MAX) return;
+  if (f->nevidence == CT_EVIDENCE_MAX)
+    return;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(f->evidence[f->nevidence++], sizeof f->evidence[0], fmt, ap);
@@ -114,8 +122,10 @@ struct gkey {
 };
 static int cmp_gkey(const void *a, const void *b) {
   const struct gkey *x = a, *y = b;
-  if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
-  if (x->site != y->site) return x->site < y->site ? -1 : 1;
+  if (x->pid != y->pid)
+    return x->pid < y->pid ? -1 : 1;
+  if (x->site != y->site)
+    return x->site < y->site ? -1 : 1;
   return x->id < y->id ? -1 : x->id > y->id;
 }
 
@@ -126,11 +136,13 @@ int ct_group_coros(struct ct_report *r, struct ct_state *st, struct ct_finding *
   struct gkey *keys = malloc((n ? n : 1) * sizeof *keys);
   f->coros = calloc(n ? n : 1, sizeof *f->coros);
   f->sites = calloc(n ? n : 1, sizeof *f->sites);
-  if (!h || !keys || !f->coros || !f->sites) goto out;
+  if (!h || !keys || !f->coros || !f->sites)
+    goto out;
   for (size_t i = 0; i < n; i++)
     keys[i] = (struct gkey){cs[i]->pid, key_site(st, cs[i], by_create), cs[i]->id, cs[i]};
   qsort(keys, n, sizeof *keys, cmp_gkey);
-  for (size_t i = 0; i < n; i++) cs[i] = keys[i].c;
+  for (size_t i = 0; i < n; i++)
+    cs[i] = keys[i].c;
   for (size_t i = 0; i < n;) {
     size_t j = i;
     struct ct_rsite *rs = &f->sites[f->nsites];
@@ -151,8 +163,10 @@ int ct_group_coros(struct ct_report *r, struct ct_state *st, struct ct_finding *
         rc_->suspended_ns = r->end_ts > c->susp_ts ? r->end_ts - c->susp_ts : 0;
         ct_hist_add(h, rc_->suspended_ns);
         if (c->wait == 1) {
-          if (!rs->has_fd || c->obj < rs->fd_min) rs->fd_min = c->obj;
-          if (!rs->has_fd || c->obj > rs->fd_max) rs->fd_max = c->obj;
+          if (!rs->has_fd || c->obj < rs->fd_min)
+            rs->fd_min = c->obj;
+          if (!rs->has_fd || c->obj > rs->fd_max)
+            rs->fd_max = c->obj;
           rs->has_fd = 1;
         }
       }
@@ -163,7 +177,8 @@ int ct_group_coros(struct ct_report *r, struct ct_state *st, struct ct_finding *
       memset(rs, 0, sizeof *rs);
       continue;
     }
-    if (!by_create) ct_site_durations(rs, h);
+    if (!by_create)
+      ct_site_durations(rs, h);
     ct_symbolize_site(st, rs);
     f->nsites++;
   }
@@ -175,11 +190,14 @@ out:
 }
 
 void ct_describe_exit(const struct ct_state *st, char *buf, size_t n) {
-  if (!st->has_end && st->live_ts) snprintf(buf, n, "the program is still running (live view)");
-  else if (!st->has_end) snprintf(buf, n, "the trace has no end line (engine or machine stopped)");
+  if (!st->has_end && st->live_ts)
+    snprintf(buf, n, "the program is still running (live view)");
+  else if (!st->has_end)
+    snprintf(buf, n, "the trace has no end line (engine or machine stopped)");
   else if (st->exit_has_signal)
     snprintf(buf, n, "the program was killed by %s", st->exit_name[0] ? st->exit_name : "a signal");
-  else snprintf(buf, n, "the program exited with code %" PRId64, st->exit_code);
+  else
+    snprintf(buf, n, "the program exited with code %" PRId64, st->exit_code);
 }
 
 /* Buckets in time order. */
@@ -194,32 +212,40 @@ static int cmp_bucket(const void *a, const void *b) {
 static int timeline(struct ct_report *r, const struct ct_state *st) {
   const struct ct_map *b = &st->buckets;
   struct ct_bucket *bs = malloc((b->n ? b->n : 1) * sizeof *bs);
-  if (!bs) return -ENOMEM;
+  if (!bs)
+    return -ENOMEM;
   size_t n = 0;
   for (size_t i = 0; i < b->n; i++)
     bs[n++] = *(struct ct_bucket *)ct_map_at(b, i);
   qsort(bs, n, sizeof *bs, cmp_bucket);
   for (size_t i = 0, j; i < n; i = j) {
     uint64_t cnt = bs[i].n;
-    for (j = i + 1; j < n && bs[j].lo - bs[j - 1].hi <= ABSURD_GAP_NS; j++) cnt += bs[j].n;
-    if (cnt * 1000 >= st->events) continue;
+    for (j = i + 1; j < n && bs[j].lo - bs[j - 1].hi <= ABSURD_GAP_NS; j++)
+      cnt += bs[j].n;
+    if (cnt * 1000 >= st->events)
+      continue;
     r->absurd_ts += cnt;
-    for (size_t k = i; k < j; k++) bs[k].n = 0; /* n == 0: left out */
+    for (size_t k = i; k < j; k++)
+      bs[k].n = 0; /* n == 0: left out */
   }
   uint64_t first = 0, last = 0, prev_hi = 0, idle = 0;
   for (size_t i = 0; i < n; i++) {
-    if (!bs[i].n) continue;
-    if (!first) first = bs[i].lo;
+    if (!bs[i].n)
+      continue;
+    if (!first)
+      first = bs[i].lo;
     last = bs[i].hi;
     uint64_t g = prev_hi ? bs[i].lo - prev_hi : 0;
     prev_hi = bs[i].hi;
-    if (g <= IDLE_GAP_NS) continue;
+    if (g <= IDLE_GAP_NS)
+      continue;
     idle += g;
     r->gaps_total++;
     /* Keep the longest CT_GAPS_MAX, longest first. */
     size_t k = r->ngaps < CT_GAPS_MAX ? r->ngaps++ : CT_GAPS_MAX;
     for (; k > 0 && r->gaps[k - 1].to - r->gaps[k - 1].from < g; k--)
-      if (k < CT_GAPS_MAX) r->gaps[k] = r->gaps[k - 1];
+      if (k < CT_GAPS_MAX)
+        r->gaps[k] = r->gaps[k - 1];
     if (k < CT_GAPS_MAX) {
       r->gaps[k].from = bs[i].lo - g;
       r->gaps[k].to = bs[i].lo;
@@ -240,7 +266,8 @@ static int timeline(struct ct_report *r, const struct ct_state *st) {
 /* Most used first, then by address (a stable order for equal counts). */
 static int cmp_site_count(const void *a, const void *b) {
   const struct ct_rsite *x = a, *y = b;
-  if (x->count != y->count) return x->count > y->count ? -1 : 1;
+  if (x->count != y->count)
+    return x->count > y->count ? -1 : 1;
   return x->site < y->site ? -1 : x->site > y->site;
 }
 
@@ -250,9 +277,11 @@ static int overview(struct ct_report *r, struct ct_state *st) {
   r->killed = !st->has_end || st->exit_has_signal;
   r->coroutines = st->coroutines;
   int rc = timeline(r, st);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   const struct ct_map *sm = &st->sites;
-  if (!(r->sites = calloc(sm->n ? sm->n : 1, sizeof *r->sites))) return -ENOMEM;
+  if (!(r->sites = calloc(sm->n ? sm->n : 1, sizeof *r->sites)))
+    return -ENOMEM;
   for (size_t i = 0; i < sm->n; i++) {
     const struct ct_site *s = ct_map_at(sm, i);
     struct ct_rsite *rs = &r->sites[r->nsites++];
@@ -260,7 +289,8 @@ static int overview(struct ct_report *r, struct ct_state *st) {
     rs->pid = s->pid;
     rs->count = s->suspensions;
     ct_symbolize_site(st, rs);
-    if (s->hist) ct_site_durations(rs, s->hist);
+    if (s->hist)
+      ct_site_durations(rs, s->hist);
   }
   qsort(r->sites, r->nsites, sizeof *r->sites, cmp_site_count);
   return 0;
@@ -306,6 +336,7 @@ void ct_report_free(struct ct_report *r) {
 int ct_report_max_severity(const struct ct_report *r) {
   int m = -1;
   for (size_t i = 0; i < r->nf; i++)
-    if ((int)r->f[i].sev > m) m = (int)r->f[i].sev;
+    if ((int)r->f[i].sev > m)
+      m = (int)r->f[i].sev;
   return m;
 }

@@ -11,7 +11,13 @@
 #include "analysis/trace.h"
 #include "symbolize/symbolize.h"
 
-enum ct_cstate { CT_CS_UNKNOWN = 0, CT_CS_CREATED, CT_CS_RUNNING, CT_CS_SUSPENDED, CT_CS_DESTROYED };
+enum ct_cstate {
+  CT_CS_UNKNOWN = 0,
+  CT_CS_CREATED,
+  CT_CS_RUNNING,
+  CT_CS_SUSPENDED,
+  CT_CS_DESTROYED
+};
 
 /* One coroutine (map key: probe_id, 0): its current incarnation. A create
  * after a destroy of the same id (malloc hands a freed coroutine's address,
@@ -34,19 +40,20 @@ struct ct_coro {
   /* Events lost since its last resume / its destroy: the wake (or suspend)
    * whose absence a finding rests on may be one of them. */
   uint8_t gap_since_resume, gap_since_destroy;
-  uint8_t pend_absorbed, has_cand; /* see pending_wake_ts; an absorbable wake came while suspended */
+  uint8_t pend_absorbed,
+      has_cand; /* see pending_wake_ts; an absorbable wake came while suspended */
   /* Fields in the order the line handlers touch them: every event reads
    * the first 64 bytes; suspends, resumes and wakes the next; findings the
    * rest (a 10^5-coroutine table does not fit in the cache). */
   uint32_t pid, last_resume_tid;
   uint64_t next_ev, last_ts;
-  uint64_t susp_ts, susp_site;    /* last suspend */
+  uint64_t susp_ts, susp_site; /* last suspend */
   uint64_t obj;
-  uint64_t wake_before_ts;        /* see pending_wake_ts */
+  uint64_t wake_before_ts; /* see pending_wake_ts */
   /* What only a running coroutine needs and what only a suspended one needs
    * share their memory: the table holds every coroutine alive. */
   union {
-    struct { /* CT_CS_RUNNING */
+    struct {                          /* CT_CS_RUNNING */
       uint64_t run_ts, run_from_site; /* last resume; site it resumed from */
       /* An early wake: one that came while it ran, or one from another
        * coroutine absorbed while it was already runnable after a yield (a
@@ -121,7 +128,7 @@ struct ct_wakers {
 enum { CT_V_RESUME_RUNNING, CT_V_RESUME_NO_WAKE, CT_V_AFTER_DESTROY, CT_V_AFTER_EXIT, CT_V_KINDS_ };
 struct ct_viol {
   uint64_t count;
-  uint64_t coros; /* distinct coroutines (incarnations) among them */
+  uint64_t coros;      /* distinct coroutines (incarnations) among them */
   uint64_t not_judged; /* would-be violations right after lost events: not counted */
   size_t n;
   struct {
@@ -150,9 +157,9 @@ struct ct_state {
   uint64_t lines, events, bad[4], bad_lines[CT_BAD_LINES_KEPT], nbad_kept, other_records;
   uint64_t coroutines; /* distinct coroutines seen (entries created) */
   uint64_t resumes, migrations, modules, destroyed_alive; /* tombstones in coros */
-  uint64_t gap_lost; /* events missing from ev sequences */
-  uint64_t reused_ids; /* creates of an id after its destroy: new incarnations */
-  uint64_t returned;   /* exits (returned coroutines) seen */
+  uint64_t gap_lost;                                      /* events missing from ev sequences */
+  uint64_t reused_ids;  /* creates of an id after its destroy: new incarnations */
+  uint64_t returned;    /* exits (returned coroutines) seen */
   uint64_t block_coros; /* distinct coroutines with a run over the blocker threshold */
   /* Suspend addresses that are not code (a reference SDK's frame or future
    * addresses: no module map, about one per coroutine): the site table is

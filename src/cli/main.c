@@ -10,7 +10,8 @@ static void usage(FILE *f) {
           "usage: corotracer run [options] -- program [args...]   trace a program\n"
           "       corotracer report TRACE [-o report.md] [--json findings.json] [--fail-on SEV]\n"
           "       corotracer rip -e EXECUTABLE [-r RING_FILE] [-t] [-v]\n"
-          "       corotracer export FORMAT TRACE [options]   sqlite, postgres, mysql, csv, perfetto...\n"
+          "       corotracer export FORMAT TRACE [options]   sqlite, postgres, mysql, csv, "
+          "perfetto...\n"
           "       corotracer html TRACE [-o dashboard.html]            offline dashboard\n"
           "       corotracer serve TRACE [--addr [ADDR:]PORT]         live dashboard\n"
           "reference spellings: corotracer -n 256 -cmd \"./app args\" -out trace.jsonl\n"
@@ -22,17 +23,19 @@ static void usage(FILE *f) {
 /* The reference engine's single-dash flags we accept (value: takes one). */
 static const struct {
   const char *flag, *value;
-} ref_flags[] = {{"-n", "N"},          {"-cmd", "\"CMD\""}, {"-out", "FILE"}, {"-shm", "PATH"},
-                 {"-sock", "PATH"},    {"-o", "FILE"},      {"-deepdive", NULL},
-                 {"-export", "FORMAT ..."}, {"-html", NULL}};
+} ref_flags[] = {{"-n", "N"},         {"-cmd", "\"CMD\""},       {"-out", "FILE"},
+                 {"-shm", "PATH"},    {"-sock", "PATH"},         {"-o", "FILE"},
+                 {"-deepdive", NULL}, {"-export", "FORMAT ..."}, {"-html", NULL}};
 #define NREF_FLAGS (sizeof ref_flags / sizeof ref_flags[0])
 
 /* Index of a single-dash reference flag in ref_flags, -1 if unknown; -2 for
  * what is not one (a value, a --long option, `--`). */
 static int ref_flag(const char *a) {
-  if (a[0] != '-' || a[1] == '-' || !a[1]) return -2;
+  if (a[0] != '-' || a[1] == '-' || !a[1])
+    return -2;
   for (size_t k = 0; k < NREF_FLAGS; k++)
-    if (strcmp(a, ref_flags[k].flag) == 0) return (int)k;
+    if (strcmp(a, ref_flags[k].flag) == 0)
+      return (int)k;
   return -1;
 }
 
@@ -52,17 +55,24 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *cmd = argv[1];
-  if (strcmp(cmd, "run") == 0) return ct_run_main(argc - 1, argv + 1);
-  if (strcmp(cmd, "report") == 0) return ct_report_main(argc - 1, argv + 1);
-  if (strcmp(cmd, "rip") == 0) return ct_rip_main(argc - 1, argv + 1);
-  if (strcmp(cmd, "export") == 0) return ct_export_main(argc - 1, argv + 1);
-  if (strcmp(cmd, "html") == 0) return ct_html_main(argc - 1, argv + 1);
-  if (strcmp(cmd, "serve") == 0) return ct_serve_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "run") == 0)
+    return ct_run_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "report") == 0)
+    return ct_report_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "rip") == 0)
+    return ct_rip_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "export") == 0)
+    return ct_export_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "html") == 0)
+    return ct_html_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "serve") == 0)
+    return ct_serve_main(argc - 1, argv + 1);
   if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
     usage(stdout);
     return 0;
   }
-  if (strcmp(cmd, "--version") == 0) return puts("corotracer " COROTRACER_VERSION) < 0;
+  if (strcmp(cmd, "--version") == 0)
+    return puts("corotracer " COROTRACER_VERSION) < 0;
   if (cmd[0] == '-') {
     /* The reference engine's single-dash flags: -deepdive selects the report,
      * -export the export (it parses the reference's export flags itself), -html
@@ -77,9 +87,11 @@ int main(int argc, char **argv) {
     int deepdive = 0;
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
       int k = ref_flag(argv[i]);
-      if (k == -1 && strcmp(argv[i], "-h") != 0) return unknown_ref_flag(argv[i]);
+      if (k == -1 && strcmp(argv[i], "-h") != 0)
+        return unknown_ref_flag(argv[i]);
       deepdive |= strcmp(argv[i], "-deepdive") == 0 || strcmp(argv[i], "--deepdive") == 0;
-      if (k >= 0 && ref_flags[k].value) i++; /* skip its value */
+      if (k >= 0 && ref_flags[k].value)
+        i++; /* skip its value */
     }
     return deepdive ? ct_report_main(argc, argv) : ct_run_main(argc, argv);
   }

@@ -29,8 +29,12 @@
 #define CTP_ENV_SOCK "CTP_SOCK_PATH"
 #define CTP_ENV_STATIONS "CTP_MAX_STATIONS"
 
+/* Most stations a trace may have: the engine's `--stations` limit (1 Mi
+ * stations is a 1 GiB file), and the highest CTP_MAX_STATIONS a probe accepts. */
+#define CTP_STATIONS_MAX (1u << 20)
+
 /* Size of a v1 file for n stations. */
-#define CTP_FILE_SIZE(n) ((uint64_t)CTP_HEADER_SIZE + (uint64_t)(n) * CTP_STATION_SIZE)
+#define CTP_FILE_SIZE(n) ((uint64_t)CTP_HEADER_SIZE + (uint64_t)(n)*CTP_STATION_SIZE)
 
 /* ---- extension values (all zero in a v1 writer) ------------------------- */
 
@@ -49,8 +53,8 @@ enum ctp_kind {
 /* ctp_slot.wait_kind: what obj means on a SUSPEND. */
 enum ctp_wait {
   CTP_WAIT_NONE = 0,
-  CTP_WAIT_FD = 1,  /* obj = file descriptor */
-  CTP_WAIT_PTR = 2, /* obj = address of a wait object (mutex, channel, ...) */
+  CTP_WAIT_FD = 1,   /* obj = file descriptor */
+  CTP_WAIT_PTR = 2,  /* obj = address of a wait object (mutex, channel, ...) */
   CTP_WAIT_EXIT = 3, /* the final suspend: the coroutine returned (obj 0) */
   CTP_WAIT_MAX_ = 4
 };
@@ -72,58 +76,59 @@ enum ctp_wait {
 
 /* Event slot ("Epoch"): 64 bytes, one cache line. */
 struct ctp_slot {
-  uint64_t timestamp;      /* 0x00 ns, CLOCK_MONOTONIC */
-  uint64_t tid;            /* 0x08 OS thread id of the writer */
-  uint64_t addr;           /* 0x10 v1: site on suspend, 0 on resume */
-  _Atomic uint64_t seq;    /* 0x18 seqlock: odd = being written */
+  uint64_t timestamp;   /* 0x00 ns, CLOCK_MONOTONIC */
+  uint64_t tid;         /* 0x08 OS thread id of the writer */
+  uint64_t addr;        /* 0x10 v1: site on suspend, 0 on resume */
+  _Atomic uint64_t seq; /* 0x18 seqlock: odd = being written */
   /* 0x20..0x3E: reserved in v1; ours: */
-  uint8_t kind;            /* 0x20 enum ctp_kind */
-  uint8_t wait_kind;       /* 0x21 enum ctp_wait */
-  uint16_t flags;          /* 0x22 reserved, 0 */
-  uint32_t aux;            /* 0x24 reserved, 0 */
-  uint64_t obj;            /* 0x28 kind-dependent: wait object, parent id, waker id */
-  uint8_t reserved[15];    /* 0x30 zero */
-  uint8_t is_active;       /* 0x3F 1 = running, 0 = not */
+  uint8_t kind;         /* 0x20 enum ctp_kind */
+  uint8_t wait_kind;    /* 0x21 enum ctp_wait */
+  uint16_t flags;       /* 0x22 reserved, 0 */
+  uint32_t aux;         /* 0x24 reserved, 0 */
+  uint64_t obj;         /* 0x28 kind-dependent: wait object, parent id, waker id */
+  uint8_t reserved[15]; /* 0x30 zero */
+  uint8_t is_active;    /* 0x3F 1 = running, 0 = not */
 };
 
 /* Station: 1024 bytes, one coroutine owns it for life. */
 struct ctp_station {
-  uint64_t probe_id;       /* 0x000 unique id of the coroutine */
-  uint64_t birth_ts;       /* 0x008 creation time, ns, CLOCK_MONOTONIC */
-  uint8_t is_dead;         /* 0x010 1 once destroyed */
+  uint64_t probe_id; /* 0x000 unique id of the coroutine */
+  uint64_t birth_ts; /* 0x008 creation time, ns, CLOCK_MONOTONIC */
+  uint8_t is_dead;   /* 0x010 1 once destroyed */
   /* 0x011..0x03F: pad, zero in v1; ours: */
-  uint8_t pad0[3];         /* 0x011 zero */
-  _Atomic uint32_t ext_flags; /* 0x014 CTP_STF_*, release-stored after the ext fields */
+  uint8_t pad0[3];             /* 0x011 zero */
+  _Atomic uint32_t ext_flags;  /* 0x014 CTP_STF_*, release-stored after the ext fields */
   _Atomic uint64_t ev_claimed; /* 0x018 events claimed so far (fetch_add cursor) */
-  uint64_t create_site;    /* 0x020 code address where the coroutine was created */
-  uint64_t parent_id;      /* 0x028 probe_id of the creator, 0 if a plain thread */
-  uint32_t pid;            /* 0x030 process that owns the station */
-  uint32_t gen;            /* 0x034 reserved for station reuse, 0 */
-  _Atomic uint64_t harvested_ev; /* 0x038 engine: every event index below it is copied or counted lost */
+  uint64_t create_site;        /* 0x020 code address where the coroutine was created */
+  uint64_t parent_id;          /* 0x028 probe_id of the creator, 0 if a plain thread */
+  uint32_t pid;                /* 0x030 process that owns the station */
+  uint32_t gen;                /* 0x034 reserved for station reuse, 0 */
+  _Atomic uint64_t
+      harvested_ev; /* 0x038 engine: every event index below it is copied or counted lost */
   struct ctp_slot slots[CTP_SLOTS]; /* 0x040 ring: event k goes to slot k % 8 */
   /* 0x240..0x3FF: flexible, zero in v1; ours: */
   char label[CTP_LABEL_MAX]; /* 0x240 NUL-terminated short name (CTP_STF_LABEL) */
-  uint8_t flexible[384];   /* 0x280 zero, reserved */
+  uint8_t flexible[384];     /* 0x280 zero, reserved */
 };
 
 /* Global header: 1024 bytes at offset 0. */
 struct ctp_header {
-  uint64_t magic;                  /* 0x000 CTP_MAGIC */
-  uint32_t version;                /* 0x008 CTP_VERSION */
-  uint32_t max_stations;           /* 0x00C N */
+  uint64_t magic;                   /* 0x000 CTP_MAGIC */
+  uint32_t version;                 /* 0x008 CTP_VERSION */
+  uint32_t max_stations;            /* 0x00C N */
   _Atomic uint32_t allocated_count; /* 0x010 station allocation cursor */
   _Atomic uint32_t tracer_sleeping; /* 0x014 1 = engine asleep, wants a byte */
   /* 0x018..0x3FF: reserved, zero in v1; ours: */
-  uint32_t ext_magic;              /* 0x018 CTP_EXT_MAGIC when the engine is ours */
-  uint32_t ext_version;            /* 0x01C CTP_EXT_VERSION */
-  uint64_t engine_pid;             /* 0x020 pid of the engine */
-  _Atomic uint32_t attached;       /* 0x028 processes that attached (probe fetch_add) */
-  _Atomic uint32_t overflow;       /* 0x02C coroutines left untraced: no station free */
-  uint32_t mode;                   /* 0x030 CTP_MODE_* bits, set before the target starts */
-  uint32_t lossless_ms;            /* 0x034 longest lossless wait of one event, ms */
-  _Atomic uint32_t harvest_epoch;  /* 0x038 futex word: engine adds 1 and wakes waiting writers */
-  _Atomic uint32_t waiters;        /* 0x03C writers waiting for room (lossless mode) */
-  uint8_t reserved[960];           /* 0x040 zero, reserved */
+  uint32_t ext_magic;             /* 0x018 CTP_EXT_MAGIC when the engine is ours */
+  uint32_t ext_version;           /* 0x01C CTP_EXT_VERSION */
+  uint64_t engine_pid;            /* 0x020 pid of the engine */
+  _Atomic uint32_t attached;      /* 0x028 processes that attached (probe fetch_add) */
+  _Atomic uint32_t overflow;      /* 0x02C coroutines left untraced: no station free */
+  uint32_t mode;                  /* 0x030 CTP_MODE_* bits, set before the target starts */
+  uint32_t lossless_ms;           /* 0x034 longest lossless wait of one event, ms */
+  _Atomic uint32_t harvest_epoch; /* 0x038 futex word: engine adds 1 and wakes waiting writers */
+  _Atomic uint32_t waiters;       /* 0x03C writers waiting for room (lossless mode) */
+  uint8_t reserved[960];          /* 0x040 zero, reserved */
 };
 
 /* ---- every offset and size, pinned -------------------------------------- */

@@ -1,4 +1,5 @@
-# src/engine/build.mk - `corotracer run`: the engine (libc only).
+# src/engine/build.mk - `corotracer run`: the engine (libc only), its tests, their
+# tools (tests/lib) and benchmarks.
 CLI_SRCS += src/engine/run_main.c src/engine/opts.c src/engine/rundir.c src/engine/spawn.c \
             src/engine/guard.c src/engine/harvest.c src/engine/modules.c src/engine/writer.c \
             src/engine/status.c src/engine/sched.c
@@ -10,3 +11,26 @@ PROGS += $(O)/bench/bench-writer
 
 # The engine's reading of shared memory, for tests/fuzz/fuzz-shm.c.
 FUZZ_SRCS_shm := src/engine/harvest.c src/engine/writer.c src/engine/modules.c
+
+# The engine's acceptance tests and tools; the C programs link tests/lib/ctlib.c
+# besides the library.
+CT_ENGINE_TOOLS := $(O)/tests/lib/ctjl $(O)/tests/lib/ct-target
+CT_ENGINE_CTESTS := $(O)/tests/test-engine-stress $(O)/tests/test-engine-sleepwake
+
+$(CT_ENGINE_TOOLS) $(CT_ENGINE_CTESTS): $(O)/tests/%: $(O)/obj/tests/%.o $(O)/obj/tests/lib/ctlib.o $(LIBA)
+	$(call link)
+
+# A v1-only SDK of its own (no library, no corotracer header).
+$(O)/tests/lib/v1-writer: $(O)/obj/tests/lib/v1-writer.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $<
+
+$(O)/bench/bench-harvest: $(O)/obj/bench/bench-harvest.o $(O)/obj/tests/lib/ctlib.o $(LIBA)
+	$(call link)
+
+PROGS += $(CT_ENGINE_TOOLS) $(O)/tests/lib/v1-writer $(O)/bench/bench-harvest
+TESTS += $(CT_ENGINE_CTESTS) tests/test-engine-roundtrip.sh tests/test-engine-faults.sh \
+         tests/test-engine-security.sh tests/test-engine-signals.sh tests/test-engine-modules.sh \
+         tests/test-engine-v1rate.sh tests/test-engine-lossless.sh
+# The protocol model (spin): once, in the plain build.
+TESTS_NOSAN += tests/test-model-spin.sh

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/types.h>
 #include <time.h>
@@ -11,58 +12,61 @@
 #include "common/ctp.h"
 
 /* Exit statuses of the engine itself (the target's status otherwise). */
-#define CT_EXIT_USAGE 2   /* bad option or value */
-#define CT_EXIT_FAIL 1    /* setup failed, or the trace is incomplete */
-#define CT_EXIT_EXEC 127  /* the program could not be executed */
+#define CT_EXIT_USAGE 2  /* bad option or value */
+#define CT_EXIT_FAIL 1   /* setup failed, or the trace is incomplete */
+#define CT_EXIT_EXEC 127 /* the program could not be executed */
 
 #define CT_STATIONS_DEFAULT 128u
-#define CT_STATIONS_MAX (1u << 20)
 #define CT_POLL_MS_DEFAULT 1000
 #define CT_LOSSLESS_MS_DEFAULT 1000
 #define CT_STATUS_MS 250
 
 /* ---- options (opts.c) ---------------------------------------------------- */
 struct ct_opts {
-  const char *out;        /* trace path */
+  const char *out; /* trace path */
   uint32_t stations;
   int append;
   int poll_ms;
-  const char *shm_path;   /* NULL: private memfd */
-  const char *sock_path;  /* NULL: private runtime directory */
+  const char *shm_path;  /* NULL: private memfd */
+  const char *sock_path; /* NULL: private runtime directory */
   int quiet;
-  int status;             /* 1: live status even when stderr is not a tty */
-  int no_rt;              /* --no-realtime: stay SCHED_OTHER */
-  int lossless;           /* --lossless: writers wait for room (bounded) */
-  int lossless_ms;        /* --lossless-ms: longest wait of one event */
-  const char *cmd;        /* -cmd string (run through /bin/sh -c), or NULL */
-  const char *serve;      /* --serve [ADDR:]PORT: the live dashboard (src/html/live.h), or NULL */
-  char **argv;            /* program argv (NULL-terminated); points into the caller's argv or sh_argv */
-  char *sh_argv[4];       /* storage for {"/bin/sh", "-c", cmd, NULL} */
+  int status;        /* 1: live status even when stderr is not a tty */
+  int no_rt;         /* --no-realtime: stay SCHED_OTHER */
+  int lossless;      /* --lossless: writers wait for room (bounded) */
+  int lossless_ms;   /* --lossless-ms: longest wait of one event */
+  const char *cmd;   /* -cmd string (run through /bin/sh -c), or NULL */
+  const char *serve; /* --serve [ADDR:]PORT: the live dashboard (src/html/live.h), or NULL */
+  char **argv;       /* program argv (NULL-terminated); points into the caller's argv or sh_argv */
+  char *sh_argv[4];  /* storage for {"/bin/sh", "-c", cmd, NULL} */
 };
 
-/* Parse argv as handed to ct_run_main. Returns 0, 1 when --help was printed
- * (exit 0), or -1 after printing a one-line error (exit CT_EXIT_USAGE).
- * o->argv points into argv, which must outlive o. */
-int ct_opts_parse(struct ct_opts *o, int argc, char **argv);
+/* Parse argv as handed to ct_run_main. Never prints: returns 0, 1 when
+ * --help was asked (the caller prints ct_opts_usage, exit 0), or -EINVAL with
+ * the one-line reason "<option>: <what is wrong>" in why (the caller prints
+ * it, exit CT_EXIT_USAGE). o->argv points into argv, which must outlive o. */
+int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t whylen);
+/* The help text of `corotracer run` (the CLI prints it to f). */
+void ct_opts_usage(FILE *f);
 
 /* ---- runtime files (rundir.c) -------------------------------------------- */
 struct ct_rt {
-  char *dir;              /* private directory we created, or NULL */
-  char *shm_path;         /* explicit shm file we created, or NULL */
-  char *sock_path;        /* socket path we bound */
+  char *dir;       /* private directory we created, or NULL */
+  char *shm_path;  /* explicit shm file we created, or NULL */
+  char *sock_path; /* socket path we bound */
   dev_t shm_dev, sock_dev;
   ino_t shm_ino, sock_ino;
-  int shm_fd;             /* memfd or the explicit file; kept open for the run */
+  int shm_fd; /* memfd or the explicit file; kept open for the run */
   int listen_fd;
-  void *map;              /* mapping of the whole file */
+  void *map; /* mapping of the whole file */
   size_t map_len;
-  char shm_env[64];       /* CTP_SHM_PATH value when memfd (/proc/PID/fd/N) */
+  char shm_env[64]; /* CTP_SHM_PATH value when memfd (/proc/PID/fd/N) */
 };
 
 /* Create the shared memory, its header and the listening socket as o asks.
- * On error prints one line, removes what it created and returns -1. The
- * caller owns rt afterwards and must call ct_rt_destroy. */
-int ct_rt_create(struct ct_rt *rt, const struct ct_opts *o);
+ * Returns 0, or -errno with a one-line reason in why (which file, what failed;
+ * the caller prints it) after removing what it created. The caller owns rt
+ * afterwards and must call ct_rt_destroy. */
+int ct_rt_create(struct ct_rt *rt, const struct ct_opts *o, char *why, size_t whylen);
 /* Value for CTP_SHM_PATH (the explicit path, or /proc/PID/fd/N). Owned by rt. */
 const char *ct_rt_shm_env(const struct ct_rt *rt);
 /* Unmap, close, and remove every file still ours (dev/inode checked). Safe on
@@ -76,10 +80,10 @@ void ct_rt_destroy(struct ct_rt *rt);
 int ct_signals_setup(void);
 
 struct ct_target {
-  pid_t pid;              /* also the process group id */
-  int tty_fd;             /* terminal handed to the program (job control), or -1 */
+  pid_t pid;  /* also the process group id */
+  int tty_fd; /* terminal handed to the program (job control), or -1 */
   int exited;
-  int status;             /* waitpid status once exited */
+  int status; /* waitpid status once exited */
 };
 
 /* Start argv in its own process group with env extended by the CTP_*
@@ -99,7 +103,7 @@ int ct_target_exit_code(const struct ct_target *t);
 /* ---- trace writer (writer.c) --------------------------------------------- */
 struct ct_writer {
   int fd;
-  int err;                /* first write error (errno), 0 if none */
+  int err; /* first write error (errno), 0 if none */
   size_t len;
   char *buf;
 };
@@ -135,15 +139,16 @@ static inline char *ct_put_hex(char *p, uint64_t v) { /* "0x%016x" with quotes, 
   p[0] = '"';
   p[1] = '0';
   p[2] = 'x';
-  for (int i = 0; i < 16; i++) p[3 + i] = digits[(v >> (60 - 4 * i)) & 0xf];
+  for (int i = 0; i < 16; i++)
+    p[3 + i] = digits[(v >> (60 - 4 * i)) & 0xf];
   p[19] = '"';
   return p + 20;
 }
 /* Append to the buffer, flushing when full; no-ops once w->err is set. */
 void ct_w_raw(struct ct_writer *w, const char *s, size_t n);
-void ct_w_str(struct ct_writer *w, const char *s);          /* raw C string */
-void ct_w_u64(struct ct_writer *w, uint64_t v);              /* decimal */
-void ct_w_hex(struct ct_writer *w, uint64_t v);              /* "0x%016x" with quotes */
+void ct_w_str(struct ct_writer *w, const char *s);            /* raw C string */
+void ct_w_u64(struct ct_writer *w, uint64_t v);               /* decimal */
+void ct_w_hex(struct ct_writer *w, uint64_t v);               /* "0x%016x" with quotes */
 void ct_w_json(struct ct_writer *w, const char *s, size_t n); /* quoted, escaped */
 
 /* ---- processes and modules (modules.c) ----------------------------------- */
@@ -154,7 +159,7 @@ struct ct_module {
 
 struct ct_proc {
   pid_t pid;
-  uint64_t maps_ts;       /* CLOCK_MONOTONIC ns of the last /proc/PID/maps read */
+  uint64_t maps_ts; /* CLOCK_MONOTONIC ns of the last /proc/PID/maps read */
   struct ct_module *mods;
   size_t nmods, capmods;
 };
@@ -179,30 +184,30 @@ struct ct_station_state {
   uint64_t last_seq[CTP_SLOTS];
   uint64_t probe_id;
   uint64_t harvested;
-  uint64_t events;        /* highest event index seen + 1; final: events the probe wrote */
-  uint64_t next_ev;       /* index after the last event line written */
-  uint64_t room;          /* last value stored in the station's harvested_ev */
+  uint64_t events;  /* highest event index seen + 1; final: events the probe wrote */
+  uint64_t next_ev; /* index after the last event line written */
+  uint64_t room;    /* last value stored in the station's harvested_ev */
   uint32_t pid;
-  uint8_t ext;            /* CTP_STF_EXT seen */
-  uint8_t coro_done;      /* coroutine line written */
-  uint8_t retired;        /* dead and fully harvested: skipped by live scans */
+  uint8_t ext;       /* CTP_STF_EXT seen */
+  uint8_t coro_done; /* coroutine line written */
+  uint8_t retired;   /* dead and fully harvested: skipped by live scans */
   uint8_t dead;
 };
 
 struct ct_harvest {
   struct ctp_header *hdr;
   void *base;
-  uint32_t n;             /* stations in the file */
-  uint32_t used;          /* highest min(allocated_count, n) seen */
+  uint32_t n;    /* stations in the file */
+  uint32_t used; /* highest min(allocated_count, n) seen */
   struct ct_station_state *st;
   struct ct_procs *procs;
   struct ct_writer *w;
   uint64_t harvested, live_lost, torn;
-  uint64_t late;          /* stable events older than one already written: lost */
-  uint64_t peak;          /* last scan: most new event indexes on one station */
-  int progress;           /* last scan: some station's harvested_ev moved */
-  int lossless;           /* --lossless: publish harvested_ev, wake waiters */
-  uint64_t first_ts;      /* last scan: oldest timestamp written (UINT64_MAX: none) */
+  uint64_t late;     /* stable events older than one already written: lost */
+  uint64_t peak;     /* last scan: most new event indexes on one station */
+  int progress;      /* last scan: some station's harvested_ev moved */
+  int lossless;      /* --lossless: publish harvested_ev, wake waiters */
+  uint64_t first_ts; /* last scan: oldest timestamp written (UINT64_MAX: none) */
 };
 
 /* Prepare to harvest the n stations of the mapping at base. h owns its
@@ -236,10 +241,10 @@ int ct_guard_tripped(void);
 
 /* ---- status (status.c) --------------------------------------------------- */
 struct ct_status {
-  int live;               /* live status line enabled */
-  int tty;                /* stderr is a terminal: redraw in place */
+  int live; /* live status line enabled */
+  int tty;  /* stderr is a terminal: redraw in place */
   uint64_t last_ns, last_harvested;
-  int shown;              /* a status line is on screen */
+  int shown; /* a status line is on screen */
 };
 
 /* enabled: draw the live line (stderr a terminal, or --status). */
@@ -247,8 +252,8 @@ void ct_status_init(struct ct_status *s, int enabled);
 /* 1 when the status line is shown and CT_STATUS_MS have passed. */
 int ct_status_due(const struct ct_status *s, uint64_t now_ns);
 /* Redraw the status line. */
-void ct_status_tick(struct ct_status *s, uint64_t now_ns, const struct ct_harvest *h,
-                    uint32_t live, uint32_t untraced);
+void ct_status_tick(struct ct_status *s, uint64_t now_ns, const struct ct_harvest *h, uint32_t live,
+                    uint32_t untraced);
 /* Erase the status line. */
 void ct_status_clear(struct ct_status *s);
 /* The exit summary (stderr). */

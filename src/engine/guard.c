@@ -44,4 +44,6 @@ int ct_guard_install(void *base, size_t len) {
   return sigaction(SIGBUS, &sa, NULL) < 0 ? -errno : 0;
 }
 
-int ct_guard_tripped(void) { return atomic_load_explicit(&guard_hit, memory_order_relaxed); }
+int ct_guard_tripped(void) {
+  return atomic_load_explicit(&guard_hit, memory_order_relaxed);
+}

@@ -45,7 +45,8 @@ void ct_harvest_free(struct ct_harvest *h) {
 static void read_ext(struct ct_harvest *h, uint32_t i) {
   struct ct_station_state *st = &h->st[i];
   struct ctp_station *s = ctp_station_at(h->base, i);
-  if (st->ext || !(atomic_load_explicit(&s->ext_flags, memory_order_acquire) & CTP_STF_EXT)) return;
+  if (st->ext || !(atomic_load_explicit(&s->ext_flags, memory_order_acquire) & CTP_STF_EXT))
+    return;
   st->ext = 1;
   st->pid = s->pid;
 }
@@ -55,10 +56,13 @@ static void read_ext(struct ct_harvest *h, uint32_t i) {
  * event whose site is still unknown is not worth a re-read: rate limit for
  * free. */
 static void cover_site(struct ct_harvest *h, uint32_t pid, uint64_t site, uint64_t ts) {
-  if (!pid || !site) return;
+  if (!pid || !site)
+    return;
   struct ct_proc *p = ct_procs_get(h->procs, (pid_t)pid);
-  if (!p || ct_proc_covers(p, site)) return;
-  if (p->maps_ts == 0 || p->maps_ts < ts) ct_proc_read_maps(p, h->w);
+  if (!p || ct_proc_covers(p, site))
+    return;
+  if (p->maps_ts == 0 || p->maps_ts < ts)
+    ct_proc_read_maps(p, h->w);
 }
 
 static void write_coroutine(struct ct_harvest *h, uint32_t i) {
@@ -94,12 +98,13 @@ static void write_coroutine(struct ct_harvest *h, uint32_t i) {
 }
 
 /* `,"kind":"NAME"` per kind, with its length; none for a v1 event. */
-#define KIND(name) {",\"kind\":\"" name "\"", sizeof(",\"kind\":\"" name "\"") - 1}
+#define KIND(name)                                                                                 \
+  { ",\"kind\":\"" name "\"", sizeof(",\"kind\":\"" name "\"") - 1 }
 static const struct {
   const char *s;
   size_t n;
-} kind_json[CTP_KIND_MAX_] = {{NULL, 0}, KIND("create"), KIND("suspend"), KIND("resume"), KIND("wake"),
-                              KIND("destroy")};
+} kind_json[CTP_KIND_MAX_] = {{NULL, 0},      KIND("create"), KIND("suspend"),
+                              KIND("resume"), KIND("wake"),   KIND("destroy")};
 
 /* Longest event line: the keys below plus 8 numbers of at most 20 bytes. */
 #define EVENT_LINE_MAX 512u
@@ -108,7 +113,8 @@ static const struct {
  * constant sizes): under load, event lines are most of the engine's work. */
 static void write_event(struct ct_writer *w, uint64_t probe_id, const struct ev *e) {
   char *p = ct_w_reserve(w, EVENT_LINE_MAX);
-  if (!p) return;
+  if (!p)
+    return;
   p = CT_PUT_LIT(p, "{\"probe_id\":");
   p = ct_put_u64(p, probe_id);
   p = CT_PUT_LIT(p, ",\"tid\":");
@@ -117,7 +123,8 @@ static void write_event(struct ct_writer *w, uint64_t probe_id, const struct ev 
   p = ct_put_hex(p, e->addr);
   p = CT_PUT_LIT(p, ",\"seq\":");
   p = ct_put_u64(p, e->seq);
-  p = e->active ? CT_PUT_LIT(p, ",\"is_active\":true,\"ts\":") : CT_PUT_LIT(p, ",\"is_active\":false,\"ts\":");
+  p = e->active ? CT_PUT_LIT(p, ",\"is_active\":true,\"ts\":")
+                : CT_PUT_LIT(p, ",\"is_active\":false,\"ts\":");
   p = ct_put_u64(p, e->ts);
   int known = e->kind < CTP_KIND_MAX_ && kind_json[e->kind].s;
   if (known) {
@@ -133,7 +140,8 @@ static void write_event(struct ct_writer *w, uint64_t probe_id, const struct ev 
   if (e->kind == CTP_KIND_SUSPEND && e->wait == CTP_WAIT_FD) {
     p = CT_PUT_LIT(p, ",\"wait\":\"fd\",\"obj\":");
     int64_t fd = (int64_t)e->obj;
-    if (fd < 0) *p++ = '-';
+    if (fd < 0)
+      *p++ = '-';
     p = ct_put_u64(p, fd < 0 ? (uint64_t)0 - e->obj : e->obj);
   } else if (e->kind == CTP_KIND_SUSPEND && e->wait == CTP_WAIT_PTR) {
     p = CT_PUT_LIT(p, ",\"wait\":\"ptr\",\"obj\":");
@@ -159,7 +167,8 @@ static unsigned read_slots(struct ct_harvest *h, uint32_t i, struct ev *batch, u
   for (unsigned k = 0; k < CTP_SLOTS; k++) {
     struct ctp_slot *sl = &s->slots[k];
     uint64_t v1 = atomic_load_explicit(&sl->seq, memory_order_acquire);
-    if ((v1 & 1) || v1 <= st->last_seq[k]) continue;
+    if ((v1 & 1) || v1 <= st->last_seq[k])
+      continue;
     struct ev *e = &batch[nb];
     e->ts = LOAD(&sl->timestamp);
     e->tid = LOAD(&sl->tid);
@@ -180,7 +189,8 @@ static unsigned read_slots(struct ct_harvest *h, uint32_t i, struct ev *batch, u
     st->last_seq[k] = v1;
     e->seq = v1;
     e->idx = ctp_event_index(v1, k);
-    if (e->idx + 1 > *max_idx) *max_idx = e->idx + 1;
+    if (e->idx + 1 > *max_idx)
+      *max_idx = e->idx + 1;
     nb++;
   }
   return nb;
@@ -191,7 +201,8 @@ static void sort_batch(struct ev *batch, unsigned nb) {
   for (unsigned a = 1; a < nb; a++) {
     struct ev tmp = batch[a];
     unsigned b = a;
-    for (; b > 0 && batch[b - 1].idx > tmp.idx; b--) batch[b] = batch[b - 1];
+    for (; b > 0 && batch[b - 1].idx > tmp.idx; b--)
+      batch[b] = batch[b - 1];
     batch[b] = tmp;
   }
 }
@@ -199,8 +210,10 @@ static void sort_batch(struct ev *batch, unsigned nb) {
 /* 1 when the sorted batch skips an index after next (the next one due). */
 static int has_gap(const struct ev *batch, unsigned nb, uint64_t next) {
   for (unsigned a = 0; a < nb; a++) {
-    if (batch[a].idx > next) return 1;
-    if (batch[a].idx == next) next++;
+    if (batch[a].idx > next)
+      return 1;
+    if (batch[a].idx == next)
+      next++;
   }
   return 0;
 }
@@ -218,20 +231,25 @@ static int has_gap(const struct ev *batch, unsigned nb, uint64_t next) {
 static int quiet(struct ct_harvest *h, uint32_t i) {
   struct ct_station_state *st = &h->st[i];
   struct ctp_station *s = ctp_station_at(h->base, i);
-  if (!st->ext) return 0;
+  if (!st->ext)
+    return 0;
   int dead = __atomic_load_n(&s->is_dead, __ATOMIC_ACQUIRE) != 0;
-  if (atomic_load_explicit(&s->ev_claimed, memory_order_acquire) > st->events) return 0;
-  if (dead) st->retired = 1;
+  if (atomic_load_explicit(&s->ev_claimed, memory_order_acquire) > st->events)
+    return 0;
+  if (dead)
+    st->retired = 1;
   return 1;
 }
 
 static uint64_t scan_station(struct ct_harvest *h, uint32_t i, enum ct_scan mode) {
   struct ct_station_state *st = &h->st[i];
-  if (mode == CT_SCAN_QUICK && quiet(h, i)) return 0;
+  if (mode == CT_SCAN_QUICK && quiet(h, i))
+    return 0;
   struct ev batch[2 * CTP_SLOTS];
   uint64_t max_idx = st->events;
   unsigned nb = read_slots(h, i, batch, &max_idx);
-  if (nb == 0) return 0;
+  if (nb == 0)
+    return 0;
   sort_batch(batch, nb);
   /* A gap may be an event completed while we read the other slots: slot k
    * looked old, then k+1 was done when we reached its slot. A second look
@@ -242,12 +260,15 @@ static uint64_t scan_station(struct ct_harvest *h, uint32_t i, enum ct_scan mode
     sort_batch(batch, nb);
   }
   /* New indexes, lost ones included: how fast this ring fills (the nap). */
-  if (max_idx - st->events > h->peak) h->peak = max_idx - st->events;
+  if (max_idx - st->events > h->peak)
+    h->peak = max_idx - st->events;
   st->events = max_idx; /* while running: highest event index seen + 1 */
   struct ctp_station *s = ctp_station_at(h->base, i);
   read_ext(h, i);
-  if (!st->probe_id) st->probe_id = LOAD(&s->probe_id);
-  if (st->ext && !st->coro_done) write_coroutine(h, i);
+  if (!st->probe_id)
+    st->probe_id = LOAD(&s->probe_id);
+  if (st->ext && !st->coro_done)
+    write_coroutine(h, i);
   unsigned written = 0;
   for (unsigned a = 0; a < nb; a++) {
     /* Several writers share a station: one that claimed index k and was
@@ -261,7 +282,8 @@ static uint64_t scan_station(struct ct_harvest *h, uint32_t i, enum ct_scan mode
     if (st->ext && batch[a].kind != CTP_KIND_V1 && batch[a].kind != CTP_KIND_RESUME)
       cover_site(h, st->pid, batch[a].addr, batch[a].ts);
     write_event(h->w, st->probe_id, &batch[a]);
-    if (batch[a].ts < h->first_ts) h->first_ts = batch[a].ts;
+    if (batch[a].ts < h->first_ts)
+      h->first_ts = batch[a].ts;
     st->next_ev = batch[a].idx + 1;
     written++;
   }
@@ -283,7 +305,8 @@ static uint64_t scan_station(struct ct_harvest *h, uint32_t i, enum ct_scan mode
 static uint32_t used_now(struct ct_harvest *h) {
   uint32_t a = atomic_load_explicit(&h->hdr->allocated_count, memory_order_acquire);
   uint32_t u = a < h->n ? a : h->n;
-  if (u > h->used) h->used = u;
+  if (u > h->used)
+    h->used = u;
   return h->used;
 }
 
@@ -294,7 +317,8 @@ uint64_t ct_harvest_scan(struct ct_harvest *h, enum ct_scan mode) {
   h->progress = 0;
   h->first_ts = UINT64_MAX;
   for (uint32_t i = 0; i < used; i++)
-    if (mode == CT_SCAN_FULL || !h->st[i].retired) got += scan_station(h, i, mode);
+    if (mode == CT_SCAN_FULL || !h->st[i].retired)
+      got += scan_station(h, i, mode);
   if (h->progress) {
     /* Lossless writers skip their waits while this word stands still after a
      * timeout (a stopped engine); it moves with every scan that made room. */
@@ -320,17 +344,20 @@ void ct_harvest_finish(struct ct_harvest *h, uint64_t *events, uint64_t *lost) {
     struct ct_station_state *st = &h->st[i];
     struct ctp_station *s = ctp_station_at(h->base, i);
     read_ext(h, i);
-    if (!st->probe_id) st->probe_id = LOAD(&s->probe_id);
+    if (!st->probe_id)
+      st->probe_id = LOAD(&s->probe_id);
     uint64_t n = 0;
     if (st->ext) {
-      if (!st->coro_done) write_coroutine(h, i); /* all its events were lost */
+      if (!st->coro_done)
+        write_coroutine(h, i); /* all its events were lost */
       n = atomic_load_explicit(&s->ev_claimed, memory_order_acquire);
     } else {
       /* v1: seq / 2 writes per slot, an odd seq is a write that never ended. */
       for (unsigned k = 0; k < CTP_SLOTS; k++)
         n += (atomic_load_explicit(&s->slots[k].seq, memory_order_acquire) + 1) / 2;
     }
-    if (n < st->harvested) n = st->harvested; /* a writer that broke the protocol */
+    if (n < st->harvested)
+      n = st->harvested; /* a writer that broke the protocol */
     st->events = n;
     st->dead = __atomic_load_n(&s->is_dead, __ATOMIC_ACQUIRE) != 0;
     *events += n;

@@ -19,11 +19,13 @@ uint64_t ct_now_ns(clockid_t clk) {
 
 struct ct_proc *ct_procs_get(struct ct_procs *ps, pid_t pid) {
   for (size_t i = 0; i < ps->n; i++)
-    if (ps->v[i].pid == pid) return &ps->v[i];
+    if (ps->v[i].pid == pid)
+      return &ps->v[i];
   if (ps->n == ps->cap) {
     size_t cap = ps->cap ? ps->cap * 2 : 8;
     struct ct_proc *v = realloc(ps->v, cap * sizeof(*v));
-    if (!v) return NULL;
+    if (!v)
+      return NULL;
     ps->v = v;
     ps->cap = cap;
   }
@@ -61,15 +63,20 @@ static uint64_t hex(const char **p) {
   uint64_t v = 0;
   for (;; (*p)++) {
     char c = **p;
-    if (c >= '0' && c <= '9') v = v << 4 | (uint64_t)(c - '0');
-    else if (c >= 'a' && c <= 'f') v = v << 4 | (uint64_t)(c - 'a' + 10);
-    else return v;
+    if (c >= '0' && c <= '9')
+      v = v << 4 | (uint64_t)(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      v = v << 4 | (uint64_t)(c - 'a' + 10);
+    else
+      return v;
   }
 }
 
 static const char *skip_field(const char *p, const char *end) {
-  while (p < end && *p != ' ') p++;
-  while (p < end && *p == ' ') p++;
+  while (p < end && *p != ' ')
+    p++;
+  while (p < end && *p == ' ')
+    p++;
   return p;
 }
 
@@ -82,15 +89,18 @@ static const char *skip_field(const char *p, const char *end) {
 static int parse_line(char *p, char *end, struct ct_module *m) {
   const char *q = p;
   m->start = hex(&q);
-  if (*q++ != '-') return 0;
+  if (*q++ != '-')
+    return 0;
   m->end = hex(&q);
-  if (*q++ != ' ' || end - q < 5 || (q[2] != 'x' && (q[0] != 'r' || q[1] != '-'))) return 0;
+  if (*q++ != ' ' || end - q < 5 || (q[2] != 'x' && (q[0] != 'r' || q[1] != '-')))
+    return 0;
   q = skip_field(q, end);
   m->offset = hex(&q);
   q = skip_field(q, end); /* offset's separator */
   q = skip_field(q, end); /* dev */
   q = skip_field(q, end); /* inode */
-  if (q >= end || *q != '/') return 0;
+  if (q >= end || *q != '/')
+    return 0;
   *end = '\0';
   m->path = (char *)q;
   return 1;
@@ -100,9 +110,11 @@ static int parse_line(char *p, char *end, struct ct_module *m) {
  * attached may be writing a burst we have yet to harvest. */
 static char *slurp(const char *fn, size_t *len) {
   int fd;
-  do fd = open(fn, O_RDONLY | O_CLOEXEC);
+  do
+    fd = open(fn, O_RDONLY | O_CLOEXEC);
   while (fd < 0 && errno == EINTR);
-  if (fd < 0) return NULL;
+  if (fd < 0)
+    return NULL;
   size_t cap = 16384, n = 0;
   char *buf = malloc(cap + 1);
   while (buf) {
@@ -117,12 +129,15 @@ static char *slurp(const char *fn, size_t *len) {
       cap *= 2;
     }
     ssize_t k = read(fd, buf + n, cap - n);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) break; /* EOF, or gone mid-read: keep what we have */
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      break; /* EOF, or gone mid-read: keep what we have */
     n += (size_t)k;
   }
   close(fd);
-  if (buf) buf[n] = '\0';
+  if (buf)
+    buf[n] = '\0';
   *len = n;
   return buf;
 }
@@ -133,7 +148,8 @@ void ct_proc_read_maps(struct ct_proc *p, struct ct_writer *w) {
   p->maps_ts = ct_now_ns(CLOCK_MONOTONIC);
   size_t len;
   char *buf = slurp(fn, &len);
-  if (!buf) return; /* gone already: its sites stay unmapped */
+  if (!buf)
+    return; /* gone already: its sites stay unmapped */
   for (char *line = buf, *stop = buf + len; line < stop;) {
     char *nl = memchr(line, '\n', (size_t)(stop - line));
     char *end = nl ? nl : stop;
@@ -142,12 +158,14 @@ void ct_proc_read_maps(struct ct_proc *p, struct ct_writer *w) {
       if (p->nmods == p->capmods) {
         size_t nc = p->capmods ? p->capmods * 2 : 16;
         struct ct_module *v = realloc(p->mods, nc * sizeof(*v));
-        if (!v) break;
+        if (!v)
+          break;
         p->mods = v;
         p->capmods = nc;
       }
       m.path = strdup(m.path);
-      if (!m.path) break;
+      if (!m.path)
+        break;
       p->mods[p->nmods++] = m;
       write_module(w, p->pid, &m);
     }
@@ -158,13 +176,15 @@ void ct_proc_read_maps(struct ct_proc *p, struct ct_writer *w) {
 
 int ct_proc_covers(const struct ct_proc *p, uint64_t addr) {
   for (size_t i = 0; i < p->nmods; i++)
-    if (addr >= p->mods[i].start && addr < p->mods[i].end) return 1;
+    if (addr >= p->mods[i].start && addr < p->mods[i].end)
+      return 1;
   return 0;
 }
 
 void ct_procs_free(struct ct_procs *ps) {
   for (size_t i = 0; i < ps->n; i++) {
-    for (size_t k = 0; k < ps->v[i].nmods; k++) free(ps->v[i].mods[k].path);
+    for (size_t k = 0; k < ps->v[i].nmods; k++)
+      free(ps->v[i].mods[k].path);
     free(ps->v[i].mods);
   }
   free(ps->v);

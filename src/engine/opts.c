@@ -9,7 +9,7 @@
 #include "engine/engine.h"
 #include "html/live.h"
 
-static void usage(FILE *f) {
+void ct_opts_usage(FILE *f) {
   fprintf(f,
           "usage: corotracer run [options] -- program [args...]\n"
           "       corotracer -n 256 -cmd \"./app args\" -out trace.jsonl\n"
@@ -27,29 +27,33 @@ static void usage(FILE *f) {
           "      --status        live status line even when stderr is not a terminal\n"
           "      --no-realtime   do not ask for SCHED_FIFO priority (see docs/ENGINE.md)\n"
           "      --lossless      a writer whose ring is full waits for the engine (bounded)\n"
-          "      --lossless-ms MS  longest such wait of one event (default 1000), then it counts a loss\n"
+          "      --lossless-ms MS  longest such wait of one event (default 1000), then it counts a "
+          "loss\n"
           "  -h, --help          this help\n"
           "The exit status is the program's (128+N when killed by signal N); see docs/ENGINE.md.\n",
-          CT_STATIONS_MAX);
+          CTP_STATIONS_MAX);
 }
 
-static int bad(const char *opt, const char *what) {
-  fprintf(stderr, "corotracer: %s: %s\n", opt, what);
-  return -1;
+/* Word the error "opt: what" into why; return -EINVAL. */
+static int bad(char *why, size_t whylen, const char *opt, const char *what) {
+  snprintf(why, whylen, "%s: %s", opt, what);
+  return -EINVAL;
 }
 
-/* Parse a decimal in [lo, hi]; 0 or -1 after the error line. */
-static int parse_uint(const char *opt, const char *s, unsigned long lo, unsigned long hi,
-                      unsigned long *out) {
+/* Parse a decimal in [lo, hi]; 0, or -EINVAL with the reason in why. */
+static int parse_uint(char *why, size_t whylen, const char *opt, const char *s, unsigned long lo,
+                      unsigned long hi, unsigned long *out) {
   char *end;
   errno = 0;
-  if (!s[0] || s[0] == '-' || s[0] == '+') return bad(opt, "expects a positive integer");
+  if (!s[0] || s[0] == '-' || s[0] == '+')
+    return bad(why, whylen, opt, "expects a positive integer");
   unsigned long v = strtoul(s, &end, 10);
-  if (*end) return bad(opt, "expects a positive integer");
+  if (*end)
+    return bad(why, whylen, opt, "expects a positive integer");
   if (errno == ERANGE || v < lo || v > hi) {
     char msg[96];
     snprintf(msg, sizeof(msg), "must be between %lu and %lu", lo, hi);
-    return bad(opt, msg);
+    return bad(why, whylen, opt, msg);
   }
   *out = v;
   return 0;
@@ -60,12 +64,17 @@ static int parse_uint(const char *opt, const char *s, unsigned long lo, unsigned
 static int is_opt(const char *arg, const char *name, int single_ok, const char **val) {
   *val = NULL;
   const char *p;
-  if (arg[0] == '-' && arg[1] == '-') p = arg + 2;
-  else if (single_ok && arg[0] == '-') p = arg + 1;
-  else return 0;
+  if (arg[0] == '-' && arg[1] == '-')
+    p = arg + 2;
+  else if (single_ok && arg[0] == '-')
+    p = arg + 1;
+  else
+    return 0;
   size_t n = strlen(name);
-  if (strncmp(p, name, n) != 0) return 0;
-  if (p[n] == '\0') return 1;
+  if (strncmp(p, name, n) != 0)
+    return 0;
+  if (p[n] == '\0')
+    return 1;
   if (p[n] == '=' && arg[1] == '-') {
     *val = p + n + 1;
     return 1;
@@ -73,7 +82,7 @@ static int is_opt(const char *arg, const char *name, int single_ok, const char *
   return 0;
 }
 
-int ct_opts_parse(struct ct_opts *o, int argc, char **argv) {
+int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t whylen) {
   memset(o, 0, sizeof(*o));
   o->out = "trace.jsonl";
   o->stations = CT_STATIONS_DEFAULT;
@@ -87,19 +96,20 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv) {
       i++;
       break;
     }
-    if (a[0] != '-' || a[1] == '\0') break; /* the program starts here */
+    if (a[0] != '-' || a[1] == '\0')
+      break; /* the program starts here */
     if (strcmp(a, "-h") == 0 || is_opt(a, "help", 0, &val)) {
-      usage(stdout);
       return 1;
     }
-    int *flag = is_opt(a, "append", 0, &val) ? &o->append
-                : is_opt(a, "quiet", 0, &val)  ? &o->quiet
-                : is_opt(a, "status", 0, &val) ? &o->status
+    int *flag = is_opt(a, "append", 0, &val)        ? &o->append
+                : is_opt(a, "quiet", 0, &val)       ? &o->quiet
+                : is_opt(a, "status", 0, &val)      ? &o->status
                 : is_opt(a, "no-realtime", 0, &val) ? &o->no_rt
-                : is_opt(a, "lossless", 0, &val) ? &o->lossless
-                                               : NULL;
+                : is_opt(a, "lossless", 0, &val)    ? &o->lossless
+                                                    : NULL;
     if (flag) {
-      if (val) return bad(a, "takes no value");
+      if (val)
+        return bad(why, whylen, a, "takes no value");
       *flag = 1;
       continue;
     }
@@ -107,8 +117,8 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv) {
     static const struct {
       const char *name, *shortname;
       int single_ok;
-    } vopts[] = {{"out", "-o", 1},  {"stations", "-n", 0}, {"poll-ms", NULL, 0},
-                 {"shm", NULL, 1},  {"sock", NULL, 1},     {"cmd", NULL, 1},
+    } vopts[] = {{"out", "-o", 1},   {"stations", "-n", 0},   {"poll-ms", NULL, 0},
+                 {"shm", NULL, 1},   {"sock", NULL, 1},       {"cmd", NULL, 1},
                  {"serve", NULL, 0}, {"lossless-ms", NULL, 0}};
     int which = -1;
     for (size_t k = 0; k < sizeof(vopts) / sizeof(vopts[0]) && which < 0; k++) {
@@ -120,53 +130,62 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv) {
       }
     }
     if (which < 0) {
-      fprintf(stderr, "corotracer: %s: unknown option (see corotracer run --help)\n", a);
-      return -1;
+      return bad(why, whylen, a, "unknown option (see corotracer run --help)");
     }
     if (!val) {
-      if (i + 1 >= argc) return bad(a, "needs a value");
+      if (i + 1 >= argc)
+        return bad(why, whylen, a, "needs a value");
       val = argv[++i];
     }
     unsigned long v;
     switch (which) {
     case 0:
-      if (!val[0]) return bad(a, "needs a file name");
+      if (!val[0])
+        return bad(why, whylen, a, "needs a file name");
       o->out = val;
       break;
     case 1:
-      if (parse_uint(a, val, 1, CT_STATIONS_MAX, &v)) return -1;
+      if (parse_uint(why, whylen, a, val, 1, CTP_STATIONS_MAX, &v))
+        return -EINVAL;
       o->stations = (uint32_t)v;
       break;
     case 2:
-      if (parse_uint(a, val, 1, 3600000, &v)) return -1;
+      if (parse_uint(why, whylen, a, val, 1, 3600000, &v))
+        return -EINVAL;
       o->poll_ms = (int)v;
       break;
     case 3:
-      if (!val[0]) return bad(a, "needs a path");
+      if (!val[0])
+        return bad(why, whylen, a, "needs a path");
       o->shm_path = val;
       break;
     case 4:
-      if (!val[0]) return bad(a, "needs a path");
+      if (!val[0])
+        return bad(why, whylen, a, "needs a path");
       o->sock_path = val;
       break;
     case 6: {
       char ip[64];
       int port;
-      if (ct_live_parse_addr(val, ip, sizeof ip, &port)) return bad(a, "expects [ADDR:]PORT with an IPv4 ADDR");
+      if (ct_live_parse_addr(val, ip, sizeof ip, &port))
+        return bad(why, whylen, a, "expects [ADDR:]PORT with an IPv4 ADDR");
       o->serve = val;
       break;
     }
     case 5:
-      if (!val[0]) return bad(a, "needs a command");
+      if (!val[0])
+        return bad(why, whylen, a, "needs a command");
       o->cmd = val;
       break;
     default:
-      if (parse_uint(a, val, 1, 600000, &v)) return -1;
+      if (parse_uint(why, whylen, a, val, 1, 600000, &v))
+        return -EINVAL;
       o->lossless_ms = (int)v;
       break;
     }
   }
-  if (o->cmd && i < argc) return bad(argv[i], "give either -cmd or a program after --, not both");
+  if (o->cmd && i < argc)
+    return bad(why, whylen, argv[i], "give either -cmd or a program after --, not both");
   if (o->cmd) {
     o->sh_argv[0] = "/bin/sh";
     o->sh_argv[1] = "-c";
@@ -176,8 +195,10 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv) {
   } else if (i < argc) {
     o->argv = argv + i;
   } else {
-    return bad("run", "no program given (corotracer run [options] -- program [args...])");
+    return bad(why, whylen, "run",
+               "no program given (corotracer run [options] -- program [args...])");
   }
-  if (o->quiet && o->status) return bad("--status", "cannot be combined with --quiet");
+  if (o->quiet && o->status)
+    return bad(why, whylen, "--status", "cannot be combined with --quiet");
   return 0;
 }

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "engine/engine.h"
 #include "corotracer.h"
+#include "engine/engine.h"
 #include "html/live.h"
 
 #define CT_ENGINE_VERSION "corotracer " COROTRACER_VERSION /* include/corotracer.h */
@@ -63,10 +63,10 @@ struct run {
   size_t nconns, capconns;
   struct pollfd *pfds;
   size_t cappfds, npolled; /* npolled: entries of pfds that poll reported on */
-  int shm_broken;      /* SIGBUS: the file was truncated, harvesting stopped */
-  int trace_reported;  /* the trace write error has been printed */
-  uint64_t exit_mono;  /* when we saw the target exit */
-  int sched_rt;        /* the loop runs SCHED_FIFO */
+  int shm_broken;          /* SIGBUS: the file was truncated, harvesting stopped */
+  int trace_reported;      /* the trace write error has been printed */
+  uint64_t exit_mono;      /* when we saw the target exit */
+  int sched_rt;            /* the loop runs SCHED_FIFO */
   /* Longest the system kept the loop away beyond what it asked for: a nap's
    * overshoot, or after a sleep, from the first new event (its byte) to the
    * scan. Not the engine's choice; reported so a loss can be told apart. */
@@ -125,7 +125,8 @@ static void do_pass(struct pass *p) {
  * (or the trace cannot be written: then only the final totals). */
 static struct pass guarded(struct run *r, enum pass_op op) {
   struct pass p = {.r = r, .op = op};
-  if (r->shm_broken || (r->w.err && op != PASS_FINISH && op != PASS_LIVE)) return p;
+  if (r->shm_broken || (r->w.err && op != PASS_FINISH && op != PASS_LIVE))
+    return p;
   do_pass(&p);
   if (ct_guard_tripped()) {
     r->shm_broken = 1;
@@ -138,7 +139,8 @@ static struct pass guarded(struct run *r, enum pass_op op) {
 
 /* ---- trace records -------------------------------------------------------- */
 static void report_trace_error(struct run *r) {
-  if (!r->w.err || r->trace_reported) return;
+  if (!r->w.err || r->trace_reported)
+    return;
   r->trace_reported = 1;
   ct_status_clear(&r->status);
   fprintf(stderr, "corotracer: %s: %s; trace stopped, the program keeps running\n", r->o.out,
@@ -151,22 +153,27 @@ static void write_meta(struct run *r) {
   size_t got = 0;
   while (got < sizeof(id)) {
     ssize_t k = getrandom(id + got, sizeof(id) - got, 0);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) break; /* no entropy source: a zero-padded id still parses */
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      break; /* no entropy source: a zero-padded id still parses */
     got += (size_t)k;
   }
   char hex[33];
-  for (size_t i = 0; i < sizeof(id); i++) snprintf(hex + 2 * i, 3, "%02x", id[i]);
+  for (size_t i = 0; i < sizeof(id); i++)
+    snprintf(hex + 2 * i, 3, "%02x", id[i]);
   char host[256] = "";
   gethostname(host, sizeof(host) - 1);
   uint64_t mono = ct_now_ns(CLOCK_MONOTONIC), wall = ct_now_ns(CLOCK_REALTIME);
-  ct_w_str(w, "{\"type\":\"meta\",\"format\":\"corotracer-trace\",\"format_version\":1,\"run_id\":\"");
+  ct_w_str(w,
+           "{\"type\":\"meta\",\"format\":\"corotracer-trace\",\"format_version\":1,\"run_id\":\"");
   ct_w_str(w, hex);
   ct_w_str(w, "\",\"host\":");
   ct_w_json(w, host, strlen(host));
   ct_w_str(w, ",\"engine\":\"" CT_ENGINE_VERSION "\",\"command\":[");
   for (char **a = r->o.argv; *a; a++) {
-    if (a != r->o.argv) ct_w_str(w, ",");
+    if (a != r->o.argv)
+      ct_w_str(w, ",");
     ct_w_json(w, *a, strlen(*a));
   }
   ct_w_str(w, "],\"engine_pid\":");
@@ -223,11 +230,14 @@ static int accept_all(struct run *r) {
   int n = 0;
   for (;;) {
     int fd = accept4(r->rt.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0 && errno == EINTR) continue;
-    if (fd < 0) return n; /* EAGAIN, or a connection reset before we took it */
+    if (fd < 0 && errno == EINTR)
+      continue;
+    if (fd < 0)
+      return n; /* EAGAIN, or a connection reset before we took it */
     struct ucred cred;
     socklen_t len = sizeof(cred);
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) cred.pid = 0;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+      cred.pid = 0;
     if (r->nconns == r->capconns) {
       size_t cap = r->capconns ? r->capconns * 2 : 8;
       struct conn *v = realloc(r->conns, cap * sizeof(*v));
@@ -249,8 +259,10 @@ static int drain(int fd) {
   char buf[256];
   for (;;) {
     ssize_t k = read(fd, buf, sizeof(buf));
-    if (k > 0) continue;
-    if (k < 0 && errno == EINTR) continue;
+    if (k > 0)
+      continue;
+    if (k < 0 && errno == EINTR)
+      continue;
     return k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
   }
 }
@@ -276,7 +288,8 @@ static void wait_fds(struct run *r, uint64_t timeout_ns) {
   }
   r->pfds[0] = (struct pollfd){r->sigfd, POLLIN, 0};
   r->pfds[1] = (struct pollfd){r->rt.listen_fd, POLLIN, 0};
-  for (size_t i = 2; i < n; i++) r->pfds[i] = (struct pollfd){r->conns[i - 2].fd, POLLIN, 0};
+  for (size_t i = 2; i < n; i++)
+    r->pfds[i] = (struct pollfd){r->conns[i - 2].fd, POLLIN, 0};
   /* Timeout or EINTR: nothing to serve, the caller scans either way. */
   r->npolled = ppoll(r->pfds, (nfds_t)n, &ts, NULL) > 0 ? n : 0;
 }
@@ -285,7 +298,8 @@ static void wait_fds(struct run *r, uint64_t timeout_ns) {
  * that attached. */
 static int serve_fds(struct run *r) {
   size_t n = r->npolled;
-  if (n == 0) return 0;
+  if (n == 0)
+    return 0;
   r->npolled = 0;
   /* Connections first (they index pfds), then new ones, then signals. */
   size_t keep = 0;
@@ -306,22 +320,26 @@ static int serve_fds(struct run *r) {
     /* A program often starts with a burst right after it connects: copy the
      * slots first, then read the maps of the new processes (again for a pid
      * that exec'd: new code), while they surely live. */
-    if (attached) guarded(r, PASS_SCAN);
+    if (attached)
+      guarded(r, PASS_SCAN);
     for (size_t i = first; i < r->nconns; i++) {
       struct ct_proc *p = r->conns[i].pid > 0 ? ct_procs_get(&r->procs, r->conns[i].pid) : NULL;
-      if (p) ct_proc_read_maps(p, &r->w);
+      if (p)
+        ct_proc_read_maps(p, &r->w);
     }
     /* The module lines are in the file before the probe may go on: a
      * process that exits right after attaching keeps its sites symbolizable
      * (docs/PROTOCOL.md "Attach"). Never blocks: a probe that stopped
      * waiting just leaves the byte unread. */
-    if (attached) ct_writer_flush(&r->w);
+    if (attached)
+      ct_writer_flush(&r->w);
     for (size_t i = first; i < r->nconns; i++)
       (void)send(r->conns[i].fd, "1", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
   }
   if (r->pfds[0].revents && !r->t.exited) {
     ct_target_on_signals(&r->t, r->sigfd);
-    if (r->t.exited) r->exit_mono = ct_now_ns(CLOCK_MONOTONIC);
+    if (r->t.exited)
+      r->exit_mono = ct_now_ns(CLOCK_MONOTONIC);
   }
   return attached;
 }
@@ -336,13 +354,15 @@ static uint64_t next_nap(uint64_t nap, uint64_t elapsed, uint64_t peak) {
    * all 8 slots (issue #11). */
   uint64_t want = elapsed * CT_NAP_FILL / (peak + 1);
   uint64_t grow = 2 * (nap > CT_NAP_MIN_NS ? nap : CT_NAP_MIN_NS);
-  if (want > grow) want = grow;
+  if (want > grow)
+    want = grow;
   return want < CT_NAP_MAX_NS ? want : CT_NAP_MAX_NS;
 }
 
 static void harvest_loop(struct run *r) {
   uint64_t wait_ns = (uint64_t)r->o.poll_ms * 1000000u;
-  if (r->status.live && r->o.poll_ms > CT_STATUS_MS) wait_ns = (uint64_t)CT_STATUS_MS * 1000000u;
+  if (r->status.live && r->o.poll_ms > CT_STATUS_MS)
+    wait_ns = (uint64_t)CT_STATUS_MS * 1000000u;
   uint64_t now = ct_now_ns(CLOCK_MONOTONIC), last_scan = now, last_poll = 0, last_flush = now;
   uint64_t last_got = 0, nap = 0;
   int blocked = 0; /* the last wait was a sleep that only a byte ends */
@@ -355,14 +375,17 @@ static void harvest_loop(struct run *r) {
       r->late_max = now - r->h.first_ts;
     blocked = 0;
     int attached = serve_fds(r);
-    if (r->t.exited) break;
+    if (r->t.exited)
+      break;
     uint64_t elapsed = now - last_scan;
     last_scan = now;
     if (p.got > 0 || attached) {
       /* A process that just attached usually starts with a burst: no nap. */
       nap = attached ? 0 : next_nap(nap, elapsed, p.peak);
-      if (nap >= CT_NAP_MIN_NS) timeout = nap;
-      else if (r->sched_rt && !attached) timeout = CT_NAP_MIN_NS; /* see the busy case below */
+      if (nap >= CT_NAP_MIN_NS)
+        timeout = nap;
+      else if (r->sched_rt && !attached)
+        timeout = CT_NAP_MIN_NS; /* see the busy case below */
       last_got = now;
       if (r->w.len >= CT_FLUSH_BYTES || now - last_flush >= CT_FLUSH_NS) {
         ct_writer_flush(&r->w);
@@ -372,7 +395,8 @@ static void harvest_loop(struct run *r) {
       /* Busy, and a short gap: scan again; at SCHED_FIFO after the shortest
        * nap instead, since a woken FIFO task runs at once, and a FIFO loop
        * that never sleeps would keep a whole CPU from the program. */
-      if (r->sched_rt) timeout = CT_NAP_MIN_NS;
+      if (r->sched_rt)
+        timeout = CT_NAP_MIN_NS;
     } else if (nap >= CT_NAP_MIN_NS && nap < CT_NAP_MAX_NS) {
       /* An empty nap: a gentle flow (or its end). Nap on, twice as long up
        * to the cap, before sleeping: a flow of one event per 50-250 us would
@@ -391,8 +415,10 @@ static void harvest_loop(struct run *r) {
         timeout = wait_ns; /* nothing left to harvest: just wait for the end */
       } else {
         slept = 1;
-        if (guarded(r, PASS_SLEEP).got == 0) timeout = wait_ns;
-        else last_got = now; /* the flow goes on: the gap rule again */
+        if (guarded(r, PASS_SLEEP).got == 0)
+          timeout = wait_ns;
+        else
+          last_got = now; /* the flow goes on: the gap rule again */
       }
     }
     /* Busy (rings filling faster than a nap allows): signals and connections
@@ -401,14 +427,16 @@ static void harvest_loop(struct run *r) {
       uint64_t w0 = ct_now_ns(CLOCK_MONOTONIC);
       /* A nap counts from the scan: the trace writes and the connections
        * served since then are part of the time away (issue #11). */
-      if (!slept && timeout > 0) timeout = w0 - now < timeout ? timeout - (w0 - now) : 1;
+      if (!slept && timeout > 0)
+        timeout = w0 - now < timeout ? timeout - (w0 - now) : 1;
       wait_fds(r, timeout);
       last_poll = ct_now_ns(CLOCK_MONOTONIC);
       if (!slept && timeout > 0 && r->npolled == 0 && last_poll - w0 > timeout + r->late_max)
         r->late_max = last_poll - w0 - timeout;
       blocked = slept && timeout == wait_ns;
     }
-    if (slept) guarded(r, PASS_WAKE);
+    if (slept)
+      guarded(r, PASS_WAKE);
     now = ct_now_ns(CLOCK_MONOTONIC);
     if (ct_status_due(&r->status, now)) {
       struct pass st = guarded(r, PASS_LIVE);
@@ -459,7 +487,8 @@ static int finish(struct run *r, uint64_t start_mono) {
   ct_w_str(w, ",\"wake_late_max_us\":");
   ct_w_u64(w, r->late_max / 1000u);
   /* Readers skip unknown keys; this one says the totals are partial. */
-  if (r->shm_broken) ct_w_str(w, ",\"error\":\"shared memory truncated by the target\"");
+  if (r->shm_broken)
+    ct_w_str(w, ",\"error\":\"shared memory truncated by the target\"");
   ct_w_str(w, "}\n");
   ct_writer_close(w);
   ct_status_clear(&r->status);
@@ -467,7 +496,8 @@ static int finish(struct run *r, uint64_t start_mono) {
   if (!r->o.quiet)
     ct_status_summary(&r->h, fin.events, fin.lost, fin.untraced,
                       (double)(r->exit_mono - start_mono) / 1e9, r->o.out, desc);
-  if (r->w.err || r->shm_broken) return CT_EXIT_FAIL;
+  if (r->w.err || r->shm_broken)
+    return CT_EXIT_FAIL;
   return ct_target_exit_code(&r->t);
 }
 
@@ -480,8 +510,14 @@ int ct_run_main(int argc, char **argv) {
   r.w.fd = -1;
   r.rt.shm_fd = r.rt.listen_fd = -1;
   r.t.tty_fd = -1;
-  int rc = ct_opts_parse(&r.o, argc, argv);
-  if (rc) return rc > 0 ? 0 : CT_EXIT_USAGE;
+  char why[4352];
+  int rc = ct_opts_parse(&r.o, argc, argv, why, sizeof why);
+  if (rc > 0)
+    ct_opts_usage(stdout);
+  if (rc < 0)
+    fprintf(stderr, "corotracer: %s\n", why);
+  if (rc)
+    return rc > 0 ? 0 : CT_EXIT_USAGE;
   rc = CT_EXIT_FAIL;
   r.sigfd = ct_signals_setup();
   if (r.sigfd < 0) {
@@ -489,7 +525,10 @@ int ct_run_main(int argc, char **argv) {
     goto out;
   }
   /* Runtime files first: a failure there leaves an existing trace alone. */
-  if (ct_rt_create(&r.rt, &r.o)) goto out;
+  if (ct_rt_create(&r.rt, &r.o, why, sizeof why)) {
+    fprintf(stderr, "corotracer: %s\n", why);
+    goto out;
+  }
   int e = ct_guard_install(r.rt.map, r.rt.map_len);
   if (e) {
     fprintf(stderr, "corotracer: SIGBUS handler: %s\n", strerror(-e));
@@ -505,7 +544,8 @@ int ct_run_main(int argc, char **argv) {
     fprintf(stderr, "corotracer: --serve %s: %s\n", r.o.serve, strerror(-e));
     goto out;
   }
-  if (live) fprintf(stderr, "corotracer: live dashboard at %s\n", ct_live_url(live));
+  if (live)
+    fprintf(stderr, "corotracer: live dashboard at %s\n", ct_live_url(live));
   if (ct_harvest_init(&r.h, r.rt.map, r.o.stations, &r.procs, &r.w)) {
     fprintf(stderr, "corotracer: harvest: %s\n", strerror(ENOMEM));
     goto out;
@@ -522,7 +562,8 @@ int ct_run_main(int argc, char **argv) {
     fprintf(stderr, "corotracer: %s: cannot start: %s\n", r.o.argv[0], strerror(-e));
     goto out;
   }
-  if (e) fprintf(stderr, "corotracer: %s: %s\n", r.o.argv[0], strerror(-e));
+  if (e)
+    fprintf(stderr, "corotracer: %s: %s\n", r.o.argv[0], strerror(-e));
   write_meta(&r);
   if (r.t.exited) {
     /* exec failed: a complete trace of nothing, and exit 127. */
@@ -532,20 +573,23 @@ int ct_run_main(int argc, char **argv) {
     goto out;
   }
   ct_writer_flush(&r.w);
-  (void)prctl(PR_SET_TIMERSLACK, CT_TIMER_SLACK_NS, 0, 0, 0); /* best effort: naps stay a bit longer */
+  (void)prctl(PR_SET_TIMERSLACK, CT_TIMER_SLACK_NS, 0, 0,
+              0); /* best effort: naps stay a bit longer */
   harvest_loop(&r);
   ct_target_release_tty(&r.t);
   rc = finish(&r, start);
 out:
   ct_live_stop(live); /* the complete trace, to the pages still open */
   ct_target_release_tty(&r.t);
-  for (size_t i = 0; i < r.nconns; i++) close(r.conns[i].fd);
+  for (size_t i = 0; i < r.nconns; i++)
+    close(r.conns[i].fd);
   free(r.conns);
   free(r.pfds);
   ct_writer_close(&r.w);
   ct_harvest_free(&r.h);
   ct_procs_free(&r.procs);
   ct_rt_destroy(&r.rt);
-  if (r.sigfd >= 0) close(r.sigfd);
+  if (r.sigfd >= 0)
+    close(r.sigfd);
   return rc;
 }

@@ -14,20 +14,24 @@
 
 #include "engine/engine.h"
 
-static int fail(const char *what, int err) {
-  fprintf(stderr, "corotracer: %s: %s\n", what, strerror(err));
-  return -1;
+/* Word the failure "what: strerror(err)" into why; return -err. */
+static int fail(char *why, size_t whylen, const char *what, int err) {
+  snprintf(why, whylen, "%s: %s", what, strerror(err));
+  return -err;
 }
 
 /* mkdtemp under base; NULL when base is unset, unusable, or too long for a
  * socket path below it. */
 static char *try_dir(const char *base) {
-  if (!base || base[0] != '/') return NULL;
+  if (!base || base[0] != '/')
+    return NULL;
   struct sockaddr_un sa;
   /* base + "/corotracer-XXXXXX" + "/sock" must fit in sun_path. */
-  if (strlen(base) + 18 + 5 + 1 > sizeof(sa.sun_path)) return NULL;
+  if (strlen(base) + 18 + 5 + 1 > sizeof(sa.sun_path))
+    return NULL;
   char *d = malloc(strlen(base) + 20);
-  if (!d) return NULL;
+  if (!d)
+    return NULL;
   sprintf(d, "%s/corotracer-XXXXXX", base);
   if (!mkdtemp(d)) { /* mode 0700 */
     free(d);
@@ -36,51 +40,63 @@ static char *try_dir(const char *base) {
   return d;
 }
 
-static int make_dir(struct ct_rt *rt) {
+static int make_dir(struct ct_rt *rt, char *why, size_t whylen) {
   rt->dir = try_dir(getenv("XDG_RUNTIME_DIR"));
-  if (!rt->dir) rt->dir = try_dir(getenv("TMPDIR"));
-  if (!rt->dir) rt->dir = try_dir("/tmp");
-  if (!rt->dir) return fail("runtime directory (XDG_RUNTIME_DIR, TMPDIR, /tmp)", errno ? errno : ENOENT);
+  if (!rt->dir)
+    rt->dir = try_dir(getenv("TMPDIR"));
+  if (!rt->dir)
+    rt->dir = try_dir("/tmp");
+  if (!rt->dir)
+    return fail(why, whylen, "runtime directory (XDG_RUNTIME_DIR, TMPDIR, /tmp)",
+                errno ? errno : ENOENT);
   return 0;
 }
 
 /* Reserve the pages now so a full tmpfs or memory is an error here, not a
  * SIGBUS in the target later. */
-static int reserve(int fd, size_t len, const char *what) {
+static int reserve(int fd, size_t len, const char *what, char *why, size_t whylen) {
   int e = posix_fallocate(fd, 0, (off_t)len);
-  if (e == EINTR) e = posix_fallocate(fd, 0, (off_t)len);
-  if (e) return fail(what, e);
+  if (e == EINTR)
+    e = posix_fallocate(fd, 0, (off_t)len);
+  if (e)
+    return fail(why, whylen, what, e);
   return 0;
 }
 
-static int make_memfd(struct ct_rt *rt) {
+static int make_memfd(struct ct_rt *rt, char *why, size_t whylen) {
   rt->shm_fd = memfd_create("corotracer", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (rt->shm_fd < 0) return fail("shared memory (memfd_create)", errno);
-  if (ftruncate(rt->shm_fd, (off_t)rt->map_len) < 0) return fail("shared memory (ftruncate)", errno);
-  if (reserve(rt->shm_fd, rt->map_len, "shared memory")) return -1;
+  if (rt->shm_fd < 0)
+    return fail(why, whylen, "shared memory (memfd_create)", errno);
+  if (ftruncate(rt->shm_fd, (off_t)rt->map_len) < 0)
+    return fail(why, whylen, "shared memory (ftruncate)", errno);
+  int rc = reserve(rt->shm_fd, rt->map_len, "shared memory", why, whylen);
+  if (rc)
+    return rc;
   /* The target reopens it through our fd table: no path anyone else can
    * reach, and our CLOEXEC does not matter. */
   snprintf(rt->shm_env, sizeof(rt->shm_env), "/proc/%ld/fd/%d", (long)getpid(), rt->shm_fd);
   return 0;
 }
 
-static int make_shm_file(struct ct_rt *rt, const char *path) {
+static int make_shm_file(struct ct_rt *rt, const char *path, char *why, size_t whylen) {
   rt->shm_fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (rt->shm_fd < 0) {
     int e = errno;
     if (e == EEXIST) {
-      fprintf(stderr, "corotracer: %s: already exists; refusing to use a file we did not create\n", path);
-      return -1;
+      snprintf(why, whylen, "%s: already exists; refusing to use a file we did not create", path);
+      return -EEXIST;
     }
-    return fail(path, e);
+    return fail(why, whylen, path, e);
   }
   struct stat sb;
-  if (fstat(rt->shm_fd, &sb) < 0) return fail(path, errno);
+  if (fstat(rt->shm_fd, &sb) < 0)
+    return fail(why, whylen, path, errno);
   rt->shm_path = strdup(path);
-  if (!rt->shm_path) return fail(path, ENOMEM);
+  if (!rt->shm_path)
+    return fail(why, whylen, path, ENOMEM);
   rt->shm_dev = sb.st_dev;
   rt->shm_ino = sb.st_ino;
-  return reserve(rt->shm_fd, rt->map_len, path);
+  return reserve(rt->shm_fd, rt->map_len, path, why, whylen);
 }
 
 static void write_header(struct ct_rt *rt, uint32_t n, const struct ct_opts *o) {
@@ -96,18 +112,19 @@ static void write_header(struct ct_rt *rt, uint32_t n, const struct ct_opts *o) 
   h->lossless_ms = (uint32_t)o->lossless_ms;
 }
 
-static int make_socket(struct ct_rt *rt, const char *path) {
+static int make_socket(struct ct_rt *rt, const char *path, char *why, size_t whylen) {
   struct sockaddr_un sa;
   memset(&sa, 0, sizeof(sa));
   sa.sun_family = AF_UNIX;
   if (strlen(path) >= sizeof(sa.sun_path)) {
-    fprintf(stderr, "corotracer: %s: socket path too long (max %zu bytes)\n", path,
-            sizeof(sa.sun_path) - 1);
-    return -1;
+    snprintf(why, whylen, "%s: socket path too long (max %zu bytes)", path,
+             sizeof(sa.sun_path) - 1);
+    return -ENAMETOOLONG;
   }
   strcpy(sa.sun_path, path);
   rt->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (rt->listen_fd < 0) return fail("socket", errno);
+  if (rt->listen_fd < 0)
+    return fail(why, whylen, "socket", errno);
   /* umask makes the socket 0600 from its creation on (single-threaded here). */
   mode_t old = umask(0177);
   int rc = bind(rt->listen_fd, (struct sockaddr *)&sa, sizeof(sa));
@@ -115,78 +132,91 @@ static int make_socket(struct ct_rt *rt, const char *path) {
   umask(old);
   if (rc < 0) {
     if (e == EADDRINUSE) {
-      fprintf(stderr, "corotracer: %s: already exists; refusing to replace it\n", path);
-      return -1;
+      snprintf(why, whylen, "%s: already exists; refusing to replace it", path);
+      return -EEXIST;
     }
-    return fail(path, e);
+    return fail(why, whylen, path, e);
   }
   struct stat sb;
-  if (lstat(path, &sb) < 0) return fail(path, errno);
+  if (lstat(path, &sb) < 0)
+    return fail(why, whylen, path, errno);
   rt->sock_path = strdup(path);
   if (!rt->sock_path) {
     unlink(path);
-    return fail(path, ENOMEM);
+    return fail(why, whylen, path, ENOMEM);
   }
   rt->sock_dev = sb.st_dev;
   rt->sock_ino = sb.st_ino;
-  if (listen(rt->listen_fd, 64) < 0) return fail(path, errno);
+  if (listen(rt->listen_fd, 64) < 0)
+    return fail(why, whylen, path, errno);
   return 0;
 }
 
-int ct_rt_create(struct ct_rt *rt, const struct ct_opts *o) {
+int ct_rt_create(struct ct_rt *rt, const struct ct_opts *o, char *why, size_t whylen) {
   memset(rt, 0, sizeof(*rt));
   rt->shm_fd = -1;
   rt->listen_fd = -1;
   rt->map_len = (size_t)CTP_FILE_SIZE(o->stations);
-  int rc = -1;
-  if (!o->sock_path && make_dir(rt)) goto out;
-  if (o->shm_path ? make_shm_file(rt, o->shm_path) : make_memfd(rt)) goto out;
+  int rc = 0;
+  if (!o->sock_path && (rc = make_dir(rt, why, whylen)))
+    goto out;
+  rc = o->shm_path ? make_shm_file(rt, o->shm_path, why, whylen) : make_memfd(rt, why, whylen);
+  if (rc)
+    goto out;
   rt->map = mmap(NULL, rt->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, rt->shm_fd, 0);
   if (rt->map == MAP_FAILED) {
     rt->map = NULL;
-    fail(o->shm_path ? o->shm_path : "shared memory (mmap)", errno);
+    rc = fail(why, whylen, o->shm_path ? o->shm_path : "shared memory (mmap)", errno);
     goto out;
   }
   write_header(rt, o->stations, o);
   /* The target cannot truncate (or grow) a sealed memfd under our mapping. */
   if (!o->shm_path &&
       fcntl(rt->shm_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
-    fail("shared memory (seal)", errno);
+    rc = fail(why, whylen, "shared memory (seal)", errno);
     goto out;
   }
   if (o->sock_path) {
-    rc = make_socket(rt, o->sock_path);
+    rc = make_socket(rt, o->sock_path, why, whylen);
   } else {
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     snprintf(path, sizeof(path), "%s/sock", rt->dir);
-    rc = make_socket(rt, path);
+    rc = make_socket(rt, path, why, whylen);
   }
 out:
-  if (rc) ct_rt_destroy(rt);
+  if (rc)
+    ct_rt_destroy(rt);
   return rc;
 }
 
-const char *ct_rt_shm_env(const struct ct_rt *rt) { return rt->shm_path ? rt->shm_path : rt->shm_env; }
+const char *ct_rt_shm_env(const struct ct_rt *rt) {
+  return rt->shm_path ? rt->shm_path : rt->shm_env;
+}
 
 /* Unlink path only if it is still the file we created (someone may have
  * replaced it: never remove theirs). */
 static void unlink_ours(char **path, dev_t dev, ino_t ino) {
   struct stat sb;
-  if (*path && lstat(*path, &sb) == 0 && sb.st_dev == dev && sb.st_ino == ino) unlink(*path);
+  if (*path && lstat(*path, &sb) == 0 && sb.st_dev == dev && sb.st_ino == ino)
+    unlink(*path);
   free(*path);
   *path = NULL;
 }
 
 void ct_rt_destroy(struct ct_rt *rt) {
-  if (rt->map) munmap(rt->map, rt->map_len);
+  if (rt->map)
+    munmap(rt->map, rt->map_len);
   rt->map = NULL;
-  if (rt->shm_fd >= 0) close(rt->shm_fd);
+  if (rt->shm_fd >= 0)
+    close(rt->shm_fd);
   rt->shm_fd = -1;
-  if (rt->listen_fd >= 0) close(rt->listen_fd);
+  if (rt->listen_fd >= 0)
+    close(rt->listen_fd);
   rt->listen_fd = -1;
   unlink_ours(&rt->shm_path, rt->shm_dev, rt->shm_ino);
   unlink_ours(&rt->sock_path, rt->sock_dev, rt->sock_ino);
-  if (rt->dir) rmdir(rt->dir);
+  if (rt->dir)
+    rmdir(rt->dir);
   free(rt->dir);
   rt->dir = NULL;
 }

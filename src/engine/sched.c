@@ -15,6 +15,7 @@
  * kernel's RT throttling (5% left to others) bounds a runaway. */
 int ct_sched_realtime(void) {
   struct sched_param sp = {.sched_priority = 1};
-  if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0) return 0;
+  if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0)
+    return 0;
   return -errno;
 }

@@ -18,15 +18,15 @@ int ct_status_due(const struct ct_status *s, uint64_t now_ns) {
   return s->live && now_ns - s->last_ns >= (uint64_t)CT_STATUS_MS * 1000000u;
 }
 
-void ct_status_tick(struct ct_status *s, uint64_t now_ns, const struct ct_harvest *h,
-                    uint32_t live, uint32_t untraced) {
+void ct_status_tick(struct ct_status *s, uint64_t now_ns, const struct ct_harvest *h, uint32_t live,
+                    uint32_t untraced) {
   double secs = (double)(now_ns - s->last_ns) / 1e9;
   double rate = (double)(h->harvested - s->last_harvested) / secs;
   /* On a terminal the line is redrawn in place; elsewhere (--status into a
    * file or pipe) each update is a line of its own. */
   fprintf(stderr, "%scorotracer: %.0f ev/s, %u live, stations %u/%u, lost %llu, untraced %u%s",
-          s->tty ? "\r" : "", rate, live, h->used, h->n, (unsigned long long)(h->live_lost + h->late),
-          untraced, s->tty ? "\033[K" : "\n");
+          s->tty ? "\r" : "", rate, live, h->used, h->n,
+          (unsigned long long)(h->live_lost + h->late), untraced, s->tty ? "\033[K" : "\n");
   fflush(stderr);
   s->last_ns = now_ns;
   s->last_harvested = h->harvested;
@@ -34,7 +34,8 @@ void ct_status_tick(struct ct_status *s, uint64_t now_ns, const struct ct_harves
 }
 
 void ct_status_clear(struct ct_status *s) {
-  if (!s->shown) return;
+  if (!s->shown)
+    return;
   fputs("\r\033[K", stderr);
   fflush(stderr);
   s->shown = 0;
@@ -56,20 +57,23 @@ void ct_status_summary(const struct ct_harvest *h, uint64_t events, uint64_t los
           "%u untraced (no free station); trace: %s\n",
           exit_desc, secs, (unsigned long long)h->harvested, (unsigned long long)lost,
           (unsigned long long)events, h->used, untraced, trace);
-  if (!lost || !h->used) return;
+  if (!lost || !h->used)
+    return;
   uint32_t *idx = malloc(h->used * sizeof(*idx));
-  if (!idx) return;
-  for (uint32_t i = 0; i < h->used; i++) idx[i] = i;
+  if (!idx)
+    return;
+  for (uint32_t i = 0; i < h->used; i++)
+    idx[i] = i;
   sort_h = h;
   qsort(idx, h->used, sizeof(*idx), by_lost);
   fprintf(stderr, "corotracer: most lost:");
   for (uint32_t i = 0; i < h->used && i < 3; i++) {
     const struct ct_station_state *st = &h->st[idx[i]];
-    if (st->events == st->harvested) break;
+    if (st->events == st->harvested)
+      break;
     fprintf(stderr, "%s probe_id %llu (station %u) %llu of %llu", i ? "," : "",
-            (unsigned long long)st->probe_id,
-            idx[i], (unsigned long long)(st->events - st->harvested),
-            (unsigned long long)st->events);
+            (unsigned long long)st->probe_id, idx[i],
+            (unsigned long long)(st->events - st->harvested), (unsigned long long)st->events);
   }
   fputc('\n', stderr);
   free(idx);

@@ -14,10 +14,12 @@ int ct_writer_open(struct ct_writer *w, const char *path, int append) {
   memset(w, 0, sizeof(*w));
   w->fd = -1;
   w->buf = malloc(CT_W_BUF);
-  if (!w->buf) return -ENOMEM;
+  if (!w->buf)
+    return -ENOMEM;
   int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
   int fd;
-  do fd = open(path, flags, 0644);
+  do
+    fd = open(path, flags, 0644);
   while (fd < 0 && errno == EINTR);
   if (fd < 0) {
     int e = errno;
@@ -33,10 +35,14 @@ int ct_writer_flush(struct ct_writer *w) {
   size_t off = 0;
   while (!w->err && off < w->len) {
     ssize_t k = write(w->fd, w->buf + off, w->len - off);
-    if (k < 0 && errno == EINTR) continue;
-    if (k < 0) w->err = errno;
-    else if (k == 0) w->err = EIO;
-    else off += (size_t)k;
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k < 0)
+      w->err = errno;
+    else if (k == 0)
+      w->err = EIO;
+    else
+      off += (size_t)k;
   }
   w->len = 0;
   return w->err ? -w->err : 0;
@@ -44,7 +50,8 @@ int ct_writer_flush(struct ct_writer *w) {
 
 int ct_writer_close(struct ct_writer *w) {
   int rc = 0;
-  if (w->buf && w->fd >= 0) rc = ct_writer_flush(w);
+  if (w->buf && w->fd >= 0)
+    rc = ct_writer_flush(w);
   /* close() can report a delayed write error (NFS); EINTR must not be retried. */
   if (w->fd >= 0 && close(w->fd) < 0 && errno != EINTR && !w->err) {
     w->err = errno;
@@ -57,12 +64,16 @@ int ct_writer_close(struct ct_writer *w) {
 }
 
 void ct_w_raw(struct ct_writer *w, const char *s, size_t n) {
-  if (w->err) return;
+  if (w->err)
+    return;
   while (n > 0) {
-    if (w->len == CT_W_BUF) ct_writer_flush(w);
-    if (w->err) return;
+    if (w->len == CT_W_BUF)
+      ct_writer_flush(w);
+    if (w->err)
+      return;
     size_t k = CT_W_BUF - w->len;
-    if (k > n) k = n;
+    if (k > n)
+      k = n;
     memcpy(w->buf + w->len, s, k);
     w->len += k;
     s += k;
@@ -70,23 +81,30 @@ void ct_w_raw(struct ct_writer *w, const char *s, size_t n) {
   }
 }
 
-void ct_w_str(struct ct_writer *w, const char *s) { ct_w_raw(w, s, strlen(s)); }
+void ct_w_str(struct ct_writer *w, const char *s) {
+  ct_w_raw(w, s, strlen(s));
+}
 
 char *ct_w_reserve(struct ct_writer *w, size_t n) {
-  if (!w->err && CT_W_BUF - w->len < n) ct_writer_flush(w);
+  if (!w->err && CT_W_BUF - w->len < n)
+    ct_writer_flush(w);
   return w->err ? NULL : w->buf + w->len;
 }
 
-void ct_w_commit(struct ct_writer *w, const char *end) { w->len = (size_t)(end - w->buf); }
+void ct_w_commit(struct ct_writer *w, const char *end) {
+  w->len = (size_t)(end - w->buf);
+}
 
 void ct_w_u64(struct ct_writer *w, uint64_t v) {
   char *p = ct_w_reserve(w, 20);
-  if (p) ct_w_commit(w, ct_put_u64(p, v));
+  if (p)
+    ct_w_commit(w, ct_put_u64(p, v));
 }
 
 void ct_w_hex(struct ct_writer *w, uint64_t v) {
   char *p = ct_w_reserve(w, 20);
-  if (p) ct_w_commit(w, ct_put_hex(p, v));
+  if (p)
+    ct_w_commit(w, ct_put_hex(p, v));
 }
 
 /* Escapes what JSON requires (quote, backslash, control characters). Bytes
@@ -109,15 +127,18 @@ void ct_w_json(struct ct_writer *w, const char *s, size_t n) {
       i++;
     } else if (c < 0x80) {
       size_t j = i;
-      while (j < n && p[j] >= 0x20 && p[j] < 0x7f && p[j] != '"' && p[j] != '\\') j++;
+      while (j < n && p[j] >= 0x20 && p[j] < 0x7f && p[j] != '"' && p[j] != '\\')
+        j++;
       ct_w_raw(w, s + i, j - i);
       i = j;
     } else {
       /* Validate one UTF-8 sequence (no overlongs, no surrogates). */
       size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
-      if (c > 0xf4) len = 0;
+      if (c > 0xf4)
+        len = 0;
       int ok = len > 0 && i + len <= n;
-      for (size_t k = 1; ok && k < len; k++) ok = (p[i + k] & 0xc0) == 0x80;
+      for (size_t k = 1; ok && k < len; k++)
+        ok = (p[i + k] & 0xc0) == 0x80;
       if (ok && len == 3) {
         unsigned c1 = p[i + 1];
         ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);

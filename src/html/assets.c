@@ -5,15 +5,15 @@
 #include "html/assets.h"
 
 /* Each asset: a start label, the file's bytes, a NUL, an end label. */
-#define CT_ASSET(sym, path)                                                                    \
-  __asm__(".section .rodata\n"                                                                 \
-          ".balign 16\n"                                                                       \
-          ".globl " #sym "\n"                                                                  \
-          ".hidden " #sym "\n" #sym ":\n"                                                      \
-          ".incbin \"" path "\"\n"                                                             \
-          ".byte 0\n"                                                                          \
-          ".globl " #sym "_end\n"                                                              \
-          ".hidden " #sym "_end\n" #sym "_end:\n"                                              \
+#define CT_ASSET(sym, path)                                                                        \
+  __asm__(".section .rodata\n"                                                                     \
+          ".balign 16\n"                                                                           \
+          ".globl " #sym "\n"                                                                      \
+          ".hidden " #sym "\n" #sym ":\n"                                                          \
+          ".incbin \"" path "\"\n"                                                                 \
+          ".byte 0\n"                                                                              \
+          ".globl " #sym "_end\n"                                                                  \
+          ".hidden " #sym "_end\n" #sym "_end:\n"                                                  \
           ".previous\n")
 
 CT_ASSET(ct_asset_html, "web/dashboard.html");

@@ -8,34 +8,42 @@
 #include <string.h>
 
 int ct_buf_reserve(struct ct_buf *b, size_t more) {
-  if (b->err) return b->err;
-  if (b->cap - b->n > more) return 0;
+  if (b->err)
+    return b->err;
+  if (b->cap - b->n > more)
+    return 0;
   size_t cap = b->cap ? b->cap : 4096;
   while (cap - b->n <= more) {
-    if (cap > SIZE_MAX / 2) return b->err = -ENOMEM;
+    if (cap > SIZE_MAX / 2)
+      return b->err = -ENOMEM;
     cap *= 2;
   }
   char *p = realloc(b->p, cap);
-  if (!p) return b->err = -ENOMEM;
+  if (!p)
+    return b->err = -ENOMEM;
   b->p = p;
   b->cap = cap;
   return 0;
 }
 
 void ct_buf_put(struct ct_buf *b, const void *p, size_t n) {
-  if (ct_buf_reserve(b, n)) return;
+  if (ct_buf_reserve(b, n))
+    return;
   memcpy(b->p + b->n, p, n);
   b->n += n;
 }
 
-void ct_buf_puts(struct ct_buf *b, const char *s) { ct_buf_put(b, s, strlen(s)); }
+void ct_buf_puts(struct ct_buf *b, const char *s) {
+  ct_buf_put(b, s, strlen(s));
+}
 
 void ct_buf_printf(struct ct_buf *b, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   int k = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
-  if (k < 0 || ct_buf_reserve(b, (size_t)k + 1)) return;
+  if (k < 0 || ct_buf_reserve(b, (size_t)k + 1))
+    return;
   va_start(ap, fmt);
   vsnprintf(b->p + b->n, (size_t)k + 1, fmt, ap);
   va_end(ap);
@@ -43,7 +51,8 @@ void ct_buf_printf(struct ct_buf *b, const char *fmt, ...) {
 }
 
 void ct_buf_json(struct ct_buf *b, const char *s, size_t n) {
-  if (ct_buf_reserve(b, n * 6 + 2)) return;
+  if (ct_buf_reserve(b, n * 6 + 2))
+    return;
   char *o = b->p + b->n;
   *o++ = '"';
   for (size_t i = 0; i < n; i++) {

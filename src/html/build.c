@@ -29,9 +29,11 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
 /* The findings JSON of r into *json (malloc'd). */
 static int findings_json(const struct ct_report *r, char **json, size_t *len) {
   FILE *f = open_memstream(json, len);
-  if (!f) return -ENOMEM;
+  if (!f)
+    return -ENOMEM;
   int rc = ct_write_json(f, r);
-  if (fclose(f) && !rc) rc = -ENOMEM;
+  if (fclose(f) && !rc)
+    rc = -ENOMEM;
   return rc;
 }
 
@@ -47,33 +49,43 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   uint64_t bytes = 0;
   memset(stats, 0, sizeof *stats);
   int rc = ct_model_init(&m, budget, cap);
-  if (!rc) rc = ct_state_new(100000000ull, &st);
+  if (!rc)
+    rc = ct_state_new(100000000ull, &st);
   struct feed feed = {st, &m};
-  if (!rc) rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &bytes);
-  if (rc) goto out;
+  if (!rc)
+    rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &bytes);
+  if (rc)
+    goto out;
   stats->passes = 1;
   stats->bytes = bytes;
   stats->lines = st->lines;
   stats->events = st->events;
-  if (!st->lines || (!st->events && !st->has_meta && !st->has_end && !st->modules && !st->stations)) {
+  if (!st->lines ||
+      (!st->events && !st->has_meta && !st->has_end && !st->modules && !st->stations)) {
     stats->not_a_trace = 1;
     stats->bad_line = st->nbad_kept ? (int)st->bad_lines[0] : 1;
     rc = -EINVAL;
     goto out;
   }
   st->live_ts = live ? now_ts : 0;
-  if ((rc = ct_report_build(st, name, bytes, CT_DASH_STUCK_NS, &r))) goto out;
-  if ((rc = findings_json(&r, &json, &jlen))) goto out;
+  if ((rc = ct_report_build(st, name, bytes, CT_DASH_STUCK_NS, &r)))
+    goto out;
+  if ((rc = findings_json(&r, &json, &jlen)))
+    goto out;
   if (m.spans_dropped && seekable && lseek(fd, 0, SEEK_SET) == 0) {
     /* Over the budget: again, with every coroutine of a finding kept. */
     ct_model_free(&m);
-    if ((rc = ct_model_init(&m, budget, cap))) goto out;
+    if ((rc = ct_model_init(&m, budget, cap)))
+      goto out;
     for (size_t i = 0; i < r.nf && !rc; i++)
-      for (size_t k = 0; k < r.f[i].ncoros && !rc; k++) rc = ct_model_keep(&m, r.f[i].coros[k].probe_id);
+      for (size_t k = 0; k < r.f[i].ncoros && !rc; k++)
+        rc = ct_model_keep(&m, r.f[i].coros[k].probe_id);
     feed = (struct feed){NULL, &m};
     uint64_t again = 0;
-    if (!rc) rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &again);
-    if (rc) goto out;
+    if (!rc)
+      rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &again);
+    if (rc)
+      goto out;
     stats->passes = 2;
   }
   stats->spans = m.nspans;

@@ -41,7 +41,8 @@ static int write_file(const char *path, const struct ct_buf *b) {
   int in_place = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
   size_t n = strlen(path) + 16;
   char *tmp = malloc(n);
-  if (!tmp) return -ENOMEM;
+  if (!tmp)
+    return -ENOMEM;
   snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
   int fd = in_place ? open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
                     : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644),
@@ -53,13 +54,19 @@ static int write_file(const char *path, const struct ct_buf *b) {
   }
   for (size_t off = 0; off < b->n && !rc;) {
     ssize_t k = write(fd, b->p + off, b->n - off);
-    if (k < 0 && errno == EINTR) continue;
-    if (k < 0) rc = -errno;
-    else off += (size_t)k;
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k < 0)
+      rc = -errno;
+    else
+      off += (size_t)k;
   }
-  if (close(fd) && !rc) rc = -errno;
-  if (!in_place && !rc && rename(tmp, path)) rc = -errno;
-  if (!in_place && rc) unlink(tmp);
+  if (close(fd) && !rc)
+    rc = -errno;
+  if (!in_place && !rc && rename(tmp, path))
+    rc = -errno;
+  if (!in_place && rc)
+    unlink(tmp);
   free(tmp);
   return rc;
 }
@@ -74,27 +81,35 @@ int ct_html_main(int argc, char **argv) {
       usage(stdout);
       return 0;
     }
-    if (!strcmp(a, "-html") || !strcmp(a, "--html")) continue;
+    if (!strcmp(a, "-html") || !strcmp(a, "--html"))
+      continue;
     if (!strcmp(a, "--stats")) { /* hidden: speed and peak RSS on stderr */
       stats = 1;
       continue;
     }
-    int takes = !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "-out") || !strcmp(a, "--out") ||
-                !strcmp(a, "--span-budget");
-    if (takes && i + 1 >= argc) return bad_usage("option needs a value", a);
-    if (!strcmp(a, "-o") || !strcmp(a, "--output")) out = argv[++i];
-    else if (!strcmp(a, "-out") || !strcmp(a, "--out")) trace = argv[++i];
+    int takes = !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "-out") ||
+                !strcmp(a, "--out") || !strcmp(a, "--span-budget");
+    if (takes && i + 1 >= argc)
+      return bad_usage("option needs a value", a);
+    if (!strcmp(a, "-o") || !strcmp(a, "--output"))
+      out = argv[++i];
+    else if (!strcmp(a, "-out") || !strcmp(a, "--out"))
+      trace = argv[++i];
     else if (!strcmp(a, "--span-budget")) { /* hidden: the tests' small budget */
       char *end;
       unsigned long long v = strtoull(argv[++i], &end, 10);
-      if (*end || !v || v > 100000000ull || argv[i][0] == '-') return bad_usage("--span-budget wants a count", argv[i]);
+      if (*end || !v || v > 100000000ull || argv[i][0] == '-')
+        return bad_usage("--span-budget wants a count", argv[i]);
       budget = (size_t)v;
-    }
-    else if (a[0] == '-' && a[1]) return bad_usage("unknown option", a);
-    else if (trace) return bad_usage("more than one trace given", a);
-    else trace = a;
+    } else if (a[0] == '-' && a[1])
+      return bad_usage("unknown option", a);
+    else if (trace)
+      return bad_usage("more than one trace given", a);
+    else
+      trace = a;
   }
-  if (!trace) return bad_usage("no trace given (corotracer html TRACE [-o dashboard.html])", NULL);
+  if (!trace)
+    return bad_usage("no trace given (corotracer html TRACE [-o dashboard.html])", NULL);
   double t0 = wall_s();
   int from_stdin = !strcmp(trace, "-");
   int fd = from_stdin ? STDIN_FILENO : open(trace, O_RDONLY | O_CLOEXEC);
@@ -109,8 +124,10 @@ int ct_html_main(int argc, char **argv) {
   int status = 0;
   int rc = ct_dash_build(fd, from_stdin ? "stdin" : trace, seekable, 0, 0, budget, &z, &st);
   if (rc == -EINVAL && st.not_a_trace) {
-    fprintf(stderr, "corotracer: %s:%d: not a corotracer trace: none of its lines is a trace event or record\n",
-            trace, st.bad_line);
+    fprintf(
+        stderr,
+        "corotracer: %s:%d: not a corotracer trace: none of its lines is a trace event or record\n",
+        trace, st.bad_line);
     status = 2;
     goto out;
   }
@@ -128,14 +145,16 @@ int ct_html_main(int argc, char **argv) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   if (stats)
-    fprintf(stderr, "corotracer: stats: %" PRIu64 " bytes, %" PRIu64 " events, %d pass(es), %" PRIu64
-                    " spans (%" PRIu64 " summarized), blob %" PRIu64 " B, page %zu B in %.3f s: %.1f MB/s;"
-                    " peak RSS %" PRIu64 " kB\n",
-            st.bytes, st.events, st.passes, st.spans, st.spans_dropped, st.blob_bytes, page.n, t1 - t0,
-            (double)st.bytes / 1e6 / (t1 - t0), (uint64_t)ru.ru_maxrss);
+    fprintf(stderr,
+            "corotracer: stats: %" PRIu64 " bytes, %" PRIu64 " events, %d pass(es), %" PRIu64
+            " spans (%" PRIu64 " summarized), blob %" PRIu64 " B, page %zu B in %.3f s: %.1f MB/s;"
+            " peak RSS %" PRIu64 " kB\n",
+            st.bytes, st.events, st.passes, st.spans, st.spans_dropped, st.blob_bytes, page.n,
+            t1 - t0, (double)st.bytes / 1e6 / (t1 - t0), (uint64_t)ru.ru_maxrss);
 out:
   ct_buf_free(&z);
   ct_buf_free(&page);
-  if (fd > STDIN_FILENO) close(fd);
+  if (fd > STDIN_FILENO)
+    close(fd);
   return status;
 }

@@ -26,12 +26,12 @@
 
 #define MAX_CLIENTS 16
 #define REQ_MAX 8192
-#define SSE_LIMIT (1u << 20)            /* pending bytes per event stream: beyond, ticks are dropped */
-#define TICK_NS 500000000ull            /* counters pushed every 500 ms */
-#define SNAP_MIN_NS 2000000000ull       /* the full data at most every 2 s ... */
-#define SNAP_COST_FACTOR 4              /* ... and at most 1/4 of the time */
-#define TAIL_MAX (64u << 20)            /* read per tick at most */
-#define FINAL_WAIT_NS 3000000000ull     /* pages get this long to fetch the final data */
+#define SSE_LIMIT (1u << 20)        /* pending bytes per event stream: beyond, ticks are dropped */
+#define TICK_NS 500000000ull        /* counters pushed every 500 ms */
+#define SNAP_MIN_NS 2000000000ull   /* the full data at most every 2 s ... */
+#define SNAP_COST_FACTOR 4          /* ... and at most 1/4 of the time */
+#define TAIL_MAX (64u << 20)        /* read per tick at most */
+#define FINAL_WAIT_NS 3000000000ull /* pages get this long to fetch the final data */
 #define LINE_MAX_LIVE (1u << 20)
 
 struct snap {
@@ -80,18 +80,23 @@ int ct_live_parse_addr(const char *spec, char *ip, size_t ipn, int *port) {
   char host[64] = "127.0.0.1";
   if (colon) {
     size_t n = (size_t)(colon - spec);
-    if (n == 0 || n >= sizeof host) return -EINVAL;
+    if (n == 0 || n >= sizeof host)
+      return -EINVAL;
     memcpy(host, spec, n);
     host[n] = 0;
-    if (!strcmp(host, "localhost")) strcpy(host, "127.0.0.1");
+    if (!strcmp(host, "localhost"))
+      strcpy(host, "127.0.0.1");
   }
   struct in_addr a;
-  if (inet_pton(AF_INET, host, &a) != 1) return -EINVAL;
+  if (inet_pton(AF_INET, host, &a) != 1)
+    return -EINVAL;
   char *end;
   errno = 0;
   long p = strtol(ps, &end, 10);
-  if (!*ps || *end || errno || p < 0 || p > 65535) return -EINVAL;
-  if ((size_t)snprintf(ip, ipn, "%s", host) >= ipn) return -EINVAL;
+  if (!*ps || *end || errno || p < 0 || p > 65535)
+    return -EINVAL;
+  if ((size_t)snprintf(ip, ipn, "%s", host) >= ipn)
+    return -EINVAL;
   *port = (int)p;
   return 0;
 }
@@ -113,11 +118,12 @@ static void client_free(struct client *c) {
 
 static void respond(struct client *c, const char *status, const char *type, const void *body,
                     size_t n) {
-  ct_buf_printf(&c->out,
-                "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n"
-                "X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\nX-Frame-Options: DENY\r\n"
-                "Connection: close\r\n\r\n",
-                status, type, n);
+  ct_buf_printf(
+      &c->out,
+      "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n"
+      "X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\nX-Frame-Options: DENY\r\n"
+      "Connection: close\r\n\r\n",
+      status, type, n);
   ct_buf_put(&c->out, body, n);
   c->done = 1;
 }
@@ -132,7 +138,8 @@ static int token_ok(const struct ct_live *l, const char *q, size_t qn) {
     const char *amp = memchr(p, '&', (size_t)(q + qn - p)), *e = amp ? amp : q + qn;
     if ((size_t)(e - p) == 6 + 32 && !memcmp(p, "token=", 6)) {
       unsigned diff = 0;
-      for (int i = 0; i < 32; i++) diff |= (unsigned char)(p[6 + i] ^ l->token[i]);
+      for (int i = 0; i < 32; i++)
+        diff |= (unsigned char)(p[6 + i] ^ l->token[i]);
       return diff == 0;
     }
     p = amp ? amp + 1 : NULL;
@@ -148,47 +155,60 @@ static void snapshot(struct ct_live *l);
 static void handle(struct ct_live *l, struct client *c) {
   c->in[c->nin] = 0;
   char *sp1 = strchr(c->in, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
-  if (!sp1 || !sp2) return refuse(c, "400 Bad Request", "bad request\n");
-  if ((size_t)(sp1 - c->in) != 3 || memcmp(c->in, "GET", 3)) return refuse(c, "405 Method Not Allowed", "GET only\n");
+  if (!sp1 || !sp2)
+    return refuse(c, "400 Bad Request", "bad request\n");
+  if ((size_t)(sp1 - c->in) != 3 || memcmp(c->in, "GET", 3))
+    return refuse(c, "405 Method Not Allowed", "GET only\n");
   /* The Host header must name the address we bound: a page of another site
    * that rebinds its DNS name to 127.0.0.1 sends its own name. */
   const char *host = NULL;
   size_t hn = 0;
   for (char *h = strstr(c->in, "\r\n"); h; h = strstr(h + 2, "\r\n")) {
-    if (strncasecmp(h + 2, "Host:", 5)) continue;
+    if (strncasecmp(h + 2, "Host:", 5))
+      continue;
     host = h + 7;
-    while (*host == ' ' || *host == '\t') host++;
+    while (*host == ' ' || *host == '\t')
+      host++;
     hn = strcspn(host, "\r\n");
-    while (hn && (host[hn - 1] == ' ' || host[hn - 1] == '\t')) hn--;
+    while (hn && (host[hn - 1] == ' ' || host[hn - 1] == '\t'))
+      hn--;
     break;
   }
-  int host_ok = host && ((hn == strlen(l->host1) && !strncasecmp(host, l->host1, hn)) ||
-                         (l->host2[0] && hn == strlen(l->host2) && !strncasecmp(host, l->host2, hn)));
-  if (!host_ok) return refuse(c, "403 Forbidden", "forbidden: Host must name the address the dashboard listens on\n");
+  int host_ok =
+      host && ((hn == strlen(l->host1) && !strncasecmp(host, l->host1, hn)) ||
+               (l->host2[0] && hn == strlen(l->host2) && !strncasecmp(host, l->host2, hn)));
+  if (!host_ok)
+    return refuse(c, "403 Forbidden",
+                  "forbidden: Host must name the address the dashboard listens on\n");
   char *path = sp1 + 1, *q = memchr(path, '?', (size_t)(sp2 - path));
   size_t pn = (size_t)((q ? q : sp2) - path);
   if (!q || !token_ok(l, q + 1, (size_t)(sp2 - q - 1)))
     return refuse(c, "403 Forbidden", "forbidden: the URL needs the token printed at start\n");
-  if (pn == 1) return respond(c, "200 OK", "text/html; charset=utf-8", l->page.p, l->page.n);
+  if (pn == 1)
+    return respond(c, "200 OK", "text/html; charset=utf-8", l->page.p, l->page.n);
   if (pn == 5 && !memcmp(path, "/data", 5)) {
     if (!l->cur) { /* nobody watched so far: built on demand */
       tail(l);
       snapshot(l);
     }
-    if (!l->cur) return refuse(c, "503 Service Unavailable", "no data yet\n");
-    ct_buf_printf(&c->out,
-                  "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: %zu\r\n"
-                  "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n"
-                  "X-Corotracer-Version: %" PRIu64 "\r\nConnection: close\r\n\r\n",
-                  l->cur->z.n, l->cur->version);
+    if (!l->cur)
+      return refuse(c, "503 Service Unavailable", "no data yet\n");
+    ct_buf_printf(
+        &c->out,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: %zu\r\n"
+        "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: "
+        "no-referrer\r\n"
+        "X-Corotracer-Version: %" PRIu64 "\r\nConnection: close\r\n\r\n",
+        l->cur->z.n, l->cur->version);
     c->snap = l->cur;
     c->snap->refs++;
     c->done = 1;
     return;
   }
   if (pn == 7 && !memcmp(path, "/events", 7)) {
-    ct_buf_puts(&c->out, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
-                         "X-Content-Type-Options: nosniff\r\nConnection: keep-alive\r\n\r\nretry: 1000\n\n");
+    ct_buf_puts(&c->out,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
+                "X-Content-Type-Options: nosniff\r\nConnection: keep-alive\r\n\r\nretry: 1000\n\n");
     c->sse = 1;
     tail(l); /* idle while nobody watched: catch up first */
     tick_json(l, &c->out, c, 0);
@@ -201,17 +221,23 @@ static void handle(struct ct_live *l, struct client *c) {
 static int client_read(struct ct_live *l, struct client *c) {
   for (;;) {
     if (c->nin >= REQ_MAX - 1) {
-      if (!c->done) refuse(c, "431 Request Header Fields Too Large", "request too large\n");
+      if (!c->done)
+        refuse(c, "431 Request Header Fields Too Large", "request too large\n");
       return 0;
     }
     ssize_t k = recv(c->fd, c->in + c->nin, REQ_MAX - 1 - c->nin, MSG_DONTWAIT);
-    if (k < 0 && errno == EINTR) continue;
-    if (k < 0) return errno != EAGAIN && errno != EWOULDBLOCK;
-    if (k == 0) return 1;
-    if (c->done || c->sse) continue; /* one request per connection: the rest is ignored */
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k < 0)
+      return errno != EAGAIN && errno != EWOULDBLOCK;
+    if (k == 0)
+      return 1;
+    if (c->done || c->sse)
+      continue; /* one request per connection: the rest is ignored */
     c->nin += (size_t)k;
     c->in[c->nin] = 0;
-    if (strstr(c->in, "\r\n\r\n")) handle(l, c);
+    if (strstr(c->in, "\r\n\r\n"))
+      handle(l, c);
   }
 }
 
@@ -228,10 +254,14 @@ static int client_write(struct ct_live *l, struct client *c) {
       n = c->snap->z.n - c->soff;
     }
     ssize_t k = send(c->fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (k < 0 && errno == EINTR) continue;
-    if (k < 0) return errno != EAGAIN && errno != EWOULDBLOCK;
-    if (c->off < c->out.n) c->off += (size_t)k;
-    else c->soff += (size_t)k;
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k < 0)
+      return errno != EAGAIN && errno != EWOULDBLOCK;
+    if (c->off < c->out.n)
+      c->off += (size_t)k;
+    else
+      c->soff += (size_t)k;
   }
   if (c->snap && c->snap->version == l->version && !c->counted) {
     c->counted = 1;
@@ -249,13 +279,16 @@ static void tail(struct ct_live *l) {
     if (l->lbcap - l->lbn < 65536) {
       size_t nc = l->lbcap ? l->lbcap * 2 : 1 << 20;
       char *np = realloc(l->lb, nc);
-      if (!np) return;
+      if (!np)
+        return;
       l->lb = np;
       l->lbcap = nc;
     }
     ssize_t k = read(l->tfd, l->lb + l->lbn, l->lbcap - l->lbn);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) break;
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      break;
     l->bytes += (uint64_t)k;
     l->last_growth = mono_ns();
     budget = (size_t)k > budget ? 0 : budget - (size_t)k;
@@ -271,20 +304,24 @@ static void tail(struct ct_live *l) {
     }
     memmove(l->lb, l->lb + start, l->lbn - start);
     l->lbn -= start;
-    if (l->lbn > LINE_MAX_LIVE) l->lbn = 0; /* an absurd line: dropped, as the reader would */
+    if (l->lbn > LINE_MAX_LIVE)
+      l->lbn = 0; /* an absurd line: dropped, as the reader would */
   }
 }
 
 /* The present for the live counts: now while the trace is being written. */
 static uint64_t live_now(const struct ct_live *l) {
-  if (l->m.has_end) return 0;
-  if (l->running || mono_ns() - l->last_growth < 5000000000ull) return mono_ns();
+  if (l->m.has_end)
+    return 0;
+  if (l->running || mono_ns() - l->last_growth < 5000000000ull)
+    return mono_ns();
   return 0;
 }
 
 static void snapshot(struct ct_live *l) {
   int fd = open(l->path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
+  if (fd < 0)
+    return;
   struct snap *s = calloc(1, sizeof *s);
   struct ct_dash_stats st;
   uint64_t t0 = mono_ns(), bytes = l->bytes;
@@ -311,23 +348,27 @@ static void tick_json(struct ct_live *l, struct ct_buf *b, const struct client *
   ct_buf_printf(b,
                 "event: tick\ndata: {\"seq\":%" PRIu64 ",\"t\":%" PRIu64 ",\"alive\":%" PRIu64
                 ",\"running\":%" PRIu64 ",\"runnable\":%" PRIu64 ",\"suspended\":%" PRIu64
-                ",\"stuck\":%" PRIu64 ",\"events\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"wakes\":%" PRIu64
-                ",\"coroutines\":%zu,\"bytes\":%" PRIu64 ",\"snapshot\":%" PRIu64
-                ",\"drops\":%" PRIu64 ",\"ended\":%s}\n\n",
-                l->seq, end - start, k.alive, k.running, k.runnable, k.suspended, k.stuck, l->m.events,
-                l->m.lost, l->m.wake_count, l->m.ncoros, l->bytes, l->cur ? l->cur->version : 0,
-                c ? c->drops : 0, ended || l->m.has_end ? "true" : "false");
+                ",\"stuck\":%" PRIu64 ",\"events\":%" PRIu64 ",\"lost\":%" PRIu64
+                ",\"wakes\":%" PRIu64 ",\"coroutines\":%zu,\"bytes\":%" PRIu64
+                ",\"snapshot\":%" PRIu64 ",\"drops\":%" PRIu64 ",\"ended\":%s}\n\n",
+                l->seq, end - start, k.alive, k.running, k.runnable, k.suspended, k.stuck,
+                l->m.events, l->m.lost, l->m.wake_count, l->m.ncoros, l->bytes,
+                l->cur ? l->cur->version : 0, c ? c->drops : 0,
+                ended || l->m.has_end ? "true" : "false");
 }
 
 static void tick(struct ct_live *l, int ended) {
   l->seq++;
   for (int i = 0; i < MAX_CLIENTS; i++) {
     struct client *c = l->c[i];
-    if (!c || !c->sse) continue;
+    if (!c || !c->sse)
+      continue;
     struct ct_buf t = {0};
     tick_json(l, &t, c, ended);
-    if (c->out.n - c->off + t.n > SSE_LIMIT) c->drops++; /* a page that does not read: bounded */
-    else ct_buf_put(&c->out, t.p, t.n);
+    if (c->out.n - c->off + t.n > SSE_LIMIT)
+      c->drops++; /* a page that does not read: bounded */
+    else
+      ct_buf_put(&c->out, t.p, t.n);
     ct_buf_free(&t);
   }
 }
@@ -336,14 +377,18 @@ static void tick(struct ct_live *l, int ended) {
 static void accept_all(struct ct_live *l) {
   for (;;) {
     int fd = accept4(l->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0 && errno == EINTR) continue;
-    if (fd < 0) return;
+    if (fd < 0 && errno == EINTR)
+      continue;
+    if (fd < 0)
+      return;
     int slot = -1;
     for (int i = 0; i < MAX_CLIENTS && slot < 0; i++)
-      if (!l->c[i]) slot = i;
+      if (!l->c[i])
+        slot = i;
     struct client *c = slot >= 0 ? calloc(1, sizeof *c) : NULL;
     if (!c) {
-      static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+      static const char busy[] =
+          "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
       (void)send(fd, busy, sizeof busy - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
       close(fd);
       continue;
@@ -366,21 +411,26 @@ static void *thread_main(void *arg) {
     for (int i = 0; i < MAX_CLIENTS; i++)
       if (l->c[i]) {
         short ev = POLLIN;
-        if (l->c[i]->off < l->c[i]->out.n || (l->c[i]->snap && l->c[i]->soff < l->c[i]->snap->z.n)) ev |= POLLOUT;
+        if (l->c[i]->off < l->c[i]->out.n || (l->c[i]->snap && l->c[i]->soff < l->c[i]->snap->z.n))
+          ev |= POLLOUT;
         idx[n] = i;
         pf[n++] = (struct pollfd){l->c[i]->fd, ev, 0};
       }
     int pr = poll(pf, (nfds_t)n, 100);
-    if (pr > 0 && (pf[0].revents & POLLIN)) accept_all(l);
+    if (pr > 0 && (pf[0].revents & POLLIN))
+      accept_all(l);
     if (pr > 0 && (pf[1].revents & POLLIN)) {
       char b[16];
-      while (read(l->wake[0], b, sizeof b) > 0) {}
+      while (read(l->wake[0], b, sizeof b) > 0) {
+      }
     }
     for (int j = 2; pr > 0 && j < n; j++) {
       struct client *c = l->c[idx[j]];
       int gone = 0;
-      if (pf[j].revents & (POLLIN | POLLHUP | POLLERR)) gone = client_read(l, c);
-      if (!gone) gone = client_write(l, c);
+      if (pf[j].revents & (POLLIN | POLLHUP | POLLERR))
+        gone = client_read(l, c);
+      if (!gone)
+        gone = client_write(l, c);
       if (gone) {
         client_free(c);
         l->c[idx[j]] = NULL;
@@ -390,13 +440,15 @@ static void *thread_main(void *arg) {
     int stopping = atomic_load_explicit(&l->stop, memory_order_acquire);
     /* Nobody watching: no reading, no rebuilding; the engine pays nothing. */
     int watched = 0;
-    for (int i = 0; i < MAX_CLIENTS; i++) watched |= l->c[i] && l->c[i]->sse;
+    for (int i = 0; i < MAX_CLIENTS; i++)
+      watched |= l->c[i] && l->c[i]->sse;
     if (stopping && !final_at) {
       if (watched) {
         tail(l);
         snapshot(l);
         l->fetches_of_last = 0;
-        for (int i = 0; i < MAX_CLIENTS; i++) final_pages += l->c[i] && l->c[i]->sse;
+        for (int i = 0; i < MAX_CLIENTS; i++)
+          final_pages += l->c[i] && l->c[i]->sse;
         tick(l, 1);
       }
       final_at = now;
@@ -409,7 +461,8 @@ static void *thread_main(void *arg) {
       if (!l->cur || ((l->bytes != l->snap_bytes || live_now(l)) &&
                       now - l->last_build >= (gap > SNAP_MIN_NS ? gap : SNAP_MIN_NS)))
         snapshot(l);
-      if (!final_at) tick(l, 0);
+      if (!final_at)
+        tick(l, 0);
     }
     for (int i = 0; i < MAX_CLIENTS; i++) /* push the ticks out now */
       if (l->c[i] && client_write(l, l->c[i])) {
@@ -421,8 +474,10 @@ static void *thread_main(void *arg) {
        * pages watching (each fetches on the final tick), or the grace ran out. */
       int waiting = l->fetches_of_last < final_pages, busy = 0;
       for (int i = 0; i < MAX_CLIENTS; i++)
-        if (l->c[i] && l->c[i]->snap && l->c[i]->soff < l->c[i]->snap->z.n) busy = 1;
-      if ((!waiting && !busy) || now - final_at > FINAL_WAIT_NS) break;
+        if (l->c[i] && l->c[i]->snap && l->c[i]->soff < l->c[i]->snap->z.n)
+          busy = 1;
+      if ((!waiting && !busy) || now - final_at > FINAL_WAIT_NS)
+        break;
     }
   }
   return NULL;
@@ -430,12 +485,16 @@ static void *thread_main(void *arg) {
 
 static void live_free(struct ct_live *l) {
   for (int i = 0; i < MAX_CLIENTS; i++)
-    if (l->c[i]) client_free(l->c[i]);
+    if (l->c[i])
+      client_free(l->c[i]);
   snap_put(l->cur);
-  if (l->lfd >= 0) close(l->lfd);
-  if (l->tfd >= 0) close(l->tfd);
+  if (l->lfd >= 0)
+    close(l->lfd);
+  if (l->tfd >= 0)
+    close(l->tfd);
   for (int i = 0; i < 2; i++)
-    if (l->wake[i] >= 0) close(l->wake[i]);
+    if (l->wake[i] >= 0)
+      close(l->wake[i]);
   ct_model_free(&l->m);
   ct_buf_free(&l->page);
   free(l->lb);
@@ -445,22 +504,27 @@ static void live_free(struct ct_live *l) {
 
 int ct_live_start(const char *spec, const char *trace_path, int running, struct ct_live **out) {
   struct ct_live *l = calloc(1, sizeof *l);
-  if (!l) return -ENOMEM;
+  if (!l)
+    return -ENOMEM;
   l->lfd = l->tfd = l->wake[0] = l->wake[1] = -1;
   l->running = running;
   int rc = ct_live_parse_addr(spec, l->ip, sizeof l->ip, &l->port);
-  if (rc) goto fail;
+  if (rc)
+    goto fail;
   unsigned char rnd[16];
   if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
     rc = -EIO;
     goto fail;
   }
-  for (int i = 0; i < 16; i++) snprintf(l->token + 2 * i, 3, "%02x", rnd[i]);
-  if (!(l->path = strdup(trace_path)) || ct_model_init(&l->m, 0, 0) || ct_page_render(NULL, 1, &l->page)) {
+  for (int i = 0; i < 16; i++)
+    snprintf(l->token + 2 * i, 3, "%02x", rnd[i]);
+  if (!(l->path = strdup(trace_path)) || ct_model_init(&l->m, 0, 0) ||
+      ct_page_render(NULL, 1, &l->page)) {
     rc = -ENOMEM;
     goto fail;
   }
-  if ((l->tfd = open(trace_path, O_RDONLY | O_CLOEXEC)) < 0 || pipe2(l->wake, O_CLOEXEC | O_NONBLOCK) ||
+  if ((l->tfd = open(trace_path, O_RDONLY | O_CLOEXEC)) < 0 ||
+      pipe2(l->wake, O_CLOEXEC | O_NONBLOCK) ||
       (l->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0) {
     rc = -errno;
     goto fail;
@@ -477,10 +541,12 @@ int ct_live_start(const char *spec, const char *trace_path, int running, struct 
   }
   l->port = ntohs(sa.sin_port);
   snprintf(l->host1, sizeof l->host1, "%s:%d", l->ip, l->port);
-  if (!strncmp(l->ip, "127.", 4)) snprintf(l->host2, sizeof l->host2, "localhost:%d", l->port);
+  if (!strncmp(l->ip, "127.", 4))
+    snprintf(l->host2, sizeof l->host2, "localhost:%d", l->port);
   snprintf(l->url, sizeof l->url, "http://%s:%d/?token=%s", l->ip, l->port, l->token);
   l->last_growth = mono_ns();
-  if ((rc = -pthread_create(&l->th, NULL, thread_main, l))) goto fail;
+  if ((rc = -pthread_create(&l->th, NULL, thread_main, l)))
+    goto fail;
   *out = l;
   return 0;
 fail:
@@ -488,12 +554,16 @@ fail:
   return rc;
 }
 
-const char *ct_live_url(const struct ct_live *l) { return l->url; }
+const char *ct_live_url(const struct ct_live *l) {
+  return l->url;
+}
 
 void ct_live_stop(struct ct_live *l) {
-  if (!l) return;
+  if (!l)
+    return;
   atomic_store_explicit(&l->stop, 1, memory_order_release);
-  if (write(l->wake[1], "x", 1) < 0) { /* full pipe: the thread wakes anyway */ }
+  if (write(l->wake[1], "x", 1) < 0) { /* full pipe: the thread wakes anyway */
+  }
   pthread_join(l->th, NULL);
   live_free(l);
 }

@@ -27,7 +27,8 @@ int ct_model_init(struct ct_model *m, size_t span_budget, size_t span_cap) {
   ct_map_init(&m->tidmap, sizeof(uint32_t));
   ct_map_init(&m->labelmap, sizeof(uint32_t));
   m->labels = calloc(16, sizeof *m->labels);
-  if (!m->labels) return -ENOMEM;
+  if (!m->labels)
+    return -ENOMEM;
   m->caplabels = 16;
   m->nlabels = 1;
   return 0;
@@ -38,7 +39,8 @@ void ct_model_free(struct ct_model *m) {
   ct_map_free(&m->sitemap);
   ct_map_free(&m->tidmap);
   ct_map_free(&m->labelmap);
-  for (size_t i = 1; i < m->nlabels; i++) free(m->labels[i]);
+  for (size_t i = 1; i < m->nlabels; i++)
+    free(m->labels[i]);
   free(m->labels);
   free(m->coros);
   free(m->spans);
@@ -51,10 +53,12 @@ void ct_model_free(struct ct_model *m) {
 
 /* Grows *p (n used, *cap slots of size sz) for one more; 0 or -ENOMEM. */
 static int grow(void **p, size_t n, size_t *cap, size_t sz) {
-  if (n < *cap) return 0;
+  if (n < *cap)
+    return 0;
   size_t nc = *cap ? *cap * 2 : 64;
   void *np = realloc(*p, nc * sz);
-  if (!np) return -ENOMEM;
+  if (!np)
+    return -ENOMEM;
   *p = np;
   *cap = nc;
   return 0;
@@ -62,10 +66,12 @@ static int grow(void **p, size_t n, size_t *cap, size_t sz) {
 
 static struct ct_mcoro *coro(struct ct_model *m, uint64_t id, int create) {
   /* The engine writes a coroutine's lines together: the last one is likely again. */
-  if (m->ncoros && m->last_ix < m->ncoros && m->coros[m->last_ix].id == id) return &m->coros[m->last_ix];
+  if (m->ncoros && m->last_ix < m->ncoros && m->coros[m->last_ix].id == id)
+    return &m->coros[m->last_ix];
   int fresh;
   uint32_t *ix = create ? ct_map_put(&m->ids, id, 0, &fresh) : ct_map_get(&m->ids, id, 0);
-  if (!ix) return NULL;
+  if (!ix)
+    return NULL;
   if (create && fresh) {
     if (grow((void **)&m->coros, m->ncoros, &m->capcoros, sizeof *m->coros)) {
       *ix = NONE; /* stays unusable: the caller reports ENOMEM */
@@ -79,25 +85,29 @@ static struct ct_mcoro *coro(struct ct_model *m, uint64_t id, int create) {
     c->state = 0xff; /* not seen yet */
     c->pid = (uint32_t)m->target_pid;
   }
-  if (*ix == NONE) return NULL;
+  if (*ix == NONE)
+    return NULL;
   m->last_ix = *ix;
   return &m->coros[*ix];
 }
 
 int ct_model_keep(struct ct_model *m, uint64_t probe_id) {
   struct ct_mcoro *c = coro(m, probe_id, 1);
-  if (!c) return -ENOMEM;
+  if (!c)
+    return -ENOMEM;
   c->keep = 1;
   return 0;
 }
 
 /* The index of key (a, b) in map, appending val (sz bytes) to *arr when new. */
-static uint32_t intern(struct ct_map *map, uint64_t a, uint64_t b, void **arr, size_t *n, size_t *cap,
-                       size_t sz, const void *val) {
+static uint32_t intern(struct ct_map *map, uint64_t a, uint64_t b, void **arr, size_t *n,
+                       size_t *cap, size_t sz, const void *val) {
   int fresh;
   uint32_t *ix = ct_map_put(map, a, b, &fresh);
-  if (!ix) return NONE;
-  if (!fresh) return *ix;
+  if (!ix)
+    return NONE;
+  if (!fresh)
+    return *ix;
   if (grow(arr, *n, cap, sz)) {
     *ix = NONE;
     return NONE;
@@ -111,10 +121,12 @@ static uint32_t site_index(struct ct_model *m, uint64_t site, uint32_t pid) {
   size_t cap = m->capsites;
   uint32_t i = intern(&m->sitemap, site, pid, (void **)&m->sites, &m->nsites, &m->capsites,
                       sizeof *m->sites, &site);
-  if (i == NONE) return NONE;
+  if (i == NONE)
+    return NONE;
   if (m->capsites != cap) {
     uint32_t *np = realloc(m->site_pids, m->capsites * sizeof *np);
-    if (!np) return NONE;
+    if (!np)
+      return NONE;
     m->site_pids = np;
   }
   m->site_pids[i] = pid;
@@ -130,14 +142,19 @@ static uint32_t tid_index(struct ct_model *m, uint64_t tid) {
 static uint32_t label_index(struct ct_model *m, const struct ct_str *s) {
   char buf[LABEL_MAX];
   size_t n = ct_str_copy(s, buf, sizeof buf);
-  if (!n) return 0;
+  if (!n)
+    return 0;
   uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
   for (uint64_t probe = 0; probe < 8; probe++) {
     uint32_t *ix = ct_map_get(&m->labelmap, h, probe);
-    if (ix && !strcmp(m->labels[*ix], buf)) return *ix;
-    if (ix) continue;
-    if (m->nlabels >= LABELS_MAX) return 0; /* too many distinct labels: unlabeled */
+    if (ix && !strcmp(m->labels[*ix], buf))
+      return *ix;
+    if (ix)
+      continue;
+    if (m->nlabels >= LABELS_MAX)
+      return 0; /* too many distinct labels: unlabeled */
     int fresh;
     char *dup = strdup(buf);
     if (!dup || grow((void **)&m->labels, m->nlabels, &m->caplabels, sizeof *m->labels) ||
@@ -160,8 +177,10 @@ static void coarsen(struct ct_model *m) {
   /* Pairs merge into the lower half in place: index j goes to (blo+j)/2 - nlo <= j. */
   for (int64_t j = 0; j < CT_NBUCKETS; j++) {
     int64_t to = ((m->blo + j) >> 1) - nlo;
-    if (to == j) continue;
-    for (int k = 0; k < CT_CT_LEVELS_; k++) bk[to].d[k] += bk[j].d[k];
+    if (to == j)
+      continue;
+    for (int k = 0; k < CT_CT_LEVELS_; k++)
+      bk[to].d[k] += bk[j].d[k];
     bk[to].events += bk[j].events;
     bk[to].lost += bk[j].lost;
     bk[to].wakes += bk[j].wakes;
@@ -174,7 +193,8 @@ static void coarsen(struct ct_model *m) {
 static int64_t bhi(const struct ct_model *m) {
   for (int64_t j = CT_NBUCKETS - 1; j > 0; j--) {
     const struct ct_cbucket *b = &m->bk[j];
-    if (b->events || b->lost || b->wakes || b->d[0] || b->d[1] || b->d[2] || b->d[3]) return m->blo + j;
+    if (b->events || b->lost || b->wakes || b->d[0] || b->d[1] || b->d[2] || b->d[3])
+      return m->blo + j;
   }
   return m->blo;
 }
@@ -184,7 +204,8 @@ static int64_t bhi(const struct ct_model *m) {
  * buckets merge until it fits. */
 static struct ct_cbucket *bucket(struct ct_model *m, uint64_t ts) {
   int64_t i = (int64_t)(ts >> m->bshift);
-  if (m->blo < 0) m->blo = i;
+  if (m->blo < 0)
+    m->blo = i;
   while (i < m->blo || i >= m->blo + CT_NBUCKETS) {
     if (i < m->blo && bhi(m) - i < CT_NBUCKETS) {
       size_t d = (size_t)(m->blo - i);
@@ -201,40 +222,56 @@ static struct ct_cbucket *bucket(struct ct_model *m, uint64_t ts) {
 
 static int level_of(int state) {
   switch (state) {
-  case CT_SP_RUNNING: return CT_CT_RUNNING;
+  case CT_SP_RUNNING:
+    return CT_CT_RUNNING;
   case CT_SP_RUNNABLE:
-  case CT_SP_CREATED: return CT_CT_RUNNABLE;
-  case CT_SP_SUSPENDED: return CT_CT_SUSPENDED;
-  default: return -1;
+  case CT_SP_CREATED:
+    return CT_CT_RUNNABLE;
+  case CT_SP_SUSPENDED:
+    return CT_CT_SUSPENDED;
+  default:
+    return -1;
   }
 }
 
 /* ---- spans ---------------------------------------------------------------- */
 static int emit(struct ct_model *m, const struct ct_mcoro *c, uint64_t t1, int open) {
-  if (c->state > CT_SP_CREATED) return 0;
+  if (c->state > CT_SP_CREATED)
+    return 0;
   int other = !c->keep;
   if (m->nspans >= m->span_cap || (other && m->nspans_other >= m->span_budget)) {
     m->spans_dropped++;
-    if (c->state_ts < m->detail_until) m->detail_until = c->state_ts;
+    if (c->state_ts < m->detail_until)
+      m->detail_until = c->state_ts;
     return 0;
   }
-  if (grow((void **)&m->spans, m->nspans, &m->capspans, sizeof *m->spans)) return -ENOMEM;
+  if (grow((void **)&m->spans, m->nspans, &m->capspans, sizeof *m->spans))
+    return -ENOMEM;
   struct ct_span *s = &m->spans[m->nspans++];
   m->nspans_other += (size_t)other;
-  *s = (struct ct_span){.t0 = c->state_ts, .t1 = t1 > c->state_ts ? t1 : c->state_ts,
-                        .obj = c->obj, .coro = (uint32_t)(c - m->coros), .state = c->state,
-                        .wait = c->wait, .open = (uint8_t)open};
-  s->arg = c->state == CT_SP_RUNNING ? c->tid : c->state == CT_SP_SUSPENDED ? c->site
-         : c->state == CT_SP_RUNNABLE ? c->waker : NONE;
+  *s = (struct ct_span){.t0 = c->state_ts,
+                        .t1 = t1 > c->state_ts ? t1 : c->state_ts,
+                        .obj = c->obj,
+                        .coro = (uint32_t)(c - m->coros),
+                        .state = c->state,
+                        .wait = c->wait,
+                        .open = (uint8_t)open};
+  s->arg = c->state == CT_SP_RUNNING     ? c->tid
+           : c->state == CT_SP_SUSPENDED ? c->site
+           : c->state == CT_SP_RUNNABLE  ? c->waker
+                                         : NONE;
   return 0;
 }
 
 /* c goes to state at ts: the span it was in is emitted, the levels move. */
-static int move(struct ct_model *m, struct ct_mcoro *c, int state, uint64_t ts, struct ct_cbucket *b) {
+static int move(struct ct_model *m, struct ct_mcoro *c, int state, uint64_t ts,
+                struct ct_cbucket *b) {
   int rc = emit(m, c, ts, 0);
   int from = level_of(c->state), to = level_of(state);
-  if (from >= 0) b->d[from]--;
-  if (to >= 0) b->d[to]++;
+  if (from >= 0)
+    b->d[from]--;
+  if (to >= 0)
+    b->d[to]++;
   c->state = (uint8_t)state;
   c->state_ts = ts;
   return rc;
@@ -242,15 +279,21 @@ static int move(struct ct_model *m, struct ct_mcoro *c, int state, uint64_t ts, 
 
 static int on_event(struct ct_model *m, const struct ct_line *l) {
   m->events++;
-  if (!m->start_ts || l->ts < m->start_ts) m->start_ts = l->ts;
-  if (l->ts > m->last_ts) m->last_ts = l->ts;
+  if (!m->start_ts || l->ts < m->start_ts)
+    m->start_ts = l->ts;
+  if (l->ts > m->last_ts)
+    m->last_ts = l->ts;
   struct ct_mcoro *c = coro(m, l->probe_id, 1);
-  if (!c) return -ENOMEM;
-  if (!c->pid) c->pid = (uint32_t)m->target_pid;
+  if (!c)
+    return -ENOMEM;
+  if (!c->pid)
+    c->pid = (uint32_t)m->target_pid;
   struct ct_cbucket *b = bucket(m, l->ts);
   b->events++;
-  if (!c->first_ts || l->ts < c->first_ts) c->first_ts = l->ts;
-  if (l->ts > c->last_ts) c->last_ts = l->ts;
+  if (!c->first_ts || l->ts < c->first_ts)
+    c->first_ts = l->ts;
+  if (l->ts > c->last_ts)
+    c->last_ts = l->ts;
   if (CT_HAS(l, CT_K_EV)) {
     if (l->ev > c->next_ev) {
       uint64_t gap = l->ev - c->next_ev;
@@ -258,9 +301,11 @@ static int on_event(struct ct_model *m, const struct ct_line *l) {
       m->lost += gap;
       b->lost += (uint32_t)gap;
     }
-    if (l->ev >= c->next_ev) c->next_ev = l->ev + 1;
+    if (l->ev >= c->next_ev)
+      c->next_ev = l->ev + 1;
   }
-  if (c->destroyed) return 0;
+  if (c->destroyed)
+    return 0;
   if (!c->alive) {
     c->alive = 1;
     b->d[CT_CT_LIVE]++;
@@ -283,7 +328,8 @@ static int on_event(struct ct_model *m, const struct ct_line *l) {
     break;
   case CT_EV_RESUME: {
     uint32_t tid = CT_HAS(l, CT_K_TID) ? tid_index(m, l->tid) : NONE;
-    if (c->state == CT_SP_RUNNING && c->tid == tid) break; /* v1 SDKs repeat resumes */
+    if (c->state == CT_SP_RUNNING && c->tid == tid)
+      break; /* v1 SDKs repeat resumes */
     rc = move(m, c, CT_SP_RUNNING, l->ts, b);
     c->tid = tid;
     c->runs++;
@@ -296,12 +342,14 @@ static int on_event(struct ct_model *m, const struct ct_line *l) {
     uint32_t from = 0;
     if (l->from) {
       struct ct_mcoro *w = coro(m, l->from, 1);
-      if (!w) return -ENOMEM;
+      if (!w)
+        return -ENOMEM;
       c = coro(m, l->probe_id, 0); /* the table may have moved */
       from = (uint32_t)(w - m->coros) + 1;
     }
     if (m->nwakes < m->span_budget / 4 || (c->keep && m->nwakes < m->span_cap / 4)) {
-      if (grow((void **)&m->wakes, m->nwakes, &m->capwakes, sizeof *m->wakes)) return -ENOMEM;
+      if (grow((void **)&m->wakes, m->nwakes, &m->capwakes, sizeof *m->wakes))
+        return -ENOMEM;
       m->wakes[m->nwakes++] = (struct ct_wake){l->ts, from, (uint32_t)(c - m->coros),
                                                CT_HAS(l, CT_K_TID) ? (uint32_t)l->tid : 0};
     } else {
@@ -319,7 +367,8 @@ static int on_event(struct ct_model *m, const struct ct_line *l) {
     c->alive = 0;
     b->d[CT_CT_LIVE]--;
     break;
-  case CT_EV_V1: break;
+  case CT_EV_V1:
+    break;
   }
   return rc;
 }
@@ -332,27 +381,38 @@ int ct_model_line(struct ct_model *m, enum ct_line_err err, const struct ct_line
   }
   struct ct_mcoro *c;
   switch (l->type) {
-  case CT_LINE_EVENT: return on_event(m, l);
+  case CT_LINE_EVENT:
+    return on_event(m, l);
   case CT_LINE_META:
-    if (CT_HAS(l, CT_K_TARGET_PID)) m->target_pid = l->target_pid;
-    if (CT_HAS(l, CT_K_RUN_ID)) ct_str_copy(&l->run_id, m->run_id, sizeof m->run_id);
-    if (CT_HAS(l, CT_K_HOST)) ct_str_copy(&l->host, m->host, sizeof m->host);
+    if (CT_HAS(l, CT_K_TARGET_PID))
+      m->target_pid = l->target_pid;
+    if (CT_HAS(l, CT_K_RUN_ID))
+      ct_str_copy(&l->run_id, m->run_id, sizeof m->run_id);
+    if (CT_HAS(l, CT_K_HOST))
+      ct_str_copy(&l->host, m->host, sizeof m->host);
     return 0;
   case CT_LINE_COROUTINE:
-    if (!(c = coro(m, l->probe_id, 1))) return -ENOMEM;
-    if (CT_HAS(l, CT_K_PID)) c->pid = (uint32_t)l->pid;
-    if (CT_HAS(l, CT_K_LABEL)) c->label = label_index(m, &l->label);
+    if (!(c = coro(m, l->probe_id, 1)))
+      return -ENOMEM;
+    if (CT_HAS(l, CT_K_PID))
+      c->pid = (uint32_t)l->pid;
+    if (CT_HAS(l, CT_K_LABEL))
+      c->label = label_index(m, &l->label);
     if (CT_HAS(l, CT_K_CREATE_SITE)) {
       uint32_t s = site_index(m, l->create_site, c->pid);
-      if (s == NONE) return -ENOMEM;
-      if ((c = coro(m, l->probe_id, 0))) c->create_site = s;
+      if (s == NONE)
+        return -ENOMEM;
+      if ((c = coro(m, l->probe_id, 0)))
+        c->create_site = s;
     }
     return 0;
   case CT_LINE_END:
     m->has_end = 1;
-    if (CT_HAS(l, CT_K_TS)) m->end_ts = l->ts;
+    if (CT_HAS(l, CT_K_TS))
+      m->end_ts = l->ts;
     return 0;
-  default: return 0;
+  default:
+    return 0;
   }
 }
 
@@ -366,13 +426,17 @@ void ct_model_counts(const struct ct_model *m, uint64_t now, uint64_t stuck_ns,
   memset(out, 0, sizeof *out);
   for (size_t i = 0; i < m->ncoros; i++) {
     const struct ct_mcoro *c = &m->coros[i];
-    if (!c->alive) continue;
+    if (!c->alive)
+      continue;
     out->alive++;
-    if (c->state == CT_SP_RUNNING) out->running++;
-    else if (c->state == CT_SP_RUNNABLE || c->state == CT_SP_CREATED) out->runnable++;
+    if (c->state == CT_SP_RUNNING)
+      out->running++;
+    else if (c->state == CT_SP_RUNNABLE || c->state == CT_SP_CREATED)
+      out->runnable++;
     else if (c->state == CT_SP_SUSPENDED) {
       out->suspended++;
-      if (now >= c->state_ts && now - c->state_ts >= stuck_ns) out->stuck++;
+      if (now >= c->state_ts && now - c->state_ts >= stuck_ns)
+        out->stuck++;
     }
   }
 }

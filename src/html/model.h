@@ -50,10 +50,10 @@ struct ct_cbucket {
 
 struct ct_model {
   /* limits */
-  size_t span_budget;  /* spans kept for coroutines not marked keep */
-  size_t span_cap;     /* hard cap, keep ones included */
+  size_t span_budget; /* spans kept for coroutines not marked keep */
+  size_t span_cap;    /* hard cap, keep ones included */
   /* tables */
-  struct ct_map ids;   /* probe_id -> uint32 coroutine index */
+  struct ct_map ids; /* probe_id -> uint32 coroutine index */
   struct ct_mcoro *coros;
   size_t ncoros, capcoros, last_ix;
   struct ct_span *spans;
@@ -64,16 +64,16 @@ struct ct_model {
   uint64_t *sites;
   uint32_t *site_pids;
   size_t nsites, capsites;
-  struct ct_map tidmap;  /* tid -> uint32 index */
+  struct ct_map tidmap; /* tid -> uint32 index */
   uint32_t *tids;
   size_t ntids, captids;
-  char **labels;         /* index 0 = none */
+  char **labels; /* index 0 = none */
   size_t nlabels, caplabels;
   struct ct_map labelmap; /* hash -> index */
   /* counters */
   struct ct_cbucket bk[CT_NBUCKETS];
-  int bshift;            /* bucket = ts >> bshift */
-  int64_t blo;           /* bucket index of bk[0]; -1 before the first event */
+  int bshift;  /* bucket = ts >> bshift */
+  int64_t blo; /* bucket index of bk[0]; -1 before the first event */
   /* totals */
   uint64_t lines, events, bad, start_ts, last_ts, end_ts, lost, wake_count;
   uint64_t spans_dropped, wakes_dropped, coros_pruned;
@@ -113,6 +113,7 @@ void ct_model_counts(const struct ct_model *m, uint64_t now, uint64_t stuck_ns,
  * see ct_model_end; live: the page is fed by a live run. */
 struct ct_buf;
 int ct_model_serialize(const struct ct_model *m, const char *findings_json, size_t findings_len,
-                       const char *source, uint64_t now_ts, int live, struct ct_buf *z, uint64_t *raw_len);
+                       const char *source, uint64_t now_ts, int live, struct ct_buf *z,
+                       uint64_t *raw_len);
 
 #endif

@@ -26,7 +26,7 @@ struct out {
   size_t narr;
   const struct ct_span *sp, *opn; /* stored spans, then the open ones */
   size_t nsp;
-  const uint32_t *ord;            /* output position -> span index */
+  const uint32_t *ord; /* output position -> span index */
   uint64_t start;
 };
 
@@ -34,104 +34,132 @@ static const struct ct_span *span_at(const struct out *o, size_t i) {
   return i < o->nsp ? &o->sp[i] : &o->opn[i - o->nsp];
 }
 
-static double rel(uint64_t t, uint64_t start) { return t >= start ? (double)(t - start) : -(double)(start - t); }
+static double rel(uint64_t t, uint64_t start) {
+  return t >= start ? (double)(t - start) : -(double)(start - t);
+}
 
 static void begin(struct out *o, const char *name, const char *type, size_t n) {
   ct_zw_align(&o->zw, 8);
-  if (o->narr < sizeof o->arrs / sizeof o->arrs[0]) o->arrs[o->narr++] = (struct arr){name, type, n};
+  if (o->narr < sizeof o->arrs / sizeof o->arrs[0])
+    o->arrs[o->narr++] = (struct arr){name, type, n};
 }
 
 /* One array of n elements, each computed by expr from i, converted CHUNK at
  * a time. */
-#define EMIT(o, name, type, T, n, expr)                                                         \
-  do {                                                                                         \
-    T chunk_[CHUNK];                                                                           \
-    size_t n_ = (n);                                                                           \
-    begin(o, name, type, n_);                                                                  \
-    for (size_t b_ = 0; b_ < n_; b_ += CHUNK) {                                                \
-      size_t e_ = b_ + CHUNK < n_ ? b_ + CHUNK : n_;                                           \
-      for (size_t i = b_; i < e_; i++) chunk_[i - b_] = (T)(expr);                             \
-      ct_zw_put(&(o)->zw, chunk_, (e_ - b_) * sizeof(T));                                      \
-    }                                                                                          \
+#define EMIT(o, name, type, T, n, expr)                                                            \
+  do {                                                                                             \
+    T chunk_[CHUNK];                                                                               \
+    size_t n_ = (n);                                                                               \
+    begin(o, name, type, n_);                                                                      \
+    for (size_t b_ = 0; b_ < n_; b_ += CHUNK) {                                                    \
+      size_t e_ = b_ + CHUNK < n_ ? b_ + CHUNK : n_;                                               \
+      for (size_t i = b_; i < e_; i++)                                                             \
+        chunk_[i - b_] = (T)(expr);                                                                \
+      ct_zw_put(&(o)->zw, chunk_, (e_ - b_) * sizeof(T));                                          \
+    }                                                                                              \
   } while (0)
 
 static int cmp_t0(const void *a, const void *b, void *ctx) {
   const struct out *o = ctx;
   const struct ct_span *x = span_at(o, *(const uint32_t *)a), *y = span_at(o, *(const uint32_t *)b);
-  if (x->t0 != y->t0) return x->t0 < y->t0 ? -1 : 1;
+  if (x->t0 != y->t0)
+    return x->t0 < y->t0 ? -1 : 1;
   return (a > b) - (a < b); /* equal starts keep their order */
 }
 
 static int cmp_thread(const void *a, const void *b, void *ctx) {
   const struct out *o = ctx;
-  const struct ct_span *x = span_at(o, o->ord[*(const uint32_t *)a]), *y = span_at(o, o->ord[*(const uint32_t *)b]);
-  if (x->arg != y->arg) return x->arg < y->arg ? -1 : 1;
+  const struct ct_span *x = span_at(o, o->ord[*(const uint32_t *)a]),
+                       *y = span_at(o, o->ord[*(const uint32_t *)b]);
+  if (x->arg != y->arg)
+    return x->arg < y->arg ? -1 : 1;
   return (x->t0 > y->t0) - (x->t0 < y->t0);
 }
 
-static void header(struct ct_buf *h, const struct ct_model *m, const struct out *o, const char *findings,
-                   size_t findings_len, const char *source, uint64_t end, int live, size_t nspans) {
+static void header(struct ct_buf *h, const struct ct_model *m, const struct out *o,
+                   const char *findings, size_t findings_len, const char *source, uint64_t end,
+                   int live, size_t nspans) {
   uint64_t start = o->start;
   ct_buf_puts(h, "{\"version\":1,\"source\":");
   ct_buf_json(h, source, strlen(source));
-  ct_buf_printf(h, ",\"live\":%s,\"start_ts\":%" PRIu64 ",\"end_ts\":%" PRIu64 ",\"duration_ns\":%" PRIu64
-                   ",\"lines\":%" PRIu64 ",\"events\":%" PRIu64 ",\"malformed\":%" PRIu64
-                   ",\"lost\":%" PRIu64 ",\"wakes\":%" PRIu64 ",\"ended\":%s,\"coroutines\":%zu",
-                live ? "true" : "false", start, end, end - start, m->lines, m->events, m->bad, m->lost,
-                m->wake_count, m->has_end ? "true" : "false", m->ncoros);
+  ct_buf_printf(h,
+                ",\"live\":%s,\"start_ts\":%" PRIu64 ",\"end_ts\":%" PRIu64
+                ",\"duration_ns\":%" PRIu64 ",\"lines\":%" PRIu64 ",\"events\":%" PRIu64
+                ",\"malformed\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"wakes\":%" PRIu64
+                ",\"ended\":%s,\"coroutines\":%zu",
+                live ? "true" : "false", start, end, end - start, m->lines, m->events, m->bad,
+                m->lost, m->wake_count, m->has_end ? "true" : "false", m->ncoros);
   ct_buf_puts(h, ",\"run_id\":");
   ct_buf_json(h, m->run_id, strlen(m->run_id));
   ct_buf_puts(h, ",\"host\":");
   ct_buf_json(h, m->host, strlen(m->host));
   ct_buf_puts(h, ",\"threads\":[");
-  for (size_t i = 0; i < m->ntids; i++) ct_buf_printf(h, "%s%" PRIu32, i ? "," : "", m->tids[i]);
+  for (size_t i = 0; i < m->ntids; i++)
+    ct_buf_printf(h, "%s%" PRIu32, i ? "," : "", m->tids[i]);
   ct_buf_puts(h, "],\"sites\":[");
   for (size_t i = 0; i < m->nsites; i++)
-    ct_buf_printf(h, "%s[\"0x%016" PRIx64 "\",%" PRIu32 "]", i ? "," : "", m->sites[i], m->site_pids[i]);
+    ct_buf_printf(h, "%s[\"0x%016" PRIx64 "\",%" PRIu32 "]", i ? "," : "", m->sites[i],
+                  m->site_pids[i]);
   ct_buf_puts(h, "],\"labels\":[\"\"");
   for (size_t i = 1; i < m->nlabels; i++) {
     ct_buf_puts(h, ",");
     ct_buf_json(h, m->labels[i], strlen(m->labels[i]));
   }
   size_t kept = 0;
-  for (size_t i = 0; i < m->ncoros; i++) kept += m->coros[i].keep;
-  ct_buf_printf(h, "],\"summary\":{\"spans\":%zu,\"spans_dropped\":%" PRIu64 ",\"wakes_kept\":%zu"
-                   ",\"wakes_dropped\":%" PRIu64 ",\"kept_coroutines\":%zu,\"span_budget\":%zu",
+  for (size_t i = 0; i < m->ncoros; i++)
+    kept += m->coros[i].keep;
+  ct_buf_printf(h,
+                "],\"summary\":{\"spans\":%zu,\"spans_dropped\":%" PRIu64 ",\"wakes_kept\":%zu"
+                ",\"wakes_dropped\":%" PRIu64 ",\"kept_coroutines\":%zu,\"span_budget\":%zu",
                 nspans, m->spans_dropped, m->nwakes, m->wakes_dropped, kept, m->span_budget);
-  if (m->detail_until != UINT64_MAX) ct_buf_printf(h, ",\"detail_until\":%.0f", rel(m->detail_until, start));
+  if (m->detail_until != UINT64_MAX)
+    ct_buf_printf(h, ",\"detail_until\":%.0f", rel(m->detail_until, start));
   ct_buf_puts(h, "},\"arrays\":[");
   for (size_t i = 0; i < o->narr; i++)
     ct_buf_printf(h, "%s{\"name\":\"%s\",\"type\":\"%s\",\"n\":%zu}", i ? "," : "", o->arrs[i].name,
                   o->arrs[i].type, o->arrs[i].n);
   ct_buf_puts(h, "],\"findings\":");
-  if (findings && findings_len) ct_buf_put(h, findings, findings_len);
-  else ct_buf_puts(h, "null");
+  if (findings && findings_len)
+    ct_buf_put(h, findings, findings_len);
+  else
+    ct_buf_puts(h, "null");
 }
 
 int ct_model_serialize(const struct ct_model *m, const char *findings, size_t findings_len,
-                       const char *source, uint64_t now_ts, int live, struct ct_buf *z, uint64_t *raw_len) {
+                       const char *source, uint64_t now_ts, int live, struct ct_buf *z,
+                       uint64_t *raw_len) {
   struct out o = {0};
   struct ct_buf h = {0};
   struct ct_span *opn = NULL;
   uint32_t *ord = NULL, *starts = NULL, *thr = NULL;
   int rc = ct_zw_init(&o.zw, z);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   rc = -ENOMEM;
   uint64_t end = ct_model_end(m, now_ts);
   o.start = m->start_ts ? m->start_ts : end;
   uint64_t start = o.start;
 
   /* Coroutines still in a state at the end: a span to the end ("open"). */
-  if (!(opn = malloc((m->ncoros ? m->ncoros : 1) * sizeof *opn))) goto out;
+  if (!(opn = malloc((m->ncoros ? m->ncoros : 1) * sizeof *opn)))
+    goto out;
   size_t nopen = 0;
   for (size_t i = 0; i < m->ncoros; i++) {
     const struct ct_mcoro *c = &m->coros[i];
-    if (c->state > CT_SP_CREATED || c->destroyed) continue;
+    if (c->state > CT_SP_CREATED || c->destroyed)
+      continue;
     struct ct_span *s = &opn[nopen++];
-    *s = (struct ct_span){.t0 = c->state_ts, .t1 = end > c->state_ts ? end : c->state_ts, .obj = c->obj,
-                          .coro = (uint32_t)i, .state = c->state, .wait = c->wait, .open = 1};
-    s->arg = c->state == CT_SP_RUNNING ? c->tid : c->state == CT_SP_SUSPENDED ? c->site
-           : c->state == CT_SP_RUNNABLE ? c->waker : NONE;
+    *s = (struct ct_span){.t0 = c->state_ts,
+                          .t1 = end > c->state_ts ? end : c->state_ts,
+                          .obj = c->obj,
+                          .coro = (uint32_t)i,
+                          .state = c->state,
+                          .wait = c->wait,
+                          .open = 1};
+    s->arg = c->state == CT_SP_RUNNING     ? c->tid
+             : c->state == CT_SP_SUSPENDED ? c->site
+             : c->state == CT_SP_RUNNABLE  ? c->waker
+                                           : NONE;
   }
   o.sp = m->spans;
   o.nsp = m->nspans;
@@ -139,14 +167,19 @@ int ct_model_serialize(const struct ct_model *m, const char *findings, size_t fi
   size_t ns = m->nspans + nopen, nc = m->ncoros;
   /* By coroutine, stable: a coroutine's spans were emitted in its own event
    * order, its open span last, so each lane comes out in time order. */
-  if (!(starts = calloc(nc + 1, sizeof *starts)) || !(ord = malloc((ns ? ns : 1) * sizeof *ord))) goto out;
-  for (size_t i = 0; i < ns; i++) starts[span_at(&o, i)->coro + 1]++;
-  for (size_t i = 0; i < nc; i++) starts[i + 1] += starts[i];
+  if (!(starts = calloc(nc + 1, sizeof *starts)) || !(ord = malloc((ns ? ns : 1) * sizeof *ord)))
+    goto out;
+  for (size_t i = 0; i < ns; i++)
+    starts[span_at(&o, i)->coro + 1]++;
+  for (size_t i = 0; i < nc; i++)
+    starts[i + 1] += starts[i];
   {
     uint32_t *fill = malloc((nc ? nc : 1) * sizeof *fill);
-    if (!fill) goto out;
+    if (!fill)
+      goto out;
     memcpy(fill, starts, nc * sizeof *fill);
-    for (size_t i = 0; i < ns; i++) ord[fill[span_at(&o, i)->coro]++] = (uint32_t)i;
+    for (size_t i = 0; i < ns; i++)
+      ord[fill[span_at(&o, i)->coro]++] = (uint32_t)i;
     free(fill);
   }
   o.ord = ord;
@@ -164,11 +197,13 @@ int ct_model_serialize(const struct ct_model *m, const char *findings, size_t fi
     const struct ct_span *s = span_at(&o, ord[p]);
     nrun += s->state == CT_SP_RUNNING && s->arg != NONE;
   }
-  if (!(thr = malloc((nrun ? nrun : 1) * sizeof *thr))) goto out;
+  if (!(thr = malloc((nrun ? nrun : 1) * sizeof *thr)))
+    goto out;
   nrun = 0;
   for (size_t p = 0; p < ns; p++) {
     const struct ct_span *s = span_at(&o, ord[p]);
-    if (s->state == CT_SP_RUNNING && s->arg != NONE) thr[nrun++] = (uint32_t)p;
+    if (s->state == CT_SP_RUNNING && s->arg != NONE)
+      thr[nrun++] = (uint32_t)p;
   }
   qsort_r(thr, nrun, sizeof *thr, cmp_thread, &o);
 
@@ -188,7 +223,10 @@ int ct_model_serialize(const struct ct_model *m, const char *findings, size_t fi
   EMIT(&o, "co_id", "f64", double, nc, (double)co[i].id);
   EMIT(&o, "co_label", "u32", uint32_t, nc, co[i].label);
   EMIT(&o, "co_pid", "u32", uint32_t, nc, co[i].pid);
-  EMIT(&o, "co_state", "u8", uint8_t, nc, co[i].destroyed ? 4 : co[i].state > CT_SP_CREATED ? 5 : co[i].state);
+  EMIT(&o, "co_state", "u8", uint8_t, nc,
+       co[i].destroyed               ? 4
+       : co[i].state > CT_SP_CREATED ? 5
+                                     : co[i].state);
   EMIT(&o, "co_wait", "u8", uint8_t, nc, co[i].wait);
   EMIT(&o, "co_obj", "f64", double, nc, (double)co[i].obj);
   EMIT(&o, "co_site", "u32", uint32_t, nc, co[i].site);
@@ -216,7 +254,8 @@ int ct_model_serialize(const struct ct_model *m, const char *findings, size_t fi
       break;
     }
   }
-  static const char *const lvname[CT_CT_LEVELS_] = {"cn_running", "cn_runnable", "cn_suspended", "cn_live"};
+  static const char *const lvname[CT_CT_LEVELS_] = {"cn_running", "cn_runnable", "cn_suspended",
+                                                    "cn_live"};
   for (int k = 0; k < CT_CT_LEVELS_; k++) {
     int32_t acc = 0;
     EMIT(&o, lvname[k], "i32", int32_t, nb, acc += m->bk[i].d[k]);
@@ -227,21 +266,29 @@ int ct_model_serialize(const struct ct_model *m, const char *findings, size_t fi
 
   header(&h, m, &o, findings, findings_len, source, end, live, ns);
   ct_buf_printf(&h, ",\"counters\":{\"t0\":%.0f,\"bucket_ns\":%" PRIu64 ",\"n\":%zu}}",
-                m->blo >= 0 ? rel((uint64_t)m->blo << m->bshift, start) : 0.0, (uint64_t)1 << m->bshift, nb);
-  if (h.err) goto out;
+                m->blo >= 0 ? rel((uint64_t)m->blo << m->bshift, start) : 0.0,
+                (uint64_t)1 << m->bshift, nb);
+  if (h.err)
+    goto out;
   ct_zw_align(&o.zw, 8);
   ct_zw_put(&o.zw, h.p, h.n);
   uint32_t hl = (uint32_t)h.n;
-  unsigned char tail[8] = {(unsigned char)hl, (unsigned char)(hl >> 8), (unsigned char)(hl >> 16),
-                           (unsigned char)(hl >> 24), 'C', 'T', 'D', '1'};
+  unsigned char tail[8] = {(unsigned char)hl,
+                           (unsigned char)(hl >> 8),
+                           (unsigned char)(hl >> 16),
+                           (unsigned char)(hl >> 24),
+                           'C',
+                           'T',
+                           'D',
+                           '1'};
   ct_zw_put(&o.zw, tail, sizeof tail);
   *raw_len = o.zw.raw;
   rc = 0;
-out:
-  {
-    int zr = ct_zw_finish(&o.zw);
-    if (!rc) rc = zr;
-  }
+out : {
+  int zr = ct_zw_finish(&o.zw);
+  if (!rc)
+    rc = zr;
+}
   ct_buf_free(&h);
   free(opn);
   free(ord);

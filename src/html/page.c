@@ -62,8 +62,10 @@ void ct_zw_align(struct ct_zw *w, size_t align) {
 }
 
 int ct_zw_finish(struct ct_zw *w) {
-  if (!w->s) return w->err ? w->err : -ENOMEM;
-  if (!w->err) zw_run(w, NULL, 0, Z_FINISH);
+  if (!w->s)
+    return w->err ? w->err : -ENOMEM;
+  if (!w->err)
+    zw_run(w, NULL, 0, Z_FINISH);
   deflateEnd(w->s);
   free(w->s);
   w->s = NULL;
@@ -81,14 +83,16 @@ static void base64_block(struct ct_buf *out, const unsigned char *p, size_t n);
 static void base64(struct ct_buf *out, const unsigned char *p, size_t n) {
   for (size_t off = 0; off < n; off += CHUNK_B64 / 4 * 3) {
     size_t k = n - off < CHUNK_B64 / 4 * 3 ? n - off : CHUNK_B64 / 4 * 3;
-    if (off) ct_buf_puts(out, DATA_BREAK);
+    if (off)
+      ct_buf_puts(out, DATA_BREAK);
     base64_block(out, p + off, k);
   }
 }
 
 static void base64_block(struct ct_buf *out, const unsigned char *p, size_t n) {
   static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  if (ct_buf_reserve(out, (n + 2) / 3 * 4 + 1)) return;
+  if (ct_buf_reserve(out, (n + 2) / 3 * 4 + 1))
+    return;
   char *o = out->p + out->n;
   size_t i = 0;
   for (; i + 3 <= n; i += 3) {
@@ -114,22 +118,29 @@ static void base64_block(struct ct_buf *out, const unsigned char *p, size_t n) {
  * the template has no such marker (a broken build). */
 static int upto(struct ct_buf *out, const char **pos, const char *end, const char *marker) {
   const char *m = memmem(*pos, (size_t)(end - *pos), marker, strlen(marker));
-  if (!m) return -EINVAL;
+  if (!m)
+    return -EINVAL;
   ct_buf_put(out, *pos, (size_t)(m - *pos));
   *pos = m + strlen(marker);
   return 0;
 }
 
 int ct_page_render(const struct ct_buf *z, int live, struct ct_buf *out) {
-  const char *pos = ct_asset_html, *end = ct_asset_html + ct_asset_len(ct_asset_html, ct_asset_html_end);
+  const char *pos = ct_asset_html,
+             *end = ct_asset_html + ct_asset_len(ct_asset_html, ct_asset_html_end);
   int rc;
-  if ((rc = upto(out, &pos, end, "/*CT:CSS*/"))) return rc;
+  if ((rc = upto(out, &pos, end, "/*CT:CSS*/")))
+    return rc;
   ct_buf_put(out, ct_asset_css, ct_asset_len(ct_asset_css, ct_asset_css_end));
-  if ((rc = upto(out, &pos, end, "CT:MODE"))) return rc;
+  if ((rc = upto(out, &pos, end, "CT:MODE")))
+    return rc;
   ct_buf_puts(out, live ? "live" : "offline");
-  if ((rc = upto(out, &pos, end, "CT:DATA"))) return rc;
-  if (z) base64(out, (const unsigned char *)z->p, z->n);
-  if ((rc = upto(out, &pos, end, "/*CT:JS*/"))) return rc;
+  if ((rc = upto(out, &pos, end, "CT:DATA")))
+    return rc;
+  if (z)
+    base64(out, (const unsigned char *)z->p, z->n);
+  if ((rc = upto(out, &pos, end, "/*CT:JS*/")))
+    return rc;
   ct_buf_put(out, ct_asset_js, ct_asset_len(ct_asset_js, ct_asset_js_end));
   ct_buf_put(out, pos, (size_t)(end - pos));
   return out->err;

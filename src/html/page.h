@@ -18,8 +18,8 @@
 struct ct_dash_stats {
   uint64_t bytes, lines, events, spans, spans_dropped, blob_bytes;
   int passes;
-  int bad_line;     /* 1-based line of the first malformed line, when nothing parsed */
-  int not_a_trace;  /* no line was a trace event or record */
+  int bad_line;    /* 1-based line of the first malformed line, when nothing parsed */
+  int not_a_trace; /* no line was a trace event or record */
 };
 
 /* Reads the trace on fd (named name) and builds the page's data: the

@@ -43,7 +43,8 @@ int ct_serve_main(int argc, char **argv) {
     }
   }
   if (!trace) {
-    fprintf(stderr, "corotracer: serve: no trace given (corotracer serve TRACE [--addr [ADDR:]PORT])\n");
+    fprintf(stderr,
+            "corotracer: serve: no trace given (corotracer serve TRACE [--addr [ADDR:]PORT])\n");
     return 2;
   }
   struct stat sb;

@@ -17,7 +17,7 @@
 
 #include "probe/probe.h"
 
-struct ct_probe ct_probe = {.state = CT_UNINIT, .sock = -1};
+struct ct_probe corotracer__probe = {.state = CT_UNINIT, .sock = -1};
 
 static pthread_once_t ct_once = PTHREAD_ONCE_INIT;
 
@@ -56,7 +56,7 @@ static const char *ct_strerror(int err, char *buf, size_t len) {
   return strerror_r(err, buf, len); /* GNU variant: may return a static string */
 }
 
-/* Parse CTP_MAX_STATIONS: decimal digits only, 1..CT_MAX_STATIONS. */
+/* Parse CTP_MAX_STATIONS: decimal digits only, 1..CTP_STATIONS_MAX. */
 static int ct_parse_count(const char *s, uint32_t *out) {
   uint64_t v = 0;
   if (*s == '\0')
@@ -65,7 +65,7 @@ static int ct_parse_count(const char *s, uint32_t *out) {
     if (*s < '0' || *s > '9')
       return -EINVAL;
     v = v * 10 + (uint64_t)(*s - '0');
-    if (v > CT_MAX_STATIONS)
+    if (v > CTP_STATIONS_MAX)
       return -ERANGE;
   }
   if (v == 0)
@@ -102,12 +102,14 @@ static int ct_map_file(const char *path, uint32_t n, struct ctp_header **hdr) {
   int fd = open(path, O_RDWR | O_CLOEXEC);
   if (fd < 0) {
     rc = -errno;
-    ct_complain("corotracer: %s=%s: cannot open: %s", CTP_ENV_SHM, path, ct_strerror(-rc, eb, sizeof eb));
+    ct_complain("corotracer: %s=%s: cannot open: %s", CTP_ENV_SHM, path,
+                ct_strerror(-rc, eb, sizeof eb));
     goto out;
   }
   if (fstat(fd, &stbuf) != 0) {
     rc = -errno;
-    ct_complain("corotracer: %s=%s: cannot stat: %s", CTP_ENV_SHM, path, ct_strerror(-rc, eb, sizeof eb));
+    ct_complain("corotracer: %s=%s: cannot stat: %s", CTP_ENV_SHM, path,
+                ct_strerror(-rc, eb, sizeof eb));
     goto out;
   }
   if (!S_ISREG(stbuf.st_mode)) {
@@ -118,7 +120,8 @@ static int ct_map_file(const char *path, uint32_t n, struct ctp_header **hdr) {
   if ((uint64_t)stbuf.st_size < CTP_FILE_SIZE(n)) {
     rc = -EINVAL;
     ct_complain("corotracer: %s=%s: file is %lld bytes, %s=%u needs %llu", CTP_ENV_SHM, path,
-                (long long)stbuf.st_size, CTP_ENV_STATIONS, n, (unsigned long long)CTP_FILE_SIZE(n));
+                (long long)stbuf.st_size, CTP_ENV_STATIONS, n,
+                (unsigned long long)CTP_FILE_SIZE(n));
     goto out;
   }
   rc = ct_read_header(fd, &h, sizeof h);
@@ -135,8 +138,8 @@ static int ct_map_file(const char *path, uint32_t n, struct ctp_header **hdr) {
   }
   if (h.version != CTP_VERSION) {
     rc = -EPROTONOSUPPORT;
-    ct_complain("corotracer: %s=%s: unsupported cTP version %u (want %u)", CTP_ENV_SHM, path, h.version,
-                CTP_VERSION);
+    ct_complain("corotracer: %s=%s: unsupported cTP version %u (want %u)", CTP_ENV_SHM, path,
+                h.version, CTP_VERSION);
     goto out;
   }
   /* Both directions matter: a smaller env count than the file's would let
@@ -150,7 +153,8 @@ static int ct_map_file(const char *path, uint32_t n, struct ctp_header **hdr) {
   void *base = mmap(NULL, (size_t)CTP_FILE_SIZE(n), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) {
     rc = -errno;
-    ct_complain("corotracer: %s=%s: cannot map: %s", CTP_ENV_SHM, path, ct_strerror(-rc, eb, sizeof eb));
+    ct_complain("corotracer: %s=%s: cannot map: %s", CTP_ENV_SHM, path,
+                ct_strerror(-rc, eb, sizeof eb));
     goto out;
   }
   *hdr = base;
@@ -179,7 +183,8 @@ static int ct_connect(const char *path, int *out) {
   fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
     rc = -errno;
-    ct_complain("corotracer: %s=%s: socket: %s", CTP_ENV_SOCK, path, ct_strerror(-rc, eb, sizeof eb));
+    ct_complain("corotracer: %s=%s: socket: %s", CTP_ENV_SOCK, path,
+                ct_strerror(-rc, eb, sizeof eb));
     goto out;
   }
   for (int tries = 0;; tries++) {
@@ -193,7 +198,8 @@ static int ct_connect(const char *path, int *out) {
       continue;
     }
     rc = -errno;
-    ct_complain("corotracer: %s=%s: cannot connect: %s", CTP_ENV_SOCK, path, ct_strerror(-rc, eb, sizeof eb));
+    ct_complain("corotracer: %s=%s: cannot connect: %s", CTP_ENV_SOCK, path,
+                ct_strerror(-rc, eb, sizeof eb));
     goto out;
   }
   *out = fd;
@@ -261,19 +267,19 @@ static void ct_await_ack(int fd) {
  * socket so the engine sees EOF when the parent goes. A child whose parent was
  * untraced keeps the parent's verdict. */
 static void ct_atfork_child(void) {
-  int s = atomic_load_explicit(&ct_probe.state, memory_order_relaxed);
-  ct_forget_current();
+  int s = atomic_load_explicit(&corotracer__probe.state, memory_order_relaxed);
+  corotracer__forget_current();
   if (s != CT_TRACED && s != CT_UNINIT)
     return;
   /* CT_UNINIT here means another parent thread was attaching during fork():
    * its pthread_once would never complete in the child. */
-  atomic_store_explicit(&ct_probe.state, -ECHILD, memory_order_relaxed);
+  atomic_store_explicit(&corotracer__probe.state, -ECHILD, memory_order_relaxed);
   if (s == CT_TRACED) {
-    munmap(ct_probe.hdr, (size_t)ct_probe.map_len);
-    int fd = atomic_exchange_explicit(&ct_probe.sock, -1, memory_order_relaxed);
+    munmap(corotracer__probe.hdr, (size_t)corotracer__probe.map_len);
+    int fd = atomic_exchange_explicit(&corotracer__probe.sock, -1, memory_order_relaxed);
     if (fd >= 0)
       close(fd);
-    ct_probe.hdr = NULL;
+    corotracer__probe.hdr = NULL;
   }
 }
 
@@ -299,7 +305,8 @@ static int ct_attach(void) {
   }
   rc = ct_parse_count(count, &n);
   if (rc < 0) {
-    ct_complain("corotracer: %s=%s: not a decimal number in 1..%u", CTP_ENV_STATIONS, count, CT_MAX_STATIONS);
+    ct_complain("corotracer: %s=%s: not a decimal number in 1..%u", CTP_ENV_STATIONS, count,
+                CTP_STATIONS_MAX);
     goto out;
   }
   rc = ct_map_file(shm, n, &hdr);
@@ -308,19 +315,19 @@ static int ct_attach(void) {
   rc = ct_connect(sock, &fd);
   if (rc < 0)
     goto out;
-  fd = ct_park_socket(fd, &ct_probe.sock_dev, &ct_probe.sock_ino);
+  fd = ct_park_socket(fd, &corotracer__probe.sock_dev, &corotracer__probe.sock_ino);
   if (fd >= 0 && hdr->ext_magic == CTP_EXT_MAGIC && hdr->ext_version >= CTP_EXT_VERSION)
     ct_await_ack(fd);
-  ct_probe.hdr = hdr;
-  ct_probe.map_len = CTP_FILE_SIZE(n);
-  ct_probe.nstations = n;
-  ct_probe.pid = (uint32_t)getpid();
+  corotracer__probe.hdr = hdr;
+  corotracer__probe.map_len = CTP_FILE_SIZE(n);
+  corotracer__probe.nstations = n;
+  corotracer__probe.pid = (uint32_t)getpid();
   /* Only our engine sets mode (a v1 engine leaves the word zero). */
   if (hdr->ext_magic == CTP_EXT_MAGIC && (hdr->mode & CTP_MODE_LOSSLESS)) {
-    ct_probe.lossless = 1;
-    ct_probe.lossless_ms = hdr->lossless_ms ? hdr->lossless_ms : 1000;
+    corotracer__probe.lossless = 1;
+    corotracer__probe.lossless_ms = hdr->lossless_ms ? hdr->lossless_ms : 1000;
   }
-  atomic_store_explicit(&ct_probe.sock, fd, memory_order_relaxed);
+  atomic_store_explicit(&corotracer__probe.sock, fd, memory_order_relaxed);
   atomic_fetch_add_explicit(&hdr->attached, 1, memory_order_relaxed);
   hdr = NULL;
   rc = CT_TRACED;
@@ -331,15 +338,15 @@ out:
 }
 
 static void ct_attach_once(void) {
-  atomic_store_explicit(&ct_probe.state, ct_attach(), memory_order_release);
+  atomic_store_explicit(&corotracer__probe.state, ct_attach(), memory_order_release);
 }
 
 /* Contract: see probe.h. The acquire load pairs with the release store in
  * ct_attach_once, so a caller that sees CT_TRACED sees every ct_probe field. */
-int ct_ensure_attached(void) {
-  int s = atomic_load_explicit(&ct_probe.state, memory_order_acquire);
+int corotracer__ensure_attached(void) {
+  int s = atomic_load_explicit(&corotracer__probe.state, memory_order_acquire);
   if (s != CT_UNINIT)
     return s;
   pthread_once(&ct_once, ct_attach_once);
-  return atomic_load_explicit(&ct_probe.state, memory_order_acquire);
+  return atomic_load_explicit(&corotracer__probe.state, memory_order_acquire);
 }

@@ -15,7 +15,10 @@
 #include <unistd.h>
 
 #include "probe/probe.h"
-_Static_assert((int)COROTRACER_WAIT_NONE == CTP_WAIT_NONE && (int)COROTRACER_WAIT_FD == CTP_WAIT_FD && (int)COROTRACER_WAIT_PTR == CTP_WAIT_PTR, "the SDK's wait kinds are the protocol's");
+_Static_assert((int)COROTRACER_WAIT_NONE == CTP_WAIT_NONE &&
+                   (int)COROTRACER_WAIT_FD == CTP_WAIT_FD &&
+                   (int)COROTRACER_WAIT_PTR == CTP_WAIT_PTR,
+               "the SDK's wait kinds are the protocol's");
 
 /* Probe ids picked for id == 0: bit 63 keeps them clear of user-space
  * addresses (what callers usually pass), the station index + 1 keeps them
@@ -25,14 +28,14 @@ _Static_assert((int)COROTRACER_WAIT_NONE == CTP_WAIT_NONE && (int)COROTRACER_WAI
 /* Per-thread state. initial-exec: no __tls_get_addr call on the hot path
  * (the library is small enough for the static TLS surplus when dlopen'ed). */
 struct ct_thread {
-  uint64_t tid;              /* gettid(), fetched once per thread */
-  struct ctp_station *cur;   /* coroutine running on this thread, or NULL */
-  uint64_t cur_id;           /* its probe_id (0 when cur is NULL) */
+  uint64_t tid;            /* gettid(), fetched once per thread */
+  struct ctp_station *cur; /* coroutine running on this thread, or NULL */
+  uint64_t cur_id;         /* its probe_id (0 when cur is NULL) */
 };
 static _Thread_local struct ct_thread ct_tls __attribute__((tls_model("initial-exec")));
 
 /* Contract: see probe.h. Touches only the calling thread's state. */
-void ct_forget_current(void) {
+void corotracer__forget_current(void) {
   ct_tls.cur = NULL;
   ct_tls.cur_id = 0;
 }
@@ -42,7 +45,7 @@ void ct_forget_current(void) {
  * its own synchronization), and the only way back is the fork child handler,
  * which runs on this very thread: a relaxed load is enough. */
 static inline int ct_live(void) {
-  return atomic_load_explicit(&ct_probe.state, memory_order_relaxed) == CT_TRACED;
+  return atomic_load_explicit(&corotracer__probe.state, memory_order_relaxed) == CT_TRACED;
 }
 
 static inline uint64_t ct_now(void) {
@@ -66,7 +69,7 @@ static inline uint64_t ct_tid(void) {
 static void ct_kick_engine(struct ctp_header *h) {
   if (atomic_load_explicit(&h->tracer_sleeping, memory_order_seq_cst) != 1)
     return;
-  int fd = atomic_load_explicit(&ct_probe.sock, memory_order_relaxed);
+  int fd = atomic_load_explicit(&corotracer__probe.sock, memory_order_relaxed);
   if (fd < 0)
     return;
   int saved = errno; /* the scheduler calling us must not see our errno */
@@ -77,9 +80,10 @@ static void ct_kick_engine(struct ctp_header *h) {
    * tracer_sleeping set for another process's probe (or the engine's
    * fallback poll) to act on. */
   struct stat sb;
-  if (fstat(fd, &sb) != 0 || !S_ISSOCK(sb.st_mode) || (uint64_t)sb.st_dev != ct_probe.sock_dev ||
-      (uint64_t)sb.st_ino != ct_probe.sock_ino) {
-    atomic_store_explicit(&ct_probe.sock, -1, memory_order_relaxed);
+  if (fstat(fd, &sb) != 0 || !S_ISSOCK(sb.st_mode) ||
+      (uint64_t)sb.st_dev != corotracer__probe.sock_dev ||
+      (uint64_t)sb.st_ino != corotracer__probe.sock_ino) {
+    atomic_store_explicit(&corotracer__probe.sock, -1, memory_order_relaxed);
     goto out;
   }
   uint32_t one = 1;
@@ -98,7 +102,7 @@ out:
  * lost) and wait no more until the engine makes progress again, so a stopped
  * or dead engine delays the target by one timeout, not one per event. */
 static __attribute__((noinline, cold)) void ct_wait_room(struct ctp_station *st, uint64_t k) {
-  struct ctp_header *h = ct_probe.hdr;
+  struct ctp_header *h = corotracer__probe.hdr;
   uint64_t need = k - CTP_SLOTS + 1;
   for (int spin = 0; spin < 1000; spin++) {
     if (atomic_load_explicit(&st->harvested_ev, memory_order_acquire) >= need)
@@ -107,13 +111,13 @@ static __attribute__((noinline, cold)) void ct_wait_room(struct ctp_station *st,
     __builtin_ia32_pause();
 #endif
   }
-  if (atomic_load_explicit(&ct_probe.stalled, memory_order_relaxed) &&
+  if (atomic_load_explicit(&corotracer__probe.stalled, memory_order_relaxed) &&
       atomic_load_explicit(&h->harvest_epoch, memory_order_relaxed) ==
-          atomic_load_explicit(&ct_probe.stall_epoch, memory_order_relaxed))
+          atomic_load_explicit(&corotracer__probe.stall_epoch, memory_order_relaxed))
     return;
-  atomic_store_explicit(&ct_probe.stalled, 0, memory_order_relaxed);
+  atomic_store_explicit(&corotracer__probe.stalled, 0, memory_order_relaxed);
   int saved = errno;
-  uint64_t deadline = ct_now() + (uint64_t)ct_probe.lossless_ms * 1000000u;
+  uint64_t deadline = ct_now() + (uint64_t)corotracer__probe.lossless_ms * 1000000u;
   for (;;) {
     ct_kick_engine(h); /* it may be asleep: our ring being full woke nobody */
     uint32_t e0 = atomic_load_explicit(&h->harvest_epoch, memory_order_seq_cst);
@@ -133,9 +137,9 @@ static __attribute__((noinline, cold)) void ct_wait_room(struct ctp_station *st,
     if (room)
       break;
     if (now >= deadline) {
-      atomic_store_explicit(&ct_probe.stall_epoch, e0, memory_order_relaxed);
-      atomic_store_explicit(&ct_probe.stalled, 1, memory_order_relaxed);
-      atomic_fetch_add_explicit(&ct_probe.timeouts, 1, memory_order_relaxed);
+      atomic_store_explicit(&corotracer__probe.stall_epoch, e0, memory_order_relaxed);
+      atomic_store_explicit(&corotracer__probe.stalled, 1, memory_order_relaxed);
+      atomic_fetch_add_explicit(&corotracer__probe.timeouts, 1, memory_order_relaxed);
       break;
     }
   }
@@ -150,7 +154,7 @@ static void ct_emit(struct ctp_station *st, uint64_t ts, uint8_t kind, uint64_t 
    * so nothing slow ever runs while the slot's seq is odd. */
   uint64_t tid = ct_tid();
   uint64_t k = atomic_fetch_add_explicit(&st->ev_claimed, 1, memory_order_relaxed);
-  if (__builtin_expect(ct_probe.lossless, 0) && k >= CTP_SLOTS &&
+  if (__builtin_expect(corotracer__probe.lossless, 0) && k >= CTP_SLOTS &&
       atomic_load_explicit(&st->harvested_ev, memory_order_acquire) < k - CTP_SLOTS + 1)
     ct_wait_room(st, k);
   struct ctp_slot *sl = &st->slots[k % CTP_SLOTS];
@@ -161,7 +165,7 @@ static void ct_emit(struct ctp_station *st, uint64_t ts, uint8_t kind, uint64_t 
      * it. Either way waiting could block behind a preempted thread, so the
      * event is dropped; its index stays unused and the engine counts it lost. */
     if ((v & 1) || v > t) {
-      atomic_fetch_add_explicit(&ct_probe.dropped, 1, memory_order_relaxed);
+      atomic_fetch_add_explicit(&corotracer__probe.dropped, 1, memory_order_relaxed);
       return;
     }
   } while (!atomic_compare_exchange_weak_explicit(&sl->seq, &v, t + 1, memory_order_acquire,
@@ -176,7 +180,7 @@ static void ct_emit(struct ctp_station *st, uint64_t ts, uint8_t kind, uint64_t 
   __atomic_store_n(&sl->obj, obj, __ATOMIC_RELAXED);
   __atomic_store_n(&sl->is_active, (uint8_t)(kind == CTP_KIND_RESUME), __ATOMIC_RELAXED);
   atomic_exchange_explicit(&sl->seq, t + 2, memory_order_seq_cst);
-  ct_kick_engine(ct_probe.hdr);
+  ct_kick_engine(corotracer__probe.hdr);
 }
 
 /* The station of a coroutine that stops running on this thread (suspend,
@@ -187,7 +191,7 @@ static inline struct ctp_station *ct_leaving(corotracer_co *co) {
   if (!st || !ct_live())
     return NULL;
   if (ct_tls.cur == st)
-    ct_forget_current();
+    corotracer__forget_current();
   return st;
 }
 
@@ -197,13 +201,13 @@ static inline uint64_t ct_site(const void *site, const void *ret) {
 
 /* Contract: see include/corotracer.h. */
 int corotracer_init(void) {
-  int s = ct_ensure_attached();
+  int s = corotracer__ensure_attached();
   return s == CT_TRACED ? 0 : s;
 }
 
 /* Contract: see include/corotracer.h. */
 int corotracer_enabled(void) {
-  return ct_ensure_attached() == CT_TRACED;
+  return corotracer__ensure_attached() == CT_TRACED;
 }
 
 /* Contract: see include/corotracer.h. The handle is the station itself (no
@@ -212,10 +216,10 @@ int corotracer_enabled(void) {
  * and before the create event publishes anything. */
 corotracer_co *corotracer_create(uint64_t id, const char *label, const void *site) {
   const void *ret = __builtin_extract_return_addr(__builtin_return_address(0));
-  if (ct_ensure_attached() != CT_TRACED)
+  if (corotracer__ensure_attached() != CT_TRACED)
     return NULL;
-  struct ctp_header *h = ct_probe.hdr;
-  uint32_t n = ct_probe.nstations;
+  struct ctp_header *h = corotracer__probe.hdr;
+  uint32_t n = corotracer__probe.nstations;
   uint32_t i = n;
   /* The load first keeps the cursor from wrapping around (and handing out
    * station 0 again) when a program keeps creating after overflow. */
@@ -226,7 +230,7 @@ corotracer_co *corotracer_create(uint64_t id, const char *label, const void *sit
     i = atomic_fetch_add_explicit(&h->allocated_count, 1, memory_order_seq_cst);
   if (i >= n) {
     atomic_fetch_add_explicit(&h->overflow, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&ct_probe.dropped, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&corotracer__probe.dropped, 1, memory_order_relaxed);
     return NULL;
   }
   struct ctp_station *st = ctp_station_at(h, i);
@@ -241,7 +245,7 @@ corotracer_co *corotracer_create(uint64_t id, const char *label, const void *sit
   __atomic_store_n(&st->birth_ts, now, __ATOMIC_RELAXED);
   __atomic_store_n(&st->create_site, where, __ATOMIC_RELAXED);
   __atomic_store_n(&st->parent_id, parent, __ATOMIC_RELAXED);
-  __atomic_store_n(&st->pid, ct_probe.pid, __ATOMIC_RELAXED);
+  __atomic_store_n(&st->pid, corotracer__probe.pid, __ATOMIC_RELAXED);
   if (label) {
     size_t len = strnlen(label, CTP_LABEL_MAX - 1);
     memcpy(st->label, label, len);
@@ -254,7 +258,8 @@ corotracer_co *corotracer_create(uint64_t id, const char *label, const void *sit
 }
 
 /* Contract: see include/corotracer.h. */
-void corotracer__suspend(corotracer_co *co, const void *site, enum corotracer_wait wait, uint64_t obj) {
+void corotracer__suspend(corotracer_co *co, const void *site, enum corotracer_wait wait,
+                         uint64_t obj) {
   const void *ret = __builtin_extract_return_addr(__builtin_return_address(0));
   struct ctp_station *st = ct_leaving(co);
   if (!st)
@@ -301,15 +306,19 @@ void corotracer__destroy(corotracer_co *co) {
 /* The plain names, for callers that do not use the header's inline wrappers
  * (dlsym, FFI, COROTRACER_NO_INLINE). Aliases, not wrappers: the default site
  * must stay the return address into the caller. */
-COROTRACER_API void corotracer_suspend(corotracer_co *co, const void *site, enum corotracer_wait wait,
-                                       uint64_t obj) __attribute__((alias("corotracer__suspend")));
-COROTRACER_API void corotracer_resume(corotracer_co *co) __attribute__((alias("corotracer__resume")));
-COROTRACER_API void corotracer_wake(corotracer_co *co, const void *site) __attribute__((alias("corotracer__wake")));
-COROTRACER_API void corotracer_destroy(corotracer_co *co) __attribute__((alias("corotracer__destroy")));
+COROTRACER_API void corotracer_suspend(corotracer_co *co, const void *site,
+                                       enum corotracer_wait wait, uint64_t obj)
+    __attribute__((alias("corotracer__suspend")));
+COROTRACER_API void corotracer_resume(corotracer_co *co)
+    __attribute__((alias("corotracer__resume")));
+COROTRACER_API void corotracer_wake(corotracer_co *co, const void *site)
+    __attribute__((alias("corotracer__wake")));
+COROTRACER_API void corotracer_destroy(corotracer_co *co)
+    __attribute__((alias("corotracer__destroy")));
 
 /* Contract: see include/corotracer.h. */
 corotracer_co *corotracer_current(void) {
-  if (ct_ensure_attached() != CT_TRACED)
+  if (corotracer__ensure_attached() != CT_TRACED)
     return NULL;
   return (corotracer_co *)ct_tls.cur;
 }
@@ -319,17 +328,17 @@ corotracer_co *corotracer_current(void) {
 void corotracer_stats(uint64_t *recorded, uint64_t *dropped) {
   uint64_t rec = 0;
   uint64_t drop = 0;
-  if (ct_ensure_attached() == CT_TRACED) {
-    struct ctp_header *h = ct_probe.hdr;
+  if (corotracer__ensure_attached() == CT_TRACED) {
+    struct ctp_header *h = corotracer__probe.hdr;
     uint32_t n = atomic_load_explicit(&h->allocated_count, memory_order_relaxed);
-    if (n > ct_probe.nstations)
-      n = ct_probe.nstations;
+    if (n > corotracer__probe.nstations)
+      n = corotracer__probe.nstations;
     for (uint32_t i = 0; i < n; i++) {
       struct ctp_station *st = ctp_station_at(h, i);
-      if (__atomic_load_n(&st->pid, __ATOMIC_RELAXED) == ct_probe.pid)
+      if (__atomic_load_n(&st->pid, __ATOMIC_RELAXED) == corotracer__probe.pid)
         rec += atomic_load_explicit(&st->ev_claimed, memory_order_relaxed);
     }
-    drop = atomic_load_explicit(&ct_probe.dropped, memory_order_relaxed);
+    drop = atomic_load_explicit(&corotracer__probe.dropped, memory_order_relaxed);
   }
   if (recorded)
     *recorded = rec;

@@ -7,13 +7,10 @@
 
 #include "common/ctp.h"
 
-/* ct_probe.state: CT_UNINIT until the first call tries to attach, then
+/* corotracer__probe.state: CT_UNINIT until the first call tries to attach, then
  * CT_TRACED or the negative errno that left the process untraced. */
 #define CT_UNINIT 0
 #define CT_TRACED 1
-
-/* Highest CTP_MAX_STATIONS we accept: 4 Mi stations is a 4 GiB file. */
-#define CT_MAX_STATIONS (1u << 22)
 
 /* Longest wait at attach for our engine's acknowledgement (module lines). */
 #define CT_ACK_TIMEOUT_MS 1000
@@ -26,13 +23,13 @@ struct ct_probe {
   struct ctp_header *hdr; /* the whole MAP_SHARED file */
   uint64_t map_len;
   uint32_t nstations;
-  uint32_t pid;           /* getpid() at attach: the pid stamped on our stations */
+  uint32_t pid; /* getpid() at attach: the pid stamped on our stations */
   /* Connected Unix stream socket, -1 when none. Atomic: the send path drops
    * it (stores -1) when the fd number no longer names our socket. */
   _Atomic int sock;
   uint64_t sock_dev, sock_ino; /* its identity, checked before each send */
-  int lossless;           /* the engine set CTP_MODE_LOSSLESS */
-  uint32_t lossless_ms;   /* its bound on one wait */
+  int lossless;                /* the engine set CTP_MODE_LOSSLESS */
+  uint32_t lossless_ms;        /* its bound on one wait */
   /* Lossless waits are skipped while the engine shows no progress after a
    * wait timed out: stalled says so, stall_epoch is harvest_epoch then. */
   _Atomic int stalled;
@@ -43,13 +40,13 @@ struct ct_probe {
   _Atomic uint64_t timeouts; /* lossless waits that gave up */
 };
 
-extern struct ct_probe ct_probe;
+extern struct ct_probe corotracer__probe;
 
-/* Attach once per process (thread-safe) and return ct_probe.state: CT_TRACED
+/* Attach once per process (thread-safe) and return corotracer__probe.state: CT_TRACED
  * or a negative errno. Cheap after the first call: one acquire load. */
-int ct_ensure_attached(void);
+int corotracer__ensure_attached(void);
 
 /* Forget the calling thread's current coroutine (fork child handler). */
-void ct_forget_current(void);
+void corotracer__forget_current(void);
 
 #endif /* CT_PROBE_H */

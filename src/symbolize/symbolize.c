@@ -32,7 +32,7 @@ struct sym_file {
   Dwfl_Module *mod; /* the file's only module, at bias 0 */
   int tried;        /* loading was attempted (do not retry a missing file) */
   size_t nload;
-  GElf_Phdr *load;  /* PT_LOAD headers, for file offset -> vaddr */
+  GElf_Phdr *load; /* PT_LOAD headers, for file offset -> vaddr */
 };
 
 /* One mapping: [start, end) of process pid maps file offsets from offset. */
@@ -70,10 +70,12 @@ static const Dwfl_Callbacks offline_callbacks = {
 
 /* Grows *arr (elements of size sz) so that one more fits. */
 static int grow(void **arr, size_t *cap, size_t n, size_t sz) {
-  if (n < *cap) return 0;
+  if (n < *cap)
+    return 0;
   size_t ncap = *cap ? *cap * 2 : 16;
   void *p = realloc(*arr, ncap * sz);
-  if (!p) return -ENOMEM;
+  if (!p)
+    return -ENOMEM;
   *arr = p;
   *cap = ncap;
   return 0;
@@ -81,19 +83,23 @@ static int grow(void **arr, size_t *cap, size_t n, size_t sz) {
 
 int ct_symbolizer_new(ct_symbolizer **out) {
   ct_symbolizer *s = calloc(1, sizeof *s);
-  if (!s) return -ENOMEM;
+  if (!s)
+    return -ENOMEM;
   *out = s;
   return 0;
 }
 
 void ct_symbolizer_free(ct_symbolizer *s) {
-  if (!s) return;
+  if (!s)
+    return;
   for (size_t i = 0; i < s->nfiles; i++) {
-    if (s->files[i].dwfl) dwfl_end(s->files[i].dwfl);
+    if (s->files[i].dwfl)
+      dwfl_end(s->files[i].dwfl);
     free(s->files[i].path);
     free(s->files[i].load);
   }
-  for (size_t i = 0; i < s->nnames; i++) free(s->names[i]);
+  for (size_t i = 0; i < s->nnames; i++)
+    free(s->names[i]);
   free(s->names);
   free(s->files);
   free(s->maps);
@@ -104,32 +110,40 @@ void ct_symbolizer_free(ct_symbolizer *s) {
 /* Index of path in files, adding it if new; -errno on failure. */
 static long file_index(ct_symbolizer *s, const char *path) {
   for (size_t i = 0; i < s->nfiles; i++)
-    if (strcmp(s->files[i].path, path) == 0) return (long)i;
+    if (strcmp(s->files[i].path, path) == 0)
+      return (long)i;
   int rc = grow((void **)&s->files, &s->capfiles, s->nfiles, sizeof *s->files);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   char *dup = strdup(path);
-  if (!dup) return -ENOMEM;
+  if (!dup)
+    return -ENOMEM;
   s->files[s->nfiles] = (struct sym_file){.path = dup};
   return (long)s->nfiles++;
 }
 
 static int add_map(ct_symbolizer *s, struct sym_map m, const char *path) {
-  if (!path || !*path) return -EINVAL;
+  if (!path || !*path)
+    return -EINVAL;
   long fi = file_index(s, path);
-  if (fi < 0) return (int)fi;
+  if (fi < 0)
+    return (int)fi;
   int rc = grow((void **)&s->maps, &s->capmaps, s->nmaps, sizeof *s->maps);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   m.file = (size_t)fi;
   s->maps[s->nmaps++] = m;
   /* A new mapping may change earlier answers (e.g. a re-read /proc/PID/maps). */
-  if (s->cache) memset(s->cache, 0, s->capcache * sizeof *s->cache);
+  if (s->cache)
+    memset(s->cache, 0, s->capcache * sizeof *s->cache);
   s->ncache = 0;
   return 0;
 }
 
 int ct_symbolizer_add_module(ct_symbolizer *s, uint32_t pid, uint64_t start, uint64_t end,
                              uint64_t offset, const char *path) {
-  if (end <= start) return -EINVAL;
+  if (end <= start)
+    return -EINVAL;
   return add_map(s, (struct sym_map){.pid = pid, .start = start, .end = end, .offset = offset},
                  path);
 }
@@ -140,10 +154,12 @@ int ct_symbolizer_add_static(ct_symbolizer *s, const char *path) {
 
 /* Opens f once; leaves f->dwfl NULL when the file cannot be read. */
 static void load_file(struct sym_file *f) {
-  if (f->tried) return;
+  if (f->tried)
+    return;
   f->tried = 1;
   int fd = open(f->path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
+  if (fd < 0)
+    return;
   Dwfl *dwfl = dwfl_begin(&offline_callbacks);
   if (!dwfl) {
     close(fd);
@@ -160,12 +176,15 @@ static void load_file(struct sym_file *f) {
   GElf_Addr bias = 0;
   Elf *elf = dwfl_module_getelf(mod, &bias);
   size_t nph = 0;
-  if (!elf || elf_getphdrnum(elf, &nph) != 0) goto fail;
+  if (!elf || elf_getphdrnum(elf, &nph) != 0)
+    goto fail;
   f->load = calloc(nph ? nph : 1, sizeof *f->load);
-  if (!f->load) goto fail;
+  if (!f->load)
+    goto fail;
   for (size_t i = 0; i < nph; i++) {
     GElf_Phdr ph;
-    if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) f->load[f->nload++] = ph;
+    if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
+      f->load[f->nload++] = ph;
   }
   f->dwfl = dwfl;
   f->mod = mod;
@@ -190,20 +209,25 @@ static int offset_to_vaddr(const struct sym_file *f, uint64_t off, uint64_t *vad
 static const struct sym_map *find_map(const ct_symbolizer *s, uint32_t pid, uint64_t pc) {
   for (size_t i = s->nmaps; i-- > 0;) {
     const struct sym_map *m = &s->maps[i];
-    if (m->is_static) continue;
-    if (pid && m->pid && m->pid != pid) continue;
-    if (pc >= m->start && pc < m->end) return m;
+    if (m->is_static)
+      continue;
+    if (pid && m->pid && m->pid != pid)
+      continue;
+    if (pc >= m->start && pc < m->end)
+      return m;
   }
   /* Files without a map take any address their own symbol table knows. */
   for (size_t i = s->nmaps; i-- > 0;) {
     const struct sym_map *m = &s->maps[i];
-    if (!m->is_static) continue;
+    if (!m->is_static)
+      continue;
     struct sym_file *f = &s->files[m->file];
     load_file(f);
     if (f->mod) {
       Dwarf_Addr lo = 0, hi = 0;
       dwfl_module_info(f->mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
-      if (pc >= lo && pc < hi) return m;
+      if (pc >= lo && pc < hi)
+        return m;
     }
   }
   return NULL;
@@ -223,7 +247,8 @@ static int find_unit(Dwfl_Module *mod, Dwarf_Addr a, Dwarf_Die *cudie, Dwarf_Add
   Dwarf *dw = dwfl_module_getdwarf(mod, bias);
   Dwarf_CU *cu = NULL;
   while (dw && dwarf_get_units(dw, cu, &cu, NULL, NULL, cudie, NULL) == 0)
-    if (dwarf_haspc(cudie, a - *bias) == 1) return 1;
+    if (dwarf_haspc(cudie, a - *bias) == 1)
+      return 1;
   return 0;
 }
 
@@ -236,11 +261,13 @@ static void sdk_call_site(Dwarf_Die *cudie, Dwarf_Die *inl, struct ct_sym *out) 
   Dwarf_Word line, file;
   Dwarf_Files *files;
   size_t nfiles;
-  if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &attr), &line) == 0) out->line = (int)line;
+  if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &attr), &line) == 0)
+    out->line = (int)line;
   if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &attr), &file) == 0 &&
       dwarf_getsrcfiles(cudie, &files, &nfiles) == 0 && file < nfiles) {
     const char *f = dwarf_filesrc(files, file, NULL, NULL);
-    if (f) out->file = f;
+    if (f)
+      out->file = f;
   }
 }
 
@@ -250,7 +277,8 @@ static void sdk_call_site(Dwarf_Die *cudie, Dwarf_Die *inl, struct ct_sym *out) 
 static void dwarf_info(Dwfl_Module *mod, Dwarf_Addr a, struct ct_sym *out) {
   Dwarf_Die cudie, *scopes = NULL;
   Dwarf_Addr bias = 0;
-  if (!find_unit(mod, a, &cudie, &bias)) return;
+  if (!find_unit(mod, a, &cudie, &bias))
+    return;
   Dwarf_Line *ln = dwarf_getsrc_die(&cudie, a - bias);
   int line = 0;
   const char *file = ln ? dwarf_linesrc(ln, NULL, NULL) : NULL;
@@ -263,15 +291,19 @@ static void dwarf_info(Dwfl_Module *mod, Dwarf_Addr a, struct ct_sym *out) {
     int tag = dwarf_tag(&scopes[i]);
     if (tag == DW_TAG_inlined_subroutine) {
       Dwarf_Attribute attr;
-      const char *name = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &attr));
-      if (!name) name = dwarf_diename(&scopes[i]);
+      const char *name =
+          dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &attr));
+      if (!name)
+        name = dwarf_diename(&scopes[i]);
       if (name && strncmp(name, "corotracer_", 11) == 0) { /* our SDK's inline wrapper: */
-        sdk_call_site(&cudie, &scopes[i], out);       /* the site is where it was called */
+        sdk_call_site(&cudie, &scopes[i], out);            /* the site is where it was called */
         continue;
       }
-      if (name) out->function = name;
+      if (name)
+        out->function = name;
     }
-    if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) break;
+    if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram)
+      break;
   }
   free(scopes);
 }
@@ -297,10 +329,13 @@ static void put(struct dm *d, const char *str, size_t k) {
 /* <length><identifier>: *id, *k; 0 if malformed. */
 static int source_name(struct dm *d, const char **id, size_t *k) {
   size_t v = 0;
-  if (d->p >= d->e || *d->p < '1' || *d->p > '9') return 0;
+  if (d->p >= d->e || *d->p < '1' || *d->p > '9')
+    return 0;
   for (; d->p < d->e && *d->p >= '0' && *d->p <= '9'; d->p++)
-    if ((v = v * 10 + (size_t)(*d->p - '0')) > 4096) return 0;
-  if ((size_t)(d->e - d->p) < v) return 0;
+    if ((v = v * 10 + (size_t)(*d->p - '0')) > 4096)
+      return 0;
+  if ((size_t)(d->e - d->p) < v)
+    return 0;
   *id = d->p;
   *k = v;
   d->p += v;
@@ -308,8 +343,10 @@ static int source_name(struct dm *d, const char **id, size_t *k) {
 }
 
 static void put_id(struct dm *d, const char *id, size_t k) {
-  if (k >= 10 && memcmp(id, "_GLOBAL__N", 10) == 0) put(d, "(anonymous namespace)", 21);
-  else put(d, id, k);
+  if (k >= 10 && memcmp(id, "_GLOBAL__N", 10) == 0)
+    put(d, "(anonymous namespace)", 21);
+  else
+    put(d, id, k);
 }
 
 /* Skips template arguments from their 'I' through the matching 'E' (only the
@@ -317,12 +354,14 @@ static void put_id(struct dm *d, const char *id, size_t k) {
 static int skip_template_args(struct dm *d) {
   int depth = 0;
   do {
-    if (d->p >= d->e) return 0;
+    if (d->p >= d->e)
+      return 0;
     char c = *d->p;
     const char *id;
     size_t k;
     if (c >= '1' && c <= '9') {
-      if (!source_name(d, &id, &k)) return 0;
+      if (!source_name(d, &id, &k))
+        return 0;
       continue;
     }
     if (strchr("INJXF", c)) {
@@ -332,13 +371,15 @@ static int skip_template_args(struct dm *d) {
     } else if (c == 'L' || c == 'S' || c == 'T' || c == 'A') {
       /* literal L..E; substitution S_ / S<seq>_ (St Sa Ss...: two letters);
        * template parameter T_ / T<n>_; array A<n>_ */
-      if (c == 'L' && d->p + 1 < d->e && d->p[1] == 'Z') return 0;
+      if (c == 'L' && d->p + 1 < d->e && d->p[1] == 'Z')
+        return 0;
       if (c == 'S' && d->p + 1 < d->e && d->p[1] && strchr("tabsiod", d->p[1])) {
         d->p += 2;
         continue;
       }
       const char *end = memchr(d->p, c == 'L' ? 'E' : '_', (size_t)(d->e - d->p));
-      if (!end) return 0;
+      if (!end)
+        return 0;
       d->p = end;
     } else if (c == 'D') {
       d->p++; /* Dp, Dn, Da...: two letters */
@@ -357,41 +398,51 @@ static int demangle(const char *m, char *out, size_t n) {
   const char *id = NULL, *dot = strrchr(m, '.');
   size_t k = 0;
   out[0] = 0;
-  if (strncmp(m, "_Z", 2) != 0) return 0;
-  if (d.p < d.e && *d.p == 'L') d.p++; /* internal linkage */
+  if (strncmp(m, "_Z", 2) != 0)
+    return 0;
+  if (d.p < d.e && *d.p == 'L')
+    d.p++; /* internal linkage */
   if (d.p < d.e && *d.p == 'N') {
     d.p++;
-    while (d.p < d.e && strchr("rVKRO", *d.p)) d.p++; /* qualifiers of a member function */
+    while (d.p < d.e && strchr("rVKRO", *d.p))
+      d.p++; /* qualifiers of a member function */
     for (int first = 1; d.ok && d.p < d.e && *d.p != 'E'; first = 0) {
       char c = *d.p;
-      if (!first && c != 'I') put(&d, "::", 2);
+      if (!first && c != 'I')
+        put(&d, "::", 2);
       if (c == 'S' && d.p + 1 < d.e && d.p[1] == 't' && first) {
         put(&d, "std", 3);
         d.p += 2;
       } else if (c >= '1' && c <= '9') {
-        if (!source_name(&d, &id, &k)) return 0;
+        if (!source_name(&d, &id, &k))
+          return 0;
         put_id(&d, id, k);
       } else if ((c == 'C' || c == 'D') && id && d.p + 1 < d.e && strchr("012345", d.p[1])) {
-        if (c == 'D') put(&d, "~", 1); /* constructor or destructor: the class's name */
+        if (c == 'D')
+          put(&d, "~", 1); /* constructor or destructor: the class's name */
         put_id(&d, id, k);
         d.p += 2;
       } else if (c == 'I' && !first) {
-        if (!skip_template_args(&d)) return 0;
+        if (!skip_template_args(&d))
+          return 0;
         put(&d, "<...>", 5);
       } else {
         return 0; /* operators, lambdas, substitutions... */
       }
     }
-    if (d.p >= d.e) return 0;
+    if (d.p >= d.e)
+      return 0;
   } else {
     if (d.p + 1 < d.e && d.p[0] == 'S' && d.p[1] == 't') {
       put(&d, "std::", 5);
       d.p += 2;
     }
-    if (!source_name(&d, &id, &k)) return 0;
+    if (!source_name(&d, &id, &k))
+      return 0;
     put_id(&d, id, k);
     if (d.p < d.e && *d.p == 'I') {
-      if (!skip_template_args(&d)) return 0;
+      if (!skip_template_args(&d))
+        return 0;
       put(&d, "<...>", 5);
     }
   }
@@ -404,7 +455,8 @@ static int demangle(const char *m, char *out, size_t n) {
 /* The demangled form of out->function, owned by s, when there is one. */
 static void demangle_function(ct_symbolizer *s, struct ct_sym *out) {
   char buf[512];
-  if (!out->function || !demangle(out->function, buf, sizeof buf)) return;
+  if (!out->function || !demangle(out->function, buf, sizeof buf))
+    return;
   char *dup = strdup(buf);
   if (!dup || grow((void **)&s->names, &s->capnames, s->nnames, sizeof *s->names)) {
     free(dup); /* no memory: the mangled name will do */
@@ -418,7 +470,8 @@ static void demangle_function(ct_symbolizer *s, struct ct_sym *out) {
 static int lookup(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_ret, struct ct_sym *out) {
   memset(out, 0, sizeof *out);
   const struct sym_map *m = find_map(s, pid, pc);
-  if (!m) return -ENOENT;
+  if (!m)
+    return -ENOENT;
   struct sym_file *f = &s->files[m->file];
   out->module = f->path;
   load_file(f);
@@ -434,7 +487,8 @@ static int lookup(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_ret, struc
     }
   }
   out->offset = vaddr;
-  if (!f->mod) return 0;
+  if (!f->mod)
+    return 0;
   /* A return address points after the call: the call itself is at pc - 1. */
   Dwarf_Addr a = is_ret && vaddr ? vaddr - 1 : vaddr;
   out->function = dwfl_module_addrname(f->mod, a);
@@ -453,12 +507,15 @@ static struct cache_ent *cache_slot(ct_symbolizer *s, uint32_t pid, uint64_t pc,
   if (s->ncache * 2 >= s->capcache) {
     size_t ncap = s->capcache ? s->capcache * 2 : 256;
     struct cache_ent *nc = calloc(ncap, sizeof *nc);
-    if (!nc) return NULL;
+    if (!nc)
+      return NULL;
     for (size_t i = 0; i < s->capcache; i++) {
       struct cache_ent *e = &s->cache[i];
-      if (!e->used) continue;
+      if (!e->used)
+        continue;
       size_t j = hash_key(e->pid, e->pc, e->is_ret) & (ncap - 1);
-      while (nc[j].used) j = (j + 1) & (ncap - 1);
+      while (nc[j].used)
+        j = (j + 1) & (ncap - 1);
       nc[j] = *e;
     }
     free(s->cache);
@@ -475,7 +532,8 @@ static struct cache_ent *cache_slot(ct_symbolizer *s, uint32_t pid, uint64_t pc,
 int ct_symbolize(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_return_address,
                  struct ct_sym *out) {
   struct cache_ent *e = cache_slot(s, pid, pc, is_return_address);
-  if (!e) return lookup(s, pid, pc, is_return_address, out); /* no memory for the cache */
+  if (!e)
+    return lookup(s, pid, pc, is_return_address, out); /* no memory for the cache */
   if (!e->used) {
     e->rc = lookup(s, pid, pc, is_return_address, &e->sym);
     e->pc = pc;

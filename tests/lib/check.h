@@ -14,6 +14,11 @@
  *   ASSERT_PTR_EQ/NE(a, b), ASSERT_NULL(p), ASSERT_NOT_NULL(p)
  *   ASSERT_OK(expr)                    expr == 0 (a 0 / -errno call): prints
  *                                      the error's name when it is not
+ *   FAIL(fmt, ...)                     a failure only words describe (which
+ *                                      line of a trace, what it held)
+ *   CHECK_ATFAIL(fn)                   fn runs before a failure ends the test
+ *                                      (_exit skips atexit: e.g. remove a big
+ *                                      file the test made)
  *
  * Header-only: a test includes it and links nothing more. */
 #ifndef CT_TESTS_CHECK_H
@@ -27,7 +32,12 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Print the failure (fmt describes the values) and end the test. */
+/* The cleanup CHECK_ATFAIL registered, or NULL. */
+static void (*check_atfail_)(void);
+#define CHECK_ATFAIL(fn) (check_atfail_ = (fn))
+
+/* Print the failure (fmt describes the values), run the registered cleanup
+ * and end the test. */
 __attribute__((format(printf, 3, 4), noreturn, unused)) static void
 check_fail_(const char *file, int line, const char *fmt, ...) {
   va_list ap;
@@ -38,8 +48,12 @@ check_fail_(const char *file, int line, const char *fmt, ...) {
   va_end(ap);
   fputc('\n', stderr);
   fflush(stderr);
+  if (check_atfail_)
+    check_atfail_();
   _exit(1);
 }
+
+#define FAIL(...) check_fail_(__FILE__, __LINE__, __VA_ARGS__)
 
 #define ASSERT(expr)                                                                               \
   do {                                                                                             \

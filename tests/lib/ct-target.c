@@ -34,9 +34,11 @@ static void write_file(const char *dir, const char *name, const char *text) {
   snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
   snprintf(path, sizeof path, "%s/%s", dir, name);
   FILE *f = fopen(tmp, "we");
-  if (f == NULL) ct_die("%s: %s", tmp, strerror(errno));
+  if (f == NULL)
+    ct_die("%s: %s", tmp, strerror(errno));
   fputs(text, f);
-  if (fclose(f) != 0 || rename(tmp, path) != 0) ct_die("%s: %s", path, strerror(errno));
+  if (fclose(f) != 0 || rename(tmp, path) != 0)
+    ct_die("%s: %s", path, strerror(errno));
 }
 
 static void ready(const char *dir) {
@@ -50,7 +52,8 @@ static void ready(const char *dir) {
 /* n events on one coroutine: create, then suspend (fd = i) / resume pairs. */
 static corotracer_co *events(uint64_t n, unsigned gap_us, const char *ready_dir) {
   corotracer_co *co = corotracer_create(7, "target", NULL);
-  if (ready_dir != NULL) ready(ready_dir);
+  if (ready_dir != NULL)
+    ready(ready_dir);
   for (uint64_t i = 1; i < n; i++) {
     if (i % 2)
       corotracer_suspend(co, NULL, COROTRACER_WAIT_FD, i);
@@ -72,8 +75,8 @@ static void mkshm(const char *path, uint32_t n) {
   h.version = CTP_VERSION;
   h.max_stations = n;
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0 || write(fd, &h, sizeof h) != (ssize_t)sizeof h || ftruncate(fd, (off_t)CTP_FILE_SIZE(n)) != 0 ||
-      close(fd) != 0)
+  if (fd < 0 || write(fd, &h, sizeof h) != (ssize_t)sizeof h ||
+      ftruncate(fd, (off_t)CTP_FILE_SIZE(n)) != 0 || close(fd) != 0)
     ct_die("%s: %s", path, strerror(errno));
 }
 
@@ -92,15 +95,18 @@ int main(int argc, char **argv) {
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     ready(argv[3]);
-    for (;;) pause();
+    for (;;)
+      pause();
   } else if (strcmp(mode, "crash") == 0 && argc == 4) {
     events(strtoull(argv[3], NULL, 10), 2000, NULL);
-    if (strcmp(argv[2], "abort") == 0) abort();
+    if (strcmp(argv[2], "abort") == 0)
+      abort();
     raise(SIGSEGV);
     return 1;
   } else if (strcmp(mode, "idle") == 0 && argc == 5) {
     unsigned long n = strtoul(argv[2], NULL, 10);
-    for (unsigned long i = 1; i <= n; i++) corotracer_create(i, "idle", NULL);
+    for (unsigned long i = 1; i <= n; i++)
+      corotracer_create(i, "idle", NULL);
     ready(argv[4]);
     struct timespec ts = {atoi(argv[3]), 0};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {

@@ -21,11 +21,14 @@ static const char *skip_value(const char *p) {
       return NULL;
     case '"':
       for (p++; *p != '"'; p++) {
-        if (*p == '\0') return NULL;
-        if (*p == '\\' && p[1] != '\0') p++;
+        if (*p == '\0')
+          return NULL;
+        if (*p == '\\' && p[1] != '\0')
+          p++;
       }
       p++;
-      if (depth == 0) return p;
+      if (depth == 0)
+        return p;
       continue;
     case '{':
     case '[':
@@ -33,12 +36,15 @@ static const char *skip_value(const char *p) {
       break;
     case '}':
     case ']':
-      if (depth == 0) return p; /* end of the enclosing object */
+      if (depth == 0)
+        return p; /* end of the enclosing object */
       depth--;
-      if (depth == 0) return p + 1;
+      if (depth == 0)
+        return p + 1;
       break;
     case ',':
-      if (depth == 0) return p;
+      if (depth == 0)
+        return p;
       break;
     default:
       break;
@@ -50,15 +56,20 @@ static const char *skip_value(const char *p) {
 /* Parse the pair at p (after '{' or a ','): fills kv, returns the end of its
  * value, or NULL at the end of the object or on malformed input. */
 static const char *next_pair(const char *p, struct ct_jkv *kv) {
-  while (*p == ' ' || *p == ',') p++;
-  if (*p != '"') return NULL;
+  while (*p == ' ' || *p == ',')
+    p++;
+  if (*p != '"')
+    return NULL;
   const char *k = p + 1;
   const char *kend = strchr(k, '"');
-  if (kend == NULL || kend[1] != ':') return NULL;
+  if (kend == NULL || kend[1] != ':')
+    return NULL;
   const char *v = kend + 2;
-  while (*v == ' ') v++;
+  while (*v == ' ')
+    v++;
   const char *vend = skip_value(v);
-  if (vend == NULL) return NULL;
+  if (vend == NULL)
+    return NULL;
   kv->key = k;
   kv->klen = (size_t)(kend - k);
   kv->val = v;
@@ -72,24 +83,28 @@ static const char *next_pair(const char *p, struct ct_jkv *kv) {
 
 int ct_json_split(const char *line, struct ct_jkv *kv, int max) {
   const char *p = strchr(line, '{');
-  if (p == NULL) return -1;
+  if (p == NULL)
+    return -1;
   p++;
   int n = 0;
-  while (n < max && (p = next_pair(p, &kv[n])) != NULL) n++;
+  while (n < max && (p = next_pair(p, &kv[n])) != NULL)
+    n++;
   return n;
 }
 
 const struct ct_jkv *ct_json_find(const struct ct_jkv *kv, int n, const char *key) {
   size_t klen = strlen(key);
   for (int i = 0; i < n; i++)
-    if (kv[i].klen == klen && memcmp(kv[i].key, key, klen) == 0) return &kv[i];
+    if (kv[i].klen == klen && memcmp(kv[i].key, key, klen) == 0)
+      return &kv[i];
   return NULL;
 }
 
 const char *ct_json_raw(const char *line, const char *key, size_t *len) {
   size_t klen = strlen(key);
   const char *p = strchr(line, '{');
-  if (p == NULL) return NULL;
+  if (p == NULL)
+    return NULL;
   struct ct_jkv kv;
   for (p++; (p = next_pair(p, &kv)) != NULL;) {
     if (kv.klen == klen && memcmp(kv.key, key, klen) == 0) {
@@ -103,19 +118,24 @@ const char *ct_json_raw(const char *line, const char *key, size_t *len) {
 int ct_parse_u64(const char *v, size_t len, uint64_t *out) {
   uint64_t x = 0;
   if (len > 2 && v[0] == '0' && v[1] == 'x') {
-    if (len > 18) return -EINVAL;
+    if (len > 18)
+      return -EINVAL;
     for (size_t i = 2; i < len; i++) {
       char c = v[i];
       int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-      if (d < 0) return -EINVAL;
+      if (d < 0)
+        return -EINVAL;
       x = x << 4 | (uint64_t)d;
     }
   } else {
-    if (len == 0 || len > 20) return -EINVAL;
+    if (len == 0 || len > 20)
+      return -EINVAL;
     for (size_t i = 0; i < len; i++) {
-      if (v[i] < '0' || v[i] > '9') return -EINVAL;
+      if (v[i] < '0' || v[i] > '9')
+        return -EINVAL;
       uint64_t nx = x * 10 + (uint64_t)(v[i] - '0');
-      if (nx / 10 != x) return -EINVAL;
+      if (nx / 10 != x)
+        return -EINVAL;
       x = nx;
     }
   }
@@ -126,14 +146,16 @@ int ct_parse_u64(const char *v, size_t len, uint64_t *out) {
 int ct_json_u64(const char *line, const char *key, uint64_t *out) {
   size_t len;
   const char *v = ct_json_raw(line, key, &len);
-  if (v == NULL) return -ENOENT;
+  if (v == NULL)
+    return -ENOENT;
   return ct_parse_u64(v, len, out);
 }
 
 int ct_json_is(const char *line, const char *type) {
   size_t len;
   const char *v = ct_json_raw(line, "type", &len);
-  if (type == NULL) return v == NULL;
+  if (type == NULL)
+    return v == NULL;
   return v != NULL && len == strlen(type) && memcmp(v, type, len) == 0;
 }
 
@@ -156,7 +178,8 @@ uint64_t ct_now_ns(void) {
 pid_t ct_spawn(char *const argv[]) {
   fflush(NULL);
   pid_t pid = fork();
-  if (pid < 0) ct_die("fork: %s", strerror(errno));
+  if (pid < 0)
+    ct_die("fork: %s", strerror(errno));
   if (pid == 0) {
     execvp(argv[0], argv);
     fprintf(stderr, "test: exec %s: %s\n", argv[0], strerror(errno));
@@ -168,17 +191,20 @@ pid_t ct_spawn(char *const argv[]) {
 int ct_wait(pid_t pid) {
   int st;
   while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR) ct_die("waitpid %d: %s", (int)pid, strerror(errno));
+    if (errno != EINTR)
+      ct_die("waitpid %d: %s", (int)pid, strerror(errno));
   return st;
 }
 
 int ct_exit_code(int wstatus) {
-  if (WIFSIGNALED(wstatus)) return 128 + WTERMSIG(wstatus);
+  if (WIFSIGNALED(wstatus))
+    return 128 + WTERMSIG(wstatus);
   return WEXITSTATUS(wstatus);
 }
 
 void ct_self_path(char *buf, size_t size) {
   ssize_t n = readlink("/proc/self/exe", buf, size - 1);
-  if (n < 0 || (size_t)n >= size - 1) ct_die("readlink /proc/self/exe failed");
+  if (n < 0 || (size_t)n >= size - 1)
+    ct_die("readlink /proc/self/exe failed");
   buf[n] = '\0';
 }

@@ -1,4 +1,5 @@
-/* probe-fixture.c - the engine's side of the probe's setup, shared by test-probe and test-probe-fd. */
+/* probe-fixture.c - the engine's side of the probe's setup, shared by test-probe and test-probe-fd.
+ */
 #include "probe-fixture.h"
 
 #include <stdio.h>

@@ -1,4 +1,5 @@
-/* probe-fixture.h - what the probe tests share to stand in for the engine: a temp dir, its listening socket, the env. */
+/* probe-fixture.h - what the probe tests share to stand in for the engine: a temp dir, its
+ * listening socket, the env. */
 #ifndef CT_PROBE_FIXTURE_H
 #define CT_PROBE_FIXTURE_H
 

@@ -81,16 +81,19 @@ int main(int argc, char **argv) {
   }
   unsigned ncoro = (unsigned)atoi(argv[1]);
   uint64_t nev = strtoull(argv[2], NULL, 10), gap = strtoull(argv[3], NULL, 10);
-  const char *shm = getenv("CTP_SHM_PATH"), *sp = getenv("CTP_SOCK_PATH"), *ns = getenv("CTP_MAX_STATIONS");
+  const char *shm = getenv("CTP_SHM_PATH"), *sp = getenv("CTP_SOCK_PATH"),
+             *ns = getenv("CTP_MAX_STATIONS");
   if (!shm || !sp || !ns || ncoro == 0) {
     fprintf(stderr, "v1-writer: CTP_* not set (or no coroutine)\n");
     return 2;
   }
   uint32_t n = (uint32_t)atoi(ns);
   int fd = open(shm, O_RDWR | O_CLOEXEC);
-  if (fd < 0) die(shm);
+  if (fd < 0)
+    die(shm);
   base = mmap(NULL, V1_HDR + (size_t)n * V1_STATION, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (base == MAP_FAILED) die("mmap");
+  if (base == MAP_FAILED)
+    die("mmap");
   close(fd);
   uint64_t magic;
   memcpy(&magic, base, 8);
@@ -101,10 +104,12 @@ int main(int argc, char **argv) {
   sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   struct sockaddr_un sa = {.sun_family = AF_UNIX};
   snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sp);
-  if (sock < 0 || connect(sock, (struct sockaddr *)&sa, sizeof sa) < 0) die(sp);
+  if (sock < 0 || connect(sock, (struct sockaddr *)&sa, sizeof sa) < 0)
+    die(sp);
   uint64_t tid = (uint64_t)syscall(SYS_gettid);
   struct coro *co = calloc(ncoro, sizeof(*co));
-  if (!co) die("calloc");
+  if (!co)
+    die("calloc");
   for (unsigned i = 0; i < ncoro; i++) {
     uint32_t idx = atomic_fetch_add(U32(base + V1_ALLOC), 1);
     if (idx >= n) {
@@ -129,7 +134,8 @@ int main(int argc, char **argv) {
       written++;
     }
   }
-  for (unsigned i = 0; i < ncoro; i++) __atomic_store_n(co[i].st + 0x10, 1, __ATOMIC_RELEASE);
+  for (unsigned i = 0; i < ncoro; i++)
+    __atomic_store_n(co[i].st + 0x10, 1, __ATOMIC_RELEASE);
   free(co);
   printf("written %llu\n", (unsigned long long)written);
   return 0;
