@@ -36,8 +36,7 @@ static void usage(FILE *f) {
 }
 
 static int bad_usage(const char *what, const char *arg) {
-  fprintf(stderr, "corotracer: report: %s%s%s\n", what, arg ? ": " : "", arg ? arg : "");
-  return 2;
+  return ct_usage_error("report", what, arg);
 }
 
 enum { O_HELP = 1, O_DEEPDIVE, O_STATS, O_OUTPUT, O_JSON, O_TRACE, O_FAIL_ON, O_BLOCKER_MS };

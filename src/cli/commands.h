@@ -14,4 +14,9 @@ int ct_export_main(int argc, char **argv); /* src/export */
 int ct_html_main(int argc, char **argv);   /* src/html */
 int ct_serve_main(int argc, char **argv);  /* src/html */
 
+/* Prints "corotracer: CMD: WHAT[: ARG]" on stderr (the convention of
+ * docs/CONVENTIONS.md) and returns 2, the exit status of a bad command line.
+ * arg may be NULL. */
+int ct_usage_error(const char *cmd, const char *what, const char *arg);
+
 #endif

@@ -63,8 +63,7 @@ static void usage(FILE *f) {
 }
 
 static int bad_usage(const char *what, const char *arg) {
-  fprintf(stderr, "corotracer: export: %s%s%s\n", what, arg ? ": " : "", arg ? arg : "");
-  return 2;
+  return ct_usage_error("export", what, arg);
 }
 
 static enum fmt fmt_of(const char *s) {

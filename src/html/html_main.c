@@ -22,8 +22,7 @@ static void usage(FILE *f) {
 }
 
 static int bad_usage(const char *what, const char *arg) {
-  fprintf(stderr, "corotracer: html: %s%s%s\n", what, arg ? ": " : "", arg ? arg : "");
-  return 2;
+  return ct_usage_error("html", what, arg);
 }
 
 /* Wall seconds, for --stats (peak RSS comes from getrusage). */
