@@ -62,9 +62,11 @@ enum ctp_wait {
 /* ctp_station.ext_flags bits. */
 #define CTP_STF_EXT 0x1u   /* ext fields (ev_claimed, create_site, ...) are valid */
 #define CTP_STF_LABEL 0x2u /* label[] holds a NUL-terminated name */
+#define CTP_STF_RINGS 0x4u /* v2: this station's events are in rings, its slots stay unused */
 
 /* ctp_header.mode bits (our engine only; zero from any other). */
 #define CTP_MODE_LOSSLESS 0x1u /* a writer waits (bounded) for room instead of overwriting */
+#define CTP_MODE_RINGS 0x2u    /* v2 offered: per-thread rings, station reuse (ctp_v2 below) */
 
 /* ctp_header.ext_magic, written by our engine: "CTX1". */
 #define CTP_EXT_MAGIC 0x31585443u
@@ -102,13 +104,16 @@ struct ctp_station {
   uint64_t create_site;        /* 0x020 code address where the coroutine was created */
   uint64_t parent_id;          /* 0x028 probe_id of the creator, 0 if a plain thread */
   uint32_t pid;                /* 0x030 process that owns the station */
-  uint32_t gen;                /* 0x034 reserved for station reuse, 0 */
+  uint32_t gen;                /* 0x034 v2: incarnation, probe bumps on reuse (1 = first) */
   _Atomic uint64_t
       harvested_ev; /* 0x038 engine: every event index below it is copied or counted lost */
   struct ctp_slot slots[CTP_SLOTS]; /* 0x040 ring: event k goes to slot k % 8 */
   /* 0x240..0x3FF: flexible, zero in v1; ours: */
   char label[CTP_LABEL_MAX]; /* 0x240 NUL-terminated short name (CTP_STF_LABEL) */
-  uint8_t flexible[384];     /* 0x280 zero, reserved */
+  /* v2: events of this station a writer dropped (ring full, no ring), all
+   * incarnations; rare path, fetch_add by any writer. */
+  _Atomic uint64_t v2_lost; /* 0x280 */
+  uint8_t flexible[376];    /* 0x288 zero, reserved */
 };
 
 /* Global header: 1024 bytes at offset 0. */
@@ -128,8 +133,84 @@ struct ctp_header {
   uint32_t lossless_ms;           /* 0x034 longest lossless wait of one event, ms */
   _Atomic uint32_t harvest_epoch; /* 0x038 futex word: engine adds 1 and wakes waiting writers */
   _Atomic uint32_t waiters;       /* 0x03C writers waiting for room (lossless mode) */
-  uint8_t reserved[960];          /* 0x040 zero, reserved */
+  /* 0x040..0x07F: v2 (CTP_MODE_RINGS), written by the engine before the
+   * target starts, except the two cursors. Offsets are from the file start. */
+  uint32_t clock;               /* 0x040 enum ctp_clock: what ctp_rec.ts counts */
+  uint32_t ring_count;          /* 0x044 rings in the file */
+  uint32_t ring_bytes;          /* 0x048 record area of one ring: power of two, >= 4 KiB */
+  _Atomic uint32_t rings_fresh; /* 0x04C rings never owned: claim cursor (probe fetch_add) */
+  uint64_t rings_off;           /* 0x050 ring 0 (each ring CTP_RING_HDR + ring_bytes) */
+  uint64_t station_q_off;       /* 0x058 free-station queue (max_stations entries) */
+  uint64_t ring_q_off;          /* 0x060 free-ring queue (ring_count entries) */
+  _Atomic uint32_t no_ring;     /* 0x068 threads that found no ring (their events lost) */
+  uint32_t pad1;                /* 0x06C zero */
+  uint64_t v2_size;             /* 0x070 bytes of the whole file, v2 areas included */
+  uint8_t reserved[904];        /* 0x078 zero, reserved */
 };
+
+/* ---- v2: per-thread rings, station reuse (docs/PROTOCOL.md "v2") ---------- */
+
+/* ctp_header.clock. */
+enum ctp_clock {
+  CTP_CLOCK_MONO = 0,  /* ns, CLOCK_MONOTONIC (vDSO) */
+  CTP_CLOCK_TSC = 1,   /* x86-64 rdtsc ticks; the engine converts to CLOCK_MONOTONIC ns */
+  CTP_CLOCK_CNTVCT = 2 /* AArch64 cntvct_el0 ticks; likewise */
+};
+
+/* One event in a ring: 32 bytes, written with plain stores by the ring's one
+ * writer, published by the release store of ctp_ring.head. */
+struct ctp_rec {
+  uint64_t ts;      /* 0x00 ticks of ctp_header.clock */
+  uint32_t station; /* 0x08 station index (< max_stations, checked by the reader) */
+  uint16_t gen;     /* 0x0C low 16 bits of the station's gen when written */
+  uint8_t kind;     /* 0x0E enum ctp_kind (never CTP_KIND_V1) */
+  uint8_t wait;     /* 0x0F enum ctp_wait (suspend) */
+  uint64_t site;    /* 0x10 code address (0 on resume) */
+  uint64_t obj;     /* 0x18 as ctp_slot.obj: wait object, parent id, waker id */
+};
+
+/* ctp_ring.state. */
+enum ctp_ring_state {
+  CTP_RING_FREE = 0,  /* in the free-ring queue, or never owned */
+  CTP_RING_OWNED = 1, /* a live thread writes it */
+  CTP_RING_CLOSED = 2 /* its thread exited: the engine drains it, then frees it */
+};
+
+/* Ring header: two cache lines, the writer's and the engine's, then the
+ * record area (ring_bytes). head and tail only grow (record counts since the
+ * file was made, never reset): record i is at (i % cap) * 32, cap =
+ * ring_bytes / 32; head - tail <= cap. */
+#define CTP_RING_HDR 128u
+struct ctp_ring {
+  /* writer's line */
+  _Atomic uint64_t head;  /* 0x00 records published (release store, one writer) */
+  _Atomic uint64_t lost;  /* 0x08 records dropped, ring full (writer; published by head) */
+  uint32_t pid;           /* 0x10 owner process */
+  uint32_t tid;           /* 0x14 owner thread (gettid) */
+  _Atomic uint32_t state; /* 0x18 enum ctp_ring_state (release store by the writer) */
+  uint32_t owner_gen;     /* 0x1C ownerships so far, bumped by each new owner */
+  uint8_t pad_w[32];      /* 0x20 zero */
+  /* engine's line */
+  _Atomic uint64_t tail; /* 0x40 records consumed (release store, engine) */
+  uint8_t pad_e[56];     /* 0x48 zero */
+};
+
+/* A free-index queue (stations, rings): one producer, the engine, which
+ * pushes an index only after it has drained everything written under it;
+ * many consumers, the probes, which claim with a CAS on head. head and tail
+ * only grow (64-bit: no ABA); entry i is at ent[i % cap]. */
+struct ctp_queue {
+  _Atomic uint64_t head;  /* 0x00 entries taken (probe CAS) */
+  uint8_t pad_h[56];      /* 0x08 */
+  _Atomic uint64_t tail;  /* 0x40 entries pushed (engine release store) */
+  uint8_t pad_t[56];      /* 0x48 */
+  _Atomic uint32_t ent[]; /* 0x80 cap entries (cap = max_stations or ring_count) */
+};
+#define CTP_QUEUE_SIZE(cap) (((uint64_t)128 + (uint64_t)(cap)*4 + 63) & ~(uint64_t)63)
+#define CTP_RING_SIZE(bytes) ((uint64_t)CTP_RING_HDR + (uint64_t)(bytes))
+#define CTP_RING_BYTES_MIN 4096u
+#define CTP_RING_BYTES_MAX (64u << 20)
+#define CTP_RINGS_MAX 4096u
 
 /* ---- every offset and size, pinned -------------------------------------- */
 _Static_assert(sizeof(struct ctp_slot) == 64, "slot size");
@@ -159,7 +240,8 @@ _Static_assert(offsetof(struct ctp_station, gen) == 0x034, "station.gen");
 _Static_assert(offsetof(struct ctp_station, harvested_ev) == 0x038, "station.harvested_ev");
 _Static_assert(offsetof(struct ctp_station, slots) == 0x040, "station.slots");
 _Static_assert(offsetof(struct ctp_station, label) == 0x240, "station.label");
-_Static_assert(offsetof(struct ctp_station, flexible) == 0x280, "station.flexible");
+_Static_assert(offsetof(struct ctp_station, v2_lost) == 0x280, "station.v2_lost");
+_Static_assert(offsetof(struct ctp_station, flexible) == 0x288, "station.flexible");
 
 _Static_assert(sizeof(struct ctp_header) == 1024, "header size");
 _Static_assert(offsetof(struct ctp_header, magic) == 0x000, "header.magic");
@@ -176,7 +258,40 @@ _Static_assert(offsetof(struct ctp_header, mode) == 0x030, "header.mode");
 _Static_assert(offsetof(struct ctp_header, lossless_ms) == 0x034, "header.lossless_ms");
 _Static_assert(offsetof(struct ctp_header, harvest_epoch) == 0x038, "header.harvest_epoch");
 _Static_assert(offsetof(struct ctp_header, waiters) == 0x03C, "header.waiters");
-_Static_assert(offsetof(struct ctp_header, reserved) == 0x040, "header.reserved");
+_Static_assert(offsetof(struct ctp_header, clock) == 0x040, "header.clock");
+_Static_assert(offsetof(struct ctp_header, ring_count) == 0x044, "header.ring_count");
+_Static_assert(offsetof(struct ctp_header, ring_bytes) == 0x048, "header.ring_bytes");
+_Static_assert(offsetof(struct ctp_header, rings_fresh) == 0x04C, "header.rings_fresh");
+_Static_assert(offsetof(struct ctp_header, rings_off) == 0x050, "header.rings_off");
+_Static_assert(offsetof(struct ctp_header, station_q_off) == 0x058, "header.station_q_off");
+_Static_assert(offsetof(struct ctp_header, ring_q_off) == 0x060, "header.ring_q_off");
+_Static_assert(offsetof(struct ctp_header, no_ring) == 0x068, "header.no_ring");
+_Static_assert(offsetof(struct ctp_header, pad1) == 0x06C, "header.pad1");
+_Static_assert(offsetof(struct ctp_header, v2_size) == 0x070, "header.v2_size");
+_Static_assert(offsetof(struct ctp_header, reserved) == 0x078, "header.reserved");
+
+_Static_assert(sizeof(struct ctp_rec) == 32, "rec size");
+_Static_assert(offsetof(struct ctp_rec, ts) == 0x00, "rec.ts");
+_Static_assert(offsetof(struct ctp_rec, station) == 0x08, "rec.station");
+_Static_assert(offsetof(struct ctp_rec, gen) == 0x0C, "rec.gen");
+_Static_assert(offsetof(struct ctp_rec, kind) == 0x0E, "rec.kind");
+_Static_assert(offsetof(struct ctp_rec, wait) == 0x0F, "rec.wait");
+_Static_assert(offsetof(struct ctp_rec, site) == 0x10, "rec.site");
+_Static_assert(offsetof(struct ctp_rec, obj) == 0x18, "rec.obj");
+
+_Static_assert(sizeof(struct ctp_ring) == CTP_RING_HDR, "ring header size");
+_Static_assert(offsetof(struct ctp_ring, head) == 0x00, "ring.head");
+_Static_assert(offsetof(struct ctp_ring, lost) == 0x08, "ring.lost");
+_Static_assert(offsetof(struct ctp_ring, pid) == 0x10, "ring.pid");
+_Static_assert(offsetof(struct ctp_ring, tid) == 0x14, "ring.tid");
+_Static_assert(offsetof(struct ctp_ring, state) == 0x18, "ring.state");
+_Static_assert(offsetof(struct ctp_ring, owner_gen) == 0x1C, "ring.owner_gen");
+_Static_assert(offsetof(struct ctp_ring, tail) == 0x40, "ring.tail");
+
+_Static_assert(sizeof(struct ctp_queue) == 128, "queue header size");
+_Static_assert(offsetof(struct ctp_queue, head) == 0x00, "queue.head");
+_Static_assert(offsetof(struct ctp_queue, tail) == 0x40, "queue.tail");
+_Static_assert(offsetof(struct ctp_queue, ent) == 0x80, "queue.ent");
 
 /* The atomics must be plain lock-free words, or the layout means nothing. */
 _Static_assert(sizeof(_Atomic uint64_t) == 8 && sizeof(_Atomic uint32_t) == 4, "atomic sizes");
@@ -188,6 +303,19 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2, "lock-f
 /* Station i of a mapping that starts at base. */
 static inline struct ctp_station *ctp_station_at(void *base, uint32_t i) {
   return (struct ctp_station *)((char *)base + CTP_HEADER_SIZE + (size_t)i * CTP_STATION_SIZE);
+}
+
+/* v2 areas of a mapping that starts at base (offsets from the header; the
+ * reader checks them against the file size before use). */
+static inline struct ctp_ring *ctp_ring_at(void *base, const struct ctp_header *h, uint32_t r) {
+  return (struct ctp_ring *)((char *)base + h->rings_off +
+                             (uint64_t)r * CTP_RING_SIZE(h->ring_bytes));
+}
+static inline struct ctp_rec *ctp_ring_recs(struct ctp_ring *ring) {
+  return (struct ctp_rec *)((char *)ring + CTP_RING_HDR);
+}
+static inline struct ctp_queue *ctp_queue_at(void *base, uint64_t off) {
+  return (struct ctp_queue *)((char *)base + off);
 }
 
 /* Event index of the write that left `seq` (even, > 0) in slot `slot`:
