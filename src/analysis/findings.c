@@ -28,6 +28,7 @@ const char *ct_fmt_ns(uint64_t ns, char *buf, size_t n) {
   return buf;
 }
 
+/* The file name of path p (after its last '/'); NULL for NULL. */
 static const char *base_name(const char *p) {
   const char *s = p ? strrchr(p, '/') : NULL;
   return s ? s + 1 : p;
@@ -129,6 +130,7 @@ struct gkey {
   uint64_t site, id;
   struct ct_coro *c;
 };
+/* qsort order of struct gkey: pid, site, id. */
 static int cmp_gkey(const void *a, const void *b) {
   const struct gkey *x = a, *y = b;
   if (x->pid != y->pid)
