@@ -10,6 +10,7 @@ trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/t.c" <<'C'
 #include <errno.h>
 #include "lib/check.h"
+static void cleanup(void) { fputs("cleanup ran\n", stderr); }
 int main(int argc, char **argv) {
   int three = 3;
   uint64_t big = UINT64_MAX;
@@ -33,6 +34,10 @@ int main(int argc, char **argv) {
   case 'p': ASSERT_NULL(s); break;
   case 'm': ASSERT_MEM_EQ(s, "abd", 3); break;
   case 'o': ASSERT_OK(-ENOENT); break;
+  case 'g': ASSERT_GE(-2, three); break;
+  case 'P': ASSERT_PTR_EQ(s, NULL); break;
+  case 'f': FAIL("line %d: %s", 7, "torn"); break;
+  case 'c': CHECK_ATFAIL(cleanup); ASSERT_EQ(three, 5); break;
   }
   return 0;
 }
@@ -55,6 +60,14 @@ expect s 's == "abd" ("abc" == "abd")'
 expect n 's == NULL ("abc" == "(null)")'
 expect m 's == "abd" (3 bytes differ)'
 expect o '-ENOENT == 0 (-2: No such file or directory)'
+expect g '-2 >= three (-2 >= 3)'
+expect f 'line 7: torn'
+# CHECK_ATFAIL: the cleanup runs after the failure line, before the exit.
+"$tmp/t" c >"$tmp/out" 2>&1 && fail "case c passed"
+[ "$(sed -n 2p "$tmp/out")" = "cleanup ran" ] || fail "CHECK_ATFAIL: $(cat "$tmp/out")"
+grep -q "Assertion failed: three == 5 (3 == 5)" "$tmp/out" || fail "CHECK_ATFAIL case: $(cat "$tmp/out")"
+"$tmp/t" P >"$tmp/out" 2>&1 && fail "ASSERT_PTR_EQ of different pointers passed"
+grep -q "Assertion failed: s == NULL (0x[0-9a-f]* == (nil))" "$tmp/out" || fail "ASSERT_PTR_EQ: $(cat "$tmp/out")"
 "$tmp/t" p >"$tmp/out" 2>&1 && fail "ASSERT_NULL of a pointer passed"
 grep -q "Assertion failed: s == NULL (0x[0-9a-f]* == (nil))" "$tmp/out" || fail "ASSERT_NULL: $(cat "$tmp/out")"
 

@@ -6,7 +6,7 @@
 # reference's keys only, read back by the report), the reference's spelling
 # and bad usage.
 . "$(dirname "$0")/lib/export.sh"
-command -v sqlite3 > /dev/null || { echo "sqlite3 (the CLI, to read back) not installed"; exit 77; }
+command -v sqlite3 > /dev/null || skip "sqlite3 (the CLI, to read back) not installed"
 db=$tmp/t.db
 sq() { sqlite3 -separator ' ' "$db" "$1"; }
 
@@ -118,6 +118,15 @@ grep -q "bad.jsonl:1: not a corotracer trace" "$tmp/err" || fail "non-trace mess
 grep -q "unknown format" "$tmp/err" || fail "unknown format message: $(cat "$tmp/err")"
 "$COROTRACER" export sqlite "$tmp/missing.jsonl" -o "$tmp/m.db" 2> "$tmp/err" && fail "missing trace accepted"
 grep -q "missing.jsonl: No such file" "$tmp/err" || fail "missing trace message: $(cat "$tmp/err")"
+# A file target without its file: a usage error (2) before the trace is read.
+for f in "sqlite|no database file given (-o FILE or -sqlite-out FILE)" \
+  "csv|no output directory given (-o DIR or -csv-out DIR)"; do
+  "$COROTRACER" export "${f%%|*}" "$tmp/missing.jsonl" 2> "$tmp/err"
+  rc=$?
+  [ $rc = 2 ] || fail "export ${f%%|*} without -o: exit $rc, want 2"
+  [ "$(cat "$tmp/err")" = "corotracer: export: ${f%%|*}: ${f#*|}" ] ||
+    fail "export ${f%%|*} without -o: $(cat "$tmp/err")"
+done
 "$COROTRACER" export perfetto "$hello" -o "$tmp/nodir/x.pftrace" 2> "$tmp/err" && fail "unwritable output accepted"
 [ "$(wc -l < "$tmp/err")" = 1 ] || fail "unwritable output: $(cat "$tmp/err")"
 finish test-export-files

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib/dbserver.sh"
 my=$tmp/my
 cleanup_hook() { my_stop "$my"; }
-my_start "$my" || { rc=$?; [ $rc = 77 ] && exit 77; CHECK_KEEP_GOING=0; fail "MariaDB did not start"; }
+my_start "$my" || { rc=$?; [ $rc = 77 ] && exit 77; fail "MariaDB did not start"; check_done; }
 q() { mariadb --no-defaults -S "$my/sock" -u root -N -B ct -e "$1" | sed 's/\t/ /g; s/\\n/\n/g; s/\\t/\t/g'; }
 export MYSQL_PWD=secret
 ex() { "$COROTRACER" export mysql "$@" --socket "$my/sock" --db-user ct --db-name ct; }

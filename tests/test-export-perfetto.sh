@@ -8,7 +8,7 @@
 # become source locations (hello.c). The reference's own trace (v1, torn
 # records) converts too.
 . "$(dirname "$0")/lib/export.sh"
-command -v protoc > /dev/null || { echo "protoc (protobuf-compiler) not installed"; exit 77; }
+command -v protoc > /dev/null || skip "protoc (protobuf-compiler) not installed"
 awkf=$(dirname "$0")/data/export/pftrace.awk
 ref=$(dirname "$0")/../../shared/fixtures/reference-engine-trace.jsonl
 [ -f "$ref" ] || ref=$(dirname "$0")/../../shared/fixtures/reference-engine-trace.jsonl

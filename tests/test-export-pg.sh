@@ -7,10 +7,10 @@
 # mid-export that leave nothing written, libpq's environment (PGHOST...).
 . "$(dirname "$0")/lib/export.sh"
 . "$(dirname "$0")/lib/dbserver.sh"
-command -v psql > /dev/null || { echo "psql not installed"; exit 77; }
+command -v psql > /dev/null || skip "psql not installed"
 pg=$tmp/pg
 cleanup_hook() { pg_stop "$pg"; }
-pg_start "$pg" || { rc=$?; [ $rc = 77 ] && exit 77; echo "FAIL: PostgreSQL did not start"; exit 1; }
+pg_start "$pg" || { rc=$?; [ $rc = 77 ] && exit 77; fail "PostgreSQL did not start"; check_done; }
 q() { psql -X -q -At -F ' ' -c "$1"; }
 ex() { "$COROTRACER" export postgres "$@"; }
 

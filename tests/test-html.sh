@@ -6,7 +6,7 @@
 # report's findings exactly; over the span budget the coroutines a finding
 # names keep every span; serve answers /data with the token only.
 . "$(dirname "$0")/lib/report.sh"
-command -v node >/dev/null 2>&1 || { echo "node not installed (sh scripts/install-deps.sh)"; exit 77; }
+command -v node >/dev/null 2>&1 || skip "node not installed (sh scripts/install-deps.sh)"
 CT=$COROTRACER
 dec() { node tests/browser/decode.mjs "$@"; }
 

@@ -57,11 +57,11 @@ static int probe_socket(int listen_fd, int conn) {
 
 static int run(void) {
   int mfd = memfd_create("ctp", MFD_CLOEXEC);
-  ASSERT(mfd >= 0);
-  ASSERT(ftruncate(mfd, (off_t)CTP_FILE_SIZE(NSTATIONS)) == 0);
+  ASSERT_GE(mfd, 0);
+  ASSERT_EQ(ftruncate(mfd, (off_t)CTP_FILE_SIZE(NSTATIONS)), 0);
   struct ctp_header *h =
       mmap(NULL, CTP_FILE_SIZE(NSTATIONS), PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
-  ASSERT(h != MAP_FAILED);
+  ASSERT_PTR_NE(h, MAP_FAILED);
   h->magic = CTP_MAGIC;
   h->version = CTP_VERSION;
   h->max_stations = NSTATIONS;
@@ -70,47 +70,48 @@ static int run(void) {
   snprintf(count, sizeof count, "%u", NSTATIONS);
 
   int listen_fd = ct_listen_unix(sock_path, 4);
-  ASSERT(listen_fd >= 0);
+  ASSERT_GE(listen_fd, 0);
   ct_set_env(shm, sock_path, count);
-  ASSERT(corotracer_init() == 0);
+  ASSERT_OK(corotracer_init());
   int conn = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-  ASSERT(conn >= 0);
+  ASSERT_GE(conn, 0);
 
   int pfd = probe_socket(listen_fd, conn);
-  ASSERT(pfd >= 0);
+  ASSERT_GE(pfd, 0);
   struct rlimit rl;
-  ASSERT(getrlimit(RLIMIT_NOFILE, &rl) == 0);
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &rl), 0);
   if (rl.rlim_cur > 1000)
-    ASSERT(pfd >= 900); /* parked out of the way of the program's low fds */
+    ASSERT_GE(pfd, 900); /* parked out of the way of the program's low fds */
   printf("probe socket at fd %d\n", pfd);
 
   /* Control: the engine asleep, an event wakes it through the socket. */
   atomic_store(&h->tracer_sleeping, 1);
   corotracer_co *co = corotracer_create(1, "fd", NULL);
-  ASSERT(co != NULL);
-  ASSERT(atomic_load(&h->tracer_sleeping) == 0);
-  ASSERT(byte_within(conn, 1000) == 1);
+  ASSERT_NOT_NULL(co);
+  ASSERT_EQ(atomic_load(&h->tracer_sleeping), 0);
+  ASSERT_EQ(byte_within(conn, 1000), 1);
 
   /* The program closes our fd and its next socket gets the number. */
   int p[2];
-  ASSERT(close(pfd) == 0);
-  ASSERT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, p) == 0);
+  ASSERT_EQ(close(pfd), 0);
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, p), 0);
   if (p[1] != pfd) {
-    ASSERT(dup3(p[1], pfd, O_CLOEXEC) == pfd);
-    ASSERT(close(p[1]) == 0);
+    ASSERT_EQ(dup3(p[1], pfd, O_CLOEXEC), pfd);
+    ASSERT_EQ(close(p[1]), 0);
   }
   atomic_store(&h->tracer_sleeping, 1);
   corotracer_suspend(co, NULL, COROTRACER_WAIT_NONE, 0);
   /* The probe gave the socket up without taking the flag: it stays set for
    * another process's probe (or the engine's fallback poll). */
-  ASSERT(atomic_load(&h->tracer_sleeping) == 1);
+  ASSERT_EQ(atomic_load(&h->tracer_sleeping), 1);
   corotracer_resume(co);
-  ASSERT(atomic_load(&h->tracer_sleeping) == 1);
+  ASSERT_EQ(atomic_load(&h->tracer_sleeping), 1);
   struct ctp_station *st = ctp_station_at(h, 0);
-  ASSERT(atomic_load(&st->ev_claimed) == 3); /* create, suspend, resume: all recorded */
+  ASSERT_UINT64_EQ(atomic_load(&st->ev_claimed), 3); /* create, suspend, resume: all recorded */
   char c;
-  ASSERT(read(p[0], &c, 1) < 0 && errno == EAGAIN); /* nothing in the program's stream */
-  ASSERT(byte_within(conn, 100) == 0);
+  ASSERT_LT(read(p[0], &c, 1), 0);
+  ASSERT_EQ(errno, EAGAIN); /* nothing in the program's stream */
+  ASSERT_EQ(byte_within(conn, 100), 0);
   printf("ok   a reused fd number gets no wake-up byte; events still recorded\n");
 
   close(p[0]);
@@ -123,8 +124,7 @@ static int run(void) {
 }
 
 int main(void) {
-  if (ct_make_tmpdir(dir, sizeof dir, "ct-probe-fd") != 0)
-    return 1;
+  ASSERT_EQ(ct_make_tmpdir(dir, sizeof dir, "ct-probe-fd"), 0); /* it says why */
   snprintf(sock_path, sizeof sock_path, "%s/sock", dir);
   int rc = run();
   unlink(sock_path);

@@ -42,12 +42,12 @@ static int make_file(uint32_t hdr_n, uint32_t size_n, uint64_t magic, uint32_t v
   hdr = NULL;
   unlink(shm_path);
   int fd = open(shm_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  ASSERT(fd >= 0);
+  ASSERT_GE(fd, 0);
   map_len = CTP_FILE_SIZE(size_n);
-  ASSERT(ftruncate(fd, (off_t)map_len) == 0);
+  ASSERT_EQ(ftruncate(fd, (off_t)map_len), 0);
   void *p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
-  ASSERT(p != MAP_FAILED);
+  ASSERT_PTR_NE(p, MAP_FAILED);
   hdr = p;
   hdr->magic = magic;
   hdr->version = version;
@@ -65,14 +65,14 @@ static int make_memfd(uint32_t n, char *path, size_t len) {
     munmap(hdr, map_len);
   hdr = NULL;
   int fd = memfd_create("ctp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  ASSERT(fd >= 0);
+  ASSERT_GE(fd, 0);
   map_len = CTP_FILE_SIZE(n);
-  ASSERT(ftruncate(fd, (off_t)map_len) == 0);
+  ASSERT_EQ(ftruncate(fd, (off_t)map_len), 0);
   struct ctp_header h = {.magic = CTP_MAGIC, .version = CTP_VERSION, .max_stations = n};
-  ASSERT(pwrite(fd, &h, sizeof h, 0) == (ssize_t)sizeof h);
-  ASSERT(fcntl(fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) == 0);
+  ASSERT_EQ(pwrite(fd, &h, sizeof h, 0), (ssize_t)sizeof h);
+  ASSERT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL), 0);
   void *p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ASSERT(p != MAP_FAILED);
+  ASSERT_PTR_NE(p, MAP_FAILED);
   hdr = p;
   snprintf(path, len, "/proc/%d/fd/%d", (int)getpid(), fd); /* fd stays open for the run */
   return 0;
@@ -87,7 +87,7 @@ static int make_listener(void) {
     close(listen_fd);
   unlink(sock_path);
   listen_fd = ct_listen_unix(sock_path, 16);
-  ASSERT(listen_fd >= 0);
+  ASSERT_GE(listen_fd, 0);
   return 0;
 }
 
@@ -104,7 +104,7 @@ static int run_case(const char *name, struct env e, int (*body)(void), int want_
                     const char *want_text) {
   fflush(stdout);
   pid_t pid = fork();
-  ASSERT(pid >= 0);
+  ASSERT_GE(pid, 0);
   if (pid == 0) {
     int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0 || dup2(fd, 2) < 0)
@@ -117,10 +117,10 @@ static int run_case(const char *name, struct env e, int (*body)(void), int want_
   }
   int st;
   while (waitpid(pid, &st, 0) < 0)
-    ASSERT(errno == EINTR);
+    ASSERT_EQ(errno, EINTR);
   char buf[4096] = "";
   FILE *f = fopen(errpath, "re");
-  ASSERT(f);
+  ASSERT_NOT_NULL(f);
   size_t n = fread(buf, 1, sizeof buf - 1, f);
   fclose(f);
   buf[n] = '\0';
@@ -162,9 +162,10 @@ static struct ctp_slot *event(struct ctp_station *st, uint64_t k) {
 }
 
 static int check_reserved_zero(const struct ctp_slot *sl) {
-  ASSERT(sl->flags == 0 && sl->aux == 0);
+  ASSERT_EQ(sl->flags, 0);
+  ASSERT_EQ(sl->aux, 0);
   for (size_t i = 0; i < sizeof sl->reserved; i++)
-    ASSERT(sl->reserved[i] == 0);
+    ASSERT_EQ(sl->reserved[i], 0);
   return 0;
 }
 
@@ -196,25 +197,26 @@ static int in_func(uint64_t site, void *fn) {
 /* ---- cases ---------------------------------------------------------------- */
 
 static int body_events(void) {
-  ASSERT(corotracer_init() == 0);
-  ASSERT(corotracer_enabled() == 1);
-  ASSERT(atomic_load(&hdr->attached) == 1);
+  ASSERT_OK(corotracer_init());
+  ASSERT_EQ(corotracer_enabled(), 1);
+  ASSERT_EQ(atomic_load(&hdr->attached), 1);
   uint64_t tid = my_tid();
   corotracer_co *a = corotracer_create(100, "worker", SITE(0x1111));
-  ASSERT(a != NULL);
-  ASSERT(corotracer_current() == NULL);
+  ASSERT_NOT_NULL(a);
+  ASSERT_NULL(corotracer_current());
   corotracer_resume(a);
-  ASSERT(corotracer_current() == a);
+  ASSERT_PTR_EQ(corotracer_current(), a);
   /* b is created by a: parent 100 */
   corotracer_co *b = corotracer_create(0, NULL, SITE(0x2222));
-  ASSERT(b != NULL && b != a);
+  ASSERT_NOT_NULL(b);
+  ASSERT_PTR_NE(b, a);
   corotracer_wake(b, SITE(0x3333)); /* from a coroutine: obj = 100 */
   corotracer_suspend(a, SITE(0x4444), COROTRACER_WAIT_PTR, 0xabcdef);
-  ASSERT(corotracer_current() == NULL);
+  ASSERT_NULL(corotracer_current());
   corotracer_wake(a, SITE(0x5555)); /* from a plain thread: obj = 0 */
   corotracer_resume(b);
   destroy_here(b);
-  ASSERT(corotracer_current() == NULL);
+  ASSERT_NULL(corotracer_current());
   /* 12 more suspend/resume pairs on a: its ring laps */
   for (int i = 0; i < 12; i++) {
     corotracer_resume(a);
@@ -224,72 +226,101 @@ static int body_events(void) {
   corotracer_co *c = create_here(300);
   suspend_here(c);
 
-  ASSERT(atomic_load(&hdr->allocated_count) == 3);
+  ASSERT_EQ(atomic_load(&hdr->allocated_count), 3);
   struct ctp_station *sa = station(0), *sb = station(1), *sc = station(2);
-  ASSERT(sa->probe_id == 100);
-  ASSERT(atomic_load(&sa->ext_flags) == (CTP_STF_EXT | CTP_STF_LABEL));
-  ASSERT(strcmp(sa->label, "worker") == 0);
-  ASSERT(sa->create_site == 0x1111 && sa->parent_id == 0);
-  ASSERT(sa->pid == (uint32_t)getpid() && sa->gen == 0 && sa->is_dead == 0);
-  ASSERT(sa->birth_ts != 0);
-  ASSERT(atomic_load(&sa->ev_claimed) == 1 + 1 + 1 + 1 + 24);
+  ASSERT_UINT64_EQ(sa->probe_id, 100);
+  ASSERT_EQ(atomic_load(&sa->ext_flags), CTP_STF_EXT | CTP_STF_LABEL);
+  ASSERT_STR_EQ(sa->label, "worker");
+  ASSERT_UINT64_EQ(sa->create_site, 0x1111);
+  ASSERT_UINT64_EQ(sa->parent_id, 0);
+  ASSERT_EQ(sa->pid, (uint32_t)getpid());
+  ASSERT_EQ(sa->gen, 0);
+  ASSERT_EQ(sa->is_dead, 0);
+  ASSERT_UINT64_NE(sa->birth_ts, 0);
+  ASSERT_UINT64_EQ(atomic_load(&sa->ev_claimed), 1 + 1 + 1 + 1 + 24);
 
   /* a: create, resume, suspend, wake, then 12 x (resume, suspend) = events 0..27 */
   struct ctp_slot *s;
   /* events 0..19 were lapped; check what the ring holds: 20..27 */
   for (uint64_t k = 20; k < 28; k++) {
-    ASSERT((s = event(sa, k)) != NULL);
-    ASSERT(check_reserved_zero(s) == 0);
-    ASSERT(s->tid == tid && s->timestamp >= sa->birth_ts);
+    ASSERT_NOT_NULL(s = event(sa, k));
+    ASSERT_EQ(check_reserved_zero(s), 0);
+    ASSERT_UINT64_EQ(s->tid, tid);
+    ASSERT_UINT64_GE(s->timestamp, sa->birth_ts);
     int i = (int)(k - 4) / 2;
     if (k % 2 == 0) { /* resume */
-      ASSERT(s->kind == CTP_KIND_RESUME && s->is_active == 1 && s->addr == 0 && s->obj == 0 &&
-             s->wait_kind == 0);
+      ASSERT_EQ(s->kind, CTP_KIND_RESUME);
+      ASSERT_EQ(s->is_active, 1);
+      ASSERT_UINT64_EQ(s->addr, 0);
+      ASSERT_UINT64_EQ(s->obj, 0);
+      ASSERT_EQ(s->wait_kind, 0);
     } else {
-      ASSERT(s->kind == CTP_KIND_SUSPEND && s->is_active == 0 && s->addr == (uint64_t)(0x6000 + i));
-      ASSERT(s->wait_kind == CTP_WAIT_NONE && s->obj == 0);
+      ASSERT_EQ(s->kind, CTP_KIND_SUSPEND);
+      ASSERT_EQ(s->is_active, 0);
+      ASSERT_UINT64_EQ(s->addr, (uint64_t)(0x6000 + i));
+      ASSERT_EQ(s->wait_kind, CTP_WAIT_NONE);
+      ASSERT_UINT64_EQ(s->obj, 0);
     }
   }
   /* timestamps increase along a's ring */
   for (uint64_t k = 21; k < 28; k++)
-    ASSERT(event(sa, k)->timestamp >= event(sa, k - 1)->timestamp);
+    ASSERT_UINT64_GE(event(sa, k)->timestamp, event(sa, k - 1)->timestamp);
 
   /* b: created by a, woken by a, resumed, destroyed */
-  ASSERT(sb->probe_id == (UINT64_C(1) << 63 | 2)); /* id 0: picked, non-zero, bit 63 */
-  ASSERT(atomic_load(&sb->ext_flags) == CTP_STF_EXT);
-  ASSERT(sb->label[0] == '\0');
-  ASSERT(sb->create_site == 0x2222 && sb->parent_id == 100);
-  ASSERT(atomic_load(&sb->ev_claimed) == 4);
-  ASSERT((s = event(sb, 0)) && s->kind == CTP_KIND_CREATE && s->addr == 0x2222 && s->obj == 100 &&
-         !s->is_active);
-  ASSERT((s = event(sb, 1)) && s->kind == CTP_KIND_WAKE && s->addr == 0x3333 && s->obj == 100 &&
-         !s->is_active);
-  ASSERT(s->tid == tid);
-  ASSERT((s = event(sb, 2)) && s->kind == CTP_KIND_RESUME && s->is_active == 1 && s->addr == 0);
-  ASSERT((s = event(sb, 3)) && s->kind == CTP_KIND_DESTROY && s->is_active == 0 && s->addr != 0);
+  ASSERT_UINT64_EQ(sb->probe_id, UINT64_C(1) << 63 | 2); /* id 0: picked, non-zero, bit 63 */
+  ASSERT_EQ(atomic_load(&sb->ext_flags), CTP_STF_EXT);
+  ASSERT_EQ(sb->label[0], '\0');
+  ASSERT_UINT64_EQ(sb->create_site, 0x2222);
+  ASSERT_UINT64_EQ(sb->parent_id, 100);
+  ASSERT_UINT64_EQ(atomic_load(&sb->ev_claimed), 4);
+  ASSERT_NOT_NULL(s = event(sb, 0));
+  ASSERT_EQ(s->kind, CTP_KIND_CREATE);
+  ASSERT_UINT64_EQ(s->addr, 0x2222);
+  ASSERT_UINT64_EQ(s->obj, 100);
+  ASSERT_EQ(s->is_active, 0);
+  ASSERT_NOT_NULL(s = event(sb, 1));
+  ASSERT_EQ(s->kind, CTP_KIND_WAKE);
+  ASSERT_UINT64_EQ(s->addr, 0x3333);
+  ASSERT_UINT64_EQ(s->obj, 100);
+  ASSERT_EQ(s->is_active, 0);
+  ASSERT_UINT64_EQ(s->tid, tid);
+  ASSERT_NOT_NULL(s = event(sb, 2));
+  ASSERT_EQ(s->kind, CTP_KIND_RESUME);
+  ASSERT_EQ(s->is_active, 1);
+  ASSERT_UINT64_EQ(s->addr, 0);
+  ASSERT_NOT_NULL(s = event(sb, 3));
+  ASSERT_EQ(s->kind, CTP_KIND_DESTROY);
+  ASSERT_EQ(s->is_active, 0);
+  ASSERT_UINT64_NE(s->addr, 0);
   ASSERT(in_func(s->addr, (void *)destroy_here)); /* destroy site: the caller */
-  ASSERT(sb->is_dead == 1);
+  ASSERT_EQ(sb->is_dead, 1);
   for (uint64_t k = 0; k < 4; k++)
-    ASSERT(check_reserved_zero(event(sb, k)) == 0);
-  for (unsigned i = 4; i < CTP_SLOTS; i++)
-    ASSERT(atomic_load(&sb->slots[i].seq) == 0 && sb->slots[i].timestamp == 0);
+    ASSERT_EQ(check_reserved_zero(event(sb, k)), 0);
+  for (unsigned i = 4; i < CTP_SLOTS; i++) {
+    ASSERT_UINT64_EQ(atomic_load(&sb->slots[i].seq), 0);
+    ASSERT_UINT64_EQ(sb->slots[i].timestamp, 0);
+  }
 
   corotracer_co *d = corotracer_create(400, NULL, SITE(0x7777));
-  ASSERT(d == NULL); /* N = 3 in this case: no station left */
+  ASSERT_NULL(d); /* N = 3 in this case: no station left */
 
   /* c: default sites are the callers' return addresses */
-  ASSERT(sc->probe_id == 300);
+  ASSERT_UINT64_EQ(sc->probe_id, 300);
   ASSERT(in_func(sc->create_site, (void *)create_here));
-  ASSERT((s = event(sc, 0)) && s->kind == CTP_KIND_CREATE && s->addr == sc->create_site);
-  ASSERT((s = event(sc, 1)) && s->kind == CTP_KIND_SUSPEND &&
-         in_func(s->addr, (void *)suspend_here));
-  ASSERT(s->wait_kind == CTP_WAIT_FD && s->obj == 7);
+  ASSERT_NOT_NULL(s = event(sc, 0));
+  ASSERT_EQ(s->kind, CTP_KIND_CREATE);
+  ASSERT_UINT64_EQ(s->addr, sc->create_site);
+  ASSERT_NOT_NULL(s = event(sc, 1));
+  ASSERT_EQ(s->kind, CTP_KIND_SUSPEND);
+  ASSERT(in_func(s->addr, (void *)suspend_here));
+  ASSERT_EQ(s->wait_kind, CTP_WAIT_FD);
+  ASSERT_UINT64_EQ(s->obj, 7);
 
   uint64_t rec, drop;
   corotracer_stats(&rec, &drop);
-  ASSERT(rec == 28 + 4 + 2);
-  ASSERT(drop == 1); /* d's create */
-  ASSERT(atomic_load(&hdr->overflow) == 1);
+  ASSERT_EQ(rec, 28 + 4 + 2);
+  ASSERT_EQ(drop, 1); /* d's create */
+  ASSERT_EQ(atomic_load(&hdr->overflow), 1);
   return 0;
 }
 
@@ -299,25 +330,35 @@ static int body_fields(void) {
   memset(longlabel, 'x', sizeof longlabel - 1);
   longlabel[sizeof longlabel - 1] = '\0';
   corotracer_co *a = corotracer_create(7, longlabel, SITE(0x10));
-  ASSERT(a != NULL);
+  ASSERT_NOT_NULL(a);
   struct ctp_station *st = station(0);
-  ASSERT(strlen(st->label) == 63 && st->label[62] == 'x');
+  ASSERT_EQ(strlen(st->label), 63);
+  ASSERT_EQ(st->label[62], 'x');
   for (size_t i = 63; i < CTP_LABEL_MAX; i++)
-    ASSERT(st->label[i] == '\0');
+    ASSERT_EQ(st->label[i], '\0');
   corotracer_resume(a);
   corotracer_suspend(a, SITE(0x20), COROTRACER_WAIT_PTR, 0xdeadbeef);
   corotracer_suspend(a, SITE(0x21), (enum corotracer_wait)9, 5); /* unknown kind: obj dropped */
   corotracer_wake(a, SITE(0x30));
   struct ctp_slot *s;
-  ASSERT((s = event(st, 2)) && s->kind == CTP_KIND_SUSPEND && s->addr == 0x20);
-  ASSERT(s->wait_kind == CTP_WAIT_PTR && s->obj == 0xdeadbeef);
-  ASSERT((s = event(st, 3)) && s->wait_kind == CTP_WAIT_NONE && s->obj == 0);
-  ASSERT((s = event(st, 4)) && s->kind == CTP_KIND_WAKE && s->addr == 0x30 && s->obj == 0);
-  ASSERT(s->tid == my_tid());
+  ASSERT_NOT_NULL(s = event(st, 2));
+  ASSERT_EQ(s->kind, CTP_KIND_SUSPEND);
+  ASSERT_UINT64_EQ(s->addr, 0x20);
+  ASSERT_EQ(s->wait_kind, CTP_WAIT_PTR);
+  ASSERT_UINT64_EQ(s->obj, 0xdeadbeef);
+  ASSERT_NOT_NULL(s = event(st, 3));
+  ASSERT_EQ(s->wait_kind, CTP_WAIT_NONE);
+  ASSERT_UINT64_EQ(s->obj, 0);
+  ASSERT_NOT_NULL(s = event(st, 4));
+  ASSERT_EQ(s->kind, CTP_KIND_WAKE);
+  ASSERT_UINT64_EQ(s->addr, 0x30);
+  ASSERT_UINT64_EQ(s->obj, 0);
+  ASSERT_UINT64_EQ(s->tid, my_tid());
   /* label that fits exactly */
   corotracer_co *b = corotracer_create(8, "", NULL);
-  ASSERT(b && atomic_load(&station(1)->ext_flags) == (CTP_STF_EXT | CTP_STF_LABEL) &&
-         station(1)->label[0] == 0);
+  ASSERT_NOT_NULL(b);
+  ASSERT_EQ(atomic_load(&station(1)->ext_flags), CTP_STF_EXT | CTP_STF_LABEL);
+  ASSERT_EQ(station(1)->label[0], 0);
   return 0;
 }
 
@@ -325,16 +366,22 @@ static int body_fields(void) {
 void ct_test_plain_calls(corotracer_co *co, corotracer_co *null);
 static int body_plain_names(void) {
   corotracer_co *a = corotracer_create(5, NULL, NULL);
-  ASSERT(a);
+  ASSERT_NOT_NULL(a);
   ct_test_plain_calls(a, NULL);
   struct ctp_station *st = station(0);
-  ASSERT(atomic_load(&st->ev_claimed) == 4 && atomic_load(&hdr->allocated_count) == 1);
+  ASSERT_UINT64_EQ(atomic_load(&st->ev_claimed), 4);
+  ASSERT_EQ(atomic_load(&hdr->allocated_count), 1);
   struct ctp_slot *s;
-  ASSERT((s = event(st, 1)) && s->kind == CTP_KIND_RESUME);
-  ASSERT((s = event(st, 2)) && s->kind == CTP_KIND_SUSPEND && s->wait_kind == CTP_WAIT_FD &&
-         s->obj == 9);
+  ASSERT_NOT_NULL(s = event(st, 1));
+  ASSERT_EQ(s->kind, CTP_KIND_RESUME);
+  ASSERT_NOT_NULL(s = event(st, 2));
+  ASSERT_EQ(s->kind, CTP_KIND_SUSPEND);
+  ASSERT_EQ(s->wait_kind, CTP_WAIT_FD);
+  ASSERT_UINT64_EQ(s->obj, 9);
   ASSERT(in_func(s->addr, (void *)ct_test_plain_calls));
-  ASSERT((s = event(st, 3)) && s->kind == CTP_KIND_WAKE && s->addr == 0x99);
+  ASSERT_NOT_NULL(s = event(st, 3));
+  ASSERT_EQ(s->kind, CTP_KIND_WAKE);
+  ASSERT_UINT64_EQ(s->addr, 0x99);
   return 0;
 }
 
@@ -342,9 +389,13 @@ static int body_overflow(void) {
   corotracer_co *h[5];
   for (int i = 0; i < 5; i++)
     h[i] = corotracer_create((uint64_t)i + 1, NULL, NULL);
-  ASSERT(h[0] && h[1] && !h[2] && !h[3] && !h[4]);
-  ASSERT(atomic_load(&hdr->overflow) == 3);
-  ASSERT(atomic_load(&hdr->allocated_count) == 2);
+  ASSERT_NOT_NULL(h[0]);
+  ASSERT_NOT_NULL(h[1]);
+  ASSERT_NULL(h[2]);
+  ASSERT_NULL(h[3]);
+  ASSERT_NULL(h[4]);
+  ASSERT_EQ(atomic_load(&hdr->overflow), 3);
+  ASSERT_EQ(atomic_load(&hdr->allocated_count), 2);
   for (int i = 0; i < 5; i++) { /* NULL handles are accepted */
     corotracer_resume(h[i]);
     corotracer_suspend(h[i], NULL, COROTRACER_WAIT_NONE, 0);
@@ -352,7 +403,8 @@ static int body_overflow(void) {
   }
   uint64_t rec, drop;
   corotracer_stats(&rec, &drop);
-  ASSERT(rec == 2 * 4 && drop == 3);
+  ASSERT_EQ(rec, 2 * 4);
+  ASSERT_EQ(drop, 3);
   return 0;
 }
 
@@ -363,20 +415,22 @@ static int body_untraced(void) {
   int rc = corotracer_init();
   if (rc != want_err)
     printf("init returned %d, want %d\n", rc, want_err);
-  ASSERT(rc == want_err);
-  ASSERT(corotracer_init() == rc);
-  ASSERT(corotracer_enabled() == 0);
+  ASSERT_EQ(rc, want_err);
+  ASSERT_EQ(corotracer_init(), rc);
+  ASSERT_EQ(corotracer_enabled(), 0);
   corotracer_co *co = corotracer_create(1, "x", NULL);
-  ASSERT(co == NULL);
+  ASSERT_NULL(co);
   corotracer_resume(co);
   corotracer_suspend(co, NULL, COROTRACER_WAIT_NONE, 0);
   corotracer_wake(co, NULL);
   corotracer_destroy(co);
-  ASSERT(corotracer_current() == NULL);
+  ASSERT_NULL(corotracer_current());
   uint64_t rec = 1, drop = 1;
   corotracer_stats(&rec, &drop);
-  ASSERT(rec == 0 && drop == 0);
-  ASSERT(atomic_load(&hdr->attached) == 0 && atomic_load(&hdr->allocated_count) == 0);
+  ASSERT_EQ(rec, 0);
+  ASSERT_EQ(drop, 0);
+  ASSERT_EQ(atomic_load(&hdr->attached), 0);
+  ASSERT_EQ(atomic_load(&hdr->allocated_count), 0);
   return 0;
 }
 
@@ -384,22 +438,23 @@ static int body_untraced(void) {
  * before every event. SIGPIPE keeps its default action: a write(2) would kill us. */
 static int body_engine_gone(void) {
   signal(SIGPIPE, SIG_DFL);
-  ASSERT(corotracer_init() == 0);
+  ASSERT_OK(corotracer_init());
   int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-  ASSERT(c >= 0);
+  ASSERT_GE(c, 0);
   close(c);
   close(listen_fd);
   corotracer_co *a = corotracer_create(1, NULL, NULL);
-  ASSERT(a);
+  ASSERT_NOT_NULL(a);
   for (int i = 0; i < 100; i++) {
     atomic_store(&hdr->tracer_sleeping, 1);
     errno = 4242;
     corotracer_resume(a);
-    ASSERT(errno == 4242); /* the failed send did not leak its errno */
-    ASSERT(atomic_load(&hdr->tracer_sleeping) == 0);
+    ASSERT_EQ(errno, 4242); /* the failed send did not leak its errno */
+    ASSERT_EQ(atomic_load(&hdr->tracer_sleeping), 0);
   }
-  ASSERT(atomic_load(&station(0)->ev_claimed) == 101);
-  ASSERT(event(station(0), 100) && event(station(0), 100)->kind == CTP_KIND_RESUME);
+  ASSERT_UINT64_EQ(atomic_load(&station(0)->ev_claimed), 101);
+  ASSERT_NOT_NULL(event(station(0), 100));
+  ASSERT_EQ(event(station(0), 100)->kind, CTP_KIND_RESUME);
   return 0;
 }
 
@@ -407,32 +462,37 @@ static int body_engine_gone(void) {
 static int body_engine_stuck(void) {
   int n = getenv("CT_SAN") && *getenv("CT_SAN") ? 20000 : 100000;
   alarm(60); /* a blocking send would hang here: die instead */
-  ASSERT(corotracer_init() == 0);
+  ASSERT_OK(corotracer_init());
   int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-  ASSERT(c >= 0);
+  ASSERT_GE(c, 0);
   corotracer_co *a = corotracer_create(1, NULL, NULL);
-  ASSERT(a);
+  ASSERT_NOT_NULL(a);
   int queued = -1;
   /* engine awake: no byte; engine asleep: one byte, from the first event only */
   for (int i = 0; i < 100; i++)
     corotracer_wake(a, NULL);
-  ASSERT(ioctl(c, FIONREAD, &queued) == 0 && queued == 0);
+  ASSERT_EQ(ioctl(c, FIONREAD, &queued), 0);
+  ASSERT_UINT64_EQ(queued, 0);
   atomic_store(&hdr->tracer_sleeping, 1);
   for (int i = 0; i < 3; i++)
     corotracer_wake(a, NULL);
-  ASSERT(ioctl(c, FIONREAD, &queued) == 0 && queued == 1);
-  ASSERT(atomic_load(&hdr->tracer_sleeping) == 0);
+  ASSERT_EQ(ioctl(c, FIONREAD, &queued), 0);
+  ASSERT_UINT64_EQ(queued, 1);
+  ASSERT_EQ(atomic_load(&hdr->tracer_sleeping), 0);
   char b[1];
-  ASSERT(read(c, b, 1) == 1 && b[0] == '1');
+  ASSERT_EQ(read(c, b, 1), 1);
+  ASSERT_EQ(b[0], '1');
   for (int i = 0; i < n; i++) {
     atomic_store(&hdr->tracer_sleeping, 1);
     corotracer_wake(a, NULL);
   }
-  ASSERT(ioctl(c, FIONREAD, &queued) == 0);
+  ASSERT_EQ(ioctl(c, FIONREAD, &queued), 0);
   printf("engine stuck: %d events asked for a byte, %d bytes queued\n", n, queued);
-  ASSERT(queued > 0 && queued < n); /* the buffer filled, later sends failed */
-  ASSERT(read(c, b, 1) == 1 && b[0] == '1');
-  ASSERT(atomic_load(&station(0)->ev_claimed) == (uint64_t)n + 1 + 103);
+  ASSERT_UINT64_GT(queued, 0);
+  ASSERT_UINT64_LT(queued, n); /* the buffer filled, later sends failed */
+  ASSERT_EQ(read(c, b, 1), 1);
+  ASSERT_EQ(b[0], '1');
+  ASSERT_UINT64_EQ(atomic_load(&station(0)->ev_claimed), (uint64_t)n + 1 + 103);
   close(c);
   return 0;
 }
@@ -454,31 +514,35 @@ static int body_ack(void) {
   struct timespec a, b;
   void *sent = (void *)1;
   if (ack_ms >= 0)
-    ASSERT(pthread_create(&t, NULL, acker, NULL) == 0);
+    ASSERT_EQ(pthread_create(&t, NULL, acker, NULL), 0);
   clock_gettime(CLOCK_MONOTONIC, &a);
-  ASSERT(corotracer_init() == 0);
+  ASSERT_OK(corotracer_init());
   clock_gettime(CLOCK_MONOTONIC, &b);
   long dt = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000,
        want = ack_ms >= 0 ? ack_ms : 1000;
   printf("ack after %d ms: init took %ld ms\n", ack_ms, dt);
-  ASSERT(dt >= want - 10 && dt < want + 700);
-  if (ack_ms >= 0)
-    ASSERT(pthread_join(t, &sent) == 0 && sent);
-  ASSERT(corotracer_create(1, NULL, NULL) && atomic_load(&station(0)->ev_claimed) == 1);
+  ASSERT_GE(dt, want - 10);
+  ASSERT_LT(dt, want + 700);
+  if (ack_ms >= 0) {
+    ASSERT_EQ(pthread_join(t, &sent), 0);
+    ASSERT_NOT_NULL(sent);
+  }
+  ASSERT_NOT_NULL(corotracer_create(1, NULL, NULL));
+  ASSERT_UINT64_EQ(atomic_load(&station(0)->ev_claimed), 1);
   return 0;
 }
 
 /* fork: the child's calls must change nothing in the parent's stations. */
 static int body_fork(void) {
   corotracer_co *a = corotracer_create(1, "parent", NULL);
-  ASSERT(a);
+  ASSERT_NOT_NULL(a);
   corotracer_resume(a);
   static unsigned char before[CTP_STATION_SIZE];
   memcpy(before, station(0), sizeof before);
   uint32_t alloc = atomic_load(&hdr->allocated_count);
   fflush(stdout);
   pid_t pid = fork();
-  ASSERT(pid >= 0);
+  ASSERT_GE(pid, 0);
   if (pid == 0) {
     int bad =
         corotracer_enabled() != 0 || corotracer_init() != -ECHILD || corotracer_current() != NULL;
@@ -495,15 +559,16 @@ static int body_fork(void) {
     _exit(bad);
   }
   int st;
-  ASSERT(waitpid(pid, &st, 0) == pid);
-  ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  ASSERT(memcmp(before, station(0), sizeof before) == 0);
-  ASSERT(atomic_load(&hdr->allocated_count) == alloc);
-  ASSERT(atomic_load(&hdr->attached) == 1);
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  ASSERT(WIFEXITED(st));
+  ASSERT_EQ(WEXITSTATUS(st), 0);
+  ASSERT_MEM_EQ(before, station(0), sizeof before);
+  ASSERT_EQ(atomic_load(&hdr->allocated_count), alloc);
+  ASSERT_EQ(atomic_load(&hdr->attached), 1);
   /* the parent still traces */
   corotracer_suspend(a, NULL, COROTRACER_WAIT_NONE, 0);
-  ASSERT(atomic_load(&station(0)->ev_claimed) == 3);
-  ASSERT(corotracer_enabled() == 1);
+  ASSERT_UINT64_EQ(atomic_load(&station(0)->ev_claimed), 3);
+  ASSERT_EQ(corotracer_enabled(), 1);
   return 0;
 }
 
@@ -522,18 +587,22 @@ static int body_first_calls(void) {
   pthread_t t[RACERS];
   void *h[RACERS];
   for (int i = 0; i < RACERS; i++)
-    ASSERT(pthread_create(&t[i], NULL, racer, (void *)(uintptr_t)(i + 1)) == 0);
+    ASSERT_EQ(pthread_create(&t[i], NULL, racer, (void *)(uintptr_t)(i + 1)), 0);
   atomic_store(&race_gate, 1);
-  for (int i = 0; i < RACERS; i++)
-    ASSERT(pthread_join(t[i], &h[i]) == 0 && h[i] != NULL);
-  ASSERT(atomic_load(&hdr->attached) == 1);
-  ASSERT(atomic_load(&hdr->allocated_count) == RACERS);
+  for (int i = 0; i < RACERS; i++) {
+    ASSERT_EQ(pthread_join(t[i], &h[i]), 0);
+    ASSERT_NOT_NULL(h[i]);
+  }
+  ASSERT_EQ(atomic_load(&hdr->attached), 1);
+  ASSERT_EQ(atomic_load(&hdr->allocated_count), RACERS);
   uint64_t seen = 0;
   for (uint32_t i = 0; i < RACERS; i++) {
     uint64_t id = station(i)->probe_id;
-    ASSERT(id >= 1 && id <= RACERS && !(seen & (1u << id)));
+    ASSERT_GE(id, 1);
+    ASSERT_LE(id, RACERS);
+    ASSERT(!(seen & (1u << id)));
     seen |= 1u << id;
-    ASSERT(atomic_load(&station(i)->ev_claimed) == 1);
+    ASSERT_UINT64_EQ(atomic_load(&station(i)->ev_claimed), 1);
   }
   return 0;
 }
@@ -656,50 +725,53 @@ static void *owner(void *arg) {
 static int body_threads(void) {
   iters = getenv("CT_SAN") && *getenv("CT_SAN") ? 20000 : 200000;
   victim = corotracer_create(1, "victim", SITE(0x9000));
-  ASSERT(victim);
+  ASSERT_NOT_NULL(victim);
   victim_st = (struct ctp_station *)victim;
-  ASSERT(victim_st->probe_id == 1 && station(0)->probe_id == 1 && victim_st->create_site == 0x9000);
+  ASSERT_UINT64_EQ(victim_st->probe_id, 1);
+  ASSERT_UINT64_EQ(station(0)->probe_id, 1);
+  ASSERT_UINT64_EQ(victim_st->create_site, 0x9000);
   pthread_t t[WAKERS + 2];
   static struct harvest h;
-  ASSERT(pthread_create(&t[0], NULL, reader, &h) == 0);
+  ASSERT_EQ(pthread_create(&t[0], NULL, reader, &h), 0);
   for (int w = 0; w < WAKERS; w++)
-    ASSERT(pthread_create(&t[1 + w], NULL, waker, (void *)(intptr_t)w) == 0);
+    ASSERT_EQ(pthread_create(&t[1 + w], NULL, waker, (void *)(intptr_t)w), 0);
   /* wakers' creates must not race owner_tid's reader: both set before start */
-  ASSERT(pthread_create(&t[WAKERS + 1], NULL, owner, NULL) == 0);
+  ASSERT_EQ(pthread_create(&t[WAKERS + 1], NULL, owner, NULL), 0);
   while (atomic_load(&hdr->allocated_count) < 1 + WAKERS)
     sched_yield();
   atomic_store(&start_line, 1);
   for (int i = 1; i < WAKERS + 2; i++)
-    ASSERT(pthread_join(t[i], NULL) == 0);
+    ASSERT_EQ(pthread_join(t[i], NULL), 0);
   atomic_store(&stop_reader, 1);
-  ASSERT(pthread_join(t[0], NULL) == 0);
+  ASSERT_EQ(pthread_join(t[0], NULL), 0);
 
   struct ctp_station *st = victim_st;
   uint64_t calls = 1 + 2 * (uint64_t)iters + WAKERS * (uint64_t)iters + 1;
   uint64_t claimed = atomic_load(&st->ev_claimed);
-  ASSERT(claimed == calls);
+  ASSERT_UINT64_EQ(claimed, calls);
   uint64_t rec, drop;
   corotracer_stats(&rec, &drop);
-  ASSERT(rec == calls + 2 * WAKERS); /* + each waker's create and resume */
+  ASSERT_UINT64_EQ(rec, calls + 2 * WAKERS); /* + each waker's create and resume */
   /* every slot stable, holding a coherent event, never beyond the claims */
   for (unsigned s = 0; s < CTP_SLOTS; s++) {
     struct ctp_slot c;
     uint64_t seq;
-    ASSERT(read_slot(&st->slots[s], &c, &seq) == 1);
+    ASSERT_EQ(read_slot(&st->slots[s], &c, &seq), 1);
     uint64_t k = ctp_event_index(seq, s);
-    ASSERT(k < claimed && coherent(&c, k));
+    ASSERT_UINT64_LT(k, claimed);
+    ASSERT(coherent(&c, k));
   }
   harvest(st, &h);
   printf("threads: %llu events claimed, %llu dropped, %llu harvested live, %llu torn reads\n",
          (unsigned long long)claimed, (unsigned long long)drop, (unsigned long long)h.harvested,
          (unsigned long long)h.torn);
-  ASSERT(h.bad == 0);
+  ASSERT_EQ(h.bad, 0);
   /* Dropped events leave their index unused: at most claimed - dropped
    * distinct events were ever stable, so that many could be harvested. */
-  ASSERT(drop <= claimed);
-  ASSERT(h.harvested <= claimed - drop);
+  ASSERT_UINT64_LE(drop, claimed);
+  ASSERT_UINT64_LE(h.harvested, claimed - drop);
   /* the destroy came last in the owner's thread and nobody laps it */
-  ASSERT(st->is_dead == 1);
+  ASSERT_EQ(st->is_dead, 1);
   return 0;
 }
 
@@ -725,8 +797,7 @@ static int refused(const char *name, struct env e, int err, const char *fmt, con
 }
 
 int main(void) {
-  if (ct_make_tmpdir(dir, sizeof dir, "ct-probe") != 0)
-    return 1;
+  ASSERT_EQ(ct_make_tmpdir(dir, sizeof dir, "ct-probe"), 0); /* it says why */
   snprintf(shm_path, sizeof shm_path, "%s/ctp", dir);
   snprintf(sock_path, sizeof sock_path, "%s/sock", dir);
   snprintf(errpath, sizeof errpath, "%s/stderr", dir);

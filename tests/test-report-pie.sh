@@ -3,8 +3,8 @@
 # test-symbolize --trace writes a trace whose module lines are its own
 # /proc/self/maps and whose sites are its own code, and says what to expect.
 . "$(dirname "$0")/lib/report.sh"
-"$CT_BUILD/tests/test-symbolize" --trace "$tmp/pie.jsonl" > "$tmp/expect" || { echo "FAIL: trace writer"; exit 1; }
-"$COROTRACER" report "$tmp/pie.jsonl" --json "$tmp/pie.json" > "$tmp/pie.md" || { echo "FAIL: report exit $?"; exit 1; }
+"$CT_BUILD/tests/test-symbolize" --trace "$tmp/pie.jsonl" > "$tmp/expect" || { fail "trace writer"; check_done; }
+"$COROTRACER" report "$tmp/pie.jsonl" --json "$tmp/pie.json" > "$tmp/pie.md" || { fail "report exit $?"; check_done; }
 while read -r what fn line; do
   grep -q "\"function\":\"$fn\",\"file\":\"[^\"]*test-symbolize.c\",\"line\":$line," "$tmp/pie.json" ||
     fail "$what site is not $fn at test-symbolize.c:$line"

@@ -1,6 +1,7 @@
-/* findings.c - the report model's assembly: the overview (timeline, idle
- * gaps, suspension sites), the helpers the finding builders share, and the
- * order of findings (the builders are in findings_stuck.c, findings_tables.c). */
+/* findings.c - what every finding builder (findings_stuck.c,
+ * findings_tables.c) builds with: a new finding, its evidence, its sites
+ * grouped and symbolized, times and sites as text. Calls no builder: report.c
+ * runs the builders, which call this file, never the other way round. */
 #include "analysis/findings.h"
 
 #include <errno.h>
@@ -9,13 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define IDLE_GAP_NS (60ull * 1000000000ull)
-#define ABSURD_GAP_NS (86400ull * 1000000000ull)
-
+/* "error", "warning" or "info" (model.h). */
 const char *ct_sev_name(enum ct_sev s) {
   return s == CT_SEV_ERROR ? "error" : s == CT_SEV_WARNING ? "warning" : "info";
 }
 
+/* A duration for people, 1 decimal (model.h). */
 const char *ct_fmt_ns(uint64_t ns, char *buf, size_t n) {
   if (ns >= 1000000000ull)
     snprintf(buf, n, "%.1f s", (double)ns / 1e9);
@@ -28,11 +28,13 @@ const char *ct_fmt_ns(uint64_t ns, char *buf, size_t n) {
   return buf;
 }
 
+/* The file name of path p (after its last '/'); NULL for NULL. */
 static const char *base_name(const char *p) {
   const char *s = p ? strrchr(p, '/') : NULL;
   return s ? s + 1 : p;
 }
 
+/* A site as its symbol, module offset or address (model.h). */
 const char *ct_fmt_site(const struct ct_rsite *rs, char *buf, size_t n) {
   if (rs->symbolized && rs->sym.function && rs->sym.file)
     snprintf(buf, n, "%s (%s:%d)", rs->sym.function, base_name(rs->sym.file), rs->sym.line);
@@ -46,12 +48,14 @@ const char *ct_fmt_site(const struct ct_rsite *rs, char *buf, size_t n) {
   return buf;
 }
 
+/* findings.h: rc owns its copy of ev, freed by ct_report_free. */
 int ct_keep_evidence(struct ct_rcoro *rc, const char *ev) {
   free(rc->evidence);
   rc->evidence = strdup(ev);
   return rc->evidence ? 0 : -ENOMEM;
 }
 
+/* findings.h: counts merge by (kind, relation); past CT_RELATED_MAX, dropped. */
 void ct_add_related(struct ct_finding *f, const char *kind, const char *relation, uint64_t count) {
   for (size_t i = 0; i < f->nrelated; i++)
     if (!strcmp(f->related[i].kind, kind) && !strcmp(f->related[i].relation, relation)) {
@@ -65,6 +69,7 @@ void ct_add_related(struct ct_finding *f, const char *kind, const char *relation
   f->related[f->nrelated++].count = count;
 }
 
+/* findings.h: r owns the finding (ct_report_free). */
 struct ct_finding *ct_new_finding(struct ct_report *r, const char *kind, enum ct_sev sev) {
   struct ct_finding *nf = realloc(r->f, (r->nf + 1) * sizeof *nf);
   if (!nf)
@@ -77,6 +82,7 @@ struct ct_finding *ct_new_finding(struct ct_report *r, const char *kind, enum ct
   return f;
 }
 
+/* findings.h: cut at the evidence line's size. */
 void ct_add_evidence(struct ct_finding *f, const char *fmt, ...) {
   if (f->nevidence == CT_EVIDENCE_MAX)
     return;
@@ -86,11 +92,13 @@ void ct_add_evidence(struct ct_finding *f, const char *fmt, ...) {
   va_end(ap);
 }
 
+/* findings.h: rs->sym is the symbolizer's (st->sym), valid while it lives. */
 void ct_symbolize_site(struct ct_state *st, struct ct_rsite *rs) {
   if (ct_symbolize(st->sym, rs->pid, rs->site, 1, &rs->sym) == 0 && rs->sym.module)
     rs->symbolized = 1;
 }
 
+/* findings.h: percentiles within the histogram's precision, max exact. */
 void ct_site_durations(struct ct_rsite *rs, const struct ct_hist *h) {
   rs->has_dur = 1;
   rs->p50 = ct_hist_quantile(h, 0.5);
@@ -98,12 +106,14 @@ void ct_site_durations(struct ct_rsite *rs, const struct ct_hist *h) {
   rs->max = h->max;
 }
 
+/* findings.h: clamped at the start (a ts before it reads "+0 ns"). */
 const char *ct_at(const struct ct_report *r, uint64_t ts, char *buf, size_t n) {
   char t[32];
   snprintf(buf, n, "+%s", ct_fmt_ns(ts > r->start_ts ? ts - r->start_ts : 0, t, sizeof t));
   return buf;
 }
 
+/* findings.h: the label is the state's (st->labels). */
 const char *ct_label_of(const struct ct_state *st, const struct ct_coro *c) {
   return c->label ? st->labels[c->label] : NULL;
 }
@@ -120,6 +130,7 @@ struct gkey {
   uint64_t site, id;
   struct ct_coro *c;
 };
+/* qsort order of struct gkey: pid, site, id. */
 static int cmp_gkey(const void *a, const void *b) {
   const struct gkey *x = a, *y = b;
   if (x->pid != y->pid)
@@ -129,6 +140,7 @@ static int cmp_gkey(const void *a, const void *b) {
   return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* findings.h: f owns its sites and coros (ct_report_free), also after a failure. */
 int ct_group_coros(struct ct_report *r, struct ct_state *st, struct ct_finding *f,
                    struct ct_coro **cs, size_t n, int by_create) {
   int rc = -ENOMEM;
@@ -189,6 +201,7 @@ out:
   return rc;
 }
 
+/* findings.h: live view, no end line, killed, or exited, in that order. */
 void ct_describe_exit(const struct ct_state *st, char *buf, size_t n) {
   if (!st->has_end && st->live_ts)
     snprintf(buf, n, "the program is still running (live view)");
@@ -198,145 +211,4 @@ void ct_describe_exit(const struct ct_state *st, char *buf, size_t n) {
     snprintf(buf, n, "the program was killed by %s", st->exit_name[0] ? st->exit_name : "a signal");
   else
     snprintf(buf, n, "the program exited with code %" PRId64, st->exit_code);
-}
-
-/* Buckets in time order. */
-static int cmp_bucket(const void *a, const void *b) {
-  const struct ct_bucket *x = a, *y = b;
-  return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-/* Start, end, idle gaps. Events in a stretch more than a day away from all
- * others, holding under 0.1% of the events, are torn clocks (a valid-looking
- * record with a garbage ts): counted, left out of the duration. */
-static int timeline(struct ct_report *r, const struct ct_state *st) {
-  const struct ct_map *b = &st->buckets;
-  struct ct_bucket *bs = malloc((b->n ? b->n : 1) * sizeof *bs);
-  if (!bs)
-    return -ENOMEM;
-  size_t n = 0;
-  for (size_t i = 0; i < b->n; i++)
-    bs[n++] = *(struct ct_bucket *)ct_map_at(b, i);
-  qsort(bs, n, sizeof *bs, cmp_bucket);
-  for (size_t i = 0, j; i < n; i = j) {
-    uint64_t cnt = bs[i].n;
-    for (j = i + 1; j < n && bs[j].lo - bs[j - 1].hi <= ABSURD_GAP_NS; j++)
-      cnt += bs[j].n;
-    if (cnt * 1000 >= st->events)
-      continue;
-    r->absurd_ts += cnt;
-    for (size_t k = i; k < j; k++)
-      bs[k].n = 0; /* n == 0: left out */
-  }
-  uint64_t first = 0, last = 0, prev_hi = 0, idle = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!bs[i].n)
-      continue;
-    if (!first)
-      first = bs[i].lo;
-    last = bs[i].hi;
-    uint64_t g = prev_hi ? bs[i].lo - prev_hi : 0;
-    prev_hi = bs[i].hi;
-    if (g <= IDLE_GAP_NS)
-      continue;
-    idle += g;
-    r->gaps_total++;
-    /* Keep the longest CT_GAPS_MAX, longest first. */
-    size_t k = r->ngaps < CT_GAPS_MAX ? r->ngaps++ : CT_GAPS_MAX;
-    for (; k > 0 && r->gaps[k - 1].to - r->gaps[k - 1].from < g; k--)
-      if (k < CT_GAPS_MAX)
-        r->gaps[k] = r->gaps[k - 1];
-    if (k < CT_GAPS_MAX) {
-      r->gaps[k].from = bs[i].lo - g;
-      r->gaps[k].to = bs[i].lo;
-    }
-  }
-  free(bs);
-  if (!first) { /* no buckets (no events), or the bucket table overflowed */
-    first = st->first_ts;
-    last = st->last_ts;
-  }
-  r->start_ts = st->meta_mono_ns && st->meta_mono_ns < first ? st->meta_mono_ns : first;
-  r->end_ts = st->has_end && st->end_ts ? st->end_ts : st->live_ts > last ? st->live_ts : last;
-  r->duration_ns = r->end_ts > r->start_ts ? r->end_ts - r->start_ts : 0;
-  r->active_ns = r->duration_ns > idle ? r->duration_ns - idle : 0;
-  return 0;
-}
-
-/* Most used first, then by address (a stable order for equal counts). */
-static int cmp_site_count(const void *a, const void *b) {
-  const struct ct_rsite *x = a, *y = b;
-  if (x->count != y->count)
-    return x->count > y->count ? -1 : 1;
-  return x->site < y->site ? -1 : x->site > y->site;
-}
-
-/* Overview: timeline, counts, every suspension site. */
-static int overview(struct ct_report *r, struct ct_state *st) {
-  r->threads = st->tids.n;
-  r->killed = !st->has_end || st->exit_has_signal;
-  r->coroutines = st->coroutines;
-  int rc = timeline(r, st);
-  if (rc)
-    return rc;
-  const struct ct_map *sm = &st->sites;
-  if (!(r->sites = calloc(sm->n ? sm->n : 1, sizeof *r->sites)))
-    return -ENOMEM;
-  for (size_t i = 0; i < sm->n; i++) {
-    const struct ct_site *s = ct_map_at(sm, i);
-    struct ct_rsite *rs = &r->sites[r->nsites++];
-    rs->site = s->site;
-    rs->pid = s->pid;
-    rs->count = s->suspensions;
-    ct_symbolize_site(st, rs);
-    if (s->hist)
-      ct_site_durations(rs, s->hist);
-  }
-  qsort(r->sites, r->nsites, sizeof *r->sites, cmp_site_count);
-  return 0;
-}
-
-int ct_report_build(struct ct_state *st, const char *path, uint64_t bytes, uint64_t stuck_ns,
-                    struct ct_report *r) {
-  memset(r, 0, sizeof *r);
-  r->st = st;
-  r->path = path;
-  r->bytes = bytes;
-  int rc;
-  if ((rc = ct_state_finish_runs(st)) || (rc = overview(r, st)) ||
-      (rc = ct_stuck_findings(r, st, stuck_ns)) || (rc = ct_violation_findings(r, st)) ||
-      (rc = ct_leak_finding(r, st)) || (rc = ct_blocker_finding(r, st)) ||
-      (rc = ct_lost_finding(r, st)))
-    return rc;
-  /* Most severe first; stable within a severity. */
-  for (size_t i = 1; i < r->nf; i++)
-    for (size_t j = i; j > 0 && r->f[j].sev > r->f[j - 1].sev; j--) {
-      struct ct_finding t = r->f[j];
-      r->f[j] = r->f[j - 1];
-      r->f[j - 1] = t;
-    }
-  return 0;
-}
-
-void ct_report_free(struct ct_report *r) {
-  for (size_t i = 0; i < r->nf; i++) {
-    for (size_t k = 0; k < r->f[i].ncoros; k++) {
-      free(r->f[i].coros[k].wake);
-      free(r->f[i].coros[k].end_site);
-      free(r->f[i].coros[k].evidence);
-    }
-    free(r->f[i].sites);
-    free(r->f[i].coros);
-  }
-  free(r->f);
-  free(r->sites);
-  memset(r, 0, sizeof *r);
-}
-
-int ct_report_max_severity(const struct ct_report *r) {
-  int m = -1;
-  for (size_t i = 0; i < r->nf; i++)
-    if ((int)r->f[i].sev > m)
-      m = (int)r->f[i].sev;
-  return m;
 }

@@ -1,5 +1,6 @@
-/* findings.h - internal to the findings files: the helpers they share and the
- * finding builders ct_report_build (findings.c) calls in turn. */
+/* findings.h - internal to the report's assembly. Two halves, one direction:
+ * report.c calls the finding builders (findings_stuck.c, findings_tables.c),
+ * and they build with the helpers of findings.c, which calls neither. */
 #ifndef CT_ANALYSIS_FINDINGS_H
 #define CT_ANALYSIS_FINDINGS_H
 
@@ -7,6 +8,8 @@
 #include <stdint.h>
 
 #include "analysis/model.h"
+
+/* The helpers (findings.c). */
 
 /* A new zeroed finding appended to r (kind and sev set), or NULL on ENOMEM.
  * Pointers to r's earlier findings are invalidated. */
@@ -48,8 +51,9 @@ void ct_describe_exit(const struct ct_state *st, char *buf, size_t n);
 int ct_group_coros(struct ct_report *r, struct ct_state *st, struct ct_finding *f,
                    struct ct_coro **cs, size_t n, int by_create);
 
-/* The finding builders, in the order ct_report_build runs them (the overview
- * first: they need r->end_ts and r->killed). Each returns 0 or -ENOMEM. */
+/* The finding builders, in the order ct_report_build (report.c) runs them
+ * (after the overview: they need r->end_ts and r->killed). Each returns 0 or
+ * -ENOMEM. */
 
 /* findings_stuck.c: lost wakeups, the wake-before-suspend race, deadlocks,
  * lost schedules. Marks each coroutine reported (ct_coro.reported). */

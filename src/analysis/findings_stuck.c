@@ -36,6 +36,7 @@ static const char *const cat_kinds[CAT_N] = {
     "lost_wakeup",   "lost_wakeup",         "lost_wakeup",  "deadlock",
     "lost_schedule", "lost_schedule",       "lost_schedule"};
 
+/* findings.h: reported is a cat + 1 (mark_primary), 0 for none. */
 const char *ct_primary_kind(unsigned reported) {
   return reported > 0 && reported <= CAT_N ? cat_kinds[reported - 1] : NULL;
 }
@@ -47,6 +48,7 @@ struct stuck {
   int color; /* cycle search: 0 new, 1 on the current walk, 2 done; 3 reported */
 };
 
+/* What c waits on, as evidence ("fd 7", "ptr 0x...") into buf. */
 static void fmt_obj(const struct ct_coro *c, char *buf, size_t n) {
   if (c->wait == 1)
     snprintf(buf, n, "fd %" PRId64, (int64_t)c->obj);
@@ -85,6 +87,7 @@ static void find_cycles(struct stuck *sk, size_t n, struct ct_map *idx) {
   }
 }
 
+/* Suspended at the end with no wake since (c may be NULL: an id not in the state). */
 static int is_stuck(const struct ct_coro *c) {
   return c && c->state == CT_CS_SUSPENDED && !c->woken && !c->returned;
 }
@@ -164,6 +167,7 @@ static int likely_idle(const struct ct_state *st, const struct ct_coro *c) {
   return c->woken_here >= IDLE_WAKES && c->woken_site == c->susp_site && !fd_reused_by(st, c);
 }
 
+/* A _LOST category: the events lost may hold what clears the coroutine. */
 static int uncertain(enum cat cat) {
   return cat == CAT_RAN_ON_LOST || cat == CAT_WAKE_BEFORE_LOST || cat == CAT_SCHED_LOST;
 }
@@ -306,6 +310,8 @@ static void mark_primary(const struct ct_report *r, struct ct_finding *f, struct
                   nd == 1 ? "this is its root cause" : "this is their root cause");
 }
 
+/* The one finding of category cat over sk[0..n) (none if no coroutine is in
+ * it): title, sites, per-coroutine evidence. 0 or -ENOMEM. */
 static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck *sk, size_t n,
                          enum cat cat) {
   static const enum ct_sev sevs[CAT_N] = {
@@ -495,6 +501,7 @@ static int deadlock_findings(struct ct_report *r, struct ct_state *st, struct st
   return 0;
 }
 
+/* findings.h: judges every suspended coroutine once, cycles first. */
 int ct_stuck_findings(struct ct_report *r, struct ct_state *st, uint64_t stuck_ns) {
   const struct ct_map *m = &st->coros;
   struct ct_map idx;

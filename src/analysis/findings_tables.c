@@ -24,6 +24,7 @@ static struct ct_rcoro *add_coro(struct ct_finding *f, const struct ct_state *st
 const char *const ct_viol_kinds[CT_V_KINDS_] = {"resume_running", "resume_without_wake",
                                                 "after_destroy", "resume_after_return"};
 
+/* findings.h: one error finding per violation kind seen, its first examples listed. */
 int ct_violation_findings(struct ct_report *r, const struct ct_state *st) {
   static const char *const evk[] = {"v1", "create", "suspend", "resume", "wake", "destroy"};
   for (int k = 0; k < CT_V_KINDS_; k++) {
@@ -90,6 +91,7 @@ int ct_violation_findings(struct ct_report *r, const struct ct_state *st) {
   return 0;
 }
 
+/* findings.h: none when the program was killed or cut short (r->killed). */
 int ct_leak_finding(struct ct_report *r, struct ct_state *st) {
   const struct ct_map *m = &st->coros;
   size_t n = 0;
@@ -168,6 +170,7 @@ int ct_leak_finding(struct ct_report *r, struct ct_state *st) {
   return rc;
 }
 
+/* findings.h: one finding, a site per resume site with long runs and their worst runs. */
 int ct_blocker_finding(struct ct_report *r, struct ct_state *st) {
   const struct ct_map *m = &st->blocks;
   if (!m->n)
@@ -234,6 +237,7 @@ int ct_blocker_finding(struct ct_report *r, struct ct_state *st) {
   return 0;
 }
 
+/* findings.h: the largest of the engine's, the stations' and the ev gaps' counts. */
 int ct_lost_finding(struct ct_report *r, const struct ct_state *st) {
   uint64_t lost = st->end_lost;
   if (st->station_lost > lost)

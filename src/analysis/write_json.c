@@ -26,6 +26,7 @@ static void jstr(FILE *f, const char *s) {
   fputc('"', f);
 }
 
+/* A site object (blocker: its durations are run times, not suspended times). */
 static void site(FILE *f, const struct ct_rsite *rs, int blocker) {
   fprintf(f, "{\"site\":\"0x%016" PRIx64 "\"", rs->site);
   if (rs->symbolized) {
@@ -52,6 +53,7 @@ static void site(FILE *f, const struct ct_rsite *rs, int blocker) {
   fputc('}', f);
 }
 
+/* A coroutine object of a finding. */
 static void coro(FILE *f, const struct ct_report *r, const struct ct_rcoro *c) {
   fprintf(f, "{\"probe_id\":%" PRIu64, c->probe_id);
   if (c->incarnation)
@@ -101,6 +103,7 @@ static void coro(FILE *f, const struct ct_report *r, const struct ct_rcoro *c) {
   fputc('}', f);
 }
 
+/* The "trace" object: the run, its counts, what was lost or left out. */
 static void trace(FILE *f, const struct ct_report *r) {
   const struct ct_state *st = r->st;
   uint64_t bad = st->bad[CT_LINE_SYNTAX] + st->bad[CT_LINE_SHAPE] + st->bad[CT_LINE_TORN];
@@ -147,6 +150,7 @@ static void trace(FILE *f, const struct ct_report *r) {
   fputc('}', f);
 }
 
+/* model.h: 0, or -EIO when a write to f failed (ferror). */
 int ct_write_json(FILE *f, const struct ct_report *r) {
   fputs("{\"format\":\"corotracer-findings\",\"version\":1,\n", f);
   trace(f, r);

@@ -9,6 +9,7 @@
 #define MD_COROS_SHOWN 20
 #define MD_SITES_SHOWN 10
 
+/* One list item of fi's site rs: where, how many, and its percentiles. */
 static void site_line(FILE *f, const struct ct_finding *fi, const struct ct_rsite *rs) {
   char s[512], a[32], b[32], c[32];
   int blocker = strcmp(fi->kind, "blocker") == 0;
@@ -78,6 +79,7 @@ static void coro_table(FILE *f, const struct ct_finding *fi, int idle) {
   fputc('\n', f);
 }
 
+/* Finding idx: heading, evidence, its first MD_SITES_SHOWN sites, coroutine tables. */
 static void finding(FILE *f, const struct ct_report *r, size_t idx) {
   const struct ct_finding *fi = &r->f[idx];
   fprintf(f, "### %zu. [%s] %s\n\n", idx + 1, ct_sev_name(fi->sev), fi->title);
@@ -96,6 +98,7 @@ static void finding(FILE *f, const struct ct_report *r, size_t idx) {
   coro_table(f, fi, 1);
 }
 
+/* The overview's list: the run, its time line, the trace's health. */
 static void overview(FILE *f, const struct ct_report *r) {
   const struct ct_state *st = r->st;
   char a[32], b[32];
@@ -204,6 +207,7 @@ static void overview(FILE *f, const struct ct_report *r) {
     fprintf(f, "- **Symbols**: some module lines could not be used (%s)\n", strerror(-st->sym_err));
 }
 
+/* model.h: 0, or -EIO when a write to f failed (ferror). */
 int ct_write_markdown(FILE *f, const struct ct_report *r) {
   char s[512], a[32], b[32], c[32];
   fprintf(f, "# corotracer report\n\n## Overview\n\n");

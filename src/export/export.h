@@ -132,6 +132,19 @@ struct cx_sink {
   char err[512];
 };
 
+/* A target's struct cx_sink, named what: its functions are the static
+ * prefix_begin, prefix_table_begin, prefix_row, prefix_table_end,
+ * prefix_commit, prefix_abort and prefix_free of the target's file. */
+#define CX_SINK_OPS(what_, prefix)                                                                 \
+  ((struct cx_sink){.what = what_,                                                                 \
+                    .begin = prefix##_begin,                                                       \
+                    .table_begin = prefix##_table_begin,                                           \
+                    .row = prefix##_row,                                                           \
+                    .table_end = prefix##_table_end,                                               \
+                    .commit = prefix##_commit,                                                     \
+                    .abort = prefix##_abort,                                                       \
+                    .free = prefix##_free})
+
 /* Connection settings from the command line; NULL = library default or environment. */
 struct cx_conn {
   const char *out; /* sqlite file, csv directory, jsonl/perfetto output */
@@ -146,12 +159,13 @@ typedef void (*cx_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 int cx_emit(struct cx_sink *s, const struct cx_model *m, const struct cx_names *n,
             uint64_t counts[CX_NTABLES], cx_progress_fn prog, void *pctx);
 
-/* The targets (export_sqlite.c, export_pg.c, export_mysql.c, export_csv.c).
- * Return 0 with *out, or -errno with err filled. */
-int cx_sqlite_sink(const struct cx_conn *c, struct cx_sink **out, char *err, size_t errn);
-int cx_pg_sink(const struct cx_conn *c, struct cx_sink **out, char *err, size_t errn);
-int cx_mysql_sink(const struct cx_conn *c, struct cx_sink **out, char *err, size_t errn);
-int cx_csv_sink(const struct cx_conn *c, struct cx_sink **out, char *err, size_t errn);
+/* The targets (export_sqlite.c, export_pg.c, export_mysql.c, export_csv.c):
+ * 0 with *out (nothing opened yet: begin connects), or -ENOMEM. c (kept, not
+ * copied) names the database; sqlite and csv need c->out (the CLI checks). */
+int cx_sqlite_sink(const struct cx_conn *c, struct cx_sink **out);
+int cx_pg_sink(const struct cx_conn *c, struct cx_sink **out);
+int cx_mysql_sink(const struct cx_conn *c, struct cx_sink **out);
+int cx_csv_sink(const struct cx_conn *c, struct cx_sink **out);
 
 /* Streams (export_jsonl.c, export_perfetto.c): write to f, return 0 or -errno.
  * rows: lines / packets written. */

@@ -130,23 +130,12 @@ static void csv_free(struct cx_sink *b) {
   free(b);
 }
 
-int cx_csv_sink(const struct cx_conn *c, struct cx_sink **out, char *err, size_t errn) {
-  if (!c->out) {
-    snprintf(err, errn, "csv: no output directory given (-o DIR or -csv-out DIR)");
-    return -EINVAL;
-  }
+int cx_csv_sink(const struct cx_conn *c, struct cx_sink **out) {
   struct csv *s = calloc(1, sizeof *s);
   if (!s)
     return -ENOMEM;
   s->dir = c->out;
-  s->base = (struct cx_sink){.what = "csv",
-                             .begin = csv_begin,
-                             .table_begin = csv_table_begin,
-                             .row = csv_row,
-                             .table_end = csv_table_end,
-                             .commit = csv_commit,
-                             .abort = csv_abort,
-                             .free = csv_free};
+  s->base = CX_SINK_OPS("csv", csv);
   *out = &s->base;
   return 0;
 }

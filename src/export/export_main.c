@@ -175,6 +175,10 @@ static int parse(int argc, char **argv, struct opts *o) {
   }
   if ((o->fmt == F_PG || o->fmt == F_MYSQL) && o->conn.out)
     return bad_usage("-o is for files; a database is named by --db-name", o->conn.out);
+  if (o->fmt == F_SQLITE && !o->conn.out)
+    return bad_usage("sqlite: no database file given (-o FILE or -sqlite-out FILE)", NULL);
+  if (o->fmt == F_CSV && !o->conn.out)
+    return bad_usage("csv: no output directory given (-o DIR or -csv-out DIR)", NULL);
   if (o->fmt == F_PERFETTO || o->fmt == F_JSONL || o->fmt == F_JSONL_V1)
     if (!o->conn.out)
       return bad_usage("no output given (-o FILE, '-' for stdout)", NULL);
@@ -257,16 +261,16 @@ static int stream_out(const struct opts *o, const struct cx_model *m, int in_fd,
   return rc;
 }
 
-static int open_sink(const struct opts *o, struct cx_sink **s, char *err, size_t n) {
+static int open_sink(const struct opts *o, struct cx_sink **s) {
   switch (o->fmt) {
   case F_SQLITE:
-    return cx_sqlite_sink(&o->conn, s, err, n);
+    return cx_sqlite_sink(&o->conn, s);
   case F_PG:
-    return cx_pg_sink(&o->conn, s, err, n);
+    return cx_pg_sink(&o->conn, s);
   case F_MYSQL:
-    return cx_mysql_sink(&o->conn, s, err, n);
+    return cx_mysql_sink(&o->conn, s);
   default:
-    return cx_csv_sink(&o->conn, s, err, n);
+    return cx_csv_sink(&o->conn, s);
   }
 }
 
@@ -277,7 +281,6 @@ int ct_export_main(int argc, char **argv) {
   struct cx_sink *sink = NULL;
   struct bar bar = {0};
   uint64_t counts[CX_NTABLES] = {0}, rows = 0, bad_line = 0;
-  char err[512] = "";
   int status = parse(argc, argv, &o), rc;
   memset(&m, 0, sizeof m);
   if (status >= 0)
@@ -325,13 +328,8 @@ int ct_export_main(int argc, char **argv) {
   }
   if ((rc = cx_names_init(&names, o.prefix, o.table)))
     goto nomem;
-  if ((rc = open_sink(&o, &sink, err, sizeof err))) {
-    if (rc == -ENOMEM)
-      goto nomem;
-    fprintf(stderr, "corotracer: export: %s\n", err);
-    status = 2;
-    goto out;
-  }
+  if ((rc = open_sink(&o, &sink)))
+    goto nomem;
   if ((rc = cx_emit(sink, &m, &names, counts, o.progress ? progress : NULL, &bar))) {
     progress_end(&bar);
     fprintf(stderr, "corotracer: export %s: %s; nothing of this run was written\n", o.fmt_name,

@@ -37,6 +37,17 @@ struct my {
   int t, in_tx;
 };
 
+static char *my_quote(void *ctx, const char *name);
+
+/* MySQL and MariaDB's SQL: its quoting, column types and parameters. */
+static const struct cx_dialect my_dialect = {.quote = my_quote,
+                                             .int_type = "BIGINT",
+                                             .text_type = "LONGTEXT CHARACTER SET utf8mb4",
+                                             .key_type = "VARCHAR(255) CHARACTER SET utf8mb4",
+                                             .table_suffix = " ENGINE=InnoDB",
+                                             .param = "?",
+                                             .inline_indexes = 1};
+
 /* MySQL identifier quoting: backquotes, a backquote doubled; NULL for an empty name or one
  * past MySQL's 64 characters. The caller frees. */
 static char *my_quote(void *ctx, const char *name) {
@@ -270,28 +281,13 @@ static void my_free(struct cx_sink *b) {
   free(s);
 }
 
-int cx_mysql_sink(const struct cx_conn *c, struct cx_sink **out, char *err, size_t errn) {
-  (void)err;
-  (void)errn;
+int cx_mysql_sink(const struct cx_conn *c, struct cx_sink **out) {
   struct my *s = calloc(1, sizeof *s);
   if (!s)
     return -ENOMEM;
   s->c = c;
-  s->d = (struct cx_dialect){.quote = my_quote,
-                             .int_type = "BIGINT",
-                             .text_type = "LONGTEXT CHARACTER SET utf8mb4",
-                             .key_type = "VARCHAR(255) CHARACTER SET utf8mb4",
-                             .table_suffix = " ENGINE=InnoDB",
-                             .param = "?",
-                             .inline_indexes = 1};
-  s->base = (struct cx_sink){.what = "mysql",
-                             .begin = my_begin,
-                             .table_begin = my_table_begin,
-                             .row = my_row,
-                             .table_end = my_table_end,
-                             .commit = my_commit,
-                             .abort = my_abort,
-                             .free = my_free};
+  s->d = my_dialect;
+  s->base = CX_SINK_OPS("mysql", my);
   for (int i = 0; i < CX_MAX_COLS; i++) {
     struct col *k = &s->col[i];
     k->i = malloc(BATCH * sizeof *k->i);

@@ -24,6 +24,16 @@ struct pgs {
   int in_tx, in_copy;
 };
 
+static char *pg_quote(void *ctx, const char *name);
+
+/* PostgreSQL's SQL: its quoting, column types and parameters. */
+static const struct cx_dialect pg_dialect = {.quote = pg_quote,
+                                             .int_type = "BIGINT",
+                                             .text_type = "TEXT",
+                                             .key_type = "TEXT",
+                                             .table_suffix = "",
+                                             .param = "$"};
+
 /* Drops server notices ("relation ... already exists, skipping"): stderr gets one line. */
 static void quiet_notice(void *arg, const char *msg) {
   (void)arg;
@@ -244,28 +254,14 @@ static void pg_free(struct cx_sink *b) {
   free(s);
 }
 
-int cx_pg_sink(const struct cx_conn *c, struct cx_sink **out, char *err, size_t errn) {
-  (void)err;
-  (void)errn;
+int cx_pg_sink(const struct cx_conn *c, struct cx_sink **out) {
   struct pgs *s = calloc(1, sizeof *s);
   if (!s)
     return -ENOMEM;
   s->c = c;
-  s->d = (struct cx_dialect){.quote = pg_quote,
-                             .ctx = s,
-                             .int_type = "BIGINT",
-                             .text_type = "TEXT",
-                             .key_type = "TEXT",
-                             .table_suffix = "",
-                             .param = "$"};
-  s->base = (struct cx_sink){.what = "postgres",
-                             .begin = pg_begin,
-                             .table_begin = pg_table_begin,
-                             .row = pg_row,
-                             .table_end = pg_table_end,
-                             .commit = pg_commit,
-                             .abort = pg_abort,
-                             .free = pg_free};
+  s->d = pg_dialect;
+  s->d.ctx = s; /* pg_quote asks the connection */
+  s->base = CX_SINK_OPS("postgres", pg);
   *out = &s->base;
   return 0;
 }

@@ -18,6 +18,16 @@ struct sq {
   int in_tx;
 };
 
+static char *sq_quote(void *ctx, const char *name);
+
+/* SQLite's SQL: its quoting, column types and parameters. */
+static const struct cx_dialect sq_dialect = {.quote = sq_quote,
+                                             .int_type = "INTEGER",
+                                             .text_type = "TEXT",
+                                             .key_type = "TEXT",
+                                             .table_suffix = "",
+                                             .param = "?"};
+
 /* "%w" is SQLite's identifier quoting: doubled double quotes. */
 static char *sq_quote(void *ctx, const char *name) {
   (void)ctx;
@@ -140,29 +150,13 @@ static void sq_free(struct cx_sink *b) {
   free(s);
 }
 
-int cx_sqlite_sink(const struct cx_conn *c, struct cx_sink **out, char *err, size_t errn) {
-  if (!c->out) {
-    snprintf(err, errn, "sqlite: no database file given (-o FILE or -sqlite-out FILE)");
-    return -EINVAL;
-  }
+int cx_sqlite_sink(const struct cx_conn *c, struct cx_sink **out) {
   struct sq *s = calloc(1, sizeof *s);
   if (!s)
     return -ENOMEM;
   s->path = c->out;
-  s->d = (struct cx_dialect){.quote = sq_quote,
-                             .int_type = "INTEGER",
-                             .text_type = "TEXT",
-                             .key_type = "TEXT",
-                             .table_suffix = "",
-                             .param = "?"};
-  s->base = (struct cx_sink){.what = "sqlite",
-                             .begin = sq_begin,
-                             .table_begin = sq_table_begin,
-                             .row = sq_row,
-                             .table_end = sq_table_end,
-                             .commit = sq_commit,
-                             .abort = sq_abort,
-                             .free = sq_free};
+  s->d = sq_dialect;
+  s->base = CX_SINK_OPS("sqlite", sq);
   *out = &s->base;
   return 0;
 }

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fuzz.h"
 #include "rip/rip_load.h"
 
 /* What a successful load promises: ids increasing, rings ordered and short. */
@@ -24,17 +25,6 @@ static void check_threads(const struct ct_rip_threads *t) {
       if (th->e[k] == 0 || th->e[k] == RIP_EXIT_MARKER)
         __builtin_trap();
   }
-}
-
-static int write_all(int fd, const uint8_t *p, size_t n) {
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w <= 0)
-      return -1;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -57,14 +47,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char path[64];
   int fd = -1, pfd[2] = {-1, -1};
   if (mode == 0 || size > 60000) { /* a regular file: mapped, or inflated */
-    fd = memfd_create("fuzz-rip", MFD_CLOEXEC);
-    if (fd < 0 || write_all(fd, data, size) != 0)
+    if ((fd = fuzz_memfd("fuzz-rip", data, size)) < 0)
       goto out;
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
   } else { /* a pipe: read as a stream (fits in the pipe's buffer) */
     if (pipe2(pfd, O_CLOEXEC) != 0)
       return 0;
-    if (fcntl(pfd[1], F_SETPIPE_SZ, 65536) < 0 || write_all(pfd[1], data, size) != 0)
+    if (fcntl(pfd[1], F_SETPIPE_SZ, 65536) < 0 || fuzz_write_all(pfd[1], data, size) != 0)
       goto out;
     close(pfd[1]);
     pfd[1] = -1;

@@ -6,19 +6,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fuzz.h"
 #include "rip/rip_syms.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  int fd = memfd_create("fuzz-ripmaps", MFD_CLOEXEC);
+  int fd = fuzz_memfd("fuzz-ripmaps", data, size);
   if (fd < 0)
     return 0;
-  size_t off = 0;
-  while (off < size) {
-    ssize_t n = write(fd, data + off, size - off);
-    if (n <= 0)
-      goto out;
-    off += (size_t)n;
-  }
   char path[64], why[256];
   snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
   ct_symbolizer *s = NULL;
@@ -29,7 +23,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ct_symbolizer_free(s);
   else if (rc > 0 || why[0] == '\0' || s != NULL)
     __builtin_trap(); /* a failure is -errno with a reason, and leaves nothing */
-out:
   close(fd);
   return 0;
 }

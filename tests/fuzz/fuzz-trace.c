@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "analysis/trace.h"
+#include "fuzz.h"
 
 /* Decode the string fields of an accepted line into a small buffer, as the
  * report does, so the escape decoder sees what the scanner let through. */
@@ -47,16 +48,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   /* The stream, from a memory file, with the smallest buffer (4 KiB) so lines
    * straddle refills. */
-  int fd = memfd_create("fuzz-trace", MFD_CLOEXEC);
+  int fd = fuzz_memfd("fuzz-trace", data, size);
   if (fd < 0)
     return 0;
-  size_t off = 0;
-  while (off < size) {
-    ssize_t n = write(fd, data + off, size - off);
-    if (n <= 0)
-      goto out;
-    off += (size_t)n;
-  }
   if (lseek(fd, 0, SEEK_SET) != 0)
     goto out;
   uint64_t lines = 0, bytes = 0;

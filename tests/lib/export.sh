@@ -11,7 +11,8 @@ chmod 755 "$tmp" # database servers run as their own users read and write here
 cleanup_hook() { :; }
 trap 'cleanup_hook; rm -rf "$tmp"' EXIT
 trap 'exit 1' INT TERM
-# The kit's fail (tests/lib/check.sh), going on after a failure: finish ends the test.
+# The kit's fail (tests/lib/check.sh), going on after a failure: finish ends the
+# test (`fail MSG; check_done` for a failure the test cannot go on after).
 . "$(dirname "$0")/lib/check.sh"
 CHECK_KEEP_GOING=1
 finish() {
@@ -19,10 +20,10 @@ finish() {
   echo "$1: ok"
 }
 ctjl=$CT_BUILD/tests/lib/ctjl
-[ -x "$ctjl" ] || { echo "FAIL: $ctjl not built" >&2; exit 1; }
+[ -x "$ctjl" ] || { fail "$ctjl not built"; check_done; }
 
 timeout 60 "$COROTRACER" run --quiet -o "$tmp/hello.jsonl" -- "$CT_BUILD/examples/hello" --pace-us 200 \
-  > "$tmp/run.out" 2>&1 || { cat "$tmp/run.out"; echo "FAIL: corotracer run"; exit 1; }
+  > "$tmp/run.out" 2>&1 || { cat "$tmp/run.out"; fail "corotracer run"; check_done; }
 hello=$tmp/hello.jsonl
 # Findings (lost wakeup, leak, blocker) and a label with a comma, quotes and
 # a newline: a CSV's and a database's hard case.

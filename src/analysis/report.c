@@ -1,0 +1,157 @@
+/* report.c - assembles the report model (model.h) from a finished state:
+ * the overview (timeline, idle gaps, every suspension site), then the
+ * findings from each builder in turn (findings_stuck.c, findings_tables.c),
+ * most severe first. Depends on the builders; nothing depends on it but the
+ * callers of model.h (report, export, html). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/findings.h"
+
+#define IDLE_GAP_NS (60ull * 1000000000ull)
+#define ABSURD_GAP_NS (86400ull * 1000000000ull)
+
+/* Buckets in time order. */
+static int cmp_bucket(const void *a, const void *b) {
+  const struct ct_bucket *x = a, *y = b;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Start, end, idle gaps. Events in a stretch more than a day away from all
+ * others, holding under 0.1% of the events, are torn clocks (a valid-looking
+ * record with a garbage ts): counted, left out of the duration. */
+static int timeline(struct ct_report *r, const struct ct_state *st) {
+  const struct ct_map *b = &st->buckets;
+  struct ct_bucket *bs = malloc((b->n ? b->n : 1) * sizeof *bs);
+  if (!bs)
+    return -ENOMEM;
+  size_t n = 0;
+  for (size_t i = 0; i < b->n; i++)
+    bs[n++] = *(struct ct_bucket *)ct_map_at(b, i);
+  qsort(bs, n, sizeof *bs, cmp_bucket);
+  for (size_t i = 0, j; i < n; i = j) {
+    uint64_t cnt = bs[i].n;
+    for (j = i + 1; j < n && bs[j].lo - bs[j - 1].hi <= ABSURD_GAP_NS; j++)
+      cnt += bs[j].n;
+    if (cnt * 1000 >= st->events)
+      continue;
+    r->absurd_ts += cnt;
+    for (size_t k = i; k < j; k++)
+      bs[k].n = 0; /* n == 0: left out */
+  }
+  uint64_t first = 0, last = 0, prev_hi = 0, idle = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!bs[i].n)
+      continue;
+    if (!first)
+      first = bs[i].lo;
+    last = bs[i].hi;
+    uint64_t g = prev_hi ? bs[i].lo - prev_hi : 0;
+    prev_hi = bs[i].hi;
+    if (g <= IDLE_GAP_NS)
+      continue;
+    idle += g;
+    r->gaps_total++;
+    /* Keep the longest CT_GAPS_MAX, longest first. */
+    size_t k = r->ngaps < CT_GAPS_MAX ? r->ngaps++ : CT_GAPS_MAX;
+    for (; k > 0 && r->gaps[k - 1].to - r->gaps[k - 1].from < g; k--)
+      if (k < CT_GAPS_MAX)
+        r->gaps[k] = r->gaps[k - 1];
+    if (k < CT_GAPS_MAX) {
+      r->gaps[k].from = bs[i].lo - g;
+      r->gaps[k].to = bs[i].lo;
+    }
+  }
+  free(bs);
+  if (!first) { /* no buckets (no events), or the bucket table overflowed */
+    first = st->first_ts;
+    last = st->last_ts;
+  }
+  r->start_ts = st->meta_mono_ns && st->meta_mono_ns < first ? st->meta_mono_ns : first;
+  r->end_ts = st->has_end && st->end_ts ? st->end_ts : st->live_ts > last ? st->live_ts : last;
+  r->duration_ns = r->end_ts > r->start_ts ? r->end_ts - r->start_ts : 0;
+  r->active_ns = r->duration_ns > idle ? r->duration_ns - idle : 0;
+  return 0;
+}
+
+/* Most used first, then by address (a stable order for equal counts). */
+static int cmp_site_count(const void *a, const void *b) {
+  const struct ct_rsite *x = a, *y = b;
+  if (x->count != y->count)
+    return x->count > y->count ? -1 : 1;
+  return x->site < y->site ? -1 : x->site > y->site;
+}
+
+/* Overview: timeline, counts, every suspension site. */
+static int overview(struct ct_report *r, struct ct_state *st) {
+  r->threads = st->tids.n;
+  r->killed = !st->has_end || st->exit_has_signal;
+  r->coroutines = st->coroutines;
+  int rc = timeline(r, st);
+  if (rc)
+    return rc;
+  const struct ct_map *sm = &st->sites;
+  if (!(r->sites = calloc(sm->n ? sm->n : 1, sizeof *r->sites)))
+    return -ENOMEM;
+  for (size_t i = 0; i < sm->n; i++) {
+    const struct ct_site *s = ct_map_at(sm, i);
+    struct ct_rsite *rs = &r->sites[r->nsites++];
+    rs->site = s->site;
+    rs->pid = s->pid;
+    rs->count = s->suspensions;
+    ct_symbolize_site(st, rs);
+    if (s->hist)
+      ct_site_durations(rs, s->hist);
+  }
+  qsort(r->sites, r->nsites, sizeof *r->sites, cmp_site_count);
+  return 0;
+}
+
+/* model.h: r is zeroed first; on failure, partly built (free it all the same). */
+int ct_report_build(struct ct_state *st, const char *path, uint64_t bytes, uint64_t stuck_ns,
+                    struct ct_report *r) {
+  memset(r, 0, sizeof *r);
+  r->st = st;
+  r->path = path;
+  r->bytes = bytes;
+  int rc;
+  if ((rc = ct_state_finish_runs(st)) || (rc = overview(r, st)) ||
+      (rc = ct_stuck_findings(r, st, stuck_ns)) || (rc = ct_violation_findings(r, st)) ||
+      (rc = ct_leak_finding(r, st)) || (rc = ct_blocker_finding(r, st)) ||
+      (rc = ct_lost_finding(r, st)))
+    return rc;
+  /* Most severe first; stable within a severity. */
+  for (size_t i = 1; i < r->nf; i++)
+    for (size_t j = i; j > 0 && r->f[j].sev > r->f[j - 1].sev; j--) {
+      struct ct_finding t = r->f[j];
+      r->f[j] = r->f[j - 1];
+      r->f[j - 1] = t;
+    }
+  return 0;
+}
+
+/* model.h: frees what r owns and zeroes it (a zeroed r is a no-op). */
+void ct_report_free(struct ct_report *r) {
+  for (size_t i = 0; i < r->nf; i++) {
+    for (size_t k = 0; k < r->f[i].ncoros; k++) {
+      free(r->f[i].coros[k].wake);
+      free(r->f[i].coros[k].end_site);
+      free(r->f[i].coros[k].evidence);
+    }
+    free(r->f[i].sites);
+    free(r->f[i].coros);
+  }
+  free(r->f);
+  free(r->sites);
+  memset(r, 0, sizeof *r);
+}
+
+/* model.h: -1 for no findings, else the highest enum ct_sev. */
+int ct_report_max_severity(const struct ct_report *r) {
+  int m = -1;
+  for (size_t i = 0; i < r->nf; i++)
+    if ((int)r->f[i].sev > m)
+      m = (int)r->f[i].sev;
+  return m;
+}
