@@ -2,7 +2,9 @@
  * record type parsed into its fields, the three ways a line is rejected
  * (syntax, shape, torn), string decoding, and the line streamer (lines across
  * buffer refills, a last line without '\n', a line past the buffer, the
- * callback stopping the read, a read error). */
+ * callback stopping the read, a read error), and the fast path for event
+ * lines against the general scanner on those lines and every one-byte edit,
+ * deletion and cut of them. */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -250,8 +252,78 @@ static void test_stream(void) {
   free(text);
 }
 
+/* ct_parse_line (fast path first) and the general scanner agree on line. */
+static void same_as_general(const char *line, size_t n) {
+  struct ct_line a, b;
+  enum ct_line_err ea = ct_parse_line(line, n, &a), eb = ct_parse_line_general(line, n, &b);
+  if (ea != eb)
+    FAIL("%.*s: fast path %d, general scanner %d", (int)n, line, ea, eb);
+  if (ea == CT_LINE_OK && memcmp(&a, &b, offsetof(struct ct_line, exit_code)) != 0)
+    FAIL("%.*s: fast path and general scanner decode it differently", (int)n, line);
+}
+
+static void test_fast_path(void) {
+  /* Event lines as the engines write them, each form of each key. */
+  static const char *const lines[] = {
+      "{\"probe_id\":1,\"tid\":100,\"addr\":\"0x0000555555560000\",\"seq\":2,\"is_active\":false,"
+      "\"ts\":1000000001000,\"kind\":\"create\",\"ev\":0,\"site\":\"0x0000555555560000\",\"parent\":0}",
+      "{\"probe_id\":7,\"tid\":101,\"addr\":\"0x0000000000000000\",\"seq\":4,\"is_active\":true,"
+      "\"ts\":1000000002000,\"kind\":\"resume\",\"ev\":1}",
+      "{\"probe_id\":7,\"tid\":101,\"addr\":\"0x00005555555600c8\",\"seq\":6,\"is_active\":false,"
+      "\"ts\":1000000003000,\"kind\":\"suspend\",\"ev\":2,\"site\":\"0x00005555555600c8\","
+      "\"wait\":\"fd\",\"obj\":-1}",
+      "{\"probe_id\":7,\"tid\":101,\"addr\":\"0x00005555555600c8\",\"seq\":6,\"is_active\":false,"
+      "\"ts\":1000000003000,\"kind\":\"suspend\",\"ev\":2,\"site\":\"0x00005555555600c8\","
+      "\"wait\":\"ptr\",\"obj\":\"0x00007fffABCDef00\"}",
+      "{\"probe_id\":7,\"tid\":101,\"addr\":\"0x00005555555600c8\",\"seq\":8,\"is_active\":false,"
+      "\"ts\":1000000004000,\"kind\":\"suspend\",\"ev\":3,\"site\":\"0x00005555555600c8\","
+      "\"wait\":\"exit\"}",
+      "{\"probe_id\":9,\"tid\":102,\"addr\":\"0x0000555555560010\",\"seq\":2,\"is_active\":false,"
+      "\"ts\":1000000005000,\"kind\":\"wake\",\"ev\":4,\"site\":\"0x0000555555560010\",\"from\":7}",
+      "{\"probe_id\":9,\"tid\":102,\"addr\":\"0x0000555555560018\",\"seq\":2,\"is_active\":false,"
+      "\"ts\":1000000006000,\"kind\":\"destroy\",\"ev\":5,\"site\":\"0x0000555555560018\"}",
+      "{\"probe_id\":9999999999999999999,\"tid\":4294967295,\"addr\":\"0x1\",\"seq\":0,"
+      "\"is_active\":true,\"ts\":4611686018427387903,\"ev\":18446744073709551615}",
+      "{\"probe_id\":4342902816,\"tid\":1238734,\"addr\":\"0x0000000000000000\",\"seq\":2,"
+      "\"is_active\":true,\"ts\":168788988797000}",
+      "{\"ts\":5,\"probe_id\":3,\"is_active\":false,\"obj\":-9223372036854775807,\"wait\":\"fd\"}",
+      "{\"probe_id\":0,\"tid\":0,\"addr\":\"0x000099833fb94158\",\"is_active\":false,\"ts\":0}",
+  };
+  static const char edits[] = " \t0195afxX\"',:{}[]-+.eE\\nut";
+  char buf[512];
+  for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+    size_t n = strlen(lines[i]);
+    ASSERT_LT(n + 1, sizeof buf);
+    same_as_general(lines[i], n);
+    for (size_t at = 0; at < n; at++) {
+      same_as_general(lines[i], at); /* cut short */
+      memcpy(buf, lines[i], at);     /* one byte deleted */
+      memcpy(buf + at, lines[i] + at + 1, n - at - 1);
+      same_as_general(buf, n - 1);
+      memcpy(buf, lines[i], n);
+      for (const char *c = edits; *c; c++) { /* one byte replaced, one inserted */
+        buf[at] = *c;
+        same_as_general(buf, n);
+      }
+      memcpy(buf, lines[i], at);
+      memcpy(buf + at + 1, lines[i] + at, n - at);
+      for (const char *c = edits; *c; c++) {
+        buf[at] = *c;
+        same_as_general(buf, n + 1);
+      }
+    }
+  }
+  /* A key twice: the general scanner's last-one-wins, not the fast path. */
+  const char *twice = "{\"probe_id\":1,\"ts\":2,\"is_active\":true,\"ts\":3}";
+  struct ct_line l;
+  ASSERT_EQ(parse(twice, &l), CT_LINE_OK);
+  ASSERT_UINT64_EQ(l.ts, 3);
+  same_as_general(twice, strlen(twice));
+}
+
 int main(void) {
   test_event();
+  test_fast_path();
   test_records();
   test_rejected();
   test_strings();

@@ -1,5 +1,6 @@
-/* trace.c - the JSONL trace reader: a fast validating scanner for flat JSON
- * objects and a bounded-buffer line streamer. */
+/* trace.c - the JSONL trace reader: a validating scanner for flat JSON
+ * objects, a fast path for the event lines the engines write, and a
+ * bounded-buffer line streamer. */
 #include "analysis/trace.h"
 
 #include <errno.h>
@@ -493,7 +494,21 @@ static int need_all(uint64_t have, const int *ids) {
   return 1;
 }
 
-enum ct_line_err ct_parse_line(const char *line, size_t len, struct ct_line *out) {
+/* An event line's checks, after its keys are parsed (type not set). */
+static enum ct_line_err check_event(struct ct_line *out) {
+  out->type = CT_LINE_EVENT;
+  if (!NEED(out, CT_K_PROBE_ID, CT_K_TS) ||
+      !(CT_HAS(out, CT_K_IS_ACTIVE) || CT_HAS(out, CT_K_KIND)))
+    return CT_LINE_SHAPE;
+  /* A slot copied while it was being rewritten: zeros and stray bits. Thread
+   * ids are 32-bit on Linux; a ts at or above 2^62 ns (146 years) is noise. */
+  if (out->probe_id == 0 || out->ts == 0 || out->ts >= (1ull << 62) ||
+      (CT_HAS(out, CT_K_TID) && (out->tid == 0 || out->tid > UINT32_MAX)))
+    return CT_LINE_TORN;
+  return CT_LINE_OK;
+}
+
+enum ct_line_err ct_parse_line_general(const char *line, size_t len, struct ct_line *out) {
   const char *e = line + len;
   memset(out, 0, offsetof(struct ct_line, exit_code));
   int shape = 0;
@@ -514,16 +529,188 @@ enum ct_line_err ct_parse_line(const char *line, size_t len, struct ct_line *out
       return CT_LINE_OK;
     }
   }
-  out->type = CT_LINE_EVENT;
-  if (!NEED(out, CT_K_PROBE_ID, CT_K_TS) ||
-      !(CT_HAS(out, CT_K_IS_ACTIVE) || CT_HAS(out, CT_K_KIND)))
-    return CT_LINE_SHAPE;
-  /* A slot copied while it was being rewritten: zeros and stray bits. Thread
-   * ids are 32-bit on Linux; a ts at or above 2^62 ns (146 years) is noise. */
-  if (out->probe_id == 0 || out->ts == 0 || out->ts >= (1ull << 62) ||
-      (CT_HAS(out, CT_K_TID) && (out->tid == 0 || out->tid > UINT32_MAX)))
-    return CT_LINE_TORN;
-  return CT_LINE_OK;
+  return check_event(out);
+}
+
+/* The fast path: event lines as the engines write them (most of a trace). */
+
+/* Hex digit values + 1; 0 for any other byte. */
+static const uint8_t hex1[256] = {
+    ['0'] = 1,   ['1'] = 2,   ['2'] = 3,   ['3'] = 4,   ['4'] = 5,   ['5'] = 6,   ['6'] = 7,
+    ['7'] = 8,   ['8'] = 9,   ['9'] = 10,  ['a'] = 11,  ['b'] = 12,  ['c'] = 13,  ['d'] = 14,
+    ['e'] = 15,  ['f'] = 16,  ['A'] = 11,  ['B'] = 12,  ['C'] = 13,  ['D'] = 14,  ['E'] = 15,
+    ['F'] = 16};
+
+/* 1..19 decimal digits (so no overflow); NULL for anything else. The caller
+ * checks what follows (a fraction or an exponent is not a ',' or '}'). */
+static const char *fast_u64(const char *p, const char *e, uint64_t *out) {
+  const char *s = p;
+  uint64_t x = 0;
+  while (p < e && (unsigned)(*p - '0') < 10u)
+    x = x * 10 + (unsigned)(*p++ - '0');
+  if (p == s || p - s > 19)
+    return NULL;
+  *out = x;
+  return p;
+}
+
+/* "0x" + 1..16 hex digits, quoted, as parse_hex takes it; NULL otherwise. */
+static const char *fast_hex(const char *p, const char *e, uint64_t *out) {
+  if (e - p < 5 || p[0] != '"' || p[1] != '0' || p[2] != 'x')
+    return NULL;
+  const char *s = p += 3;
+  uint64_t x = 0;
+  unsigned d;
+  while (p < e && (d = hex1[(unsigned char)*p])) {
+    x = x << 4 | (d - 1);
+    p++;
+  }
+  if (p == s || p - s > 16 || p >= e || *p != '"')
+    return NULL;
+  *out = x;
+  return p + 1;
+}
+
+/* At *pp: the quoted key lit ("name":, n bytes) of field id, not yet seen in
+ * the line: skipped and marked seen. Inlined, so the compare is of constants. */
+static inline int fast_key(const char **pp, const char *e, const char *lit, size_t n,
+                           struct ct_line *l, int id) {
+  if ((size_t)(e - *pp) < n || memcmp(*pp, lit, n) != 0 || CT_HAS(l, id))
+    return 0;
+  *pp += n;
+  l->have |= 1ull << id;
+  return 1;
+}
+#define FAST_KEY(lit, id) fast_key(&p, e, lit, sizeof(lit) - 1, l, id)
+
+/* At *pp: the literal value lit (n bytes), skipped. */
+static inline int fast_lit(const char **pp, const char *e, const char *lit, size_t n) {
+  if ((size_t)(e - *pp) < n || memcmp(*pp, lit, n) != 0)
+    return 0;
+  *pp += n;
+  return 1;
+}
+#define FAST_LIT(lit) fast_lit(&p, e, lit, sizeof(lit) - 1)
+
+/* Parses an event line written without whitespace, of the event keys only,
+ * each once, with values in the forms the engines write (unsigned numbers of
+ * up to 19 digits, "0x" hex, the known kind and wait names): fills *l exactly
+ * as parse_object would (l zeroed by the caller) and returns 1. Returns 0 for
+ * anything else; the general scanner then parses the line from its start. */
+static int parse_event_fast(const char *p, const char *e, struct ct_line *l) {
+  if (p >= e || *p++ != '{')
+    return 0;
+  for (;;) {
+    if (e - p < 4 || *p != '"')
+      return 0;
+    switch (p[1]) {
+    case 'p':
+      if (FAST_KEY("\"probe_id\":", CT_K_PROBE_ID))
+        p = fast_u64(p, e, &l->probe_id);
+      else if (FAST_KEY("\"parent\":", CT_K_PARENT))
+        p = fast_u64(p, e, &l->parent);
+      else
+        return 0;
+      break;
+    case 't':
+      if (FAST_KEY("\"ts\":", CT_K_TS))
+        p = fast_u64(p, e, &l->ts);
+      else if (FAST_KEY("\"tid\":", CT_K_TID))
+        p = fast_u64(p, e, &l->tid);
+      else
+        return 0;
+      break;
+    case 'a':
+      if (!FAST_KEY("\"addr\":", CT_K_ADDR))
+        return 0;
+      p = fast_hex(p, e, &l->addr);
+      break;
+    case 's':
+      if (FAST_KEY("\"seq\":", CT_K_SEQ))
+        p = fast_u64(p, e, &l->seq);
+      else if (FAST_KEY("\"site\":", CT_K_SITE))
+        p = fast_hex(p, e, &l->site);
+      else
+        return 0;
+      break;
+    case 'i':
+      if (!FAST_KEY("\"is_active\":", CT_K_IS_ACTIVE))
+        return 0;
+      if (FAST_LIT("true"))
+        l->is_active = 1;
+      else if (!FAST_LIT("false"))
+        return 0;
+      break;
+    case 'k':
+      if (!FAST_KEY("\"kind\":", CT_K_KIND))
+        return 0;
+      if (FAST_LIT("\"suspend\""))
+        l->kind = CT_EV_SUSPEND;
+      else if (FAST_LIT("\"resume\""))
+        l->kind = CT_EV_RESUME;
+      else if (FAST_LIT("\"wake\""))
+        l->kind = CT_EV_WAKE;
+      else if (FAST_LIT("\"create\""))
+        l->kind = CT_EV_CREATE;
+      else if (FAST_LIT("\"destroy\""))
+        l->kind = CT_EV_DESTROY;
+      else
+        return 0;
+      break;
+    case 'e':
+      if (!FAST_KEY("\"ev\":", CT_K_EV))
+        return 0;
+      p = fast_u64(p, e, &l->ev);
+      break;
+    case 'w':
+      if (!FAST_KEY("\"wait\":", CT_K_WAIT))
+        return 0;
+      if (FAST_LIT("\"fd\""))
+        l->wait = 1;
+      else if (FAST_LIT("\"ptr\""))
+        l->wait = 2;
+      else if (FAST_LIT("\"exit\""))
+        l->wait = 3;
+      else
+        return 0;
+      break;
+    case 'o':
+      if (!FAST_KEY("\"obj\":", CT_K_OBJ))
+        return 0;
+      if (*p == '"') {
+        p = fast_hex(p, e, &l->obj);
+        l->obj_is_str = 1;
+      } else if (*p == '-') { /* an fd, signed: -1 is possible */
+        uint64_t v;
+        if (!(p = fast_u64(p + 1, e, &v)) || v > INT64_MAX)
+          return 0;
+        l->obj = (uint64_t)-(int64_t)v;
+      } else {
+        p = fast_u64(p, e, &l->obj);
+      }
+      break;
+    case 'f':
+      if (!FAST_KEY("\"from\":", CT_K_FROM))
+        return 0;
+      p = fast_u64(p, e, &l->from);
+      break;
+    default:
+      return 0;
+    }
+    if (!p || p >= e)
+      return 0;
+    if (*p == '}')
+      return p + 1 == e;
+    if (*p++ != ',')
+      return 0;
+  }
+}
+
+enum ct_line_err ct_parse_line(const char *line, size_t len, struct ct_line *out) {
+  memset(out, 0, offsetof(struct ct_line, exit_code));
+  if (parse_event_fast(line, line + len, out))
+    return check_event(out);
+  return ct_parse_line_general(line, len, out);
 }
 
 size_t ct_str_copy(const struct ct_str *s, char *buf, size_t cap) {

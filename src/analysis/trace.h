@@ -110,6 +110,10 @@ struct ct_line {
  * reason it was rejected; *out is then partly filled and must not be used. */
 enum ct_line_err ct_parse_line(const char *line, size_t len, struct ct_line *out);
 
+/* The same without the fast path for event lines as the engines write them:
+ * the general scanner alone, which ct_parse_line must agree with (tests). */
+enum ct_line_err ct_parse_line_general(const char *line, size_t len, struct ct_line *out);
+
 /* Copies s into buf (size cap, NUL-terminated), decoding JSON escapes (\u
  * escapes above 0x7f become '?'). Returns the length written. */
 size_t ct_str_copy(const struct ct_str *s, char *buf, size_t cap);

@@ -1,6 +1,7 @@
 /* fuzz-trace.c - libFuzzer target: the JSONL trace reader (src/analysis/trace.c)
  * on arbitrary bytes, as a whole stream (line splitting, long lines, a last
- * line without '\n') and as single lines, decoding every string it accepts. */
+ * line without '\n') and as single lines, decoding every string it accepts;
+ * its fast path for event lines checked against the general scanner. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -40,9 +41,15 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  /* One line: the scanner must stay inside [data, data + size). */
-  struct ct_line l;
-  if (ct_parse_line((const char *)data, size, &l) == CT_LINE_OK)
+  /* One line: the scanner must stay inside [data, data + size), and its fast
+   * path for event lines must decide as the general scanner does. */
+  struct ct_line l, g;
+  enum ct_line_err err = ct_parse_line((const char *)data, size, &l);
+  if (err != ct_parse_line_general((const char *)data, size, &g))
+    __builtin_trap();
+  if (err == CT_LINE_OK && memcmp(&l, &g, offsetof(struct ct_line, exit_code)) != 0)
+    __builtin_trap();
+  if (err == CT_LINE_OK)
     copy_strings(&l);
 
   /* The stream, from a memory file, with the smallest buffer (4 KiB) so lines
