@@ -61,6 +61,23 @@ void ct_map_prefetch(const struct ct_map *m, uint64_t a, uint64_t b) {
     __builtin_prefetch(&m->slot[(size_t)hash_of(a, b) & (m->cap - 1)]);
 }
 
+void ct_map_prefetch_entry(const struct ct_map *m, uint64_t a, uint64_t b) {
+  if (!m->cap)
+    return;
+  uint64_t h = hash_of(a, b), tag = h >> 32;
+  for (size_t i = (size_t)h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+    uint64_t s = m->slot[i];
+    if (!s)
+      return;
+    if (s >> 32 == tag) { /* most likely its entry: no key compare, that is the miss */
+      const char *e = (const char *)key_at(m, (uint32_t)s - 1);
+      for (size_t off = 0; off < m->stride && off < 192; off += 64)
+        __builtin_prefetch(e + off);
+      return;
+    }
+  }
+}
+
 /* Slot index for a key of hash h, in an index of ncap slots. */
 static size_t free_slot(const uint64_t *slot, size_t ncap, uint64_t h) {
   size_t j = (size_t)h & (ncap - 1);

@@ -27,10 +27,13 @@ void *ct_map_get(const struct ct_map *m, uint64_t a, uint64_t b);
  * next insertion or filter. */
 void *ct_map_put(struct ct_map *m, uint64_t a, uint64_t b, int *fresh);
 
-/* Starts bringing the slot of (a, b) into the cache, for a ct_map_get or
- * ct_map_put of it a little later (a trace's next lines name coroutines
- * spread over a table larger than the cache). */
+/* Hints for a ct_map_get or ct_map_put of (a, b) a little later, when the
+ * table is larger than the cache (a trace's next lines name coroutines spread
+ * over all of it): ct_map_prefetch starts bringing its index slot into the
+ * cache; some lines later, ct_map_prefetch_entry reads that slot and starts
+ * bringing the entry (its key and first bytes). Neither changes the map. */
 void ct_map_prefetch(const struct ct_map *m, uint64_t a, uint64_t b);
+void ct_map_prefetch_entry(const struct ct_map *m, uint64_t a, uint64_t b);
 
 /* Keeps only the entries for which keep(ctx, value) is true, in a table sized
  * for them (but no smaller than min_cap: a map that is filtered again and again

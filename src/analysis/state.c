@@ -488,6 +488,16 @@ static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_line *l
   return rc;
 }
 
+void ct_state_prefetch(struct ct_state *s, const struct ct_line *l) {
+  if (l->type != CT_LINE_EVENT)
+    return;
+  unsigned i = s->npeeked++ % CT_PREFETCH_LAG;
+  if (s->peeked[i])
+    ct_map_prefetch_entry(&s->coros, s->peeked[i], 0);
+  s->peeked[i] = l->probe_id;
+  ct_map_prefetch(&s->coros, l->probe_id, 0);
+}
+
 static void copy_str(const struct ct_line *l, int key, const struct ct_str *str, char *buf,
                      size_t n) {
   if (CT_HAS(l, key))

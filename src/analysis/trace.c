@@ -763,15 +763,63 @@ static ssize_t read_some(int fd, char *buf, size_t n) {
   return r;
 }
 
-int ct_trace_read(int fd, size_t bufsize, ct_line_fn fn, void *ctx, uint64_t *bytes) {
+/* Lines parsed and not yet handed to fn: a ring of up to depth lines. */
+struct reader {
+  ct_line_fn fn;
+  ct_peek_fn peek;
+  void *ctx;
+  unsigned depth, first, n;
+  struct {
+    uint64_t lineno;
+    enum ct_line_err err;
+    struct ct_line l;
+  } ring[CT_TRACE_AHEAD];
+};
+
+/* Hands the oldest parsed line to fn; returns fn's value. */
+static int pop_line(struct reader *r) {
+  unsigned i = r->first;
+  r->first = (r->first + 1) % CT_TRACE_AHEAD;
+  r->n--;
+  return r->fn(r->ctx, r->ring[i].lineno, r->ring[i].err, &r->ring[i].l);
+}
+
+/* Hands every parsed line to fn (before the buffer they point into moves). */
+static int drain(struct reader *r) {
+  int rc = 0;
+  while (r->n && !(rc = pop_line(r)))
+    ;
+  return rc;
+}
+
+/* Parses line (len bytes; skipped: the rest of a line too long to keep, a
+ * syntax error) into the ring, handing the oldest to fn when the ring is full. */
+static int push_line(struct reader *r, uint64_t lineno, int skipped, const char *line,
+                     size_t len) {
+  int rc;
+  if (r->n == r->depth && (rc = pop_line(r)))
+    return rc;
+  unsigned i = (r->first + r->n++) % CT_TRACE_AHEAD;
+  r->ring[i].lineno = lineno;
+  r->ring[i].err = skipped ? CT_LINE_SYNTAX : ct_parse_line(line, len, &r->ring[i].l);
+  if (r->peek && r->ring[i].err == CT_LINE_OK)
+    r->peek(r->ctx, &r->ring[i].l);
+  return 0;
+}
+
+int ct_trace_read_ahead(int fd, size_t bufsize, ct_line_fn fn, ct_peek_fn peek, void *ctx,
+                        uint64_t *bytes) {
   size_t cap = bufsize < 4096 ? 4096 : bufsize;
   char *buf = malloc(cap);
+  struct reader *r = malloc(sizeof *r);
   int rc = 0, skipping = 0; /* skipping: inside a line longer than MAX_LINE_BUF */
   size_t len = 0, pos = 0;  /* bytes in buf; where the '\n' search resumes */
   uint64_t lineno = 0;
-  struct ct_line l;
-  if (!buf)
-    return -ENOMEM;
+  if (!buf || !r) {
+    rc = -ENOMEM;
+    goto out;
+  }
+  *r = (struct reader){fn, peek, ctx, peek ? CT_TRACE_AHEAD : 1, 0, 0, {{0}}};
   for (;;) {
     if (len == cap) {
       if (cap < MAX_LINE_BUF) {
@@ -800,14 +848,13 @@ int ct_trace_read(int fd, size_t bufsize, ct_line_fn fn, void *ctx, uint64_t *by
     char *nl;
     while ((nl = memchr(buf + pos, '\n', len - pos))) {
       size_t end = (size_t)(nl - buf);
-      lineno++;
-      enum ct_line_err err =
-          skipping ? CT_LINE_SYNTAX : ct_parse_line(buf + start, end - start, &l);
-      skipping = 0;
-      if ((rc = fn(ctx, lineno, err, &l)))
+      if ((rc = push_line(r, ++lineno, skipping, buf + start, end - start)))
         goto out;
+      skipping = 0;
       start = pos = end + 1;
     }
+    if ((rc = drain(r)))
+      goto out;
     pos = len;
     if (start) { /* keep only the partial line, at the front */
       memmove(buf, buf + start, len - start);
@@ -816,11 +863,16 @@ int ct_trace_read(int fd, size_t bufsize, ct_line_fn fn, void *ctx, uint64_t *by
     }
   }
   if (len || skipping) { /* the last line had no '\n' */
-    lineno++;
-    enum ct_line_err err = skipping ? CT_LINE_SYNTAX : ct_parse_line(buf, len, &l);
-    rc = fn(ctx, lineno, err, &l);
+    if ((rc = push_line(r, ++lineno, skipping, buf, len)))
+      goto out;
   }
+  rc = drain(r);
 out:
+  free(r);
   free(buf);
   return rc;
+}
+
+int ct_trace_read(int fd, size_t bufsize, ct_line_fn fn, void *ctx, uint64_t *bytes) {
+  return ct_trace_read_ahead(fd, bufsize, fn, NULL, ctx, bytes);
 }

@@ -130,4 +130,15 @@ typedef int (*ct_line_fn)(void *ctx, uint64_t lineno, enum ct_line_err err,
  * bytes read to *bytes. Returns 0, fn's non-zero value, or -errno. */
 int ct_trace_read(int fd, size_t bufsize, ct_line_fn fn, void *ctx, uint64_t *bytes);
 
+/* Called with each line that parsed (CT_LINE_OK) some lines before fn gets
+ * it, for hints only (prefetches): it must not act on the line, which fn has
+ * yet to see, as have the lines before it. */
+typedef void (*ct_peek_fn)(void *ctx, const struct ct_line *line);
+
+/* ct_trace_read, with up to CT_TRACE_AHEAD lines parsed ahead of fn and shown
+ * to peek as they are parsed (within one buffer's worth of lines). */
+#define CT_TRACE_AHEAD 16
+int ct_trace_read_ahead(int fd, size_t bufsize, ct_line_fn fn, ct_peek_fn peek, void *ctx,
+                        uint64_t *bytes);
+
 #endif
