@@ -223,13 +223,22 @@ static int note_activity(struct ct_state *s, const struct ct_line *l) {
     s->first_ts = l->ts;
   if (l->ts > s->last_ts)
     s->last_ts = l->ts;
-  if (CT_HAS(l, CT_K_TID) && !ct_map_put(&s->tids, l->tid, 0, &fresh))
-    return -ENOMEM;
-  struct ct_bucket *b = ct_map_get(&s->buckets, l->ts >> 34, 0);
-  if (!b && s->buckets.n < MAX_BUCKETS) {
-    if (!(b = ct_map_put(&s->buckets, l->ts >> 34, 0, &fresh)))
+  if (CT_HAS(l, CT_K_TID) && s->recent_tids[l->tid % CT_RECENT_TIDS] != l->tid) {
+    if (!ct_map_put(&s->tids, l->tid, 0, &fresh))
       return -ENOMEM;
-    b->lo = b->hi = l->ts;
+    s->recent_tids[l->tid % CT_RECENT_TIDS] = l->tid;
+  }
+  /* Lines in a row mostly fall in one bucket: the last one's. */
+  struct ct_bucket *b = s->last_bucket;
+  uint64_t key = l->ts >> 34;
+  if (!b || s->last_bucket_key != key) {
+    if (!(b = ct_map_get(&s->buckets, key, 0)) && s->buckets.n < MAX_BUCKETS) {
+      if (!(b = ct_map_put(&s->buckets, key, 0, &fresh)))
+        return -ENOMEM;
+      b->lo = b->hi = l->ts;
+    }
+    s->last_bucket = b;
+    s->last_bucket_key = key;
   }
   if (b) {
     b->n++;

@@ -183,6 +183,14 @@ struct ct_state {
   char *labels[CT_MAX_LABELS]; /* interned coroutine labels; index 0 = none */
   uint32_t nlabels;
 
+  /* Caches of note_activity: threads already in tids (by tid % size; 0 is
+   * no thread id); the last event's bucket (NULL if none; only note_activity
+   * adds buckets, and it resets this pointer whenever it does). */
+#define CT_RECENT_TIDS 64
+  uint64_t recent_tids[CT_RECENT_TIDS];
+  struct ct_bucket *last_bucket;
+  uint64_t last_bucket_key;
+
   /* ct_state_prefetch: the coroutines of the last lines peeked at. */
 #define CT_PREFETCH_LAG 8
   uint64_t peeked[CT_PREFETCH_LAG];

@@ -532,7 +532,8 @@ enum ct_line_err ct_parse_line_general(const char *line, size_t len, struct ct_l
   return check_event(out);
 }
 
-/* The fast path: event lines as the engines write them (most of a trace). */
+/* The fast path: event lines as the engines write them (most of a trace),
+ * and our engine's coroutine lines (one per coroutine). */
 
 /* Hex digit values + 1; 0 for any other byte. */
 static const uint8_t hex1[256] = {
@@ -541,11 +542,67 @@ static const uint8_t hex1[256] = {
     ['e'] = 15,  ['f'] = 16,  ['A'] = 11,  ['B'] = 12,  ['C'] = 13,  ['D'] = 14,  ['E'] = 15,
     ['F'] = 16};
 
+/* SWAR: 8 bytes of the line as one word, the first byte lowest. */
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+static uint64_t load8(const char *p) {
+  uint64_t x;
+  memcpy(&x, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  x = __builtin_bswap64(x);
+#endif
+  return x;
+}
+
+/* Bytes of x (all below 0x80) in [lo, hi]: their high bit set. */
+static uint64_t in_range8(uint64_t x, unsigned lo, unsigned hi) {
+  return (x + ONES * (0x80 - lo)) & ~(x + ONES * (0x7f - hi)) & HIGHS;
+}
+
+/* The 8 hex digits at p, first most significant, into *out; 0 if any is not one. */
+static int hex8(const char *p, uint64_t *out) {
+  uint64_t x = load8(p);
+  if (x & HIGHS)
+    return 0;
+  uint64_t alpha = in_range8(x | ONES * 0x20, 'a', 'f');
+  if ((in_range8(x, '0', '9') | alpha) != HIGHS)
+    return 0;
+  uint64_t v = (x & ONES * 0x0f) + (alpha >> 7) * 9; /* a nibble a byte */
+  v = ((v & 0x00FF00FF00FF00FFull) << 4) | ((v & 0xFF00FF00FF00FF00ull) >> 8);
+  v = ((v & 0x0000FFFF0000FFFFull) << 8) | ((v & 0xFFFF0000FFFF0000ull) >> 16);
+  *out = ((v & 0xFFFFFFFFull) << 16) | (v >> 32);
+  return 1;
+}
+
+/* How many of the 8 bytes at p are decimal digits before the first that is
+ * not (0..8). */
+static unsigned digits8(const char *p) {
+  uint64_t d = load8(p) - ONES * '0';
+  /* A byte below '0' borrows from the bytes after it only: the first
+   * non-digit is found exactly, what follows it is not used. */
+  uint64_t nd = (d | (d + ONES * (0x80 - 10))) & HIGHS;
+  return nd ? (unsigned)__builtin_ctzll(nd) / 8 : 8;
+}
+
+/* The value of the 8 decimal digits at p. */
+static uint64_t dec8(const char *p) {
+  uint64_t d = load8(p) - ONES * '0';
+  d = (d * 2561) >> 8;
+  d = ((d & 0x00FF00FF00FF00FFull) * 6553601) >> 16;
+  return ((d & 0x0000FFFF0000FFFFull) * 42949672960001ull) >> 32;
+}
+
 /* 1..19 decimal digits (so no overflow); NULL for anything else. The caller
  * checks what follows (a fraction or an exponent is not a ',' or '}'). */
 static const char *fast_u64(const char *p, const char *e, uint64_t *out) {
   const char *s = p;
   uint64_t x = 0;
+  unsigned n;
+  /* Eight at a time while there are (a ts has 13), the rest one by one. */
+  while (e - p >= 8 && (n = digits8(p)) == 8) {
+    x = x * 100000000 + dec8(p); /* wraps when too long: refused below */
+    p += 8;
+  }
   while (p < e && (unsigned)(*p - '0') < 10u)
     x = x * 10 + (unsigned)(*p++ - '0');
   if (p == s || p - s > 19)
@@ -558,6 +615,11 @@ static const char *fast_u64(const char *p, const char *e, uint64_t *out) {
 static const char *fast_hex(const char *p, const char *e, uint64_t *out) {
   if (e - p < 5 || p[0] != '"' || p[1] != '0' || p[2] != 'x')
     return NULL;
+  uint64_t hi, lo;
+  if (e - p >= 20 && p[19] == '"' && hex8(p + 3, &hi) && hex8(p + 11, &lo)) {
+    *out = hi << 32 | lo; /* the engines' 16 digits */
+    return p + 20;
+  }
   const char *s = p += 3;
   uint64_t x = 0;
   unsigned d;
@@ -592,12 +654,13 @@ static inline int fast_lit(const char **pp, const char *e, const char *lit, size
 }
 #define FAST_LIT(lit) fast_lit(&p, e, lit, sizeof(lit) - 1)
 
-/* Parses an event line written without whitespace, of the event keys only,
- * each once, with values in the forms the engines write (unsigned numbers of
- * up to 19 digits, "0x" hex, the known kind and wait names): fills *l exactly
- * as parse_object would (l zeroed by the caller) and returns 1. Returns 0 for
- * anything else; the general scanner then parses the line from its start. */
-static int parse_event_fast(const char *p, const char *e, struct ct_line *l) {
+/* Parses an event line or a coroutine record written without whitespace, of
+ * their keys only, each once, with values in the forms the engines write
+ * (unsigned numbers of up to 19 digits, "0x" hex, the known kind and wait
+ * names, a label without escapes): fills *l exactly as parse_object would (l
+ * zeroed by the caller) and returns 1. Returns 0 for anything else; the
+ * general scanner then parses the line from its start. */
+static int parse_fast(const char *p, const char *e, struct ct_line *l) {
   if (p >= e || *p++ != '{')
     return 0;
   for (;;) {
@@ -609,6 +672,8 @@ static int parse_event_fast(const char *p, const char *e, struct ct_line *l) {
         p = fast_u64(p, e, &l->probe_id);
       else if (FAST_KEY("\"parent\":", CT_K_PARENT))
         p = fast_u64(p, e, &l->parent);
+      else if (FAST_KEY("\"pid\":", CT_K_PID))
+        p = fast_u64(p, e, &l->pid);
       else
         return 0;
       break;
@@ -617,9 +682,33 @@ static int parse_event_fast(const char *p, const char *e, struct ct_line *l) {
         p = fast_u64(p, e, &l->ts);
       else if (FAST_KEY("\"tid\":", CT_K_TID))
         p = fast_u64(p, e, &l->tid);
+      else if (FAST_KEY("\"type\":", CT_K_TYPE) && FAST_LIT("\"coroutine\""))
+        l->type = CT_LINE_COROUTINE;
       else
         return 0;
       break;
+    case 'b':
+      if (!FAST_KEY("\"birth_ts\":", CT_K_BIRTH_TS))
+        return 0;
+      p = fast_u64(p, e, &l->birth_ts);
+      break;
+    case 'c':
+      if (!FAST_KEY("\"create_site\":", CT_K_CREATE_SITE))
+        return 0;
+      p = fast_hex(p, e, &l->create_site);
+      break;
+    case 'l': { /* a label without escapes */
+      if (!FAST_KEY("\"label\":", CT_K_LABEL) || *p != '"')
+        return 0;
+      const char *q = ++p;
+      while (q < e && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20)
+        q++;
+      if (q >= e || *q != '"')
+        return 0;
+      l->label = (struct ct_str){p, (size_t)(q - p), 0};
+      p = q + 1;
+      break;
+    }
     case 'a':
       if (!FAST_KEY("\"addr\":", CT_K_ADDR))
         return 0;
@@ -630,6 +719,8 @@ static int parse_event_fast(const char *p, const char *e, struct ct_line *l) {
         p = fast_u64(p, e, &l->seq);
       else if (FAST_KEY("\"site\":", CT_K_SITE))
         p = fast_hex(p, e, &l->site);
+      else if (FAST_KEY("\"station\":", CT_K_STATION))
+        p = fast_u64(p, e, &l->station);
       else
         return 0;
       break;
@@ -708,8 +799,11 @@ static int parse_event_fast(const char *p, const char *e, struct ct_line *l) {
 
 enum ct_line_err ct_parse_line(const char *line, size_t len, struct ct_line *out) {
   memset(out, 0, offsetof(struct ct_line, exit_code));
-  if (parse_event_fast(line, line + len, out))
-    return check_event(out);
+  if (parse_fast(line, line + len, out)) {
+    if (!CT_HAS(out, CT_K_TYPE))
+      return check_event(out);
+    return CT_HAS(out, CT_K_PROBE_ID) ? CT_LINE_OK : CT_LINE_SHAPE; /* a coroutine line */
+  }
   return ct_parse_line_general(line, len, out);
 }
 
