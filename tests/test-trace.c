@@ -2,9 +2,9 @@
  * record type parsed into its fields, the three ways a line is rejected
  * (syntax, shape, torn), string decoding, and the line streamer (lines across
  * buffer refills, a last line without '\n', a line past the buffer, the
- * callback stopping the read, a read error), and the fast path for event
- * lines against the general scanner on those lines and every one-byte edit,
- * deletion and cut of them. */
+ * callback stopping the read, a read error), with and without reading ahead, and
+ * the fast path for event lines against the general scanner on those lines
+ * and every one-byte edit, deletion and cut of them. */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -182,10 +182,14 @@ static void test_strings(void) {
   ASSERT_EQ(ct_str_copy(&l.label, buf, 0), 0);
 }
 
-/* The streamer's callback: records line numbers and results; stops at stop_at. */
+/* The streamer's callback: records line numbers and results; stops at stop_at.
+ * With ct_trace_read_ahead, each line that parsed must have been peeked at
+ * before, in order. */
 struct seen {
   uint64_t lines, ok, syntax, stop_at;
   uint64_t last_probe;
+  uint64_t peeked[4096], npeeked;
+  int ahead;
 };
 
 static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struct ct_line *l) {
@@ -193,12 +197,28 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   ASSERT_UINT64_EQ(lineno, s->lines + 1);
   s->lines = lineno;
   if (err == CT_LINE_OK) {
+    if (s->ahead) {
+      ASSERT_UINT64_LT(s->ok, s->npeeked);
+      ASSERT_UINT64_EQ(s->peeked[s->ok], l->probe_id);
+    }
     s->ok++;
     s->last_probe = l->probe_id;
   } else if (err == CT_LINE_SYNTAX) {
     s->syntax++;
   }
   return lineno == s->stop_at ? 42 : 0;
+}
+
+static void on_peek(void *ctx, const struct ct_line *l) {
+  struct seen *s = ctx;
+  ASSERT_UINT64_LT(s->npeeked, sizeof s->peeked / sizeof s->peeked[0]);
+  s->peeked[s->npeeked++] = l->probe_id;
+}
+
+/* ct_trace_read, or ct_trace_read_ahead when s->ahead. */
+static int read_all(int fd, struct seen *s, uint64_t *bytes) {
+  return s->ahead ? ct_trace_read_ahead(fd, 0, on_line, on_peek, s, bytes)
+                  : ct_trace_read(fd, 0, on_line, s, bytes);
 }
 
 /* A memory file holding text, at offset 0. */
@@ -210,12 +230,14 @@ static int file_of(const char *text, size_t len) {
   return fd;
 }
 
-static void test_stream(void) {
+static void test_stream(int ahead) {
   /* 2000 events (about 100 KB: many refills of the 4 KiB buffer), a blank
    * line, a line of 1 MiB (the buffer grows), then a last line without '\n'. */
   size_t cap = 2u << 20, len = 0;
   char *text = malloc(cap);
+  struct seen *s = malloc(sizeof *s);
   ASSERT_NOT_NULL(text);
+  ASSERT_NOT_NULL(s);
   for (int i = 1; i <= 2000; i++)
     len += (size_t)snprintf(text + len, cap - len,
                             "{\"probe_id\":%d,\"tid\":1,\"is_active\":true,\"ts\":%d}\n", i, i);
@@ -227,28 +249,38 @@ static void test_stream(void) {
   len += (size_t)snprintf(text + len, cap - len,
                           "\"}\n{\"probe_id\":7777,\"ts\":1,\"is_active\":false}");
 
-  struct seen s = {0};
+  *s = (struct seen){.ahead = ahead};
   uint64_t bytes = 0;
   int fd = file_of(text, len);
-  ASSERT_OK(ct_trace_read(fd, 0, on_line, &s, &bytes));
+  ASSERT_OK(read_all(fd, s, &bytes));
   close(fd);
   ASSERT_UINT64_EQ(bytes, len);
-  ASSERT_UINT64_EQ(s.lines, 2003);
-  ASSERT_UINT64_EQ(s.ok, 2002);
-  ASSERT_UINT64_EQ(s.syntax, 1); /* the blank line */
-  ASSERT_UINT64_EQ(s.last_probe, 7777);
+  ASSERT_UINT64_EQ(s->lines, 2003);
+  ASSERT_UINT64_EQ(s->ok, 2002);
+  ASSERT_UINT64_EQ(s->syntax, 1); /* the blank line */
+  ASSERT_UINT64_EQ(s->last_probe, 7777);
+  if (ahead)
+    ASSERT_UINT64_EQ(s->npeeked, 2002);
 
   /* The callback's non-zero value stops the read and is returned. */
-  s = (struct seen){.stop_at = 10};
+  *s = (struct seen){.stop_at = 10, .ahead = ahead};
   bytes = 0;
   fd = file_of(text, len);
-  ASSERT_EQ(ct_trace_read(fd, 0, on_line, &s, &bytes), 42);
+  ASSERT_EQ(read_all(fd, s, &bytes), 42);
   close(fd);
-  ASSERT_UINT64_EQ(s.lines, 10);
+  ASSERT_UINT64_EQ(s->lines, 10);
 
   /* A read error is -errno. */
-  s = (struct seen){0};
-  ASSERT_EQ(ct_trace_read(-1, 0, on_line, &s, &bytes), -EBADF);
+  *s = (struct seen){.ahead = ahead};
+  ASSERT_EQ(read_all(-1, s, &bytes), -EBADF);
+  ASSERT_UINT64_EQ(s->lines, 0);
+
+  /* An empty file: no line. */
+  fd = file_of("", 0);
+  ASSERT_OK(read_all(fd, s, &bytes));
+  close(fd);
+  ASSERT_UINT64_EQ(s->lines, 0);
+  free(s);
   free(text);
 }
 
@@ -337,7 +369,8 @@ int main(void) {
   test_records();
   test_rejected();
   test_strings();
-  test_stream();
+  test_stream(0);
+  test_stream(1);
   puts("test-trace: ok");
   return 0;
 }

@@ -1,7 +1,8 @@
 /* fuzz-trace.c - libFuzzer target: the JSONL trace reader (src/analysis/trace.c)
  * on arbitrary bytes, as a whole stream (line splitting, long lines, a last
  * line without '\n') and as single lines, decoding every string it accepts;
- * its fast path for event lines checked against the general scanner. */
+ * its fast path for event lines checked against the general scanner, and the
+ * read-ahead streamer against the plain one. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -40,6 +41,13 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   return 0;
 }
 
+/* A peek sees only lines that parsed. */
+static void on_peek(void *ctx, const struct ct_line *line) {
+  (void)ctx;
+  if (line->type > CT_LINE_OTHER)
+    __builtin_trap();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* One line: the scanner must stay inside [data, data + size), and its fast
    * path for event lines must decide as the general scanner does. */
@@ -70,6 +78,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (ct_trace_read(fd, 0, on_line, &lines, &bytes) != 0)
     __builtin_trap(); /* on_line never stops it */
   if (bytes != size)
+    __builtin_trap();
+  /* The same stream through the read-ahead reader: the same lines. */
+  uint64_t lines2 = 0, bytes2 = 0;
+  if (lseek(fd, 0, SEEK_SET) != 0)
+    goto out;
+  if (ct_trace_read_ahead(fd, 0, on_line, on_peek, &lines2, &bytes2) != 0)
+    __builtin_trap();
+  if (bytes2 != size || lines2 != lines)
     __builtin_trap();
 out:
   close(fd);
