@@ -162,7 +162,10 @@ int ct_map_filter(struct ct_map *m, int (*keep)(void *ctx, const void *val), voi
   m->slot = slot;
   m->cap = cap;
   m->n = j;
-  if (m->vcap > 64 && m->n * 4 < m->vcap)
+  /* The entries shrink too, but keep room for what an index of min_cap slots
+   * holds: filtered again and again, the map would otherwise give back and
+   * fault in again the same pages each time. */
+  if (m->vcap > 64 && m->n * 4 < m->vcap && m->vcap / 2 >= m->min_cap / 4 * 3)
     resize_dense(m, m->vcap / 2); /* on failure: kept as is */
   return 0;
 }
