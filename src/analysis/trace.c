@@ -595,9 +595,8 @@ static uint64_t dec8(const char *p) {
 static const char *fast_u64(const char *p, const char *e, uint64_t *out) {
   const char *s = p;
   uint64_t x = 0;
-  unsigned n;
   /* Eight at a time while there are (a ts has 13), the rest one by one. */
-  while (e - p >= 8 && (n = digits8(p)) == 8) {
+  while (e - p >= 8 && digits8(p) == 8) {
     x = x * 100000000 + dec8(p); /* wraps when too long: refused below */
     p += 8;
   }
