@@ -3,7 +3,8 @@
 # and completes redis-benchmark; with --bug, under `corotracer run`, the
 # report's findings JSON names the stranded coroutines, the function and
 # file:line of the read they park in, and their fds, exactly as the server's
-# own log of fds closed without a wake; with the bug off, no lost wakeup.
+# own log of fds closed without a wake; with the bug off, no lost wakeup, and
+# every coroutine that returned recorded its exit before its destroy.
 set -u
 . "$(dirname "$0")/lib/check.sh"
 B=${CT_BUILD:?run me through tests/run.sh}
@@ -117,4 +118,13 @@ grep -q '"kind":"lost_wakeup"' "$tmp/fixed/findings.json" && {
   fail "lost_wakeup reported with the bug off"
 }
 grep -q 'closed fd .* without waking coroutine' "$tmp/fixed/log" && fail "the fixed server closed fds without waking"
+# Coroutines that returned recorded it (corotracer_exit) before their destroy:
+# every destroy whose coroutine lost no event just before follows an exit.
+awk -F'"kind":"' 'NF > 1 {
+    split($2, k, "\""); id = $0; sub(/.*"probe_id":/, "", id); sub(/,.*/, "", id)
+    ev = $0; sub(/.*"ev":/, "", ev); sub(/[,}].*/, "", ev)
+    if (k[1] == "destroy") { if (ev == next_ev[id] && last[id] != "exit") bad++; n++ }
+    last[id] = k[1] == "suspend" && /"wait":"exit"/ ? "exit" : k[1]; next_ev[id] = ev + 1
+  } END { printf "   %d destroys, %d without an exit before them\n", n, bad; exit !(n > 0 && bad == 0) }' \
+  "$tmp/fixed/trace.jsonl" || fail "finished coroutines do not record corotracer_exit before their destroy"
 echo "ok"

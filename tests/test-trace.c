@@ -2,7 +2,9 @@
  * record type parsed into its fields, the three ways a line is rejected
  * (syntax, shape, torn), string decoding, and the line streamer (lines across
  * buffer refills, a last line without '\n', a line past the buffer, the
- * callback stopping the read, a read error). */
+ * callback stopping the read, a read error), with and without reading ahead, and
+ * the fast path for event lines against the general scanner on those lines
+ * and every one-byte edit, deletion and cut of them. */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -180,10 +182,14 @@ static void test_strings(void) {
   ASSERT_EQ(ct_str_copy(&l.label, buf, 0), 0);
 }
 
-/* The streamer's callback: records line numbers and results; stops at stop_at. */
+/* The streamer's callback: records line numbers and results; stops at stop_at.
+ * With ct_trace_read_ahead, each line that parsed must have been peeked at
+ * before, in order. */
 struct seen {
   uint64_t lines, ok, syntax, stop_at;
   uint64_t last_probe;
+  uint64_t peeked[4096], npeeked;
+  int ahead;
 };
 
 static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struct ct_line *l) {
@@ -191,12 +197,28 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   ASSERT_UINT64_EQ(lineno, s->lines + 1);
   s->lines = lineno;
   if (err == CT_LINE_OK) {
+    if (s->ahead) {
+      ASSERT_UINT64_LT(s->ok, s->npeeked);
+      ASSERT_UINT64_EQ(s->peeked[s->ok], l->probe_id);
+    }
     s->ok++;
     s->last_probe = l->probe_id;
   } else if (err == CT_LINE_SYNTAX) {
     s->syntax++;
   }
   return lineno == s->stop_at ? 42 : 0;
+}
+
+static void on_peek(void *ctx, const struct ct_line *l) {
+  struct seen *s = ctx;
+  ASSERT_UINT64_LT(s->npeeked, sizeof s->peeked / sizeof s->peeked[0]);
+  s->peeked[s->npeeked++] = l->probe_id;
+}
+
+/* ct_trace_read, or ct_trace_read_ahead when s->ahead. */
+static int read_all(int fd, struct seen *s, uint64_t *bytes) {
+  return s->ahead ? ct_trace_read_ahead(fd, 0, on_line, on_peek, s, bytes)
+                  : ct_trace_read(fd, 0, on_line, s, bytes);
 }
 
 /* A memory file holding text, at offset 0. */
@@ -208,12 +230,14 @@ static int file_of(const char *text, size_t len) {
   return fd;
 }
 
-static void test_stream(void) {
+static void test_stream(int ahead) {
   /* 2000 events (about 100 KB: many refills of the 4 KiB buffer), a blank
    * line, a line of 1 MiB (the buffer grows), then a last line without '\n'. */
   size_t cap = 2u << 20, len = 0;
   char *text = malloc(cap);
+  struct seen *s = malloc(sizeof *s);
   ASSERT_NOT_NULL(text);
+  ASSERT_NOT_NULL(s);
   for (int i = 1; i <= 2000; i++)
     len += (size_t)snprintf(text + len, cap - len,
                             "{\"probe_id\":%d,\"tid\":1,\"is_active\":true,\"ts\":%d}\n", i, i);
@@ -225,37 +249,128 @@ static void test_stream(void) {
   len += (size_t)snprintf(text + len, cap - len,
                           "\"}\n{\"probe_id\":7777,\"ts\":1,\"is_active\":false}");
 
-  struct seen s = {0};
+  *s = (struct seen){.ahead = ahead};
   uint64_t bytes = 0;
   int fd = file_of(text, len);
-  ASSERT_OK(ct_trace_read(fd, 0, on_line, &s, &bytes));
+  ASSERT_OK(read_all(fd, s, &bytes));
   close(fd);
   ASSERT_UINT64_EQ(bytes, len);
-  ASSERT_UINT64_EQ(s.lines, 2003);
-  ASSERT_UINT64_EQ(s.ok, 2002);
-  ASSERT_UINT64_EQ(s.syntax, 1); /* the blank line */
-  ASSERT_UINT64_EQ(s.last_probe, 7777);
+  ASSERT_UINT64_EQ(s->lines, 2003);
+  ASSERT_UINT64_EQ(s->ok, 2002);
+  ASSERT_UINT64_EQ(s->syntax, 1); /* the blank line */
+  ASSERT_UINT64_EQ(s->last_probe, 7777);
+  if (ahead)
+    ASSERT_UINT64_EQ(s->npeeked, 2002);
 
   /* The callback's non-zero value stops the read and is returned. */
-  s = (struct seen){.stop_at = 10};
+  *s = (struct seen){.stop_at = 10, .ahead = ahead};
   bytes = 0;
   fd = file_of(text, len);
-  ASSERT_EQ(ct_trace_read(fd, 0, on_line, &s, &bytes), 42);
+  ASSERT_EQ(read_all(fd, s, &bytes), 42);
   close(fd);
-  ASSERT_UINT64_EQ(s.lines, 10);
+  ASSERT_UINT64_EQ(s->lines, 10);
 
   /* A read error is -errno. */
-  s = (struct seen){0};
-  ASSERT_EQ(ct_trace_read(-1, 0, on_line, &s, &bytes), -EBADF);
+  *s = (struct seen){.ahead = ahead};
+  ASSERT_EQ(read_all(-1, s, &bytes), -EBADF);
+  ASSERT_UINT64_EQ(s->lines, 0);
+
+  /* An empty file: no line. */
+  fd = file_of("", 0);
+  ASSERT_OK(read_all(fd, s, &bytes));
+  close(fd);
+  ASSERT_UINT64_EQ(s->lines, 0);
+  free(s);
   free(text);
+}
+
+/* ct_parse_line (fast path first) and the general scanner agree on line
+ * (the same result, the same fields, the label the same slice). */
+static void same_as_general(const char *line, size_t n) {
+  struct ct_line a, b;
+  enum ct_line_err ea = ct_parse_line(line, n, &a), eb = ct_parse_line_general(line, n, &b);
+  if (ea != eb)
+    FAIL("%.*s: fast path %d, general scanner %d", (int)n, line, ea, eb);
+  if (ea == CT_LINE_OK &&
+      (memcmp(&a, &b, offsetof(struct ct_line, exit_code)) != 0 ||
+       (CT_HAS(&a, CT_K_LABEL) && (a.label.p != b.label.p || a.label.n != b.label.n ||
+                                   a.label.esc != b.label.esc))))
+    FAIL("%.*s: fast path and general scanner decode it differently", (int)n, line);
+}
+
+static void test_fast_path(void) {
+  /* Event lines as the engines write them, each form of each key. */
+  static const char *const lines[] = {
+      "{\"probe_id\":1,\"tid\":100,\"addr\":\"0x0000555555560000\",\"seq\":2,\"is_active\":false,"
+      "\"ts\":1000000001000,\"kind\":\"create\",\"ev\":0,\"site\":\"0x0000555555560000\",\"parent\":0}",
+      "{\"probe_id\":7,\"tid\":101,\"addr\":\"0x0000000000000000\",\"seq\":4,\"is_active\":true,"
+      "\"ts\":1000000002000,\"kind\":\"resume\",\"ev\":1}",
+      "{\"probe_id\":7,\"tid\":101,\"addr\":\"0x00005555555600c8\",\"seq\":6,\"is_active\":false,"
+      "\"ts\":1000000003000,\"kind\":\"suspend\",\"ev\":2,\"site\":\"0x00005555555600c8\","
+      "\"wait\":\"fd\",\"obj\":-1}",
+      "{\"probe_id\":7,\"tid\":101,\"addr\":\"0x00005555555600c8\",\"seq\":6,\"is_active\":false,"
+      "\"ts\":1000000003000,\"kind\":\"suspend\",\"ev\":2,\"site\":\"0x00005555555600c8\","
+      "\"wait\":\"ptr\",\"obj\":\"0x00007fffABCDef00\"}",
+      "{\"probe_id\":7,\"tid\":101,\"addr\":\"0x00005555555600c8\",\"seq\":8,\"is_active\":false,"
+      "\"ts\":1000000004000,\"kind\":\"suspend\",\"ev\":3,\"site\":\"0x00005555555600c8\","
+      "\"wait\":\"exit\"}",
+      "{\"probe_id\":9,\"tid\":102,\"addr\":\"0x0000555555560010\",\"seq\":2,\"is_active\":false,"
+      "\"ts\":1000000005000,\"kind\":\"wake\",\"ev\":4,\"site\":\"0x0000555555560010\",\"from\":7}",
+      "{\"probe_id\":9,\"tid\":102,\"addr\":\"0x0000555555560018\",\"seq\":2,\"is_active\":false,"
+      "\"ts\":1000000006000,\"kind\":\"destroy\",\"ev\":5,\"site\":\"0x0000555555560018\"}",
+      "{\"probe_id\":9999999999999999999,\"tid\":4294967295,\"addr\":\"0x1\",\"seq\":0,"
+      "\"is_active\":true,\"ts\":4611686018427387903,\"ev\":18446744073709551615}",
+      "{\"probe_id\":4342902816,\"tid\":1238734,\"addr\":\"0x0000000000000000\",\"seq\":2,"
+      "\"is_active\":true,\"ts\":168788988797000}",
+      "{\"ts\":5,\"probe_id\":3,\"is_active\":false,\"obj\":-9223372036854775807,\"wait\":\"fd\"}",
+      "{\"probe_id\":0,\"tid\":0,\"addr\":\"0x000099833fb94158\",\"is_active\":false,\"ts\":0}",
+      "{\"type\":\"coroutine\",\"probe_id\":12,\"station\":3,\"pid\":4242,\"birth_ts\":1000000001000,"
+      "\"label\":\"conn\",\"create_site\":\"0x0000555555560000\",\"parent\":7}",
+      "{\"type\":\"coroutine\",\"probe_id\":12,\"station\":3,\"pid\":4242,\"birth_ts\":1,"
+      "\"create_site\":\"0x00005555555600A0\",\"parent\":0}",
+  };
+  /* Each class the scanners tell apart, and the bytes just outside them. */
+  static const char edits[] = " \t0195afxX\"',:{}[]-+.eE\\nut/@AFGgz`"
+                              "\x01\x7f\x80\xff";
+  char buf[512];
+  for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+    size_t n = strlen(lines[i]);
+    ASSERT_LT(n + 1, sizeof buf);
+    same_as_general(lines[i], n);
+    for (size_t at = 0; at < n; at++) {
+      same_as_general(lines[i], at); /* cut short */
+      memcpy(buf, lines[i], at);     /* one byte deleted */
+      memcpy(buf + at, lines[i] + at + 1, n - at - 1);
+      same_as_general(buf, n - 1);
+      memcpy(buf, lines[i], n);
+      for (const char *c = edits; *c; c++) { /* one byte replaced, one inserted */
+        buf[at] = *c;
+        same_as_general(buf, n);
+      }
+      memcpy(buf, lines[i], at);
+      memcpy(buf + at + 1, lines[i] + at, n - at);
+      for (const char *c = edits; *c; c++) {
+        buf[at] = *c;
+        same_as_general(buf, n + 1);
+      }
+    }
+  }
+  /* A key twice: the general scanner's last-one-wins, not the fast path. */
+  const char *twice = "{\"probe_id\":1,\"ts\":2,\"is_active\":true,\"ts\":3}";
+  struct ct_line l;
+  ASSERT_EQ(parse(twice, &l), CT_LINE_OK);
+  ASSERT_UINT64_EQ(l.ts, 3);
+  same_as_general(twice, strlen(twice));
 }
 
 int main(void) {
   test_event();
+  test_fast_path();
   test_records();
   test_rejected();
   test_strings();
-  test_stream();
+  test_stream(0);
+  test_stream(1);
   puts("test-trace: ok");
   return 0;
 }

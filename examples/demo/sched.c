@@ -293,6 +293,9 @@ static void switch_out(struct sch_co *co, int act) {
 static void co_main(void *p) {
   struct sch_co *co = p;
   co->fn(co->arg);
+  /* It returned: its final suspend, so the trace says finished, not parked
+   * (run_co then records its destroy). The site is here, where fn returned. */
+  corotracer_exit(co->tr, NULL);
   struct worker *w = this_worker();
   w->act = ACT_EXIT;
   ctx_exit(&co->ctx, &w->ctx);

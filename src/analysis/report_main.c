@@ -119,6 +119,10 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   return ct_state_line(((struct feed *)ctx)->st, lineno, err, l);
 }
 
+static void on_peek(void *ctx, const struct ct_line *l) {
+  ct_state_prefetch(((struct feed *)ctx)->st, l);
+}
+
 static uint64_t peak_rss_kb(void) {
   FILE *f = fopen("/proc/self/status", "re");
   char line[256];
@@ -176,7 +180,7 @@ int ct_report_main(int argc, char **argv) {
   uint64_t bytes = 0;
   struct feed feed = {st};
   if (!rc)
-    rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &bytes);
+    rc = ct_trace_read_ahead(fd, READ_BUF, on_line, on_peek, &feed, &bytes);
   if (rc) {
     fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(-rc));
     status = rc == -ENOMEM ? 1 : 2;

@@ -223,13 +223,22 @@ static int note_activity(struct ct_state *s, const struct ct_line *l) {
     s->first_ts = l->ts;
   if (l->ts > s->last_ts)
     s->last_ts = l->ts;
-  if (CT_HAS(l, CT_K_TID) && !ct_map_put(&s->tids, l->tid, 0, &fresh))
-    return -ENOMEM;
-  struct ct_bucket *b = ct_map_get(&s->buckets, l->ts >> 34, 0);
-  if (!b && s->buckets.n < MAX_BUCKETS) {
-    if (!(b = ct_map_put(&s->buckets, l->ts >> 34, 0, &fresh)))
+  if (CT_HAS(l, CT_K_TID) && s->recent_tids[l->tid % CT_RECENT_TIDS] != l->tid) {
+    if (!ct_map_put(&s->tids, l->tid, 0, &fresh))
       return -ENOMEM;
-    b->lo = b->hi = l->ts;
+    s->recent_tids[l->tid % CT_RECENT_TIDS] = l->tid;
+  }
+  /* Lines in a row mostly fall in one bucket: the last one's. */
+  struct ct_bucket *b = s->last_bucket;
+  uint64_t key = l->ts >> 34;
+  if (!b || s->last_bucket_key != key) {
+    if (!(b = ct_map_get(&s->buckets, key, 0)) && s->buckets.n < MAX_BUCKETS) {
+      if (!(b = ct_map_put(&s->buckets, key, 0, &fresh)))
+        return -ENOMEM;
+      b->lo = b->hi = l->ts;
+    }
+    s->last_bucket = b;
+    s->last_bucket_key = key;
   }
   if (b) {
     b->n++;
@@ -486,6 +495,16 @@ static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_line *l
   }
   c->last_ts = l->ts;
   return rc;
+}
+
+void ct_state_prefetch(struct ct_state *s, const struct ct_line *l) {
+  if (l->type != CT_LINE_EVENT)
+    return;
+  unsigned i = s->npeeked++ % CT_PREFETCH_LAG;
+  if (s->peeked[i])
+    ct_map_prefetch_entry(&s->coros, s->peeked[i], 0);
+  s->peeked[i] = l->probe_id;
+  ct_map_prefetch(&s->coros, l->probe_id, 0);
 }
 
 static void copy_str(const struct ct_line *l, int key, const struct ct_str *str, char *buf,

@@ -182,6 +182,19 @@ struct ct_state {
 
   char *labels[CT_MAX_LABELS]; /* interned coroutine labels; index 0 = none */
   uint32_t nlabels;
+
+  /* Caches of note_activity: threads already in tids (by tid % size; 0 is
+   * no thread id); the last event's bucket (NULL if none; only note_activity
+   * adds buckets, and it resets this pointer whenever it does). */
+#define CT_RECENT_TIDS 64
+  uint64_t recent_tids[CT_RECENT_TIDS];
+  struct ct_bucket *last_bucket;
+  uint64_t last_bucket_key;
+
+  /* ct_state_prefetch: the coroutines of the last lines peeked at. */
+#define CT_PREFETCH_LAG 8
+  uint64_t peeked[CT_PREFETCH_LAG];
+  unsigned npeeked;
 };
 
 /* Fresh state; blocker_ns is the blocker threshold. *out owned by the caller. */
@@ -192,6 +205,13 @@ void ct_state_free(struct ct_state *s);
  * malformed). Returns 0 or -ENOMEM. */
 int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
                   const struct ct_line *l);
+
+/* A hint that l comes soon (a ct_peek_fn for ct_trace_read_ahead, which
+ * shows each line CT_TRACE_AHEAD lines early): starts bringing its
+ * coroutine's index slot into the cache, and the entry of the coroutine of
+ * the line peeked at CT_PREFETCH_LAG lines ago, whose slot is in the cache
+ * by now. Changes nothing the analysis sees. */
+void ct_state_prefetch(struct ct_state *s, const struct ct_line *l);
 
 /* Closes the runs still going at the end of the trace (blockers still
  * running); call once, after the last line. Returns 0 or -ENOMEM. */

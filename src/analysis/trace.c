@@ -1,13 +1,12 @@
-/* trace.c - the JSONL trace reader: a fast validating scanner for flat JSON
- * objects and a bounded-buffer line streamer. */
+/* trace.c - the JSONL line parser: a validating scanner for flat JSON
+ * objects and a fast path for the lines the engines write most
+ * (the streamers that feed it lines: trace_read.c). */
 #include "analysis/trace.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#define MAX_LINE_BUF (64u << 20)
 #define MAX_DEPTH 32
 
 /* Value types of the keys we know. */
@@ -493,7 +492,21 @@ static int need_all(uint64_t have, const int *ids) {
   return 1;
 }
 
-enum ct_line_err ct_parse_line(const char *line, size_t len, struct ct_line *out) {
+/* An event line's checks, after its keys are parsed (type not set). */
+static enum ct_line_err check_event(struct ct_line *out) {
+  out->type = CT_LINE_EVENT;
+  if (!NEED(out, CT_K_PROBE_ID, CT_K_TS) ||
+      !(CT_HAS(out, CT_K_IS_ACTIVE) || CT_HAS(out, CT_K_KIND)))
+    return CT_LINE_SHAPE;
+  /* A slot copied while it was being rewritten: zeros and stray bits. Thread
+   * ids are 32-bit on Linux; a ts at or above 2^62 ns (146 years) is noise. */
+  if (out->probe_id == 0 || out->ts == 0 || out->ts >= (1ull << 62) ||
+      (CT_HAS(out, CT_K_TID) && (out->tid == 0 || out->tid > UINT32_MAX)))
+    return CT_LINE_TORN;
+  return CT_LINE_OK;
+}
+
+enum ct_line_err ct_parse_line_general(const char *line, size_t len, struct ct_line *out) {
   const char *e = line + len;
   memset(out, 0, offsetof(struct ct_line, exit_code));
   int shape = 0;
@@ -514,16 +527,281 @@ enum ct_line_err ct_parse_line(const char *line, size_t len, struct ct_line *out
       return CT_LINE_OK;
     }
   }
-  out->type = CT_LINE_EVENT;
-  if (!NEED(out, CT_K_PROBE_ID, CT_K_TS) ||
-      !(CT_HAS(out, CT_K_IS_ACTIVE) || CT_HAS(out, CT_K_KIND)))
-    return CT_LINE_SHAPE;
-  /* A slot copied while it was being rewritten: zeros and stray bits. Thread
-   * ids are 32-bit on Linux; a ts at or above 2^62 ns (146 years) is noise. */
-  if (out->probe_id == 0 || out->ts == 0 || out->ts >= (1ull << 62) ||
-      (CT_HAS(out, CT_K_TID) && (out->tid == 0 || out->tid > UINT32_MAX)))
-    return CT_LINE_TORN;
-  return CT_LINE_OK;
+  return check_event(out);
+}
+
+/* The fast path: event lines as the engines write them (most of a trace),
+ * and our engine's coroutine lines (one per coroutine). */
+
+/* Hex digit values + 1; 0 for any other byte. */
+static const uint8_t hex1[256] = {
+    ['0'] = 1,   ['1'] = 2,   ['2'] = 3,   ['3'] = 4,   ['4'] = 5,   ['5'] = 6,   ['6'] = 7,
+    ['7'] = 8,   ['8'] = 9,   ['9'] = 10,  ['a'] = 11,  ['b'] = 12,  ['c'] = 13,  ['d'] = 14,
+    ['e'] = 15,  ['f'] = 16,  ['A'] = 11,  ['B'] = 12,  ['C'] = 13,  ['D'] = 14,  ['E'] = 15,
+    ['F'] = 16};
+
+/* SWAR: 8 bytes of the line as one word, the first byte lowest. */
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+static uint64_t load8(const char *p) {
+  uint64_t x;
+  memcpy(&x, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  x = __builtin_bswap64(x);
+#endif
+  return x;
+}
+
+/* Bytes of x (all below 0x80) in [lo, hi]: their high bit set. */
+static uint64_t in_range8(uint64_t x, unsigned lo, unsigned hi) {
+  return (x + ONES * (0x80 - lo)) & ~(x + ONES * (0x7f - hi)) & HIGHS;
+}
+
+/* The 8 hex digits at p, first most significant, into *out; 0 if any is not one. */
+static int hex8(const char *p, uint64_t *out) {
+  uint64_t x = load8(p);
+  if (x & HIGHS)
+    return 0;
+  uint64_t alpha = in_range8(x | ONES * 0x20, 'a', 'f');
+  if ((in_range8(x, '0', '9') | alpha) != HIGHS)
+    return 0;
+  uint64_t v = (x & ONES * 0x0f) + (alpha >> 7) * 9; /* a nibble a byte */
+  v = ((v & 0x00FF00FF00FF00FFull) << 4) | ((v & 0xFF00FF00FF00FF00ull) >> 8);
+  v = ((v & 0x0000FFFF0000FFFFull) << 8) | ((v & 0xFFFF0000FFFF0000ull) >> 16);
+  *out = ((v & 0xFFFFFFFFull) << 16) | (v >> 32);
+  return 1;
+}
+
+/* How many of the 8 bytes at p are decimal digits before the first that is
+ * not (0..8). */
+static unsigned digits8(const char *p) {
+  uint64_t d = load8(p) - ONES * '0';
+  /* A byte below '0' borrows from the bytes after it only: the first
+   * non-digit is found exactly, what follows it is not used. */
+  uint64_t nd = (d | (d + ONES * (0x80 - 10))) & HIGHS;
+  return nd ? (unsigned)__builtin_ctzll(nd) / 8 : 8;
+}
+
+/* The value of the 8 decimal digits at p. */
+static uint64_t dec8(const char *p) {
+  uint64_t d = load8(p) - ONES * '0';
+  d = (d * 2561) >> 8;
+  d = ((d & 0x00FF00FF00FF00FFull) * 6553601) >> 16;
+  return ((d & 0x0000FFFF0000FFFFull) * 42949672960001ull) >> 32;
+}
+
+/* 1..19 decimal digits (so no overflow); NULL for anything else. The caller
+ * checks what follows (a fraction or an exponent is not a ',' or '}'). */
+static const char *fast_u64(const char *p, const char *e, uint64_t *out) {
+  const char *s = p;
+  uint64_t x = 0;
+  /* Eight at a time while there are (a ts has 13), the rest one by one. */
+  while (e - p >= 8 && digits8(p) == 8) {
+    x = x * 100000000 + dec8(p); /* wraps when too long: refused below */
+    p += 8;
+  }
+  while (p < e && (unsigned)(*p - '0') < 10u)
+    x = x * 10 + (unsigned)(*p++ - '0');
+  if (p == s || p - s > 19)
+    return NULL;
+  *out = x;
+  return p;
+}
+
+/* "0x" + 1..16 hex digits, quoted, as parse_hex takes it; NULL otherwise. */
+static const char *fast_hex(const char *p, const char *e, uint64_t *out) {
+  if (e - p < 5 || p[0] != '"' || p[1] != '0' || p[2] != 'x')
+    return NULL;
+  uint64_t hi, lo;
+  if (e - p >= 20 && p[19] == '"' && hex8(p + 3, &hi) && hex8(p + 11, &lo)) {
+    *out = hi << 32 | lo; /* the engines' 16 digits */
+    return p + 20;
+  }
+  const char *s = p += 3;
+  uint64_t x = 0;
+  unsigned d;
+  while (p < e && (d = hex1[(unsigned char)*p])) {
+    x = x << 4 | (d - 1);
+    p++;
+  }
+  if (p == s || p - s > 16 || p >= e || *p != '"')
+    return NULL;
+  *out = x;
+  return p + 1;
+}
+
+/* At *pp: the quoted key lit ("name":, n bytes) of field id, not yet seen in
+ * the line: skipped and marked seen. Inlined, so the compare is of constants. */
+static inline int fast_key(const char **pp, const char *e, const char *lit, size_t n,
+                           struct ct_line *l, int id) {
+  if ((size_t)(e - *pp) < n || memcmp(*pp, lit, n) != 0 || CT_HAS(l, id))
+    return 0;
+  *pp += n;
+  l->have |= 1ull << id;
+  return 1;
+}
+#define FAST_KEY(lit, id) fast_key(&p, e, lit, sizeof(lit) - 1, l, id)
+
+/* At *pp: the literal value lit (n bytes), skipped. */
+static inline int fast_lit(const char **pp, const char *e, const char *lit, size_t n) {
+  if ((size_t)(e - *pp) < n || memcmp(*pp, lit, n) != 0)
+    return 0;
+  *pp += n;
+  return 1;
+}
+#define FAST_LIT(lit) fast_lit(&p, e, lit, sizeof(lit) - 1)
+
+/* Parses an event line or a coroutine record written without whitespace, of
+ * their keys only, each once, with values in the forms the engines write
+ * (unsigned numbers of up to 19 digits, "0x" hex, the known kind and wait
+ * names, a label without escapes): fills *l exactly as parse_object would (l
+ * zeroed by the caller) and returns 1. Returns 0 for anything else; the
+ * general scanner then parses the line from its start. */
+static int parse_fast(const char *p, const char *e, struct ct_line *l) {
+  if (p >= e || *p++ != '{')
+    return 0;
+  for (;;) {
+    if (e - p < 4 || *p != '"')
+      return 0;
+    switch (p[1]) {
+    case 'p':
+      if (FAST_KEY("\"probe_id\":", CT_K_PROBE_ID))
+        p = fast_u64(p, e, &l->probe_id);
+      else if (FAST_KEY("\"parent\":", CT_K_PARENT))
+        p = fast_u64(p, e, &l->parent);
+      else if (FAST_KEY("\"pid\":", CT_K_PID))
+        p = fast_u64(p, e, &l->pid);
+      else
+        return 0;
+      break;
+    case 't':
+      if (FAST_KEY("\"ts\":", CT_K_TS))
+        p = fast_u64(p, e, &l->ts);
+      else if (FAST_KEY("\"tid\":", CT_K_TID))
+        p = fast_u64(p, e, &l->tid);
+      else if (FAST_KEY("\"type\":", CT_K_TYPE) && FAST_LIT("\"coroutine\""))
+        l->type = CT_LINE_COROUTINE;
+      else
+        return 0;
+      break;
+    case 'b':
+      if (!FAST_KEY("\"birth_ts\":", CT_K_BIRTH_TS))
+        return 0;
+      p = fast_u64(p, e, &l->birth_ts);
+      break;
+    case 'c':
+      if (!FAST_KEY("\"create_site\":", CT_K_CREATE_SITE))
+        return 0;
+      p = fast_hex(p, e, &l->create_site);
+      break;
+    case 'l': { /* a label without escapes */
+      if (!FAST_KEY("\"label\":", CT_K_LABEL) || *p != '"')
+        return 0;
+      const char *q = ++p;
+      while (q < e && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20)
+        q++;
+      if (q >= e || *q != '"')
+        return 0;
+      l->label = (struct ct_str){p, (size_t)(q - p), 0};
+      p = q + 1;
+      break;
+    }
+    case 'a':
+      if (!FAST_KEY("\"addr\":", CT_K_ADDR))
+        return 0;
+      p = fast_hex(p, e, &l->addr);
+      break;
+    case 's':
+      if (FAST_KEY("\"seq\":", CT_K_SEQ))
+        p = fast_u64(p, e, &l->seq);
+      else if (FAST_KEY("\"site\":", CT_K_SITE))
+        p = fast_hex(p, e, &l->site);
+      else if (FAST_KEY("\"station\":", CT_K_STATION))
+        p = fast_u64(p, e, &l->station);
+      else
+        return 0;
+      break;
+    case 'i':
+      if (!FAST_KEY("\"is_active\":", CT_K_IS_ACTIVE))
+        return 0;
+      if (FAST_LIT("true"))
+        l->is_active = 1;
+      else if (!FAST_LIT("false"))
+        return 0;
+      break;
+    case 'k':
+      if (!FAST_KEY("\"kind\":", CT_K_KIND))
+        return 0;
+      if (FAST_LIT("\"suspend\""))
+        l->kind = CT_EV_SUSPEND;
+      else if (FAST_LIT("\"resume\""))
+        l->kind = CT_EV_RESUME;
+      else if (FAST_LIT("\"wake\""))
+        l->kind = CT_EV_WAKE;
+      else if (FAST_LIT("\"create\""))
+        l->kind = CT_EV_CREATE;
+      else if (FAST_LIT("\"destroy\""))
+        l->kind = CT_EV_DESTROY;
+      else
+        return 0;
+      break;
+    case 'e':
+      if (!FAST_KEY("\"ev\":", CT_K_EV))
+        return 0;
+      p = fast_u64(p, e, &l->ev);
+      break;
+    case 'w':
+      if (!FAST_KEY("\"wait\":", CT_K_WAIT))
+        return 0;
+      if (FAST_LIT("\"fd\""))
+        l->wait = 1;
+      else if (FAST_LIT("\"ptr\""))
+        l->wait = 2;
+      else if (FAST_LIT("\"exit\""))
+        l->wait = 3;
+      else
+        return 0;
+      break;
+    case 'o':
+      if (!FAST_KEY("\"obj\":", CT_K_OBJ))
+        return 0;
+      if (*p == '"') {
+        p = fast_hex(p, e, &l->obj);
+        l->obj_is_str = 1;
+      } else if (*p == '-') { /* an fd, signed: -1 is possible */
+        uint64_t v;
+        if (!(p = fast_u64(p + 1, e, &v)) || v > INT64_MAX)
+          return 0;
+        l->obj = (uint64_t)-(int64_t)v;
+      } else {
+        p = fast_u64(p, e, &l->obj);
+      }
+      break;
+    case 'f':
+      if (!FAST_KEY("\"from\":", CT_K_FROM))
+        return 0;
+      p = fast_u64(p, e, &l->from);
+      break;
+    default:
+      return 0;
+    }
+    if (!p || p >= e)
+      return 0;
+    if (*p == '}')
+      return p + 1 == e;
+    if (*p++ != ',')
+      return 0;
+  }
+}
+
+enum ct_line_err ct_parse_line(const char *line, size_t len, struct ct_line *out) {
+  memset(out, 0, offsetof(struct ct_line, exit_code));
+  if (parse_fast(line, line + len, out)) {
+    if (!CT_HAS(out, CT_K_TYPE))
+      return check_event(out);
+    return CT_HAS(out, CT_K_PROBE_ID) ? CT_LINE_OK : CT_LINE_SHAPE; /* a coroutine line */
+  }
+  return ct_parse_line_general(line, len, out);
 }
 
 size_t ct_str_copy(const struct ct_str *s, char *buf, size_t cap) {
@@ -565,75 +843,4 @@ size_t ct_str_copy(const struct ct_str *s, char *buf, size_t cap) {
   }
   buf[o] = 0;
   return o;
-}
-
-/* read(2), retried on EINTR. */
-static ssize_t read_some(int fd, char *buf, size_t n) {
-  ssize_t r;
-  do
-    r = read(fd, buf, n);
-  while (r < 0 && errno == EINTR);
-  return r;
-}
-
-int ct_trace_read(int fd, size_t bufsize, ct_line_fn fn, void *ctx, uint64_t *bytes) {
-  size_t cap = bufsize < 4096 ? 4096 : bufsize;
-  char *buf = malloc(cap);
-  int rc = 0, skipping = 0; /* skipping: inside a line longer than MAX_LINE_BUF */
-  size_t len = 0, pos = 0;  /* bytes in buf; where the '\n' search resumes */
-  uint64_t lineno = 0;
-  struct ct_line l;
-  if (!buf)
-    return -ENOMEM;
-  for (;;) {
-    if (len == cap) {
-      if (cap < MAX_LINE_BUF) {
-        char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-          rc = -ENOMEM;
-          goto out;
-        }
-        buf = nb;
-        cap *= 2;
-      } else {
-        skipping = 1;
-        len = pos = 0;
-      }
-    }
-    ssize_t n = read_some(fd, buf + len, cap - len);
-    if (n < 0) {
-      rc = -errno;
-      goto out;
-    }
-    if (n == 0)
-      break;
-    *bytes += (uint64_t)n;
-    len += (size_t)n;
-    size_t start = 0;
-    char *nl;
-    while ((nl = memchr(buf + pos, '\n', len - pos))) {
-      size_t end = (size_t)(nl - buf);
-      lineno++;
-      enum ct_line_err err =
-          skipping ? CT_LINE_SYNTAX : ct_parse_line(buf + start, end - start, &l);
-      skipping = 0;
-      if ((rc = fn(ctx, lineno, err, &l)))
-        goto out;
-      start = pos = end + 1;
-    }
-    pos = len;
-    if (start) { /* keep only the partial line, at the front */
-      memmove(buf, buf + start, len - start);
-      len -= start;
-      pos = len;
-    }
-  }
-  if (len || skipping) { /* the last line had no '\n' */
-    lineno++;
-    enum ct_line_err err = skipping ? CT_LINE_SYNTAX : ct_parse_line(buf, len, &l);
-    rc = fn(ctx, lineno, err, &l);
-  }
-out:
-  free(buf);
-  return rc;
 }

@@ -110,6 +110,10 @@ struct ct_line {
  * reason it was rejected; *out is then partly filled and must not be used. */
 enum ct_line_err ct_parse_line(const char *line, size_t len, struct ct_line *out);
 
+/* The same without the fast path for event lines as the engines write them:
+ * the general scanner alone, which ct_parse_line must agree with (tests). */
+enum ct_line_err ct_parse_line_general(const char *line, size_t len, struct ct_line *out);
+
 /* Copies s into buf (size cap, NUL-terminated), decoding JSON escapes (\u
  * escapes above 0x7f become '?'). Returns the length written. */
 size_t ct_str_copy(const struct ct_str *s, char *buf, size_t cap);
@@ -125,5 +129,16 @@ typedef int (*ct_line_fn)(void *ctx, uint64_t lineno, enum ct_line_err err,
  * CT_LINE_SYNTAX). A last line without '\n' is parsed like any other. Adds the
  * bytes read to *bytes. Returns 0, fn's non-zero value, or -errno. */
 int ct_trace_read(int fd, size_t bufsize, ct_line_fn fn, void *ctx, uint64_t *bytes);
+
+/* Called with each line that parsed (CT_LINE_OK) some lines before fn gets
+ * it, for hints only (prefetches): it must not act on the line, which fn has
+ * yet to see, as have the lines before it. */
+typedef void (*ct_peek_fn)(void *ctx, const struct ct_line *line);
+
+/* ct_trace_read, with up to CT_TRACE_AHEAD lines parsed ahead of fn and shown
+ * to peek as they are parsed (within one buffer's worth of lines). */
+#define CT_TRACE_AHEAD 16
+int ct_trace_read_ahead(int fd, size_t bufsize, ct_line_fn fn, ct_peek_fn peek, void *ctx,
+                        uint64_t *bytes);
 
 #endif

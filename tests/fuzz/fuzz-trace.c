@@ -1,6 +1,8 @@
 /* fuzz-trace.c - libFuzzer target: the JSONL trace reader (src/analysis/trace.c)
  * on arbitrary bytes, as a whole stream (line splitting, long lines, a last
- * line without '\n') and as single lines, decoding every string it accepts. */
+ * line without '\n') and as single lines, decoding every string it accepts;
+ * its fast path for event lines checked against the general scanner, and the
+ * read-ahead streamer against the plain one. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -40,10 +42,23 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   return 0;
 }
 
+/* A peek sees only lines that parsed. */
+static void on_peek(void *ctx, const struct ct_line *line) {
+  (void)ctx;
+  if (line->type > CT_LINE_OTHER)
+    __builtin_trap();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  /* One line: the scanner must stay inside [data, data + size). */
-  struct ct_line l;
-  if (ct_parse_line((const char *)data, size, &l) == CT_LINE_OK)
+  /* One line: the scanner must stay inside [data, data + size), and its fast
+   * path for event lines must decide as the general scanner does. */
+  struct ct_line l, g;
+  enum ct_line_err err = ct_parse_line((const char *)data, size, &l);
+  if (err != ct_parse_line_general((const char *)data, size, &g))
+    __builtin_trap();
+  if (err == CT_LINE_OK && memcmp(&l, &g, offsetof(struct ct_line, exit_code)) != 0)
+    __builtin_trap();
+  if (err == CT_LINE_OK)
     copy_strings(&l);
 
   /* The stream, from a memory file, with the smallest buffer (4 KiB) so lines
@@ -57,6 +72,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (ct_trace_read(fd, 0, on_line, &lines, &bytes) != 0)
     __builtin_trap(); /* on_line never stops it */
   if (bytes != size)
+    __builtin_trap();
+  /* The same stream through the read-ahead reader: the same lines. */
+  uint64_t lines2 = 0, bytes2 = 0;
+  if (lseek(fd, 0, SEEK_SET) != 0)
+    goto out;
+  if (ct_trace_read_ahead(fd, 0, on_line, on_peek, &lines2, &bytes2) != 0)
+    __builtin_trap();
+  if (bytes2 != size || lines2 != lines)
     __builtin_trap();
 out:
   close(fd);
