@@ -36,10 +36,10 @@ function el(tag, cls, text) {
 }
 
 // ---- data -------------------------------------------------------------------
-async function inflate(parts) { // Uint8Arrays of one zlib stream
+async function inflate(parts) { // Uint8Arrays of one zlib stream (iterable, maybe async)
   const ds = new DecompressionStream('deflate'), w = ds.writable.getWriter();
   const out = new Response(ds.readable).arrayBuffer();
-  for (const p of parts) w.write(p);
+  for await (const p of parts) w.write(p);
   w.close();
   return out;
 }
@@ -66,7 +66,28 @@ function decode(ab) {
     off += d.n * T.BYTES_PER_ELEMENT;
   }
   head.a = a;
+  expandSpans(a);
   return head;
+}
+// The compact spans (docs/DASHBOARD.md "Data blob") as times: u32 values with
+// an escape (0xffffffff: the next f64 of the _x array), gaps and lengths
+// summed along each lane; the lane's coroutine from co_span0.
+function unescape(u, x) {
+  const out = new Float64Array(u.length);
+  for (let i = 0, j = 0; i < u.length; i++) out[i] = u[i] === 0xffffffff ? x[j++] : u[i];
+  return out;
+}
+function expandSpans(a) {
+  const n = a.sp_d0.length, s0 = a.co_span0, nc = s0.length - 1;
+  const d0 = unescape(a.sp_d0, a.sp_d0_x), dur = unescape(a.sp_dur, a.sp_dur_x);
+  const t0 = new Float64Array(n), t1 = new Float64Array(n), coro = new Uint32Array(n);
+  for (let i = 0; i < nc; i++) {
+    let prev = 0;
+    for (let k = s0[i], e = s0[i + 1]; k < e; k++) {
+      t0[k] = prev + d0[k]; prev = t1[k] = t0[k] + dur[k]; coro[k] = i;
+    }
+  }
+  a.sp_t0 = t0; a.sp_t1 = t1; a.sp_coro = coro; a.sp_obj = unescape(a.sp_obj, a.sp_obj_x);
 }
 function prepare(d) {
   const a = d.a, nc = a.co_id.length;
@@ -678,7 +699,7 @@ function show(d) {
   if (keep) view = keep; else fit();
   header(); findings(); heads(); sites();
   orderLanes(); filterCoros(); drawTimeline(); drawGraph();
-  if (!window.corotracer.readyMs) window.corotracer.readyMs = performance.now();
+  if (!window.corotracer.readyMs) window.corotracer.readyMs = window.corotracer.marks.ready = performance.now();
   document.body.dataset.ready = '1';
 }
 async function loadLive() {
@@ -719,10 +740,35 @@ async function start() {
   $('cotable').addEventListener('scroll', () => { if (D) renderCoros(); });
   window.addEventListener('resize', () => { if (D) { drawTimeline(); renderCoros(); drawGraph(); } });
   timelineEvents();
-  window.corotracer = { selectedIds: () => D ? [...sel].map((i) => D.a.co_id[i]).sort((x, y) => x - y) : [], data: () => D };
+  window.corotracer = { marks: { start: performance.now() }, selectedIds: () => D ? [...sel].map((i) => D.a.co_id[i]).sort((x, y) => x - y) : [], data: () => D };
   if (LIVE) return live();
-  const blocks = document.querySelectorAll('script[type="application/x-corotracer-data"]');
-  show(decode(await inflate([...blocks].map((b) => b64(b.textContent.trim())))));
+  const M = window.corotracer.marks;
+  const ab = await inflate(dataBlocks());
+  M.inflated = performance.now();
+  const d = decode(ab);
+  M.decoded = performance.now();
+  show(d);
+}
+// The data blocks as the parser adds them (this script runs before them): a
+// block is whole once the next one exists, the last one at DOMContentLoaded.
+// Each is decoded and inflated while the parser goes on with the rest.
+async function* dataBlocks() {
+  const SEL = 'script[type="application/x-corotracer-data"]';
+  let taken = 0, wake = null, done = document.readyState !== 'loading';
+  const poke = () => { if (wake) { wake(); wake = null; } };
+  const mo = new MutationObserver(poke);
+  if (!done) {
+    mo.observe(document.body, { childList: true });
+    document.addEventListener('DOMContentLoaded', () => { done = true; poke(); }, { once: true });
+  }
+  for (;;) {
+    const blocks = document.querySelectorAll(SEL), whole = done ? blocks.length : blocks.length - 1;
+    while (taken < whole) yield b64(blocks[taken++].textContent.trim());
+    if (done) break;
+    await new Promise((r) => { wake = r; });
+  }
+  mo.disconnect();
+  window.corotracer.marks.parsed = performance.now();
 }
 start().catch((e) => { const n = $('note'); n.className = 'note warn'; n.textContent = 'Cannot show this data: ' + e.message; });
 })();

@@ -135,13 +135,14 @@ int ct_page_render(const struct ct_buf *z, int live, struct ct_buf *out) {
   if ((rc = upto(out, &pos, end, "CT:MODE")))
     return rc;
   ct_buf_puts(out, live ? "live" : "offline");
+  /* The script comes before the data: it inflates the blocks as they are parsed. */
+  if ((rc = upto(out, &pos, end, "/*CT:JS*/")))
+    return rc;
+  ct_buf_put(out, ct_asset_js, ct_asset_len(ct_asset_js, ct_asset_js_end));
   if ((rc = upto(out, &pos, end, "CT:DATA")))
     return rc;
   if (z)
     base64(out, (const unsigned char *)z->p, z->n);
-  if ((rc = upto(out, &pos, end, "/*CT:JS*/")))
-    return rc;
-  ct_buf_put(out, ct_asset_js, ct_asset_len(ct_asset_js, ct_asset_js_end));
   ct_buf_put(out, pos, (size_t)(end - pos));
   return out->err;
 }

@@ -26,7 +26,20 @@ export function decode(z) {
     head.a[d.name] = new T(ab, off, d.n);
     off += d.n * T.BYTES_PER_ELEMENT;
   }
+  expandSpans(head.a);
   return head;
+}
+// The compact spans as the page expands them (web/dashboard.js, expandSpans),
+// written again here so that a wrong encoding fails against an independent reading.
+function expandSpans(a) {
+  const take = (u, x) => { let j = 0; return Array.from(u, (v) => v === 0xffffffff ? x[j++] : v); };
+  const d0 = take(a.sp_d0, a.sp_d0_x), dur = take(a.sp_dur, a.sp_dur_x);
+  a.sp_obj = Float64Array.from(take(a.sp_obj, a.sp_obj_x));
+  a.sp_t0 = new Float64Array(d0.length); a.sp_t1 = new Float64Array(d0.length); a.sp_coro = new Uint32Array(d0.length);
+  for (let i = 0; i + 1 < a.co_span0.length; i++)
+    for (let k = a.co_span0[i], prev = 0; k < a.co_span0[i + 1]; k++) {
+      a.sp_t0[k] = prev + d0[k]; a.sp_t1[k] = prev = a.sp_t0[k] + dur[k]; a.sp_coro[k] = i;
+    }
 }
 function fromPage(path) {
   const html = readFileSync(path, 'utf8');
