@@ -38,7 +38,8 @@ static int findings_json(const struct ct_report *r, char **json, size_t *len) {
 }
 
 int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int live,
-                  size_t span_budget, struct ct_buf *z, struct ct_dash_stats *stats) {
+                  size_t span_budget, struct ct_buf *z, const struct ct_zdrain *drain,
+                  struct ct_dash_stats *stats) {
   size_t budget = span_budget ? span_budget : CT_DASH_SPAN_BUDGET;
   size_t cap = budget / 5 * 7; /* room for the coroutines findings name */
   struct ct_state *st = NULL;
@@ -90,7 +91,7 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   }
   stats->spans = m.nspans;
   stats->spans_dropped = m.spans_dropped;
-  rc = ct_model_serialize(&m, json, jlen, name, now_ts, live, z, &stats->blob_bytes);
+  rc = ct_model_serialize(&m, json, jlen, name, now_ts, live, z, drain, &stats->blob_bytes);
 out:
   free(json);
   ct_report_free(&r);

@@ -325,7 +325,7 @@ static void snapshot(struct ct_live *l) {
   struct snap *s = calloc(1, sizeof *s);
   struct ct_dash_stats st;
   uint64_t t0 = mono_ns(), bytes = l->bytes;
-  if (s && ct_dash_build(fd, l->path, 1, live_now(l), 1, 0, &s->z, &st) == 0) {
+  if (s && ct_dash_build(fd, l->path, 1, live_now(l), 1, 0, &s->z, NULL, &st) == 0) {
     s->refs = 1;
     s->version = ++l->version;
     snap_put(l->cur);

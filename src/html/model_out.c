@@ -137,12 +137,12 @@ static void header(struct ct_buf *h, const struct ct_model *m, const struct out 
 
 int ct_model_serialize(const struct ct_model *m, const char *findings, size_t findings_len,
                        const char *source, uint64_t now_ts, int live, struct ct_buf *z,
-                       uint64_t *raw_len) {
+                       const struct ct_zdrain *drain, uint64_t *raw_len) {
   struct out o = {0};
   struct ct_buf h = {0};
   struct ct_span *opn = NULL;
   uint32_t *ord = NULL, *starts = NULL, *thr = NULL;
-  int rc = ct_zw_init(&o.zw, z);
+  int rc = ct_zw_init(&o.zw, z, drain);
   if (rc)
     return rc;
   rc = -ENOMEM;
