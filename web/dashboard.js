@@ -149,7 +149,7 @@ const labelOf = (i) => D.labels[D.a.co_label[i]] || '';
 function header() {
   $('source').textContent = D.source + (D.host ? ' · ' + D.host : '');
   $('stat-events').textContent = fmtN(D.events);
-  $('stat-coros').textContent = fmtN(D.nc);
+  $('stat-coros').textContent = fmtN(D.coroutines);
   $('stat-threads').textContent = String(D.threads.length);
   $('stat-duration').textContent = fmtNs(D.duration_ns);
   $('stat-lost').textContent = fmtN(D.lost);
@@ -161,7 +161,9 @@ function header() {
     note.className = 'note warn';
     note.textContent = 'Summarized: every coroutine is drawn in detail until +' + fmtNs(s.detail_until || 0) +
       '; after that only the ' + s.kept_coroutines + ' coroutines named by findings (' + fmtN(s.spans_dropped) +
-      ' spans left out, ' + fmtN(s.wakes_dropped) + ' wake arrows). Counters and tables cover the whole run.';
+      ' spans left out, ' + fmtN(s.wakes_dropped) + ' wake arrows). Counters, sites and findings cover the whole run' +
+      (s.coroutines_pruned ? '; the coroutine table leaves out ' + fmtN(s.coroutines_pruned) +
+        ' finished coroutines of that later part that no finding names (' + fmtN(D.nc) + ' rows of ' + fmtN(D.coroutines) + ').' : '.');
   } else {
     note.className = 'note';
     note.textContent = 'Complete: ' + fmtN(s.spans) + ' spans of ' + fmtN(D.nc) + ' coroutines on ' + D.threads.length +

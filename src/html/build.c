@@ -53,6 +53,10 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   if (!rc)
     rc = ct_state_new(100000000ull, &st);
   struct feed feed = {st, &m};
+  /* A file can be read again: rows may go now, the second pass brings back
+   * those the findings name. */
+  if (seekable)
+    ct_model_prune(&m);
   if (!rc)
     rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &bytes);
   if (rc)
@@ -78,6 +82,7 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
     ct_model_free(&m);
     if ((rc = ct_model_init(&m, budget, cap)))
       goto out;
+    ct_model_prune(&m);
     for (size_t i = 0; i < r.nf && !rc; i++)
       for (size_t k = 0; k < r.f[i].ncoros && !rc; k++)
         rc = ct_model_keep(&m, r.f[i].coros[k].probe_id);

@@ -14,6 +14,8 @@
 #define LABEL_MAX 160
 #define LABELS_MAX 65536
 #define BSHIFT0 16 /* first bucket width: 65 us; doubles as the run grows */
+/* Rows before the first pruning: a 16th of the span budget, within bounds. */
+#define PRUNE_MIN(m) ((m)->span_budget / 16 < 64 ? 64 : (m)->span_budget / 16 > 65536 ? 65536 : (m)->span_budget / 16)
 
 int ct_model_init(struct ct_model *m, size_t span_budget, size_t span_cap) {
   memset(m, 0, sizeof *m);
@@ -249,6 +251,7 @@ static int emit(struct ct_model *m, const struct ct_mcoro *c, uint64_t t1, int o
     return -ENOMEM;
   struct ct_span *s = &m->spans[m->nspans++];
   m->nspans_other += (size_t)other;
+  m->coros[c - m->coros].nsp++;
   *s = (struct ct_span){.t0 = c->state_ts,
                         .t1 = t1 > c->state_ts ? t1 : c->state_ts,
                         .obj = c->obj,
@@ -373,8 +376,85 @@ static int on_event(struct ct_model *m, const struct ct_line *l) {
   return rc;
 }
 
+void ct_model_prune(struct ct_model *m) {
+  m->prune = 1;
+  m->prune_at = m->ncoros > PRUNE_MIN(m) ? 2 * m->ncoros : PRUNE_MIN(m);
+}
+
+static int row_kept(void *ctx, const void *val) {
+  uint32_t ix = *(const uint32_t *)val; /* NONE: an id whose row could not be made */
+  return ix != NONE && ((const uint32_t *)ctx)[ix] != NONE;
+}
+
+/* A waker reference (coroutine index + 1, 0 a plain thread, NONE unknown)
+ * after the rows moved; a pruned waker becomes unknown. */
+static uint32_t waker_after(const uint32_t *remap, uint32_t w) {
+  if (w == NONE || w == 0)
+    return w;
+  return remap[w - 1] == NONE ? NONE : remap[w - 1] + 1;
+}
+
+/* Drops the rows ct_model_prune allows to drop; the spans, wake edges, ids
+ * and wakers follow the rows that stay. 0 or -ENOMEM (nothing changed). */
+static int prune(struct ct_model *m) {
+  uint32_t *remap = malloc(m->ncoros * sizeof *remap);
+  if (!remap)
+    return -ENOMEM;
+  size_t n = 0;
+  for (size_t i = 0; i < m->ncoros; i++) {
+    const struct ct_mcoro *c = &m->coros[i];
+    remap[i] = c->destroyed && !c->keep && !c->nsp ? NONE : (uint32_t)n++;
+  }
+  int rc = n < m->ncoros ? ct_map_filter(&m->ids, row_kept, remap) : 0;
+  if (rc || n == m->ncoros) {
+    free(remap);
+    m->prune_at = 2 * m->ncoros;
+    return rc;
+  }
+  for (size_t k = 0; k < m->ids.n; k++) {
+    uint32_t *v = ct_map_at(&m->ids, k);
+    *v = remap[*v];
+  }
+  for (size_t i = 0; i < m->ncoros; i++)
+    if (remap[i] != NONE) {
+      struct ct_mcoro *c = &m->coros[remap[i]];
+      *c = m->coros[i];
+      c->waker = waker_after(remap, c->waker);
+    }
+  for (size_t k = 0; k < m->nspans; k++) {
+    struct ct_span *s = &m->spans[k];
+    s->coro = remap[s->coro]; /* a row with spans stays */
+    if (s->state == CT_SP_RUNNABLE)
+      s->arg = waker_after(remap, s->arg);
+  }
+  size_t nw = 0;
+  for (size_t k = 0; k < m->nwakes; k++) {
+    struct ct_wake w = m->wakes[k];
+    if (remap[w.to] == NONE || (w.from && remap[w.from - 1] == NONE)) {
+      m->wakes_dropped++;
+      continue;
+    }
+    w.to = remap[w.to];
+    w.from = waker_after(remap, w.from);
+    m->wakes[nw++] = w;
+  }
+  m->nwakes = nw;
+  m->coros_pruned += m->ncoros - n;
+  m->ncoros = n;
+  m->last_ix = 0;
+  m->prune_at = 2 * n > PRUNE_MIN(m) ? 2 * n : PRUNE_MIN(m);
+  free(remap);
+  return 0;
+}
+
 int ct_model_line(struct ct_model *m, enum ct_line_err err, const struct ct_line *l) {
   m->lines++;
+  /* Between lines, where no row pointer is held. */
+  if (m->prune && m->spans_dropped && m->ncoros >= m->prune_at) {
+    int rc = prune(m);
+    if (rc)
+      return rc;
+  }
   if (err != CT_LINE_OK) {
     m->bad++;
     return 0;

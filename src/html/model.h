@@ -36,6 +36,7 @@ struct ct_mcoro {
   uint64_t id, since, obj, first_ts, last_ts, state_ts;
   uint32_t label, tid, site, create_site, pid, waker;
   uint32_t runs, suspends, wakes, lost;
+  uint32_t nsp; /* its spans kept */
   uint64_t next_ev;
   uint8_t state, wait, alive, destroyed, keep;
 };
@@ -52,6 +53,8 @@ struct ct_model {
   /* limits */
   size_t span_budget; /* spans kept for coroutines not marked keep */
   size_t span_cap;    /* hard cap, keep ones included */
+  int prune;          /* rows of finished coroutines without spans may go (ct_model_prune) */
+  size_t prune_at;    /* rows that trigger the next pruning */
   /* tables */
   struct ct_map ids; /* probe_id -> uint32 coroutine index */
   struct ct_mcoro *coros;
@@ -76,7 +79,7 @@ struct ct_model {
   int64_t blo; /* bucket index of bk[0]; -1 before the first event */
   /* totals */
   uint64_t lines, events, bad, start_ts, last_ts, end_ts, lost, wake_count;
-  uint64_t spans_dropped, wakes_dropped, coros_pruned;
+  uint64_t spans_dropped, wakes_dropped, coros_pruned; /* pruned: rows dropped */
   uint64_t detail_until; /* the earliest start of a dropped span (UINT64_MAX: none) */
   uint64_t target_pid;
   int has_end;
@@ -87,6 +90,14 @@ struct ct_model {
  * not marked keep; span_cap: the hard cap. Returns 0 or -ENOMEM. */
 int ct_model_init(struct ct_model *m, size_t span_budget, size_t span_cap);
 void ct_model_free(struct ct_model *m);
+
+/* Lets the model drop, once the span budget is spent, the rows of
+ * coroutines that are finished (destroyed), have no span kept and are not
+ * marked keep, so that its memory does not grow with the trace: they are
+ * counted in coros_pruned, and the wake edges to or from them are dropped.
+ * Only for a model whose findings' coroutines are marked keep, or that is
+ * rebuilt with them marked when it summarized (build.c's second pass). */
+void ct_model_prune(struct ct_model *m);
 
 /* Marks coroutine probe_id as kept in full (findings name it): its spans do
  * not count against the budget. Call before feeding lines. */

@@ -98,7 +98,8 @@ static void header(struct ct_buf *h, const struct ct_model *m, const struct out 
                 ",\"malformed\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"wakes\":%" PRIu64
                 ",\"ended\":%s,\"coroutines\":%zu",
                 live ? "true" : "false", start, end, end - start, m->lines, m->events, m->bad,
-                m->lost, m->wake_count, m->has_end ? "true" : "false", m->ncoros);
+                m->lost, m->wake_count, m->has_end ? "true" : "false",
+                m->ncoros + (size_t)m->coros_pruned);
   ct_buf_puts(h, ",\"run_id\":");
   ct_buf_json(h, m->run_id, strlen(m->run_id));
   ct_buf_puts(h, ",\"host\":");
@@ -120,8 +121,10 @@ static void header(struct ct_buf *h, const struct ct_model *m, const struct out 
     kept += m->coros[i].keep;
   ct_buf_printf(h,
                 "],\"summary\":{\"spans\":%zu,\"spans_dropped\":%" PRIu64 ",\"wakes_kept\":%zu"
-                ",\"wakes_dropped\":%" PRIu64 ",\"kept_coroutines\":%zu,\"span_budget\":%zu",
-                nspans, m->spans_dropped, m->nwakes, m->wakes_dropped, kept, m->span_budget);
+                ",\"wakes_dropped\":%" PRIu64 ",\"kept_coroutines\":%zu,\"span_budget\":%zu"
+                ",\"coroutines_pruned\":%" PRIu64,
+                nspans, m->spans_dropped, m->nwakes, m->wakes_dropped, kept, m->span_budget,
+                m->coros_pruned);
   if (m->detail_until != UINT64_MAX)
     ct_buf_printf(h, ",\"detail_until\":%.0f", rel(m->detail_until, start));
   ct_buf_puts(h, "},\"arrays\":[");

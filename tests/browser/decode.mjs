@@ -52,7 +52,8 @@ function fromPage(path) {
 // The model's invariants.
 function check(d, report) {
   const a = d.a, nc = a.co_id.length, ns = a.sp_t0.length;
-  if (d.coroutines !== nc) fail(`coroutines ${d.coroutines} != ${nc} rows`);
+  if (d.coroutines !== nc + d.summary.coroutines_pruned) fail(`coroutines ${d.coroutines} != ${nc} rows + ${d.summary.coroutines_pruned} pruned`);
+  if (d.summary.coroutines_pruned && !d.summary.spans_dropped) fail('rows pruned from a complete trace');
   if (a.co_span0.length !== nc + 1 || a.co_span0[nc] !== ns) fail('co_span0 does not cover the spans');
   for (let i = 0; i < nc; i++)
     for (let k = a.co_span0[i]; k < a.co_span0[i + 1]; k++) {
@@ -89,6 +90,7 @@ if (mode === 'page') {
   if (expectPath) {
     const e = JSON.parse(readFileSync(expectPath, 'utf8'));
     if (e.summarized !== d.summary.spans_dropped > 0) fail(`summarized: ${d.summary.spans_dropped} spans dropped`);
+    if (e.pruned !== undefined && e.pruned !== d.summary.coroutines_pruned > 0) fail(`pruned: ${d.summary.coroutines_pruned} rows`);
     if (e.kept_full) { // every coroutine a finding names has all its spans, as without a budget
       const full = lanes(fromPage(e.kept_full)), got = lanes(d);
       let n = 0;
@@ -100,7 +102,7 @@ if (mode === 'page') {
       if (d.summary.kept_coroutines < 1) fail('kept_coroutines is 0');
     }
   }
-  console.log(`ok: ${d.coroutines} coroutines, ${d.summary.spans} spans (${d.summary.spans_dropped} summarized), ${d.findings.findings.length} findings`);
+  console.log(`ok: ${d.coroutines} coroutines (${d.a.co_id.length} rows), ${d.summary.spans} spans (${d.summary.spans_dropped} summarized), ${d.findings.findings.length} findings`);
 } else {
   const u = new URL(where), token = u.searchParams.get('token');
   const get = (path, host) => new Promise((res, rej) => {
