@@ -15,6 +15,9 @@
 /* Left suspended this long by a running program: stuck (as the report's). */
 #define CT_DASH_STUCK_NS 1000000000ull
 
+/* The report's blocker threshold (a run this long holds its thread). */
+#define CT_DASH_BLOCKER_NS 100000000ull
+
 struct ct_dash_stats {
   uint64_t bytes, lines, events, spans, spans_dropped, blob_bytes;
   int passes;
@@ -29,6 +32,17 @@ struct ct_dash_stats {
  * live run, the present (0 otherwise). span_budget: 0 for CT_DASH_SPAN_BUDGET
  * (the cap grows with it). Returns 0, -ENOMEM, -errno of a read,
  * or -EINVAL when the file is not a trace (st tells which). */
+struct ct_state;
+struct ct_report;
+struct ct_model;
+/* The report's findings JSON of r into *json (malloc'd, the caller frees). */
+int ct_dash_findings_json(const struct ct_report *r, char **json, size_t *len);
+/* Marks every coroutine a finding of r names as kept in full in m. */
+int ct_dash_keep_findings(struct ct_model *m, const struct ct_report *r);
+/* The report's analysis alone of the trace on fd (from where it is) into a
+ * fresh *out (the caller frees it); *bytes: bytes read. 0 or -errno. */
+int ct_dash_analyze(int fd, struct ct_state **out, uint64_t *bytes);
+
 struct ct_zdrain;
 int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int live,
                   size_t span_budget, struct ct_buf *z, const struct ct_zdrain *drain,
