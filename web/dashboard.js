@@ -73,6 +73,7 @@ function decode(ab) {
 // an escape (0xffffffff: the next f64 of the _x array), gaps and lengths
 // summed along each lane; the lane's coroutine from co_span0.
 function unescape(u, x) {
+  if (!x.length) return u; // nothing escaped (the usual case): the u32s are the values
   const out = new Float64Array(u.length);
   for (let i = 0, j = 0; i < u.length; i++) out[i] = u[i] === 0xffffffff ? x[j++] : u[i];
   return out;
@@ -87,7 +88,7 @@ function expandSpans(a) {
       t0[k] = prev + d0[k]; prev = t1[k] = t0[k] + dur[k]; coro[k] = i;
     }
   }
-  a.sp_t0 = t0; a.sp_t1 = t1; a.sp_coro = coro; a.sp_obj = unescape(a.sp_obj, a.sp_obj_x);
+  a.sp_t0 = t0; a.sp_t1 = t1; a.sp_coro = coro; a.sp_obj = unescape(a.sp_obj, a.sp_obj_x); // read, never written
 }
 function prepare(d) {
   const a = d.a, nc = a.co_id.length;
@@ -699,10 +700,14 @@ function show(d) {
   hues.clear(); // indices change with new data
   sel = new Set(ids.map((id) => D.idOf.get(id)).filter((i) => i !== undefined));
   if (keep) view = keep; else fit();
-  header(); findings(); heads(); sites();
-  orderLanes(); filterCoros(); drawTimeline(); drawGraph();
+  header(); findings(); heads();
+  orderLanes(); drawTimeline();
   if (!window.corotracer.readyMs) window.corotracer.readyMs = window.corotracer.marks.ready = performance.now();
-  document.body.dataset.ready = '1';
+  // The tables after the timeline is on screen and answers input.
+  setTimeout(() => {
+    sites(); filterCoros(); drawGraph();
+    document.body.dataset.ready = '1';
+  }, 0);
 }
 async function loadLive() {
   if (loading) return;
