@@ -57,6 +57,8 @@ struct ct_model {
   size_t prune_at;    /* rows that trigger the next pruning */
   /* tables */
   struct ct_map ids; /* probe_id -> uint32 coroutine index */
+#define CT_RECENT_BITS 12
+  uint32_t recent[1u << CT_RECENT_BITS]; /* hash of a probe_id -> its index, maybe stale */
   struct ct_mcoro *coros;
   size_t ncoros, capcoros, last_ix;
   struct ct_span *spans;
