@@ -168,8 +168,8 @@ int ct_html_main(int argc, char **argv) {
             "corotracer: stats: %" PRIu64 " bytes, %" PRIu64 " events, %d pass(es), %" PRIu64
             " spans (%" PRIu64 " summarized), blob %" PRIu64 " B, page %zu B in %.3f s: %.1f MB/s;"
             " peak RSS %" PRIu64 " kB\n",
-            st.bytes, st.events, st.passes, st.spans, st.spans_dropped, st.blob_bytes, (size_t)ps.bytes,
-            t1 - t0, (double)st.bytes / 1e6 / (t1 - t0), (uint64_t)ru.ru_maxrss);
+            st.bytes, st.events, st.passes, st.spans, st.spans_dropped, st.blob_bytes,
+            (size_t)ps.bytes, t1 - t0, (double)st.bytes / 1e6 / (t1 - t0), (uint64_t)ru.ru_maxrss);
 out:
   ct_buf_free(&z);
   ct_buf_free(&ps.text);

@@ -15,8 +15,6 @@
 #define LABEL_MAX 160
 #define LABELS_MAX 65536
 #define BSHIFT0 16 /* first bucket width: 65 us; doubles as the run grows */
-/* Rows before the first pruning: a 16th of the span budget, within bounds. */
-#define PRUNE_MIN(m) ((m)->span_budget / 16 < 64 ? 64 : (m)->span_budget / 16 > 65536 ? 65536 : (m)->span_budget / 16)
 
 int ct_model_init(struct ct_model *m, size_t span_budget, size_t span_cap) {
   memset(m, 0, sizeof *m);
@@ -68,7 +66,8 @@ static int grow(void **p, size_t n, size_t *cap, size_t sz) {
   *p = np;
   *cap = nc;
   const uintptr_t huge = (uintptr_t)2 << 20;
-  uintptr_t a = ((uintptr_t)np + huge - 1) & ~(huge - 1), e = ((uintptr_t)np + nc * sz) & ~(huge - 1);
+  uintptr_t a = ((uintptr_t)np + huge - 1) & ~(huge - 1),
+            e = ((uintptr_t)np + nc * sz) & ~(huge - 1);
   if (e > a)
     (void)madvise((void *)a, e - a, MADV_HUGEPAGE); /* advice: no harm when refused */
   return 0;
@@ -388,9 +387,15 @@ static int on_event(struct ct_model *m, const struct ct_line *l) {
   return rc;
 }
 
+/* Rows before the first pruning: a 16th of the span budget, within bounds. */
+static size_t prune_min(const struct ct_model *m) {
+  size_t n = m->span_budget / 16;
+  return n < 64 ? 64 : n > 65536 ? 65536 : n;
+}
+
 void ct_model_prune(struct ct_model *m) {
   m->prune = 1;
-  m->prune_at = m->ncoros > PRUNE_MIN(m) ? 2 * m->ncoros : PRUNE_MIN(m);
+  m->prune_at = m->ncoros > prune_min(m) ? 2 * m->ncoros : prune_min(m);
 }
 
 static int row_kept(void *ctx, const void *val) {
@@ -455,7 +460,7 @@ static int prune(struct ct_model *m) {
   m->ncoros = n;
   m->last_ix = 0;
   memset(m->recent, 0xff, sizeof m->recent);
-  m->prune_at = 2 * n > PRUNE_MIN(m) ? 2 * n : PRUNE_MIN(m);
+  m->prune_at = 2 * n > prune_min(m) ? 2 * n : prune_min(m);
   free(remap);
   return 0;
 }

@@ -121,9 +121,9 @@ void ct_model_counts(const struct ct_model *m, uint64_t now, uint64_t stuck_ns,
                      struct ct_model_counts *out);
 
 /* Serializes the model as the page's blob, zlib-compressed, appended to z
- * (*raw_len: the uncompressed size), or passed to drain (page.h) as it comes. findings_json: the report's findings
- * JSON (docs/FINDINGS.md), embedded as is; source: the trace's name; now_ts:
- * see ct_model_end; live: the page is fed by a live run. */
+ * (*raw_len: the uncompressed size), or passed to drain (page.h) as it comes. findings_json: the
+ * report's findings JSON (docs/FINDINGS.md), embedded as is; source: the trace's name; now_ts: see
+ * ct_model_end; live: the page is fed by a live run. */
 struct ct_buf;
 struct ct_zdrain;
 int ct_model_serialize(const struct ct_model *m, const char *findings_json, size_t findings_len,

@@ -92,14 +92,13 @@ static void header(struct ct_buf *h, const struct ct_model *m, const struct out 
   uint64_t start = o->start;
   ct_buf_puts(h, "{\"version\":1,\"source\":");
   ct_buf_json(h, source, strlen(source));
-  ct_buf_printf(h,
-                ",\"live\":%s,\"start_ts\":%" PRIu64 ",\"end_ts\":%" PRIu64
-                ",\"duration_ns\":%" PRIu64 ",\"lines\":%" PRIu64 ",\"events\":%" PRIu64
-                ",\"malformed\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"wakes\":%" PRIu64
-                ",\"ended\":%s,\"coroutines\":%zu",
-                live ? "true" : "false", start, end, end - start, m->lines, m->events, m->bad,
-                m->lost, m->wake_count, m->has_end ? "true" : "false",
-                m->ncoros + (size_t)m->coros_pruned);
+  ct_buf_printf(
+      h,
+      ",\"live\":%s,\"start_ts\":%" PRIu64 ",\"end_ts\":%" PRIu64 ",\"duration_ns\":%" PRIu64
+      ",\"lines\":%" PRIu64 ",\"events\":%" PRIu64 ",\"malformed\":%" PRIu64 ",\"lost\":%" PRIu64
+      ",\"wakes\":%" PRIu64 ",\"ended\":%s,\"coroutines\":%zu",
+      live ? "true" : "false", start, end, end - start, m->lines, m->events, m->bad, m->lost,
+      m->wake_count, m->has_end ? "true" : "false", m->ncoros + (size_t)m->coros_pruned);
   ct_buf_puts(h, ",\"run_id\":");
   ct_buf_json(h, m->run_id, strlen(m->run_id));
   ct_buf_puts(h, ",\"host\":");

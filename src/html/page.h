@@ -83,8 +83,8 @@ int ct_page_render(const struct ct_buf *z, int live, struct ct_buf *out);
 struct ct_page_stream {
   int fd;
   const char *tail; /* in the template: what follows the data (NULL before the first) */
-  size_t blocks;   /* base64 blocks written */
-  uint64_t bytes;  /* page bytes written */
+  size_t blocks;    /* base64 blocks written */
+  uint64_t bytes;   /* page bytes written */
   struct ct_buf text;
 };
 int ct_page_drain(void *ctx, struct ct_buf *z, int final);
