@@ -36,10 +36,10 @@ function el(tag, cls, text) {
 }
 
 // ---- data -------------------------------------------------------------------
-async function inflate(parts) { // Uint8Arrays of one zlib stream
+async function inflate(parts) { // Uint8Arrays of one zlib stream (iterable, maybe async)
   const ds = new DecompressionStream('deflate'), w = ds.writable.getWriter();
   const out = new Response(ds.readable).arrayBuffer();
-  for (const p of parts) w.write(p);
+  for await (const p of parts) w.write(p);
   w.close();
   return out;
 }
@@ -66,13 +66,39 @@ function decode(ab) {
     off += d.n * T.BYTES_PER_ELEMENT;
   }
   head.a = a;
+  expandSpans(a);
   return head;
+}
+// The compact spans (docs/DASHBOARD.md "Data blob") as times: u32 values with
+// an escape (0xffffffff: the next f64 of the _x array), gaps and lengths
+// summed along each lane; the lane's coroutine from co_span0.
+function unescape(u, x) {
+  if (!x.length) return u; // nothing escaped (the usual case): the u32s are the values
+  const out = new Float64Array(u.length);
+  for (let i = 0, j = 0; i < u.length; i++) out[i] = u[i] === 0xffffffff ? x[j++] : u[i];
+  return out;
+}
+function expandSpans(a) {
+  const n = a.sp_d0.length, s0 = a.co_span0, nc = s0.length - 1;
+  const d0 = unescape(a.sp_d0, a.sp_d0_x), dur = unescape(a.sp_dur, a.sp_dur_x);
+  const t0 = new Float64Array(n), t1 = new Float64Array(n), coro = new Uint32Array(n);
+  for (let i = 0; i < nc; i++) {
+    let prev = 0;
+    for (let k = s0[i], e = s0[i + 1]; k < e; k++) {
+      t0[k] = prev + d0[k]; prev = t1[k] = t0[k] + dur[k]; coro[k] = i;
+    }
+  }
+  a.sp_t0 = t0; a.sp_t1 = t1; a.sp_coro = coro; a.sp_obj = unescape(a.sp_obj, a.sp_obj_x); // read, never written
 }
 function prepare(d) {
   const a = d.a, nc = a.co_id.length;
   d.nc = nc;
   d.idOf = new Map();
-  for (let i = 0; i < nc; i++) d.idOf.set(a.co_id[i], i);
+  let sorted = true;
+  for (let i = 0; i < nc; i++) { d.idOf.set(a.co_id[i], i); if (i && a.co_id[i] < a.co_id[i - 1]) sorted = false; }
+  d.byId = new Uint32Array(nc); // rows in id order (the model's are in order of appearance: usually already)
+  for (let i = 0; i < nc; i++) d.byId[i] = i;
+  if (!sorted) d.byId.sort((x, y) => a.co_id[x] - a.co_id[y]);
   // Symbols of sites: from the report's sites (findings JSON), by address.
   d.sym = new Map();
   const f = d.findings || { findings: [], sites: [] };
@@ -128,7 +154,7 @@ const labelOf = (i) => D.labels[D.a.co_label[i]] || '';
 function header() {
   $('source').textContent = D.source + (D.host ? ' · ' + D.host : '');
   $('stat-events').textContent = fmtN(D.events);
-  $('stat-coros').textContent = fmtN(D.nc);
+  $('stat-coros').textContent = fmtN(D.coroutines);
   $('stat-threads').textContent = String(D.threads.length);
   $('stat-duration').textContent = fmtNs(D.duration_ns);
   $('stat-lost').textContent = fmtN(D.lost);
@@ -140,7 +166,9 @@ function header() {
     note.className = 'note warn';
     note.textContent = 'Summarized: every coroutine is drawn in detail until +' + fmtNs(s.detail_until || 0) +
       '; after that only the ' + s.kept_coroutines + ' coroutines named by findings (' + fmtN(s.spans_dropped) +
-      ' spans left out, ' + fmtN(s.wakes_dropped) + ' wake arrows). Counters and tables cover the whole run.';
+      ' spans left out, ' + fmtN(s.wakes_dropped) + ' wake arrows). Counters, sites and findings cover the whole run' +
+      (s.coroutines_pruned ? '; the coroutine table leaves out ' + fmtN(s.coroutines_pruned) +
+        ' finished coroutines of that later part that no finding names (' + fmtN(D.nc) + ' rows of ' + fmtN(D.coroutines) + ').' : '.');
   } else {
     note.className = 'note';
     note.textContent = 'Complete: ' + fmtN(s.spans) + ' spans of ' + fmtN(D.nc) + ' coroutines on ' + D.threads.length +
@@ -350,11 +378,16 @@ function ctx2d(c) {
   g.setTransform(r, 0, 0, r, 0, 0);
   return g;
 }
+// Lanes: the selection, then the coroutines findings name, then the rest,
+// each by id: three passes over the rows in id order (D.byId), no sort.
 function orderLanes() {
-  const all = [];
-  for (let i = 0; i < D.nc; i++) all.push(i);
-  const rank = (i) => sel.has(i) ? 0 : D.inFinding.has(i) ? 1 : 2;
-  all.sort((x, y) => rank(x) - rank(y) || D.a.co_id[x] - D.a.co_id[y]);
+  const all = new Uint32Array(D.nc), by = D.byId;
+  let n = 0;
+  for (const pass of [0, 1, 2])
+    for (let k = 0; k < by.length; k++) {
+      const i = by[k], r = sel.has(i) ? 0 : D.inFinding.has(i) ? 1 : 2;
+      if (r === pass) all[n++] = i;
+    }
   lanes = all;
 }
 function fit() {
@@ -676,10 +709,15 @@ function show(d) {
   hues.clear(); // indices change with new data
   sel = new Set(ids.map((id) => D.idOf.get(id)).filter((i) => i !== undefined));
   if (keep) view = keep; else fit();
-  header(); findings(); heads(); sites();
-  orderLanes(); filterCoros(); drawTimeline(); drawGraph();
-  if (!window.corotracer.readyMs) window.corotracer.readyMs = performance.now();
-  document.body.dataset.ready = '1';
+  header(); findings(); heads();
+  orderLanes(); drawTimeline();
+  if (!window.corotracer.readyMs) window.corotracer.readyMs = window.corotracer.marks.ready = performance.now();
+  // The tables after the timeline is on screen and answers input.
+  setTimeout(() => {
+    sites(); filterCoros(); drawGraph();
+    void document.body.offsetHeight; // their layout now, not in the first redraw on input
+    document.body.dataset.ready = '1';
+  }, 0);
 }
 async function loadLive() {
   if (loading) return;
@@ -719,10 +757,35 @@ async function start() {
   $('cotable').addEventListener('scroll', () => { if (D) renderCoros(); });
   window.addEventListener('resize', () => { if (D) { drawTimeline(); renderCoros(); drawGraph(); } });
   timelineEvents();
-  window.corotracer = { selectedIds: () => D ? [...sel].map((i) => D.a.co_id[i]).sort((x, y) => x - y) : [], data: () => D };
+  window.corotracer = { marks: { start: performance.now() }, selectedIds: () => D ? [...sel].map((i) => D.a.co_id[i]).sort((x, y) => x - y) : [], data: () => D };
   if (LIVE) return live();
-  const blocks = document.querySelectorAll('script[type="application/x-corotracer-data"]');
-  show(decode(await inflate([...blocks].map((b) => b64(b.textContent.trim())))));
+  const M = window.corotracer.marks;
+  const ab = await inflate(dataBlocks());
+  M.inflated = performance.now();
+  const d = decode(ab);
+  M.decoded = performance.now();
+  show(d);
+}
+// The data blocks as the parser adds them (this script runs before them): a
+// block is whole once the next one exists, the last one at DOMContentLoaded.
+// Each is decoded and inflated while the parser goes on with the rest.
+async function* dataBlocks() {
+  const SEL = 'script[type="application/x-corotracer-data"]';
+  let taken = 0, wake = null, done = document.readyState !== 'loading';
+  const poke = () => { if (wake) { wake(); wake = null; } };
+  const mo = new MutationObserver(poke);
+  if (!done) {
+    mo.observe(document.body, { childList: true });
+    document.addEventListener('DOMContentLoaded', () => { done = true; poke(); }, { once: true });
+  }
+  for (;;) {
+    const blocks = document.querySelectorAll(SEL), whole = done ? blocks.length : blocks.length - 1;
+    while (taken < whole) yield b64(blocks[taken++].textContent.trim());
+    if (done) break;
+    await new Promise((r) => { wake = r; });
+  }
+  mo.disconnect();
+  window.corotracer.marks.parsed = performance.now();
 }
 start().catch((e) => { const n = $('note'); n.className = 'note warn'; n.textContent = 'Cannot show this data: ' + e.message; });
 })();

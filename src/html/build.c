@@ -17,17 +17,16 @@
 
 struct feed {
   struct ct_state *st; /* NULL in the second pass */
-  struct ct_model *m;
+  struct ct_model *m;  /* NULL for the findings alone */
 };
 
 static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struct ct_line *l) {
   struct feed *f = ctx;
   int rc = f->st ? ct_state_line(f->st, lineno, err, l) : 0;
-  return rc ? rc : ct_model_line(f->m, err, l);
+  return rc || !f->m ? rc : ct_model_line(f->m, err, l);
 }
 
-/* The findings JSON of r into *json (malloc'd). */
-static int findings_json(const struct ct_report *r, char **json, size_t *len) {
+int ct_dash_findings_json(const struct ct_report *r, char **json, size_t *len) {
   FILE *f = open_memstream(json, len);
   if (!f)
     return -ENOMEM;
@@ -37,8 +36,30 @@ static int findings_json(const struct ct_report *r, char **json, size_t *len) {
   return rc;
 }
 
+int ct_dash_keep_findings(struct ct_model *m, const struct ct_report *r) {
+  int rc = 0;
+  for (size_t i = 0; i < r->nf && !rc; i++)
+    for (size_t k = 0; k < r->f[i].ncoros && !rc; k++)
+      rc = ct_model_keep(m, r->f[i].coros[k].probe_id);
+  return rc;
+}
+
+int ct_dash_analyze(int fd, struct ct_state **out, uint64_t *bytes) {
+  struct feed feed = {NULL, NULL};
+  int rc = ct_state_new(CT_DASH_BLOCKER_NS, &feed.st);
+  if (!rc)
+    rc = ct_trace_read(fd, READ_BUF, on_line, &feed, bytes);
+  if (rc) {
+    ct_state_free(feed.st);
+    return rc;
+  }
+  *out = feed.st;
+  return 0;
+}
+
 int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int live,
-                  size_t span_budget, struct ct_buf *z, struct ct_dash_stats *stats) {
+                  size_t span_budget, struct ct_buf *z, const struct ct_zdrain *drain,
+                  struct ct_dash_stats *stats) {
   size_t budget = span_budget ? span_budget : CT_DASH_SPAN_BUDGET;
   size_t cap = budget / 5 * 7; /* room for the coroutines findings name */
   struct ct_state *st = NULL;
@@ -50,8 +71,12 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   memset(stats, 0, sizeof *stats);
   int rc = ct_model_init(&m, budget, cap);
   if (!rc)
-    rc = ct_state_new(100000000ull, &st);
+    rc = ct_state_new(CT_DASH_BLOCKER_NS, &st);
   struct feed feed = {st, &m};
+  /* A file can be read again: rows may go now, the second pass brings back
+   * those the findings name. */
+  if (seekable)
+    ct_model_prune(&m);
   if (!rc)
     rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &bytes);
   if (rc)
@@ -70,16 +95,15 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   st->live_ts = live ? now_ts : 0;
   if ((rc = ct_report_build(st, name, bytes, CT_DASH_STUCK_NS, &r)))
     goto out;
-  if ((rc = findings_json(&r, &json, &jlen)))
+  if ((rc = ct_dash_findings_json(&r, &json, &jlen)))
     goto out;
   if (m.spans_dropped && seekable && lseek(fd, 0, SEEK_SET) == 0) {
     /* Over the budget: again, with every coroutine of a finding kept. */
     ct_model_free(&m);
     if ((rc = ct_model_init(&m, budget, cap)))
       goto out;
-    for (size_t i = 0; i < r.nf && !rc; i++)
-      for (size_t k = 0; k < r.f[i].ncoros && !rc; k++)
-        rc = ct_model_keep(&m, r.f[i].coros[k].probe_id);
+    ct_model_prune(&m);
+    rc = ct_dash_keep_findings(&m, &r);
     feed = (struct feed){NULL, &m};
     uint64_t again = 0;
     if (!rc)
@@ -90,7 +114,7 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   }
   stats->spans = m.nspans;
   stats->spans_dropped = m.spans_dropped;
-  rc = ct_model_serialize(&m, json, jlen, name, now_ts, live, z, &stats->blob_bytes);
+  rc = ct_model_serialize(&m, json, jlen, name, now_ts, live, z, drain, &stats->blob_bytes);
 out:
   free(json);
   ct_report_free(&r);

@@ -32,41 +32,49 @@ static double wall_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Writes all of b to path: atomically (a temporary file renamed) when path is
- * a regular file or new; in place when it is something else (/dev/stdout, a
- * FIFO, /dev/null), which a rename would replace. */
-static int write_file(const char *path, const struct ct_buf *b) {
+/* The output: a temporary file beside path, renamed over it at the end
+ * (atomic), when path is a regular file or new; path itself when it is
+ * something else (/dev/stdout, a FIFO, /dev/null), which a rename would
+ * replace. */
+struct out_file {
+  const char *path;
+  char *tmp; /* NULL: in place */
+  int fd;
+};
+
+static int out_open(struct out_file *o, const char *path) {
   struct stat sb;
-  int in_place = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
-  size_t n = strlen(path) + 16;
-  char *tmp = malloc(n);
-  if (!tmp)
+  o->path = path;
+  o->tmp = NULL;
+  if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    o->fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    return o->fd < 0 ? -errno : 0;
+  }
+  size_t n = strlen(path) + 24;
+  if (!(o->tmp = malloc(n)))
     return -ENOMEM;
-  snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
-  int fd = in_place ? open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
-                    : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644),
-      rc = 0;
-  if (fd < 0) {
+  snprintf(o->tmp, n, "%s.tmp%ld", path, (long)getpid());
+  o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (o->fd >= 0)
+    return 0;
+  int rc = -errno;
+  free(o->tmp);
+  o->tmp = NULL;
+  return rc;
+}
+
+/* Closes o; ok: renamed into place, else the temporary file is removed.
+ * Returns rc, or the close's or rename's error. */
+static int out_close(struct out_file *o, int rc) {
+  if (o->fd >= 0 && close(o->fd) && !rc)
     rc = -errno;
-    free(tmp);
-    return rc;
-  }
-  for (size_t off = 0; off < b->n && !rc;) {
-    ssize_t k = write(fd, b->p + off, b->n - off);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k < 0)
-      rc = -errno;
-    else
-      off += (size_t)k;
-  }
-  if (close(fd) && !rc)
+  o->fd = -1;
+  if (o->tmp && !rc && rename(o->tmp, o->path))
     rc = -errno;
-  if (!in_place && !rc && rename(tmp, path))
-    rc = -errno;
-  if (!in_place && rc)
-    unlink(tmp);
-  free(tmp);
+  if (o->tmp && rc)
+    unlink(o->tmp);
+  free(o->tmp);
+  o->tmp = NULL;
   return rc;
 }
 
@@ -118,10 +126,27 @@ int ct_html_main(int argc, char **argv) {
   }
   struct stat sb;
   int seekable = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
-  struct ct_buf z = {0}, page = {0};
+  struct ct_buf z = {0};
   struct ct_dash_stats st;
-  int status = 0;
-  int rc = ct_dash_build(fd, from_stdin ? "stdin" : trace, seekable, 0, 0, budget, &z, &st);
+  struct out_file of = {.fd = -1};
+  struct ct_page_stream ps = {.fd = -1};
+  struct ct_zdrain drain = {ct_page_drain, &ps};
+  int status = 0, rc = out_open(&of, out);
+  if (rc) {
+    fprintf(stderr, "corotracer: %s: %s\n", out, strerror(-rc));
+    status = 1;
+    goto out;
+  }
+  ps.fd = of.fd;
+  /* The page is written while the data is compressed: neither is ever whole in memory. */
+  rc = ct_dash_build(fd, from_stdin ? "stdin" : trace, seekable, 0, 0, budget, &z, &drain, &st);
+  int wrote = ps.bytes > 0; /* else the build failed before its output */
+  rc = out_close(&of, rc);
+  if (rc && wrote) {
+    fprintf(stderr, "corotracer: %s: %s\n", out, strerror(-rc));
+    status = 1;
+    goto out;
+  }
   if (rc == -EINVAL && st.not_a_trace) {
     fprintf(
         stderr,
@@ -135,11 +160,6 @@ int ct_html_main(int argc, char **argv) {
     status = rc == -ENOMEM ? 1 : 2;
     goto out;
   }
-  if ((rc = ct_page_render(&z, 0, &page)) || (rc = write_file(out, &page))) {
-    fprintf(stderr, "corotracer: %s: %s\n", out, strerror(-rc));
-    status = 1;
-    goto out;
-  }
   double t1 = wall_s();
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -148,11 +168,11 @@ int ct_html_main(int argc, char **argv) {
             "corotracer: stats: %" PRIu64 " bytes, %" PRIu64 " events, %d pass(es), %" PRIu64
             " spans (%" PRIu64 " summarized), blob %" PRIu64 " B, page %zu B in %.3f s: %.1f MB/s;"
             " peak RSS %" PRIu64 " kB\n",
-            st.bytes, st.events, st.passes, st.spans, st.spans_dropped, st.blob_bytes, page.n,
-            t1 - t0, (double)st.bytes / 1e6 / (t1 - t0), (uint64_t)ru.ru_maxrss);
+            st.bytes, st.events, st.passes, st.spans, st.spans_dropped, st.blob_bytes,
+            (size_t)ps.bytes, t1 - t0, (double)st.bytes / 1e6 / (t1 - t0), (uint64_t)ru.ru_maxrss);
 out:
   ct_buf_free(&z);
-  ct_buf_free(&page);
+  ct_buf_free(&ps.text);
   if (fd > STDIN_FILENO)
     close(fd);
   return status;

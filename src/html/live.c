@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/model.h"
+#include "analysis/state.h"
 #include "html/buf.h"
 #include "html/model.h"
 #include "html/page.h"
@@ -58,7 +60,11 @@ struct ct_live {
   int port;
   char *path;
   atomic_int stop;
+  /* The aggregate, fed by what is appended to the trace (never re-read):
+   * the dashboard's model and the report's analysis of the lines so far. */
   struct ct_model m;
+  struct ct_state *st;
+  uint64_t lineno;
   char *lb;
   size_t lbn, lbcap;
   uint64_t bytes, last_growth, snap_bytes, last_build, build_ns, seq;
@@ -148,7 +154,7 @@ static int token_ok(const struct ct_live *l, const char *q, size_t qn) {
 }
 
 static void tick_json(struct ct_live *l, struct ct_buf *b, const struct client *c, int ended);
-static void tail(struct ct_live *l);
+static size_t tail(struct ct_live *l);
 static void snapshot(struct ct_live *l);
 
 /* A complete request in c->in: answer it. */
@@ -272,15 +278,16 @@ static int client_write(struct ct_live *l, struct client *c) {
 }
 
 /* ---- the trace -------------------------------------------------------------- */
-/* Reads what was appended to the trace and feeds the complete lines. */
-static void tail(struct ct_live *l) {
-  size_t budget = TAIL_MAX;
+/* Reads what was appended to the trace (at most TAIL_MAX bytes) and feeds
+ * the complete lines to the aggregate; returns the bytes read. */
+static size_t tail(struct ct_live *l) {
+  size_t budget = TAIL_MAX, got = 0;
   while (budget) {
     if (l->lbcap - l->lbn < 65536) {
       size_t nc = l->lbcap ? l->lbcap * 2 : 1 << 20;
       char *np = realloc(l->lb, nc);
       if (!np)
-        return;
+        break;
       l->lb = np;
       l->lbcap = nc;
     }
@@ -290,6 +297,7 @@ static void tail(struct ct_live *l) {
     if (k <= 0)
       break;
     l->bytes += (uint64_t)k;
+    got += (size_t)k;
     l->last_growth = mono_ns();
     budget = (size_t)k > budget ? 0 : budget - (size_t)k;
     l->lbn += (size_t)k;
@@ -299,7 +307,9 @@ static void tail(struct ct_live *l) {
     while ((nl = memchr(l->lb + start, '\n', l->lbn - start))) {
       size_t e = (size_t)(nl - l->lb);
       enum ct_line_err err = ct_parse_line(l->lb + start, e - start, &line);
-      (void)ct_model_line(&l->m, err, &line); /* ENOMEM: counts lag, the snapshots stay right */
+      /* ENOMEM: the aggregate lags; the next snapshot tries again. */
+      (void)ct_state_line(l->st, ++l->lineno, err, &line);
+      (void)ct_model_line(&l->m, err, &line);
       start = e + 1;
     }
     memmove(l->lb, l->lb + start, l->lbn - start);
@@ -307,6 +317,7 @@ static void tail(struct ct_live *l) {
     if (l->lbn > LINE_MAX_LIVE)
       l->lbn = 0; /* an absurd line: dropped, as the reader would */
   }
+  return got;
 }
 
 /* The present for the live counts: now while the trace is being written. */
@@ -318,24 +329,73 @@ static uint64_t live_now(const struct ct_live *l) {
   return 0;
 }
 
+/* ct_report_build closes the runs still going (state.c, finish_runs): on
+ * the live state, a run over the blocker threshold would be counted again
+ * at every snapshot. True when that would happen. */
+static int would_close_runs(const struct ct_state *st) {
+  uint64_t end = ct_state_end_ts(st);
+  for (size_t i = 0; i < st->coros.n; i++) {
+    const struct ct_coro *c = ct_map_at(&st->coros, i);
+    if (c->state == CT_CS_RUNNING && c->has_kind && end >= c->run_ts &&
+        end - c->run_ts > st->blocker_ns)
+      return 1;
+  }
+  return 0;
+}
+
+/* The page's data from the aggregate: the findings of the lines so far and
+ * the model, serialized. No re-reading of the trace, except for the
+ * findings when a run over the blocker threshold is still going (see
+ * would_close_runs): those come from a fresh analysis of the file then. */
 static void snapshot(struct ct_live *l) {
-  int fd = open(l->path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return;
-  struct snap *s = calloc(1, sizeof *s);
-  struct ct_dash_stats st;
-  uint64_t t0 = mono_ns(), bytes = l->bytes;
-  if (s && ct_dash_build(fd, l->path, 1, live_now(l), 1, 0, &s->z, &st) == 0) {
-    s->refs = 1;
-    s->version = ++l->version;
-    snap_put(l->cur);
-    l->cur = s;
-    l->snap_bytes = bytes;
-  } else if (s) {
+  uint64_t t0 = mono_ns(), now = live_now(l);
+  while (tail(l) >= TAIL_MAX) { /* catch up first (serve of a large file) */
+  }
+  struct ct_state *st = l->st, *fresh = NULL;
+  struct snap *s = NULL;
+  struct ct_report r = {0};
+  char *json = NULL;
+  size_t jlen = 0;
+  uint64_t raw;
+  if (!st->events && !st->has_meta && !st->has_end)
+    goto out; /* nothing to show yet */
+  if (!l->m.has_end && would_close_runs(st)) {
+    int fd = open(l->path, O_RDONLY | O_CLOEXEC);
+    uint64_t b;
+    int rc = fd < 0 ? -errno : ct_dash_analyze(fd, &fresh, &b);
+    if (fd >= 0)
+      close(fd);
+    if (rc)
+      goto out;
+    st = fresh;
+  }
+  /* The findings mark the coroutines they report (reported, read by the
+   * leak finding): cleared so that each snapshot judges afresh. */
+  for (size_t i = 0; i < st->coros.n; i++)
+    ((struct ct_coro *)ct_map_at(&st->coros, i))->reported = 0;
+  st->live_ts = now;
+  if (ct_report_build(st, l->path, l->bytes, CT_DASH_STUCK_NS, &r) ||
+      ct_dash_findings_json(&r, &json, &jlen))
+    goto out;
+  /* From now on their spans are kept whatever the budget. */
+  (void)ct_dash_keep_findings(&l->m, &r);
+  if (!(s = calloc(1, sizeof *s)) ||
+      ct_model_serialize(&l->m, json, jlen, l->path, now, 1, &s->z, NULL, &raw))
+    goto out;
+  s->refs = 1;
+  s->version = ++l->version;
+  snap_put(l->cur);
+  l->cur = s;
+  s = NULL;
+  l->snap_bytes = l->bytes;
+out:
+  if (s) {
     ct_buf_free(&s->z);
     free(s);
   }
-  close(fd);
+  free(json);
+  ct_report_free(&r);
+  ct_state_free(fresh);
   l->last_build = mono_ns();
   l->build_ns = l->last_build - t0;
 }
@@ -496,6 +556,7 @@ static void live_free(struct ct_live *l) {
     if (l->wake[i] >= 0)
       close(l->wake[i]);
   ct_model_free(&l->m);
+  ct_state_free(l->st);
   ct_buf_free(&l->page);
   free(l->lb);
   free(l->path);
@@ -518,11 +579,15 @@ int ct_live_start(const char *spec, const char *trace_path, int running, struct 
   }
   for (int i = 0; i < 16; i++)
     snprintf(l->token + 2 * i, 3, "%02x", rnd[i]);
-  if (!(l->path = strdup(trace_path)) || ct_model_init(&l->m, 0, 0) ||
-      ct_page_render(NULL, 1, &l->page)) {
+  if (!(l->path = strdup(trace_path)) ||
+      ct_model_init(&l->m, CT_DASH_SPAN_BUDGET, CT_DASH_SPAN_BUDGET / 5 * 7) ||
+      ct_state_new(CT_DASH_BLOCKER_NS, &l->st) || ct_page_render(NULL, 1, &l->page)) {
     rc = -ENOMEM;
     goto fail;
   }
+  /* Bounded like the offline page's, in one pass: the coroutines findings
+   * name are kept from the snapshot that first names them. */
+  ct_model_prune(&l->m);
   if ((l->tfd = open(trace_path, O_RDONLY | O_CLOEXEC)) < 0 ||
       pipe2(l->wake, O_CLOEXEC | O_NONBLOCK) ||
       (l->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0) {

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "html/buf.h"
 
@@ -22,6 +23,7 @@ int ct_model_init(struct ct_model *m, size_t span_budget, size_t span_cap) {
   m->blo = -1;
   m->bshift = BSHIFT0;
   m->detail_until = UINT64_MAX;
+  memset(m->recent, 0xff, sizeof m->recent);
   ct_map_init(&m->ids, sizeof(uint32_t));
   ct_map_init(&m->sitemap, sizeof(uint32_t));
   ct_map_init(&m->tidmap, sizeof(uint32_t));
@@ -51,7 +53,9 @@ void ct_model_free(struct ct_model *m) {
   memset(m, 0, sizeof *m);
 }
 
-/* Grows *p (n used, *cap slots of size sz) for one more; 0 or -ENOMEM. */
+/* Grows *p (n used, *cap slots of size sz) for one more; 0 or -ENOMEM.
+ * Large tables ask for huge pages: the spans are tens of MB written once,
+ * and faulting them in 4 KiB pages cost a fifth of the time (perf). */
 static int grow(void **p, size_t n, size_t *cap, size_t sz) {
   if (n < *cap)
     return 0;
@@ -61,13 +65,22 @@ static int grow(void **p, size_t n, size_t *cap, size_t sz) {
     return -ENOMEM;
   *p = np;
   *cap = nc;
+  const uintptr_t huge = (uintptr_t)2 << 20;
+  uintptr_t a = ((uintptr_t)np + huge - 1) & ~(huge - 1),
+            e = ((uintptr_t)np + nc * sz) & ~(huge - 1);
+  if (e > a)
+    (void)madvise((void *)a, e - a, MADV_HUGEPAGE); /* advice: no harm when refused */
   return 0;
 }
 
 static struct ct_mcoro *coro(struct ct_model *m, uint64_t id, int create) {
-  /* The engine writes a coroutine's lines together: the last one is likely again. */
+  /* The engine writes a coroutine's lines together: the last one is likely
+   * again; else the recent ones, by a direct-mapped cache of the map. */
   if (m->ncoros && m->last_ix < m->ncoros && m->coros[m->last_ix].id == id)
     return &m->coros[m->last_ix];
+  uint32_t *hit = &m->recent[(id * 0x9e3779b97f4a7c15ull) >> (64 - CT_RECENT_BITS)];
+  if (*hit < m->ncoros && m->coros[*hit].id == id)
+    return &m->coros[m->last_ix = *hit];
   int fresh;
   uint32_t *ix = create ? ct_map_put(&m->ids, id, 0, &fresh) : ct_map_get(&m->ids, id, 0);
   if (!ix)
@@ -87,7 +100,7 @@ static struct ct_mcoro *coro(struct ct_model *m, uint64_t id, int create) {
   }
   if (*ix == NONE)
     return NULL;
-  m->last_ix = *ix;
+  m->last_ix = *hit = *ix;
   return &m->coros[*ix];
 }
 
@@ -249,6 +262,7 @@ static int emit(struct ct_model *m, const struct ct_mcoro *c, uint64_t t1, int o
     return -ENOMEM;
   struct ct_span *s = &m->spans[m->nspans++];
   m->nspans_other += (size_t)other;
+  m->coros[c - m->coros].nsp++;
   *s = (struct ct_span){.t0 = c->state_ts,
                         .t1 = t1 > c->state_ts ? t1 : c->state_ts,
                         .obj = c->obj,
@@ -373,8 +387,92 @@ static int on_event(struct ct_model *m, const struct ct_line *l) {
   return rc;
 }
 
+/* Rows before the first pruning: a 16th of the span budget, within bounds. */
+static size_t prune_min(const struct ct_model *m) {
+  size_t n = m->span_budget / 16;
+  return n < 64 ? 64 : n > 65536 ? 65536 : n;
+}
+
+void ct_model_prune(struct ct_model *m) {
+  m->prune = 1;
+  m->prune_at = m->ncoros > prune_min(m) ? 2 * m->ncoros : prune_min(m);
+}
+
+static int row_kept(void *ctx, const void *val) {
+  uint32_t ix = *(const uint32_t *)val; /* NONE: an id whose row could not be made */
+  return ix != NONE && ((const uint32_t *)ctx)[ix] != NONE;
+}
+
+/* A waker reference (coroutine index + 1, 0 a plain thread, NONE unknown)
+ * after the rows moved; a pruned waker becomes unknown. */
+static uint32_t waker_after(const uint32_t *remap, uint32_t w) {
+  if (w == NONE || w == 0)
+    return w;
+  return remap[w - 1] == NONE ? NONE : remap[w - 1] + 1;
+}
+
+/* Drops the rows ct_model_prune allows to drop; the spans, wake edges, ids
+ * and wakers follow the rows that stay. 0 or -ENOMEM (nothing changed). */
+static int prune(struct ct_model *m) {
+  uint32_t *remap = malloc(m->ncoros * sizeof *remap);
+  if (!remap)
+    return -ENOMEM;
+  size_t n = 0;
+  for (size_t i = 0; i < m->ncoros; i++) {
+    const struct ct_mcoro *c = &m->coros[i];
+    remap[i] = c->destroyed && !c->keep && !c->nsp ? NONE : (uint32_t)n++;
+  }
+  int rc = n < m->ncoros ? ct_map_filter(&m->ids, row_kept, remap) : 0;
+  if (rc || n == m->ncoros) {
+    free(remap);
+    m->prune_at = 2 * m->ncoros;
+    return rc;
+  }
+  for (size_t k = 0; k < m->ids.n; k++) {
+    uint32_t *v = ct_map_at(&m->ids, k);
+    *v = remap[*v];
+  }
+  for (size_t i = 0; i < m->ncoros; i++)
+    if (remap[i] != NONE) {
+      struct ct_mcoro *c = &m->coros[remap[i]];
+      *c = m->coros[i];
+      c->waker = waker_after(remap, c->waker);
+    }
+  for (size_t k = 0; k < m->nspans; k++) {
+    struct ct_span *s = &m->spans[k];
+    s->coro = remap[s->coro]; /* a row with spans stays */
+    if (s->state == CT_SP_RUNNABLE)
+      s->arg = waker_after(remap, s->arg);
+  }
+  size_t nw = 0;
+  for (size_t k = 0; k < m->nwakes; k++) {
+    struct ct_wake w = m->wakes[k];
+    if (remap[w.to] == NONE || (w.from && remap[w.from - 1] == NONE)) {
+      m->wakes_dropped++;
+      continue;
+    }
+    w.to = remap[w.to];
+    w.from = waker_after(remap, w.from);
+    m->wakes[nw++] = w;
+  }
+  m->nwakes = nw;
+  m->coros_pruned += m->ncoros - n;
+  m->ncoros = n;
+  m->last_ix = 0;
+  memset(m->recent, 0xff, sizeof m->recent);
+  m->prune_at = 2 * n > prune_min(m) ? 2 * n : prune_min(m);
+  free(remap);
+  return 0;
+}
+
 int ct_model_line(struct ct_model *m, enum ct_line_err err, const struct ct_line *l) {
   m->lines++;
+  /* Between lines, where no row pointer is held. */
+  if (m->prune && m->spans_dropped && m->ncoros >= m->prune_at) {
+    int rc = prune(m);
+    if (rc)
+      return rc;
+  }
   if (err != CT_LINE_OK) {
     m->bad++;
     return 0;

@@ -36,6 +36,7 @@ struct ct_mcoro {
   uint64_t id, since, obj, first_ts, last_ts, state_ts;
   uint32_t label, tid, site, create_site, pid, waker;
   uint32_t runs, suspends, wakes, lost;
+  uint32_t nsp; /* its spans kept */
   uint64_t next_ev;
   uint8_t state, wait, alive, destroyed, keep;
 };
@@ -52,8 +53,12 @@ struct ct_model {
   /* limits */
   size_t span_budget; /* spans kept for coroutines not marked keep */
   size_t span_cap;    /* hard cap, keep ones included */
+  int prune;          /* rows of finished coroutines without spans may go (ct_model_prune) */
+  size_t prune_at;    /* rows that trigger the next pruning */
   /* tables */
   struct ct_map ids; /* probe_id -> uint32 coroutine index */
+#define CT_RECENT_BITS 12
+  uint32_t recent[1u << CT_RECENT_BITS]; /* hash of a probe_id -> its index, maybe stale */
   struct ct_mcoro *coros;
   size_t ncoros, capcoros, last_ix;
   struct ct_span *spans;
@@ -76,7 +81,7 @@ struct ct_model {
   int64_t blo; /* bucket index of bk[0]; -1 before the first event */
   /* totals */
   uint64_t lines, events, bad, start_ts, last_ts, end_ts, lost, wake_count;
-  uint64_t spans_dropped, wakes_dropped, coros_pruned;
+  uint64_t spans_dropped, wakes_dropped, coros_pruned; /* pruned: rows dropped */
   uint64_t detail_until; /* the earliest start of a dropped span (UINT64_MAX: none) */
   uint64_t target_pid;
   int has_end;
@@ -87,6 +92,14 @@ struct ct_model {
  * not marked keep; span_cap: the hard cap. Returns 0 or -ENOMEM. */
 int ct_model_init(struct ct_model *m, size_t span_budget, size_t span_cap);
 void ct_model_free(struct ct_model *m);
+
+/* Lets the model drop, once the span budget is spent, the rows of
+ * coroutines that are finished (destroyed), have no span kept and are not
+ * marked keep, so that its memory does not grow with the trace: they are
+ * counted in coros_pruned, and the wake edges to or from them are dropped.
+ * Only for a model whose findings' coroutines are marked keep, or that is
+ * rebuilt with them marked when it summarized (build.c's second pass). */
+void ct_model_prune(struct ct_model *m);
 
 /* Marks coroutine probe_id as kept in full (findings name it): its spans do
  * not count against the budget. Call before feeding lines. */
@@ -108,12 +121,13 @@ void ct_model_counts(const struct ct_model *m, uint64_t now, uint64_t stuck_ns,
                      struct ct_model_counts *out);
 
 /* Serializes the model as the page's blob, zlib-compressed, appended to z
- * (*raw_len: the uncompressed size). findings_json: the report's findings
- * JSON (docs/FINDINGS.md), embedded as is; source: the trace's name; now_ts:
- * see ct_model_end; live: the page is fed by a live run. */
+ * (*raw_len: the uncompressed size), or passed to drain (page.h) as it comes. findings_json: the
+ * report's findings JSON (docs/FINDINGS.md), embedded as is; source: the trace's name; now_ts: see
+ * ct_model_end; live: the page is fed by a live run. */
 struct ct_buf;
+struct ct_zdrain;
 int ct_model_serialize(const struct ct_model *m, const char *findings_json, size_t findings_len,
                        const char *source, uint64_t now_ts, int live, struct ct_buf *z,
-                       uint64_t *raw_len);
+                       const struct ct_zdrain *drain, uint64_t *raw_len);
 
 #endif

@@ -38,6 +38,16 @@ static double rel(uint64_t t, uint64_t start) {
   return t >= start ? (double)(t - start) : -(double)(start - t);
 }
 
+/* v as a u32 when it is a whole number below ESC, else ESC with v appended
+ * to x (the page takes the escaped values in order). */
+#define ESC UINT32_MAX
+static uint32_t esc(double v, struct ct_buf *x) {
+  if (v >= 0 && v < (double)ESC && v == (double)(uint32_t)v)
+    return (uint32_t)v;
+  ct_buf_put(x, &v, sizeof v);
+  return ESC;
+}
+
 static void begin(struct out *o, const char *name, const char *type, size_t n) {
   ct_zw_align(&o->zw, 8);
   if (o->narr < sizeof o->arrs / sizeof o->arrs[0])
@@ -82,13 +92,13 @@ static void header(struct ct_buf *h, const struct ct_model *m, const struct out 
   uint64_t start = o->start;
   ct_buf_puts(h, "{\"version\":1,\"source\":");
   ct_buf_json(h, source, strlen(source));
-  ct_buf_printf(h,
-                ",\"live\":%s,\"start_ts\":%" PRIu64 ",\"end_ts\":%" PRIu64
-                ",\"duration_ns\":%" PRIu64 ",\"lines\":%" PRIu64 ",\"events\":%" PRIu64
-                ",\"malformed\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"wakes\":%" PRIu64
-                ",\"ended\":%s,\"coroutines\":%zu",
-                live ? "true" : "false", start, end, end - start, m->lines, m->events, m->bad,
-                m->lost, m->wake_count, m->has_end ? "true" : "false", m->ncoros);
+  ct_buf_printf(
+      h,
+      ",\"live\":%s,\"start_ts\":%" PRIu64 ",\"end_ts\":%" PRIu64 ",\"duration_ns\":%" PRIu64
+      ",\"lines\":%" PRIu64 ",\"events\":%" PRIu64 ",\"malformed\":%" PRIu64 ",\"lost\":%" PRIu64
+      ",\"wakes\":%" PRIu64 ",\"ended\":%s,\"coroutines\":%zu",
+      live ? "true" : "false", start, end, end - start, m->lines, m->events, m->bad, m->lost,
+      m->wake_count, m->has_end ? "true" : "false", m->ncoros + (size_t)m->coros_pruned);
   ct_buf_puts(h, ",\"run_id\":");
   ct_buf_json(h, m->run_id, strlen(m->run_id));
   ct_buf_puts(h, ",\"host\":");
@@ -110,8 +120,10 @@ static void header(struct ct_buf *h, const struct ct_model *m, const struct out 
     kept += m->coros[i].keep;
   ct_buf_printf(h,
                 "],\"summary\":{\"spans\":%zu,\"spans_dropped\":%" PRIu64 ",\"wakes_kept\":%zu"
-                ",\"wakes_dropped\":%" PRIu64 ",\"kept_coroutines\":%zu,\"span_budget\":%zu",
-                nspans, m->spans_dropped, m->nwakes, m->wakes_dropped, kept, m->span_budget);
+                ",\"wakes_dropped\":%" PRIu64 ",\"kept_coroutines\":%zu,\"span_budget\":%zu"
+                ",\"coroutines_pruned\":%" PRIu64,
+                nspans, m->spans_dropped, m->nwakes, m->wakes_dropped, kept, m->span_budget,
+                m->coros_pruned);
   if (m->detail_until != UINT64_MAX)
     ct_buf_printf(h, ",\"detail_until\":%.0f", rel(m->detail_until, start));
   ct_buf_puts(h, "},\"arrays\":[");
@@ -127,12 +139,12 @@ static void header(struct ct_buf *h, const struct ct_model *m, const struct out 
 
 int ct_model_serialize(const struct ct_model *m, const char *findings, size_t findings_len,
                        const char *source, uint64_t now_ts, int live, struct ct_buf *z,
-                       uint64_t *raw_len) {
+                       const struct ct_zdrain *drain, uint64_t *raw_len) {
   struct out o = {0};
   struct ct_buf h = {0};
   struct ct_span *opn = NULL;
   uint32_t *ord = NULL, *starts = NULL, *thr = NULL;
-  int rc = ct_zw_init(&o.zw, z);
+  int rc = ct_zw_init(&o.zw, z, drain);
   if (rc)
     return rc;
   rc = -ENOMEM;
@@ -207,12 +219,43 @@ int ct_model_serialize(const struct ct_model *m, const char *findings, size_t fi
   }
   qsort_r(thr, nrun, sizeof *thr, cmp_thread, &o);
 
+  /* Spans, compact (docs/DASHBOARD.md "Data blob"): the gap before each span
+   * (from the lane's previous end, the first from start_ts) and its length,
+   * as u32 ns, and the wait object, each with an escape for what does not
+   * fit; the page rebuilds the times and the lanes' coroutines from co_span0. */
+  {
+    struct ct_buf xd0 = {0}, xdur = {0}, xobj = {0};
+    uint32_t chunk[CHUNK];
+    begin(&o, "sp_d0", "u32", ns);
+    for (size_t b = 0, c = 0; b < ns; b += CHUNK) {
+      size_t e = b + CHUNK < ns ? b + CHUNK : ns;
+      for (size_t p = b; p < e; p++) {
+        while (starts[c + 1] <= p)
+          c++;
+        const struct ct_span *s = span_at(&o, ord[p]);
+        double prev = p == starts[c] ? 0.0 : rel(span_at(&o, ord[p - 1])->t1, start);
+        chunk[p - b] = esc(rel(s->t0, start) - prev, &xd0);
+      }
+      ct_zw_put(&o.zw, chunk, (e - b) * sizeof *chunk);
+    }
+    EMIT(&o, "sp_dur", "u32", uint32_t, ns,
+         esc((double)(span_at(&o, ord[i])->t1 - span_at(&o, ord[i])->t0), &xdur));
+    EMIT(&o, "sp_obj", "u32", uint32_t, ns, esc((double)span_at(&o, ord[i])->obj, &xobj));
+    begin(&o, "sp_d0_x", "f64", xd0.n / 8);
+    ct_zw_put(&o.zw, xd0.p, xd0.n);
+    begin(&o, "sp_dur_x", "f64", xdur.n / 8);
+    ct_zw_put(&o.zw, xdur.p, xdur.n);
+    begin(&o, "sp_obj_x", "f64", xobj.n / 8);
+    ct_zw_put(&o.zw, xobj.p, xobj.n);
+    int err = xd0.err | xdur.err | xobj.err;
+    ct_buf_free(&xd0);
+    ct_buf_free(&xdur);
+    ct_buf_free(&xobj);
+    if (err)
+      goto out;
+  }
 #define SP(p) span_at(&o, ord[p])
-  EMIT(&o, "sp_t0", "f64", double, ns, rel(SP(i)->t0, start));
-  EMIT(&o, "sp_t1", "f64", double, ns, rel(SP(i)->t1, start));
-  EMIT(&o, "sp_coro", "u32", uint32_t, ns, SP(i)->coro);
   EMIT(&o, "sp_arg", "u32", uint32_t, ns, SP(i)->arg);
-  EMIT(&o, "sp_obj", "f64", double, ns, (double)SP(i)->obj);
   EMIT(&o, "sp_flags", "u8", uint8_t, ns, SP(i)->state | SP(i)->wait << 2 | SP(i)->open << 4);
 #undef SP
   begin(&o, "co_span0", "u32", nc + 1);

@@ -5,12 +5,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "html/assets.h"
 #include "html/page.h"
 
-int ct_zw_init(struct ct_zw *w, struct ct_buf *z) {
+int ct_zw_init(struct ct_zw *w, struct ct_buf *z, const struct ct_zdrain *drain) {
   memset(w, 0, sizeof *w);
   z_stream *s = calloc(1, sizeof *s);
   /* Level 1: the data is mostly small numbers; higher levels cost time for
@@ -21,8 +22,12 @@ int ct_zw_init(struct ct_zw *w, struct ct_buf *z) {
   }
   w->s = s;
   w->z = z;
+  w->drain = drain && drain->fn ? drain : NULL;
   return 0;
 }
+
+/* Compressed bytes held before they are drained. */
+#define DRAIN_AT (1u << 20)
 
 static void zw_run(struct ct_zw *w, const void *p, size_t n, int flush) {
   z_stream *s = w->s;
@@ -41,6 +46,13 @@ static void zw_run(struct ct_zw *w, const void *p, size_t n, int flush) {
     if (zr == Z_STREAM_ERROR) {
       w->err = -EIO;
       return;
+    }
+    if (w->drain && w->z->n >= DRAIN_AT) {
+      int rc = w->drain->fn(w->drain->ctx, w->z, 0);
+      if (rc) {
+        w->err = rc;
+        return;
+      }
     }
   } while (s->avail_in || s->avail_out == 0 || (flush == Z_FINISH && zr != Z_STREAM_END));
 }
@@ -66,6 +78,8 @@ int ct_zw_finish(struct ct_zw *w) {
     return w->err ? w->err : -ENOMEM;
   if (!w->err)
     zw_run(w, NULL, 0, Z_FINISH);
+  if (!w->err && w->drain)
+    w->err = w->drain->fn(w->drain->ctx, w->z, 1);
   deflateEnd(w->s);
   free(w->s);
   w->s = NULL;
@@ -125,23 +139,75 @@ static int upto(struct ct_buf *out, const char **pos, const char *end, const cha
   return 0;
 }
 
-int ct_page_render(const struct ct_buf *z, int live, struct ct_buf *out) {
-  const char *pos = ct_asset_html,
-             *end = ct_asset_html + ct_asset_len(ct_asset_html, ct_asset_html_end);
+/* The template up to the data (stylesheet, mode, script pasted in). */
+static int render_head(int live, struct ct_buf *out, const char **pos) {
+  const char *end = ct_asset_html + ct_asset_len(ct_asset_html, ct_asset_html_end);
   int rc;
-  if ((rc = upto(out, &pos, end, "/*CT:CSS*/")))
+  if ((rc = upto(out, pos, end, "/*CT:CSS*/")))
     return rc;
   ct_buf_put(out, ct_asset_css, ct_asset_len(ct_asset_css, ct_asset_css_end));
-  if ((rc = upto(out, &pos, end, "CT:MODE")))
+  if ((rc = upto(out, pos, end, "CT:MODE")))
     return rc;
   ct_buf_puts(out, live ? "live" : "offline");
-  if ((rc = upto(out, &pos, end, "CT:DATA")))
+  /* The script comes before the data: it inflates the blocks as they are parsed. */
+  if ((rc = upto(out, pos, end, "/*CT:JS*/")))
+    return rc;
+  ct_buf_put(out, ct_asset_js, ct_asset_len(ct_asset_js, ct_asset_js_end));
+  return upto(out, pos, end, "CT:DATA");
+}
+
+static void render_tail(struct ct_buf *out, const char *pos) {
+  const char *end = ct_asset_html + ct_asset_len(ct_asset_html, ct_asset_html_end);
+  ct_buf_put(out, pos, (size_t)(end - pos));
+}
+
+int ct_page_render(const struct ct_buf *z, int live, struct ct_buf *out) {
+  const char *pos = ct_asset_html;
+  int rc = render_head(live, out, &pos);
+  if (rc)
     return rc;
   if (z)
     base64(out, (const unsigned char *)z->p, z->n);
-  if ((rc = upto(out, &pos, end, "/*CT:JS*/")))
-    return rc;
-  ct_buf_put(out, ct_asset_js, ct_asset_len(ct_asset_js, ct_asset_js_end));
-  ct_buf_put(out, pos, (size_t)(end - pos));
+  render_tail(out, pos);
   return out->err;
+}
+
+static int write_all(int fd, const char *p, size_t n) {
+  while (n) {
+    ssize_t k = write(fd, p, n);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k < 0)
+      return -errno;
+    p += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+int ct_page_drain(void *ctx, struct ct_buf *z, int final) {
+  struct ct_page_stream *ps = ctx;
+  int rc;
+  if (!ps->tail) {
+    ps->tail = ct_asset_html;
+    if ((rc = render_head(0, &ps->text, &ps->tail)))
+      return rc;
+  }
+  size_t unit = CHUNK_B64 / 4 * 3, n = final ? z->n : z->n / unit * unit, off = 0;
+  for (; off < n || (final && !ps->blocks); off += unit) {
+    size_t k = n - off < unit ? n - off : unit;
+    if (ps->blocks++)
+      ct_buf_puts(&ps->text, DATA_BREAK);
+    base64_block(&ps->text, (const unsigned char *)z->p + off, k);
+  }
+  memmove(z->p, z->p + n, z->n - n);
+  z->n -= n;
+  if (final)
+    render_tail(&ps->text, ps->tail);
+  if (ps->text.err)
+    return ps->text.err;
+  rc = write_all(ps->fd, ps->text.p, ps->text.n);
+  ps->bytes += ps->text.n;
+  ps->text.n = 0;
+  return rc;
 }

@@ -15,6 +15,9 @@
 /* Left suspended this long by a running program: stuck (as the report's). */
 #define CT_DASH_STUCK_NS 1000000000ull
 
+/* The report's blocker threshold (a run this long holds its thread). */
+#define CT_DASH_BLOCKER_NS 100000000ull
+
 struct ct_dash_stats {
   uint64_t bytes, lines, events, spans, spans_dropped, blob_bytes;
   int passes;
@@ -29,18 +32,41 @@ struct ct_dash_stats {
  * live run, the present (0 otherwise). span_budget: 0 for CT_DASH_SPAN_BUDGET
  * (the cap grows with it). Returns 0, -ENOMEM, -errno of a read,
  * or -EINVAL when the file is not a trace (st tells which). */
+struct ct_state;
+struct ct_report;
+struct ct_model;
+/* The report's findings JSON of r into *json (malloc'd, the caller frees). */
+int ct_dash_findings_json(const struct ct_report *r, char **json, size_t *len);
+/* Marks every coroutine a finding of r names as kept in full in m. */
+int ct_dash_keep_findings(struct ct_model *m, const struct ct_report *r);
+/* The report's analysis alone of the trace on fd (from where it is) into a
+ * fresh *out (the caller frees it); *bytes: bytes read. 0 or -errno. */
+int ct_dash_analyze(int fd, struct ct_state **out, uint64_t *bytes);
+
+struct ct_zdrain;
 int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int live,
-                  size_t span_budget, struct ct_buf *z, struct ct_dash_stats *st);
+                  size_t span_budget, struct ct_buf *z, const struct ct_zdrain *drain,
+                  struct ct_dash_stats *st);
+
+/* Where compressed bytes go as they come, so that neither the blob nor its
+ * compressed form is ever whole in memory: fn consumes a prefix of z (all of
+ * it when final) and removes it from z; returns 0 or -errno. NULL: z keeps
+ * everything. */
+struct ct_zdrain {
+  int (*fn)(void *ctx, struct ct_buf *z, int final);
+  void *ctx;
+};
 
 /* A zlib stream (what DecompressionStream("deflate") reads) appended to a
  * buffer as data comes: the blob is never whole in memory. */
 struct ct_zw {
   void *s; /* z_stream */
   struct ct_buf *z;
+  const struct ct_zdrain *drain;
   uint64_t raw; /* bytes put so far */
   int err;
 };
-int ct_zw_init(struct ct_zw *w, struct ct_buf *z);
+int ct_zw_init(struct ct_zw *w, struct ct_buf *z, const struct ct_zdrain *drain);
 void ct_zw_put(struct ct_zw *w, const void *p, size_t n);
 void ct_zw_align(struct ct_zw *w, size_t align); /* zeros up to a multiple of align (of raw) */
 /* Ends the stream; returns the first error (0, -ENOMEM, -EIO). Frees w's state. */
@@ -50,5 +76,17 @@ int ct_zw_finish(struct ct_zw *w);
  * data, NULL for the live page that fetches it) as base64 in a data block.
  * Appended to out. */
 int ct_page_render(const struct ct_buf *z, int live, struct ct_buf *out);
+
+/* The offline page written to fd as the compressed data comes (a
+ * ct_zdrain's ctx, with ct_page_drain its fn): the template's head at the
+ * first data, the data as base64 blocks, the tail with the final data. */
+struct ct_page_stream {
+  int fd;
+  const char *tail; /* in the template: what follows the data (NULL before the first) */
+  size_t blocks;    /* base64 blocks written */
+  uint64_t bytes;   /* page bytes written */
+  struct ct_buf text;
+};
+int ct_page_drain(void *ctx, struct ct_buf *z, int final);
 
 #endif

@@ -26,7 +26,20 @@ export function decode(z) {
     head.a[d.name] = new T(ab, off, d.n);
     off += d.n * T.BYTES_PER_ELEMENT;
   }
+  expandSpans(head.a);
   return head;
+}
+// The compact spans as the page expands them (web/dashboard.js, expandSpans),
+// written again here so that a wrong encoding fails against an independent reading.
+function expandSpans(a) {
+  const take = (u, x) => { let j = 0; return Array.from(u, (v) => v === 0xffffffff ? x[j++] : v); };
+  const d0 = take(a.sp_d0, a.sp_d0_x), dur = take(a.sp_dur, a.sp_dur_x);
+  a.sp_obj = Float64Array.from(take(a.sp_obj, a.sp_obj_x));
+  a.sp_t0 = new Float64Array(d0.length); a.sp_t1 = new Float64Array(d0.length); a.sp_coro = new Uint32Array(d0.length);
+  for (let i = 0; i + 1 < a.co_span0.length; i++)
+    for (let k = a.co_span0[i], prev = 0; k < a.co_span0[i + 1]; k++) {
+      a.sp_t0[k] = prev + d0[k]; a.sp_t1[k] = prev = a.sp_t0[k] + dur[k]; a.sp_coro[k] = i;
+    }
 }
 function fromPage(path) {
   const html = readFileSync(path, 'utf8');
@@ -39,7 +52,8 @@ function fromPage(path) {
 // The model's invariants.
 function check(d, report) {
   const a = d.a, nc = a.co_id.length, ns = a.sp_t0.length;
-  if (d.coroutines !== nc) fail(`coroutines ${d.coroutines} != ${nc} rows`);
+  if (d.coroutines !== nc + d.summary.coroutines_pruned) fail(`coroutines ${d.coroutines} != ${nc} rows + ${d.summary.coroutines_pruned} pruned`);
+  if (d.summary.coroutines_pruned && !d.summary.spans_dropped) fail('rows pruned from a complete trace');
   if (a.co_span0.length !== nc + 1 || a.co_span0[nc] !== ns) fail('co_span0 does not cover the spans');
   for (let i = 0; i < nc; i++)
     for (let k = a.co_span0[i]; k < a.co_span0[i + 1]; k++) {
@@ -76,6 +90,7 @@ if (mode === 'page') {
   if (expectPath) {
     const e = JSON.parse(readFileSync(expectPath, 'utf8'));
     if (e.summarized !== d.summary.spans_dropped > 0) fail(`summarized: ${d.summary.spans_dropped} spans dropped`);
+    if (e.pruned !== undefined && e.pruned !== d.summary.coroutines_pruned > 0) fail(`pruned: ${d.summary.coroutines_pruned} rows`);
     if (e.kept_full) { // every coroutine a finding names has all its spans, as without a budget
       const full = lanes(fromPage(e.kept_full)), got = lanes(d);
       let n = 0;
@@ -87,7 +102,7 @@ if (mode === 'page') {
       if (d.summary.kept_coroutines < 1) fail('kept_coroutines is 0');
     }
   }
-  console.log(`ok: ${d.coroutines} coroutines, ${d.summary.spans} spans (${d.summary.spans_dropped} summarized), ${d.findings.findings.length} findings`);
+  console.log(`ok: ${d.coroutines} coroutines (${d.a.co_id.length} rows), ${d.summary.spans} spans (${d.summary.spans_dropped} summarized), ${d.findings.findings.length} findings`);
 } else {
   const u = new URL(where), token = u.searchParams.get('token');
   const get = (path, host) => new Promise((res, rej) => {
