@@ -38,3 +38,9 @@ TESTS += $(CT_ENGINE_CTESTS) tests/test-engine-roundtrip.sh tests/test-engine-fa
          tests/test-engine-v1rate.sh tests/test-engine-lossless.sh
 # The protocol model (spin): once, in the plain build.
 TESTS_NOSAN += tests/test-model-spin.sh
+
+# A v2 writer of its own, from docs/PROTOCOL.md alone (no probe).
+$(O)/tests/lib/v2-writer: $(O)/obj/tests/lib/v2-writer.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< -lpthread
+PROGS += $(O)/tests/lib/v2-writer

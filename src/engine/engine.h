@@ -266,6 +266,10 @@ struct ct_sink {
 };
 /* Open the trace (truncate or append) and start the formatter. 0 or -errno. */
 int ct_sink_open(struct ct_sink *s, const char *path, int append);
+/* Give the formatter the harvest loop's SCHED_FIFO priority: on a busy CPU a
+ * SCHED_OTHER formatter falls behind, the queue fills, and the rings behind
+ * it overflow. It sleeps whenever the queue is empty. 0 or -errno. */
+int ct_sink_realtime(struct ct_sink *s);
 /* Queue one event / coroutine line / text (waits while the queue is full). */
 void ct_sink_event(struct ct_sink *s, const struct ct_ev_item *e);
 void ct_sink_coro(struct ct_sink *s, const struct ct_coro_item *c);

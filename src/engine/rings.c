@@ -5,10 +5,25 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "engine/engine.h"
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+
+static int grow(void **v, size_t *cap, size_t need, size_t size) {
+  if (need <= *cap)
+    return 0;
+  size_t nc = *cap ? *cap : 1024;
+  while (nc < need)
+    nc *= 2;
+  void *p = realloc(*v, nc * size);
+  if (!p)
+    return -ENOMEM;
+  *v = p;
+  *cap = nc;
+  return 0;
+}
 
 uint64_t ct_layout(const struct ct_opts *o, struct ctp_header *h) {
   uint64_t end = CTP_FILE_SIZE(o->stations);
@@ -53,7 +68,18 @@ int ct_rings_init(struct ct_harvest *h, size_t map_len) {
   h->sq = ctp_queue_at(h->base, hd->station_q_off);
   h->rq = ctp_queue_at(h->base, hd->ring_q_off);
   h->rs = calloc(h->nrings, sizeof(*h->rs));
-  return h->rs ? 0 : -ENOMEM;
+  if (!h->rs)
+    return -ENOMEM;
+  /* Page faults are slow (in a VM, ~10 us each): a first pass that touched
+   * a ring's 64 pages, and a batch array it grew, once let that ring
+   * overflow. Map the v2 area and size the batch for a full ring now, before
+   * the target starts (best effort: an older kernel just faults later). */
+  uint64_t v2_off = hd->station_q_off & ~(uint64_t)4095;
+  (void)madvise((char *)h->base + v2_off, (size_t)(hd->v2_size - v2_off), MADV_POPULATE_WRITE);
+  size_t want = (size_t)h->cap * 2;
+  if (grow((void **)&h->batch, &h->capbatch, want, sizeof(*h->batch)) == 0)
+    memset(h->batch, 0, h->capbatch * sizeof(*h->batch));
+  return 0;
 }
 
 void ct_rings_free(struct ct_harvest *h) {
@@ -80,20 +106,6 @@ static int push(struct ctp_queue *q, uint64_t *tail, uint32_t cap, uint32_t i) {
   atomic_store_explicit(&q->ent[*tail % cap], i, memory_order_relaxed);
   ++*tail;
   atomic_store_explicit(&q->tail, *tail, memory_order_release);
-  return 0;
-}
-
-static int grow(void **v, size_t *cap, size_t need, size_t size) {
-  if (need <= *cap)
-    return 0;
-  size_t nc = *cap ? *cap : 1024;
-  while (nc < need)
-    nc *= 2;
-  void *p = realloc(*v, nc * size);
-  if (!p)
-    return -ENOMEM;
-  *v = p;
-  *cap = nc;
   return 0;
 }
 
@@ -339,6 +351,9 @@ void ct_rings_station_end(struct ct_harvest *h, uint32_t i, uint64_t *events, ui
                               .dead = st->destroyed};
   if (se.events < se.harvested) /* a counter the target wrapped */
     se.events = se.harvested, se.lost = 0;
+  st->events = se.events; /* for the summary's "most lost" */
+  st->harvested = se.harvested;
+  st->dead = (uint8_t)se.dead;
   ct_rec_station_end(h->w, &se);
   *events += se.events;
   *lost += se.lost;

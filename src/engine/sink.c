@@ -5,6 +5,7 @@
  * (backpressure), it never drops. */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -104,6 +105,11 @@ int ct_sink_open(struct ct_sink *s, const char *path, int append) {
     rc = -ENOMEM;
     goto fail;
   }
+  /* Touch every page now: first-touch faults in the harvest loop cost a
+   * busy ring its room (see rings.c). */
+  memset(s->q, 0, (size_t)SINK_CAP * sizeof *s->q);
+  memset(s->tw.buf, 0, CT_W_BUF);
+  memset(s->fw.buf, 0, CT_W_BUF);
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -127,6 +133,11 @@ fail:
   s->tw.buf = NULL;
   ct_writer_close(&s->fw);
   return rc;
+}
+
+int ct_sink_realtime(struct ct_sink *s) {
+  struct sched_param sp = {.sched_priority = 1};
+  return s->running ? -pthread_setschedparam(s->thread, SCHED_FIFO, &sp) : -ESRCH;
 }
 
 void ct_sink_kick(struct ct_sink *s) {
