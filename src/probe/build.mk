@@ -3,7 +3,7 @@ LIB_SRCS += src/probe/attach.c src/probe/probe.c src/probe/ring.c src/probe/wait
 TESTS += $(O)/tests/test-layout $(O)/tests/test-probe $(O)/tests/test-probe-fd $(O)/tests/test-probe-v2
 PROGS += $(O)/bench/bench-probe
 
-$(O)/bench/bench-probe: $(O)/obj/bench/bench-probe.o $(LIBA)
+$(O)/bench/bench-probe: $(O)/obj/bench/bench-probe.o $(O)/obj/tests/lib/v2-file.o $(LIBA)
 	$(call link)
 
 # The probe tests link the shared fixture (tests/lib/probe-fixture.c); test-probe

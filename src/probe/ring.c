@@ -128,8 +128,11 @@ static int ct_ring_has_room(const void *arg) {
   return t->head < t->tail_room;
 }
 
-/* Contract: see ring.h. */
-int corotracer__ring_room(struct ct_thread *t, struct ctp_station *st) {
+/* Make room for the record at t->head: claim a ring on a thread's first
+ * event, reload tail when the ring looked full, wait in lossless mode.
+ * Returns 1 when the record may be written, 0 when the event is dropped (the
+ * loss counted in the ring's lost, st's v2_lost and the process's dropped). */
+static int ct_ring_room(struct ct_thread *t, struct ctp_station *st) {
   if (t->ring_state != CT_RING_MINE && (t->ring_state == CT_RING_EXITED || !ct_ring_claim(t)))
     goto drop;
   if (t->head < t->tail_room)
@@ -151,6 +154,16 @@ drop:
   atomic_fetch_add_explicit(&st->v2_lost, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&corotracer__probe.dropped, 1, memory_order_relaxed);
   return 0;
+}
+
+/* Contract: see ring.h. The stamp is taken after any wait: the time the
+ * event is in the ring, as the program is held until then. */
+void corotracer__ring_emit_slow(struct ctp_station *st, uint8_t kind, uint64_t site, uint8_t wait,
+                                uint64_t obj) {
+  struct ct_thread *t = &corotracer__tls;
+  if (t->head >= t->tail_room && !ct_ring_room(t, st))
+    return;
+  ct_ring_put(t, st, ct_rec_clock(), kind, site, wait, obj);
 }
 
 /* Lossless wait predicate: the engine pushed a station. */
