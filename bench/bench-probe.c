@@ -28,10 +28,10 @@
 
 #include <pthread.h>
 
+#include "../tests/lib/v2-file.h"
 #include "common/ctp.h"
 #include "common/ticks.h"
 #include "corotracer.h"
-#include "../tests/lib/v2-file.h"
 
 /* The handle is read from memory on every iteration, as a scheduler reads it
  * from its coroutine object; otherwise the compiler would hoist the inline
@@ -273,8 +273,8 @@ static int make_engine_files(const char *dir, char *shm, char *shm2, char *sock,
   return l;
 }
 
-static int run_child(const char *label, const char *shm, const char *sock, enum reader rd,
-                     int runs, long iters) {
+static int run_child(const char *label, const char *shm, const char *sock, enum reader rd, int runs,
+                     long iters) {
   if (rd != NO_READER && make_v2_file(shm) != 0)
     return 1;
   fflush(stdout);

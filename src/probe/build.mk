@@ -5,6 +5,8 @@ PROGS += $(O)/bench/bench-probe
 
 $(O)/bench/bench-probe: $(O)/obj/bench/bench-probe.o $(O)/obj/tests/lib/v2-file.o $(LIBA)
 	$(call link)
+# Its --compare mode lays out v2 files (its own rule: examples/demo/build.mk).
+$(O)/bench/bench-demo-switch: $(O)/obj/tests/lib/v2-file.o
 
 # The probe tests link the shared fixture (tests/lib/probe-fixture.c); test-probe
 # also links the calls made through the exported plain names, test-probe-v2 the

@@ -69,8 +69,8 @@ static int ct_slot_harvested(const void *arg) {
 
 /* Write one event into station st (docs/PROTOCOL.md "Write protocol"). Any
  * number of threads may call it on one station at once. */
-static __attribute__((noinline)) void ct_emit(struct ctp_station *st, uint64_t ts, uint8_t kind, uint64_t addr, uint8_t wait,
-                    uint64_t obj) {
+static __attribute__((noinline)) void ct_emit(struct ctp_station *st, uint64_t ts, uint8_t kind,
+                                              uint64_t addr, uint8_t wait, uint64_t obj) {
   /* The tid (a syscall on a thread's first event) is fetched before the claim,
    * so nothing slow ever runs while the slot's seq is odd. */
   uint64_t tid = ct_tid();
