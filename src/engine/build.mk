@@ -18,7 +18,7 @@ FUZZ_SRCS_shm := src/engine/harvest.c src/engine/writer.c src/engine/modules.c s
 
 # The engine's acceptance tests and tools; the C programs link tests/lib/ctlib.c
 # besides the library.
-CT_ENGINE_TOOLS := $(O)/tests/lib/ctjl $(O)/tests/lib/ct-target
+CT_ENGINE_TOOLS := $(O)/tests/lib/ctjl $(O)/tests/lib/ct-target $(O)/tests/lib/sdk-writer
 CT_ENGINE_CTESTS := $(O)/tests/test-engine-stress $(O)/tests/test-engine-sleepwake
 
 $(CT_ENGINE_TOOLS) $(CT_ENGINE_CTESTS): $(O)/tests/%: $(O)/obj/tests/%.o $(O)/obj/tests/lib/ctlib.o $(LIBA)
@@ -35,7 +35,8 @@ $(O)/bench/bench-harvest: $(O)/obj/bench/bench-harvest.o $(O)/obj/tests/lib/ctli
 PROGS += $(CT_ENGINE_TOOLS) $(O)/tests/lib/v1-writer $(O)/bench/bench-harvest
 TESTS += $(CT_ENGINE_CTESTS) tests/test-engine-roundtrip.sh tests/test-engine-faults.sh \
          tests/test-engine-security.sh tests/test-engine-signals.sh tests/test-engine-modules.sh \
-         tests/test-engine-v1rate.sh tests/test-engine-lossless.sh
+         tests/test-engine-v1rate.sh tests/test-engine-lossless.sh \
+         tests/test-engine-v2.sh
 # The protocol model (spin): once, in the plain build.
 TESTS_NOSAN += tests/test-model-spin.sh
 

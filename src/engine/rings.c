@@ -203,6 +203,7 @@ static void incarnate(struct ct_harvest *h, uint32_t i, uint32_t gen, uint64_t b
   st->destroyed = 0;
   st->queued = 0;
   st->next_ev = first_ev;
+  st->last_ts = 0;
   st->coro_done = 1;
   ct_harvest_cover_site(h, c.pid, c.create_site, birth_ns);
   ct_sink_coro(h->sink, &c);
@@ -258,6 +259,11 @@ static void emit(struct ct_harvest *h, const struct ct_rrec *d) {
     }
     incarnate(h, i, g, ns, 1); /* ev 0, the create, is missing: a gap */
   }
+  /* Each pass re-anchors the conversion: a few ns of step there must not
+   * put a coroutine's event before its previous one. */
+  if (ns < st->last_ts)
+    ns = st->last_ts;
+  st->last_ts = ns;
   struct ct_ev_item it = {.ts = ns,
                           .probe_id = st->probe_id,
                           .tid = d->tid,
