@@ -324,6 +324,7 @@ struct ct_station_state {
   uint64_t room;    /* last value stored in the station's harvested_ev */
   uint64_t stale;   /* v2: records of a past incarnation */
   uint64_t last_ts; /* v2: ts of the incarnation's last event line */
+  uint64_t dropped; /* v2: the station's v2_lost when last read */
   uint32_t pid;
   uint32_t gen;      /* v2: the incarnation whose records we attribute */
   uint8_t ext;       /* CTP_STF_EXT seen */

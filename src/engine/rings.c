@@ -204,6 +204,7 @@ static void incarnate(struct ct_harvest *h, uint32_t i, uint32_t gen, uint64_t b
   st->queued = 0;
   st->next_ev = first_ev;
   st->last_ts = 0;
+  st->dropped = atomic_load_explicit(&s->v2_lost, memory_order_relaxed);
   st->coro_done = 1;
   ct_harvest_cover_site(h, c.pid, c.create_site, birth_ns);
   ct_sink_coro(h->sink, &c);
@@ -258,6 +259,16 @@ static void emit(struct ct_harvest *h, const struct ct_rrec *d) {
       return;
     }
     incarnate(h, i, g, ns, 1); /* ev 0, the create, is missing: a gap */
+  }
+  /* Events of this station the writers dropped since its last record: a gap
+   * in ev, so readers see where events are missing. A drop by the thread of
+   * this record is seen (its fetch_add precedes the head store we acquired);
+   * one by another thread may show a record later. */
+  struct ctp_station *s = ctp_station_at(h->base, i);
+  uint64_t dropped = atomic_load_explicit(&s->v2_lost, memory_order_relaxed);
+  if (dropped > st->dropped) {
+    st->next_ev += dropped - st->dropped;
+    st->dropped = dropped;
   }
   /* Each pass re-anchors the conversion: a few ns of step there must not
    * put a coroutine's event before its previous one. */
