@@ -45,3 +45,8 @@ $(O)/tests/lib/v2-writer: $(O)/obj/tests/lib/v2-writer.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< -lpthread
 PROGS += $(O)/tests/lib/v2-writer
+
+# The clock conversion's error, measured (docs/ENGINE.md "Clock").
+$(O)/bench/bench-clock: $(O)/obj/bench/bench-clock.o $(O)/obj/src/engine/clock.o
+	$(call link)
+PROGS += $(O)/bench/bench-clock

@@ -237,7 +237,7 @@ void ct_rec_station_end(struct ct_writer *w, const struct ct_station_end *e);
 void ct_rec_end(struct ct_writer *w, const struct ct_end *e);
 
 /* ---- formatter thread (sink.c) ---------------------------------------------- */
-enum { CT_IT_EVENT, CT_IT_CORO, CT_IT_TEXT, CT_IT_SYNC };
+enum { CT_IT_EVENT, CT_IT_CORO, CT_IT_TEXT, CT_IT_FLUSH, CT_IT_SYNC };
 struct ct_item {
   uint32_t type, len; /* len: bytes of text, or the sync number */
   union {
@@ -256,6 +256,7 @@ struct ct_sink {
   struct ct_item *q;
   _Atomic uint64_t head, tail; /* consumed by the formatter, published by the producer */
   uint64_t ptail, phead_cache; /* the producer's own */
+  uint64_t woke_at;            /* ptail when the producer last woke the formatter */
   _Atomic int cons_sleep, prod_wait, stop, err;
   uint32_t sync_seq, synced;
   uint64_t stalls; /* times the producer waited for room */
@@ -274,9 +275,10 @@ int ct_sink_realtime(struct ct_sink *s);
 void ct_sink_event(struct ct_sink *s, const struct ct_ev_item *e);
 void ct_sink_coro(struct ct_sink *s, const struct ct_coro_item *c);
 void ct_sink_text(struct ct_sink *s, const char *p, size_t n);
-/* Publish what was queued and wake the formatter (end of a pass). */
+/* Publish what was queued (end of a pass); the formatter is woken once a
+ * batch is waiting, else it takes the items at its next wake-up (<= 50 ms). */
 void ct_sink_kick(struct ct_sink *s);
-/* Publish tw's text too and wake the formatter. */
+/* Publish tw's text too; the formatter writes everything to the file now. */
 void ct_sink_flush(struct ct_sink *s);
 /* Everything queued so far is written to the file. 0 or -errno. */
 int ct_sink_sync(struct ct_sink *s);

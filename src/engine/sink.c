@@ -16,6 +16,10 @@
 #define SINK_CAP (1u << 15)
 /* The formatter's idle wake-up: the trace on disk is never staler. */
 #define SINK_IDLE_NS 50000000u
+/* The producer wakes a sleeping formatter only for this many new items (or
+ * a flush, a sync, a full queue): at a gentle rate one wake-up (two context
+ * switches and a write(2)) per pass cost more than the formatting. */
+#define SINK_BATCH (SINK_CAP / 8)
 
 static void deadline_in(struct timespec *ts, uint64_t ns) {
   clock_gettime(CLOCK_MONOTONIC, ts);
@@ -39,6 +43,9 @@ static void format_item(struct ct_sink *s, const struct ct_item *it) {
   case CT_IT_TEXT:
     ct_w_raw(&s->fw, it->u.text, it->len);
     break;
+  case CT_IT_FLUSH:
+    ct_writer_flush(&s->fw);
+    break;
   case CT_IT_SYNC:
     ct_writer_flush(&s->fw);
     pthread_mutex_lock(&s->mu);
@@ -57,9 +64,8 @@ static void *formatter(void *arg) {
   for (;;) {
     uint64_t tail = atomic_load_explicit(&s->tail, memory_order_acquire);
     if (head == tail) {
-      ct_writer_flush(&s->fw); /* idle: what we have goes to disk */
-      if (s->fw.err)
-        atomic_store_explicit(&s->err, s->fw.err, memory_order_relaxed);
+      /* Idle: the lines wait in the buffer for a flush item, the idle
+       * timeout, or a full buffer. */
       pthread_mutex_lock(&s->mu);
       /* Dekker pair with ct_sink_kick: our seq_cst flag store, then the
        * seq_cst tail load; its seq_cst tail store, then the flag load. */
@@ -140,13 +146,22 @@ int ct_sink_realtime(struct ct_sink *s) {
   return s->running ? -pthread_setschedparam(s->thread, SCHED_FIFO, &sp) : -ESRCH;
 }
 
-void ct_sink_kick(struct ct_sink *s) {
+/* Publish the queued items; wake the formatter when it sleeps and force is
+ * set or a batch is waiting. */
+static void kick(struct ct_sink *s, int force) {
   atomic_store_explicit(&s->tail, s->ptail, memory_order_seq_cst);
+  if (!force && s->ptail - s->woke_at < SINK_BATCH)
+    return;
   if (atomic_load_explicit(&s->cons_sleep, memory_order_seq_cst)) {
+    s->woke_at = s->ptail;
     pthread_mutex_lock(&s->mu);
     pthread_cond_signal(&s->cv_cons);
     pthread_mutex_unlock(&s->mu);
   }
+}
+
+void ct_sink_kick(struct ct_sink *s) {
+  kick(s, 0);
 }
 
 /* A free entry, waiting for the formatter while the queue is full. */
@@ -154,7 +169,7 @@ static struct ct_item *slot(struct ct_sink *s) {
   if (s->ptail - s->phead_cache >= SINK_CAP) {
     s->phead_cache = atomic_load_explicit(&s->head, memory_order_acquire);
     while (s->ptail - s->phead_cache >= SINK_CAP) {
-      ct_sink_kick(s);
+      kick(s, 1);
       pthread_mutex_lock(&s->mu);
       atomic_store_explicit(&s->prod_wait, 1, memory_order_seq_cst);
       s->phead_cache = atomic_load_explicit(&s->head, memory_order_seq_cst);
@@ -209,7 +224,10 @@ void ct_sink_coro(struct ct_sink *s, const struct ct_coro_item *c) {
 
 void ct_sink_flush(struct ct_sink *s) {
   text_out(s);
-  ct_sink_kick(s);
+  struct ct_item *it = slot(s);
+  it->type = CT_IT_FLUSH;
+  s->ptail++;
+  kick(s, 1);
 }
 
 int ct_sink_sync(struct ct_sink *s) {
@@ -218,7 +236,7 @@ int ct_sink_sync(struct ct_sink *s) {
   it->type = CT_IT_SYNC;
   it->len = ++s->sync_seq;
   s->ptail++;
-  ct_sink_kick(s);
+  kick(s, 1);
   pthread_mutex_lock(&s->mu);
   while (s->synced != s->sync_seq)
     pthread_cond_wait(&s->cv_prod, &s->mu);
@@ -234,7 +252,7 @@ int ct_sink_close(struct ct_sink *s) {
   if (s->running) {
     text_out(s);
     atomic_store_explicit(&s->stop, 1, memory_order_release);
-    ct_sink_kick(s);
+    kick(s, 1);
     pthread_mutex_lock(&s->mu);
     pthread_cond_signal(&s->cv_cons);
     pthread_mutex_unlock(&s->mu);

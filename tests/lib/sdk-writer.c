@@ -10,6 +10,11 @@
  *       COROS short-lived coroutines one after the other on one thread:
  *       create, resume, suspend (exit), destroy (4 events each).
  *
+ *   sdk-writer active COROS ACTIVE SECS DIR
+ *       COROS coroutines alive; every ms ACTIVE of them resume and suspend
+ *       (2 x ACTIVE events per ms, the thread sleeps in between) for SECS;
+ *       DIR/ready ("pid P") once all are created (bench/bench-active.sh).
+ *
  * OUT gets "written N": the events the SDK was asked to record (all of them
  * when no coroutine was refused a station). Exit 3 when not traced. */
 #include <corotracer.h>
@@ -19,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "ctlib.h"
 
@@ -49,7 +56,46 @@ static void *spaced(void *arg) {
   return NULL;
 }
 
+/* COROS alive, ACTIVE of them busy every ms, for SECS. */
+static uint64_t active(uint64_t coros, uint64_t act, double secs, const char *dir) {
+  corotracer_co **co = calloc(coros, sizeof *co);
+  if (!co)
+    ct_die("out of memory");
+  for (uint64_t k = 0; k < coros; k++)
+    co[k] = corotracer_create(0, NULL, NULL);
+  char path[4096], tmp[4096];
+  snprintf(path, sizeof path, "%s/ready", dir);
+  snprintf(tmp, sizeof tmp, "%s/ready.tmp", dir);
+  FILE *f = fopen(tmp, "we");
+  if (!f || fprintf(f, "pid %ld\n", (long)getpid()) < 0 || fclose(f) || rename(tmp, path))
+    ct_die("%s: %s", path, strerror(errno));
+  uint64_t written = 0, end = ct_now_ns() + (uint64_t)(secs * 1e9);
+  struct timespec next;
+  clock_gettime(CLOCK_MONOTONIC, &next);
+  while (ct_now_ns() < end) {
+    for (uint64_t k = 0; k < act && k < coros; k++) {
+      corotracer_resume(co[k]);
+      corotracer_suspend(co[k], NULL, COROTRACER_WAIT_NONE, 0);
+      written += 2;
+    }
+    next.tv_nsec += 1000000;
+    if (next.tv_nsec >= 1000000000) {
+      next.tv_sec++;
+      next.tv_nsec -= 1000000000;
+    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR) {
+    }
+  }
+  return written;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 6 && strcmp(argv[1], "active") == 0) {
+    if (corotracer_init() != 0)
+      return 3;
+    active(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10), atof(argv[4]), argv[5]);
+    return 0;
+  }
   int sp = argc == 6 && strcmp(argv[1], "spaced") == 0;
   int churn = argc == 4 && strcmp(argv[1], "churn") == 0;
   if (!sp && !churn) {
