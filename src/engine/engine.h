@@ -22,8 +22,8 @@
 #define CT_POLL_MS_DEFAULT 1000
 #define CT_LOSSLESS_MS_DEFAULT 1000
 #define CT_STATUS_MS 250
-#define CT_RINGS_DEFAULT 64u     /* --rings: writer threads with a ring at once */
-#define CT_RING_KIB_DEFAULT 256u /* --ring-kib: 8192 records of 32 bytes per ring */
+#define CT_RINGS_DEFAULT 64u      /* --rings: writer threads with a ring at once */
+#define CT_RING_KIB_DEFAULT 1024u /* --ring-kib: 32768 records of 32 bytes per ring */
 
 /* ---- options (opts.c) ---------------------------------------------------- */
 struct ct_opts {
@@ -389,6 +389,8 @@ struct ct_harvest {
   uint32_t rings_owned; /* last scan: rings in state OWNED */
   int final;            /* the last pass: nothing held back */
   uint64_t stale, bad, gap, ring_lost, released, recycled;
+  uint32_t incarnations; /* v2 coroutines (coroutine lines) */
+  uint32_t v2_stations;  /* after ct_harvest_finish: stations that were v2 */
 };
 
 /* Prepare to harvest the n stations (and, when the header offers v2, the

@@ -206,6 +206,7 @@ static void incarnate(struct ct_harvest *h, uint32_t i, uint32_t gen, uint64_t b
   st->last_ts = 0;
   st->dropped = atomic_load_explicit(&s->v2_lost, memory_order_relaxed);
   st->coro_done = 1;
+  h->incarnations++;
   ct_harvest_cover_site(h, c.pid, c.create_site, birth_ns);
   ct_sink_coro(h->sink, &c);
 }
@@ -368,6 +369,7 @@ void ct_rings_station_end(struct ct_harvest *h, uint32_t i, uint64_t *events, ui
                               .dead = st->destroyed};
   if (se.events < se.harvested) /* a counter the target wrapped */
     se.events = se.harvested, se.lost = 0;
+  h->v2_stations++;
   st->events = se.events; /* for the summary's "most lost" */
   st->harvested = se.harvested;
   st->dead = (uint8_t)se.dead;

@@ -34,8 +34,8 @@
  * it comes back at full speed: only this cap bounds how long the engine stays
  * away while events flow, hence the lossless rate of docs/ENGINE.md "Bound". */
 #define CT_NAP_MAX_NS 250000u
-/* The same when only rings carry events: half a ring at 1 M records/s (4 ms
- * for 8192 records), so a writer that jumps from a trickle to 1 us spacing
+/* The same when only rings carry events: half a ring at 1 M records/s (16 ms
+ * for 32768 records), so a writer that jumps from a trickle to 1 us spacing
  * within one nap still fits; the rate estimate shortens the nap for a faster
  * one. */
 #define CT_NAP_RING_NS_PER_REC 500u
