@@ -5,17 +5,32 @@
  *   yield     2 coroutines, each sch_yield() in a loop (suspend, wake, resume)
  *   pingpong  2 coroutines wake each other and park (the park/wake path)
  * Prints one line per load: "NAME switches_per_sec=X traced=0|1".
- * Usage: bench-demo-switch [ITERATIONS [DELAY_MS]]; with DELAY_MS it prints
+ * Usage: bench-demo-switch [ITERATIONS [DELAY_MS [LOAD]]]; with DELAY_MS it prints
  * "attached" once the probe is attached, then sleeps DELAY_MS before measuring
- * (the script stops the engine meanwhile, to time the probe alone). */
+ * (the script stops the engine meanwhile, to time the probe alone).
+ *
+ * bench-demo-switch --compare [RUNS [ITERATIONS]] needs no engine: it runs
+ * itself RUNS times each untraced, traced on v1 stations and traced on v2
+ * rings (a file laid out as our engine does, tests/lib/v2-file.c), rotating
+ * the order, while this parent process harvests the rings as the engine
+ * does (copy the records out, release tail, nap 50 us); prints the medians
+ * and the traced / untraced ratios of the same invocation. */
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../examples/demo/scheduler.h"
+#include "../tests/lib/v2-file.h"
+#include "common/ticks.h"
 
 static long iterations = 1000000;
 
@@ -87,7 +102,176 @@ static double run(const char *name) {
   return (double)(b.switches - a.switches) / secs;
 }
 
+/* ---- --compare: untraced, v1 and v2 in one invocation ---------------------- */
+
+enum trace_kind { UNTRACED, V1, V2, KINDS };
+static const char *const kind_name[KINDS] = {"untraced", "v1 stations", "v2 rings"};
+
+static uint64_t harvest_sum; /* touch what is copied, as a writer of it would */
+static void take(const struct ctp_rec *r, void *arg) {
+  (void)arg;
+  harvest_sum += r->ts;
+}
+
+/* One pass of the engine over every ring ever claimed. */
+static uint64_t harvest(void *base) {
+  struct ctp_header *h = base;
+  uint32_t n = atomic_load_explicit(&h->rings_fresh, memory_order_acquire);
+  uint64_t got = 0;
+  for (uint32_t r = 0; r < n && r < h->ring_count; r++)
+    got += ct_v2_consume(base, r, take, NULL);
+  return got;
+}
+
+/* A fresh cTP file at path for kind (V1 or V2); the parent's mapping of it
+ * (length *len), or NULL. */
+static void *make_file(const char *path, enum trace_kind kind, uint64_t *len) {
+  unlink(path);
+  if (kind == V2) {
+    struct ct_v2_params p = {.stations = 64,
+                             .rings = 16,
+                             .ring_bytes = 1u << 20,
+                             .clock = CT_TICKS_CLOCK,
+                             .ext_version = 1};
+    return ct_v2_create(path, &p, len);
+  }
+  int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return NULL;
+  *len = CTP_FILE_SIZE(64);
+  void *m = MAP_FAILED;
+  if (ftruncate(fd, (off_t)*len) == 0)
+    m = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED)
+    return NULL;
+  struct ctp_header *h = m;
+  h->magic = CTP_MAGIC;
+  h->version = CTP_VERSION;
+  h->max_stations = 64;
+  return m;
+}
+
+/* Run this program once (yield load only) with kind's environment; the
+ * parent harvests v2 rings meanwhile. Returns switches per second, or -1. */
+static double run_once(const char *self, enum trace_kind kind, const char *shm, const char *sock,
+                       long iters, uint64_t *harvested) {
+  uint64_t len = 0;
+  void *base = kind == UNTRACED ? NULL : make_file(shm, kind, &len);
+  if (kind != UNTRACED && !base)
+    return -1;
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    return -1;
+  char it[32];
+  snprintf(it, sizeof it, "%ld", iters);
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    if (kind != UNTRACED) {
+      setenv(CTP_ENV_SHM, shm, 1);
+      setenv(CTP_ENV_SOCK, sock, 1);
+      setenv(CTP_ENV_STATIONS, "64", 1);
+    }
+    execl(self, self, it, "0", "yield", (char *)NULL);
+    _exit(127);
+  }
+  close(fds[1]);
+  int st = 0;
+  while (pid > 0 && waitpid(pid, &st, WNOHANG) == 0) {
+    if (kind == V2)
+      *harvested += harvest(base);
+    struct timespec d = {0, 50000};
+    nanosleep(&d, NULL);
+  }
+  if (kind == V2)
+    *harvested += harvest(base);
+  char out[256] = "";
+  ssize_t n = read(fds[0], out, sizeof out - 1);
+  close(fds[0]);
+  if (base)
+    munmap(base, len);
+  double rate = -1;
+  if (pid > 0 && n > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+    out[n] = '\0';
+    char *p = strstr(out, "switches_per_sec=");
+    if (p)
+      rate = atof(p + strlen("switches_per_sec="));
+  }
+  return rate;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static int compare(const char *self, int runs, long iters) {
+  const char *tmp = getenv("TMPDIR");
+  if (!tmp || !*tmp)
+    tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+  char dir[256], shm[300], sock[300];
+  snprintf(dir, sizeof dir, "%s/ct-switch-XXXXXX", tmp);
+  if (!mkdtemp(dir)) {
+    perror("bench-demo-switch: mkdtemp");
+    return 1;
+  }
+  snprintf(shm, sizeof shm, "%s/ctp", dir);
+  snprintf(sock, sizeof sock, "%s/sock", dir);
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  int l = strlen(sock) < sizeof sa.sun_path ? socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0) : -1;
+  if (l >= 0)
+    memcpy(sa.sun_path, sock, strlen(sock) + 1);
+  int rc = 1;
+  double *res = calloc((size_t)runs * KINDS, sizeof *res);
+  uint64_t harvested = 0;
+  if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(l, 64) != 0 || !res) {
+    perror("bench-demo-switch: socket");
+    goto out;
+  }
+  for (int r = 0; r < runs; r++)
+    for (int j = 0; j < KINDS; j++) {
+      enum trace_kind k = (enum trace_kind)((r + j) % KINDS); /* rotate who goes first */
+      double v = run_once(self, k, shm, sock, iters, &harvested);
+      if (v <= 0) {
+        fprintf(stderr, "bench-demo-switch: a %s run failed\n", kind_name[k]);
+        goto out;
+      }
+      res[k * runs + r] = v;
+    }
+  printf("bench-demo-switch --compare: %d runs x %ld yields x 2 coroutines, one worker\n", runs,
+         iters);
+  double med[KINDS];
+  for (int k = 0; k < KINDS; k++) {
+    qsort(res + k * runs, (size_t)runs, sizeof *res, cmp_double);
+    med[k] = runs % 2 ? res[k * runs + runs / 2]
+                      : (res[k * runs + runs / 2 - 1] + res[k * runs + runs / 2]) / 2;
+    printf("%-12s median %12.0f switches/s  (min %.0f, max %.0f)  ratio to untraced %.3f\n",
+           kind_name[k], med[k], res[k * runs], res[k * runs + runs - 1], med[k] / med[UNTRACED]);
+  }
+  printf("v2 records harvested: %llu\n", (unsigned long long)harvested);
+  rc = 0;
+out:
+  free(res);
+  if (l >= 0)
+    close(l);
+  unlink(sock);
+  unlink(shm);
+  rmdir(dir);
+  return rc;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--compare") == 0) {
+    int runs = argc > 2 ? atoi(argv[2]) : 7;
+    long iters = argc > 3 ? atol(argv[3]) : 1000000;
+    if (runs < 1 || iters < 1) {
+      fprintf(stderr, "usage: bench-demo-switch --compare [RUNS [ITERATIONS]]\n");
+      return 2;
+    }
+    return compare("/proc/self/exe", runs, iters);
+  }
   long delay_ms = 0;
   if (argc > 1)
     iterations = atol(argv[1]);
@@ -114,7 +298,8 @@ int main(int argc, char **argv) {
   int traced = corotracer_enabled();
   const char *loads[] = {"yield", "pingpong"};
   for (int i = 0; i < 2; i++)
-    printf("%s switches_per_sec=%.0f traced=%d\n", loads[i], run(loads[i]), traced);
+    if (argc <= 3 || strcmp(argv[3], loads[i]) == 0)
+      printf("%s switches_per_sec=%.0f traced=%d\n", loads[i], run(loads[i]), traced);
   sch_stop();
   return 0;
 }

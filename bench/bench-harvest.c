@@ -2,7 +2,8 @@
  * `corotracer run`, at full speed and at 100 ns, 1 us and 10 us spacing, for 1
  * and 2 writer threads (one coroutine each, suspend/resume pairs).
  *
- *   bench-harvest ENGINE [RUNS]      e.g. build/default/bin/corotracer 5
+ *   bench-harvest ENGINE [RUNS [ENGINE-OPTION...]]
+ *       e.g. build/default/bin/corotracer 5 --rings 0   (v1 stations only)
  *
  * Each configuration runs RUNS times (default 5); the row shows the run with
  * the median loss. "exact" says written == harvested + lost in every run, with
@@ -100,11 +101,11 @@ int main(int argc, char **argv) {
   if (argc == 6 && strcmp(argv[1], "--writer") == 0)
     return writer_main(atoi(argv[2]), strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10),
                        argv[5]);
-  if (argc < 2 || argc > 3) {
-    fprintf(stderr, "usage: bench-harvest ENGINE [RUNS]\n");
+  if (argc < 2 || argc > 8) {
+    fprintf(stderr, "usage: bench-harvest ENGINE [RUNS [ENGINE-OPTION...]] (at most 5 options)\n");
     return 2;
   }
-  int runs = argc == 3 ? atoi(argv[2]) : 5;
+  int runs = argc >= 3 ? atoi(argv[2]) : 5;
   if (runs < 1 || runs > 99)
     ct_die("RUNS must be 1..99");
   char dir[] = "/tmp/bench-harvest.XXXXXX", trace[64], counts[64], self[4096];
@@ -131,8 +132,12 @@ int main(int argc, char **argv) {
       struct result r[99];
       int exact = 1;
       for (int k = 0; k < runs; k++) {
-        char *args[] = {argv[1], "run",      "--quiet", "-n", "16", "-o",   trace, "--",
-                        self,    "--writer", th,        sp,   ev,   counts, NULL};
+        char *args[24] = {argv[1], "run", "--quiet", "-n", "16", "-o", trace};
+        int na = 7;
+        for (int o = 3; o < argc; o++)
+          args[na++] = argv[o];
+        char *tail[] = {"--", self, "--writer", th, sp, ev, counts, NULL};
+        memcpy(args + na, tail, sizeof tail);
         uint64_t t0 = ct_now_ns();
         int st = ct_wait(ct_spawn(args));
         r[k].secs = (double)(ct_now_ns() - t0) / 1e9;

@@ -1,13 +1,18 @@
-/* bench-probe.c - ns per probe event, traced and untraced, each against a
- * plain loop with the same body minus the probe call, measured in the same
- * process in the same run. Prints medians of several runs.
+/* bench-probe.c - ns per probe event, untraced, v1 stations and v2 rings
+ * (nobody reading, and with a reader thread consuming as the engine does),
+ * each against a plain loop with the same body minus the probe call, measured
+ * in the same process in the same run. Prints medians of several runs.
  *
- * Usage: bench-probe [runs [iterations]]   (defaults 7, 2000000)
+ * Usage: bench-probe [runs [iterations]]   (defaults 7, 1000000)
  *
  * The probe attaches once per process, so each mode runs in its own forked
- * child: "untraced" with no CTP_* variable, "traced" against a cTP file and a
- * listening socket made here as the engine would (engine awake:
- * tracer_sleeping stays 0, so no event sends a byte). */
+ * child: "untraced" with no CTP_* variable, the others against a cTP file and
+ * a listening socket made here as the engine would (engine awake:
+ * tracer_sleeping stays 0, so no event sends a byte). "v2" files have 64 MiB
+ * rings (2 Mi records): "v2-idle" nobody reads while a loop runs (the bench
+ * empties the ring between loops, so no loop meets a full ring), "v2-reader"
+ * a second thread consumes the ring all along (copies each record out,
+ * release-stores tail), as the engine's harvest does. */
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -21,7 +26,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
+#include "../tests/lib/v2-file.h"
 #include "common/ctp.h"
+#include "common/ticks.h"
 #include "corotracer.h"
 
 /* The handle is read from memory on every iteration, as a scheduler reads it
@@ -92,6 +101,15 @@ static __attribute__((noinline)) double loop_clock(long n) {
   return (double)(now_ns() - t) / (double)n;
 }
 
+static __attribute__((noinline)) double loop_ticks(long n) {
+  uint64_t t = now_ns();
+  for (long i = 0; i < n; i++) {
+    uint64_t v = ct_ticks();
+    BARRIER(v);
+  }
+  return (double)(now_ns() - t) / (double)n;
+}
+
 static _Atomic uint64_t rmw_word[3];
 static __attribute__((noinline)) double loop_rmw3(long n) {
   uint64_t t = now_ns();
@@ -115,25 +133,90 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-#define MODES 6
-static const char *const mode_names[MODES] = {"plain loop",           "suspend (1 event)",
-                                              "wake (1 event)",       "resume+suspend pair",
-                                              "floor: clock_gettime", "floor: 3 locked RMW"};
-static double (*const modes[MODES])(long) = {loop_plain, loop_suspend, loop_wake,
-                                             loop_pair,  loop_clock,   loop_rmw3};
+#define MODES 7
+static const char *const mode_names[MODES] = {
+    "plain loop",           "suspend (1 event)",       "wake (1 event)",     "resume+suspend pair",
+    "floor: clock_gettime", "floor: ct_ticks (rdtsc)", "floor: 3 locked RMW"};
+static double (*const modes[MODES])(long) = {loop_plain, loop_suspend, loop_wake, loop_pair,
+                                             loop_clock, loop_ticks,   loop_rmw3};
+
+/* v2: the ring of this process's main thread (ring 0), through the probe's
+ * own mapping (the handle points into it: station 0). */
+enum reader { NO_READER, EMPTY_BETWEEN, READER_THREAD };
+static struct ctp_ring *ring0;
+static uint64_t ring0_cap;
+static _Atomic int reader_stop;
+static _Atomic uint64_t reader_sum;
+
+/* The engine's harvest, minus the formatting: a pass acquires head, copies
+ * the records out, release-stores tail; then a 50 us nap, as an engine that
+ * is not spinning on one ring (reading head and the records while they are
+ * written would bounce their cache lines on every event). */
+static void *reader(void *arg) {
+  (void)arg;
+  const struct ctp_rec *recs = ctp_ring_recs(ring0);
+  uint64_t tail = atomic_load_explicit(&ring0->tail, memory_order_relaxed);
+  uint64_t sum = 0;
+  struct ctp_rec copy[256];
+  while (!atomic_load_explicit(&reader_stop, memory_order_relaxed)) {
+    uint64_t head = atomic_load_explicit(&ring0->head, memory_order_acquire);
+    while (tail < head) {
+      uint64_t n = head - tail < 256 ? head - tail : 256;
+      for (uint64_t i = 0; i < n; i++)
+        copy[i] = recs[(tail + i) % ring0_cap];
+      sum += copy[n - 1].ts;
+      tail += n;
+      atomic_store_explicit(&ring0->tail, tail, memory_order_release);
+    }
+    struct timespec d = {0, 50000};
+    nanosleep(&d, NULL);
+  }
+  atomic_store(&reader_sum, sum);
+  return NULL;
+}
+
+/* No loop may meet a full ring when nobody reads: empty it between loops,
+ * as an engine that woke up between them would. */
+static void between_loops(enum reader rd) {
+  if (rd == EMPTY_BETWEEN)
+    atomic_store_explicit(&ring0->tail, atomic_load(&ring0->head), memory_order_release);
+}
 
 /* One child: runs * every mode, interleaved so noise hits them alike. */
-static int measure(const char *label, int runs, long iters) {
+static int measure(const char *label, int runs, long iters, enum reader rd) {
   double *res = calloc((size_t)runs * MODES, sizeof *res);
   if (!res)
     return 1;
   handle = corotracer_create(1, "bench", NULL);
   corotracer_resume(handle);
-  for (int m = 0; m < MODES; m++) /* warm-up: page faults, TLS, branch predictors */
+  pthread_t rt;
+  if (rd != NO_READER) {
+    struct ctp_header *h = (struct ctp_header *)((char *)handle - CTP_HEADER_SIZE);
+    ring0 = ctp_ring_at(h, h, 0);
+    ring0_cap = h->ring_bytes / sizeof(struct ctp_rec);
+    if ((uint64_t)iters * 2 > ring0_cap) {
+      fprintf(stderr, "bench-probe: %ld iterations overflow a ring of %llu records\n", iters,
+              (unsigned long long)ring0_cap);
+      return 1;
+    }
+    /* Steady state: a ring's pages fault in on its first lap only. */
+    memset((void *)ctp_ring_recs(ring0), 0, ring0_cap * sizeof(struct ctp_rec));
+  }
+  if (rd == READER_THREAD && pthread_create(&rt, NULL, reader, NULL) != 0)
+    return 1;
+  for (int m = 0; m < MODES; m++) { /* warm-up: page faults, TLS, branch predictors */
+    between_loops(rd);
     modes[m](iters / 10);
+  }
   for (int r = 0; r < runs; r++)
-    for (int m = 0; m < MODES; m++)
+    for (int m = 0; m < MODES; m++) {
+      between_loops(rd);
       res[m * runs + r] = modes[m](iters);
+    }
+  if (rd == READER_THREAD) {
+    atomic_store(&reader_stop, 1);
+    pthread_join(rt, NULL);
+  }
   double base = median(res, runs);
   printf("%-9s %-22s %8s %10s\n", label, "loop", "ns/iter", "- plain");
   for (int m = 0; m < MODES; m++) {
@@ -148,10 +231,29 @@ static int measure(const char *label, int runs, long iters) {
   return 0;
 }
 
-/* Make the runtime files in dir as the engine would; returns the listening
- * socket (kept open by the parent for the run) or -1. */
-static int make_engine_files(const char *dir, char *shm, char *sock, size_t len) {
+/* A fresh v2 file at path as our engine makes it: 64 MiB rings, the header's
+ * clock this CPU's counter. 0 or -1. */
+static int make_v2_file(const char *path) {
+  struct ct_v2_params p = {.stations = 4,
+                           .rings = 4,
+                           .ring_bytes = CTP_RING_BYTES_MAX,
+                           .clock = CT_TICKS_CLOCK,
+                           .ext_version = 1};
+  uint64_t len;
+  unlink(path);
+  void *m = ct_v2_create(path, &p, &len);
+  if (!m)
+    return -1;
+  munmap(m, len);
+  return 0;
+}
+
+/* Make the runtime files in dir as the engine would: a v1 file (shm), a v2
+ * file's name (shm2, made per child); returns the listening socket (kept
+ * open by the parent for the run) or -1. */
+static int make_engine_files(const char *dir, char *shm, char *shm2, char *sock, size_t len) {
   snprintf(shm, len, "%s/ctp", dir);
+  snprintf(shm2, len, "%s/ctp2", dir);
   snprintf(sock, len, "%s/sock", dir);
   int fd = open(shm, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0 || ftruncate(fd, (off_t)CTP_FILE_SIZE(4)) != 0)
@@ -171,8 +273,10 @@ static int make_engine_files(const char *dir, char *shm, char *sock, size_t len)
   return l;
 }
 
-static int run_child(const char *label, int traced, const char *shm, const char *sock, int runs,
+static int run_child(const char *label, const char *shm, const char *sock, enum reader rd, int runs,
                      long iters) {
+  if (rd != NO_READER && make_v2_file(shm) != 0)
+    return 1;
   fflush(stdout);
   pid_t pid = fork();
   if (pid < 0)
@@ -181,14 +285,14 @@ static int run_child(const char *label, int traced, const char *shm, const char 
     unsetenv(CTP_ENV_SHM);
     unsetenv(CTP_ENV_SOCK);
     unsetenv(CTP_ENV_STATIONS);
-    if (traced) {
+    if (shm) {
       setenv(CTP_ENV_SHM, shm, 1);
       setenv(CTP_ENV_SOCK, sock, 1);
       setenv(CTP_ENV_STATIONS, "4", 1);
       if (corotracer_init() != 0)
         _exit(1);
     }
-    int rc = measure(label, runs, iters);
+    int rc = measure(label, runs, iters, rd);
     fflush(stdout);
     _exit(rc);
   }
@@ -202,32 +306,39 @@ static int run_child(const char *label, int traced, const char *shm, const char 
 
 int main(int argc, char **argv) {
   int runs = argc > 1 ? atoi(argv[1]) : 7;
-  long iters = argc > 2 ? atol(argv[2]) : 2000000;
+  long iters = argc > 2 ? atol(argv[2]) : 1000000;
   if (runs < 1 || iters < 10) {
     fprintf(stderr, "usage: bench-probe [runs [iterations]]\n");
     return 2;
   }
+  /* tmpfs, as the engine's memfd: a disk file's shared pages would add
+   * writeback to every event. */
   const char *tmp = getenv("TMPDIR");
-  char dir[256], shm[300], sock[300];
-  snprintf(dir, sizeof dir, "%s/ct-bench-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!tmp || !*tmp)
+    tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+  char dir[256], shm[300], shm2[300], sock[300];
+  snprintf(dir, sizeof dir, "%s/ct-bench-XXXXXX", tmp);
   if (!mkdtemp(dir)) {
     perror("bench-probe: mkdtemp");
     return 1;
   }
   int rc = 1;
-  int l = make_engine_files(dir, shm, sock, sizeof shm);
+  int l = make_engine_files(dir, shm, shm2, sock, sizeof shm);
   if (l < 0) {
     fprintf(stderr, "bench-probe: %s: cannot make the runtime files\n", dir);
     goto out;
   }
   printf("bench-probe: %d runs x %ld iterations, medians; \"- plain\" = minus the plain loop\n\n",
          runs, iters);
-  rc = run_child("untraced", 0, shm, sock, runs, iters) |
-       run_child("traced", 1, shm, sock, runs, iters);
+  rc = run_child("untraced", NULL, sock, NO_READER, runs, iters) |
+       run_child("v1", shm, sock, NO_READER, runs, iters) |
+       run_child("v2-idle", shm2, sock, EMPTY_BETWEEN, runs, iters) |
+       run_child("v2-reader", shm2, sock, READER_THREAD, runs, iters);
 out:
   if (l >= 0)
     close(l);
   unlink(shm);
+  unlink(shm2);
   unlink(sock);
   rmdir(dir);
   return rc;

@@ -2,7 +2,8 @@
 # test-engine-lossless.sh - `--lossless`: two threads writing back to back,
 # beside a CPU hog, lose nothing (harvested == written, exactly); with the
 # engine SIGSTOPped the target still finishes once one wait has timed out, and
-# the events it overwrote meanwhile are counted lost.
+# the events it overwrote meanwhile are counted lost. Both for v2 rings (the
+# default) and v1 stations (--rings 0).
 . "$(dirname "$0")/lib/engine.sh"
 BH="$CT_BUILD/bench/bench-harvest"
 [ -x "$BH" ] || fail "$BH missing"
@@ -11,8 +12,11 @@ ev=100000
 
 yes >/dev/null &
 bg_add $!
-for i in 1 2 3; do
-  "$COROTRACER" run --quiet --lossless -n 16 -o "$T/l.jsonl" -- "$BH" --writer 2 0 $ev "$T/written" ||
+for i in 1 2 3 v1; do
+  rings=""
+  [ "$i" != v1 ] || rings="--rings 0"
+  # shellcheck disable=SC2086
+  "$COROTRACER" run --quiet --lossless $rings -n 16 -o "$T/l.jsonl" -- "$BH" --writer 2 0 $ev "$T/written" ||
     fail "run $i: engine or writer failed"
   w=$(cat "$T/written")
   got=$("$CTJL" -t end events harvested lost < "$T/l.jsonl")
@@ -22,8 +26,13 @@ for i in 1 2 3; do
 done
 
 # The engine stopped: one wait of --lossless-ms, then the target goes on.
+for mode in v2 v1; do
+rings=""
+[ $mode = v2 ] || rings="--rings 0"
+rm -rf "$T/d"
 mkdir "$T/d"
-"$COROTRACER" run --quiet --lossless --lossless-ms 300 -n 4 -o "$T/s.jsonl" -- \
+# shellcheck disable=SC2086
+"$COROTRACER" run --quiet --lossless --lossless-ms 300 $rings --ring-kib 4 -n 4 -o "$T/s.jsonl" -- \
   "$TARGET" run 3000 100 "$T/d" > "$T/out" 2>&1 &
 eng=$!
 bg_add $eng
@@ -33,9 +42,11 @@ start=$(date +%s)
 wait_file "$T/d/done" 30
 secs=$(( $(date +%s) - start ))
 kill -CONT $eng
-wait $eng || fail "engine exited $? after SIGCONT: $(cat "$T/out")"
+wait $eng || fail "$mode: engine exited $? after SIGCONT: $(cat "$T/out")"
 set -- $("$CTJL" -t end events harvested lost < "$T/s.jsonl")
-[ "$1" = 3001 ] || fail "engine stopped: end record events = $1, want 3001"
-[ "$3" -gt 0 ] || fail "engine stopped: no loss counted (events $1 harvested $2 lost $3)"
-[ $(($2 + $3)) = "$1" ] || fail "engine stopped: harvested $2 + lost $3 != events $1"
-echo "ok: 3 lossless runs of 2 x $ev events; stopped engine: target done in ~${secs}s, $3 of $1 events lost"
+[ "$1" = 3001 ] || fail "$mode: engine stopped: end record events = $1, want 3001"
+[ "$3" -gt 0 ] || fail "$mode: engine stopped: no loss counted (events $1 harvested $2 lost $3)"
+[ $(($2 + $3)) = "$1" ] || fail "$mode: engine stopped: harvested $2 + lost $3 != events $1"
+echo "$mode: stopped engine: target done in ~${secs}s, $3 of $1 events lost"
+done
+echo "ok: 3 lossless v2 runs and 1 v1 run of 2 x $ev events; stopped engine (v2, v1): targets done"

@@ -42,7 +42,17 @@ static const struct field fields[] = {
     X(ctp_header, lossless_ms, 0x34, 4),
     X(ctp_header, harvest_epoch, 0x38, 4),
     X(ctp_header, waiters, 0x3C, 4),
-    X(ctp_header, reserved, 0x40, 1024 - 0x40),
+    /* v2 header fields, PROTOCOL.md "v2" */
+    X(ctp_header, clock, 0x40, 4),
+    X(ctp_header, ring_count, 0x44, 4),
+    X(ctp_header, ring_bytes, 0x48, 4),
+    X(ctp_header, rings_fresh, 0x4C, 4),
+    X(ctp_header, rings_off, 0x50, 8),
+    X(ctp_header, station_q_off, 0x58, 8),
+    X(ctp_header, ring_q_off, 0x60, 8),
+    X(ctp_header, no_ring, 0x68, 4),
+    X(ctp_header, v2_size, 0x70, 8),
+    X(ctp_header, reserved, 0x78, 1024 - 0x78),
     /* Station, ctp-v1.md */
     F(ctp_station, probe_id, 0x000, 8),
     F(ctp_station, birth_ts, 0x008, 8),
@@ -57,6 +67,7 @@ static const struct field fields[] = {
     X(ctp_station, gen, 0x034, 4),
     X(ctp_station, harvested_ev, 0x038, 8),
     X(ctp_station, label, 0x240, 64),
+    X(ctp_station, v2_lost, 0x280, 8),
     /* Event slot, ctp-v1.md */
     F(ctp_slot, timestamp, 0x00, 8),
     F(ctp_slot, tid, 0x08, 8),
@@ -70,6 +81,23 @@ static const struct field fields[] = {
     X(ctp_slot, aux, 0x24, 4),
     X(ctp_slot, obj, 0x28, 8),
     X(ctp_slot, reserved, 0x30, 15),
+    /* v2 areas (PROTOCOL.md "v2"): past v1's stations, so not in its gaps */
+    F(ctp_rec, ts, 0x00, 8),
+    F(ctp_rec, station, 0x08, 4),
+    F(ctp_rec, gen, 0x0C, 2),
+    F(ctp_rec, kind, 0x0E, 1),
+    F(ctp_rec, wait, 0x0F, 1),
+    F(ctp_rec, site, 0x10, 8),
+    F(ctp_rec, obj, 0x18, 8),
+    F(ctp_ring, head, 0x00, 8),
+    F(ctp_ring, lost, 0x08, 8),
+    F(ctp_ring, pid, 0x10, 4),
+    F(ctp_ring, tid, 0x14, 4),
+    F(ctp_ring, state, 0x18, 4),
+    F(ctp_ring, owner_gen, 0x1C, 4),
+    F(ctp_ring, tail, 0x40, 8),
+    F(ctp_queue, head, 0x00, 8),
+    F(ctp_queue, tail, 0x40, 8),
 };
 
 /* v1's zero areas (ctp-v1.md): header 0x18..0x3FF, station pad 0x011..0x03F
@@ -109,6 +137,11 @@ int main(void) {
   ASSERT_UINT64_EQ(sizeof(struct ctp_header), 1024);
   ASSERT_UINT64_EQ(sizeof(struct ctp_station), 1024);
   ASSERT_UINT64_EQ(sizeof(struct ctp_slot), 64);
+  ASSERT_UINT64_EQ(sizeof(struct ctp_rec), 32);
+  ASSERT_UINT64_EQ(sizeof(struct ctp_ring), 128);
+  ASSERT_UINT64_EQ(sizeof(struct ctp_queue), 128);
+  ASSERT_UINT64_EQ(CTP_QUEUE_SIZE(3), 192);
+  ASSERT_UINT64_EQ(CTP_RING_SIZE(4096), 128 + 4096);
   ASSERT_UINT64_EQ(CTP_HEADER_SIZE, 1024);
   ASSERT_UINT64_EQ(CTP_STATION_SIZE, 1024);
   ASSERT_UINT64_EQ(CTP_SLOTS, 8);

@@ -2,19 +2,23 @@
 # tools (tests/lib) and benchmarks.
 CLI_SRCS += src/engine/run_main.c src/engine/opts.c src/engine/rundir.c src/engine/spawn.c \
             src/engine/guard.c src/engine/harvest.c src/engine/modules.c src/engine/writer.c \
-            src/engine/status.c src/engine/sched.c
+            src/engine/status.c src/engine/sched.c src/engine/clock.c src/engine/rings.c \
+            src/engine/records.c src/engine/sink.c
 
 # The trace writer's formatting benchmark (links the writer alone).
-$(O)/bench/bench-writer: $(O)/obj/bench/bench-writer.o $(O)/obj/src/engine/writer.o
+$(O)/bench/bench-writer: $(O)/obj/bench/bench-writer.o $(O)/obj/src/engine/writer.o \
+                         $(O)/obj/src/engine/sink.o $(O)/obj/src/engine/records.o \
+                         $(O)/obj/src/engine/modules.o
 	$(call link)
 PROGS += $(O)/bench/bench-writer
 
 # The engine's reading of shared memory, for tests/fuzz/fuzz-shm.c.
-FUZZ_SRCS_shm := src/engine/harvest.c src/engine/writer.c src/engine/modules.c
+FUZZ_SRCS_shm := src/engine/harvest.c src/engine/writer.c src/engine/modules.c src/engine/rings.c \
+                 src/engine/records.c src/engine/sink.c src/engine/clock.c
 
 # The engine's acceptance tests and tools; the C programs link tests/lib/ctlib.c
 # besides the library.
-CT_ENGINE_TOOLS := $(O)/tests/lib/ctjl $(O)/tests/lib/ct-target
+CT_ENGINE_TOOLS := $(O)/tests/lib/ctjl $(O)/tests/lib/ct-target $(O)/tests/lib/sdk-writer
 CT_ENGINE_CTESTS := $(O)/tests/test-engine-stress $(O)/tests/test-engine-sleepwake
 
 $(CT_ENGINE_TOOLS) $(CT_ENGINE_CTESTS): $(O)/tests/%: $(O)/obj/tests/%.o $(O)/obj/tests/lib/ctlib.o $(LIBA)
@@ -31,6 +35,18 @@ $(O)/bench/bench-harvest: $(O)/obj/bench/bench-harvest.o $(O)/obj/tests/lib/ctli
 PROGS += $(CT_ENGINE_TOOLS) $(O)/tests/lib/v1-writer $(O)/bench/bench-harvest
 TESTS += $(CT_ENGINE_CTESTS) tests/test-engine-roundtrip.sh tests/test-engine-faults.sh \
          tests/test-engine-security.sh tests/test-engine-signals.sh tests/test-engine-modules.sh \
-         tests/test-engine-v1rate.sh tests/test-engine-lossless.sh
+         tests/test-engine-v1rate.sh tests/test-engine-lossless.sh \
+         tests/test-engine-v2.sh
 # The protocol model (spin): once, in the plain build.
 TESTS_NOSAN += tests/test-model-spin.sh
+
+# A v2 writer of its own, from docs/PROTOCOL.md alone (no probe).
+$(O)/tests/lib/v2-writer: $(O)/obj/tests/lib/v2-writer.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< -lpthread
+PROGS += $(O)/tests/lib/v2-writer
+
+# The clock conversion's error, measured (docs/ENGINE.md "Clock").
+$(O)/bench/bench-clock: $(O)/obj/bench/bench-clock.o $(O)/obj/src/engine/clock.o
+	$(call link)
+PROGS += $(O)/bench/bench-clock

@@ -2,6 +2,8 @@
 #ifndef CT_ENGINE_H
 #define CT_ENGINE_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +22,8 @@
 #define CT_POLL_MS_DEFAULT 1000
 #define CT_LOSSLESS_MS_DEFAULT 1000
 #define CT_STATUS_MS 250
+#define CT_RINGS_DEFAULT 64u      /* --rings: writer threads with a ring at once */
+#define CT_RING_KIB_DEFAULT 1024u /* --ring-kib: 32768 records of 32 bytes per ring */
 
 /* ---- options (opts.c) ---------------------------------------------------- */
 struct ct_opts {
@@ -34,6 +38,9 @@ struct ct_opts {
   int no_rt;         /* --no-realtime: stay SCHED_OTHER */
   int lossless;      /* --lossless: writers wait for room (bounded) */
   int lossless_ms;   /* --lossless-ms: longest wait of one event */
+  uint32_t rings;    /* --rings: v2 rings offered (0: v1 stations only) */
+  uint32_t ring_kib; /* --ring-kib: record area of one ring, KiB (power of two) */
+  uint32_t clock;    /* not an option: enum ctp_clock the run offers (ct_clock_pick) */
   const char *cmd;   /* -cmd string (run through /bin/sh -c), or NULL */
   const char *serve; /* --serve [ADDR:]PORT: the live dashboard (src/html/live.h), or NULL */
   char **argv;       /* program argv (NULL-terminated); points into the caller's argv or sh_argv */
@@ -101,11 +108,15 @@ void ct_target_release_tty(struct ct_target *t);
 int ct_target_exit_code(const struct ct_target *t);
 
 /* ---- trace writer (writer.c) --------------------------------------------- */
+/* Big enough that a busy harvest makes few write(2) calls. */
+#define CT_W_BUF (256u * 1024u)
+struct ct_sink;
 struct ct_writer {
   int fd;
   int err; /* first write error (errno), 0 if none */
   size_t len;
   char *buf;
+  struct ct_sink *sink; /* a text writer (sink.c): flush pushes the bytes to its queue */
 };
 
 /* Open path (truncate, or append) for writing. Returns 0 or -errno. */
@@ -151,6 +162,132 @@ void ct_w_u64(struct ct_writer *w, uint64_t v);               /* decimal */
 void ct_w_hex(struct ct_writer *w, uint64_t v);               /* "0x%016x" with quotes */
 void ct_w_json(struct ct_writer *w, const char *s, size_t n); /* quoted, escaped */
 
+/* ---- clock (clock.c) ------------------------------------------------------ */
+/* Conversion of a v2 record's ticks to CLOCK_MONOTONIC ns: the slope of the
+ * whole run (first pair to latest), anchored at the latest pair. */
+struct ct_clock {
+  uint32_t kind;   /* enum ctp_clock */
+  uint64_t m0, t0; /* first (mono ns, ticks) pair, before the target starts */
+  uint64_t ma, ta; /* latest pair: the anchor */
+  uint64_t mult;   /* ns per tick, 32.32 fixed point */
+};
+/* The clock this machine's records should use: CTP_CLOCK_TSC only on x86-64
+ * with constant_tsc and nonstop_tsc in /proc/cpuinfo, CNTVCT on AArch64,
+ * else CTP_CLOCK_MONO. */
+uint32_t ct_clock_pick(void);
+/* Two pairs 10 ms apart (sleeps 10 ms unless kind is MONO). */
+void ct_clock_init(struct ct_clock *c, uint32_t kind);
+/* A new anchor pair; the slope from the first pair to it. */
+void ct_clock_update(struct ct_clock *c);
+/* Now, in the clock's ticks. */
+uint64_t ct_clock_now(const struct ct_clock *c);
+/* ticks -> CLOCK_MONOTONIC ns (any input: wraps, never traps). */
+static inline uint64_t ct_clock_ns(const struct ct_clock *c, uint64_t t) {
+  if (c->kind == CTP_CLOCK_MONO)
+    return t;
+  if (t >= c->ta)
+    return c->ma + (uint64_t)(((unsigned __int128)(t - c->ta) * c->mult) >> 32);
+  uint64_t d = (uint64_t)(((unsigned __int128)(c->ta - t) * c->mult) >> 32);
+  return d < c->ma ? c->ma - d : 0;
+}
+
+/* ---- trace records (records.c): every line of the format, one place ------- */
+/* An event, as the harvest copied it (ts already in ns). */
+struct ct_ev_item {
+  uint64_t ts, probe_id, tid, addr, seq, obj, ev;
+  uint32_t gen;
+  uint8_t kind, wait, active, pad;
+};
+/* A coroutine's static facts. */
+struct ct_coro_item {
+  uint64_t probe_id, birth_ts, create_site, parent;
+  uint32_t station, pid, gen;
+  uint8_t has_label, pad[3];
+  char label[CTP_LABEL_MAX]; /* NUL-terminated within CTP_LABEL_MAX, or cut there */
+};
+struct ct_station_end {
+  uint64_t probe_id, events, harvested, lost;
+  uint32_t station, gen; /* gen 0: a v1 station */
+  int dead;
+};
+struct ct_meta {
+  char *const *argv;
+  uint64_t engine_pid, target_pid;
+  uint32_t stations, rings, ring_bytes, clock;
+  int poll_ms;
+};
+struct ct_end {
+  uint64_t ts, wall_ns;
+  int wstatus, exit_code;
+  uint64_t events, harvested, lost, stations_used, untraced, torn_retries;
+  uint64_t engine_cpu_us, wake_late_max_us;
+  int sched_rt, shm_broken, rings;
+  /* v2 (rings only): records dropped in rings (also in lost), threads without
+   * a ring, records of a past incarnation, records that failed the checks,
+   * records skipped by a ring resynchronisation (all but ring_lost in lost). */
+  uint64_t ring_lost, no_ring, stale, bad, gap, sink_stalls;
+};
+void ct_rec_meta(struct ct_writer *w, const struct ct_meta *m);
+void ct_rec_process(struct ct_writer *w, pid_t pid, const char *event, uint64_t ts);
+struct ct_module;
+void ct_rec_module(struct ct_writer *w, pid_t pid, const struct ct_module *m);
+void ct_rec_coroutine(struct ct_writer *w, const struct ct_coro_item *c);
+void ct_rec_event(struct ct_writer *w, const struct ct_ev_item *e);
+void ct_rec_station_end(struct ct_writer *w, const struct ct_station_end *e);
+void ct_rec_end(struct ct_writer *w, const struct ct_end *e);
+
+/* ---- formatter thread (sink.c) ---------------------------------------------- */
+enum { CT_IT_EVENT, CT_IT_CORO, CT_IT_TEXT, CT_IT_FLUSH, CT_IT_SYNC };
+struct ct_item {
+  uint32_t type, len; /* len: bytes of text, or the sync number */
+  union {
+    struct ct_ev_item ev;
+    struct ct_coro_item coro;
+    char text[120];
+  } u;
+};
+_Static_assert(sizeof(struct ct_item) == 128, "one queue entry: two cache lines");
+
+/* The harvest thread (the one producer) pushes items; the formatter thread
+ * owns the trace file (fw). tw is the producer's text writer: records.c
+ * lines written to it reach the file in order with the items. */
+struct ct_sink {
+  struct ct_writer fw, tw;
+  struct ct_item *q;
+  _Atomic uint64_t head, tail; /* consumed by the formatter, published by the producer */
+  uint64_t ptail, phead_cache; /* the producer's own */
+  uint64_t woke_at;            /* ptail when the producer last woke the formatter */
+  _Atomic int cons_sleep, prod_wait, stop, err;
+  uint32_t sync_seq, synced;
+  uint64_t stalls; /* times the producer waited for room */
+  pthread_mutex_t mu;
+  pthread_cond_t cv_cons, cv_prod;
+  pthread_t thread;
+  int running;
+};
+/* Open the trace (truncate or append) and start the formatter. 0 or -errno. */
+int ct_sink_open(struct ct_sink *s, const char *path, int append);
+/* Give the formatter the harvest loop's SCHED_FIFO priority: on a busy CPU a
+ * SCHED_OTHER formatter falls behind, the queue fills, and the rings behind
+ * it overflow. It sleeps whenever the queue is empty. 0 or -errno. */
+int ct_sink_realtime(struct ct_sink *s);
+/* Queue one event / coroutine line / text (waits while the queue is full). */
+void ct_sink_event(struct ct_sink *s, const struct ct_ev_item *e);
+void ct_sink_coro(struct ct_sink *s, const struct ct_coro_item *c);
+void ct_sink_text(struct ct_sink *s, const char *p, size_t n);
+/* Publish what was queued (end of a pass); the formatter is woken once a
+ * batch is waiting, else it takes the items at its next wake-up (<= 50 ms). */
+void ct_sink_kick(struct ct_sink *s);
+/* Publish tw's text too; the formatter writes everything to the file now. */
+void ct_sink_flush(struct ct_sink *s);
+/* Everything queued so far is written to the file. 0 or -errno. */
+int ct_sink_sync(struct ct_sink *s);
+/* First write error (errno) of the trace, 0 if none. */
+int ct_sink_err(const struct ct_sink *s);
+/* Write everything, stop the formatter, close the file: 0 or -errno. Safe on
+ * a zeroed sink. */
+int ct_sink_close(struct ct_sink *s);
+
 /* ---- processes and modules (modules.c) ----------------------------------- */
 struct ct_module {
   uint64_t start, end, offset;
@@ -179,19 +316,43 @@ int ct_proc_covers(const struct ct_proc *p, uint64_t addr);
 /* Free every entry and its module paths; ps is empty afterwards. */
 void ct_procs_free(struct ct_procs *ps);
 
-/* ---- harvest (harvest.c) ------------------------------------------------- */
+/* ---- harvest (harvest.c: v1 stations; rings.c: v2 rings) ----------------- */
 struct ct_station_state {
   uint64_t last_seq[CTP_SLOTS];
   uint64_t probe_id;
   uint64_t harvested;
   uint64_t events;  /* highest event index seen + 1; final: events the probe wrote */
-  uint64_t next_ev; /* index after the last event line written */
+  uint64_t next_ev; /* index after the last event line written (v2: of this incarnation) */
   uint64_t room;    /* last value stored in the station's harvested_ev */
+  uint64_t stale;   /* v2: records of a past incarnation */
+  uint64_t last_ts; /* v2: ts of the incarnation's last event line */
+  uint64_t dropped; /* v2: the station's v2_lost when last read */
   uint32_t pid;
+  uint32_t gen;      /* v2: the incarnation whose records we attribute */
   uint8_t ext;       /* CTP_STF_EXT seen */
   uint8_t coro_done; /* coroutine line written */
   uint8_t retired;   /* dead and fully harvested: skipped by live scans */
   uint8_t dead;
+  uint8_t v2;        /* CTP_STF_RINGS seen: its events are in rings, not in slots */
+  uint8_t live;      /* v2: an incarnation was created (coroutine line written) */
+  uint8_t destroyed; /* v2: that incarnation's destroy was harvested */
+  uint8_t queued;    /* v2: pushed on the free-station queue, not created again since */
+  uint8_t listed;    /* in the v1 scan list */
+};
+
+/* The engine's own view of one ring (never re-read from the file). */
+struct ct_ring_state {
+  uint64_t tail;  /* records consumed */
+  uint64_t lost;  /* the ring's lost counter, last read */
+  uint8_t queued; /* pushed on the free-ring queue, not owned since */
+};
+
+/* A record copied out of a ring in this pass. */
+struct ct_rrec {
+  struct ctp_rec r;
+  uint32_t ring;
+  uint32_t tid, pid;
+  uint64_t order; /* position in the pass (ties of ts keep ring order) */
 };
 
 struct ct_harvest {
@@ -200,28 +361,52 @@ struct ct_harvest {
   uint32_t n;    /* stations in the file */
   uint32_t used; /* highest min(allocated_count, n) seen */
   struct ct_station_state *st;
+  uint32_t *v1list; /* stations not known to be v2, scanned for slots */
+  uint32_t nv1, capv1;
   struct ct_procs *procs;
-  struct ct_writer *w;
+  struct ct_sink *sink;
+  struct ct_writer *w; /* the sink's text writer */
   uint64_t harvested, live_lost, torn;
   uint64_t late;     /* stable events older than one already written: lost */
-  uint64_t peak;     /* last scan: most new event indexes on one station */
-  int progress;      /* last scan: some station's harvested_ev moved */
+  uint64_t peak;     /* last scan: most new event indexes on one station (ring: scaled to 8) */
+  int progress;      /* last scan: some station's harvested_ev, or a ring's tail, moved */
   int lossless;      /* --lossless: publish harvested_ev, wake waiters */
   uint64_t first_ts; /* last scan: oldest timestamp written (UINT64_MAX: none) */
+  int v1_seen;       /* some v1 slot event was harvested (the nap stays v1's) */
+  /* v2 (CTP_MODE_RINGS), from our own copies of the layout. */
+  int rings;
+  uint32_t nrings, cap; /* rings, records per ring */
+  uint64_t ring_size;
+  char *ring_base;
+  struct ctp_queue *sq, *rq;
+  uint64_t sq_tail, rq_tail;
+  struct ct_ring_state *rs;
+  struct ct_clock *clock;
+  struct ct_rrec *batch;
+  size_t nbatch, capbatch;
+  uint32_t *rel_now, *rel_prev; /* destroyed in this pass / the previous one */
+  size_t nrel_now, nrel_prev, caprel_now, caprel_prev;
+  uint32_t rings_owned; /* last scan: rings in state OWNED */
+  int final;            /* the last pass: nothing held back */
+  uint64_t stale, bad, gap, ring_lost, released, recycled;
+  uint32_t incarnations; /* v2 coroutines (coroutine lines) */
+  uint32_t v2_stations;  /* after ct_harvest_finish: stations that were v2 */
 };
 
-/* Prepare to harvest the n stations of the mapping at base. h owns its
- * per-station state (ct_harvest_free); base, procs and w stay the caller's
- * and must outlive h. Returns 0 or -ENOMEM. */
-int ct_harvest_init(struct ct_harvest *h, void *base, uint32_t n, struct ct_procs *procs,
-                    struct ct_writer *w);
+/* Prepare to harvest the n stations (and, when the header offers v2, the
+ * rings) of the mapping at base, of map_len bytes. h owns its per-station
+ * state (ct_harvest_free); base, procs, sink and clock stay the caller's and
+ * must outlive h. Returns 0, -ENOMEM, or -EINVAL when the v2 layout in the
+ * header does not fit map_len. */
+int ct_harvest_init(struct ct_harvest *h, void *base, size_t map_len, uint32_t n,
+                    struct ct_procs *procs, struct ct_sink *sink, struct ct_clock *clock);
 enum ct_scan {
   CT_SCAN_QUICK, /* live: skip a station whose ev_claimed shows nothing new */
   CT_SCAN_SLOTS, /* the re-scan of the sleep protocol: read every live slot */
   CT_SCAN_FULL   /* the final pass: every slot of every station, retired too */
 };
-/* One pass over the used stations; writes event lines. Returns the number
- * of stable events found. */
+/* One pass over the used stations and the rings; queues event lines.
+ * Returns the number of stable events found. */
 uint64_t ct_harvest_scan(struct ct_harvest *h, enum ct_scan mode);
 /* After the final scan: compute per-station totals and write station_end
  * lines. */
@@ -230,6 +415,20 @@ void ct_harvest_finish(struct ct_harvest *h, uint64_t *events, uint64_t *lost);
 uint32_t ct_harvest_live(const struct ct_harvest *h);
 /* Free the per-station state; idempotent. */
 void ct_harvest_free(struct ct_harvest *h);
+
+/* Internal to harvest.c and rings.c. */
+int ct_rings_init(struct ct_harvest *h, size_t map_len);
+uint64_t ct_rings_scan(struct ct_harvest *h);
+/* Station i's v2 totals for its station_end line; adds to *events, *lost. */
+void ct_rings_station_end(struct ct_harvest *h, uint32_t i, uint64_t *events, uint64_t *lost);
+void ct_rings_free(struct ct_harvest *h);
+/* Make sure the module holding `site` of pid has been written (harvest.c). */
+void ct_harvest_cover_site(struct ct_harvest *h, uint32_t pid, uint64_t site, uint64_t ts);
+
+/* ---- layout (rings.c) ----------------------------------------------------- */
+/* Size of the file for these options, and with v2 the header's v2 fields
+ * (hdr may be NULL to only size it). */
+uint64_t ct_layout(const struct ct_opts *o, struct ctp_header *hdr);
 
 /* ---- SIGBUS guard (guard.c) ---------------------------------------------- */
 /* Catch SIGBUS raised by reads of [base, base+len) (the shared file was

@@ -1,6 +1,6 @@
-/* harvest.c - the engine's side of the seqlock: read stable slots, sort each
- * station's batch by event index, write event, coroutine and station_end
- * lines, and count every lost event. */
+/* harvest.c - the engine's side of the v1 seqlock: read stable slots, sort
+ * each station's batch by event index, queue event and coroutine lines, write
+ * station_end lines, and count every lost event. The v2 rings are rings.c. */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -21,23 +21,30 @@ struct ev {
  * them: relaxed atomic loads (no tearing, no compiler caching). */
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 
-int ct_harvest_init(struct ct_harvest *h, void *base, uint32_t n, struct ct_procs *procs,
-                    struct ct_writer *w) {
+int ct_harvest_init(struct ct_harvest *h, void *base, size_t map_len, uint32_t n,
+                    struct ct_procs *procs, struct ct_sink *sink, struct ct_clock *clock) {
   memset(h, 0, sizeof(*h));
   h->base = base;
   h->hdr = base;
   h->n = n;
   h->procs = procs;
-  h->w = w;
+  h->sink = sink;
+  h->w = &sink->tw;
+  h->clock = clock;
   h->st = calloc(n, sizeof(*h->st));
+  if (!h->st)
+    return -ENOMEM;
   /* Our own choice, written before the target started: read once. */
   h->lossless = (h->hdr->mode & CTP_MODE_LOSSLESS) != 0;
-  return h->st ? 0 : -ENOMEM;
+  return (h->hdr->mode & CTP_MODE_RINGS) ? ct_rings_init(h, map_len) : 0;
 }
 
 void ct_harvest_free(struct ct_harvest *h) {
+  ct_rings_free(h);
   free(h->st);
+  free(h->v1list);
   h->st = NULL;
+  h->v1list = NULL;
 }
 
 /* Static facts of an extension station, once its creator has published them
@@ -55,7 +62,7 @@ static void read_ext(struct ct_harvest *h, uint32_t i) {
  * the maps when they were read before the event happened (dlopen). An older
  * event whose site is still unknown is not worth a re-read: rate limit for
  * free. */
-static void cover_site(struct ct_harvest *h, uint32_t pid, uint64_t site, uint64_t ts) {
+void ct_harvest_cover_site(struct ct_harvest *h, uint32_t pid, uint64_t site, uint64_t ts) {
   if (!pid || !site)
     return;
   struct ct_proc *p = ct_procs_get(h->procs, (pid_t)pid);
@@ -68,95 +75,20 @@ static void cover_site(struct ct_harvest *h, uint32_t pid, uint64_t site, uint64
 static void write_coroutine(struct ct_harvest *h, uint32_t i) {
   struct ct_station_state *st = &h->st[i];
   struct ctp_station *s = ctp_station_at(h->base, i);
-  struct ct_writer *w = h->w;
-  /* Every read of the file before the first write: a SIGBUS (truncated
+  /* Every read of the file before the item is queued: a SIGBUS (truncated
    * file) must not leave half a line behind. */
   uint32_t flags = atomic_load_explicit(&s->ext_flags, memory_order_acquire);
-  uint64_t probe_id = s->probe_id, birth = s->birth_ts, site = s->create_site;
-  uint64_t parent = s->parent_id;
-  char label[CTP_LABEL_MAX];
-  memcpy(label, s->label, sizeof(label));
-  cover_site(h, st->pid, site, birth);
-  ct_w_str(w, "{\"type\":\"coroutine\",\"probe_id\":");
-  ct_w_u64(w, probe_id);
-  ct_w_str(w, ",\"station\":");
-  ct_w_u64(w, i);
-  ct_w_str(w, ",\"pid\":");
-  ct_w_u64(w, st->pid);
-  ct_w_str(w, ",\"birth_ts\":");
-  ct_w_u64(w, birth);
-  if (flags & CTP_STF_LABEL) {
-    ct_w_str(w, ",\"label\":");
-    ct_w_json(w, label, strnlen(label, sizeof(label) - 1));
-  }
-  ct_w_str(w, ",\"create_site\":");
-  ct_w_hex(w, site);
-  ct_w_str(w, ",\"parent\":");
-  ct_w_u64(w, parent);
-  ct_w_str(w, "}\n");
+  struct ct_coro_item c = {.probe_id = s->probe_id,
+                           .birth_ts = s->birth_ts,
+                           .create_site = s->create_site,
+                           .parent = s->parent_id,
+                           .station = i,
+                           .pid = st->pid,
+                           .has_label = (flags & CTP_STF_LABEL) != 0};
+  memcpy(c.label, s->label, sizeof(c.label));
+  ct_harvest_cover_site(h, st->pid, c.create_site, c.birth_ts);
+  ct_sink_coro(h->sink, &c);
   st->coro_done = 1;
-}
-
-/* `,"kind":"NAME"` per kind, with its length; none for a v1 event. */
-#define KIND(name)                                                                                 \
-  { ",\"kind\":\"" name "\"", sizeof(",\"kind\":\"" name "\"") - 1 }
-static const struct {
-  const char *s;
-  size_t n;
-} kind_json[CTP_KIND_MAX_] = {{NULL, 0},      KIND("create"), KIND("suspend"),
-                              KIND("resume"), KIND("wake"),   KIND("destroy")};
-
-/* Longest event line: the keys below plus 8 numbers of at most 20 bytes. */
-#define EVENT_LINE_MAX 512u
-
-/* Formatted in place (one bounds check per line, literal keys copied with
- * constant sizes): under load, event lines are most of the engine's work. */
-static void write_event(struct ct_writer *w, uint64_t probe_id, const struct ev *e) {
-  char *p = ct_w_reserve(w, EVENT_LINE_MAX);
-  if (!p)
-    return;
-  p = CT_PUT_LIT(p, "{\"probe_id\":");
-  p = ct_put_u64(p, probe_id);
-  p = CT_PUT_LIT(p, ",\"tid\":");
-  p = ct_put_u64(p, e->tid);
-  p = CT_PUT_LIT(p, ",\"addr\":");
-  p = ct_put_hex(p, e->addr);
-  p = CT_PUT_LIT(p, ",\"seq\":");
-  p = ct_put_u64(p, e->seq);
-  p = e->active ? CT_PUT_LIT(p, ",\"is_active\":true,\"ts\":")
-                : CT_PUT_LIT(p, ",\"is_active\":false,\"ts\":");
-  p = ct_put_u64(p, e->ts);
-  int known = e->kind < CTP_KIND_MAX_ && kind_json[e->kind].s;
-  if (known) {
-    memcpy(p, kind_json[e->kind].s, kind_json[e->kind].n);
-    p += kind_json[e->kind].n;
-  }
-  p = CT_PUT_LIT(p, ",\"ev\":");
-  p = ct_put_u64(p, e->idx);
-  if (known && e->kind != CTP_KIND_RESUME) {
-    p = CT_PUT_LIT(p, ",\"site\":");
-    p = ct_put_hex(p, e->addr);
-  }
-  if (e->kind == CTP_KIND_SUSPEND && e->wait == CTP_WAIT_FD) {
-    p = CT_PUT_LIT(p, ",\"wait\":\"fd\",\"obj\":");
-    int64_t fd = (int64_t)e->obj;
-    if (fd < 0)
-      *p++ = '-';
-    p = ct_put_u64(p, fd < 0 ? (uint64_t)0 - e->obj : e->obj);
-  } else if (e->kind == CTP_KIND_SUSPEND && e->wait == CTP_WAIT_PTR) {
-    p = CT_PUT_LIT(p, ",\"wait\":\"ptr\",\"obj\":");
-    p = ct_put_hex(p, e->obj);
-  } else if (e->kind == CTP_KIND_SUSPEND && e->wait == CTP_WAIT_EXIT) {
-    p = CT_PUT_LIT(p, ",\"wait\":\"exit\"");
-  } else if (e->kind == CTP_KIND_WAKE) {
-    p = CT_PUT_LIT(p, ",\"from\":");
-    p = ct_put_u64(p, e->obj);
-  } else if (e->kind == CTP_KIND_CREATE) {
-    p = CT_PUT_LIT(p, ",\"parent\":");
-    p = ct_put_u64(p, e->obj);
-  }
-  p = CT_PUT_LIT(p, "}\n");
-  ct_w_commit(w, p);
 }
 
 /* Read protocol of docs/PROTOCOL.md for the 8 slots of station i. */
@@ -280,8 +212,19 @@ static uint64_t scan_station(struct ct_harvest *h, uint32_t i, enum ct_scan mode
       continue;
     }
     if (st->ext && batch[a].kind != CTP_KIND_V1 && batch[a].kind != CTP_KIND_RESUME)
-      cover_site(h, st->pid, batch[a].addr, batch[a].ts);
-    write_event(h->w, st->probe_id, &batch[a]);
+      ct_harvest_cover_site(h, st->pid, batch[a].addr, batch[a].ts);
+    const struct ev *e = &batch[a];
+    struct ct_ev_item it = {.ts = e->ts,
+                            .probe_id = st->probe_id,
+                            .tid = e->tid,
+                            .addr = e->addr,
+                            .seq = e->seq,
+                            .obj = e->obj,
+                            .ev = e->idx,
+                            .kind = e->kind,
+                            .wait = e->wait,
+                            .active = e->active};
+    ct_sink_event(h->sink, &it);
     if (batch[a].ts < h->first_ts)
       h->first_ts = batch[a].ts;
     st->next_ev = batch[a].idx + 1;
@@ -289,6 +232,7 @@ static uint64_t scan_station(struct ct_harvest *h, uint32_t i, enum ct_scan mode
   }
   st->harvested += written;
   h->harvested += written;
+  h->v1_seen |= written > 0;
   /* Room for the writers of a lossless run: every index below next_ev is
    * written or counted lost, its slot may be reused. seq_cst: the Dekker pair
    * with a waiting writer's waiters increment (ct_harvest_scan's load).
@@ -302,24 +246,73 @@ static uint64_t scan_station(struct ct_harvest *h, uint32_t i, enum ct_scan mode
   return nb;
 }
 
+/* min(allocated_count, n), never going down; new station indexes join the v1
+ * scan list (a v2 station leaves it once its CTP_STF_RINGS is seen). */
 static uint32_t used_now(struct ct_harvest *h) {
   uint32_t a = atomic_load_explicit(&h->hdr->allocated_count, memory_order_acquire);
   uint32_t u = a < h->n ? a : h->n;
-  if (u > h->used)
-    h->used = u;
-  return h->used;
+  if (u <= h->used)
+    return h->used;
+  if (u - h->used > h->capv1 - h->nv1) {
+    uint32_t cap = h->capv1 ? h->capv1 : 64;
+    while (cap - h->nv1 < u - h->used)
+      cap = cap > h->n / 2 ? h->n : cap * 2;
+    uint32_t *v = realloc(h->v1list, (size_t)cap * sizeof(*v));
+    if (!v)
+      return h->used; /* ENOMEM: the new stations wait for the next pass */
+    h->v1list = v;
+    h->capv1 = cap;
+  }
+  for (uint32_t i = h->used; i < u; i++) {
+    h->v1list[h->nv1++] = i;
+    h->st[i].listed = 1;
+  }
+  h->used = u;
+  return u;
+}
+
+/* 1 when station i is a v2 station (its events are in rings): seen once by
+ * the ring reader, or now in its ext_flags (acquire: the creator's release). */
+static int is_v2(struct ct_harvest *h, uint32_t i) {
+  if (h->st[i].v2)
+    return 1;
+  if (!h->rings)
+    return 0;
+  struct ctp_station *s = ctp_station_at(h->base, i);
+  if (atomic_load_explicit(&s->ext_flags, memory_order_acquire) & CTP_STF_RINGS)
+    h->st[i].v2 = 1;
+  return h->st[i].v2;
 }
 
 uint64_t ct_harvest_scan(struct ct_harvest *h, enum ct_scan mode) {
   uint64_t got = 0;
-  uint32_t used = used_now(h);
+  used_now(h);
   h->peak = 0;
   h->progress = 0;
   h->first_ts = UINT64_MAX;
-  for (uint32_t i = 0; i < used; i++)
-    if (mode == CT_SCAN_FULL || !h->st[i].retired)
+  /* The v1 stations: the scan list, compacted as stations turn out to be
+   * v2 (classified once) or retire; the final pass takes retired ones too. */
+  if (mode == CT_SCAN_FULL) {
+    for (uint32_t i = 0; i < h->used; i++)
+      if (!is_v2(h, i))
+        got += scan_station(h, i, mode);
+  } else {
+    uint32_t keep = 0;
+    for (uint32_t k = 0; k < h->nv1; k++) {
+      uint32_t i = h->v1list[k];
+      if (is_v2(h, i) || h->st[i].retired) {
+        h->st[i].listed = 0;
+        continue;
+      }
       got += scan_station(h, i, mode);
-  if (h->progress) {
+      h->v1list[keep++] = i;
+    }
+    h->nv1 = keep;
+  }
+  if (h->rings)
+    got += ct_rings_scan(h);
+  ct_sink_kick(h->sink);
+  if (h->progress && h->lossless) {
     /* Lossless writers skip their waits while this word stands still after a
      * timeout (a stopped engine); it moves with every scan that made room. */
     atomic_fetch_add_explicit(&h->hdr->harvest_epoch, 1, memory_order_seq_cst);
@@ -337,12 +330,15 @@ uint32_t ct_harvest_live(const struct ct_harvest *h) {
 }
 
 void ct_harvest_finish(struct ct_harvest *h, uint64_t *events, uint64_t *lost) {
-  struct ct_writer *w = h->w;
   uint32_t used = used_now(h);
   *events = *lost = 0;
   for (uint32_t i = 0; i < used; i++) {
     struct ct_station_state *st = &h->st[i];
     struct ctp_station *s = ctp_station_at(h->base, i);
+    if (is_v2(h, i)) {
+      ct_rings_station_end(h, i, events, lost);
+      continue;
+    }
     read_ext(h, i);
     if (!st->probe_id)
       st->probe_id = LOAD(&s->probe_id);
@@ -362,16 +358,12 @@ void ct_harvest_finish(struct ct_harvest *h, uint64_t *events, uint64_t *lost) {
     st->dead = __atomic_load_n(&s->is_dead, __ATOMIC_ACQUIRE) != 0;
     *events += n;
     *lost += n - st->harvested;
-    ct_w_str(w, "{\"type\":\"station_end\",\"probe_id\":");
-    ct_w_u64(w, st->probe_id);
-    ct_w_str(w, ",\"station\":");
-    ct_w_u64(w, i);
-    ct_w_str(w, ",\"events\":");
-    ct_w_u64(w, n);
-    ct_w_str(w, ",\"harvested\":");
-    ct_w_u64(w, st->harvested);
-    ct_w_str(w, ",\"lost\":");
-    ct_w_u64(w, n - st->harvested);
-    ct_w_str(w, st->dead ? ",\"dead\":true}\n" : ",\"dead\":false}\n");
+    struct ct_station_end se = {.probe_id = st->probe_id,
+                                .events = n,
+                                .harvested = st->harvested,
+                                .lost = n - st->harvested,
+                                .station = i,
+                                .dead = st->dead};
+    ct_rec_station_end(h->w, &se);
   }
 }

@@ -45,20 +45,6 @@ static int known(const struct ct_proc *p, const struct ct_module *m) {
   return 0;
 }
 
-static void write_module(struct ct_writer *w, pid_t pid, const struct ct_module *m) {
-  ct_w_str(w, "{\"type\":\"module\",\"pid\":");
-  ct_w_u64(w, (uint64_t)pid);
-  ct_w_str(w, ",\"start\":");
-  ct_w_hex(w, m->start);
-  ct_w_str(w, ",\"end\":");
-  ct_w_hex(w, m->end);
-  ct_w_str(w, ",\"offset\":");
-  ct_w_hex(w, m->offset);
-  ct_w_str(w, ",\"path\":");
-  ct_w_json(w, m->path, strlen(m->path));
-  ct_w_str(w, "}\n");
-}
-
 static uint64_t hex(const char **p) {
   uint64_t v = 0;
   for (;; (*p)++) {
@@ -167,7 +153,7 @@ void ct_proc_read_maps(struct ct_proc *p, struct ct_writer *w) {
       if (!m.path)
         break;
       p->mods[p->nmods++] = m;
-      write_module(w, p->pid, &m);
+      ct_rec_module(w, p->pid, &m);
     }
     line = end + 1;
   }

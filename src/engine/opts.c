@@ -29,9 +29,13 @@ void ct_opts_usage(FILE *f) {
           "      --lossless      a writer whose ring is full waits for the engine (bounded)\n"
           "      --lossless-ms MS  longest such wait of one event (default 1000), then it counts a "
           "loss\n"
+          "      --rings N       per-thread event rings offered to our probe (default %u, max %u;\n"
+          "                      0: stations only, as the reference engine)\n"
+          "      --ring-kib K    size of one ring in KiB, a power of two (default %u, 4..%u)\n"
           "  -h, --help          this help\n"
           "The exit status is the program's (128+N when killed by signal N); see docs/ENGINE.md.\n",
-          CTP_STATIONS_MAX);
+          CTP_STATIONS_MAX, CT_RINGS_DEFAULT, CTP_RINGS_MAX, CT_RING_KIB_DEFAULT,
+          CTP_RING_BYTES_MAX / 1024u);
 }
 
 /* Word the error "opt: what" into why; return -EINVAL. */
@@ -88,6 +92,8 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
   o->stations = CT_STATIONS_DEFAULT;
   o->poll_ms = CT_POLL_MS_DEFAULT;
   o->lossless_ms = CT_LOSSLESS_MS_DEFAULT;
+  o->rings = CT_RINGS_DEFAULT;
+  o->ring_kib = CT_RING_KIB_DEFAULT;
   int i = 1;
   for (; i < argc; i++) {
     const char *a = argv[i];
@@ -117,9 +123,10 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
     static const struct {
       const char *name, *shortname;
       int single_ok;
-    } vopts[] = {{"out", "-o", 1},   {"stations", "-n", 0},   {"poll-ms", NULL, 0},
-                 {"shm", NULL, 1},   {"sock", NULL, 1},       {"cmd", NULL, 1},
-                 {"serve", NULL, 0}, {"lossless-ms", NULL, 0}};
+    } vopts[] = {{"out", "-o", 1},     {"stations", "-n", 0},    {"poll-ms", NULL, 0},
+                 {"shm", NULL, 1},     {"sock", NULL, 1},        {"cmd", NULL, 1},
+                 {"serve", NULL, 0},   {"lossless-ms", NULL, 0}, {"rings", NULL, 0},
+                 {"ring-kib", NULL, 0}};
     int which = -1;
     for (size_t k = 0; k < sizeof(vopts) / sizeof(vopts[0]) && which < 0; k++) {
       if (vopts[k].shortname && strcmp(a, vopts[k].shortname) == 0) {
@@ -177,10 +184,23 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
         return bad(why, whylen, a, "needs a command");
       o->cmd = val;
       break;
-    default:
+    case 7:
       if (parse_uint(why, whylen, a, val, 1, 600000, &v))
         return -EINVAL;
       o->lossless_ms = (int)v;
+      break;
+    case 8:
+      if (parse_uint(why, whylen, a, val, 0, CTP_RINGS_MAX, &v))
+        return -EINVAL;
+      o->rings = (uint32_t)v;
+      break;
+    default:
+      if (parse_uint(why, whylen, a, val, CTP_RING_BYTES_MIN / 1024u, CTP_RING_BYTES_MAX / 1024u,
+                     &v))
+        return -EINVAL;
+      if (v & (v - 1))
+        return bad(why, whylen, a, "must be a power of two (4, 8, 16, ... KiB)");
+      o->ring_kib = (uint32_t)v;
       break;
     }
   }

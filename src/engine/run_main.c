@@ -6,18 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "corotracer.h"
 #include "engine/engine.h"
 #include "html/live.h"
 
-#define CT_ENGINE_VERSION "corotracer " COROTRACER_VERSION /* include/corotracer.h */
 /* While events flow the loop naps between scans (ppoll, which serves signals
  * and connections too), for as long as the fullest ring took to get
  * CT_NAP_FILL of its 8 slots filled: it comes back before any ring laps and
@@ -37,6 +34,15 @@
  * it comes back at full speed: only this cap bounds how long the engine stays
  * away while events flow, hence the lossless rate of docs/ENGINE.md "Bound". */
 #define CT_NAP_MAX_NS 250000u
+/* The same when only rings carry events: half a ring at 1 M records/s (16 ms
+ * for 32768 records), so a writer that jumps from a trickle to 1 us spacing
+ * within one nap still fits; the rate estimate shortens the nap for a faster
+ * one. */
+#define CT_NAP_RING_NS_PER_REC 500u
+/* Longest sleep while a thread owns a ring: its writer does not fence before
+ * reading tracer_sleeping, so an event written as we fall asleep may wake
+ * nobody (docs/PROTOCOL.md "v2", step 4); it waits at most this long. */
+#define CT_RING_SLEEP_NS 100000000u
 /* Timer slack of the engine: the default 50 us would stretch short naps. */
 #define CT_TIMER_SLACK_NS 5000u
 /* How often a busy (not napping) loop looks at signals and connections. */
@@ -54,7 +60,8 @@ struct run {
   struct ct_opts o;
   struct ct_rt rt;
   struct ct_target t;
-  struct ct_writer w;
+  struct ct_sink sink;
+  struct ct_clock clock;
   struct ct_procs procs;
   struct ct_harvest h;
   struct ct_status status;
@@ -125,7 +132,7 @@ static void do_pass(struct pass *p) {
  * (or the trace cannot be written: then only the final totals). */
 static struct pass guarded(struct run *r, enum pass_op op) {
   struct pass p = {.r = r, .op = op};
-  if (r->shm_broken || (r->w.err && op != PASS_FINISH && op != PASS_LIVE))
+  if (r->shm_broken || (ct_sink_err(&r->sink) && op != PASS_FINISH && op != PASS_LIVE))
     return p;
   do_pass(&p);
   if (ct_guard_tripped()) {
@@ -139,88 +146,40 @@ static struct pass guarded(struct run *r, enum pass_op op) {
 
 /* ---- trace records -------------------------------------------------------- */
 static void report_trace_error(struct run *r) {
-  if (!r->w.err || r->trace_reported)
+  int err = ct_sink_err(&r->sink);
+  if (!err || r->trace_reported)
     return;
   r->trace_reported = 1;
   ct_status_clear(&r->status);
   fprintf(stderr, "corotracer: %s: %s; trace stopped, the program keeps running\n", r->o.out,
-          strerror(r->w.err));
+          strerror(err));
 }
 
 static void write_meta(struct run *r) {
-  struct ct_writer *w = &r->w;
-  unsigned char id[16] = {0};
-  size_t got = 0;
-  while (got < sizeof(id)) {
-    ssize_t k = getrandom(id + got, sizeof(id) - got, 0);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      break; /* no entropy source: a zero-padded id still parses */
-    got += (size_t)k;
-  }
-  char hex[33];
-  for (size_t i = 0; i < sizeof(id); i++)
-    snprintf(hex + 2 * i, 3, "%02x", id[i]);
-  char host[256] = "";
-  gethostname(host, sizeof(host) - 1);
-  uint64_t mono = ct_now_ns(CLOCK_MONOTONIC), wall = ct_now_ns(CLOCK_REALTIME);
-  ct_w_str(w,
-           "{\"type\":\"meta\",\"format\":\"corotracer-trace\",\"format_version\":1,\"run_id\":\"");
-  ct_w_str(w, hex);
-  ct_w_str(w, "\",\"host\":");
-  ct_w_json(w, host, strlen(host));
-  ct_w_str(w, ",\"engine\":\"" CT_ENGINE_VERSION "\",\"command\":[");
-  for (char **a = r->o.argv; *a; a++) {
-    if (a != r->o.argv)
-      ct_w_str(w, ",");
-    ct_w_json(w, *a, strlen(*a));
-  }
-  ct_w_str(w, "],\"engine_pid\":");
-  ct_w_u64(w, (uint64_t)getpid());
-  ct_w_str(w, ",\"target_pid\":");
-  ct_w_u64(w, (uint64_t)r->t.pid);
-  ct_w_str(w, ",\"stations\":");
-  ct_w_u64(w, r->o.stations);
-  ct_w_str(w, ",\"clock\":{\"mono_ns\":");
-  ct_w_u64(w, mono);
-  ct_w_str(w, ",\"wall_ns\":");
-  ct_w_u64(w, wall);
-  ct_w_str(w, "},\"poll_ms\":");
-  ct_w_u64(w, (uint64_t)r->o.poll_ms);
-  ct_w_str(w, "}\n");
+  struct ct_meta m = {.argv = r->o.argv,
+                      .engine_pid = (uint64_t)getpid(),
+                      .target_pid = (uint64_t)r->t.pid,
+                      .stations = r->o.stations,
+                      .rings = r->o.rings,
+                      .ring_bytes = r->o.ring_kib * 1024u,
+                      .clock = r->o.clock,
+                      .poll_ms = r->o.poll_ms};
+  ct_rec_meta(&r->sink.tw, &m);
 }
 
 static void write_process(struct run *r, pid_t pid, const char *event) {
-  ct_w_str(&r->w, "{\"type\":\"process\",\"pid\":");
-  ct_w_u64(&r->w, (uint64_t)pid);
-  ct_w_str(&r->w, ",\"event\":\"");
-  ct_w_str(&r->w, event);
-  ct_w_str(&r->w, "\",\"ts\":");
-  ct_w_u64(&r->w, ct_now_ns(CLOCK_MONOTONIC));
-  ct_w_str(&r->w, "}\n");
+  ct_rec_process(&r->sink.tw, pid, event, ct_now_ns(CLOCK_MONOTONIC));
 }
 
-/* "exited with 3" / "killed by SIGSEGV (core dumped)" for the summary, and
- * the end line's exit object. */
+/* "exited with 3" / "killed by SIGSEGV (core dumped)" for the summary. */
 static void describe_exit(struct run *r, char *desc, size_t n) {
-  struct ct_writer *w = &r->w;
   int st = r->t.status;
   if (WIFSIGNALED(st)) {
     const char *abbrev = sigabbrev_np(WTERMSIG(st));
-    char name[32];
-    snprintf(name, sizeof(name), "SIG%s", abbrev ? abbrev : "UNKNOWN");
-    snprintf(desc, n, "program killed by %s%s", name, WCOREDUMP(st) ? " (core dumped)" : "");
-    ct_w_str(w, "{\"signal\":");
-    ct_w_u64(w, (uint64_t)WTERMSIG(st));
-    ct_w_str(w, ",\"name\":");
-    ct_w_json(w, name, strlen(name));
-    ct_w_str(w, WCOREDUMP(st) ? ",\"core\":true}" : ",\"core\":false}");
+    snprintf(desc, n, "program killed by SIG%s%s", abbrev ? abbrev : "UNKNOWN",
+             WCOREDUMP(st) ? " (core dumped)" : "");
   } else {
     snprintf(desc, n, "program exited with %d", ct_target_exit_code(&r->t));
-    ct_w_str(w, "{\"code\":");
-    ct_w_u64(w, (uint64_t)ct_target_exit_code(&r->t));
-    ct_w_str(w, "}");
   }
 }
 
@@ -325,14 +284,14 @@ static int serve_fds(struct run *r) {
     for (size_t i = first; i < r->nconns; i++) {
       struct ct_proc *p = r->conns[i].pid > 0 ? ct_procs_get(&r->procs, r->conns[i].pid) : NULL;
       if (p)
-        ct_proc_read_maps(p, &r->w);
+        ct_proc_read_maps(p, &r->sink.tw);
     }
     /* The module lines are in the file before the probe may go on: a
      * process that exits right after attaching keeps its sites symbolizable
      * (docs/PROTOCOL.md "Attach"). Never blocks: a probe that stopped
      * waiting just leaves the byte unread. */
     if (attached)
-      ct_writer_flush(&r->w);
+      ct_sink_sync(&r->sink);
     for (size_t i = first; i < r->nconns; i++)
       (void)send(r->conns[i].fd, "1", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
   }
@@ -347,7 +306,7 @@ static int serve_fds(struct run *r) {
 /* ---- the loop ------------------------------------------------------------- */
 /* The next nap after a scan that found events: the fullest ring got `peak`
  * new events in `elapsed` ns; come back when it would hold CT_NAP_FILL. */
-static uint64_t next_nap(uint64_t nap, uint64_t elapsed, uint64_t peak) {
+static uint64_t next_nap(uint64_t nap, uint64_t elapsed, uint64_t peak, uint64_t nap_max) {
   /* peak + 1: `peak` new indexes in `elapsed` may be one event short of the
    * true rate (an event just after the scan), and with peak == 1 the rate
    * estimate would be off by a factor of 2: the nap then let a ring fill
@@ -356,7 +315,7 @@ static uint64_t next_nap(uint64_t nap, uint64_t elapsed, uint64_t peak) {
   uint64_t grow = 2 * (nap > CT_NAP_MIN_NS ? nap : CT_NAP_MIN_NS);
   if (want > grow)
     want = grow;
-  return want < CT_NAP_MAX_NS ? want : CT_NAP_MAX_NS;
+  return want < nap_max ? want : nap_max;
 }
 
 static void harvest_loop(struct run *r) {
@@ -378,17 +337,23 @@ static void harvest_loop(struct run *r) {
     if (r->t.exited)
       break;
     uint64_t elapsed = now - last_scan;
+    uint64_t nap_max = (uint64_t)r->h.cap * CT_NAP_RING_NS_PER_REC;
+    if (r->h.v1_seen || nap_max < CT_NAP_MAX_NS)
+      nap_max = CT_NAP_MAX_NS;
+    uint64_t sleep_ns = wait_ns;
+    if (r->h.rings_owned && sleep_ns > CT_RING_SLEEP_NS)
+      sleep_ns = CT_RING_SLEEP_NS;
     last_scan = now;
     if (p.got > 0 || attached) {
       /* A process that just attached usually starts with a burst: no nap. */
-      nap = attached ? 0 : next_nap(nap, elapsed, p.peak);
+      nap = attached ? 0 : next_nap(nap, elapsed, p.peak, nap_max);
       if (nap >= CT_NAP_MIN_NS)
         timeout = nap;
       else if (r->sched_rt && !attached)
         timeout = CT_NAP_MIN_NS; /* see the busy case below */
       last_got = now;
-      if (r->w.len >= CT_FLUSH_BYTES || now - last_flush >= CT_FLUSH_NS) {
-        ct_writer_flush(&r->w);
+      if (r->sink.tw.len >= CT_FLUSH_BYTES || now - last_flush >= CT_FLUSH_NS) {
+        ct_sink_flush(&r->sink);
         last_flush = now;
       }
     } else if (nap < CT_NAP_MIN_NS && now - last_got < CT_BUSY_LINGER_NS) {
@@ -397,26 +362,26 @@ static void harvest_loop(struct run *r) {
        * that never sleeps would keep a whole CPU from the program. */
       if (r->sched_rt)
         timeout = CT_NAP_MIN_NS;
-    } else if (nap >= CT_NAP_MIN_NS && nap < CT_NAP_MAX_NS) {
+    } else if (nap >= CT_NAP_MIN_NS && nap < nap_max) {
       /* An empty nap: a gentle flow (or its end). Nap on, twice as long up
        * to the cap, before sleeping: a flow of one event per 50-250 us would
        * otherwise make every event a wake-up byte (a send(2) in the program)
        * and two passes here. */
-      nap = 2 * nap < CT_NAP_MAX_NS ? 2 * nap : CT_NAP_MAX_NS;
+      nap = 2 * nap < nap_max ? 2 * nap : nap_max;
       timeout = nap;
     } else {
       /* Nothing new for a whole nap: the flow has stopped, or is a trickle
        * that a wake-up byte serves better. */
       nap = CT_NAP_MIN_NS;
-      ct_writer_flush(&r->w);
+      ct_sink_flush(&r->sink);
       last_flush = now;
       report_trace_error(r);
-      if (r->shm_broken || r->w.err) {
+      if (r->shm_broken || ct_sink_err(&r->sink)) {
         timeout = wait_ns; /* nothing left to harvest: just wait for the end */
       } else {
         slept = 1;
         if (guarded(r, PASS_SLEEP).got == 0)
-          timeout = wait_ns;
+          timeout = sleep_ns;
         else
           last_got = now; /* the flow goes on: the gap rule again */
       }
@@ -433,7 +398,7 @@ static void harvest_loop(struct run *r) {
       last_poll = ct_now_ns(CLOCK_MONOTONIC);
       if (!slept && timeout > 0 && r->npolled == 0 && last_poll - w0 > timeout + r->late_max)
         r->late_max = last_poll - w0 - timeout;
-      blocked = slept && timeout == wait_ns;
+      blocked = slept && timeout == sleep_ns;
     }
     if (slept)
       guarded(r, PASS_WAKE);
@@ -449,54 +414,53 @@ static void harvest_loop(struct run *r) {
 static int finish(struct run *r, uint64_t start_mono) {
   wait_fds(r, 0); /* attach/detach lines of the last moment */
   serve_fds(r);
+  r->h.final = 1; /* nothing held back: the rings are read to their heads */
   guarded(r, PASS_SCAN_FULL);
   struct pass fin = guarded(r, PASS_FINISH);
-  struct ct_writer *w = &r->w;
   if (r->shm_broken) {
     /* The probe's counters are gone with the file: only what we read counts. */
     fin.events = r->h.harvested;
     fin.lost = 0;
   }
-  ct_w_str(w, "{\"type\":\"end\",\"ts\":");
-  ct_w_u64(w, r->exit_mono);
-  ct_w_str(w, ",\"wall_ns\":");
-  ct_w_u64(w, ct_now_ns(CLOCK_REALTIME) - (ct_now_ns(CLOCK_MONOTONIC) - r->exit_mono));
-  ct_w_str(w, ",\"exit\":");
+  struct ct_harvest *h = &r->h;
+  struct ct_end e = {
+      .ts = r->exit_mono,
+      .wall_ns = ct_now_ns(CLOCK_REALTIME) - (ct_now_ns(CLOCK_MONOTONIC) - r->exit_mono),
+      .wstatus = r->t.status,
+      .exit_code = ct_target_exit_code(&r->t),
+      .events = fin.events,
+      .harvested = h->harvested,
+      .lost = fin.lost,
+      .stations_used = h->used,
+      .untraced = fin.untraced,
+      .torn_retries = h->torn,
+      .sched_rt = r->sched_rt,
+      .shm_broken = r->shm_broken,
+      .rings = h->rings,
+      .ring_lost = h->ring_lost,
+      .stale = h->stale,
+      .bad = h->bad,
+      .gap = h->gap,
+      .sink_stalls = r->sink.stalls,
+      .wake_late_max_us = r->late_max / 1000u,
+  };
+  if (h->rings && !r->shm_broken) {
+    e.no_ring = atomic_load_explicit(&h->hdr->no_ring, memory_order_relaxed);
+    /* Lost in the rings' reading, not in any station's counters. */
+    e.events += h->bad + h->gap;
+    e.lost += h->bad + h->gap;
+  }
   char desc[96];
   describe_exit(r, desc, sizeof(desc));
-  ct_w_str(w, ",\"events\":");
-  ct_w_u64(w, fin.events);
-  ct_w_str(w, ",\"harvested\":");
-  ct_w_u64(w, r->h.harvested);
-  ct_w_str(w, ",\"lost\":");
-  ct_w_u64(w, fin.lost);
-  ct_w_str(w, ",\"stations_used\":");
-  ct_w_u64(w, r->h.used);
-  ct_w_str(w, ",\"untraced_coroutines\":");
-  ct_w_u64(w, fin.untraced);
-  /* torn: torn records in the trace, as the reference wrote them; ours are
-   * retried, never written. torn_retries says how often that happened. */
-  ct_w_str(w, ",\"torn\":0,\"torn_retries\":");
-  ct_w_u64(w, r->h.torn);
-  /* How the harvest loop was scheduled: "normal" means a busy CPU could keep
-   * it away for a scheduler slice (docs/ENGINE.md "Bound"). */
-  ct_w_str(w, r->sched_rt ? ",\"sched\":\"fifo\"" : ",\"sched\":\"normal\"");
-  /* The engine's own CPU time (not the target's), for the cost it claims. */
-  ct_w_str(w, ",\"engine_cpu_us\":");
-  ct_w_u64(w, ct_now_ns(CLOCK_PROCESS_CPUTIME_ID) / 1000u);
-  ct_w_str(w, ",\"wake_late_max_us\":");
-  ct_w_u64(w, r->late_max / 1000u);
-  /* Readers skip unknown keys; this one says the totals are partial. */
-  if (r->shm_broken)
-    ct_w_str(w, ",\"error\":\"shared memory truncated by the target\"");
-  ct_w_str(w, "}\n");
-  ct_writer_close(w);
+  e.engine_cpu_us = ct_now_ns(CLOCK_PROCESS_CPUTIME_ID) / 1000u;
+  ct_rec_end(&r->sink.tw, &e);
+  ct_sink_close(&r->sink);
   ct_status_clear(&r->status);
   report_trace_error(r);
   if (!r->o.quiet)
-    ct_status_summary(&r->h, fin.events, fin.lost, fin.untraced,
+    ct_status_summary(&r->h, e.events, e.lost, fin.untraced,
                       (double)(r->exit_mono - start_mono) / 1e9, r->o.out, desc);
-  if (r->w.err || r->shm_broken)
+  if (ct_sink_err(&r->sink) || r->shm_broken)
     return CT_EXIT_FAIL;
   return ct_target_exit_code(&r->t);
 }
@@ -507,7 +471,7 @@ int ct_run_main(int argc, char **argv) {
   struct ct_live *live = NULL;
   memset(&r, 0, sizeof(r));
   r.sigfd = -1;
-  r.w.fd = -1;
+  r.sink.fw.fd = -1;
   r.rt.shm_fd = r.rt.listen_fd = -1;
   r.t.tty_fd = -1;
   char why[4352];
@@ -524,6 +488,9 @@ int ct_run_main(int argc, char **argv) {
     fprintf(stderr, "corotracer: signals: %s\n", strerror(-r.sigfd));
     goto out;
   }
+  /* The clock v2 records are stamped with, and its first calibration pair
+   * (the second one 10 ms later, still before the target starts). */
+  r.o.clock = r.o.rings ? ct_clock_pick() : CTP_CLOCK_MONO;
   /* Runtime files first: a failure there leaves an existing trace alone. */
   if (ct_rt_create(&r.rt, &r.o, why, sizeof why)) {
     fprintf(stderr, "corotracer: %s\n", why);
@@ -534,7 +501,7 @@ int ct_run_main(int argc, char **argv) {
     fprintf(stderr, "corotracer: SIGBUS handler: %s\n", strerror(-e));
     goto out;
   }
-  e = ct_writer_open(&r.w, r.o.out, r.o.append);
+  e = ct_sink_open(&r.sink, r.o.out, r.o.append);
   if (e) {
     fprintf(stderr, "corotracer: %s: %s\n", r.o.out, strerror(-e));
     goto out;
@@ -546,16 +513,18 @@ int ct_run_main(int argc, char **argv) {
   }
   if (live)
     fprintf(stderr, "corotracer: live dashboard at %s\n", ct_live_url(live));
-  if (ct_harvest_init(&r.h, r.rt.map, r.o.stations, &r.procs, &r.w)) {
-    fprintf(stderr, "corotracer: harvest: %s\n", strerror(ENOMEM));
+  if ((e = ct_harvest_init(&r.h, r.rt.map, r.rt.map_len, r.o.stations, &r.procs, &r.sink,
+                           &r.clock))) {
+    fprintf(stderr, "corotracer: harvest: %s\n", strerror(-e));
     goto out;
   }
+  ct_clock_init(&r.clock, r.o.clock);
   ct_status_init(&r.status, !r.o.quiet && (r.o.status || isatty(STDERR_FILENO)));
   /* Before the fork: a v1 SDK writes from its first instant without waiting
    * for us, and a SCHED_OTHER engine that a busy CPU keeps away right after
    * the fork loses its first events. SCHED_RESET_ON_FORK keeps the target
    * (and anything else we fork) SCHED_OTHER. */
-  r.sched_rt = !r.o.no_rt && ct_sched_realtime() == 0;
+  r.sched_rt = !r.o.no_rt && ct_sched_realtime() == 0 && ct_sink_realtime(&r.sink) == 0;
   uint64_t start = ct_now_ns(CLOCK_MONOTONIC);
   e = ct_target_spawn(&r.t, r.o.argv, ct_rt_shm_env(&r.rt), r.rt.sock_path, r.o.stations);
   if (e && !r.t.pid) {
@@ -572,7 +541,7 @@ int ct_run_main(int argc, char **argv) {
     rc = finish(&r, start); /* the child's 127, unless the trace failed */
     goto out;
   }
-  ct_writer_flush(&r.w);
+  ct_sink_flush(&r.sink);
   (void)prctl(PR_SET_TIMERSLACK, CT_TIMER_SLACK_NS, 0, 0,
               0); /* best effort: naps stay a bit longer */
   harvest_loop(&r);
@@ -585,7 +554,7 @@ out:
     close(r.conns[i].fd);
   free(r.conns);
   free(r.pfds);
-  ct_writer_close(&r.w);
+  ct_sink_close(&r.sink);
   ct_harvest_free(&r.h);
   ct_procs_free(&r.procs);
   ct_rt_destroy(&r.rt);

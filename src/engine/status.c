@@ -56,7 +56,7 @@ void ct_status_summary(const struct ct_harvest *h, uint64_t events, uint64_t los
           "corotracer: %s; %.2f s; %llu events harvested, %llu lost of %llu; %u coroutines traced, "
           "%u untraced (no free station); trace: %s\n",
           exit_desc, secs, (unsigned long long)h->harvested, (unsigned long long)lost,
-          (unsigned long long)events, h->used, untraced, trace);
+          (unsigned long long)events, h->used - h->v2_stations + h->incarnations, untraced, trace);
   if (!lost || !h->used)
     return;
   uint32_t *idx = malloc(h->used * sizeof(*idx));

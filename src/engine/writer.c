@@ -7,9 +7,6 @@
 
 #include "engine/engine.h"
 
-/* Big enough that a busy harvest makes few write(2) calls. */
-#define CT_W_BUF (256u * 1024u)
-
 int ct_writer_open(struct ct_writer *w, const char *path, int append) {
   memset(w, 0, sizeof(*w));
   w->fd = -1;
@@ -32,6 +29,11 @@ int ct_writer_open(struct ct_writer *w, const char *path, int append) {
 }
 
 int ct_writer_flush(struct ct_writer *w) {
+  if (w->sink) { /* a text writer: its bytes go to the formatter's queue */
+    ct_sink_text(w->sink, w->buf, w->len);
+    w->len = 0;
+    return 0;
+  }
   size_t off = 0;
   while (!w->err && off < w->len) {
     ssize_t k = write(w->fd, w->buf + off, w->len - off);

@@ -15,7 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "probe/probe.h"
+#include "common/ticks.h"
+#include "probe/ring.h"
 
 struct ct_probe corotracer__probe = {.state = CT_UNINIT, .sock = -1};
 
@@ -90,10 +91,40 @@ static int ct_read_header(int fd, void *buf, size_t len) {
   return 0;
 }
 
+/* An area of len bytes at off lies in [start, end), 64-byte aligned. */
+static int ct_area_ok(uint64_t off, uint64_t len, uint64_t start, uint64_t end) {
+  return off % 64 == 0 && off >= start && off <= end && len <= end - off;
+}
+
+/* Does header h (of a file of size bytes, n stations) offer v2 that we can
+ * use? Every check of docs/PROTOCOL.md "Negotiation"; any failure means the
+ * v1 stations, silently (the engine sees stations without CTP_STF_RINGS). */
+static int ct_v2_offered(const struct ctp_header *h, uint32_t n, uint64_t size) {
+  uint64_t stations_end = CTP_FILE_SIZE(n);
+  uint64_t end = h->v2_size;
+  if (h->ext_magic != CTP_EXT_MAGIC || !(h->mode & CTP_MODE_RINGS))
+    return 0;
+  if (end > size || end < stations_end)
+    return 0;
+  if (h->ring_bytes < CTP_RING_BYTES_MIN || h->ring_bytes > CTP_RING_BYTES_MAX ||
+      (h->ring_bytes & (h->ring_bytes - 1)) != 0)
+    return 0;
+  if (h->ring_count < 1 || h->ring_count > CTP_RINGS_MAX)
+    return 0;
+  if (!ct_area_ok(h->station_q_off, CTP_QUEUE_SIZE(n), stations_end, end) ||
+      !ct_area_ok(h->ring_q_off, CTP_QUEUE_SIZE(h->ring_count), stations_end, end) ||
+      !ct_area_ok(h->rings_off, h->ring_count * CTP_RING_SIZE(h->ring_bytes), stations_end, end))
+    return 0;
+  /* Only a counter this CPU reads; CLOCK_MONOTONIC everywhere. */
+  return h->clock == CTP_CLOCK_MONO || h->clock == (uint32_t)CT_TICKS_CLOCK;
+}
+
 /* Validate the file named by CTP_SHM_PATH for n stations and map it. On
- * success *hdr is a MAP_SHARED mapping of CTP_FILE_SIZE(n) bytes owned by the
- * caller. Complains (one line) on every failure. */
-static int ct_map_file(const char *path, uint32_t n, struct ctp_header **hdr) {
+ * success *hdr is a MAP_SHARED mapping of *len bytes owned by the caller:
+ * v2_size when the engine offers v2 and *v2 is set, else CTP_FILE_SIZE(n);
+ * *seen is the header as checked. Complains (one line) on every failure. */
+static int ct_map_file(const char *path, uint32_t n, struct ctp_header **hdr, uint64_t *len,
+                       int *v2, struct ctp_header *seen) {
   char eb[128];
   struct ctp_header h;
   struct stat stbuf;
@@ -150,7 +181,9 @@ static int ct_map_file(const char *path, uint32_t n, struct ctp_header **hdr) {
                 h.max_stations);
     goto out;
   }
-  void *base = mmap(NULL, (size_t)CTP_FILE_SIZE(n), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  *v2 = ct_v2_offered(&h, n, (uint64_t)stbuf.st_size);
+  *len = *v2 ? h.v2_size : CTP_FILE_SIZE(n);
+  void *base = mmap(NULL, (size_t)*len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) {
     rc = -errno;
     ct_complain("corotracer: %s=%s: cannot map: %s", CTP_ENV_SHM, path,
@@ -158,6 +191,7 @@ static int ct_map_file(const char *path, uint32_t n, struct ctp_header **hdr) {
     goto out;
   }
   *hdr = base;
+  *seen = h;
   rc = 0;
 out:
   if (fd >= 0)
@@ -283,13 +317,30 @@ static void ct_atfork_child(void) {
   }
 }
 
+/* v2 negotiated: keep the layout as checked (h, read before the mapping;
+ * the probe never re-reads it from the shared header) and the clock. */
+static void ct_use_rings(struct ctp_header *base, const struct ctp_header *h) {
+  struct ct_probe *p = &corotracer__probe;
+  p->rings = 1;
+  p->use_ticks = h->clock != CTP_CLOCK_MONO;
+  p->ring_count = h->ring_count;
+  p->ring_cap = h->ring_bytes / (uint32_t)sizeof(struct ctp_rec);
+  p->ring_base = (char *)base + h->rings_off;
+  p->ring_stride = CTP_RING_SIZE(h->ring_bytes);
+  p->station_q = ctp_queue_at(base, h->station_q_off);
+  p->ring_q = ctp_queue_at(base, h->ring_q_off);
+}
+
 static int ct_attach(void) {
   char eb[128];
   const char *shm = getenv(CTP_ENV_SHM);
   const char *sock = getenv(CTP_ENV_SOCK);
   const char *count = getenv(CTP_ENV_STATIONS);
   struct ctp_header *hdr = NULL;
+  struct ctp_header seen = {0};
+  uint64_t len = 0;
   uint32_t n = 0;
+  int v2 = 0;
   int fd = -1;
   int rc;
   if (!shm || !sock || !count) {
@@ -309,7 +360,7 @@ static int ct_attach(void) {
                 CTP_STATIONS_MAX);
     goto out;
   }
-  rc = ct_map_file(shm, n, &hdr);
+  rc = ct_map_file(shm, n, &hdr, &len, &v2, &seen);
   if (rc < 0)
     goto out;
   rc = ct_connect(sock, &fd);
@@ -319,9 +370,11 @@ static int ct_attach(void) {
   if (fd >= 0 && hdr->ext_magic == CTP_EXT_MAGIC && hdr->ext_version >= CTP_EXT_VERSION)
     ct_await_ack(fd);
   corotracer__probe.hdr = hdr;
-  corotracer__probe.map_len = CTP_FILE_SIZE(n);
+  corotracer__probe.map_len = len;
   corotracer__probe.nstations = n;
   corotracer__probe.pid = (uint32_t)getpid();
+  if (v2 && corotracer__ring_init() == 0)
+    ct_use_rings(hdr, &seen);
   /* Only our engine sets mode (a v1 engine leaves the word zero). */
   if (hdr->ext_magic == CTP_EXT_MAGIC && (hdr->mode & CTP_MODE_LOSSLESS)) {
     corotracer__probe.lossless = 1;
@@ -333,7 +386,7 @@ static int ct_attach(void) {
   rc = CT_TRACED;
 out:
   if (hdr)
-    munmap(hdr, (size_t)CTP_FILE_SIZE(n));
+    munmap(hdr, (size_t)len);
   return rc;
 }
 

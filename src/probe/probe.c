@@ -14,30 +14,33 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "probe/probe.h"
+#include "probe/ring.h"
 _Static_assert((int)COROTRACER_WAIT_NONE == CTP_WAIT_NONE &&
                    (int)COROTRACER_WAIT_FD == CTP_WAIT_FD &&
                    (int)COROTRACER_WAIT_PTR == CTP_WAIT_PTR,
                "the SDK's wait kinds are the protocol's");
 
 /* Probe ids picked for id == 0: bit 63 keeps them clear of user-space
- * addresses (what callers usually pass), the station index + 1 keeps them
- * unique within the file and non-zero. */
+ * addresses (what callers usually pass), the station index + 1 (21 bits)
+ * keeps them unique within the file and non-zero, and the station's gen
+ * (v2, 32 bits above it; 0 under v1) unique across its incarnations. */
 #define CT_ANON_ID (UINT64_C(1) << 63)
+#define CT_ANON_GEN_SHIFT 21
+_Static_assert(CTP_STATIONS_MAX < (1u << CT_ANON_GEN_SHIFT), "index + 1 fits below the gen");
 
-/* Per-thread state. initial-exec: no __tls_get_addr call on the hot path
- * (the library is small enough for the static TLS surplus when dlopen'ed). */
-struct ct_thread {
-  uint64_t tid;            /* gettid(), fetched once per thread */
-  struct ctp_station *cur; /* coroutine running on this thread, or NULL */
-  uint64_t cur_id;         /* its probe_id (0 when cur is NULL) */
-};
-static _Thread_local struct ct_thread ct_tls __attribute__((tls_model("initial-exec")));
+_Thread_local struct ct_thread corotracer__tls __attribute__((tls_model("initial-exec")));
+#define ct_tls corotracer__tls
 
-/* Contract: see probe.h. Touches only the calling thread's state. */
+/* Contract: see probe.h. Touches only the calling thread's state. The ring
+ * is forgotten too: in a fork child it belongs to the parent. */
 void corotracer__forget_current(void) {
   ct_tls.cur = NULL;
   ct_tls.cur_id = 0;
+  ct_tls.ring = NULL;
+  ct_tls.recs = NULL;
+  ct_tls.head = 0;
+  ct_tls.tail_room = 0;
+  ct_tls.ring_state = CT_RING_EXITED;
 }
 
 /* A non-NULL handle exists only after corotracer_create saw CT_TRACED with an
@@ -48,115 +51,38 @@ static inline int ct_live(void) {
   return atomic_load_explicit(&corotracer__probe.state, memory_order_relaxed) == CT_TRACED;
 }
 
-static inline uint64_t ct_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts); /* vDSO: no syscall */
-  return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
-}
-
 static inline uint64_t ct_tid(void) {
   if (__builtin_expect(ct_tls.tid == 0, 0))
     ct_tls.tid = (uint64_t)syscall(SYS_gettid);
   return ct_tls.tid;
 }
 
-/* The sleep protocol's probe half: the seq_cst exchange that published the
- * event, then this seq_cst load, pair with the engine's store + rescan. Only
- * the thread that wins the 1 -> 0 CAS sends. MSG_NOSIGNAL: a dead engine must
- * not kill the target; MSG_DONTWAIT: a full socket must not block it. Without
- * a socket the flag is left set, so another process's probe can still wake
- * the engine. */
-static void ct_kick_engine(struct ctp_header *h) {
-  if (atomic_load_explicit(&h->tracer_sleeping, memory_order_seq_cst) != 1)
-    return;
-  int fd = atomic_load_explicit(&corotracer__probe.sock, memory_order_relaxed);
-  if (fd < 0)
-    return;
-  int saved = errno; /* the scheduler calling us must not see our errno */
-  /* The program may have closed our fd and reused its number for a stream
-   * of its own: our byte must not land there. Checked here, on the rare path
-   * (the engine asleep), not per event, and before taking the flag: once the
-   * number is not ours it never will be again, so we stop sending and leave
-   * tracer_sleeping set for another process's probe (or the engine's
-   * fallback poll) to act on. */
-  struct stat sb;
-  if (fstat(fd, &sb) != 0 || !S_ISSOCK(sb.st_mode) ||
-      (uint64_t)sb.st_dev != corotracer__probe.sock_dev ||
-      (uint64_t)sb.st_ino != corotracer__probe.sock_ino) {
-    atomic_store_explicit(&corotracer__probe.sock, -1, memory_order_relaxed);
-    goto out;
-  }
-  uint32_t one = 1;
-  if (atomic_compare_exchange_strong_explicit(&h->tracer_sleeping, &one, 0, memory_order_seq_cst,
-                                              memory_order_relaxed))
-    (void)send(fd, "1", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-out:
-  errno = saved;
-}
-
-/* Lossless mode (docs/PROTOCOL.md "Lossless mode"): event k goes to the slot
- * of event k - 8, which must have been harvested first (harvested_ev > k - 8).
- * Spin a little, then sleep on the header's futex word, which the engine bumps
- * after each scan that made progress and wakes when writers wait; give up
- * after lossless_ms (the event then overwrites k - 8, which the engine counts
- * lost) and wait no more until the engine makes progress again, so a stopped
- * or dead engine delays the target by one timeout, not one per event. */
-static __attribute__((noinline, cold)) void ct_wait_room(struct ctp_station *st, uint64_t k) {
-  struct ctp_header *h = corotracer__probe.hdr;
-  uint64_t need = k - CTP_SLOTS + 1;
-  for (int spin = 0; spin < 1000; spin++) {
-    if (atomic_load_explicit(&st->harvested_ev, memory_order_acquire) >= need)
-      return;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-  }
-  if (atomic_load_explicit(&corotracer__probe.stalled, memory_order_relaxed) &&
-      atomic_load_explicit(&h->harvest_epoch, memory_order_relaxed) ==
-          atomic_load_explicit(&corotracer__probe.stall_epoch, memory_order_relaxed))
-    return;
-  atomic_store_explicit(&corotracer__probe.stalled, 0, memory_order_relaxed);
-  int saved = errno;
-  uint64_t deadline = ct_now() + (uint64_t)corotracer__probe.lossless_ms * 1000000u;
-  for (;;) {
-    ct_kick_engine(h); /* it may be asleep: our ring being full woke nobody */
-    uint32_t e0 = atomic_load_explicit(&h->harvest_epoch, memory_order_seq_cst);
-    /* Dekker pair with the engine: its seq_cst store of harvested_ev, then
-     * its load of waiters; our increment, then this load. */
-    atomic_fetch_add_explicit(&h->waiters, 1, memory_order_seq_cst);
-    int room = atomic_load_explicit(&st->harvested_ev, memory_order_seq_cst) >= need;
-    uint64_t now = ct_now();
-    if (!room && now < deadline) {
-      /* At most 10 ms per sleep: a lost wake-up byte costs no more. */
-      uint64_t left = deadline - now < 10000000u ? deadline - now : 10000000u;
-      struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
-      /* Not FUTEX_PRIVATE: the word is in a mapping shared with the engine. */
-      syscall(SYS_futex, &h->harvest_epoch, FUTEX_WAIT, e0, &ts, NULL, 0);
-    }
-    atomic_fetch_sub_explicit(&h->waiters, 1, memory_order_relaxed);
-    if (room)
-      break;
-    if (now >= deadline) {
-      atomic_store_explicit(&corotracer__probe.stall_epoch, e0, memory_order_relaxed);
-      atomic_store_explicit(&corotracer__probe.stalled, 1, memory_order_relaxed);
-      atomic_fetch_add_explicit(&corotracer__probe.timeouts, 1, memory_order_relaxed);
-      break;
-    }
-  }
-  errno = saved;
+/* Lossless wait predicate (v1): the slot of event k - 8 is harvested. */
+struct ct_slot_need {
+  struct ctp_station *st;
+  uint64_t need;
+};
+static int ct_slot_harvested(const void *arg) {
+  const struct ct_slot_need *n = arg;
+  return atomic_load_explicit(&n->st->harvested_ev, memory_order_seq_cst) >= n->need;
 }
 
 /* Write one event into station st (docs/PROTOCOL.md "Write protocol"). Any
  * number of threads may call it on one station at once. */
-static void ct_emit(struct ctp_station *st, uint64_t ts, uint8_t kind, uint64_t addr, uint8_t wait,
-                    uint64_t obj) {
+static __attribute__((noinline)) void ct_emit(struct ctp_station *st, uint64_t ts, uint8_t kind,
+                                              uint64_t addr, uint8_t wait, uint64_t obj) {
   /* The tid (a syscall on a thread's first event) is fetched before the claim,
    * so nothing slow ever runs while the slot's seq is odd. */
   uint64_t tid = ct_tid();
   uint64_t k = atomic_fetch_add_explicit(&st->ev_claimed, 1, memory_order_relaxed);
+  /* Lossless mode: event k goes to the slot of event k - 8, which must have
+   * been harvested first. When the wait gives up, the event overwrites it
+   * (the engine counts k - 8 lost). */
   if (__builtin_expect(corotracer__probe.lossless, 0) && k >= CTP_SLOTS &&
-      atomic_load_explicit(&st->harvested_ev, memory_order_acquire) < k - CTP_SLOTS + 1)
-    ct_wait_room(st, k);
+      atomic_load_explicit(&st->harvested_ev, memory_order_acquire) < k - CTP_SLOTS + 1) {
+    struct ct_slot_need need = {st, k - CTP_SLOTS + 1};
+    (void)corotracer__wait_room(ct_slot_harvested, &need);
+  }
   struct ctp_slot *sl = &st->slots[k % CTP_SLOTS];
   uint64_t t = 2 * (k / CTP_SLOTS);
   uint64_t v = atomic_load_explicit(&sl->seq, memory_order_relaxed);
@@ -180,7 +106,16 @@ static void ct_emit(struct ctp_station *st, uint64_t ts, uint8_t kind, uint64_t 
   __atomic_store_n(&sl->obj, obj, __ATOMIC_RELAXED);
   __atomic_store_n(&sl->is_active, (uint8_t)(kind == CTP_KIND_RESUME), __ATOMIC_RELAXED);
   atomic_exchange_explicit(&sl->seq, t + 2, memory_order_seq_cst);
-  ct_kick_engine(corotracer__probe.hdr);
+  corotracer__kick_engine(corotracer__probe.hdr);
+}
+
+/* One event of st: into this thread's ring under v2, else into the station. */
+static inline void ct_event(struct ctp_station *st, uint8_t kind, uint64_t site, uint8_t wait,
+                            uint64_t obj) {
+  if (__builtin_expect(corotracer__probe.rings, 1))
+    ct_ring_emit(st, kind, site, wait, obj);
+  else
+    ct_emit(st, ct_mono_ns(), kind, site, wait, obj);
 }
 
 /* The station of a coroutine that stops running on this thread (suspend,
@@ -190,8 +125,10 @@ static inline struct ctp_station *ct_leaving(corotracer_co *co) {
   struct ctp_station *st = (struct ctp_station *)co;
   if (!st || !ct_live())
     return NULL;
-  if (ct_tls.cur == st)
-    corotracer__forget_current();
+  if (ct_tls.cur == st) {
+    ct_tls.cur = NULL;
+    ct_tls.cur_id = 0;
+  }
   return st;
 }
 
@@ -210,9 +147,23 @@ int corotracer_enabled(void) {
   return corotracer__ensure_attached() == CT_TRACED;
 }
 
+/* v1: a station for a new coroutine from allocated_count, for life. Returns
+ * its index, or n when none is left. */
+static uint32_t ct_station_take_v1(struct ctp_header *h, uint32_t n) {
+  /* The load first keeps the cursor from wrapping around (and handing out
+   * station 0 again) when a program keeps creating after overflow. */
+  if (atomic_load_explicit(&h->allocated_count, memory_order_relaxed) >= n)
+    return n;
+  /* seq_cst: the engine's sleep re-scan reads allocated_count after its
+   * seq_cst store of tracer_sleeping; a new station's first event must be
+   * in that re-scan's range or see the flag (docs/PROTOCOL.md). */
+  return atomic_fetch_add_explicit(&h->allocated_count, 1, memory_order_seq_cst);
+}
+
 /* Contract: see include/corotracer.h. The handle is the station itself (no
- * allocation on any path); the station is taken for life (v1 has
- * no reuse); its fields are all written before ext_flags is release-stored,
+ * allocation on any path). v1: the station is taken for life. v2: it may be
+ * one the engine freed (docs/PROTOCOL.md "Station reuse"): gen counts its
+ * incarnations. Every field is written before ext_flags is release-stored,
  * and before the create event publishes anything. */
 corotracer_co *corotracer_create(uint64_t id, const char *label, const void *site) {
   const void *ret = __builtin_extract_return_addr(__builtin_return_address(0));
@@ -220,40 +171,48 @@ corotracer_co *corotracer_create(uint64_t id, const char *label, const void *sit
     return NULL;
   struct ctp_header *h = corotracer__probe.hdr;
   uint32_t n = corotracer__probe.nstations;
-  uint32_t i = n;
-  /* The load first keeps the cursor from wrapping around (and handing out
-   * station 0 again) when a program keeps creating after overflow. */
-  if (atomic_load_explicit(&h->allocated_count, memory_order_relaxed) < n)
-    /* seq_cst: the engine's sleep re-scan reads allocated_count after its
-     * seq_cst store of tracer_sleeping; a new station's first event must be
-     * in that re-scan's range or see the flag (docs/PROTOCOL.md). */
-    i = atomic_fetch_add_explicit(&h->allocated_count, 1, memory_order_seq_cst);
+  int rings = corotracer__probe.rings;
+  uint32_t i = rings ? corotracer__station_claim() : ct_station_take_v1(h, n);
   if (i >= n) {
     atomic_fetch_add_explicit(&h->overflow, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&corotracer__probe.dropped, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&corotracer__probe.no_station, 1, memory_order_relaxed);
     return NULL;
   }
   struct ctp_station *st = ctp_station_at(h, i);
-  uint64_t pid = id ? id : CT_ANON_ID | ((uint64_t)i + 1);
+  uint32_t gen = 0;
+  uint32_t flags = CTP_STF_EXT;
+  if (rings) {
+    gen = __atomic_load_n(&st->gen, __ATOMIC_RELAXED) + 1;
+    gen += gen == 0; /* 0 means "v1": skipped when 2^32 incarnations wrap */
+    flags |= CTP_STF_RINGS;
+  }
+  uint64_t pid = id ? id : CT_ANON_ID | (uint64_t)gen << CT_ANON_GEN_SHIFT | ((uint64_t)i + 1);
   uint64_t parent = ct_tls.cur_id;
   uint64_t where = ct_site(site, ret);
-  uint32_t flags = CTP_STF_EXT;
   /* The engine may scan the station as soon as the cursor moved: atomic
    * stores keep its early reads defined; it trusts them after ext_flags. */
   __atomic_store_n(&st->probe_id, pid, __ATOMIC_RELAXED);
-  uint64_t now = ct_now(); /* birth and the create event: one clock read */
+  uint64_t now = ct_mono_ns(); /* v1: birth and the create event, one clock read */
   __atomic_store_n(&st->birth_ts, now, __ATOMIC_RELAXED);
   __atomic_store_n(&st->create_site, where, __ATOMIC_RELAXED);
   __atomic_store_n(&st->parent_id, parent, __ATOMIC_RELAXED);
   __atomic_store_n(&st->pid, corotracer__probe.pid, __ATOMIC_RELAXED);
+  __atomic_store_n(&st->gen, gen, __ATOMIC_RELAXED);
+  __atomic_store_n(&st->is_dead, 0, __ATOMIC_RELAXED);
   if (label) {
     size_t len = strnlen(label, CTP_LABEL_MAX - 1);
     memcpy(st->label, label, len);
     st->label[len] = '\0';
     flags |= CTP_STF_LABEL;
+  } else {
+    st->label[0] = '\0'; /* a reused station's old name */
   }
   atomic_store_explicit(&st->ext_flags, flags, memory_order_release);
-  ct_emit(st, now, CTP_KIND_CREATE, where, CTP_WAIT_NONE, parent);
+  if (rings)
+    ct_ring_emit(st, CTP_KIND_CREATE, where, CTP_WAIT_NONE, parent);
+  else
+    ct_emit(st, now, CTP_KIND_CREATE, where, CTP_WAIT_NONE, parent);
   return (corotracer_co *)st;
 }
 
@@ -269,7 +228,7 @@ void corotracer__suspend(corotracer_co *co, const void *site, enum corotracer_wa
     wait = COROTRACER_WAIT_NONE;
     obj = 0;
   }
-  ct_emit(st, ct_now(), CTP_KIND_SUSPEND, ct_site(site, ret), (uint8_t)wait, obj);
+  ct_event(st, CTP_KIND_SUSPEND, ct_site(site, ret), (uint8_t)wait, obj);
 }
 
 /* Contract: see include/corotracer.h. */
@@ -279,7 +238,7 @@ void corotracer__resume(corotracer_co *co) {
     return;
   ct_tls.cur = st;
   ct_tls.cur_id = __atomic_load_n(&st->probe_id, __ATOMIC_RELAXED);
-  ct_emit(st, ct_now(), CTP_KIND_RESUME, 0, CTP_WAIT_NONE, 0);
+  ct_event(st, CTP_KIND_RESUME, 0, CTP_WAIT_NONE, 0);
 }
 
 /* Contract: see include/corotracer.h. Written into the wakee's station by the
@@ -289,7 +248,7 @@ void corotracer__wake(corotracer_co *co, const void *site) {
   struct ctp_station *st = (struct ctp_station *)co;
   if (!st || !ct_live())
     return;
-  ct_emit(st, ct_now(), CTP_KIND_WAKE, ct_site(site, ret), CTP_WAIT_NONE, ct_tls.cur_id);
+  ct_event(st, CTP_KIND_WAKE, ct_site(site, ret), CTP_WAIT_NONE, ct_tls.cur_id);
 }
 
 /* Contract: see include/corotracer.h. is_dead follows the destroy event with
@@ -299,7 +258,7 @@ void corotracer__destroy(corotracer_co *co) {
   struct ctp_station *st = ct_leaving(co);
   if (!st)
     return;
-  ct_emit(st, ct_now(), CTP_KIND_DESTROY, (uint64_t)(uintptr_t)ret, CTP_WAIT_NONE, 0);
+  ct_event(st, CTP_KIND_DESTROY, (uint64_t)(uintptr_t)ret, CTP_WAIT_NONE, 0);
   __atomic_store_n(&st->is_dead, 1, __ATOMIC_RELEASE);
 }
 
@@ -324,21 +283,28 @@ corotracer_co *corotracer_current(void) {
 }
 
 /* Contract: see include/corotracer.h. Computed on demand so the hot path
- * keeps no counter: our stations are the allocated ones stamped with our pid. */
+ * keeps no counter: v1, our stations are the allocated ones stamped with our
+ * pid; v2, the heads of the rings our threads own or owned. */
 void corotracer_stats(uint64_t *recorded, uint64_t *dropped) {
   uint64_t rec = 0;
   uint64_t drop = 0;
   if (corotracer__ensure_attached() == CT_TRACED) {
     struct ctp_header *h = corotracer__probe.hdr;
-    uint32_t n = atomic_load_explicit(&h->allocated_count, memory_order_relaxed);
-    if (n > corotracer__probe.nstations)
-      n = corotracer__probe.nstations;
-    for (uint32_t i = 0; i < n; i++) {
-      struct ctp_station *st = ctp_station_at(h, i);
-      if (__atomic_load_n(&st->pid, __ATOMIC_RELAXED) == corotracer__probe.pid)
-        rec += atomic_load_explicit(&st->ev_claimed, memory_order_relaxed);
-    }
     drop = atomic_load_explicit(&corotracer__probe.dropped, memory_order_relaxed);
+    if (corotracer__probe.rings) {
+      /* Written, plus dropped after a station was had: what v1's ev_claimed counts. */
+      rec = corotracer__ring_written() + drop -
+            atomic_load_explicit(&corotracer__probe.no_station, memory_order_relaxed);
+    } else {
+      uint32_t n = atomic_load_explicit(&h->allocated_count, memory_order_relaxed);
+      if (n > corotracer__probe.nstations)
+        n = corotracer__probe.nstations;
+      for (uint32_t i = 0; i < n; i++) {
+        struct ctp_station *st = ctp_station_at(h, i);
+        if (__atomic_load_n(&st->pid, __ATOMIC_RELAXED) == corotracer__probe.pid)
+          rec += atomic_load_explicit(&st->ev_claimed, memory_order_relaxed);
+      }
+    }
   }
   if (recorded)
     *recorded = rec;

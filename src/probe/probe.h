@@ -1,7 +1,9 @@
-/* probe.h - state shared by the probe's attach code and its event writers. */
+/* probe.h - state shared by the probe's attach code, its v1 station writer and
+ * its v2 ring writer. */
 #ifndef CT_PROBE_H
 #define CT_PROBE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -20,10 +22,19 @@
  * fork child handler, which runs alone in the child. */
 struct ct_probe {
   _Atomic int state;
+  int rings;              /* v2 negotiated (docs/PROTOCOL.md "Negotiation"): events go to rings */
+  int use_ticks;          /* v2 with clock != CTP_CLOCK_MONO: ct_ticks() stamps the records */
   struct ctp_header *hdr; /* the whole MAP_SHARED file */
   uint64_t map_len;
   uint32_t nstations;
-  uint32_t pid; /* getpid() at attach: the pid stamped on our stations */
+  uint32_t pid; /* getpid() at attach: the pid stamped on our stations and rings */
+  /* v2 only: the areas, checked against the file at attach. */
+  uint32_t ring_count;
+  uint32_t ring_cap;    /* records per ring, a power of two */
+  char *ring_base;      /* ring 0 */
+  uint64_t ring_stride; /* CTP_RING_SIZE(ring_bytes) */
+  struct ctp_queue *station_q, *ring_q;
+  pthread_key_t ring_key; /* its destructor closes the thread's ring */
   /* Connected Unix stream socket, -1 when none. Atomic: the send path drops
    * it (stores -1) when the fd number no longer names our socket. */
   _Atomic int sock;
@@ -34,19 +45,56 @@ struct ct_probe {
    * wait timed out: stalled says so, stall_epoch is harvest_epoch then. */
   _Atomic int stalled;
   _Atomic uint32_t stall_epoch;
-  /* Rare-path counter (see corotracer_stats), on its own cache line: a drop
+  /* Rare-path counters (see corotracer_stats), on their own cache line: a drop
    * storm must not slow every event's read of state. */
   _Alignas(64) _Atomic uint64_t dropped;
-  _Atomic uint64_t timeouts; /* lossless waits that gave up */
+  _Atomic uint64_t timeouts;     /* lossless waits that gave up */
+  _Atomic uint64_t no_station;   /* creates that found no station (in dropped too) */
+  _Atomic uint64_t ring_retired; /* records published by our threads in rings they left */
 };
 
 extern struct ct_probe corotracer__probe;
+
+/* Per-thread state, one TLS block (initial-exec: no __tls_get_addr call on
+ * the hot path; the library is small enough for the static TLS surplus when
+ * dlopen'ed). The ring fields are the v2 writer's private copies. */
+struct ct_thread {
+  struct ctp_ring *ring;   /* the ring this thread owns, or NULL */
+  struct ctp_rec *recs;    /* its record area */
+  uint64_t head;           /* records published (the ring's head, our copy) */
+  uint64_t tail_room;      /* tail last seen + cap: head may grow up to here */
+  uint32_t mask;           /* cap - 1 */
+  uint32_t ring_state;     /* CT_RING_* */
+  uint32_t ring_idx;       /* ring's index in the file */
+  uint64_t tid;            /* gettid(), fetched once per thread */
+  struct ctp_station *cur; /* coroutine running on this thread, or NULL */
+  uint64_t cur_id;         /* its probe_id (0 when cur is NULL) */
+};
+/* ct_thread.ring_state. */
+#define CT_RING_NONE 0    /* no ring claimed yet (first event claims one) */
+#define CT_RING_MINE 1    /* ring is ours */
+#define CT_RING_NOTFREE 2 /* none was free: events are lost until one is */
+#define CT_RING_EXITED 3  /* the thread is exiting, its ring closed: events are lost */
+
+extern _Thread_local struct ct_thread corotracer__tls __attribute__((tls_model("initial-exec")));
 
 /* Attach once per process (thread-safe) and return corotracer__probe.state: CT_TRACED
  * or a negative errno. Cheap after the first call: one acquire load. */
 int corotracer__ensure_attached(void);
 
-/* Forget the calling thread's current coroutine (fork child handler). */
+/* Forget the calling thread's current coroutine and ring (fork child handler). */
 void corotracer__forget_current(void);
 
-#endif /* CT_PROBE_H */
+/* The sleep protocol's probe half (docs/PROTOCOL.md "Write protocol" step 5):
+ * when the engine sleeps, send it one byte. Keeps errno. */
+void corotracer__kick_engine(struct ctp_header *h);
+
+/* Lossless mode: wait until room(arg) holds, spinning, then sleeping on the
+ * header's futex word, bounded by lossless_ms (docs/PROTOCOL.md "Lossless
+ * mode"). room() is called with the waiter announced, so it must load with
+ * seq_cst. Returns 1 when room holds, 0 when the wait gave up (timed out now,
+ * or skipped because an earlier wait timed out and the engine has made no
+ * progress since). Keeps errno. */
+int corotracer__wait_room(int (*room)(const void *arg), const void *arg);
+
+#endif

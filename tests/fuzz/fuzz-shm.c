@@ -1,49 +1,62 @@
 /* fuzz-shm.c - libFuzzer target: the engine's reading of the shared memory.
- * The input is the file a target could leave behind (header + stations, any
- * bytes: seqs, indexes, flags, pids, labels); the engine's live scans, sleep
- * re-scan, final scan and totals run over it and must neither crash nor read
- * outside it (ASan). The trace goes to /dev/null. */
+ * The input is the file a target could leave behind (header, stations, the
+ * v2 queues and rings: any bytes, seqs, indexes, heads, record fields,
+ * labels). The engine lays out a small v2 file (8 stations, 2 rings of 4 KiB)
+ * and copies the input over it, keeping only its own layout fields in the
+ * header; then its live scans, sleep re-scan, final scan and totals run over
+ * it and must neither crash nor read outside it (ASan). Between passes the
+ * input's tail overwrites the file again, layout fields included (the engine
+ * must have kept its own copies). The trace goes to /dev/null. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/engine.h"
 
-/* At most this many stations: enough for every path, small enough to be fast. */
 #define FUZZ_STATIONS 8u
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size < CTP_HEADER_SIZE + CTP_STATION_SIZE)
-    return 0;
-  uint32_t n = (uint32_t)((size - CTP_HEADER_SIZE) / CTP_STATION_SIZE);
-  if (n > FUZZ_STATIONS)
-    n = FUZZ_STATIONS;
-  size_t len = (size_t)CTP_FILE_SIZE(n);
+  struct ct_opts o = {.stations = FUZZ_STATIONS, .rings = 2, .ring_kib = 4};
+  size_t len = (size_t)ct_layout(&o, NULL);
   void *map = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
   if (!map)
     return 0;
-  memcpy(map, data, len);
-  struct ct_writer w;
+  memset(map, 0, len);
+  memcpy(map, data, size < len ? size : len);
+  /* The engine's own header fields (the input decides the rest, v1 mode or
+   * lossless included). */
+  struct ctp_header *h = map;
+  h->magic = CTP_MAGIC;
+  h->version = CTP_VERSION;
+  h->max_stations = FUZZ_STATIONS;
+  h->mode &= CTP_MODE_LOSSLESS | CTP_MODE_RINGS;
+  h->waiters = 0; /* no futex wake of a word nobody waits on */
+  uint32_t rings = h->mode & CTP_MODE_RINGS;
+  h->mode &= ~(uint32_t)CTP_MODE_RINGS;
+  if (rings)
+    ct_layout(&o, h);
+  struct ct_sink sink;
   struct ct_procs procs = {0};
-  struct ct_harvest h;
-  if (ct_writer_open(&w, "/dev/null", 1) == 0) {
-    if (ct_harvest_init(&h, map, n, &procs, &w) == 0) {
-      /* The target keeps writing between passes: flip the bytes after the
-       * first pass with the input's tail, so stateful paths (last seq, next
-       * event, retired stations) meet changed values. */
-      ct_harvest_scan(&h, CT_SCAN_QUICK);
-      size_t rest = size - len;
+  struct ct_clock clock;
+  struct ct_harvest hv;
+  ct_clock_init(&clock, CTP_CLOCK_MONO);
+  if (ct_sink_open(&sink, "/dev/null", 1) == 0) {
+    if (ct_harvest_init(&hv, map, len, FUZZ_STATIONS, &procs, &sink, &clock) == 0) {
+      ct_harvest_scan(&hv, CT_SCAN_QUICK);
+      size_t rest = size > len ? size - len : 0;
       if (rest > 0)
         memcpy(map, data + len, rest < len ? rest : len);
-      ct_harvest_scan(&h, CT_SCAN_SLOTS);
-      ct_harvest_scan(&h, CT_SCAN_QUICK);
-      ct_harvest_scan(&h, CT_SCAN_FULL);
+      h->waiters = 0;
+      ct_harvest_scan(&hv, CT_SCAN_SLOTS);
+      ct_harvest_scan(&hv, CT_SCAN_QUICK);
+      hv.final = 1;
+      ct_harvest_scan(&hv, CT_SCAN_FULL);
       uint64_t events, lost;
-      ct_harvest_finish(&h, &events, &lost);
-      (void)ct_harvest_live(&h);
-      ct_harvest_free(&h);
+      ct_harvest_finish(&hv, &events, &lost);
+      (void)ct_harvest_live(&hv);
     }
-    ct_writer_close(&w);
+    ct_harvest_free(&hv);
+    ct_sink_close(&sink);
   }
   ct_procs_free(&procs);
   free(map);

@@ -1,0 +1,45 @@
+#!/bin/sh
+# bench-active.sh - the engine's CPU with many coroutines alive and few active
+# (issue #9: 10, 10^4 and 10^6 alive, 10 active): the target
+# (tests/lib/sdk-writer active) creates N coroutines, then every ms 10 of them
+# resume and suspend (20,000 events/s) while it sleeps in between.
+#
+#   sh bench/bench-active.sh [BUILD_DIR [SECONDS [RUNS [ENGINE-OPTION...]]]]
+#       default build/default 6 3; e.g. ... 6 3 --rings 0 for v1 stations
+#
+# CPU % of the engine = its utime+stime ticks over a window from 0.5 s after
+# the target is ready to 0.5 s before it ends. Medians over RUNS.
+set -u
+B=${1:-build/default} SECS=${2:-6} RUNS=${3:-3}
+shift 3 2>/dev/null || shift $#
+ENGINE=$B/bin/corotracer W=$B/tests/lib/sdk-writer
+[ -x "$ENGINE" ] && [ -x "$W" ] || { echo "build first: make O=$B" >&2; exit 2; }
+TICK=$(getconf CLK_TCK)
+D=$(mktemp -d "${TMPDIR:-/tmp}/bench-active.XXXXXX") || exit 1
+eng=""
+trap '[ -n "$eng" ] && kill -KILL $eng 2>/dev/null; rm -rf "$D"' EXIT
+trap 'exit 1' INT TERM
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+echo "| coroutines alive | active | engine CPU % | window s | runs | engine options |"
+echo "| --- | --- | --- | --- | --- | --- |"
+for n in 10 10000 1000000; do
+  : > "$D/eng"
+  r=0
+  while [ $r -lt "$RUNS" ]; do
+    r=$((r + 1))
+    rm -f "$D/ready"
+    "$ENGINE" run --quiet "$@" -n $((n + 16)) -o /dev/null -- "$W" active "$n" 10 "$SECS" "$D" &
+    eng=$!
+    while [ ! -e "$D/ready" ]; do kill -0 $eng 2>/dev/null || { echo "engine ended early" >&2; exit 1; }; sleep 0.05; done
+    sleep 0.5
+    e0=$(cpu_ticks $eng) s0=$(date +%s.%N)
+    sleep $((SECS - 1))
+    e1=$(cpu_ticks $eng) s1=$(date +%s.%N)
+    wait $eng || { echo "run failed" >&2; exit 1; }
+    eng=""
+    awk -v a="$e0" -v b="$e1" -v s="$s0" -v e="$s1" -v t="$TICK" 'BEGIN { printf "%.2f\n", 100 * (b - a) / t / (e - s) }' >> "$D/eng"
+  done
+  echo "| $n | 10 | $(median < "$D/eng") | $((SECS - 1)) | $RUNS ($(tr '\n' ' ' < "$D/eng")) | $* |"
+done

@@ -1,0 +1,379 @@
+/* rings.c - the engine's side of v2 (docs/PROTOCOL.md "v2"): copy records out
+ * of the per-thread rings, merge them by time, attribute them to station
+ * incarnations, queue their lines; recycle closed rings, release destroyed
+ * stations one full pass later. Every index the target wrote is checked. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "engine/engine.h"
+
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+
+static int grow(void **v, size_t *cap, size_t need, size_t size) {
+  if (need <= *cap)
+    return 0;
+  size_t nc = *cap ? *cap : 1024;
+  while (nc < need)
+    nc *= 2;
+  void *p = realloc(*v, nc * size);
+  if (!p)
+    return -ENOMEM;
+  *v = p;
+  *cap = nc;
+  return 0;
+}
+
+uint64_t ct_layout(const struct ct_opts *o, struct ctp_header *h) {
+  uint64_t end = CTP_FILE_SIZE(o->stations);
+  if (!o->rings)
+    return end;
+  /* v2: stations, free-station queue, free-ring queue, then the rings, each
+   * ring on its own pages (docs/PROTOCOL.md "v2"). */
+  uint64_t sq = end, rq = sq + CTP_QUEUE_SIZE(o->stations);
+  uint64_t rings = (rq + CTP_QUEUE_SIZE(o->rings) + 4095) & ~(uint64_t)4095;
+  uint64_t bytes = (uint64_t)o->ring_kib * 1024u;
+  end = rings + (uint64_t)o->rings * CTP_RING_SIZE(bytes);
+  if (h) {
+    h->clock = o->clock;
+    h->ring_count = o->rings;
+    h->ring_bytes = (uint32_t)bytes;
+    h->rings_off = rings;
+    h->station_q_off = sq;
+    h->ring_q_off = rq;
+    h->v2_size = end;
+    h->mode |= CTP_MODE_RINGS;
+  }
+  return end;
+}
+
+int ct_rings_init(struct ct_harvest *h, size_t map_len) {
+  /* The engine wrote these before the target started; copy them now and
+   * never read them from the file again (a target may scribble there). */
+  const struct ctp_header *hd = h->hdr;
+  uint64_t rsize = CTP_RING_SIZE(hd->ring_bytes);
+  if (hd->ring_count == 0 || hd->ring_count > CTP_RINGS_MAX ||
+      hd->ring_bytes < CTP_RING_BYTES_MIN || hd->ring_bytes > CTP_RING_BYTES_MAX ||
+      (hd->ring_bytes & (hd->ring_bytes - 1)) || hd->v2_size > map_len ||
+      hd->station_q_off + CTP_QUEUE_SIZE(h->n) > hd->v2_size ||
+      hd->ring_q_off + CTP_QUEUE_SIZE(hd->ring_count) > hd->v2_size ||
+      hd->rings_off + (uint64_t)hd->ring_count * rsize > hd->v2_size)
+    return -EINVAL;
+  h->rings = 1;
+  h->nrings = hd->ring_count;
+  h->cap = hd->ring_bytes / (uint32_t)sizeof(struct ctp_rec);
+  h->ring_size = rsize;
+  h->ring_base = (char *)h->base + hd->rings_off;
+  h->sq = ctp_queue_at(h->base, hd->station_q_off);
+  h->rq = ctp_queue_at(h->base, hd->ring_q_off);
+  h->rs = calloc(h->nrings, sizeof(*h->rs));
+  if (!h->rs)
+    return -ENOMEM;
+  /* Page faults are slow (in a VM, ~10 us each): a first pass that touched
+   * a ring's 64 pages, and a batch array it grew, once let that ring
+   * overflow. Map the v2 area and size the batch for a full ring now, before
+   * the target starts (best effort: an older kernel just faults later). */
+  uint64_t v2_off = hd->station_q_off & ~(uint64_t)4095;
+  (void)madvise((char *)h->base + v2_off, (size_t)(hd->v2_size - v2_off), MADV_POPULATE_WRITE);
+  size_t want = (size_t)h->cap * 2;
+  if (grow((void **)&h->batch, &h->capbatch, want, sizeof(*h->batch)) == 0)
+    memset(h->batch, 0, h->capbatch * sizeof(*h->batch));
+  return 0;
+}
+
+void ct_rings_free(struct ct_harvest *h) {
+  free(h->rs);
+  free(h->batch);
+  free(h->rel_now);
+  free(h->rel_prev);
+  h->rs = NULL;
+  h->batch = NULL;
+  h->rel_now = h->rel_prev = NULL;
+}
+
+static struct ctp_ring *ring(const struct ct_harvest *h, uint32_t r) {
+  return (struct ctp_ring *)(h->ring_base + (uint64_t)r * h->ring_size);
+}
+
+/* Push index i on a free queue of cap entries (we are its one producer, *tail
+ * our own count). The consumers' head is the target's to write: a value that
+ * would let us overwrite an entry not yet taken is refused. 0 or -ENOSPC. */
+static int push(struct ctp_queue *q, uint64_t *tail, uint32_t cap, uint32_t i) {
+  uint64_t head = atomic_load_explicit(&q->head, memory_order_acquire);
+  if (head > *tail || *tail - head >= cap)
+    return -ENOSPC;
+  atomic_store_explicit(&q->ent[*tail % cap], i, memory_order_relaxed);
+  ++*tail;
+  atomic_store_explicit(&q->tail, *tail, memory_order_release);
+  return 0;
+}
+
+/* Copy ring r's new records with ts below limit (a ring's records are in time
+ * order: its one writer reads the clock then publishes). Returns the count. */
+static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
+  struct ctp_ring *rg = ring(h, r);
+  struct ct_ring_state *rs = &h->rs[r];
+  /* state before head: the writer's CLOSED store follows its last head store. */
+  uint32_t state = atomic_load_explicit(&rg->state, memory_order_acquire);
+  uint64_t head = atomic_load_explicit(&rg->head, memory_order_acquire);
+  uint64_t lost = atomic_load_explicit(&rg->lost, memory_order_relaxed);
+  if (lost >= rs->lost) {
+    h->ring_lost += lost - rs->lost;
+    rs->lost = lost;
+  } else {
+    rs->lost = lost; /* a writer that broke the protocol: resynchronise */
+  }
+  if (state == CTP_RING_OWNED) {
+    rs->queued = 0;
+    h->rings_owned++;
+  }
+  uint64_t t = rs->tail;
+  if (head < t || head - t > h->cap) {
+    if (head > t)
+      h->gap += head - t;
+    rs->tail = t = head;
+    atomic_store_explicit(&rg->tail, t, memory_order_release);
+    h->progress = 1;
+  }
+  uint64_t n = head - t;
+  if (n && grow((void **)&h->batch, &h->capbatch, h->nbatch + n, sizeof(*h->batch)))
+    n = 0; /* ENOMEM: the records wait in the ring */
+  uint32_t tid = LOAD(&rg->tid), pid = LOAD(&rg->pid);
+  const struct ctp_rec *recs = ctp_ring_recs(rg);
+  uint64_t k = 0;
+  for (; k < n; k++) {
+    struct ct_rrec *d = &h->batch[h->nbatch];
+    memcpy(&d->r, &recs[(t + k) & (h->cap - 1)], sizeof(d->r));
+    if (d->r.ts >= limit)
+      break; /* newer than this pass: the next one takes it, in order */
+    d->ring = r;
+    d->tid = tid;
+    d->pid = pid;
+    d->order = h->nbatch++;
+  }
+  if (k) {
+    rs->tail = t + k;
+    atomic_store_explicit(&rg->tail, rs->tail, memory_order_release);
+    h->progress = 1;
+    if (k > h->peak)
+      h->peak = k;
+  }
+  /* Closed and empty: nobody writes it any more; it goes back to the pool. */
+  if (state == CTP_RING_CLOSED && rs->tail == head && !rs->queued) {
+    atomic_store_explicit(&rg->state, CTP_RING_FREE, memory_order_release);
+    if (push(h->rq, &h->rq_tail, h->nrings, r) == 0) {
+      rs->queued = 1;
+      h->recycled++;
+    }
+  }
+  return k;
+}
+
+static int by_time(const void *a, const void *b) {
+  const struct ct_rrec *x = a, *y = b;
+  if (x->r.ts != y->r.ts)
+    return x->r.ts < y->r.ts ? -1 : 1;
+  return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* A new incarnation of station i starts (its create record, or a later
+ * record when the create was lost): its coroutine line. */
+static void incarnate(struct ct_harvest *h, uint32_t i, uint32_t gen, uint64_t birth_ns,
+                      uint64_t first_ev) {
+  struct ct_station_state *st = &h->st[i];
+  struct ctp_station *s = ctp_station_at(h->base, i);
+  /* Published before the create record (release of ext_flags, then the
+   * ring head we acquired); the station is not reused before we release it. */
+  uint32_t flags = atomic_load_explicit(&s->ext_flags, memory_order_acquire);
+  struct ct_coro_item c = {.probe_id = LOAD(&s->probe_id),
+                           .birth_ts = birth_ns,
+                           .create_site = LOAD(&s->create_site),
+                           .parent = LOAD(&s->parent_id),
+                           .station = i,
+                           .pid = LOAD(&s->pid),
+                           .gen = gen,
+                           .has_label = (flags & CTP_STF_LABEL) != 0};
+  for (unsigned k = 0; k < CTP_LABEL_MAX; k++)
+    c.label[k] = LOAD(&s->label[k]);
+  st->probe_id = c.probe_id;
+  st->pid = c.pid;
+  st->gen = gen;
+  st->live = 1;
+  st->destroyed = 0;
+  st->queued = 0;
+  st->next_ev = first_ev;
+  st->last_ts = 0;
+  st->dropped = atomic_load_explicit(&s->v2_lost, memory_order_relaxed);
+  st->coro_done = 1;
+  h->incarnations++;
+  ct_harvest_cover_site(h, c.pid, c.create_site, birth_ns);
+  ct_sink_coro(h->sink, &c);
+}
+
+/* The record's station index, or -1 when the record is bad. */
+static int64_t check(struct ct_harvest *h, const struct ctp_rec *r) {
+  if (r->kind < CTP_KIND_CREATE || r->kind >= CTP_KIND_MAX_ || r->wait >= CTP_WAIT_MAX_)
+    return -1;
+  uint32_t i = r->station;
+  if (i >= h->n)
+    return -1;
+  if (i >= h->used) {
+    uint32_t a = atomic_load_explicit(&h->hdr->allocated_count, memory_order_acquire);
+    if (i >= a)
+      return -1; /* never allocated */
+  }
+  struct ctp_station *s = ctp_station_at(h->base, i);
+  if (!h->st[i].v2 && !(atomic_load_explicit(&s->ext_flags, memory_order_acquire) & CTP_STF_RINGS))
+    return -1;
+  h->st[i].v2 = 1;
+  return i;
+}
+
+/* Attribute one record and queue its line. */
+static void emit(struct ct_harvest *h, const struct ct_rrec *d) {
+  const struct ctp_rec *r = &d->r;
+  int64_t idx = check(h, r);
+  if (idx < 0) {
+    h->bad++;
+    return;
+  }
+  uint32_t i = (uint32_t)idx;
+  struct ct_station_state *st = &h->st[i];
+  uint64_t ns = ct_clock_ns(h->clock, r->ts);
+  int current = st->live && (uint16_t)st->gen == r->gen;
+  if (r->kind == CTP_KIND_CREATE) {
+    if (current && !st->queued) {
+      st->stale++; /* a second create of one incarnation */
+      h->stale++;
+      return;
+    }
+    uint32_t g = LOAD(&ctp_station_at(h->base, i)->gen);
+    incarnate(h, i, (uint16_t)g == r->gen ? g : r->gen, ns, 0);
+  } else if (!current || st->queued) {
+    /* Not the incarnation we know: a record of a past one (stale), or the
+     * first we see of the station's current one, whose create was lost. */
+    uint32_t g = LOAD(&ctp_station_at(h->base, i)->gen);
+    if ((uint16_t)g != r->gen || (current && st->queued)) {
+      st->stale++;
+      h->stale++;
+      return;
+    }
+    incarnate(h, i, g, ns, 1); /* ev 0, the create, is missing: a gap */
+  }
+  /* Events of this station the writers dropped since its last record: a gap
+   * in ev, so readers see where events are missing. A drop by the thread of
+   * this record is seen (its fetch_add precedes the head store we acquired);
+   * one by another thread may show a record later. */
+  struct ctp_station *s = ctp_station_at(h->base, i);
+  uint64_t dropped = atomic_load_explicit(&s->v2_lost, memory_order_relaxed);
+  if (dropped > st->dropped) {
+    st->next_ev += dropped - st->dropped;
+    st->dropped = dropped;
+  }
+  /* Each pass re-anchors the conversion: a few ns of step there must not
+   * put a coroutine's event before its previous one. */
+  if (ns < st->last_ts)
+    ns = st->last_ts;
+  st->last_ts = ns;
+  struct ct_ev_item it = {.ts = ns,
+                          .probe_id = st->probe_id,
+                          .tid = d->tid,
+                          .addr = r->kind == CTP_KIND_RESUME ? 0 : r->site,
+                          .seq = 2 * (st->next_ev + 1),
+                          .obj = r->obj,
+                          .ev = st->next_ev,
+                          .gen = st->gen,
+                          .kind = r->kind,
+                          .wait = r->wait,
+                          .active = r->kind == CTP_KIND_RESUME};
+  if (r->kind != CTP_KIND_RESUME)
+    ct_harvest_cover_site(h, d->pid, r->site, ns);
+  ct_sink_event(h->sink, &it);
+  if (ns < h->first_ts)
+    h->first_ts = ns;
+  st->next_ev++;
+  st->harvested++;
+  h->harvested++;
+  if (r->kind == CTP_KIND_DESTROY && !st->destroyed) {
+    st->destroyed = 1;
+    if (grow((void **)&h->rel_now, &h->caprel_now, h->nrel_now + 1, sizeof(uint32_t)) == 0)
+      h->rel_now[h->nrel_now++] = i;
+  }
+}
+
+/* Stations destroyed in the previous pass: this pass drained every ring to a
+ * head loaded after that pass ended, so nothing of their incarnation is still
+ * coming (docs/PROTOCOL.md "Station reuse"). Back to the free-station queue. */
+static void release(struct ct_harvest *h) {
+  for (size_t k = 0; k < h->nrel_prev; k++) {
+    uint32_t i = h->rel_prev[k];
+    struct ct_station_state *st = &h->st[i];
+    if (!st->destroyed || st->queued)
+      continue;
+    if (push(h->sq, &h->sq_tail, h->n, i) == 0) {
+      st->queued = 1;
+      h->released++;
+      h->progress = 1;
+    }
+  }
+  uint32_t *t = h->rel_prev;
+  size_t tc = h->caprel_prev;
+  h->rel_prev = h->rel_now;
+  h->caprel_prev = h->caprel_now;
+  h->nrel_prev = h->nrel_now;
+  h->rel_now = t;
+  h->caprel_now = tc;
+  h->nrel_now = 0;
+}
+
+uint64_t ct_rings_scan(struct ct_harvest *h) {
+  /* Records stamped after this moment wait for the next pass: a record
+   * stamped earlier is published by now (unless its writer was preempted
+   * between the clock read and the head store), so a coroutine's records
+   * from different rings come out in time order. */
+  uint64_t limit = h->final ? UINT64_MAX : ct_clock_now(h->clock);
+  ct_clock_update(h->clock);
+  uint32_t fresh = atomic_load_explicit(&h->hdr->rings_fresh, memory_order_acquire);
+  uint32_t nr = fresh < h->nrings ? fresh : h->nrings;
+  uint64_t peak = h->peak;
+  h->peak = 0;
+  h->rings_owned = 0;
+  h->nbatch = 0;
+  uint64_t got = 0;
+  for (uint32_t r = 0; r < nr; r++)
+    got += drain_ring(h, r, limit);
+  /* The nap is sized for 8-slot stations: a ring's fill in those units. */
+  uint64_t scaled = (h->peak * CTP_SLOTS + h->cap - 1) / h->cap;
+  h->peak = scaled > peak ? scaled : peak;
+  if (h->nbatch > 1)
+    qsort(h->batch, h->nbatch, sizeof(*h->batch), by_time);
+  for (size_t k = 0; k < h->nbatch; k++)
+    emit(h, &h->batch[k]);
+  release(h);
+  return got;
+}
+
+void ct_rings_station_end(struct ct_harvest *h, uint32_t i, uint64_t *events, uint64_t *lost) {
+  struct ct_station_state *st = &h->st[i];
+  struct ctp_station *s = ctp_station_at(h->base, i);
+  uint64_t dropped = atomic_load_explicit(&s->v2_lost, memory_order_relaxed);
+  if (!st->live)
+    st->probe_id = LOAD(&s->probe_id); /* every record of it was lost */
+  struct ct_station_end se = {.probe_id = st->probe_id,
+                              .events = st->harvested + dropped + st->stale,
+                              .harvested = st->harvested,
+                              .lost = dropped + st->stale,
+                              .station = i,
+                              .gen = st->gen ? st->gen : LOAD(&s->gen),
+                              .dead = st->destroyed};
+  if (se.events < se.harvested) /* a counter the target wrapped */
+    se.events = se.harvested, se.lost = 0;
+  h->v2_stations++;
+  st->events = se.events; /* for the summary's "most lost" */
+  st->harvested = se.harvested;
+  st->dead = (uint8_t)se.dead;
+  ct_rec_station_end(h->w, &se);
+  *events += se.events;
+  *lost += se.lost;
+}

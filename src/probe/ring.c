@@ -1,0 +1,209 @@
+/* ring.c - the v2 writer's slow paths (docs/PROTOCOL.md "v2"): a thread's
+ * ring claimed on its first event and closed at its exit, a full ring
+ * (reload tail, lossless wait, drop), the free-index queues, and station
+ * claims for corotracer_create. The per-event path is ring.h. */
+#include <errno.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "probe/ring.h"
+
+/* head of each ring when one of our threads took it, for corotracer_stats:
+ * the ring's head counts from the file's creation, across owners. */
+static _Atomic uint64_t ct_ring_start[CTP_RINGS_MAX];
+
+/* Take one index from a free-index queue whose entries must be < limit
+ * (docs/PROTOCOL.md "Queues"): the engine is the one producer, probes race on
+ * head with a CAS. An entry out of range (a broken engine) is taken and
+ * skipped, never used. Returns 1 with *out set, or 0 when the queue is empty. */
+static int ct_queue_pop(struct ctp_queue *q, uint32_t cap, uint32_t limit, uint32_t *out) {
+  uint64_t h = atomic_load_explicit(&q->head, memory_order_acquire);
+  for (;;) {
+    uint64_t t = atomic_load_explicit(&q->tail, memory_order_acquire);
+    /* Empty; or a tail behind head or more than cap ahead: a broken queue. */
+    if (t == h || t - h > cap)
+      return 0;
+    uint32_t i = atomic_load_explicit(&q->ent[h % cap], memory_order_relaxed);
+    if (atomic_compare_exchange_weak_explicit(&q->head, &h, h + 1, memory_order_acq_rel,
+                                              memory_order_acquire)) {
+      if (i < limit) {
+        *out = i;
+        return 1;
+      }
+      h++;
+    }
+  }
+}
+
+/* Take a fresh index from a cursor that counts up to n, the load first so the
+ * cursor stays near n when everyone keeps trying after it ran out. seq_cst:
+ * for stations the engine's sleep re-scan reads allocated_count after its
+ * seq_cst store of tracer_sleeping (docs/PROTOCOL.md "Sleep / wake"). */
+static int ct_cursor_take(_Atomic uint32_t *cursor, uint32_t n, uint32_t *out) {
+  if (atomic_load_explicit(cursor, memory_order_relaxed) >= n)
+    return 0;
+  uint32_t i = atomic_fetch_add_explicit(cursor, 1, memory_order_seq_cst);
+  if (i >= n)
+    return 0;
+  *out = i;
+  return 1;
+}
+
+/* Claim a ring for the calling thread: the free-ring queue first (rings whose
+ * owner exited and which the engine drained), then a never-owned one. The new
+ * owner stamps pid, tid and owner_gen, then release-stores OWNED; head and
+ * tail go on counting from where the last owner left them. */
+static int ct_ring_claim(struct ct_thread *t) {
+  struct ct_probe *p = &corotracer__probe;
+  struct ctp_header *h = p->hdr;
+  uint32_t r;
+  if (!ct_queue_pop(p->ring_q, p->ring_count, p->ring_count, &r) &&
+      !ct_cursor_take(&h->rings_fresh, p->ring_count, &r)) {
+    if (t->ring_state == CT_RING_NONE) {
+      atomic_fetch_add_explicit(&h->no_ring, 1, memory_order_relaxed);
+      t->ring_state = CT_RING_NOTFREE;
+    }
+    return 0;
+  }
+  if (t->tid == 0)
+    t->tid = (uint64_t)syscall(SYS_gettid);
+  struct ctp_ring *ring = (struct ctp_ring *)(p->ring_base + r * p->ring_stride);
+  __atomic_store_n(&ring->pid, p->pid, __ATOMIC_RELAXED);
+  __atomic_store_n(&ring->tid, (uint32_t)t->tid, __ATOMIC_RELAXED);
+  __atomic_store_n(&ring->owner_gen, __atomic_load_n(&ring->owner_gen, __ATOMIC_RELAXED) + 1,
+                   __ATOMIC_RELAXED);
+  /* The previous owner's last head store reached us through the engine's
+   * acquire of it and the queue's release/acquire. */
+  uint64_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+  uint64_t tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
+  atomic_store_explicit(&ring->state, CTP_RING_OWNED, memory_order_release);
+  atomic_store_explicit(&ct_ring_start[r], head, memory_order_relaxed);
+  t->ring = ring;
+  t->ring_idx = r;
+  t->recs = ctp_ring_recs(ring);
+  t->mask = p->ring_cap - 1;
+  t->head = head;
+  t->tail_room = tail + p->ring_cap;
+  t->ring_state = CT_RING_MINE;
+  /* The destructor closes the ring when the thread exits. Without it (ENOMEM)
+   * the ring stays OWNED: a leak of one ring, events still traced. */
+  (void)pthread_setspecific(p->ring_key, ring);
+  return 1;
+}
+
+/* The thread exits (pthread key destructor): publish CLOSED so the engine
+ * drains the ring and returns it to the free-ring queue; the thread writes no
+ * more (a later event, from another destructor, is counted lost). Nothing
+ * after fork(): the child's rings are its parent's. */
+static void ct_ring_close(void *arg) {
+  struct ct_thread *t = &corotracer__tls;
+  struct ctp_ring *ring = arg;
+  if (atomic_load_explicit(&corotracer__probe.state, memory_order_relaxed) != CT_TRACED ||
+      t->ring != ring)
+    return;
+  uint32_t r = t->ring_idx;
+  atomic_fetch_add_explicit(&corotracer__probe.ring_retired,
+                            t->head - atomic_load_explicit(&ct_ring_start[r], memory_order_relaxed),
+                            memory_order_relaxed);
+  atomic_store_explicit(&ct_ring_start[r], t->head, memory_order_relaxed);
+  atomic_store_explicit(&ring->state, CTP_RING_CLOSED, memory_order_release);
+  t->ring = NULL;
+  t->recs = NULL;
+  t->head = 0;
+  t->tail_room = 0;
+  t->ring_state = CT_RING_EXITED;
+}
+
+/* Called once at attach, when v2 was negotiated. */
+int corotracer__ring_init(void) {
+  return -pthread_key_create(&corotracer__probe.ring_key, ct_ring_close);
+}
+
+/* Lossless wait predicate: the engine moved tail past the record we need. */
+static int ct_ring_has_room(const void *arg) {
+  struct ct_thread *t = (struct ct_thread *)(uintptr_t)arg;
+  uint64_t tail = atomic_load_explicit(&t->ring->tail, memory_order_seq_cst);
+  t->tail_room = tail + corotracer__probe.ring_cap;
+  return t->head < t->tail_room;
+}
+
+/* Make room for the record at t->head: claim a ring on a thread's first
+ * event, reload tail when the ring looked full, wait in lossless mode.
+ * Returns 1 when the record may be written, 0 when the event is dropped (the
+ * loss counted in the ring's lost, st's v2_lost and the process's dropped). */
+static int ct_ring_room(struct ct_thread *t, struct ctp_station *st) {
+  if (t->ring_state != CT_RING_MINE && (t->ring_state == CT_RING_EXITED || !ct_ring_claim(t)))
+    goto drop;
+  if (t->head < t->tail_room)
+    return 1; /* a ring just claimed */
+  t->tail_room =
+      atomic_load_explicit(&t->ring->tail, memory_order_acquire) + corotracer__probe.ring_cap;
+  if (t->head < t->tail_room)
+    return 1;
+  if (corotracer__probe.lossless && corotracer__wait_room(ct_ring_has_room, t))
+    return 1;
+  /* Full: the ring's own count (we are its only writer; the next head store
+   * publishes it) and the station's. An engine asleep on a full ring is woken
+   * so the next events find room. */
+  atomic_store_explicit(&t->ring->lost,
+                        atomic_load_explicit(&t->ring->lost, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
+  corotracer__kick_engine(corotracer__probe.hdr);
+drop:
+  atomic_fetch_add_explicit(&st->v2_lost, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&corotracer__probe.dropped, 1, memory_order_relaxed);
+  return 0;
+}
+
+/* Contract: see ring.h. The stamp is taken after any wait: the time the
+ * event is in the ring, as the program is held until then. */
+void corotracer__ring_emit_slow(struct ctp_station *st, uint8_t kind, uint64_t site, uint8_t wait,
+                                uint64_t obj) {
+  struct ct_thread *t = &corotracer__tls;
+  if (t->head >= t->tail_room && !ct_ring_room(t, st))
+    return;
+  ct_ring_put(t, st, ct_rec_clock(), kind, site, wait, obj);
+}
+
+/* Lossless wait predicate: the engine pushed a station. */
+static int ct_station_free(const void *arg) {
+  (void)arg;
+  struct ctp_queue *q = corotracer__probe.station_q;
+  return atomic_load_explicit(&q->tail, memory_order_seq_cst) !=
+         atomic_load_explicit(&q->head, memory_order_seq_cst);
+}
+
+/* Contract: see ring.h. */
+uint32_t corotracer__station_claim(void) {
+  struct ct_probe *p = &corotracer__probe;
+  uint32_t n = p->nstations;
+  uint32_t i;
+  for (;;) {
+    if (ct_queue_pop(p->station_q, n, n, &i) || ct_cursor_take(&p->hdr->allocated_count, n, &i))
+      return i;
+    /* Another thread may take the station we waited for: wait again (each
+     * wait is bounded, and gives up at once while the engine is stalled). */
+    if (!p->lossless || !corotracer__wait_room(ct_station_free, NULL))
+      return n;
+  }
+}
+
+/* Contract: see ring.h. Exact when our threads are quiet; while they write,
+ * a snapshot. */
+uint64_t corotracer__ring_written(void) {
+  struct ct_probe *p = &corotracer__probe;
+  struct ctp_header *h = p->hdr;
+  uint64_t sum = atomic_load_explicit(&p->ring_retired, memory_order_relaxed);
+  uint32_t n = atomic_load_explicit(&h->rings_fresh, memory_order_relaxed);
+  if (n > p->ring_count)
+    n = p->ring_count;
+  for (uint32_t r = 0; r < n; r++) {
+    struct ctp_ring *ring = (struct ctp_ring *)(p->ring_base + r * p->ring_stride);
+    if (__atomic_load_n(&ring->pid, __ATOMIC_RELAXED) == p->pid &&
+        atomic_load_explicit(&ring->state, memory_order_relaxed) == CTP_RING_OWNED)
+      sum += atomic_load_explicit(&ring->head, memory_order_relaxed) -
+             atomic_load_explicit(&ct_ring_start[r], memory_order_relaxed);
+  }
+  return sum;
+}

@@ -1,0 +1,139 @@
+/* sdk-writer.c - a target for the v2 acceptance tests, written with the
+ * public SDK only (include/corotracer.h), as a user would.
+ *
+ *   sdk-writer spaced THREADS EVENTS GAP_NS OUT
+ *       THREADS threads, one coroutine each, EVENTS events per coroutine
+ *       (create, suspends and resumes, destroy), at least GAP_NS of busy
+ *       waiting between two events of a thread (no catch-up burst after the
+ *       thread was preempted: the spacing is a floor, not a schedule).
+ *   sdk-writer churn COROS OUT
+ *       COROS short-lived coroutines one after the other on one thread:
+ *       create, resume, suspend (exit), destroy (4 events each).
+ *
+ *   sdk-writer active COROS ACTIVE SECS DIR
+ *       COROS coroutines alive; every ms ACTIVE of them resume and suspend
+ *       (2 x ACTIVE events per ms, the thread sleeps in between) for SECS;
+ *       DIR/ready ("pid P") once all are created (bench/bench-active.sh).
+ *
+ * OUT gets "written N": the events the SDK was asked to record (all of them
+ * when no coroutine was refused a station). Exit 3 when not traced. */
+#include <corotracer.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctlib.h"
+
+struct targ {
+  uint64_t events, gap, id;
+  uint64_t written;
+};
+
+static void *spaced(void *arg) {
+  struct targ *a = arg;
+  corotracer_co *co = corotracer_create(a->id, "spaced", NULL);
+  if (!co)
+    return NULL;
+  a->written = 1;
+  for (uint64_t k = 1; k + 1 < a->events; k++, a->written++) {
+    if (a->gap) {
+      uint64_t until = ct_now_ns() + a->gap;
+      while (ct_now_ns() < until) {
+      }
+    }
+    if (k % 2)
+      corotracer_suspend(co, NULL, COROTRACER_WAIT_NONE, 0);
+    else
+      corotracer_resume(co);
+  }
+  corotracer_destroy(co);
+  a->written++;
+  return NULL;
+}
+
+/* COROS alive, ACTIVE of them busy every ms, for SECS. */
+static uint64_t active(uint64_t coros, uint64_t act, double secs, const char *dir) {
+  corotracer_co **co = calloc(coros, sizeof *co);
+  if (!co)
+    ct_die("out of memory");
+  for (uint64_t k = 0; k < coros; k++)
+    co[k] = corotracer_create(0, NULL, NULL);
+  char path[4096], tmp[4096];
+  snprintf(path, sizeof path, "%s/ready", dir);
+  snprintf(tmp, sizeof tmp, "%s/ready.tmp", dir);
+  FILE *f = fopen(tmp, "we");
+  if (!f || fprintf(f, "pid %ld\n", (long)getpid()) < 0 || fclose(f) || rename(tmp, path))
+    ct_die("%s: %s", path, strerror(errno));
+  uint64_t written = 0, end = ct_now_ns() + (uint64_t)(secs * 1e9);
+  struct timespec next;
+  clock_gettime(CLOCK_MONOTONIC, &next);
+  while (ct_now_ns() < end) {
+    for (uint64_t k = 0; k < act && k < coros; k++) {
+      corotracer_resume(co[k]);
+      corotracer_suspend(co[k], NULL, COROTRACER_WAIT_NONE, 0);
+      written += 2;
+    }
+    next.tv_nsec += 1000000;
+    if (next.tv_nsec >= 1000000000) {
+      next.tv_sec++;
+      next.tv_nsec -= 1000000000;
+    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR) {
+    }
+  }
+  return written;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 6 && strcmp(argv[1], "active") == 0) {
+    if (corotracer_init() != 0)
+      return 3;
+    active(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10), atof(argv[4]), argv[5]);
+    return 0;
+  }
+  int sp = argc == 6 && strcmp(argv[1], "spaced") == 0;
+  int churn = argc == 4 && strcmp(argv[1], "churn") == 0;
+  if (!sp && !churn) {
+    fprintf(stderr, "usage: sdk-writer spaced THREADS EVENTS GAP_NS OUT | churn COROS OUT\n");
+    return 2;
+  }
+  if (corotracer_init() != 0)
+    return 3;
+  uint64_t written = 0;
+  if (sp) {
+    int n = atoi(argv[2]);
+    if (n < 1 || n > 64)
+      ct_die("THREADS must be 1..64");
+    pthread_t t[64];
+    struct targ a[64];
+    for (int k = 0; k < n; k++) {
+      a[k] = (struct targ){strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10), 100u + k, 0};
+      if (pthread_create(&t[k], NULL, spaced, &a[k]))
+        ct_die("pthread_create");
+    }
+    for (int k = 0; k < n; k++) {
+      pthread_join(t[k], NULL);
+      written += a[k].written;
+    }
+  } else {
+    uint64_t n = strtoull(argv[2], NULL, 10);
+    for (uint64_t k = 0; k < n; k++) {
+      corotracer_co *co = corotracer_create(0, NULL, NULL);
+      if (!co)
+        continue;
+      corotracer_resume(co);
+      corotracer_exit(co, NULL);
+      corotracer_destroy(co);
+      written += 4;
+    }
+  }
+  FILE *f = fopen(argv[argc - 1], "we");
+  if (!f || fprintf(f, "%llu\n", (unsigned long long)written) < 0 || fclose(f))
+    ct_die("%s: %s", argv[argc - 1], strerror(errno));
+  return 0;
+}
