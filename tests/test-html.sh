@@ -4,7 +4,9 @@
 # on the report's scenarios, the reference fixture and stdin the page holds
 # the data (decoded by tests/browser/decode.mjs with node's zlib) with the
 # report's findings exactly; over the span budget the coroutines a finding
-# names keep every span; serve answers /data with the token only.
+# names keep every span and the rows of the others are pruned (counted);
+# serve answers /data with the token only, and following a growing trace
+# its findings stay exactly the report's.
 . "$(dirname "$0")/lib/report.sh"
 command -v node >/dev/null 2>&1 || { echo "node not installed (sh scripts/install-deps.sh)"; exit 77; }
 CT=$COROTRACER
