@@ -4,7 +4,9 @@
 # on the report's scenarios, the reference fixture and stdin the page holds
 # the data (decoded by tests/browser/decode.mjs with node's zlib) with the
 # report's findings exactly; over the span budget the coroutines a finding
-# names keep every span; serve answers /data with the token only.
+# names keep every span and the rows of the others are pruned (counted);
+# serve answers /data with the token only, and following a growing trace
+# its findings stay exactly the report's.
 . "$(dirname "$0")/lib/report.sh"
 command -v node >/dev/null 2>&1 || skip "node not installed (sh scripts/install-deps.sh)"
 CT=$COROTRACER
@@ -107,4 +109,51 @@ if [ -x "$CT_BUILD/examples/hello" ]; then
     fail "run --serve: no URL line: $(cat "$tmp/hello.err")"
   grep -q '"type":"end"' "$tmp/hello.jsonl" || fail "run --serve: the trace has no end line"
 fi
+# serve follows a growing trace incrementally: a snapshot taken while a run
+# over the blocker threshold is still going must not count it twice (the
+# report's build closes such runs), so the final data's findings are still
+# exactly those of report --json on the whole file.
+cat >"$tmp/grow.txt" <<'TXT'
+meta
+create 1 0 100
+resume 1 10 100
+create 2 5 102
+resume 2 6 102
+suspend 2 7 102 6000
+wake 2 500 103 0
+resume 2 501 102
+suspend 2 502 102 6000
+suspend 1 1000 100 5000
+wake 1 1001 101 0
+resume 1 1002 100
+destroy 1 1003 100
+wake 2 1004 103 0
+resume 2 1005 102
+destroy 2 1006 102
+end 1100 code 0
+TXT
+awk -f "$data/gen.awk" "$tmp/grow.txt" >"$tmp/grow-all.jsonl" || fail "grow: gen.awk"
+"$CT" report "$tmp/grow-all.jsonl" -o /dev/null --json "$tmp/grow.json"
+grep -q '"kind":"blocker"' "$tmp/grow.json" || fail "grow: the scenario has no blocker finding"
+n=$(grep -n '"ts":1000500000000' "$tmp/grow-all.jsonl" | cut -d: -f1) # up to the wake at 500 ms
+head -n "$n" "$tmp/grow-all.jsonl" >"$tmp/grow.jsonl"
+"$CT" serve "$tmp/grow.jsonl" --addr 127.0.0.1:0 2>"$tmp/grow.err" &
+gpid=$!
+i=0
+while ! grep -q "http://" "$tmp/grow.err" && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+gurl=$(sed -n 's/.* at \(http:.*\)/\1/p' "$tmp/grow.err")
+if [ -n "$gurl" ]; then
+  node tests/browser/sse-client.mjs "$gurl" >"$tmp/grow.client" 2>&1 &
+  cpid=$!
+  sleep 2.5 # a snapshot of the partial trace (the run of coroutine 1 open for 490 ms)
+  tail -n +"$((n + 1))" "$tmp/grow-all.jsonl" >>"$tmp/grow.jsonl"
+  sleep 3 # the next snapshot, of the whole trace
+  dec serve "$gurl" "$tmp/grow.json" >"$tmp/grow.dec" || fail "serve of a growing trace: $(cat "$tmp/grow.dec")"
+  kill $cpid 2>/dev/null
+  wait $cpid 2>/dev/null
+else
+  fail "serve (growing) printed no URL: $(cat "$tmp/grow.err")"
+fi
+kill -TERM $gpid
+wait $gpid
 finish test-html

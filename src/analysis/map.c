@@ -12,8 +12,8 @@
 #define KEY_BYTES (2 * sizeof(uint64_t))
 
 void ct_map_init(struct ct_map *m, size_t vsize) {
-  *m = (struct ct_map){.vsize = vsize, .stride = (KEY_BYTES + vsize + 7) & ~(size_t)7,
-                       .min_cap = 64};
+  *m = (struct ct_map){
+      .vsize = vsize, .stride = (KEY_BYTES + vsize + 7) & ~(size_t)7, .min_cap = 64};
 }
 
 void ct_map_free(struct ct_map *m) {
