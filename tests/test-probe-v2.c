@@ -77,18 +77,8 @@ static void default_params(void) {
 static int run_case(const char *name, int (*body)(void)) {
   char count[16];
   snprintf(count, sizeof count, "%u", prm.stations);
-  fflush(stdout);
-  pid_t pid = fork();
-  ASSERT(pid >= 0);
-  if (pid == 0) {
-    ct_set_env(shm_path, sock_path, count);
-    int rc = body();
-    fflush(stdout);
-    _exit(rc);
-  }
-  int st;
-  while (waitpid(pid, &st, 0) < 0)
-    ASSERT(errno == EINTR);
+  int st = ct_run_forked(body, shm_path, sock_path, count, NULL);
+  ASSERT(st != -1);
   int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
   printf("%s %s\n", ok ? "ok  " : "FAIL", name);
   return !ok;
