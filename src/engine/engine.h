@@ -257,6 +257,7 @@ struct ct_sink {
   _Atomic uint64_t head, tail; /* consumed by the formatter, published by the producer */
   uint64_t ptail, phead_cache; /* the producer's own */
   uint64_t woke_at;            /* ptail when the producer last woke the formatter */
+  uint32_t cap;                /* entries, a power of two */
   _Atomic int cons_sleep, prod_wait, stop, err;
   uint32_t sync_seq, synced;
   uint64_t stalls; /* times the producer waited for room */
@@ -265,8 +266,9 @@ struct ct_sink {
   pthread_t thread;
   int running;
 };
-/* Open the trace (truncate or append) and start the formatter. 0 or -errno. */
-int ct_sink_open(struct ct_sink *s, const char *path, int append);
+/* Open the trace (truncate or append) and start the formatter, with a queue
+ * of cap entries (a power of two; 0: 32768, 4 MiB). 0 or -errno. */
+int ct_sink_open(struct ct_sink *s, const char *path, int append, uint32_t cap);
 /* Give the formatter the harvest loop's SCHED_FIFO priority: on a busy CPU a
  * SCHED_OTHER formatter falls behind, the queue fills, and the rings behind
  * it overflow. It sleeps whenever the queue is empty. 0 or -errno. */

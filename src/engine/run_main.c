@@ -501,7 +501,7 @@ int ct_run_main(int argc, char **argv) {
     fprintf(stderr, "corotracer: SIGBUS handler: %s\n", strerror(-e));
     goto out;
   }
-  e = ct_sink_open(&r.sink, r.o.out, r.o.append);
+  e = ct_sink_open(&r.sink, r.o.out, r.o.append, 0);
   if (e) {
     fprintf(stderr, "corotracer: %s: %s\n", r.o.out, strerror(-e));
     goto out;
