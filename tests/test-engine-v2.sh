@@ -9,13 +9,25 @@
 #  3. 10^6 short-lived coroutines through 1,024 stations (--lossless): every
 #     one traced (a coroutine line, create..destroy, ev 0..3 in time order),
 #     none confused with a previous owner ((station, gen) and ids distinct).
-# Sanitizer builds run 10^5 events at 10 us and 10^5 coroutines.
+# Bad --rings / --ring-kib values are refused with one line. Sanitizer builds
+# run 10^5 events at 10 us and 10^5 coroutines.
 . "$(dirname "$0")/lib/engine.sh"
 SDKW="$CT_BUILD/tests/lib/sdk-writer"
 V1W="$CT_BUILD/tests/lib/v1-writer"
 [ -x "$SDKW" ] && [ -x "$V1W" ] || fail "$SDKW or $V1W missing"
 ev=1000000 gap=1000 coros=1000000
 [ -z "$CT_SAN" ] || { ev=100000 gap=10000 coros=100000; }
+
+# Bad ring options: one line naming the option, exit 2, nothing run.
+for bad in "--ring-kib 12:must be a power of two" "--ring-kib 2:must be between 4 and 65536" \
+  "--rings 4097:must be between 0 and 4096" "--rings x:expects a positive integer"; do
+  opt=${bad%%:*} msg=${bad#*:}
+  # shellcheck disable=SC2086
+  "$COROTRACER" run $opt -o "$T/x.jsonl" -- true 2> "$T/err" && fail "$opt accepted"
+  [ $? = 2 ] || fail "$opt: exit status not 2"
+  grep -q "^corotracer: ${opt%% *}: $msg" "$T/err" || fail "$opt: message '$(cat "$T/err")'"
+  [ ! -e "$T/x.jsonl" ] || fail "$opt: a trace was written"
+done
 
 yes >/dev/null &
 bg_add $!
