@@ -5,16 +5,21 @@
  *   yield     2 coroutines, each sch_yield() in a loop (suspend, wake, resume)
  *   pingpong  2 coroutines wake each other and park (the park/wake path)
  * Prints one line per load: "NAME switches_per_sec=X traced=0|1".
- * Usage: bench-demo-switch [ITERATIONS [DELAY_MS [LOAD]]]; with DELAY_MS it prints
+ * Usage: bench-demo-switch [ITERATIONS [DELAY_MS [LOAD]]] (LOAD: only that one,
+ * after a warm-up of ITERATIONS / 10); with DELAY_MS it prints
  * "attached" once the probe is attached, then sleeps DELAY_MS before measuring
  * (the script stops the engine meanwhile, to time the probe alone).
  *
  * bench-demo-switch --compare [RUNS [ITERATIONS]] needs no engine: it runs
  * itself RUNS times each untraced, traced on v1 stations and traced on v2
- * rings (a file laid out as our engine does, tests/lib/v2-file.c), rotating
- * the order, while this parent process harvests the rings as the engine
- * does (copy the records out, release tail, nap 50 us); prints the medians
- * and the traced / untraced ratios of the same invocation. */
+ * rings (a file laid out as our engine does, tests/lib/v2-file.c; 4 MiB
+ * rings, so a parent descheduled for a few ms on a loaded machine does not
+ * turn the measure into one of the drop path), rotating the order, while
+ * this parent process harvests the rings as the engine does (copy the
+ * records out, release tail, nap 50 us); prints the medians and the traced /
+ * untraced ratios of the same invocation. Each run first warms up with a
+ * tenth of its iterations (the rings' pages fault in on their first lap:
+ * tens of microseconds per page on a VM). */
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -113,13 +118,17 @@ static void take(const struct ctp_rec *r, void *arg) {
   harvest_sum += r->ts;
 }
 
-/* One pass of the engine over every ring ever claimed. */
-static uint64_t harvest(void *base) {
+/* One pass of the engine over every ring ever claimed; *lost (when not
+ * NULL) receives the records the writers dropped so far. */
+static uint64_t harvest(void *base, uint64_t *lost) {
   struct ctp_header *h = base;
   uint32_t n = atomic_load_explicit(&h->rings_fresh, memory_order_acquire);
   uint64_t got = 0;
-  for (uint32_t r = 0; r < n && r < h->ring_count; r++)
+  for (uint32_t r = 0; r < n && r < h->ring_count; r++) {
     got += ct_v2_consume(base, r, take, NULL);
+    if (lost)
+      *lost += atomic_load_explicit(&ctp_ring_at(base, h, r)->lost, memory_order_relaxed);
+  }
   return got;
 }
 
@@ -130,7 +139,7 @@ static void *make_file(const char *path, enum trace_kind kind, uint64_t *len) {
   if (kind == V2) {
     struct ct_v2_params p = {.stations = 64,
                              .rings = 16,
-                             .ring_bytes = 1u << 20,
+                             .ring_bytes = 4u << 20,
                              .clock = CT_TICKS_CLOCK,
                              .ext_version = 1};
     return ct_v2_create(path, &p, len);
@@ -155,7 +164,7 @@ static void *make_file(const char *path, enum trace_kind kind, uint64_t *len) {
 /* Run this program once (yield load only) with kind's environment; the
  * parent harvests v2 rings meanwhile. Returns switches per second, or -1. */
 static double run_once(const char *self, enum trace_kind kind, const char *shm, const char *sock,
-                       long iters, uint64_t *harvested) {
+                       long iters, uint64_t *harvested, uint64_t *lost) {
   uint64_t len = 0;
   void *base = kind == UNTRACED ? NULL : make_file(shm, kind, &len);
   if (kind != UNTRACED && !base)
@@ -181,12 +190,12 @@ static double run_once(const char *self, enum trace_kind kind, const char *shm, 
   int st = 0;
   while (pid > 0 && waitpid(pid, &st, WNOHANG) == 0) {
     if (kind == V2)
-      *harvested += harvest(base);
+      *harvested += harvest(base, NULL);
     struct timespec d = {0, 50000};
     nanosleep(&d, NULL);
   }
   if (kind == V2)
-    *harvested += harvest(base);
+    *harvested += harvest(base, lost);
   char out[256] = "";
   ssize_t n = read(fds[0], out, sizeof out - 1);
   close(fds[0]);
@@ -225,7 +234,7 @@ static int compare(const char *self, int runs, long iters) {
     memcpy(sa.sun_path, sock, strlen(sock) + 1);
   int rc = 1;
   double *res = calloc((size_t)runs * KINDS, sizeof *res);
-  uint64_t harvested = 0;
+  uint64_t harvested = 0, lost = 0;
   if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(l, 64) != 0 || !res) {
     perror("bench-demo-switch: socket");
     goto out;
@@ -233,7 +242,7 @@ static int compare(const char *self, int runs, long iters) {
   for (int r = 0; r < runs; r++)
     for (int j = 0; j < KINDS; j++) {
       enum trace_kind k = (enum trace_kind)((r + j) % KINDS); /* rotate who goes first */
-      double v = run_once(self, k, shm, sock, iters, &harvested);
+      double v = run_once(self, k, shm, sock, iters, &harvested, &lost);
       if (v <= 0) {
         fprintf(stderr, "bench-demo-switch: a %s run failed\n", kind_name[k]);
         goto out;
@@ -250,7 +259,8 @@ static int compare(const char *self, int runs, long iters) {
     printf("%-12s median %12.0f switches/s  (min %.0f, max %.0f)  ratio to untraced %.3f\n",
            kind_name[k], med[k], res[k * runs], res[k * runs + runs - 1], med[k] / med[UNTRACED]);
   }
-  printf("v2 records harvested: %llu\n", (unsigned long long)harvested);
+  printf("v2 records harvested: %llu, dropped (ring full): %llu\n", (unsigned long long)harvested,
+         (unsigned long long)lost);
   rc = 0;
 out:
   free(res);
@@ -297,9 +307,17 @@ int main(int argc, char **argv) {
   }
   int traced = corotracer_enabled();
   const char *loads[] = {"yield", "pingpong"};
-  for (int i = 0; i < 2; i++)
-    if (argc <= 3 || strcmp(argv[3], loads[i]) == 0)
-      printf("%s switches_per_sec=%.0f traced=%d\n", loads[i], run(loads[i]), traced);
+  for (int i = 0; i < 2; i++) {
+    if (argc > 3 && strcmp(argv[3], loads[i]) != 0)
+      continue;
+    if (argc > 3) { /* one load (--compare): warm up first, as every mode alike */
+      long n = iterations;
+      iterations = n / 10 > 0 ? n / 10 : 1;
+      run(loads[i]);
+      iterations = n;
+    }
+    printf("%s switches_per_sec=%.0f traced=%d\n", loads[i], run(loads[i]), traced);
+  }
   sch_stop();
   return 0;
 }

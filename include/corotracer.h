@@ -48,7 +48,8 @@ extern "C" {
 
 /* A traced coroutine. Opaque; NULL means "not traced" and is accepted by every
  * function below (calls on NULL do nothing at all). Owned by the probe: valid
- * until corotracer_destroy(). */
+ * until corotracer_destroy(); afterwards its place may go to a new coroutine,
+ * so a call on the old handle would be recorded as the new one's. */
 typedef struct corotracer_co corotracer_co;
 
 /* What a suspended coroutine waits for (enum ctp_wait on the wire). */
@@ -94,8 +95,11 @@ COROTRACER_API corotracer_co *corotracer_current(void);
  * attach. recorded: events claimed on the stations this process owns (the
  * sum of their ev_claimed; events later dropped included). dropped: create events of coroutines
  * that got no station, plus events dropped because their slot was being written or had already been
- * lapped (many writers racing on one coroutine). Both 0 when untraced. Either pointer may be NULL.
- * For tests and summaries. */
+ * lapped (many writers racing on one coroutine). Under our engine's per-thread rings (v2):
+ * recorded counts the events written into this process's threads' rings plus those dropped, and
+ * dropped the events of a full ring (or a thread that found no ring) plus creates that got no
+ * station. Both 0 when untraced. Either pointer may be NULL. For tests and summaries; exact when
+ * the process's threads are not writing. */
 COROTRACER_API void corotracer_stats(uint64_t *recorded, uint64_t *dropped);
 
 /* The out-of-line halves of the calls below: they accept NULL too. Call the

@@ -9,12 +9,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -75,18 +77,8 @@ static void default_params(void) {
 static int run_case(const char *name, int (*body)(void)) {
   char count[16];
   snprintf(count, sizeof count, "%u", prm.stations);
-  fflush(stdout);
-  pid_t pid = fork();
-  ASSERT(pid >= 0);
-  if (pid == 0) {
-    ct_set_env(shm_path, sock_path, count);
-    int rc = body();
-    fflush(stdout);
-    _exit(rc);
-  }
-  int st;
-  while (waitpid(pid, &st, 0) < 0)
-    ASSERT(errno == EINTR);
+  int st = ct_run_forked(body, shm_path, sock_path, count, NULL);
+  ASSERT(st != -1);
   int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
   printf("%s %s\n", ok ? "ok  " : "FAIL", name);
   return !ok;
@@ -406,6 +398,83 @@ static int body_threads(void) {
   return 0;
 }
 
+/* Two threads writing at once: each claims a ring of its own, and each ring
+ * holds exactly its thread's events, in its order. */
+#define CONC 3000
+static atomic_int conc_gate;
+static void *conc_writer(void *arg) {
+  corotracer_co *co = arg;
+  while (!atomic_load(&conc_gate))
+    ;
+  for (uint64_t i = 0; i < CONC; i++)
+    corotracer_suspend(co, SITE(0x6666), COROTRACER_WAIT_PTR, i);
+  return (void *)(uintptr_t)my_tid();
+}
+static int body_concurrent(void) {
+  corotracer_co *a = corotracer_create(1, NULL, NULL);
+  find_base(a, 0);
+  corotracer_co *b = corotracer_create(2, NULL, NULL);
+  ASSERT_PTR_EQ(b, station(1));
+  pthread_t t[2];
+  void *tid[2];
+  ASSERT_EQ(pthread_create(&t[0], NULL, conc_writer, a), 0);
+  ASSERT_EQ(pthread_create(&t[1], NULL, conc_writer, b), 0);
+  atomic_store(&conc_gate, 1);
+  for (int i = 0; i < 2; i++)
+    ASSERT_EQ(pthread_join(t[i], &tid[i]), 0);
+  ASSERT_UINT64_EQ(atomic_load(&H->rings_fresh), 3);
+  for (uint32_t r = 1; r <= 2; r++) {
+    ASSERT_UINT64_EQ(atomic_load(&ring(r)->head), CONC);
+    ASSERT_UINT64_EQ(atomic_load(&ring(r)->lost), 0);
+    uint32_t who = rec(r, 0)->station; /* which thread took which ring is up to them */
+    ASSERT(who == 0 || who == 1);
+    ASSERT_UINT64_EQ(ring(r)->tid, (uint64_t)(uintptr_t)tid[who]);
+    for (uint64_t k = 0; k < CONC; k++) {
+      ASSERT_EQ(rec(r, k)->station, who);
+      ASSERT_EQ(rec(r, k)->kind, CTP_KIND_SUSPEND);
+      ASSERT_UINT64_EQ(rec(r, k)->obj, k);
+    }
+  }
+  ASSERT_UINT64_NE(rec(1, 0)->station, rec(2, 0)->station);
+  return 0;
+}
+
+/* The engine asleep: the next event sends it one byte and takes the flag. */
+static int body_kick(void) {
+  corotracer_co *co = corotracer_create(1, NULL, NULL);
+  find_base(co, 0);
+  /* Our connection, among those earlier cases left in the backlog. */
+  int me = -1;
+  for (;;) {
+    struct pollfd lp = {.fd = listen_fd, .events = POLLIN};
+    if (poll(&lp, 1, 0) != 1)
+      break;
+    int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (c < 0)
+      break;
+    struct ucred cr;
+    socklen_t len = sizeof cr;
+    if (me < 0 && getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 && cr.pid == getpid())
+      me = c;
+    else
+      close(c);
+  }
+  ASSERT_GE(me, 0);
+  char c;
+  ASSERT_EQ(recv(me, &c, 1, MSG_DONTWAIT), -1); /* nothing yet */
+  atomic_store(&H->tracer_sleeping, 1);
+  corotracer_resume(co);
+  ASSERT_UINT64_EQ(atomic_load(&H->tracer_sleeping), 0);
+  struct pollfd pf = {.fd = me, .events = POLLIN};
+  ASSERT_EQ(poll(&pf, 1, 5000), 1);
+  ASSERT_EQ(recv(me, &c, 1, MSG_DONTWAIT), 1);
+  ASSERT_EQ(c, '1');
+  corotracer_suspend(co, NULL, COROTRACER_WAIT_NONE, 0); /* awake: no byte */
+  ASSERT_EQ(recv(me, &c, 1, MSG_DONTWAIT), -1);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 3);
+  return 0;
+}
+
 /* fork: the child writes nothing anywhere; the parent's ring goes on. */
 static int body_fork(void) {
   corotracer_co *a = corotracer_create(1, NULL, NULL);
@@ -517,6 +586,11 @@ int main(void) {
   fails += run_case("threads: rings claimed, closed, reused, none left", body_threads);
   make_file();
   fails += run_case("fork: the child is untraced", body_fork);
+  make_file();
+  fails += run_case("the engine asleep: one wake-up byte", body_kick);
+  prm.ring_bytes = 128 * 1024;
+  make_file();
+  fails += run_case("two threads at once, two rings", body_concurrent);
 
   static const struct bad bad[] = {
       {"ring_bytes not a power of two", bad_pow2},

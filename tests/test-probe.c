@@ -102,22 +102,8 @@ struct env {
  * stderr, the first containing want_text (when not NULL). */
 static int run_case(const char *name, struct env e, int (*body)(void), int want_lines,
                     const char *want_text) {
-  fflush(stdout);
-  pid_t pid = fork();
-  ASSERT(pid >= 0);
-  if (pid == 0) {
-    int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0 || dup2(fd, 2) < 0)
-      _exit(3);
-    close(fd);
-    ct_set_env(e.shm, e.sock, e.count);
-    int rc = body();
-    fflush(stdout);
-    _exit(rc);
-  }
-  int st;
-  while (waitpid(pid, &st, 0) < 0)
-    ASSERT(errno == EINTR);
+  int st = ct_run_forked(body, e.shm, e.sock, e.count, errpath);
+  ASSERT(st != -1);
   char buf[4096] = "";
   FILE *f = fopen(errpath, "re");
   ASSERT(f);

@@ -1,17 +1,13 @@
 /* probe.c - the probe API: create, suspend, resume, wake, destroy write one
- * event each into the coroutine's station, per docs/PROTOCOL.md "Write
- * protocol"; plus init, enabled, current and stats. */
+ * event each: into the calling thread's ring when our engine offered v2
+ * (ring.h, docs/PROTOCOL.md "v2"), else into the coroutine's station
+ * (docs/PROTOCOL.md "Write protocol"); plus init, enabled, current and
+ * stats. */
 #define COROTRACER_NO_INLINE /* we define the exported plain names below */
 #include "corotracer.h"
 
-#include <errno.h>
-#include <limits.h>
-#include <linux/futex.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "probe/ring.h"

@@ -33,7 +33,7 @@ done
 # the native reader opens: test-rip.sh runs them through CT_RUN.
 ARM_TIMEOUT=${ARM_TIMEOUT:-120}
 TRACED="examples/hello examples/demo/resp_server"
-CTESTS="tests/test-demo-ctx tests/test-demo-ctx-uc tests/test-demo-sched tests/test-demo-sched-uc tests/test-layout tests/test-probe
+CTESTS="tests/test-demo-ctx tests/test-demo-ctx-uc tests/test-demo-sched tests/test-demo-sched-uc tests/test-layout tests/test-probe tests/test-probe-v2
   tests/test-probe-fd tests/test-rip-api"
 ELVES="tests/lib/rip-prog-pie tests/lib/rip-prog-nopie tests/lib/rip-prog-generic"
 # Native tools of the test scripts, and the engine and reader.
@@ -64,7 +64,7 @@ for p in $ELVES; do mkdir -p "$R/$(dirname "$p")"; ln -s "$top/$ARM_O/$p" "$R/$p
 for p in $NATIVE_TOOLS; do mkdir -p "$R/$(dirname "$p")"; ln -s "$top/$NATIVE/$p" "$R/$p"; done
 
 [ $# -gt 0 ] || set -- "$R/tests/test-demo-ctx" "$R/tests/test-demo-ctx-uc" "$R/tests/test-demo-sched" "$R/tests/test-demo-sched-uc" "$R/tests/test-layout" \
-  "$R/tests/test-probe" "$R/tests/test-probe-fd" tests/test-engine-roundtrip.sh \
+  "$R/tests/test-probe" "$R/tests/test-probe-v2" "$R/tests/test-probe-fd" tests/test-engine-roundtrip.sh \
   "$R/tests/test-rip-api" tests/test-rip.sh tests/test-demo-e2e.sh
 export CT_RUN="qemu-aarch64 -L $SYSROOT"
 O="$R" sh tests/run.sh "$@"

@@ -2,11 +2,14 @@
  */
 #include "probe-fixture.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/ctp.h"
@@ -49,4 +52,33 @@ void ct_set_env(const char *shm, const char *sock, const char *count) {
     else
       unsetenv(name[i]);
   }
+}
+
+int ct_run_forked(int (*body)(void), const char *shm, const char *sock, const char *count,
+                  const char *errpath) {
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) {
+    perror("fork");
+    return -1;
+  }
+  if (pid == 0) {
+    if (errpath) {
+      int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      if (fd < 0 || dup2(fd, 2) < 0)
+        _exit(3);
+      close(fd);
+    }
+    ct_set_env(shm, sock, count);
+    int rc = body();
+    fflush(stdout);
+    _exit(rc);
+  }
+  int st;
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR) {
+      perror("waitpid");
+      return -1;
+    }
+  return st;
 }

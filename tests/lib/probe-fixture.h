@@ -17,4 +17,11 @@ int ct_listen_unix(const char *path, int backlog);
  * case sees exactly the environment it names. */
 void ct_set_env(const char *shm, const char *sock, const char *count);
 
+/* Run body() in a forked child with the three CTP_* variables set as
+ * ct_set_env does and, when errpath is not NULL, its stderr sent to that
+ * file; the child exits with body's result. Returns the child's wait status,
+ * or -1 with the failing step printed. */
+int ct_run_forked(int (*body)(void), const char *shm, const char *sock, const char *count,
+                  const char *errpath);
+
 #endif
