@@ -347,6 +347,7 @@ struct ct_ring_state {
   uint64_t tail;  /* records consumed */
   uint64_t lost;  /* the ring's lost counter, last read */
   uint8_t queued; /* pushed on the free-ring queue, not owned since */
+  uint8_t orphan; /* its owner process is gone (connection EOF): CLOSED for us */
 };
 
 /* A record copied out of a ring in this pass. */
@@ -424,6 +425,10 @@ uint64_t ct_rings_scan(struct ct_harvest *h);
 /* Station i's v2 totals for its station_end line; adds to *events, *lost. */
 void ct_rings_station_end(struct ct_harvest *h, uint32_t i, uint64_t *events, uint64_t *lost);
 void ct_rings_free(struct ct_harvest *h);
+/* Process pid detached (its connection reached EOF): its rings still OWNED
+ * (a main thread runs no key destructors, a killed process none at all) are
+ * drained and freed as if CLOSED (docs/PROTOCOL.md "v2"). */
+void ct_rings_owner_gone(struct ct_harvest *h, uint32_t pid);
 /* Make sure the module holding `site` of pid has been written (harvest.c). */
 void ct_harvest_cover_site(struct ct_harvest *h, uint32_t pid, uint64_t site, uint64_t ts);
 

@@ -266,6 +266,8 @@ static int serve_fds(struct run *r) {
     struct conn c = r->conns[i];
     if (i + 2 < n && r->pfds[i + 2].revents && drain(c.fd)) {
       write_process(r, c.pid, "detach");
+      if (c.pid > 0 && !r->shm_broken)
+        ct_rings_owner_gone(&r->h, (uint32_t)c.pid);
       close(c.fd);
     } else {
       r->conns[keep++] = c;
