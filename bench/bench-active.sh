@@ -6,9 +6,11 @@
 #
 #   sh bench/bench-active.sh [BUILD_DIR [SECONDS [RUNS [ENGINE-OPTION...]]]]
 #       default build/default 6 3; e.g. ... 6 3 --rings 0 for v1 stations
+#   BENCH_NS="1000000" sh bench/bench-active.sh ...   other counts of coroutines
 #
-# CPU % of the engine = its utime+stime ticks over a window from 0.5 s after
-# the target is ready to 0.5 s before it ends. Medians over RUNS.
+# CPU % of the engine = its utime+stime ticks over a window from SETTLE
+# seconds (default 0.5; the engine formats the N creates first) after the
+# target is ready to 0.5 s before it ends. Medians over RUNS.
 set -u
 B=${1:-build/default} SECS=${2:-6} RUNS=${3:-3}
 shift 3 2>/dev/null || shift $#
@@ -24,7 +26,8 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 echo "| coroutines alive | active | engine CPU % | window s | runs | engine options |"
 echo "| --- | --- | --- | --- | --- | --- |"
-for n in 10 10000 1000000; do
+SETTLE=${SETTLE:-0.5}
+for n in ${BENCH_NS:-10 10000 1000000}; do
   : > "$D/eng"
   r=0
   while [ $r -lt "$RUNS" ]; do
@@ -33,13 +36,13 @@ for n in 10 10000 1000000; do
     "$ENGINE" run --quiet "$@" -n $((n + 16)) -o /dev/null -- "$W" active "$n" 10 "$SECS" "$D" &
     eng=$!
     while [ ! -e "$D/ready" ]; do kill -0 $eng 2>/dev/null || { echo "engine ended early" >&2; exit 1; }; sleep 0.05; done
-    sleep 0.5
+    sleep "$SETTLE"
     e0=$(cpu_ticks $eng) s0=$(date +%s.%N)
-    sleep $((SECS - 1))
+    sleep "$(awk -v s="$SECS" -v t="$SETTLE" 'BEGIN { print s - t - 0.5 }')"
     e1=$(cpu_ticks $eng) s1=$(date +%s.%N)
     wait $eng || { echo "run failed" >&2; exit 1; }
     eng=""
     awk -v a="$e0" -v b="$e1" -v s="$s0" -v e="$s1" -v t="$TICK" 'BEGIN { printf "%.2f\n", 100 * (b - a) / t / (e - s) }' >> "$D/eng"
   done
-  echo "| $n | 10 | $(median < "$D/eng") | $((SECS - 1)) | $RUNS ($(tr '\n' ' ' < "$D/eng")) | $* |"
+  echo "| $n | 10 | $(median < "$D/eng") | $(awk -v s="$SECS" -v t="$SETTLE" 'BEGIN { print s - t - 0.5 }') | $RUNS ($(tr '\n' ' ' < "$D/eng")) | $* |"
 done

@@ -6,16 +6,30 @@
 #     and the station_end lines);
 #  2. a v1-only writer (tests/lib/v1-writer) and our probe in one run: both
 #     traced, exactly; our probe under --rings 0 writes v1 stations correctly;
+#     the rings of exited processes are freed (5 processes one after the
+#     other on 2 rings);
 #  3. 10^6 short-lived coroutines through 1,024 stations (--lossless): every
 #     one traced (a coroutine line, create..destroy, ev 0..3 in time order),
 #     none confused with a previous owner ((station, gen) and ids distinct).
-# Sanitizer builds run 10^5 events at 10 us and 10^5 coroutines.
+# Bad --rings / --ring-kib values are refused with one line. Sanitizer builds
+# run 10^5 events at 10 us and 10^5 coroutines.
 . "$(dirname "$0")/lib/engine.sh"
 SDKW="$CT_BUILD/tests/lib/sdk-writer"
 V1W="$CT_BUILD/tests/lib/v1-writer"
 [ -x "$SDKW" ] && [ -x "$V1W" ] || fail "$SDKW or $V1W missing"
 ev=1000000 gap=1000 coros=1000000
 [ -z "$CT_SAN" ] || { ev=100000 gap=10000 coros=100000; }
+
+# Bad ring options: one line naming the option, exit 2, nothing run.
+for bad in "--ring-kib 12:must be a power of two" "--ring-kib 2:must be between 4 and 65536" \
+  "--rings 4097:must be between 0 and 4096" "--rings x:expects a positive integer"; do
+  opt=${bad%%:*} msg=${bad#*:}
+  # shellcheck disable=SC2086
+  "$COROTRACER" run $opt -o "$T/x.jsonl" -- true 2> "$T/err" && fail "$opt accepted"
+  [ $? = 2 ] || fail "$opt: exit status not 2"
+  grep -q "^corotracer: ${opt%% *}: $msg" "$T/err" || fail "$opt: message '$(cat "$T/err")'"
+  [ ! -e "$T/x.jsonl" ] || fail "$opt: a trace was written"
+done
 
 yes >/dev/null &
 bg_add $!
@@ -70,6 +84,16 @@ exact "$T/c.jsonl" "$(cat "$T/wc")" "--rings 0"
   fail "--rings 0: slot seqs beyond 2 x 20000 / 8: not v1 stations"
 [ "$("$CTJL" -t station_end gen < "$T/c.jsonl" | grep -vc '^-$')" = 0 ] ||
   fail "--rings 0: v2 stations (gen) in the trace"
+
+# Processes whose main thread writes leave their ring OWNED at exit (no key
+# destructor runs): the engine frees it at the process's detach, so 5 of them
+# one after the other get by with 2 rings.
+"$COROTRACER" run --quiet --lossless --rings 2 -n 64 -o "$T/o.jsonl" --cmd \
+  "for i in 1 2 3 4 5; do '$SDKW' churn 100 '$T/o'\$i || exit 1; sleep 0.2; done" ||
+  fail "5 processes on 2 rings: engine or writers failed"
+[ "$(cat "$T/o1" "$T/o5")" = "$(printf '400\n400')" ] || fail "5 processes: writers say $(cat "$T"/o?)"
+exact "$T/o.jsonl" 2000 "5 processes on 2 rings"
+[ "$("$CTJL" -t end no_ring < "$T/o.jsonl")" = 0 ] || fail "5 processes on 2 rings: a thread found no ring"
 
 # 3. 10^6 coroutines through 1,024 stations; the trace (~1 GB) streams
 # through a FIFO into the checker instead of the disk. The checker is slower

@@ -257,6 +257,7 @@ struct ct_sink {
   _Atomic uint64_t head, tail; /* consumed by the formatter, published by the producer */
   uint64_t ptail, phead_cache; /* the producer's own */
   uint64_t woke_at;            /* ptail when the producer last woke the formatter */
+  uint32_t cap;                /* entries, a power of two */
   _Atomic int cons_sleep, prod_wait, stop, err;
   uint32_t sync_seq, synced;
   uint64_t stalls; /* times the producer waited for room */
@@ -265,8 +266,9 @@ struct ct_sink {
   pthread_t thread;
   int running;
 };
-/* Open the trace (truncate or append) and start the formatter. 0 or -errno. */
-int ct_sink_open(struct ct_sink *s, const char *path, int append);
+/* Open the trace (truncate or append) and start the formatter, with a queue
+ * of cap entries (a power of two; 0: 32768, 4 MiB). 0 or -errno. */
+int ct_sink_open(struct ct_sink *s, const char *path, int append, uint32_t cap);
 /* Give the formatter the harvest loop's SCHED_FIFO priority: on a busy CPU a
  * SCHED_OTHER formatter falls behind, the queue fills, and the rings behind
  * it overflow. It sleeps whenever the queue is empty. 0 or -errno. */
@@ -345,6 +347,7 @@ struct ct_ring_state {
   uint64_t tail;  /* records consumed */
   uint64_t lost;  /* the ring's lost counter, last read */
   uint8_t queued; /* pushed on the free-ring queue, not owned since */
+  uint8_t orphan; /* its owner process is gone (connection EOF): CLOSED for us */
 };
 
 /* A record copied out of a ring in this pass. */
@@ -422,6 +425,10 @@ uint64_t ct_rings_scan(struct ct_harvest *h);
 /* Station i's v2 totals for its station_end line; adds to *events, *lost. */
 void ct_rings_station_end(struct ct_harvest *h, uint32_t i, uint64_t *events, uint64_t *lost);
 void ct_rings_free(struct ct_harvest *h);
+/* Process pid detached (its connection reached EOF): its rings still OWNED
+ * (a main thread runs no key destructors, a killed process none at all) are
+ * drained and freed as if CLOSED (docs/PROTOCOL.md "v2"). */
+void ct_rings_owner_gone(struct ct_harvest *h, uint32_t pid);
 /* Make sure the module holding `site` of pid has been written (harvest.c). */
 void ct_harvest_cover_site(struct ct_harvest *h, uint32_t pid, uint64_t site, uint64_t ts);
 

@@ -18,6 +18,14 @@ static const char *clock_name(uint32_t c) {
   return c == CTP_CLOCK_TSC ? "tsc" : c == CTP_CLOCK_CNTVCT ? "cntvct" : "mono";
 }
 
+/* `,"key":value` */
+static void kv(struct ct_writer *w, const char *key, uint64_t v) {
+  ct_w_str(w, ",\"");
+  ct_w_str(w, key);
+  ct_w_str(w, "\":");
+  ct_w_u64(w, v);
+}
+
 void ct_rec_meta(struct ct_writer *w, const struct ct_meta *m) {
   unsigned char id[16] = {0};
   size_t got = 0;
@@ -95,26 +103,20 @@ void ct_rec_module(struct ct_writer *w, pid_t pid, const struct ct_module *m) {
 }
 
 void ct_rec_coroutine(struct ct_writer *w, const struct ct_coro_item *c) {
-  ct_w_str(w, "{\"type\":\"coroutine\",\"probe_id\":");
-  ct_w_u64(w, c->probe_id);
-  ct_w_str(w, ",\"station\":");
-  ct_w_u64(w, c->station);
-  if (c->gen) {
-    ct_w_str(w, ",\"gen\":");
-    ct_w_u64(w, c->gen);
-  }
-  ct_w_str(w, ",\"pid\":");
-  ct_w_u64(w, c->pid);
-  ct_w_str(w, ",\"birth_ts\":");
-  ct_w_u64(w, c->birth_ts);
+  ct_w_str(w, "{\"type\":\"coroutine\"");
+  kv(w, "probe_id", c->probe_id);
+  kv(w, "station", c->station);
+  if (c->gen)
+    kv(w, "gen", c->gen);
+  kv(w, "pid", c->pid);
+  kv(w, "birth_ts", c->birth_ts);
   if (c->has_label) {
     ct_w_str(w, ",\"label\":");
     ct_w_json(w, c->label, strnlen(c->label, sizeof(c->label) - 1));
   }
   ct_w_str(w, ",\"create_site\":");
   ct_w_hex(w, c->create_site);
-  ct_w_str(w, ",\"parent\":");
-  ct_w_u64(w, c->parent);
+  kv(w, "parent", c->parent);
   ct_w_str(w, "}\n");
 }
 
@@ -181,20 +183,14 @@ void ct_rec_event(struct ct_writer *w, const struct ct_ev_item *e) {
 }
 
 void ct_rec_station_end(struct ct_writer *w, const struct ct_station_end *e) {
-  ct_w_str(w, "{\"type\":\"station_end\",\"probe_id\":");
-  ct_w_u64(w, e->probe_id);
-  ct_w_str(w, ",\"station\":");
-  ct_w_u64(w, e->station);
-  if (e->gen) {
-    ct_w_str(w, ",\"gen\":");
-    ct_w_u64(w, e->gen);
-  }
-  ct_w_str(w, ",\"events\":");
-  ct_w_u64(w, e->events);
-  ct_w_str(w, ",\"harvested\":");
-  ct_w_u64(w, e->harvested);
-  ct_w_str(w, ",\"lost\":");
-  ct_w_u64(w, e->lost);
+  ct_w_str(w, "{\"type\":\"station_end\"");
+  kv(w, "probe_id", e->probe_id);
+  kv(w, "station", e->station);
+  if (e->gen)
+    kv(w, "gen", e->gen);
+  kv(w, "events", e->events);
+  kv(w, "harvested", e->harvested);
+  kv(w, "lost", e->lost);
   ct_w_str(w, e->dead ? ",\"dead\":true}\n" : ",\"dead\":false}\n");
 }
 
@@ -215,14 +211,6 @@ static void exit_json(struct ct_writer *w, const struct ct_end *e) {
     ct_w_u64(w, (uint64_t)e->exit_code);
     ct_w_str(w, "}");
   }
-}
-
-/* `,"key":value` */
-static void kv(struct ct_writer *w, const char *key, uint64_t v) {
-  ct_w_str(w, ",\"");
-  ct_w_str(w, key);
-  ct_w_str(w, "\":");
-  ct_w_u64(w, v);
 }
 
 void ct_rec_end(struct ct_writer *w, const struct ct_end *e) {

@@ -124,6 +124,8 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
   } else {
     rs->lost = lost; /* a writer that broke the protocol: resynchronise */
   }
+  if (state == CTP_RING_OWNED && rs->orphan)
+    state = CTP_RING_CLOSED; /* its process is gone: nobody writes it any more */
   if (state == CTP_RING_OWNED) {
     rs->queued = 0;
     h->rings_owned++;
@@ -164,10 +166,24 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
     atomic_store_explicit(&rg->state, CTP_RING_FREE, memory_order_release);
     if (push(h->rq, &h->rq_tail, h->nrings, r) == 0) {
       rs->queued = 1;
+      rs->orphan = 0;
       h->recycled++;
     }
   }
   return k;
+}
+
+void ct_rings_owner_gone(struct ct_harvest *h, uint32_t pid) {
+  if (!h->rings || !pid)
+    return;
+  uint32_t fresh = atomic_load_explicit(&h->hdr->rings_fresh, memory_order_acquire);
+  uint32_t nr = fresh < h->nrings ? fresh : h->nrings;
+  for (uint32_t r = 0; r < nr; r++) {
+    struct ctp_ring *rg = ring(h, r);
+    if (atomic_load_explicit(&rg->state, memory_order_acquire) == CTP_RING_OWNED &&
+        LOAD(&rg->pid) == pid)
+      h->rs[r].orphan = 1;
+  }
 }
 
 static int by_time(const void *a, const void *b) {

@@ -266,6 +266,8 @@ static int serve_fds(struct run *r) {
     struct conn c = r->conns[i];
     if (i + 2 < n && r->pfds[i + 2].revents && drain(c.fd)) {
       write_process(r, c.pid, "detach");
+      if (c.pid > 0 && !r->shm_broken)
+        ct_rings_owner_gone(&r->h, (uint32_t)c.pid);
       close(c.fd);
     } else {
       r->conns[keep++] = c;
@@ -501,7 +503,7 @@ int ct_run_main(int argc, char **argv) {
     fprintf(stderr, "corotracer: SIGBUS handler: %s\n", strerror(-e));
     goto out;
   }
-  e = ct_sink_open(&r.sink, r.o.out, r.o.append);
+  e = ct_sink_open(&r.sink, r.o.out, r.o.append, 0);
   if (e) {
     fprintf(stderr, "corotracer: %s: %s\n", r.o.out, strerror(-e));
     goto out;

@@ -13,13 +13,13 @@
 #include "engine/engine.h"
 
 /* Items in the queue: 4 MiB, a few ms of a busy run's events. */
-#define SINK_CAP (1u << 15)
+#define SINK_CAP_DEFAULT (1u << 15)
 /* The formatter's idle wake-up: the trace on disk is never staler. */
 #define SINK_IDLE_NS 50000000u
 /* The producer wakes a sleeping formatter only for this many new items (or
  * a flush, a sync, a full queue): at a gentle rate one wake-up (two context
  * switches and a write(2)) per pass cost more than the formatting. */
-#define SINK_BATCH (SINK_CAP / 8)
+#define SINK_BATCH(s) ((s)->cap / 8)
 
 static void deadline_in(struct timespec *ts, uint64_t ns) {
   clock_gettime(CLOCK_MONOTONIC, ts);
@@ -84,7 +84,7 @@ static void *formatter(void *arg) {
       continue;
     }
     for (; head != tail; head++)
-      format_item(s, &s->q[head & (SINK_CAP - 1)]);
+      format_item(s, &s->q[head & (s->cap - 1)]);
     atomic_store_explicit(&s->head, head, memory_order_seq_cst);
     if (atomic_load_explicit(&s->prod_wait, memory_order_seq_cst)) {
       pthread_mutex_lock(&s->mu);
@@ -98,22 +98,23 @@ static void *formatter(void *arg) {
   return NULL;
 }
 
-int ct_sink_open(struct ct_sink *s, const char *path, int append) {
+int ct_sink_open(struct ct_sink *s, const char *path, int append, uint32_t cap) {
   memset(s, 0, sizeof *s);
+  s->cap = cap && !(cap & (cap - 1)) ? cap : SINK_CAP_DEFAULT;
   int rc = ct_writer_open(&s->fw, path, append);
   if (rc)
     return rc;
   s->tw.fd = -1;
   s->tw.sink = s;
   s->tw.buf = malloc(CT_W_BUF);
-  s->q = malloc((size_t)SINK_CAP * sizeof *s->q);
+  s->q = malloc((size_t)s->cap * sizeof *s->q);
   if (!s->tw.buf || !s->q) {
     rc = -ENOMEM;
     goto fail;
   }
   /* Touch every page now: first-touch faults in the harvest loop cost a
    * busy ring its room (see rings.c). */
-  memset(s->q, 0, (size_t)SINK_CAP * sizeof *s->q);
+  memset(s->q, 0, (size_t)s->cap * sizeof *s->q);
   memset(s->tw.buf, 0, CT_W_BUF);
   memset(s->fw.buf, 0, CT_W_BUF);
   pthread_condattr_t ca;
@@ -150,7 +151,7 @@ int ct_sink_realtime(struct ct_sink *s) {
  * set or a batch is waiting. */
 static void kick(struct ct_sink *s, int force) {
   atomic_store_explicit(&s->tail, s->ptail, memory_order_seq_cst);
-  if (!force && s->ptail - s->woke_at < SINK_BATCH)
+  if (!force && s->ptail - s->woke_at < SINK_BATCH(s))
     return;
   if (atomic_load_explicit(&s->cons_sleep, memory_order_seq_cst)) {
     s->woke_at = s->ptail;
@@ -166,14 +167,14 @@ void ct_sink_kick(struct ct_sink *s) {
 
 /* A free entry, waiting for the formatter while the queue is full. */
 static struct ct_item *slot(struct ct_sink *s) {
-  if (s->ptail - s->phead_cache >= SINK_CAP) {
+  if (s->ptail - s->phead_cache >= s->cap) {
     s->phead_cache = atomic_load_explicit(&s->head, memory_order_acquire);
-    while (s->ptail - s->phead_cache >= SINK_CAP) {
+    while (s->ptail - s->phead_cache >= s->cap) {
       kick(s, 1);
       pthread_mutex_lock(&s->mu);
       atomic_store_explicit(&s->prod_wait, 1, memory_order_seq_cst);
       s->phead_cache = atomic_load_explicit(&s->head, memory_order_seq_cst);
-      if (s->ptail - s->phead_cache >= SINK_CAP) {
+      if (s->ptail - s->phead_cache >= s->cap) {
         struct timespec ts;
         deadline_in(&ts, 10000000u);
         pthread_cond_timedwait(&s->cv_prod, &s->mu, &ts);
@@ -184,7 +185,7 @@ static struct ct_item *slot(struct ct_sink *s) {
       s->stalls++;
     }
   }
-  return &s->q[s->ptail & (SINK_CAP - 1)];
+  return &s->q[s->ptail & (s->cap - 1)];
 }
 
 /* Push the text writer's pending bytes, so items stay in call order. */
