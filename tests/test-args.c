@@ -29,6 +29,7 @@ static const char *walk(int flags, char **argv) {
                       : id == V                  ? "v="
                       : id == CT_ARGS_POSITIONAL ? "p="
                       : id == CT_ARGS_UNKNOWN    ? "?="
+                      : id == CT_ARGS_HAS_VALUE  ? "+="
                                                  : "!=";
     ASSERT_LT(n + 64, sizeof out);
     n += (size_t)snprintf(out + n, sizeof out - n, "%s%s ", tag, id == A || id == B ? "" : val);
@@ -56,5 +57,9 @@ int main(void) {
   ASSERT_STR_EQ(walk(CT_ARGS_GETOPT, ARGV("x", "-a")), "p=x p=-a ");
   ASSERT_STR_EQ(walk(CT_ARGS_GETOPT, ARGV("--all", "--bogus", "--value", "z")), "a ?=--bogus v=z ");
   ASSERT_STR_EQ(walk(0, ARGV("")), "p= ");
+  /* --name=value: the value attached to a two-dash spelling, in both modes. */
+  ASSERT_STR_EQ(walk(0, ARGV("--value=a=b", "--value=", "-value=x", "--all=1", "--bogus=2")),
+                "v=a=b v= ?=-value=x +=--all=1 ?=--bogus=2 ");
+  ASSERT_STR_EQ(walk(CT_ARGS_GETOPT, ARGV("--value=z", "x")), "v=z p=x ");
   return 0;
 }

@@ -83,6 +83,11 @@ int ct_args_next(struct ct_args *a, const struct ct_opt *opts, const char **val)
     return ct_args_next(a, opts, val);
   }
   const struct ct_opt *o = find(opts, arg, strlen(arg));
+  const char *eq = arg[1] == '-' ? strchr(arg, '=') : NULL;
+  if (!o && eq && (o = find(opts, arg, (size_t)(eq - arg))) != NULL) {
+    *val = o->has_value ? eq + 1 : arg;
+    return o->has_value ? o->id : CT_ARGS_HAS_VALUE;
+  }
   if (o || !getopt || arg[1] == '-')
     return whole(a, o, arg, val);
   a->cluster = arg + 1;

@@ -20,11 +20,13 @@ enum {
   CT_ARGS_POSITIONAL = -1, /* *val: an argument that is not an option ("-" is one) */
   CT_ARGS_UNKNOWN = -2,    /* *val: the option not in the table */
   CT_ARGS_NO_VALUE = -3,   /* *val: the option whose value is missing */
+  CT_ARGS_HAS_VALUE = -4,  /* *val: "--flag=x", a value given to an option that takes none */
 };
 
 /* getopt's conventions on top of exact spellings: one-letter flags cluster
  * (-tv), a one-letter option's value may be attached (-efile), "--" ends the
- * options, and the first positional argument ends them too (getopt's '+'). */
+ * options, and the first positional argument ends them too (getopt's '+').
+ * In every mode a two-dash spelling takes its value attached too (--out=FILE). */
 #define CT_ARGS_GETOPT 1
 
 /* Iteration state over argv[1..argc-1]; the caller owns argv, which is not
@@ -39,7 +41,7 @@ struct ct_args {
 void ct_args_init(struct ct_args *a, int argc, char **argv, int flags);
 
 /* The next option's id (its value, if it takes one, in *val), or one of the
- * CT_ARGS_* codes above. */
+ * CT_ARGS_* codes above. After CT_ARGS_POSITIONAL, a->i - 1 is its index. */
 int ct_args_next(struct ct_args *a, const struct ct_opt *opts, const char **val);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "engine/engine.h"
 #include "html/live.h"
 
@@ -63,27 +64,102 @@ static int parse_uint(char *why, size_t whylen, const char *opt, const char *s, 
   return 0;
 }
 
-/* Matches "--name", "-name" (when single_ok), "--name=value". *val is set to
- * the inline value or NULL. */
-static int is_opt(const char *arg, const char *name, int single_ok, const char **val) {
-  *val = NULL;
-  const char *p;
-  if (arg[0] == '-' && arg[1] == '-')
-    p = arg + 2;
-  else if (single_ok && arg[0] == '-')
-    p = arg + 1;
-  else
+enum {
+  O_OUT = 1,
+  O_STATIONS,
+  O_POLL_MS,
+  O_SHM,
+  O_SOCK,
+  O_CMD,
+  O_SERVE,
+  O_LOSSLESS_MS,
+  O_RINGS,
+  O_RING_KIB,
+  O_APPEND,
+  O_QUIET,
+  O_STATUS,
+  O_NO_RT,
+  O_LOSSLESS,
+  O_HELP
+};
+
+/* Every spelling, ours and the reference's single-dash ones. */
+static const struct ct_opt run_opts[] = {{"-o --out -out", O_OUT, 1},
+                                         {"-n --stations", O_STATIONS, 1},
+                                         {"--poll-ms", O_POLL_MS, 1},
+                                         {"--shm -shm", O_SHM, 1},
+                                         {"--sock -sock", O_SOCK, 1},
+                                         {"--cmd -cmd", O_CMD, 1},
+                                         {"--serve", O_SERVE, 1},
+                                         {"--lossless-ms", O_LOSSLESS_MS, 1},
+                                         {"--rings", O_RINGS, 1},
+                                         {"--ring-kib", O_RING_KIB, 1},
+                                         {"--append", O_APPEND, 0},
+                                         {"--quiet", O_QUIET, 0},
+                                         {"--status", O_STATUS, 0},
+                                         {"--no-realtime", O_NO_RT, 0},
+                                         {"--lossless", O_LOSSLESS, 0},
+                                         {"-h --help", O_HELP, 0},
+                                         {NULL, 0, 0}};
+
+/* Store one option's value (opt: the spelling used, for the error). */
+static int set_value(struct ct_opts *o, int id, const char *opt, const char *val, char *why,
+                     size_t whylen) {
+  unsigned long v;
+  switch (id) {
+  case O_OUT:
+    if (!val[0])
+      return bad(why, whylen, opt, "needs a file name");
+    o->out = val;
     return 0;
-  size_t n = strlen(name);
-  if (strncmp(p, name, n) != 0)
+  case O_STATIONS:
+    if (parse_uint(why, whylen, opt, val, 1, CTP_STATIONS_MAX, &v))
+      return -EINVAL;
+    o->stations = (uint32_t)v;
     return 0;
-  if (p[n] == '\0')
-    return 1;
-  if (p[n] == '=' && arg[1] == '-') {
-    *val = p + n + 1;
-    return 1;
+  case O_POLL_MS:
+    if (parse_uint(why, whylen, opt, val, 1, 3600000, &v))
+      return -EINVAL;
+    o->poll_ms = (int)v;
+    return 0;
+  case O_SHM:
+  case O_SOCK:
+    if (!val[0])
+      return bad(why, whylen, opt, "needs a path");
+    *(id == O_SHM ? &o->shm_path : &o->sock_path) = val;
+    return 0;
+  case O_CMD:
+    if (!val[0])
+      return bad(why, whylen, opt, "needs a command");
+    o->cmd = val;
+    return 0;
+  case O_SERVE: {
+    char ip[64];
+    int port;
+    if (ct_live_parse_addr(val, ip, sizeof ip, &port))
+      return bad(why, whylen, opt, "expects [ADDR:]PORT with an IPv4 ADDR");
+    o->serve = val;
+    return 0;
   }
-  return 0;
+  case O_LOSSLESS_MS:
+    if (parse_uint(why, whylen, opt, val, 1, 600000, &v))
+      return -EINVAL;
+    o->lossless_ms = (int)v;
+    return 0;
+  case O_RINGS:
+    if (parse_uint(why, whylen, opt, val, 0, CTP_RINGS_MAX, &v))
+      return -EINVAL;
+    o->rings = (uint32_t)v;
+    return 0;
+  default: /* O_RING_KIB */
+    if (parse_uint(why, whylen, opt, val, CTP_RING_BYTES_MIN / 1024u, CTP_RING_BYTES_MAX / 1024u,
+                   &v))
+      return -EINVAL;
+    if (v & (v - 1))
+      return bad(why, whylen, opt, "must be a power of two (4, 8, 16, ... KiB)");
+    o->ring_kib = (uint32_t)v;
+    return 0;
+  }
 }
 
 int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t whylen) {
@@ -94,114 +170,38 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
   o->lossless_ms = CT_LOSSLESS_MS_DEFAULT;
   o->rings = CT_RINGS_DEFAULT;
   o->ring_kib = CT_RING_KIB_DEFAULT;
-  int i = 1;
-  for (; i < argc; i++) {
-    const char *a = argv[i];
-    const char *val;
-    if (strcmp(a, "--") == 0) {
-      i++;
+  struct ct_args it;
+  const char *val;
+  int id;
+  int i = argc; /* index of the program's first argument */
+  /* getopt's '+': the program's own options after its name are not ours. */
+  ct_args_init(&it, argc, argv, CT_ARGS_GETOPT);
+  for (;;) {
+    /* The spelling used, for errors: the argument itself (or its cluster). */
+    const char *opt = !it.cluster && it.i < argc ? argv[it.i] : it.letter;
+    if ((id = ct_args_next(&it, run_opts, &val)) == CT_ARGS_END)
       break;
-    }
-    if (a[0] != '-' || a[1] == '\0')
-      break; /* the program starts here */
-    if (strcmp(a, "-h") == 0 || is_opt(a, "help", 0, &val)) {
+    int *flag = id == O_APPEND     ? &o->append
+                : id == O_QUIET    ? &o->quiet
+                : id == O_STATUS   ? &o->status
+                : id == O_NO_RT    ? &o->no_rt
+                : id == O_LOSSLESS ? &o->lossless
+                                   : NULL;
+    if (id == CT_ARGS_POSITIONAL) {
+      i = it.i - 1;
+      break;
+    } else if (id == O_HELP) {
       return 1;
-    }
-    int *flag = is_opt(a, "append", 0, &val)        ? &o->append
-                : is_opt(a, "quiet", 0, &val)       ? &o->quiet
-                : is_opt(a, "status", 0, &val)      ? &o->status
-                : is_opt(a, "no-realtime", 0, &val) ? &o->no_rt
-                : is_opt(a, "lossless", 0, &val)    ? &o->lossless
-                                                    : NULL;
-    if (flag) {
-      if (val)
-        return bad(why, whylen, a, "takes no value");
+    } else if (id == CT_ARGS_UNKNOWN) {
+      return bad(why, whylen, val, "unknown option (see corotracer run --help)");
+    } else if (id == CT_ARGS_NO_VALUE) {
+      return bad(why, whylen, val, "needs a value");
+    } else if (id == CT_ARGS_HAS_VALUE) {
+      return bad(why, whylen, val, "takes no value");
+    } else if (flag) {
       *flag = 1;
-      continue;
-    }
-    /* Options with a value: which one, and where its value is. */
-    static const struct {
-      const char *name, *shortname;
-      int single_ok;
-    } vopts[] = {{"out", "-o", 1},     {"stations", "-n", 0},    {"poll-ms", NULL, 0},
-                 {"shm", NULL, 1},     {"sock", NULL, 1},        {"cmd", NULL, 1},
-                 {"serve", NULL, 0},   {"lossless-ms", NULL, 0}, {"rings", NULL, 0},
-                 {"ring-kib", NULL, 0}};
-    int which = -1;
-    for (size_t k = 0; k < sizeof(vopts) / sizeof(vopts[0]) && which < 0; k++) {
-      if (vopts[k].shortname && strcmp(a, vopts[k].shortname) == 0) {
-        which = (int)k;
-        val = NULL;
-      } else if (is_opt(a, vopts[k].name, vopts[k].single_ok, &val)) {
-        which = (int)k;
-      }
-    }
-    if (which < 0) {
-      return bad(why, whylen, a, "unknown option (see corotracer run --help)");
-    }
-    if (!val) {
-      if (i + 1 >= argc)
-        return bad(why, whylen, a, "needs a value");
-      val = argv[++i];
-    }
-    unsigned long v;
-    switch (which) {
-    case 0:
-      if (!val[0])
-        return bad(why, whylen, a, "needs a file name");
-      o->out = val;
-      break;
-    case 1:
-      if (parse_uint(why, whylen, a, val, 1, CTP_STATIONS_MAX, &v))
-        return -EINVAL;
-      o->stations = (uint32_t)v;
-      break;
-    case 2:
-      if (parse_uint(why, whylen, a, val, 1, 3600000, &v))
-        return -EINVAL;
-      o->poll_ms = (int)v;
-      break;
-    case 3:
-      if (!val[0])
-        return bad(why, whylen, a, "needs a path");
-      o->shm_path = val;
-      break;
-    case 4:
-      if (!val[0])
-        return bad(why, whylen, a, "needs a path");
-      o->sock_path = val;
-      break;
-    case 6: {
-      char ip[64];
-      int port;
-      if (ct_live_parse_addr(val, ip, sizeof ip, &port))
-        return bad(why, whylen, a, "expects [ADDR:]PORT with an IPv4 ADDR");
-      o->serve = val;
-      break;
-    }
-    case 5:
-      if (!val[0])
-        return bad(why, whylen, a, "needs a command");
-      o->cmd = val;
-      break;
-    case 7:
-      if (parse_uint(why, whylen, a, val, 1, 600000, &v))
-        return -EINVAL;
-      o->lossless_ms = (int)v;
-      break;
-    case 8:
-      if (parse_uint(why, whylen, a, val, 0, CTP_RINGS_MAX, &v))
-        return -EINVAL;
-      o->rings = (uint32_t)v;
-      break;
-    default:
-      if (parse_uint(why, whylen, a, val, CTP_RING_BYTES_MIN / 1024u, CTP_RING_BYTES_MAX / 1024u,
-                     &v))
-        return -EINVAL;
-      if (v & (v - 1))
-        return bad(why, whylen, a, "must be a power of two (4, 8, 16, ... KiB)");
-      o->ring_kib = (uint32_t)v;
-      break;
+    } else if (set_value(o, id, opt, val, why, whylen)) {
+      return -EINVAL;
     }
   }
   if (o->cmd && i < argc)
