@@ -8,11 +8,11 @@
 #include <stdint.h>
 
 struct ct_map {
-  uint64_t *slot;              /* per slot: 0 empty, else hash tag << 32 | (dense index + 1) */
-  char *ents;                  /* entries, dense, in insertion order: key (2 x u64), value */
-  size_t cap, n, vsize, vcap;  /* slots, entries, value size, room for entries */
-  size_t stride;               /* bytes per entry: 16 + vsize, rounded up to 8 */
-  size_t min_cap;              /* ct_map_filter shrinks no further (a power of two; 64 by default) */
+  uint64_t *slot;             /* per slot: 0 empty, else hash tag << 32 | (dense index + 1) */
+  char *ents;                 /* entries, dense, in insertion order: key (2 x u64), value */
+  size_t cap, n, vsize, vcap; /* slots, entries, value size, room for entries */
+  size_t stride;              /* bytes per entry: 16 + vsize, rounded up to 8 */
+  size_t min_cap;             /* ct_map_filter shrinks no further (a power of two; 64 by default) */
 };
 
 /* An empty map of values of vsize bytes (no allocation until the first put). */
