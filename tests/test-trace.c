@@ -293,8 +293,8 @@ static void same_as_general(const char *line, size_t n) {
     FAIL("%.*s: fast path %d, general scanner %d", (int)n, line, ea, eb);
   if (ea == CT_LINE_OK &&
       (memcmp(&a, &b, offsetof(struct ct_line, exit_code)) != 0 ||
-       (CT_HAS(&a, CT_K_LABEL) && (a.label.p != b.label.p || a.label.n != b.label.n ||
-                                   a.label.esc != b.label.esc))))
+       (CT_HAS(&a, CT_K_LABEL) &&
+        (a.label.p != b.label.p || a.label.n != b.label.n || a.label.esc != b.label.esc))))
     FAIL("%.*s: fast path and general scanner decode it differently", (int)n, line);
 }
 
@@ -302,7 +302,8 @@ static void test_fast_path(void) {
   /* Event lines as the engines write them, each form of each key. */
   static const char *const lines[] = {
       "{\"probe_id\":1,\"tid\":100,\"addr\":\"0x0000555555560000\",\"seq\":2,\"is_active\":false,"
-      "\"ts\":1000000001000,\"kind\":\"create\",\"ev\":0,\"site\":\"0x0000555555560000\",\"parent\":0}",
+      "\"ts\":1000000001000,\"kind\":\"create\",\"ev\":0,\"site\":\"0x0000555555560000\","
+      "\"parent\":0}",
       "{\"probe_id\":7,\"tid\":101,\"addr\":\"0x0000000000000000\",\"seq\":4,\"is_active\":true,"
       "\"ts\":1000000002000,\"kind\":\"resume\",\"ev\":1}",
       "{\"probe_id\":7,\"tid\":101,\"addr\":\"0x00005555555600c8\",\"seq\":6,\"is_active\":false,"
@@ -324,7 +325,8 @@ static void test_fast_path(void) {
       "\"is_active\":true,\"ts\":168788988797000}",
       "{\"ts\":5,\"probe_id\":3,\"is_active\":false,\"obj\":-9223372036854775807,\"wait\":\"fd\"}",
       "{\"probe_id\":0,\"tid\":0,\"addr\":\"0x000099833fb94158\",\"is_active\":false,\"ts\":0}",
-      "{\"type\":\"coroutine\",\"probe_id\":12,\"station\":3,\"pid\":4242,\"birth_ts\":1000000001000,"
+      "{\"type\":\"coroutine\",\"probe_id\":12,\"station\":3,\"pid\":4242,\"birth_ts\":"
+      "1000000001000,"
       "\"label\":\"conn\",\"create_site\":\"0x0000555555560000\",\"parent\":7}",
       "{\"type\":\"coroutine\",\"probe_id\":12,\"station\":3,\"pid\":4242,\"birth_ts\":1,"
       "\"create_site\":\"0x00005555555600A0\",\"parent\":0}",

@@ -535,10 +535,9 @@ enum ct_line_err ct_parse_line_general(const char *line, size_t len, struct ct_l
 
 /* Hex digit values + 1; 0 for any other byte. */
 static const uint8_t hex1[256] = {
-    ['0'] = 1,   ['1'] = 2,   ['2'] = 3,   ['3'] = 4,   ['4'] = 5,   ['5'] = 6,   ['6'] = 7,
-    ['7'] = 8,   ['8'] = 9,   ['9'] = 10,  ['a'] = 11,  ['b'] = 12,  ['c'] = 13,  ['d'] = 14,
-    ['e'] = 15,  ['f'] = 16,  ['A'] = 11,  ['B'] = 12,  ['C'] = 13,  ['D'] = 14,  ['E'] = 15,
-    ['F'] = 16};
+    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,  ['7'] = 8,
+    ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+    ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16};
 
 /* SWAR: 8 bytes of the line as one word, the first byte lowest. */
 #define ONES 0x0101010101010101ull
@@ -772,7 +771,7 @@ static int parse_fast(const char *p, const char *e, struct ct_line *l) {
         uint64_t v;
         if (!(p = fast_u64(p + 1, e, &v)) || v > INT64_MAX)
           return 0;
-        l->obj = (uint64_t)-(int64_t)v;
+        l->obj = (uint64_t) - (int64_t)v;
       } else {
         p = fast_u64(p, e, &l->obj);
       }

@@ -49,8 +49,7 @@ static int drain(struct reader *r) {
 
 /* Parses line (len bytes; skipped: the rest of a line too long to keep, a
  * syntax error) into the ring, handing the oldest to fn when the ring is full. */
-static int push_line(struct reader *r, uint64_t lineno, int skipped, const char *line,
-                     size_t len) {
+static int push_line(struct reader *r, uint64_t lineno, int skipped, const char *line, size_t len) {
   int rc;
   if (r->n == r->depth && (rc = pop_line(r)))
     return rc;
