@@ -2,6 +2,7 @@
  * objects and a fast path for the lines the engines write most
  * (the streamers that feed it lines: trace_read.c). */
 #include "analysis/trace.h"
+#include "common/trace_keys.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -32,66 +33,66 @@ static struct key mk(int id, enum vt vt) {
 static struct key key_of(const char *k, size_t n) {
   switch (n) {
   case 2:
-    KEY("ts", CT_K_TS, V_U64);
-    KEY("ev", CT_K_EV, V_U64);
+    KEY(CT_KEY_TS, CT_K_TS, V_U64);
+    KEY(CT_KEY_EV, CT_K_EV, V_U64);
     break;
   case 3:
-    KEY("tid", CT_K_TID, V_U64);
-    KEY("seq", CT_K_SEQ, V_U64);
-    KEY("obj", CT_K_OBJ, V_OBJ);
-    KEY("pid", CT_K_PID, V_U64);
-    KEY("end", CT_K_END, V_HEX);
+    KEY(CT_KEY_TID, CT_K_TID, V_U64);
+    KEY(CT_KEY_SEQ, CT_K_SEQ, V_U64);
+    KEY(CT_KEY_OBJ, CT_K_OBJ, V_OBJ);
+    KEY(CT_KEY_PID, CT_K_PID, V_U64);
+    KEY(CT_KEY_END, CT_K_END, V_HEX);
     break;
   case 4:
-    KEY("addr", CT_K_ADDR, V_HEX);
-    KEY("kind", CT_K_KIND, V_KIND);
-    KEY("site", CT_K_SITE, V_HEX);
-    KEY("wait", CT_K_WAIT, V_WAIT);
-    KEY("from", CT_K_FROM, V_U64);
-    KEY("type", CT_K_TYPE, V_TYPE);
-    KEY("host", CT_K_HOST, V_STR);
-    KEY("path", CT_K_PATH, V_STR);
-    KEY("exit", CT_K_EXIT, V_NESTED);
-    KEY("lost", CT_K_LOST, V_U64);
-    KEY("torn", CT_K_TORN, V_U64);
-    KEY("code", CT_K_CODE, V_I64);
-    KEY("name", CT_K_NAME, V_STR);
+    KEY(CT_KEY_ADDR, CT_K_ADDR, V_HEX);
+    KEY(CT_KEY_KIND, CT_K_KIND, V_KIND);
+    KEY(CT_KEY_SITE, CT_K_SITE, V_HEX);
+    KEY(CT_KEY_WAIT, CT_K_WAIT, V_WAIT);
+    KEY(CT_KEY_FROM, CT_K_FROM, V_U64);
+    KEY(CT_KEY_TYPE, CT_K_TYPE, V_TYPE);
+    KEY(CT_KEY_HOST, CT_K_HOST, V_STR);
+    KEY(CT_KEY_PATH, CT_K_PATH, V_STR);
+    KEY(CT_KEY_EXIT, CT_K_EXIT, V_NESTED);
+    KEY(CT_KEY_LOST, CT_K_LOST, V_U64);
+    KEY(CT_KEY_TORN, CT_K_TORN, V_U64);
+    KEY(CT_KEY_CODE, CT_K_CODE, V_I64);
+    KEY(CT_KEY_NAME, CT_K_NAME, V_STR);
     break;
   case 5:
-    KEY("start", CT_K_START, V_HEX);
-    KEY("event", CT_K_EVENT, V_STR);
-    KEY("clock", -1, V_NESTED);
-    KEY("label", CT_K_LABEL, V_STR);
+    KEY(CT_KEY_START, CT_K_START, V_HEX);
+    KEY(CT_KEY_EVENT, CT_K_EVENT, V_STR);
+    KEY(CT_KEY_CLOCK, -1, V_NESTED);
+    KEY(CT_KEY_LABEL, CT_K_LABEL, V_STR);
     break;
   case 6:
-    KEY("parent", CT_K_PARENT, V_U64);
-    KEY("offset", CT_K_OFFSET, V_HEX);
-    KEY("format", CT_K_FORMAT, V_STR);
-    KEY("run_id", CT_K_RUN_ID, V_STR);
-    KEY("events", CT_K_EVENTS, V_U64);
-    KEY("signal", CT_K_SIGNAL, V_I64);
+    KEY(CT_KEY_PARENT, CT_K_PARENT, V_U64);
+    KEY(CT_KEY_OFFSET, CT_K_OFFSET, V_HEX);
+    KEY(CT_KEY_FORMAT, CT_K_FORMAT, V_STR);
+    KEY(CT_KEY_RUN_ID, CT_K_RUN_ID, V_STR);
+    KEY(CT_KEY_EVENTS, CT_K_EVENTS, V_U64);
+    KEY(CT_KEY_SIGNAL, CT_K_SIGNAL, V_I64);
     break;
   case 7:
-    KEY("station", CT_K_STATION, V_U64);
-    KEY("wall_ns", CT_K_WALL_NS, V_U64);
-    KEY("mono_ns", CT_K_MONO_NS, V_U64);
+    KEY(CT_KEY_STATION, CT_K_STATION, V_U64);
+    KEY(CT_KEY_WALL_NS, CT_K_WALL_NS, V_U64);
+    KEY(CT_KEY_MONO_NS, CT_K_MONO_NS, V_U64);
     break;
   case 8:
-    KEY("probe_id", CT_K_PROBE_ID, V_U64);
-    KEY("birth_ts", CT_K_BIRTH_TS, V_U64);
+    KEY(CT_KEY_PROBE_ID, CT_K_PROBE_ID, V_U64);
+    KEY(CT_KEY_BIRTH_TS, CT_K_BIRTH_TS, V_U64);
     break;
   case 9:
-    KEY("is_active", CT_K_IS_ACTIVE, V_BOOL);
-    KEY("harvested", CT_K_HARVESTED, V_U64);
+    KEY(CT_KEY_IS_ACTIVE, CT_K_IS_ACTIVE, V_BOOL);
+    KEY(CT_KEY_HARVESTED, CT_K_HARVESTED, V_U64);
     break;
   case 10:
-    KEY("target_pid", CT_K_TARGET_PID, V_U64);
+    KEY(CT_KEY_TARGET_PID, CT_K_TARGET_PID, V_U64);
     break;
   case 11:
-    KEY("create_site", CT_K_CREATE_SITE, V_HEX);
+    KEY(CT_KEY_CREATE_SITE, CT_K_CREATE_SITE, V_HEX);
     break;
   case 19:
-    KEY("untraced_coroutines", CT_K_UNTRACED, V_U64);
+    KEY(CT_KEY_UNTRACED_COROUTINES, CT_K_UNTRACED, V_U64);
     break;
   }
   return mk(-1, V_SKIP);
@@ -664,37 +665,37 @@ static int parse_fast(const char *p, const char *e, struct ct_line *l) {
       return 0;
     switch (p[1]) {
     case 'p':
-      if (FAST_KEY("\"probe_id\":", CT_K_PROBE_ID))
+      if (FAST_KEY(CT_KQ(PROBE_ID), CT_K_PROBE_ID))
         p = fast_u64(p, e, &l->probe_id);
-      else if (FAST_KEY("\"parent\":", CT_K_PARENT))
+      else if (FAST_KEY(CT_KQ(PARENT), CT_K_PARENT))
         p = fast_u64(p, e, &l->parent);
-      else if (FAST_KEY("\"pid\":", CT_K_PID))
+      else if (FAST_KEY(CT_KQ(PID), CT_K_PID))
         p = fast_u64(p, e, &l->pid);
       else
         return 0;
       break;
     case 't':
-      if (FAST_KEY("\"ts\":", CT_K_TS))
+      if (FAST_KEY(CT_KQ(TS), CT_K_TS))
         p = fast_u64(p, e, &l->ts);
-      else if (FAST_KEY("\"tid\":", CT_K_TID))
+      else if (FAST_KEY(CT_KQ(TID), CT_K_TID))
         p = fast_u64(p, e, &l->tid);
-      else if (FAST_KEY("\"type\":", CT_K_TYPE) && FAST_LIT("\"coroutine\""))
+      else if (FAST_KEY(CT_KQ(TYPE), CT_K_TYPE) && FAST_LIT("\"coroutine\""))
         l->type = CT_LINE_COROUTINE;
       else
         return 0;
       break;
     case 'b':
-      if (!FAST_KEY("\"birth_ts\":", CT_K_BIRTH_TS))
+      if (!FAST_KEY(CT_KQ(BIRTH_TS), CT_K_BIRTH_TS))
         return 0;
       p = fast_u64(p, e, &l->birth_ts);
       break;
     case 'c':
-      if (!FAST_KEY("\"create_site\":", CT_K_CREATE_SITE))
+      if (!FAST_KEY(CT_KQ(CREATE_SITE), CT_K_CREATE_SITE))
         return 0;
       p = fast_hex(p, e, &l->create_site);
       break;
     case 'l': { /* a label without escapes */
-      if (!FAST_KEY("\"label\":", CT_K_LABEL) || *p != '"')
+      if (!FAST_KEY(CT_KQ(LABEL), CT_K_LABEL) || *p != '"')
         return 0;
       const char *q = ++p;
       while (q < e && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20)
@@ -706,22 +707,22 @@ static int parse_fast(const char *p, const char *e, struct ct_line *l) {
       break;
     }
     case 'a':
-      if (!FAST_KEY("\"addr\":", CT_K_ADDR))
+      if (!FAST_KEY(CT_KQ(ADDR), CT_K_ADDR))
         return 0;
       p = fast_hex(p, e, &l->addr);
       break;
     case 's':
-      if (FAST_KEY("\"seq\":", CT_K_SEQ))
+      if (FAST_KEY(CT_KQ(SEQ), CT_K_SEQ))
         p = fast_u64(p, e, &l->seq);
-      else if (FAST_KEY("\"site\":", CT_K_SITE))
+      else if (FAST_KEY(CT_KQ(SITE), CT_K_SITE))
         p = fast_hex(p, e, &l->site);
-      else if (FAST_KEY("\"station\":", CT_K_STATION))
+      else if (FAST_KEY(CT_KQ(STATION), CT_K_STATION))
         p = fast_u64(p, e, &l->station);
       else
         return 0;
       break;
     case 'i':
-      if (!FAST_KEY("\"is_active\":", CT_K_IS_ACTIVE))
+      if (!FAST_KEY(CT_KQ(IS_ACTIVE), CT_K_IS_ACTIVE))
         return 0;
       if (FAST_LIT("true"))
         l->is_active = 1;
@@ -729,7 +730,7 @@ static int parse_fast(const char *p, const char *e, struct ct_line *l) {
         return 0;
       break;
     case 'k':
-      if (!FAST_KEY("\"kind\":", CT_K_KIND))
+      if (!FAST_KEY(CT_KQ(KIND), CT_K_KIND))
         return 0;
       if (FAST_LIT("\"suspend\""))
         l->kind = CT_EV_SUSPEND;
@@ -745,12 +746,12 @@ static int parse_fast(const char *p, const char *e, struct ct_line *l) {
         return 0;
       break;
     case 'e':
-      if (!FAST_KEY("\"ev\":", CT_K_EV))
+      if (!FAST_KEY(CT_KQ(EV), CT_K_EV))
         return 0;
       p = fast_u64(p, e, &l->ev);
       break;
     case 'w':
-      if (!FAST_KEY("\"wait\":", CT_K_WAIT))
+      if (!FAST_KEY(CT_KQ(WAIT), CT_K_WAIT))
         return 0;
       if (FAST_LIT("\"fd\""))
         l->wait = 1;
@@ -762,7 +763,7 @@ static int parse_fast(const char *p, const char *e, struct ct_line *l) {
         return 0;
       break;
     case 'o':
-      if (!FAST_KEY("\"obj\":", CT_K_OBJ))
+      if (!FAST_KEY(CT_KQ(OBJ), CT_K_OBJ))
         return 0;
       if (*p == '"') {
         p = fast_hex(p, e, &l->obj);
@@ -777,7 +778,7 @@ static int parse_fast(const char *p, const char *e, struct ct_line *l) {
       }
       break;
     case 'f':
-      if (!FAST_KEY("\"from\":", CT_K_FROM))
+      if (!FAST_KEY(CT_KQ(FROM), CT_K_FROM))
         return 0;
       p = fast_u64(p, e, &l->from);
       break;

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/trace_keys.h"
 #include "corotracer.h"
 #include "engine/engine.h"
 
@@ -43,35 +44,35 @@ void ct_rec_meta(struct ct_writer *w, const struct ct_meta *m) {
   char host[256] = "";
   gethostname(host, sizeof(host) - 1);
   uint64_t mono = ct_now_ns(CLOCK_MONOTONIC), wall = ct_now_ns(CLOCK_REALTIME);
-  ct_w_str(w,
-           "{\"type\":\"meta\",\"format\":\"corotracer-trace\",\"format_version\":1,\"run_id\":\"");
+  ct_w_str(w, "{" CT_KQ(TYPE) "\"meta\"," CT_KQ(FORMAT) "\"corotracer-trace\",");
+  ct_w_str(w, CT_KQ(FORMAT_VERSION) "1," CT_KQ(RUN_ID) "\"");
   ct_w_str(w, hex);
-  ct_w_str(w, "\",\"host\":");
+  ct_w_str(w, "\"," CT_KQ(HOST));
   ct_w_json(w, host, strlen(host));
-  ct_w_str(w, ",\"engine\":\"" CT_ENGINE_VERSION "\",\"command\":[");
+  ct_w_str(w, "," CT_KQ(ENGINE) "\"" CT_ENGINE_VERSION "\"," CT_KQ(COMMAND) "[");
   for (char *const *a = m->argv; *a; a++) {
     if (a != m->argv)
       ct_w_str(w, ",");
     ct_w_json(w, *a, strlen(*a));
   }
-  ct_w_str(w, "],\"engine_pid\":");
+  ct_w_str(w, "]," CT_KQ(ENGINE_PID));
   ct_w_u64(w, m->engine_pid);
-  ct_w_str(w, ",\"target_pid\":");
+  ct_w_str(w, "," CT_KQ(TARGET_PID));
   ct_w_u64(w, m->target_pid);
-  ct_w_str(w, ",\"stations\":");
+  ct_w_str(w, "," CT_KQ(STATIONS));
   ct_w_u64(w, m->stations);
-  ct_w_str(w, ",\"clock\":{\"mono_ns\":");
+  ct_w_str(w, "," CT_KQ(CLOCK) "{" CT_KQ(MONO_NS));
   ct_w_u64(w, mono);
-  ct_w_str(w, ",\"wall_ns\":");
+  ct_w_str(w, "," CT_KQ(WALL_NS));
   ct_w_u64(w, wall);
-  ct_w_str(w, "},\"poll_ms\":");
+  ct_w_str(w, "}," CT_KQ(POLL_MS));
   ct_w_u64(w, (uint64_t)m->poll_ms);
   if (m->rings) {
-    ct_w_str(w, ",\"rings\":");
+    ct_w_str(w, "," CT_KQ(RINGS));
     ct_w_u64(w, m->rings);
-    ct_w_str(w, ",\"ring_bytes\":");
+    ct_w_str(w, "," CT_KQ(RING_BYTES));
     ct_w_u64(w, m->ring_bytes);
-    ct_w_str(w, ",\"ts_clock\":\"");
+    ct_w_str(w, "," CT_KQ(TS_CLOCK) "\"");
     ct_w_str(w, clock_name(m->clock));
     ct_w_str(w, "\"");
   }
@@ -79,50 +80,50 @@ void ct_rec_meta(struct ct_writer *w, const struct ct_meta *m) {
 }
 
 void ct_rec_process(struct ct_writer *w, pid_t pid, const char *event, uint64_t ts) {
-  ct_w_str(w, "{\"type\":\"process\",\"pid\":");
+  ct_w_str(w, "{" CT_KQ(TYPE) "\"process\"," CT_KQ(PID));
   ct_w_u64(w, (uint64_t)pid);
-  ct_w_str(w, ",\"event\":\"");
+  ct_w_str(w, "," CT_KQ(EVENT) "\"");
   ct_w_str(w, event);
-  ct_w_str(w, "\",\"ts\":");
+  ct_w_str(w, "\"," CT_KQ(TS));
   ct_w_u64(w, ts);
   ct_w_str(w, "}\n");
 }
 
 void ct_rec_module(struct ct_writer *w, pid_t pid, const struct ct_module *m) {
-  ct_w_str(w, "{\"type\":\"module\",\"pid\":");
+  ct_w_str(w, "{" CT_KQ(TYPE) "\"module\"," CT_KQ(PID));
   ct_w_u64(w, (uint64_t)pid);
-  ct_w_str(w, ",\"start\":");
+  ct_w_str(w, "," CT_KQ(START));
   ct_w_hex(w, m->start);
-  ct_w_str(w, ",\"end\":");
+  ct_w_str(w, "," CT_KQ(END));
   ct_w_hex(w, m->end);
-  ct_w_str(w, ",\"offset\":");
+  ct_w_str(w, "," CT_KQ(OFFSET));
   ct_w_hex(w, m->offset);
-  ct_w_str(w, ",\"path\":");
+  ct_w_str(w, "," CT_KQ(PATH));
   ct_w_json(w, m->path, strlen(m->path));
   ct_w_str(w, "}\n");
 }
 
 void ct_rec_coroutine(struct ct_writer *w, const struct ct_coro_item *c) {
-  ct_w_str(w, "{\"type\":\"coroutine\"");
-  kv(w, "probe_id", c->probe_id);
-  kv(w, "station", c->station);
+  ct_w_str(w, "{" CT_KQ(TYPE) "\"coroutine\"");
+  kv(w, CT_KEY_PROBE_ID, c->probe_id);
+  kv(w, CT_KEY_STATION, c->station);
   if (c->gen)
-    kv(w, "gen", c->gen);
-  kv(w, "pid", c->pid);
-  kv(w, "birth_ts", c->birth_ts);
+    kv(w, CT_KEY_GEN, c->gen);
+  kv(w, CT_KEY_PID, c->pid);
+  kv(w, CT_KEY_BIRTH_TS, c->birth_ts);
   if (c->has_label) {
-    ct_w_str(w, ",\"label\":");
+    ct_w_str(w, "," CT_KQ(LABEL));
     ct_w_json(w, c->label, strnlen(c->label, sizeof(c->label) - 1));
   }
-  ct_w_str(w, ",\"create_site\":");
+  ct_w_str(w, "," CT_KQ(CREATE_SITE));
   ct_w_hex(w, c->create_site);
-  kv(w, "parent", c->parent);
+  kv(w, CT_KEY_PARENT, c->parent);
   ct_w_str(w, "}\n");
 }
 
 /* `,"kind":"NAME"` per kind, with its length; none for a v1 event. */
 #define KIND(name)                                                                                 \
-  { ",\"kind\":\"" name "\"", sizeof(",\"kind\":\"" name "\"") - 1 }
+  { "," CT_KQ(KIND) "\"" name "\"", sizeof("," CT_KQ(KIND) "\"" name "\"") - 1 }
 static const struct {
   const char *s;
   size_t n;
@@ -138,44 +139,44 @@ void ct_rec_event(struct ct_writer *w, const struct ct_ev_item *e) {
   char *p = ct_w_reserve(w, EVENT_LINE_MAX);
   if (!p)
     return;
-  p = CT_PUT_LIT(p, "{\"probe_id\":");
+  p = CT_PUT_LIT(p, "{" CT_KQ(PROBE_ID));
   p = ct_put_u64(p, e->probe_id);
-  p = CT_PUT_LIT(p, ",\"tid\":");
+  p = CT_PUT_LIT(p, "," CT_KQ(TID));
   p = ct_put_u64(p, e->tid);
-  p = CT_PUT_LIT(p, ",\"addr\":");
+  p = CT_PUT_LIT(p, "," CT_KQ(ADDR));
   p = ct_put_hex(p, e->addr);
-  p = CT_PUT_LIT(p, ",\"seq\":");
+  p = CT_PUT_LIT(p, "," CT_KQ(SEQ));
   p = ct_put_u64(p, e->seq);
-  p = e->active ? CT_PUT_LIT(p, ",\"is_active\":true,\"ts\":")
-                : CT_PUT_LIT(p, ",\"is_active\":false,\"ts\":");
+  p = e->active ? CT_PUT_LIT(p, "," CT_KQ(IS_ACTIVE) "true," CT_KQ(TS))
+                : CT_PUT_LIT(p, "," CT_KQ(IS_ACTIVE) "false," CT_KQ(TS));
   p = ct_put_u64(p, e->ts);
   int known = e->kind < CTP_KIND_MAX_ && kind_json[e->kind].s;
   if (known) {
     memcpy(p, kind_json[e->kind].s, kind_json[e->kind].n);
     p += kind_json[e->kind].n;
   }
-  p = CT_PUT_LIT(p, ",\"ev\":");
+  p = CT_PUT_LIT(p, "," CT_KQ(EV));
   p = ct_put_u64(p, e->ev);
   if (known && e->kind != CTP_KIND_RESUME) {
-    p = CT_PUT_LIT(p, ",\"site\":");
+    p = CT_PUT_LIT(p, "," CT_KQ(SITE));
     p = ct_put_hex(p, e->addr);
   }
   if (e->kind == CTP_KIND_SUSPEND && e->wait == CTP_WAIT_FD) {
-    p = CT_PUT_LIT(p, ",\"wait\":\"fd\",\"obj\":");
+    p = CT_PUT_LIT(p, "," CT_KQ(WAIT) "\"fd\"," CT_KQ(OBJ));
     int64_t fd = (int64_t)e->obj;
     if (fd < 0)
       *p++ = '-';
     p = ct_put_u64(p, fd < 0 ? (uint64_t)0 - e->obj : e->obj);
   } else if (e->kind == CTP_KIND_SUSPEND && e->wait == CTP_WAIT_PTR) {
-    p = CT_PUT_LIT(p, ",\"wait\":\"ptr\",\"obj\":");
+    p = CT_PUT_LIT(p, "," CT_KQ(WAIT) "\"ptr\"," CT_KQ(OBJ));
     p = ct_put_hex(p, e->obj);
   } else if (e->kind == CTP_KIND_SUSPEND && e->wait == CTP_WAIT_EXIT) {
-    p = CT_PUT_LIT(p, ",\"wait\":\"exit\"");
+    p = CT_PUT_LIT(p, "," CT_KQ(WAIT) "\"exit\"");
   } else if (e->kind == CTP_KIND_WAKE) {
-    p = CT_PUT_LIT(p, ",\"from\":");
+    p = CT_PUT_LIT(p, "," CT_KQ(FROM));
     p = ct_put_u64(p, e->obj);
   } else if (e->kind == CTP_KIND_CREATE) {
-    p = CT_PUT_LIT(p, ",\"parent\":");
+    p = CT_PUT_LIT(p, "," CT_KQ(PARENT));
     p = ct_put_u64(p, e->obj);
   }
   p = CT_PUT_LIT(p, "}\n");
@@ -183,15 +184,15 @@ void ct_rec_event(struct ct_writer *w, const struct ct_ev_item *e) {
 }
 
 void ct_rec_station_end(struct ct_writer *w, const struct ct_station_end *e) {
-  ct_w_str(w, "{\"type\":\"station_end\"");
-  kv(w, "probe_id", e->probe_id);
-  kv(w, "station", e->station);
+  ct_w_str(w, "{" CT_KQ(TYPE) "\"station_end\"");
+  kv(w, CT_KEY_PROBE_ID, e->probe_id);
+  kv(w, CT_KEY_STATION, e->station);
   if (e->gen)
-    kv(w, "gen", e->gen);
-  kv(w, "events", e->events);
-  kv(w, "harvested", e->harvested);
-  kv(w, "lost", e->lost);
-  ct_w_str(w, e->dead ? ",\"dead\":true}\n" : ",\"dead\":false}\n");
+    kv(w, CT_KEY_GEN, e->gen);
+  kv(w, CT_KEY_EVENTS, e->events);
+  kv(w, CT_KEY_HARVESTED, e->harvested);
+  kv(w, CT_KEY_LOST, e->lost);
+  ct_w_str(w, e->dead ? "," CT_KQ(DEAD) "true}\n" : "," CT_KQ(DEAD) "false}\n");
 }
 
 /* The end line's exit object. */
@@ -201,49 +202,49 @@ static void exit_json(struct ct_writer *w, const struct ct_end *e) {
     const char *abbrev = sigabbrev_np(WTERMSIG(st));
     char name[32];
     snprintf(name, sizeof(name), "SIG%s", abbrev ? abbrev : "UNKNOWN");
-    ct_w_str(w, "{\"signal\":");
+    ct_w_str(w, "{" CT_KQ(SIGNAL));
     ct_w_u64(w, (uint64_t)WTERMSIG(st));
-    ct_w_str(w, ",\"name\":");
+    ct_w_str(w, "," CT_KQ(NAME));
     ct_w_json(w, name, strlen(name));
-    ct_w_str(w, WCOREDUMP(st) ? ",\"core\":true}" : ",\"core\":false}");
+    ct_w_str(w, WCOREDUMP(st) ? "," CT_KQ(CORE) "true}" : "," CT_KQ(CORE) "false}");
   } else {
-    ct_w_str(w, "{\"code\":");
+    ct_w_str(w, "{" CT_KQ(CODE));
     ct_w_u64(w, (uint64_t)e->exit_code);
     ct_w_str(w, "}");
   }
 }
 
 void ct_rec_end(struct ct_writer *w, const struct ct_end *e) {
-  ct_w_str(w, "{\"type\":\"end\"");
-  kv(w, "ts", e->ts);
-  kv(w, "wall_ns", e->wall_ns);
-  ct_w_str(w, ",\"exit\":");
+  ct_w_str(w, "{" CT_KQ(TYPE) "\"end\"");
+  kv(w, CT_KEY_TS, e->ts);
+  kv(w, CT_KEY_WALL_NS, e->wall_ns);
+  ct_w_str(w, "," CT_KQ(EXIT));
   exit_json(w, e);
-  kv(w, "events", e->events);
-  kv(w, "harvested", e->harvested);
-  kv(w, "lost", e->lost);
-  kv(w, "stations_used", e->stations_used);
-  kv(w, "untraced_coroutines", e->untraced);
+  kv(w, CT_KEY_EVENTS, e->events);
+  kv(w, CT_KEY_HARVESTED, e->harvested);
+  kv(w, CT_KEY_LOST, e->lost);
+  kv(w, CT_KEY_STATIONS_USED, e->stations_used);
+  kv(w, CT_KEY_UNTRACED_COROUTINES, e->untraced);
   /* torn: torn records in the trace, as the reference wrote them; ours are
    * retried, never written. torn_retries says how often that happened. */
-  ct_w_str(w, ",\"torn\":0");
-  kv(w, "torn_retries", e->torn_retries);
+  ct_w_str(w, "," CT_KQ(TORN) "0");
+  kv(w, CT_KEY_TORN_RETRIES, e->torn_retries);
   if (e->rings) {
-    kv(w, "ring_lost", e->ring_lost);
-    kv(w, "no_ring", e->no_ring);
-    kv(w, "past_gen", e->stale);
-    kv(w, "bad_records", e->bad);
-    kv(w, "ring_gap", e->gap);
-    kv(w, "format_stalls", e->sink_stalls);
+    kv(w, CT_KEY_RING_LOST, e->ring_lost);
+    kv(w, CT_KEY_NO_RING, e->no_ring);
+    kv(w, CT_KEY_PAST_GEN, e->stale);
+    kv(w, CT_KEY_BAD_RECORDS, e->bad);
+    kv(w, CT_KEY_RING_GAP, e->gap);
+    kv(w, CT_KEY_FORMAT_STALLS, e->sink_stalls);
   }
   /* How the harvest loop was scheduled: "normal" means a busy CPU could keep
    * it away for a scheduler slice (docs/ENGINE.md "Bound"). */
-  ct_w_str(w, e->sched_rt ? ",\"sched\":\"fifo\"" : ",\"sched\":\"normal\"");
+  ct_w_str(w, e->sched_rt ? "," CT_KQ(SCHED) "\"fifo\"" : "," CT_KQ(SCHED) "\"normal\"");
   /* The engine's own CPU time (not the target's), for the cost it claims. */
-  kv(w, "engine_cpu_us", e->engine_cpu_us);
-  kv(w, "wake_late_max_us", e->wake_late_max_us);
+  kv(w, CT_KEY_ENGINE_CPU_US, e->engine_cpu_us);
+  kv(w, CT_KEY_WAKE_LATE_MAX_US, e->wake_late_max_us);
   /* Readers skip unknown keys; this one says the totals are partial. */
   if (e->shm_broken)
-    ct_w_str(w, ",\"error\":\"shared memory truncated by the target\"");
+    ct_w_str(w, "," CT_KQ(ERROR) "\"shared memory truncated by the target\"");
   ct_w_str(w, "}\n");
 }
