@@ -213,85 +213,50 @@ struct ctp_queue {
 #define CTP_RINGS_MAX 4096u
 
 /* ---- every offset and size, pinned -------------------------------------- */
-_Static_assert(sizeof(struct ctp_slot) == 64, "slot size");
-_Static_assert(offsetof(struct ctp_slot, timestamp) == 0x00, "slot.timestamp");
-_Static_assert(offsetof(struct ctp_slot, tid) == 0x08, "slot.tid");
-_Static_assert(offsetof(struct ctp_slot, addr) == 0x10, "slot.addr");
-_Static_assert(offsetof(struct ctp_slot, seq) == 0x18, "slot.seq");
-_Static_assert(offsetof(struct ctp_slot, kind) == 0x20, "slot.kind");
-_Static_assert(offsetof(struct ctp_slot, wait_kind) == 0x21, "slot.wait_kind");
-_Static_assert(offsetof(struct ctp_slot, flags) == 0x22, "slot.flags");
-_Static_assert(offsetof(struct ctp_slot, aux) == 0x24, "slot.aux");
-_Static_assert(offsetof(struct ctp_slot, obj) == 0x28, "slot.obj");
-_Static_assert(offsetof(struct ctp_slot, reserved) == 0x30, "slot.reserved");
-_Static_assert(offsetof(struct ctp_slot, is_active) == 0x3F, "slot.is_active");
+/* Field f of struct s at offset off; the message names both. */
+#define CTP_PIN(s, f, off) _Static_assert(offsetof(struct s, f) == (off), #s "." #f);
+/* Each struct's layout as a list of (field, offset), expanded by CTP_PIN; a
+ * few fields per line, in offset order, as in the structs. */
+// clang-format off
+#define CTP_SLOT_LAYOUT(X, s) \
+  X(s, timestamp, 0x00) X(s, tid, 0x08) X(s, addr, 0x10) X(s, seq, 0x18) \
+  X(s, kind, 0x20) X(s, wait_kind, 0x21) X(s, flags, 0x22) X(s, aux, 0x24) \
+  X(s, obj, 0x28) X(s, reserved, 0x30) X(s, is_active, 0x3F)
+#define CTP_STATION_LAYOUT(X, s) \
+  X(s, probe_id, 0x000) X(s, birth_ts, 0x008) X(s, is_dead, 0x010) X(s, pad0, 0x011) \
+  X(s, ext_flags, 0x014) X(s, ev_claimed, 0x018) X(s, create_site, 0x020) X(s, parent_id, 0x028) \
+  X(s, pid, 0x030) X(s, gen, 0x034) X(s, harvested_ev, 0x038) X(s, slots, 0x040) \
+  X(s, label, 0x240) X(s, v2_lost, 0x280) X(s, flexible, 0x288)
+#define CTP_HEADER_LAYOUT(X, s) \
+  X(s, magic, 0x000) X(s, version, 0x008) X(s, max_stations, 0x00C) X(s, allocated_count, 0x010) \
+  X(s, tracer_sleeping, 0x014) X(s, ext_magic, 0x018) X(s, ext_version, 0x01C) X(s, engine_pid, 0x020) \
+  X(s, attached, 0x028) X(s, overflow, 0x02C) X(s, mode, 0x030) X(s, lossless_ms, 0x034) \
+  X(s, harvest_epoch, 0x038) X(s, waiters, 0x03C) X(s, clock, 0x040) X(s, ring_count, 0x044) \
+  X(s, ring_bytes, 0x048) X(s, rings_fresh, 0x04C) X(s, rings_off, 0x050) X(s, station_q_off, 0x058) \
+  X(s, ring_q_off, 0x060) X(s, no_ring, 0x068) X(s, pad1, 0x06C) X(s, v2_size, 0x070) \
+  X(s, reserved, 0x078)
+#define CTP_REC_LAYOUT(X, s) \
+  X(s, ts, 0x00) X(s, station, 0x08) X(s, gen, 0x0C) X(s, kind, 0x0E) \
+  X(s, wait, 0x0F) X(s, site, 0x10) X(s, obj, 0x18)
+#define CTP_RING_LAYOUT(X, s) \
+  X(s, head, 0x00) X(s, lost, 0x08) X(s, pid, 0x10) X(s, tid, 0x14) \
+  X(s, state, 0x18) X(s, owner_gen, 0x1C) X(s, tail, 0x40)
+#define CTP_QUEUE_LAYOUT(X, s) \
+  X(s, head, 0x00) X(s, tail, 0x40) X(s, ent, 0x80)
+// clang-format on
 
-_Static_assert(sizeof(struct ctp_station) == 1024, "station size");
-_Static_assert(offsetof(struct ctp_station, probe_id) == 0x000, "station.probe_id");
-_Static_assert(offsetof(struct ctp_station, birth_ts) == 0x008, "station.birth_ts");
-_Static_assert(offsetof(struct ctp_station, is_dead) == 0x010, "station.is_dead");
-_Static_assert(offsetof(struct ctp_station, pad0) == 0x011, "station.pad0");
-_Static_assert(offsetof(struct ctp_station, ext_flags) == 0x014, "station.ext_flags");
-_Static_assert(offsetof(struct ctp_station, ev_claimed) == 0x018, "station.ev_claimed");
-_Static_assert(offsetof(struct ctp_station, create_site) == 0x020, "station.create_site");
-_Static_assert(offsetof(struct ctp_station, parent_id) == 0x028, "station.parent_id");
-_Static_assert(offsetof(struct ctp_station, pid) == 0x030, "station.pid");
-_Static_assert(offsetof(struct ctp_station, gen) == 0x034, "station.gen");
-_Static_assert(offsetof(struct ctp_station, harvested_ev) == 0x038, "station.harvested_ev");
-_Static_assert(offsetof(struct ctp_station, slots) == 0x040, "station.slots");
-_Static_assert(offsetof(struct ctp_station, label) == 0x240, "station.label");
-_Static_assert(offsetof(struct ctp_station, v2_lost) == 0x280, "station.v2_lost");
-_Static_assert(offsetof(struct ctp_station, flexible) == 0x288, "station.flexible");
-
-_Static_assert(sizeof(struct ctp_header) == 1024, "header size");
-_Static_assert(offsetof(struct ctp_header, magic) == 0x000, "header.magic");
-_Static_assert(offsetof(struct ctp_header, version) == 0x008, "header.version");
-_Static_assert(offsetof(struct ctp_header, max_stations) == 0x00C, "header.max_stations");
-_Static_assert(offsetof(struct ctp_header, allocated_count) == 0x010, "header.allocated_count");
-_Static_assert(offsetof(struct ctp_header, tracer_sleeping) == 0x014, "header.tracer_sleeping");
-_Static_assert(offsetof(struct ctp_header, ext_magic) == 0x018, "header.ext_magic");
-_Static_assert(offsetof(struct ctp_header, ext_version) == 0x01C, "header.ext_version");
-_Static_assert(offsetof(struct ctp_header, engine_pid) == 0x020, "header.engine_pid");
-_Static_assert(offsetof(struct ctp_header, attached) == 0x028, "header.attached");
-_Static_assert(offsetof(struct ctp_header, overflow) == 0x02C, "header.overflow");
-_Static_assert(offsetof(struct ctp_header, mode) == 0x030, "header.mode");
-_Static_assert(offsetof(struct ctp_header, lossless_ms) == 0x034, "header.lossless_ms");
-_Static_assert(offsetof(struct ctp_header, harvest_epoch) == 0x038, "header.harvest_epoch");
-_Static_assert(offsetof(struct ctp_header, waiters) == 0x03C, "header.waiters");
-_Static_assert(offsetof(struct ctp_header, clock) == 0x040, "header.clock");
-_Static_assert(offsetof(struct ctp_header, ring_count) == 0x044, "header.ring_count");
-_Static_assert(offsetof(struct ctp_header, ring_bytes) == 0x048, "header.ring_bytes");
-_Static_assert(offsetof(struct ctp_header, rings_fresh) == 0x04C, "header.rings_fresh");
-_Static_assert(offsetof(struct ctp_header, rings_off) == 0x050, "header.rings_off");
-_Static_assert(offsetof(struct ctp_header, station_q_off) == 0x058, "header.station_q_off");
-_Static_assert(offsetof(struct ctp_header, ring_q_off) == 0x060, "header.ring_q_off");
-_Static_assert(offsetof(struct ctp_header, no_ring) == 0x068, "header.no_ring");
-_Static_assert(offsetof(struct ctp_header, pad1) == 0x06C, "header.pad1");
-_Static_assert(offsetof(struct ctp_header, v2_size) == 0x070, "header.v2_size");
-_Static_assert(offsetof(struct ctp_header, reserved) == 0x078, "header.reserved");
-
-_Static_assert(sizeof(struct ctp_rec) == 32, "rec size");
-_Static_assert(offsetof(struct ctp_rec, ts) == 0x00, "rec.ts");
-_Static_assert(offsetof(struct ctp_rec, station) == 0x08, "rec.station");
-_Static_assert(offsetof(struct ctp_rec, gen) == 0x0C, "rec.gen");
-_Static_assert(offsetof(struct ctp_rec, kind) == 0x0E, "rec.kind");
-_Static_assert(offsetof(struct ctp_rec, wait) == 0x0F, "rec.wait");
-_Static_assert(offsetof(struct ctp_rec, site) == 0x10, "rec.site");
-_Static_assert(offsetof(struct ctp_rec, obj) == 0x18, "rec.obj");
-
-_Static_assert(sizeof(struct ctp_ring) == CTP_RING_HDR, "ring header size");
-_Static_assert(offsetof(struct ctp_ring, head) == 0x00, "ring.head");
-_Static_assert(offsetof(struct ctp_ring, lost) == 0x08, "ring.lost");
-_Static_assert(offsetof(struct ctp_ring, pid) == 0x10, "ring.pid");
-_Static_assert(offsetof(struct ctp_ring, tid) == 0x14, "ring.tid");
-_Static_assert(offsetof(struct ctp_ring, state) == 0x18, "ring.state");
-_Static_assert(offsetof(struct ctp_ring, owner_gen) == 0x1C, "ring.owner_gen");
-_Static_assert(offsetof(struct ctp_ring, tail) == 0x40, "ring.tail");
-
-_Static_assert(sizeof(struct ctp_queue) == 128, "queue header size");
-_Static_assert(offsetof(struct ctp_queue, head) == 0x00, "queue.head");
-_Static_assert(offsetof(struct ctp_queue, tail) == 0x40, "queue.tail");
-_Static_assert(offsetof(struct ctp_queue, ent) == 0x80, "queue.ent");
+_Static_assert(sizeof(struct ctp_slot) == 64, "ctp_slot size");
+CTP_SLOT_LAYOUT(CTP_PIN, ctp_slot)
+_Static_assert(sizeof(struct ctp_station) == 1024, "ctp_station size");
+CTP_STATION_LAYOUT(CTP_PIN, ctp_station)
+_Static_assert(sizeof(struct ctp_header) == 1024, "ctp_header size");
+CTP_HEADER_LAYOUT(CTP_PIN, ctp_header)
+_Static_assert(sizeof(struct ctp_rec) == 32, "ctp_rec size");
+CTP_REC_LAYOUT(CTP_PIN, ctp_rec)
+_Static_assert(sizeof(struct ctp_ring) == CTP_RING_HDR, "ctp_ring size");
+CTP_RING_LAYOUT(CTP_PIN, ctp_ring)
+_Static_assert(sizeof(struct ctp_queue) == 128, "ctp_queue size");
+CTP_QUEUE_LAYOUT(CTP_PIN, ctp_queue)
 
 /* The atomics must be plain lock-free words, or the layout means nothing. */
 _Static_assert(sizeof(_Atomic uint64_t) == 8 && sizeof(_Atomic uint32_t) == 4, "atomic sizes");
