@@ -16,86 +16,91 @@ enum vt { V_SKIP, V_U64, V_I64, V_HEX, V_BOOL, V_STR, V_NESTED, V_OBJ, V_KIND, V
 struct key {
   int id; /* CT_K_*, or -1 for a key we validate but ignore */
   enum vt vt;
+  uint16_t off; /* V_U64, V_HEX, V_STR: offset of the field it fills in ct_line */
 };
 
 /* A key's field and type, by value (inlined). */
-static struct key mk(int id, enum vt vt) {
-  return (struct key){id, vt};
+_Static_assert(sizeof(struct ct_line) <= UINT16_MAX, "key.off holds any ct_line offset");
+static struct key mk(int id, enum vt vt, size_t off) {
+  return (struct key){id, vt, (uint16_t)off};
 }
 /* In key_of: when the key is s (a literal, so the compare is inlined), return
- * field id of type t. */
+ * field id of type t; KEY_IN also names the ct_line member the value goes to. */
 #define KEY(s, id, t)                                                                              \
   if (n == sizeof(s) - 1 && memcmp(k, s, sizeof(s) - 1) == 0)                                      \
-  return mk(id, t)
+  return mk(id, t, 0)
+#define KEY_IN(s, id, t, member)                                                                   \
+  if (n == sizeof(s) - 1 && memcmp(k, s, sizeof(s) - 1) == 0)                                      \
+  return mk(id, t, offsetof(struct ct_line, member))
 
 /* Which field a key fills, dispatched on length first (this runs for every key
  * of every line). Unknown keys are skipped, as the format requires. */
 static struct key key_of(const char *k, size_t n) {
   switch (n) {
   case 2:
-    KEY(CT_KEY_TS, CT_K_TS, V_U64);
-    KEY(CT_KEY_EV, CT_K_EV, V_U64);
+    KEY_IN(CT_KEY_TS, CT_K_TS, V_U64, ts);
+    KEY_IN(CT_KEY_EV, CT_K_EV, V_U64, ev);
     break;
   case 3:
-    KEY(CT_KEY_TID, CT_K_TID, V_U64);
-    KEY(CT_KEY_SEQ, CT_K_SEQ, V_U64);
+    KEY_IN(CT_KEY_TID, CT_K_TID, V_U64, tid);
+    KEY_IN(CT_KEY_SEQ, CT_K_SEQ, V_U64, seq);
     KEY(CT_KEY_OBJ, CT_K_OBJ, V_OBJ);
-    KEY(CT_KEY_PID, CT_K_PID, V_U64);
-    KEY(CT_KEY_END, CT_K_END, V_HEX);
+    KEY_IN(CT_KEY_PID, CT_K_PID, V_U64, pid);
+    KEY_IN(CT_KEY_END, CT_K_END, V_HEX, end);
     break;
   case 4:
-    KEY(CT_KEY_ADDR, CT_K_ADDR, V_HEX);
+    KEY_IN(CT_KEY_ADDR, CT_K_ADDR, V_HEX, addr);
     KEY(CT_KEY_KIND, CT_K_KIND, V_KIND);
-    KEY(CT_KEY_SITE, CT_K_SITE, V_HEX);
+    KEY_IN(CT_KEY_SITE, CT_K_SITE, V_HEX, site);
     KEY(CT_KEY_WAIT, CT_K_WAIT, V_WAIT);
-    KEY(CT_KEY_FROM, CT_K_FROM, V_U64);
+    KEY_IN(CT_KEY_FROM, CT_K_FROM, V_U64, from);
     KEY(CT_KEY_TYPE, CT_K_TYPE, V_TYPE);
-    KEY(CT_KEY_HOST, CT_K_HOST, V_STR);
-    KEY(CT_KEY_PATH, CT_K_PATH, V_STR);
+    KEY_IN(CT_KEY_HOST, CT_K_HOST, V_STR, host);
+    KEY_IN(CT_KEY_PATH, CT_K_PATH, V_STR, path);
     KEY(CT_KEY_EXIT, CT_K_EXIT, V_NESTED);
-    KEY(CT_KEY_LOST, CT_K_LOST, V_U64);
-    KEY(CT_KEY_TORN, CT_K_TORN, V_U64);
+    KEY_IN(CT_KEY_LOST, CT_K_LOST, V_U64, lost);
+    KEY_IN(CT_KEY_TORN, CT_K_TORN, V_U64, torn);
     KEY(CT_KEY_CODE, CT_K_CODE, V_I64);
-    KEY(CT_KEY_NAME, CT_K_NAME, V_STR);
+    KEY_IN(CT_KEY_NAME, CT_K_NAME, V_STR, exit_name);
     break;
   case 5:
-    KEY(CT_KEY_START, CT_K_START, V_HEX);
-    KEY(CT_KEY_EVENT, CT_K_EVENT, V_STR);
+    KEY_IN(CT_KEY_START, CT_K_START, V_HEX, start);
+    KEY_IN(CT_KEY_EVENT, CT_K_EVENT, V_STR, event);
     KEY(CT_KEY_CLOCK, -1, V_NESTED);
-    KEY(CT_KEY_LABEL, CT_K_LABEL, V_STR);
+    KEY_IN(CT_KEY_LABEL, CT_K_LABEL, V_STR, label);
     break;
   case 6:
-    KEY(CT_KEY_PARENT, CT_K_PARENT, V_U64);
-    KEY(CT_KEY_OFFSET, CT_K_OFFSET, V_HEX);
-    KEY(CT_KEY_FORMAT, CT_K_FORMAT, V_STR);
-    KEY(CT_KEY_RUN_ID, CT_K_RUN_ID, V_STR);
-    KEY(CT_KEY_EVENTS, CT_K_EVENTS, V_U64);
+    KEY_IN(CT_KEY_PARENT, CT_K_PARENT, V_U64, parent);
+    KEY_IN(CT_KEY_OFFSET, CT_K_OFFSET, V_HEX, offset);
+    KEY_IN(CT_KEY_FORMAT, CT_K_FORMAT, V_STR, format);
+    KEY_IN(CT_KEY_RUN_ID, CT_K_RUN_ID, V_STR, run_id);
+    KEY_IN(CT_KEY_EVENTS, CT_K_EVENTS, V_U64, events);
     KEY(CT_KEY_SIGNAL, CT_K_SIGNAL, V_I64);
     break;
   case 7:
-    KEY(CT_KEY_STATION, CT_K_STATION, V_U64);
-    KEY(CT_KEY_WALL_NS, CT_K_WALL_NS, V_U64);
-    KEY(CT_KEY_MONO_NS, CT_K_MONO_NS, V_U64);
+    KEY_IN(CT_KEY_STATION, CT_K_STATION, V_U64, station);
+    KEY_IN(CT_KEY_WALL_NS, CT_K_WALL_NS, V_U64, wall_ns);
+    KEY_IN(CT_KEY_MONO_NS, CT_K_MONO_NS, V_U64, mono_ns);
     break;
   case 8:
-    KEY(CT_KEY_PROBE_ID, CT_K_PROBE_ID, V_U64);
-    KEY(CT_KEY_BIRTH_TS, CT_K_BIRTH_TS, V_U64);
+    KEY_IN(CT_KEY_PROBE_ID, CT_K_PROBE_ID, V_U64, probe_id);
+    KEY_IN(CT_KEY_BIRTH_TS, CT_K_BIRTH_TS, V_U64, birth_ts);
     break;
   case 9:
     KEY(CT_KEY_IS_ACTIVE, CT_K_IS_ACTIVE, V_BOOL);
-    KEY(CT_KEY_HARVESTED, CT_K_HARVESTED, V_U64);
+    KEY_IN(CT_KEY_HARVESTED, CT_K_HARVESTED, V_U64, harvested);
     break;
   case 10:
-    KEY(CT_KEY_TARGET_PID, CT_K_TARGET_PID, V_U64);
+    KEY_IN(CT_KEY_TARGET_PID, CT_K_TARGET_PID, V_U64, target_pid);
     break;
   case 11:
-    KEY(CT_KEY_CREATE_SITE, CT_K_CREATE_SITE, V_HEX);
+    KEY_IN(CT_KEY_CREATE_SITE, CT_K_CREATE_SITE, V_HEX, create_site);
     break;
   case 19:
-    KEY(CT_KEY_UNTRACED_COROUTINES, CT_K_UNTRACED, V_U64);
+    KEY_IN(CT_KEY_UNTRACED_COROUTINES, CT_K_UNTRACED, V_U64, untraced);
     break;
   }
-  return mk(-1, V_SKIP);
+  return mk(-1, V_SKIP, 0);
 }
 
 static const char *skip_ws(const char *p, const char *e) {
@@ -257,82 +262,12 @@ static int parse_hex(const struct ct_str *s, uint64_t *out) {
   return 0;
 }
 
-#define STREQ(s, lit) ((s).n == sizeof(lit) - 1 && memcmp((s).p, lit, sizeof(lit) - 1) == 0)
-
-static uint64_t *u64_field(struct ct_line *l, int id) {
-  switch (id) {
-  case CT_K_PROBE_ID:
-    return &l->probe_id;
-  case CT_K_TID:
-    return &l->tid;
-  case CT_K_SEQ:
-    return &l->seq;
-  case CT_K_TS:
-    return &l->ts;
-  case CT_K_EV:
-    return &l->ev;
-  case CT_K_FROM:
-    return &l->from;
-  case CT_K_PARENT:
-    return &l->parent;
-  case CT_K_PID:
-    return &l->pid;
-  case CT_K_STATION:
-    return &l->station;
-  case CT_K_BIRTH_TS:
-    return &l->birth_ts;
-  case CT_K_EVENTS:
-    return &l->events;
-  case CT_K_HARVESTED:
-    return &l->harvested;
-  case CT_K_LOST:
-    return &l->lost;
-  case CT_K_TORN:
-    return &l->torn;
-  case CT_K_UNTRACED:
-    return &l->untraced;
-  case CT_K_MONO_NS:
-    return &l->mono_ns;
-  case CT_K_WALL_NS:
-    return &l->wall_ns;
-  case CT_K_TARGET_PID:
-    return &l->target_pid;
-  case CT_K_ADDR:
-    return &l->addr;
-  case CT_K_SITE:
-    return &l->site;
-  case CT_K_START:
-    return &l->start;
-  case CT_K_END:
-    return &l->end;
-  case CT_K_OFFSET:
-    return &l->offset;
-  case CT_K_CREATE_SITE:
-    return &l->create_site;
-  default:
-    return NULL;
-  }
-}
-
-static struct ct_str *str_field(struct ct_line *l, int id) {
-  switch (id) {
-  case CT_K_PATH:
-    return &l->path;
-  case CT_K_LABEL:
-    return &l->label;
-  case CT_K_RUN_ID:
-    return &l->run_id;
-  case CT_K_HOST:
-    return &l->host;
-  case CT_K_FORMAT:
-    return &l->format;
-  case CT_K_EVENT:
-    return &l->event;
-  case CT_K_NAME:
-    return &l->exit_name;
-  default:
-    return NULL;
-  }
+/* Index of s in the NULL-terminated names, or -1. */
+static int name_in(struct ct_str s, const char *const *names) {
+  for (int i = 0; names[i]; i++)
+    if (strlen(names[i]) == s.n && memcmp(s.p, names[i], s.n) == 0)
+      return i;
+  return -1;
 }
 
 /* One value of a known key into l; *shape set when JSON-valid but mistyped. */
@@ -355,7 +290,7 @@ static const char *parse_object(const char *p, const char *e, struct ct_line *l,
     if (p >= e || *p != ':')
       return NULL;
     p = skip_ws(p + 1, e);
-    struct key k = name.esc ? (struct key){-1, V_SKIP} : key_of(name.p, name.n);
+    struct key k = name.esc ? mk(-1, V_SKIP, 0) : key_of(name.p, name.n);
     if (!(p = parse_value(p, e, k, l, depth, shape)))
       return NULL;
     p = skip_ws(p, e);
@@ -394,7 +329,7 @@ static const char *parse_value(const char *p, const char *e, struct key k, struc
     if (!(q = scan_number(p, e, &v, &neg, &nk)))
       return NULL;
     if (k.vt == V_U64 && nk == 0)
-      *u64_field(l, k.id) = v;
+      *(uint64_t *)((char *)l + k.off) = v;
     else if (k.vt == V_I64 && nk <= 1 && (nk == 1 || v <= INT64_MAX))
       *(k.id == CT_K_CODE ? &l->exit_code : &l->exit_signal) = nk == 1 ? neg : (int64_t)v;
     else
@@ -434,49 +369,36 @@ static const char *parse_value(const char *p, const char *e, struct key k, struc
       return NULL;
     l->have |= 1ull << k.id;
     if (k.vt == V_STR) {
-      *str_field(l, k.id) = s;
+      *(struct ct_str *)((char *)l + k.off) = s;
     } else if (k.vt == V_HEX || k.vt == V_OBJ) {
-      if (parse_hex(&s, k.vt == V_OBJ ? &l->obj : u64_field(l, k.id)))
+      if (parse_hex(&s, k.vt == V_OBJ ? &l->obj : (uint64_t *)((char *)l + k.off)))
         *shape = 1;
       if (k.vt == V_OBJ)
         l->obj_is_str = 1;
     } else if (k.vt == V_KIND) {
-      if (STREQ(s, "create"))
-        l->kind = CT_EV_CREATE;
-      else if (STREQ(s, "suspend"))
-        l->kind = CT_EV_SUSPEND;
-      else if (STREQ(s, "resume"))
-        l->kind = CT_EV_RESUME;
-      else if (STREQ(s, "wake"))
-        l->kind = CT_EV_WAKE;
-      else if (STREQ(s, "destroy"))
-        l->kind = CT_EV_DESTROY;
-      else
+      static const char *const names[] = {"create", "suspend", "resume", "wake", "destroy", NULL};
+      static const enum ct_ev_kind kinds[] = {CT_EV_CREATE, CT_EV_SUSPEND, CT_EV_RESUME, CT_EV_WAKE,
+                                              CT_EV_DESTROY};
+      int i = name_in(s, names);
+      if (i < 0)
         *shape = 1;
+      else
+        l->kind = kinds[i];
     } else if (k.vt == V_WAIT) {
-      if (STREQ(s, "fd"))
-        l->wait = 1;
-      else if (STREQ(s, "ptr"))
-        l->wait = 2;
-      else if (STREQ(s, "exit"))
-        l->wait = 3;
-      else
+      static const char *const names[] = {"fd", "ptr", "exit", NULL}; /* wait 1, 2, 3 */
+      int i = name_in(s, names);
+      if (i < 0)
         *shape = 1;
-    } else {
-      if (STREQ(s, "meta"))
-        l->type = CT_LINE_META;
-      else if (STREQ(s, "process"))
-        l->type = CT_LINE_PROCESS;
-      else if (STREQ(s, "module"))
-        l->type = CT_LINE_MODULE;
-      else if (STREQ(s, "coroutine"))
-        l->type = CT_LINE_COROUTINE;
-      else if (STREQ(s, "station_end"))
-        l->type = CT_LINE_STATION_END;
-      else if (STREQ(s, "end"))
-        l->type = CT_LINE_END;
       else
-        l->type = CT_LINE_OTHER;
+        l->wait = i + 1;
+    } else {
+      static const char *const names[] = {"meta",        "process", "module", "coroutine",
+                                          "station_end", "end",     NULL};
+      static const enum ct_line_type types[] = {CT_LINE_META,        CT_LINE_PROCESS,
+                                                CT_LINE_MODULE,      CT_LINE_COROUTINE,
+                                                CT_LINE_STATION_END, CT_LINE_END};
+      int i = name_in(s, names);
+      l->type = i < 0 ? CT_LINE_OTHER : types[i];
     }
     return q;
   }
@@ -651,6 +573,21 @@ static inline int fast_lit(const char **pp, const char *e, const char *lit, size
 }
 #define FAST_LIT(lit) fast_lit(&p, e, lit, sizeof(lit) - 1)
 
+/* At *pp: key lit of field id and its number, parsed by parse (fast_u64 or
+ * fast_hex, inlined as a constant) into *dst; *pp is NULL when the number is
+ * malformed. 0 when the key is not there. */
+static inline int fast_num(const char **pp, const char *e, const char *lit, size_t n,
+                           struct ct_line *l, int id,
+                           const char *(*parse)(const char *, const char *, uint64_t *),
+                           uint64_t *dst) {
+  if (!fast_key(pp, e, lit, n, l, id))
+    return 0;
+  *pp = parse(*pp, e, dst);
+  return 1;
+}
+#define FAST_NUM(K, parse, field)                                                                  \
+  fast_num(&p, e, CT_KQ(K), sizeof(CT_KQ(K)) - 1, l, CT_K_##K, parse, &l->field)
+
 /* Parses an event line or a coroutine record written without whitespace, of
  * their keys only, each once, with values in the forms the engines write
  * (unsigned numbers of up to 19 digits, "0x" hex, the known kind and wait
@@ -665,34 +602,24 @@ static int parse_fast(const char *p, const char *e, struct ct_line *l) {
       return 0;
     switch (p[1]) {
     case 'p':
-      if (FAST_KEY(CT_KQ(PROBE_ID), CT_K_PROBE_ID))
-        p = fast_u64(p, e, &l->probe_id);
-      else if (FAST_KEY(CT_KQ(PARENT), CT_K_PARENT))
-        p = fast_u64(p, e, &l->parent);
-      else if (FAST_KEY(CT_KQ(PID), CT_K_PID))
-        p = fast_u64(p, e, &l->pid);
-      else
+      if (!FAST_NUM(PROBE_ID, fast_u64, probe_id) && !FAST_NUM(PARENT, fast_u64, parent) &&
+          !FAST_NUM(PID, fast_u64, pid))
         return 0;
       break;
     case 't':
-      if (FAST_KEY(CT_KQ(TS), CT_K_TS))
-        p = fast_u64(p, e, &l->ts);
-      else if (FAST_KEY(CT_KQ(TID), CT_K_TID))
-        p = fast_u64(p, e, &l->tid);
-      else if (FAST_KEY(CT_KQ(TYPE), CT_K_TYPE) && FAST_LIT("\"coroutine\""))
-        l->type = CT_LINE_COROUTINE;
-      else
+      if (FAST_NUM(TS, fast_u64, ts) || FAST_NUM(TID, fast_u64, tid))
+        break;
+      if (!FAST_KEY(CT_KQ(TYPE), CT_K_TYPE) || !FAST_LIT("\"coroutine\""))
         return 0;
+      l->type = CT_LINE_COROUTINE;
       break;
     case 'b':
-      if (!FAST_KEY(CT_KQ(BIRTH_TS), CT_K_BIRTH_TS))
+      if (!FAST_NUM(BIRTH_TS, fast_u64, birth_ts))
         return 0;
-      p = fast_u64(p, e, &l->birth_ts);
       break;
     case 'c':
-      if (!FAST_KEY(CT_KQ(CREATE_SITE), CT_K_CREATE_SITE))
+      if (!FAST_NUM(CREATE_SITE, fast_hex, create_site))
         return 0;
-      p = fast_hex(p, e, &l->create_site);
       break;
     case 'l': { /* a label without escapes */
       if (!FAST_KEY(CT_KQ(LABEL), CT_K_LABEL) || *p != '"')
@@ -707,18 +634,12 @@ static int parse_fast(const char *p, const char *e, struct ct_line *l) {
       break;
     }
     case 'a':
-      if (!FAST_KEY(CT_KQ(ADDR), CT_K_ADDR))
+      if (!FAST_NUM(ADDR, fast_hex, addr))
         return 0;
-      p = fast_hex(p, e, &l->addr);
       break;
     case 's':
-      if (FAST_KEY(CT_KQ(SEQ), CT_K_SEQ))
-        p = fast_u64(p, e, &l->seq);
-      else if (FAST_KEY(CT_KQ(SITE), CT_K_SITE))
-        p = fast_hex(p, e, &l->site);
-      else if (FAST_KEY(CT_KQ(STATION), CT_K_STATION))
-        p = fast_u64(p, e, &l->station);
-      else
+      if (!FAST_NUM(SEQ, fast_u64, seq) && !FAST_NUM(SITE, fast_hex, site) &&
+          !FAST_NUM(STATION, fast_u64, station))
         return 0;
       break;
     case 'i':
@@ -746,9 +667,8 @@ static int parse_fast(const char *p, const char *e, struct ct_line *l) {
         return 0;
       break;
     case 'e':
-      if (!FAST_KEY(CT_KQ(EV), CT_K_EV))
+      if (!FAST_NUM(EV, fast_u64, ev))
         return 0;
-      p = fast_u64(p, e, &l->ev);
       break;
     case 'w':
       if (!FAST_KEY(CT_KQ(WAIT), CT_K_WAIT))
@@ -778,9 +698,8 @@ static int parse_fast(const char *p, const char *e, struct ct_line *l) {
       }
       break;
     case 'f':
-      if (!FAST_KEY(CT_KQ(FROM), CT_K_FROM))
+      if (!FAST_NUM(FROM, fast_u64, from))
         return 0;
-      p = fast_u64(p, e, &l->from);
       break;
     default:
       return 0;
