@@ -4,6 +4,8 @@
 #  1. default mode, 2 writer threads, 10^6 events each at >= 1 us spacing,
 #     beside a CPU hog: zero loss (harvested == written, from the end record
 #     and the station_end lines);
+#  1b. the same back to back, lossless, through the spill file
+#     (--capture-mib 1): exact, every coroutine's events in order;
 #  2. a v1-only writer (tests/lib/v1-writer) and our probe in one run: both
 #     traced, exactly; our probe under --rings 0 writes v1 stations correctly;
 #     the rings of exited processes are freed (5 processes one after the
@@ -52,6 +54,21 @@ w=$(cat "$T/wa")
 exact "$T/a.jsonl" "$w" "default mode, 2 threads at ${gap} ns"
 [ "$("$CTJL" -t meta rings < "$T/a.jsonl")" = 64 ] || fail "meta line does not show 64 rings"
 [ "$("$CTJL" -e kind < "$T/a.jsonl" | grep -c .)" = "$w" ] || fail "event lines != $w"
+
+# 1b. The binary capture's spill file: 1 MiB of capture memory for 2 x 10^6
+# records back to back (64 MB), lossless: the formatter lags, the blocks go
+# through the spill file, and every event comes out, in order.
+"$COROTRACER" run --quiet --lossless --capture-mib 1 -o "$T/s.jsonl" -- "$SDKW" spaced 2 $ev 0 "$T/ws" ||
+  fail "spill run: engine or writer failed"
+w=$(cat "$T/ws")
+exact "$T/s.jsonl" "$w" "spill run (--capture-mib 1)"
+sp=$("$CTJL" -t end spilled_bytes < "$T/s.jsonl")
+[ "$sp" -gt 0 ] || fail "spill run: spilled_bytes '$sp', want > 0 (the spill file was not used)"
+res=$("$CTJL" -e probe_id ev ts < "$T/s.jsonl" | awk '
+  { if ($1 in n && ($2 != n[$1] || $3 < t[$1])) { print "probe_id " $1 " ev " $2 " after " n[$1] - 1; exit }
+    n[$1] = $2 + 1; t[$1] = $3 }
+  END { for (i in n) s += n[i]; print s + 0 }')
+[ "$res" = "$w" ] || fail "spill run: events in order per coroutine: '$res', want $w"
 
 # 2. A v1-only SDK and our probe in one run, under one engine, lossless.
 "$COROTRACER" run --quiet --lossless -o "$T/b.jsonl" -n 64 --cmd \

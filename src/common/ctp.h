@@ -143,7 +143,8 @@ struct ctp_header {
   uint64_t station_q_off;       /* 0x058 free-station queue (max_stations entries) */
   uint64_t ring_q_off;          /* 0x060 free-ring queue (ring_count entries) */
   _Atomic uint32_t no_ring;     /* 0x068 threads that found no ring (their events lost) */
-  uint32_t pad1;                /* 0x06C zero */
+  _Atomic uint32_t napping;     /* 0x06C 1 = engine napping between passes: a writer past a quarter
+                                 * of its ring may take it (1 -> 0) and send a byte (a hint) */
   uint64_t v2_size;             /* 0x070 bytes of the whole file, v2 areas included */
   uint8_t reserved[904];        /* 0x078 zero, reserved */
 };
@@ -233,7 +234,7 @@ struct ctp_queue {
   X(s, attached, 0x028) X(s, overflow, 0x02C) X(s, mode, 0x030) X(s, lossless_ms, 0x034) \
   X(s, harvest_epoch, 0x038) X(s, waiters, 0x03C) X(s, clock, 0x040) X(s, ring_count, 0x044) \
   X(s, ring_bytes, 0x048) X(s, rings_fresh, 0x04C) X(s, rings_off, 0x050) X(s, station_q_off, 0x058) \
-  X(s, ring_q_off, 0x060) X(s, no_ring, 0x068) X(s, pad1, 0x06C) X(s, v2_size, 0x070) \
+  X(s, ring_q_off, 0x060) X(s, no_ring, 0x068) X(s, napping, 0x06C) X(s, v2_size, 0x070) \
   X(s, reserved, 0x078)
 #define CTP_REC_LAYOUT(X, s) \
   X(s, ts, 0x00) X(s, station, 0x08) X(s, gen, 0x0C) X(s, kind, 0x0E) \

@@ -25,6 +25,7 @@
 #define CT_KEY_EXIT "exit"
 #define CT_KEY_FORMAT "format"
 #define CT_KEY_FORMAT_STALLS "format_stalls"
+#define CT_KEY_SPILLED_BYTES "spilled_bytes"
 #define CT_KEY_FORMAT_VERSION "format_version"
 #define CT_KEY_FROM "from"
 #define CT_KEY_GEN "gen"

@@ -22,8 +22,9 @@
 #define CT_POLL_MS_DEFAULT 1000
 #define CT_LOSSLESS_MS_DEFAULT 1000
 #define CT_STATUS_MS 250
-#define CT_RINGS_DEFAULT 64u      /* --rings: writer threads with a ring at once */
-#define CT_RING_KIB_DEFAULT 1024u /* --ring-kib: 32768 records of 32 bytes per ring */
+#define CT_RINGS_DEFAULT 64u       /* --rings: writer threads with a ring at once */
+#define CT_RING_KIB_DEFAULT 1024u  /* --ring-kib: 32768 records of 32 bytes per ring */
+#define CT_CAPTURE_MIB_DEFAULT 64u /* --capture-mib: captured records in memory, then a file */
 
 /* ---- options (opts.c) ---------------------------------------------------- */
 struct ct_opts {
@@ -34,17 +35,18 @@ struct ct_opts {
   const char *shm_path;  /* NULL: private memfd */
   const char *sock_path; /* NULL: private runtime directory */
   int quiet;
-  int status;        /* 1: live status even when stderr is not a tty */
-  int no_rt;         /* --no-realtime: stay SCHED_OTHER */
-  int lossless;      /* --lossless: writers wait for room (bounded) */
-  int lossless_ms;   /* --lossless-ms: longest wait of one event */
-  uint32_t rings;    /* --rings: v2 rings offered (0: v1 stations only) */
-  uint32_t ring_kib; /* --ring-kib: record area of one ring, KiB (power of two) */
-  uint32_t clock;    /* not an option: enum ctp_clock the run offers (ct_clock_pick) */
-  const char *cmd;   /* -cmd string (run through /bin/sh -c), or NULL */
-  const char *serve; /* --serve [ADDR:]PORT: the live dashboard (src/html/live.h), or NULL */
-  char **argv;       /* program argv (NULL-terminated); points into the caller's argv or sh_argv */
-  char *sh_argv[4];  /* storage for {"/bin/sh", "-c", cmd, NULL} */
+  int status;           /* 1: live status even when stderr is not a tty */
+  int no_rt;            /* --no-realtime: stay SCHED_OTHER */
+  int lossless;         /* --lossless: writers wait for room (bounded) */
+  int lossless_ms;      /* --lossless-ms: longest wait of one event */
+  uint32_t rings;       /* --rings: v2 rings offered (0: v1 stations only) */
+  uint32_t ring_kib;    /* --ring-kib: record area of one ring, KiB (power of two) */
+  uint32_t capture_mib; /* --capture-mib: capture blocks kept in memory, MiB */
+  uint32_t clock;       /* not an option: enum ctp_clock the run offers (ct_clock_pick) */
+  const char *cmd;      /* -cmd string (run through /bin/sh -c), or NULL */
+  const char *serve;    /* --serve [ADDR:]PORT: the live dashboard (src/html/live.h), or NULL */
+  char **argv;      /* program argv (NULL-terminated); points into the caller's argv or sh_argv */
+  char *sh_argv[4]; /* storage for {"/bin/sh", "-c", cmd, NULL} */
 };
 
 /* Parse argv as handed to ct_run_main. Never prints: returns 0, 1 when
@@ -226,6 +228,7 @@ struct ct_end {
    * a ring, records of a past incarnation, records that failed the checks,
    * records skipped by a ring resynchronisation (all but ring_lost in lost). */
   uint64_t ring_lost, no_ring, stale, bad, gap, sink_stalls;
+  uint64_t spilled; /* bytes of capture that went through the spill file */
 };
 void ct_rec_meta(struct ct_writer *w, const struct ct_meta *m);
 void ct_rec_process(struct ct_writer *w, pid_t pid, const char *event, uint64_t ts);
@@ -237,20 +240,37 @@ void ct_rec_station_end(struct ct_writer *w, const struct ct_station_end *e);
 void ct_rec_end(struct ct_writer *w, const struct ct_end *e);
 
 /* ---- formatter thread (sink.c) ---------------------------------------------- */
-enum { CT_IT_EVENT, CT_IT_CORO, CT_IT_TEXT, CT_IT_FLUSH, CT_IT_SYNC };
+enum { CT_IT_EVENT, CT_IT_CORO, CT_IT_TEXT, CT_IT_FLUSH, CT_IT_SYNC, CT_IT_BLOCK };
+/* A block of bulk bytes (the rings' raw records, rings.c) for the block
+ * handler: in memory (p), or spilled to the spill file at off (p NULL). */
+struct ct_blk {
+  char *p;
+  uint64_t off;
+};
 struct ct_item {
   uint32_t type, len; /* len: bytes of text, or the sync number */
   union {
     struct ct_ev_item ev;
     struct ct_coro_item coro;
+    struct ct_blk blk;
     char text[120];
   } u;
 };
 _Static_assert(sizeof(struct ct_item) == 128, "one queue entry: two cache lines");
 
+/* Bytes of one block: 8192 ring records. */
+#define CT_SINK_BLOCK (256u * 1024u)
+/* The block handler, on the formatter thread: the bytes of one block, in the
+ * order blocks were pushed, interleaved in order with the other items. */
+typedef void ct_sink_block_fn(void *ctx, const char *data, size_t len);
+
 /* The harvest thread (the one producer) pushes items; the formatter thread
  * owns the trace file (fw). tw is the producer's text writer: records.c
- * lines written to it reach the file in order with the items. */
+ * lines written to it reach the file in order with the items. Blocks are the
+ * binary capture: the producer fills them at memory speed, the formatter
+ * turns them into lines when it gets to them; past the memory budget they go
+ * to an unlinked spill file next to the trace, so a formatter that lags
+ * never makes the producer wait (docs/ENGINE.md "Binary capture"). */
 struct ct_sink {
   struct ct_writer fw, tw;
   struct ct_item *q;
@@ -265,10 +285,26 @@ struct ct_sink {
   pthread_cond_t cv_cons, cv_prod;
   pthread_t thread;
   int running;
+  /* Blocks. The producer's: the block being filled (cur, cur_len; stage is
+   * the one it fills when the memory budget is spent, written to the spill
+   * file on push), blocks allocated, spill file and its end. Under mu: the
+   * free blocks. The formatter's: scratch, to read a spilled block back. */
+  ct_sink_block_fn *on_block;
+  void *block_ctx;
+  char *cur, *stage, *scratch;
+  size_t cur_len;
+  char **free_blk;
+  uint32_t nfree, nblk, max_blk;
+  int spill_fd;       /* -1 until the first spill */
+  int spill_broken;   /* the spill file failed: wait for memory instead */
+  uint64_t spill_end; /* producer: bytes written to the spill file */
+  uint64_t unkicked;  /* producer: block bytes queued since the formatter was woken */
+  char *dir;          /* the trace's directory, for the spill file */
 };
 /* Open the trace (truncate or append) and start the formatter, with a queue
- * of cap entries (a power of two; 0: 32768, 4 MiB). 0 or -errno. */
-int ct_sink_open(struct ct_sink *s, const char *path, int append, uint32_t cap);
+ * of cap entries (a power of two; 0: 32768, 4 MiB) and capture blocks of at
+ * most mem_mib MiB in memory (0: CT_CAPTURE_MIB_DEFAULT). 0 or -errno. */
+int ct_sink_open(struct ct_sink *s, const char *path, int append, uint32_t cap, uint32_t mem_mib);
 /* Give the formatter the harvest loop's SCHED_FIFO priority: on a busy CPU a
  * SCHED_OTHER formatter falls behind, the queue fills, and the rings behind
  * it overflow. It sleeps whenever the queue is empty. 0 or -errno. */
@@ -282,6 +318,17 @@ void ct_sink_text(struct ct_sink *s, const char *p, size_t n);
 void ct_sink_kick(struct ct_sink *s);
 /* Publish tw's text too; the formatter writes everything to the file now. */
 void ct_sink_flush(struct ct_sink *s);
+/* Set the block handler (before the first block; ctx is the caller's). */
+void ct_sink_on_block(struct ct_sink *s, ct_sink_block_fn *fn, void *ctx);
+/* Room for at least `min` bytes (<= CT_SINK_BLOCK) at the end of the block
+ * being filled, pushing the current block first when it has less; *avail
+ * gets the room there is. NULL only when no block can be had (ENOMEM and no
+ * spill file): the caller keeps its data for later. */
+char *ct_sink_room(struct ct_sink *s, size_t min, size_t *avail);
+/* n bytes of the room returned by ct_sink_room are filled. */
+void ct_sink_fill(struct ct_sink *s, size_t n);
+/* Queue the block being filled (if any) and wake the formatter. */
+void ct_sink_push_block(struct ct_sink *s);
 /* Everything queued so far is written to the file. 0 or -errno. */
 int ct_sink_sync(struct ct_sink *s);
 /* First write error (errno) of the trace, 0 if none. */
@@ -344,10 +391,11 @@ struct ct_station_state {
 
 /* The engine's own view of one ring (never re-read from the file). */
 struct ct_ring_state {
-  uint64_t tail;  /* records consumed */
-  uint64_t lost;  /* the ring's lost counter, last read */
-  uint8_t queued; /* pushed on the free-ring queue, not owned since */
-  uint8_t orphan; /* its owner process is gone (connection EOF): CLOSED for us */
+  uint64_t tail;      /* records consumed */
+  uint64_t lost;      /* the ring's lost counter, last read */
+  uint64_t last_site; /* the site its records last named, modules covered */
+  uint8_t queued;     /* pushed on the free-ring queue, not owned since */
+  uint8_t orphan;     /* its owner process is gone (connection EOF): CLOSED for us */
 };
 
 /* A record copied out of a ring in this pass. */
@@ -394,6 +442,14 @@ struct ct_harvest {
   uint64_t stale, bad, gap, ring_lost, released, recycled;
   uint32_t incarnations; /* v2 coroutines (coroutine lines) */
   uint32_t v2_stations;  /* after ct_harvest_finish: stations that were v2 */
+  uint64_t captured;     /* v2 records copied into the capture (harvest thread) */
+  int pass_open;         /* the last pass captured records: end the next one too */
+  /* The formatter thread's own (rings.c's consumer half; read by the harvest
+   * thread only after ct_sink_sync): the batch, rel_*, sq_tail, the v2
+   * fields of st[], stale, bad, incarnations, released, and these. */
+  uint64_t v2_harvested;  /* event lines written from rings */
+  uint32_t c_used;        /* allocated stations, as far as the formatter knows */
+  struct ct_clock cclock; /* the clock of the pass being written */
 };
 
 /* Prepare to harvest the n stations (and, when the header offers v2, the
@@ -414,6 +470,9 @@ uint64_t ct_harvest_scan(struct ct_harvest *h, enum ct_scan mode);
 /* After the final scan: compute per-station totals and write station_end
  * lines. */
 void ct_harvest_finish(struct ct_harvest *h, uint64_t *events, uint64_t *lost);
+/* Lossless writers wait for room: tell them there is some (bump
+ * harvest_epoch, wake the waiters). Either thread. */
+void ct_harvest_wake_waiters(struct ct_harvest *h);
 /* Coroutines alive now (used stations not dead). */
 uint32_t ct_harvest_live(const struct ct_harvest *h);
 /* Free the per-station state; idempotent. */

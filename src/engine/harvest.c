@@ -312,14 +312,17 @@ uint64_t ct_harvest_scan(struct ct_harvest *h, enum ct_scan mode) {
   if (h->rings)
     got += ct_rings_scan(h);
   ct_sink_kick(h->sink);
-  if (h->progress && h->lossless) {
-    /* Lossless writers skip their waits while this word stands still after a
-     * timeout (a stopped engine); it moves with every scan that made room. */
-    atomic_fetch_add_explicit(&h->hdr->harvest_epoch, 1, memory_order_seq_cst);
-    if (atomic_load_explicit(&h->hdr->waiters, memory_order_seq_cst) > 0)
-      syscall(SYS_futex, &h->hdr->harvest_epoch, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-  }
+  if (h->progress && h->lossless)
+    ct_harvest_wake_waiters(h);
   return got;
+}
+
+void ct_harvest_wake_waiters(struct ct_harvest *h) {
+  /* Lossless writers skip their waits while this word stands still after a
+   * timeout (a stopped engine); it moves with every scan that made room. */
+  atomic_fetch_add_explicit(&h->hdr->harvest_epoch, 1, memory_order_seq_cst);
+  if (atomic_load_explicit(&h->hdr->waiters, memory_order_seq_cst) > 0)
+    syscall(SYS_futex, &h->hdr->harvest_epoch, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 uint32_t ct_harvest_live(const struct ct_harvest *h) {
@@ -331,6 +334,13 @@ uint32_t ct_harvest_live(const struct ct_harvest *h) {
 
 void ct_harvest_finish(struct ct_harvest *h, uint64_t *events, uint64_t *lost) {
   uint32_t used = used_now(h);
+  if (h->rings) {
+    /* The formatter's counts of the rings' records are final once it has
+     * written everything captured. */
+    ct_sink_sync(h->sink);
+    h->harvested += h->v2_harvested;
+    h->v2_harvested = 0;
+  }
   *events = *lost = 0;
   for (uint32_t i = 0; i < used; i++) {
     struct ct_station_state *st = &h->st[i];

@@ -33,10 +33,12 @@ void ct_opts_usage(FILE *f) {
           "      --rings N       per-thread event rings offered to our probe (default %u, max %u;\n"
           "                      0: stations only, as the reference engine)\n"
           "      --ring-kib K    size of one ring in KiB, a power of two (default %u, 4..%u)\n"
+          "      --capture-mib M  memory for records not yet written as lines (default %u);\n"
+          "                      beyond it they wait in a file next to the trace\n"
           "  -h, --help          this help\n"
           "The exit status is the program's (128+N when killed by signal N); see docs/ENGINE.md.\n",
           CTP_STATIONS_MAX, CT_RINGS_DEFAULT, CTP_RINGS_MAX, CT_RING_KIB_DEFAULT,
-          CTP_RING_BYTES_MAX / 1024u);
+          CTP_RING_BYTES_MAX / 1024u, CT_CAPTURE_MIB_DEFAULT);
 }
 
 /* Word the error "opt: what" into why; return -EINVAL. */
@@ -75,6 +77,7 @@ enum {
   O_LOSSLESS_MS,
   O_RINGS,
   O_RING_KIB,
+  O_CAPTURE_MIB,
   O_APPEND,
   O_QUIET,
   O_STATUS,
@@ -94,6 +97,7 @@ static const struct ct_opt run_opts[] = {{"-o --out -out", O_OUT, 1},
                                          {"--lossless-ms", O_LOSSLESS_MS, 1},
                                          {"--rings", O_RINGS, 1},
                                          {"--ring-kib", O_RING_KIB, 1},
+                                         {"--capture-mib", O_CAPTURE_MIB, 1},
                                          {"--append", O_APPEND, 0},
                                          {"--quiet", O_QUIET, 0},
                                          {"--status", O_STATUS, 0},
@@ -151,6 +155,11 @@ static int set_value(struct ct_opts *o, int id, const char *opt, const char *val
       return -EINVAL;
     o->rings = (uint32_t)v;
     return 0;
+  case O_CAPTURE_MIB:
+    if (parse_uint(why, whylen, opt, val, 1, 65536, &v))
+      return -EINVAL;
+    o->capture_mib = (uint32_t)v;
+    return 0;
   default: /* O_RING_KIB */
     if (parse_uint(why, whylen, opt, val, CTP_RING_BYTES_MIN / 1024u, CTP_RING_BYTES_MAX / 1024u,
                    &v))
@@ -170,6 +179,7 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
   o->lossless_ms = CT_LOSSLESS_MS_DEFAULT;
   o->rings = CT_RINGS_DEFAULT;
   o->ring_kib = CT_RING_KIB_DEFAULT;
+  o->capture_mib = CT_CAPTURE_MIB_DEFAULT;
   struct ct_args it;
   const char *val;
   int id;

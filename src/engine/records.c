@@ -236,6 +236,7 @@ void ct_rec_end(struct ct_writer *w, const struct ct_end *e) {
     kv(w, CT_KEY_BAD_RECORDS, e->bad);
     kv(w, CT_KEY_RING_GAP, e->gap);
     kv(w, CT_KEY_FORMAT_STALLS, e->sink_stalls);
+    kv(w, CT_KEY_SPILLED_BYTES, e->spilled);
   }
   /* How the harvest loop was scheduled: "normal" means a busy CPU could keep
    * it away for a scheduler slice (docs/ENGINE.md "Bound"). */

@@ -1,6 +1,8 @@
-/* rings.c - the engine's side of v2 (docs/PROTOCOL.md "v2"): copy records out
- * of the per-thread rings, merge them by time, attribute them to station
- * incarnations, queue their lines; recycle closed rings, release destroyed
+/* rings.c - the engine's side of v2 (docs/PROTOCOL.md "v2"). Two halves:
+ * the harvest thread copies records out of the per-thread rings into capture
+ * blocks (the sink's binary capture) and recycles closed rings; the formatter
+ * thread, when it gets to a pass's blocks, merges them by time, attributes
+ * them to station incarnations, writes their lines, and releases destroyed
  * stations one full pass later. Every index the target wrote is checked. */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,6 +12,18 @@
 #include "engine/engine.h"
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+
+/* In a capture block: a run of records of one ring, or the end of a pass
+ * (followed by the clock the pass converts with). */
+enum { SEG_RECS = 1, SEG_END = 2 };
+struct seg {
+  uint32_t kind, n; /* n records follow (SEG_RECS) */
+  uint32_t ring, tid, pid, pad[3];
+};
+_Static_assert(sizeof(struct seg) == sizeof(struct ctp_rec), "records stay 32-byte aligned");
+#define SEG_END_BYTES (sizeof(struct seg) + ((sizeof(struct ct_clock) + 31) & ~(size_t)31))
+
+static void on_block(void *ctx, const char *d, size_t len);
 
 static int grow(void **v, size_t *cap, size_t need, size_t size) {
   if (need <= *cap)
@@ -79,6 +93,7 @@ int ct_rings_init(struct ct_harvest *h, size_t map_len) {
   size_t want = (size_t)h->cap * 2;
   if (grow((void **)&h->batch, &h->capbatch, want, sizeof(*h->batch)) == 0)
     memset(h->batch, 0, h->capbatch * sizeof(*h->batch));
+  ct_sink_on_block(h->sink, on_block, h);
   return 0;
 }
 
@@ -109,8 +124,25 @@ static int push(struct ctp_queue *q, uint64_t *tail, uint32_t cap, uint32_t i) {
   return 0;
 }
 
+/* What must happen while the record is copied, before its process may exit:
+ * the module lines of its sites (read from /proc/PID/maps). A ring's records
+ * mostly repeat a few sites; a changed one is looked up. */
+static void watch(struct ct_harvest *h, struct ct_ring_state *rs, uint32_t pid,
+                  const struct ctp_rec *r) {
+  if (r->kind != CTP_KIND_RESUME && r->site != rs->last_site) {
+    rs->last_site = r->site;
+    ct_harvest_cover_site(h, pid, r->site, ct_clock_ns(h->clock, r->ts));
+  }
+  if (r->kind == CTP_KIND_CREATE && r->station < h->n) {
+    /* Its station is not reused before the formatter has seen this record. */
+    const struct ctp_station *s = ctp_station_at(h->base, r->station);
+    ct_harvest_cover_site(h, LOAD(&s->pid), LOAD(&s->create_site), ct_clock_ns(h->clock, r->ts));
+  }
+}
+
 /* Copy ring r's new records with ts below limit (a ring's records are in time
- * order: its one writer reads the clock then publishes). Returns the count. */
+ * order: its one writer reads the clock then publishes) into capture blocks,
+ * and give the room back to the writer. Returns the count. */
 static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
   struct ctp_ring *rg = ring(h, r);
   struct ct_ring_state *rs = &h->rs[r];
@@ -139,25 +171,39 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
     h->progress = 1;
   }
   uint64_t n = head - t;
-  if (n && grow((void **)&h->batch, &h->capbatch, h->nbatch + n, sizeof(*h->batch)))
-    n = 0; /* ENOMEM: the records wait in the ring */
   uint32_t tid = LOAD(&rg->tid), pid = LOAD(&rg->pid);
   const struct ctp_rec *recs = ctp_ring_recs(rg);
   uint64_t k = 0;
-  for (; k < n; k++) {
-    struct ct_rrec *d = &h->batch[h->nbatch];
-    memcpy(&d->r, &recs[(t + k) & (h->cap - 1)], sizeof(d->r));
-    if (d->r.ts >= limit)
-      break; /* newer than this pass: the next one takes it, in order */
-    d->ring = r;
-    d->tid = tid;
-    d->pid = pid;
-    d->order = h->nbatch++;
+  int held = 0; /* a record newer than this pass: the next one takes it, in order */
+  while (k < n && !held) {
+    size_t avail;
+    char *room = ct_sink_room(h->sink, sizeof(struct seg) + sizeof(struct ctp_rec), &avail);
+    if (!room)
+      break; /* no memory: the records wait in the ring */
+    struct seg *sg = (struct seg *)room;
+    struct ctp_rec *out = (struct ctp_rec *)(sg + 1);
+    uint64_t fit = (avail - sizeof(*sg)) / sizeof(*out), m = 0;
+    for (; m < fit && k < n; m++, k++) {
+      memcpy(&out[m], &recs[(t + k) & (h->cap - 1)], sizeof(*out));
+      if (out[m].ts >= limit) {
+        held = 1;
+        break;
+      }
+      watch(h, rs, pid, &out[m]);
+    }
+    if (m == 0)
+      break;
+    *sg = (struct seg){.kind = SEG_RECS, .n = (uint32_t)m, .ring = r, .tid = tid, .pid = pid};
+    ct_sink_fill(h->sink, sizeof(*sg) + m * sizeof(*out));
+    uint64_t ns = ct_clock_ns(h->clock, out[0].ts);
+    if (ns < h->first_ts)
+      h->first_ts = ns;
   }
   if (k) {
     rs->tail = t + k;
     atomic_store_explicit(&rg->tail, rs->tail, memory_order_release);
     h->progress = 1;
+    h->captured += k;
     if (k > h->peak)
       h->peak = k;
   }
@@ -223,8 +269,7 @@ static void incarnate(struct ct_harvest *h, uint32_t i, uint32_t gen, uint64_t b
   st->dropped = atomic_load_explicit(&s->v2_lost, memory_order_relaxed);
   st->coro_done = 1;
   h->incarnations++;
-  ct_harvest_cover_site(h, c.pid, c.create_site, birth_ns);
-  ct_sink_coro(h->sink, &c);
+  ct_rec_coroutine(&h->sink->fw, &c);
 }
 
 /* The record's station index, or -1 when the record is bad. */
@@ -234,19 +279,20 @@ static int64_t check(struct ct_harvest *h, const struct ctp_rec *r) {
   uint32_t i = r->station;
   if (i >= h->n)
     return -1;
-  if (i >= h->used) {
+  if (i >= h->c_used) {
     uint32_t a = atomic_load_explicit(&h->hdr->allocated_count, memory_order_acquire);
+    h->c_used = a < h->n ? a : h->n;
     if (i >= a)
       return -1; /* never allocated */
   }
   struct ctp_station *s = ctp_station_at(h->base, i);
-  if (!h->st[i].v2 && !(atomic_load_explicit(&s->ext_flags, memory_order_acquire) & CTP_STF_RINGS))
+  if (!h->st[i].live &&
+      !(atomic_load_explicit(&s->ext_flags, memory_order_acquire) & CTP_STF_RINGS))
     return -1;
-  h->st[i].v2 = 1;
   return i;
 }
 
-/* Attribute one record and queue its line. */
+/* Attribute one record and write its line (formatter thread). */
 static void emit(struct ct_harvest *h, const struct ct_rrec *d) {
   const struct ctp_rec *r = &d->r;
   int64_t idx = check(h, r);
@@ -256,7 +302,7 @@ static void emit(struct ct_harvest *h, const struct ct_rrec *d) {
   }
   uint32_t i = (uint32_t)idx;
   struct ct_station_state *st = &h->st[i];
-  uint64_t ns = ct_clock_ns(h->clock, r->ts);
+  uint64_t ns = ct_clock_ns(&h->cclock, r->ts);
   int current = st->live && (uint16_t)st->gen == r->gen;
   if (r->kind == CTP_KIND_CREATE) {
     if (current && !st->queued) {
@@ -303,14 +349,10 @@ static void emit(struct ct_harvest *h, const struct ct_rrec *d) {
                           .kind = r->kind,
                           .wait = r->wait,
                           .active = r->kind == CTP_KIND_RESUME};
-  if (r->kind != CTP_KIND_RESUME)
-    ct_harvest_cover_site(h, d->pid, r->site, ns);
-  ct_sink_event(h->sink, &it);
-  if (ns < h->first_ts)
-    h->first_ts = ns;
+  ct_rec_event(&h->sink->fw, &it);
   st->next_ev++;
   st->harvested++;
-  h->harvested++;
+  h->v2_harvested++;
   if (r->kind == CTP_KIND_DESTROY && !st->destroyed) {
     st->destroyed = 1;
     if (grow((void **)&h->rel_now, &h->caprel_now, h->nrel_now + 1, sizeof(uint32_t)) == 0)
@@ -322,6 +364,7 @@ static void emit(struct ct_harvest *h, const struct ct_rrec *d) {
  * head loaded after that pass ended, so nothing of their incarnation is still
  * coming (docs/PROTOCOL.md "Station reuse"). Back to the free-station queue. */
 static void release(struct ct_harvest *h) {
+  uint64_t before = h->released;
   for (size_t k = 0; k < h->nrel_prev; k++) {
     uint32_t i = h->rel_prev[k];
     struct ct_station_state *st = &h->st[i];
@@ -330,9 +373,10 @@ static void release(struct ct_harvest *h) {
     if (push(h->sq, &h->sq_tail, h->n, i) == 0) {
       st->queued = 1;
       h->released++;
-      h->progress = 1;
     }
   }
+  if (h->released != before && h->lossless)
+    ct_harvest_wake_waiters(h); /* a writer may wait for a station */
   uint32_t *t = h->rel_prev;
   size_t tc = h->caprel_prev;
   h->rel_prev = h->rel_now;
@@ -341,6 +385,20 @@ static void release(struct ct_harvest *h) {
   h->rel_now = t;
   h->caprel_now = tc;
   h->nrel_now = 0;
+}
+
+/* The end of a pass in the capture: the formatter merges and writes what
+ * came before it, converting with this pass's clock. */
+static void pass_end(struct ct_harvest *h) {
+  size_t avail;
+  char *room = ct_sink_room(h->sink, SEG_END_BYTES, &avail);
+  if (!room)
+    return; /* no memory: the next pass's end closes this one too */
+  memset(room, 0, SEG_END_BYTES);
+  ((struct seg *)room)->kind = SEG_END;
+  memcpy(room + sizeof(struct seg), h->clock, sizeof(*h->clock));
+  ct_sink_fill(h->sink, SEG_END_BYTES);
+  ct_sink_push_block(h->sink);
 }
 
 uint64_t ct_rings_scan(struct ct_harvest *h) {
@@ -355,19 +413,64 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
   uint64_t peak = h->peak;
   h->peak = 0;
   h->rings_owned = 0;
-  h->nbatch = 0;
   uint64_t got = 0;
   for (uint32_t r = 0; r < nr; r++)
     got += drain_ring(h, r, limit);
   /* The nap is sized for 8-slot stations: a ring's fill in those units. */
   uint64_t scaled = (h->peak * CTP_SLOTS + h->cap - 1) / h->cap;
   h->peak = scaled > peak ? scaled : peak;
+  /* A pass after one with records ends in the capture even when empty: the
+   * formatter releases the stations destroyed in the one before. */
+  if (got || h->pass_open)
+    pass_end(h);
+  h->pass_open = got != 0;
+  return got;
+}
+
+/* The formatter's half: one pass's records, merged by time, attributed and
+ * written; then the stations destroyed in the pass before are released. */
+static void consume_pass(struct ct_harvest *h) {
   if (h->nbatch > 1)
     qsort(h->batch, h->nbatch, sizeof(*h->batch), by_time);
   for (size_t k = 0; k < h->nbatch; k++)
     emit(h, &h->batch[k]);
+  h->nbatch = 0;
   release(h);
-  return got;
+}
+
+/* The block handler (sink.c): our own bytes, still checked against len. */
+static void on_block(void *ctx, const char *d, size_t len) {
+  struct ct_harvest *h = ctx;
+  size_t off = 0;
+  while (len - off >= sizeof(struct seg)) {
+    const struct seg *sg = (const struct seg *)(d + off);
+    off += sizeof(*sg);
+    if (sg->kind == SEG_END) {
+      if (len - off < SEG_END_BYTES - sizeof(*sg))
+        return;
+      memcpy(&h->cclock, d + off, sizeof(h->cclock));
+      off += SEG_END_BYTES - sizeof(*sg);
+      consume_pass(h);
+      continue;
+    }
+    size_t n = sg->n;
+    if (sg->kind != SEG_RECS || n > (len - off) / sizeof(struct ctp_rec))
+      return;
+    const struct ctp_rec *recs = (const struct ctp_rec *)(d + off);
+    off += n * sizeof(*recs);
+    if (grow((void **)&h->batch, &h->capbatch, h->nbatch + n, sizeof(*h->batch))) {
+      h->bad += n; /* ENOMEM: counted, never silent */
+      continue;
+    }
+    for (size_t k = 0; k < n; k++) {
+      struct ct_rrec *b = &h->batch[h->nbatch];
+      b->r = recs[k];
+      b->ring = sg->ring;
+      b->tid = sg->tid;
+      b->pid = sg->pid;
+      b->order = h->nbatch++;
+    }
+  }
 }
 
 void ct_rings_station_end(struct ct_harvest *h, uint32_t i, uint64_t *events, uint64_t *lost) {

@@ -396,7 +396,14 @@ static void harvest_loop(struct run *r) {
        * served since then are part of the time away (issue #11). */
       if (!slept && timeout > 0)
         timeout = w0 - now < timeout ? timeout - (w0 - now) : 1;
+      /* A nap while rings are in use: a writer that passes half its ring
+       * sends a byte instead of waiting for the nap's end (a hint: relaxed). */
+      int nap_hint = !slept && timeout > 0 && r->h.rings_owned && !r->shm_broken;
+      if (nap_hint)
+        atomic_store_explicit(&r->h.hdr->napping, 1, memory_order_relaxed);
       wait_fds(r, timeout);
+      if (nap_hint)
+        atomic_store_explicit(&r->h.hdr->napping, 0, memory_order_relaxed);
       last_poll = ct_now_ns(CLOCK_MONOTONIC);
       if (!slept && timeout > 0 && r->npolled == 0 && last_poll - w0 > timeout + r->late_max)
         r->late_max = last_poll - w0 - timeout;
@@ -444,6 +451,7 @@ static int finish(struct run *r, uint64_t start_mono) {
       .bad = h->bad,
       .gap = h->gap,
       .sink_stalls = r->sink.stalls,
+      .spilled = r->sink.spill_end,
       .wake_late_max_us = r->late_max / 1000u,
   };
   if (h->rings && !r->shm_broken) {
@@ -503,7 +511,7 @@ int ct_run_main(int argc, char **argv) {
     fprintf(stderr, "corotracer: SIGBUS handler: %s\n", strerror(-e));
     goto out;
   }
-  e = ct_sink_open(&r.sink, r.o.out, r.o.append, 0);
+  e = ct_sink_open(&r.sink, r.o.out, r.o.append, 0, r.o.capture_mib);
   if (e) {
     fprintf(stderr, "corotracer: %s: %s\n", r.o.out, strerror(-e));
     goto out;

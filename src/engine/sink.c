@@ -1,14 +1,18 @@
 /* sink.c - formatting off the harvest loop: the harvest thread pushes raw
- * items (events, coroutines, preformatted text) into a bounded single-producer
- * single-consumer queue; one formatter thread turns them into JSONL lines
- * (records.c) and owns the trace file. A full queue makes the producer wait
- * (backpressure), it never drops. */
+ * items (events, coroutines, preformatted text, blocks of raw ring records)
+ * into a bounded single-producer single-consumer queue; one formatter thread
+ * turns them into JSONL lines (records.c, rings.c) and owns the trace file.
+ * Blocks past the memory budget go to a spill file instead of waiting: the
+ * binary capture. A full queue makes the producer wait; nothing is dropped. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 
@@ -20,6 +24,8 @@
  * a flush, a sync, a full queue): at a gentle rate one wake-up (two context
  * switches and a write(2)) per pass cost more than the formatting. */
 #define SINK_BATCH(s) ((s)->cap / 8)
+/* The same for capture blocks, in bytes: 4 full blocks, 32768 records. */
+#define SINK_BLOCK_WAKE (4u * CT_SINK_BLOCK)
 
 static void deadline_in(struct timespec *ts, uint64_t ns) {
   clock_gettime(CLOCK_MONOTONIC, ts);
@@ -31,9 +37,48 @@ static void deadline_in(struct timespec *ts, uint64_t ns) {
   }
 }
 
+/* A spilled block read back into the formatter's scratch block (short reads
+ * and EINTR handled), its room in the file then given back. NULL on error. */
+static const char *spill_read(struct ct_sink *s, uint64_t off, size_t len) {
+  if (!s->scratch && !(s->scratch = malloc(CT_SINK_BLOCK)))
+    return NULL;
+  for (size_t got = 0; got < len;) {
+    ssize_t k = pread(s->spill_fd, s->scratch + got, len - got, (off_t)(off + got));
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return NULL;
+    got += (size_t)k;
+  }
+  /* Best effort: the file then holds only what the formatter has not read. */
+  (void)fallocate(s->spill_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len);
+  return s->scratch;
+}
+
+/* A block the formatter is done with goes back to the producer's pool. */
+static void give_back(struct ct_sink *s, char *b) {
+  pthread_mutex_lock(&s->mu);
+  s->free_blk[s->nfree++] = b;
+  pthread_cond_broadcast(&s->cv_prod);
+  pthread_mutex_unlock(&s->mu);
+}
+
+static void format_block(struct ct_sink *s, const struct ct_item *it) {
+  const char *d = it->u.blk.p ? it->u.blk.p : spill_read(s, it->u.blk.off, it->len);
+  if (!d)
+    atomic_store_explicit(&s->err, errno ? errno : EIO, memory_order_relaxed);
+  else if (s->on_block)
+    s->on_block(s->block_ctx, d, it->len);
+  if (it->u.blk.p)
+    give_back(s, it->u.blk.p);
+}
+
 /* The formatter's side of one item. */
 static void format_item(struct ct_sink *s, const struct ct_item *it) {
   switch (it->type) {
+  case CT_IT_BLOCK:
+    format_block(s, it);
+    break;
   case CT_IT_EVENT:
     ct_rec_event(&s->fw, &it->u.ev);
     break;
@@ -98,9 +143,13 @@ static void *formatter(void *arg) {
   return NULL;
 }
 
-int ct_sink_open(struct ct_sink *s, const char *path, int append, uint32_t cap) {
+int ct_sink_open(struct ct_sink *s, const char *path, int append, uint32_t cap, uint32_t mem_mib) {
   memset(s, 0, sizeof *s);
   s->cap = cap && !(cap & (cap - 1)) ? cap : SINK_CAP_DEFAULT;
+  s->spill_fd = -1;
+  /* The default, 64 MiB, holds a few tenths of a second of the fastest
+   * writers while the formatter catches up. */
+  s->max_blk = (mem_mib ? mem_mib : CT_CAPTURE_MIB_DEFAULT) * (1024u * 1024u / CT_SINK_BLOCK);
   int rc = ct_writer_open(&s->fw, path, append);
   if (rc)
     return rc;
@@ -108,7 +157,10 @@ int ct_sink_open(struct ct_sink *s, const char *path, int append, uint32_t cap) 
   s->tw.sink = s;
   s->tw.buf = malloc(CT_W_BUF);
   s->q = malloc((size_t)s->cap * sizeof *s->q);
-  if (!s->tw.buf || !s->q) {
+  s->free_blk = malloc(((size_t)s->max_blk + 1) * sizeof *s->free_blk);
+  const char *slash = strrchr(path, '/');
+  s->dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+  if (!s->tw.buf || !s->q || !s->free_blk || !s->dir) {
     rc = -ENOMEM;
     goto fail;
   }
@@ -136,8 +188,12 @@ int ct_sink_open(struct ct_sink *s, const char *path, int append, uint32_t cap) 
 fail:
   free(s->q);
   free(s->tw.buf);
+  free(s->free_blk);
+  free(s->dir);
   s->q = NULL;
   s->tw.buf = NULL;
+  s->free_blk = NULL;
+  s->dir = NULL;
   ct_writer_close(&s->fw);
   return rc;
 }
@@ -223,6 +279,123 @@ void ct_sink_coro(struct ct_sink *s, const struct ct_coro_item *c) {
   s->ptail++;
 }
 
+void ct_sink_on_block(struct ct_sink *s, ct_sink_block_fn *fn, void *ctx) {
+  s->on_block = fn;
+  s->block_ctx = ctx;
+}
+
+/* The spill file: unlinked from the start (O_TMPFILE) in the trace's
+ * directory, where the user chose to put the trace's bytes; else in /tmp. */
+static int spill_open(struct ct_sink *s) {
+  if (s->spill_fd >= 0)
+    return 0;
+  if (s->spill_broken)
+    return -EIO;
+  const char *dirs[] = {s->dir, "/tmp"};
+  for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+    s->spill_fd = open(dirs[i], O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (s->spill_fd >= 0)
+      return 0;
+  }
+  s->spill_broken = 1;
+  return -errno;
+}
+
+/* Append a block to the spill file (EINTR, short writes handled). */
+static int spill_write(struct ct_sink *s, const char *b, size_t n) {
+  for (size_t put = 0; put < n;) {
+    ssize_t k = pwrite(s->spill_fd, b + put, n - put, (off_t)(s->spill_end + put));
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0) {
+      s->spill_broken = 1;
+      return k < 0 ? -errno : -EIO;
+    }
+    put += (size_t)k;
+  }
+  s->spill_end += n;
+  return 0;
+}
+
+/* A block to fill: a free one, a new one within the budget, else the staging
+ * block bound for the spill file; when even that fails, wait for the
+ * formatter to give one back. NULL when none will ever come. */
+static char *take_block(struct ct_sink *s) {
+  for (;;) {
+    pthread_mutex_lock(&s->mu);
+    char *b = s->nfree ? s->free_blk[--s->nfree] : NULL;
+    pthread_mutex_unlock(&s->mu);
+    if (b)
+      return b;
+    if (s->nblk < s->max_blk && (b = malloc(CT_SINK_BLOCK)) != NULL) {
+      s->nblk++;
+      return b;
+    }
+    if (spill_open(s) == 0 && (s->stage || (s->stage = malloc(CT_SINK_BLOCK)) != NULL))
+      return s->stage;
+    if (s->nblk == 0)
+      return NULL;
+    kick(s, 1);
+    pthread_mutex_lock(&s->mu);
+    if (!s->nfree) {
+      struct timespec ts;
+      deadline_in(&ts, 10000000u);
+      pthread_cond_timedwait(&s->cv_prod, &s->mu, &ts);
+    }
+    pthread_mutex_unlock(&s->mu);
+    s->stalls++;
+  }
+}
+
+char *ct_sink_room(struct ct_sink *s, size_t min, size_t *avail) {
+  if (s->cur && CT_SINK_BLOCK - s->cur_len < min)
+    ct_sink_push_block(s);
+  if (!s->cur) {
+    s->cur = take_block(s);
+    s->cur_len = 0;
+    if (!s->cur)
+      return NULL;
+  }
+  *avail = CT_SINK_BLOCK - s->cur_len;
+  return s->cur + s->cur_len;
+}
+
+void ct_sink_fill(struct ct_sink *s, size_t n) {
+  s->cur_len += n;
+}
+
+void ct_sink_push_block(struct ct_sink *s) {
+  if (!s->cur)
+    return;
+  struct ct_blk blk = {.p = s->cur};
+  size_t n = s->cur_len;
+  s->cur = NULL;
+  s->cur_len = 0;
+  if (blk.p == s->stage) {
+    if (spill_write(s, blk.p, n) == 0) {
+      blk.p = NULL;
+      blk.off = s->spill_end - n;
+    } else {
+      s->stage = NULL; /* no spill: it stays in memory, one over the budget */
+      s->nblk++;
+    }
+  }
+  text_out(s);
+  struct ct_item *it = slot(s);
+  it->type = CT_IT_BLOCK;
+  it->len = (uint32_t)n;
+  it->u.blk = blk;
+  s->ptail++;
+  /* A pass of a gentle flow is a small block: the formatter takes it at its
+   * next wake-up (a flush, the idle timeout); a wake-up per pass would cost
+   * more than the lines. Full blocks' worth of records wake it at once. */
+  s->unkicked += n;
+  int force = s->unkicked >= SINK_BLOCK_WAKE;
+  if (force)
+    s->unkicked = 0;
+  kick(s, force);
+}
+
 void ct_sink_flush(struct ct_sink *s) {
   text_out(s);
   struct ct_item *it = slot(s);
@@ -270,5 +443,19 @@ int ct_sink_close(struct ct_sink *s) {
   free(s->tw.buf);
   s->q = NULL;
   s->tw.buf = NULL;
+  for (uint32_t i = 0; i < s->nfree; i++)
+    free(s->free_blk[i]);
+  if (s->cur != s->stage)
+    free(s->cur);
+  free(s->stage);
+  free(s->scratch);
+  free(s->free_blk);
+  free(s->dir);
+  s->free_blk = NULL;
+  s->dir = s->cur = s->stage = s->scratch = NULL;
+  s->nfree = 0;
+  if (s->spill_fd > 0) /* a zeroed sink has 0 there: not ours */
+    close(s->spill_fd);
+  s->spill_fd = -1;
   return s->err ? -s->err : 0;
 }

@@ -21,7 +21,7 @@ int ct_status_due(const struct ct_status *s, uint64_t now_ns) {
 void ct_status_tick(struct ct_status *s, uint64_t now_ns, const struct ct_harvest *h, uint32_t live,
                     uint32_t untraced) {
   double secs = (double)(now_ns - s->last_ns) / 1e9;
-  double rate = (double)(h->harvested - s->last_harvested) / secs;
+  double rate = (double)(h->harvested + h->captured - s->last_harvested) / secs;
   /* On a terminal the line is redrawn in place; elsewhere (--status into a
    * file or pipe) each update is a line of its own. */
   fprintf(stderr, "%scorotracer: %.0f ev/s, %u live, stations %u/%u, lost %llu, untraced %u%s",
@@ -29,7 +29,7 @@ void ct_status_tick(struct ct_status *s, uint64_t now_ns, const struct ct_harves
           (unsigned long long)(h->live_lost + h->late), untraced, s->tty ? "\033[K" : "\n");
   fflush(stderr);
   s->last_ns = now_ns;
-  s->last_harvested = h->harvested;
+  s->last_harvested = h->harvested + h->captured;
   s->shown = s->tty;
 }
 

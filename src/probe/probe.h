@@ -62,7 +62,8 @@ struct ct_thread {
   struct ctp_ring *ring;   /* the ring this thread owns, or NULL */
   struct ctp_rec *recs;    /* its record area */
   uint64_t head;           /* records published (the ring's head, our copy) */
-  uint64_t tail_room;      /* tail last seen + cap: head may grow up to here */
+  uint64_t tail_room;      /* head may grow up to here: tail last seen + cap / 4 (then a look
+                            * at tail, a nudge when past a quarter), or + cap */
   uint32_t mask;           /* cap - 1 */
   uint32_t ring_state;     /* CT_RING_* */
   uint32_t ring_idx;       /* ring's index in the file */
@@ -88,6 +89,10 @@ void corotracer__forget_current(void);
 /* The sleep protocol's probe half (docs/PROTOCOL.md "Write protocol" step 5):
  * when the engine sleeps, send it one byte. Keeps errno. */
 void corotracer__kick_engine(struct ctp_header *h);
+/* v2: a ring passed a quarter full: wake the engine if it is napping (its
+ * `napping` flag), so a burst never waits out a long nap. A hint: a missed
+ * one only leaves the engine to its timed wake-up. Keeps errno. */
+void corotracer__nudge_engine(struct ctp_header *h);
 
 /* Lossless mode: wait until room(arg) holds, spinning, then sleeping on the
  * header's futex word, bounded by lossless_ms (docs/PROTOCOL.md "Lossless

@@ -84,7 +84,7 @@ static int ct_ring_claim(struct ct_thread *t) {
   t->recs = ctp_ring_recs(ring);
   t->mask = p->ring_cap - 1;
   t->head = head;
-  t->tail_room = tail + p->ring_cap;
+  t->tail_room = tail + p->ring_cap / 4;
   t->ring_state = CT_RING_MINE;
   /* The destructor closes the ring when the thread exits. Without it (ENOMEM)
    * the ring stays OWNED: a leak of one ring, events still traced. */
@@ -137,10 +137,21 @@ static int ct_ring_room(struct ct_thread *t, struct ctp_station *st) {
     goto drop;
   if (t->head < t->tail_room)
     return 1; /* a ring just claimed */
-  t->tail_room =
-      atomic_load_explicit(&t->ring->tail, memory_order_acquire) + corotracer__probe.ring_cap;
-  if (t->head < t->tail_room)
+  /* tail_room is first the quarter mark: a ring found more than a quarter
+   * full nudges a napping engine (at full speed the rest of the ring is a few
+   * hundred microseconds, about one wake-up on a busy VM), then lets the
+   * writer go on to the end. */
+  uint64_t tail = atomic_load_explicit(&t->ring->tail, memory_order_acquire);
+  uint64_t cap = corotracer__probe.ring_cap;
+  if (t->head < tail + cap / 4) {
+    t->tail_room = tail + cap / 4;
     return 1;
+  }
+  t->tail_room = tail + cap;
+  if (t->head < t->tail_room) {
+    corotracer__nudge_engine(corotracer__probe.hdr);
+    return 1;
+  }
   if (corotracer__probe.lossless && corotracer__wait_room(ct_ring_has_room, t))
     return 1;
   /* Full: the ring's own count (we are its only writer; the next head store

@@ -11,15 +11,12 @@
 #include "common/ticks.h"
 #include "probe/probe.h"
 
-/* Contract: see probe.h. The caller made its event visible with a seq_cst
- * operation (v1: the publishing exchange) or accepts a delay up to the
- * engine's timed wake (v2: a release store; docs/PROTOCOL.md step 4). Only the
- * thread that wins the 1 -> 0 CAS sends. MSG_NOSIGNAL: a dead engine must not
- * kill the target; MSG_DONTWAIT: a full socket must not block it. Without a
- * socket the flag is left set, so another process's probe can still wake the
- * engine. */
-void corotracer__kick_engine(struct ctp_header *h) {
-  if (atomic_load_explicit(&h->tracer_sleeping, memory_order_seq_cst) != 1)
+/* Send the wake-up byte if we take *word from 1 to 0. Only the thread that
+ * wins the CAS sends. MSG_NOSIGNAL: a dead engine must not kill the target;
+ * MSG_DONTWAIT: a full socket must not block it. Without a socket the flag is
+ * left set, so another process's probe can still wake the engine. */
+static void kick(_Atomic uint32_t *word) {
+  if (atomic_load_explicit(word, memory_order_seq_cst) != 1)
     return;
   int fd = atomic_load_explicit(&corotracer__probe.sock, memory_order_relaxed);
   if (fd < 0)
@@ -29,8 +26,8 @@ void corotracer__kick_engine(struct ctp_header *h) {
    * of its own: our byte must not land there. Checked here, on the rare path
    * (the engine asleep), not per event, and before taking the flag: once the
    * number is not ours it never will be again, so we stop sending and leave
-   * tracer_sleeping set for another process's probe (or the engine's
-   * fallback poll) to act on. */
+   * the flag set for another process's probe (or the engine's fallback poll)
+   * to act on. */
   struct stat sb;
   if (fstat(fd, &sb) != 0 || !S_ISSOCK(sb.st_mode) ||
       (uint64_t)sb.st_dev != corotracer__probe.sock_dev ||
@@ -39,11 +36,23 @@ void corotracer__kick_engine(struct ctp_header *h) {
     goto out;
   }
   uint32_t one = 1;
-  if (atomic_compare_exchange_strong_explicit(&h->tracer_sleeping, &one, 0, memory_order_seq_cst,
+  if (atomic_compare_exchange_strong_explicit(word, &one, 0, memory_order_seq_cst,
                                               memory_order_relaxed))
     (void)send(fd, "1", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 out:
   errno = saved;
+}
+
+/* Contract: see probe.h. The caller made its event visible with a seq_cst
+ * operation (v1: the publishing exchange) or accepts a delay up to the
+ * engine's timed wake (v2: a release store; docs/PROTOCOL.md step 4). */
+void corotracer__kick_engine(struct ctp_header *h) {
+  kick(&h->tracer_sleeping);
+}
+
+/* Contract: see probe.h. */
+void corotracer__nudge_engine(struct ctp_header *h) {
+  kick(&h->napping);
 }
 
 /* Contract: see probe.h. Spin a little, then sleep on harvest_epoch, which
