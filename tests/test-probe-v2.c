@@ -475,6 +475,71 @@ static int body_kick(void) {
   return 0;
 }
 
+/* Default mode, 4 rings: a full ring is retired (CLOSED) and the writer
+ * goes on in a free one while more than a quarter of the rings are free
+ * (here 3, then 2), nothing lost; with only one free left it drops. */
+static int body_spare(void) {
+  corotracer_co *co = corotracer_create(9, NULL, NULL);
+  find_base(co, 0);
+  uint64_t cap = H->ring_bytes / sizeof(struct ctp_rec);
+  for (uint64_t i = 1; i < 3 * cap + 10; i++)
+    corotracer_suspend(co, SITE(1), COROTRACER_WAIT_NONE, i);
+  for (uint32_t r = 0; r < 3; r++) {
+    ASSERT_UINT64_EQ(atomic_load(&ring(r)->head), cap);
+    ASSERT_UINT64_EQ(atomic_load(&ring(r)->lost), r < 2 ? 0 : 10);
+    ASSERT_UINT64_EQ(atomic_load(&ring(r)->state), r < 2 ? CTP_RING_CLOSED : CTP_RING_OWNED);
+    ASSERT_UINT64_EQ(atomic_load(&ring(r)->tid), my_tid());
+  }
+  ASSERT_UINT64_EQ(atomic_load(&H->rings_fresh), 3);
+  /* The thread's order holds across rings: ring 1 goes on from ring 0. */
+  ASSERT_UINT64_EQ(rec(0, cap - 1)->obj, cap - 1);
+  ASSERT_UINT64_EQ(rec(1, 0)->obj, cap);
+  ASSERT_UINT64_EQ(rec(2, cap - 1)->obj, 3 * cap - 1);
+  uint64_t recorded, dropped;
+  corotracer_stats(&recorded, &dropped);
+  ASSERT_UINT64_EQ(dropped, 10);
+  ASSERT_UINT64_EQ(recorded, 3 * cap + 10);
+  return 0;
+}
+
+/* The engine napping: a ring that passes a quarter full sends one byte and
+ * takes the flag; below a quarter, nothing. */
+static int body_nudge(void) {
+  corotracer_co *co = corotracer_create(1, NULL, NULL);
+  find_base(co, 0);
+  int me = -1;
+  for (;;) {
+    struct pollfd lp = {.fd = listen_fd, .events = POLLIN};
+    if (poll(&lp, 1, 0) != 1)
+      break;
+    int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (c < 0)
+      break;
+    struct ucred cr;
+    socklen_t len = sizeof cr;
+    if (me < 0 && getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 && cr.pid == getpid())
+      me = c;
+    else
+      close(c);
+  }
+  ASSERT_GE(me, 0);
+  uint64_t cap = H->ring_bytes / sizeof(struct ctp_rec);
+  atomic_store(&H->napping, 1);
+  char c;
+  for (uint64_t i = 1; i < cap / 4; i++)
+    corotracer_suspend(co, SITE(1), COROTRACER_WAIT_NONE, i);
+  ASSERT_UINT64_EQ(atomic_load(&H->napping), 1);
+  ASSERT_EQ(recv(me, &c, 1, MSG_DONTWAIT), -1); /* a quarter not reached: no byte */
+  corotracer_suspend(co, SITE(1), COROTRACER_WAIT_NONE, 0);
+  ASSERT_UINT64_EQ(atomic_load(&H->napping), 0);
+  struct pollfd pf = {.fd = me, .events = POLLIN};
+  ASSERT_EQ(poll(&pf, 1, 5000), 1);
+  ASSERT_EQ(recv(me, &c, 1, MSG_DONTWAIT), 1);
+  ASSERT_EQ(c, '1');
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), cap / 4 + 1);
+  return 0;
+}
+
 /* fork: the child writes nothing anywhere; the parent's ring goes on. */
 static int body_fork(void) {
   corotracer_co *a = corotracer_create(1, NULL, NULL);
@@ -564,6 +629,7 @@ int main(void) {
   make_file();
   fails += run_case("CLOCK_MONOTONIC records", body_mono);
   default_params();
+  prm.rings = 1; /* no spare ring to go on in */
   make_file();
   fails += run_case("full ring drops and counts", body_full);
   prm.mode = CTP_MODE_LOSSLESS;
@@ -588,6 +654,10 @@ int main(void) {
   fails += run_case("fork: the child is untraced", body_fork);
   make_file();
   fails += run_case("the engine asleep: one wake-up byte", body_kick);
+  make_file();
+  fails += run_case("the engine napping: a quarter-full ring nudges it", body_nudge);
+  make_file();
+  fails += run_case("a full ring: on in a spare one, while a quarter are free", body_spare);
   prm.ring_bytes = 128 * 1024;
   make_file();
   fails += run_case("two threads at once, two rings", body_concurrent);

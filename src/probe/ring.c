@@ -1,6 +1,6 @@
 /* ring.c - the v2 writer's slow paths (docs/PROTOCOL.md "v2"): a thread's
  * ring claimed on its first event and closed at its exit, a full ring
- * (reload tail, lossless wait, drop), the free-index queues, and station
+ * (reload tail, nudge the engine, a spare ring, lossless wait, drop), the free-index queues, and station
  * claims for corotracer_create. The per-event path is ring.h. */
 #include <errno.h>
 #include <pthread.h>
@@ -92,6 +92,17 @@ static int ct_ring_claim(struct ct_thread *t) {
   return 1;
 }
 
+/* Our thread stops writing ring r, whose head it left at head: the records
+ * go to the written count of corotracer_stats, and CLOSED (release, after
+ * the last head store) tells the engine to drain and recycle it. */
+static void ct_ring_retire(struct ctp_ring *ring, uint32_t r, uint64_t head) {
+  atomic_fetch_add_explicit(&corotracer__probe.ring_retired,
+                            head - atomic_load_explicit(&ct_ring_start[r], memory_order_relaxed),
+                            memory_order_relaxed);
+  atomic_store_explicit(&ct_ring_start[r], head, memory_order_relaxed);
+  atomic_store_explicit(&ring->state, CTP_RING_CLOSED, memory_order_release);
+}
+
 /* The thread exits (pthread key destructor): publish CLOSED so the engine
  * drains the ring and returns it to the free-ring queue; the thread writes no
  * more (a later event, from another destructor, is counted lost). Nothing
@@ -102,17 +113,36 @@ static void ct_ring_close(void *arg) {
   if (atomic_load_explicit(&corotracer__probe.state, memory_order_relaxed) != CT_TRACED ||
       t->ring != ring)
     return;
-  uint32_t r = t->ring_idx;
-  atomic_fetch_add_explicit(&corotracer__probe.ring_retired,
-                            t->head - atomic_load_explicit(&ct_ring_start[r], memory_order_relaxed),
-                            memory_order_relaxed);
-  atomic_store_explicit(&ct_ring_start[r], t->head, memory_order_relaxed);
-  atomic_store_explicit(&ring->state, CTP_RING_CLOSED, memory_order_release);
+  ct_ring_retire(ring, t->ring_idx, t->head);
   t->ring = NULL;
   t->recs = NULL;
   t->head = 0;
   t->tail_room = 0;
   t->ring_state = CT_RING_EXITED;
+}
+
+/* A full ring: go on in a free one rather than lose the event, while more
+ * than a quarter of the rings are free (threads still to come must find
+ * one). The full one is retired: the engine drains it, then recycles it. A
+ * ring holds one thread's records in time order, and the engine merges rings
+ * by time, so the thread's order holds across the two. 1 when the thread now
+ * writes a ring with room. */
+static int ct_ring_spare(struct ct_thread *t) {
+  struct ct_probe *p = &corotracer__probe;
+  uint64_t qh = atomic_load_explicit(&p->ring_q->head, memory_order_relaxed);
+  uint64_t qt = atomic_load_explicit(&p->ring_q->tail, memory_order_relaxed);
+  uint32_t fresh = atomic_load_explicit(&p->hdr->rings_fresh, memory_order_relaxed);
+  uint64_t nfree = (qt >= qh && qt - qh <= p->ring_count ? qt - qh : 0) +
+                   (fresh < p->ring_count ? p->ring_count - fresh : 0);
+  if (nfree <= p->ring_count / 4)
+    return 0;
+  struct ctp_ring *old = t->ring;
+  uint32_t old_idx = t->ring_idx;
+  uint64_t old_head = t->head;
+  if (!ct_ring_claim(t))
+    return 0;
+  ct_ring_retire(old, old_idx, old_head);
+  return t->head < t->tail_room;
 }
 
 /* Called once at attach, when v2 was negotiated. */
@@ -152,6 +182,8 @@ static int ct_ring_room(struct ct_thread *t, struct ctp_station *st) {
     corotracer__nudge_engine(corotracer__probe.hdr);
     return 1;
   }
+  if (ct_ring_spare(t))
+    return 1;
   if (corotracer__probe.lossless && corotracer__wait_room(ct_ring_has_room, t))
     return 1;
   /* Full: the ring's own count (we are its only writer; the next head store
