@@ -27,7 +27,9 @@ done
 
 # The engine stopped: one wait of --lossless-ms, then the target goes on.
 for mode in v2 v1; do
-rings=""
+# 4 small rings: a full one moves on to a spare ring only while more than a
+# quarter are free, so 3 x 128 records fit and the rest must wait.
+rings="--rings 4"
 [ $mode = v2 ] || rings="--rings 0"
 rm -rf "$T/d"
 mkdir "$T/d"

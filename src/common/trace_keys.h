@@ -17,6 +17,7 @@
 #define CT_KEY_END "end"
 #define CT_KEY_ENGINE "engine"
 #define CT_KEY_ENGINE_CPU_US "engine_cpu_us"
+#define CT_KEY_HARVEST_CPU_US "harvest_cpu_us"
 #define CT_KEY_ENGINE_PID "engine_pid"
 #define CT_KEY_ERROR "error"
 #define CT_KEY_EV "ev"

@@ -222,7 +222,7 @@ struct ct_end {
   uint64_t ts, wall_ns;
   int wstatus, exit_code;
   uint64_t events, harvested, lost, stations_used, untraced, torn_retries;
-  uint64_t engine_cpu_us, wake_late_max_us;
+  uint64_t engine_cpu_us, harvest_cpu_us, wake_late_max_us;
   int sched_rt, shm_broken, rings;
   /* v2 (rings only): records dropped in rings (also in lost), threads without
    * a ring, records of a past incarnation, records that failed the checks,

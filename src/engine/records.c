@@ -243,6 +243,7 @@ void ct_rec_end(struct ct_writer *w, const struct ct_end *e) {
   ct_w_str(w, e->sched_rt ? "," CT_KQ(SCHED) "\"fifo\"" : "," CT_KQ(SCHED) "\"normal\"");
   /* The engine's own CPU time (not the target's), for the cost it claims. */
   kv(w, CT_KEY_ENGINE_CPU_US, e->engine_cpu_us);
+  kv(w, CT_KEY_HARVEST_CPU_US, e->harvest_cpu_us);
   kv(w, CT_KEY_WAKE_LATE_MAX_US, e->wake_late_max_us);
   /* Readers skip unknown keys; this one says the totals are partial. */
   if (e->shm_broken)

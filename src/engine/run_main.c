@@ -463,6 +463,7 @@ static int finish(struct run *r, uint64_t start_mono) {
   char desc[96];
   describe_exit(r, desc, sizeof(desc));
   e.engine_cpu_us = ct_now_ns(CLOCK_PROCESS_CPUTIME_ID) / 1000u;
+  e.harvest_cpu_us = ct_now_ns(CLOCK_THREAD_CPUTIME_ID) / 1000u; /* the loop is this thread */
   ct_rec_end(&r->sink.tw, &e);
   ct_sink_close(&r->sink);
   ct_status_clear(&r->status);

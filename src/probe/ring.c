@@ -1,7 +1,7 @@
 /* ring.c - the v2 writer's slow paths (docs/PROTOCOL.md "v2"): a thread's
  * ring claimed on its first event and closed at its exit, a full ring
- * (reload tail, nudge the engine, a spare ring, lossless wait, drop), the free-index queues, and station
- * claims for corotracer_create. The per-event path is ring.h. */
+ * (reload tail, nudge the engine, a spare ring, lossless wait, drop), the free-index queues, and
+ * station claims for corotracer_create. The per-event path is ring.h. */
 #include <errno.h>
 #include <pthread.h>
 #include <sys/syscall.h>
