@@ -288,12 +288,13 @@ static int serve_fds(struct run *r) {
       if (p)
         ct_proc_read_maps(p, &r->sink.tw);
     }
-    /* The module lines are in the file before the probe may go on: a
-     * process that exits right after attaching keeps its sites symbolizable
-     * (docs/PROTOCOL.md "Attach"). Never blocks: a probe that stopped
-     * waiting just leaves the byte unread. */
+    /* The maps are read before the probe may go on: a process that exits
+     * right after attaching keeps its sites symbolizable (docs/PROTOCOL.md
+     * "Attach"). Their lines are queued ahead of any event of the process;
+     * waiting for a lagging formatter to write them would stall the harvest.
+     * Never blocks: a probe that stopped waiting just leaves the byte unread. */
     if (attached)
-      ct_sink_sync(&r->sink);
+      ct_sink_flush(&r->sink);
     for (size_t i = first; i < r->nconns; i++)
       (void)send(r->conns[i].fd, "1", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
   }
