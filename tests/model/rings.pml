@@ -21,6 +21,11 @@
  * has work it has not done (records in a ring, a station to free): a wake
  * that finds nothing changes nothing. The writers' own futex timeouts
  * (10 ms, lossless_ms) are not modelled: the properties hold without them.
+ * The engine is one process here; ours is two threads: the harvest loop
+ * copies, the formatter writes and pushes the station after it wrote pass
+ * P + 1, i.e. no earlier than the model's engine does. A ring's writer moving
+ * on to a spare ring when its own is full is the exit (CLOSED) and the claim
+ * modelled here; the nudge of a napping engine is a hint no one waits for.
  *
  * Checked (spin -a; pan): no invalid end state (a writer asleep on the futex,
  * or the engine asleep, forever = a lost wake-up), no assertion violated:
