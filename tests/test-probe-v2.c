@@ -488,7 +488,7 @@ static int body_spare(void) {
     ASSERT_UINT64_EQ(atomic_load(&ring(r)->head), cap);
     ASSERT_UINT64_EQ(atomic_load(&ring(r)->lost), r < 2 ? 0 : 10);
     ASSERT_UINT64_EQ(atomic_load(&ring(r)->state), r < 2 ? CTP_RING_CLOSED : CTP_RING_OWNED);
-    ASSERT_UINT64_EQ(atomic_load(&ring(r)->tid), my_tid());
+    ASSERT_UINT64_EQ(__atomic_load_n(&ring(r)->tid, __ATOMIC_RELAXED), my_tid());
   }
   ASSERT_UINT64_EQ(atomic_load(&H->rings_fresh), 3);
   /* The thread's order holds across rings: ring 1 goes on from ring 0. */
