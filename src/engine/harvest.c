@@ -356,9 +356,15 @@ uint64_t ct_harvest_scan(struct ct_harvest *h, enum ct_scan mode) {
 }
 
 uint32_t ct_harvest_live(const struct ct_harvest *h) {
-  uint32_t live = 0;
-  for (uint32_t i = 0; i < h->used; i++)
-    live += !__atomic_load_n(&ctp_station_at(h->base, i)->is_dead, __ATOMIC_RELAXED);
+  uint32_t live = h->v2_alive;
+  /* Retired stations left the list (dead); a v2 one not yet classified is
+   * counted by its records. */
+  for (uint32_t k = 0; k < h->nv1; k++) {
+    struct ctp_station *s = ctp_station_at(h->base, h->v1list[k]);
+    if (!h->st[h->v1list[k]].v2 &&
+        !(atomic_load_explicit(&s->ext_flags, memory_order_relaxed) & CTP_STF_RINGS))
+      live += !__atomic_load_n(&s->is_dead, __ATOMIC_RELAXED);
+  }
   return live;
 }
 

@@ -212,6 +212,8 @@ static void incarnate(struct ct_harvest *h, uint32_t i, uint32_t gen, uint64_t b
                            .has_label = (flags & CTP_STF_LABEL) != 0};
   for (unsigned k = 0; k < CTP_LABEL_MAX; k++)
     c.label[k] = LOAD(&s->label[k]);
+  if (!st->live || st->destroyed)
+    h->v2_alive++; /* else the last incarnation's destroy was lost: it ends here */
   st->probe_id = c.probe_id;
   st->pid = c.pid;
   st->gen = gen;
@@ -313,6 +315,7 @@ static void emit(struct ct_harvest *h, const struct ct_rrec *d) {
   h->harvested++;
   if (r->kind == CTP_KIND_DESTROY && !st->destroyed) {
     st->destroyed = 1;
+    h->v2_alive--;
     if (grow((void **)&h->rel_now, &h->caprel_now, h->nrel_now + 1, sizeof(uint32_t)) == 0)
       h->rel_now[h->nrel_now++] = i;
   }
