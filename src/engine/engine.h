@@ -278,7 +278,10 @@ void ct_sink_event(struct ct_sink *s, const struct ct_ev_item *e);
 void ct_sink_coro(struct ct_sink *s, const struct ct_coro_item *c);
 void ct_sink_text(struct ct_sink *s, const char *p, size_t n);
 /* Publish what was queued (end of a pass); the formatter is woken once a
- * batch is waiting, else it takes the items at its next wake-up (<= 50 ms). */
+ * batch is waiting, else it takes the items at its next wake-up: the next
+ * ct_sink_flush or ct_sink_sync (it sleeps without a timeout while it has
+ * nothing to write; the harvest loop flushes at least every CT_FLUSH_NS
+ * while events flow, and before it sleeps). */
 void ct_sink_kick(struct ct_sink *s);
 /* Publish tw's text too; the formatter writes everything to the file now. */
 void ct_sink_flush(struct ct_sink *s);
