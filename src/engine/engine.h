@@ -369,6 +369,7 @@ struct ct_harvest {
   struct ct_station_state *st;
   size_t st_len;      /* bytes mapped for st */
   uint64_t trim_mark; /* used + incarnations at the last trim of the station pages */
+  uint64_t trim_ns;   /* CLOCK_MONOTONIC of that trim */
   uint32_t *v1list;   /* stations not known to be v2, scanned for slots */
   uint32_t nv1, capv1;
   struct ct_procs *procs;

@@ -22,6 +22,9 @@ struct ev {
  * incarnations attributed) before it drops its mappings of the station
  * table: about 4 MiB of shared pages. */
 #define CT_TRIM_STATIONS 4096u
+/* At most one trim per this long: a program that keeps recycling many
+ * stations has its working set faulted back in at most once a second. */
+#define CT_TRIM_NS 1000000000u
 
 /* Plain fields of the shared file that another process changes while we read
  * them: relaxed atomic loads (no tearing, no compiler caching). */
@@ -299,7 +302,8 @@ static int is_v2(struct ct_harvest *h, uint32_t i) {
 }
 
 /* Drop the engine's mappings of the station table once CT_TRIM_STATIONS
- * stations may have been touched since the last time. Every 4 KiB page a
+ * stations may have been touched since the last time (checked every pass, so
+ * the pages of a burst go at most CT_TRIM_NS after it). Every 4 KiB page a
  * process has mapped adds to the cost of each of its wake-ups (measured on
  * the 2-core PVM guest: ~50 us per wake-up with nothing mapped, ~770 us with
  * 1 GB of a memfd mapped; docs/BENCHMARKS.md "Engine CPU, 10 coroutines
@@ -310,7 +314,11 @@ static void trim_stations(struct ct_harvest *h) {
   uint64_t mark = (uint64_t)h->used + h->incarnations;
   if (mark - h->trim_mark < CT_TRIM_STATIONS)
     return;
+  uint64_t now = ct_now_ns(CLOCK_MONOTONIC);
+  if (now - h->trim_ns < CT_TRIM_NS)
+    return;
   h->trim_mark = mark;
+  h->trim_ns = now;
   uint64_t end = CTP_FILE_SIZE(h->used) & ~(uint64_t)4095;
   if (end > 4096)
     (void)madvise((char *)h->base + 4096, (size_t)(end - 4096), MADV_DONTNEED);
