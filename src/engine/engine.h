@@ -367,7 +367,6 @@ struct ct_harvest {
   uint32_t n;    /* stations in the file */
   uint32_t used; /* highest min(allocated_count, n) seen */
   struct ct_station_state *st;
-  size_t st_len;      /* bytes mapped for st */
   uint64_t trim_mark; /* used + incarnations at the last trim of the station pages */
   uint64_t trim_ns;   /* CLOCK_MONOTONIC of that trim */
   uint32_t *v1list;   /* stations not known to be v2, scanned for slots */

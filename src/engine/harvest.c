@@ -30,6 +30,18 @@ struct ev {
  * them: relaxed atomic loads (no tearing, no compiler caching). */
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 
+/* Huge pages for the 2 MiB-aligned part of [p, p + len), where the kernel
+ * offers them (best effort; THP "madvise" mode). At 10^6 stations the
+ * per-station state is ~150 MB that a pass may touch anywhere, and a
+ * process's wake-up cost grows with the 4 KiB pages it has mapped (see
+ * trim_stations). A block this big is fresh from mmap, not yet touched. */
+static void want_huge_pages(void *p, size_t len) {
+  uintptr_t huge = (uintptr_t)2 << 20;
+  uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + len) & ~(huge - 1);
+  if (e > a)
+    (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+}
+
 int ct_harvest_init(struct ct_harvest *h, void *base, size_t map_len, uint32_t n,
                     struct ct_procs *procs, struct ct_sink *sink, struct ct_clock *clock) {
   memset(h, 0, sizeof(*h));
@@ -40,16 +52,10 @@ int ct_harvest_init(struct ct_harvest *h, void *base, size_t map_len, uint32_t n
   h->sink = sink;
   h->w = &sink->tw;
   h->clock = clock;
-  /* Huge pages where the kernel offers them (best effort): at 10^6
-   * stations this is ~150 MB that every pass may touch anywhere, and a
-   * process's wake-up cost grows with the 4 KiB pages it has mapped (see
-   * trim_stations). Zero-filled, like calloc. */
-  h->st_len = ((size_t)n * sizeof(*h->st) + 4095) & ~(size_t)4095;
-  void *st = mmap(NULL, h->st_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (st == MAP_FAILED)
+  h->st = calloc(n, sizeof(*h->st));
+  if (!h->st)
     return -ENOMEM;
-  (void)madvise(st, h->st_len, MADV_HUGEPAGE);
-  h->st = st;
+  want_huge_pages(h->st, (size_t)n * sizeof(*h->st));
   /* Our own choice, written before the target started: read once. */
   h->lossless = (h->hdr->mode & CTP_MODE_LOSSLESS) != 0;
   return (h->hdr->mode & CTP_MODE_RINGS) ? ct_rings_init(h, map_len) : 0;
@@ -57,8 +63,7 @@ int ct_harvest_init(struct ct_harvest *h, void *base, size_t map_len, uint32_t n
 
 void ct_harvest_free(struct ct_harvest *h) {
   ct_rings_free(h);
-  if (h->st)
-    munmap(h->st, h->st_len);
+  free(h->st);
   free(h->v1list);
   h->st = NULL;
   h->v1list = NULL;

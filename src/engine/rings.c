@@ -282,10 +282,12 @@ static void emit(struct ct_harvest *h, const struct ct_rrec *d) {
   /* Events of this station the writers dropped since its last record: a gap
    * in ev, so readers see where events are missing. A drop by the thread of
    * this record is seen (its fetch_add precedes the head store we acquired);
-   * one by another thread may show a record later. */
+   * one by another thread may show a record later. A create just took the
+   * count as its incarnation's baseline (incarnate): a drop counted since came
+   * after it, and its gap goes before the next record, not before ev 0. */
   struct ctp_station *s = ctp_station_at(h->base, i);
   uint64_t dropped = atomic_load_explicit(&s->v2_lost, memory_order_relaxed);
-  if (dropped > st->dropped) {
+  if (r->kind != CTP_KIND_CREATE && dropped > st->dropped) {
     st->next_ev += dropped - st->dropped;
     st->dropped = dropped;
   }
