@@ -50,3 +50,9 @@ PROGS += $(O)/tests/lib/v2-writer
 $(O)/bench/bench-clock: $(O)/obj/bench/bench-clock.o $(O)/obj/src/engine/clock.o
 	$(call link)
 PROGS += $(O)/bench/bench-clock
+
+# A wake-up's CPU cost against the memory mapped (docs/BENCHMARKS.md "Engine
+# CPU, 10 coroutines active").
+$(O)/bench/bench-wake: $(O)/obj/bench/bench-wake.o
+	$(call link)
+PROGS += $(O)/bench/bench-wake

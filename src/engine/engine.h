@@ -314,7 +314,10 @@ void ct_sink_event(struct ct_sink *s, const struct ct_ev_item *e);
 void ct_sink_coro(struct ct_sink *s, const struct ct_coro_item *c);
 void ct_sink_text(struct ct_sink *s, const char *p, size_t n);
 /* Publish what was queued (end of a pass); the formatter is woken once a
- * batch is waiting, else it takes the items at its next wake-up (<= 50 ms). */
+ * batch is waiting, else it takes the items at its next wake-up: the next
+ * ct_sink_flush or ct_sink_sync (it sleeps without a timeout while it has
+ * nothing to write; the harvest loop flushes at least every CT_FLUSH_NS
+ * while events flow, and before it sleeps). */
 void ct_sink_kick(struct ct_sink *s);
 /* Publish tw's text too; the formatter writes everything to the file now. */
 void ct_sink_flush(struct ct_sink *s);
@@ -412,7 +415,9 @@ struct ct_harvest {
   uint32_t n;    /* stations in the file */
   uint32_t used; /* highest min(allocated_count, n) seen */
   struct ct_station_state *st;
-  uint32_t *v1list; /* stations not known to be v2, scanned for slots */
+  uint64_t trim_mark; /* used + incarnations at the last trim of the station pages */
+  uint64_t trim_ns;   /* CLOCK_MONOTONIC of that trim */
+  uint32_t *v1list;   /* stations not known to be v2, scanned for slots */
   uint32_t nv1, capv1;
   struct ct_procs *procs;
   struct ct_sink *sink;
@@ -440,10 +445,11 @@ struct ct_harvest {
   uint32_t rings_owned; /* last scan: rings in state OWNED */
   int final;            /* the last pass: nothing held back */
   uint64_t stale, bad, gap, ring_lost, released, recycled;
-  uint32_t incarnations; /* v2 coroutines (coroutine lines) */
-  uint32_t v2_stations;  /* after ct_harvest_finish: stations that were v2 */
-  uint64_t captured;     /* v2 records copied into the capture (harvest thread) */
-  int pass_open;         /* the last pass captured records: end the next one too */
+  uint32_t incarnations;     /* v2 coroutines (coroutine lines) */
+  _Atomic uint32_t v2_alive; /* v2 incarnations whose destroy was not written yet (formatter) */
+  uint32_t v2_stations;      /* after ct_harvest_finish: stations that were v2 */
+  uint64_t captured;         /* v2 records copied into the capture (harvest thread) */
+  int pass_open;             /* the last pass captured records: end the next one too */
   /* The formatter thread's own (rings.c's consumer half; read by the harvest
    * thread only after ct_sink_sync): the batch, rel_*, sq_tail, the v2
    * fields of st[], stale, bad, incarnations, released, and these. */
@@ -473,7 +479,10 @@ void ct_harvest_finish(struct ct_harvest *h, uint64_t *events, uint64_t *lost);
 /* Lossless writers wait for room: tell them there is some (bump
  * harvest_epoch, wake the waiters). Either thread. */
 void ct_harvest_wake_waiters(struct ct_harvest *h);
-/* Coroutines alive now (used stations not dead). */
+/* Coroutines alive now, for the status line: v1 stations not dead, v2
+ * incarnations harvested whose destroy was not (yet) harvested. Costs the v1
+ * scan list, not the used stations: at 10^6 v2 coroutines a walk of the
+ * station table every CT_STATUS_MS cost more than the whole harvest. */
 uint32_t ct_harvest_live(const struct ct_harvest *h);
 /* Free the per-station state; idempotent. */
 void ct_harvest_free(struct ct_harvest *h);

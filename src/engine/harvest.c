@@ -6,6 +6,7 @@
 #include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -17,9 +18,29 @@ struct ev {
   uint8_t kind, wait, active;
 };
 
+/* Stations whose pages the engine may have touched (new ones classified,
+ * incarnations attributed) before it drops its mappings of the station
+ * table: about 4 MiB of shared pages. */
+#define CT_TRIM_STATIONS 4096u
+/* At most one trim per this long: a program that keeps recycling many
+ * stations has its working set faulted back in at most once a second. */
+#define CT_TRIM_NS 1000000000u
+
 /* Plain fields of the shared file that another process changes while we read
  * them: relaxed atomic loads (no tearing, no compiler caching). */
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+
+/* Huge pages for the 2 MiB-aligned part of [p, p + len), where the kernel
+ * offers them (best effort; THP "madvise" mode). At 10^6 stations the
+ * per-station state is ~150 MB that a pass may touch anywhere, and a
+ * process's wake-up cost grows with the 4 KiB pages it has mapped (see
+ * trim_stations). A block this big is fresh from mmap, not yet touched. */
+static void want_huge_pages(void *p, size_t len) {
+  uintptr_t huge = (uintptr_t)2 << 20;
+  uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + len) & ~(huge - 1);
+  if (e > a)
+    (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+}
 
 int ct_harvest_init(struct ct_harvest *h, void *base, size_t map_len, uint32_t n,
                     struct ct_procs *procs, struct ct_sink *sink, struct ct_clock *clock) {
@@ -34,6 +55,7 @@ int ct_harvest_init(struct ct_harvest *h, void *base, size_t map_len, uint32_t n
   h->st = calloc(n, sizeof(*h->st));
   if (!h->st)
     return -ENOMEM;
+  want_huge_pages(h->st, (size_t)n * sizeof(*h->st));
   /* Our own choice, written before the target started: read once. */
   h->lossless = (h->hdr->mode & CTP_MODE_LOSSLESS) != 0;
   return (h->hdr->mode & CTP_MODE_RINGS) ? ct_rings_init(h, map_len) : 0;
@@ -284,6 +306,29 @@ static int is_v2(struct ct_harvest *h, uint32_t i) {
   return h->st[i].v2;
 }
 
+/* Drop the engine's mappings of the station table once CT_TRIM_STATIONS
+ * stations may have been touched since the last time (checked every pass, so
+ * the pages of a burst go at most CT_TRIM_NS after it). Every 4 KiB page a
+ * process has mapped adds to the cost of each of its wake-ups (measured on
+ * the 2-core PVM guest: ~50 us per wake-up with nothing mapped, ~770 us with
+ * 1 GB of a memfd mapped; docs/BENCHMARKS.md "Engine CPU, 10 coroutines
+ * active"), and a first pass over 10^6 new stations maps all of their 1 GB.
+ * The pages stay the file's (MAP_SHARED: MADV_DONTNEED only unmaps them here);
+ * the few stations still in use fault back in once. The header page stays. */
+static void trim_stations(struct ct_harvest *h) {
+  uint64_t mark = (uint64_t)h->used + h->incarnations;
+  if (mark - h->trim_mark < CT_TRIM_STATIONS)
+    return;
+  uint64_t now = ct_now_ns(CLOCK_MONOTONIC);
+  if (now - h->trim_ns < CT_TRIM_NS)
+    return;
+  h->trim_mark = mark;
+  h->trim_ns = now;
+  uint64_t end = CTP_FILE_SIZE(h->used) & ~(uint64_t)4095;
+  if (end > 4096)
+    (void)madvise((char *)h->base + 4096, (size_t)(end - 4096), MADV_DONTNEED);
+}
+
 uint64_t ct_harvest_scan(struct ct_harvest *h, enum ct_scan mode) {
   uint64_t got = 0;
   used_now(h);
@@ -311,6 +356,7 @@ uint64_t ct_harvest_scan(struct ct_harvest *h, enum ct_scan mode) {
   }
   if (h->rings)
     got += ct_rings_scan(h);
+  trim_stations(h);
   ct_sink_kick(h->sink);
   if (h->progress && h->lossless)
     ct_harvest_wake_waiters(h);
@@ -326,9 +372,15 @@ void ct_harvest_wake_waiters(struct ct_harvest *h) {
 }
 
 uint32_t ct_harvest_live(const struct ct_harvest *h) {
-  uint32_t live = 0;
-  for (uint32_t i = 0; i < h->used; i++)
-    live += !__atomic_load_n(&ctp_station_at(h->base, i)->is_dead, __ATOMIC_RELAXED);
+  uint32_t live = atomic_load_explicit(&((struct ct_harvest *)h)->v2_alive, memory_order_relaxed);
+  /* Retired stations left the list (dead); a v2 one not yet classified is
+   * counted by its records. */
+  for (uint32_t k = 0; k < h->nv1; k++) {
+    struct ctp_station *s = ctp_station_at(h->base, h->v1list[k]);
+    if (!h->st[h->v1list[k]].v2 &&
+        !(atomic_load_explicit(&s->ext_flags, memory_order_relaxed) & CTP_STF_RINGS))
+      live += !__atomic_load_n(&s->is_dead, __ATOMIC_RELAXED);
+  }
   return live;
 }
 

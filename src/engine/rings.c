@@ -258,6 +258,10 @@ static void incarnate(struct ct_harvest *h, uint32_t i, uint32_t gen, uint64_t b
                            .has_label = (flags & CTP_STF_LABEL) != 0};
   for (unsigned k = 0; k < CTP_LABEL_MAX; k++)
     c.label[k] = LOAD(&s->label[k]);
+  if (!st->live || st->destroyed)
+    atomic_fetch_add_explicit(
+        &h->v2_alive, 1,
+        memory_order_relaxed); /* else the last incarnation's destroy was lost: it ends here */
   st->probe_id = c.probe_id;
   st->pid = c.pid;
   st->gen = gen;
@@ -326,10 +330,12 @@ static void emit(struct ct_harvest *h, const struct ct_rrec *d) {
   /* Events of this station the writers dropped since its last record: a gap
    * in ev, so readers see where events are missing. A drop by the thread of
    * this record is seen (its fetch_add precedes the head store we acquired);
-   * one by another thread may show a record later. */
+   * one by another thread may show a record later. A create just took the
+   * count as its incarnation's baseline (incarnate): a drop counted since came
+   * after it, and its gap goes before the next record, not before ev 0. */
   struct ctp_station *s = ctp_station_at(h->base, i);
   uint64_t dropped = atomic_load_explicit(&s->v2_lost, memory_order_relaxed);
-  if (dropped > st->dropped) {
+  if (r->kind != CTP_KIND_CREATE && dropped > st->dropped) {
     st->next_ev += dropped - st->dropped;
     st->dropped = dropped;
   }
@@ -355,6 +361,7 @@ static void emit(struct ct_harvest *h, const struct ct_rrec *d) {
   h->v2_harvested++;
   if (r->kind == CTP_KIND_DESTROY && !st->destroyed) {
     st->destroyed = 1;
+    atomic_fetch_sub_explicit(&h->v2_alive, 1, memory_order_relaxed);
     if (grow((void **)&h->rel_now, &h->caprel_now, h->nrel_now + 1, sizeof(uint32_t)) == 0)
       h->rel_now[h->nrel_now++] = i;
   }

@@ -73,6 +73,7 @@ struct run {
   int shm_broken;          /* SIGBUS: the file was truncated, harvesting stopped */
   int trace_reported;      /* the trace write error has been printed */
   uint64_t exit_mono;      /* when we saw the target exit */
+  uint64_t flushed_at;     /* the sink's producer tail after our last flush */
   int sched_rt;            /* the loop runs SCHED_FIFO */
   /* Longest the system kept the loop away beyond what it asked for: a nap's
    * overshoot, or after a sleep, from the first new event (its byte) to the
@@ -181,6 +182,15 @@ static void describe_exit(struct run *r, char *desc, size_t n) {
   } else {
     snprintf(desc, n, "program exited with %d", ct_target_exit_code(&r->t));
   }
+}
+
+/* Have the formatter write everything queued so far, unless nothing was
+ * queued since the last time: an idle engine must not wake it for nothing. */
+static void flush_trace(struct run *r) {
+  if (r->sink.ptail == r->flushed_at && r->sink.tw.len == 0)
+    return;
+  ct_sink_flush(&r->sink);
+  r->flushed_at = r->sink.ptail;
 }
 
 /* ---- connections ----------------------------------------------------------- */
@@ -356,7 +366,7 @@ static void harvest_loop(struct run *r) {
         timeout = CT_NAP_MIN_NS; /* see the busy case below */
       last_got = now;
       if (r->sink.tw.len >= CT_FLUSH_BYTES || now - last_flush >= CT_FLUSH_NS) {
-        ct_sink_flush(&r->sink);
+        flush_trace(r);
         last_flush = now;
       }
     } else if (nap < CT_NAP_MIN_NS && now - last_got < CT_BUSY_LINGER_NS) {
@@ -376,7 +386,7 @@ static void harvest_loop(struct run *r) {
       /* Nothing new for a whole nap: the flow has stopped, or is a trickle
        * that a wake-up byte serves better. */
       nap = CT_NAP_MIN_NS;
-      ct_sink_flush(&r->sink);
+      flush_trace(r);
       last_flush = now;
       report_trace_error(r);
       if (r->shm_broken || ct_sink_err(&r->sink)) {
@@ -409,6 +419,12 @@ static void harvest_loop(struct run *r) {
       if (!slept && timeout > 0 && r->npolled == 0 && last_poll - w0 > timeout + r->late_max)
         r->late_max = last_poll - w0 - timeout;
       blocked = slept && timeout == sleep_ns;
+      /* A whole sleep with nothing to serve: no flow to follow with the
+       * ladder of empty naps (nap >= CT_NAP_MIN_NS): ten wake-ups for
+       * nothing after every CT_RING_SLEEP_NS or --poll-ms. A scan that finds
+       * events (a write that raced our sleep) starts the naps again. */
+      if (blocked && r->npolled == 0)
+        nap = 0;
     }
     if (slept)
       guarded(r, PASS_WAKE);
@@ -553,7 +569,7 @@ int ct_run_main(int argc, char **argv) {
     rc = finish(&r, start); /* the child's 127, unless the trace failed */
     goto out;
   }
-  ct_sink_flush(&r.sink);
+  flush_trace(&r);
   (void)prctl(PR_SET_TIMERSLACK, CT_TIMER_SLACK_NS, 0, 0,
               0); /* best effort: naps stay a bit longer */
   harvest_loop(&r);

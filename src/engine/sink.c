@@ -110,13 +110,18 @@ static void *formatter(void *arg) {
     uint64_t tail = atomic_load_explicit(&s->tail, memory_order_acquire);
     if (head == tail) {
       /* Idle: the lines wait in the buffer for a flush item, the idle
-       * timeout, or a full buffer. */
+       * timeout, or a full buffer. With nothing buffered no timeout: an idle
+       * engine's formatter stays asleep until the next kick. */
       pthread_mutex_lock(&s->mu);
       /* Dekker pair with ct_sink_kick: our seq_cst flag store, then the
        * seq_cst tail load; its seq_cst tail store, then the flag load. */
       atomic_store_explicit(&s->cons_sleep, 1, memory_order_seq_cst);
       while (head == atomic_load_explicit(&s->tail, memory_order_seq_cst) &&
              !atomic_load_explicit(&s->stop, memory_order_acquire)) {
+        if (s->fw.len == 0) {
+          pthread_cond_wait(&s->cv_cons, &s->mu);
+          continue;
+        }
         struct timespec ts;
         deadline_in(&ts, SINK_IDLE_NS);
         if (pthread_cond_timedwait(&s->cv_cons, &s->mu, &ts) == ETIMEDOUT)
