@@ -34,11 +34,11 @@
  * it comes back at full speed: only this cap bounds how long the engine stays
  * away while events flow, hence the lossless rate of docs/ENGINE.md "Bound". */
 #define CT_NAP_MAX_NS 250000u
-/* The same when only rings carry events: half a ring at 1 M records/s (16 ms
- * for 32768 records), so a writer that jumps from a trickle to 1 us spacing
- * within one nap still fits; the rate estimate shortens the nap for a faster
- * one. */
-#define CT_NAP_RING_NS_PER_REC 500u
+/* The same when only rings carry events: as long as a sleep while a ring is
+ * owned (CT_RING_SLEEP_NS). A writer that jumps from a trickle to full speed
+ * within one nap does not wait for its end: past a quarter of its ring it
+ * sends a byte (the `napping` nudge, docs/PROTOCOL.md); the rate estimate
+ * shortens the nap for a steady fast writer. */
 /* Longest sleep while a thread owns a ring: its writer does not fence before
  * reading tracer_sleeping, so an event written as we fall asleep may wake
  * nobody (docs/PROTOCOL.md "v2", step 4); it waits at most this long. */
@@ -350,9 +350,7 @@ static void harvest_loop(struct run *r) {
     if (r->t.exited)
       break;
     uint64_t elapsed = now - last_scan;
-    uint64_t nap_max = (uint64_t)r->h.cap * CT_NAP_RING_NS_PER_REC;
-    if (r->h.v1_seen || nap_max < CT_NAP_MAX_NS)
-      nap_max = CT_NAP_MAX_NS;
+    uint64_t nap_max = r->h.rings && !r->h.v1_seen ? CT_RING_SLEEP_NS : CT_NAP_MAX_NS;
     uint64_t sleep_ns = wait_ns;
     if (r->h.rings_owned && sleep_ns > CT_RING_SLEEP_NS)
       sleep_ns = CT_RING_SLEEP_NS;
