@@ -13,7 +13,7 @@ n=1000 # yields per coroutine, after a warm-up of n / 10 (bench-demo-switch's LO
 
 "$COROTRACER" run --quiet --lossless -o "$T/t.jsonl" -- "$BDS" $n 0 yield >"$T/out" ||
   fail "engine or bench-demo-switch failed"
-grep -q '^yield switches_per_sec=.* traced=1$' "$T/out" || fail "not traced: $(cat "$T/out")"
+grep -q '^yield switches_per_sec=.* traced=1 ' "$T/out" || fail "not traced: $(cat "$T/out")"
 [ "$("$CTJL" -t end lost < "$T/t.jsonl")" = 0 ] || fail "events lost in --lossless mode"
 
 # Every yield is a suspend and a wake (from 0: the worker, no coroutine) of
