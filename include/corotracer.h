@@ -176,20 +176,21 @@ COROTRACER_API void corotracer_destroy(corotracer_co *co);
 #define COROTRACER_SWITCH_RUNNABLE 1u /* `from` stays runnable (a yield): also record its wake */
 
 /* One context switch on this thread, `from` out and `to` in, recorded as the
- * separate calls would record it but with one clock read and, under our
- * engine's per-thread rings, one publish: the suspend of `from` (site, wait,
- * obj as corotracer_suspend), with COROTRACER_SWITCH_RUNNABLE its wake (same
- * site; the waker is the coroutine this thread runs once `from` left, as for
- * a corotracer_wake after the suspend: none in a scheduler loop), then the
- * resume of `to`, all with the same time stamp, in that order. Either handle
- * may be NULL: from NULL records only the resume of `to`, to NULL only the
- * suspend (and wake) of `from`; both NULL, nothing. Call it where the
- * scheduler hands the thread from one coroutine to the next, before either
- * could run elsewhere: `from` must not be queued where another thread can
- * resume it before this call, or that resume would precede this suspend.
- * Afterwards corotracer_current() is `to` (or, with to NULL, as after
- * corotracer_suspend). The handles stay the caller's, as in the calls above;
- * site: NULL for the caller. */
+ * separate calls would record it but, under our engine's per-thread rings,
+ * with one clock read and one publish (elsewhere, as the three calls): the
+ * suspend of `from` (site, wait, obj as corotracer_suspend), with
+ * COROTRACER_SWITCH_RUNNABLE its wake (same site; the waker is the coroutine
+ * this thread runs once `from` left, as for a corotracer_wake after the
+ * suspend: none in a scheduler loop), then the resume of `to`, all with the
+ * same time stamp, in that order. Either handle may be NULL: from NULL
+ * records only the resume of `to`, to NULL only the suspend (and wake) of
+ * `from`; both NULL, nothing. Call it where the scheduler hands the thread
+ * from one coroutine to the next, before either could run elsewhere: `from`
+ * must not be queued where another thread can resume it before this call, or
+ * that resume would precede this suspend. Afterwards corotracer_current() is
+ * `to` (or, with to NULL, as after corotracer_suspend). Neither handle is
+ * consumed: both stay valid until their corotracer_destroy(). site: NULL for
+ * the caller. */
 #ifdef COROTRACER_INLINE_
 COROTRACER_INLINE_ void corotracer_switch(corotracer_co *from, const void *site,
                                           enum corotracer_wait wait, uint64_t obj, unsigned flags,
