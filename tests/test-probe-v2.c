@@ -192,6 +192,11 @@ static void want_rec(uint64_t k, uint8_t kind, uint32_t st, uint64_t site, uint8
   ASSERT_UINT64_EQ(e->obj, obj);
 }
 
+static void *switch_nothing(void *arg) {
+  corotracer__switch(NULL, NULL, COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, NULL);
+  return arg;
+}
+
 /* corotracer_switch: the suspend of from, its wake (RUNNABLE), the resume of
  * to, one stamp, in that order; NULL from or to leaves its records out; the
  * current coroutine and the waker are what the separate calls make them. */
@@ -237,6 +242,12 @@ static int body_switch(void) {
   ASSERT_UINT64_NE(rec(0, 10)->site, 0);
   corotracer_switch(NULL, NULL, COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, NULL);
   ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 11);
+  /* Both NULL through the out-of-line half (no inline NULL test), on a
+   * thread that has no ring yet: nothing, and no ring claimed. */
+  pthread_t th;
+  ASSERT_EQ(pthread_create(&th, NULL, switch_nothing, NULL), 0);
+  ASSERT_EQ(pthread_join(th, NULL), 0);
+  ASSERT_UINT64_EQ(atomic_load(&H->rings_fresh), 1);
   uint64_t recorded, dropped;
   corotracer_stats(&recorded, &dropped);
   ASSERT_UINT64_EQ(recorded, 11);

@@ -1,8 +1,8 @@
 /* probe.c - the probe API: create, suspend, resume, wake, destroy write one
- * event each, switch up to three (one stamp, one publish under v2): into the calling thread's ring
- * when our engine offered v2 (ring.h, docs/PROTOCOL.md "v2"), else into the coroutine's station
- * (docs/PROTOCOL.md "Write protocol"); plus init, enabled, current and
- * stats. */
+ * event each, switch up to three (one stamp, one publish under v2): into the
+ * calling thread's ring when our engine offered v2 (ring.h, docs/PROTOCOL.md
+ * "v2"), else into the coroutine's station (docs/PROTOCOL.md "Write
+ * protocol"); plus init, enabled, current and stats. */
 #define COROTRACER_NO_INLINE /* we define the exported plain names below */
 #include "corotracer.h"
 
@@ -285,7 +285,9 @@ void corotracer__switch(corotracer_co *from, const void *site, enum corotracer_w
   const void *ret = __builtin_extract_return_addr(__builtin_return_address(0));
   struct ctp_station *fs = (struct ctp_station *)from;
   struct ctp_station *ts = (struct ctp_station *)to;
-  if (!ct_live())
+  /* Nothing to record (the plain name skips no NULL test): the ring path
+   * would publish no record, into a ring the thread may not have. */
+  if ((!fs && !ts) || !ct_live())
     return;
   if (fs)
     ct_not_current(fs);
