@@ -4,7 +4,8 @@
  * the number is the switch path itself, not thread hand-offs:
  *   yield     2 coroutines, each sch_yield() in a loop (suspend, wake, resume)
  *   pingpong  2 coroutines wake each other and park (the park/wake path)
- * Prints one line per load: "NAME switches_per_sec=X traced=0|1".
+ * Prints one line per load: "NAME switches_per_sec=X traced=0|1
+ * cpu_switches_per_sec=Y" (Y: per second of the process's CPU time).
  * Usage: bench-demo-switch [ITERATIONS [DELAY_MS [LOAD]]] (LOAD: only that one,
  * after a warm-up of ITERATIONS / 10); with DELAY_MS it prints
  * "attached" once the probe is attached, then sleeps DELAY_MS before measuring
@@ -17,9 +18,10 @@
  * turn the measure into one of the drop path), rotating the order, while
  * this parent process harvests the rings as the engine does (copy the
  * records out, release tail, nap 50 us); prints the medians and the traced /
- * untraced ratios of the same invocation. Each run first warms up with a
- * tenth of its iterations (the rings' pages fault in on their first lap:
- * tens of microseconds per page on a VM). */
+ * untraced ratios of the same invocation, by wall time and by the child's CPU
+ * time (on a shared machine the wall-time rates also measure who else ran). Each run first warms up
+ * with a tenth of its iterations (the rings' pages fault in on their first lap: tens of
+ * microseconds per page on a VM). */
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -78,13 +80,22 @@ static void pinger(void *arg) {
   }
 }
 
-/* Run one load; returns switches per second. */
-static double run(const char *name) {
+static uint64_t cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Run one load; returns switches per second, and in *per_cpu_sec per second
+ * of this process's CPU time (the worker's, as the others sleep): a rate
+ * that a loaded machine's preemptions leave alone. */
+static double run(const char *name, double *per_cpu_sec) {
   struct sch_stats a, b;
   struct pp p = {0};
   struct pp_side side[2] = {{&p, 0}, {&p, 1}};
   sch_get_stats(&a);
   uint64_t t0 = now_ns();
+  uint64_t c0 = cpu_ns();
   int ok;
   if (strcmp(name, "yield") == 0) {
     ok = sch_spawn(yielder, NULL, "yield", NULL) && sch_spawn(yielder, NULL, "yield", NULL);
@@ -103,7 +114,9 @@ static double run(const char *name) {
     exit(1);
   }
   double secs = (double)(now_ns() - t0) / 1e9;
+  double cpu = (double)(cpu_ns() - c0) / 1e9;
   sch_get_stats(&b);
+  *per_cpu_sec = (double)(b.switches - a.switches) / cpu;
   return (double)(b.switches - a.switches) / secs;
 }
 
@@ -162,9 +175,10 @@ static void *make_file(const char *path, enum trace_kind kind, uint64_t *len) {
 }
 
 /* Run this program once (yield load only) with kind's environment; the
- * parent harvests v2 rings meanwhile. Returns switches per second, or -1. */
+ * parent harvests v2 rings meanwhile. Returns switches per second, or -1;
+ * *per_cpu_sec receives them per second of the child's CPU time. */
 static double run_once(const char *self, enum trace_kind kind, const char *shm, const char *sock,
-                       long iters, uint64_t *harvested, uint64_t *lost) {
+                       long iters, uint64_t *harvested, uint64_t *lost, double *per_cpu_sec) {
   uint64_t len = 0;
   void *base = kind == UNTRACED ? NULL : make_file(shm, kind, &len);
   if (kind != UNTRACED && !base)
@@ -204,9 +218,12 @@ static double run_once(const char *self, enum trace_kind kind, const char *shm, 
   double rate = -1;
   if (pid > 0 && n > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
     out[n] = '\0';
-    char *p = strstr(out, "switches_per_sec=");
-    if (p)
-      rate = atof(p + strlen("switches_per_sec="));
+    char *p = strstr(out, " switches_per_sec=");
+    char *c = strstr(out, "cpu_switches_per_sec=");
+    if (p && c) {
+      rate = atof(p + strlen(" switches_per_sec="));
+      *per_cpu_sec = atof(c + strlen("cpu_switches_per_sec="));
+    }
   }
   return rate;
 }
@@ -214,6 +231,20 @@ static double run_once(const char *self, enum trace_kind kind, const char *shm, 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
+}
+
+/* The medians of res (runs per kind, in kind order; sorted here) and their
+ * ratios to untraced, after the line head. */
+static void print_medians(const char *head, double *res, int runs) {
+  double med[KINDS];
+  printf("%s", head);
+  for (int k = 0; k < KINDS; k++) {
+    qsort(res + k * runs, (size_t)runs, sizeof *res, cmp_double);
+    med[k] = runs % 2 ? res[k * runs + runs / 2]
+                      : (res[k * runs + runs / 2 - 1] + res[k * runs + runs / 2]) / 2;
+    printf("%-12s median %12.0f switches/s  (min %.0f, max %.0f)  ratio to untraced %.3f\n",
+           kind_name[k], med[k], res[k * runs], res[k * runs + runs - 1], med[k] / med[UNTRACED]);
+  }
 }
 
 static int compare(const char *self, int runs, long iters) {
@@ -233,7 +264,8 @@ static int compare(const char *self, int runs, long iters) {
   if (l >= 0)
     memcpy(sa.sun_path, sock, strlen(sock) + 1);
   int rc = 1;
-  double *res = calloc((size_t)runs * KINDS, sizeof *res);
+  double *res = calloc((size_t)runs * KINDS * 2, sizeof *res);
+  double *cpu = res ? res + runs * KINDS : NULL;
   uint64_t harvested = 0, lost = 0;
   if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(l, 64) != 0 || !res) {
     perror("bench-demo-switch: socket");
@@ -242,23 +274,19 @@ static int compare(const char *self, int runs, long iters) {
   for (int r = 0; r < runs; r++)
     for (int j = 0; j < KINDS; j++) {
       enum trace_kind k = (enum trace_kind)((r + j) % KINDS); /* rotate who goes first */
-      double v = run_once(self, k, shm, sock, iters, &harvested, &lost);
-      if (v <= 0) {
+      double c = 0;
+      double v = run_once(self, k, shm, sock, iters, &harvested, &lost, &c);
+      if (v <= 0 || c <= 0) {
         fprintf(stderr, "bench-demo-switch: a %s run failed\n", kind_name[k]);
         goto out;
       }
       res[k * runs + r] = v;
+      cpu[k * runs + r] = c;
     }
   printf("bench-demo-switch --compare: %d runs x %ld yields x 2 coroutines, one worker\n", runs,
          iters);
-  double med[KINDS];
-  for (int k = 0; k < KINDS; k++) {
-    qsort(res + k * runs, (size_t)runs, sizeof *res, cmp_double);
-    med[k] = runs % 2 ? res[k * runs + runs / 2]
-                      : (res[k * runs + runs / 2 - 1] + res[k * runs + runs / 2]) / 2;
-    printf("%-12s median %12.0f switches/s  (min %.0f, max %.0f)  ratio to untraced %.3f\n",
-           kind_name[k], med[k], res[k * runs], res[k * runs + runs - 1], med[k] / med[UNTRACED]);
-  }
+  print_medians("", res, runs);
+  print_medians("per CPU second (the child's CPU time: preemptions left out)\n", cpu, runs);
   printf("v2 records harvested: %llu, dropped (ring full): %llu\n", (unsigned long long)harvested,
          (unsigned long long)lost);
   rc = 0;
@@ -306,6 +334,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   int traced = corotracer_enabled();
+  double per_cpu;
   const char *loads[] = {"yield", "pingpong"};
   for (int i = 0; i < 2; i++) {
     if (argc > 3 && strcmp(argv[3], loads[i]) != 0)
@@ -313,10 +342,12 @@ int main(int argc, char **argv) {
     if (argc > 3) { /* one load (--compare): warm up first, as every mode alike */
       long n = iterations;
       iterations = n / 10 > 0 ? n / 10 : 1;
-      run(loads[i]);
+      run(loads[i], &per_cpu);
       iterations = n;
     }
-    printf("%s switches_per_sec=%.0f traced=%d\n", loads[i], run(loads[i]), traced);
+    double rate = run(loads[i], &per_cpu);
+    printf("%s switches_per_sec=%.0f traced=%d cpu_switches_per_sec=%.0f\n", loads[i], rate, traced,
+           per_cpu);
   }
   sch_stop();
   return 0;

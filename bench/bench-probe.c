@@ -89,6 +89,20 @@ static __attribute__((noinline)) double loop_pair(long n) {
   return (double)(now_ns() - t) / (double)n;
 }
 
+/* ns per switch (corotracer_switch of a yield: suspend, wake, resume, three
+ * records, one stamp). Half the iterations, so the records of one loop fit
+ * the ring as the other loops' do (at most 2 per iteration). */
+static __attribute__((noinline)) double loop_switch(long n) {
+  n /= 2;
+  uint64_t t = now_ns();
+  for (long i = 0; i < n; i++) {
+    corotracer_co *co = handle;
+    corotracer_switch(co, SITE, COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, co);
+    BARRIER(co);
+  }
+  return (double)(now_ns() - t) / (double)n;
+}
+
 /* The floor of a traced event, for comparison: its clock read alone, and its
  * three locked read-modify-writes alone (claim, slot CAS, publishing exchange). */
 static __attribute__((noinline)) double loop_clock(long n) {
@@ -133,12 +147,12 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-#define MODES 7
+#define MODES 8
 static const char *const mode_names[MODES] = {
-    "plain loop",           "suspend (1 event)",       "wake (1 event)",     "resume+suspend pair",
-    "floor: clock_gettime", "floor: ct_ticks (rdtsc)", "floor: 3 locked RMW"};
-static double (*const modes[MODES])(long) = {loop_plain, loop_suspend, loop_wake, loop_pair,
-                                             loop_clock, loop_ticks,   loop_rmw3};
+    "plain loop",        "suspend (1 event)",    "wake (1 event)",          "resume+suspend pair",
+    "switch (3 events)", "floor: clock_gettime", "floor: ct_ticks (rdtsc)", "floor: 3 locked RMW"};
+static double (*const modes[MODES])(long) = {loop_plain,  loop_suspend, loop_wake,  loop_pair,
+                                             loop_switch, loop_clock,   loop_ticks, loop_rmw3};
 
 /* v2: the ring of this process's main thread (ring 0), through the probe's
  * own mapping (the handle points into it: station 0). */

@@ -9,7 +9,7 @@
  * connects to the engine, and may block other first callers until it is done,
  * up to about a second when the engine is slow to answer; call corotracer_init()
  * early to pay that at a moment of your choosing. Every later call is lock-free
- * and makes no syscall on the hot path (suspend, resume, wake); only when the
+ * and makes no syscall on the hot path (suspend, resume, wake, switch); only when the
  * engine sleeps does one event send it a wake-up byte. The probe never prints,
  * except one line on stderr when CTP_* variables are present but the probe
  * cannot attach.
@@ -21,7 +21,7 @@
  * never touch the parent's stations. A program that execs with the CTP_*
  * variables still set attaches again as a new process.
  *
- * Cost: with GCC or Clang, suspend, resume, wake and destroy are inline
+ * Cost: with GCC or Clang, suspend, resume, wake, destroy and switch are inline
  * wrappers that test the handle for NULL before calling the library, so an
  * untraced program pays one predictable branch. The library also exports every
  * function under its plain name (for dlsym, FFI, and compilers without GNU C);
@@ -109,6 +109,9 @@ COROTRACER_API void corotracer__suspend(corotracer_co *co, const void *site,
 COROTRACER_API void corotracer__resume(corotracer_co *co);
 COROTRACER_API void corotracer__wake(corotracer_co *co, const void *site);
 COROTRACER_API void corotracer__destroy(corotracer_co *co);
+COROTRACER_API void corotracer__switch(corotracer_co *from, const void *site,
+                                       enum corotracer_wait wait, uint64_t obj, unsigned flags,
+                                       corotracer_co *to);
 
 #if defined(__GNUC__) && !defined(COROTRACER_NO_INLINE)
 /* always_inline even at -O0: the library takes its own return address as the
@@ -167,6 +170,38 @@ COROTRACER_INLINE_ void corotracer_destroy(corotracer_co *co) {
 }
 #else
 COROTRACER_API void corotracer_destroy(corotracer_co *co);
+#endif
+
+/* corotracer_switch flags. */
+#define COROTRACER_SWITCH_RUNNABLE 1u /* `from` stays runnable (a yield): also record its wake */
+
+/* One context switch on this thread, `from` out and `to` in, recorded as the
+ * separate calls would record it but, under our engine's per-thread rings,
+ * with one clock read and one publish (elsewhere, as the three calls): the
+ * suspend of `from` (site, wait, obj as corotracer_suspend), with
+ * COROTRACER_SWITCH_RUNNABLE its wake (same site; the waker is the coroutine
+ * this thread runs once `from` left, as for a corotracer_wake after the
+ * suspend: none in a scheduler loop), then the resume of `to`, all with the
+ * same time stamp, in that order. Either handle may be NULL: from NULL
+ * records only the resume of `to`, to NULL only the suspend (and wake) of
+ * `from`; both NULL, nothing. Call it where the scheduler hands the thread
+ * from one coroutine to the next, before either could run elsewhere: `from`
+ * must not be queued where another thread can resume it before this call, or
+ * that resume would precede this suspend. Afterwards corotracer_current() is
+ * `to` (or, with to NULL, as after corotracer_suspend). Neither handle is
+ * consumed: both stay valid until their corotracer_destroy(). site: NULL for
+ * the caller. */
+#ifdef COROTRACER_INLINE_
+COROTRACER_INLINE_ void corotracer_switch(corotracer_co *from, const void *site,
+                                          enum corotracer_wait wait, uint64_t obj, unsigned flags,
+                                          corotracer_co *to) {
+  if (from || to)
+    corotracer__switch(from, site, wait, obj, flags, to);
+}
+#else
+COROTRACER_API void corotracer_switch(corotracer_co *from, const void *site,
+                                      enum corotracer_wait wait, uint64_t obj, unsigned flags,
+                                      corotracer_co *to);
 #endif
 
 #ifdef __cplusplus

@@ -1,8 +1,9 @@
 /* test-probe-v2.c - the probe's v2 writer (docs/PROTOCOL.md "v2") against a
  * file laid out here as our engine lays it out (tests/lib/v2-file.c), with
  * this test playing the engine: records in per-thread rings, full rings,
- * lossless waits, station reuse, ring claims and closes, and every bad
- * header falling back to the v1 stations. Each case runs in a forked child
+ * lossless waits, station reuse, ring claims and closes, a switch's three
+ * records with one stamp and one publish, and every bad header falling back
+ * to the v1 stations. Each case runs in a forked child
  * (the probe attaches once per process). The bodies read the file through
  * the probe's own mapping (a handle points into it): TSan keys
  * synchronization on addresses and cannot see two mappings alias. */
@@ -18,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -163,11 +165,181 @@ static int body_mono(void) {
   corotracer_co *co = corotracer_create(5, NULL, NULL);
   find_base(co, 0);
   corotracer_resume(co);
+  corotracer_co *b = corotracer_create(6, NULL, NULL);
+  /* the out-of-line path of a switch: still one stamp */
+  corotracer_switch(co, NULL, COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, b);
   uint64_t t1 = ct_mono_ns();
-  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 2);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 6);
   ASSERT_UINT64_GE(rec(0, 0)->ts, t0);
-  ASSERT_UINT64_LE(rec(0, 1)->ts, t1);
+  ASSERT_UINT64_LE(rec(0, 1)->ts, rec(0, 3)->ts);
+  ASSERT_UINT64_EQ(rec(0, 4)->ts, rec(0, 3)->ts);
+  ASSERT_UINT64_EQ(rec(0, 5)->ts, rec(0, 3)->ts);
+  ASSERT_EQ(rec(0, 5)->kind, CTP_KIND_RESUME);
+  ASSERT_UINT64_LE(rec(0, 5)->ts, t1);
   ASSERT_UINT64_EQ(atomic_load(&station(0)->ext_flags), CTP_STF_EXT | CTP_STF_RINGS);
+  return 0;
+}
+
+/* One record as a case expects it. */
+static void want_rec(uint64_t k, uint8_t kind, uint32_t st, uint64_t site, uint8_t wait,
+                     uint64_t obj) {
+  struct ctp_rec *e = rec(0, k);
+  ASSERT_EQ(e->kind, kind);
+  ASSERT_EQ(e->station, st);
+  ASSERT_EQ(e->gen, 1);
+  ASSERT_UINT64_EQ(e->site, site);
+  ASSERT_EQ(e->wait, wait);
+  ASSERT_UINT64_EQ(e->obj, obj);
+}
+
+static void *switch_nothing(void *arg) {
+  corotracer__switch(NULL, NULL, COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, NULL);
+  return arg;
+}
+
+/* corotracer_switch: the suspend of from, its wake (RUNNABLE), the resume of
+ * to, one stamp, in that order; NULL from or to leaves its records out; the
+ * current coroutine and the waker are what the separate calls make them. */
+static int body_switch(void) {
+  corotracer_co *a = corotracer_create(0xa, NULL, NULL);
+  find_base(a, 0);
+  corotracer_co *b = corotracer_create(0xb, NULL, NULL);
+  corotracer_resume(a);
+  uint64_t t0 = ct_ticks();
+  corotracer_switch(a, SITE(0x7777), COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, b);
+  uint64_t t1 = ct_ticks();
+  ASSERT_PTR_EQ(corotracer_current(), b);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 6);
+  want_rec(3, CTP_KIND_SUSPEND, 0, 0x7777, CTP_WAIT_NONE, 0);
+  want_rec(4, CTP_KIND_WAKE, 0, 0x7777, CTP_WAIT_NONE, 0); /* waker: this thread, no coroutine */
+  want_rec(5, CTP_KIND_RESUME, 1, 0, CTP_WAIT_NONE, 0);
+  ASSERT_UINT64_GE(rec(0, 3)->ts, t0);
+  ASSERT_UINT64_GE(rec(0, 3)->ts, rec(0, 2)->ts);
+  ASSERT_UINT64_EQ(rec(0, 4)->ts, rec(0, 3)->ts);
+  ASSERT_UINT64_EQ(rec(0, 5)->ts, rec(0, 3)->ts);
+  ASSERT_UINT64_LE(rec(0, 5)->ts, t1);
+  /* to NULL: the suspend alone (no RUNNABLE: no wake), with its wait */
+  corotracer_switch(b, SITE(0x8888), COROTRACER_WAIT_PTR, 0xabc, 0, NULL);
+  ASSERT_NULL(corotracer_current());
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 7);
+  want_rec(6, CTP_KIND_SUSPEND, 1, 0x8888, CTP_WAIT_PTR, 0xabc);
+  /* from NULL: the resume alone, whatever the flags */
+  corotracer_switch(NULL, SITE(0x9999), COROTRACER_WAIT_FD, 3, COROTRACER_SWITCH_RUNNABLE, a);
+  ASSERT_PTR_EQ(corotracer_current(), a);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 8);
+  want_rec(7, CTP_KIND_RESUME, 0, 0, CTP_WAIT_NONE, 0);
+  /* from is not the running one: a stays current and is the waker; an
+   * unknown wait kind is recorded as none */
+  corotracer_switch(b, SITE(0x9999), (enum corotracer_wait)9, 0x55, COROTRACER_SWITCH_RUNNABLE,
+                    NULL);
+  ASSERT_PTR_EQ(corotracer_current(), a);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 10);
+  want_rec(8, CTP_KIND_SUSPEND, 1, 0x9999, CTP_WAIT_NONE, 0);
+  want_rec(9, CTP_KIND_WAKE, 1, 0x9999, CTP_WAIT_NONE, 0xa);
+  /* site NULL: the caller */
+  corotracer_switch(a, NULL, COROTRACER_WAIT_NONE, 0, 0, NULL);
+  ASSERT_NULL(corotracer_current());
+  ASSERT_UINT64_NE(rec(0, 10)->site, 0);
+  corotracer_switch(NULL, NULL, COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, NULL);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 11);
+  /* Both NULL through the out-of-line half (no inline NULL test), on a
+   * thread that has no ring yet: nothing, and no ring claimed. */
+  pthread_t th;
+  ASSERT_EQ(pthread_create(&th, NULL, switch_nothing, NULL), 0);
+  ASSERT_EQ(pthread_join(th, NULL), 0);
+  ASSERT_UINT64_EQ(atomic_load(&H->rings_fresh), 1);
+  uint64_t recorded, dropped;
+  corotracer_stats(&recorded, &dropped);
+  ASSERT_UINT64_EQ(recorded, 11);
+  ASSERT_UINT64_EQ(dropped, 0);
+  return 0;
+}
+
+/* A ring with room for 2, then 1 of a switch's 3 records: record by record,
+ * the latest dropped and counted on their stations; room found only after a
+ * reload of tail: one stamp again. */
+static int body_switch_room(void) {
+  corotracer_co *a = corotracer_create(1, NULL, NULL);
+  find_base(a, 0);
+  corotracer_co *b = corotracer_create(2, NULL, NULL);
+  uint64_t cap = H->ring_bytes / sizeof(struct ctp_rec);
+  while (atomic_load(&ring(0)->head) < cap - 2)
+    corotracer_suspend(a, SITE(1), COROTRACER_WAIT_NONE, 0);
+  corotracer_switch(a, SITE(2), COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, b);
+  ASSERT_PTR_EQ(corotracer_current(), b);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), cap);
+  ASSERT_EQ(rec(0, cap - 2)->kind, CTP_KIND_SUSPEND);
+  ASSERT_EQ(rec(0, cap - 1)->kind, CTP_KIND_WAKE);
+  ASSERT_UINT64_LE(rec(0, cap - 2)->ts, rec(0, cap - 1)->ts);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->lost), 1);
+  ASSERT_UINT64_EQ(atomic_load(&station(0)->v2_lost), 0);
+  ASSERT_UINT64_EQ(atomic_load(&station(1)->v2_lost), 1); /* b's resume */
+  ASSERT_UINT64_EQ(ct_v2_consume(base, 0, NULL, NULL), cap);
+  while (atomic_load(&ring(0)->head) < 2 * cap - 1)
+    corotracer_suspend(a, SITE(1), COROTRACER_WAIT_NONE, 0);
+  corotracer_switch(b, SITE(3), COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, a);
+  ASSERT_PTR_EQ(corotracer_current(), a);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 2 * cap);
+  ASSERT_EQ(rec(0, 2 * cap - 1)->kind, CTP_KIND_SUSPEND);
+  ASSERT_EQ(rec(0, 2 * cap - 1)->station, 1);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->lost), 3);
+  ASSERT_UINT64_EQ(atomic_load(&station(0)->v2_lost), 1); /* a's resume */
+  ASSERT_UINT64_EQ(atomic_load(&station(1)->v2_lost), 2); /* and b's wake */
+  /* The engine consumed: the probe sees the room only after a reload. */
+  ASSERT_UINT64_EQ(ct_v2_consume(base, 0, NULL, NULL), cap);
+  corotracer_switch(a, SITE(4), COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, b);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 2 * cap + 3);
+  ASSERT_EQ(rec(0, 2 * cap)->kind, CTP_KIND_SUSPEND);
+  ASSERT_EQ(rec(0, 2 * cap + 1)->kind, CTP_KIND_WAKE);
+  ASSERT_EQ(rec(0, 2 * cap + 2)->kind, CTP_KIND_RESUME);
+  ASSERT_UINT64_EQ(rec(0, 2 * cap + 1)->ts, rec(0, 2 * cap)->ts);
+  ASSERT_UINT64_EQ(rec(0, 2 * cap + 2)->ts, rec(0, 2 * cap)->ts);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->lost), 3);
+  uint64_t recorded, dropped;
+  corotracer_stats(&recorded, &dropped);
+  ASSERT_UINT64_EQ(dropped, 3);
+  return 0;
+}
+
+/* One publish per switch: head, as the engine sees it, never stands between
+ * a switch's records. Profiling-timer signals interrupt the writer at
+ * arbitrary instructions (CPU time: as many on a loaded machine); the
+ * handler, on the writer's own thread, sees every head store made before
+ * it. Records are consumed between batches, so the ring never fills (a full
+ * ring would write record by record). */
+static struct ctp_ring *pub_ring;
+static _Atomic uint64_t pub_samples, pub_torn;
+static void on_prof(int sig) {
+  (void)sig;
+  uint64_t h = atomic_load_explicit(&pub_ring->head, memory_order_relaxed);
+  atomic_fetch_add_explicit(&pub_samples, 1, memory_order_relaxed);
+  if (h % 3 != 2) /* 2 creates, then switches of 3 */
+    atomic_fetch_add_explicit(&pub_torn, 1, memory_order_relaxed);
+}
+static int body_switch_publish(void) {
+  corotracer_co *a = corotracer_create(1, NULL, NULL);
+  find_base(a, 0);
+  corotracer_co *b = corotracer_create(2, NULL, NULL);
+  pub_ring = ring(0);
+  uint64_t cap = H->ring_bytes / sizeof(struct ctp_rec);
+  struct sigaction sa = {.sa_handler = on_prof, .sa_flags = SA_RESTART};
+  ASSERT_EQ(sigaction(SIGPROF, &sa, NULL), 0);
+  struct itimerval it = {{0, 100}, {0, 100}};
+  ASSERT_EQ(setitimer(ITIMER_PROF, &it, NULL), 0);
+  uint64_t t0 = ct_mono_ns();
+  while (atomic_load(&pub_samples) < 200 && ms_since(t0) < 60000) {
+    for (uint64_t i = 0; i < cap / 8; i++) {
+      corotracer_switch(a, SITE(1), COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, b);
+      corotracer_switch(b, SITE(1), COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, a);
+    }
+    ct_v2_consume(base, 0, NULL, NULL);
+  }
+  struct itimerval off = {{0, 0}, {0, 0}};
+  ASSERT_EQ(setitimer(ITIMER_PROF, &off, NULL), 0);
+  printf("     %llu samples of head\n", (unsigned long long)atomic_load(&pub_samples));
+  ASSERT_UINT64_GE(atomic_load(&pub_samples), 200);
+  ASSERT_UINT64_EQ(atomic_load(&pub_torn), 0);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->lost), 0);
   return 0;
 }
 
@@ -577,6 +749,31 @@ static int body_v1_fallback(void) {
   return 0;
 }
 
+/* A switch under v1 stations: the three calls' events, each in its station. */
+static int body_v1_switch(void) {
+  corotracer_co *a = corotracer_create(1, NULL, NULL);
+  find_base(a, 0);
+  corotracer_co *b = corotracer_create(2, NULL, NULL);
+  corotracer_resume(a);
+  corotracer_switch(a, SITE(0x7777), COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, b);
+  ASSERT_PTR_EQ(corotracer_current(), b);
+  struct ctp_station *sa = station(0), *sb = station(1);
+  ASSERT_UINT64_EQ(atomic_load(&sa->ev_claimed), 4); /* create, resume, suspend, wake */
+  ASSERT_UINT64_EQ(atomic_load(&sa->slots[3].seq), 2);
+  ASSERT_EQ(sa->slots[2].kind, CTP_KIND_SUSPEND);
+  ASSERT_UINT64_EQ(sa->slots[2].addr, 0x7777);
+  ASSERT_EQ(sa->slots[3].kind, CTP_KIND_WAKE);
+  ASSERT_UINT64_EQ(sa->slots[3].addr, 0x7777);
+  ASSERT_UINT64_EQ(sa->slots[3].obj, 0);
+  ASSERT_UINT64_EQ(atomic_load(&sb->ev_claimed), 2); /* create, resume */
+  ASSERT_EQ(sb->slots[1].kind, CTP_KIND_RESUME);
+  ASSERT_EQ(sb->slots[1].is_active, 1);
+  ASSERT_UINT64_LE(sa->slots[2].timestamp, sa->slots[3].timestamp);
+  ASSERT_UINT64_LE(sa->slots[3].timestamp, sb->slots[1].timestamp);
+  ASSERT_UINT64_EQ(atomic_load(&H->rings_fresh), 0);
+  return 0;
+}
+
 struct bad {
   const char *name;
   void (*spoil)(struct ctp_header *h);
@@ -631,6 +828,14 @@ int main(void) {
   default_params();
   prm.rings = 1; /* no spare ring to go on in */
   make_file();
+  fails += run_case("switch: three records, one stamp", body_switch);
+  make_file();
+  fails += run_case("switch: room for 2, then 1 of its records", body_switch_room);
+  prm.ring_bytes = 64 * 1024;
+  make_file();
+  fails += run_case("switch: one publish", body_switch_publish);
+  default_params();
+  make_file();
   fails += run_case("full ring drops and counts", body_full);
   prm.mode = CTP_MODE_LOSSLESS;
   prm.lossless_ms = 300;
@@ -682,6 +887,10 @@ int main(void) {
     snprintf(name, sizeof name, "v1 fallback: %s", bad[i].name);
     fails += run_case(name, body_v1_fallback);
   }
+  default_params();
+  make_file();
+  bad_magic(file);
+  fails += run_case("v1 fallback: a switch's three events", body_v1_switch);
 
   munmap(file, file_len);
   close(listen_fd);

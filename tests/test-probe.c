@@ -355,7 +355,7 @@ static int body_plain_names(void) {
   ASSERT_NOT_NULL(a);
   ct_test_plain_calls(a, NULL);
   struct ctp_station *st = station(0);
-  ASSERT_UINT64_EQ(atomic_load(&st->ev_claimed), 4);
+  ASSERT_UINT64_EQ(atomic_load(&st->ev_claimed), 7);
   ASSERT_EQ(atomic_load(&hdr->allocated_count), 1);
   struct ctp_slot *s;
   ASSERT_NOT_NULL(s = event(st, 1));
@@ -368,6 +368,15 @@ static int body_plain_names(void) {
   ASSERT_NOT_NULL(s = event(st, 3));
   ASSERT_EQ(s->kind, CTP_KIND_WAKE);
   ASSERT_UINT64_EQ(s->addr, 0x99);
+  ASSERT_NOT_NULL(s = event(st, 4)); /* the switch: v1, three events */
+  ASSERT_EQ(s->kind, CTP_KIND_SUSPEND);
+  ASSERT(in_func(s->addr, (void *)ct_test_plain_calls));
+  ASSERT_NOT_NULL(s = event(st, 5));
+  ASSERT_EQ(s->kind, CTP_KIND_WAKE);
+  ASSERT(in_func(s->addr, (void *)ct_test_plain_calls));
+  ASSERT_NOT_NULL(s = event(st, 6));
+  ASSERT_EQ(s->kind, CTP_KIND_RESUME);
+  ASSERT_PTR_EQ(corotracer_current(), a);
   return 0;
 }
 
@@ -386,10 +395,11 @@ static int body_overflow(void) {
     corotracer_resume(h[i]);
     corotracer_suspend(h[i], NULL, COROTRACER_WAIT_NONE, 0);
     corotracer_wake(h[i], NULL);
+    corotracer_switch(h[i], NULL, COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, h[i]);
   }
   uint64_t rec, drop;
   corotracer_stats(&rec, &drop);
-  ASSERT_EQ(rec, 2 * 4);
+  ASSERT_EQ(rec, 2 * 7);
   ASSERT_EQ(drop, 3);
   return 0;
 }
@@ -409,6 +419,7 @@ static int body_untraced(void) {
   corotracer_resume(co);
   corotracer_suspend(co, NULL, COROTRACER_WAIT_NONE, 0);
   corotracer_wake(co, NULL);
+  corotracer_switch(co, NULL, COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, co);
   corotracer_destroy(co);
   ASSERT_NULL(corotracer_current());
   uint64_t rec = 1, drop = 1;

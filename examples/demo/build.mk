@@ -42,7 +42,7 @@ PROGS += $(DEMO_SERVER) $(O)/bench/bench-demo-switch
 TESTS += $(O)/tests/test-demo-ctx $(O)/tests/test-demo-sched \
          $(if $(filter ucontext,$(DEMO_CTX)),,$(O)/tests/test-demo-ctx-uc $(O)/tests/test-demo-sched-uc)
 TESTS_SAN += tests/test-demo-san.sh
-TESTS_NOSAN += tests/test-demo-e2e.sh
+TESTS_NOSAN += tests/test-demo-e2e.sh tests/test-demo-switch.sh
 
 # The story, end to end (examples/demo/run-demo.sh): the server with the bug
 # (DEMO_ARGS=--bug; `make demo`) or without it (--fixed; `make demo-fixed`)

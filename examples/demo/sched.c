@@ -235,20 +235,36 @@ static void co_free(struct sch_co *co) {
   }
 }
 
-/* Run co on w until it switches back, then do what it asked. */
-static void run_co(struct worker *w, struct sch_co *co) {
+/* co yielded: record its suspend and wake and queue it again. When w's queue
+ * has another coroutine, that one is taken first and its resume recorded with
+ * them, one clock read for the three (corotracer_switch); co is queued only
+ * after, so no thief can resume it before its suspend is recorded. Returns the
+ * coroutine taken (its resume recorded), or NULL; NULL once stopping, so a
+ * stopping worker runs at most one more. */
+static struct sch_co *yielded(struct worker *w, struct sch_co *co) {
+  size_t k = 0;
+  struct sch_co *next = atomic_load(&g.stop) ? NULL : q_take(w, 1, &k);
+  corotracer_switch(co->tr, co->yield_site, COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE,
+                    next ? next->tr : NULL);
+  atomic_fetch_or(&co->state, SCH_PH_RUNNABLE);
+  q_push(w, co); /* no notify: this worker picks it up again itself */
+  return next;
+}
+
+/* Run co on w until it switches back, then do what it asked; resumed: co's
+ * resume is already recorded. Returns the next coroutine to run, its resume
+ * recorded, or NULL (the caller picks one). */
+static struct sch_co *run_co(struct worker *w, struct sch_co *co, int resumed) {
   atomic_fetch_and(&co->state, ~(unsigned)SCH_PH_MASK); /* RUNNABLE -> RUNNING, permit kept */
   w->cur = co;
-  corotracer_resume(co->tr);
+  if (!resumed)
+    corotracer_resume(co->tr);
   atomic_fetch_add_explicit(&w->switches, 1, memory_order_relaxed);
   ctx_switch(&w->ctx, &co->ctx);
   w->cur = NULL;
   switch (w->act) {
   case ACT_YIELD:
-    corotracer_wake(co->tr, co->yield_site);
-    atomic_fetch_or(&co->state, SCH_PH_RUNNABLE);
-    q_push(w, co); /* no notify: this worker picks it up again itself */
-    break;
+    return yielded(w, co);
   case ACT_PARK: {
     unsigned s = SCH_PH_RUNNING;
     if (!atomic_compare_exchange_strong(&co->state, &s, SCH_PH_PARKED)) {
@@ -263,19 +279,25 @@ static void run_co(struct worker *w, struct sch_co *co) {
     co_free(co);
     break;
   }
+  return NULL;
 }
 
 static void *worker_main(void *p) {
   struct worker *w = p;
   tls_worker = w;
   ctx_init_thread(&w->ctx);
-  while (!atomic_load(&g.stop)) {
+  struct sch_co *next = NULL; /* taken by a yield, its resume recorded */
+  while (!atomic_load(&g.stop) || next) {
+    if (next) {
+      next = run_co(w, next, 1);
+      continue;
+    }
     size_t k;
     struct sch_co *co = q_take(w, 1, &k);
     if (!co)
       co = q_steal(w);
     if (co)
-      run_co(w, co);
+      next = run_co(w, co, 0);
     else
       idle_wait();
   }
@@ -348,8 +370,9 @@ int sch_worker_index(void) {
   return w ? w->index : -1;
 }
 
-/* scheduler.h. Recorded as a suspend (no wait object) plus a wake by the
- * worker when it queues the coroutine again. */
+/* scheduler.h. Recorded by the worker when it queues the coroutine again
+ * (yielded): a suspend (no wait object) and a wake by the worker, with the
+ * resume of the next coroutine. */
 __attribute__((noinline)) void sch_yield(void) {
   const void *site = COROTRACER_CALLER;
   struct sch_co *co = sch_self();
@@ -358,7 +381,6 @@ __attribute__((noinline)) void sch_yield(void) {
     return;
   }
   co->yield_site = site;
-  corotracer_suspend(co->tr, site, COROTRACER_WAIT_NONE, 0);
   switch_out(co, ACT_YIELD);
 }
 

@@ -7,11 +7,12 @@
  *   ct_ticks()          read that counter: no fence, no syscall (a few ns)
  *   ct_mono_ns()        CLOCK_MONOTONIC in ns (vDSO), every platform
  *   ct_cpu_relax()      the spin-loop hint (pause, yield) or nothing
+ *   ct_prefetch_w(p)    a hint: the line at p will be written soon (no fault)
  *
  * The engine converts ticks to CLOCK_MONOTONIC ns with its own calibration
  * (docs/PROTOCOL.md "Clock"); whether the TSC is invariant is the engine's
  * call (ctp_header.clock), not this header's. One platform file is chosen
- * here, at include level; each defines the three platform names above. */
+ * here, at include level; each defines the four platform names above. */
 #ifndef CT_TICKS_H
 #define CT_TICKS_H
 

@@ -17,4 +17,8 @@ static inline void ct_cpu_relax(void) {
   __asm__ volatile("yield" ::: "memory");
 }
 
+static inline void ct_prefetch_w(const void *p) {
+  __builtin_prefetch(p, 1, 3); /* prfm pstl1keep */
+}
+
 #endif

@@ -12,4 +12,8 @@ static inline uint64_t ct_ticks(void) {
 static inline void ct_cpu_relax(void) {
 }
 
+static inline void ct_prefetch_w(const void *p) {
+  __builtin_prefetch(p, 1, 3);
+}
+
 #endif

@@ -1,8 +1,8 @@
 /* probe.c - the probe API: create, suspend, resume, wake, destroy write one
- * event each: into the calling thread's ring when our engine offered v2
- * (ring.h, docs/PROTOCOL.md "v2"), else into the coroutine's station
- * (docs/PROTOCOL.md "Write protocol"); plus init, enabled, current and
- * stats. */
+ * event each, switch up to three (one stamp, one publish under v2): into the
+ * calling thread's ring when our engine offered v2 (ring.h, docs/PROTOCOL.md
+ * "v2"), else into the coroutine's station (docs/PROTOCOL.md "Write
+ * protocol"); plus init, enabled, current and stats. */
 #define COROTRACER_NO_INLINE /* we define the exported plain names below */
 #include "corotracer.h"
 
@@ -114,6 +114,14 @@ static inline void ct_event(struct ctp_station *st, uint8_t kind, uint64_t site,
     ct_emit(st, ct_mono_ns(), kind, site, wait, obj);
 }
 
+/* st stops running on this thread: no longer its current coroutine. */
+static inline void ct_not_current(struct ctp_station *st) {
+  if (ct_tls.cur == st) {
+    ct_tls.cur = NULL;
+    ct_tls.cur_id = 0;
+  }
+}
+
 /* The station of a coroutine that stops running on this thread (suspend,
  * destroy), no longer this thread's current one; NULL when nothing is to be
  * recorded. */
@@ -121,10 +129,7 @@ static inline struct ctp_station *ct_leaving(corotracer_co *co) {
   struct ctp_station *st = (struct ctp_station *)co;
   if (!st || !ct_live())
     return NULL;
-  if (ct_tls.cur == st) {
-    ct_tls.cur = NULL;
-    ct_tls.cur_id = 0;
-  }
+  ct_not_current(st);
   return st;
 }
 
@@ -258,6 +263,51 @@ void corotracer__destroy(corotracer_co *co) {
   __atomic_store_n(&st->is_dead, 1, __ATOMIC_RELEASE);
 }
 
+/* corotracer__switch under v1 stations: the three calls' events, each on
+ * its own. Out of line, so the v2 path saves no registers for it. */
+static __attribute__((noinline)) void ct_switch_v1(struct ctp_station *from, uint64_t site,
+                                                   uint8_t wait, uint64_t obj, int wake,
+                                                   uint64_t waker, struct ctp_station *to) {
+  if (from) {
+    ct_emit(from, ct_mono_ns(), CTP_KIND_SUSPEND, site, wait, obj);
+    if (wake)
+      ct_emit(from, ct_mono_ns(), CTP_KIND_WAKE, site, CTP_WAIT_NONE, waker);
+  }
+  if (to)
+    ct_emit(to, ct_mono_ns(), CTP_KIND_RESUME, 0, CTP_WAIT_NONE, 0);
+}
+
+/* Contract: see include/corotracer.h. The current-coroutine bookkeeping and
+ * the records are the separate calls' (suspend, wake, resume); under v2 one
+ * stamp and one publish (ct_ring_switch). */
+void corotracer__switch(corotracer_co *from, const void *site, enum corotracer_wait wait,
+                        uint64_t obj, unsigned flags, corotracer_co *to) {
+  const void *ret = __builtin_extract_return_addr(__builtin_return_address(0));
+  struct ctp_station *fs = (struct ctp_station *)from;
+  struct ctp_station *ts = (struct ctp_station *)to;
+  /* Nothing to record (the plain name skips no NULL test): the ring path
+   * would publish no record, into a ring the thread may not have. */
+  if ((!fs && !ts) || !ct_live())
+    return;
+  if (fs)
+    ct_not_current(fs);
+  if ((unsigned)wait >= CTP_WAIT_MAX_) {
+    wait = COROTRACER_WAIT_NONE;
+    obj = 0;
+  }
+  uint64_t where = ct_site(site, ret);
+  int wake = (flags & COROTRACER_SWITCH_RUNNABLE) != 0;
+  uint64_t waker = ct_tls.cur_id; /* after `from` left, as a wake after the suspend */
+  if (ts) {
+    ct_tls.cur = ts;
+    ct_tls.cur_id = __atomic_load_n(&ts->probe_id, __ATOMIC_RELAXED);
+  }
+  if (__builtin_expect(corotracer__probe.rings, 1))
+    ct_ring_switch(fs, where, (uint8_t)wait, obj, wake, waker, ts);
+  else
+    ct_switch_v1(fs, where, (uint8_t)wait, obj, wake, waker, ts);
+}
+
 /* The plain names, for callers that do not use the header's inline wrappers
  * (dlsym, FFI, COROTRACER_NO_INLINE). Aliases, not wrappers: the default site
  * must stay the return address into the caller. */
@@ -270,6 +320,10 @@ COROTRACER_API void corotracer_wake(corotracer_co *co, const void *site)
     __attribute__((alias("corotracer__wake")));
 COROTRACER_API void corotracer_destroy(corotracer_co *co)
     __attribute__((alias("corotracer__destroy")));
+COROTRACER_API void corotracer_switch(corotracer_co *from, const void *site,
+                                      enum corotracer_wait wait, uint64_t obj, unsigned flags,
+                                      corotracer_co *to)
+    __attribute__((alias("corotracer__switch")));
 
 /* Contract: see include/corotracer.h. */
 corotracer_co *corotracer_current(void) {

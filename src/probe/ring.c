@@ -158,31 +158,41 @@ static int ct_ring_has_room(const void *arg) {
   return t->head < t->tail_room;
 }
 
+/* The thread has a ring: its own already, or one claimed now (its first
+ * event). */
+static int ct_ring_mine(struct ct_thread *t) {
+  return t->ring_state == CT_RING_MINE || (t->ring_state != CT_RING_EXITED && ct_ring_claim(t));
+}
+
+/* Room for n records from t->head in the thread's ring, reloading tail when
+ * tail_room is reached; neither waits nor drops. tail_room is first the
+ * quarter mark: a ring found more than a quarter full nudges a napping engine
+ * (at full speed the rest of the ring is a few hundred microseconds, about
+ * one wake-up on a busy VM), then lets the writer go on to the end. */
+static int ct_ring_fits(struct ct_thread *t, uint64_t n) {
+  if (t->head + n <= t->tail_room)
+    return 1; /* a ring just claimed, or room the inline path did not count on */
+  uint64_t tail = atomic_load_explicit(&t->ring->tail, memory_order_acquire);
+  uint64_t cap = corotracer__probe.ring_cap;
+  if (t->head + n <= tail + cap / 4) {
+    t->tail_room = tail + cap / 4;
+    return 1;
+  }
+  t->tail_room = tail + cap;
+  if (t->head + n > t->tail_room)
+    return 0;
+  corotracer__nudge_engine(corotracer__probe.hdr);
+  return 1;
+}
+
 /* Make room for the record at t->head: claim a ring on a thread's first
  * event, reload tail when the ring looked full, wait in lossless mode.
  * Returns 1 when the record may be written, 0 when the event is dropped (the
  * loss counted in the ring's lost, st's v2_lost and the process's dropped). */
 static int ct_ring_room(struct ct_thread *t, struct ctp_station *st) {
-  if (t->ring_state != CT_RING_MINE && (t->ring_state == CT_RING_EXITED || !ct_ring_claim(t)))
+  if (!ct_ring_mine(t))
     goto drop;
-  if (t->head < t->tail_room)
-    return 1; /* a ring just claimed */
-  /* tail_room is first the quarter mark: a ring found more than a quarter
-   * full nudges a napping engine (at full speed the rest of the ring is a few
-   * hundred microseconds, about one wake-up on a busy VM), then lets the
-   * writer go on to the end. */
-  uint64_t tail = atomic_load_explicit(&t->ring->tail, memory_order_acquire);
-  uint64_t cap = corotracer__probe.ring_cap;
-  if (t->head < tail + cap / 4) {
-    t->tail_room = tail + cap / 4;
-    return 1;
-  }
-  t->tail_room = tail + cap;
-  if (t->head < t->tail_room) {
-    corotracer__nudge_engine(corotracer__probe.hdr);
-    return 1;
-  }
-  if (ct_ring_spare(t))
+  if (ct_ring_fits(t, 1) || ct_ring_spare(t))
     return 1;
   if (corotracer__probe.lossless && corotracer__wait_room(ct_ring_has_room, t))
     return 1;
@@ -207,6 +217,27 @@ void corotracer__ring_emit_slow(struct ctp_station *st, uint8_t kind, uint64_t s
   if (t->head >= t->tail_room && !ct_ring_room(t, st))
     return;
   ct_ring_put(t, st, ct_rec_clock(), kind, site, wait, obj);
+}
+
+/* Contract: see ring.h. With room for the whole switch, one stamp (taken
+ * now, as in corotracer__ring_emit_slow) and one publish; else each record
+ * on its own (its own stamp, room check, lossless wait or drop), in the same
+ * order, so a full ring loses the latest records first. */
+void corotracer__ring_switch_slow(struct ctp_station *from, uint64_t site, uint8_t wait,
+                                  uint64_t obj, int wake, uint64_t waker, struct ctp_station *to) {
+  struct ct_thread *t = &corotracer__tls;
+  uint64_t n = (from ? 1u + (wake != 0) : 0u) + (to != NULL);
+  if (ct_ring_mine(t) && ct_ring_fits(t, n)) {
+    ct_ring_switch_put(t, ct_rec_clock(), from, site, wait, obj, wake, waker, to);
+    return;
+  }
+  if (from) {
+    corotracer__ring_emit_slow(from, CTP_KIND_SUSPEND, site, wait, obj);
+    if (wake)
+      corotracer__ring_emit_slow(from, CTP_KIND_WAKE, site, CTP_WAIT_NONE, waker);
+  }
+  if (to)
+    corotracer__ring_emit_slow(to, CTP_KIND_RESUME, 0, CTP_WAIT_NONE, 0);
 }
 
 /* Lossless wait predicate: the engine pushed a station. */
