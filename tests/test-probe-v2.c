@@ -826,15 +826,16 @@ int main(void) {
   make_file();
   fails += run_case("CLOCK_MONOTONIC records", body_mono);
   default_params();
-  prm.rings = 1; /* no spare ring to go on in */
   make_file();
   fails += run_case("switch: three records, one stamp", body_switch);
+  prm.rings = 1; /* no spare ring to go on in */
   make_file();
   fails += run_case("switch: room for 2, then 1 of its records", body_switch_room);
   prm.ring_bytes = 64 * 1024;
   make_file();
   fails += run_case("switch: one publish", body_switch_publish);
   default_params();
+  prm.rings = 1; /* no spare ring to go on in */
   make_file();
   fails += run_case("full ring drops and counts", body_full);
   prm.mode = CTP_MODE_LOSSLESS;
