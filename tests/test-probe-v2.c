@@ -611,11 +611,9 @@ static int body_concurrent(void) {
   return 0;
 }
 
-/* The engine asleep: the next event sends it one byte and takes the flag. */
-static int body_kick(void) {
-  corotracer_co *co = corotracer_create(1, NULL, NULL);
-  find_base(co, 0);
-  /* Our connection, among those earlier cases left in the backlog. */
+/* This process's connection to the test's socket, among those earlier
+ * cases left in the backlog (they are closed). */
+static int my_connection(void) {
   int me = -1;
   for (;;) {
     struct pollfd lp = {.fd = listen_fd, .events = POLLIN};
@@ -632,6 +630,14 @@ static int body_kick(void) {
       close(c);
   }
   ASSERT_GE(me, 0);
+  return me;
+}
+
+/* The engine asleep: the next event sends it one byte and takes the flag. */
+static int body_kick(void) {
+  corotracer_co *co = corotracer_create(1, NULL, NULL);
+  find_base(co, 0);
+  int me = my_connection();
   char c;
   ASSERT_EQ(recv(me, &c, 1, MSG_DONTWAIT), -1); /* nothing yet */
   atomic_store(&H->tracer_sleeping, 1);
@@ -679,22 +685,7 @@ static int body_spare(void) {
 static int body_nudge(void) {
   corotracer_co *co = corotracer_create(1, NULL, NULL);
   find_base(co, 0);
-  int me = -1;
-  for (;;) {
-    struct pollfd lp = {.fd = listen_fd, .events = POLLIN};
-    if (poll(&lp, 1, 0) != 1)
-      break;
-    int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (c < 0)
-      break;
-    struct ucred cr;
-    socklen_t len = sizeof cr;
-    if (me < 0 && getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 && cr.pid == getpid())
-      me = c;
-    else
-      close(c);
-  }
-  ASSERT_GE(me, 0);
+  int me = my_connection();
   uint64_t cap = H->ring_bytes / sizeof(struct ctp_rec);
   atomic_store(&H->napping, 1);
   char c;
