@@ -450,6 +450,7 @@ struct ct_harvest {
   _Atomic uint32_t v2_alive; /* v2 incarnations whose destroy was not written yet (formatter) */
   uint32_t v2_stations;      /* after ct_harvest_finish: stations that were v2 */
   uint64_t captured;         /* v2 records copied into the capture (harvest thread) */
+  uint64_t creates;          /* create records among them (the station trim's count) */
   int pass_open;             /* the last pass captured records: end the next one too */
   /* The formatter thread's own (rings.c's consumer half; read by the harvest
    * thread only after ct_sink_sync): the batch, rel_*, sq_tail, the v2

@@ -19,7 +19,7 @@ struct ev {
 };
 
 /* Stations whose pages the engine may have touched (new ones classified,
- * incarnations attributed) before it drops its mappings of the station
+ * create records copied) before it drops its mappings of the station
  * table: about 4 MiB of shared pages. */
 #define CT_TRIM_STATIONS 4096u
 /* At most one trim per this long: a program that keeps recycling many
@@ -316,7 +316,7 @@ static int is_v2(struct ct_harvest *h, uint32_t i) {
  * The pages stay the file's (MAP_SHARED: MADV_DONTNEED only unmaps them here);
  * the few stations still in use fault back in once. The header page stays. */
 static void trim_stations(struct ct_harvest *h) {
-  uint64_t mark = (uint64_t)h->used + h->incarnations;
+  uint64_t mark = (uint64_t)h->used + h->creates;
   if (mark - h->trim_mark < CT_TRIM_STATIONS)
     return;
   uint64_t now = ct_now_ns(CLOCK_MONOTONIC);

@@ -134,6 +134,7 @@ static void watch(struct ct_harvest *h, struct ct_ring_state *rs, uint32_t pid,
     ct_harvest_cover_site(h, pid, r->site, ct_clock_ns(h->clock, r->ts));
   }
   if (r->kind == CTP_KIND_CREATE && r->station < h->n) {
+    h->creates++;
     /* Its station is not reused before the formatter has seen this record. */
     const struct ctp_station *s = ctp_station_at(h->base, r->station);
     ct_harvest_cover_site(h, LOAD(&s->pid), LOAD(&s->create_site), ct_clock_ns(h->clock, r->ts));
