@@ -320,6 +320,8 @@ void ct_sink_text(struct ct_sink *s, const char *p, size_t n);
  * nothing to write; the harvest loop flushes at least every CT_FLUSH_NS
  * while events flow, and before it sleeps). */
 void ct_sink_kick(struct ct_sink *s);
+/* Publish what was queued and wake the formatter now if it sleeps. */
+void ct_sink_wake(struct ct_sink *s);
 /* Publish tw's text too; the formatter writes everything to the file now. */
 void ct_sink_flush(struct ct_sink *s);
 /* Set the block handler (before the first block; ctx is the caller's). */
@@ -451,7 +453,9 @@ struct ct_harvest {
   uint32_t v2_stations;      /* after ct_harvest_finish: stations that were v2 */
   uint64_t captured;         /* v2 records copied into the capture (harvest thread) */
   uint64_t creates;          /* create records among them (the station trim's count) */
-  int pass_open;             /* the last pass captured records: end the next one too */
+  uint64_t destroys, destroys_seen; /* destroy records copied; as of the last pass */
+  int release_due; /* the last pass copied destroys: wake the formatter at this one too */
+  int pass_open;   /* the last pass captured records: end the next one too */
   /* The formatter thread's own (rings.c's consumer half; read by the harvest
    * thread only after ct_sink_sync): the batch, rel_*, sq_tail, the v2
    * fields of st[], stale, bad, incarnations, released, and these. */

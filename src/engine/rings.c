@@ -133,6 +133,7 @@ static void watch(struct ct_harvest *h, struct ct_ring_state *rs, uint32_t pid,
     rs->last_site = r->site;
     ct_harvest_cover_site(h, pid, r->site, ct_clock_ns(h->clock, r->ts));
   }
+  h->destroys += r->kind == CTP_KIND_DESTROY;
   if (r->kind == CTP_KIND_CREATE && r->station < h->n) {
     h->creates++;
     /* Its station is not reused before the formatter has seen this record. */
@@ -432,6 +433,15 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
   if (got || h->pass_open)
     pass_end(h);
   h->pass_open = got != 0;
+  /* Destroys in this pass or the one before: the formatter releases their
+   * stations at this pass's end, and a writer may be waiting for one (a
+   * program that churns through few stations): wake it now, not at its next
+   * batch or the end of the loop's nap ladder (up to 100 ms). */
+  if (h->destroys != h->destroys_seen || h->release_due) {
+    h->release_due = h->destroys != h->destroys_seen;
+    h->destroys_seen = h->destroys;
+    ct_sink_wake(h->sink);
+  }
   return got;
 }
 

@@ -226,6 +226,10 @@ void ct_sink_kick(struct ct_sink *s) {
   kick(s, 0);
 }
 
+void ct_sink_wake(struct ct_sink *s) {
+  kick(s, 1);
+}
+
 /* A free entry, waiting for the formatter while the queue is full. */
 static struct ct_item *slot(struct ct_sink *s) {
   if (s->ptail - s->phead_cache >= s->cap) {
