@@ -80,7 +80,7 @@ int corotracer__wait_room(int (*room)(const void *arg), const void *arg) {
   int ok;
   uint64_t deadline = ct_mono_ns() + (uint64_t)corotracer__probe.lossless_ms * 1000000u;
   for (;;) {
-    corotracer__kick_engine(h); /* it may be asleep: a full ring woke nobody */
+    corotracer__kick_engine(h);  /* it may be asleep: a full ring woke nobody */
     corotracer__nudge_engine(h); /* or napping: a writer waiting has nothing to write */
     uint32_t e0 = atomic_load_explicit(&h->harvest_epoch, memory_order_seq_cst);
     atomic_fetch_add_explicit(&h->waiters, 1, memory_order_seq_cst);
