@@ -553,10 +553,12 @@ static const char *fast_hex(const char *p, const char *e, uint64_t *out) {
 }
 
 /* At *pp: the quoted key lit ("name":, n bytes) of field id, not yet seen in
- * the line: skipped and marked seen. Inlined, so the compare is of constants. */
+ * the line, and at least one byte after it: skipped and marked seen, so the
+ * caller may look at the value's first byte. Inlined, so the compare is of
+ * constants. */
 static inline int fast_key(const char **pp, const char *e, const char *lit, size_t n,
                            struct ct_line *l, int id) {
-  if ((size_t)(e - *pp) < n || memcmp(*pp, lit, n) != 0 || CT_HAS(l, id))
+  if ((size_t)(e - *pp) <= n || memcmp(*pp, lit, n) != 0 || CT_HAS(l, id))
     return 0;
   *pp += n;
   l->have |= 1ull << id;
