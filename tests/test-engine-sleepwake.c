@@ -230,7 +230,7 @@ int main(int argc, char **argv) {
   const char *const v1[] = {"--rings", "0", NULL};
   run_rounds(engine, "v1 stations", v1, sanitized ? 200 : 1000, sanitized ? 100 : 500);
   /* v2 rings: the engine naps up to 100 ms before it sleeps (a writer's ring
-   * is deep), so a round takes about 0.27 s: fewer rounds. The sleep/wake
+   * is deep), so a round takes about 0.26 s: fewer rounds. The sleep/wake
    * handshake of both is also proven for every interleaving by
    * tests/model/rings.pml (test-model-spin.sh). */
   const char *const v2[] = {NULL};
