@@ -46,17 +46,16 @@ grep -q '^corotracer: export sqlite: [0-9]* rows' "$tmp/sum" || fail "no one-lin
 
 # The reference engine's own trace (no meta, torn records): events without the
 # torn lines, a run id from its content (the same on a second export).
-ref=$(dirname "$0")/../../shared/fixtures/reference-engine-trace.jsonl
-if [ -f "$ref" ]; then
-  db=$tmp/ref2.db
-  "$COROTRACER" export sqlite "$ref" -o "$db" -q || fail "reference trace: exit $?"
-  "$COROTRACER" export sqlite "$ref" -o "$db" -q || fail "reference trace, again: exit $?"
-  n=$(grep -vc '"probe_id":0,' "$ref")
-  [ "$(sq 'SELECT count(*) FROM events')" = "$n" ] || fail "reference trace: $(sq 'SELECT count(*) FROM events') events, $n expected"
-  [ "$(sq "SELECT count(*), source, skipped_lines, run_id LIKE 'content-%' FROM runs")" = "1 reference $(grep -c '"probe_id":0,' "$ref") 1" ] ||
-    fail "reference trace: runs: $(sq 'SELECT * FROM runs')"
-  [ "$(sq "SELECT count(*) FROM events WHERE kind NOT IN ('suspend', 'resume')")" = 0 ] || fail "reference trace: kinds not derived"
-fi
+ref=$(dirname "$0")/data/reference-engine-trace.jsonl
+[ -f "$ref" ] || { fail "$ref missing"; check_done; }
+db=$tmp/ref2.db
+"$COROTRACER" export sqlite "$ref" -o "$db" -q || fail "reference trace: exit $?"
+"$COROTRACER" export sqlite "$ref" -o "$db" -q || fail "reference trace, again: exit $?"
+n=$(grep -vc '"probe_id":0,' "$ref")
+[ "$(sq 'SELECT count(*) FROM events')" = "$n" ] || fail "reference trace: $(sq 'SELECT count(*) FROM events') events, $n expected"
+[ "$(sq "SELECT count(*), source, skipped_lines, run_id LIKE 'content-%' FROM runs")" = "1 reference $(grep -c '"probe_id":0,' "$ref") 1" ] ||
+  fail "reference trace: runs: $(sq 'SELECT * FROM runs')"
+[ "$(sq "SELECT count(*) FROM events WHERE kind NOT IN ('suspend', 'resume')")" = 0 ] || fail "reference trace: kinds not derived"
 
 # CSV: one file per table, header, CRLF, quoting; loaded back into SQLite.
 "$COROTRACER" export csv "$lw" -o "$tmp/csv" -q || fail "csv export: exit $?"

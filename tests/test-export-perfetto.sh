@@ -10,8 +10,7 @@
 . "$(dirname "$0")/lib/export.sh"
 command -v protoc > /dev/null || skip "protoc (protobuf-compiler) not installed"
 awkf=$(dirname "$0")/data/export/pftrace.awk
-ref=$(dirname "$0")/../../shared/fixtures/reference-engine-trace.jsonl
-[ -f "$ref" ] || ref=$(dirname "$0")/../../shared/fixtures/reference-engine-trace.jsonl
+ref=$(dirname "$0")/data/reference-engine-trace.jsonl
 
 # check NAME TRACE: exports, decodes and compares; prints the summary.
 check() {
@@ -41,8 +40,6 @@ grep -q 'hello\.c' "$tmp/hello.txt" || fail "hello: no source location in hello.
 grep -q '"coroutine [0-9]* reader"' "$tmp/hello.txt" || fail "hello: run slices not named by coroutine and label"
 check lw "$lw"
 grep -q '"fd 12 @ ' "$tmp/lw.txt" || fail "lw: the suspended slice is not named by its wait object"
-if [ -f "$ref" ]; then
-  v1=$(grep -v '"probe_id":0,' "$ref" > "$tmp/ref.jsonl"; echo "$tmp/ref.jsonl")
-  check reference "$v1"
-fi
+v1=$(grep -v '"probe_id":0,' "$ref" > "$tmp/ref.jsonl"; echo "$tmp/ref.jsonl")
+check reference "$v1"
 finish test-export-perfetto

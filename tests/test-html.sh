@@ -38,14 +38,12 @@ for s in lost-wakeup deadlock race blocker violations v1 killed lost-events; do
 done
 "$CT" html "$tmp/lost-wakeup.jsonl" -o /nonexistent/dir/x.html 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "/nonexistent/dir/x.html" "$tmp/err" || fail "unwritable output: $(cat "$tmp/err")"
-ref=$(dirname "$0")/../../shared/fixtures/reference-engine-trace.jsonl
-[ -f "$ref" ] || ref=../shared/fixtures/reference-engine-trace.jsonl
-if [ -f "$ref" ]; then
-  cp "$ref" "$tmp/ref.jsonl"
-  "$CT" report "$tmp/ref.jsonl" -o /dev/null --json "$tmp/ref.json"
-  "$CT" html "$tmp/ref.jsonl" -o "$tmp/ref.html" || fail "reference fixture: html exit $?"
-  dec page "$tmp/ref.html" "$tmp/ref.json" >"$tmp/ref.dec" || fail "reference fixture: $(cat "$tmp/ref.dec")"
-fi
+ref=$(dirname "$0")/data/reference-engine-trace.jsonl
+[ -f "$ref" ] || { fail "$ref missing"; check_done; }
+cp "$ref" "$tmp/ref.jsonl"
+"$CT" report "$tmp/ref.jsonl" -o /dev/null --json "$tmp/ref.json"
+"$CT" html "$tmp/ref.jsonl" -o "$tmp/ref.html" || fail "reference fixture: html exit $?"
+dec page "$tmp/ref.html" "$tmp/ref.json" >"$tmp/ref.dec" || fail "reference fixture: $(cat "$tmp/ref.dec")"
 # stdin: one pass, same data.
 # An output that is not a regular file (a FIFO, /dev/null) is written in
 # place, never replaced by a rename.
