@@ -106,6 +106,12 @@ if [ -x "$CT_BUILD/examples/hello" ]; then
   grep -q "^corotracer: live dashboard at http://127.0.0.1:[0-9]*/?token=[0-9a-f]\{32\}$" "$tmp/hello.err" ||
     fail "run --serve: no URL line: $(cat "$tmp/hello.err")"
   grep -q '"type":"end"' "$tmp/hello.jsonl" || fail "run --serve: the trace has no end line"
+  # Its page names every site the coroutine table shows, the create sites of
+  # coroutines that never suspended included (not in the report's sites).
+  "$CT" report "$tmp/hello.jsonl" -o /dev/null --json "$tmp/hello.json"
+  "$CT" html "$tmp/hello.jsonl" -o "$tmp/hello.html" || fail "hello: html exit $?"
+  echo '{"summarized":false,"symbolized":true}' >"$tmp/e3.json"
+  dec page "$tmp/hello.html" "$tmp/hello.json" "$tmp/e3.json" >"$tmp/hello.dec" || fail "hello: $(cat "$tmp/hello.dec")"
 fi
 # serve follows a growing trace incrementally: a snapshot taken while a run
 # over the blocker threshold is still going must not count it twice (the

@@ -99,15 +99,16 @@ function prepare(d) {
   d.byId = new Uint32Array(nc); // rows in id order (the model's are in order of appearance: usually already)
   for (let i = 0; i < nc; i++) d.byId[i] = i;
   if (!sorted) d.byId.sort((x, y) => a.co_id[x] - a.co_id[y]);
-  // Symbols of sites: from the report's sites (findings JSON), by address.
+  // Symbols of sites: the model's own, for every site of its tables (create
+  // sites too); else the report's sites (findings JSON), by address.
   d.sym = new Map();
   const f = d.findings || { findings: [], sites: [] };
   d.f = f;
   const addSym = (s) => { if (s && s.site && !d.sym.has(s.site)) d.sym.set(s.site, s); };
   (f.sites || []).forEach(addSym);
   (f.findings || []).forEach((x) => (x.sites || []).forEach(addSym));
-  d.siteName = d.sites.map(([addr]) => {
-    const s = d.sym.get(addr);
+  d.siteName = d.sites.map(([addr, , fn, file, line]) => {
+    const s = fn || file ? { function: fn, file, line } : d.sym.get(addr);
     if (!s) return addr;
     return (s.function || addr) + (s.file ? ' ' + s.file.split('/').pop() + ':' + s.line : '');
   });

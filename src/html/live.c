@@ -380,7 +380,7 @@ static void snapshot(struct ct_live *l) {
   /* From now on their spans are kept whatever the budget. */
   (void)ct_dash_keep_findings(&l->m, &r);
   if (!(s = calloc(1, sizeof *s)) ||
-      ct_model_serialize(&l->m, json, jlen, l->path, now, 1, &s->z, NULL, &raw))
+      ct_model_serialize(&l->m, json, jlen, st->sym, l->path, now, 1, &s->z, NULL, &raw))
     goto out;
   s->refs = 1;
   s->version = ++l->version;

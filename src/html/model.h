@@ -12,6 +12,7 @@
 
 #include "analysis/map.h"
 #include "analysis/trace.h"
+#include "symbolize/symbolize.h"
 
 /* Span states, as the page knows them. */
 enum { CT_SP_RUNNING = 0, CT_SP_RUNNABLE, CT_SP_SUSPENDED, CT_SP_CREATED };
@@ -122,12 +123,13 @@ void ct_model_counts(const struct ct_model *m, uint64_t now, uint64_t stuck_ns,
 
 /* Serializes the model as the page's blob, zlib-compressed, appended to z
  * (*raw_len: the uncompressed size), or passed to drain (page.h) as it comes. findings_json: the
- * report's findings JSON (docs/FINDINGS.md), embedded as is; source: the trace's name; now_ts: see
- * ct_model_end; live: the page is fed by a live run. */
+ * report's findings JSON (docs/FINDINGS.md), embedded as is; sym: the analysis' symbolizer, which
+ * names every site of the tables (create sites too, which the report's sites do not list), or
+ * NULL; source: the trace's name; now_ts: see ct_model_end; live: the page is fed by a live run. */
 struct ct_buf;
 struct ct_zdrain;
 int ct_model_serialize(const struct ct_model *m, const char *findings_json, size_t findings_len,
-                       const char *source, uint64_t now_ts, int live, struct ct_buf *z,
-                       const struct ct_zdrain *drain, uint64_t *raw_len);
+                       ct_symbolizer *sym, const char *source, uint64_t now_ts, int live,
+                       struct ct_buf *z, const struct ct_zdrain *drain, uint64_t *raw_len);
 
 #endif

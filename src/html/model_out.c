@@ -86,9 +86,27 @@ static int cmp_thread(const void *a, const void *b, void *ctx) {
   return (x->t0 > y->t0) - (x->t0 < y->t0);
 }
 
+/* A site's symbol, when sym knows its module: ,"function","file",line (null
+ * for what the debug info lacks). Sites are return addresses, as in the
+ * report (analysis/findings.c, ct_symbolize_site). */
+static void site_sym(struct ct_buf *h, ct_symbolizer *sym, uint64_t site, uint32_t pid) {
+  struct ct_sym s;
+  if (!sym || ct_symbolize(sym, pid, site, 1, &s) || !s.module)
+    return;
+  const char *strs[2] = {s.function, s.file};
+  for (int k = 0; k < 2; k++) {
+    ct_buf_puts(h, ",");
+    if (strs[k])
+      ct_buf_json(h, strs[k], strlen(strs[k]));
+    else
+      ct_buf_puts(h, "null");
+  }
+  ct_buf_printf(h, ",%d", s.line);
+}
+
 static void header(struct ct_buf *h, const struct ct_model *m, const struct out *o,
-                   const char *findings, size_t findings_len, const char *source, uint64_t end,
-                   int live, size_t nspans) {
+                   const char *findings, size_t findings_len, ct_symbolizer *sym,
+                   const char *source, uint64_t end, int live, size_t nspans) {
   uint64_t start = o->start;
   ct_buf_puts(h, "{\"version\":1,\"source\":");
   ct_buf_json(h, source, strlen(source));
@@ -107,9 +125,12 @@ static void header(struct ct_buf *h, const struct ct_model *m, const struct out 
   for (size_t i = 0; i < m->ntids; i++)
     ct_buf_printf(h, "%s%" PRIu32, i ? "," : "", m->tids[i]);
   ct_buf_puts(h, "],\"sites\":[");
-  for (size_t i = 0; i < m->nsites; i++)
-    ct_buf_printf(h, "%s[\"0x%016" PRIx64 "\",%" PRIu32 "]", i ? "," : "", m->sites[i],
+  for (size_t i = 0; i < m->nsites; i++) {
+    ct_buf_printf(h, "%s[\"0x%016" PRIx64 "\",%" PRIu32, i ? "," : "", m->sites[i],
                   m->site_pids[i]);
+    site_sym(h, sym, m->sites[i], m->site_pids[i]);
+    ct_buf_puts(h, "]");
+  }
   ct_buf_puts(h, "],\"labels\":[\"\"");
   for (size_t i = 1; i < m->nlabels; i++) {
     ct_buf_puts(h, ",");
@@ -138,8 +159,8 @@ static void header(struct ct_buf *h, const struct ct_model *m, const struct out 
 }
 
 int ct_model_serialize(const struct ct_model *m, const char *findings, size_t findings_len,
-                       const char *source, uint64_t now_ts, int live, struct ct_buf *z,
-                       const struct ct_zdrain *drain, uint64_t *raw_len) {
+                       ct_symbolizer *sym, const char *source, uint64_t now_ts, int live,
+                       struct ct_buf *z, const struct ct_zdrain *drain, uint64_t *raw_len) {
   struct out o = {0};
   struct ct_buf h = {0};
   struct ct_span *opn = NULL;
@@ -307,7 +328,7 @@ int ct_model_serialize(const struct ct_model *m, const char *findings, size_t fi
   EMIT(&o, "cn_lost", "u32", uint32_t, nb, m->bk[i].lost);
   EMIT(&o, "cn_wakes", "u32", uint32_t, nb, m->bk[i].wakes);
 
-  header(&h, m, &o, findings, findings_len, source, end, live, ns);
+  header(&h, m, &o, findings, findings_len, sym, source, end, live, ns);
   ct_buf_printf(&h, ",\"counters\":{\"t0\":%.0f,\"bucket_ns\":%" PRIu64 ",\"n\":%zu}}",
                 m->blo >= 0 ? rel((uint64_t)m->blo << m->bshift, start) : 0.0,
                 (uint64_t)1 << m->bshift, nb);

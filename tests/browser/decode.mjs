@@ -2,7 +2,8 @@
 // against `corotracer report --json` of the same trace.
 // Usage: node decode.mjs page PAGE.html FINDINGS.json [EXPECT.json]
 //        node decode.mjs serve URL FINDINGS.json
-// EXPECT (optional): {"summarized": true|false, "kept_full": BASELINE_PAGE.html}
+// EXPECT (optional): {"summarized": true|false, "kept_full": BASELINE_PAGE.html,
+//   "symbolized": true (every site the coroutine table shows has a function name)}
 import { readFileSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import http from 'node:http';
@@ -91,6 +92,13 @@ if (mode === 'page') {
     const e = JSON.parse(readFileSync(expectPath, 'utf8'));
     if (e.summarized !== d.summary.spans_dropped > 0) fail(`summarized: ${d.summary.spans_dropped} spans dropped`);
     if (e.pruned !== undefined && e.pruned !== d.summary.coroutines_pruned > 0) fail(`pruned: ${d.summary.coroutines_pruned} rows`);
+    if (e.symbolized) { // the table's site column: the last suspend site, else the create site
+      const a = d.a;
+      for (let i = 0; i < a.co_id.length; i++) {
+        const k = a.co_site[i] !== 0xffffffff ? a.co_site[i] : a.co_create_site[i];
+        if (k !== 0xffffffff && typeof d.sites[k][2] !== 'string') fail(`coroutine ${a.co_id[i]}: site ${d.sites[k][0]} has no name`);
+      }
+    }
     if (e.kept_full) { // every coroutine a finding names has all its spans, as without a budget
       const full = lanes(fromPage(e.kept_full)), got = lanes(d);
       let n = 0;
