@@ -10,6 +10,8 @@
 #   make fuzz       run the fuzz targets longer (tests/fuzz/build.mk)
 #   make check-arm  the AArch64 build's tests under qemu-user (part of check)
 #   make demo       the demo story (see README.md)
+#   make bench      the quick benchmarks; BENCH="probe report" or BENCH=all
+#                   (bench/run.sh, docs/BENCHMARKS.md)
 #   make install PREFIX=/usr/local
 
 # `all` is the default goal whatever rule a build.mk defines first.
@@ -112,6 +114,10 @@ test: all
 
 deps:
 	sh scripts/install-deps.sh
+
+# The benchmarks (bench/run.sh): the quick set, or BENCH="NAME..." or BENCH=all.
+bench: all
+	O=$(O) sh bench/run.sh $(BENCH)
 
 # The demo needs the dependencies before anything is built (libdw for the
 # corotracer binary, redis-tools for the load): install, then build and run
