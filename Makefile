@@ -2,7 +2,9 @@
 # examples and the tests. Each area adds its sources and tests in its own
 # build.mk (src/*/build.mk, examples/*/build.mk, tests/build.mk, tests/fuzz/build.mk).
 #
-#   make            build everything into $(O) (default build/default)
+#   make            install the build's Debian packages if missing, then
+#                   build everything into $(O) (default build/default)
+#   make all        build everything, without looking at the packages
 #   make check      install build deps, then run every test: gcc, clang,
 #                   ASan+UBSan and TSan builds
 #   make test       run the tests of one build (O=..., SAN=asan|tsan);
@@ -14,8 +16,8 @@
 #                   (bench/run.sh, docs/BENCHMARKS.md)
 #   make install PREFIX=/usr/local
 
-# `all` is the default goal whatever rule a build.mk defines first.
-.DEFAULT_GOAL := all
+# `default` is the default goal whatever rule a build.mk defines first.
+.DEFAULT_GOAL := default
 
 PREFIX ?= /usr/local
 # The release, from its one place (include/corotracer.h).
@@ -61,6 +63,7 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 LIBA := $(O)/lib/libcorotracer.a
 LIBSO := $(O)/lib/libcorotracer.so
+LIBSO1 := $(O)/lib/libcorotracer.so.1
 BIN := $(O)/bin/corotracer
 
 # Filled in by the build.mk files.
@@ -79,8 +82,17 @@ include tests/fuzz/build.mk
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/obj/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(O)/obj/%.o)
 
-.PHONY: all check check-arm test demo demo-fixed demo-story install deps clean bench
-all: $(LIBA) $(LIBSO) $(BIN) $(PROGS) $(filter-out %.sh,$(TESTS) $(TESTS_NOSAN))
+.PHONY: default all check check-arm test demo demo-fixed demo-story install deps deps-build clean bench
+all: $(LIBA) $(LIBSO) $(LIBSO1) $(BIN) $(PROGS) $(filter-out %.sh,$(TESTS) $(TESTS_NOSAN))
+
+# Plain `make` on a fresh Debian machine: the build's packages first (compilers,
+# libdw, the export's client libraries; scripts/install-deps.sh says which it
+# installs, and on another system what to install), then everything in a fresh
+# make that sees them, as `make demo` does.
+default: deps-build
+	+@$(MAKE) --no-print-directory all
+deps-build:
+	@sh scripts/install-deps.sh build
 
 $(O)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -96,6 +108,11 @@ $(LIBA): $(LIB_OBJS)
 
 $(LIBSO): $(LIB_OBJS)
 	$(call link,$(CC) -shared -Wl$(,)-soname$(,)libcorotracer.so.1)
+
+# The soname, so that a program linked with -L$(O)/lib -lcorotracer runs from
+# the build tree (LD_LIBRARY_PATH or -Wl,-rpath), as after `make install`.
+$(LIBSO1): $(LIBSO)
+	ln -sf libcorotracer.so $@
 
 $(BIN): $(CLI_OBJS) $(LIBA)
 	$(call link,,$(PKG_LIBS))

@@ -1,21 +1,31 @@
 #!/bin/sh
 # install-deps.sh - install the Debian packages the build and the tests need,
 # only those that are missing. Safe to run again.
+#   sh scripts/install-deps.sh         everything (`make check`, `make demo`)
+#   sh scripts/install-deps.sh build   what `make` needs to build (`make`'s first step)
 set -eu
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 # One line per concern, so each area adds its own.
 PKGS_BUILD="build-essential clang clang-format pkg-config libdw-dev libelf-dev zlib1g-dev g++ libclang-rt-dev"
+PKGS_EXPORT="libsqlite3-dev libpq-dev libmariadb-dev" # the export's client libraries (built in)
+PKGS_CPP="libboost-fiber-dev libboost-dev libasio-dev" # the Boost.Fiber and Asio adapters
 PKGS_DEMO="redis-tools"
 PKGS_TEST="git spin" # test-first-run clones the repository; spin checks the protocol model
 PKGS_ARM="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 PKGS_WEB="chromium nodejs" # the dashboard's browser tests
-PKGS_EXPORT="libsqlite3-dev sqlite3 libpq-dev postgresql libmariadb-dev mariadb-server mariadb-client protobuf-compiler"
-for p in $PKGS_BUILD $PKGS_DEMO $PKGS_TEST $PKGS_ARM $PKGS_WEB $PKGS_EXPORT; do
+PKGS_EXPORT_TEST="sqlite3 postgresql mariadb-server mariadb-client protobuf-compiler" # the export's tests
+pkgs="$PKGS_BUILD $PKGS_EXPORT $PKGS_CPP"
+[ "${1:-}" = build ] || pkgs="$pkgs $PKGS_DEMO $PKGS_TEST $PKGS_ARM $PKGS_WEB $PKGS_EXPORT_TEST"
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "install-deps: not Debian: install the equivalents of: $pkgs" >&2
+  exit 0
+fi
+for p in $pkgs; do
   have_pkg "$p" || need="$need $p"
 done
 # The dashboard's browser tests: Debian's npm, unless a nodejs that bundles it is there.
-command -v npm >/dev/null 2>&1 || need="$need npm"
+[ "${1:-}" = build ] || command -v npm >/dev/null 2>&1 || need="$need npm"
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" != 0 ]; then
   if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else

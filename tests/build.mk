@@ -3,6 +3,8 @@
 TESTS += tests/test-abi.sh
 # Links a plain-cc program against the installed library: the plain build only.
 TESTS_NOSAN += tests/test-install.sh
+# Links a plain-cc program against the build tree's shared library: plain build only.
+TESTS_NOSAN += tests/test-build-link.sh
 
 # Style: .clang-format holds on every C/C++ file of the tree.
 TESTS_NOSAN += tests/test-format.sh

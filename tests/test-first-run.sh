@@ -3,6 +3,10 @@
 # written (make as `make -j2`), from a `git clone` of this repository in a temp
 # dir, so a build that only works in a used tree (a goal left over, a file not
 # committed) fails here. CT_FIRST_RUN_REV: the commit to clone (HEAD).
+# A fresh Debian machine as far as the packages go: dpkg-query says nothing is
+# installed, so `make` must ask apt-get for the build's packages first (a
+# stand-in records the request; the packages are really here, so the build
+# goes on) and only those: no servers, browsers or emulators on a first run.
 . "$(dirname "$0")/lib/check.sh"
 set -u
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,6 +22,11 @@ sed -n '/^## First run/,/^## /p' "$tmp/clone/README.md" | sed -n '/^```sh/,/^```
 [ -s "$tmp/lines" ] || fail "no First run block in README.md"
 grep -q '^make$' "$tmp/lines" && grep -q 'corotracer run' "$tmp/lines" && grep -q 'corotracer report' "$tmp/lines" ||
   fail "First run is not make, run, report: $(cat "$tmp/lines")"
+mkdir "$tmp/bin"
+printf '#!/bin/sh\nexit 1\n' > "$tmp/bin/dpkg-query"
+printf '#!/bin/sh\necho "$*" >> "%s"\n' "$tmp/apt-get.log" > "$tmp/bin/apt-get"
+printf '#!/bin/sh\nexec "$@"\n' > "$tmp/bin/sudo"
+chmod +x "$tmp/bin/dpkg-query" "$tmp/bin/apt-get" "$tmp/bin/sudo"
 n=0
 while IFS= read -r line; do
   n=$((n + 1))
@@ -25,10 +34,14 @@ while IFS= read -r line; do
   echo "\$ $line"
   # As a newcomer types it: not with `make check`'s O=, SAN= or MAKEFLAGS.
   (cd "$tmp/clone" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u O -u SAN -u CC -u CXX \
-    sh -c "$line") > "$tmp/out.$n" 2>&1 < /dev/null
+    PATH="$tmp/bin:$PATH" sh -c "$line") > "$tmp/out.$n" 2>&1 < /dev/null
   rc=$?
   [ $rc -eq 0 ] || { tail -n 20 "$tmp/out.$n"; fail "line $n of First run: $line (exit $rc)"; }
 done < "$tmp/lines"
+grep -q '^install .* libdw-dev .*libpq-dev .*libmariadb-dev' "$tmp/apt-get.log" ||
+  fail "make on a fresh machine did not install the build's packages first: apt-get $(cat "$tmp/apt-get.log" 2>/dev/null)"
+! grep -qE ' (postgresql|mariadb-server|chromium|qemu-user)( |$)' "$tmp/apt-get.log" ||
+  fail "make installs more than the build needs: apt-get $(cat "$tmp/apt-get.log")"
 # The report went to stdout: it must be one, over a trace with events.
 grep -q '^# corotracer report' "$tmp/out.$n" || { cat "$tmp/out.$n"; fail "no report"; }
 grep -q 'events, [1-9][0-9]* coroutines' "$tmp/out.$n" || { cat "$tmp/out.$n"; fail "no events traced"; }
