@@ -38,7 +38,7 @@ while IFS= read -r line; do
   rc=$?
   [ $rc -eq 0 ] || { tail -n 20 "$tmp/out.$n"; fail "line $n of First run: $line (exit $rc)"; }
 done < "$tmp/lines"
-grep -q '^install .* libdw-dev .*libpq-dev .*libmariadb-dev' "$tmp/apt-get.log" ||
+grep -qs '^install .* libdw-dev .*libpq-dev .*libmariadb-dev' "$tmp/apt-get.log" ||
   fail "make on a fresh machine did not install the build's packages first: apt-get $(cat "$tmp/apt-get.log" 2>/dev/null)"
 ! grep -qE ' (postgresql|mariadb-server|chromium|qemu-user)( |$)' "$tmp/apt-get.log" ||
   fail "make installs more than the build needs: apt-get $(cat "$tmp/apt-get.log")"
