@@ -28,12 +28,10 @@ $(O)/tests/test-demo-sched-uc: $(O)/obj/tests/test-demo-sched.o $(DEMO_UC_OBJS) 
 
 # The switch alone (tests/test-demo-ctx.c), against each switch.
 $(O)/tests/test-demo-ctx: $(O)/obj/tests/test-demo-ctx.o $(DEMO_D)/ctx.o $(DEMO_D)/ctx_$(DEMO_CTX).o
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^
+	$(call link)
 
 $(O)/tests/test-demo-ctx-uc: $(O)/obj/tests/test-demo-ctx.o $(DEMO_D)/ctx.o $(DEMO_D)/ctx_ucontext.o
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^
+	$(call link)
 
 $(O)/bench/bench-demo-switch: $(O)/obj/bench/bench-demo-switch.o $(DEMO_SCHED_OBJS) $(LIBA)
 	$(call link)

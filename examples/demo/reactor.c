@@ -186,15 +186,15 @@ int rx_start(const struct sch_opts *o) {
   rx.evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (rx.ep < 0 || rx.evfd < 0) {
     rc = -errno;
-    goto fail;
+    goto out;
   }
   struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
   if (epoll_ctl(rx.ep, EPOLL_CTL_ADD, rx.evfd, &ev) != 0) {
     rc = -errno;
-    goto fail;
+    goto out;
   }
   rc = -pthread_create(&rx.th, NULL, rx_main, NULL);
-fail:
+out:
   if (rc != 0) {
     if (rx.ep >= 0)
       close(rx.ep);

@@ -3,5 +3,4 @@
 PROGS += $(O)/examples/pool
 
 $(O)/examples/pool: $(O)/obj/examples/pool/pool.o $(LIBA)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(LIBA) -lpthread
+	$(call link)

@@ -5,8 +5,8 @@ REPORT_SRCS := src/analysis/trace.c src/analysis/trace_read.c src/analysis/map.c
                src/analysis/write_json.c
 CLI_SRCS += src/analysis/report_main.c $(REPORT_SRCS)
 
-# Unit tests of the report's building blocks (src/analysis): each links the
-# one object it tests.
+# Unit tests of the report's building blocks (src/analysis): each links only the
+# module it tests (test-trace: the parser and its block reader).
 $(O)/tests/test-trace: $(O)/obj/tests/test-trace.o $(O)/obj/src/analysis/trace.o \
                       $(O)/obj/src/analysis/trace_read.o
 	$(call link)

@@ -183,7 +183,7 @@ static int zlib_copy(const char *in, const char *out) {
   FILE *fi = fopen(in, "rbe"), *fo = fopen(out, "wbe");
   int rc = 1;
   if (fi == NULL || fo == NULL)
-    goto done;
+    goto out;
   static unsigned char buf[65535];
   unsigned long a = 1, b = 0;
   fputc(0x78, fo);
@@ -204,7 +204,7 @@ static int zlib_copy(const char *in, const char *out) {
   for (int s = 24; s >= 0; s -= 8)
     fputc((int)(adler >> s) & 0xff, fo);
   rc = ferror(fi) || ferror(fo) ? 1 : 0;
-done:
+out:
   if (fi != NULL)
     fclose(fi);
   if (fo != NULL && fclose(fo) != 0)
