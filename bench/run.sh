@@ -3,6 +3,11 @@
 # (what they mean, and the latest: docs/BENCHMARKS.md).
 #
 #   O=build/x sh bench/run.sh [NAME...]   no NAME: the quick set; all: every one
+#   O=build/x sh bench/run.sh --list      each name and its command, quick ones first
+#
+# A name is its benchmark's file name without bench- and the extension
+# (bench/bench-report.sh: report); bench-report-gen is the generator the
+# report and html benchmarks run.
 #
 # The quick set takes about half a minute and needs only the build packages. The
 # others are long (minutes each) or need the test packages (`make deps`):
@@ -34,6 +39,10 @@ cmd() {
     *) return 1 ;;
   esac
 }
+if [ "${1:-}" = --list ]; then
+  for n in $QUICK $LONG; do echo "$n: $(cmd "$n")"; done
+  exit 0
+fi
 [ $# -gt 0 ] || set -- $QUICK
 [ "$*" = all ] && set -- $QUICK $LONG
 for n in "$@"; do

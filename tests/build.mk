@@ -5,6 +5,8 @@ TESTS += tests/test-abi.sh
 TESTS_NOSAN += tests/test-install.sh
 # Links a plain-cc program against the build tree's shared library: plain build only.
 TESTS_NOSAN += tests/test-build-link.sh
+# `make bench`'s runner knows every benchmark (bench/run.sh); two quick ones run.
+TESTS_NOSAN += tests/test-bench.sh
 
 # Style: .clang-format holds on every C/C++ file of the tree.
 TESTS_NOSAN += tests/test-format.sh
