@@ -33,11 +33,14 @@ sh=$tmp/shared
 mkdir "$sh"
 chmod 777 "$sh"
 other=$(id -u nobody 2>/dev/null || echo 65534)
-# plant LINK TARGET: a link owned by another user when we are root, as the
-# hostile local user's would be.
+# A link of ours is followed (we made it: docs/SECURITY.md, "Outputs"): the
+# hostile user's links need another owner, which only root can give them.
+[ "$(id -u)" = 0 ] || skip "not root: cannot plant links owned by another user"
+# plant LINK TARGET: a link owned by another user, as the hostile local
+# user's would be.
 plant() {
   ln -s "$2" "$1" || fail "ln -s $1"
-  [ "$(id -u)" -ne 0 ] || chown -h "$other" "$1" || fail "chown -h $1"
+  chown -h "$other" "$1" || fail "chown -h $1"
 }
 # plant_tmp OUT: links at today's OUT.tmp<pid> for the next pids.
 plant_tmp() {
@@ -101,7 +104,7 @@ for out in d.html e.jsonl p.pftrace r.md r.json v1.jsonl; do regular "$sh/$out" 
 # old fixed temporary names .TABLE.csv.tmp.
 mkdir "$sh/csvd"
 chmod 777 "$sh/csvd"
-[ "$(id -u)" -ne 0 ] || chown "$other" "$sh/csvd"
+chown "$other" "$sh/csvd"
 tables="runs coroutines events sites findings finding_coroutines"
 for t in $tables; do
   plant "$sh/csvd/$t.csv" "$victim"
@@ -150,7 +153,16 @@ regular "$tmp/new.sqlite" "export sqlite"
 runs "html new" "$CT" html "$T" -o "$tmp/new.html"
 regular "$tmp/new.html" "html"
 
-echo "== 4. devices and pipes still work in place"
+echo "== 4. links of ours, devices and pipes are written in place"
+printf 'old\n' > "$tmp/mine.html"
+ln -s "$tmp/mine.html" "$tmp/mylink.html"
+runs "html -o a link of ours" "$CT" html "$T" -o "$tmp/mylink.html"
+[ -L "$tmp/mylink.html" ] || fail "html -o a link of ours: the link was replaced"
+grep -q '<html' "$tmp/mine.html" || fail "html -o a link of ours: its file was not written"
+"$CT" report "$T" -o /dev/null --json /dev/stdout > "$tmp/redir.json" ||
+  fail "report --json /dev/stdout into a file: exit $?"
+grep -q '"corotracer-findings"' "$tmp/redir.json" || fail "report --json /dev/stdout into a file"
+[ -L /dev/stdout ] || fail "/dev/stdout is no longer a link"
 runs "report -o /dev/null" "$CT" report "$T" -o /dev/null --json /dev/null
 runs "run -o /dev/null" "$CT" run --quiet -o /dev/null -- true
 "$CT" export jsonl "$T" -o /dev/stdout 2> /dev/null | grep -q '"run_id"' || fail "export jsonl -o /dev/stdout into a pipe"

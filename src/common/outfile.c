@@ -78,26 +78,31 @@ static int make_temp(int dfd, const char *base, char *tmp, size_t tmpn) {
 }
 
 /* What to do with the final name base in dfd: NEW_NAME (write a temporary
- * file, rename it over base) or IN_PLACE (a trusted device or FIFO; its
- * identity in *dev). -EISDIR / -EINVAL / -errno otherwise. */
+ * file, rename it over base) or IN_PLACE (*dev: what to open there).
+ * -EISDIR / -EINVAL / -errno otherwise. */
 static int decide(int dfd, const char *base, struct stat *dev) {
   struct stat l;
   if (fstatat(dfd, base, &l, AT_SYMLINK_NOFOLLOW))
     return errno == ENOENT ? NEW_NAME : -errno;
   if (S_ISLNK(l.st_mode)) {
-    /* Another user's link is replaced; ours (or root's, as /dev/stdout) is
-     * followed to a device or FIFO, and replaced when it leads to a file. */
+    /* Another user's link is replaced, never followed. Ours (or root's, as
+     * /dev/stdout) was named so by the user: followed, and what it leads to
+     * is written in place (a dangling one is replaced). */
     if (!trusted(&l) || fstatat(dfd, base, dev, 0))
       return NEW_NAME;
-  } else {
-    *dev = l;
+    if (S_ISDIR(dev->st_mode))
+      return -EISDIR;
+    if (S_ISREG(dev->st_mode) || S_ISCHR(dev->st_mode) || S_ISFIFO(dev->st_mode))
+      return IN_PLACE;
+    return -EINVAL;
   }
-  if (S_ISDIR(dev->st_mode))
+  *dev = l;
+  if (S_ISDIR(l.st_mode))
     return -EISDIR;
-  if (S_ISREG(dev->st_mode))
+  if (S_ISREG(l.st_mode))
     return NEW_NAME;
-  if (S_ISCHR(dev->st_mode) || S_ISFIFO(dev->st_mode))
-    return trusted(dev) ? IN_PLACE : NEW_NAME;
+  if (S_ISCHR(l.st_mode) || S_ISFIFO(l.st_mode))
+    return trusted(&l) ? IN_PLACE : NEW_NAME;
   return -EINVAL; /* a block device, a socket */
 }
 
@@ -113,9 +118,11 @@ int ct_outfile_open(struct ct_outfile *o, int dirfd, const char *path) {
   if (rc == IN_PLACE) {
     o->fd = open_retry(dfd, base, O_WRONLY | O_NOCTTY | O_CLOEXEC, 0);
     rc = o->fd < 0 ? -errno : 0;
-    /* What was opened must be what was checked. */
+    /* What was opened must be what was checked; a file is emptied only then. */
     if (!rc && (fstat(o->fd, &st) || st.st_dev != dev.st_dev || st.st_ino != dev.st_ino))
       rc = -EAGAIN;
+    if (!rc && S_ISREG(st.st_mode) && ftruncate(o->fd, 0))
+      rc = -errno;
     goto out;
   }
   rc = make_temp(dfd, base, o->tmp, sizeof o->tmp);

@@ -23,14 +23,14 @@ struct ct_outfile {
 };
 
 /* Opens an output for path, relative to dirfd (AT_FDCWD, or the directory
- * of ct_outdir_open). A regular file, a new name or a link is written under a
- * random temporary name (O_CREAT|O_EXCL, mode) in path's directory, and
- * commit renames it over path: a link or another file at path is replaced,
- * never written through. A character device or FIFO (/dev/null, a pipe
- * through /dev/stdout) is written in place, when it and the link leading to
- * it (if any) belong to us or to root. A directory: -EISDIR; a block device
- * or socket: -EINVAL. On success o owns an fd (o->fd); on failure o owns
- * nothing. */
+ * of ct_outdir_open). A regular file, a new name or another user's link is
+ * written under a random temporary name (O_CREAT|O_EXCL, CT_OUT_MODE) in
+ * path's directory, and commit renames it over path: that link or file is
+ * replaced, never written through. Written in place: what a link of ours or
+ * root's leads to (/dev/stdout; a regular file is truncated), and a
+ * character device or FIFO of ours or root's (/dev/null). A directory:
+ * -EISDIR; a block device or socket: -EINVAL. On success o owns an fd
+ * (o->fd); on failure o owns nothing. */
 int ct_outfile_open(struct ct_outfile *o, int dirfd, const char *path);
 
 /* A stdio stream over o->fd ("w"), which it then owns; NULL and errno on
@@ -58,12 +58,12 @@ int ct_outdir_open(const char *path, int *dirfd);
 /* The trace, written while the run goes (and followed by the live view by
  * its path). Without append: as ct_outfile_open, but the new file is
  * renamed over path at once, so an existing file is never written into (a
- * link or another user's file there is replaced); a trusted device or FIFO
- * (/dev/null) is written in place. With append, path is opened O_APPEND and
- * O_NOFOLLOW (a link: -ELOOP); it must be a regular file with one name
- * (-EMLINK) owned by us (-EPERM), or a device or FIFO of ours or root's; a
- * missing one is created (O_EXCL). New files get CT_OUT_MODE. *fd is the
- * caller's. 0 or -errno. */
+ * hard link or another user's file or link there is replaced); what
+ * ct_outfile_open writes in place is written in place. With append, path
+ * is opened O_APPEND|O_NOFOLLOW (a link: -ELOOP); it must be a regular file
+ * with one name (-EMLINK) owned by us (-EPERM), or a device or FIFO of ours
+ * or root's; a missing one is created (O_EXCL). New files get CT_OUT_MODE.
+ * *fd is the caller's. 0 or -errno. */
 int ct_outfile_trace(const char *path, int append, int *fd);
 
 /* A database file that a library opens by name (SQLite): created empty
