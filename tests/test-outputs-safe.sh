@@ -165,6 +165,7 @@ grep -q '"corotracer-findings"' "$tmp/redir.json" || fail "report --json /dev/st
 [ -L /dev/stdout ] || fail "/dev/stdout is no longer a link"
 runs "report -o /dev/null" "$CT" report "$T" -o /dev/null --json /dev/null
 runs "run -o /dev/null" "$CT" run --quiet -o /dev/null -- true
+runs "run --append -o /dev/null" "$CT" run --quiet --append -o /dev/null -- true
 "$CT" export jsonl "$T" -o /dev/stdout 2> /dev/null | grep -q '"run_id"' || fail "export jsonl -o /dev/stdout into a pipe"
 "$CT" report "$T" -o /dev/null --json /dev/stdout | grep -q '"corotracer-findings"' ||
   fail "report --json /dev/stdout into a pipe"
