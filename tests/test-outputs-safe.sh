@@ -125,6 +125,17 @@ refused "export sqlite over a link" "$CT" export sqlite "$T" -o "$sh/db.sqlite"
 for x in journal wal shm; do plant "$sh/w.sqlite-$x" "$victim"; done
 "$CT" export sqlite "$T" -o "$sh/w.sqlite" > /dev/null 2>&1
 intact "export sqlite over links"
+# An existing database is written into: another user's is refused (they
+# would read the rows), and so is a hard link to a victim database.
+mkdir "$tmp/dbs"
+"$CT" export sqlite "$T" -o "$tmp/dbs/db.sqlite" > /dev/null 2>&1 || fail "export sqlite to make a database"
+cp "$tmp/dbs/db.sqlite" "$sh/theirs.sqlite"
+chown "$other" "$sh/theirs.sqlite"
+refused "export sqlite into another user's database" "$CT" export sqlite "$T" -o "$sh/theirs.sqlite"
+ln "$tmp/dbs/db.sqlite" "$sh/hard.sqlite"
+sum=$(cksum < "$tmp/dbs/db.sqlite")
+refused "export sqlite into a hard link" "$CT" export sqlite "$T" -o "$sh/hard.sqlite"
+[ "$(cksum < "$tmp/dbs/db.sqlite")" = "$sum" ] || fail "export sqlite into a hard link: the database changed"
 
 echo "== 2. --append: no link, no hard link"
 plant "$sh/a.jsonl" "$victim"

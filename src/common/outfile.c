@@ -220,9 +220,26 @@ int ct_outdir_open(const char *path, int *dirfd) {
   return 0;
 }
 
+/* An existing file that we are to write into (append, a database): a
+ * regular file with one name, ours; or, with devices, a device or FIFO of
+ * ours or root's. 0, -EINVAL, -EMLINK, -EPERM or -errno. */
+static int check_existing(int fd, int devices) {
+  struct stat st;
+  if (fstat(fd, &st))
+    return -errno;
+  if ((S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) && devices && trusted(&st))
+    return 0; /* /dev/null, a pipe: no name to protect */
+  if (!S_ISREG(st.st_mode))
+    return -EINVAL;
+  if (st.st_nlink > 1)
+    return -EMLINK;
+  if (st.st_uid != geteuid())
+    return -EPERM;
+  return 0;
+}
+
 /* The trace with append: see outfile.h. */
 static int trace_append(int dfd, const char *base, int *fd) {
-  struct stat st;
   int rc = 0, f = -1;
   for (int tries = 0; tries < 4 && f < 0; tries++) {
     f = open_retry(dfd, base, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
@@ -239,16 +256,7 @@ static int trace_append(int dfd, const char *base, int *fd) {
     rc = -EAGAIN;
     goto out;
   }
-  if (fstat(f, &st))
-    rc = -errno;
-  else if ((S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) && trusted(&st))
-    rc = 0; /* /dev/null, a pipe: no name to protect */
-  else if (!S_ISREG(st.st_mode))
-    rc = -EINVAL;
-  else if (st.st_nlink > 1)
-    rc = -EMLINK;
-  else if (st.st_uid != geteuid())
-    rc = -EPERM;
+  rc = check_existing(f, 1);
   if (!rc && fcntl(f, F_SETFL, O_APPEND) < 0)
     rc = -errno;
 out:
@@ -291,8 +299,10 @@ out:
 int ct_outfile_precreate(const char *path) {
   int fd =
       open_retry(AT_FDCWD, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, CT_OUT_MODE);
-  if (fd < 0)
-    return errno == EEXIST ? 0 : -errno;
-  close(fd);
-  return 0;
+  if (fd < 0 && errno == EEXIST) /* it exists: written into, so checked as for append */
+    fd = open_retry(AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
+  int rc = fd < 0 ? -errno : check_existing(fd, 0);
+  if (fd >= 0)
+    close(fd);
+  return rc;
 }

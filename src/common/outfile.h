@@ -66,9 +66,10 @@ int ct_outdir_open(const char *path, int *dirfd);
  * *fd is the caller's. 0 or -errno. */
 int ct_outfile_trace(const char *path, int append, int *fd);
 
-/* A database file that a library opens by name (SQLite): created empty
- * with CT_OUT_MODE (O_EXCL) when path does not exist; an existing one is
- * left alone (the library must then refuse a link itself). 0 or -errno. */
+/* A database file that a library opens by name (SQLite), to be opened by it
+ * without following a link: created empty with CT_OUT_MODE (O_EXCL) when
+ * path does not exist; an existing one must be as for append (a link:
+ * -ELOOP; not a regular file: -EINVAL; -EMLINK; -EPERM). 0 or -errno. */
 int ct_outfile_precreate(const char *path);
 
 #endif
