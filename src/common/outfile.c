@@ -157,6 +157,7 @@ FILE *ct_outfile_stream(struct ct_outfile *o) {
 int ct_outfile_close(struct ct_outfile *o) {
   int e = 0;
   if (o->f) {
+    errno = 0; /* a stream's earlier write error left no errno of its own */
     int bad = fflush(o->f) || ferror(o->f);
     if (bad)
       e = errno ? errno : EIO;
