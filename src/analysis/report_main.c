@@ -14,6 +14,7 @@
 #include "analysis/trace.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "common/outfile.h"
 
 #define READ_BUF (4u << 20)
 #define STUCK_NS 1000000000ull /* left suspended this long by a running program: never woken */
@@ -136,18 +137,23 @@ static uint64_t peak_rss_kb(void) {
   return kb;
 }
 
-/* Writes r to path ("-" or NULL: stdout) with fn. Returns 0 or the exit status. */
+/* Writes r to path ("-" or NULL: stdout) with fn, a file through
+ * src/common/outfile.h (renamed into place once whole). Returns 0 or the
+ * exit status. */
 static int write_to(const char *path, const struct ct_report *r,
                     int (*fn)(FILE *, const struct ct_report *)) {
-  int to_stdout = !path || !strcmp(path, "-");
-  FILE *f = to_stdout ? stdout : fopen(path, "we");
-  if (!f) {
-    fprintf(stderr, "corotracer: %s: %s\n", path, strerror(errno));
-    return 1;
-  }
-  int rc = fn(f, r);
-  if (!to_stdout && fclose(f) && !rc)
+  int to_stdout = !path || !strcmp(path, "-"), rc = 0;
+  struct ct_outfile of = {.fd = -1, .dirfd = -1};
+  FILE *f = stdout;
+  if (!to_stdout && (rc = ct_outfile_open(&of, AT_FDCWD, path)) == 0 &&
+      !(f = ct_outfile_stream(&of)))
     rc = -errno;
+  if (!rc)
+    rc = fn(f, r);
+  if (!to_stdout && rc)
+    ct_outfile_abort(&of);
+  else if (!to_stdout)
+    rc = ct_outfile_commit(&of);
   if (rc) {
     fprintf(stderr, "corotracer: %s: %s\n", to_stdout ? "stdout" : path, strerror(-rc));
     return 1;

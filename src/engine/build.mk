@@ -15,6 +15,8 @@ PROGS += $(O)/bench/bench-writer
 # The engine's reading of shared memory, for tests/fuzz/fuzz-shm.c.
 FUZZ_SRCS_shm := src/engine/harvest.c src/engine/writer.c src/engine/modules.c src/engine/rings.c \
                  src/engine/records.c src/engine/sink.c src/engine/clock.c
+# The writer opens the trace through src/common/outfile.c.
+FUZZ_SRCS_shm += src/common/outfile.c
 
 # The engine's acceptance tests and tools; the C programs link tests/lib/ctlib.c
 # besides the library.

@@ -121,7 +121,8 @@ struct ct_writer {
   struct ct_sink *sink; /* a text writer (sink.c): flush pushes the bytes to its queue */
 };
 
-/* Open path (truncate, or append) for writing. Returns 0 or -errno. */
+/* Open path (a new file renamed over it, or append) for writing, through
+ * ct_outfile_trace (src/common/outfile.h). Returns 0 or -errno. */
 int ct_writer_open(struct ct_writer *w, const char *path, int append);
 /* Write the buffer out (EINTR, short writes handled). Returns 0 or -errno;
  * after an error every later write is discarded and w->err stays set. */
