@@ -18,7 +18,8 @@ FUZZ_SRCS_shm := src/engine/harvest.c src/engine/writer.c src/engine/modules.c s
 
 # The engine's acceptance tests and tools; the C programs link tests/lib/ctlib.c
 # besides the library.
-CT_ENGINE_TOOLS := $(O)/tests/lib/ctjl $(O)/tests/lib/ct-target $(O)/tests/lib/sdk-writer
+CT_ENGINE_TOOLS := $(O)/tests/lib/ctjl $(O)/tests/lib/ct-target $(O)/tests/lib/sdk-writer \
+                   $(O)/tests/lib/scribbler
 CT_ENGINE_CTESTS := $(O)/tests/test-engine-stress $(O)/tests/test-engine-sleepwake
 
 $(CT_ENGINE_TOOLS) $(CT_ENGINE_CTESTS): $(O)/tests/%: $(O)/obj/tests/%.o $(O)/obj/tests/lib/ctlib.o $(LIBA)

@@ -13,27 +13,34 @@
  * the ring's head counts from the file's creation, across owners. */
 static _Atomic uint64_t ct_ring_start[CTP_RINGS_MAX];
 
+/* CAS attempts on a queue's head before a pop gives up (as if empty): each
+ * failure is another consumer's success, so a real queue never needs many;
+ * only a head that keeps changing under us (a scribbler) would. */
+#define CT_POP_TRIES 1024
+
 /* Take one index from a free-index queue whose entries must be < limit
  * (docs/PROTOCOL.md "Queues"): the engine is the one producer, probes race on
- * head with a CAS. An entry out of range (a broken engine) is taken and
- * skipped, never used. Returns 1 with *out set, or 0 when the queue is empty. */
+ * head with a CAS. Returns 1 with *out set, 0 when the queue is empty, -1
+ * when it holds what no engine writes (a tail behind head or more than cap
+ * ahead, an entry out of range): the caller stops tracing. */
 static int ct_queue_pop(struct ctp_queue *q, uint32_t cap, uint32_t limit, uint32_t *out) {
   uint64_t h = atomic_load_explicit(&q->head, memory_order_acquire);
-  for (;;) {
+  for (int tries = 0; tries < CT_POP_TRIES; tries++) {
     uint64_t t = atomic_load_explicit(&q->tail, memory_order_acquire);
-    /* Empty; or a tail behind head or more than cap ahead: a broken queue. */
-    if (t == h || t - h > cap)
+    if (t == h)
       return 0;
+    if (t < h || t - h > cap)
+      return -1;
     uint32_t i = atomic_load_explicit(&q->ent[h % cap], memory_order_relaxed);
     if (atomic_compare_exchange_weak_explicit(&q->head, &h, h + 1, memory_order_acq_rel,
                                               memory_order_acquire)) {
-      if (i < limit) {
-        *out = i;
-        return 1;
-      }
-      h++;
+      if (i >= limit)
+        return -1;
+      *out = i;
+      return 1;
     }
   }
+  return 0;
 }
 
 /* Take a fresh index from a cursor that counts up to n, the load first so the
@@ -58,8 +65,12 @@ static int ct_ring_claim(struct ct_thread *t) {
   struct ct_probe *p = &corotracer__probe;
   struct ctp_header *h = p->hdr;
   uint32_t r;
-  if (!ct_queue_pop(p->ring_q, p->ring_count, p->ring_count, &r) &&
-      !ct_cursor_take(&h->rings_fresh, p->ring_count, &r)) {
+  int q = ct_queue_pop(p->ring_q, p->ring_count, p->ring_count, &r);
+  if (q < 0) {
+    corotracer__corrupt("a broken free-ring queue");
+    return 0;
+  }
+  if (q == 0 && !ct_cursor_take(&h->rings_fresh, p->ring_count, &r)) {
     if (t->ring_state == CT_RING_NONE) {
       atomic_fetch_add_explicit(&h->no_ring, 1, memory_order_relaxed);
       t->ring_state = CT_RING_NOTFREE;
@@ -77,6 +88,10 @@ static int ct_ring_claim(struct ct_thread *t) {
    * acquire of it and the queue's release/acquire. */
   uint64_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
   uint64_t tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
+  if (tail > head || head - tail > p->ring_cap) {
+    corotracer__corrupt("a free ring whose tail is not within a ring of its head");
+    return 0;
+  }
   atomic_store_explicit(&ring->state, CTP_RING_OWNED, memory_order_release);
   atomic_store_explicit(&ct_ring_start[r], head, memory_order_relaxed);
   t->ring = ring;
@@ -150,10 +165,23 @@ int corotracer__ring_init(void) {
   return -pthread_key_create(&corotracer__probe.ring_key, ct_ring_close);
 }
 
-/* Lossless wait predicate: the engine moved tail past the record we need. */
+/* tail, as just loaded from our ring, is one no engine stores: beyond the
+ * head we published, or more than a ring behind it. The engine only ever
+ * moves tail up to a head it read. */
+static int ct_tail_broken(const struct ct_thread *t, uint64_t tail) {
+  return tail > t->head || t->head - tail > corotracer__probe.ring_cap;
+}
+
+/* Lossless wait predicate: the engine moved tail past the record we need. A
+ * tail that cannot be true ends the wait: tracing stops (the caller's record
+ * is the last one written). */
 static int ct_ring_has_room(const void *arg) {
   struct ct_thread *t = (struct ct_thread *)(uintptr_t)arg;
   uint64_t tail = atomic_load_explicit(&t->ring->tail, memory_order_seq_cst);
+  if (ct_tail_broken(t, tail)) {
+    corotracer__corrupt("a ring tail beyond its head");
+    return 1;
+  }
   t->tail_room = tail + corotracer__probe.ring_cap;
   return t->head < t->tail_room;
 }
@@ -165,7 +193,8 @@ static int ct_ring_mine(struct ct_thread *t) {
 }
 
 /* Room for n records from t->head in the thread's ring, reloading tail when
- * tail_room is reached; neither waits nor drops. tail_room is first the
+ * tail_room is reached; neither waits nor drops. 1: room, 0: full, -1: the
+ * tail cannot be true (tracing stopped). tail_room is first the
  * quarter mark: a ring found more than a quarter full nudges a napping engine
  * (at full speed the rest of the ring is a few hundred microseconds, about
  * one wake-up on a busy VM), then lets the writer go on to the end. */
@@ -173,6 +202,10 @@ static int ct_ring_fits(struct ct_thread *t, uint64_t n) {
   if (t->head + n <= t->tail_room)
     return 1; /* a ring just claimed, or room the inline path did not count on */
   uint64_t tail = atomic_load_explicit(&t->ring->tail, memory_order_acquire);
+  if (ct_tail_broken(t, tail)) {
+    corotracer__corrupt("a ring tail beyond its head");
+    return -1;
+  }
   uint64_t cap = corotracer__probe.ring_cap;
   if (t->head + n <= tail + cap / 4) {
     t->tail_room = tail + cap / 4;
@@ -192,7 +225,10 @@ static int ct_ring_fits(struct ct_thread *t, uint64_t n) {
 static int ct_ring_room(struct ct_thread *t, struct ctp_station *st) {
   if (!ct_ring_mine(t))
     goto drop;
-  if (ct_ring_fits(t, 1) || ct_ring_spare(t))
+  int fits = ct_ring_fits(t, 1);
+  if (fits < 0)
+    return 0; /* counted by corotracer__corrupt */
+  if (fits || ct_ring_spare(t))
     return 1;
   if (corotracer__probe.lossless && corotracer__wait_room(ct_ring_has_room, t))
     return 1;
@@ -227,7 +263,7 @@ void corotracer__ring_switch_slow(struct ctp_station *from, uint64_t site, uint8
                                   uint64_t obj, int wake, uint64_t waker, struct ctp_station *to) {
   struct ct_thread *t = &corotracer__tls;
   uint64_t n = (from ? 1u + (wake != 0) : 0u) + (to != NULL);
-  if (ct_ring_mine(t) && ct_ring_fits(t, n)) {
+  if (ct_ring_mine(t) && ct_ring_fits(t, n) > 0) {
     ct_ring_switch_put(t, ct_rec_clock(), from, site, wait, obj, wake, waker, to);
     return;
   }
@@ -240,7 +276,10 @@ void corotracer__ring_switch_slow(struct ctp_station *from, uint64_t site, uint8
     corotracer__ring_emit_slow(to, CTP_KIND_RESUME, 0, CTP_WAIT_NONE, 0);
 }
 
-/* Lossless wait predicate: the engine pushed a station. */
+/* Lossless wait predicate: the engine pushed a station, or the queue holds
+ * what cannot be true (the wait ends, and the pop that follows says so). The
+ * same test as ct_queue_pop's: a broken queue read as "not empty" while the
+ * pop read it as "nothing to take" once made a lossless create spin forever. */
 static int ct_station_free(const void *arg) {
   (void)arg;
   struct ctp_queue *q = corotracer__probe.station_q;
@@ -248,17 +287,33 @@ static int ct_station_free(const void *arg) {
          atomic_load_explicit(&q->head, memory_order_seq_cst);
 }
 
-/* Contract: see ring.h. */
+/* Contract: see ring.h. Bounded whatever the shared memory holds: a broken
+ * queue stops tracing, and the waits (each bounded by lossless_ms) end at
+ * lossless_ms after the first one began, however often another thread takes
+ * the station we waited for. */
 uint32_t corotracer__station_claim(void) {
   struct ct_probe *p = &corotracer__probe;
   uint32_t n = p->nstations;
   uint32_t i;
+  uint64_t deadline = 0;
   for (;;) {
-    if (ct_queue_pop(p->station_q, n, n, &i) || ct_cursor_take(&p->hdr->allocated_count, n, &i))
+    int q = ct_queue_pop(p->station_q, n, n, &i);
+    if (q > 0)
       return i;
-    /* Another thread may take the station we waited for: wait again (each
-     * wait is bounded, and gives up at once while the engine is stalled). */
-    if (!p->lossless || !corotracer__wait_room(ct_station_free, NULL))
+    if (q < 0) {
+      corotracer__corrupt("a broken free-station queue");
+      return n;
+    }
+    if (ct_cursor_take(&p->hdr->allocated_count, n, &i))
+      return i;
+    if (!p->lossless)
+      return n;
+    uint64_t now = ct_mono_ns();
+    if (!deadline)
+      deadline = now + (uint64_t)p->lossless_ms * 1000000u;
+    else if (now >= deadline)
+      return n;
+    if (!corotracer__wait_room(ct_station_free, NULL))
       return n;
   }
 }
