@@ -9,7 +9,7 @@
  *       the program asked the SDK to record (an upper bound of any true
  *       count in the trace), M its own wall time in ms.
  *
- * Exit 3 when not traced. tests/test-engine-hostile.sh drives it. */
+ * Exit 3 when not traced; killed by SIGALRM after 30 s. tests/test-engine-hostile.sh drives it. */
 #include <corotracer.h>
 
 #include <errno.h>
@@ -73,6 +73,7 @@ int main(int argc, char **argv) {
   }
   uint64_t seed = strtoull(argv[1], NULL, 10), events = strtoull(argv[2], NULL, 10);
   uint64_t t0 = ct_now_ns();
+  alarm(30); /* a probe that hangs must not leave us spinning after the test */
   if (corotracer_init() != 0)
     return 3;
   corotracer_co *co[2 * COROS];
