@@ -307,11 +307,6 @@ struct ct_sink {
  * of cap entries (a power of two; 0: 32768, 4 MiB) and capture blocks of at
  * most mem_mib MiB in memory (0: CT_CAPTURE_MIB_DEFAULT). 0 or -errno. */
 int ct_sink_open(struct ct_sink *s, const char *path, int append, uint32_t cap, uint32_t mem_mib);
-/* Give the formatter SCHED_FIFO priority 1, under the harvest loop's 2: on a
- * busy CPU a SCHED_OTHER formatter falls behind, the queue fills, and the v1
- * stations behind it overflow; below the loop, a woken loop preempts it. It
- * sleeps whenever the queue is empty. 0 or -errno. */
-int ct_sink_realtime(struct ct_sink *s);
 /* Queue one event / coroutine line / text (waits while the queue is full). */
 void ct_sink_event(struct ct_sink *s, const struct ct_ev_item *e);
 void ct_sink_coro(struct ct_sink *s, const struct ct_coro_item *c);
@@ -589,8 +584,10 @@ void ct_status_summary(const struct ct_harvest *h, uint64_t events, uint64_t los
 int ct_sched_short_slice(uint64_t slice_ns);
 
 /* ---- scheduling (sched.c) ------------------------------------------------- */
-/* Give the calling thread SCHED_FIFO priority 2, else 1 (reset on fork). Needs
- * CAP_SYS_NICE or RLIMIT_RTPRIO >= 1. Returns 0 or -errno (EPERM). */
+/* Give the calling thread SCHED_FIFO priority 1 (reset on fork: nothing it
+ * forks or starts later inherits it). Needs CAP_SYS_NICE or RLIMIT_RTPRIO >=
+ * 1. Returns 0 or -errno (EPERM). Only the harvest loop: the formatter and
+ * every other thread stay SCHED_OTHER. */
 int ct_sched_realtime(void);
 
 /* ---- helpers -------------------------------------------------------------- */

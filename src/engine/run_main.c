@@ -563,7 +563,7 @@ int ct_run_main(int argc, char **argv) {
    * for us, and a SCHED_OTHER engine that a busy CPU keeps away right after
    * the fork loses its first events. SCHED_RESET_ON_FORK keeps the target
    * (and anything else we fork) SCHED_OTHER. */
-  r.sched_rt = !r.o.no_rt && ct_sched_realtime() == 0 && ct_sink_realtime(&r.sink) == 0;
+  r.sched_rt = !r.o.no_rt && ct_sched_realtime() == 0;
   uint64_t start = ct_now_ns(CLOCK_MONOTONIC);
   e = ct_target_spawn(&r.t, r.o.argv, ct_rt_shm_env(&r.rt), r.rt.sock_path, r.o.stations);
   if (e && !r.t.pid) {
