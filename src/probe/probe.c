@@ -363,7 +363,10 @@ void corotracer_stats(uint64_t *recorded, uint64_t *dropped) {
     drop = atomic_load_explicit(&corotracer__probe.dropped, memory_order_relaxed);
     if (corotracer__probe.rings) {
       /* Written, plus dropped after a station was had: what v1's ev_claimed counts. */
-      rec = corotracer__ring_written() + drop -
+      uint64_t written, full;
+      corotracer__ring_counts(&written, &full);
+      drop += full;
+      rec = written + drop -
             atomic_load_explicit(&corotracer__probe.no_station, memory_order_relaxed);
     } else {
       uint32_t n = atomic_load_explicit(&h->allocated_count, memory_order_relaxed);

@@ -52,10 +52,11 @@ struct ct_probe {
   /* Rare-path counters (see corotracer_stats), on their own cache line: a drop
    * storm must not slow every event's read of state. */
   _Alignas(64) _Atomic uint64_t dropped;
-  _Atomic uint64_t timeouts;     /* lossless waits that gave up */
-  _Atomic uint64_t no_station;   /* creates that found no station (in dropped too) */
-  _Atomic uint64_t ring_retired; /* records published by our threads in rings they left */
-  _Atomic uint64_t corrupt;      /* impossible shared state found (tracing then stopped) */
+  _Atomic uint64_t timeouts;          /* lossless waits that gave up */
+  _Atomic uint64_t no_station;        /* creates that found no station (in dropped too) */
+  _Atomic uint64_t ring_retired;      /* records published by our threads in rings they left */
+  _Atomic uint64_t ring_retired_lost; /* records they dropped there, ring full */
+  _Atomic uint64_t corrupt;           /* impossible shared state found (tracing then stopped) */
 };
 
 extern struct ct_probe corotracer__probe;

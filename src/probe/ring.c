@@ -12,6 +12,8 @@
 /* head of each ring when one of our threads took it, for corotracer_stats:
  * the ring's head counts from the file's creation, across owners. */
 static _Atomic uint64_t ct_ring_start[CTP_RINGS_MAX];
+/* Its lost counter then, likewise (records dropped, ring full). */
+static _Atomic uint64_t ct_ring_lost0[CTP_RINGS_MAX];
 
 /* CAS attempts on a queue's head before a pop gives up (as if empty): each
  * failure is another consumer's success, so a real queue never needs many;
@@ -94,6 +96,8 @@ static int ct_ring_claim(struct ct_thread *t) {
   }
   atomic_store_explicit(&ring->state, CTP_RING_OWNED, memory_order_release);
   atomic_store_explicit(&ct_ring_start[r], head, memory_order_relaxed);
+  atomic_store_explicit(&ct_ring_lost0[r], atomic_load_explicit(&ring->lost, memory_order_relaxed),
+                        memory_order_relaxed);
   t->ring = ring;
   t->ring_idx = r;
   t->recs = ctp_ring_recs(ring);
@@ -115,6 +119,11 @@ static void ct_ring_retire(struct ctp_ring *ring, uint32_t r, uint64_t head) {
                             head - atomic_load_explicit(&ct_ring_start[r], memory_order_relaxed),
                             memory_order_relaxed);
   atomic_store_explicit(&ct_ring_start[r], head, memory_order_relaxed);
+  uint64_t lost = atomic_load_explicit(&ring->lost, memory_order_relaxed);
+  atomic_fetch_add_explicit(&corotracer__probe.ring_retired_lost,
+                            lost - atomic_load_explicit(&ct_ring_lost0[r], memory_order_relaxed),
+                            memory_order_relaxed);
+  atomic_store_explicit(&ct_ring_lost0[r], lost, memory_order_relaxed);
   atomic_store_explicit(&ring->state, CTP_RING_CLOSED, memory_order_release);
 }
 
@@ -218,6 +227,33 @@ static int ct_ring_fits(struct ct_thread *t, uint64_t n) {
   return 1;
 }
 
+/* Records the ring has no room for: n of station st (none when st is NULL)
+ * and one of station st2 (when not NULL), counted in the ring's lost (we are
+ * its only writer; the next head store publishes it; corotracer_stats reads
+ * it back for dropped) and the stations' v2_lost: one locked instruction per
+ * station, the least the per-station accounting needs, as a stopped engine
+ * puts every event here. An engine asleep on a full ring is woken so the next
+ * events find room. */
+static void ct_ring_drop(struct ct_thread *t, struct ctp_station *st, uint64_t n,
+                         struct ctp_station *st2) {
+  atomic_store_explicit(&t->ring->lost,
+                        atomic_load_explicit(&t->ring->lost, memory_order_relaxed) + n +
+                            (st2 != NULL),
+                        memory_order_relaxed);
+  if (__builtin_expect(
+          atomic_load_explicit(&corotracer__probe.hdr->tracer_sleeping, memory_order_relaxed) != 0,
+          0))
+    corotracer__kick_engine(corotracer__probe.hdr);
+  if (st2 == st && st) {
+    n++;
+    st2 = NULL;
+  }
+  if (st && n)
+    atomic_fetch_add_explicit(&st->v2_lost, n, memory_order_relaxed);
+  if (st2)
+    atomic_fetch_add_explicit(&st2->v2_lost, 1, memory_order_relaxed);
+}
+
 /* Make room for the record at t->head: claim a ring on a thread's first
  * event, reload tail when the ring looked full, wait in lossless mode.
  * Returns 1 when the record may be written, 0 when the event is dropped (the
@@ -232,13 +268,8 @@ static int ct_ring_room(struct ct_thread *t, struct ctp_station *st) {
     return 1;
   if (corotracer__probe.lossless && corotracer__wait_room(ct_ring_has_room, t))
     return 1;
-  /* Full: the ring's own count (we are its only writer; the next head store
-   * publishes it) and the station's. An engine asleep on a full ring is woken
-   * so the next events find room. */
-  atomic_store_explicit(&t->ring->lost,
-                        atomic_load_explicit(&t->ring->lost, memory_order_relaxed) + 1,
-                        memory_order_relaxed);
-  corotracer__kick_engine(corotracer__probe.hdr);
+  ct_ring_drop(t, st, 1, NULL);
+  return 0;
 drop:
   atomic_fetch_add_explicit(&st->v2_lost, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&corotracer__probe.dropped, 1, memory_order_relaxed);
@@ -263,9 +294,22 @@ void corotracer__ring_switch_slow(struct ctp_station *from, uint64_t site, uint8
                                   uint64_t obj, int wake, uint64_t waker, struct ctp_station *to) {
   struct ct_thread *t = &corotracer__tls;
   uint64_t n = (from ? 1u + (wake != 0) : 0u) + (to != NULL);
-  if (ct_ring_mine(t) && ct_ring_fits(t, n) > 0) {
-    ct_ring_switch_put(t, ct_rec_clock(), from, site, wait, obj, wake, waker, to);
-    return;
+  if (ct_ring_mine(t)) {
+    int fits = ct_ring_fits(t, n);
+    if (fits > 0) {
+      ct_ring_switch_put(t, ct_rec_clock(), from, site, wait, obj, wake, waker, to);
+      return;
+    }
+    if (fits < 0)
+      return; /* tracing stopped, the switch counted dropped */
+    /* Default mode, no room for even one record and no spare ring (a stopped
+     * or slow engine): all of them dropped at once, one count per station,
+     * rather than each through the single-event path (the probe-only rate of
+     * bench/bench-demo.sh). */
+    if (!corotracer__probe.lossless && t->head >= t->tail_room && !ct_ring_spare(t)) {
+      ct_ring_drop(t, from, from ? 1u + (wake != 0) : 0u, to);
+      return;
+    }
   }
   if (from) {
     corotracer__ring_emit_slow(from, CTP_KIND_SUSPEND, site, wait, obj);
@@ -320,19 +364,24 @@ uint32_t corotracer__station_claim(void) {
 
 /* Contract: see ring.h. Exact when our threads are quiet; while they write,
  * a snapshot. */
-uint64_t corotracer__ring_written(void) {
+void corotracer__ring_counts(uint64_t *written, uint64_t *full_drops) {
   struct ct_probe *p = &corotracer__probe;
   struct ctp_header *h = p->hdr;
-  uint64_t sum = atomic_load_explicit(&p->ring_retired, memory_order_relaxed);
+  uint64_t w = atomic_load_explicit(&p->ring_retired, memory_order_relaxed);
+  uint64_t d = atomic_load_explicit(&p->ring_retired_lost, memory_order_relaxed);
   uint32_t n = atomic_load_explicit(&h->rings_fresh, memory_order_relaxed);
   if (n > p->ring_count)
     n = p->ring_count;
   for (uint32_t r = 0; r < n; r++) {
     struct ctp_ring *ring = (struct ctp_ring *)(p->ring_base + r * p->ring_stride);
     if (__atomic_load_n(&ring->pid, __ATOMIC_RELAXED) == p->pid &&
-        atomic_load_explicit(&ring->state, memory_order_relaxed) == CTP_RING_OWNED)
-      sum += atomic_load_explicit(&ring->head, memory_order_relaxed) -
-             atomic_load_explicit(&ct_ring_start[r], memory_order_relaxed);
+        atomic_load_explicit(&ring->state, memory_order_relaxed) == CTP_RING_OWNED) {
+      w += atomic_load_explicit(&ring->head, memory_order_relaxed) -
+           atomic_load_explicit(&ct_ring_start[r], memory_order_relaxed);
+      d += atomic_load_explicit(&ring->lost, memory_order_relaxed) -
+           atomic_load_explicit(&ct_ring_lost0[r], memory_order_relaxed);
+    }
   }
-  return sum;
+  *written = w;
+  *full_drops = d;
 }
