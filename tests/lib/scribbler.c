@@ -1,9 +1,12 @@
 /* scribbler.c - a hostile target: it traces with the public SDK, then writes
  * random bytes (seeded) over the whole shared mapping, and goes on tracing.
  *
- *   scribbler SEED EVENTS OUT
+ *   scribbler SEED EVENTS OUT [counters]
  *       COROS coroutines created, EVENTS suspend/resume events over them,
- *       then the scribble (none when SEED is 0), EVENTS more, COROS more
+ *       then the scribble (none when SEED is 0; with "counters", random
+ *       words over the counters only: every station's ev_claimed,
+ *       harvested_ev and v2_lost, every ring's lost; no padding touched, so
+ *       only the values can tell), EVENTS more, COROS more
  *       coroutines created (a lossless create waits for a free station), and
  *       every coroutine destroyed. OUT gets "written W ms M": W the events
  *       the program asked the SDK to record (an upper bound of any true
@@ -21,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/ctp.h"
 #include "ctlib.h"
 
 #define COROS 4
@@ -35,7 +39,7 @@ static uint64_t next_rand(uint64_t *s) {
 
 /* Random bytes over the whole file CTP_SHM_PATH names: header, stations,
  * queues and rings, through a mapping of our own. */
-static void scribble(uint64_t seed) {
+static void scribble(uint64_t seed, int counters) {
   const char *path = getenv("CTP_SHM_PATH");
   if (!path)
     ct_die("CTP_SHM_PATH not set");
@@ -49,8 +53,20 @@ static void scribble(uint64_t seed) {
     ct_die("mmap %s: %s", path, strerror(errno));
   close(fd);
   uint64_t s = seed * 0x9E3779B97F4A7C15ULL | 1;
-  for (size_t k = 0; k < len / 8; k++)
-    __atomic_store_n(&p[k], next_rand(&s), __ATOMIC_RELAXED);
+  const struct ctp_header *h = (const struct ctp_header *)p;
+  if (counters) {
+    for (uint32_t i = 0; i < h->max_stations; i++) {
+      struct ctp_station *st = ctp_station_at(p, i);
+      atomic_store_explicit(&st->ev_claimed, next_rand(&s), memory_order_relaxed);
+      atomic_store_explicit(&st->harvested_ev, next_rand(&s), memory_order_relaxed);
+      atomic_store_explicit(&st->v2_lost, next_rand(&s), memory_order_relaxed);
+    }
+    for (uint32_t r = 0; (h->mode & CTP_MODE_RINGS) && r < h->ring_count; r++)
+      atomic_store_explicit(&ctp_ring_at(p, h, r)->lost, next_rand(&s), memory_order_relaxed);
+  } else {
+    for (size_t k = 0; k < len / 8; k++)
+      __atomic_store_n(&p[k], next_rand(&s), __ATOMIC_RELAXED);
+  }
   munmap(p, len);
 }
 
@@ -67,8 +83,8 @@ static uint64_t run(corotracer_co **co, uint64_t events) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: scribbler SEED EVENTS OUT\n");
+  if (argc != 4 && !(argc == 5 && strcmp(argv[4], "counters") == 0)) {
+    fprintf(stderr, "usage: scribbler SEED EVENTS OUT [counters]\n");
     return 2;
   }
   uint64_t seed = strtoull(argv[1], NULL, 10), events = strtoull(argv[2], NULL, 10);
@@ -85,7 +101,7 @@ int main(int argc, char **argv) {
   }
   written += run(co, events);
   if (seed)
-    scribble(seed);
+    scribble(seed, argc == 5);
   written += run(co, events);
   for (int k = COROS; k < 2 * COROS; k++) {
     co[k] = corotracer_create(0, "after", NULL);
