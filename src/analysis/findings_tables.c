@@ -269,3 +269,28 @@ int ct_lost_finding(struct ct_report *r, const struct ct_state *st) {
                      "or not judged at all");
   return 0;
 }
+
+/* findings.h: the program wrote over the tracer's shared memory. The engine
+ * left the counts it could not believe out; the events it copied may still
+ * include some the scribble made up, and miss others. */
+int ct_corrupt_finding(struct ct_report *r, const struct ct_state *st) {
+  if (!st->corrupt_stations && !strstr(st->end_error, "corrupted"))
+    return 0;
+  struct ct_finding *f = ct_new_finding(r, "memory_corrupted", CT_SEV_ERROR);
+  if (!f)
+    return -ENOMEM;
+  f->count = st->corrupt_stations;
+  snprintf(f->title, sizeof f->title,
+           "the program wrote over the tracer's shared memory: the trace cannot be trusted");
+  if (st->end_error[0])
+    ct_add_evidence(f, "the engine said: %s", st->end_error);
+  if (st->corrupt_stations)
+    ct_add_evidence(f,
+                    "%" PRIu64 " stations held counters that cannot be true; their lost events "
+                    "are not counted",
+                    st->corrupt_stations);
+  ct_add_evidence(f, "a stray write of the program (a buffer overrun, a use after free) hit the "
+                     "tracer's mapping; events may be missing or made up, and the other "
+                     "findings rest on them");
+  return 0;
+}
