@@ -1,0 +1,10 @@
+# examples/fiber/build.mk - the Boost.Fiber adapter (include/corotracer/boost_fiber.hpp):
+# its example and its test. Built only when Boost.Fiber's headers are installed.
+ifneq ($(wildcard /usr/include/boost/fiber/all.hpp),)
+PROGS += $(O)/examples/fiber-workers
+$(O)/examples/fiber-workers: $(O)/obj/examples/fiber/workers.o $(LIBA)
+	$(call link,$(CXX),-lboost_fiber -lboost_context)
+
+# Boost.Fiber switches stacks behind the sanitizers' back: plain build only.
+TESTS_NOSAN += tests/test-fiber-workers.sh
+endif
