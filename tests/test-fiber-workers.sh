@@ -1,0 +1,34 @@
+#!/bin/sh
+# test-fiber-workers.sh - the Boost.Fiber adapter (include/corotracer/boost_fiber.hpp)
+# on examples/fiber: with --bug (notify_one where notify_all is needed) the
+# report finds the workers left parked, lost at the cv.wait line of worker()
+# in the user's file, waiting on the condition variable; without the bug, no
+# finding at all (the main fiber's teardown included).
+. "$(dirname "$0")/lib/engine.sh"
+PROG="$CT_BUILD/examples/fiber-workers"
+[ -x "$PROG" ] || skip "Boost.Fiber not installed (libboost-fiber-dev)"
+SRC="$(dirname "$0")/../examples/fiber/workers.cpp"
+line=$(grep -n 'workers park here' "$SRC" | cut -d: -f1)
+
+"$COROTRACER" run --quiet --lossless -o "$T/bug.jsonl" -- "$PROG" --bug > "$T/out" 2>&1 ||
+  fail "fiber-workers --bug: $(cat "$T/out")"
+stuck=$(sed -n 's/.*, \([0-9]*\) fibers never finished$/\1/p' "$T/out")
+[ "${stuck:-0}" -gt 0 ] || fail "the bug did not show: $(cat "$T/out")"
+"$COROTRACER" report "$T/bug.jsonl" --json "$T/findings.json" -o "$T/report.md" || fail "report failed"
+tr -d '\n' < "$T/findings.json" | sed 's/{"kind":/\n&/g' | grep '^{"kind":"lost_wakeup"' > "$T/lw"
+grep -q "\"count\":$stuck," "$T/lw" &&
+  [ "$(grep -o '"sites":\[[^]]*\]' "$T/lw" | head -n 1 |
+    grep -o '"function":"[^"]*","file":"[^"]*","line":[0-9]*')" = \
+    "\"function\":\"worker\",\"file\":\"examples/fiber/workers.cpp\",\"line\":$line" ] &&
+  [ "$(grep -o '"coroutines":\[.*\], *"related"' "$T/lw" | head -n 1 |
+    grep -o '"label":"[^"]*","wait":"[a-z]*"' | sort | uniq -c | tr -s ' ')" = \
+    " $stuck \"label\":\"fiber\",\"wait\":\"ptr\"" ] ||
+  fail "want $stuck fibers lost at worker (workers.cpp:$line) waiting on the cv; report says:
+$(grep -A8 '^### ' "$T/report.md")"
+
+"$COROTRACER" run --quiet --lossless -o "$T/ok.jsonl" -- "$PROG" > "$T/out" 2>&1 || fail "fiber-workers: $(cat "$T/out")"
+grep -q ', 0 fibers never finished$' "$T/out" || fail "fiber-workers: $(cat "$T/out")"
+"$COROTRACER" report "$T/ok.jsonl" --json "$T/findings.json" -o "$T/report.md" || fail "report failed"
+tr -d '\n' < "$T/findings.json" | grep -q '"kind":' && fail "findings without the bug:
+$(grep -A6 '^### ' "$T/report.md")"
+exit 0
