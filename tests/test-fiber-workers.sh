@@ -17,9 +17,9 @@ stuck=$(sed -n 's/.*, \([0-9]*\) fibers never finished$/\1/p' "$T/out")
 "$COROTRACER" report "$T/bug.jsonl" --json "$T/findings.json" -o "$T/report.md" || fail "report failed"
 tr -d '\n' < "$T/findings.json" | sed 's/{"kind":/\n&/g' | grep '^{"kind":"lost_wakeup"' > "$T/lw"
 grep -q "\"count\":$stuck," "$T/lw" &&
-  [ "$(grep -o '"sites":\[[^]]*\]' "$T/lw" | head -n 1 |
-    grep -o '"function":"[^"]*","file":"[^"]*","line":[0-9]*')" = \
-    "\"function\":\"worker\",\"file\":\"examples/fiber/workers.cpp\",\"line\":$line" ] &&
+  grep -o '"sites":\[[^]]*\]' "$T/lw" | head -n 1 | grep -o '"function":"[^"]*","file":"[^"]*","line":[0-9]*' > "$T/sites" &&
+  [ "$(wc -l < "$T/sites")" = 1 ] &&
+  grep -q "^\"function\":\"[^\"]*worker\",\"file\":\"examples/fiber/workers.cpp\",\"line\":$line\$" "$T/sites" &&
   [ "$(grep -o '"coroutines":\[.*\], *"related"' "$T/lw" | head -n 1 |
     grep -o '"label":"[^"]*","wait":"[a-z]*"' | sort | uniq -c | tr -s ' ')" = \
     " $stuck \"label\":\"fiber\",\"wait\":\"ptr\"" ] ||

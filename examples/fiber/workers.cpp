@@ -1,4 +1,4 @@
-// workers.cpp - a pool of Boost.Fiber workers fed through a condition variable, traced by one include.
+// workers.cpp - Boost.Fiber workers fed through a condition variable, traced by one include.
 //
 //   corotracer run -o trace.jsonl -- fiber-workers [--bug]
 //   corotracer report trace.jsonl

@@ -1,4 +1,5 @@
-// corotracer/boost_fiber.hpp - trace Boost.Fiber's fibers: one include, one call per scheduling thread.
+// corotracer/boost_fiber.hpp - trace Boost.Fiber's fibers: one include, one call per scheduling
+// thread.
 //
 //   #include <corotracer/boost_fiber.hpp>   // link -lcorotracer -lboost_fiber -lboost_context
 //   corotracer::fiber::install<boost::fibers::algo::round_robin>();   // on each scheduling thread
@@ -85,8 +86,7 @@ template <class Algo> class traced final : public Algo {
                 "Algo must be a Boost.Fiber scheduling algorithm");
 
 public:
-  template <class... Args>
-  explicit traced(Args &&...args) : Algo(std::forward<Args>(args)...) {
+  template <class... Args> explicit traced(Args &&...args) : Algo(std::forward<Args>(args)...) {
     enabled_ = corotracer_init() == 0;
     if (!enabled_)
       return;
@@ -94,8 +94,8 @@ public:
     // and running, so its first wake is never taken for a wake before a suspend.
     main_ = boost::fibers::context::active();
     stack_end_ = detail::thread_stack_end();
-    main_data_.co =
-        corotracer_create(0, "main", corotracer::user_site::find(__builtin_frame_address(0), stack_end_));
+    main_data_.co = corotracer_create(
+        0, "main", corotracer::user_site::find(__builtin_frame_address(0), stack_end_));
     corotracer_resume(main_data_.co);
   }
 
@@ -146,7 +146,8 @@ private:
     if (d)
       return d;
     context *cur = context::active();
-    const void *site = cur && (cur == main_ || cur->is_context(type::worker_context)) ? site_of(cur) : nullptr;
+    const void *site =
+        cur && (cur == main_ || cur->is_context(type::worker_context)) ? site_of(cur) : nullptr;
     d = new detail::FiberData;
     d->co = corotracer_create(0, "fiber", site);
     static const boost::fibers::detail::fss_cleanup_function::ptr_t release{new detail::Release};

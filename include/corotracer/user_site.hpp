@@ -1,4 +1,5 @@
-// corotracer/user_site.hpp - the user's return address on a stack, for adapters of runtimes we did not write.
+// corotracer/user_site.hpp - the user's return address on a stack, for adapters of runtimes we did
+// not write.
 //
 // An adapter hooked into a runtime (Boost.Fiber's scheduler, Asio's handler
 // tracking) runs several runtime frames below the user's code. find() scans
@@ -41,7 +42,9 @@ struct ExeMap {
   struct Range {
     std::uintptr_t start, end;
     bool entry; // calls the user's code directly: it may be inlined there
-    bool operator<(const Range &o) const noexcept { return start < o.start; }
+    bool operator<(const Range &o) const noexcept {
+      return start < o.start;
+    }
   };
   std::vector<Range> runtime; // sorted
 };
@@ -49,9 +52,20 @@ struct ExeMap {
 // Mangled-name prefixes of the runtimes' namespaces (plain and const
 // members, and their local entities such as lambdas).
 inline bool is_runtime(const char *name) noexcept {
-  static const char *const prefixes[] = {
-      "_ZN5boost", "_ZNK5boost", "_ZZN5boost", "_ZZNK5boost", "_ZNSt", "_ZNKSt", "_ZSt", "_ZZNSt",
-      "_ZN4asio",  "_ZNK4asio",  "_ZZN4asio",  "_ZN10corotracer", "_ZNK10corotracer", "_ZZN10corotracer"};
+  static const char *const prefixes[] = {"_ZN5boost",
+                                         "_ZNK5boost",
+                                         "_ZZN5boost",
+                                         "_ZZNK5boost",
+                                         "_ZNSt",
+                                         "_ZNKSt",
+                                         "_ZSt",
+                                         "_ZZNSt",
+                                         "_ZN4asio",
+                                         "_ZNK4asio",
+                                         "_ZZN4asio",
+                                         "_ZN10corotracer",
+                                         "_ZNK10corotracer",
+                                         "_ZZN10corotracer"};
   for (const char *p : prefixes)
     if (std::strncmp(name, p, std::strlen(p)) == 0)
       return true;
@@ -134,11 +148,12 @@ inline const ExeMap &exe() {
 
 // ra follows a call instruction (x86-64: call rel32, call through a
 // register or memory; AArch64: bl, blr). Elsewhere any address passes.
-[[gnu::no_sanitize("address")]] inline bool after_call(std::uintptr_t ra,
-                                                       std::uintptr_t lo) noexcept {
+__attribute__((no_sanitize_address)) inline bool after_call(std::uintptr_t ra,
+                                                            std::uintptr_t lo) noexcept {
 #if defined(__x86_64__)
   const auto *c = reinterpret_cast<const unsigned char *>(ra);
-  return (ra - lo >= 5 && c[-5] == 0xe8) || (ra - lo >= 2 && c[-2] == 0xff && (c[-1] & 0x38) == 0x10) ||
+  return (ra - lo >= 5 && c[-5] == 0xe8) ||
+         (ra - lo >= 2 && c[-2] == 0xff && (c[-1] & 0x38) == 0x10) ||
          (ra - lo >= 3 && c[-3] == 0xff && (c[-2] & 0x38) == 0x10) ||
          (ra - lo >= 6 && c[-6] == 0xff && (c[-5] & 0x38) == 0x10);
 #elif defined(__aarch64__)
@@ -169,10 +184,12 @@ inline constexpr std::size_t kMaxWords = 1024;
 // kMaxWords words), else the innermost in a runtime entry, else nullptr.
 // Reads the stack only; owns nothing. Safe on any thread; the first call
 // reads the executable's symbol table (once per process).
-[[gnu::no_sanitize("address")]] inline const void *find(const void *from, const void *to) noexcept {
+__attribute__((no_sanitize_address)) inline const void *find(const void *from,
+                                                             const void *to) noexcept {
   const detail::ExeMap &m = detail::exe();
   auto *p = reinterpret_cast<const std::uintptr_t *>(
-      (reinterpret_cast<std::uintptr_t>(from) + sizeof(std::uintptr_t) - 1) & ~(sizeof(std::uintptr_t) - 1));
+      (reinterpret_cast<std::uintptr_t>(from) + sizeof(std::uintptr_t) - 1) &
+      ~(sizeof(std::uintptr_t) - 1));
   auto *end = std::min(p + kMaxWords, reinterpret_cast<const std::uintptr_t *>(to));
   const void *entry = nullptr;
   for (; p < end; p++) {

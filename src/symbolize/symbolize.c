@@ -344,8 +344,7 @@ static void call_site(Dwarf_Die *cudie, Dwarf_Die *inl, struct ct_sym *out) {
 /* File and line of a, and the name of the function the line is in when that
  * code was inlined (the symbol table names only the function it was inlined
  * into, which would pair one function's name with another's source line). */
-static void dwarf_info(const ct_symbolizer *s, Dwfl_Module *mod, Dwarf_Addr a,
-                       struct ct_sym *out) {
+static void dwarf_info(const ct_symbolizer *s, Dwfl_Module *mod, Dwarf_Addr a, struct ct_sym *out) {
   Dwarf_Die cudie, *scopes = NULL;
   Dwarf_Addr bias = 0;
   if (!find_unit(mod, a, &cudie, &bias))
@@ -371,8 +370,9 @@ static void dwarf_info(const ct_symbolizer *s, Dwfl_Module *mod, Dwarf_Addr a,
       if (!name)
         name = dwarf_diename(&scopes[i]);
       const char *decl = dwarf_decl_file(&scopes[i]);
-      if (skip_frame(s, name, out->file) || (decl && skip_frame(s, NULL, decl))) { /* the runtime's: */
-        call_site(&cudie, &scopes[i], out); /* the site is where it was called */
+      if (skip_frame(s, name, out->file) ||
+          (decl && skip_frame(s, NULL, decl))) { /* the runtime's: */
+        call_site(&cudie, &scopes[i], out);      /* the site is where it was called */
         continue;
       }
       if (name)
