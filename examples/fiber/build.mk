@@ -1,8 +1,10 @@
 # examples/fiber/build.mk - the Boost.Fiber adapter (include/corotracer/boost_fiber.hpp):
-# its example and its test. Built only when Boost.Fiber's headers are installed.
+# its example, its test and its benchmark (bench/bench-fiber.cpp). Built only when Boost.Fiber's headers are installed.
 ifneq ($(wildcard /usr/include/boost/fiber/all.hpp),)
-PROGS += $(O)/examples/fiber-workers
+PROGS += $(O)/examples/fiber-workers $(O)/bench/bench-fiber
 $(O)/examples/fiber-workers: $(O)/obj/examples/fiber/workers.o $(LIBA)
+	$(call link,$(CXX),-lboost_fiber -lboost_context)
+$(O)/bench/bench-fiber: $(O)/obj/bench/bench-fiber.o $(LIBA)
 	$(call link,$(CXX),-lboost_fiber -lboost_context)
 
 # Boost.Fiber switches stacks behind the sanitizers' back: plain build only.
