@@ -7,11 +7,11 @@
 // that lies in the main executable's code, follows a call instruction and is
 // not in a runtime's function (boost::, std::, asio::, corotracer:: by the
 // executable's symbol table): the user's line, found without unwinding (tens
-// of ns). Failing that, the innermost one in a runtime function that calls
-// the user's code directly (an entry: Boost.Fiber's worker_context, Asio's
-// handler completions), where the compiler may have inlined the user's
-// function. Inlined runtime code around the address is skipped by the
-// report's symbolizer (docs/INTEGRATIONS.md).
+// of ns), or one in a runtime function that calls the user's code directly
+// (an entry: Boost.Fiber's worker_context, Asio's handler completions),
+// where the compiler may have inlined the user's function: the frames beyond
+// an entry are the runtime's loop and whoever started it. Inlined runtime code around the address
+// is skipped by the report's symbolizer (docs/INTEGRATIONS.md).
 //
 // Limits: user code outside the main executable (a shared library) is not
 // found; a stripped executable has no symbol table, so out-of-line runtime
@@ -65,7 +65,8 @@ inline bool is_runtime(const char *name) noexcept {
                                          "_ZZN4asio",
                                          "_ZN10corotracer",
                                          "_ZNK10corotracer",
-                                         "_ZZN10corotracer"};
+                                         "_ZZN10corotracer",
+                                         "corotracer_"};
   for (const char *p : prefixes)
     if (std::strncmp(name, p, std::strlen(p)) == 0)
       return true;
@@ -74,7 +75,7 @@ inline bool is_runtime(const char *name) noexcept {
 
 // Runtime functions that call the user's function (and may inline it).
 inline bool is_entry(const char *name) noexcept {
-  static const char *const markers[] = {"14worker_context", "11do_complete", "8complete"};
+  static const char *const markers[] = {"worker_context", "do_complete", "binder", "8complete"};
   for (const char *m : markers)
     if (std::strstr(name, m))
       return true;
@@ -168,7 +169,8 @@ __attribute__((no_sanitize_address)) inline bool after_call(std::uintptr_t ra,
 #endif
 }
 
-// The runtime function holding pc, or nullptr.
+// The runtime function holding pc, or nullptr. (Look a return address up
+// less one: a call may be the last instruction of its function.)
 inline const ExeMap::Range *runtime_at(const ExeMap &m, std::uintptr_t pc) noexcept {
   auto it = std::upper_bound(m.runtime.begin(), m.runtime.end(), ExeMap::Range{pc, 0, false});
   return it != m.runtime.begin() && pc < std::prev(it)->end ? &*std::prev(it) : nullptr;
@@ -181,7 +183,7 @@ inline constexpr std::size_t kMaxWords = 1024;
 
 // The innermost user return address among the stack words in [from, to)
 // (from: an address in the caller's frame; to: the end of that stack; at most
-// kMaxWords words), else the innermost in a runtime entry, else nullptr.
+// kMaxWords words) or in a runtime entry, else nullptr.
 // Reads the stack only; owns nothing. Safe on any thread; the first call
 // reads the executable's symbol table (once per process).
 __attribute__((no_sanitize_address)) inline const void *find(const void *from,
@@ -191,18 +193,15 @@ __attribute__((no_sanitize_address)) inline const void *find(const void *from,
       (reinterpret_cast<std::uintptr_t>(from) + sizeof(std::uintptr_t) - 1) &
       ~(sizeof(std::uintptr_t) - 1));
   auto *end = std::min(p + kMaxWords, reinterpret_cast<const std::uintptr_t *>(to));
-  const void *entry = nullptr;
   for (; p < end; p++) {
     std::uintptr_t ra = *p;
     if (ra - m.lo >= m.hi - m.lo || !detail::after_call(ra, m.lo))
       continue;
-    const detail::ExeMap::Range *r = detail::runtime_at(m, ra);
-    if (!r)
+    const detail::ExeMap::Range *r = detail::runtime_at(m, ra - 1);
+    if (!r || r->entry) // the user's, or the runtime's call of it: beyond is the event loop
       return reinterpret_cast<const void *>(ra);
-    if (r->entry && !entry)
-      entry = reinterpret_cast<const void *>(ra);
   }
-  return entry;
+  return nullptr;
 }
 
 } // namespace corotracer::user_site
