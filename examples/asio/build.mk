@@ -10,5 +10,5 @@ $(O)/obj/examples/asio/echo.o: $(ASIO_TRACKING_DEPS)
 $(O)/examples/asio-echo: $(O)/obj/examples/asio/echo.o $(LIBA)
 	$(call link,$(CXX))
 
-TESTS_NOSAN += tests/test-asio-echo.sh
+TESTS += tests/test-asio-echo.sh
 endif
