@@ -3,7 +3,8 @@
 # -DASIO_CUSTOM_HANDLER_TRACKING) on examples/asio: with --bug (a timer used as
 # an event nobody fires) the report finds the drainer's async_wait lost at its
 # line in echo.cpp, waiting on the timer, and the accept loop only likely
-# idle (at its own line); without the bug, no finding at all.
+# idle (at its own line), or at its caller's with --skip-frames; without the
+# bug, no finding at all.
 . "$(dirname "$0")/lib/engine.sh"
 PROG="$CT_BUILD/examples/asio-echo"
 [ -x "$PROG" ] || skip "standalone Asio not installed (libasio-dev)"
@@ -30,6 +31,14 @@ $(cat "$T/want")
 got:
 $(cat "$T/got")
 $(grep -A8 '^### ' "$T/report.md")"
+
+# --skip-frames: accept() is inlined into its handler; skipped, the site is
+# the handler's call of it.
+again=$(grep -n '^    accept(acc);' "$SRC" | cut -d: -f1)
+"$COROTRACER" report "$T/bug.jsonl" --skip-frames 'nothing::*,accept' -o "$T/skip.md" || fail "report --skip-frames failed"
+grep -q "^- \`[^\`]* (echo.cpp:$again)\`: 1 coroutine, fd" "$T/skip.md" ||
+  fail "--skip-frames accept: want the accept loop at echo.cpp:$again; got:
+$(grep '^- ' "$T/skip.md")"
 
 "$COROTRACER" run --quiet --lossless -o "$T/ok.jsonl" -- "$PROG" > "$T/out" 2>&1 || fail "asio-echo: $(cat "$T/out")"
 grep -q '^80 echoes (want 80), finished$' "$T/out" || fail "asio-echo: $(cat "$T/out")"
