@@ -3,7 +3,8 @@
 # on examples/fiber: with --bug (notify_one where notify_all is needed) the
 # report finds the workers left parked, lost at the cv.wait line of worker()
 # in the user's file, waiting on the condition variable; without the bug, no
-# finding at all (the main fiber's teardown included).
+# finding at all (the main fiber's teardown included); with too few stations,
+# the untraced fibers are named in the finding's title.
 . "$(dirname "$0")/lib/engine.sh"
 PROG="$CT_BUILD/examples/fiber-workers"
 [ -x "$PROG" ] || skip "Boost.Fiber not installed (libboost-fiber-dev)"
@@ -31,4 +32,11 @@ grep -q ', 0 fibers never finished$' "$T/out" || fail "fiber-workers: $(cat "$T/
 "$COROTRACER" report "$T/ok.jsonl" --json "$T/findings.json" -o "$T/report.md" || fail "report failed"
 tr -d '\n' < "$T/findings.json" | grep -q '"kind":' && fail "findings without the bug:
 $(grep -A6 '^### ' "$T/report.md")"
+
+# Too few stations (the default covers 10^5): the finding says how many
+# coroutines went untraced, and what to do.
+"$COROTRACER" run --quiet -n 2 -o "$T/n2.jsonl" -- "$PROG" > "$T/out" 2>&1 || fail "fiber-workers -n 2: $(cat "$T/out")"
+"$COROTRACER" report "$T/n2.jsonl" -o "$T/n2.md" || fail "report failed"
+grep -q '^### .*the trace is incomplete: 3 coroutines untraced (no station free)' "$T/n2.md" &&
+  grep -q 'run again with `corotracer run -n N`' "$T/n2.md" || fail "-n 2: $(grep -A2 '^### ' "$T/n2.md")"
 exit 0
