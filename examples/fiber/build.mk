@@ -10,3 +10,10 @@ $(O)/bench/bench-fiber: $(O)/obj/bench/bench-fiber.o $(LIBA)
 # Boost.Fiber switches stacks behind the sanitizers' back: plain build only.
 TESTS_NOSAN += tests/test-fiber-workers.sh
 endif
+
+# The adapters' headers (include/corotracer/, both adapters') install beside the SDK's.
+.PHONY: install-adapters
+install: install-adapters
+install-adapters:
+	install -d $(DESTDIR)$(PREFIX)/include/corotracer
+	install -m 0644 include/corotracer/*.hpp $(DESTDIR)$(PREFIX)/include/corotracer/
