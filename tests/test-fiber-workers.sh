@@ -20,7 +20,7 @@ tr -d '\n' < "$T/findings.json" | sed 's/{"kind":/\n&/g' | grep '^{"kind":"lost_
 grep -q "\"count\":$stuck," "$T/lw" &&
   grep -o '"sites":\[[^]]*\]' "$T/lw" | head -n 1 | grep -o '"function":"[^"]*","file":"[^"]*","line":[0-9]*' > "$T/sites" &&
   [ "$(wc -l < "$T/sites")" = 1 ] &&
-  grep -q "^\"function\":\"[^\"]*worker\",\"file\":\"examples/fiber/workers.cpp\",\"line\":$line\$" "$T/sites" &&
+  grep -q "^\"function\":\"[^\"]*worker\",\"file\":\"\([^\"]*/\)\{0,1\}examples/fiber/workers.cpp\",\"line\":$line\$" "$T/sites" &&
   [ "$(grep -o '"coroutines":\[.*\], *"related"' "$T/lw" | head -n 1 |
     grep -o '"label":"[^"]*","wait":"[a-z]*"' | sort | uniq -c | tr -s ' ')" = \
     " $stuck \"label\":\"fiber\",\"wait\":\"ptr\"" ] ||
