@@ -23,7 +23,6 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
-#include <pthread.h>
 #include <unordered_map>
 #include <utility>
 
@@ -77,23 +76,6 @@ inline bool &enabled() noexcept {
   return on;
 }
 
-// End of this thread's stack, for the scan (looked up once per thread; a
-// plain pointer, so nothing to destroy when the thread's storage goes).
-inline const void *stack_end() noexcept {
-  static thread_local const void *end = nullptr;
-  if (!end) {
-    pthread_attr_t a;
-    void *lo = nullptr;
-    std::size_t size = 0;
-    if (pthread_getattr_np(pthread_self(), &a) == 0) {
-      pthread_attr_getstack(&a, &lo, &size);
-      pthread_attr_destroy(&a);
-      end = static_cast<char *>(lo) + size;
-    }
-  }
-  return end;
-}
-
 } // namespace detail
 
 // ASIO_HANDLER_TRACKING_INIT (each io_context's construction): attach.
@@ -109,7 +91,7 @@ template <class Context>
                                 const char *op_name) noexcept {
   if (!detail::enabled())
     return;
-  const void *site = user_site::find(__builtin_frame_address(0), detail::stack_end());
+  const void *site = user_site::find(__builtin_frame_address(0), user_site::thread_stack_end());
   Op *op;
   {
     detail::Table &t = detail::table();

@@ -19,8 +19,6 @@
 #ifndef COROTRACER_BOOST_FIBER_HPP
 #define COROTRACER_BOOST_FIBER_HPP
 
-#include <pthread.h>
-
 #include <boost/fiber/algo/algorithm.hpp>
 #include <boost/fiber/context.hpp>
 #include <boost/fiber/operations.hpp>
@@ -63,18 +61,6 @@ struct Release final : bf::detail::fss_cleanup_function {
   }
 };
 
-// End of the calling thread's stack (the main fiber's), for the stack scan.
-inline const void *thread_stack_end() noexcept {
-  pthread_attr_t a;
-  void *lo = nullptr;
-  std::size_t size = 0;
-  if (pthread_getattr_np(pthread_self(), &a) != 0)
-    return nullptr;
-  pthread_attr_getstack(&a, &lo, &size);
-  pthread_attr_destroy(&a);
-  return static_cast<char *>(lo) + size;
-}
-
 } // namespace detail
 
 // Algo with every scheduling decision recorded. Owned by Boost's scheduler
@@ -93,7 +79,7 @@ public:
     // The main fiber exists before any hook sees it: recorded now as created
     // and running, so its first wake is never taken for a wake before a suspend.
     main_ = boost::fibers::context::active();
-    stack_end_ = detail::thread_stack_end();
+    stack_end_ = corotracer::user_site::thread_stack_end();
     main_data_.co = corotracer_create(
         0, "main", corotracer::user_site::find(__builtin_frame_address(0), stack_end_));
     corotracer_resume(main_data_.co);

@@ -29,6 +29,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -177,6 +178,22 @@ inline const ExeMap::Range *runtime_at(const ExeMap &m, std::uintptr_t pc) noexc
 }
 
 } // namespace detail
+
+// End (highest address) of the calling thread's stack, for find()'s `to`,
+// or nullptr when unknown. Looked up once per thread and kept in a plain
+// pointer: nothing to destroy when the thread's storage goes.
+inline const void *thread_stack_end() noexcept {
+  static thread_local const void *end = nullptr;
+  pthread_attr_t a;
+  void *lo = nullptr;
+  std::size_t size = 0;
+  if (!end && pthread_getattr_np(pthread_self(), &a) == 0) {
+    if (pthread_attr_getstack(&a, &lo, &size) == 0)
+      end = static_cast<char *>(lo) + size;
+    pthread_attr_destroy(&a);
+  }
+  return end;
+}
 
 // Words scanned at most: runtime frames between the adapter and the user.
 inline constexpr std::size_t kMaxWords = 1024;
