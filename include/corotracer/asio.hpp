@@ -91,7 +91,7 @@ template <class Context>
                                 const char *op_name) noexcept {
   if (!detail::enabled())
     return;
-  const void *site = user_site::find(__builtin_frame_address(0), user_site::thread_stack_end());
+  const void *site = user_site::find_on_thread(__builtin_frame_address(0));
   Op *op;
   {
     detail::Table &t = detail::table();

@@ -79,7 +79,7 @@ public:
     // The main fiber exists before any hook sees it: recorded now as created
     // and running, so its first wake is never taken for a wake before a suspend.
     main_ = boost::fibers::context::active();
-    stack_end_ = corotracer::user_site::thread_stack_end();
+    stack_end_ = corotracer::user_site::thread_stack().end;
     main_data_.co = corotracer_create(
         0, "main", corotracer::user_site::find(__builtin_frame_address(0), stack_end_));
     corotracer_resume(main_data_.co);

@@ -179,20 +179,23 @@ inline const ExeMap::Range *runtime_at(const ExeMap &m, std::uintptr_t pc) noexc
 
 } // namespace detail
 
-// End (highest address) of the calling thread's stack, for find()'s `to`,
-// or nullptr when unknown. Looked up once per thread and kept in a plain
-// pointer: nothing to destroy when the thread's storage goes.
-inline const void *thread_stack_end() noexcept {
-  static thread_local const void *end = nullptr;
+// The calling thread's own stack, [lo, end), or nulls when unknown. Looked
+// up once per thread and kept in plain pointers: nothing to destroy when the
+// thread's storage goes.
+struct Stack {
+  const char *lo = nullptr, *end = nullptr;
+};
+inline Stack thread_stack() noexcept {
+  static thread_local Stack st;
   pthread_attr_t a;
   void *lo = nullptr;
   std::size_t size = 0;
-  if (!end && pthread_getattr_np(pthread_self(), &a) == 0) {
+  if (!st.end && pthread_getattr_np(pthread_self(), &a) == 0) {
     if (pthread_attr_getstack(&a, &lo, &size) == 0)
-      end = static_cast<char *>(lo) + size;
+      st = {static_cast<const char *>(lo), static_cast<const char *>(lo) + size};
     pthread_attr_destroy(&a);
   }
-  return end;
+  return st;
 }
 
 // Words scanned at most: runtime frames between the adapter and the user.
@@ -219,6 +222,15 @@ __attribute__((no_sanitize_address)) inline const void *find(const void *from,
       return reinterpret_cast<const void *>(ra);
   }
   return nullptr;
+}
+
+// find() from `from` up to the end of the calling thread's own stack; nullptr
+// when `from` is not on it (code running on a coroutine's own stack, such as
+// a stackful coroutine's, whose end is not known: no scan).
+inline const void *find_on_thread(const void *from) noexcept {
+  Stack st = thread_stack();
+  const char *f = static_cast<const char *>(from);
+  return f >= st.lo && f < st.end ? find(from, st.end) : nullptr;
 }
 
 } // namespace corotracer::user_site
