@@ -64,8 +64,9 @@ struct Release final : bf::detail::fss_cleanup_function {
 } // namespace detail
 
 // Algo with every scheduling decision recorded. Owned by Boost's scheduler
-// (an intrusive_ptr); all its state lives here, none in thread_local storage,
-// since Boost destroys the scheduler from its own thread_local destructor.
+// (an intrusive_ptr); its state lives here, none in thread_local storage that
+// has a destructor (only detail::terminating, a plain pointer), since Boost
+// destroys the scheduler from its own thread_local destructor.
 // Construct it on the thread whose scheduler it serves (install() does).
 template <class Algo> class traced final : public Algo {
   static_assert(std::is_base_of_v<boost::fibers::algo::algorithm, Algo>,
