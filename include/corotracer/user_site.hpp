@@ -21,6 +21,7 @@
 #define COROTRACER_USER_SITE_HPP
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -177,6 +178,26 @@ inline const ExeMap::Range *runtime_at(const ExeMap &m, std::uintptr_t pc) noexc
   return it != m.runtime.begin() && pc < std::prev(it)->end ? &*std::prev(it) : nullptr;
 }
 
+// Code address ra (in the executable) ends the scan: it follows a call and
+// is the user's, or a runtime entry's (the user's code may be inlined there;
+// beyond is the event loop). Decided once per address: the last verdicts sit
+// in a direct-mapped table, each entry (ra << 1 | verdict) in one word, so
+// threads racing on an entry read a whole entry or a miss.
+inline bool stops_scan(const ExeMap &m, std::uintptr_t ra) noexcept {
+  static std::atomic<std::uintptr_t> seen[512];
+  std::atomic<std::uintptr_t> &e = seen[(ra ^ ra >> 9) % 512];
+  std::uintptr_t v = e.load(std::memory_order_relaxed);
+  if (v >> 1 == ra)
+    return v & 1;
+  bool stop = false;
+  if (after_call(ra, m.lo)) {
+    const ExeMap::Range *r = runtime_at(m, ra - 1);
+    stop = !r || r->entry;
+  }
+  e.store(ra << 1 | stop, std::memory_order_relaxed);
+  return stop;
+}
+
 } // namespace detail
 
 // The calling thread's own stack, [lo, end), or nulls when unknown. Looked
@@ -215,10 +236,7 @@ __attribute__((no_sanitize_address)) inline const void *find(const void *from,
   auto *end = std::min(p + kMaxWords, reinterpret_cast<const std::uintptr_t *>(to));
   for (; p < end; p++) {
     std::uintptr_t ra = *p;
-    if (ra - m.lo >= m.hi - m.lo || !detail::after_call(ra, m.lo))
-      continue;
-    const detail::ExeMap::Range *r = detail::runtime_at(m, ra - 1);
-    if (!r || r->entry) // the user's, or the runtime's call of it: beyond is the event loop
+    if (ra - m.lo < m.hi - m.lo && detail::stops_scan(m, ra))
       return reinterpret_cast<const void *>(ra);
   }
   return nullptr;
