@@ -251,7 +251,13 @@ int ct_lost_finding(struct ct_report *r, const struct ct_state *st) {
   if (!f)
     return -ENOMEM;
   f->count = lost;
-  snprintf(f->title, sizeof f->title, "the trace is incomplete: %" PRIu64 " events lost", lost);
+  if (st->untraced)
+    snprintf(f->title, sizeof f->title,
+             "the trace is incomplete: %" PRIu64 " coroutines untraced (no station free), %" PRIu64
+             " events lost",
+             st->untraced, lost);
+  else
+    snprintf(f->title, sizeof f->title, "the trace is incomplete: %" PRIu64 " events lost", lost);
   if (st->has_end_counts)
     ct_add_evidence(
         f, "the engine counted %" PRIu64 " events written, %" PRIu64 " harvested, %" PRIu64 " lost",
@@ -262,7 +268,10 @@ int ct_lost_finding(struct ct_report *r, const struct ct_state *st) {
   if (st->any_ev)
     ct_add_evidence(f, "gaps in the coroutines' ev sequences: %" PRIu64 " events", st->gap_lost);
   if (st->untraced)
-    ct_add_evidence(f, "%" PRIu64 " coroutines were not traced at all (no station free)",
+    ct_add_evidence(f,
+                    "%" PRIu64 " coroutines were not traced at all (no station free): more were "
+                    "alive at once than the run's stations; run again with `corotracer run -n N`, "
+                    "N above the most coroutines alive at once",
                     st->untraced);
   ct_add_evidence(f, "findings about a coroutine that lost events say so: they are less certain; "
                      "where the events lost come right before what decides them, they are warnings "

@@ -20,7 +20,7 @@
 #define STUCK_NS 1000000000ull /* left suspended this long by a running program: never woken */
 
 struct opts {
-  const char *trace, *out, *json;
+  const char *trace, *out, *json, *skip_frames;
   int fail_on; /* -1: no gate */
   uint64_t blocker_ns;
   int stats;
@@ -29,18 +29,32 @@ struct opts {
 static void usage(FILE *f) {
   fprintf(f, "usage: corotracer report TRACE [-o report.md] [--json findings.json]\n"
              "                         [--fail-on info|warning|error] [--blocker-ms MS]\n"
+             "                         [--skip-frames PATTERN,...]\n"
              "       corotracer -deepdive -out TRACE [-o report.md]   (reference spelling)\n"
              "Reads a JSONL trace (ours or the reference engine's; '-' = stdin) and writes a\n"
              "Markdown diagnosis (stdout unless -o) and, with --json, the findings JSON of\n"
              "docs/FINDINGS.md. --fail-on SEV exits 1 when a finding of at least SEV exists.\n"
-             "--blocker-ms: a run longer than this without suspending is a blocker (100).\n");
+             "--blocker-ms: a run longer than this without suspending is a blocker (100).\n"
+             "--skip-frames: inlined frames whose function or file matches a glob are the\n"
+             "runtime's: a site in one is shown where it was called (besides boost::*, std::*,\n"
+             "asio::*, corotracer::* and files under /usr/include).\n");
 }
 
 static int bad_usage(const char *what, const char *arg) {
   return ct_usage_error("report", what, arg);
 }
 
-enum { O_HELP = 1, O_DEEPDIVE, O_STATS, O_OUTPUT, O_JSON, O_TRACE, O_FAIL_ON, O_BLOCKER_MS };
+enum {
+  O_HELP = 1,
+  O_DEEPDIVE,
+  O_STATS,
+  O_OUTPUT,
+  O_JSON,
+  O_TRACE,
+  O_FAIL_ON,
+  O_BLOCKER_MS,
+  O_SKIP_FRAMES
+};
 static const struct ct_opt report_opts[] = {
     {"-h --help", O_HELP, 0},
     {"-deepdive --deepdive", O_DEEPDIVE, 0}, /* the reference's spelling: a no-op */
@@ -50,6 +64,7 @@ static const struct ct_opt report_opts[] = {
     {"-out --out", O_TRACE, 1}, /* the reference's spelling of the trace */
     {"--fail-on", O_FAIL_ON, 1},
     {"--blocker-ms", O_BLOCKER_MS, 1},
+    {"--skip-frames", O_SKIP_FRAMES, 1},
     {NULL, 0, 0}};
 
 /* Returns -1 when parsed, else the exit status (0 for --help). */
@@ -97,6 +112,9 @@ static int parse(int argc, char **argv, struct opts *o) {
       o->blocker_ns = ms * 1000000ull;
       break;
     }
+    case O_SKIP_FRAMES:
+      o->skip_frames = val;
+      break;
     case CT_ARGS_NO_VALUE:
       return bad_usage("option needs a value", val);
     case CT_ARGS_UNKNOWN:
@@ -183,6 +201,8 @@ int ct_report_main(int argc, char **argv) {
     goto out;
   }
   int rc = ct_state_new(o.blocker_ns, &st);
+  if (!rc && o.skip_frames)
+    rc = ct_symbolizer_skip_frames(st->sym, o.skip_frames);
   uint64_t bytes = 0;
   struct feed feed = {st};
   if (!rc)

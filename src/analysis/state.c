@@ -401,6 +401,7 @@ static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_line *
       struct ct_wakers *w = ct_map_put(&s->objs, c->obj, c->wait, &fresh);
       if (!w)
         return -ENOMEM;
+      w->last_ts = l->ts;
       if (!l->from) {
         w->by_thread = 1;
         return 0;

@@ -120,6 +120,7 @@ struct ct_fduse {
 #define CT_WAKERS 4
 struct ct_wakers {
   uint64_t id[CT_WAKERS], times[CT_WAKERS];
+  uint64_t last_ts; /* the latest wake of a coroutine parked on this object */
   uint8_t n, overflow, by_thread;
 };
 

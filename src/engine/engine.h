@@ -18,7 +18,10 @@
 #define CT_EXIT_FAIL 1   /* setup failed, or the trace is incomplete */
 #define CT_EXIT_EXEC 127 /* the program could not be executed */
 
-#define CT_STATIONS_DEFAULT 128u
+/* Stations: 2^17 covers 10^5 live coroutines. A station's 1 KiB of shared
+ * memory costs nothing until a coroutine takes it (pages untouched stay
+ * unallocated), and the harvest scans only stations handed out. */
+#define CT_STATIONS_DEFAULT 131072u
 #define CT_POLL_MS_DEFAULT 1000
 #define CT_LOSSLESS_MS_DEFAULT 1000
 #define CT_STATUS_MS 250
