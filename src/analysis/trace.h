@@ -106,6 +106,13 @@ struct ct_line {
   struct ct_str path, label, run_id, host, format, event, exit_name;
 };
 
+/* 1 when l starts a new run: a meta line after `lines` other lines of the
+ * current run (`corotracer run --append` writes several runs into one file).
+ * Every reader keeps runs apart: their lines never feed one analysis. */
+static inline int ct_line_new_run(uint64_t lines, enum ct_line_err err, const struct ct_line *l) {
+  return lines && err == CT_LINE_OK && l->type == CT_LINE_META;
+}
+
 /* Parses one line (without its '\n') into *out. Returns CT_LINE_OK or the
  * reason it was rejected; *out is then partly filled and must not be used. */
 enum ct_line_err ct_parse_line(const char *line, size_t len, struct ct_line *out);

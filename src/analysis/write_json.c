@@ -140,6 +140,8 @@ static void trace(FILE *f, const struct ct_report *r) {
   for (int k = 0; k < CT_V_KINDS_; k++)
     fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", ct_viol_kinds[k], st->viol[k].not_judged);
   fputc('}', f);
+  if (r->runs > 1)
+    fprintf(f, ",\"run\":%u,\"runs\":%u", r->run, r->runs);
   if (st->run_id[0]) {
     fputs(",\"run_id\":", f);
     jstr(f, st->run_id);

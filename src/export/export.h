@@ -46,9 +46,9 @@ struct cx_site {
  * run's meta line. `corotracer run --append` writes several into one file. */
 struct cx_run {
   char run_id[80], host[128];
-  uint64_t first_line, last_line; /* its lines in the file */
-  uint64_t lines, nev, skipped;   /* skipped: malformed or torn lines */
-  uint64_t mono_ns, wall_ns;      /* meta's clock, 0 when absent */
+  uint64_t last_line;        /* its last line in the file */
+  uint64_t nev, skipped;     /* skipped: malformed or torn lines */
+  uint64_t mono_ns, wall_ns; /* meta's clock, 0 when absent */
   int has_clock;
   uint64_t hash;       /* FNV-1a of its events, for a run id without meta */
   struct ct_map co;    /* probe_id -> struct cx_coro, by first appearance */
@@ -70,7 +70,7 @@ struct cx_model {
   const char *path;
   int fd;        /* the trace, seekable (stdin from a pipe: a temporary copy) */
   int64_t start; /* offset of its first byte in fd */
-  uint64_t bytes, lines, nev;
+  uint64_t bytes, nev;
   struct cx_run *runs;
   size_t nruns;
 };

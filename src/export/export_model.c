@@ -184,14 +184,13 @@ static int summarize(struct cx_run *r, const struct cx_event *e) {
 }
 
 /* A new run, current from now on. */
-static int run_start(struct cx_model *m, uint64_t lineno) {
+static int run_start(struct cx_model *m) {
   struct cx_run *n = realloc(m->runs, (m->nruns + 1) * sizeof *n);
   if (!n)
     return -ENOMEM;
   m->runs = n;
   struct cx_run *r = &m->runs[m->nruns++];
   memset(r, 0, sizeof *r);
-  r->first_line = lineno;
   r->hash = 1469598103934665603ull;
   ct_map_init(&r->co, sizeof(struct cx_coro));
   ct_map_init(&r->sites, sizeof(struct cx_site));
@@ -230,17 +229,12 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   struct loader *ld = ctx;
   struct cx_model *m = ld->m;
   int rc, meta = err == CT_LINE_OK && l->type == CT_LINE_META;
-  if (meta && m->nruns && m->runs[m->nruns - 1].lines &&
-      (rc = run_finish(ld, &m->runs[m->nruns - 1])))
+  if (ct_line_new_run(m->runs[m->nruns - 1].st->lines, err, l) &&
+      ((rc = run_finish(ld, &m->runs[m->nruns - 1])) || (rc = run_start(m))))
     return rc;
-  if ((meta && (!m->nruns || m->runs[m->nruns - 1].lines)) || !m->nruns)
-    if ((rc = run_start(m, lineno)))
-      return rc;
   struct cx_run *r = &m->runs[m->nruns - 1];
   if ((rc = ct_state_line(r->st, lineno, err, l)))
     return rc;
-  m->lines = lineno;
-  r->lines++;
   r->last_line = lineno;
   if (err != CT_LINE_OK) {
     r->skipped++;
@@ -293,8 +287,7 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
 
 static void peek(void *ctx, const struct ct_line *l) {
   struct loader *ld = ctx;
-  if (ld->m->nruns)
-    ct_state_prefetch(ld->m->runs[ld->m->nruns - 1].st, l);
+  ct_state_prefetch(ld->m->runs[ld->m->nruns - 1].st, l);
 }
 
 /* A seekable copy of stdin when it is not a file: an unlinked temporary file. */
@@ -339,10 +332,11 @@ int cx_model_load(const char *path, const char *run_id, const char *host, struct
     rc = seekable_stdin(&m->fd, &m->start);
   if (rc)
     goto out;
-  if ((rc = ct_trace_read_ahead(m->fd, READ_BUF, on_line, peek, &ld, &m->bytes)))
+  if ((rc = run_start(m)) ||
+      (rc = ct_trace_read_ahead(m->fd, READ_BUF, on_line, peek, &ld, &m->bytes)))
     goto out;
-  const struct ct_state *st = m->nruns ? m->runs[0].st : NULL;
-  if (!m->nev && (!st || (!st->has_meta && !st->has_end && !st->modules))) {
+  const struct ct_state *st = m->runs[0].st;
+  if (m->nruns == 1 && !m->nev && !st->has_meta && !st->has_end && !st->modules) {
     *bad_line = ld.first_bad ? ld.first_bad : 1;
     rc = -EPROTO;
     goto out;

@@ -278,6 +278,24 @@ static int client_write(struct ct_live *l, struct client *c) {
 }
 
 /* ---- the trace -------------------------------------------------------------- */
+/* A new run: the aggregate starts afresh with it (runs are never merged). On
+ * ENOMEM the old one stays, marked by nothing: the view lags, as on any ENOMEM. */
+static void restart(struct ct_live *l) {
+  struct ct_state *st;
+  struct ct_model m;
+  if (ct_state_new(CT_DASH_BLOCKER_NS, &st))
+    return;
+  if (ct_model_init(&m, CT_DASH_SPAN_BUDGET, CT_DASH_SPAN_BUDGET / 5 * 7)) {
+    ct_state_free(st);
+    return;
+  }
+  ct_model_prune(&m);
+  ct_state_free(l->st);
+  ct_model_free(&l->m);
+  l->st = st;
+  l->m = m;
+}
+
 /* Reads what was appended to the trace (at most TAIL_MAX bytes) and feeds
  * the complete lines to the aggregate; returns the bytes read. */
 static size_t tail(struct ct_live *l) {
@@ -307,6 +325,8 @@ static size_t tail(struct ct_live *l) {
     while ((nl = memchr(l->lb + start, '\n', l->lbn - start))) {
       size_t e = (size_t)(nl - l->lb);
       enum ct_line_err err = ct_parse_line(l->lb + start, e - start, &line);
+      if (ct_line_new_run(l->st->lines, err, &line))
+        restart(l); /* a run appended (run --append): the view follows it */
       /* ENOMEM: the aggregate lags; the next snapshot tries again. */
       (void)ct_state_line(l->st, ++l->lineno, err, &line);
       (void)ct_model_line(&l->m, err, &line);

@@ -102,7 +102,7 @@ if (mode === 'page') {
       if (d.summary.kept_coroutines < 1) fail('kept_coroutines is 0');
     }
   }
-  console.log(`ok: ${d.coroutines} coroutines (${d.a.co_id.length} rows), ${d.summary.spans} spans (${d.summary.spans_dropped} summarized), ${d.findings.findings.length} findings`);
+  console.log(`ok: run ${d.run_id}, ${d.events} events, ${d.coroutines} coroutines (${d.a.co_id.length} rows), ${d.summary.spans} spans (${d.summary.spans_dropped} summarized), ${d.findings.findings.length} findings`);
 } else {
   const u = new URL(where), token = u.searchParams.get('token');
   const get = (path, host) => new Promise((res, rej) => {
