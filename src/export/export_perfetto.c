@@ -418,16 +418,21 @@ static void run_end(struct pf *p) {
   p->site0 += r->sites.n;
 }
 
-/* Starts writing run k: its descriptors, its per-coroutine state. */
-static void run_begin(struct pf *p, size_t k) {
-  const struct cx_run *r = p->run = &p->m->runs[k];
-  size_t nco = r->co.n ? r->co.n : 1;
+/* Frees the per-run arrays. */
+static void run_free(struct pf *p) {
   free(p->srcloc_sent);
   free(p->thread_open);
   free(p->run_thread);
   free(p->susp_open);
   free(p->groups);
   free(p->flow_head);
+}
+
+/* Starts writing run k: its descriptors, its per-coroutine state. */
+static void run_begin(struct pf *p, size_t k) {
+  const struct cx_run *r = p->run = &p->m->runs[k];
+  size_t nco = r->co.n ? r->co.n : 1;
+  run_free(p);
   p->srcloc_sent = calloc(r->sites.n ? r->sites.n : 1, 1);
   p->thread_open = calloc(r->tids.n ? r->tids.n : 1, sizeof *p->thread_open);
   p->run_thread = calloc(nco, sizeof *p->run_thread);
@@ -490,12 +495,7 @@ int cx_write_perfetto(FILE *f, const struct cx_model *m, uint64_t *rows, cx_prog
   *rows = p.packets;
   pb_free(&p.b);
   ct_map_free(&p.names);
-  free(p.srcloc_sent);
-  free(p.thread_open);
-  free(p.run_thread);
-  free(p.susp_open);
-  free(p.groups);
-  free(p.flow_head);
+  run_free(&p);
   free(p.flows);
   free(p.heap);
   free(p.tf);
