@@ -86,6 +86,11 @@ sq "UPDATE events SET site = NULL WHERE site = ''"
 check_roundtrip csv sq "$lw"
 [ "$(sq "SELECT label FROM coroutines WHERE probe_id = 9")" = "$(printf 'we,ird "q"\nx\ty')" ] ||
   fail "csv: label with comma, quotes, newline not read back: $(sq 'SELECT label FROM coroutines WHERE probe_id = 9')"
+# Stdin from a pipe (read twice through a temporary copy): the same rows.
+cat "$lw" | "$COROTRACER" export csv - -o "$tmp/csvp" -q || fail "csv export from a pipe: exit $?"
+for t in events coroutines sites findings; do
+  cmp -s "$tmp/csv/$t.csv" "$tmp/csvp/$t.csv" || fail "csv from a pipe: $t.csv differs"
+done
 "$COROTRACER" export csv "$txt" -o "$tmp/csvt" -q || fail "csv export of txt: exit $?"
 sqlite3 "$db" ".import --csv $tmp/csvt/coroutines.csv coroutines" || fail "csv: sqlite3 cannot import txt's coroutines.csv"
 check_text csv sq 'hex(label)'

@@ -311,7 +311,7 @@ static int seekable_stdin(int *fd, int64_t *start) {
       goto out;
     }
   }
-  if (fflush(t) || (*fd = dup(fileno(t))) < 0)
+  if (fflush(t) || (*fd = dup(fileno(t))) < 0 || lseek(*fd, 0, SEEK_SET) < 0)
     rc = -errno;
 out:
   fclose(t);
