@@ -72,6 +72,12 @@ struct flow {
   uint32_t next; /* index + 1, 0 = end */
 };
 
+/* A held event's place in the heap: its time order key, its slot in pf.held. */
+struct hkey {
+  uint64_t ts, line;
+  uint32_t slot;
+};
+
 struct pf {
   FILE *f;
   const struct cx_model *m;
@@ -90,7 +96,10 @@ struct pf {
   struct flow *flows;
   size_t nflows, capflows;
   uint32_t free_flow;
-  struct cx_event *heap; /* min-heap on (ts, line) */
+  /* Events held for time order: a min-heap of small keys, the events in slots */
+  struct hkey *heap;
+  struct cx_event *held; /* REORDER slots */
+  uint32_t *free_slots;  /* a stack: [0, REORDER - nheap) are the free slots */
   size_t nheap;
   uint64_t last, *tf;
   size_t captf;
@@ -379,15 +388,15 @@ static void walk(struct pf *p, const struct cx_event *e) {
 }
 
 /* Time order: ts, then line in the file. */
-static int before(const struct cx_event *x, const struct cx_event *y) {
+static int before(const struct hkey *x, const struct hkey *y) {
   return x->ts != y->ts ? x->ts < y->ts : x->line < y->line;
 }
 
 /* Takes the earliest held event out of the heap and walks it. */
 static void pop(struct pf *p) {
-  struct cx_event *h = p->heap, top = h[0];
+  struct hkey *h = p->heap, top = h[0];
   size_t n = --p->nheap, i = 0;
-  struct cx_event x = h[n];
+  struct hkey x = h[n];
   for (;;) {
     size_t k = 2 * i + 1;
     if (k >= n)
@@ -400,7 +409,8 @@ static void pop(struct pf *p) {
     i = k;
   }
   h[i] = x;
-  walk(p, &top);
+  p->free_slots[REORDER - 1 - n] = top.slot;
+  walk(p, &p->held[top.slot]);
 }
 
 /* Ends the run being written: its held events, then what is still open at its end. */
@@ -462,11 +472,12 @@ static int on_event(void *ctx, size_t k, const struct cx_event *e) {
   }
   if (p->nheap == REORDER)
     pop(p);
-  struct cx_event *h = p->heap;
+  struct hkey *h = p->heap, x = {e->ts, e->line, p->free_slots[REORDER - 1 - p->nheap]};
+  p->held[x.slot] = *e;
   size_t i = p->nheap++;
-  for (; i > 0 && before(e, &h[(i - 1) / 2]); i = (i - 1) / 2)
+  for (; i > 0 && before(&x, &h[(i - 1) / 2]); i = (i - 1) / 2)
     h[i] = h[(i - 1) / 2];
-  h[i] = *e;
+  h[i] = x;
   return p->err;
 }
 
@@ -474,8 +485,12 @@ int cx_write_perfetto(FILE *f, const struct cx_model *m, uint64_t *rows, cx_prog
                       void *pctx) {
   struct pf p = {.f = f, .m = m, .prog = prog, .pctx = pctx};
   ct_map_init(&p.names, sizeof(uint64_t));
-  if (!(p.heap = malloc(REORDER * sizeof *p.heap)))
+  p.heap = malloc(REORDER * sizeof *p.heap);
+  p.held = malloc(REORDER * sizeof *p.held);
+  if (!p.heap || !p.held || !(p.free_slots = malloc(REORDER * sizeof *p.free_slots)))
     p.err = -ENOMEM;
+  for (uint32_t k = 0; !p.err && k < REORDER; k++)
+    p.free_slots[k] = k;
   int rc = p.err ? p.err : cx_model_events(m, on_event, &p);
   if (!rc && !p.err) /* the runs not yet begun (no events), then the last one's end */
     for (size_t j = p.run ? (size_t)(p.run - m->runs) : 0; !p.err && j < m->nruns; j++) {
@@ -498,6 +513,8 @@ int cx_write_perfetto(FILE *f, const struct cx_model *m, uint64_t *rows, cx_prog
   run_free(&p);
   free(p.flows);
   free(p.heap);
+  free(p.held);
+  free(p.free_slots);
   free(p.tf);
   return rc;
 }
