@@ -65,6 +65,9 @@
 #define UUID_CORO0 (1ull << 32)    /* + coroutine index (over all runs) */
 #define FLUSH_AT (1u << 20)
 #define REORDER (1u << 16) /* events held to put harvest order into time order */
+/* Interned names kept at most: past it, the sequence's incremental state is
+ * cleared and names and source locations are sent again as they come. */
+#define NAMES_MAX (1u << 16)
 
 /* A wake's flow, waiting for its wakee's next run (a free-listed pool). */
 struct flow {
@@ -85,6 +88,7 @@ struct pf {
   struct pb b;
   struct ct_map names; /* (hash, len) -> iid */
   uint64_t next_iid, packets;
+  int cleared; /* the names were dropped: the next packet says so (SEQ_CLEARED) */
   uint64_t thread0, coro0, site0; /* the run's first thread, coroutine and site: uuid / iid bases */
   uint8_t *srcloc_sent;           /* per site of the run */
   uint32_t *thread_open;          /* per thread: coroutine index + 1 running on it, 0 none */
@@ -143,6 +147,11 @@ static void packet_begin(struct pf *p, uint64_t ts, uint32_t flags) {
 /* The iid of name; *fresh = 1 when it must be sent in this packet. */
 static uint64_t name_iid(struct pf *p, const char *s, int *fresh) {
   size_t n = strlen(s);
+  if (p->names.n >= NAMES_MAX) { /* a name per coroutine: memory stays bounded */
+    ct_map_free(&p->names);
+    memset(p->srcloc_sent, 0, p->run->sites.n);
+    p->cleared = 1;
+  }
   uint64_t *iid = ct_map_put(&p->names, hash_str(s, n), n, fresh);
   if (!iid) {
     p->err = -ENOMEM;
@@ -163,7 +172,8 @@ static void track_event(struct pf *p, uint64_t ts, uint64_t track, int type, con
     iid = name_iid(p, name, &fresh);
   size_t si = site ? cx_map_index(&p->run->sites, site) : 0;
   int send_loc = site && site->rs.symbolized && site->rs.sym.function && !p->srcloc_sent[si];
-  packet_begin(p, ts, SEQ_NEEDS_STATE);
+  packet_begin(p, ts, SEQ_NEEDS_STATE | (p->cleared ? SEQ_CLEARED : 0));
+  p->cleared = 0;
   if (fresh || send_loc) {
     pb_begin(&p->b, TP_INTERNED);
     if (fresh) {
