@@ -92,9 +92,6 @@ void cx_model_free(struct cx_model *m);
 typedef int (*cx_event_fn)(void *ctx, size_t run, const struct cx_event *e);
 int cx_model_events(const struct cx_model *m, cx_event_fn fn, void *ctx);
 
-/* The event of a parsed event line. */
-void cx_event_of(const struct ct_line *l, uint64_t lineno, struct cx_event *e);
-
 /* Index of a value in its map (entries are dense, in insertion order). */
 static inline size_t cx_map_index(const struct ct_map *m, const void *v) {
   return (size_t)((const char *)v - (const char *)ct_map_at(m, 0)) / m->stride;
@@ -159,8 +156,8 @@ struct cx_names {
  * table_begin, row..., table_end, then commit; abort on any failure. */
 struct cx_sink {
   const char *what; /* "sqlite", ... */
+  /* begin also deletes the old rows of each run of m (its run_id, host) in every table */
   int (*begin)(struct cx_sink *s, const struct cx_model *m, const struct cx_names *n);
-  /* begin deletes the old rows of each run of m (its run_id, host) in every table */
   int (*table_begin)(struct cx_sink *s, int t);
   int (*row)(struct cx_sink *s, int t, const struct cx_val *v);
   int (*table_end)(struct cx_sink *s, int t);

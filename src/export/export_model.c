@@ -85,7 +85,8 @@ static int label_put(struct cx_run *r, struct cx_coro *c, const struct ct_str *s
   return r->nlabels > UINT32_MAX - 1 ? -EFBIG : 0;
 }
 
-void cx_event_of(const struct ct_line *l, uint64_t lineno, struct cx_event *e) {
+/* The event of a parsed event line (kind and site derived for a v1 line). */
+static void event_of(const struct ct_line *l, uint64_t lineno, struct cx_event *e) {
   memset(e, 0, sizeof *e);
   e->line = lineno;
   e->probe_id = l->probe_id;
@@ -278,7 +279,7 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   if (l->type != CT_LINE_EVENT)
     return 0;
   struct cx_event e;
-  cx_event_of(l, lineno, &e);
+  event_of(l, lineno, &e);
   r->nev++;
   m->nev++;
   r->hash = fnv(fnv(fnv(fnv(r->hash, e.probe_id), e.ts), e.tid), e.seq);
@@ -360,7 +361,7 @@ static int on_event(void *ctx, uint64_t lineno, enum ct_line_err err, const stru
   while (p->run + 1 < p->m->nruns && lineno > p->m->runs[p->run].last_line)
     p->run++;
   struct cx_event e;
-  cx_event_of(l, lineno, &e);
+  event_of(l, lineno, &e);
   return p->fn(p->ctx, p->run, &e);
 }
 
