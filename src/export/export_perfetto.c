@@ -402,23 +402,27 @@ static int before(const struct hkey *x, const struct hkey *y) {
   return x->ts != y->ts ? x->ts < y->ts : x->line < y->line;
 }
 
-/* Takes the earliest held event out of the heap and walks it. */
-static void pop(struct pf *p) {
-  struct hkey *h = p->heap, top = h[0];
-  size_t n = --p->nheap, i = 0;
-  struct hkey x = h[n];
-  for (;;) {
-    size_t k = 2 * i + 1;
-    if (k >= n)
-      break;
+/* Fills the hole at the root of the heap h[n] with x: the hole goes down to a
+ * leaf by the earlier child, then x up from there (Floyd's: one compare a level;
+ * a new key is mostly among the latest, so it rises little). */
+static void sift(struct hkey *h, size_t n, struct hkey x) {
+  size_t i = 0, k;
+  while ((k = 2 * i + 1) < n) {
     if (k + 1 < n && before(&h[k + 1], &h[k]))
       k++;
-    if (!before(&h[k], &x))
-      break;
     h[i] = h[k];
     i = k;
   }
+  for (; i > 0 && before(&x, &h[(i - 1) / 2]); i = (i - 1) / 2)
+    h[i] = h[(i - 1) / 2];
   h[i] = x;
+}
+
+/* Takes the earliest held event out of the heap and walks it. */
+static void pop(struct pf *p) {
+  struct hkey top = p->heap[0];
+  size_t n = --p->nheap;
+  sift(p->heap, n, p->heap[n]);
   p->free_slots[REORDER - 1 - n] = top.slot;
   walk(p, &p->held[top.slot]);
 }
@@ -480,9 +484,19 @@ static int on_event(void *ctx, size_t k, const struct cx_event *e) {
         run_begin(p, j);
     }
   }
-  if (p->nheap == REORDER)
-    pop(p);
-  struct hkey *h = p->heap, x = {e->ts, e->line, p->free_slots[REORDER - 1 - p->nheap]};
+  struct hkey *h = p->heap, x = {e->ts, e->line, 0};
+  if (p->nheap == REORDER) { /* full: the earliest of the held events and e goes */
+    if (!before(&h[0], &x)) {
+      walk(p, e);
+      return p->err;
+    }
+    struct cx_event first = p->held[x.slot = h[0].slot];
+    p->held[x.slot] = *e;
+    sift(h, p->nheap, x);
+    walk(p, &first);
+    return p->err;
+  }
+  x.slot = p->free_slots[REORDER - 1 - p->nheap];
   p->held[x.slot] = *e;
   size_t i = p->nheap++;
   for (; i > 0 && before(&x, &h[(i - 1) / 2]); i = (i - 1) / 2)
