@@ -43,6 +43,7 @@ grep -qaF "coroutine 1 $txt_label" "$tmp/txt.pftrace" || fail "perfetto: the tra
 
 exs() { "$COROTRACER" export sqlite "$@" -o "$db"; }
 check_two_hosts sqlite sq exs
+check_two_runs sqlite sq exs
 check_hostile sqlite sq exs '"x""; DROP TABLE y; --"'
 
 # A failure mid-export (a sites table of another shape) writes nothing.

@@ -31,6 +31,7 @@ ex "$txt" -q || fail "export of txt (escapes, invalid UTF-8): exit $?"
 check_text mysql q "HEX(label)"
 
 check_two_hosts mysql q ex
+check_two_runs mysql q ex
 check_hostile mysql q ex '`x"; DROP TABLE y; --`'
 # A backquote in the name is doubled, not closing the quote.
 ex "$hello" -q --table 'x`; DROP TABLE y; --' || fail "hostile table name with a backquote: exit $?"

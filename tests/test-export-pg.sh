@@ -31,6 +31,7 @@ ex "$txt" -q || fail "export of txt (escapes, invalid UTF-8): exit $?"
 check_text postgres q "upper(encode(convert_to(label, 'UTF8'), 'hex'))"
 
 check_two_hosts postgres q ex
+check_two_runs postgres q ex
 check_hostile postgres q ex '"x""; DROP TABLE y; --"'
 
 # Many hosts into one database at once: four exports start together into

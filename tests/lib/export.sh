@@ -98,3 +98,16 @@ check_text() {
   got=$($2 "SELECT $3 FROM coroutines WHERE run_id = '00fe' AND probe_id = 1")
   [ "$got" = "$txt_hex" ] || fail "$1: label of escapes and invalid UTF-8 stored as $got, want $txt_hex"
 }
+
+# check_two_runs NAME Q EX: a file of two runs ($lw, then $txt: run ids 00ff and
+# 00fe, as run --append writes them) exported twice into tables tr_*: each run
+# once, under its own id, with its own events.
+check_two_runs() {
+  cat "$lw" "$txt" > "$tmp/tworuns.jsonl"
+  $3 "$tmp/tworuns.jsonl" -q --prefix tr_ || fail "$1: export of two runs: exit $?"
+  $3 "$tmp/tworuns.jsonl" -q --prefix tr_ || fail "$1: second export of two runs: exit $?"
+  got=$($2 "SELECT run_id, events FROM tr_runs ORDER BY run_id")
+  [ "$got" = "$(printf '00fe 19\n00ff 19')" ] || fail "$1: runs of a two-run file: $got"
+  got=$($2 "SELECT run_id, count(*) FROM tr_events GROUP BY run_id ORDER BY run_id")
+  [ "$got" = "$(printf '00fe 19\n00ff 19')" ] || fail "$1: events of a two-run file: $got"
+}
