@@ -121,5 +121,5 @@ if (mode === 'page') {
   check(d, report);
   const page = await get('/?token=' + token);
   if (page.status !== 200 || !page.body.toString().includes('data-mode="live"')) fail('the live page');
-  console.log(`ok: served ${r.body.length} bytes of data, ${d.coroutines} coroutines, findings as report --json`);
+  console.log(`ok: served ${r.body.length} bytes of data, run ${d.run_id}, ${d.events} events, ${d.coroutines} coroutines, findings as report --json`);
 }
