@@ -6,6 +6,7 @@
 # tracks); the dashboard shows the last run or --run N, never both merged,
 # and the live view (serve) the last run.
 . "$(dirname "$0")/lib/export.sh"
+. "$(dirname "$0")/lib/serve.sh"
 command -v sqlite3 > /dev/null || skip "sqlite3 (the CLI, to read back) not installed"
 two=$tmp/two.jsonl
 for i in 1 2; do
@@ -67,11 +68,7 @@ if command -v node > /dev/null 2>&1; then
   "$COROTRACER" html "$two" -o "$tmp/d3.html" --run 3 2> "$tmp/err" && fail "html --run 3 of 2 runs accepted"
   grep -q "the trace holds 2 runs" "$tmp/err" || fail "html --run 3: $(cat "$tmp/err")"
   # The live view follows the last run.
-  "$COROTRACER" serve "$two" --addr 127.0.0.1:0 2> "$tmp/serve.err" &
-  spid=$!
-  i=0
-  while ! grep -q "http://" "$tmp/serve.err" && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
-  url=$(sed -n 's/.* at \(http:.*\)/\1/p' "$tmp/serve.err")
+  serve_start "$two" "$tmp/serve.err"
   if [ -n "$url" ]; then
     node "$(dirname "$0")/browser/decode.mjs" serve "$url" "$tmp/run2.json" > "$tmp/dec" || {
       sleep 1
