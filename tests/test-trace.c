@@ -214,6 +214,10 @@ static void test_utf8(void) {
   ASSERT_EQ(parse(cases[0].line, &l), CT_LINE_OK);
   ASSERT_EQ(ct_str_copy(&l.label, buf, 9), 6);
   ASSERT_STR_EQ(buf, "emoji ");
+  /* A string without escapes (esc 0: a binary trace's) keeps its backslashes. */
+  const struct ct_str raw = {"a\\u0041b", 8, 0};
+  ASSERT_EQ(ct_str_copy(&raw, buf, sizeof buf), 8);
+  ASSERT_STR_EQ(buf, "a\\u0041b");
   ASSERT_EQ(ct_utf8_len("\xe2\x82", 2), 0);
   ASSERT_EQ(ct_utf8_clean("a\xff"
                           "b",

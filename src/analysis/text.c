@@ -136,7 +136,7 @@ size_t ct_str_copy(const struct ct_str *s, char *buf, size_t cap) {
     char tmp[12];
     const char *src = s->p + i;
     size_t len, used;
-    if (*src == '\\' && i + 1 < s->n) {
+    if (s->esc && *src == '\\' && i + 1 < s->n) { /* esc: a JSON string's escapes */
       len = unescape(src, s->n - i, tmp, &used);
       src = tmp;
     } else if ((len = used = ct_utf8_len(src, s->n - i)) == 0) {

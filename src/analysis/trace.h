@@ -122,10 +122,10 @@ enum ct_line_err ct_parse_line(const char *line, size_t len, struct ct_line *out
 enum ct_line_err ct_parse_line_general(const char *line, size_t len, struct ct_line *out);
 
 /* Copies s into buf (size cap, NUL-terminated) as valid UTF-8: JSON escapes
- * decoded (\u escapes, surrogate pairs included, to UTF-8), except \u0000,
- * kept as those six characters (a NUL would cut the text); a lone surrogate
- * and invalid bytes become U+FFFD (ct_utf8_clean's rule). Stops before a
- * character that does not fit. Returns the length written. */
+ * (when s->esc; a string without them is copied as it is) decoded (\u escapes, surrogate pairs
+ * included, to UTF-8), except \u0000, kept as those six characters (a NUL would cut the text); a
+ * lone surrogate and invalid bytes become U+FFFD (ct_utf8_clean's rule). Stops before a character
+ * that does not fit. Returns the length written. */
 size_t ct_str_copy(const struct ct_str *s, char *buf, size_t cap);
 
 /* The one UTF-8 rule of every reader and writer: the length (1..4) of the
