@@ -109,6 +109,13 @@ struct ct_line {
   struct ct_str path, label, run_id, host, format, event, exit_name, error;
 };
 
+/* 1 when l starts a new run: a meta line after `lines` other lines of the
+ * current run (`corotracer run --append` writes several runs into one file).
+ * Every reader keeps runs apart: their lines never feed one analysis. */
+static inline int ct_line_new_run(uint64_t lines, enum ct_line_err err, const struct ct_line *l) {
+  return lines && err == CT_LINE_OK && l->type == CT_LINE_META;
+}
+
 /* Parses one line (without its '\n') into *out. Returns CT_LINE_OK or the
  * reason it was rejected; *out is then partly filled and must not be used. */
 enum ct_line_err ct_parse_line(const char *line, size_t len, struct ct_line *out);
@@ -117,9 +124,24 @@ enum ct_line_err ct_parse_line(const char *line, size_t len, struct ct_line *out
  * the general scanner alone, which ct_parse_line must agree with (tests). */
 enum ct_line_err ct_parse_line_general(const char *line, size_t len, struct ct_line *out);
 
-/* Copies s into buf (size cap, NUL-terminated), decoding JSON escapes (\u
- * escapes above 0x7f become '?'). Returns the length written. */
+/* Copies s into buf (size cap, NUL-terminated) as valid UTF-8: JSON escapes
+ * (when s->esc; a string without them is copied as it is) decoded (\u escapes, surrogate pairs
+ * included, to UTF-8), except \u0000, kept as those six characters (a NUL would cut the text); a
+ * lone surrogate and invalid bytes become U+FFFD (ct_utf8_clean's rule). Stops before a character
+ * that does not fit. Returns the length written. */
 size_t ct_str_copy(const struct ct_str *s, char *buf, size_t cap);
+
+/* The one UTF-8 rule of every reader and writer: the length (1..4) of the
+ * valid UTF-8 sequence at s (n bytes), or 0 when s[0] starts none (a stray
+ * continuation byte, an overlong form, a surrogate, a code point above
+ * U+10FFFF, a sequence cut short). */
+size_t ct_utf8_len(const char *s, size_t n);
+
+/* Copies s (n bytes) into buf (size cap, NUL-terminated), each byte that
+ * starts no valid sequence (ct_utf8_len) replaced by U+FFFD (EF BF BD), so
+ * 3 * n + 1 bytes always suffice. Stops before a character that does not fit.
+ * Returns the length written. */
+size_t ct_utf8_clean(const char *s, size_t n, char *buf, size_t cap);
 
 /* Called for each line: lineno counts from 1; err is the parse result (the
  * line is only meaningful when CT_LINE_OK). Return 0 to go on, non-zero to stop

@@ -210,7 +210,10 @@ static void overview(FILE *f, const struct ct_report *r) {
 /* model.h: 0, or -EIO when a write to f failed (ferror). */
 int ct_write_markdown(FILE *f, const struct ct_report *r) {
   char s[512], a[32], b[32], c[32];
-  fprintf(f, "# corotracer report\n\n## Overview\n\n");
+  if (r->runs > 1)
+    fprintf(f, "# corotracer report: run %u of %u\n\n## Overview\n\n", r->run, r->runs);
+  else
+    fprintf(f, "# corotracer report\n\n## Overview\n\n");
   overview(f, r);
   fprintf(f, "\n## Findings\n\n");
   if (!r->nf)

@@ -76,6 +76,7 @@ struct ct_live {
   struct ct_model m;
   struct ct_state *st;
   uint64_t lineno;
+  unsigned runs; /* runs seen in the trace (run --append): the view shows the last */
   char *lb;
   size_t lbn, lbcap;
   uint64_t bytes, last_growth, snap_bytes, last_build, build_ns, seq;
@@ -290,6 +291,24 @@ static int client_write(struct ct_live *l, struct client *c) {
 }
 
 /* ---- the trace -------------------------------------------------------------- */
+/* A new run: the aggregate starts afresh with it (runs are never merged). On
+ * ENOMEM the old one stays, marked by nothing: the view lags, as on any ENOMEM. */
+static void restart(struct ct_live *l) {
+  struct ct_state *st;
+  struct ct_model m;
+  if (ct_state_new(CT_DASH_BLOCKER_NS, &st))
+    return;
+  if (ct_model_init(&m, CT_DASH_SPAN_BUDGET, CT_DASH_SPAN_BUDGET / 5 * 7)) {
+    ct_state_free(st);
+    return;
+  }
+  ct_model_prune(&m);
+  ct_state_free(l->st);
+  ct_model_free(&l->m);
+  l->st = st;
+  l->m = m;
+}
+
 /* Reads what was appended to the trace (at most TAIL_MAX bytes) and feeds
  * the complete lines to the aggregate; returns the bytes read. */
 static size_t tail(struct ct_live *l) {
@@ -319,6 +338,10 @@ static size_t tail(struct ct_live *l) {
     while ((nl = memchr(l->lb + start, '\n', l->lbn - start))) {
       size_t e = (size_t)(nl - l->lb);
       enum ct_line_err err = ct_parse_line(l->lb + start, e - start, &line);
+      if (ct_line_new_run(l->st->lines, err, &line)) {
+        restart(l); /* a run appended (run --append): the view follows it */
+        l->runs++;
+      }
       /* ENOMEM: the aggregate lags; the next snapshot tries again. */
       (void)ct_state_line(l->st, ++l->lineno, err, &line);
       (void)ct_model_line(&l->m, err, &line);
@@ -386,8 +409,10 @@ static void snapshot(struct ct_live *l) {
   for (size_t i = 0; i < st->coros.n; i++)
     ((struct ct_coro *)ct_map_at(&st->coros, i))->reported = 0;
   st->live_ts = now;
-  if (ct_report_build(st, l->path, l->bytes, CT_DASH_STUCK_NS, &r) ||
-      ct_dash_findings_json(&r, &json, &jlen))
+  if (ct_report_build(st, l->path, l->bytes, CT_DASH_STUCK_NS, &r))
+    goto out;
+  r.run = r.runs = l->runs;
+  if (ct_dash_findings_json(&r, &json, &jlen))
     goto out;
   /* From now on their spans are kept whatever the budget. */
   (void)ct_dash_keep_findings(&l->m, &r);
@@ -643,6 +668,7 @@ int ct_live_start(const char *spec, const char *trace_path, int running, struct 
     return -ENOMEM;
   l->lfd = l->tfd = l->wake[0] = l->wake[1] = -1;
   l->running = running;
+  l->runs = 1;
   int rc = ct_live_parse_addr(spec, l->ip, sizeof l->ip, &l->port);
   if (rc)
     goto fail;
