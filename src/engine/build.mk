@@ -3,18 +3,20 @@
 CLI_SRCS += src/engine/run_main.c src/engine/opts.c src/engine/rundir.c src/engine/spawn.c \
             src/engine/guard.c src/engine/harvest.c src/engine/modules.c src/engine/writer.c \
             src/engine/status.c src/engine/sched.c src/engine/clock.c src/engine/rings.c \
-            src/engine/records.c src/engine/sink.c
+            src/engine/records.c src/engine/sink.c \
+            src/engine/ctrace_enc.c
 
 # The trace writer's formatting benchmark (links the writer alone).
 $(O)/bench/bench-writer: $(O)/obj/bench/bench-writer.o $(O)/obj/src/engine/writer.o \
                          $(O)/obj/src/engine/sink.o $(O)/obj/src/engine/records.o \
-                         $(O)/obj/src/engine/modules.o
+                         $(O)/obj/src/engine/modules.o $(O)/obj/src/engine/ctrace_enc.o
 	$(call link)
 PROGS += $(O)/bench/bench-writer
 
 # The engine's reading of shared memory, for tests/fuzz/fuzz-shm.c.
 FUZZ_SRCS_shm := src/engine/harvest.c src/engine/writer.c src/engine/modules.c src/engine/rings.c \
-                 src/engine/records.c src/engine/sink.c src/engine/clock.c
+                 src/engine/records.c src/engine/sink.c src/engine/clock.c \
+                 src/engine/ctrace_enc.c
 
 # The engine's acceptance tests and tools; the C programs link tests/lib/ctlib.c
 # besides the library.

@@ -275,7 +275,7 @@ static void incarnate(struct ct_harvest *h, uint32_t i, uint32_t gen, uint64_t b
   st->dropped = atomic_load_explicit(&s->v2_lost, memory_order_relaxed);
   st->coro_done = 1;
   h->incarnations++;
-  ct_rec_coroutine(&h->sink->fw, &c);
+  ct_sink_out_coro(h->sink, &c);
 }
 
 /* The record's station index, or -1 when the record is bad. */
@@ -357,7 +357,7 @@ static void emit(struct ct_harvest *h, const struct ct_rrec *d) {
                           .kind = r->kind,
                           .wait = r->wait,
                           .active = r->kind == CTP_KIND_RESUME};
-  ct_rec_event(&h->sink->fw, &it);
+  ct_sink_out_event(h->sink, &it);
   st->next_ev++;
   st->harvested++;
   h->v2_harvested++;

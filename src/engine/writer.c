@@ -28,15 +28,12 @@ int ct_writer_open(struct ct_writer *w, const char *path, int append) {
   return 0;
 }
 
-int ct_writer_flush(struct ct_writer *w) {
-  if (w->sink) { /* a text writer: its bytes go to the formatter's queue */
-    ct_sink_text(w->sink, w->buf, w->len);
-    w->len = 0;
-    return 0;
-  }
+/* Write n bytes at p to the file (EINTR, short writes handled); pos counts
+ * what reached it. 0 or -errno (w->err set). */
+static int write_all(struct ct_writer *w, const char *p, size_t n, size_t *done) {
   size_t off = 0;
-  while (!w->err && off < w->len) {
-    ssize_t k = write(w->fd, w->buf + off, w->len - off);
+  while (!w->err && off < n) {
+    ssize_t k = write(w->fd, p + off, n - off);
     if (k < 0 && errno == EINTR)
       continue;
     if (k < 0)
@@ -46,8 +43,62 @@ int ct_writer_flush(struct ct_writer *w) {
     else
       off += (size_t)k;
   }
-  w->len = 0;
+  w->pos += off;
+  *done = off;
   return w->err ? -w->err : 0;
+}
+
+int ct_writer_flush(struct ct_writer *w) {
+  if (w->sink) { /* a text writer: its bytes go to the formatter's queue */
+    ct_sink_text(w->sink, w->buf, w->len);
+    w->len = 0;
+    return 0;
+  }
+  if (w->ctw) { /* a text writer: its lines go to the binary trace */
+    ct_ctw_text(w->ctw, w->buf, w->len);
+    w->len = 0;
+    return 0;
+  }
+  uint64_t start = w->pos;
+  size_t done = 0;
+  int rc = write_all(w, w->buf, w->len, &done);
+  /* The end of the last whole line that reached the file. */
+  const char *nl = done ? memrchr(w->buf, '\n', done) : NULL;
+  if (w->binary && !rc)
+    w->safe = w->pos;
+  else if (!w->binary && nl)
+    w->safe = start + (uint64_t)(nl - w->buf) + 1;
+  w->len = 0;
+  return rc;
+}
+
+int ct_writer_put(struct ct_writer *w, const void *p, size_t n) {
+  int rc = w->len ? ct_writer_flush(w) : 0;
+  size_t done;
+  if (rc || (rc = write_all(w, p, n, &done)))
+    return rc;
+  w->safe = w->pos;
+  return 0;
+}
+
+int ct_writer_cut(struct ct_writer *w, const void *mark, size_t n) {
+  w->len = 0;
+  if (w->fd < 0)
+    return -EBADF;
+  if (ftruncate(w->fd, (off_t)w->safe) < 0)
+    return -errno;
+  w->pos = w->safe;
+  /* Room freed by the cut may take the marker; if not, the file still ends
+   * on a whole record. The error stays: nothing else is written. */
+  int err = w->err;
+  size_t done;
+  w->err = 0;
+  if (n && lseek(w->fd, (off_t)w->safe, SEEK_SET) >= 0 && write_all(w, mark, n, &done) != 0 &&
+      ftruncate(w->fd, (off_t)w->safe) == 0)
+    w->pos = w->safe;
+  w->safe = w->pos;
+  w->err = err;
+  return 0;
 }
 
 int ct_writer_close(struct ct_writer *w) {

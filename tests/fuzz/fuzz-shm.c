@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   struct ct_clock clock;
   struct ct_harvest hv;
   ct_clock_init(&clock, CTP_CLOCK_MONO);
-  if (ct_sink_open(&sink, "/dev/null", 1, 64, 1) == 0) {
+  if (ct_sink_open(&sink, "/dev/null", 1, CT_FORMAT_CTRACE, NULL, 64, 1) == 0) {
     if (ct_harvest_init(&hv, map, len, FUZZ_STATIONS, &procs, &sink, &clock) == 0) {
       ct_harvest_scan(&hv, CT_SCAN_QUICK);
       size_t rest = size > len ? size - len : 0;
