@@ -1,5 +1,5 @@
 # src/analysis/build.mk - `corotracer report` (its symbolizer: src/symbolize/build.mk).
-REPORT_SRCS := src/analysis/trace.c src/analysis/trace_read.c src/analysis/map.c src/analysis/hist.c \
+REPORT_SRCS := src/analysis/trace.c src/analysis/trace_read.c src/analysis/ctrace_dec.c src/analysis/map.c src/analysis/hist.c \
                src/analysis/state.c src/analysis/findings.c src/analysis/findings_stuck.c \
                src/analysis/findings_tables.c src/analysis/report.c src/analysis/write_md.c \
                src/analysis/write_json.c
@@ -8,7 +8,7 @@ CLI_SRCS += src/analysis/report_main.c $(REPORT_SRCS)
 # Unit tests of the report's building blocks (src/analysis): each links the
 # one object it tests.
 $(O)/tests/test-trace: $(O)/obj/tests/test-trace.o $(O)/obj/src/analysis/trace.o \
-                      $(O)/obj/src/analysis/trace_read.o
+                      $(O)/obj/src/analysis/trace_read.o $(O)/obj/src/analysis/ctrace_dec.o
 	$(call link)
 $(O)/tests/test-map: $(O)/obj/tests/test-map.o $(O)/obj/src/analysis/map.o
 	$(call link)
@@ -28,4 +28,4 @@ $(O)/bench/bench-report-gen: $(O)/obj/bench/bench-report-gen.o
 	$(call link)
 
 # The trace reader, fuzzed (tests/fuzz/fuzz-trace.c).
-FUZZ_SRCS_trace := src/analysis/trace.c src/analysis/trace_read.c
+FUZZ_SRCS_trace := src/analysis/trace.c src/analysis/trace_read.c src/analysis/ctrace_dec.c

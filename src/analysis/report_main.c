@@ -179,8 +179,11 @@ int ct_report_main(int argc, char **argv) {
   int rc = ct_state_new(o.blocker_ns, &st);
   uint64_t bytes = 0;
   struct feed feed = {st};
+  struct ct_read_diag diag;
   if (!rc)
-    rc = ct_trace_read_ahead(fd, READ_BUF, on_line, on_peek, &feed, &bytes);
+    rc = ct_trace_read_diag(fd, READ_BUF, on_line, on_peek, &feed, &bytes, &diag);
+  if (!rc && diag.why[0]) /* a binary trace's bad chunk: the report covers what came before */
+    fprintf(stderr, "corotracer: %s: %s\n", o.trace, diag.why);
   if (rc) {
     fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(-rc));
     status = rc == -ENOMEM ? 1 : 2;

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/ctp.h"
+
 /* An event as the engine writes it (ts in ns): the one struct both formats
  * are written from (records.c for JSONL, ctrace_enc.c for binary) and the
  * binary decoder gives back, so a binary trace converts to the very JSONL
@@ -59,6 +61,13 @@ enum ctr_op {
   CTR_OP_LINE = 6,     /* a JSONL line: varint length, the bytes (no '\n') */
   CTR_OP_SUSPEND_W = 7 /* suspend with a wait byte (1 fd, 2 ptr, 3 exit) */
 };
+_Static_assert((int)CTR_OP_CREATE == (int)CTP_KIND_CREATE &&
+                   (int)CTR_OP_SUSPEND == (int)CTP_KIND_SUSPEND &&
+                   (int)CTR_OP_RESUME == (int)CTP_KIND_RESUME &&
+                   (int)CTR_OP_WAKE == (int)CTP_KIND_WAKE &&
+                   (int)CTR_OP_DESTROY == (int)CTP_KIND_DESTROY &&
+                   (int)CTR_OP_LINE == (int)CTP_KIND_MAX_,
+               "an event's op is its kind");
 /* The event bits of the entry byte: what the event shares with the state. */
 enum {
   CTR_F_SAME_CORO = 1u << 3, /* probe_id of the previous event; else a coroutine byte */

@@ -57,6 +57,7 @@ struct cx_model {
   uint64_t threads;
   struct ct_state *st;
   struct ct_report rep;
+  struct ct_read_diag diag; /* a binary trace's corrupt or cut chunk: loaded up to it */
 };
 
 /* Loads the trace at path ('-' = stdin): every event, the coroutine summaries,
@@ -176,6 +177,10 @@ int cx_write_perfetto(FILE *f, const struct cx_model *m, uint64_t *rows, cx_prog
 /* jsonl-v1: event lines only, reference keys, straight from the trace file
  * (no model). *rows: lines written, *skipped: records and malformed lines. */
 int cx_write_jsonl_v1(int in_fd, FILE *f, uint64_t *rows, uint64_t *skipped);
+/* The trace on in_fd, binary or JSONL, as the JSONL trace format on out_fd
+ * (export_ctrace.c): *rows lines. A corrupt or cut binary trace: what comes
+ * before it is written, the reason in *diag. 0 or -errno. */
+int cx_write_jsonl_trace(int in_fd, int out_fd, uint64_t *rows, struct ct_read_diag *diag);
 
 /* Hex address as the trace writes it: "0x" + 16 digits, into buf[19]. */
 size_t cx_hex(uint64_t v, char *buf);

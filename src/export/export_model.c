@@ -281,7 +281,7 @@ int cx_model_load(const char *path, const char *run_id, const char *host, struct
     rc = -errno;
     goto out;
   }
-  if ((rc = ct_trace_read(fd, READ_BUF, on_line, &ld, &m->bytes)))
+  if ((rc = ct_trace_read_diag(fd, READ_BUF, on_line, NULL, &ld, &m->bytes, &m->diag)))
     goto out;
   if (!m->nev && !m->st->has_meta && !m->st->has_end && !m->st->modules) {
     *bad_line = ld.first_bad ? ld.first_bad : 1;

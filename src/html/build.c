@@ -47,8 +47,9 @@ int ct_dash_keep_findings(struct ct_model *m, const struct ct_report *r) {
 int ct_dash_analyze(int fd, struct ct_state **out, uint64_t *bytes) {
   struct feed feed = {NULL, NULL};
   int rc = ct_state_new(CT_DASH_BLOCKER_NS, &feed.st);
+  struct ct_read_diag diag; /* a chunk still being written: analyzed up to it */
   if (!rc)
-    rc = ct_trace_read(fd, READ_BUF, on_line, &feed, bytes);
+    rc = ct_trace_read_diag(fd, READ_BUF, on_line, NULL, &feed, bytes, &diag);
   if (rc) {
     ct_state_free(feed.st);
     return rc;
@@ -77,10 +78,12 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
    * those the findings name. */
   if (seekable)
     ct_model_prune(&m);
+  struct ct_read_diag diag;
   if (!rc)
-    rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &bytes);
+    rc = ct_trace_read_diag(fd, READ_BUF, on_line, NULL, &feed, &bytes, &diag);
   if (rc)
     goto out;
+  memcpy(stats->why, diag.why, sizeof stats->why);
   stats->passes = 1;
   stats->bytes = bytes;
   stats->lines = st->lines;
@@ -107,7 +110,7 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
     feed = (struct feed){NULL, &m};
     uint64_t again = 0;
     if (!rc)
-      rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &again);
+      rc = ct_trace_read_diag(fd, READ_BUF, on_line, NULL, &feed, &again, &diag);
     if (rc)
       goto out;
     stats->passes = 2;
