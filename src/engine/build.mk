@@ -34,6 +34,13 @@ $(O)/tests/lib/v1-writer: $(O)/obj/tests/lib/v1-writer.o
 $(O)/bench/bench-harvest: $(O)/obj/bench/bench-harvest.o $(O)/obj/tests/lib/ctlib.o $(LIBA)
 	$(call link)
 
+# ctjl reads binary traces too: the converter and what it links (ctlib.c has
+# its own ct_now_ns, modules.c's).
+$(O)/tests/lib/ctjl: $(O)/obj/src/export/export_ctrace.o $(O)/obj/src/analysis/trace_read.o \
+                     $(O)/obj/src/analysis/trace.o $(O)/obj/src/analysis/ctrace_dec.o \
+                     $(O)/obj/src/engine/records.o $(O)/obj/src/engine/writer.o \
+                     $(O)/obj/src/engine/sink.o $(O)/obj/src/engine/ctrace_enc.o
+
 PROGS += $(CT_ENGINE_TOOLS) $(O)/tests/lib/v1-writer $(O)/bench/bench-harvest
 TESTS += $(CT_ENGINE_CTESTS) tests/test-engine-roundtrip.sh tests/test-engine-faults.sh \
          tests/test-engine-security.sh tests/test-engine-signals.sh tests/test-engine-modules.sh \
