@@ -65,3 +65,13 @@ PROGS += $(O)/bench/bench-clock
 $(O)/bench/bench-wake: $(O)/obj/bench/bench-wake.o
 	$(call link)
 PROGS += $(O)/bench/bench-wake
+
+# The binary trace: encoder against decoder and against the JSONL line
+# (records.c, then the reader's parser), cut and damaged files.
+$(O)/tests/test-ctrace: $(O)/obj/tests/test-ctrace.o $(O)/obj/src/engine/ctrace_enc.o \
+                        $(O)/obj/src/engine/writer.o $(O)/obj/src/engine/sink.o \
+                        $(O)/obj/src/engine/records.o $(O)/obj/src/engine/modules.o \
+                        $(O)/obj/src/analysis/trace.o $(O)/obj/src/analysis/trace_read.o \
+                        $(O)/obj/src/analysis/ctrace_dec.o
+	$(call link)
+TESTS += $(O)/tests/test-ctrace
