@@ -12,7 +12,7 @@
 
 /* A chunk is closed once its payload reaches this: a few ms of a busy run,
  * one write(2). */
-#define CHUNK_TARGET (256u * 1024u)
+#define CHUNK_TARGET (64u * 1024u)
 /* Longest event entry: op, coroutine byte and varint, 4 varints, a site (varint
  * and 8 bytes), wait byte, obj. */
 #define EVENT_MAX 96u
