@@ -460,8 +460,7 @@ struct ct_ring_state {
 struct ct_rrec {
   struct ctp_rec r;
   uint32_t ring;
-  uint32_t tid, pid;
-  uint64_t order; /* position in the pass (ties of ts keep ring order) */
+  uint32_t tid, pid; /* ties of ts keep capture order (sort_pass) */
 };
 
 struct ct_harvest {
@@ -493,8 +492,8 @@ struct ct_harvest {
   uint64_t sq_tail, rq_tail;
   struct ct_ring_state *rs;
   struct ct_clock *clock;
-  struct ct_rrec *batch;
-  size_t nbatch, capbatch;
+  struct ct_rrec *batch, *merge; /* merge: sort_pass's other half */
+  size_t nbatch, capbatch, capmerge;
   uint32_t *rel_now, *rel_prev; /* destroyed in this pass / the previous one */
   size_t nrel_now, nrel_prev, caprel_now, caprel_prev;
   uint32_t rings_owned; /* last scan: rings in state OWNED */

@@ -100,10 +100,11 @@ int ct_rings_init(struct ct_harvest *h, size_t map_len) {
 void ct_rings_free(struct ct_harvest *h) {
   free(h->rs);
   free(h->batch);
+  free(h->merge);
   free(h->rel_now);
   free(h->rel_prev);
   h->rs = NULL;
-  h->batch = NULL;
+  h->batch = h->merge = NULL;
   h->rel_now = h->rel_prev = NULL;
 }
 
@@ -234,11 +235,56 @@ void ct_rings_owner_gone(struct ct_harvest *h, uint32_t pid) {
   }
 }
 
-static int by_time(const void *a, const void *b) {
-  const struct ct_rrec *x = a, *y = b;
-  if (x->r.ts != y->r.ts)
-    return x->r.ts < y->r.ts ? -1 : 1;
-  return x->order < y->order ? -1 : x->order > y->order;
+/* The pass's records in time order, ties in capture order. Each ring's
+ * records are already in time order, so the batch is a few sorted runs (one
+ * per ring and block): merged pairwise, a pass over the batch per doubling,
+ * not a comparison sort (qsort was a quarter of the formatter's time). The
+ * left run wins ties, which keeps capture order. ENOMEM: left unmerged, its
+ * records then come out of time order, counted nowhere but harmless to the
+ * trace's framing. */
+static void sort_pass(struct ct_harvest *h) {
+  size_t n = h->nbatch, nruns = 0;
+  for (size_t k = 1; k < n; k++)
+    nruns += h->batch[k].r.ts < h->batch[k - 1].r.ts;
+  if (nruns == 0 || grow((void **)&h->merge, &h->capmerge, n, sizeof(*h->merge)))
+    return;
+  struct ct_rrec *src = h->batch, *dst = h->merge;
+  while (nruns) {
+    /* Run boundaries are found afresh each round: adjacent runs merge. */
+    size_t out = 0, a = 0;
+    nruns = 0;
+    while (a < n) {
+      size_t b = a + 1;
+      while (b < n && src[b].r.ts >= src[b - 1].r.ts)
+        b++;
+      size_t c = b;
+      if (c < n) {
+        c++;
+        while (c < n && src[c].r.ts >= src[c - 1].r.ts)
+          c++;
+        nruns++;
+      }
+      size_t i = a, j = b;
+      while (i < b && j < c)
+        dst[out++] = src[j].r.ts < src[i].r.ts ? src[j++] : src[i++];
+      while (i < b)
+        dst[out++] = src[i++];
+      while (j < c)
+        dst[out++] = src[j++];
+      a = c;
+    }
+    struct ct_rrec *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != h->batch) { /* the merged records are in h->merge: swap the arrays */
+    struct ct_rrec *t = h->batch;
+    size_t tc = h->capbatch;
+    h->batch = h->merge;
+    h->capbatch = h->capmerge;
+    h->merge = t;
+    h->capmerge = tc;
+  }
 }
 
 /* A new incarnation of station i starts (its create record, or a later
@@ -448,8 +494,7 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
 /* The formatter's half: one pass's records, merged by time, attributed and
  * written; then the stations destroyed in the pass before are released. */
 static void consume_pass(struct ct_harvest *h) {
-  if (h->nbatch > 1)
-    qsort(h->batch, h->nbatch, sizeof(*h->batch), by_time);
+  sort_pass(h);
   for (size_t k = 0; k < h->nbatch; k++)
     emit(h, &h->batch[k]);
   h->nbatch = 0;
@@ -486,7 +531,7 @@ static void on_block(void *ctx, const char *d, size_t len) {
       b->ring = sg->ring;
       b->tid = sg->tid;
       b->pid = sg->pid;
-      b->order = h->nbatch++;
+      h->nbatch++;
     }
   }
 }
