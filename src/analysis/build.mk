@@ -29,3 +29,5 @@ $(O)/bench/bench-report-gen: $(O)/obj/bench/bench-report-gen.o
 
 # The trace reader, fuzzed (tests/fuzz/fuzz-trace.c).
 FUZZ_SRCS_trace := src/analysis/trace.c src/analysis/trace_read.c src/analysis/ctrace_dec.c
+# The binary trace's reader, fuzzed (tests/fuzz/fuzz-ctrace.c).
+FUZZ_SRCS_ctrace := src/analysis/trace.c src/analysis/trace_read.c src/analysis/ctrace_dec.c

@@ -20,8 +20,8 @@ enum ct_line_type {
   CT_LINE_COROUTINE,
   CT_LINE_STATION_END,
   CT_LINE_END,
-  CT_LINE_OTHER, /* a record of a type we do not know: skipped, not an error */
   CT_LINE_CUT,   /* the engine cut the trace here after a write error (reason: "ENOSPC") */
+  CT_LINE_OTHER, /* a record of a type we do not know: skipped, not an error */
 };
 
 /* Event kinds; CT_EV_V1 = no "kind" key (derive from is_active). */
