@@ -75,4 +75,4 @@ $(O)/tests/test-ctrace: $(O)/obj/tests/test-ctrace.o $(O)/obj/src/engine/ctrace_
                         $(O)/obj/src/analysis/trace.o $(O)/obj/src/analysis/trace_read.o \
                         $(O)/obj/src/analysis/ctrace_dec.o
 	$(call link)
-TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh
+TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh tests/test-ctrace-enospc.sh

@@ -143,9 +143,10 @@ int ct_writer_flush(struct ct_writer *w);
  * buffered: the file never holds part of it but after a failed write,
  * which ct_writer_cut removes. 0 or -errno (then w->err is set). */
 int ct_writer_put(struct ct_writer *w, const void *p, size_t n);
-/* After a write error: truncate the file back to the end of its last whole
- * record, then append mark (n bytes: the marker record saying why) if there
- * is room. 0 or -errno. */
+/* After a write error: truncate the file back to w->safe (the end of its
+ * last whole record), then append mark (n bytes: the marker record saying
+ * why). 0, or -errno when the marker could not be written (the file then
+ * ends at w->safe). The error stays set. */
 int ct_writer_cut(struct ct_writer *w, const void *mark, size_t n);
 /* Flush, fsync-free close. Returns 0 or the first error (-errno). */
 int ct_writer_close(struct ct_writer *w);

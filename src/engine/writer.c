@@ -90,15 +90,17 @@ int ct_writer_cut(struct ct_writer *w, const void *mark, size_t n) {
   w->pos = w->safe;
   /* Room freed by the cut may take the marker; if not, the file still ends
    * on a whole record. The error stays: nothing else is written. */
-  int err = w->err;
+  int err = w->err, rc = 0;
   size_t done;
   w->err = 0;
-  if (n && lseek(w->fd, (off_t)w->safe, SEEK_SET) >= 0 && write_all(w, mark, n, &done) != 0 &&
-      ftruncate(w->fd, (off_t)w->safe) == 0)
-    w->pos = w->safe;
+  if (n && (lseek(w->fd, (off_t)w->safe, SEEK_SET) < 0 || (rc = write_all(w, mark, n, &done)))) {
+    rc = rc ? rc : -errno;
+    if (ftruncate(w->fd, (off_t)w->safe) == 0)
+      w->pos = w->safe;
+  }
   w->safe = w->pos;
   w->err = err;
-  return 0;
+  return rc;
 }
 
 int ct_writer_close(struct ct_writer *w) {
