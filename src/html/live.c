@@ -67,8 +67,8 @@ struct ct_live {
   uint64_t lineno;
   char *lb;
   size_t lbn, lbcap;
-  int binary, skip_hdr, bad;  /* a binary trace; its header not yet read; a corrupt chunk seen */
-  struct ct_ctr_iter *it;     /* its decoder */
+  int binary, skip_hdr, bad; /* a binary trace; its header not yet read; a corrupt chunk seen */
+  struct ct_ctr_iter *it;    /* its decoder */
   uint64_t bytes, last_growth, snap_bytes, last_build, build_ns, seq;
   struct snap *cur;
   uint64_t version;
