@@ -460,8 +460,7 @@ struct ct_ring_state {
 /* A record copied out of a ring in this pass. */
 struct ct_rrec {
   struct ctp_rec r;
-  uint32_t ring;
-  uint32_t tid, pid; /* ties of ts keep capture order (sort_pass) */
+  uint32_t tid; /* ties of ts keep capture order (sort_pass) */
 };
 
 struct ct_harvest {

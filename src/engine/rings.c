@@ -345,8 +345,7 @@ static int64_t check(struct ct_harvest *h, const struct ctp_rec *r) {
 }
 
 /* Attribute one record and write its line (formatter thread). */
-static void emit(struct ct_harvest *h, const struct ct_rrec *d) {
-  const struct ctp_rec *r = &d->r;
+static void emit(struct ct_harvest *h, const struct ctp_rec *r, uint32_t tid) {
   int64_t idx = check(h, r);
   if (idx < 0) {
     h->bad++;
@@ -394,7 +393,7 @@ static void emit(struct ct_harvest *h, const struct ct_rrec *d) {
   st->last_ts = ns;
   struct ct_ev_item it = {.ts = ns,
                           .probe_id = st->probe_id,
-                          .tid = d->tid,
+                          .tid = tid,
                           .addr = r->kind == CTP_KIND_RESUME ? 0 : r->site,
                           .seq = 2 * (st->next_ev + 1),
                           .obj = r->obj,
@@ -496,16 +495,76 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
 static void consume_pass(struct ct_harvest *h) {
   sort_pass(h);
   for (size_t k = 0; k < h->nbatch; k++)
-    emit(h, &h->batch[k]);
+    emit(h, &h->batch[k].r, h->batch[k].tid);
   h->nbatch = 0;
   release(h);
+}
+
+/* Segments of one pass that direct_pass merges in place; more go through
+ * the batch. */
+#define DIRECT_SEGS 16
+
+/* A pass whole in this block from off, of at most DIRECT_SEGS segments
+ * (a ring's run each, in time order): merged from the block itself, without
+ * the copy into the batch, ties to the earlier segment (capture order, as
+ * sort_pass). Returns the offset after its end, or 0 when the pass is not
+ * such (the batch takes it). */
+static size_t direct_pass(struct ct_harvest *h, const char *d, size_t len, size_t off) {
+  const struct ctp_rec *cur[DIRECT_SEGS], *end[DIRECT_SEGS];
+  uint32_t tid[DIRECT_SEGS];
+  unsigned nseg = 0;
+  size_t o = off;
+  for (;;) {
+    if (len - o < sizeof(struct seg))
+      return 0;
+    const struct seg *sg = (const struct seg *)(d + o);
+    o += sizeof(*sg);
+    if (sg->kind == SEG_END)
+      break;
+    if (sg->kind != SEG_RECS || sg->n > (len - o) / sizeof(struct ctp_rec) || nseg == DIRECT_SEGS)
+      return 0;
+    const struct ctp_rec *recs = (const struct ctp_rec *)(d + o);
+    for (size_t k = 1; k < sg->n; k++)
+      if (recs[k].ts < recs[k - 1].ts)
+        return 0;
+    o += sg->n * sizeof(struct ctp_rec);
+    if (sg->n) {
+      cur[nseg] = recs;
+      end[nseg] = recs + sg->n;
+      tid[nseg++] = sg->tid;
+    }
+  }
+  if (len - o < SEG_END_BYTES - sizeof(struct seg))
+    return 0;
+  memcpy(&h->cclock, d + o, sizeof(h->cclock));
+  while (nseg) {
+    unsigned m = 0;
+    for (unsigned i = 1; i < nseg; i++)
+      if (cur[i]->ts < cur[m]->ts)
+        m = i;
+    emit(h, cur[m]++, tid[m]);
+    if (cur[m] == end[m]) { /* drop it, keeping the others' order */
+      for (unsigned i = m + 1; i < nseg; i++) {
+        cur[i - 1] = cur[i];
+        end[i - 1] = end[i];
+        tid[i - 1] = tid[i];
+      }
+      nseg--;
+    }
+  }
+  release(h);
+  return o + SEG_END_BYTES - sizeof(struct seg);
 }
 
 /* The block handler (sink.c): our own bytes, still checked against len. */
 static void on_block(void *ctx, const char *d, size_t len) {
   struct ct_harvest *h = ctx;
-  size_t off = 0;
+  size_t off = 0, next;
   while (len - off >= sizeof(struct seg)) {
+    if (h->nbatch == 0 && (next = direct_pass(h, d, len, off)) != 0) {
+      off = next;
+      continue;
+    }
     const struct seg *sg = (const struct seg *)(d + off);
     off += sizeof(*sg);
     if (sg->kind == SEG_END) {
@@ -526,12 +585,8 @@ static void on_block(void *ctx, const char *d, size_t len) {
       continue;
     }
     for (size_t k = 0; k < n; k++) {
-      struct ct_rrec *b = &h->batch[h->nbatch];
-      b->r = recs[k];
-      b->ring = sg->ring;
-      b->tid = sg->tid;
-      b->pid = sg->pid;
-      h->nbatch++;
+      h->batch[h->nbatch].r = recs[k];
+      h->batch[h->nbatch++].tid = sg->tid;
     }
   }
 }
