@@ -1,9 +1,9 @@
 /* test-ctrace.c - the binary trace against the JSONL one: events of every
- * kind, wait and odd value go through the engine's encoder and come back
- * from the decoder as the same struct ct_ev_item (up to what a JSONL line
- * shows), and as the same struct ct_line that ct_parse_line makes of the
- * line records.c writes for them; a cut or damaged file gives a reason with
- * the byte offset and every whole chunk before it. */
+ * kind, wait and odd value, and coroutines with any label, go through the
+ * engine's encoder and come back from the decoder as the same struct
+ * ct_ev_item / ct_coro_item (up to what a JSONL line shows), and as the same
+ * struct ct_line that ct_parse_line makes of the line records.c writes; a cut or damaged file gives
+ * a reason with the byte offset and every whole chunk before it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +15,7 @@
 #include "lib/check.h"
 
 #define NEV 200000
+#define CORO_EVERY 50 /* a coroutine entry after every 50th event */
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t rnd(void) {
@@ -70,6 +71,42 @@ static void normalize(struct ct_ev_item *e) {
   e->gen = 0;
 }
 
+/* A coroutine, sometimes with hostile fields and label bytes. */
+static void make_coro(struct ct_coro_item *c, uint64_t i) {
+  static const char *labels[] = {"conn", "a\"b\\c\n", "\xff\xfe bad utf8 \xe2\x82",
+                                 "\xc3\xa9t\xc3\xa9", ""};
+  uint64_t r = rnd();
+  memset(c, 0, sizeof *c);
+  c->probe_id = i + 1;
+  c->birth_ts = 1000000 + i * 7;
+  c->create_site = r % 3 ? 0x55d0c0a01234 : rnd();
+  c->parent = (r >> 8) % 4;
+  c->station = (uint32_t)(r >> 16) % 1024;
+  c->pid = 4711;
+  c->gen = (uint32_t)(r >> 32) % 3;
+  c->has_label = (r >> 40) % 4 != 0;
+  if (i % 7 == 0) { /* any bytes, cut at the label area's end */
+    for (size_t k = 0; k < sizeof c->label; k++)
+      c->label[k] = (char)rnd();
+  } else {
+    strcpy(c->label, labels[(r >> 44) % 5]);
+  }
+  if (i % 11 == 0) {
+    c->probe_id = rnd();
+    c->birth_ts = rnd();
+    c->parent = rnd();
+    c->station = (uint32_t)rnd();
+    c->pid = (uint32_t)rnd();
+    c->gen = (uint32_t)rnd();
+  }
+}
+
+/* c as its JSONL line shows it: the label up to its NUL, none without one. */
+static void normalize_coro(struct ct_coro_item *c) {
+  size_t n = c->has_label ? strnlen(c->label, sizeof c->label - 1) : 0;
+  memset(c->label + n, 0, sizeof c->label - n);
+}
+
 /* The fields of a (known by their have bits) as in b. */
 static void same_line(const struct ct_line *a, const struct ct_line *b, uint64_t i) {
   ASSERT_UINT64_EQ(a->have, b->have);
@@ -90,15 +127,19 @@ static void same_line(const struct ct_line *a, const struct ct_line *b, uint64_t
 
 struct got {
   struct ct_ev_item *ev;
-  uint64_t n, lines;
+  struct ct_coro_item *co;
+  uint64_t n, nco, lines;
 };
 
-static int on_entry(void *ctx, const struct ct_ev_item *ev, const char *line, size_t n) {
+static int on_entry(void *ctx, const struct ct_ev_item *ev, const struct ct_coro_item *co,
+                    const char *line, size_t n) {
   struct got *g = ctx;
   (void)line;
   (void)n;
   if (ev)
     g->ev[g->n++] = *ev;
+  else if (co)
+    g->co[g->nco++] = *co;
   else
     g->lines++;
   return 0;
@@ -141,7 +182,8 @@ static uint64_t read_prefix(const char *all, size_t n, size_t flip, struct ct_re
 
 int main(void) {
   struct ct_ev_item *in = calloc(NEV, sizeof *in);
-  struct got g = {.ev = calloc(NEV, sizeof *g.ev)};
+  struct ct_coro_item *cin = calloc(NEV / CORO_EVERY, sizeof *cin);
+  struct got g = {.ev = calloc(NEV, sizeof *g.ev), .co = calloc(NEV / CORO_EVERY, sizeof *g.co)};
   ASSERT_PTR_NE(in, NULL);
   ASSERT_PTR_NE(g.ev, NULL);
   int fd = mkstemp(path);
@@ -167,6 +209,30 @@ int main(void) {
     ASSERT_EQ(ea, eb);
     if (ea == CT_LINE_OK || ea == CT_LINE_TORN)
       same_line(&a, &b, i);
+    if (i % CORO_EVERY)
+      continue;
+    /* A coroutine: its line parsed is the line its entry stands for. */
+    struct ct_coro_item *c = &cin[i / CORO_EVERY];
+    char label[CT_CTR_LABEL_MAX];
+    make_coro(c, i);
+    ct_ctw_coro(enc, c);
+    text.len = 0;
+    ct_rec_coroutine(&text, c);
+    ASSERT_EQ(ct_parse_line(text.buf, text.len - 1, &a), CT_LINE_OK);
+    ASSERT_EQ(ct_line_from_coro(c, &b, label), CT_LINE_OK);
+    ASSERT_UINT64_EQ(a.have, b.have);
+    ASSERT_EQ(a.type, b.type);
+    const uint64_t *fa[] = {&a.probe_id, &a.station,     &a.pid,
+                            &a.birth_ts, &a.create_site, &a.parent};
+    const uint64_t *fb[] = {&b.probe_id, &b.station,     &b.pid,
+                            &b.birth_ts, &b.create_site, &b.parent};
+    for (size_t k = 0; k < sizeof fa / sizeof fa[0]; k++)
+      ASSERT_UINT64_EQ(*fa[k], *fb[k]);
+    if (CT_HAS(&a, CT_K_LABEL)) {
+      ASSERT_EQ(a.label.n, b.label.n);
+      ASSERT_EQ(a.label.esc, b.label.esc);
+      ASSERT_EQ(memcmp(a.label.p, b.label.p, a.label.n), 0);
+    }
   }
   ASSERT_OK(ct_ctw_flush(enc));
   ct_ctw_free(enc);
@@ -183,6 +249,12 @@ int main(void) {
   ASSERT_EQ(d.binary, 1);
   ASSERT_UINT64_EQ(g.n, NEV);
   ASSERT_UINT64_EQ(g.lines, 2);
+  ASSERT_UINT64_EQ(g.nco, NEV / CORO_EVERY);
+  for (uint64_t i = 0; i < NEV / CORO_EVERY; i++) {
+    normalize_coro(&cin[i]);
+    if (memcmp(&cin[i], &g.co[i], sizeof cin[i]))
+      FAIL("coroutine %llu differs after the round trip", (unsigned long long)i);
+  }
   for (uint64_t i = 0; i < NEV; i++) {
     normalize(&in[i]);
     if (memcmp(&in[i], &g.ev[i], sizeof in[i]))
@@ -194,7 +266,7 @@ int main(void) {
   char *all = malloc((size_t)size);
   ASSERT_EQ(pread(fd, all, (size_t)size, 0), (ssize_t)size);
   uint64_t whole = read_prefix(all, (size_t)size, (size_t)size, &d);
-  ASSERT_UINT64_EQ(whole, NEV + 2);
+  ASSERT_UINT64_EQ(whole, NEV + NEV / CORO_EVERY + 2);
   ASSERT_STR_EQ(d.why, "");
   uint64_t prev = 0;
   for (size_t n = 1; n < (size_t)size; n += 1 + n / 3) {
@@ -225,7 +297,9 @@ int main(void) {
   rm_file();
   free(all);
   free(in);
+  free(cin);
   free(g.ev);
+  free(g.co);
   free(w.buf);
   free(text.buf);
   puts("test-ctrace: ok");

@@ -165,10 +165,11 @@ struct ct_read_diag {
 int ct_trace_read_diag(int fd, size_t bufsize, ct_line_fn fn, ct_peek_fn peek, void *ctx,
                        uint64_t *bytes, struct ct_read_diag *diag);
 
-/* Called with each entry of a trace as it is: an event of a binary trace
- * (ev), or a line (ev NULL; line, n: its bytes without '\n', unparsed).
- * Non-zero stops the reading (returned). */
-typedef int (*ct_entry_fn)(void *ctx, const struct ct_ev_item *ev, const char *line, size_t n);
+/* Called with each entry of a trace as it is: an event (ev) or a coroutine
+ * (co) of a binary trace, or a line (both NULL; line, n: its bytes without
+ * '\n', unparsed). Non-zero stops the reading (returned). */
+typedef int (*ct_entry_fn)(void *ctx, const struct ct_ev_item *ev, const struct ct_coro_item *co,
+                           const char *line, size_t n);
 /* ct_trace_read_diag, entry by entry (a converter's view: nothing parsed). */
 int ct_trace_read_entries(int fd, size_t bufsize, ct_entry_fn fn, void *ctx, uint64_t *bytes,
                           struct ct_read_diag *diag);
@@ -191,9 +192,19 @@ struct ct_ctr_iter {
 };
 void ct_ctr_begin(struct ct_ctr_iter *it, const void *chunk);
 /* The next entry: 1 an event (*ev), 2 a JSONL line (*line, *n: in the
- * chunk, without '\n'), 0 the chunk's end, -1 an entry that does not decode. */
-int ct_ctr_entry(struct ct_ctr_iter *it, struct ct_ev_item *ev, const char **line, size_t *n);
-/* The same as a parsed line (*l, *err as ct_parse_line gives them). */
-int ct_ctr_next(struct ct_ctr_iter *it, struct ct_line *l, enum ct_line_err *err);
+ * chunk, without '\n'), 3 a coroutine (*co), 0 the chunk's end, -1 an entry
+ * that does not decode. */
+int ct_ctr_entry(struct ct_ctr_iter *it, struct ct_ev_item *ev, struct ct_coro_item *co,
+                 const char **line, size_t *n);
+/* Room for a coroutine's label as ct_line_from_coro writes it. */
+#define CT_CTR_LABEL_MAX (6 * CTP_LABEL_MAX)
+/* The same as a parsed line (*l, *err as ct_parse_line gives them); a
+ * coroutine's label is written to label (CT_CTR_LABEL_MAX bytes), which
+ * must live as long as *l. */
+int ct_ctr_next(struct ct_ctr_iter *it, struct ct_line *l, enum ct_line_err *err, char *label);
+/* The line a binary trace's coroutine stands for: *out as ct_parse_line
+ * fills it from records.c's line for c (tests/test-ctrace.c checks), its
+ * label escaped into label (CT_CTR_LABEL_MAX bytes). */
+enum ct_line_err ct_line_from_coro(const struct ct_coro_item *c, struct ct_line *out, char *label);
 
 #endif

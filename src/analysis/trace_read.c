@@ -31,6 +31,7 @@ struct reader {
     uint64_t lineno;
     enum ct_line_err err;
     struct ct_line l;
+    char label[CT_CTR_LABEL_MAX]; /* a binary coroutine's label, l points into it */
   } ring[CT_TRACE_AHEAD];
 };
 
@@ -70,7 +71,7 @@ static void commit(struct reader *r, unsigned i, uint64_t lineno) {
 static int push_line(struct reader *r, uint64_t lineno, int skipped, const char *line, size_t len) {
   int rc;
   if (r->entry)
-    return skipped ? 0 : r->entry(r->ctx, NULL, line, len);
+    return skipped ? 0 : r->entry(r->ctx, NULL, NULL, line, len);
   unsigned i = next_slot(r, &rc);
   if (rc)
     return rc;
@@ -173,15 +174,16 @@ static int read_binary(struct reader *r, struct rbuf *b, struct ct_read_diag *d)
         int k;
         if (r->entry) {
           struct ct_ev_item ev;
-          const char *s;
-          size_t sn;
-          if ((k = ct_ctr_entry(it, &ev, &s, &sn)) > 0 &&
-              (rc = r->entry(r->ctx, k == 1 ? &ev : NULL, s, sn)))
+          struct ct_coro_item co;
+          const char *s = NULL;
+          size_t sn = 0;
+          if ((k = ct_ctr_entry(it, &ev, &co, &s, &sn)) > 0 &&
+              (rc = r->entry(r->ctx, k == 1 ? &ev : NULL, k == 3 ? &co : NULL, s, sn)))
             goto out;
         } else {
           if ((i = next_slot(r, &rc)), rc)
             goto out;
-          k = ct_ctr_next(it, &r->ring[i].l, &r->ring[i].err);
+          k = ct_ctr_next(it, &r->ring[i].l, &r->ring[i].err, r->ring[i].label);
         }
         if (k == 0)
           break;

@@ -21,6 +21,16 @@ struct ct_ev_item {
   uint8_t kind, wait, active, pad;
 };
 
+/* A coroutine's static facts, as the engine writes them (records.c's
+ * coroutine line, ctrace_enc.c's coroutine entry) and the decoder gives
+ * them back. */
+struct ct_coro_item {
+  uint64_t probe_id, birth_ts, create_site, parent;
+  uint32_t station, pid, gen;
+  uint8_t has_label, pad[3];
+  char label[CTP_LABEL_MAX]; /* NUL-terminated within CTP_LABEL_MAX, or cut there */
+};
+
 /* File header: a JSONL trace starts with '{', so the first byte tells. */
 #define CTR_MAGIC                                                                                  \
   "\x89"                                                                                           \
@@ -58,7 +68,8 @@ enum ctr_op {
   CTR_OP_RESUME = 3,   /* ... */
   CTR_OP_WAKE = 4,     /* ... */
   CTR_OP_DESTROY = 5,  /* ... */
-  CTR_OP_LINE = 6,     /* a JSONL line: varint length, the bytes (no '\n') */
+  CTR_OP_LINE = 6,     /* a JSONL line: varint length, the bytes (no '\n'); */
+                       /* with bit 3 (CTR_F_CORO): a coroutine entry */
   CTR_OP_SUSPEND_W = 7 /* suspend with a wait byte (1 fd, 2 ptr, 3 exit) */
 };
 _Static_assert((int)CTR_OP_CREATE == (int)CTP_KIND_CREATE &&
@@ -76,6 +87,8 @@ enum {
   CTR_F_ACTIVE = 1u << 6,    /* is_active */
   CTR_F_ADDR = 1u << 7       /* addr is the expected one (ctr_addr_expected); else a site ref */
 };
+/* Op 6 with this bit: a coroutine (its JSONL line's fields, not its text). */
+#define CTR_F_CORO (1u << 3)
 /* Coroutine contexts: a direct-mapped cache on probe_id. The coroutine byte
  * is the slot (< CTR_COROS) when the slot holds the probe_id, else
  * CTR_CORO_NEW and a varint probe_id (which then takes the slot). */

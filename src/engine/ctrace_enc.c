@@ -186,6 +186,28 @@ void ct_ctw_event(struct ct_ctw *e, const struct ct_ev_item *ev) {
   e->have_prev = 1;
 }
 
+void ct_ctw_coro(struct ct_ctw *e, const struct ct_coro_item *c) {
+  size_t n = c->has_label ? strnlen(c->label, sizeof(c->label) - 1) : 0;
+  if (room(e, EVENT_MAX + n))
+    return;
+  uint8_t *p = e->buf + e->len;
+  *p++ = CTR_OP_LINE | CTR_F_CORO | (c->has_label ? CTR_F_ACTIVE : 0);
+  p = ctr_put_varint(p, c->probe_id);
+  p = ctr_put_varint(p, c->station);
+  p = ctr_put_varint(p, c->gen);
+  p = ctr_put_varint(p, c->pid);
+  p = ctr_put_varint(p, ctr_zigzag((int64_t)(c->birth_ts - e->last_ts)));
+  p = put_site(e, p, c->create_site);
+  p = ctr_put_varint(p, c->parent);
+  if (c->has_label) {
+    p = ctr_put_varint(p, n);
+    memcpy(p, c->label, n);
+    p += n;
+  }
+  e->len = (size_t)(p - e->buf);
+  e->count++;
+}
+
 /* One whole JSONL line (without its '\n') as an entry. */
 static void put_line(struct ct_ctw *e, const char *s, size_t n) {
   if (room(e, 1 + 10 + n))

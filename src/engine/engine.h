@@ -126,7 +126,6 @@ struct ct_writer {
   size_t len;
   char *buf;
   struct ct_sink *sink; /* a text writer (sink.c): flush pushes the bytes to its queue */
-  struct ct_ctw *ctw;   /* a text writer whose lines go to a binary trace (ct_ctw_text) */
   /* A file writer: bytes of the file so far (set by the caller after an
    * append open), and the end of its last whole record (line or chunk), to
    * cut a torn tail back to (ct_writer_cut). */
@@ -218,13 +217,7 @@ static inline uint64_t ct_clock_ns(const struct ct_clock *c, uint64_t t) {
 /* ---- trace records (records.c): every line of the format, one place ------- */
 /* An event, as the harvest copied it (ts already in ns): struct ct_ev_item,
  * common/ctrace.h (the binary decoder gives it back). */
-/* A coroutine's static facts. */
-struct ct_coro_item {
-  uint64_t probe_id, birth_ts, create_site, parent;
-  uint32_t station, pid, gen;
-  uint8_t has_label, pad[3];
-  char label[CTP_LABEL_MAX]; /* NUL-terminated within CTP_LABEL_MAX, or cut there */
-};
+/* A coroutine's static facts: struct ct_coro_item, common/ctrace.h. */
 struct ct_station_end {
   uint64_t probe_id, events, harvested, lost;
   uint32_t station, gen; /* gen 0: a v1 station */
@@ -267,6 +260,8 @@ int ct_ctw_open(struct ct_ctw **e, struct ct_writer *w);
 int ct_ctw_header(struct ct_ctw *e);
 /* One event, a few bytes (the chunk is written when full). */
 void ct_ctw_event(struct ct_ctw *e, const struct ct_ev_item *ev);
+/* A coroutine (the fields of its line, ~20 bytes). */
+void ct_ctw_coro(struct ct_ctw *e, const struct ct_coro_item *c);
 /* JSONL text, split anywhere: each whole line becomes an entry. */
 void ct_ctw_text(struct ct_ctw *e, const char *s, size_t n);
 /* Write the chunk being filled. 0 or -errno. */
@@ -312,11 +307,10 @@ typedef void ct_sink_block_fn(void *ctx, const char *data, size_t len);
  * never makes the producer wait (docs/ENGINE.md "Binary capture"). */
 struct ct_sink {
   struct ct_writer fw, tw;
-  /* The formatter's: with a binary trace, its encoder and a text writer
-   * that frames records.c's coroutine lines for it (lw); the --also-jsonl
+  /* The formatter's: with a binary trace, its encoder; the --also-jsonl
    * copy (jw, fd -1 when none). */
   struct ct_ctw *enc;
-  struct ct_writer lw, jw;
+  struct ct_writer jw;
   int cut; /* the trace was cut back after a write error (ct_writer_cut) */
   struct ct_item *q;
   _Atomic uint64_t head, tail; /* consumed by the formatter, published by the producer */

@@ -85,8 +85,7 @@ void ct_sink_out_event(struct ct_sink *s, const struct ct_ev_item *e) {
 
 void ct_sink_out_coro(struct ct_sink *s, const struct ct_coro_item *c) {
   if (s->enc) {
-    ct_rec_coroutine(&s->lw, c); /* the line, framed by lw's flush */
-    ct_writer_flush(&s->lw);
+    ct_ctw_coro(s->enc, c);
   } else {
     ct_rec_coroutine(&s->fw, c);
   }
@@ -293,10 +292,6 @@ static int open_format(struct ct_sink *s, const char *path, int fmt) {
   int rc = ct_ctw_open(&s->enc, &s->fw);
   if (rc)
     return rc;
-  s->lw.fd = -1;
-  s->lw.ctw = s->enc;
-  if (!(s->lw.buf = malloc(CT_W_BUF)))
-    return -ENOMEM;
   return s->fw.pos ? 0 : ct_ctw_header(s->enc);
 }
 
@@ -353,10 +348,9 @@ fail:
   free(s->tw.buf);
   free(s->free_blk);
   free(s->dir);
-  free(s->lw.buf);
   ct_ctw_free(s->enc);
   s->q = NULL;
-  s->tw.buf = s->lw.buf = NULL;
+  s->tw.buf = NULL;
   s->free_blk = NULL;
   s->dir = NULL;
   s->enc = NULL;
@@ -615,9 +609,7 @@ int ct_sink_close(struct ct_sink *s) {
   if (rc && !s->err)
     s->err = -rc;
   ct_ctw_free(s->enc);
-  free(s->lw.buf);
   s->enc = NULL;
-  s->lw.buf = NULL;
   free(s->q);
   free(s->tw.buf);
   s->q = NULL;

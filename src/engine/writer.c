@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/jsonesc.h"
 #include "engine/engine.h"
 
 int ct_writer_open(struct ct_writer *w, const char *path, int append) {
@@ -51,11 +52,6 @@ static int write_all(struct ct_writer *w, const char *p, size_t n, size_t *done)
 int ct_writer_flush(struct ct_writer *w) {
   if (w->sink) { /* a text writer: its bytes go to the formatter's queue */
     ct_sink_text(w->sink, w->buf, w->len);
-    w->len = 0;
-    return 0;
-  }
-  if (w->ctw) { /* a text writer: its lines go to the binary trace */
-    ct_ctw_text(w->ctw, w->buf, w->len);
     w->len = 0;
     return 0;
   }
@@ -162,54 +158,27 @@ void ct_w_hex(struct ct_writer *w, uint64_t v) {
     ct_w_commit(w, ct_put_hex(p, v));
 }
 
-/* Escapes what JSON requires (quote, backslash, control characters). Bytes
- * >= 0x80 that are not valid UTF-8 (labels are arbitrary bytes) become
- * U+FFFD so the line stays valid UTF-8. */
+/* Quoted and escaped (common/jsonesc.h), in place, in pieces that never
+ * split a UTF-8 sequence: a piece ends before the last byte (of the 4 at its
+ * end) that is no continuation byte; with none there, no sequence crosses. */
 void ct_w_json(struct ct_writer *w, const char *s, size_t n) {
-  static const char digits[] = "0123456789abcdef";
-  const unsigned char *p = (const unsigned char *)s;
   ct_w_raw(w, "\"", 1);
-  size_t i = 0;
-  while (i < n) {
-    unsigned char c = p[i];
-    if (c == '"' || c == '\\') {
-      char e[2] = {'\\', (char)c};
-      ct_w_raw(w, e, 2);
-      i++;
-    } else if (c < 0x20 || c == 0x7f) {
-      char e[6] = {'\\', 'u', '0', '0', digits[c >> 4], digits[c & 0xf]};
-      ct_w_raw(w, e, 6);
-      i++;
-    } else if (c < 0x80) {
-      size_t j = i;
-      while (j < n && p[j] >= 0x20 && p[j] < 0x7f && p[j] != '"' && p[j] != '\\')
-        j++;
-      ct_w_raw(w, s + i, j - i);
-      i = j;
-    } else {
-      /* Validate one UTF-8 sequence (no overlongs, no surrogates). */
-      size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
-      if (c > 0xf4)
-        len = 0;
-      int ok = len > 0 && i + len <= n;
-      for (size_t k = 1; ok && k < len; k++)
-        ok = (p[i + k] & 0xc0) == 0x80;
-      if (ok && len == 3) {
-        unsigned c1 = p[i + 1];
-        ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);
-      }
-      if (ok && len == 4) {
-        unsigned c1 = p[i + 1];
-        ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
-      }
-      if (ok) {
-        ct_w_raw(w, s + i, len);
-        i += len;
-      } else {
-        ct_w_raw(w, "\xef\xbf\xbd", 3);
-        i++;
-      }
+  while (n > 0) {
+    size_t k = n;
+    if (k > 4096) {
+      k = 4096;
+      for (size_t b = 0; b < 4; b++)
+        if (((unsigned char)s[4096 - b] & 0xc0) != 0x80) {
+          k = 4096 - b;
+          break;
+        }
     }
+    char *p = ct_w_reserve(w, CT_JSON_ESC_MAX(k));
+    if (!p)
+      return;
+    ct_w_commit(w, p + ct_json_escape(p, s, k));
+    s += k;
+    n -= k;
   }
   ct_w_raw(w, "\"", 1);
 }

@@ -1,8 +1,8 @@
 /* export_ctrace.c - `export jsonl-trace`: a trace as the JSONL trace format
- * (docs/TRACE_FORMAT.md). A binary trace's events are written by records.c,
- * the one writer of JSONL event lines, from the very struct ct_ev_item the
- * engine encoded, and its framed lines as they are: the bytes are those a
- * `corotracer run -o x.jsonl` writes for the same events. */
+ * (docs/TRACE_FORMAT.md). A binary trace's events and coroutines are written
+ * by records.c, the one writer of their JSONL lines, from the very struct
+ * ct_ev_item / ct_coro_item the engine encoded, and its framed lines as they are: the bytes are
+ * those a `corotracer run -o x.jsonl` writes for the same events. */
 #include "export/export.h"
 
 #include <errno.h>
@@ -15,10 +15,13 @@ struct conv {
   uint64_t rows;
 };
 
-static int on_entry(void *ctx, const struct ct_ev_item *ev, const char *line, size_t n) {
+static int on_entry(void *ctx, const struct ct_ev_item *ev, const struct ct_coro_item *co,
+                    const char *line, size_t n) {
   struct conv *c = ctx;
   if (ev) {
     ct_rec_event(&c->w, ev);
+  } else if (co) {
+    ct_rec_coroutine(&c->w, co);
   } else {
     ct_w_raw(&c->w, line, n);
     ct_w_raw(&c->w, "\n", 1);

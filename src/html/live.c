@@ -293,7 +293,7 @@ static void feed(struct ct_live *l, enum ct_line_err err, const struct ct_line *
  * can be framed. */
 static size_t feed_chunks(struct ct_live *l) {
   size_t start = 0, clen;
-  char why[192];
+  char why[192], label[CT_CTR_LABEL_MAX];
   struct ct_line line;
   enum ct_line_err err;
   if (!l->it && !(l->it = malloc(sizeof *l->it)))
@@ -314,7 +314,7 @@ static size_t feed_chunks(struct ct_live *l) {
       break;
     }
     ct_ctr_begin(l->it, l->lb + start);
-    while (ct_ctr_next(l->it, &line, &err) > 0)
+    while (ct_ctr_next(l->it, &line, &err, label) > 0)
       feed(l, err, &line);
     start += clen;
   }

@@ -27,9 +27,10 @@ static void on_peek(void *ctx, const struct ct_line *l) {
     __builtin_trap();
 }
 
-static int on_entry(void *ctx, const struct ct_ev_item *ev, const char *line, size_t n) {
+static int on_entry(void *ctx, const struct ct_ev_item *ev, const struct ct_coro_item *co,
+                    const char *line, size_t n) {
   uint64_t *count = ctx;
-  if (!ev && !line)
+  if (!ev && !co && !line)
     __builtin_trap();
   (void)n;
   ++*count;
