@@ -239,9 +239,12 @@ int ct_report_main(int argc, char **argv) {
     goto out;
   }
   uint64_t bytes = 0, lines = 0, events = 0;
+  struct ct_read_diag diag;
   int rc = run_add(&feed);
   if (!rc)
-    rc = ct_trace_read_ahead(fd, READ_BUF, on_line, on_peek, &feed, &bytes);
+    rc = ct_trace_read_diag(fd, READ_BUF, on_line, on_peek, &feed, &bytes, &diag);
+  if (!rc && diag.why[0]) /* a binary trace's bad chunk: the report covers what came before */
+    fprintf(stderr, "corotracer: %s: %s\n", o.trace, diag.why);
   if (rc) {
     fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(-rc));
     status = rc == -ENOMEM ? 1 : 2;

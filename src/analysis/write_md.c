@@ -145,7 +145,11 @@ static void overview(FILE *f, const struct ct_report *r) {
             "- **Absurd timestamps**: %" PRIu64 " events lie more than a day away from all others"
             " (torn clocks); left out of the duration\n",
             r->absurd_ts);
-  if (!st->has_end)
+  if (!st->has_end && st->cut_reason[0])
+    fprintf(f,
+            "- **End**: no end line: the trace was cut by %s (the engine could not write more)\n",
+            st->cut_reason);
+  else if (!st->has_end)
     fputs("- **End**: no end line: the trace was cut short\n", f);
   else if (st->exit_has_signal)
     fprintf(f, "- **End**: killed by %s (signal %" PRId64 ")\n",

@@ -61,6 +61,7 @@ struct cx_run {
   size_t nlabels, caplabels;
   struct ct_state *st;
   struct ct_report rep;
+  struct ct_read_diag diag; /* a binary trace's corrupt or cut chunk: loaded up to it */
 };
 
 /* The trace read once for the analysis (cx_model_load), and its event lines
@@ -73,6 +74,7 @@ struct cx_model {
   uint64_t bytes, nev;
   struct cx_run *runs;
   size_t nruns;
+  struct ct_read_diag diag; /* a binary trace's corrupt or cut chunk: loaded up to it */
 };
 
 /* Reads the trace at path ('-' = stdin) once: the runs, each with the report's
@@ -211,6 +213,10 @@ int cx_write_perfetto(FILE *f, const struct cx_model *m, uint64_t *rows, cx_prog
 /* jsonl-v1: event lines only, reference keys, straight from the trace file
  * (no model). *rows: lines written, *skipped: records and malformed lines. */
 int cx_write_jsonl_v1(int in_fd, FILE *f, uint64_t *rows, uint64_t *skipped);
+/* The trace on in_fd, binary or JSONL, as the JSONL trace format on out_fd
+ * (export_ctrace.c): *rows lines. A corrupt or cut binary trace: what comes
+ * before it is written, the reason in *diag. 0 or -errno. */
+int cx_write_jsonl_trace(int in_fd, int out_fd, uint64_t *rows, struct ct_read_diag *diag);
 
 /* Hex address as the trace writes it: "0x" + 16 digits, into buf[19]. */
 size_t cx_hex(uint64_t v, char *buf);

@@ -334,7 +334,7 @@ int cx_model_load(const char *path, const char *run_id, const char *host, struct
   if (rc)
     goto out;
   if ((rc = run_start(m)) ||
-      (rc = ct_trace_read_ahead(m->fd, READ_BUF, on_line, peek, &ld, &m->bytes)))
+      (rc = ct_trace_read_diag(m->fd, READ_BUF, on_line, peek, &ld, &m->bytes, &m->diag)))
     goto out;
   const struct ct_state *st = m->runs[0].st;
   if (m->nruns == 1 && !m->nev && !st->has_meta && !st->has_end && !st->modules) {
@@ -370,7 +370,9 @@ int cx_model_events(const struct cx_model *m, cx_event_fn fn, void *ctx) {
   uint64_t bytes = 0;
   if (lseek(m->fd, m->start, SEEK_SET) < 0)
     return -errno;
-  return ct_trace_read(m->fd, READ_BUF, on_event, &p, &bytes);
+  /* The first pass said where a binary trace's bad chunk is: this one stops there too. */
+  struct ct_read_diag diag;
+  return ct_trace_read_diag(m->fd, READ_BUF, on_event, NULL, &p, &bytes, &diag);
 }
 
 void cx_model_free(struct cx_model *m) {

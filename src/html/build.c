@@ -81,8 +81,9 @@ int ct_dash_keep_findings(struct ct_model *m, const struct ct_report *r) {
 int ct_dash_analyze(int fd, struct ct_state **out, uint64_t *bytes) {
   struct feed feed = {.run = 1};
   int rc = ct_state_new(CT_DASH_BLOCKER_NS, &feed.st);
+  struct ct_read_diag diag; /* a chunk still being written: analyzed up to it */
   if (!rc)
-    rc = ct_trace_read(fd, READ_BUF, on_line, &feed, bytes);
+    rc = ct_trace_read_diag(fd, READ_BUF, on_line, NULL, &feed, bytes, &diag);
   if (rc) {
     ct_state_free(feed.st);
     return rc;
@@ -111,11 +112,13 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
    * those the findings name. */
   if (seekable)
     ct_model_prune(&m);
+  struct ct_read_diag diag;
   if (!rc)
-    rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &bytes);
+    rc = ct_trace_read_diag(fd, READ_BUF, on_line, NULL, &feed, &bytes, &diag);
   st = feed.st; /* a new one for each run when the last is shown */
   if (rc)
     goto out;
+  memcpy(stats->why, diag.why, sizeof stats->why);
   stats->runs = feed.run;
   stats->run = run ? run : feed.run;
   if (run > feed.run) {
@@ -150,7 +153,7 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
     feed = (struct feed){NULL, &m, stats->run, 1, 0, budget, cap, 1};
     uint64_t again = 0;
     if (!rc)
-      rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &again);
+      rc = ct_trace_read_diag(fd, READ_BUF, on_line, NULL, &feed, &again, &diag);
     if (rc)
       goto out;
     stats->passes = 2;

@@ -115,6 +115,8 @@ int ct_html_main(int argc, char **argv) {
   rc =
       ct_dash_build(fd, from_stdin ? "stdin" : trace, seekable, 0, 0, budget, run, &z, &drain, &st);
   int wrote = ps.bytes > 0; /* else the build failed before its output */
+  if (st.why[0])            /* the page shows what came before it */
+    fprintf(stderr, "corotracer: %s: %s\n", trace, st.why);
   rc = out_close(&of, rc);
   if (rc && wrote) {
     fprintf(stderr, "corotracer: %s: %s\n", out, strerror(-rc));

@@ -24,6 +24,7 @@ struct ct_dash_stats {
   int bad_line;       /* 1-based line of the first malformed line, when nothing parsed */
   int not_a_trace;    /* no line was a trace event or record */
   unsigned run, runs; /* the run shown, 1-based, of the trace's runs */
+  char why[192];      /* a binary trace's corrupt or cut chunk: where, why (read up to it) */
 };
 
 /* Reads the trace on fd (named name) and builds the page's data: the
