@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/outfile.h"
 #include "common/jsonesc.h"
+#include "common/outfile.h"
 #include "engine/engine.h"
 
 int ct_writer_open(struct ct_writer *w, const char *path, int append) {
