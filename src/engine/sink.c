@@ -449,10 +449,13 @@ void ct_sink_on_block(struct ct_sink *s, ct_sink_block_fn *fn, void *ctx) {
 /* The spill file: unlinked from the start (O_TMPFILE) in the trace's
  * directory, where the user chose to put the trace's bytes; else in /tmp. */
 static int spill_open(struct ct_sink *s) {
-  if (s->spill_fd >= 0)
-    return 0;
+  /* Broken first: a spill file that failed a write is open, yet every block
+   * staged for it again would stay in memory one more over the budget (and
+   * overrun free_blk, sized for the budget plus the one stage). */
   if (s->spill_broken)
     return -EIO;
+  if (s->spill_fd >= 0)
+    return 0;
   const char *dirs[] = {s->dir, "/tmp"};
   for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
     s->spill_fd = open(dirs[i], O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
