@@ -16,30 +16,42 @@
 #include "cli/commands.h"
 
 #define READ_BUF (4u << 20)
-#define STUCK_NS 1000000000ull /* left suspended this long by a running program: never woken */
 
 struct opts {
   const char *trace, *out, *json;
   int fail_on; /* -1: no gate */
-  uint64_t blocker_ns;
+  uint64_t blocker_ns, runnable_ns;
   int stats;
 };
 
 static void usage(FILE *f) {
   fprintf(f, "usage: corotracer report TRACE [-o report.md] [--json findings.json]\n"
              "                         [--fail-on info|warning|error] [--blocker-ms MS]\n"
+             "                         [--runnable-ms MS]\n"
              "       corotracer -deepdive -out TRACE [-o report.md]   (reference spelling)\n"
              "Reads a JSONL trace (ours or the reference engine's; '-' = stdin) and writes a\n"
              "Markdown diagnosis (stdout unless -o) and, with --json, the findings JSON of\n"
              "docs/FINDINGS.md. --fail-on SEV exits 1 when a finding of at least SEV exists.\n"
-             "--blocker-ms: a run longer than this without suspending is a blocker (100).\n");
+             "--blocker-ms: a run longer than this without suspending is a blocker (100).\n"
+             "--runnable-ms: runnable longer than this while others ran on its thread is\n"
+             "starvation (100).\n");
 }
 
 static int bad_usage(const char *what, const char *arg) {
   return ct_usage_error("report", what, arg);
 }
 
-enum { O_HELP = 1, O_DEEPDIVE, O_STATS, O_OUTPUT, O_JSON, O_TRACE, O_FAIL_ON, O_BLOCKER_MS };
+enum {
+  O_HELP = 1,
+  O_DEEPDIVE,
+  O_STATS,
+  O_OUTPUT,
+  O_JSON,
+  O_TRACE,
+  O_FAIL_ON,
+  O_BLOCKER_MS,
+  O_RUNNABLE_MS
+};
 static const struct ct_opt report_opts[] = {
     {"-h --help", O_HELP, 0},
     {"-deepdive --deepdive", O_DEEPDIVE, 0}, /* the reference's spelling: a no-op */
@@ -49,11 +61,23 @@ static const struct ct_opt report_opts[] = {
     {"-out --out", O_TRACE, 1}, /* the reference's spelling of the trace */
     {"--fail-on", O_FAIL_ON, 1},
     {"--blocker-ms", O_BLOCKER_MS, 1},
+    {"--runnable-ms", O_RUNNABLE_MS, 1},
     {NULL, 0, 0}};
+
+/* A number of milliseconds in *ns; -EINVAL if val is none. */
+static int parse_ms(const char *val, uint64_t *ns) {
+  char *end;
+  errno = 0;
+  unsigned long long ms = strtoull(val, &end, 10);
+  if (errno || end == val || *end || val[0] == '-' || ms > UINT64_MAX / 1000000ull)
+    return -EINVAL;
+  *ns = ms * 1000000ull;
+  return 0;
+}
 
 /* Returns -1 when parsed, else the exit status (0 for --help). */
 static int parse(int argc, char **argv, struct opts *o) {
-  *o = (struct opts){.fail_on = -1, .blocker_ns = 100000000ull};
+  *o = (struct opts){.fail_on = -1, .blocker_ns = 100000000ull, .runnable_ns = CT_RUNNABLE_NS};
   struct ct_args it;
   const char *val;
   int id;
@@ -87,15 +111,14 @@ static int parse(int argc, char **argv, struct opts *o) {
       else
         return bad_usage("--fail-on wants info, warning or error, not", val);
       break;
-    case O_BLOCKER_MS: {
-      char *end;
-      errno = 0;
-      unsigned long long ms = strtoull(val, &end, 10);
-      if (errno || end == val || *end || val[0] == '-' || ms > UINT64_MAX / 1000000ull)
+    case O_BLOCKER_MS:
+      if (parse_ms(val, &o->blocker_ns))
         return bad_usage("--blocker-ms wants a number of milliseconds, not", val);
-      o->blocker_ns = ms * 1000000ull;
       break;
-    }
+    case O_RUNNABLE_MS:
+      if (parse_ms(val, &o->runnable_ns))
+        return bad_usage("--runnable-ms wants a number of milliseconds, not", val);
+      break;
     case CT_ARGS_NO_VALUE:
       return bad_usage("option needs a value", val);
     case CT_ARGS_UNKNOWN:
@@ -178,6 +201,8 @@ int ct_report_main(int argc, char **argv) {
   }
   int rc = ct_state_new(o.blocker_ns, &st);
   uint64_t bytes = 0;
+  if (!rc)
+    st->runnable_ns = o.runnable_ns;
   struct feed feed = {st};
   if (!rc)
     rc = ct_trace_read_ahead(fd, READ_BUF, on_line, on_peek, &feed, &bytes);
@@ -199,7 +224,7 @@ int ct_report_main(int argc, char **argv) {
     status = 2;
     goto out;
   }
-  if ((rc = ct_report_build(st, o.trace, bytes, STUCK_NS, &r))) {
+  if ((rc = ct_report_build(st, o.trace, bytes, CT_STUCK_NS, &r))) {
     fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(-rc));
     status = 1;
     goto out;
