@@ -23,6 +23,16 @@ TESTS += $(O)/tests/test-trace $(O)/tests/test-map $(O)/tests/test-hist
 TESTS += tests/test-report.sh tests/test-report-input.sh tests/test-report-pie.sh tests/test-report-precision.sh \
          tests/test-report-engine.sh tests/test-report-reuse.sh
 
+# The scheduling findings (starvation, destroyed while waiting) on programs
+# traced by the engine, in C and C++, each beside its correct twin.
+REPORT_STORIES := $(O)/tests/lib/sched-story $(O)/tests/lib/cpp-dwait
+$(O)/tests/lib/sched-story: $(O)/obj/tests/lib/sched-story.o $(LIBA)
+	$(call link)
+$(O)/tests/lib/cpp-dwait: $(O)/obj/tests/lib/cpp-dwait.o $(LIBA)
+	$(call link,$(CXX))
+PROGS += $(REPORT_STORIES)
+TESTS += tests/test-report-sched.sh
+
 # Benchmark: bench/bench-report.sh generates traces with this and times the report.
 PROGS += $(O)/bench/bench-report-gen
 $(O)/bench/bench-report-gen: $(O)/obj/bench/bench-report-gen.o

@@ -40,9 +40,9 @@ static int dwait_one(struct ct_report *r, struct ct_state *st, struct ct_coro **
   char d[32];
   const char *s = n == 1 ? "" : "s";
   f->count = n;
-  snprintf(f->title, sizeof f->title,
-           "%zu coroutine%s destroyed while still waiting%s: never woken (cancelled at teardown)",
-           n, s, uncertain ? ", apparently never woken, but events were lost" : "");
+  snprintf(f->title, sizeof f->title, "%zu coroutine%s destroyed while still waiting%s", n, s,
+           uncertain ? ", apparently never woken, but events were lost"
+                     : ": never woken (cancelled at teardown)");
   ct_add_evidence(f,
                   "each was suspended on a wait object for longer than %s with no wake since, "
                   "then destroyed by its owner: nobody woke it, and the destroy hid that",
@@ -205,7 +205,7 @@ int ct_starve_finding(struct ct_report *r, struct ct_state *st) {
   f->count = sv->coros;
   snprintf(f->title, sizeof f->title,
            "%" PRIu64 " coroutine%s starved: runnable longer than %s while others ran on their "
-           "thread (%" PRIu64 " time%s)",
+           "thread (%" PRIu64 " runnable span%s)",
            sv->coros, sv->coros == 1 ? "" : "s", ct_fmt_ns(st->runnable_ns, thr, sizeof thr),
            sv->spans, sv->spans == 1 ? "" : "s");
   ct_add_evidence(f,
