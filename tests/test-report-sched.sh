@@ -71,4 +71,15 @@ has cpp-bug json '"label":"waiter","wait":"ptr",.*"evidence":"parked at +[0-9.]*
 trace cpp-ok "$cpp" ok
 want cpp-ok ""
 
+# The dashboard: the same findings, the victim's runnable span as long as the
+# finding says, the coroutine that held its thread in the table.
+if command -v node >/dev/null 2>&1; then
+  gen starve
+  "$COROTRACER" report "$tmp/starve.jsonl" --json "$tmp/starve-syn.json" > /dev/null || fail "starve.txt: report exit $?"
+  "$COROTRACER" html "$tmp/starve.jsonl" -o "$tmp/starve.html" 2> "$tmp/html.err" || fail "html exit $?: $(cat "$tmp/html.err")"
+  echo '{"summarized": false, "starved": true}' > "$tmp/expect.json"
+  node "$(dirname "$0")/browser/decode.mjs" page "$tmp/starve.html" "$tmp/starve-syn.json" "$tmp/expect.json" > "$tmp/dec" ||
+    fail "dashboard: $(cat "$tmp/dec")"
+fi
+
 finish test-report-sched
