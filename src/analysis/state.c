@@ -42,13 +42,19 @@ int ct_state_new(uint64_t blocker_ns, struct ct_state **out) {
   return 0;
 }
 
+/* Frees the histograms of the sites in m. */
+static void free_site_hists(const struct ct_map *m) {
+  for (size_t i = 0; i < m->n; i++) {
+    struct ct_site *st = ct_map_at(m, i);
+    free(st->hist);
+    free(st->runnable);
+  }
+}
+
 void ct_state_free(struct ct_state *s) {
   if (!s)
     return;
-  for (size_t i = 0; i < s->sites.n; i++) {
-    free(((struct ct_site *)ct_map_at(&s->sites, i))->hist);
-    free(((struct ct_site *)ct_map_at(&s->sites, i))->runnable);
-  }
+  free_site_hists(&s->sites);
   for (size_t i = 0; i < s->blocks.n; i++)
     free(((struct ct_block *)ct_map_at(&s->blocks, i))->hist);
   ct_map_free(&s->coros);
@@ -260,11 +266,7 @@ static int note_activity(struct ct_state *s, const struct ct_line *l) {
 /* Without a module map, suspend addresses spread over about one per
  * coroutine are not code: drop the site table (and stop keeping one). */
 static void drop_sites(struct ct_state *s) {
-  for (size_t i = 0; i < s->sites.n; i++) {
-    struct ct_site *st = ct_map_at(&s->sites, i);
-    free(st->hist);
-    free(st->runnable);
-  }
+  free_site_hists(&s->sites);
   s->sites_dropped = s->sites.n;
   ct_map_free(&s->sites);
   ct_map_init(&s->sites, sizeof(struct ct_site));
@@ -344,8 +346,12 @@ static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno,
       violation(s, CT_V_AFTER_EXIT, c->gap_since_resume, c, lineno, l, CT_EV_RESUME, c->susp_ts, 0);
     } else if (c->state == CT_CS_SUSPENDED) {
       struct ct_site *st = s->sites_not_code ? NULL : ct_map_get(&s->sites, c->susp_site, c->pid);
-      uint64_t woke = c->woken && c->woke_ts <= l->ts ? c->woke_ts : l->ts;
-      if (st && woke >= c->susp_ts) {
+      if (st && l->ts >= c->susp_ts) {
+        /* Waited until the wake, then runnable (clocks of two threads may disagree a little). */
+        uint64_t woke = !c->woken                 ? l->ts
+                        : c->woke_ts < c->susp_ts ? c->susp_ts
+                        : c->woke_ts > l->ts      ? l->ts
+                                                  : c->woke_ts;
         if ((!st->hist && !(st->hist = calloc(1, sizeof *st->hist))) ||
             (c->woken && !st->runnable && !(st->runnable = calloc(1, sizeof *st->runnable))))
           return -ENOMEM;

@@ -53,19 +53,15 @@ static struct co *spawn(const char *label) {
 }
 
 static void push(struct co *c, int front) {
-  c->next = NULL;
-  if (front) {
+  if (front || !head) { /* also the first in an empty queue */
     c->next = head;
     head = c;
-    if (!tail)
-      tail = c;
-  } else {
-    if (tail)
-      tail->next = c;
-    else
-      head = c;
-    tail = c;
+    tail = tail ? tail : c;
+    return;
   }
+  c->next = NULL;
+  tail->next = c;
+  tail = c;
 }
 
 static struct co *pop(void) {
