@@ -507,7 +507,8 @@ static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_line *l
     break;
   case CT_EV_DESTROY:
     if ((c->state == CT_CS_RUNNING && end_run(s, c, l->ts, CT_EV_DESTROY, site, 0)) ||
-        (c->has_kind && ct_sched_destroy(s, c, l->ts, (uint32_t)l->tid, site)))
+        (c->state == CT_CS_SUSPENDED && c->has_kind &&
+         ct_sched_destroy(s, c, l->ts, (uint32_t)l->tid, site)))
       return -ENOMEM;
     c->state = CT_CS_DESTROYED;
     c->gap_since_destroy = 0;

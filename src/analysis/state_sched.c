@@ -6,19 +6,25 @@
 
 #include "analysis/state.h"
 
-/* Thread tid's entry, made when absent if make (NULL: absent, or out of memory). */
-static struct ct_thread *thread_of(struct ct_state *s, uint32_t tid, int make) {
-  unsigned k = tid % CT_RECENT_TIDS;
-  if (s->thread_at[k] && s->thread_tids[k] == tid)
-    return s->thread_at[k];
+/* thread_of's slow path: the map, and the cache refilled. */
+static __attribute__((noinline)) struct ct_thread *thread_lookup(struct ct_state *s, uint32_t tid,
+                                                                 int make) {
   int fresh = 0;
   struct ct_thread *t =
       make ? ct_map_put(&s->threads, tid, 0, &fresh) : ct_map_get(&s->threads, tid, 0);
   if (fresh) /* the map may have moved: every cached pointer is stale */
     memset(s->thread_at, 0, sizeof s->thread_at);
-  s->thread_tids[k] = tid;
-  s->thread_at[k] = t;
+  s->thread_tids[tid % CT_RECENT_TIDS] = tid;
+  s->thread_at[tid % CT_RECENT_TIDS] = t;
   return t;
+}
+
+/* Thread tid's entry, made when absent if make (NULL: absent, or out of memory). */
+static inline struct ct_thread *thread_of(struct ct_state *s, uint32_t tid, int make) {
+  unsigned k = tid % CT_RECENT_TIDS;
+  if (s->thread_at[k] && s->thread_tids[k] == tid)
+    return s->thread_at[k];
+  return thread_lookup(s, tid, make);
 }
 
 /* state.h: the resumes its last thread had when it was woken. */
