@@ -77,8 +77,9 @@ __attribute__((noinline)) static void wake(struct co *c, int front) {
   push(c, front);
 }
 
+/* The site: our caller's, a scheduler primitive's way (corotracer.h). */
 __attribute__((noinline)) static void park(struct co *c, const void *obj) {
-  corotracer_suspend(c->t, NULL, COROTRACER_WAIT_PTR, (uint64_t)(uintptr_t)obj);
+  corotracer_suspend(c->t, COROTRACER_CALLER, COROTRACER_WAIT_PTR, (uint64_t)(uintptr_t)obj);
 }
 
 /* The accept loop's one wait site (NULL: the return address into this
