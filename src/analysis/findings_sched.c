@@ -50,6 +50,11 @@ static int dwait_one(struct ct_report *r, struct ct_state *st, struct ct_coro **
   if (uncertain)
     ct_add_evidence(f, "uncertain, so not an error: events were lost since their last resume, "
                        "and the missing wake may be one of them");
+  if (st->dwait_over)
+    ct_add_evidence(f,
+                    "%" PRIu64 " more coroutines destroyed while waiting long were not kept (past "
+                    "the first %d): not judged",
+                    st->dwait_over, CT_DWAIT_MAX);
   for (size_t i = 0; i < f->ncoros; i++) {
     const struct ct_dwait *dw = dwait_of(cs[i]);
     const struct ct_coro *c = &dw->c;
