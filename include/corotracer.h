@@ -98,8 +98,10 @@ COROTRACER_API corotracer_co *corotracer_current(void);
  * lapped (many writers racing on one coroutine). Under our engine's per-thread rings (v2):
  * recorded counts the events written into this process's threads' rings plus those dropped, and
  * dropped the events of a full ring (or a thread that found no ring) plus creates that got no
- * station. Both 0 when untraced. Either pointer may be NULL. For tests and summaries; exact when
- * the process's threads are not writing. */
+ * station. Both 0 when untraced. Once the probe found the shared memory corrupt and stopped
+ * tracing (its one line on stderr), recorded is 0 and dropped counts the events that found it: the
+ * memory is not read again. Either pointer may be NULL. For tests and summaries; exact when the
+ * process's threads are not writing. */
 COROTRACER_API void corotracer_stats(uint64_t *recorded, uint64_t *dropped);
 
 /* The out-of-line halves of the calls below: they accept NULL too. Call the

@@ -13,3 +13,5 @@ TESTS_NOSAN += tests/test-format.sh
 # The test kit (tests/lib/check.h, check.sh) itself.
 TESTS_NOSAN += tests/test-check.sh
 TESTS_NOSAN += tests/test-first-run.sh # clones and builds the repo: once, plain
+# Outputs of every subcommand: links, temporary names, modes (src/common/outfile.c).
+TESTS += tests/test-outputs-safe.sh

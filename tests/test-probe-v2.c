@@ -86,6 +86,33 @@ static int run_case(const char *name, int (*body)(void)) {
   return !ok;
 }
 
+/* run_case for a body that finds the shared memory corrupt: it passes, and
+ * the probe said so in exactly one line on stderr. */
+static int run_case_err(const char *name, int (*body)(void)) {
+  char count[16], errpath[400], line[512];
+  snprintf(count, sizeof count, "%u", prm.stations);
+  snprintf(errpath, sizeof errpath, "%s/stderr", dir);
+  int st = ct_run_forked(body, shm_path, sock_path, count, errpath);
+  ASSERT(st != -1);
+  int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0, lines = 0, named = 0;
+  FILE *f = fopen(errpath, "re");
+  while (f && fgets(line, sizeof line, f)) {
+    if (!ok)
+      printf("     %s", line); /* the failed assertion */
+    lines++;
+    named += strstr(line, "shared memory holds") != NULL;
+  }
+  if (f)
+    fclose(f);
+  unlink(errpath);
+  if (ok && (lines != 1 || named != 1)) {
+    printf("     %d line(s) on stderr, %d naming the corruption; want 1 and 1\n", lines, named);
+    ok = 0;
+  }
+  printf("%s %s\n", ok ? "ok  " : "FAIL", name);
+  return !ok;
+}
+
 /* The engine's wake of lossless waiters after it made room. */
 static void engine_made_room(void) {
   atomic_fetch_add_explicit(&H->harvest_epoch, 1, memory_order_seq_cst);
@@ -440,8 +467,8 @@ static int body_lossless_reader(void) {
 }
 
 /* Station reuse: create pops the free-station queue before the cursor,
- * bumps gen, rewrites the identity; an index out of range on the queue is
- * skipped; with neither queue nor cursor, overflow. */
+ * bumps gen, rewrites the identity; with neither queue nor cursor,
+ * overflow. (An index out of range on the queue: body_corrupt_entry.) */
 static int body_reuse(void) {
   corotracer_co *a = corotracer_create(0, "a", NULL);
   find_base(a, 0);
@@ -449,10 +476,8 @@ static int body_reuse(void) {
   ASSERT_PTR_EQ(b, station(1));
   corotracer_destroy(a);
   ASSERT_EQ(station(0)->is_dead, 1);
-  /* the engine harvested a's destroy and the next pass: it frees station 0,
-   * after an index a broken engine would push */
+  /* the engine harvested a's destroy and the next pass: it frees station 0 */
   struct ctp_queue *q = ctp_queue_at(base, H->station_q_off);
-  ct_v2_push(q, H->max_stations, 7);
   ct_v2_push(q, H->max_stations, 0);
   corotracer_co *c = corotracer_create(0, NULL, SITE(0x4444));
   ASSERT_PTR_EQ(c, a);
@@ -472,7 +497,7 @@ static int body_reuse(void) {
   ASSERT_EQ(rec(0, 3)->kind, CTP_KIND_CREATE);
   ASSERT_EQ(rec(0, 3)->station, 0);
   ASSERT_EQ(rec(0, 4)->gen, 2);
-  ASSERT_UINT64_EQ(atomic_load(&q->head), 2);
+  ASSERT_UINT64_EQ(atomic_load(&q->head), 1);
   /* 4 stations: two fresh left, then none */
   ASSERT_NOT_NULL(corotracer_create(0, NULL, NULL));
   ASSERT_NOT_NULL(corotracer_create(0, NULL, NULL));
@@ -489,6 +514,60 @@ static void *freer(void *arg) {
   engine_made_room();
   return NULL;
 }
+/* Shared memory that cannot be true stops tracing: the call that finds it
+ * returns at once (never a retry loop: a lossless create once spun forever
+ * on a broken queue, issue #24), its event counted dropped, and nothing is
+ * written afterwards. alarm: a hang fails the case instead of the suite. */
+static int stopped(corotracer_co *live, uint64_t head) {
+  ASSERT_EQ(corotracer_enabled(), 0);
+  ASSERT_NULL(corotracer_create(5, NULL, NULL));
+  corotracer_suspend(live, SITE(1), COROTRACER_WAIT_NONE, 0);
+  corotracer_resume(live);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), head); /* nothing written since */
+  uint64_t recorded, dropped;
+  corotracer_stats(&recorded, &dropped);
+  ASSERT_UINT64_EQ(dropped, 1);
+  return 0;
+}
+static int body_corrupt_queue(void) {
+  alarm(20);
+  corotracer_co *a = corotracer_create(1, NULL, NULL);
+  find_base(a, 0);
+  struct ctp_queue *q = ctp_queue_at(base, H->station_q_off);
+  /* what the issue's scribble left: head 1.4e19, tail 3.4e18 */
+  atomic_store(&q->head, UINT64_C(14000000000000000000));
+  atomic_store(&q->tail, UINT64_C(3400000000000000000));
+  uint64_t t0 = ct_mono_ns();
+  ASSERT_NULL(corotracer_create(2, NULL, NULL));
+  ASSERT_UINT64_LT(ms_since(t0), H->lossless_ms); /* no wait either */
+  return stopped(a, 1);
+}
+static int body_corrupt_entry(void) {
+  alarm(20);
+  corotracer_co *a = corotracer_create(1, NULL, NULL);
+  find_base(a, 0);
+  struct ctp_queue *q = ctp_queue_at(base, H->station_q_off);
+  ct_v2_push(q, H->max_stations, 7); /* beyond the file's one station */
+  ASSERT_NULL(corotracer_create(2, NULL, NULL));
+  return stopped(a, 1);
+}
+static int body_corrupt_tail(void) {
+  alarm(20);
+  corotracer_co *co = corotracer_create(1, NULL, NULL);
+  find_base(co, 0);
+  uint64_t cap = H->ring_bytes / sizeof(struct ctp_rec);
+  atomic_store(&ring(0)->tail, UINT64_C(0xdeadbeefdeadbeef)); /* beyond its head */
+  /* the writer looks at tail at a quarter of the ring: up to there it goes on */
+  uint64_t k = 1;
+  while (corotracer_enabled() && k <= cap) {
+    corotracer_suspend(co, SITE(1), COROTRACER_WAIT_NONE, k);
+    k++;
+  }
+  ASSERT_EQ(corotracer_enabled(), 0);
+  ASSERT_UINT64_LE(k, cap / 4 + 2);
+  return stopped(co, atomic_load(&ring(0)->head));
+}
+
 static int body_lossless_create(void) {
   corotracer_co *a = corotracer_create(1, NULL, NULL);
   find_base(a, 0);
@@ -844,6 +923,12 @@ int main(void) {
   prm.lossless_ms = 300;
   make_file();
   fails += run_case("lossless create waits for a station", body_lossless_create);
+  make_file();
+  fails += run_case_err("corrupt: a broken station queue stops tracing", body_corrupt_queue);
+  make_file();
+  fails += run_case_err("corrupt: a queue entry out of range stops tracing", body_corrupt_entry);
+  make_file();
+  fails += run_case_err("corrupt: a ring tail beyond its head stops tracing", body_corrupt_tail);
   default_params();
   make_file();
   fails += run_case("threads: rings claimed, closed, reused, none left", body_threads);

@@ -163,6 +163,14 @@ expect idle1 lost_wakeup warning 1
 has idle1 json 'never woken again where they were woken before: likely idle'
 has idle1 json '"probe_id":1,.*"likely_idle":true'
 
+# A pool's waiters on one object, woken there again and again, left parked
+# while another waiter on it was woken after them: lost, not likely idle.
+run pool
+expect pool lost_wakeup error 4
+[ "$(grep -o '"probe_id":[0-9]*,[^{}]*"likely_idle":true' "$tmp/pool.json" | cut -d, -f1)" = '"probe_id":5' ] ||
+  fail "pool: likely_idle on others than 5 (alone on its object)"
+has pool json '3 of them wait on an object another of its waiters was woken on after they parked'
+
 run v1
 expect v1 lost_wakeup warning 1
 has v1 json 'a v1 trace (no kind, no wakes)'

@@ -83,5 +83,8 @@ int ct_violation_findings(struct ct_report *r, const struct ct_state *st);
 int ct_leak_finding(struct ct_report *r, struct ct_state *st);
 int ct_blocker_finding(struct ct_report *r, struct ct_state *st);
 int ct_lost_finding(struct ct_report *r, const struct ct_state *st);
+/* findings_tables.c: the engine found the tracer's shared memory written
+ * over (the end record's error, or stations marked corrupt). */
+int ct_corrupt_finding(struct ct_report *r, const struct ct_state *st);
 
 #endif

@@ -163,11 +163,22 @@ static int wake_may_be_lost(const struct ct_coro *c) {
   return c->gap_since_resume || tail_lost(c);
 }
 
+/* Another coroutine parked on c's wait object was woken after c parked
+ * (before its destroy, for a destroyed one): wakes kept coming to that
+ * object's waiters, just not to c (a notify_one to a pool of workers that
+ * should have been a notify_all). */
+static int waiter_woken_since(const struct ct_state *st, const struct ct_coro *c) {
+  const struct ct_wakers *w = c->wait ? ct_map_get(&st->objs, c->obj, c->wait) : NULL;
+  return w && w->last_ts > c->susp_ts &&
+         (c->state != CT_CS_DESTROYED || w->last_ts < c->destroy_ts);
+}
+
 /* Parked where its last IDLE_WAKES or more woken suspensions were, its fd not
- * reused: more likely waiting for work that did not come (an accept loop)
- * than lost. */
+ * reused, no other waiter on its object woken since: more likely waiting for
+ * work that did not come (an accept loop) than lost. */
 static int likely_idle(const struct ct_state *st, const struct ct_coro *c) {
-  return c->woken_here >= IDLE_WAKES && c->woken_site == c->susp_site && !fd_reused_by(st, c);
+  return c->woken_here >= IDLE_WAKES && c->woken_site == c->susp_site && !fd_reused_by(st, c) &&
+         !waiter_woken_since(st, c);
 }
 
 /* A _LOST category: the events lost may hold what clears the coroutine. */
@@ -414,12 +425,13 @@ static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck 
                     "uncertain, so not an error: events were lost since their last resume, or "
                     "after their last event, and %s may be one of them",
                     lost_what(cat));
-  size_t reused = 0, idle = 0;
+  size_t reused = 0, passed = 0, idle = 0;
   mark_primary(r, f, cs, m, cat);
   for (size_t i = 0; i < f->ncoros; i++) {
     if ((rc = stuck_evidence(r, st, cs[i], cat, &f->coros[i])))
       goto out;
     reused += fd_reused_by(st, cs[i]) != 0;
+    passed += (size_t)waiter_woken_since(st, cs[i]);
     f->coros[i].likely_idle = cat == CAT_RAN_ON && likely_idle(st, cs[i]);
     idle += (size_t)f->coros[i].likely_idle;
   }
@@ -428,6 +440,11 @@ static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck 
                     "%zu of them wait on an fd number that another coroutine parked on later: "
                     "the fd was closed (and reused) under them",
                     reused);
+  if (passed)
+    ct_add_evidence(f,
+                    "%zu of them wait on an object another of its waiters was woken on after they "
+                    "parked: the wakes went past them (one waiter woken where all needed to be?)",
+                    passed);
   /* Still unwoken, so still counted; but with nothing else in the finding it
    * is no error: a server waiting for clients looks just like this. */
   if (idle)

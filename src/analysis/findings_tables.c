@@ -251,7 +251,13 @@ int ct_lost_finding(struct ct_report *r, const struct ct_state *st) {
   if (!f)
     return -ENOMEM;
   f->count = lost;
-  snprintf(f->title, sizeof f->title, "the trace is incomplete: %" PRIu64 " events lost", lost);
+  if (st->untraced)
+    snprintf(f->title, sizeof f->title,
+             "the trace is incomplete: %" PRIu64 " coroutines untraced (no station free), %" PRIu64
+             " events lost",
+             st->untraced, lost);
+  else
+    snprintf(f->title, sizeof f->title, "the trace is incomplete: %" PRIu64 " events lost", lost);
   if (st->has_end_counts)
     ct_add_evidence(
         f, "the engine counted %" PRIu64 " events written, %" PRIu64 " harvested, %" PRIu64 " lost",
@@ -262,10 +268,38 @@ int ct_lost_finding(struct ct_report *r, const struct ct_state *st) {
   if (st->any_ev)
     ct_add_evidence(f, "gaps in the coroutines' ev sequences: %" PRIu64 " events", st->gap_lost);
   if (st->untraced)
-    ct_add_evidence(f, "%" PRIu64 " coroutines were not traced at all (no station free)",
+    ct_add_evidence(f,
+                    "%" PRIu64 " coroutines were not traced at all (no station free): more were "
+                    "alive at once than the run's stations; run again with `corotracer run -n N`, "
+                    "N above the most coroutines alive at once",
                     st->untraced);
   ct_add_evidence(f, "findings about a coroutine that lost events say so: they are less certain; "
                      "where the events lost come right before what decides them, they are warnings "
                      "or not judged at all");
+  return 0;
+}
+
+/* findings.h: the program wrote over the tracer's shared memory. The engine
+ * left the counts it could not believe out; the events it copied may still
+ * include some the scribble made up, and miss others. */
+int ct_corrupt_finding(struct ct_report *r, const struct ct_state *st) {
+  if (!st->corrupt_stations && !strstr(st->end_error, "corrupted"))
+    return 0;
+  struct ct_finding *f = ct_new_finding(r, "memory_corrupted", CT_SEV_ERROR);
+  if (!f)
+    return -ENOMEM;
+  f->count = st->corrupt_stations;
+  snprintf(f->title, sizeof f->title,
+           "the program wrote over the tracer's shared memory: the trace cannot be trusted");
+  if (st->end_error[0])
+    ct_add_evidence(f, "the engine said: %s", st->end_error);
+  if (st->corrupt_stations)
+    ct_add_evidence(f,
+                    "%" PRIu64 " stations held counters that cannot be true; their lost events "
+                    "are not counted",
+                    st->corrupt_stations);
+  ct_add_evidence(f, "a stray write of the program (a buffer overrun, a use after free) hit the "
+                     "tracer's mapping; events may be missing or made up, and the other "
+                     "findings rest on them");
   return 0;
 }

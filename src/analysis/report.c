@@ -122,7 +122,7 @@ int ct_report_build(struct ct_state *st, const char *path, uint64_t bytes, uint6
       (rc = ct_stuck_findings(r, st, stuck_ns)) || (rc = ct_dwait_finding(r, st, stuck_ns)) ||
       (rc = ct_violation_findings(r, st)) || (rc = ct_leak_finding(r, st)) ||
       (rc = ct_blocker_finding(r, st)) || (rc = ct_starve_finding(r, st)) ||
-      (rc = ct_lost_finding(r, st)))
+      (rc = ct_lost_finding(r, st)) || (rc = ct_corrupt_finding(r, st)))
     return rc;
   /* Most severe first; stable within a severity. */
   for (size_t i = 1; i < r->nf; i++)

@@ -14,11 +14,12 @@
 #include "analysis/trace.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "common/outfile.h"
 
 #define READ_BUF (4u << 20)
 
 struct opts {
-  const char *trace, *out, *json;
+  const char *trace, *out, *json, *skip_frames;
   int fail_on; /* -1: no gate */
   uint64_t blocker_ns, runnable_ns;
   int stats;
@@ -27,14 +28,17 @@ struct opts {
 static void usage(FILE *f) {
   fprintf(f, "usage: corotracer report TRACE [-o report.md] [--json findings.json]\n"
              "                         [--fail-on info|warning|error] [--blocker-ms MS]\n"
-             "                         [--runnable-ms MS]\n"
+             "                         [--runnable-ms MS] [--skip-frames PATTERN,...]\n"
              "       corotracer -deepdive -out TRACE [-o report.md]   (reference spelling)\n"
              "Reads a JSONL trace (ours or the reference engine's; '-' = stdin) and writes a\n"
              "Markdown diagnosis (stdout unless -o) and, with --json, the findings JSON of\n"
              "docs/FINDINGS.md. --fail-on SEV exits 1 when a finding of at least SEV exists.\n"
              "--blocker-ms: a run longer than this without suspending is a blocker (100).\n"
              "--runnable-ms: runnable longer than this while others ran on its thread is\n"
-             "starvation (100).\n");
+             "starvation (100).\n"
+             "--skip-frames: inlined frames whose function or file matches a glob are the\n"
+             "runtime's: a site in one is shown where it was called (besides boost::*, std::*,\n"
+             "asio::*, corotracer::* and files under /usr/include).\n");
 }
 
 static int bad_usage(const char *what, const char *arg) {
@@ -50,7 +54,8 @@ enum {
   O_TRACE,
   O_FAIL_ON,
   O_BLOCKER_MS,
-  O_RUNNABLE_MS
+  O_RUNNABLE_MS,
+  O_SKIP_FRAMES
 };
 static const struct ct_opt report_opts[] = {
     {"-h --help", O_HELP, 0},
@@ -62,6 +67,7 @@ static const struct ct_opt report_opts[] = {
     {"--fail-on", O_FAIL_ON, 1},
     {"--blocker-ms", O_BLOCKER_MS, 1},
     {"--runnable-ms", O_RUNNABLE_MS, 1},
+    {"--skip-frames", O_SKIP_FRAMES, 1},
     {NULL, 0, 0}};
 
 /* A number of milliseconds in *ns; -EINVAL if val is none. */
@@ -119,6 +125,9 @@ static int parse(int argc, char **argv, struct opts *o) {
       if (parse_ms(val, &o->runnable_ns))
         return bad_usage("--runnable-ms wants a number of milliseconds, not", val);
       break;
+    case O_SKIP_FRAMES:
+      o->skip_frames = val;
+      break;
     case CT_ARGS_NO_VALUE:
       return bad_usage("option needs a value", val);
     case CT_ARGS_UNKNOWN:
@@ -159,18 +168,23 @@ static uint64_t peak_rss_kb(void) {
   return kb;
 }
 
-/* Writes r to path ("-" or NULL: stdout) with fn. Returns 0 or the exit status. */
+/* Writes r to path ("-" or NULL: stdout) with fn, a file through
+ * src/common/outfile.h (renamed into place once whole). Returns 0 or the
+ * exit status. */
 static int write_to(const char *path, const struct ct_report *r,
                     int (*fn)(FILE *, const struct ct_report *)) {
-  int to_stdout = !path || !strcmp(path, "-");
-  FILE *f = to_stdout ? stdout : fopen(path, "we");
-  if (!f) {
-    fprintf(stderr, "corotracer: %s: %s\n", path, strerror(errno));
-    return 1;
-  }
-  int rc = fn(f, r);
-  if (!to_stdout && fclose(f) && !rc)
+  int to_stdout = !path || !strcmp(path, "-"), rc = 0;
+  struct ct_outfile of = {.fd = -1, .dirfd = -1};
+  FILE *f = stdout;
+  if (!to_stdout && (rc = ct_outfile_open(&of, AT_FDCWD, path)) == 0 &&
+      !(f = ct_outfile_stream(&of)))
     rc = -errno;
+  if (!rc)
+    rc = fn(f, r);
+  if (!to_stdout && rc)
+    ct_outfile_abort(&of);
+  else if (!to_stdout)
+    rc = ct_outfile_commit(&of);
   if (rc) {
     fprintf(stderr, "corotracer: %s: %s\n", to_stdout ? "stdout" : path, strerror(-rc));
     return 1;
@@ -200,9 +214,11 @@ int ct_report_main(int argc, char **argv) {
     goto out;
   }
   int rc = ct_state_new(o.blocker_ns, &st);
-  uint64_t bytes = 0;
   if (!rc)
     st->runnable_ns = o.runnable_ns;
+  if (!rc && o.skip_frames)
+    rc = ct_symbolizer_skip_frames(st->sym, o.skip_frames);
+  uint64_t bytes = 0;
   struct feed feed = {st};
   if (!rc)
     rc = ct_trace_read_ahead(fd, READ_BUF, on_line, on_peek, &feed, &bytes);

@@ -424,6 +424,7 @@ static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_line *
       struct ct_wakers *w = ct_map_put(&s->objs, c->obj, c->wait, &fresh);
       if (!w)
         return -ENOMEM;
+      w->last_ts = l->ts;
       if (!l->from) {
         w->by_thread = 1;
         return 0;
@@ -595,7 +596,10 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
     return 0;
   case CT_LINE_STATION_END:
     s->stations++;
-    s->station_lost += l->lost;
+    /* A sum of counts the target may have written: saturate, never wrap. */
+    s->station_lost =
+        s->station_lost + l->lost < s->station_lost ? UINT64_MAX : s->station_lost + l->lost;
+    s->corrupt_stations += CT_HAS(l, CT_K_CORRUPT) && l->corrupt;
     /* With a reused id, only the station of its current incarnation counts. */
     if (l->lost && (c = ct_map_get(&s->coros, l->probe_id, 0)) &&
         (!c->station || !CT_HAS(l, CT_K_STATION) || c->station == l->station + 1))
@@ -615,6 +619,7 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
     s->end_harvested = l->harvested;
     s->end_lost = l->lost;
     s->untraced = l->untraced;
+    copy_str(l, CT_K_ERROR, &l->error, s->end_error, sizeof s->end_error);
     return 0;
   case CT_LINE_PROCESS:
     return 0;

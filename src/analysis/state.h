@@ -124,6 +124,7 @@ struct ct_fduse {
 #define CT_WAKERS 4
 struct ct_wakers {
   uint64_t id[CT_WAKERS], times[CT_WAKERS];
+  uint64_t last_ts; /* the latest wake of a coroutine parked on this object */
   uint8_t n, overflow, by_thread;
 };
 
@@ -232,6 +233,10 @@ struct ct_state {
   uint64_t meta_mono_ns, target_pid, end_ts, end_events, end_lost, end_harvested;
   uint64_t untraced, station_lost, stations;
   int has_end_counts;
+  /* The end record's error (the engine's words), and the stations whose
+   * station_end says their counters were written over. */
+  char end_error[128];
+  uint64_t corrupt_stations;
   /* A trace still being written (the dashboard's live view): its present,
    * the end of its timeline while it has no end line; 0 otherwise. */
   uint64_t live_ts;

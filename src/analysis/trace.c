@@ -68,6 +68,7 @@ static struct key key_of(const char *k, size_t n) {
     KEY_IN(CT_KEY_EVENT, CT_K_EVENT, V_STR, event);
     KEY(CT_KEY_CLOCK, -1, V_NESTED);
     KEY_IN(CT_KEY_LABEL, CT_K_LABEL, V_STR, label);
+    KEY_IN(CT_KEY_ERROR, CT_K_ERROR, V_STR, error);
     break;
   case 6:
     KEY_IN(CT_KEY_PARENT, CT_K_PARENT, V_U64, parent);
@@ -81,6 +82,7 @@ static struct key key_of(const char *k, size_t n) {
     KEY_IN(CT_KEY_STATION, CT_K_STATION, V_U64, station);
     KEY_IN(CT_KEY_WALL_NS, CT_K_WALL_NS, V_U64, wall_ns);
     KEY_IN(CT_KEY_MONO_NS, CT_K_MONO_NS, V_U64, mono_ns);
+    KEY(CT_KEY_CORRUPT, CT_K_CORRUPT, V_BOOL);
     break;
   case 8:
     KEY_IN(CT_KEY_PROBE_ID, CT_K_PROBE_ID, V_U64, probe_id);
@@ -338,9 +340,9 @@ static const char *parse_value(const char *p, const char *e, struct key k, struc
     return q;
   case V_BOOL:
     if ((q = scan_lit(p, e, "true")))
-      l->is_active = 1;
+      *(k.id == CT_K_CORRUPT ? &l->corrupt : &l->is_active) = 1;
     else if ((q = scan_lit(p, e, "false")))
-      l->is_active = 0;
+      *(k.id == CT_K_CORRUPT ? &l->corrupt : &l->is_active) = 0;
     else
       break;
     l->have |= 1ull << k.id;

@@ -80,6 +80,8 @@ enum {
   CT_K_SIGNAL,
   CT_K_NAME,
   CT_K_UNTRACED,
+  CT_K_ERROR,   /* end: the engine's error, e.g. the target corrupted its memory */
+  CT_K_CORRUPT, /* station_end: its counters held what cannot be true */
   CT_K_COUNT_
 };
 #define CT_HAS(l, k) (((l)->have >> (k)) & 1u)
@@ -99,11 +101,12 @@ struct ct_line {
   int is_active;
   int wait;       /* 0 none, 1 fd, 2 ptr, 3 exit (returned) */
   int obj_is_str; /* obj came as a "0x..." string */
+  int corrupt;    /* station_end "corrupt" (CT_K_CORRUPT) */
   uint64_t probe_id, tid, addr, seq, ts, ev, site, obj, from, parent;
   uint64_t pid, start, end, offset, station, birth_ts, create_site;
   uint64_t events, harvested, lost, torn, untraced, mono_ns, wall_ns, target_pid;
   int64_t exit_code, exit_signal; /* from exit{code|signal}; CT_K_CODE / CT_K_SIGNAL */
-  struct ct_str path, label, run_id, host, format, event, exit_name;
+  struct ct_str path, label, run_id, host, format, event, exit_name, error;
 };
 
 /* Parses one line (without its '\n') into *out. Returns CT_LINE_OK or the

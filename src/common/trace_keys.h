@@ -12,6 +12,7 @@
 #define CT_KEY_CODE "code"
 #define CT_KEY_COMMAND "command"
 #define CT_KEY_CORE "core"
+#define CT_KEY_CORRUPT "corrupt"
 #define CT_KEY_CREATE_SITE "create_site"
 #define CT_KEY_DEAD "dead"
 #define CT_KEY_END "end"

@@ -15,10 +15,13 @@ PROGS += $(O)/bench/bench-writer
 # The engine's reading of shared memory, for tests/fuzz/fuzz-shm.c.
 FUZZ_SRCS_shm := src/engine/harvest.c src/engine/writer.c src/engine/modules.c src/engine/rings.c \
                  src/engine/records.c src/engine/sink.c src/engine/clock.c
+# The writer opens the trace through src/common/outfile.c.
+FUZZ_SRCS_shm += src/common/outfile.c
 
 # The engine's acceptance tests and tools; the C programs link tests/lib/ctlib.c
 # besides the library.
-CT_ENGINE_TOOLS := $(O)/tests/lib/ctjl $(O)/tests/lib/ct-target $(O)/tests/lib/sdk-writer
+CT_ENGINE_TOOLS := $(O)/tests/lib/ctjl $(O)/tests/lib/ct-target $(O)/tests/lib/sdk-writer \
+                   $(O)/tests/lib/scribbler
 CT_ENGINE_CTESTS := $(O)/tests/test-engine-stress $(O)/tests/test-engine-sleepwake
 
 $(CT_ENGINE_TOOLS) $(CT_ENGINE_CTESTS): $(O)/tests/%: $(O)/obj/tests/%.o $(O)/obj/tests/lib/ctlib.o $(LIBA)
@@ -36,7 +39,7 @@ PROGS += $(CT_ENGINE_TOOLS) $(O)/tests/lib/v1-writer $(O)/bench/bench-harvest
 TESTS += $(CT_ENGINE_CTESTS) tests/test-engine-roundtrip.sh tests/test-engine-faults.sh \
          tests/test-engine-security.sh tests/test-engine-signals.sh tests/test-engine-modules.sh \
          tests/test-engine-v1rate.sh tests/test-engine-lossless.sh \
-         tests/test-engine-v2.sh
+         tests/test-engine-v2.sh tests/test-engine-hostile.sh tests/test-engine-sched.sh
 # The protocol model (spin): once, in the plain build.
 TESTS_NOSAN += tests/test-model-spin.sh
 

@@ -18,7 +18,10 @@
 #define CT_EXIT_FAIL 1   /* setup failed, or the trace is incomplete */
 #define CT_EXIT_EXEC 127 /* the program could not be executed */
 
-#define CT_STATIONS_DEFAULT 128u
+/* Stations: 2^17 covers 10^5 live coroutines. A station's 1 KiB of shared
+ * memory costs nothing until a coroutine takes it (pages untouched stay
+ * unallocated), and the harvest scans only stations handed out. */
+#define CT_STATIONS_DEFAULT 131072u
 #define CT_POLL_MS_DEFAULT 1000
 #define CT_LOSSLESS_MS_DEFAULT 1000
 #define CT_STATUS_MS 250
@@ -121,7 +124,8 @@ struct ct_writer {
   struct ct_sink *sink; /* a text writer (sink.c): flush pushes the bytes to its queue */
 };
 
-/* Open path (truncate, or append) for writing. Returns 0 or -errno. */
+/* Open path (a new file renamed over it, or append) for writing, through
+ * ct_outfile_trace (src/common/outfile.h). Returns 0 or -errno. */
 int ct_writer_open(struct ct_writer *w, const char *path, int append);
 /* Write the buffer out (EINTR, short writes handled). Returns 0 or -errno;
  * after an error every later write is discarded and w->err stays set. */
@@ -211,6 +215,7 @@ struct ct_station_end {
   uint64_t probe_id, events, harvested, lost;
   uint32_t station, gen; /* gen 0: a v1 station */
   int dead;
+  int corrupt; /* its counters held what cannot be true: lost is not known */
 };
 struct ct_meta {
   char *const *argv;
@@ -229,6 +234,7 @@ struct ct_end {
    * records skipped by a ring resynchronisation (all but ring_lost in lost). */
   uint64_t ring_lost, no_ring, stale, bad, gap, sink_stalls;
   uint64_t spilled; /* bytes of capture that went through the spill file */
+  uint64_t corrupt; /* values of the shared memory that could not be true (left out) */
 };
 void ct_rec_meta(struct ct_writer *w, const struct ct_meta *m);
 void ct_rec_process(struct ct_writer *w, pid_t pid, const char *event, uint64_t ts);
@@ -305,11 +311,6 @@ struct ct_sink {
  * of cap entries (a power of two; 0: 32768, 4 MiB) and capture blocks of at
  * most mem_mib MiB in memory (0: CT_CAPTURE_MIB_DEFAULT). 0 or -errno. */
 int ct_sink_open(struct ct_sink *s, const char *path, int append, uint32_t cap, uint32_t mem_mib);
-/* Give the formatter SCHED_FIFO priority 1, under the harvest loop's 2: on a
- * busy CPU a SCHED_OTHER formatter falls behind, the queue fills, and the v1
- * stations behind it overflow; below the loop, a woken loop preempts it. It
- * sleeps whenever the queue is empty. 0 or -errno. */
-int ct_sink_realtime(struct ct_sink *s);
 /* Queue one event / coroutine line / text (waits while the queue is full). */
 void ct_sink_event(struct ct_sink *s, const struct ct_ev_item *e);
 void ct_sink_coro(struct ct_sink *s, const struct ct_coro_item *c);
@@ -393,6 +394,8 @@ struct ct_station_state {
   uint8_t destroyed; /* v2: that incarnation's destroy was harvested */
   uint8_t queued;    /* v2: pushed on the free-station queue, not created again since */
   uint8_t listed;    /* in the v1 scan list */
+  uint8_t corrupt;   /* its memory held what cannot be true (harvest thread's finding) */
+  uint8_t c_corrupt; /* the same, found by the formatter (v2 counters) */
 };
 
 /* The engine's own view of one ring (never re-read from the file). */
@@ -402,6 +405,8 @@ struct ct_ring_state {
   uint64_t last_site; /* the site its records last named, modules covered */
   uint8_t queued;     /* pushed on the free-ring queue, not owned since */
   uint8_t orphan;     /* its owner process is gone (connection EOF): CLOSED for us */
+  uint8_t corrupt;    /* its header held what cannot be true: its lost count is left out */
+  uint64_t lost_sum;  /* what its lost counter added to ring_lost */
 };
 
 /* A record copied out of a ring in this pass. */
@@ -462,7 +467,32 @@ struct ct_harvest {
   uint64_t v2_harvested;  /* event lines written from rings */
   uint32_t c_used;        /* allocated stations, as far as the formatter knows */
   struct ct_clock cclock; /* the clock of the pass being written */
+  /* Values of the shared memory that cannot be true (docs/ENGINE.md "Hostile
+   * target"): how many were found (either thread), and the largest count any
+   * counter can truthfully hold by now (ct_count_sane). */
+  _Atomic uint64_t corrupt;
+  uint64_t t0;            /* CLOCK_MONOTONIC at init */
+  uint64_t sane;          /* updated each scan (relaxed atomic: the formatter reads it) */
+  struct ctp_header hdr0; /* the header as the engine wrote it */
 };
+
+/* Most events per ns that all of a program's threads together can claim or
+ * drop: far beyond any machine (the probe writes one per ~10 ns and thread),
+ * so a count above it is a scribble, never a busy run. */
+#define CT_EVENTS_PER_NS 16u
+/* 1 when v can be a true count of events by now; counters the target wrote
+ * over (random 64-bit words) almost never are. */
+static inline int ct_count_sane(const struct ct_harvest *h, uint64_t v) {
+  return v <= __atomic_load_n(&h->sane, __ATOMIC_RELAXED);
+}
+/* a + b, saturating: totals of counts read from the target never wrap. */
+static inline uint64_t ct_sat_add(uint64_t a, uint64_t b) {
+  return a + b < a ? UINT64_MAX : a + b;
+}
+/* The shared memory held what cannot be true: counted, once per finding. */
+static inline void ct_harvest_corrupt(struct ct_harvest *h) {
+  atomic_fetch_add_explicit(&h->corrupt, 1, memory_order_relaxed);
+}
 
 /* Prepare to harvest the n stations (and, when the header offers v2, the
  * rings) of the mapping at base, of map_len bytes. h owns its per-station
@@ -485,6 +515,11 @@ void ct_harvest_finish(struct ct_harvest *h, uint64_t *events, uint64_t *lost);
 /* Lossless writers wait for room: tell them there is some (bump
  * harvest_epoch, wake the waiters). Either thread. */
 void ct_harvest_wake_waiters(struct ct_harvest *h);
+/* After ct_harvest_finish: 1 when the header still holds what the engine
+ * wrote (magic, layout, mode, zero reserved bytes) and the v2 queues' and
+ * rings' padding is still zero; else the target wrote over them, and counts
+ * read there (overflow, no_ring) mean nothing. Counts a finding. */
+int ct_harvest_header_ok(struct ct_harvest *h);
 /* Coroutines alive now, for the status line: v1 stations not dead, v2
  * incarnations harvested whose destroy was not (yet) harvested. Costs the v1
  * scan list, not the used stations: at 10^6 v2 coroutines a walk of the
@@ -499,6 +534,12 @@ uint64_t ct_rings_scan(struct ct_harvest *h);
 /* Station i's v2 totals for its station_end line; adds to *events, *lost. */
 void ct_rings_station_end(struct ct_harvest *h, uint32_t i, uint64_t *events, uint64_t *lost);
 void ct_rings_free(struct ct_harvest *h);
+/* After the final pass: 1 when the queues' and rings' padding is still zero;
+ * a ring whose padding is not has its lost count taken back out of
+ * ring_lost. Counts each finding. */
+int ct_rings_clean(struct ct_harvest *h);
+/* 1 when the bytes of station i that no writer touches are still zero. */
+int ct_station_clean(const struct ct_harvest *h, uint32_t i);
 /* Process pid detached (its connection reached EOF): its rings still OWNED
  * (a main thread runs no key destructors, a killed process none at all) are
  * drained and freed as if CLOSED (docs/PROTOCOL.md "v2"). */
@@ -547,8 +588,10 @@ void ct_status_summary(const struct ct_harvest *h, uint64_t events, uint64_t los
 int ct_sched_short_slice(uint64_t slice_ns);
 
 /* ---- scheduling (sched.c) ------------------------------------------------- */
-/* Give the calling thread SCHED_FIFO priority 2, else 1 (reset on fork). Needs
- * CAP_SYS_NICE or RLIMIT_RTPRIO >= 1. Returns 0 or -errno (EPERM). */
+/* Give the calling thread SCHED_FIFO priority 1 (reset on fork: nothing it
+ * forks or starts later inherits it). Needs CAP_SYS_NICE or RLIMIT_RTPRIO >=
+ * 1. Returns 0 or -errno (EPERM). Only the harvest loop: the formatter and
+ * every other thread stay SCHED_OTHER. */
 int ct_sched_realtime(void);
 
 /* ---- helpers -------------------------------------------------------------- */

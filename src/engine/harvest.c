@@ -42,6 +42,33 @@ static void want_huge_pages(void *p, size_t len) {
     (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
 }
 
+/* The largest true count by now: CT_EVENTS_PER_NS for every ns since init,
+ * plus a margin for the first passes. */
+static void update_sane(struct ct_harvest *h) {
+  uint64_t ns = ct_now_ns(CLOCK_MONOTONIC) - h->t0;
+  __atomic_store_n(&h->sane, ns * CT_EVENTS_PER_NS + (UINT64_C(1) << 20), __ATOMIC_RELAXED);
+}
+
+/* Station i's memory held what cannot be true (harvest thread). */
+static void station_corrupt(struct ct_harvest *h, uint32_t i) {
+  if (!h->st[i].corrupt) {
+    h->st[i].corrupt = 1;
+    ct_harvest_corrupt(h);
+  }
+}
+
+/* 1 when the bytes of station i that no writer ever touches are still zero:
+ * pad0, and the 56 bytes after v2_lost (a scribble over the station hits
+ * them; a v1 SDK leaves all of 0x240.. zero, our probe all but label and
+ * v2_lost). One cache line besides the ones the finish reads anyway. */
+int ct_station_clean(const struct ct_harvest *h, uint32_t i) {
+  const struct ctp_station *s = ctp_station_at(h->base, i);
+  unsigned any = (unsigned)LOAD(&s->pad0[0]) | LOAD(&s->pad0[1]) | LOAD(&s->pad0[2]);
+  for (unsigned k = 0; k < 56; k++)
+    any |= LOAD(&s->flexible[k]);
+  return any == 0;
+}
+
 int ct_harvest_init(struct ct_harvest *h, void *base, size_t map_len, uint32_t n,
                     struct ct_procs *procs, struct ct_sink *sink, struct ct_clock *clock) {
   memset(h, 0, sizeof(*h));
@@ -56,6 +83,9 @@ int ct_harvest_init(struct ct_harvest *h, void *base, size_t map_len, uint32_t n
   if (!h->st)
     return -ENOMEM;
   want_huge_pages(h->st, (size_t)n * sizeof(*h->st));
+  h->t0 = ct_now_ns(CLOCK_MONOTONIC);
+  update_sane(h);
+  memcpy(&h->hdr0, base, sizeof h->hdr0); /* as we wrote it, before the target starts */
   /* Our own choice, written before the target started: read once. */
   h->lossless = (h->hdr->mode & CTP_MODE_LOSSLESS) != 0;
   return (h->hdr->mode & CTP_MODE_RINGS) ? ct_rings_init(h, map_len) : 0;
@@ -131,6 +161,10 @@ static unsigned read_slots(struct ct_harvest *h, uint32_t i, struct ev *batch, u
     e->wait = LOAD(&sl->wait_kind);
     e->obj = LOAD(&sl->obj);
     e->active = LOAD(&sl->is_active);
+    /* flags, aux and reserved: never written by any writer (zero in v1). */
+    uint64_t zero = (uint64_t)LOAD(&sl->aux) | LOAD(&sl->flags);
+    for (unsigned b = 0; b < sizeof sl->reserved; b++)
+      zero |= LOAD(&sl->reserved[b]);
     atomic_thread_fence(memory_order_acquire);
     uint64_t v2 = atomic_load_explicit(&sl->seq, memory_order_relaxed);
     if (v1 != v2) {
@@ -139,10 +173,15 @@ static unsigned read_slots(struct ct_harvest *h, uint32_t i, struct ev *batch, u
     }
     /* Each write adds 2: a larger step means events overwritten unseen. */
     uint64_t gap = (v1 - st->last_seq[k]) / 2 - 1;
-    h->live_lost += gap;
     st->last_seq[k] = v1;
     e->seq = v1;
     e->idx = ctp_event_index(v1, k);
+    /* A slot the target wrote over: no event of it, no count from it. */
+    if (zero || !ct_count_sane(h, e->idx)) {
+      station_corrupt(h, i);
+      continue;
+    }
+    h->live_lost += gap;
     if (e->idx + 1 > *max_idx)
       *max_idx = e->idx + 1;
     nb++;
@@ -331,6 +370,7 @@ static void trim_stations(struct ct_harvest *h) {
 
 uint64_t ct_harvest_scan(struct ct_harvest *h, enum ct_scan mode) {
   uint64_t got = 0;
+  update_sane(h);
   used_now(h);
   h->peak = 0;
   h->progress = 0;
@@ -371,6 +411,31 @@ void ct_harvest_wake_waiters(struct ct_harvest *h) {
     syscall(SYS_futex, &h->hdr->harvest_epoch, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+/* n bytes at p all zero. */
+static int all_zero(const uint8_t *p, size_t n) {
+  unsigned any = 0;
+  for (size_t k = 0; k < n; k++)
+    any |= LOAD(&p[k]);
+  return any == 0;
+}
+
+int ct_harvest_header_ok(struct ct_harvest *h) {
+  const struct ctp_header *a = h->hdr, *b = &h->hdr0;
+  int ok = LOAD(&a->magic) == b->magic && LOAD(&a->version) == b->version &&
+           LOAD(&a->max_stations) == b->max_stations && LOAD(&a->ext_magic) == b->ext_magic &&
+           LOAD(&a->ext_version) == b->ext_version && LOAD(&a->engine_pid) == b->engine_pid &&
+           LOAD(&a->mode) == b->mode && LOAD(&a->lossless_ms) == b->lossless_ms &&
+           LOAD(&a->clock) == b->clock && LOAD(&a->ring_count) == b->ring_count &&
+           LOAD(&a->ring_bytes) == b->ring_bytes && LOAD(&a->rings_off) == b->rings_off &&
+           LOAD(&a->station_q_off) == b->station_q_off && LOAD(&a->ring_q_off) == b->ring_q_off &&
+           LOAD(&a->v2_size) == b->v2_size && all_zero(a->reserved, sizeof a->reserved);
+  if (!ok)
+    ct_harvest_corrupt(h);
+  if (h->rings && !ct_rings_clean(h))
+    ok = 0;
+  return ok;
+}
+
 uint32_t ct_harvest_live(const struct ct_harvest *h) {
   uint32_t live = atomic_load_explicit(&((struct ct_harvest *)h)->v2_alive, memory_order_relaxed);
   /* Retired stations left the list (dead); a v2 one not yet classified is
@@ -385,6 +450,7 @@ uint32_t ct_harvest_live(const struct ct_harvest *h) {
 }
 
 void ct_harvest_finish(struct ct_harvest *h, uint64_t *events, uint64_t *lost) {
+  update_sane(h);
   uint32_t used = used_now(h);
   if (h->rings) {
     /* The formatter's counts of the rings' records are final once it has
@@ -411,21 +477,29 @@ void ct_harvest_finish(struct ct_harvest *h, uint64_t *events, uint64_t *lost) {
       n = atomic_load_explicit(&s->ev_claimed, memory_order_acquire);
     } else {
       /* v1: seq / 2 writes per slot, an odd seq is a write that never ended. */
-      for (unsigned k = 0; k < CTP_SLOTS; k++)
-        n += (atomic_load_explicit(&s->slots[k].seq, memory_order_acquire) + 1) / 2;
+      for (unsigned k = 0; k < CTP_SLOTS; k++) {
+        uint64_t seq = atomic_load_explicit(&s->slots[k].seq, memory_order_acquire);
+        n = ct_sat_add(n, seq / 2 + (seq & 1));
+      }
     }
-    if (n < st->harvested)
-      n = st->harvested; /* a writer that broke the protocol */
+    /* Fewer events than we copied, more than any program could write by
+     * now, or bytes no writer touches not zero: the target wrote over the
+     * station, and its count is not known (what we copied still is). */
+    if (n < st->harvested || !ct_count_sane(h, n) || !ct_station_clean(h, i))
+      station_corrupt(h, i);
+    if (st->corrupt)
+      n = st->harvested;
     st->events = n;
     st->dead = __atomic_load_n(&s->is_dead, __ATOMIC_ACQUIRE) != 0;
-    *events += n;
-    *lost += n - st->harvested;
+    *events = ct_sat_add(*events, n);
+    *lost = ct_sat_add(*lost, n - st->harvested);
     struct ct_station_end se = {.probe_id = st->probe_id,
                                 .events = n,
                                 .harvested = st->harvested,
                                 .lost = n - st->harvested,
                                 .station = i,
-                                .dead = st->dead};
+                                .dead = st->dead,
+                                .corrupt = st->corrupt};
     ct_rec_station_end(h->w, &se);
   }
 }

@@ -16,7 +16,7 @@ void ct_opts_usage(FILE *f) {
           "       corotracer -n 256 -cmd \"./app args\" -out trace.jsonl\n"
           "options:\n"
           "  -o, --out FILE      trace file (default trace.jsonl; reference: -out)\n"
-          "  -n, --stations N    coroutine stations in shared memory (default 128, max %u)\n"
+          "  -n, --stations N    live coroutines traced at once (default %u, max %u)\n"
           "      --append        append to the trace instead of truncating it\n"
           "      --poll-ms MS    fallback wake-up interval when idle (default 1000)\n"
           "      --shm PATH      shared-memory file to create (default: a private memfd)\n"
@@ -37,8 +37,8 @@ void ct_opts_usage(FILE *f) {
           "                      beyond it they wait in a file next to the trace\n"
           "  -h, --help          this help\n"
           "The exit status is the program's (128+N when killed by signal N); see docs/ENGINE.md.\n",
-          CTP_STATIONS_MAX, CT_RINGS_DEFAULT, CTP_RINGS_MAX, CT_RING_KIB_DEFAULT,
-          CTP_RING_BYTES_MAX / 1024u, CT_CAPTURE_MIB_DEFAULT);
+          CT_STATIONS_DEFAULT, CTP_STATIONS_MAX, CT_RINGS_DEFAULT, CTP_RINGS_MAX,
+          CT_RING_KIB_DEFAULT, CTP_RING_BYTES_MAX / 1024u, CT_CAPTURE_MIB_DEFAULT);
 }
 
 /* Word the error "opt: what" into why; return -EINVAL. */

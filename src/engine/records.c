@@ -192,6 +192,9 @@ void ct_rec_station_end(struct ct_writer *w, const struct ct_station_end *e) {
   kv(w, CT_KEY_EVENTS, e->events);
   kv(w, CT_KEY_HARVESTED, e->harvested);
   kv(w, CT_KEY_LOST, e->lost);
+  /* Its counters held what cannot be true: lost is what the engine knows. */
+  if (e->corrupt)
+    ct_w_str(w, "," CT_KQ(CORRUPT) "true");
   ct_w_str(w, e->dead ? "," CT_KQ(DEAD) "true}\n" : "," CT_KQ(DEAD) "false}\n");
 }
 
@@ -248,5 +251,7 @@ void ct_rec_end(struct ct_writer *w, const struct ct_end *e) {
   /* Readers skip unknown keys; this one says the totals are partial. */
   if (e->shm_broken)
     ct_w_str(w, "," CT_KQ(ERROR) "\"shared memory truncated by the target\"");
+  else if (e->corrupt) /* counts that could not be true are left out (docs/ENGINE.md) */
+    ct_w_str(w, "," CT_KQ(ERROR) "\"the target corrupted the tracer's shared memory\"");
   ct_w_str(w, "}\n");
 }

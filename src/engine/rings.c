@@ -24,6 +24,7 @@ _Static_assert(sizeof(struct seg) == sizeof(struct ctp_rec), "records stay 32-by
 #define SEG_END_BYTES (sizeof(struct seg) + ((sizeof(struct ct_clock) + 31) & ~(size_t)31))
 
 static void on_block(void *ctx, const char *d, size_t len);
+static void ring_corrupt(struct ct_harvest *h, struct ct_ring_state *rs);
 
 static int grow(void **v, size_t *cap, size_t need, size_t size) {
   if (need <= *cap)
@@ -113,11 +114,16 @@ static struct ctp_ring *ring(const struct ct_harvest *h, uint32_t r) {
 
 /* Push index i on a free queue of cap entries (we are its one producer, *tail
  * our own count). The consumers' head is the target's to write: a value that
- * would let us overwrite an entry not yet taken is refused. 0 or -ENOSPC. */
-static int push(struct ctp_queue *q, uint64_t *tail, uint32_t cap, uint32_t i) {
+ * would let us overwrite an entry not yet taken is refused, and cannot be
+ * true (head beyond our tail; or cap entries still queued, while we push one
+ * that is not). 0 or -EBADMSG. */
+static int push(struct ct_harvest *h, struct ctp_queue *q, uint64_t *tail, uint32_t cap,
+                uint32_t i) {
   uint64_t head = atomic_load_explicit(&q->head, memory_order_acquire);
-  if (head > *tail || *tail - head >= cap)
-    return -ENOSPC;
+  if (head > *tail || *tail - head >= cap) {
+    ct_harvest_corrupt(h);
+    return -EBADMSG;
+  }
   atomic_store_explicit(&q->ent[*tail % cap], i, memory_order_relaxed);
   ++*tail;
   atomic_store_explicit(&q->tail, *tail, memory_order_release);
@@ -152,12 +158,16 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
   uint32_t state = atomic_load_explicit(&rg->state, memory_order_acquire);
   uint64_t head = atomic_load_explicit(&rg->head, memory_order_acquire);
   uint64_t lost = atomic_load_explicit(&rg->lost, memory_order_relaxed);
-  if (lost >= rs->lost) {
-    h->ring_lost += lost - rs->lost;
-    rs->lost = lost;
-  } else {
-    rs->lost = lost; /* a writer that broke the protocol: resynchronise */
+  /* The writer only adds to it, one per record dropped: a count that went
+   * down or jumped beyond any program's rate was written over. Such a ring's
+   * count is left out of ring_lost from then on (resynchronised, not summed). */
+  if (lost < rs->lost || !ct_count_sane(h, lost - rs->lost))
+    ring_corrupt(h, rs);
+  else if (!rs->corrupt) {
+    h->ring_lost = ct_sat_add(h->ring_lost, lost - rs->lost);
+    rs->lost_sum = ct_sat_add(rs->lost_sum, lost - rs->lost);
   }
+  rs->lost = lost;
   if (state == CTP_RING_OWNED && rs->orphan)
     state = CTP_RING_CLOSED; /* its process is gone: nobody writes it any more */
   if (state == CTP_RING_OWNED) {
@@ -166,7 +176,11 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
   }
   uint64_t t = rs->tail;
   if (head < t || head - t > h->cap) {
-    if (head > t)
+    /* A head behind what we consumed, or claims beyond the ring's capacity:
+     * no writer that follows the protocol publishes either. Flagged; the
+     * skipped records count only when the number can be true. */
+    ring_corrupt(h, rs);
+    if (head > t && ct_count_sane(h, head - t))
       h->gap += head - t;
     rs->tail = t = head;
     atomic_store_explicit(&rg->tail, t, memory_order_release);
@@ -212,7 +226,7 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
   /* Closed and empty: nobody writes it any more; it goes back to the pool. */
   if (state == CTP_RING_CLOSED && rs->tail == head && !rs->queued) {
     atomic_store_explicit(&rg->state, CTP_RING_FREE, memory_order_release);
-    if (push(h->rq, &h->rq_tail, h->nrings, r) == 0) {
+    if (push(h, h->rq, &h->rq_tail, h->nrings, r) == 0) {
       rs->queued = 1;
       rs->orphan = 0;
       h->recycled++;
@@ -232,6 +246,36 @@ void ct_rings_owner_gone(struct ct_harvest *h, uint32_t pid) {
         LOAD(&rg->pid) == pid)
       h->rs[r].orphan = 1;
   }
+}
+
+/* Ring rs held what cannot be true: its lost count is taken back out of
+ * ring_lost and no longer added (harvest thread). */
+static void ring_corrupt(struct ct_harvest *h, struct ct_ring_state *rs) {
+  if (rs->corrupt)
+    return;
+  rs->corrupt = 1;
+  h->ring_lost -= rs->lost_sum < h->ring_lost ? rs->lost_sum : h->ring_lost;
+  ct_harvest_corrupt(h);
+}
+
+int ct_rings_clean(struct ct_harvest *h) {
+  int ok = 1;
+  static const uint8_t zero[64];
+  const struct ctp_queue *qs[2] = {h->sq, h->rq};
+  for (int k = 0; k < 2; k++)
+    if (memcmp(qs[k]->pad_h, zero, sizeof qs[k]->pad_h) ||
+        memcmp(qs[k]->pad_t, zero, sizeof qs[k]->pad_t)) {
+      ct_harvest_corrupt(h);
+      ok = 0;
+    }
+  for (uint32_t r = 0; r < h->nrings; r++) {
+    const struct ctp_ring *rg = ring(h, r);
+    if (memcmp(rg->pad_w, zero, sizeof rg->pad_w) || memcmp(rg->pad_e, zero, sizeof rg->pad_e)) {
+      ring_corrupt(h, &h->rs[r]);
+      ok = 0;
+    }
+  }
+  return ok;
 }
 
 static int by_time(const void *a, const void *b) {
@@ -337,8 +381,15 @@ static void emit(struct ct_harvest *h, const struct ct_rrec *d) {
    * after it, and its gap goes before the next record, not before ev 0. */
   struct ctp_station *s = ctp_station_at(h->base, i);
   uint64_t dropped = atomic_load_explicit(&s->v2_lost, memory_order_relaxed);
-  if (r->kind != CTP_KIND_CREATE && dropped > st->dropped) {
-    st->next_ev += dropped - st->dropped;
+  if (r->kind != CTP_KIND_CREATE && dropped != st->dropped) {
+    /* Only ever added to, one per drop: a count that went down or jumped
+     * beyond any program's rate was written over; no gap from it. */
+    if (dropped > st->dropped && ct_count_sane(h, dropped - st->dropped))
+      st->next_ev += dropped - st->dropped;
+    else if (!st->c_corrupt) {
+      st->c_corrupt = 1;
+      ct_harvest_corrupt(h);
+    }
     st->dropped = dropped;
   }
   /* Each pass re-anchors the conversion: a few ns of step there must not
@@ -379,7 +430,7 @@ static void release(struct ct_harvest *h) {
     struct ct_station_state *st = &h->st[i];
     if (!st->destroyed || st->queued)
       continue;
-    if (push(h->sq, &h->sq_tail, h->n, i) == 0) {
+    if (push(h, h->sq, &h->sq_tail, h->n, i) == 0) {
       st->queued = 1;
       h->released++;
     }
@@ -497,20 +548,29 @@ void ct_rings_station_end(struct ct_harvest *h, uint32_t i, uint64_t *events, ui
   uint64_t dropped = atomic_load_explicit(&s->v2_lost, memory_order_relaxed);
   if (!st->live)
     st->probe_id = LOAD(&s->probe_id); /* every record of it was lost */
+  /* A drop count beyond any program's rate, or bytes no writer touches not
+   * zero: the station was written over, and its drops are not known. The
+   * stale records are ours to count (copied from the rings). */
+  if (!st->corrupt && (!ct_count_sane(h, dropped) || !ct_station_clean(h, i))) {
+    st->corrupt = 1;
+    ct_harvest_corrupt(h);
+  }
+  int corrupt = st->corrupt || st->c_corrupt;
+  if (corrupt)
+    dropped = 0;
   struct ct_station_end se = {.probe_id = st->probe_id,
-                              .events = st->harvested + dropped + st->stale,
+                              .events = ct_sat_add(st->harvested, ct_sat_add(dropped, st->stale)),
                               .harvested = st->harvested,
-                              .lost = dropped + st->stale,
+                              .lost = ct_sat_add(dropped, st->stale),
                               .station = i,
                               .gen = st->gen ? st->gen : LOAD(&s->gen),
-                              .dead = st->destroyed};
-  if (se.events < se.harvested) /* a counter the target wrapped */
-    se.events = se.harvested, se.lost = 0;
+                              .dead = st->destroyed,
+                              .corrupt = corrupt};
   h->v2_stations++;
   st->events = se.events; /* for the summary's "most lost" */
   st->harvested = se.harvested;
   st->dead = (uint8_t)se.dead;
   ct_rec_station_end(h->w, &se);
-  *events += se.events;
-  *lost += se.lost;
+  *events = ct_sat_add(*events, se.events);
+  *lost = ct_sat_add(*lost, se.lost);
 }

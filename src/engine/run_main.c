@@ -89,6 +89,7 @@ struct pass {
   enum pass_op op;
   uint64_t got, peak, events, lost;
   uint32_t live, untraced;
+  int hdr_ok; /* PASS_FINISH: the header and padding still as the engine wrote them */
 };
 
 static void do_pass(struct pass *p) {
@@ -117,6 +118,7 @@ static void do_pass(struct pass *p) {
     break;
   case PASS_FINISH:
     ct_harvest_finish(h, &p->events, &p->lost);
+    p->hdr_ok = ct_harvest_header_ok(h);
     break;
   case PASS_LIVE:
     p->live = ct_harvest_live(h);
@@ -127,6 +129,8 @@ static void do_pass(struct pass *p) {
   /* Our probe counts overflow; a v1 SDK only pushes the cursor past N. */
   uint32_t beyond = alloc > h->n ? alloc - h->n : 0;
   p->untraced = over > beyond ? over : beyond;
+  if (p->op == PASS_FINISH && !p->hdr_ok)
+    p->untraced = 0; /* the header was written over: its counters mean nothing */
 }
 
 /* One operation on the shared file, unless a truncation ended harvesting
@@ -470,11 +474,13 @@ static int finish(struct run *r, uint64_t start_mono) {
       .wake_late_max_us = r->late_max / 1000u,
   };
   if (h->rings && !r->shm_broken) {
-    e.no_ring = atomic_load_explicit(&h->hdr->no_ring, memory_order_relaxed);
+    if (fin.hdr_ok)
+      e.no_ring = atomic_load_explicit(&h->hdr->no_ring, memory_order_relaxed);
     /* Lost in the rings' reading, not in any station's counters. */
-    e.events += h->bad + h->gap;
-    e.lost += h->bad + h->gap;
+    e.events = ct_sat_add(e.events, ct_sat_add(h->bad, h->gap));
+    e.lost = ct_sat_add(e.lost, ct_sat_add(h->bad, h->gap));
   }
+  e.corrupt = r->shm_broken ? 0 : atomic_load_explicit(&h->corrupt, memory_order_relaxed);
   char desc[96];
   describe_exit(r, desc, sizeof(desc));
   e.engine_cpu_us = ct_now_ns(CLOCK_PROCESS_CPUTIME_ID) / 1000u;
@@ -486,7 +492,14 @@ static int finish(struct run *r, uint64_t start_mono) {
   if (!r->o.quiet)
     ct_status_summary(&r->h, e.events, e.lost, fin.untraced,
                       (double)(r->exit_mono - start_mono) / 1e9, r->o.out, desc);
-  if (ct_sink_err(&r->sink) || r->shm_broken)
+  /* Not a trace to trust as complete: said once, and exit 1 as for a
+   * truncation (the program's own status is in the end record). */
+  if (e.corrupt)
+    fprintf(stderr,
+            "corotracer: the program wrote over the tracer's shared memory (%llu values that "
+            "cannot be true, left out of the counts)\n",
+            (unsigned long long)e.corrupt);
+  if (ct_sink_err(&r->sink) || r->shm_broken || e.corrupt)
     return CT_EXIT_FAIL;
   return ct_target_exit_code(&r->t);
 }
@@ -550,7 +563,7 @@ int ct_run_main(int argc, char **argv) {
    * for us, and a SCHED_OTHER engine that a busy CPU keeps away right after
    * the fork loses its first events. SCHED_RESET_ON_FORK keeps the target
    * (and anything else we fork) SCHED_OTHER. */
-  r.sched_rt = !r.o.no_rt && ct_sched_realtime() == 0 && ct_sink_realtime(&r.sink) == 0;
+  r.sched_rt = !r.o.no_rt && ct_sched_realtime() == 0;
   uint64_t start = ct_now_ns(CLOCK_MONOTONIC);
   e = ct_target_spawn(&r.t, r.o.argv, ct_rt_shm_env(&r.rt), r.rt.sock_path, r.o.stations);
   if (e && !r.t.pid) {

@@ -14,13 +14,14 @@
  * engine sleeps between scans, so it takes no more CPU than before; the
  * kernel's RT throttling (5% left to others) bounds a runaway. */
 int ct_sched_realtime(void) {
-  /* One above the formatter thread's (sink.c): a woken loop must not wait
-   * for the formatter to finish a backlog on its CPU (equal FIFO priorities
-   * never preempt each other). 1 where only that is allowed (RLIMIT_RTPRIO). */
-  for (int prio = 2; prio >= 1; prio--) {
-    struct sched_param sp = {.sched_priority = prio};
-    if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0)
-      return 0;
-  }
+  /* The lowest real-time priority: above every SCHED_OTHER task, the
+   * program's included, only for the loop's short passes (a copy out of the
+   * rings and slots, then a nap). The formatter, which formats and writes the
+   * trace for as long as a backlog lasts, stays SCHED_OTHER (issue #20: never
+   * a busy thread above the program); it was created before this call, and
+   * threads created after it do not inherit it (SCHED_RESET_ON_FORK). */
+  struct sched_param sp = {.sched_priority = 1};
+  if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0)
+    return 0;
   return -errno;
 }

@@ -203,11 +203,6 @@ fail:
   return rc;
 }
 
-int ct_sink_realtime(struct ct_sink *s) {
-  struct sched_param sp = {.sched_priority = 1};
-  return s->running ? -pthread_setschedparam(s->thread, SCHED_FIFO, &sp) : -ESRCH;
-}
-
 /* Publish the queued items; wake the formatter when it sleeps and force is
  * set or a batch is waiting. */
 static void kick(struct ct_sink *s, int force) {

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/outfile.h"
 #include "engine/engine.h"
 
 int ct_writer_open(struct ct_writer *w, const char *path, int append) {
@@ -13,16 +14,12 @@ int ct_writer_open(struct ct_writer *w, const char *path, int append) {
   w->buf = malloc(CT_W_BUF);
   if (!w->buf)
     return -ENOMEM;
-  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
-  int fd;
-  do
-    fd = open(path, flags, 0644);
-  while (fd < 0 && errno == EINTR);
-  if (fd < 0) {
-    int e = errno;
+  /* Never written through a link or into another file (docs/SECURITY.md). */
+  int fd, rc = ct_outfile_trace(path, append, &fd);
+  if (rc) {
     free(w->buf);
     w->buf = NULL;
-    return -e;
+    return rc;
   }
   w->fd = fd;
   return 0;

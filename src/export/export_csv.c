@@ -1,8 +1,11 @@
 /* export_csv.c - the CSV target: one RFC 4180 file per table (header row,
  * CRLF, fields quoted when they hold a comma, quote, CR or LF; NULL is an
  * empty field) in a directory. Written to temporary names and renamed at the
- * commit, so a failed export leaves the previous files as they were. */
+ * commit, so a failed export leaves the previous files as they were
+ * (src/common/outfile.h: random O_EXCL temporary names, a 0700 directory). */
 #include "export/export.h"
+
+#include "common/outfile.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -15,8 +18,9 @@ struct csv {
   const char *dir;
   const struct cx_names *names;
   FILE *f;
-  char tmp[CX_NTABLES][4096], final[CX_NTABLES][4096];
-  int made[CX_NTABLES];
+  int dirfd; /* the directory (ct_outdir_open), -1 before begin */
+  char final[CX_NTABLES][4096];
+  struct ct_outfile of[CX_NTABLES];
 };
 
 /* Records "path: strerror(e)" in the sink's err; returns -e. */
@@ -31,16 +35,16 @@ static int csv_begin(struct cx_sink *b, const struct cx_model *m, const struct c
   struct csv *s = (struct csv *)b;
   (void)m;
   s->names = n;
-  if (mkdir(s->dir, 0777) && errno != EEXIST)
-    return csv_fail(s, s->dir, errno);
+  int rc = ct_outdir_open(s->dir, &s->dirfd);
+  if (rc)
+    return csv_fail(s, s->dir, -rc);
   for (int t = 0; t < CX_NTABLES; t++) {
     if (strchr(n->t[t], '/') || !strcmp(n->t[t], ".") || !strcmp(n->t[t], "..")) {
       snprintf(s->base.err, sizeof s->base.err, "%s: table name is not a file name", n->t[t]);
       return -EINVAL;
     }
     int k = snprintf(s->final[t], sizeof s->final[t], "%s/%s.csv", s->dir, n->t[t]);
-    int j = snprintf(s->tmp[t], sizeof s->tmp[t], "%s/.%s.csv.tmp", s->dir, n->t[t]);
-    if (k >= (int)sizeof s->final[t] || j >= (int)sizeof s->tmp[t])
+    if (k >= (int)sizeof s->final[t])
       return csv_fail(s, s->dir, ENAMETOOLONG);
   }
   return 0;
@@ -64,9 +68,12 @@ static void put_field(FILE *f, const char *p, size_t n) {
 /* Opens the table's temporary file and writes the header row. */
 static int csv_table_begin(struct cx_sink *b, int t) {
   struct csv *s = (struct csv *)b;
-  if (!(s->f = fopen(s->tmp[t], "we")))
-    return csv_fail(s, s->tmp[t], errno);
-  s->made[t] = 1;
+  const char *file = s->final[t] + strlen(s->dir) + 1; /* TABLE.csv, in dirfd */
+  int rc = ct_outfile_open(&s->of[t], s->dirfd, file);
+  if (rc)
+    return csv_fail(s, s->final[t], -rc);
+  if (!(s->f = ct_outfile_stream(&s->of[t])))
+    return csv_fail(s, s->final[t], errno);
   const struct cx_table *tb = &cx_tables[t];
   for (int i = 0; i < tb->ncols; i++) {
     if (i)
@@ -91,26 +98,23 @@ static int csv_row(struct cx_sink *b, int t, const struct cx_val *v) {
       put_field(s->f, v[i].s, v[i].n);
   }
   fputs("\r\n", s->f);
-  return ferror(s->f) ? csv_fail(s, s->tmp[t], errno ? errno : EIO) : 0;
+  return ferror(s->f) ? csv_fail(s, s->final[t], errno ? errno : EIO) : 0;
 }
 
 static int csv_table_end(struct cx_sink *b, int t) {
   struct csv *s = (struct csv *)b;
-  int bad = ferror(s->f);
-  int rc = fclose(s->f);
+  int rc = ct_outfile_close(&s->of[t]); /* closes s->f */
   s->f = NULL;
-  if (rc || bad)
-    return csv_fail(s, s->tmp[t], errno ? errno : EIO);
-  return 0;
+  return rc ? csv_fail(s, s->final[t], -rc) : 0;
 }
 
 /* Renames every temporary file to its final name. */
 static int csv_commit(struct cx_sink *b) {
   struct csv *s = (struct csv *)b;
   for (int t = 0; t < CX_NTABLES; t++) {
-    if (rename(s->tmp[t], s->final[t]))
-      return csv_fail(s, s->final[t], errno);
-    s->made[t] = 0;
+    int rc = ct_outfile_commit(&s->of[t]);
+    if (rc)
+      return csv_fail(s, s->final[t], -rc);
   }
   return 0;
 }
@@ -118,15 +122,17 @@ static int csv_commit(struct cx_sink *b) {
 /* Closes and removes the temporary files; earlier final files stay as they were. */
 static void csv_abort(struct cx_sink *b) {
   struct csv *s = (struct csv *)b;
-  if (s->f)
-    fclose(s->f);
-  s->f = NULL;
+  s->f = NULL; /* owned by its ct_outfile */
   for (int t = 0; t < CX_NTABLES; t++)
-    if (s->made[t])
-      unlink(s->tmp[t]), s->made[t] = 0;
+    ct_outfile_abort(&s->of[t]);
 }
 
 static void csv_free(struct cx_sink *b) {
+  struct csv *s = (struct csv *)b;
+  for (int t = 0; t < CX_NTABLES; t++)
+    ct_outfile_abort(&s->of[t]);
+  if (s->dirfd >= 0)
+    close(s->dirfd);
   free(b);
 }
 
@@ -135,6 +141,9 @@ int cx_csv_sink(const struct cx_conn *c, struct cx_sink **out) {
   if (!s)
     return -ENOMEM;
   s->dir = c->out;
+  s->dirfd = -1;
+  for (int t = 0; t < CX_NTABLES; t++)
+    s->of[t] = (struct ct_outfile){.fd = -1, .dirfd = -1};
   s->base = CX_SINK_OPS("csv", csv);
   *out = &s->base;
   return 0;

@@ -13,6 +13,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "common/outfile.h"
 #include "export/export.h"
 #include "export/export_sql.h"
 
@@ -216,25 +217,22 @@ static void progress_end(struct bar *b) {
     fprintf(stderr, "\r\033[K");
 }
 
-/* A file output: '-' is stdout; a regular file (or a new one) is written
- * beside and renamed, so a failed export leaves no half file; anything else
- * that exists (/dev/null, a FIFO, a terminal) is written in place: renaming
- * over it would replace the device. */
+/* A file output: '-' is stdout; anything else through src/common/outfile.h
+ * (written beside and renamed, so a failed export leaves no half file; a
+ * device or FIFO such as /dev/null written in place). */
 static int stream_out(const struct opts *o, const struct cx_model *m, int in_fd, uint64_t *rows,
                       struct bar *bar) {
-  int to_stdout = !strcmp(o->conn.out, "-"), rc = 0, in_place = 0;
-  char tmp[4096];
+  int to_stdout = !strcmp(o->conn.out, "-"), rc = 0;
+  struct ct_outfile of = {.fd = -1, .dirfd = -1};
   FILE *f = stdout;
-  struct stat sb;
-  if (!to_stdout && stat(o->conn.out, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-    if (!(f = fopen(o->conn.out, "we")))
-      return -errno;
-    in_place = 1;
-  } else if (!to_stdout) {
-    if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", o->conn.out, (long)getpid()) >= (int)sizeof tmp)
-      return -ENAMETOOLONG;
-    if (!(f = fopen(tmp, "we")))
-      return -errno;
+  if (!to_stdout) {
+    if ((rc = ct_outfile_open(&of, AT_FDCWD, o->conn.out)))
+      return rc;
+    if (!(f = ct_outfile_stream(&of))) {
+      rc = -errno;
+      ct_outfile_abort(&of);
+      return rc;
+    }
   }
   cx_progress_fn pf = o->progress ? progress : NULL;
   if (o->fmt == F_JSONL)
@@ -247,17 +245,10 @@ static int stream_out(const struct opts *o, const struct cx_model *m, int in_fd,
   }
   if (fflush(f) && !rc)
     rc = -errno;
-  if (in_place) {
-    if (fclose(f) && !rc)
-      rc = -errno;
-  } else if (!to_stdout) {
-    if (fclose(f) && !rc)
-      rc = -errno;
-    if (!rc && rename(tmp, o->conn.out))
-      rc = -errno;
-    if (rc)
-      unlink(tmp);
-  }
+  if (!to_stdout && rc)
+    ct_outfile_abort(&of);
+  else if (!to_stdout)
+    rc = ct_outfile_commit(&of);
   return rc;
 }
 

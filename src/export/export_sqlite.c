@@ -3,6 +3,8 @@
  * replaced, indexes built after the load. */
 #include "export/export_sql.h"
 
+#include "common/outfile.h"
+
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -59,8 +61,15 @@ static int sq_begin(struct cx_sink *b, const struct cx_model *m, const struct cx
   struct sq *s = (struct sq *)b;
   int rc;
   s->names = n;
-  if (sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-      SQLITE_OK)
+  /* A new database is made 0600 by us; a link at its name is refused
+   * (src/common/outfile.h, docs/SECURITY.md "Outputs"). */
+  if ((rc = ct_outfile_precreate(s->path))) {
+    snprintf(s->base.err, sizeof s->base.err, "%s: %s", s->path, strerror(-rc));
+    return rc;
+  }
+  if (sqlite3_open_v2(s->path, &s->db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
+                      NULL) != SQLITE_OK)
     return sq_fail(s, "cannot open");
   sqlite3_busy_timeout(s->db, 10000);
   if ((rc = sq_exec(s,

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "common/outfile.h"
 #include "html/page.h"
 
 static void usage(FILE *f) {
@@ -32,50 +33,14 @@ static double wall_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The output: a temporary file beside path, renamed over it at the end
- * (atomic), when path is a regular file or new; path itself when it is
- * something else (/dev/stdout, a FIFO, /dev/null), which a rename would
- * replace. */
-struct out_file {
-  const char *path;
-  char *tmp; /* NULL: in place */
-  int fd;
-};
-
-static int out_open(struct out_file *o, const char *path) {
-  struct stat sb;
-  o->path = path;
-  o->tmp = NULL;
-  if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-    o->fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-    return o->fd < 0 ? -errno : 0;
+/* Ends the output (src/common/outfile.h): renamed into place when rc is 0,
+ * else removed. Returns rc, or the close's or rename's error. */
+static int out_close(struct ct_outfile *o, int rc) {
+  if (rc) {
+    ct_outfile_abort(o);
+    return rc;
   }
-  size_t n = strlen(path) + 24;
-  if (!(o->tmp = malloc(n)))
-    return -ENOMEM;
-  snprintf(o->tmp, n, "%s.tmp%ld", path, (long)getpid());
-  o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (o->fd >= 0)
-    return 0;
-  int rc = -errno;
-  free(o->tmp);
-  o->tmp = NULL;
-  return rc;
-}
-
-/* Closes o; ok: renamed into place, else the temporary file is removed.
- * Returns rc, or the close's or rename's error. */
-static int out_close(struct out_file *o, int rc) {
-  if (o->fd >= 0 && close(o->fd) && !rc)
-    rc = -errno;
-  o->fd = -1;
-  if (o->tmp && !rc && rename(o->tmp, o->path))
-    rc = -errno;
-  if (o->tmp && rc)
-    unlink(o->tmp);
-  free(o->tmp);
-  o->tmp = NULL;
-  return rc;
+  return ct_outfile_commit(o);
 }
 
 int ct_html_main(int argc, char **argv) {
@@ -128,10 +93,10 @@ int ct_html_main(int argc, char **argv) {
   int seekable = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
   struct ct_buf z = {0};
   struct ct_dash_stats st;
-  struct out_file of = {.fd = -1};
+  struct ct_outfile of = {.fd = -1, .dirfd = -1};
   struct ct_page_stream ps = {.fd = -1};
   struct ct_zdrain drain = {ct_page_drain, &ps};
-  int status = 0, rc = out_open(&of, out);
+  int status = 0, rc = ct_outfile_open(&of, AT_FDCWD, out);
   if (rc) {
     fprintf(stderr, "corotracer: %s: %s\n", out, strerror(-rc));
     status = 1;

@@ -1,6 +1,11 @@
 /* live.c - the live dashboard's server thread (live.h): a small HTTP/1.1
  * server (one request per connection, Server-Sent Events for the counters),
- * guarded by a random token and a Host check, that tails the trace file. */
+ * guarded by a random token and a Host check, that tails the trace file.
+ * Silent and slow clients cannot hold it (docs/SECURITY.md "The live view"):
+ * a request must be whole within HEADER_NS of the connect, at most
+ * PENDING_MAX connections (PENDING_PER_PEER per address) may be sending
+ * theirs, a new one pushes out the oldest, and a reply that makes no
+ * progress for STALL_NS is dropped. */
 #include "html/live.h"
 
 #include <arpa/inet.h>
@@ -26,7 +31,11 @@
 #include "html/model.h"
 #include "html/page.h"
 
-#define MAX_CLIENTS 16
+#define MAX_CLIENTS 32
+#define PENDING_MAX 8           /* connections still sending their request, in all ... */
+#define PENDING_PER_PEER 4      /* ... and from one address */
+#define HEADER_NS 5000000000ull /* a request must be whole within 5 s of the connect */
+#define STALL_NS 30000000000ull /* a reply that makes no progress for 30 s is dropped */
 #define REQ_MAX 8192
 #define SSE_LIMIT (1u << 20)        /* pending bytes per event stream: beyond, ticks are dropped */
 #define TICK_NS 500000000ull        /* counters pushed every 500 ms */
@@ -44,6 +53,8 @@ struct snap {
 
 struct client {
   int fd, sse, done, counted;
+  uint32_t peer;           /* the IPv4 address, network order */
+  uint64_t born, progress; /* connected at; last bytes sent (mono_ns) */
   char in[REQ_MAX];
   size_t nin;
   struct ct_buf out;
@@ -264,6 +275,7 @@ static int client_write(struct ct_live *l, struct client *c) {
       continue;
     if (k < 0)
       return errno != EAGAIN && errno != EWOULDBLOCK;
+    c->progress = mono_ns();
     if (c->off < c->out.n)
       c->off += (size_t)k;
     else
@@ -434,19 +446,72 @@ static void tick(struct ct_live *l, int ended) {
 }
 
 /* ---- the thread ------------------------------------------------------------- */
+/* Still sending its request (no reply begun). */
+static int pending(const struct client *c) {
+  return !c->done && !c->sse;
+}
+
+static int has_output(const struct client *c) {
+  return c->off < c->out.n || (c->snap && c->soff < c->snap->z.n);
+}
+
+static void drop(struct ct_live *l, int i) {
+  client_free(l->c[i]);
+  l->c[i] = NULL;
+}
+
+/* Before a connection from peer is taken: beyond PENDING_PER_PEER pending
+ * connections of that address, or PENDING_MAX in all, the oldest such one
+ * is dropped, so that a silent crowd never keeps a fresh request out. */
+static void make_room(struct ct_live *l, uint32_t peer) {
+  int all = 0, mine = 0, oldest = -1, oldest_mine = -1;
+  for (int i = 0; i < MAX_CLIENTS; i++) {
+    const struct client *c = l->c[i];
+    if (!c || !pending(c))
+      continue;
+    all++;
+    if (oldest < 0 || c->born < l->c[oldest]->born)
+      oldest = i;
+    if (c->peer == peer) {
+      mine++;
+      if (oldest_mine < 0 || c->born < l->c[oldest_mine]->born)
+        oldest_mine = i;
+    }
+  }
+  if (mine >= PENDING_PER_PEER)
+    drop(l, oldest_mine);
+  else if (all >= PENDING_MAX)
+    drop(l, oldest);
+}
+
+/* Drops the connections whose request is not whole HEADER_NS after the
+ * connect (silent, or slow like slowloris), and the replies stalled STALL_NS. */
+static void expire(struct ct_live *l, uint64_t now) {
+  for (int i = 0; i < MAX_CLIENTS; i++) {
+    const struct client *c = l->c[i];
+    if (c && ((pending(c) && now - c->born > HEADER_NS) ||
+              (has_output(c) && now - c->progress > STALL_NS)))
+      drop(l, i);
+  }
+}
+
 static void accept_all(struct ct_live *l) {
   for (;;) {
-    int fd = accept4(l->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    struct sockaddr_in sa = {0};
+    socklen_t sl = sizeof sa;
+    int fd = accept4(l->lfd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0 && errno == EINTR)
       continue;
     if (fd < 0)
       return;
+    uint32_t peer = sa.sin_family == AF_INET ? sa.sin_addr.s_addr : 0;
+    make_room(l, peer);
     int slot = -1;
     for (int i = 0; i < MAX_CLIENTS && slot < 0; i++)
       if (!l->c[i])
         slot = i;
     struct client *c = slot >= 0 ? calloc(1, sizeof *c) : NULL;
-    if (!c) {
+    if (!c) { /* every slot serves a reply (token holders): busy */
       static const char busy[] =
           "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
       (void)send(fd, busy, sizeof busy - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -454,7 +519,13 @@ static void accept_all(struct ct_live *l) {
       continue;
     }
     c->fd = fd;
+    c->peer = peer;
+    c->born = c->progress = mono_ns();
     l->c[slot] = c;
+    /* Its request may be here already: answered before later connections
+     * can push it out. */
+    if (client_read(l, c) || client_write(l, c))
+      drop(l, slot);
   }
 }
 
@@ -487,6 +558,8 @@ static void *thread_main(void *arg) {
     for (int j = 2; pr > 0 && j < n; j++) {
       struct client *c = l->c[idx[j]];
       int gone = 0;
+      if (!c || c->fd != pf[j].fd)
+        continue; /* pushed out by accept_all since the poll */
       if (pf[j].revents & (POLLIN | POLLHUP | POLLERR))
         gone = client_read(l, c);
       if (!gone)
@@ -497,6 +570,7 @@ static void *thread_main(void *arg) {
       }
     }
     uint64_t now = mono_ns();
+    expire(l, now);
     int stopping = atomic_load_explicit(&l->stop, memory_order_acquire);
     /* Nobody watching: no reading, no rebuilding; the engine pays nothing. */
     int watched = 0;
@@ -599,7 +673,7 @@ int ct_live_start(const char *spec, const char *trace_path, int running, struct 
   struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)l->port)};
   inet_pton(AF_INET, l->ip, &sa.sin_addr);
   socklen_t sl = sizeof sa;
-  if (bind(l->lfd, (struct sockaddr *)&sa, sizeof sa) || listen(l->lfd, 16) ||
+  if (bind(l->lfd, (struct sockaddr *)&sa, sizeof sa) || listen(l->lfd, 64) ||
       getsockname(l->lfd, (struct sockaddr *)&sa, &sl)) {
     rc = -errno;
     goto fail;

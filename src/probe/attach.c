@@ -24,12 +24,9 @@ static pthread_once_t ct_once = PTHREAD_ONCE_INIT;
 
 /* The probe's single permitted output: one line, one write(2), so lines of
  * several processes never interleave. fmt names the variable and the problem. */
-static void ct_complain(const char *fmt, ...) {
+static void ct_vcomplain(const char *fmt, va_list ap) {
   char line[1024];
-  va_list ap;
-  va_start(ap, fmt);
   int n = vsnprintf(line, sizeof line - 20, fmt, ap);
-  va_end(ap);
   if (n < 0)
     return;
   if ((size_t)n > sizeof line - 21)
@@ -51,6 +48,13 @@ static void ct_complain(const char *fmt, ...) {
     p += w;
     left -= (size_t)w;
   }
+}
+
+static void ct_complain(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  ct_vcomplain(fmt, ap);
+  va_end(ap);
 }
 
 static const char *ct_strerror(int err, char *buf, size_t len) {
@@ -378,7 +382,12 @@ static int ct_attach(void) {
   /* Only our engine sets mode (a v1 engine leaves the word zero). */
   if (hdr->ext_magic == CTP_EXT_MAGIC && (hdr->mode & CTP_MODE_LOSSLESS)) {
     corotracer__probe.lossless = 1;
-    corotracer__probe.lossless_ms = hdr->lossless_ms ? hdr->lossless_ms : 1000;
+    /* Read from the mapping, which a process of the program may have
+     * written over before we attached: the engine's own bound caps it. */
+    uint32_t ms = hdr->lossless_ms;
+    corotracer__probe.lossless_ms = ms == 0                   ? 1000
+                                    : ms > CT_LOSSLESS_MS_MAX ? CT_LOSSLESS_MS_MAX
+                                                              : ms;
   }
   atomic_store_explicit(&corotracer__probe.sock, fd, memory_order_relaxed);
   atomic_fetch_add_explicit(&hdr->attached, 1, memory_order_relaxed);
@@ -402,4 +411,21 @@ int corotracer__ensure_attached(void) {
     return s;
   pthread_once(&ct_once, ct_attach_once);
   return atomic_load_explicit(&corotracer__probe.state, memory_order_acquire);
+}
+
+/* Contract: see probe.h. Only the thread that takes the state from
+ * CT_TRACED prints; a racing thread still counts its own event. */
+void corotracer__corrupt(const char *what) {
+  struct ct_probe *p = &corotracer__probe;
+  atomic_fetch_add_explicit(&p->corrupt, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&p->dropped, 1, memory_order_relaxed);
+  int traced = CT_TRACED;
+  if (!atomic_compare_exchange_strong_explicit(&p->state, &traced, -EBADMSG, memory_order_relaxed,
+                                               memory_order_relaxed))
+    return;
+  int saved = errno;
+  ct_complain("corotracer: the shared memory holds %s (written over by the program?); "
+              "tracing stopped",
+              what);
+  errno = saved;
 }

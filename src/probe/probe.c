@@ -6,6 +6,7 @@
 #define COROTRACER_NO_INLINE /* we define the exported plain names below */
 #include "corotracer.h"
 
+#include <errno.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -53,6 +54,9 @@ static inline uint64_t ct_tid(void) {
   return ct_tls.tid;
 }
 
+/* CAS attempts on a slot's seq before its event is dropped. */
+#define CT_CAS_TRIES 64
+
 /* Lossless wait predicate (v1): the slot of event k - 8 is harvested. */
 struct ct_slot_need {
   struct ctp_station *st;
@@ -74,19 +78,30 @@ static __attribute__((noinline)) void ct_emit(struct ctp_station *st, uint64_t t
   /* Lossless mode: event k goes to the slot of event k - 8, which must have
    * been harvested first. When the wait gives up, the event overwrites it
    * (the engine counts k - 8 lost). */
-  if (__builtin_expect(corotracer__probe.lossless, 0) && k >= CTP_SLOTS &&
-      atomic_load_explicit(&st->harvested_ev, memory_order_acquire) < k - CTP_SLOTS + 1) {
-    struct ct_slot_need need = {st, k - CTP_SLOTS + 1};
-    (void)corotracer__wait_room(ct_slot_harvested, &need);
+  if (__builtin_expect(corotracer__probe.lossless, 0) && k >= CTP_SLOTS) {
+    uint64_t done = atomic_load_explicit(&st->harvested_ev, memory_order_acquire);
+    if (done < k - CTP_SLOTS + 1) {
+      /* A claim this far ahead of the harvest is no real run's: the
+       * station was written over. Waiting would only time out. */
+      if (k - done > CT_COUNT_SANE) {
+        corotracer__corrupt("a station claimed far beyond its harvest");
+        return;
+      }
+      struct ct_slot_need need = {st, k - CTP_SLOTS + 1};
+      (void)corotracer__wait_room(ct_slot_harvested, &need);
+    }
   }
   struct ctp_slot *sl = &st->slots[k % CTP_SLOTS];
   uint64_t t = 2 * (k / CTP_SLOTS);
   uint64_t v = atomic_load_explicit(&sl->seq, memory_order_relaxed);
+  int tries = 0;
   do {
     /* Odd: another write holds the slot; above t: a later lap already took
      * it. Either way waiting could block behind a preempted thread, so the
-     * event is dropped; its index stays unused and the engine counts it lost. */
-    if ((v & 1) || v > t) {
+     * event is dropped; its index stays unused and the engine counts it lost.
+     * A seq that keeps changing without either (a scribbler; writers of one
+     * slot settle in a few tries) drops it too: the loop is bounded. */
+    if ((v & 1) || v > t || ++tries > CT_CAS_TRIES) {
       atomic_fetch_add_explicit(&corotracer__probe.dropped, 1, memory_order_relaxed);
       return;
     }
@@ -175,6 +190,8 @@ corotracer_co *corotracer_create(uint64_t id, const char *label, const void *sit
   int rings = corotracer__probe.rings;
   uint32_t i = rings ? corotracer__station_claim() : ct_station_take_v1(h, n);
   if (i >= n) {
+    if (!ct_live())
+      return NULL; /* the shared memory was found corrupt: counted there */
     atomic_fetch_add_explicit(&h->overflow, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&corotracer__probe.dropped, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&corotracer__probe.no_station, 1, memory_order_relaxed);
@@ -338,12 +355,18 @@ corotracer_co *corotracer_current(void) {
 void corotracer_stats(uint64_t *recorded, uint64_t *dropped) {
   uint64_t rec = 0;
   uint64_t drop = 0;
-  if (corotracer__ensure_attached() == CT_TRACED) {
+  int s = corotracer__ensure_attached();
+  if (s == -EBADMSG) /* stopped on corrupt memory: only our own count */
+    drop = atomic_load_explicit(&corotracer__probe.dropped, memory_order_relaxed);
+  if (s == CT_TRACED) {
     struct ctp_header *h = corotracer__probe.hdr;
     drop = atomic_load_explicit(&corotracer__probe.dropped, memory_order_relaxed);
     if (corotracer__probe.rings) {
       /* Written, plus dropped after a station was had: what v1's ev_claimed counts. */
-      rec = corotracer__ring_written() + drop -
+      uint64_t written, full;
+      corotracer__ring_counts(&written, &full);
+      drop += full;
+      rec = written + drop -
             atomic_load_explicit(&corotracer__probe.no_station, memory_order_relaxed);
     } else {
       uint32_t n = atomic_load_explicit(&h->allocated_count, memory_order_relaxed);

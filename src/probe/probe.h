@@ -14,6 +14,10 @@
 #define CT_UNINIT 0
 #define CT_TRACED 1
 
+/* Longest lossless wait of one event we accept from the header (the
+ * engine's --lossless-ms limit). */
+#define CT_LOSSLESS_MS_MAX 600000u
+
 /* Longest wait at attach for our engine's acknowledgement (module lines). */
 #define CT_ACK_TIMEOUT_MS 1000
 
@@ -48,9 +52,11 @@ struct ct_probe {
   /* Rare-path counters (see corotracer_stats), on their own cache line: a drop
    * storm must not slow every event's read of state. */
   _Alignas(64) _Atomic uint64_t dropped;
-  _Atomic uint64_t timeouts;     /* lossless waits that gave up */
-  _Atomic uint64_t no_station;   /* creates that found no station (in dropped too) */
-  _Atomic uint64_t ring_retired; /* records published by our threads in rings they left */
+  _Atomic uint64_t timeouts;          /* lossless waits that gave up */
+  _Atomic uint64_t no_station;        /* creates that found no station (in dropped too) */
+  _Atomic uint64_t ring_retired;      /* records published by our threads in rings they left */
+  _Atomic uint64_t ring_retired_lost; /* records they dropped there, ring full */
+  _Atomic uint64_t corrupt;           /* impossible shared state found (tracing then stopped) */
 };
 
 extern struct ct_probe corotracer__probe;
@@ -93,6 +99,21 @@ void corotracer__kick_engine(struct ctp_header *h);
  * `napping` flag), so a burst never waits out a long nap. A hint: a missed
  * one only leaves the engine to its timed wake-up. Keeps errno. */
 void corotracer__nudge_engine(struct ctp_header *h);
+
+/* The shared memory holds what cannot be true (`what`: which value): the
+ * program, or someone, wrote over it. Tracing stops for the process (state
+ * becomes -EBADMSG: every later call is a no-op, nothing waits again), the
+ * event being written is counted dropped, and the first thread to find it
+ * prints the probe's one notice. Never returns an error: the caller just
+ * drops its event. */
+void corotracer__corrupt(const char *what);
+
+/* A v1 station whose claim cursor is this far ahead of what the engine
+ * harvested cannot be true: 2^40 events claimed on one coroutine and not
+ * harvested (18 minutes at one event per ns, hours at the probe's real
+ * speed), where a lossless writer waits at most 8 events ahead. A scribbled
+ * 64-bit word lands there with probability 1 - 2^-24. */
+#define CT_COUNT_SANE (UINT64_C(1) << 40)
 
 /* Lossless mode: wait until room(arg) holds, spinning, then sleeping on the
  * header's futex word, bounded by lossless_ms (docs/PROTOCOL.md "Lossless

@@ -12,28 +12,37 @@
 /* head of each ring when one of our threads took it, for corotracer_stats:
  * the ring's head counts from the file's creation, across owners. */
 static _Atomic uint64_t ct_ring_start[CTP_RINGS_MAX];
+/* Its lost counter then, likewise (records dropped, ring full). */
+static _Atomic uint64_t ct_ring_lost0[CTP_RINGS_MAX];
+
+/* CAS attempts on a queue's head before a pop gives up (as if empty): each
+ * failure is another consumer's success, so a real queue never needs many;
+ * only a head that keeps changing under us (a scribbler) would. */
+#define CT_POP_TRIES 1024
 
 /* Take one index from a free-index queue whose entries must be < limit
  * (docs/PROTOCOL.md "Queues"): the engine is the one producer, probes race on
- * head with a CAS. An entry out of range (a broken engine) is taken and
- * skipped, never used. Returns 1 with *out set, or 0 when the queue is empty. */
+ * head with a CAS. Returns 1 with *out set, 0 when the queue is empty, -1
+ * when it holds what no engine writes (a tail behind head or more than cap
+ * ahead, an entry out of range): the caller stops tracing. */
 static int ct_queue_pop(struct ctp_queue *q, uint32_t cap, uint32_t limit, uint32_t *out) {
   uint64_t h = atomic_load_explicit(&q->head, memory_order_acquire);
-  for (;;) {
+  for (int tries = 0; tries < CT_POP_TRIES; tries++) {
     uint64_t t = atomic_load_explicit(&q->tail, memory_order_acquire);
-    /* Empty; or a tail behind head or more than cap ahead: a broken queue. */
-    if (t == h || t - h > cap)
+    if (t == h)
       return 0;
+    if (t < h || t - h > cap)
+      return -1;
     uint32_t i = atomic_load_explicit(&q->ent[h % cap], memory_order_relaxed);
     if (atomic_compare_exchange_weak_explicit(&q->head, &h, h + 1, memory_order_acq_rel,
                                               memory_order_acquire)) {
-      if (i < limit) {
-        *out = i;
-        return 1;
-      }
-      h++;
+      if (i >= limit)
+        return -1;
+      *out = i;
+      return 1;
     }
   }
+  return 0;
 }
 
 /* Take a fresh index from a cursor that counts up to n, the load first so the
@@ -58,8 +67,12 @@ static int ct_ring_claim(struct ct_thread *t) {
   struct ct_probe *p = &corotracer__probe;
   struct ctp_header *h = p->hdr;
   uint32_t r;
-  if (!ct_queue_pop(p->ring_q, p->ring_count, p->ring_count, &r) &&
-      !ct_cursor_take(&h->rings_fresh, p->ring_count, &r)) {
+  int q = ct_queue_pop(p->ring_q, p->ring_count, p->ring_count, &r);
+  if (q < 0) {
+    corotracer__corrupt("a broken free-ring queue");
+    return 0;
+  }
+  if (q == 0 && !ct_cursor_take(&h->rings_fresh, p->ring_count, &r)) {
     if (t->ring_state == CT_RING_NONE) {
       atomic_fetch_add_explicit(&h->no_ring, 1, memory_order_relaxed);
       t->ring_state = CT_RING_NOTFREE;
@@ -77,8 +90,14 @@ static int ct_ring_claim(struct ct_thread *t) {
    * acquire of it and the queue's release/acquire. */
   uint64_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
   uint64_t tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
+  if (tail > head || head - tail > p->ring_cap) {
+    corotracer__corrupt("a free ring whose tail is not within a ring of its head");
+    return 0;
+  }
   atomic_store_explicit(&ring->state, CTP_RING_OWNED, memory_order_release);
   atomic_store_explicit(&ct_ring_start[r], head, memory_order_relaxed);
+  atomic_store_explicit(&ct_ring_lost0[r], atomic_load_explicit(&ring->lost, memory_order_relaxed),
+                        memory_order_relaxed);
   t->ring = ring;
   t->ring_idx = r;
   t->recs = ctp_ring_recs(ring);
@@ -100,6 +119,11 @@ static void ct_ring_retire(struct ctp_ring *ring, uint32_t r, uint64_t head) {
                             head - atomic_load_explicit(&ct_ring_start[r], memory_order_relaxed),
                             memory_order_relaxed);
   atomic_store_explicit(&ct_ring_start[r], head, memory_order_relaxed);
+  uint64_t lost = atomic_load_explicit(&ring->lost, memory_order_relaxed);
+  atomic_fetch_add_explicit(&corotracer__probe.ring_retired_lost,
+                            lost - atomic_load_explicit(&ct_ring_lost0[r], memory_order_relaxed),
+                            memory_order_relaxed);
+  atomic_store_explicit(&ct_ring_lost0[r], lost, memory_order_relaxed);
   atomic_store_explicit(&ring->state, CTP_RING_CLOSED, memory_order_release);
 }
 
@@ -150,10 +174,23 @@ int corotracer__ring_init(void) {
   return -pthread_key_create(&corotracer__probe.ring_key, ct_ring_close);
 }
 
-/* Lossless wait predicate: the engine moved tail past the record we need. */
+/* tail, as just loaded from our ring, is one no engine stores: beyond the
+ * head we published, or more than a ring behind it. The engine only ever
+ * moves tail up to a head it read. */
+static int ct_tail_broken(const struct ct_thread *t, uint64_t tail) {
+  return tail > t->head || t->head - tail > corotracer__probe.ring_cap;
+}
+
+/* Lossless wait predicate: the engine moved tail past the record we need. A
+ * tail that cannot be true ends the wait: tracing stops (the caller's record
+ * is the last one written). */
 static int ct_ring_has_room(const void *arg) {
   struct ct_thread *t = (struct ct_thread *)(uintptr_t)arg;
   uint64_t tail = atomic_load_explicit(&t->ring->tail, memory_order_seq_cst);
+  if (ct_tail_broken(t, tail)) {
+    corotracer__corrupt("a ring tail beyond its head");
+    return 1;
+  }
   t->tail_room = tail + corotracer__probe.ring_cap;
   return t->head < t->tail_room;
 }
@@ -165,7 +202,8 @@ static int ct_ring_mine(struct ct_thread *t) {
 }
 
 /* Room for n records from t->head in the thread's ring, reloading tail when
- * tail_room is reached; neither waits nor drops. tail_room is first the
+ * tail_room is reached; neither waits nor drops. 1: room, 0: full, -1: the
+ * tail cannot be true (tracing stopped). tail_room is first the
  * quarter mark: a ring found more than a quarter full nudges a napping engine
  * (at full speed the rest of the ring is a few hundred microseconds, about
  * one wake-up on a busy VM), then lets the writer go on to the end. */
@@ -173,6 +211,10 @@ static int ct_ring_fits(struct ct_thread *t, uint64_t n) {
   if (t->head + n <= t->tail_room)
     return 1; /* a ring just claimed, or room the inline path did not count on */
   uint64_t tail = atomic_load_explicit(&t->ring->tail, memory_order_acquire);
+  if (ct_tail_broken(t, tail)) {
+    corotracer__corrupt("a ring tail beyond its head");
+    return -1;
+  }
   uint64_t cap = corotracer__probe.ring_cap;
   if (t->head + n <= tail + cap / 4) {
     t->tail_room = tail + cap / 4;
@@ -185,6 +227,33 @@ static int ct_ring_fits(struct ct_thread *t, uint64_t n) {
   return 1;
 }
 
+/* Records the ring has no room for: n of station st (none when st is NULL)
+ * and one of station st2 (when not NULL), counted in the ring's lost (we are
+ * its only writer; the next head store publishes it; corotracer_stats reads
+ * it back for dropped) and the stations' v2_lost: one locked instruction per
+ * station, the least the per-station accounting needs, as a stopped engine
+ * puts every event here. An engine asleep on a full ring is woken so the next
+ * events find room. */
+static void ct_ring_drop(struct ct_thread *t, struct ctp_station *st, uint64_t n,
+                         struct ctp_station *st2) {
+  atomic_store_explicit(&t->ring->lost,
+                        atomic_load_explicit(&t->ring->lost, memory_order_relaxed) + n +
+                            (st2 != NULL),
+                        memory_order_relaxed);
+  if (__builtin_expect(
+          atomic_load_explicit(&corotracer__probe.hdr->tracer_sleeping, memory_order_relaxed) != 0,
+          0))
+    corotracer__kick_engine(corotracer__probe.hdr);
+  if (st2 == st && st) {
+    n++;
+    st2 = NULL;
+  }
+  if (st && n)
+    atomic_fetch_add_explicit(&st->v2_lost, n, memory_order_relaxed);
+  if (st2)
+    atomic_fetch_add_explicit(&st2->v2_lost, 1, memory_order_relaxed);
+}
+
 /* Make room for the record at t->head: claim a ring on a thread's first
  * event, reload tail when the ring looked full, wait in lossless mode.
  * Returns 1 when the record may be written, 0 when the event is dropped (the
@@ -192,17 +261,15 @@ static int ct_ring_fits(struct ct_thread *t, uint64_t n) {
 static int ct_ring_room(struct ct_thread *t, struct ctp_station *st) {
   if (!ct_ring_mine(t))
     goto drop;
-  if (ct_ring_fits(t, 1) || ct_ring_spare(t))
+  int fits = ct_ring_fits(t, 1);
+  if (fits < 0)
+    return 0; /* counted by corotracer__corrupt */
+  if (fits || ct_ring_spare(t))
     return 1;
   if (corotracer__probe.lossless && corotracer__wait_room(ct_ring_has_room, t))
     return 1;
-  /* Full: the ring's own count (we are its only writer; the next head store
-   * publishes it) and the station's. An engine asleep on a full ring is woken
-   * so the next events find room. */
-  atomic_store_explicit(&t->ring->lost,
-                        atomic_load_explicit(&t->ring->lost, memory_order_relaxed) + 1,
-                        memory_order_relaxed);
-  corotracer__kick_engine(corotracer__probe.hdr);
+  ct_ring_drop(t, st, 1, NULL);
+  return 0;
 drop:
   atomic_fetch_add_explicit(&st->v2_lost, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&corotracer__probe.dropped, 1, memory_order_relaxed);
@@ -227,9 +294,22 @@ void corotracer__ring_switch_slow(struct ctp_station *from, uint64_t site, uint8
                                   uint64_t obj, int wake, uint64_t waker, struct ctp_station *to) {
   struct ct_thread *t = &corotracer__tls;
   uint64_t n = (from ? 1u + (wake != 0) : 0u) + (to != NULL);
-  if (ct_ring_mine(t) && ct_ring_fits(t, n)) {
-    ct_ring_switch_put(t, ct_rec_clock(), from, site, wait, obj, wake, waker, to);
-    return;
+  if (ct_ring_mine(t)) {
+    int fits = ct_ring_fits(t, n);
+    if (fits > 0) {
+      ct_ring_switch_put(t, ct_rec_clock(), from, site, wait, obj, wake, waker, to);
+      return;
+    }
+    if (fits < 0)
+      return; /* tracing stopped, the switch counted dropped */
+    /* Default mode, no room for even one record and no spare ring (a stopped
+     * or slow engine): all of them dropped at once, one count per station,
+     * rather than each through the single-event path (the probe-only rate of
+     * bench/bench-demo.sh). */
+    if (!corotracer__probe.lossless && t->head >= t->tail_room && !ct_ring_spare(t)) {
+      ct_ring_drop(t, from, from ? 1u + (wake != 0) : 0u, to);
+      return;
+    }
   }
   if (from) {
     corotracer__ring_emit_slow(from, CTP_KIND_SUSPEND, site, wait, obj);
@@ -240,7 +320,10 @@ void corotracer__ring_switch_slow(struct ctp_station *from, uint64_t site, uint8
     corotracer__ring_emit_slow(to, CTP_KIND_RESUME, 0, CTP_WAIT_NONE, 0);
 }
 
-/* Lossless wait predicate: the engine pushed a station. */
+/* Lossless wait predicate: the engine pushed a station, or the queue holds
+ * what cannot be true (the wait ends, and the pop that follows says so). The
+ * same test as ct_queue_pop's: a broken queue read as "not empty" while the
+ * pop read it as "nothing to take" once made a lossless create spin forever. */
 static int ct_station_free(const void *arg) {
   (void)arg;
   struct ctp_queue *q = corotracer__probe.station_q;
@@ -248,36 +331,57 @@ static int ct_station_free(const void *arg) {
          atomic_load_explicit(&q->head, memory_order_seq_cst);
 }
 
-/* Contract: see ring.h. */
+/* Contract: see ring.h. Bounded whatever the shared memory holds: a broken
+ * queue stops tracing, and the waits (each bounded by lossless_ms) end at
+ * lossless_ms after the first one began, however often another thread takes
+ * the station we waited for. */
 uint32_t corotracer__station_claim(void) {
   struct ct_probe *p = &corotracer__probe;
   uint32_t n = p->nstations;
   uint32_t i;
+  uint64_t deadline = 0;
   for (;;) {
-    if (ct_queue_pop(p->station_q, n, n, &i) || ct_cursor_take(&p->hdr->allocated_count, n, &i))
+    int q = ct_queue_pop(p->station_q, n, n, &i);
+    if (q > 0)
       return i;
-    /* Another thread may take the station we waited for: wait again (each
-     * wait is bounded, and gives up at once while the engine is stalled). */
-    if (!p->lossless || !corotracer__wait_room(ct_station_free, NULL))
+    if (q < 0) {
+      corotracer__corrupt("a broken free-station queue");
+      return n;
+    }
+    if (ct_cursor_take(&p->hdr->allocated_count, n, &i))
+      return i;
+    if (!p->lossless)
+      return n;
+    uint64_t now = ct_mono_ns();
+    if (!deadline)
+      deadline = now + (uint64_t)p->lossless_ms * 1000000u;
+    else if (now >= deadline)
+      return n;
+    if (!corotracer__wait_room(ct_station_free, NULL))
       return n;
   }
 }
 
 /* Contract: see ring.h. Exact when our threads are quiet; while they write,
  * a snapshot. */
-uint64_t corotracer__ring_written(void) {
+void corotracer__ring_counts(uint64_t *written, uint64_t *full_drops) {
   struct ct_probe *p = &corotracer__probe;
   struct ctp_header *h = p->hdr;
-  uint64_t sum = atomic_load_explicit(&p->ring_retired, memory_order_relaxed);
+  uint64_t w = atomic_load_explicit(&p->ring_retired, memory_order_relaxed);
+  uint64_t d = atomic_load_explicit(&p->ring_retired_lost, memory_order_relaxed);
   uint32_t n = atomic_load_explicit(&h->rings_fresh, memory_order_relaxed);
   if (n > p->ring_count)
     n = p->ring_count;
   for (uint32_t r = 0; r < n; r++) {
     struct ctp_ring *ring = (struct ctp_ring *)(p->ring_base + r * p->ring_stride);
     if (__atomic_load_n(&ring->pid, __ATOMIC_RELAXED) == p->pid &&
-        atomic_load_explicit(&ring->state, memory_order_relaxed) == CTP_RING_OWNED)
-      sum += atomic_load_explicit(&ring->head, memory_order_relaxed) -
-             atomic_load_explicit(&ct_ring_start[r], memory_order_relaxed);
+        atomic_load_explicit(&ring->state, memory_order_relaxed) == CTP_RING_OWNED) {
+      w += atomic_load_explicit(&ring->head, memory_order_relaxed) -
+           atomic_load_explicit(&ct_ring_start[r], memory_order_relaxed);
+      d += atomic_load_explicit(&ring->lost, memory_order_relaxed) -
+           atomic_load_explicit(&ct_ring_lost0[r], memory_order_relaxed);
+    }
   }
-  return sum;
+  *written = w;
+  *full_drops = d;
 }

@@ -19,8 +19,11 @@ int corotracer__ring_init(void);
  * when none is free. */
 uint32_t corotracer__station_claim(void);
 
-/* v2 stats (ring.c): records published by this process's threads. */
-uint64_t corotracer__ring_written(void);
+/* v2 stats (ring.c): records published by this process's threads, and
+ * records they dropped because their ring was full (counted in the rings'
+ * lost, not in corotracer__probe.dropped: the drop path of a stopped engine
+ * must stay cheap). */
+void corotracer__ring_counts(uint64_t *written, uint64_t *full_drops);
 
 /* The stamp of a record: the counter the engine named in ctp_header.clock
  * (checked at attach: only this CPU's, or CLOCK_MONOTONIC). */

@@ -11,6 +11,10 @@
 #include "common/ticks.h"
 #include "probe/probe.h"
 
+/* Looks at the room before a lossless writer sleeps: an engine that keeps up
+ * makes room within a pass, a few microseconds. */
+#define CT_WAIT_SPINS 1000
+
 /* Send the wake-up byte if we take *word from 1 to 0. Only the thread that
  * wins the CAS sends. MSG_NOSIGNAL: a dead engine must not kill the target;
  * MSG_DONTWAIT: a full socket must not block it. Without a socket the flag is
@@ -66,16 +70,21 @@ void corotracer__nudge_engine(struct ctp_header *h) {
  * word changed and returns at once. */
 int corotracer__wait_room(int (*room)(const void *arg), const void *arg) {
   struct ctp_header *h = corotracer__probe.hdr;
-  for (int spin = 0; spin < 1000; spin++) {
+  if (atomic_load_explicit(&corotracer__probe.state, memory_order_relaxed) != CT_TRACED)
+    return 0; /* tracing stopped (corrupt shared memory): nothing to wait for */
+  /* Known stalled, checked first: while the engine shows no progress every
+   * event after the timeout costs two loads here, not a spin (issue #24). */
+  if (atomic_load_explicit(&corotracer__probe.stalled, memory_order_relaxed)) {
+    if (atomic_load_explicit(&h->harvest_epoch, memory_order_relaxed) ==
+        atomic_load_explicit(&corotracer__probe.stall_epoch, memory_order_relaxed))
+      return room(arg);
+    atomic_store_explicit(&corotracer__probe.stalled, 0, memory_order_relaxed);
+  }
+  for (int spin = 0; spin < CT_WAIT_SPINS; spin++) {
     if (room(arg))
       return 1;
     ct_cpu_relax();
   }
-  if (atomic_load_explicit(&corotracer__probe.stalled, memory_order_relaxed) &&
-      atomic_load_explicit(&h->harvest_epoch, memory_order_relaxed) ==
-          atomic_load_explicit(&corotracer__probe.stall_epoch, memory_order_relaxed))
-    return 0;
-  atomic_store_explicit(&corotracer__probe.stalled, 0, memory_order_relaxed);
   int saved = errno;
   int ok;
   uint64_t deadline = ct_mono_ns() + (uint64_t)corotracer__probe.lossless_ms * 1000000u;
@@ -96,6 +105,8 @@ int corotracer__wait_room(int (*room)(const void *arg), const void *arg) {
     atomic_fetch_sub_explicit(&h->waiters, 1, memory_order_relaxed);
     if (ok)
       break;
+    if (atomic_load_explicit(&corotracer__probe.state, memory_order_relaxed) != CT_TRACED)
+      break; /* another thread found the shared memory corrupt */
     if (now >= deadline) {
       atomic_store_explicit(&corotracer__probe.stall_epoch, e0, memory_order_relaxed);
       atomic_store_explicit(&corotracer__probe.stalled, 1, memory_order_relaxed);

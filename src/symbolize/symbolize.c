@@ -20,6 +20,7 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,14 @@ struct ct_symbolizer {
   size_t ncache, capcache;
   char **names; /* demangled names handed out, freed with the symbolizer */
   size_t nnames, capnames;
+  char **skip; /* the caller's --skip-frames patterns, after the built-in ones */
+  size_t nskip, capskip;
 };
+
+/* Frames that are the runtime's, not the user's: our SDK's inline wrappers,
+ * and the runtimes of the adapters in include/corotracer. */
+static const char *const builtin_skip[] = {"corotracer_*", "corotracer::*", "boost::*",
+                                           "std::*",       "asio::*",       "/usr/include/*"};
 
 static const Dwfl_Callbacks offline_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
@@ -101,6 +109,9 @@ void ct_symbolizer_free(ct_symbolizer *s) {
   for (size_t i = 0; i < s->nnames; i++)
     free(s->names[i]);
   free(s->names);
+  for (size_t i = 0; i < s->nskip; i++)
+    free(s->skip[i]);
+  free(s->skip);
   free(s->files);
   free(s->maps);
   free(s->cache);
@@ -146,6 +157,22 @@ int ct_symbolizer_add_module(ct_symbolizer *s, uint32_t pid, uint64_t start, uin
     return -EINVAL;
   return add_map(s, (struct sym_map){.pid = pid, .start = start, .end = end, .offset = offset},
                  path);
+}
+
+int ct_symbolizer_skip_frames(ct_symbolizer *s, const char *patterns) {
+  for (const char *p = patterns; *p;) {
+    size_t k = strcspn(p, ",");
+    if (k) {
+      char *dup = strndup(p, k);
+      if (!dup || grow((void **)&s->skip, &s->capskip, s->nskip, sizeof *s->skip)) {
+        free(dup);
+        return -ENOMEM;
+      }
+      s->skip[s->nskip++] = dup;
+    }
+    p += k + (p[k] == ',');
+  }
+  return 0;
 }
 
 int ct_symbolizer_add_static(ct_symbolizer *s, const char *path) {
@@ -252,11 +279,54 @@ static int find_unit(Dwfl_Module *mod, Dwarf_Addr a, Dwarf_Die *cudie, Dwarf_Add
   return 0;
 }
 
-/* A site inside an inlined call of include/corotracer.h's wrappers (the
- * default site of corotracer_suspend(co, NULL, ...) is the library's return
- * address, which lands in the inlined wrapper): the file and line of that
- * call, in the user's code, instead of the header's. */
-static void sdk_call_site(Dwarf_Die *cudie, Dwarf_Die *inl, struct ct_sym *out) {
+static int demangle(const char *m, char *out, size_t n);
+
+static int skip_match(const char *pattern, const char *name, const char *file) {
+  return (name && fnmatch(pattern, name, 0) == 0) || (file && fnmatch(pattern, file, 0) == 0);
+}
+
+/* Name for matching when our demangler gives up (long template
+ * arguments): the outermost namespace spelled out, the rest left mangled
+ * ("_ZN5boost6fibers..." -> "boost::6fibers..."), enough for "ns::*". */
+static const char *outer_scope(const char *m, char *buf, size_t n) {
+  const char *p = m + 2;
+  p += *p == 'Z'; /* a local entity: the function holding it */
+  p += *p == 'N';
+  p += *p == 'K';
+  if (strncmp(p, "St", 2) == 0) {
+    snprintf(buf, n, "std::%s", p + 2);
+    return buf;
+  }
+  char *end;
+  unsigned long k = strtoul(p, &end, 10);
+  if (end == p || k == 0 || strlen(end) < k)
+    return m;
+  snprintf(buf, n, "%.*s::%s", (int)k, end, end + k);
+  return buf;
+}
+
+/* An inlined frame to skip: its function (demangled) or the file its code
+ * is in matches a built-in or the caller's pattern. */
+static int skip_frame(const ct_symbolizer *s, const char *mangled, const char *file) {
+  char buf[512];
+  const char *name = mangled;
+  if (mangled && strncmp(mangled, "_Z", 2) == 0)
+    name = demangle(mangled, buf, sizeof buf) ? buf : outer_scope(mangled, buf, sizeof buf);
+  for (size_t i = 0; i < sizeof builtin_skip / sizeof *builtin_skip; i++)
+    if (skip_match(builtin_skip[i], name, file))
+      return 1;
+  for (size_t i = 0; i < s->nskip; i++)
+    if (skip_match(s->skip[i], name, file))
+      return 1;
+  return 0;
+}
+
+/* A site inside an inlined call of a skipped frame (include/corotracer.h's
+ * wrappers: the default site of corotracer_suspend(co, NULL, ...) is the
+ * library's return address, which lands in the inlined wrapper; a runtime's
+ * template inlined into the user's function): the file and line of that
+ * call, one level closer to the user's code. */
+static void call_site(Dwarf_Die *cudie, Dwarf_Die *inl, struct ct_sym *out) {
   Dwarf_Attribute attr;
   Dwarf_Word line, file;
   Dwarf_Files *files;
@@ -274,7 +344,7 @@ static void sdk_call_site(Dwarf_Die *cudie, Dwarf_Die *inl, struct ct_sym *out) 
 /* File and line of a, and the name of the function the line is in when that
  * code was inlined (the symbol table names only the function it was inlined
  * into, which would pair one function's name with another's source line). */
-static void dwarf_info(Dwfl_Module *mod, Dwarf_Addr a, struct ct_sym *out) {
+static void dwarf_info(const ct_symbolizer *s, Dwfl_Module *mod, Dwarf_Addr a, struct ct_sym *out) {
   Dwarf_Die cudie, *scopes = NULL;
   Dwarf_Addr bias = 0;
   if (!find_unit(mod, a, &cudie, &bias))
@@ -286,7 +356,11 @@ static void dwarf_info(Dwfl_Module *mod, Dwarf_Addr a, struct ct_sym *out) {
     out->file = file;
     out->line = line;
   }
-  int n = dwarf_getscopes(&cudie, a - bias, &scopes);
+  /* The innermost scope, then the scopes it is nested in as compiled (an
+   * inlined call inside another inlined call inside the function). */
+  Dwarf_Die *inner = NULL;
+  int n = dwarf_getscopes(&cudie, a - bias, &inner) > 0 ? dwarf_getscopes_die(inner, &scopes) : 0;
+  free(inner);
   for (int i = 0; i < n; i++) { /* innermost first */
     int tag = dwarf_tag(&scopes[i]);
     if (tag == DW_TAG_inlined_subroutine) {
@@ -295,8 +369,10 @@ static void dwarf_info(Dwfl_Module *mod, Dwarf_Addr a, struct ct_sym *out) {
           dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &attr));
       if (!name)
         name = dwarf_diename(&scopes[i]);
-      if (name && strncmp(name, "corotracer_", 11) == 0) { /* our SDK's inline wrapper: */
-        sdk_call_site(&cudie, &scopes[i], out);            /* the site is where it was called */
+      const char *decl = dwarf_decl_file(&scopes[i]);
+      if (skip_frame(s, name, out->file) ||
+          (decl && skip_frame(s, NULL, decl))) { /* the runtime's: */
+        call_site(&cudie, &scopes[i], out);      /* the site is where it was called */
         continue;
       }
       if (name)
@@ -492,7 +568,7 @@ static int lookup(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_ret, struc
   /* A return address points after the call: the call itself is at pc - 1. */
   Dwarf_Addr a = is_ret && vaddr ? vaddr - 1 : vaddr;
   out->function = dwfl_module_addrname(f->mod, a);
-  dwarf_info(f->mod, a, out);
+  dwarf_info(s, f->mod, a, out);
   demangle_function(s, out);
   return 0;
 }

@@ -37,6 +37,14 @@ int ct_symbolizer_add_module(ct_symbolizer *s, uint32_t pid, uint64_t start, uin
  * ELF's own virtual addresses). */
 int ct_symbolizer_add_static(ct_symbolizer *s, const char *path);
 
+/* Skip inlined frames matching any of patterns (comma-separated fnmatch
+ * globs over the demangled function name or the source file, such as
+ * mylib::* or a directory followed by *), besides the built-in ones (our
+ * SDK's wrappers, boost::*, std::*, asio::*, files under /usr/include): a site
+ * in such a frame is shown at the line that called it. patterns is copied.
+ * Call before the first lookup. */
+int ct_symbolizer_skip_frames(ct_symbolizer *s, const char *patterns);
+
 /* Look pc up in pid's modules. is_return_address: pc is a return address, so
  * the call instruction (pc - 1) is looked up. Returns 0 with *out filled (maybe
  * only module+offset), -ENOENT when no module contains pc. Results are cached. */

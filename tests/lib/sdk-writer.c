@@ -10,6 +10,13 @@
  *       COROS short-lived coroutines one after the other on one thread:
  *       create, resume, suspend (exit), destroy (4 events each).
  *
+ *   sdk-writer stall EVENTS DIR
+ *       One coroutine; DIR/ready ("pid P") once traced, then waits for DIR/go
+ *       (the caller stops or kills the engine meanwhile), then EVENTS events
+ *       back to back (they fill the ring, a lossless wait times out), then
+ *       EVENTS more, timed: DIR/ns gets "ns N" (N ns per event of those;
+ *       bench/bench-stall.sh).
+ *
  *   sdk-writer active COROS ACTIVE SECS DIR
  *       COROS coroutines alive; every ms ACTIVE of them resume and suspend
  *       (2 x ACTIVE events per ms, the thread sleeps in between) for SECS;
@@ -89,7 +96,42 @@ static uint64_t active(uint64_t coros, uint64_t act, double secs, const char *di
   return written;
 }
 
+/* EVENTS back to back after DIR/go appears; ns per event to DIR/ns. */
+static void stall(uint64_t events, const char *dir) {
+  corotracer_co *co = corotracer_create(1, "stall", NULL);
+  char path[4096], tmp[4096];
+  snprintf(path, sizeof path, "%s/ready", dir);
+  snprintf(tmp, sizeof tmp, "%s/ready.tmp", dir);
+  FILE *f = fopen(tmp, "we");
+  if (!co || !f || fprintf(f, "pid %ld\n", (long)getpid()) < 0 || fclose(f) || rename(tmp, path))
+    ct_die("%s: %s", path, co ? strerror(errno) : "not traced");
+  snprintf(path, sizeof path, "%s/go", dir);
+  while (access(path, F_OK) != 0)
+    usleep(1000);
+  uint64_t t0 = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    t0 = ct_now_ns(); /* the second pass is timed: the first filled the ring and timed out */
+    for (uint64_t k = 0; k + 1 < events; k += 2) {
+      corotracer_suspend(co, NULL, COROTRACER_WAIT_NONE, 0);
+      corotracer_resume(co);
+    }
+  }
+  uint64_t ns = ct_now_ns() - t0;
+  snprintf(path, sizeof path, "%s/ns", dir);
+  snprintf(tmp, sizeof tmp, "%s/ns.tmp", dir);
+  f = fopen(tmp, "we");
+  if (!f || fprintf(f, "ns %.2f\n", (double)ns / (double)(events ? events : 1)) < 0 || fclose(f) ||
+      rename(tmp, path))
+    ct_die("%s: %s", path, strerror(errno));
+}
+
 int main(int argc, char **argv) {
+  if (argc == 4 && strcmp(argv[1], "stall") == 0) {
+    if (corotracer_init() != 0)
+      return 3;
+    stall(strtoull(argv[2], NULL, 10), argv[3]);
+    return 0;
+  }
   if (argc == 6 && strcmp(argv[1], "active") == 0) {
     if (corotracer_init() != 0)
       return 3;

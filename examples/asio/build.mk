@@ -1,0 +1,23 @@
+# examples/asio/build.mk - the Asio adapter (include/corotracer/asio.hpp): its example,
+# its test and its benchmark. Built only when standalone Asio's headers are installed.
+ifneq ($(wildcard /usr/include/asio.hpp),)
+ASIO_TRACKING := -DASIO_CUSTOM_HANDLER_TRACKING='"corotracer/asio.hpp"'
+PROGS += $(O)/examples/asio-echo $(O)/bench/bench-asio $(O)/bench/bench-asio-tracked
+$(O)/obj/examples/asio/echo.o: CXXFLAGS += $(ASIO_TRACKING)
+# Included from Asio's (system) headers, so -MMD leaves it out of the .d file.
+ASIO_TRACKING_DEPS := include/corotracer/asio.hpp include/corotracer/user_site.hpp include/corotracer.h
+$(O)/obj/examples/asio/echo.o: $(ASIO_TRACKING_DEPS)
+$(O)/examples/asio-echo: $(O)/obj/examples/asio/echo.o $(LIBA)
+	$(call link,$(CXX))
+
+# The benchmark (bench/bench-asio.sh), built plain and with the tracking header.
+$(O)/obj/bench/bench-asio-tracked.o: bench/bench-asio.cpp $(ASIO_TRACKING_DEPS)
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS_ALL) $(ASIO_TRACKING) -c $< -o $@
+$(O)/bench/bench-asio: $(O)/obj/bench/bench-asio.o
+	$(call link,$(CXX))
+$(O)/bench/bench-asio-tracked: $(O)/obj/bench/bench-asio-tracked.o $(LIBA)
+	$(call link,$(CXX))
+
+TESTS += tests/test-asio-echo.sh
+endif

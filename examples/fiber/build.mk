@@ -1,0 +1,19 @@
+# examples/fiber/build.mk - the Boost.Fiber adapter (include/corotracer/boost_fiber.hpp):
+# its example, its test and its benchmark (bench/bench-fiber.cpp). Built only when Boost.Fiber's headers are installed.
+ifneq ($(wildcard /usr/include/boost/fiber/all.hpp),)
+PROGS += $(O)/examples/fiber-workers $(O)/bench/bench-fiber
+$(O)/examples/fiber-workers: $(O)/obj/examples/fiber/workers.o $(LIBA)
+	$(call link,$(CXX),-lboost_fiber -lboost_context)
+$(O)/bench/bench-fiber: $(O)/obj/bench/bench-fiber.o $(LIBA)
+	$(call link,$(CXX),-lboost_fiber -lboost_context)
+
+# Boost.Fiber switches stacks behind the sanitizers' back: plain build only.
+TESTS_NOSAN += tests/test-fiber-workers.sh
+endif
+
+# The adapters' headers (include/corotracer/, both adapters') install beside the SDK's.
+.PHONY: install-adapters
+install: install-adapters
+install-adapters:
+	install -d $(DESTDIR)$(PREFIX)/include/corotracer
+	install -m 0644 include/corotracer/*.hpp $(DESTDIR)$(PREFIX)/include/corotracer/

@@ -1,0 +1,197 @@
+// corotracer/asio.hpp - trace Asio's pending operations: one compiler flag, no source change.
+//
+//   standalone Asio: c++ -DASIO_CUSTOM_HANDLER_TRACKING='"corotracer/asio.hpp"' ... -lcorotracer
+//   Boost.Asio:      c++ -DBOOST_ASIO_CUSTOM_HANDLER_TRACKING='"corotracer/asio.hpp"' ...
+//
+// Each pending operation is a stand-in coroutine, one per object and
+// operation (a socket's async_receive, an acceptor's async_accept, a timer's
+// async_wait, an io_context's post): the operation's start records a suspend,
+// with the object as wait object (the socket's fd, else the address of the
+// timer's or other object's implementation) and the user's line as site
+// (corotracer/user_site.hpp); its handler's invocation records wake and
+// resume; when the handler returns without starting the same operation on
+// the same object again, exit and destroy. A loop that restarts its
+// operation from its handler (an accept loop, a read loop) is thus one
+// coroutine woken again and again at one site, which the report knows as
+// likely idle. Operations destroyed without running (the io_context's
+// destruction) stay suspended in the trace: the evidence of a lost
+// operation survives a clean shutdown. Untraced, each hook costs one branch.
+// docs/INTEGRATIONS.md has what it sees and what it does not.
+#ifndef COROTRACER_ASIO_HPP
+#define COROTRACER_ASIO_HPP
+
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+
+#include "../corotracer.h"
+#include "user_site.hpp"
+
+namespace corotracer::asio_tracking {
+
+// A stand-in coroutine: the operations of one kind on one object.
+struct Op {
+  corotracer_co *co = nullptr;
+  const void *object;
+  const char *name;
+  bool pending = false; // started, handler not yet invoked
+  bool keyed = true;    // in the table (else a one-off: a second one pending on the same key)
+};
+
+// Base of Asio's operations (ASIO_INHERIT_TRACKED_HANDLER): which stand-in
+// an operation belongs to. Asio owns the operation; the stand-in is the
+// table's.
+class tracked_handler {
+public:
+  Op *corotracer_op_ = nullptr;
+
+protected:
+  ~tracked_handler() = default;
+};
+
+namespace detail {
+
+struct KeyHash {
+  std::size_t operator()(const std::pair<const void *, const char *> &k) const noexcept {
+    return std::hash<const void *>()(k.first) * 31 + std::hash<const void *>()(k.second);
+  }
+};
+
+// The stand-ins of operations in flight or whose handler runs, by (object,
+// operation name). Never freed: Asio may complete operations during exit.
+struct Table {
+  std::mutex mtx;
+  std::unordered_map<std::pair<const void *, const char *>, Op *, KeyHash> ops;
+};
+
+inline Table &table() {
+  static Table *t = new Table;
+  return *t;
+}
+
+inline bool &enabled() noexcept {
+  static bool on = false;
+  return on;
+}
+
+} // namespace detail
+
+// ASIO_HANDLER_TRACKING_INIT (each io_context's construction): attach.
+inline void init() noexcept {
+  detail::enabled() = corotracer_init() == 0;
+}
+
+// ASIO_HANDLER_CREATION: an operation starts. Context: the execution
+// context (unused); object_type, op_name: Asio's static strings.
+template <class Context>
+[[gnu::noinline]] void creation(Context &, tracked_handler &h, const char *object_type,
+                                void *object, std::uintmax_t native_handle,
+                                const char *op_name) noexcept {
+  if (!detail::enabled())
+    return;
+  const void *site = user_site::find_on_thread(__builtin_frame_address(0));
+  Op *op;
+  {
+    detail::Table &t = detail::table();
+    std::lock_guard<std::mutex> lk(t.mtx);
+    Op *&slot = t.ops[{object, op_name}];
+    if (!slot)
+      slot = new Op{corotracer_create(0, op_name, site), object, op_name};
+    op = slot;
+    if (op->pending) // another one already pending on this key: a one-off stand-in
+      op = new Op{corotracer_create(0, op_name, site), object, op_name, false, false};
+    op->pending = true;
+  }
+  bool fd =
+      (std::strcmp(object_type, "socket") == 0 || std::strcmp(object_type, "descriptor") == 0) &&
+      native_handle <= INT32_MAX;
+  corotracer_suspend(op->co, site, fd ? COROTRACER_WAIT_FD : COROTRACER_WAIT_PTR,
+                     fd ? static_cast<std::uint64_t>(native_handle)
+                        : reinterpret_cast<std::uintptr_t>(object));
+  h.corotracer_op_ = op;
+}
+
+// ASIO_HANDLER_COMPLETION: an operation's handler is about to run (its
+// invocation follows), or the operation is being destroyed without running.
+class completion {
+public:
+  explicit completion(const tracked_handler &h) noexcept : op_(h.corotracer_op_) {
+  }
+  completion(const completion &) = delete;
+  completion &operator=(const completion &) = delete;
+
+  // ASIO_HANDLER_INVOCATION_BEGIN: the stand-in is woken and runs.
+  template <class... Args> void invocation_begin(const Args &...) noexcept {
+    if (!op_)
+      return;
+    {
+      std::lock_guard<std::mutex> lk(detail::table().mtx);
+      op_->pending = false;
+    }
+    corotracer_wake(op_->co, nullptr);
+    corotracer_resume(op_->co);
+  }
+
+  // ASIO_HANDLER_INVOCATION_END: the handler returned. Unless it started
+  // the same operation again (a loop), the stand-in is done.
+  void invocation_end() noexcept {
+    if (!op_)
+      return;
+    {
+      detail::Table &t = detail::table();
+      std::lock_guard<std::mutex> lk(t.mtx);
+      if (op_->pending)
+        return;
+      if (op_->keyed)
+        t.ops.erase({op_->object, op_->name});
+    }
+    corotracer_exit(op_->co, nullptr);
+    corotracer_destroy(op_->co);
+    delete op_;
+  }
+
+private:
+  Op *op_; // destroyed without invocation: left pending, as the trace leaves it
+};
+
+} // namespace corotracer::asio_tracking
+
+// The macros Asio's handler tracking expects (asio/detail/handler_tracking.hpp),
+// for standalone Asio and for Boost.Asio.
+#define ASIO_INHERIT_TRACKED_HANDLER : public ::corotracer::asio_tracking::tracked_handler
+#define ASIO_ALSO_INHERIT_TRACKED_HANDLER , public ::corotracer::asio_tracking::tracked_handler
+#define ASIO_HANDLER_TRACKING_INIT ::corotracer::asio_tracking::init()
+#define ASIO_HANDLER_LOCATION(args) (void)0
+#define ASIO_HANDLER_CREATION(args) ::corotracer::asio_tracking::creation args
+#define ASIO_HANDLER_COMPLETION(args)                                                              \
+  ::corotracer::asio_tracking::completion tracked_completion args
+#define ASIO_HANDLER_INVOCATION_BEGIN(args) tracked_completion.invocation_begin args
+#define ASIO_HANDLER_INVOCATION_END tracked_completion.invocation_end()
+#define ASIO_HANDLER_OPERATION(args) (void)0
+#define ASIO_HANDLER_REACTOR_REGISTRATION(args) (void)0
+#define ASIO_HANDLER_REACTOR_DEREGISTRATION(args) (void)0
+#define ASIO_HANDLER_REACTOR_READ_EVENT 1
+#define ASIO_HANDLER_REACTOR_WRITE_EVENT 2
+#define ASIO_HANDLER_REACTOR_ERROR_EVENT 4
+#define ASIO_HANDLER_REACTOR_EVENTS(args) (void)0
+#define ASIO_HANDLER_REACTOR_OPERATION(args) (void)0
+#define BOOST_ASIO_INHERIT_TRACKED_HANDLER ASIO_INHERIT_TRACKED_HANDLER
+#define BOOST_ASIO_ALSO_INHERIT_TRACKED_HANDLER ASIO_ALSO_INHERIT_TRACKED_HANDLER
+#define BOOST_ASIO_HANDLER_TRACKING_INIT ASIO_HANDLER_TRACKING_INIT
+#define BOOST_ASIO_HANDLER_LOCATION(args) (void)0
+#define BOOST_ASIO_HANDLER_CREATION(args) ASIO_HANDLER_CREATION(args)
+#define BOOST_ASIO_HANDLER_COMPLETION(args) ASIO_HANDLER_COMPLETION(args)
+#define BOOST_ASIO_HANDLER_INVOCATION_BEGIN(args) ASIO_HANDLER_INVOCATION_BEGIN(args)
+#define BOOST_ASIO_HANDLER_INVOCATION_END ASIO_HANDLER_INVOCATION_END
+#define BOOST_ASIO_HANDLER_OPERATION(args) (void)0
+#define BOOST_ASIO_HANDLER_REACTOR_REGISTRATION(args) (void)0
+#define BOOST_ASIO_HANDLER_REACTOR_DEREGISTRATION(args) (void)0
+#define BOOST_ASIO_HANDLER_REACTOR_READ_EVENT 1
+#define BOOST_ASIO_HANDLER_REACTOR_WRITE_EVENT 2
+#define BOOST_ASIO_HANDLER_REACTOR_ERROR_EVENT 4
+#define BOOST_ASIO_HANDLER_REACTOR_EVENTS(args) (void)0
+#define BOOST_ASIO_HANDLER_REACTOR_OPERATION(args) (void)0
+
+#endif // COROTRACER_ASIO_HPP

@@ -1,0 +1,202 @@
+// corotracer/boost_fiber.hpp - trace Boost.Fiber's fibers: one include, one call per scheduling
+// thread.
+//
+//   #include <corotracer/boost_fiber.hpp>   // link -lcorotracer -lboost_fiber -lboost_context
+//   corotracer::fiber::install<boost::fibers::algo::round_robin>();   // on each scheduling thread
+//
+// install<Algo>() makes this thread's scheduler use Algo wrapped in
+// corotracer::fiber::traced<Algo>, which records, for every worker fiber and
+// for the thread's main fiber: create (first seen by the scheduler), wake
+// (awakened), the switch out and in (pick_next: suspend with its wait object,
+// a yield as suspend+wake, then the resume of the next fiber), exit and
+// destroy (at the fiber's termination). Sites are the user's lines, found on
+// the fiber's stack (corotracer/user_site.hpp). The wait object of a fiber
+// blocked on a mutex, condition variable, channel or join is the address of
+// that primitive's wait queue (inside the object). The scheduler's own
+// dispatcher fiber is not traced (it is the thread's loop, not user work).
+// Untraced (not run under corotracer), each hook costs one branch.
+// docs/INTEGRATIONS.md has what it sees and what it does not.
+#ifndef COROTRACER_BOOST_FIBER_HPP
+#define COROTRACER_BOOST_FIBER_HPP
+
+#include <boost/fiber/algo/algorithm.hpp>
+#include <boost/fiber/context.hpp>
+#include <boost/fiber/operations.hpp>
+
+#include "../corotracer.h"
+#include "user_site.hpp"
+
+namespace corotracer::fiber {
+namespace detail {
+
+namespace bf = boost::fibers;
+
+// What the adapter keeps per traced fiber.
+struct FiberData {
+  corotracer_co *co = nullptr;
+  bool yielded = false; // switched out runnable: its wake is already recorded
+  bool parked = false;  // main fiber: switched out, not yet switched back in
+};
+
+// The fiber-specific-storage key of FiberData.
+inline const void *fss_key() noexcept {
+  static const char key = 0;
+  return &key;
+}
+
+// The fiber terminating on this thread: its pick_next() is no switch out
+// (a plain pointer: nothing to destroy when the thread's storage goes).
+inline thread_local bf::context *terminating = nullptr;
+
+// Runs in context::terminate(), on the terminating fiber: its exit and its
+// end. (Boost frees the context later, maybe never for a detached fiber the
+// program outlives; the trace needs no more of it.)
+struct Release final : bf::detail::fss_cleanup_function {
+  void operator()(void *p) override {
+    auto *d = static_cast<FiberData *>(p);
+    terminating = bf::context::active();
+    corotracer_exit(d->co, nullptr);
+    corotracer_destroy(d->co);
+    delete d;
+  }
+};
+
+} // namespace detail
+
+// Algo with every scheduling decision recorded. Owned by Boost's scheduler
+// (an intrusive_ptr); its state lives here, none in thread_local storage that
+// has a destructor (only detail::terminating, a plain pointer), since Boost
+// destroys the scheduler from its own thread_local destructor.
+// Construct it on the thread whose scheduler it serves (install() does).
+template <class Algo> class traced final : public Algo {
+  static_assert(std::is_base_of_v<boost::fibers::algo::algorithm, Algo>,
+                "Algo must be a Boost.Fiber scheduling algorithm");
+
+public:
+  template <class... Args> explicit traced(Args &&...args) : Algo(std::forward<Args>(args)...) {
+    enabled_ = corotracer_init() == 0;
+    if (!enabled_)
+      return;
+    // The main fiber exists before any hook sees it: recorded now as created
+    // and running, so its first wake is never taken for a wake before a suspend.
+    main_ = boost::fibers::context::active();
+    stack_end_ = corotracer::user_site::thread_stack().end;
+    main_data_.co = corotracer_create(
+        0, "main", corotracer::user_site::find(__builtin_frame_address(0), stack_end_));
+    corotracer_resume(main_data_.co);
+  }
+
+  // The scheduler's teardown (the main fiber joins the dispatcher) switches
+  // back to the main fiber without awakened() or pick_next(): record that
+  // wake and resume, then the main fiber's end.
+  ~traced() override {
+    if (main_data_.parked) {
+      corotracer_wake(main_data_.co, nullptr);
+      corotracer_resume(main_data_.co);
+    }
+    corotracer_exit(main_data_.co, nullptr);
+    corotracer_destroy(main_data_.co);
+  }
+
+  void awakened(boost::fibers::context *ctx) noexcept override {
+    if (enabled_)
+      note_wake(ctx);
+    Algo::awakened(ctx);
+  }
+
+  boost::fibers::context *pick_next() noexcept override {
+    boost::fibers::context *next = Algo::pick_next();
+    if (enabled_)
+      note_switch(next);
+    return next;
+  }
+
+private:
+  using context = boost::fibers::context;
+  using type = boost::fibers::type;
+
+  // The user's line on the stack of the running fiber cur.
+  [[gnu::noinline]] const void *site_of(context *cur) const noexcept {
+    const void *end = cur == main_ ? stack_end_ : cur; // a worker's context sits atop its stack
+    return corotracer::user_site::find(__builtin_frame_address(0), end);
+  }
+
+  // ctx's data; a worker first seen is created (site: where the running
+  // fiber is). None for the dispatcher, nor for a fiber that terminated (its
+  // data went with its fiber-specific storage).
+  detail::FiberData *data(context *ctx) noexcept {
+    if (ctx == main_)
+      return &main_data_;
+    if (!ctx || !ctx->is_context(type::worker_context) || ctx == detail::terminating)
+      return nullptr;
+    auto *d = static_cast<detail::FiberData *>(ctx->get_fss_data(detail::fss_key()));
+    if (d)
+      return d;
+    context *cur = context::active();
+    const void *site =
+        cur && (cur == main_ || cur->is_context(type::worker_context)) ? site_of(cur) : nullptr;
+    d = new detail::FiberData;
+    d->co = corotracer_create(0, "fiber", site);
+    static const boost::fibers::detail::fss_cleanup_function::ptr_t release{new detail::Release};
+    ctx->set_fss_data(detail::fss_key(), release, d, true);
+    return d;
+  }
+
+  void note_wake(context *ctx) noexcept {
+    detail::FiberData *d = data(ctx);
+    if (!d)
+      return;
+    if (d->yielded) { // recorded with its switch
+      d->yielded = false;
+      return;
+    }
+    context *cur = context::active();
+    bool user = cur && (cur == main_ || cur->is_context(type::worker_context));
+    corotracer_wake(d->co, user ? site_of(cur) : nullptr);
+  }
+
+  void note_switch(context *next) noexcept {
+    context *cur = context::active();
+    if (cur == detail::terminating) // its exit is recorded: only the resume of next
+      cur = detail::terminating = nullptr;
+    detail::FiberData *from = cur && cur != next ? data(cur) : nullptr;
+    detail::FiberData *to = cur != next ? data(next) : nullptr;
+    const void *site = nullptr;
+    corotracer_wait wait = COROTRACER_WAIT_NONE;
+    std::uint64_t obj = 0;
+    unsigned flags = 0;
+    if (from) {
+      site = site_of(cur);
+      if (cur->wait_is_linked()) {
+        // wait_link() has just pushed it at the back of a circular list: its
+        // next node is the list's header, the wait queue inside the primitive.
+        using traits = boost::intrusive::list_node_traits<void *>;
+        obj = reinterpret_cast<std::uintptr_t>(traits::get_next(cur->wait_hook_.this_ptr()));
+        wait = COROTRACER_WAIT_PTR;
+      } else if (!cur->sleep_is_linked()) { // neither waiting nor sleeping: a yield
+        flags = COROTRACER_SWITCH_RUNNABLE;
+        from->yielded = true;
+      }
+      from->parked = true;
+    }
+    if (to)
+      to->parked = false;
+    corotracer_switch(from ? from->co : nullptr, site, wait, obj, flags, to ? to->co : nullptr);
+  }
+
+  bool enabled_ = false;
+  context *main_ = nullptr;
+  const void *stack_end_ = nullptr;
+  detail::FiberData main_data_;
+};
+
+// Make this thread's Boost.Fiber scheduler use traced<Algo>(args...). Call it
+// once on each thread that runs fibers, before it starts any (Boost hands
+// fibers already queued to the new algorithm). Boost owns the algorithm.
+template <class Algo, class... Args> void install(Args &&...args) {
+  boost::fibers::use_scheduling_algorithm<traced<Algo>>(std::forward<Args>(args)...);
+}
+
+} // namespace corotracer::fiber
+
+#endif // COROTRACER_BOOST_FIBER_HPP

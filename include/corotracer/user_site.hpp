@@ -1,0 +1,256 @@
+// corotracer/user_site.hpp - the user's return address on a stack, for adapters of runtimes we did
+// not write.
+//
+// An adapter hooked into a runtime (Boost.Fiber's scheduler, Asio's handler
+// tracking) runs several runtime frames below the user's code. find() scans
+// the stack words between two addresses for the innermost return address
+// that lies in the main executable's code, follows a call instruction and is
+// not in a runtime's function (boost::, std::, asio::, corotracer:: by the
+// executable's symbol table): the user's line, found without unwinding (tens
+// of ns), or one in a runtime function that calls the user's code directly
+// (an entry: Boost.Fiber's worker_context, Asio's handler completions),
+// where the compiler may have inlined the user's function: the frames beyond
+// an entry are the runtime's loop and whoever started it. Inlined runtime code around the address
+// is skipped by the report's symbolizer (docs/INTEGRATIONS.md).
+//
+// Limits: user code outside the main executable (a shared library) is not
+// found; a stripped executable has no symbol table, so out-of-line runtime
+// templates in it are not skipped. Then find() returns the best it has, or
+// nullptr.
+#ifndef COROTRACER_USER_SITE_HPP
+#define COROTRACER_USER_SITE_HPP
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace corotracer::user_site {
+namespace detail {
+
+// The main executable's code and the runtime functions in it, absolute addresses.
+struct ExeMap {
+  std::uintptr_t bias = 0, lo = 0, hi = 0;
+  struct Range {
+    std::uintptr_t start, end;
+    bool entry; // calls the user's code directly: it may be inlined there
+    bool operator<(const Range &o) const noexcept {
+      return start < o.start;
+    }
+  };
+  std::vector<Range> runtime; // sorted
+};
+
+// Mangled-name prefixes of the runtimes' namespaces (plain and const
+// members, and their local entities such as lambdas).
+inline bool is_runtime(const char *name) noexcept {
+  static const char *const prefixes[] = {"_ZN5boost",
+                                         "_ZNK5boost",
+                                         "_ZZN5boost",
+                                         "_ZZNK5boost",
+                                         "_ZNSt",
+                                         "_ZNKSt",
+                                         "_ZSt",
+                                         "_ZZNSt",
+                                         "_ZN4asio",
+                                         "_ZNK4asio",
+                                         "_ZZN4asio",
+                                         "_ZN10corotracer",
+                                         "_ZNK10corotracer",
+                                         "_ZZN10corotracer",
+                                         "corotracer_"};
+  for (const char *p : prefixes)
+    if (std::strncmp(name, p, std::strlen(p)) == 0)
+      return true;
+  return false;
+}
+
+// Runtime functions that call the user's function (and may inline it).
+inline bool is_entry(const char *name) noexcept {
+  static const char *const markers[] = {"worker_context", "do_complete", "binder", "8complete"};
+  for (const char *m : markers)
+    if (std::strstr(name, m))
+      return true;
+  return false;
+}
+
+inline int first_module(dl_phdr_info *info, size_t, void *arg) {
+  auto *m = static_cast<ExeMap *>(arg);
+  m->bias = info->dlpi_addr;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+      continue;
+    std::uintptr_t s = m->bias + ph.p_vaddr, e = s + ph.p_memsz;
+    m->lo = m->lo && m->lo < s ? m->lo : s;
+    m->hi = std::max(m->hi, e);
+  }
+  return 1; // the first module is the main program
+}
+
+// Runtime function ranges from the ELF symbol table of the mapped file.
+inline void read_symtab(const unsigned char *f, std::size_t size, ExeMap &m) {
+  const auto *eh = reinterpret_cast<const ElfW(Ehdr) *>(f);
+  if (size < sizeof *eh || std::memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh->e_shentsize != sizeof(ElfW(Shdr)) || eh->e_shoff > size ||
+      (size - eh->e_shoff) / sizeof(ElfW(Shdr)) < eh->e_shnum)
+    return;
+  const auto *sh = reinterpret_cast<const ElfW(Shdr) *>(f + eh->e_shoff);
+  for (unsigned i = 0; i < eh->e_shnum; i++) {
+    if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum)
+      continue;
+    const ElfW(Shdr) &st = sh[sh[i].sh_link];
+    if (sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset || st.sh_offset > size ||
+        st.sh_size > size - st.sh_offset)
+      continue;
+    const auto *sym = reinterpret_cast<const ElfW(Sym) *>(f + sh[i].sh_offset);
+    const char *str = reinterpret_cast<const char *>(f + st.sh_offset);
+    for (std::size_t k = 0; k < sh[i].sh_size / sizeof *sym; k++)
+      if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && sym[k].st_size &&
+          sym[k].st_shndx != SHN_UNDEF && sym[k].st_name < st.sh_size &&
+          memchr(str + sym[k].st_name, 0, st.sh_size - sym[k].st_name) &&
+          is_runtime(str + sym[k].st_name))
+        m.runtime.push_back({m.bias + sym[k].st_value, m.bias + sym[k].st_value + sym[k].st_size,
+                             is_entry(str + sym[k].st_name)});
+  }
+  std::sort(m.runtime.begin(), m.runtime.end());
+}
+
+inline ExeMap *load() {
+  auto *m = new ExeMap;
+  dl_iterate_phdr(first_module, m);
+  int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  struct stat sb;
+  if (fd >= 0 && fstat(fd, &sb) == 0 && sb.st_size > 0) {
+    void *f = mmap(nullptr, (std::size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (f != MAP_FAILED) {
+      read_symtab(static_cast<const unsigned char *>(f), (std::size_t)sb.st_size, *m);
+      munmap(f, (std::size_t)sb.st_size);
+    }
+  }
+  if (fd >= 0)
+    close(fd);
+  return m;
+}
+
+// Built once per process, never freed (adapters may run during exit).
+inline const ExeMap &exe() {
+  static const ExeMap *m = load();
+  return *m;
+}
+
+// ra follows a call instruction (x86-64: call rel32, call through a
+// register or memory; AArch64: bl, blr). Elsewhere any address passes.
+__attribute__((no_sanitize_address)) inline bool after_call(std::uintptr_t ra,
+                                                            std::uintptr_t lo) noexcept {
+#if defined(__x86_64__)
+  const auto *c = reinterpret_cast<const unsigned char *>(ra);
+  return (ra - lo >= 5 && c[-5] == 0xe8) ||
+         (ra - lo >= 2 && c[-2] == 0xff && (c[-1] & 0x38) == 0x10) ||
+         (ra - lo >= 3 && c[-3] == 0xff && (c[-2] & 0x38) == 0x10) ||
+         (ra - lo >= 6 && c[-6] == 0xff && (c[-5] & 0x38) == 0x10);
+#elif defined(__aarch64__)
+  if (ra - lo < 4 || ra % 4)
+    return false;
+  std::uint32_t insn;
+  std::memcpy(&insn, reinterpret_cast<const void *>(ra - 4), 4);
+  return (insn & 0xfc000000u) == 0x94000000u || (insn & 0xfffffc1fu) == 0xd63f0000u;
+#else
+  (void)ra, (void)lo;
+  return true;
+#endif
+}
+
+// The runtime function holding pc, or nullptr. (Look a return address up
+// less one: a call may be the last instruction of its function.)
+inline const ExeMap::Range *runtime_at(const ExeMap &m, std::uintptr_t pc) noexcept {
+  auto it = std::upper_bound(m.runtime.begin(), m.runtime.end(), ExeMap::Range{pc, 0, false});
+  return it != m.runtime.begin() && pc < std::prev(it)->end ? &*std::prev(it) : nullptr;
+}
+
+// Code address ra (in the executable) ends the scan: it follows a call and
+// is the user's, or a runtime entry's (the user's code may be inlined there;
+// beyond is the event loop). Decided once per address: the last verdicts sit
+// in a direct-mapped table, each entry (ra << 1 | verdict) in one word, so
+// threads racing on an entry read a whole entry or a miss.
+inline bool stops_scan(const ExeMap &m, std::uintptr_t ra) noexcept {
+  static std::atomic<std::uintptr_t> seen[512];
+  std::atomic<std::uintptr_t> &e = seen[(ra ^ ra >> 9) % 512];
+  std::uintptr_t v = e.load(std::memory_order_relaxed);
+  if (v >> 1 == ra)
+    return v & 1;
+  bool stop = false;
+  if (after_call(ra, m.lo)) {
+    const ExeMap::Range *r = runtime_at(m, ra - 1);
+    stop = !r || r->entry;
+  }
+  e.store(ra << 1 | stop, std::memory_order_relaxed);
+  return stop;
+}
+
+} // namespace detail
+
+// The calling thread's own stack, [lo, end), or nulls when unknown. Looked
+// up once per thread and kept in plain pointers: nothing to destroy when the
+// thread's storage goes.
+struct Stack {
+  const char *lo = nullptr, *end = nullptr;
+};
+inline Stack thread_stack() noexcept {
+  static thread_local Stack st;
+  pthread_attr_t a;
+  void *lo = nullptr;
+  std::size_t size = 0;
+  if (!st.end && pthread_getattr_np(pthread_self(), &a) == 0) {
+    if (pthread_attr_getstack(&a, &lo, &size) == 0)
+      st = {static_cast<const char *>(lo), static_cast<const char *>(lo) + size};
+    pthread_attr_destroy(&a);
+  }
+  return st;
+}
+
+// Words scanned at most: runtime frames between the adapter and the user.
+inline constexpr std::size_t kMaxWords = 1024;
+
+// The innermost user return address among the stack words in [from, to)
+// (from: an address in the caller's frame; to: the end of that stack; at most
+// kMaxWords words) or in a runtime entry, else nullptr.
+// Reads the stack only; owns nothing. Safe on any thread; the first call
+// reads the executable's symbol table (once per process).
+__attribute__((no_sanitize_address)) inline const void *find(const void *from,
+                                                             const void *to) noexcept {
+  const detail::ExeMap &m = detail::exe();
+  auto *p = reinterpret_cast<const std::uintptr_t *>(
+      (reinterpret_cast<std::uintptr_t>(from) + sizeof(std::uintptr_t) - 1) &
+      ~(sizeof(std::uintptr_t) - 1));
+  auto *end = std::min(p + kMaxWords, reinterpret_cast<const std::uintptr_t *>(to));
+  for (; p < end; p++) {
+    std::uintptr_t ra = *p;
+    if (ra - m.lo < m.hi - m.lo && detail::stops_scan(m, ra))
+      return reinterpret_cast<const void *>(ra);
+  }
+  return nullptr;
+}
+
+// find() from `from` up to the end of the calling thread's own stack; nullptr
+// when `from` is not on it (code running on a coroutine's own stack, such as
+// a stackful coroutine's, whose end is not known: no scan).
+inline const void *find_on_thread(const void *from) noexcept {
+  Stack st = thread_stack();
+  const char *f = static_cast<const char *>(from);
+  return f >= st.lo && f < st.end ? find(from, st.end) : nullptr;
+}
+
+} // namespace corotracer::user_site
+
+#endif // COROTRACER_USER_SITE_HPP

@@ -1,0 +1,84 @@
+#!/bin/sh
+# test-engine-hostile.sh - a hostile target (tests/lib/scribbler): it writes
+# random bytes (seeded) over its whole shared mapping mid-run and goes on
+# tracing. Default and --lossless, rings and --rings 0, SEEDS seeds each. In
+# every run the program exits on its own within its normal time (the same
+# mode without the scribble, slowest of two runs) + --lossless-ms + 1 s; the
+# engine neither crashes nor trips a sanitizer, exits 1 (the trace is not to
+# be trusted), and writes a trace whose end record says the target corrupted
+# the tracer's memory, with no count above the events the program wrote. The
+# report says so too. Then CSEEDS seeds per mode that write random words over
+# the counters only (stations' ev_claimed, harvested_ev, v2_lost; rings'
+# lost), padding untouched: only the values' plausibility can tell. On 958b127 a lossless run on rings spun forever, and
+# the end record said "lost":13502572249533253056 with exit 0 (issue #24).
+. "$(dirname "$0")/lib/engine.sh"
+SCR="$CT_BUILD/tests/lib/scribbler"
+[ -x "$SCR" ] || fail "$SCR missing"
+SEEDS=${CT_HOSTILE_SEEDS:-20}
+CSEEDS=5
+EVENTS=20000
+MS=200 # --lossless-ms
+COUNTS="events harvested lost untraced_coroutines ring_lost no_ring past_gen bad_records ring_gap"
+
+# run SEED MODE...: one engine run; sets rc, written, ms. A hang ends at 60 s
+# (timeout), which the time check then fails. $what: "counters" or empty.
+what=""
+run() {
+  seed=$1
+  shift
+  rm -f "$T/out" "$T/t.jsonl"
+  timeout -s KILL 60 "$COROTRACER" run --quiet --lossless-ms $MS -n 16 "$@" -o "$T/t.jsonl" -- \
+    "$SCR" "$seed" $EVENTS "$T/out" $what > "$T/err" 2>&1
+  rc=$?
+  ! grep -q 'Sanitizer\|runtime error' "$T/err" || fail "seed $seed $*: sanitizer: $(cat "$T/err")"
+  [ -s "$T/out" ] || fail "seed $seed $*: the program did not finish (engine exit $rc): $(cat "$T/err")"
+  set -- $(cat "$T/out")
+  written=$2
+  ms=$4
+}
+
+n=0
+for mode in "" "--lossless" "--rings 0" "--lossless --rings 0"; do
+  # The normal time: the slowest of two runs without a scribble.
+  base=0
+  for k in 1 2; do
+    # shellcheck disable=SC2086
+    run 0 $mode
+    [ $rc = 0 ] || fail "no scribble, '$mode': engine exit $rc: $(cat "$T/err")"
+    [ "$("$CTJL" -t end error < "$T/t.jsonl")" = - ] ||
+      fail "no scribble, '$mode': end record has an error: $(tail -n 1 "$T/t.jsonl")"
+    [ "$ms" -le "$base" ] || base=$ms
+  done
+  limit=$((base + MS + 1000))
+  seed=1
+  while [ $seed -le $((SEEDS + CSEEDS)) ]; do
+    what=""
+    [ $seed -le "$SEEDS" ] || what=counters
+    # shellcheck disable=SC2086
+    run $seed $mode
+    [ "$ms" -le $limit ] || fail "seed $seed $what '$mode': the program took $ms ms, more than $limit"
+    [ $rc = 1 ] || fail "seed $seed '$mode': engine exit $rc, want 1: $(cat "$T/err")"
+    grep -q "wrote over the tracer's shared memory" "$T/err" ||
+      fail "seed $seed '$mode': the engine did not say so: $(cat "$T/err")"
+    check_trace_ends "$T/t.jsonl"
+    err=$("$CTJL" -t end error < "$T/t.jsonl")
+    [ "$err" = "the target corrupted the tracer's shared memory" ] ||
+      fail "seed $seed '$mode': end record error is '$err'"
+    # shellcheck disable=SC2086
+    for v in $("$CTJL" -t end $COUNTS < "$T/t.jsonl") \
+      $("$CTJL" -t station_end events harvested lost < "$T/t.jsonl"); do
+      [ "$v" = - ] || [ "$v" -le "$written" ] ||
+        fail "seed $seed '$mode': a count of $v, above the $written events written: $(tail -n 1 "$T/t.jsonl")"
+    done
+    if [ $seed = 1 ]; then
+      "$COROTRACER" report "$T/t.jsonl" > "$T/report.md" 2>&1
+      grep -q "memory_corrupted" "$T/report.md" ||
+        fail "'$mode': the report does not say the memory was corrupted: $(head -n 20 "$T/report.md")"
+    fi
+    seed=$((seed + 1))
+    n=$((n + 1))
+  done
+  what=""
+  echo "'$mode': $SEEDS seeds + $CSEEDS over the counters, normal time ${base} ms, all within $limit ms"
+done
+echo "ok: $n hostile runs, each flagged, bounded and with no count above the events written"
