@@ -182,9 +182,11 @@ grep '"probe_id":10,' "$tmp/v1.json" | grep -q 'the trace went on for 3.0 s' || 
 # Destroyed while suspended on a wait object, unwoken, after waiting over the
 # stuck threshold: a lost wakeup the destroy hid (error; warning when events
 # were lost right before). Not: a short wait cancelled (2), the likely idle
-# (3, its fd reused only after its destroy), woken (4), a yield (6).
+# (3, its fd reused only after its destroy), woken (4), a yield (6); but an
+# accept loop whose fd was reused while it waited (7).
 run dwait
-expect dwait lost_wakeup error 1
+expect dwait lost_wakeup error 2
+has dwait json '"probe_id":7,"label":"conn","wait":"fd","obj":5,.*destroyed at +1.6 s while still waiting'
 has dwait json '"probe_id":1,"label":"conn","wait":"ptr","obj":"0x0000000000009000","site_index":0,"suspended_ns":1500000000,"evidence":"parked at +2.0 ms; destroyed at +1.5 s while still waiting, never woken (cancelled at teardown)'
 has dwait json '"destroyed":{"from":0,"ts":1001502000000,"at_ns":1502000000,"tid":100,"site":{"site":"0x000000000000c000"}}'
 has dwait md 'destroyed while still waiting: never woken (cancelled at teardown)'
