@@ -15,7 +15,7 @@
 : "${O:?O must name the build directory}"
 B=$O/bench
 QUICK="probe demo-switch rip writer clock harvest report html"
-LONG="cpp wake active idle demo export html-serve html-live"
+LONG="cpp wake active idle demo export html-serve html-live stall fiber asio"
 # cmd NAME: the command line of the benchmark NAME (the quick ones with small
 # counts; the figures of docs/BENCHMARKS.md used the counts given there).
 cmd() {
@@ -36,6 +36,9 @@ cmd() {
     export) echo "env O=$O RUNS=3 REF_ROWS=2000 sh bench/bench-export.sh 1000000" ;;
     html-serve) echo "env O=$O RUNS=3 sh bench/bench-html-serve.sh" ;;
     html-live) echo "env O=$O RUNS=3 REQUESTS=20000 sh bench/bench-html-live.sh" ;;
+    stall) echo "env O=$O sh bench/bench-stall.sh 3 2000000 100" ;;
+    fiber) echo "$B/bench-fiber -r 9 -n 100000" ;;
+    asio) echo "env O=$O sh bench/bench-asio.sh 9 20000" ;;
     *) return 1 ;;
   esac
 }

@@ -1,6 +1,8 @@
 # tests/build.mk - tests not owned by one area (each area registers its own in
 # its build.mk).
 TESTS += tests/test-abi.sh
+# Runs of one file (run --append) kept apart by the report, the exports and the dashboard.
+TESTS += tests/test-runs-apart.sh
 # Links a plain-cc program against the installed library: the plain build only.
 TESTS_NOSAN += tests/test-install.sh
 # Links a plain-cc program against the build tree's shared library: plain build only.

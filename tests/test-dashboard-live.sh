@@ -1,6 +1,8 @@
 #!/bin/sh
 # test-dashboard-live.sh - `corotracer run --serve 127.0.0.1:0` on the demo
-# server with the lost-wakeup bug: the engine listens on that address only;
+# server with the lost-wakeup bug, into the default binary trace (the live
+# view decodes the chunks appended since its last look): the engine listens
+# on that address only;
 # tests/browser/live.mjs checks the token, the Host check and no CORS, then
 # watches the page's stuck-coroutine count rise while redis-benchmark drives
 # the server into the bug, and the final data once the run ends. Screenshots:
@@ -23,7 +25,7 @@ echo "== 1. bad --serve values"
 "$CT" run --serve 70000 -- true 2>"$tmp/err"; [ $? -eq 2 ] || fail "port 70000 accepted"
 
 echo "== 2. the demo server under run --serve 127.0.0.1:0"
-start "$tmp/live" "$CT" run --quiet --serve 127.0.0.1:0 -n 20000 -o "$tmp/live/trace.jsonl" -- \
+start "$tmp/live" "$CT" run --quiet --serve 127.0.0.1:0 -n 20000 -o "$tmp/live/trace.ctrace" -- \
   "$SRV" --port 0 --port-file "$tmp/live/port" --bug
 url=$(sed -n 's/^corotracer: live dashboard at //p' "$tmp/live/log")
 [ -n "$url" ] || { cat "$tmp/live/log"; fail "no dashboard URL printed"; }
@@ -42,5 +44,6 @@ while kill -0 "$pid" 2>/dev/null && [ $i -lt "$DEMO_WAIT" ]; do sleep 0.1; i=$((
 kill -0 "$pid" 2>/dev/null && fail "the engine did not exit after SIGTERM"
 wait "$pid"; rc=$?; pid=""
 [ $rc -eq 0 ] || fail "engine exit status $rc"
-grep -q '"type":"end"' "$tmp/live/trace.jsonl" || fail "the trace has no end line"
+[ "$(head -c 1 "$tmp/live/trace.ctrace" | od -An -tx1 | tr -d ' ')" = 89 ] || fail "the trace is not binary"
+"$B/tests/lib/ctjl" -t end type < "$tmp/live/trace.ctrace" | grep -q end || fail "the trace has no end record"
 echo "ok"

@@ -28,8 +28,22 @@ sq "SELECT name FROM sqlite_master WHERE type = 'index'" | grep -q events_i0 || 
 [ "$(sq "SELECT probe_id, wait, obj FROM finding_coroutines f JOIN findings g USING (run_id, host, finding) WHERE g.kind = 'lost_wakeup'")" = "1 fd 12" ] ||
   fail "sqlite: lost_wakeup coroutine: $(sq 'SELECT * FROM finding_coroutines')"
 
+# Escapes and invalid UTF-8 in a label: the same valid text everywhere.
+"$COROTRACER" export sqlite "$txt" -o "$db" -q || fail "sqlite export of txt: exit $?"
+check_text sqlite sq 'hex(label)'
+"$COROTRACER" report "$txt" --json "$tmp/txt.json" > "$tmp/txt.md" || fail "report of txt: exit $?"
+for f in "$tmp/txt.json" "$tmp/txt.md"; do
+  iconv -f UTF-8 -t UTF-8 "$f" > /dev/null 2>&1 || fail "report of txt: $f is not valid UTF-8"
+done
+grep -qF "\"label\":\"$(printf '%s' "$txt_label" | sed 's/\\/\\\\/')\"" "$tmp/txt.json" ||
+  fail "report --json of txt: label $(grep -ao '"label":"[^"]*"' "$tmp/txt.json" | head -1)"
+grep -qF "$txt_label" "$tmp/txt.md" || fail "report of txt: no label $txt_label in the Markdown"
+"$COROTRACER" export perfetto "$txt" -o "$tmp/txt.pftrace" -q || fail "perfetto export of txt: exit $?"
+grep -qaF "coroutine 1 $txt_label" "$tmp/txt.pftrace" || fail "perfetto: the track of coroutine 1 is not named with txt_label"
+
 exs() { "$COROTRACER" export sqlite "$@" -o "$db"; }
 check_two_hosts sqlite sq exs
+check_two_runs sqlite sq exs
 check_hostile sqlite sq exs '"x""; DROP TABLE y; --"'
 
 # A failure mid-export (a sites table of another shape) writes nothing.
@@ -72,6 +86,14 @@ sq "UPDATE events SET site = NULL WHERE site = ''"
 check_roundtrip csv sq "$lw"
 [ "$(sq "SELECT label FROM coroutines WHERE probe_id = 9")" = "$(printf 'we,ird "q"\nx\ty')" ] ||
   fail "csv: label with comma, quotes, newline not read back: $(sq 'SELECT label FROM coroutines WHERE probe_id = 9')"
+# Stdin from a pipe (read twice through a temporary copy): the same rows.
+cat "$lw" | "$COROTRACER" export csv - -o "$tmp/csvp" -q || fail "csv export from a pipe: exit $?"
+for t in events coroutines sites findings; do
+  cmp -s "$tmp/csv/$t.csv" "$tmp/csvp/$t.csv" || fail "csv from a pipe: $t.csv differs"
+done
+"$COROTRACER" export csv "$txt" -o "$tmp/csvt" -q || fail "csv export of txt: exit $?"
+sqlite3 "$db" ".import --csv $tmp/csvt/coroutines.csv coroutines" || fail "csv: sqlite3 cannot import txt's coroutines.csv"
+check_text csv sq 'hex(label)'
 
 # JSONL: one object per event line, the derived columns added.
 "$COROTRACER" export jsonl "$hello" -o "$tmp/d.jsonl" -q || fail "jsonl export: exit $?"

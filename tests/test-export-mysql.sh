@@ -26,7 +26,12 @@ check_roundtrip "mysql lw" q "$lw"
 [ "$(q "SELECT label FROM coroutines WHERE probe_id = 9")" = "$(printf 'we,ird "q"\nx\ty')" ] ||
   fail "label not kept: $(q 'SELECT label FROM coroutines WHERE probe_id = 9')"
 
+# Escapes and a byte that is not UTF-8 in a label: stored as the same valid text.
+ex "$txt" -q || fail "export of txt (escapes, invalid UTF-8): exit $?"
+check_text mysql q "HEX(label)"
+
 check_two_hosts mysql q ex
+check_two_runs mysql q ex
 check_hostile mysql q ex '`x"; DROP TABLE y; --`'
 # A backquote in the name is doubled, not closing the quote.
 ex "$hello" -q --table 'x`; DROP TABLE y; --' || fail "hostile table name with a backquote: exit $?"

@@ -5,8 +5,8 @@
 # flows that start once and terminate once. Counts match the trace: a thread
 # track per OS thread, an async track per coroutine, a run slice per resume,
 # a suspended slice per suspend, a flow per wake followed by a run; sites
-# become source locations (hello.c). The reference's own trace (v1, torn
-# records) converts too.
+# become source locations (hello.c). Lines in harvest order come out in time
+# order. The reference's own trace (v1, torn records) converts too.
 . "$(dirname "$0")/lib/export.sh"
 command -v protoc > /dev/null || skip "protoc (protobuf-compiler) not installed"
 awkf=$(dirname "$0")/data/export/pftrace.awk
@@ -40,6 +40,19 @@ grep -q 'hello\.c' "$tmp/hello.txt" || fail "hello: no source location in hello.
 grep -q '"coroutine [0-9]* reader"' "$tmp/hello.txt" || fail "hello: run slices not named by coroutine and label"
 check lw "$lw"
 grep -q '"fd 12 @ ' "$tmp/lw.txt" || fail "lw: the suspended slice is not named by its wait object"
+# Harvest order is not time order: a trace whose blocks of 2000 event lines
+# hold the even coroutines' lines first (each coroutine's lines still in its
+# order) gives a trace in time order with the same slices and flows.
+"$CT_BUILD/bench/bench-report-gen" 30000 300 > "$tmp/gen.jsonl"
+awk -F'"probe_id":' '!/^\{"probe_id"/ { print; next }
+  { n++; id = $2 + 0; if (id % 2) odd[n] = $0; else print }
+  n == 2000 { for (i = 1; i <= n; i++) if (i in odd) print odd[i]; n = 0; delete odd }
+  END { for (i = 1; i <= n; i++) if (i in odd) print odd[i] }' "$tmp/gen.jsonl" > "$tmp/mixed.jsonl"
+cmp -s "$tmp/gen.jsonl" "$tmp/mixed.jsonl" && fail "mixed: the lines were not reordered"
+check gen "$tmp/gen.jsonl"
+check mixed "$tmp/mixed.jsonl"
+[ "$(tail -n 1 "$tmp/mixed.sum")" = "$(tail -n 1 "$tmp/gen.sum")" ] ||
+  fail "mixed: $(tail -n 1 "$tmp/mixed.sum"), in time order: $(tail -n 1 "$tmp/gen.sum")"
 v1=$(grep -v '"probe_id":0,' "$ref" > "$tmp/ref.jsonl"; echo "$tmp/ref.jsonl")
 check reference "$v1"
 finish test-export-perfetto

@@ -26,7 +26,12 @@ check_roundtrip "postgres lw" q "$lw"
   fail "label not kept: $(q 'SELECT label FROM coroutines WHERE probe_id = 9')"
 [ "$(q "SELECT count(*) FROM pg_indexes WHERE tablename = 'events'")" = 2 ] || fail "events indexes: $(q "SELECT indexname FROM pg_indexes")"
 
+# Escapes and a byte that is not UTF-8 in a label: stored as the same valid text.
+ex "$txt" -q || fail "export of txt (escapes, invalid UTF-8): exit $?"
+check_text postgres q "upper(encode(convert_to(label, 'UTF8'), 'hex'))"
+
 check_two_hosts postgres q ex
+check_two_runs postgres q ex
 check_hostile postgres q ex '"x""; DROP TABLE y; --"'
 
 # Many hosts into one database at once: four exports start together into

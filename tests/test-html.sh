@@ -8,6 +8,7 @@
 # serve answers /data with the token only, and following a growing trace
 # its findings stay exactly the report's.
 . "$(dirname "$0")/lib/report.sh"
+. "$(dirname "$0")/lib/serve.sh"
 command -v node >/dev/null 2>&1 || skip "node not installed (sh scripts/install-deps.sh)"
 CT=$COROTRACER
 dec() { node tests/browser/decode.mjs "$@"; }
@@ -74,11 +75,7 @@ if [ -x "$CT_BUILD/bench/bench-report-gen" ]; then
 fi
 
 # serve: the same data over HTTP, with the token only; SIGTERM ends it.
-"$CT" serve "$tmp/deadlock.jsonl" --addr 127.0.0.1:0 2>"$tmp/serve.err" &
-spid=$!
-i=0
-while ! grep -q "http://" "$tmp/serve.err" && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
-url=$(sed -n 's/.* at \(http:.*\)/\1/p' "$tmp/serve.err")
+serve_start "$tmp/deadlock.jsonl" "$tmp/serve.err"
 if [ -n "$url" ]; then
   i=0 # the first data is built right after start
   dec serve "$url" "$tmp/deadlock.json" >"$tmp/serve.dec" || { sleep 1; dec serve "$url" "$tmp/deadlock.json" >"$tmp/serve.dec"; } ||
@@ -141,11 +138,8 @@ awk -f "$data/gen.awk" "$tmp/grow.txt" >"$tmp/grow-all.jsonl" || fail "grow: gen
 grep -q '"kind":"blocker"' "$tmp/grow.json" || fail "grow: the scenario has no blocker finding"
 n=$(grep -n '"ts":1000500000000' "$tmp/grow-all.jsonl" | cut -d: -f1) # up to the wake at 500 ms
 head -n "$n" "$tmp/grow-all.jsonl" >"$tmp/grow.jsonl"
-"$CT" serve "$tmp/grow.jsonl" --addr 127.0.0.1:0 2>"$tmp/grow.err" &
-gpid=$!
-i=0
-while ! grep -q "http://" "$tmp/grow.err" && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
-gurl=$(sed -n 's/.* at \(http:.*\)/\1/p' "$tmp/grow.err")
+serve_start "$tmp/grow.jsonl" "$tmp/grow.err"
+gpid=$spid gurl=$url
 if [ -n "$gurl" ]; then
   node tests/browser/sse-client.mjs "$gurl" >"$tmp/grow.client" 2>&1 &
   cpid=$!

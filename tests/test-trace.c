@@ -175,12 +175,56 @@ static void test_strings(void) {
                   &l),
             CT_LINE_OK);
   ASSERT_EQ(l.label.esc, 1);
-  ASSERT_EQ(ct_str_copy(&l.label, buf, sizeof buf), 11);
-  ASSERT_STR_EQ(buf, "a\"b\\c/d\n\tA?"); /* non-ASCII \u escapes become '?' */
-  /* Truncated to the buffer, always NUL-terminated. */
+  ASSERT_EQ(ct_str_copy(&l.label, buf, sizeof buf), 12);
+  ASSERT_STR_EQ(buf, "a\"b\\c/d\n\tA\xc3\xa9"); /* \u00e9: UTF-8 */
+  /* Truncated to the buffer, always NUL-terminated, never half a character. */
   ASSERT_EQ(ct_str_copy(&l.label, buf, 4), 3);
   ASSERT_STR_EQ(buf, "a\"b");
+  ASSERT_EQ(ct_str_copy(&l.label, buf, 12), 10);
+  ASSERT_STR_EQ(buf, "a\"b\\c/d\n\tA");
   ASSERT_EQ(ct_str_copy(&l.label, buf, 0), 0);
+}
+
+/* \u escapes to UTF-8 (surrogate pairs too), \u0000 kept visible, and the one
+ * UTF-8 rule: invalid bytes and lone surrogates become U+FFFD. */
+static void test_utf8(void) {
+  static const struct {
+    const char *line, *want;
+  } cases[] = {
+      {"{\"type\":\"coroutine\",\"probe_id\":1,\"label\":\"emoji \\ud83d\\ude00 \\u00e9\"}",
+       "emoji \xf0\x9f\x98\x80 \xc3\xa9"},
+      {"{\"type\":\"coroutine\",\"probe_id\":1,\"label\":\"a\\u0000b\"}", "a\\u0000b"},
+      {"{\"type\":\"coroutine\",\"probe_id\":1,\"label\":\"\\u20ac\\ud800x\\udc00\"}",
+       "\xe2\x82\xac\xef\xbf\xbdx\xef\xbf\xbd"},
+      /* raw bytes: valid UTF-8 kept, the rest replaced byte by byte (fast path: no escape) */
+      {"{\"type\":\"coroutine\",\"probe_id\":1,\"label\":\"\xc3\xa9\xff\xc3("
+       "\xed\xa0\x80\xf0\x9f\x98\x80\"}",
+       "\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd(\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xf0\x9f\x98\x80"},
+      {"{\"type\":\"coroutine\",\"probe_id\":1,\"label\":\"\xc0\xaf\xf4\x90\x80\x80\"}",
+       "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+  };
+  char buf[64];
+  struct ct_line l;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    ASSERT_EQ(parse(cases[i].line, &l), CT_LINE_OK);
+    ASSERT_EQ(ct_str_copy(&l.label, buf, sizeof buf), strlen(cases[i].want));
+    ASSERT_STR_EQ(buf, cases[i].want);
+  }
+  /* A surrogate pair that does not fit is left out whole. */
+  ASSERT_EQ(parse(cases[0].line, &l), CT_LINE_OK);
+  ASSERT_EQ(ct_str_copy(&l.label, buf, 9), 6);
+  ASSERT_STR_EQ(buf, "emoji ");
+  /* A string without escapes (esc 0: a binary trace's) keeps its backslashes. */
+  const struct ct_str raw = {"a\\u0041b", 8, 0};
+  ASSERT_EQ(ct_str_copy(&raw, buf, sizeof buf), 8);
+  ASSERT_STR_EQ(buf, "a\\u0041b");
+  ASSERT_EQ(ct_utf8_len("\xe2\x82", 2), 0);
+  ASSERT_EQ(ct_utf8_clean("a\xff"
+                          "b",
+                          3, buf, sizeof buf),
+            5);
+  ASSERT_STR_EQ(buf, "a\xef\xbf\xbd"
+                     "b");
 }
 
 /* The streamer's callback: records line numbers and results; stops at stop_at.
@@ -378,6 +422,7 @@ int main(void) {
   test_records();
   test_rejected();
   test_strings();
+  test_utf8();
   test_stream(0);
   test_stream(1);
   puts("test-trace: ok");

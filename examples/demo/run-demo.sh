@@ -46,7 +46,7 @@ if ! command -v redis-benchmark >/dev/null 2>&1; then
 fi
 
 mkdir -p "$out"
-rm -f "$out/trace.jsonl" "$out/report.md" "$out/findings.json" "$out/server.log" "$out/server.out" \
+rm -f "$out/trace.ctrace" "$out/report.md" "$out/findings.json" "$out/server.log" "$out/server.out" \
       "$out/bench.txt" "$out/port"
 engine=""
 cleanup() {
@@ -62,8 +62,8 @@ trap 'exit 130' INT TERM
 # connection coroutine. 5 tests (ping counts twice: inline and multibulk) x
 # requests, plus room.
 stations=$((5 * requests + 4096))
-echo "== 1. server ($mode): corotracer run -n $stations -o $out/trace.jsonl -- resp_server $bug_flag"
-"$CT" run --quiet -n "$stations" -o "$out/trace.jsonl" -- \
+echo "== 1. server ($mode): corotracer run -n $stations -o $out/trace.ctrace -- resp_server $bug_flag"
+"$CT" run --quiet -n "$stations" -o "$out/trace.ctrace" -- \
   "$SRV" --port 0 --port-file "$out/port" $bug_flag >"$out/server.out" 2>"$out/server.log" &
 engine=$!
 i=0
@@ -107,8 +107,8 @@ engine=""
 grep -v 'closed fd .* without waking' "$out/server.log" | sed 's/^/   /'
 echo "   engine exit status $erc; server log: $bugs fds closed without waking their coroutine"
 
-echo "== 4. corotracer report $out/trace.jsonl -o $out/report.md --json $out/findings.json"
-timeout 120 "$CT" report "$out/trace.jsonl" -o "$out/report.md" --json "$out/findings.json"
+echo "== 4. corotracer report $out/trace.ctrace -o $out/report.md --json $out/findings.json"
+timeout 120 "$CT" report "$out/trace.ctrace" -o "$out/report.md" --json "$out/findings.json"
 rrc=$?
 [ -s "$out/report.md" ] || { echo "run-demo: report failed (exit $rrc)" >&2; exit 1; }
 # Headline: each finding's title, and the sites of the lost wakeups.
@@ -123,4 +123,6 @@ else
     echo "   no lost wakeup: every parked coroutine was woken"
   fi
 fi
-echo "== files: $out/report.md  $out/findings.json  $out/trace.jsonl  $out/server.log  $out/bench.txt"
+echo "== files: $out/report.md  $out/findings.json  $out/trace.ctrace  $out/server.log  $out/bench.txt"
+echo "   (trace.ctrace is the compact binary trace; as JSONL: $CT export jsonl-trace $out/trace.ctrace -o trace.jsonl,"
+echo "    or run with -o trace.jsonl)"

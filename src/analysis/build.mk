@@ -1,5 +1,5 @@
 # src/analysis/build.mk - `corotracer report` (its symbolizer: src/symbolize/build.mk).
-REPORT_SRCS := src/analysis/trace.c src/analysis/trace_read.c src/analysis/map.c src/analysis/hist.c \
+REPORT_SRCS := src/analysis/trace.c src/analysis/trace_read.c src/analysis/ctrace_dec.c src/analysis/text.c src/analysis/map.c src/analysis/hist.c \
                src/analysis/state.c src/analysis/state_sched.c src/analysis/findings.c \
                src/analysis/findings_stuck.c src/analysis/findings_sched.c \
                src/analysis/findings_tables.c src/analysis/report.c src/analysis/write_md.c \
@@ -9,7 +9,8 @@ CLI_SRCS += src/analysis/report_main.c $(REPORT_SRCS)
 # Unit tests of the report's building blocks (src/analysis): each links only the
 # module it tests (test-trace: the parser and its block reader).
 $(O)/tests/test-trace: $(O)/obj/tests/test-trace.o $(O)/obj/src/analysis/trace.o \
-                      $(O)/obj/src/analysis/trace_read.o
+                      $(O)/obj/src/analysis/trace_read.o $(O)/obj/src/analysis/ctrace_dec.o \
+                      $(O)/obj/src/analysis/text.o
 	$(call link)
 $(O)/tests/test-map: $(O)/obj/tests/test-map.o $(O)/obj/src/analysis/map.o
 	$(call link)
@@ -39,4 +40,7 @@ $(O)/bench/bench-report-gen: $(O)/obj/bench/bench-report-gen.o
 	$(call link)
 
 # The trace reader, fuzzed (tests/fuzz/fuzz-trace.c).
-FUZZ_SRCS_trace := src/analysis/trace.c src/analysis/trace_read.c
+FUZZ_SRCS_trace := src/analysis/trace.c src/analysis/trace_read.c src/analysis/ctrace_dec.c \
+                   src/analysis/text.c
+# The binary trace's reader, fuzzed (tests/fuzz/fuzz-ctrace.c).
+FUZZ_SRCS_ctrace := $(FUZZ_SRCS_trace)

@@ -116,6 +116,7 @@ struct ct_report {
   size_t nf;
   struct ct_rsite *sites; /* every suspension site, most used first */
   size_t nsites;
+  unsigned run, runs; /* its run, 1-based, of the trace's runs (set by the caller; 0 = one run) */
 };
 
 /* Builds the report from the state after the last line (st is modified:

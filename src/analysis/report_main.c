@@ -143,16 +143,47 @@ static int parse(int argc, char **argv, struct opts *o) {
   return -1;
 }
 
-struct feed {
+/* The runs of the trace, each its own state and report. */
+struct run {
   struct ct_state *st;
+  struct ct_report r;
 };
 
+struct feed {
+  struct run *runs;
+  size_t n;
+  uint64_t blocker_ns, runnable_ns;
+  const char *skip_frames; /* --skip-frames, for each run's symbolizer */
+};
+
+/* A fresh state for the next run; 0 or -ENOMEM. */
+static int run_add(struct feed *f) {
+  struct run *n = realloc(f->runs, (f->n + 1) * sizeof *n);
+  if (!n)
+    return -ENOMEM;
+  f->runs = n;
+  memset(&n[f->n], 0, sizeof n[f->n]);
+  int rc = ct_state_new(f->blocker_ns, &n[f->n].st);
+  if (!rc)
+    n[f->n].st->runnable_ns = f->runnable_ns;
+  if (!rc && f->skip_frames && (rc = ct_symbolizer_skip_frames(n[f->n].st->sym, f->skip_frames)))
+    ct_state_free(n[f->n].st);
+  if (!rc)
+    f->n++;
+  return rc;
+}
+
 static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struct ct_line *l) {
-  return ct_state_line(((struct feed *)ctx)->st, lineno, err, l);
+  struct feed *f = ctx;
+  int rc;
+  if (ct_line_new_run(f->runs[f->n - 1].st->lines, err, l) && (rc = run_add(f)))
+    return rc;
+  return ct_state_line(f->runs[f->n - 1].st, lineno, err, l);
 }
 
 static void on_peek(void *ctx, const struct ct_line *l) {
-  ct_state_prefetch(((struct feed *)ctx)->st, l);
+  struct feed *f = ctx;
+  ct_state_prefetch(f->runs[f->n - 1].st, l);
 }
 
 static uint64_t peak_rss_kb(void) {
@@ -168,10 +199,11 @@ static uint64_t peak_rss_kb(void) {
   return kb;
 }
 
-/* Writes r to path ("-" or NULL: stdout) with fn, a file through
+/* Writes the runs' reports to path ("-" or NULL: stdout) with fn, one after
+ * the other (JSON with several runs: {"runs":[...]}), a file through
  * src/common/outfile.h (renamed into place once whole). Returns 0 or the
  * exit status. */
-static int write_to(const char *path, const struct ct_report *r,
+static int write_to(const char *path, const struct feed *runs, int json,
                     int (*fn)(FILE *, const struct ct_report *)) {
   int to_stdout = !path || !strcmp(path, "-"), rc = 0;
   struct ct_outfile of = {.fd = -1, .dirfd = -1};
@@ -179,8 +211,17 @@ static int write_to(const char *path, const struct ct_report *r,
   if (!to_stdout && (rc = ct_outfile_open(&of, AT_FDCWD, path)) == 0 &&
       !(f = ct_outfile_stream(&of)))
     rc = -errno;
-  if (!rc)
-    rc = fn(f, r);
+  if (!rc && json && runs->n > 1)
+    fputs("{\"runs\":[\n", f);
+  for (size_t i = 0; i < runs->n && !rc; i++) {
+    if (i)
+      fputs(json ? ",\n" : "\n", f);
+    rc = fn(f, &runs->runs[i].r);
+  }
+  if (!rc && json && runs->n > 1)
+    fputs("]}\n", f);
+  if (!rc && ferror(f))
+    rc = -EIO;
   if (!to_stdout && rc)
     ct_outfile_abort(&of);
   else if (!to_stdout)
@@ -200,9 +241,9 @@ static double now_s(void) {
 
 int ct_report_main(int argc, char **argv) {
   struct opts o;
-  struct ct_state *st = NULL;
-  struct ct_report r = {0};
   int status = parse(argc, argv, &o), fd = -1;
+  struct feed feed = {
+      .blocker_ns = o.blocker_ns, .runnable_ns = o.runnable_ns, .skip_frames = o.skip_frames};
   if (status >= 0)
     return status;
   double t0 = now_s();
@@ -213,26 +254,26 @@ int ct_report_main(int argc, char **argv) {
     status = 2;
     goto out;
   }
-  int rc = ct_state_new(o.blocker_ns, &st);
+  uint64_t bytes = 0, lines = 0, events = 0;
+  struct ct_read_diag diag;
+  int rc = run_add(&feed);
   if (!rc)
-    st->runnable_ns = o.runnable_ns;
-  if (!rc && o.skip_frames)
-    rc = ct_symbolizer_skip_frames(st->sym, o.skip_frames);
-  uint64_t bytes = 0;
-  struct feed feed = {st};
-  if (!rc)
-    rc = ct_trace_read_ahead(fd, READ_BUF, on_line, on_peek, &feed, &bytes);
+    rc = ct_trace_read_diag(fd, READ_BUF, on_line, on_peek, &feed, &bytes, &diag);
+  if (!rc && diag.why[0]) /* a binary trace's bad chunk: the report covers what came before */
+    fprintf(stderr, "corotracer: %s: %s\n", o.trace, diag.why);
   if (rc) {
     fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(-rc));
     status = rc == -ENOMEM ? 1 : 2;
     goto out;
   }
+  const struct ct_state *st = feed.runs[0].st;
   if (!st->lines) {
     fprintf(stderr, "corotracer: %s: empty file, not a trace\n", o.trace);
     status = 2;
     goto out;
   }
-  if (!st->events && !st->has_meta && !st->has_end && !st->modules && !st->stations) {
+  if (feed.n == 1 && !st->events && !st->has_meta && !st->has_end && !st->modules &&
+      !st->stations) {
     fprintf(stderr,
             "corotracer: %s:%" PRIu64 ": not a corotracer trace: none of its %" PRIu64
             " lines is a trace event or record\n",
@@ -240,25 +281,38 @@ int ct_report_main(int argc, char **argv) {
     status = 2;
     goto out;
   }
-  if ((rc = ct_report_build(st, o.trace, bytes, CT_STUCK_NS, &r))) {
-    fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(-rc));
-    status = 1;
-    goto out;
+  int max_sev = -1;
+  for (size_t i = 0; i < feed.n; i++) {
+    struct run *r = &feed.runs[i];
+    if ((rc = ct_report_build(r->st, o.trace, bytes, CT_STUCK_NS, &r->r))) {
+      fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(-rc));
+      status = 1;
+      goto out;
+    }
+    r->r.run = (unsigned)i + 1;
+    r->r.runs = (unsigned)feed.n;
+    int sev = ct_report_max_severity(&r->r);
+    max_sev = sev > max_sev ? sev : max_sev;
+    lines += r->st->lines;
+    events += r->st->events;
   }
   double t1 = now_s();
-  if ((status = write_to(o.out, &r, ct_write_markdown)))
+  if ((status = write_to(o.out, &feed, 0, ct_write_markdown)))
     goto out;
-  if (o.json && (status = write_to(o.json, &r, ct_write_json)))
+  if (o.json && (status = write_to(o.json, &feed, 1, ct_write_json)))
     goto out;
   if (o.stats)
     fprintf(stderr,
             "corotracer: stats: %" PRIu64 " bytes, %" PRIu64 " lines, %" PRIu64
             " events in %.3f s: %.1f MB/s; peak RSS %" PRIu64 " kB\n",
-            bytes, st->lines, st->events, t1 - t0, (double)bytes / 1e6 / (t1 - t0), peak_rss_kb());
-  status = o.fail_on >= 0 && ct_report_max_severity(&r) >= o.fail_on ? 1 : 0;
+            bytes, lines, events, t1 - t0, (double)bytes / 1e6 / (t1 - t0), peak_rss_kb());
+  status = o.fail_on >= 0 && max_sev >= o.fail_on ? 1 : 0;
 out:
-  ct_report_free(&r); /* also a partly built one */
-  ct_state_free(st);
+  for (size_t i = 0; i < feed.n; i++) {
+    ct_report_free(&feed.runs[i].r); /* also a partly built one */
+    ct_state_free(feed.runs[i].st);
+  }
+  free(feed.runs);
   if (fd > STDIN_FILENO)
     close(fd);
   return status;

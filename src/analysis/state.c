@@ -623,6 +623,11 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
     return 0;
   case CT_LINE_PROCESS:
     return 0;
+  case CT_LINE_CUT:
+    copy_str(l, CT_K_REASON, &l->reason, s->cut_reason, sizeof s->cut_reason);
+    if (!s->cut_reason[0])
+      strcpy(s->cut_reason, "a write error");
+    return 0;
   case CT_LINE_OTHER:
     s->other_records++;
     return 0;

@@ -230,6 +230,7 @@ struct ct_state {
   int has_meta, has_end, exit_has_code, exit_has_signal;
   int64_t exit_code, exit_signal;
   char exit_name[32], run_id[80], host[128];
+  char cut_reason[32]; /* the engine's cut marker: why the trace ends early ("ENOSPC") */
   uint64_t meta_mono_ns, target_pid, end_ts, end_events, end_lost, end_harvested;
   uint64_t untraced, station_lost, stations;
   int has_end_counts;

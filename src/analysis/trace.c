@@ -75,6 +75,7 @@ static struct key key_of(const char *k, size_t n) {
     KEY_IN(CT_KEY_OFFSET, CT_K_OFFSET, V_HEX, offset);
     KEY_IN(CT_KEY_FORMAT, CT_K_FORMAT, V_STR, format);
     KEY_IN(CT_KEY_RUN_ID, CT_K_RUN_ID, V_STR, run_id);
+    KEY_IN(CT_KEY_REASON, CT_K_REASON, V_STR, reason);
     KEY_IN(CT_KEY_EVENTS, CT_K_EVENTS, V_U64, events);
     KEY(CT_KEY_SIGNAL, CT_K_SIGNAL, V_I64);
     break;
@@ -395,10 +396,10 @@ static const char *parse_value(const char *p, const char *e, struct key k, struc
         l->wait = i + 1;
     } else {
       static const char *const names[] = {"meta",        "process", "module", "coroutine",
-                                          "station_end", "end",     NULL};
-      static const enum ct_line_type types[] = {CT_LINE_META,        CT_LINE_PROCESS,
-                                                CT_LINE_MODULE,      CT_LINE_COROUTINE,
-                                                CT_LINE_STATION_END, CT_LINE_END};
+                                          "station_end", "end",     "cut",    NULL};
+      static const enum ct_line_type types[] = {
+          CT_LINE_META,        CT_LINE_PROCESS, CT_LINE_MODULE, CT_LINE_COROUTINE,
+          CT_LINE_STATION_END, CT_LINE_END,     CT_LINE_CUT};
       int i = name_in(s, names);
       l->type = i < 0 ? CT_LINE_OTHER : types[i];
     }
@@ -427,6 +428,56 @@ static enum ct_line_err check_event(struct ct_line *out) {
    * ids are 32-bit on Linux; a ts at or above 2^62 ns (146 years) is noise. */
   if (out->probe_id == 0 || out->ts == 0 || out->ts >= (1ull << 62) ||
       (CT_HAS(out, CT_K_TID) && (out->tid == 0 || out->tid > UINT32_MAX)))
+    return CT_LINE_TORN;
+  return CT_LINE_OK;
+}
+
+enum ct_line_err ct_line_from_event(const struct ct_ev_item *e, struct ct_line *out) {
+  /* Every field an event line can set, set (read speed: no memset of the
+   * record fields, which only record lines fill and only their readers read). */
+  uint64_t have = 1ull << CT_K_PROBE_ID | 1ull << CT_K_TID | 1ull << CT_K_ADDR | 1ull << CT_K_SEQ |
+                  1ull << CT_K_IS_ACTIVE | 1ull << CT_K_TS | 1ull << CT_K_EV;
+  out->type = CT_LINE_EVENT;
+  out->probe_id = e->probe_id;
+  out->tid = e->tid;
+  out->addr = e->addr;
+  out->seq = e->seq;
+  out->is_active = e->active != 0;
+  out->ts = e->ts;
+  out->ev = e->ev;
+  out->kind = CT_EV_V1;
+  out->site = out->obj = out->from = out->parent = 0;
+  out->wait = out->obj_is_str = 0;
+  /* As records.c writes the line: kind and site for a known kind (no site
+   * on a resume), the wait object of a suspend, from of a wake, parent of a
+   * create. */
+  if (e->kind >= CT_EV_CREATE && e->kind <= CT_EV_DESTROY) {
+    out->kind = (enum ct_ev_kind)e->kind;
+    have |= 1ull << CT_K_KIND;
+    if (e->kind != CT_EV_RESUME) {
+      out->site = e->addr;
+      have |= 1ull << CT_K_SITE;
+    }
+  }
+  if (e->kind == CT_EV_SUSPEND && e->wait >= 1 && e->wait <= 3) {
+    out->wait = e->wait;
+    have |= 1ull << CT_K_WAIT;
+    if (e->wait != 3) {
+      /* -2^63 has no positive twin: the JSONL reader takes "-9223372036854775808" as 0. */
+      out->obj = e->wait == 1 && e->obj == 1ull << 63 ? 0 : e->obj;
+      out->obj_is_str = e->wait == 2;
+      have |= 1ull << CT_K_OBJ;
+    }
+  } else if (e->kind == CT_EV_WAKE) {
+    out->from = e->obj;
+    have |= 1ull << CT_K_FROM;
+  } else if (e->kind == CT_EV_CREATE) {
+    out->parent = e->obj;
+    have |= 1ull << CT_K_PARENT;
+  }
+  out->have = have;
+  /* check_event's verdict, its keys all there. */
+  if (e->probe_id == 0 || e->ts == 0 || e->ts >= (1ull << 62) || e->tid == 0 || e->tid > UINT32_MAX)
     return CT_LINE_TORN;
   return CT_LINE_OK;
 }
@@ -725,45 +776,4 @@ enum ct_line_err ct_parse_line(const char *line, size_t len, struct ct_line *out
     return CT_HAS(out, CT_K_PROBE_ID) ? CT_LINE_OK : CT_LINE_SHAPE; /* a coroutine line */
   }
   return ct_parse_line_general(line, len, out);
-}
-
-size_t ct_str_copy(const struct ct_str *s, char *buf, size_t cap) {
-  size_t o = 0;
-  if (!cap)
-    return 0;
-  for (size_t i = 0; i < s->n && o + 1 < cap; i++) {
-    char c = s->p[i];
-    if (c == '\\' && i + 1 < s->n) {
-      c = s->p[++i];
-      switch (c) {
-      case 'b':
-        c = '\b';
-        break;
-      case 'f':
-        c = '\f';
-        break;
-      case 'n':
-        c = '\n';
-        break;
-      case 'r':
-        c = '\r';
-        break;
-      case 't':
-        c = '\t';
-        break;
-      case 'u': {
-        unsigned v = (unsigned)strtoul(
-            (char[]){s->p[i + 1], s->p[i + 2], s->p[i + 3], s->p[i + 4], 0}, NULL, 16);
-        c = v < 0x80 ? (char)v : '?';
-        i += 4;
-        break;
-      }
-      default:
-        break; /* \" \\ \/ */
-      }
-    }
-    buf[o++] = c;
-  }
-  buf[o] = 0;
-  return o;
 }

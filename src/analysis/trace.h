@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/ctrace.h"
+
 /* What a line is. */
 enum ct_line_type {
   CT_LINE_EVENT = 0,
@@ -18,6 +20,7 @@ enum ct_line_type {
   CT_LINE_COROUTINE,
   CT_LINE_STATION_END,
   CT_LINE_END,
+  CT_LINE_CUT,   /* the engine cut the trace here after a write error (reason: "ENOSPC") */
   CT_LINE_OTHER, /* a record of a type we do not know: skipped, not an error */
 };
 
@@ -82,6 +85,7 @@ enum {
   CT_K_UNTRACED,
   CT_K_ERROR,   /* end: the engine's error, e.g. the target corrupted its memory */
   CT_K_CORRUPT, /* station_end: its counters held what cannot be true */
+  CT_K_REASON,
   CT_K_COUNT_
 };
 #define CT_HAS(l, k) (((l)->have >> (k)) & 1u)
@@ -106,8 +110,15 @@ struct ct_line {
   uint64_t pid, start, end, offset, station, birth_ts, create_site;
   uint64_t events, harvested, lost, torn, untraced, mono_ns, wall_ns, target_pid;
   int64_t exit_code, exit_signal; /* from exit{code|signal}; CT_K_CODE / CT_K_SIGNAL */
-  struct ct_str path, label, run_id, host, format, event, exit_name, error;
+  struct ct_str path, label, run_id, host, format, event, exit_name, error, reason;
 };
+
+/* 1 when l starts a new run: a meta line after `lines` other lines of the
+ * current run (`corotracer run --append` writes several runs into one file).
+ * Every reader keeps runs apart: their lines never feed one analysis. */
+static inline int ct_line_new_run(uint64_t lines, enum ct_line_err err, const struct ct_line *l) {
+  return lines && err == CT_LINE_OK && l->type == CT_LINE_META;
+}
 
 /* Parses one line (without its '\n') into *out. Returns CT_LINE_OK or the
  * reason it was rejected; *out is then partly filled and must not be used. */
@@ -117,9 +128,29 @@ enum ct_line_err ct_parse_line(const char *line, size_t len, struct ct_line *out
  * the general scanner alone, which ct_parse_line must agree with (tests). */
 enum ct_line_err ct_parse_line_general(const char *line, size_t len, struct ct_line *out);
 
-/* Copies s into buf (size cap, NUL-terminated), decoding JSON escapes (\u
- * escapes above 0x7f become '?'). Returns the length written. */
+/* The line a binary trace's event stands for: *out as ct_parse_line fills
+ * it from the JSONL line records.c writes for e (tests/test-ctrace.c checks
+ * the two agree), and its verdict (CT_LINE_TORN or CT_LINE_OK). */
+enum ct_line_err ct_line_from_event(const struct ct_ev_item *e, struct ct_line *out);
+
+/* Copies s into buf (size cap, NUL-terminated) as valid UTF-8: JSON escapes
+ * (when s->esc; a string without them is copied as it is) decoded (\u escapes, surrogate pairs
+ * included, to UTF-8), except \u0000, kept as those six characters (a NUL would cut the text); a
+ * lone surrogate and invalid bytes become U+FFFD (ct_utf8_clean's rule). Stops before a character
+ * that does not fit. Returns the length written. */
 size_t ct_str_copy(const struct ct_str *s, char *buf, size_t cap);
+
+/* The one UTF-8 rule of every reader and writer: the length (1..4) of the
+ * valid UTF-8 sequence at s (n bytes), or 0 when s[0] starts none (a stray
+ * continuation byte, an overlong form, a surrogate, a code point above
+ * U+10FFFF, a sequence cut short). */
+size_t ct_utf8_len(const char *s, size_t n);
+
+/* Copies s (n bytes) into buf (size cap, NUL-terminated), each byte that
+ * starts no valid sequence (ct_utf8_len) replaced by U+FFFD (EF BF BD), so
+ * 3 * n + 1 bytes always suffice. Stops before a character that does not fit.
+ * Returns the length written. */
+size_t ct_utf8_clean(const char *s, size_t n, char *buf, size_t cap);
 
 /* Called for each line: lineno counts from 1; err is the parse result (the
  * line is only meaningful when CT_LINE_OK). Return 0 to go on, non-zero to stop
@@ -143,5 +174,62 @@ typedef void (*ct_peek_fn)(void *ctx, const struct ct_line *line);
 #define CT_TRACE_AHEAD 16
 int ct_trace_read_ahead(int fd, size_t bufsize, ct_line_fn fn, ct_peek_fn peek, void *ctx,
                         uint64_t *bytes);
+
+/* What went wrong with a trace's bytes, when not a line: a binary trace's
+ * corrupt or truncated chunk. Everything before offset was handed to fn. */
+struct ct_read_diag {
+  uint64_t offset; /* first byte not read as a whole, valid record */
+  char why[192];   /* one line ("offset N: ..."), empty when the trace read clean */
+  int binary;      /* the trace is binary (ctrace) */
+};
+
+/* ct_trace_read_ahead, telling a binary trace by its magic (the first
+ * bytes): its entries reach fn as the lines they stand for, numbered from 1;
+ * a corrupt or truncated chunk ends the reading with a one-line reason in
+ * *diag (when not NULL) and a return of 0, everything before it delivered. */
+int ct_trace_read_diag(int fd, size_t bufsize, ct_line_fn fn, ct_peek_fn peek, void *ctx,
+                       uint64_t *bytes, struct ct_read_diag *diag);
+
+/* Called with each entry of a trace as it is: an event (ev) or a coroutine
+ * (co) of a binary trace, or a line (both NULL; line, n: its bytes without
+ * '\n', unparsed). Non-zero stops the reading (returned). */
+typedef int (*ct_entry_fn)(void *ctx, const struct ct_ev_item *ev, const struct ct_coro_item *co,
+                           const char *line, size_t n);
+/* ct_trace_read_diag, entry by entry (a converter's view: nothing parsed). */
+int ct_trace_read_entries(int fd, size_t bufsize, ct_entry_fn fn, void *ctx, uint64_t *bytes,
+                          struct ct_read_diag *diag);
+
+/* ---- the binary trace's decoder (ctrace_dec.c) ------------------------------ */
+/* The file header at p (n bytes): its size, or -1 with the reason in why. */
+int ct_ctr_file_header(const void *p, size_t n, char *why, size_t whylen);
+/* The chunk at p (n bytes there, at file offset off): 1 when it is whole and
+ * its checksum holds (*len: its size), 0 when more bytes are needed, -1 when
+ * it is corrupt (the reason, with the offset, in why). */
+int ct_ctr_chunk(const void *p, size_t n, uint64_t off, size_t *len, char *why, size_t whylen);
+/* The entries of a chunk ct_ctr_chunk accepted, in order. */
+struct ct_ctr_iter {
+  const uint8_t *p, *e;
+  uint32_t left, prev, nsites;
+  int have_prev;
+  uint64_t last_ts, last_tid;
+  struct ctr_coro coro[CTR_COROS];
+  uint64_t sites[CTR_SITES];
+};
+void ct_ctr_begin(struct ct_ctr_iter *it, const void *chunk);
+/* The next entry: 1 an event (*ev), 2 a JSONL line (*line, *n: in the
+ * chunk, without '\n'), 3 a coroutine (*co), 0 the chunk's end, -1 an entry
+ * that does not decode. */
+int ct_ctr_entry(struct ct_ctr_iter *it, struct ct_ev_item *ev, struct ct_coro_item *co,
+                 const char **line, size_t *n);
+/* Room for a coroutine's label as ct_line_from_coro writes it. */
+#define CT_CTR_LABEL_MAX (6 * CTP_LABEL_MAX)
+/* The same as a parsed line (*l, *err as ct_parse_line gives them); a
+ * coroutine's label is written to label (CT_CTR_LABEL_MAX bytes), which
+ * must live as long as *l. */
+int ct_ctr_next(struct ct_ctr_iter *it, struct ct_line *l, enum ct_line_err *err, char *label);
+/* The line a binary trace's coroutine stands for: *out as ct_parse_line
+ * fills it from records.c's line for c (tests/test-ctrace.c checks), its
+ * label escaped into label (CT_CTR_LABEL_MAX bytes). */
+enum ct_line_err ct_line_from_coro(const struct ct_coro_item *c, struct ct_line *out, char *label);
 
 #endif

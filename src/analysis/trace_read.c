@@ -1,6 +1,8 @@
 /* trace_read.c - streaming a trace's lines through the parser (trace.c) in
- * a bounded buffer, optionally parsing some lines ahead of their analysis. */
+ * a bounded buffer, optionally parsing some lines ahead of their analysis;
+ * a binary trace's entries (ctrace_dec.c) come out as the same lines. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +22,7 @@ static ssize_t read_some(int fd, char *buf, size_t n) {
 
 /* Lines parsed and not yet handed to fn: a ring of up to depth lines. */
 struct reader {
+  ct_entry_fn entry; /* set: entries as they are, instead of fn */
   ct_line_fn fn;
   ct_peek_fn peek;
   void *ctx;
@@ -28,6 +31,7 @@ struct reader {
     uint64_t lineno;
     enum ct_line_err err;
     struct ct_line l;
+    char label[CT_CTR_LABEL_MAX]; /* a binary coroutine's label, l points into it */
   } ring[CT_TRACE_AHEAD];
 };
 
@@ -47,86 +51,231 @@ static int drain(struct reader *r) {
   return rc;
 }
 
+/* The ring slot the next line goes to, handing the oldest to fn when the
+ * ring is full (*rc: fn's value then). */
+static unsigned next_slot(struct reader *r, int *rc) {
+  *rc = r->n == r->depth ? pop_line(r) : 0;
+  return (r->first + r->n) % CT_TRACE_AHEAD;
+}
+
+/* The line in slot i is filled: it joins the ring, shown to peek. */
+static void commit(struct reader *r, unsigned i, uint64_t lineno) {
+  r->n++;
+  r->ring[i].lineno = lineno;
+  if (r->peek && r->ring[i].err == CT_LINE_OK)
+    r->peek(r->ctx, &r->ring[i].l);
+}
+
 /* Parses line (len bytes; skipped: the rest of a line too long to keep, a
  * syntax error) into the ring, handing the oldest to fn when the ring is full. */
 static int push_line(struct reader *r, uint64_t lineno, int skipped, const char *line, size_t len) {
   int rc;
-  if (r->n == r->depth && (rc = pop_line(r)))
+  if (r->entry)
+    return skipped ? 0 : r->entry(r->ctx, NULL, NULL, line, len);
+  unsigned i = next_slot(r, &rc);
+  if (rc)
     return rc;
-  unsigned i = (r->first + r->n++) % CT_TRACE_AHEAD;
-  r->ring[i].lineno = lineno;
   r->ring[i].err = skipped ? CT_LINE_SYNTAX : ct_parse_line(line, len, &r->ring[i].l);
-  if (r->peek && r->ring[i].err == CT_LINE_OK)
-    r->peek(r->ctx, &r->ring[i].l);
+  commit(r, i, lineno);
   return 0;
 }
 
-int ct_trace_read_ahead(int fd, size_t bufsize, ct_line_fn fn, ct_peek_fn peek, void *ctx,
-                        uint64_t *bytes) {
-  size_t cap = bufsize < 4096 ? 4096 : bufsize;
-  char *buf = malloc(cap);
-  struct reader *r = malloc(sizeof *r);
-  int rc = 0, skipping = 0; /* skipping: inside a line longer than MAX_LINE_BUF */
-  size_t len = 0, pos = 0;  /* bytes in buf; where the '\n' search resumes */
-  uint64_t lineno = 0;
-  if (!buf || !r) {
-    rc = -ENOMEM;
-    goto out;
+/* A buffer of the trace's bytes: buf[0] is at file offset off. */
+struct rbuf {
+  int fd;
+  char *p;
+  size_t cap, len;
+  uint64_t off, *bytes;
+};
+
+/* More bytes at the end (the buffer grown to hold want bytes, at most
+ * MAX_LINE_BUF unless want is more): the count read, 0 at EOF, or -errno. */
+static ssize_t fill(struct rbuf *b, size_t want) {
+  if (want > b->cap || b->len == b->cap) {
+    size_t nc = b->cap * 2 > want ? b->cap * 2 : want;
+    char *np = realloc(b->p, nc);
+    if (!np)
+      return -ENOMEM;
+    b->p = np;
+    b->cap = nc;
   }
-  *r = (struct reader){fn, peek, ctx, peek ? CT_TRACE_AHEAD : 1, 0, 0, {{0}}};
+  ssize_t n = read_some(b->fd, b->p + b->len, b->cap - b->len);
+  if (n < 0)
+    return -errno;
+  *b->bytes += (uint64_t)n;
+  b->len += (size_t)n;
+  return n;
+}
+
+static int read_text(struct reader *r, struct rbuf *b) {
+  int rc = 0, skipping = 0; /* skipping: inside a line longer than MAX_LINE_BUF */
+  size_t pos = 0;           /* where the '\n' search resumes */
+  uint64_t lineno = 0;
   for (;;) {
-    if (len == cap) {
-      if (cap < MAX_LINE_BUF) {
-        char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-          rc = -ENOMEM;
-          goto out;
-        }
-        buf = nb;
-        cap *= 2;
-      } else {
-        skipping = 1;
-        len = pos = 0;
-      }
-    }
-    ssize_t n = read_some(fd, buf + len, cap - len);
-    if (n < 0) {
-      rc = -errno;
-      goto out;
-    }
-    if (n == 0)
-      break;
-    *bytes += (uint64_t)n;
-    len += (size_t)n;
     size_t start = 0;
     char *nl;
-    while ((nl = memchr(buf + pos, '\n', len - pos))) {
-      size_t end = (size_t)(nl - buf);
-      if ((rc = push_line(r, ++lineno, skipping, buf + start, end - start)))
-        goto out;
+    while ((nl = memchr(b->p + pos, '\n', b->len - pos))) {
+      size_t end = (size_t)(nl - b->p);
+      if ((rc = push_line(r, ++lineno, skipping, b->p + start, end - start)))
+        return rc;
       skipping = 0;
       start = pos = end + 1;
     }
     if ((rc = drain(r)))
-      goto out;
-    pos = len;
+      return rc;
+    pos = b->len;
     if (start) { /* keep only the partial line, at the front */
-      memmove(buf, buf + start, len - start);
-      len -= start;
-      pos = len;
+      memmove(b->p, b->p + start, b->len - start);
+      b->len -= start;
+      pos = b->len;
     }
+    if (b->len == b->cap && b->cap >= MAX_LINE_BUF) {
+      skipping = 1;
+      b->len = pos = 0;
+    }
+    ssize_t n = fill(b, b->cap);
+    if (n < 0)
+      return (int)n;
+    if (n == 0)
+      break;
   }
-  if (len || skipping) { /* the last line had no '\n' */
-    if ((rc = push_line(r, ++lineno, skipping, buf, len)))
+  if (b->len || skipping) /* the last line had no '\n' */
+    if ((rc = push_line(r, ++lineno, skipping, b->p, b->len)))
+      return rc;
+  return drain(r);
+}
+
+/* The chunks of a binary trace, each checked whole before its entries go
+ * to fn. A bad or cut chunk ends the reading: its reason in d. */
+static int read_binary(struct reader *r, struct rbuf *b, struct ct_read_diag *d) {
+  struct ct_ctr_iter *it = malloc(sizeof *it);
+  int rc = 0;
+  size_t pos = 0, clen;
+  uint64_t lineno = 0;
+  ssize_t n = 1;
+  if (!it)
+    return -ENOMEM;
+  while (b->len < sizeof(struct ctr_file_hdr) && (n = fill(b, b->cap)) > 0)
+    ;
+  if (n < 0) {
+    rc = (int)n;
+    goto out;
+  }
+  if ((n = ct_ctr_file_header(b->p, b->len, d->why, sizeof d->why)) < 0)
+    goto out;
+  pos = (size_t)n;
+  for (;;) {
+    int c;
+    while ((c = ct_ctr_chunk(b->p + pos, b->len - pos, b->off + pos, &clen, d->why,
+                             sizeof d->why)) > 0) {
+      ct_ctr_begin(it, b->p + pos);
+      for (;;) {
+        unsigned i = 0;
+        int k;
+        if (r->entry) {
+          struct ct_ev_item ev;
+          struct ct_coro_item co;
+          const char *s = NULL;
+          size_t sn = 0;
+          if ((k = ct_ctr_entry(it, &ev, &co, &s, &sn)) > 0 &&
+              (rc = r->entry(r->ctx, k == 1 ? &ev : NULL, k == 3 ? &co : NULL, s, sn)))
+            goto out;
+        } else {
+          if ((i = next_slot(r, &rc)), rc)
+            goto out;
+          k = ct_ctr_next(it, &r->ring[i].l, &r->ring[i].err, r->ring[i].label);
+        }
+        if (k == 0)
+          break;
+        if (k < 0) {
+          snprintf(d->why, sizeof d->why, "offset %llu: entry %llu does not decode",
+                   (unsigned long long)(b->off + pos), (unsigned long long)lineno + 1);
+          c = -1;
+          break;
+        }
+        if (r->entry)
+          ++lineno;
+        else
+          commit(r, i, ++lineno);
+      }
+      if (c < 0)
+        break;
+      pos += clen;
+    }
+    if ((rc = drain(r)) || c < 0)
       goto out;
+    memmove(b->p, b->p + pos, b->len - pos);
+    b->off += pos;
+    b->len -= pos;
+    pos = 0;
+    /* Room for the whole chunk whose header is in: read until it is in. */
+    struct ctr_chunk_hdr h = {0};
+    if (b->len >= sizeof h)
+      memcpy(&h, b->p, sizeof h);
+    if ((n = fill(b, sizeof h + h.len)) <= 0)
+      break;
   }
-  rc = drain(r);
+  if (n < 0)
+    rc = (int)n;
+  else if (b->len)
+    snprintf(d->why, sizeof d->why, "offset %llu: truncated: the last chunk is cut (%zu bytes)",
+             (unsigned long long)b->off, b->len);
 out:
-  free(r);
-  free(buf);
+  if (d->why[0])
+    d->offset = b->off + pos;
+  free(it);
   return rc;
 }
 
+/* Either reading: lines through fn (and peek), or entries through entry. */
+static int read_any(int fd, size_t bufsize, ct_entry_fn entry, ct_line_fn fn, ct_peek_fn peek,
+                    void *ctx, uint64_t *bytes, struct ct_read_diag *diag) {
+  struct rbuf b = {.fd = fd, .cap = bufsize < 4096 ? 4096 : bufsize, .bytes = bytes};
+  struct ct_read_diag local;
+  struct ct_read_diag *d = diag ? diag : &local;
+  struct reader *r = malloc(sizeof *r);
+  int rc = 0;
+  memset(d, 0, sizeof *d);
+  b.p = malloc(b.cap);
+  if (!b.p || !r) {
+    rc = -ENOMEM;
+    goto out;
+  }
+  *r = (struct reader){entry, fn, peek, ctx, peek ? CT_TRACE_AHEAD : 1, 0, 0, {{0}}};
+  /* The first bytes tell the format: a JSONL trace starts with '{'. */
+  ssize_t n = 1;
+  while (b.len < CTR_MAGIC_LEN && (n = fill(&b, b.cap)) > 0)
+    ;
+  if (n < 0) {
+    rc = (int)n;
+    goto out;
+  }
+  d->binary = b.len > 0 && b.p[0] == CTR_MAGIC[0];
+  rc = d->binary ? read_binary(r, &b, d) : read_text(r, &b);
+  /* A caller that cannot show the reason gets an error, never silence. */
+  if (!rc && !diag && d->why[0])
+    rc = -EBADMSG;
+out:
+  free(r);
+  free(b.p);
+  return rc;
+}
+
+int ct_trace_read_diag(int fd, size_t bufsize, ct_line_fn fn, ct_peek_fn peek, void *ctx,
+                       uint64_t *bytes, struct ct_read_diag *diag) {
+  return read_any(fd, bufsize, NULL, fn, peek, ctx, bytes, diag);
+}
+
+int ct_trace_read_entries(int fd, size_t bufsize, ct_entry_fn fn, void *ctx, uint64_t *bytes,
+                          struct ct_read_diag *diag) {
+  return read_any(fd, bufsize, fn, NULL, NULL, ctx, bytes, diag);
+}
+
+int ct_trace_read_ahead(int fd, size_t bufsize, ct_line_fn fn, ct_peek_fn peek, void *ctx,
+                        uint64_t *bytes) {
+  return ct_trace_read_diag(fd, bufsize, fn, peek, ctx, bytes, NULL);
+}
+
 int ct_trace_read(int fd, size_t bufsize, ct_line_fn fn, void *ctx, uint64_t *bytes) {
-  return ct_trace_read_ahead(fd, bufsize, fn, NULL, ctx, bytes);
+  return ct_trace_read_diag(fd, bufsize, fn, NULL, ctx, bytes, NULL);
 }

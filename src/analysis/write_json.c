@@ -7,12 +7,20 @@
 
 #include "analysis/model.h"
 
-/* A JSON string; bytes >= 0x80 pass through (UTF-8 in, UTF-8 out). */
+/* A JSON string; valid UTF-8 passes through, a byte that starts no valid
+ * sequence (a debug-info name) becomes \ufffd (ct_utf8_len's rule). */
 static void jstr(FILE *f, const char *s) {
+  if (!s)
+    s = "";
+  size_t n = strlen(s), k;
   fputc('"', f);
-  for (; s && *s; s++) {
+  for (const char *e = s + n; *s; s++) {
     unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
+    if (c >= 0x80 && (k = ct_utf8_len(s, (size_t)(e - s))))
+      fwrite(s, 1, k, f), s += k - 1;
+    else if (c >= 0x80)
+      fputs("\\ufffd", f);
+    else if (c == '"' || c == '\\')
       fprintf(f, "\\%c", c);
     else if (c == '\n')
       fputs("\\n", f);
@@ -158,6 +166,8 @@ static void trace(FILE *f, const struct ct_report *r) {
   for (int k = 0; k < CT_V_KINDS_; k++)
     fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", ct_viol_kinds[k], st->viol[k].not_judged);
   fputc('}', f);
+  if (r->runs > 1)
+    fprintf(f, ",\"run\":%u,\"runs\":%u", r->run, r->runs);
   if (st->run_id[0]) {
     fputs(",\"run_id\":", f);
     jstr(f, st->run_id);

@@ -148,7 +148,11 @@ static void overview(FILE *f, const struct ct_report *r) {
             "- **Absurd timestamps**: %" PRIu64 " events lie more than a day away from all others"
             " (torn clocks); left out of the duration\n",
             r->absurd_ts);
-  if (!st->has_end)
+  if (!st->has_end && st->cut_reason[0])
+    fprintf(f,
+            "- **End**: no end line: the trace was cut by %s (the engine could not write more)\n",
+            st->cut_reason);
+  else if (!st->has_end)
     fputs("- **End**: no end line: the trace was cut short\n", f);
   else if (st->exit_has_signal)
     fprintf(f, "- **End**: killed by %s (signal %" PRId64 ")\n",
@@ -223,7 +227,10 @@ static void times(FILE *f, int has, uint64_t p50, uint64_t p99, uint64_t max) {
 /* model.h: 0, or -EIO when a write to f failed (ferror). */
 int ct_write_markdown(FILE *f, const struct ct_report *r) {
   char s[512];
-  fprintf(f, "# corotracer report\n\n## Overview\n\n");
+  if (r->runs > 1)
+    fprintf(f, "# corotracer report: run %u of %u\n\n## Overview\n\n", r->run, r->runs);
+  else
+    fprintf(f, "# corotracer report\n\n## Overview\n\n");
   overview(f, r);
   fprintf(f, "\n## Findings\n\n");
   if (!r->nf)

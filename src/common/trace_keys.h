@@ -50,6 +50,7 @@
 #define CT_KEY_PROBE_ID "probe_id"
 #define CT_KEY_RING_BYTES "ring_bytes"
 #define CT_KEY_RING_GAP "ring_gap"
+#define CT_KEY_REASON "reason"
 #define CT_KEY_RING_LOST "ring_lost"
 #define CT_KEY_RINGS "rings"
 #define CT_KEY_RUN_ID "run_id"

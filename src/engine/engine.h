@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "common/ctp.h"
+#include "common/ctrace.h"
 
 /* Exit statuses of the engine itself (the target's status otherwise). */
 #define CT_EXIT_USAGE 2  /* bad option or value */
@@ -30,8 +31,13 @@
 #define CT_CAPTURE_MIB_DEFAULT 64u /* --capture-mib: captured records in memory, then a file */
 
 /* ---- options (opts.c) ---------------------------------------------------- */
+/* The trace's format (--format; docs/TRACE_FORMAT.md). */
+enum ct_format { CT_FORMAT_CTRACE, CT_FORMAT_JSONL };
+
 struct ct_opts {
-  const char *out; /* trace path */
+  const char *out;        /* trace path */
+  enum ct_format format;  /* --format, else from -o's name (.jsonl) or -out */
+  const char *also_jsonl; /* --also-jsonl: the same events as JSONL too, or NULL */
   uint32_t stations;
   int append;
   int poll_ms;
@@ -116,12 +122,18 @@ int ct_target_exit_code(const struct ct_target *t);
 /* Big enough that a busy harvest makes few write(2) calls. */
 #define CT_W_BUF (256u * 1024u)
 struct ct_sink;
+struct ct_ctw;
 struct ct_writer {
   int fd;
   int err; /* first write error (errno), 0 if none */
   size_t len;
   char *buf;
   struct ct_sink *sink; /* a text writer (sink.c): flush pushes the bytes to its queue */
+  /* A file writer: bytes of the file so far (set by the caller after an
+   * append open), and the end of its last whole record (line or chunk), to
+   * cut a torn tail back to (ct_writer_cut). */
+  uint64_t pos, safe;
+  int binary; /* records are written whole by ct_writer_put, never split */
 };
 
 /* Open path (a new file renamed over it, or append) for writing, through
@@ -130,6 +142,15 @@ int ct_writer_open(struct ct_writer *w, const char *path, int append);
 /* Write the buffer out (EINTR, short writes handled). Returns 0 or -errno;
  * after an error every later write is discarded and w->err stays set. */
 int ct_writer_flush(struct ct_writer *w);
+/* Write n bytes as one whole record (a binary chunk), after what is
+ * buffered: the file never holds part of it but after a failed write,
+ * which ct_writer_cut removes. 0 or -errno (then w->err is set). */
+int ct_writer_put(struct ct_writer *w, const void *p, size_t n);
+/* After a write error: truncate the file back to w->safe (the end of its
+ * last whole record), then append mark (n bytes: the marker record saying
+ * why). 0, or -errno when the marker could not be written (the file then
+ * ends at w->safe). The error stays set. */
+int ct_writer_cut(struct ct_writer *w, const void *mark, size_t n);
 /* Flush, fsync-free close. Returns 0 or the first error (-errno). */
 int ct_writer_close(struct ct_writer *w);
 /* n bytes of room at the end of the buffer (flushing first if needed), to
@@ -198,19 +219,9 @@ static inline uint64_t ct_clock_ns(const struct ct_clock *c, uint64_t t) {
 }
 
 /* ---- trace records (records.c): every line of the format, one place ------- */
-/* An event, as the harvest copied it (ts already in ns). */
-struct ct_ev_item {
-  uint64_t ts, probe_id, tid, addr, seq, obj, ev;
-  uint32_t gen;
-  uint8_t kind, wait, active, pad;
-};
-/* A coroutine's static facts. */
-struct ct_coro_item {
-  uint64_t probe_id, birth_ts, create_site, parent;
-  uint32_t station, pid, gen;
-  uint8_t has_label, pad[3];
-  char label[CTP_LABEL_MAX]; /* NUL-terminated within CTP_LABEL_MAX, or cut there */
-};
+/* An event, as the harvest copied it (ts already in ns): struct ct_ev_item,
+ * common/ctrace.h (the binary decoder gives it back). */
+/* A coroutine's static facts: struct ct_coro_item, common/ctrace.h. */
 struct ct_station_end {
   uint64_t probe_id, events, harvested, lost;
   uint32_t station, gen; /* gen 0: a v1 station */
@@ -244,6 +255,29 @@ void ct_rec_coroutine(struct ct_writer *w, const struct ct_coro_item *c);
 void ct_rec_event(struct ct_writer *w, const struct ct_ev_item *e);
 void ct_rec_station_end(struct ct_writer *w, const struct ct_station_end *e);
 void ct_rec_end(struct ct_writer *w, const struct ct_end *e);
+/* The marker of a trace cut short by a write error (errno err): the last
+ * record of the file, so readers say why it ends there. */
+void ct_rec_cut(struct ct_writer *w, int err);
+
+/* ---- binary trace encoder (ctrace_enc.c) ------------------------------------ */
+/* An encoder writing chunks to w (a file writer). 0 or -ENOMEM. */
+int ct_ctw_open(struct ct_ctw **e, struct ct_writer *w);
+/* The file header (a new or empty file). 0 or -errno. */
+int ct_ctw_header(struct ct_ctw *e);
+/* One event, a few bytes (the chunk is written when full). */
+void ct_ctw_event(struct ct_ctw *e, const struct ct_ev_item *ev);
+/* A coroutine (the fields of its line, ~20 bytes). */
+void ct_ctw_coro(struct ct_ctw *e, const struct ct_coro_item *c);
+/* JSONL text, split anywhere: each whole line becomes an entry. */
+void ct_ctw_text(struct ct_ctw *e, const char *s, size_t n);
+/* Write the chunk being filled. 0 or -errno. */
+int ct_ctw_flush(struct ct_ctw *e);
+void ct_ctw_free(struct ct_ctw *e);
+/* Entries of the chunk being filled, not yet written. */
+size_t ct_ctw_pending(const struct ct_ctw *e);
+/* A whole chunk of the one line s (n bytes, no '\n') at out, which has room
+ * for sizeof(struct ctr_chunk_hdr) + 11 + n bytes. Returns its size. */
+size_t ct_ctw_frame_line(const char *s, size_t n, uint8_t *out);
 
 /* ---- formatter thread (sink.c) ---------------------------------------------- */
 enum { CT_IT_EVENT, CT_IT_CORO, CT_IT_TEXT, CT_IT_FLUSH, CT_IT_SYNC, CT_IT_BLOCK };
@@ -279,6 +313,11 @@ typedef void ct_sink_block_fn(void *ctx, const char *data, size_t len);
  * never makes the producer wait (docs/ENGINE.md "Binary capture"). */
 struct ct_sink {
   struct ct_writer fw, tw;
+  /* The formatter's: with a binary trace, its encoder; the --also-jsonl
+   * copy (jw, fd -1 when none). */
+  struct ct_ctw *enc;
+  struct ct_writer jw;
+  int cut; /* the trace was cut back after a write error (ct_writer_cut) */
   struct ct_item *q;
   _Atomic uint64_t head, tail; /* consumed by the formatter, published by the producer */
   uint64_t ptail, phead_cache; /* the producer's own */
@@ -307,10 +346,18 @@ struct ct_sink {
   uint64_t unkicked;  /* producer: block bytes queued since the formatter was woken */
   char *dir;          /* the trace's directory, for the spill file */
 };
-/* Open the trace (truncate or append) and start the formatter, with a queue
- * of cap entries (a power of two; 0: 32768, 4 MiB) and capture blocks of at
- * most mem_mib MiB in memory (0: CT_CAPTURE_MIB_DEFAULT). 0 or -errno. */
-int ct_sink_open(struct ct_sink *s, const char *path, int append, uint32_t cap, uint32_t mem_mib);
+/* Open the trace (truncate or append) in format fmt (enum ct_format; a
+ * binary trace is only appended to a binary trace, -EINVAL otherwise), and
+ * the JSONL copy when jsonl_copy is not NULL, and start the formatter, with
+ * a queue of cap entries (a power of two; 0: 32768, 4 MiB) and capture
+ * blocks of at most mem_mib MiB in memory (0: CT_CAPTURE_MIB_DEFAULT).
+ * 0 or -errno. */
+int ct_sink_open(struct ct_sink *s, const char *path, int append, int fmt, const char *jsonl_copy,
+                 uint32_t cap, uint32_t mem_mib);
+/* The formatter thread's output of one event / coroutine line, in the
+ * trace's format (and to the JSONL copy). */
+void ct_sink_out_event(struct ct_sink *s, const struct ct_ev_item *e);
+void ct_sink_out_coro(struct ct_sink *s, const struct ct_coro_item *c);
 /* Queue one event / coroutine line / text (waits while the queue is full). */
 void ct_sink_event(struct ct_sink *s, const struct ct_ev_item *e);
 void ct_sink_coro(struct ct_sink *s, const struct ct_coro_item *c);
@@ -412,9 +459,7 @@ struct ct_ring_state {
 /* A record copied out of a ring in this pass. */
 struct ct_rrec {
   struct ctp_rec r;
-  uint32_t ring;
-  uint32_t tid, pid;
-  uint64_t order; /* position in the pass (ties of ts keep ring order) */
+  uint32_t tid; /* ties of ts keep capture order (sort_pass) */
 };
 
 struct ct_harvest {
@@ -446,8 +491,8 @@ struct ct_harvest {
   uint64_t sq_tail, rq_tail;
   struct ct_ring_state *rs;
   struct ct_clock *clock;
-  struct ct_rrec *batch;
-  size_t nbatch, capbatch;
+  struct ct_rrec *batch, *merge; /* merge: sort_pass's other half */
+  size_t nbatch, capbatch, capmerge;
   uint32_t *rel_now, *rel_prev; /* destroyed in this pass / the previous one */
   size_t nrel_now, nrel_prev, caprel_now, caprel_prev;
   uint32_t rings_owned; /* last scan: rings in state OWNED */

@@ -15,7 +15,10 @@ void ct_opts_usage(FILE *f) {
           "usage: corotracer run [options] -- program [args...]\n"
           "       corotracer -n 256 -cmd \"./app args\" -out trace.jsonl\n"
           "options:\n"
-          "  -o, --out FILE      trace file (default trace.jsonl; reference: -out)\n"
+          "  -o, --out FILE      trace file (default trace.ctrace; reference: -out, JSONL)\n"
+          "      --format F      ctrace (compact binary, the default) or jsonl (the default\n"
+          "                      for -o NAME.jsonl and the reference's -out and -cmd)\n"
+          "      --also-jsonl FILE  the same events as JSONL in FILE too (comparisons)\n"
           "  -n, --stations N    live coroutines traced at once (default %u, max %u)\n"
           "      --append        append to the trace instead of truncating it\n"
           "      --poll-ms MS    fallback wake-up interval when idle (default 1000)\n"
@@ -68,6 +71,9 @@ static int parse_uint(char *why, size_t whylen, const char *opt, const char *s, 
 
 enum {
   O_OUT = 1,
+  O_REF_OUT,
+  O_FORMAT,
+  O_ALSO_JSONL,
   O_STATIONS,
   O_POLL_MS,
   O_SHM,
@@ -87,7 +93,10 @@ enum {
 };
 
 /* Every spelling, ours and the reference's single-dash ones. */
-static const struct ct_opt run_opts[] = {{"-o --out -out", O_OUT, 1},
+static const struct ct_opt run_opts[] = {{"-o --out", O_OUT, 1},
+                                         {"-out", O_REF_OUT, 1},
+                                         {"--format", O_FORMAT, 1},
+                                         {"--also-jsonl", O_ALSO_JSONL, 1},
                                          {"-n --stations", O_STATIONS, 1},
                                          {"--poll-ms", O_POLL_MS, 1},
                                          {"--shm -shm", O_SHM, 1},
@@ -107,14 +116,21 @@ static const struct ct_opt run_opts[] = {{"-o --out -out", O_OUT, 1},
                                          {NULL, 0, 0}};
 
 /* Store one option's value (opt: the spelling used, for the error). */
-static int set_value(struct ct_opts *o, int id, const char *opt, const char *val, char *why,
-                     size_t whylen) {
+static int set_value(struct ct_opts *o, int id, const char *opt, const char *val, int *fmt,
+                     char *why, size_t whylen) {
   unsigned long v;
   switch (id) {
   case O_OUT:
+  case O_REF_OUT:
+  case O_ALSO_JSONL:
     if (!val[0])
       return bad(why, whylen, opt, "needs a file name");
-    o->out = val;
+    *(id == O_ALSO_JSONL ? &o->also_jsonl : &o->out) = val;
+    return 0;
+  case O_FORMAT:
+    if (strcmp(val, "ctrace") && strcmp(val, "jsonl"))
+      return bad(why, whylen, opt, "expects ctrace or jsonl");
+    *fmt = strcmp(val, "jsonl") ? CT_FORMAT_CTRACE : CT_FORMAT_JSONL;
     return 0;
   case O_STATIONS:
     if (parse_uint(why, whylen, opt, val, 1, CTP_STATIONS_MAX, &v))
@@ -173,7 +189,8 @@ static int set_value(struct ct_opts *o, int id, const char *opt, const char *val
 
 int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t whylen) {
   memset(o, 0, sizeof(*o));
-  o->out = "trace.jsonl";
+  o->out = NULL;
+  int fmt = -1, reference = 0; /* --format; a reference spelling (-out, -cmd) seen */
   o->stations = CT_STATIONS_DEFAULT;
   o->poll_ms = CT_POLL_MS_DEFAULT;
   o->lossless_ms = CT_LOSSLESS_MS_DEFAULT;
@@ -210,10 +227,20 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
       return bad(why, whylen, val, "takes no value");
     } else if (flag) {
       *flag = 1;
-    } else if (set_value(o, id, opt, val, why, whylen)) {
+    } else if (set_value(o, id, opt, val, &fmt, why, whylen)) {
       return -EINVAL;
     }
+    reference |= id == O_REF_OUT || (id == O_CMD && !strcmp(opt, "-cmd"));
   }
+  /* The reference's users, and a file named .jsonl, get the JSONL they
+   * expect; everyone else the compact binary trace. */
+  size_t n = o->out ? strlen(o->out) : 0;
+  int jsonl_name = n >= 6 && !strcmp(o->out + n - 6, ".jsonl");
+  if (fmt < 0)
+    fmt = reference || jsonl_name ? CT_FORMAT_JSONL : CT_FORMAT_CTRACE;
+  o->format = (enum ct_format)fmt;
+  if (!o->out)
+    o->out = fmt == CT_FORMAT_JSONL ? "trace.jsonl" : "trace.ctrace";
   if (o->cmd && i < argc)
     return bad(why, whylen, argv[i], "give either -cmd or a program after --, not both");
   if (o->cmd) {

@@ -255,3 +255,13 @@ void ct_rec_end(struct ct_writer *w, const struct ct_end *e) {
     ct_w_str(w, "," CT_KQ(ERROR) "\"the target corrupted the tracer's shared memory\"");
   ct_w_str(w, "}\n");
 }
+
+void ct_rec_cut(struct ct_writer *w, int err) {
+  const char *name = strerrorname_np(err);
+  ct_w_str(w, "{" CT_KQ(TYPE) "\"cut\"," CT_KQ(REASON));
+  ct_w_json(w, name ? name : "EIO", strlen(name ? name : "EIO"));
+  ct_w_str(w, "," CT_KQ(ERROR));
+  const char *msg = strerror(err);
+  ct_w_json(w, msg, strlen(msg));
+  ct_w_str(w, "}\n");
+}

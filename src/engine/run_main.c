@@ -540,9 +540,11 @@ int ct_run_main(int argc, char **argv) {
     fprintf(stderr, "corotracer: SIGBUS handler: %s\n", strerror(-e));
     goto out;
   }
-  e = ct_sink_open(&r.sink, r.o.out, r.o.append, 0, r.o.capture_mib);
+  e = ct_sink_open(&r.sink, r.o.out, r.o.append, (int)r.o.format, r.o.also_jsonl, 0,
+                   r.o.capture_mib);
   if (e) {
-    fprintf(stderr, "corotracer: %s: %s\n", r.o.out, strerror(-e));
+    fprintf(stderr, "corotracer: %s: %s\n", r.o.out,
+            e == -EINVAL ? "--append: the file holds a trace of the other format" : strerror(-e));
     goto out;
   }
   /* The live view, before the program starts: a port in use stops us here. */

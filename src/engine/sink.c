@@ -1,7 +1,8 @@
 /* sink.c - formatting off the harvest loop: the harvest thread pushes raw
  * items (events, coroutines, preformatted text, blocks of raw ring records)
  * into a bounded single-producer single-consumer queue; one formatter thread
- * turns them into JSONL lines (records.c, rings.c) and owns the trace file.
+ * writes them in the trace's format (binary: ctrace_enc.c; JSONL: records.c;
+ * ring records through rings.c) and owns the trace file.
  * Blocks past the memory budget go to a spill file instead of waiting: the
  * binary capture. A full queue makes the producer wait; nothing is dropped. */
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -73,6 +75,125 @@ static void format_block(struct ct_sink *s, const struct ct_item *it) {
     give_back(s, it->u.blk.p);
 }
 
+void ct_sink_out_event(struct ct_sink *s, const struct ct_ev_item *e) {
+  if (s->enc)
+    ct_ctw_event(s->enc, e);
+  else
+    ct_rec_event(&s->fw, e);
+  if (s->jw.buf)
+    ct_rec_event(&s->jw, e);
+}
+
+void ct_sink_out_coro(struct ct_sink *s, const struct ct_coro_item *c) {
+  if (s->enc) {
+    ct_ctw_coro(s->enc, c);
+  } else {
+    ct_rec_coroutine(&s->fw, c);
+  }
+  if (s->jw.buf)
+    ct_rec_coroutine(&s->jw, c);
+}
+
+static void out_text(struct ct_sink *s, const char *p, size_t n) {
+  if (s->enc)
+    ct_ctw_text(s->enc, p, n);
+  else
+    ct_w_raw(&s->fw, p, n);
+  if (s->jw.buf)
+    ct_w_raw(&s->jw, p, n);
+}
+
+/* Everything formatted so far to the file(s). */
+static void out_flush(struct ct_sink *s) {
+  if (s->enc)
+    ct_ctw_flush(s->enc);
+  ct_writer_flush(&s->fw);
+  if (s->jw.buf)
+    ct_writer_flush(&s->jw);
+}
+
+/* 1 when formatted bytes wait for a flush. */
+static int out_pending(const struct ct_sink *s) {
+  return s->fw.len || (s->enc && ct_ctw_pending(s->enc)) || (s->jw.buf && s->jw.len);
+}
+
+/* A record boundary at least room bytes before end in the trace on fd: the
+ * end of a line, or of a chunk (walked from the file header), or 0. Read
+ * through /proc: the writer's fd is write-only. */
+static uint64_t earlier_boundary(int fd, int binary, uint64_t end, size_t room) {
+  char path[64], buf[4096];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  int rfd = open(path, O_RDONLY | O_CLOEXEC);
+  uint64_t b = 0, at = binary ? sizeof(struct ctr_file_hdr) : end;
+  if (rfd < 0 || end < room)
+    goto out;
+  while (binary) { /* chunk by chunk, header only */
+    struct ctr_chunk_hdr h;
+    if (pread(rfd, &h, sizeof h, (off_t)at) != (ssize_t)sizeof h || h.tag != CTR_CHUNK_TAG)
+      goto out;
+    uint64_t next = at + sizeof h + h.len;
+    if (next + room > end)
+      goto out;
+    b = at = next;
+  }
+  while (at > 0) { /* backwards to a '\n' room bytes before the end */
+    size_t k = at < sizeof buf ? (size_t)at : sizeof buf;
+    at -= k;
+    if (pread(rfd, buf, k, (off_t)at) != (ssize_t)k)
+      goto out;
+    for (size_t i = k; i-- > 0;)
+      if (buf[i] == '\n' && at + i + 1 + room <= end) {
+        b = at + i + 1;
+        goto out;
+      }
+  }
+out:
+  if (rfd >= 0)
+    close(rfd);
+  return b;
+}
+
+/* After a write error (ENOSPC): the file is cut back to its last whole
+ * record and ends with the cut marker, so readers say why the trace ends
+ * there (docs/TRACE_FORMAT.md "Cut traces"). When the marker does not fit,
+ * the cut goes back far enough for it: the room the cut frees is ours. */
+static void cut_one(struct ct_writer *w, int binary) {
+  struct ct_writer m = {.fd = -1, .buf = malloc(CT_W_BUF)};
+  uint8_t *chunk = NULL;
+  if (!m.buf || (binary && !(chunk = malloc(sizeof(struct ctr_chunk_hdr) + 16 + CT_W_BUF)))) {
+    (void)ct_writer_cut(w, NULL, 0);
+    goto out;
+  }
+  ct_rec_cut(&m, w->err);
+  size_t n = m.len;
+  const void *mark = m.buf;
+  if (binary) {
+    n = ct_ctw_frame_line(m.buf, m.len - 1, chunk);
+    mark = chunk;
+  }
+  if (ct_writer_cut(w, mark, n) == -ENOSPC) {
+    w->safe = earlier_boundary(w->fd, binary, w->safe, n);
+    (void)ct_writer_cut(w, mark, n);
+  }
+out:
+  free(chunk);
+  free(m.buf);
+}
+
+static void check_err(struct ct_sink *s) {
+  int err = s->fw.err ? s->fw.err : s->jw.buf ? s->jw.err : 0;
+  if (!err)
+    return;
+  atomic_store_explicit(&s->err, err, memory_order_relaxed);
+  if (s->cut)
+    return;
+  s->cut = 1;
+  if (s->fw.err)
+    cut_one(&s->fw, s->enc != NULL);
+  if (s->jw.buf && s->jw.err)
+    cut_one(&s->jw, 0);
+}
+
 /* The formatter's side of one item. */
 static void format_item(struct ct_sink *s, const struct ct_item *it) {
   switch (it->type) {
@@ -80,27 +201,27 @@ static void format_item(struct ct_sink *s, const struct ct_item *it) {
     format_block(s, it);
     break;
   case CT_IT_EVENT:
-    ct_rec_event(&s->fw, &it->u.ev);
+    ct_sink_out_event(s, &it->u.ev);
     break;
   case CT_IT_CORO:
-    ct_rec_coroutine(&s->fw, &it->u.coro);
+    ct_sink_out_coro(s, &it->u.coro);
     break;
   case CT_IT_TEXT:
-    ct_w_raw(&s->fw, it->u.text, it->len);
+    out_text(s, it->u.text, it->len);
     break;
   case CT_IT_FLUSH:
-    ct_writer_flush(&s->fw);
+    out_flush(s);
     break;
   case CT_IT_SYNC:
-    ct_writer_flush(&s->fw);
+    out_flush(s);
+    check_err(s);
     pthread_mutex_lock(&s->mu);
     s->synced = it->len;
     pthread_cond_broadcast(&s->cv_prod);
     pthread_mutex_unlock(&s->mu);
     break;
   }
-  if (s->fw.err)
-    atomic_store_explicit(&s->err, s->fw.err, memory_order_relaxed);
+  check_err(s);
 }
 
 static void *formatter(void *arg) {
@@ -118,14 +239,16 @@ static void *formatter(void *arg) {
       atomic_store_explicit(&s->cons_sleep, 1, memory_order_seq_cst);
       while (head == atomic_load_explicit(&s->tail, memory_order_seq_cst) &&
              !atomic_load_explicit(&s->stop, memory_order_acquire)) {
-        if (s->fw.len == 0) {
+        if (!out_pending(s)) {
           pthread_cond_wait(&s->cv_cons, &s->mu);
           continue;
         }
         struct timespec ts;
         deadline_in(&ts, SINK_IDLE_NS);
-        if (pthread_cond_timedwait(&s->cv_cons, &s->mu, &ts) == ETIMEDOUT)
-          ct_writer_flush(&s->fw);
+        if (pthread_cond_timedwait(&s->cv_cons, &s->mu, &ts) == ETIMEDOUT) {
+          out_flush(s);
+          check_err(s);
+        }
       }
       atomic_store_explicit(&s->cons_sleep, 0, memory_order_relaxed);
       pthread_mutex_unlock(&s->mu);
@@ -142,22 +265,53 @@ static void *formatter(void *arg) {
       pthread_mutex_unlock(&s->mu);
     }
   }
-  ct_writer_flush(&s->fw);
-  if (s->fw.err)
-    atomic_store_explicit(&s->err, s->fw.err, memory_order_relaxed);
+  out_flush(s);
+  check_err(s);
   return NULL;
 }
 
-int ct_sink_open(struct ct_sink *s, const char *path, int append, uint32_t cap, uint32_t mem_mib) {
+/* The binary trace's encoder on fw: its file header on a new (or empty)
+ * file; appended only to a binary trace. A JSONL trace is appended only to
+ * a JSONL one. 0 or -errno. */
+static int open_format(struct ct_sink *s, const char *path, int fmt) {
+  off_t end = lseek(s->fw.fd, 0, SEEK_END);
+  s->fw.pos = s->fw.safe = end > 0 ? (uint64_t)end : 0;
+  char head[CTR_MAGIC_LEN] = {0};
+  if (s->fw.pos) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t k = fd >= 0 ? pread(fd, head, sizeof head, 0) : -1;
+    if (fd >= 0)
+      close(fd);
+    if (k < 0)
+      return -errno;
+    if ((memcmp(head, CTR_MAGIC, CTR_MAGIC_LEN) == 0) != (fmt == CT_FORMAT_CTRACE))
+      return -EINVAL; /* two formats in one file: no reader could read it */
+  }
+  if (fmt != CT_FORMAT_CTRACE)
+    return 0;
+  s->fw.binary = 1;
+  int rc = ct_ctw_open(&s->enc, &s->fw);
+  if (rc)
+    return rc;
+  return s->fw.pos ? 0 : ct_ctw_header(s->enc);
+}
+
+int ct_sink_open(struct ct_sink *s, const char *path, int append, int fmt, const char *jsonl_copy,
+                 uint32_t cap, uint32_t mem_mib) {
   memset(s, 0, sizeof *s);
   s->cap = cap && !(cap & (cap - 1)) ? cap : SINK_CAP_DEFAULT;
   s->spill_fd = -1;
+  s->jw.fd = -1;
   /* The default, 64 MiB, holds a few tenths of a second of the fastest
    * writers while the formatter catches up. */
   s->max_blk = (mem_mib ? mem_mib : CT_CAPTURE_MIB_DEFAULT) * (1024u * 1024u / CT_SINK_BLOCK);
   int rc = ct_writer_open(&s->fw, path, append);
   if (rc)
     return rc;
+  if ((rc = open_format(s, path, fmt)))
+    goto fail;
+  if (jsonl_copy && (rc = ct_writer_open(&s->jw, jsonl_copy, append)))
+    goto fail;
   s->tw.fd = -1;
   s->tw.sink = s;
   s->tw.buf = malloc(CT_W_BUF);
@@ -195,10 +349,14 @@ fail:
   free(s->tw.buf);
   free(s->free_blk);
   free(s->dir);
+  ct_ctw_free(s->enc);
   s->q = NULL;
   s->tw.buf = NULL;
   s->free_blk = NULL;
   s->dir = NULL;
+  s->enc = NULL;
+  if (s->jw.buf)
+    ct_writer_close(&s->jw);
   ct_writer_close(&s->fw);
   return rc;
 }
@@ -443,6 +601,11 @@ int ct_sink_close(struct ct_sink *s) {
   int rc = s->fw.buf || s->fw.fd >= 0 ? ct_writer_close(&s->fw) : 0;
   if (rc && !s->err)
     s->err = -rc;
+  rc = s->jw.buf ? ct_writer_close(&s->jw) : 0;
+  if (rc && !s->err)
+    s->err = -rc;
+  ct_ctw_free(s->enc);
+  s->enc = NULL;
   free(s->q);
   free(s->tw.buf);
   s->q = NULL;

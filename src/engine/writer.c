@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/jsonesc.h"
 #include "common/outfile.h"
 #include "engine/engine.h"
 
@@ -25,15 +26,12 @@ int ct_writer_open(struct ct_writer *w, const char *path, int append) {
   return 0;
 }
 
-int ct_writer_flush(struct ct_writer *w) {
-  if (w->sink) { /* a text writer: its bytes go to the formatter's queue */
-    ct_sink_text(w->sink, w->buf, w->len);
-    w->len = 0;
-    return 0;
-  }
+/* Write n bytes at p to the file (EINTR, short writes handled); pos counts
+ * what reached it. 0 or -errno (w->err set). */
+static int write_all(struct ct_writer *w, const char *p, size_t n, size_t *done) {
   size_t off = 0;
-  while (!w->err && off < w->len) {
-    ssize_t k = write(w->fd, w->buf + off, w->len - off);
+  while (!w->err && off < n) {
+    ssize_t k = write(w->fd, p + off, n - off);
     if (k < 0 && errno == EINTR)
       continue;
     if (k < 0)
@@ -43,8 +41,59 @@ int ct_writer_flush(struct ct_writer *w) {
     else
       off += (size_t)k;
   }
-  w->len = 0;
+  w->pos += off;
+  *done = off;
   return w->err ? -w->err : 0;
+}
+
+int ct_writer_flush(struct ct_writer *w) {
+  if (w->sink) { /* a text writer: its bytes go to the formatter's queue */
+    ct_sink_text(w->sink, w->buf, w->len);
+    w->len = 0;
+    return 0;
+  }
+  uint64_t start = w->pos;
+  size_t done = 0;
+  int rc = write_all(w, w->buf, w->len, &done);
+  /* The end of the last whole line that reached the file. */
+  const char *nl = done ? memrchr(w->buf, '\n', done) : NULL;
+  if (w->binary && !rc)
+    w->safe = w->pos;
+  else if (!w->binary && nl)
+    w->safe = start + (uint64_t)(nl - w->buf) + 1;
+  w->len = 0;
+  return rc;
+}
+
+int ct_writer_put(struct ct_writer *w, const void *p, size_t n) {
+  int rc = w->len ? ct_writer_flush(w) : 0;
+  size_t done;
+  if (rc || (rc = write_all(w, p, n, &done)))
+    return rc;
+  w->safe = w->pos;
+  return 0;
+}
+
+int ct_writer_cut(struct ct_writer *w, const void *mark, size_t n) {
+  w->len = 0;
+  if (w->fd < 0)
+    return -EBADF;
+  if (ftruncate(w->fd, (off_t)w->safe) < 0)
+    return -errno;
+  w->pos = w->safe;
+  /* Room freed by the cut may take the marker; if not, the file still ends
+   * on a whole record. The error stays: nothing else is written. */
+  int err = w->err, rc = 0;
+  size_t done;
+  w->err = 0;
+  if (n && (lseek(w->fd, (off_t)w->safe, SEEK_SET) < 0 || (rc = write_all(w, mark, n, &done)))) {
+    rc = rc ? rc : -errno;
+    if (ftruncate(w->fd, (off_t)w->safe) == 0)
+      w->pos = w->safe;
+  }
+  w->safe = w->pos;
+  w->err = err;
+  return rc;
 }
 
 int ct_writer_close(struct ct_writer *w) {
@@ -106,54 +155,27 @@ void ct_w_hex(struct ct_writer *w, uint64_t v) {
     ct_w_commit(w, ct_put_hex(p, v));
 }
 
-/* Escapes what JSON requires (quote, backslash, control characters). Bytes
- * >= 0x80 that are not valid UTF-8 (labels are arbitrary bytes) become
- * U+FFFD so the line stays valid UTF-8. */
+/* Quoted and escaped (common/jsonesc.h), in place, in pieces that never
+ * split a UTF-8 sequence: a piece ends before the last byte (of the 4 at its
+ * end) that is no continuation byte; with none there, no sequence crosses. */
 void ct_w_json(struct ct_writer *w, const char *s, size_t n) {
-  static const char digits[] = "0123456789abcdef";
-  const unsigned char *p = (const unsigned char *)s;
   ct_w_raw(w, "\"", 1);
-  size_t i = 0;
-  while (i < n) {
-    unsigned char c = p[i];
-    if (c == '"' || c == '\\') {
-      char e[2] = {'\\', (char)c};
-      ct_w_raw(w, e, 2);
-      i++;
-    } else if (c < 0x20 || c == 0x7f) {
-      char e[6] = {'\\', 'u', '0', '0', digits[c >> 4], digits[c & 0xf]};
-      ct_w_raw(w, e, 6);
-      i++;
-    } else if (c < 0x80) {
-      size_t j = i;
-      while (j < n && p[j] >= 0x20 && p[j] < 0x7f && p[j] != '"' && p[j] != '\\')
-        j++;
-      ct_w_raw(w, s + i, j - i);
-      i = j;
-    } else {
-      /* Validate one UTF-8 sequence (no overlongs, no surrogates). */
-      size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
-      if (c > 0xf4)
-        len = 0;
-      int ok = len > 0 && i + len <= n;
-      for (size_t k = 1; ok && k < len; k++)
-        ok = (p[i + k] & 0xc0) == 0x80;
-      if (ok && len == 3) {
-        unsigned c1 = p[i + 1];
-        ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);
-      }
-      if (ok && len == 4) {
-        unsigned c1 = p[i + 1];
-        ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
-      }
-      if (ok) {
-        ct_w_raw(w, s + i, len);
-        i += len;
-      } else {
-        ct_w_raw(w, "\xef\xbf\xbd", 3);
-        i++;
-      }
+  while (n > 0) {
+    size_t k = n;
+    if (k > 4096) {
+      k = 4096;
+      for (size_t b = 0; b < 4; b++)
+        if (((unsigned char)s[4096 - b] & 0xc0) != 0x80) {
+          k = 4096 - b;
+          break;
+        }
     }
+    char *p = ct_w_reserve(w, CT_JSON_ESC_MAX(k));
+    if (!p)
+      return;
+    ct_w_commit(w, p + ct_json_escape(p, s, k));
+    s += k;
+    n -= k;
   }
   ct_w_raw(w, "\"", 1);
 }

@@ -21,58 +21,94 @@ struct cx_event {
   uint8_t is_active, wait, obj_is_str, has_ev, has_site, has_from, has_parent;
 };
 
-/* Per coroutine (one row per probe_id; incarnations = creates seen). */
+/* Per coroutine of a run (the value of cx_run.co, key probe_id; one row per
+ * probe_id; incarnations = creates seen). */
 struct cx_coro {
-  uint64_t probe_id, parent, create_site, birth_ts, first_ts, last_ts, last_site;
+  uint64_t parent, create_site, birth_ts, first_ts, last_ts, last_site;
   uint64_t events, suspends, resumes, wakes, incarnations, lost;
   uint64_t run_ns, suspended_ns;
-  uint64_t run_start, susp_start; /* open intervals while walking the events */
+  uint64_t open_ts; /* while walking: its last resume (running) or suspend (suspended) */
   uint32_t pid;
+  uint32_t label; /* offset + 1 into the run's label pool, 0 if none */
+  uint32_t destroys;
   uint8_t state; /* enum ct_cstate */
   uint8_t has_parent, has_create_site, has_birth;
-  char *label; /* NULL if none; owned */
+  uint8_t woken; /* while walking: a wake came since its last resume or destroy */
 };
 
-/* A site of any event (key pid, address), symbolized. */
+/* A site of any event (the value of cx_run.sites, key (address, pid)), symbolized. */
 struct cx_site {
   struct ct_rsite rs; /* site, pid, sym; count = events at the site */
   uint64_t suspensions;
 };
 
-struct cx_model {
-  const char *path;
+/* One run of the trace: from its meta line (or the file's start) to the next
+ * run's meta line. `corotracer run --append` writes several into one file. */
+struct cx_run {
   char run_id[80], host[128];
-  uint64_t bytes, lines, skipped; /* skipped: malformed or torn lines */
-  uint64_t mono_ns, wall_ns;      /* meta's clock, 0 when absent */
+  uint64_t last_line;        /* its last line in the file */
+  uint64_t nev, skipped;     /* skipped: malformed or torn lines */
+  uint64_t mono_ns, wall_ns; /* meta's clock, 0 when absent */
   int has_clock;
-  struct cx_event *ev; /* file order */
-  size_t nev;
-  uint32_t *order;    /* ev indexes in time order (ts, then line) */
-  struct cx_coro *co; /* by first appearance */
-  size_t nco;
-  struct ct_map co_index; /* probe_id -> uint32 index into co */
-  struct cx_site *sites;
-  size_t nsites;
-  struct ct_map site_index; /* (site, pid) -> uint32 index into sites */
-  uint64_t threads;
+  uint64_t hash;       /* FNV-1a of its events, for a run id without meta */
+  struct ct_map co;    /* probe_id -> struct cx_coro, by first appearance */
+  struct ct_map sites; /* (site, pid) -> struct cx_site */
+  struct ct_map tids;  /* tid -> nothing: threads by first appearance */
+  /* (probe_id, group) of the wakes never followed by a run of their wakee
+   * (group: its resumes + destroys before the wake; Perfetto draws no flow) */
+  struct ct_map unflowed;
+  char *labels; /* label pool: NUL-terminated texts */
+  size_t nlabels, caplabels;
   struct ct_state *st;
   struct ct_report rep;
+  struct ct_read_diag diag; /* a binary trace's corrupt or cut chunk: loaded up to it */
 };
 
-/* Loads the trace at path ('-' = stdin): every event, the coroutine summaries,
- * the report's findings, every site symbolized. run_id / host override the
- * trace's (NULL: keep; a trace without meta gets a run id hashed from its
- * bytes and host ""). m is zeroed first; free with cx_model_free, also after a
+/* The trace read once for the analysis (cx_model_load), and its event lines
+ * streamed again on demand (cx_model_events): memory follows the runs,
+ * coroutines and sites, never the events. */
+struct cx_model {
+  const char *path;
+  int fd;        /* the trace, seekable (stdin from a pipe: a temporary copy) */
+  int64_t start; /* offset of its first byte in fd */
+  uint64_t bytes, nev;
+  struct cx_run *runs;
+  size_t nruns;
+  struct ct_read_diag diag; /* a binary trace's corrupt or cut chunk: loaded up to it */
+};
+
+/* Reads the trace at path ('-' = stdin) once: the runs, each with the report's
+ * findings, its coroutine summaries and its sites, symbolized. run_id / host
+ * override the trace's (NULL: keep; a trace without meta gets a run id hashed
+ * from its events and host ""; with several runs, the runs after the first
+ * get ID.2, ID.3...). m is zeroed first; free with cx_model_free, also after a
  * failure. Returns 0, -errno, or -EPROTO when the file holds no trace line
  * (*bad_line: the first offending line). */
 int cx_model_load(const char *path, const char *run_id, const char *host, struct cx_model *m,
                   uint64_t *bad_line);
 void cx_model_free(struct cx_model *m);
-const struct cx_coro *cx_coro_of(const struct cx_model *m, uint64_t probe_id);
-const struct cx_site *cx_site_of(const struct cx_model *m, uint32_t pid, uint64_t site);
+
+/* Streams the trace's event lines again, in file order: fn(ctx, run, event)
+ * for each, run being the index in m->runs. Stops at fn's first non-zero
+ * return and returns it; else 0 or -errno. */
+typedef int (*cx_event_fn)(void *ctx, size_t run, const struct cx_event *e);
+int cx_model_events(const struct cx_model *m, cx_event_fn fn, void *ctx);
+
+/* Index of a value in its map (entries are dense, in insertion order). */
+static inline size_t cx_map_index(const struct ct_map *m, const void *v) {
+  return (size_t)((const char *)v - (const char *)ct_map_at(m, 0)) / m->stride;
+}
+/* The first half of the key of entry i of a map (a coroutine's probe_id, a site's address). */
+static inline uint64_t cx_map_key(const struct ct_map *m, size_t i) {
+  return *(const uint64_t *)(const void *)(m->ents + i * m->stride);
+}
+const struct cx_coro *cx_coro_of(const struct cx_run *r, uint64_t probe_id);
+const struct cx_site *cx_site_of(const struct cx_run *r, uint32_t pid, uint64_t site);
+/* A coroutine's label, NULL if none. */
+const char *cx_label(const struct cx_run *r, const struct cx_coro *c);
 const char *cx_kind_name(int kind);
 /* Wall-clock ns of a monotonic ts, 0 without the meta clock. */
-uint64_t cx_wall_ns(const struct cx_model *m, uint64_t ts);
+uint64_t cx_wall_ns(const struct cx_run *r, uint64_t ts);
 
 /* ---- tables ------------------------------------------------------------ */
 enum cx_type { CX_INT, CX_TEXT, CX_KEY /* short text in indexes (MySQL: VARCHAR) */ };
@@ -122,6 +158,7 @@ struct cx_names {
  * table_begin, row..., table_end, then commit; abort on any failure. */
 struct cx_sink {
   const char *what; /* "sqlite", ... */
+  /* begin also deletes the old rows of each run of m (its run_id, host) in every table */
   int (*begin)(struct cx_sink *s, const struct cx_model *m, const struct cx_names *n);
   int (*table_begin)(struct cx_sink *s, int t);
   int (*row)(struct cx_sink *s, int t, const struct cx_val *v);
@@ -176,6 +213,10 @@ int cx_write_perfetto(FILE *f, const struct cx_model *m, uint64_t *rows, cx_prog
 /* jsonl-v1: event lines only, reference keys, straight from the trace file
  * (no model). *rows: lines written, *skipped: records and malformed lines. */
 int cx_write_jsonl_v1(int in_fd, FILE *f, uint64_t *rows, uint64_t *skipped);
+/* The trace on in_fd, binary or JSONL, as the JSONL trace format on out_fd
+ * (export_ctrace.c): *rows lines. A corrupt or cut binary trace: what comes
+ * before it is written, the reason in *diag. 0 or -errno. */
+int cx_write_jsonl_trace(int in_fd, int out_fd, uint64_t *rows, struct ct_read_diag *diag);
 
 /* Hex address as the trace writes it: "0x" + 16 digits, into buf[19]. */
 size_t cx_hex(uint64_t v, char *buf);

@@ -17,7 +17,7 @@
 #include "export/export.h"
 #include "export/export_sql.h"
 
-enum fmt { F_SQLITE, F_PG, F_MYSQL, F_CSV, F_JSONL, F_JSONL_V1, F_PERFETTO, F_NONE };
+enum fmt { F_SQLITE, F_PG, F_MYSQL, F_CSV, F_JSONL, F_JSONL_V1, F_JSONL_TRACE, F_PERFETTO, F_NONE };
 
 static const struct {
   const char *name;
@@ -33,6 +33,7 @@ static const struct {
             {"dataframe", F_CSV},
             {"jsonl", F_JSONL},
             {"jsonl-v1", F_JSONL_V1},
+            {"jsonl-trace", F_JSONL_TRACE},
             {"perfetto", F_PERFETTO}};
 
 struct opts {
@@ -48,6 +49,7 @@ static void usage(FILE *f) {
           "FORMAT: sqlite (-o FILE), postgres, mysql (server from the options or the\n"
           "  environment), csv (-o DIR: one file per table), jsonl (-o FILE: events with\n"
           "  derived columns), jsonl-v1 (-o FILE: event lines only, the reference's keys),\n"
+          "  jsonl-trace (-o FILE: the trace in the JSONL trace format, from a binary one),\n"
           "  perfetto (-o FILE.pftrace: open in ui.perfetto.dev)\n"
           "options: -o OUT  --db-host H  --db-port P  --db-user U  --db-name D\n"
           "  --socket PATH (MySQL)  --sslmode MODE (PostgreSQL)  --prefix P (table names)\n"
@@ -180,7 +182,7 @@ static int parse(int argc, char **argv, struct opts *o) {
     return bad_usage("sqlite: no database file given (-o FILE or -sqlite-out FILE)", NULL);
   if (o->fmt == F_CSV && !o->conn.out)
     return bad_usage("csv: no output directory given (-o DIR or -csv-out DIR)", NULL);
-  if (o->fmt == F_PERFETTO || o->fmt == F_JSONL || o->fmt == F_JSONL_V1)
+  if (o->fmt == F_PERFETTO || o->fmt == F_JSONL || o->fmt == F_JSONL_V1 || o->fmt == F_JSONL_TRACE)
     if (!o->conn.out)
       return bad_usage("no output given (-o FILE, '-' for stdout)", NULL);
   return -1;
@@ -221,7 +223,7 @@ static void progress_end(struct bar *b) {
  * (written beside and renamed, so a failed export leaves no half file; a
  * device or FIFO such as /dev/null written in place). */
 static int stream_out(const struct opts *o, const struct cx_model *m, int in_fd, uint64_t *rows,
-                      struct bar *bar) {
+                      struct bar *bar, struct ct_read_diag *diag) {
   int to_stdout = !strcmp(o->conn.out, "-"), rc = 0;
   struct ct_outfile of = {.fd = -1, .dirfd = -1};
   FILE *f = stdout;
@@ -239,6 +241,8 @@ static int stream_out(const struct opts *o, const struct cx_model *m, int in_fd,
     rc = cx_write_jsonl(f, m, rows, pf, bar);
   else if (o->fmt == F_PERFETTO)
     rc = cx_write_perfetto(f, m, rows, pf, bar);
+  else if (o->fmt == F_JSONL_TRACE)
+    rc = fflush(f) ? -errno : cx_write_jsonl_trace(in_fd, fileno(f), rows, diag);
   else {
     uint64_t skipped = 0;
     rc = cx_write_jsonl_v1(in_fd, f, rows, &skipped);
@@ -278,15 +282,18 @@ int ct_export_main(int argc, char **argv) {
     return status;
   bar.what = o.fmt_name;
   double t0 = now_s();
-  if (o.fmt == F_JSONL_V1) { /* a filter: no model needed */
+  if (o.fmt == F_JSONL_V1 || o.fmt == F_JSONL_TRACE) { /* a filter: no model needed */
     int fd = strcmp(o.trace, "-") ? open(o.trace, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
     if (fd < 0) {
       fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(errno));
       return 2;
     }
-    rc = stream_out(&o, NULL, fd, &rows, &bar);
+    struct ct_read_diag diag = {0};
+    rc = stream_out(&o, NULL, fd, &rows, &bar, &diag);
     if (fd > STDIN_FILENO)
       close(fd);
+    if (diag.why[0]) /* what came before it is exported */
+      fprintf(stderr, "corotracer: %s: %s\n", o.trace, diag.why);
     if (rc) {
       fprintf(stderr, "corotracer: %s: %s\n", o.conn.out, strerror(-rc));
       return 1;
@@ -308,8 +315,10 @@ int ct_export_main(int argc, char **argv) {
     status = rc == -ENOMEM ? 1 : 2;
     goto out;
   }
+  if (m.diag.why[0]) /* exported up to it */
+    fprintf(stderr, "corotracer: %s: %s\n", o.trace, m.diag.why);
   if (o.fmt == F_JSONL || o.fmt == F_PERFETTO) {
-    if ((rc = stream_out(&o, &m, -1, &rows, &bar))) {
+    if ((rc = stream_out(&o, &m, -1, &rows, &bar, NULL))) {
       progress_end(&bar);
       fprintf(stderr, "corotracer: %s: %s\n", o.conn.out, strerror(-rc));
       status = 1;

@@ -1,10 +1,12 @@
-/* export_model.c - the export model: a trace loaded once into memory (events
- * in file order and in time order), a summary per coroutine, every site
- * symbolized, and the report's findings through the analysis side. */
+/* export_model.c - the export model in two passes over the trace: the first
+ * (cx_model_load) feeds the report's analysis and keeps, per run, a summary per
+ * coroutine, its sites and its threads, never the events; the second
+ * (cx_model_events) streams the event lines again. */
 #include "export/export.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,16 +32,14 @@ size_t cx_hex(uint64_t v, char *buf) {
   return 18;
 }
 
-uint64_t cx_wall_ns(const struct cx_model *m, uint64_t ts) {
-  return m->has_clock ? ts - m->mono_ns + m->wall_ns : 0;
+uint64_t cx_wall_ns(const struct cx_run *r, uint64_t ts) {
+  return r->has_clock ? ts - r->mono_ns + r->wall_ns : 0;
 }
 
 struct loader {
   struct cx_model *m;
-  size_t cap;
-  uint64_t hash; /* FNV-1a of the event and record fields, for a run id without meta */
+  const char *run_id, *host; /* overrides */
   uint64_t first_bad;
-  int err;
 };
 
 static uint64_t fnv(uint64_t h, uint64_t v) {
@@ -48,100 +48,45 @@ static uint64_t fnv(uint64_t h, uint64_t v) {
   return h;
 }
 
-/* The summary of coroutine id, added (zeroed) on first sight; NULL on ENOMEM. Pointers into
- * m->co move on the next add. */
-static struct cx_coro *coro_put(struct cx_model *m, uint64_t id) {
+/* The summary of coroutine id, added (zeroed) on first sight; NULL on ENOMEM.
+ * Pointers into r->co move on the next add. */
+static struct cx_coro *coro_put(struct cx_run *r, uint64_t id) {
   int fresh;
-  uint32_t *ix = ct_map_put(&m->co_index, id, 0, &fresh);
-  if (!ix)
-    return NULL;
-  if (!fresh)
-    return &m->co[*ix];
-  if ((m->nco & (m->nco - 1)) == 0) { /* grow at powers of two */
-    struct cx_coro *n = realloc(m->co, (m->nco ? 2 * m->nco : 64) * sizeof *n);
-    if (!n)
-      return NULL;
-    m->co = n;
-  }
-  *ix = (uint32_t)m->nco;
-  struct cx_coro *c = &m->co[m->nco++];
-  memset(c, 0, sizeof *c);
-  c->probe_id = id;
-  return c;
+  return ct_map_put(&r->co, id, 0, &fresh);
 }
 
-const struct cx_coro *cx_coro_of(const struct cx_model *m, uint64_t probe_id) {
-  const uint32_t *ix = ct_map_get(&m->co_index, probe_id, 0);
-  return ix ? &m->co[*ix] : NULL;
+const struct cx_coro *cx_coro_of(const struct cx_run *r, uint64_t probe_id) {
+  return ct_map_get(&r->co, probe_id, 0);
 }
 
-const struct cx_site *cx_site_of(const struct cx_model *m, uint32_t pid, uint64_t site) {
-  const uint32_t *ix = ct_map_get(&m->site_index, site, pid);
-  return ix ? &m->sites[*ix] : NULL;
+const struct cx_site *cx_site_of(const struct cx_run *r, uint32_t pid, uint64_t site) {
+  return ct_map_get(&r->sites, site, pid);
 }
 
-/* ct_trace_read callback: feeds the report's state, then keeps meta, coroutine records and
- * every event. */
-static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struct ct_line *l) {
-  struct loader *ld = ctx;
-  struct cx_model *m = ld->m;
-  int rc = ct_state_line(m->st, lineno, err, l);
-  if (rc)
-    return rc;
-  m->lines = lineno;
-  if (err != CT_LINE_OK) {
-    m->skipped++;
-    if (!ld->first_bad)
-      ld->first_bad = lineno;
-    return 0;
-  }
-  if (l->type == CT_LINE_META) {
-    if (CT_HAS(l, CT_K_RUN_ID))
-      ct_str_copy(&l->run_id, m->run_id, sizeof m->run_id);
-    if (CT_HAS(l, CT_K_HOST))
-      ct_str_copy(&l->host, m->host, sizeof m->host);
-    if (CT_HAS(l, CT_K_MONO_NS) && CT_HAS(l, CT_K_WALL_NS)) {
-      m->mono_ns = l->mono_ns;
-      m->wall_ns = l->wall_ns;
-      m->has_clock = 1;
-    }
-    return 0;
-  }
-  if (l->type == CT_LINE_COROUTINE || l->type == CT_LINE_STATION_END) {
-    struct cx_coro *c = coro_put(m, l->probe_id);
-    if (!c)
-      return -ENOMEM;
-    if (l->type == CT_LINE_STATION_END) {
-      if (CT_HAS(l, CT_K_LOST))
-        c->lost += l->lost;
-      return 0;
-    }
-    if (CT_HAS(l, CT_K_PID))
-      c->pid = (uint32_t)l->pid;
-    if (CT_HAS(l, CT_K_PARENT))
-      c->parent = l->parent, c->has_parent = 1;
-    if (CT_HAS(l, CT_K_CREATE_SITE))
-      c->create_site = l->create_site, c->has_create_site = 1;
-    if (CT_HAS(l, CT_K_BIRTH_TS))
-      c->birth_ts = l->birth_ts, c->has_birth = 1;
-    if (CT_HAS(l, CT_K_LABEL) && !c->label) {
-      if (!(c->label = malloc(l->label.n + 1)))
-        return -ENOMEM;
-      ct_str_copy(&l->label, c->label, l->label.n + 1);
-    }
-    return 0;
-  }
-  if (l->type != CT_LINE_EVENT)
-    return 0;
-  if (m->nev == ld->cap) {
-    size_t nc = ld->cap ? 2 * ld->cap : 4096;
-    struct cx_event *n = realloc(m->ev, nc * sizeof *n);
+const char *cx_label(const struct cx_run *r, const struct cx_coro *c) {
+  return c->label ? r->labels + c->label - 1 : NULL;
+}
+
+/* Adds a label to the run's pool: c->label. */
+static int label_put(struct cx_run *r, struct cx_coro *c, const struct ct_str *s) {
+  size_t need = r->nlabels + s->n * 3 + 7; /* decoding never grows a text threefold */
+  if (need > r->caplabels) {
+    size_t nc = r->caplabels ? 2 * r->caplabels : 4096;
+    while (nc < need)
+      nc *= 2;
+    char *n = realloc(r->labels, nc);
     if (!n)
       return -ENOMEM;
-    m->ev = n;
-    ld->cap = nc;
+    r->labels = n;
+    r->caplabels = nc;
   }
-  struct cx_event *e = &m->ev[m->nev++];
+  c->label = (uint32_t)r->nlabels + 1;
+  r->nlabels += ct_str_copy(s, r->labels + r->nlabels, r->caplabels - r->nlabels) + 1;
+  return r->nlabels > UINT32_MAX - 1 ? -EFBIG : 0;
+}
+
+/* The event of a parsed event line (kind and site derived for a v1 line). */
+static void event_of(const struct ct_line *l, uint64_t lineno, struct cx_event *e) {
   memset(e, 0, sizeof *e);
   e->line = lineno;
   e->probe_id = l->probe_id;
@@ -164,167 +109,286 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   e->from = l->from;
   e->has_parent = CT_HAS(l, CT_K_PARENT);
   e->parent = l->parent;
-  ld->hash = fnv(fnv(fnv(fnv(ld->hash, e->probe_id), e->ts), e->tid), e->seq);
-  return 0;
 }
 
-static const struct cx_model *sort_model;
-/* Time order of event indexes: ts, then line in the file. */
-static int cmp_time(const void *a, const void *b) {
-  const struct cx_event *x = &sort_model->ev[*(const uint32_t *)a];
-  const struct cx_event *y = &sort_model->ev[*(const uint32_t *)b];
-  if (x->ts != y->ts)
-    return x->ts < y->ts ? -1 : 1;
-  return x->line < y->line ? -1 : x->line > y->line;
-}
-
-/* Adds (pid, site) to the site table, counting one use. */
-static int site_use(struct cx_model *m, uint32_t pid, uint64_t site, int suspension) {
+/* Adds (pid, site) to the run's site table, counting one use (symbolized at the run's end,
+ * when its modules are all known). */
+static int site_use(struct cx_run *r, uint32_t pid, uint64_t site, int suspension) {
   int fresh;
-  uint32_t *ix = ct_map_put(&m->site_index, site, pid, &fresh);
-  if (!ix)
+  struct cx_site *s = ct_map_put(&r->sites, site, pid, &fresh);
+  if (!s)
     return -ENOMEM;
   if (fresh) {
-    if ((m->nsites & (m->nsites - 1)) == 0) {
-      struct cx_site *n = realloc(m->sites, (m->nsites ? 2 * m->nsites : 64) * sizeof *n);
-      if (!n)
-        return -ENOMEM;
-      m->sites = n;
-    }
-    *ix = (uint32_t)m->nsites;
-    struct cx_site *s = &m->sites[m->nsites++];
-    memset(s, 0, sizeof *s);
     s->rs.site = site;
     s->rs.pid = pid;
-    ct_symbolize_site(m->st, &s->rs);
   }
-  struct cx_site *s = &m->sites[*ix];
   s->rs.count++;
   s->suspensions += (uint64_t)suspension;
   return 0;
 }
 
-/* Walks the events in time order: coroutine summaries and sites. */
-static int summarize(struct cx_model *m) {
-  struct ct_map tids;
-  ct_map_init(&tids, 1);
-  int rc = 0;
-  for (size_t i = 0; i < m->nev; i++) {
-    const struct cx_event *e = &m->ev[m->order[i]];
-    struct cx_coro *c = coro_put(m, e->probe_id);
+/* One event into its coroutine's summary, its site and thread. The lines of one
+ * coroutine come in its order (docs/TRACE_FORMAT.md): intervals are closed in
+ * file order, a ts going back is taken as no time. */
+static int summarize(struct cx_run *r, const struct cx_event *e) {
+  int fresh;
+  struct cx_coro *c = coro_put(r, e->probe_id);
+  if (!c || !ct_map_put(&r->tids, e->tid, 0, &fresh))
+    return -ENOMEM;
+  if (!c->events++)
+    c->first_ts = e->ts;
+  c->last_ts = e->ts;
+  uint64_t dt = e->ts > c->open_ts ? e->ts - c->open_ts : 0, group = c->resumes + c->destroys;
+  if (c->state == CT_CS_RUNNING && e->kind != CT_EV_WAKE && e->kind != CT_EV_RESUME)
+    c->run_ns += dt;
+  if (c->state == CT_CS_SUSPENDED && (e->kind == CT_EV_RESUME || e->kind == CT_EV_DESTROY))
+    c->suspended_ns += dt;
+  switch (e->kind) {
+  case CT_EV_CREATE:
+    c->incarnations++;
+    c->state = CT_CS_CREATED;
+    if (!c->has_create_site && e->has_site)
+      c->create_site = e->site, c->has_create_site = 1;
+    if (!c->has_parent && e->has_parent)
+      c->parent = e->parent, c->has_parent = 1;
+    if (!c->has_birth)
+      c->birth_ts = e->ts, c->has_birth = 1;
+    break;
+  case CT_EV_SUSPEND:
+    c->suspends++;
+    c->state = CT_CS_SUSPENDED;
+    c->open_ts = e->ts;
+    break;
+  case CT_EV_RESUME:
+    c->resumes++;
+    c->woken = 0;
+    if (c->state != CT_CS_RUNNING)
+      c->open_ts = e->ts;
+    c->state = CT_CS_RUNNING;
+    break;
+  case CT_EV_WAKE:
+    c->wakes++;
+    c->woken = 1;
+    break;
+  case CT_EV_DESTROY:
+    c->destroys++;
+    c->state = CT_CS_DESTROYED;
+    if (c->woken && !ct_map_put(&r->unflowed, e->probe_id, group, &fresh))
+      return -ENOMEM;
+    c->woken = 0;
+    break;
+  }
+  if (!e->has_site)
+    return 0;
+  c->last_site = e->site;
+  return site_use(r, c->pid, e->site, e->kind == CT_EV_SUSPEND);
+}
+
+/* A new run, current from now on. */
+static int run_start(struct cx_model *m) {
+  struct cx_run *n = realloc(m->runs, (m->nruns + 1) * sizeof *n);
+  if (!n)
+    return -ENOMEM;
+  m->runs = n;
+  struct cx_run *r = &m->runs[m->nruns++];
+  memset(r, 0, sizeof *r);
+  r->hash = 1469598103934665603ull;
+  ct_map_init(&r->co, sizeof(struct cx_coro));
+  ct_map_init(&r->sites, sizeof(struct cx_site));
+  ct_map_init(&r->tids, 0);
+  ct_map_init(&r->unflowed, 0);
+  return ct_state_new(BLOCKER_NS, &r->st);
+}
+
+/* After a run's last line: its id, its sites symbolized, the report. */
+static int run_finish(struct loader *ld, struct cx_run *r) {
+  struct cx_model *m = ld->m;
+  size_t k = (size_t)(r - m->runs);
+  if (!r->run_id[0]) /* a reference trace: name the run by its content */
+    snprintf(r->run_id, sizeof r->run_id, "content-%016llx", (unsigned long long)r->hash);
+  if (ld->run_id && k)
+    snprintf(r->run_id, sizeof r->run_id, "%s.%zu", ld->run_id, k + 1);
+  else if (ld->run_id)
+    snprintf(r->run_id, sizeof r->run_id, "%s", ld->run_id);
+  if (ld->host)
+    snprintf(r->host, sizeof r->host, "%s", ld->host);
+  for (size_t i = 0; i < r->sites.n; i++)
+    ct_symbolize_site(r->st, &((struct cx_site *)ct_map_at(&r->sites, i))->rs);
+  for (size_t i = 0; i < r->co.n; i++) { /* wakes still waiting for a run at the end */
+    const struct cx_coro *c = ct_map_at(&r->co, i);
     int fresh;
-    if (!c || !ct_map_put(&tids, e->tid, 0, &fresh)) {
-      rc = -ENOMEM;
+    if (c->woken &&
+        !ct_map_put(&r->unflowed, cx_map_key(&r->co, i), c->resumes + c->destroys, &fresh))
+      return -ENOMEM;
+  }
+  return ct_report_build(r->st, m->path, m->bytes, STUCK_NS, &r->rep);
+}
+
+/* ct_trace_read callback: a meta line after other lines starts a new run; each
+ * line feeds the run's report state, then its summaries. */
+static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struct ct_line *l) {
+  struct loader *ld = ctx;
+  struct cx_model *m = ld->m;
+  int rc, meta = err == CT_LINE_OK && l->type == CT_LINE_META;
+  if (ct_line_new_run(m->runs[m->nruns - 1].st->lines, err, l) &&
+      ((rc = run_finish(ld, &m->runs[m->nruns - 1])) || (rc = run_start(m))))
+    return rc;
+  struct cx_run *r = &m->runs[m->nruns - 1];
+  if ((rc = ct_state_line(r->st, lineno, err, l)))
+    return rc;
+  r->last_line = lineno;
+  if (err != CT_LINE_OK) {
+    r->skipped++;
+    if (!ld->first_bad)
+      ld->first_bad = lineno;
+    return 0;
+  }
+  if (meta) {
+    if (CT_HAS(l, CT_K_RUN_ID))
+      ct_str_copy(&l->run_id, r->run_id, sizeof r->run_id);
+    if (CT_HAS(l, CT_K_HOST))
+      ct_str_copy(&l->host, r->host, sizeof r->host);
+    if (CT_HAS(l, CT_K_MONO_NS) && CT_HAS(l, CT_K_WALL_NS)) {
+      r->mono_ns = l->mono_ns;
+      r->wall_ns = l->wall_ns;
+      r->has_clock = 1;
+    }
+    return 0;
+  }
+  if (l->type == CT_LINE_COROUTINE || l->type == CT_LINE_STATION_END) {
+    struct cx_coro *c = coro_put(r, l->probe_id);
+    if (!c)
+      return -ENOMEM;
+    if (l->type == CT_LINE_STATION_END) {
+      if (CT_HAS(l, CT_K_LOST))
+        c->lost += l->lost;
+      return 0;
+    }
+    if (CT_HAS(l, CT_K_PID))
+      c->pid = (uint32_t)l->pid;
+    if (CT_HAS(l, CT_K_PARENT))
+      c->parent = l->parent, c->has_parent = 1;
+    if (CT_HAS(l, CT_K_CREATE_SITE))
+      c->create_site = l->create_site, c->has_create_site = 1;
+    if (CT_HAS(l, CT_K_BIRTH_TS))
+      c->birth_ts = l->birth_ts, c->has_birth = 1;
+    if (CT_HAS(l, CT_K_LABEL) && !c->label)
+      return label_put(r, c, &l->label);
+    return 0;
+  }
+  if (l->type != CT_LINE_EVENT)
+    return 0;
+  struct cx_event e;
+  event_of(l, lineno, &e);
+  r->nev++;
+  m->nev++;
+  r->hash = fnv(fnv(fnv(fnv(r->hash, e.probe_id), e.ts), e.tid), e.seq);
+  return summarize(r, &e);
+}
+
+static void peek(void *ctx, const struct ct_line *l) {
+  struct loader *ld = ctx;
+  ct_state_prefetch(ld->m->runs[ld->m->nruns - 1].st, l);
+}
+
+/* A seekable copy of stdin when it is not a file: an unlinked temporary file. */
+static int seekable_stdin(int *fd, int64_t *start) {
+  if ((*start = lseek(STDIN_FILENO, 0, SEEK_CUR)) >= 0) {
+    *fd = STDIN_FILENO;
+    return 0;
+  }
+  *start = 0;
+  FILE *t = tmpfile();
+  char buf[1 << 16];
+  ssize_t k;
+  int rc = 0;
+  if (!t)
+    return -errno;
+  while ((k = read(STDIN_FILENO, buf, sizeof buf)) != 0) {
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k < 0 || fwrite(buf, 1, (size_t)k, t) != (size_t)k) {
+      rc = -(errno ? errno : EIO);
       goto out;
     }
-    if (!c->events++)
-      c->first_ts = e->ts;
-    c->last_ts = e->ts;
-    if (c->state == CT_CS_RUNNING && e->kind != CT_EV_WAKE && e->kind != CT_EV_RESUME)
-      c->run_ns += e->ts - c->run_start;
-    if (c->state == CT_CS_SUSPENDED && (e->kind == CT_EV_RESUME || e->kind == CT_EV_DESTROY))
-      c->suspended_ns += e->ts - c->susp_start;
-    switch (e->kind) {
-    case CT_EV_CREATE:
-      c->incarnations++;
-      c->state = CT_CS_CREATED;
-      if (!c->has_create_site && e->has_site)
-        c->create_site = e->site, c->has_create_site = 1;
-      if (!c->has_parent && e->has_parent)
-        c->parent = e->parent, c->has_parent = 1;
-      if (!c->has_birth)
-        c->birth_ts = e->ts, c->has_birth = 1;
-      break;
-    case CT_EV_SUSPEND:
-      c->suspends++;
-      c->state = CT_CS_SUSPENDED;
-      c->susp_start = e->ts;
-      break;
-    case CT_EV_RESUME:
-      c->resumes++;
-      if (c->state != CT_CS_RUNNING)
-        c->run_start = e->ts;
-      c->state = CT_CS_RUNNING;
-      break;
-    case CT_EV_WAKE:
-      c->wakes++;
-      break;
-    case CT_EV_DESTROY:
-      c->state = CT_CS_DESTROYED;
-      break;
-    }
-    if (e->has_site) {
-      c->last_site = e->site;
-      if ((rc = site_use(m, c->pid, e->site, e->kind == CT_EV_SUSPEND)))
-        goto out;
-    }
   }
-  m->threads = tids.n;
+  if (fflush(t) || (*fd = dup(fileno(t))) < 0 || lseek(*fd, 0, SEEK_SET) < 0)
+    rc = -errno;
 out:
-  ct_map_free(&tids);
+  fclose(t);
   return rc;
 }
 
 int cx_model_load(const char *path, const char *run_id, const char *host, struct cx_model *m,
                   uint64_t *bad_line) {
-  struct loader ld = {.m = m, .hash = 1469598103934665603ull};
-  int fd = -1, rc;
+  struct loader ld = {.m = m, .run_id = run_id, .host = host};
+  int rc;
   memset(m, 0, sizeof *m);
   m->path = path;
-  ct_map_init(&m->co_index, sizeof(uint32_t));
-  ct_map_init(&m->site_index, sizeof(uint32_t));
+  m->fd = -1;
   *bad_line = 0;
-  if ((rc = ct_state_new(BLOCKER_NS, &m->st)))
+  if (strcmp(path, "-"))
+    rc = (m->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ? -errno : 0;
+  else
+    rc = seekable_stdin(&m->fd, &m->start);
+  if (rc)
     goto out;
-  fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
-  if (fd < 0) {
-    rc = -errno;
+  if ((rc = run_start(m)) ||
+      (rc = ct_trace_read_diag(m->fd, READ_BUF, on_line, peek, &ld, &m->bytes, &m->diag)))
     goto out;
-  }
-  if ((rc = ct_trace_read(fd, READ_BUF, on_line, &ld, &m->bytes)))
-    goto out;
-  if (!m->nev && !m->st->has_meta && !m->st->has_end && !m->st->modules) {
+  const struct ct_state *st = m->runs[0].st;
+  if (m->nruns == 1 && !m->nev && !st->has_meta && !st->has_end && !st->modules) {
     *bad_line = ld.first_bad ? ld.first_bad : 1;
     rc = -EPROTO;
     goto out;
   }
-  if (!m->run_id[0]) /* a reference trace: name the run by its content */
-    snprintf(m->run_id, sizeof m->run_id, "content-%016llx", (unsigned long long)ld.hash);
-  if (run_id)
-    snprintf(m->run_id, sizeof m->run_id, "%s", run_id);
-  if (host)
-    snprintf(m->host, sizeof m->host, "%s", host);
-  if (m->nev > UINT32_MAX) {
-    rc = -EFBIG;
-    goto out;
-  }
-  if (!(m->order = malloc((m->nev ? m->nev : 1) * sizeof *m->order))) {
-    rc = -ENOMEM;
-    goto out;
-  }
-  for (size_t i = 0; i < m->nev; i++)
-    m->order[i] = (uint32_t)i;
-  sort_model = m;
-  qsort(m->order, m->nev, sizeof *m->order, cmp_time);
-  if ((rc = summarize(m)))
-    goto out;
-  rc = ct_report_build(m->st, path, m->bytes, STUCK_NS, &m->rep);
+  rc = run_finish(&ld, &m->runs[m->nruns - 1]);
 out:
-  if (fd > STDIN_FILENO)
-    close(fd);
   return rc;
 }
 
+struct pass2 {
+  const struct cx_model *m;
+  size_t run;
+  cx_event_fn fn;
+  void *ctx;
+};
+
+static int on_event(void *ctx, uint64_t lineno, enum ct_line_err err, const struct ct_line *l) {
+  struct pass2 *p = ctx;
+  if (err != CT_LINE_OK || l->type != CT_LINE_EVENT)
+    return 0;
+  while (p->run + 1 < p->m->nruns && lineno > p->m->runs[p->run].last_line)
+    p->run++;
+  struct cx_event e;
+  event_of(l, lineno, &e);
+  return p->fn(p->ctx, p->run, &e);
+}
+
+int cx_model_events(const struct cx_model *m, cx_event_fn fn, void *ctx) {
+  struct pass2 p = {.m = m, .fn = fn, .ctx = ctx};
+  uint64_t bytes = 0;
+  if (lseek(m->fd, m->start, SEEK_SET) < 0)
+    return -errno;
+  /* The first pass said where a binary trace's bad chunk is: this one stops there too. */
+  struct ct_read_diag diag;
+  return ct_trace_read_diag(m->fd, READ_BUF, on_event, NULL, &p, &bytes, &diag);
+}
+
 void cx_model_free(struct cx_model *m) {
-  for (size_t i = 0; i < m->nco; i++)
-    free(m->co[i].label);
-  free(m->co);
-  free(m->ev);
-  free(m->order);
-  free(m->sites);
-  ct_map_free(&m->co_index);
-  ct_map_free(&m->site_index);
-  ct_report_free(&m->rep);
-  ct_state_free(m->st); /* after the sites: their symbols live in its symbolizer */
+  for (size_t i = 0; i < m->nruns; i++) {
+    struct cx_run *r = &m->runs[i];
+    ct_map_free(&r->co);
+    ct_map_free(&r->sites);
+    ct_map_free(&r->tids);
+    ct_map_free(&r->unflowed);
+    free(r->labels);
+    ct_report_free(&r->rep);
+    ct_state_free(r->st); /* after the sites: their symbols live in its symbolizer */
+  }
+  free(m->runs);
+  if (m->fd > STDIN_FILENO)
+    close(m->fd);
   memset(m, 0, sizeof *m);
+  m->fd = -1;
 }

@@ -92,8 +92,8 @@ static int my_exec_own(struct my *s, char *sql, const char *what) {
   return rc;
 }
 
-/* DELETE of the run through a prepared statement (run_id, host bound). */
-static int delete_run(struct my *s, const struct cx_model *m, const char *table) {
+/* DELETE of a run through a prepared statement (run_id, host bound). */
+static int delete_run(struct my *s, const struct cx_run *m, const char *table) {
   char *sql = cx_sql_delete_run(&s->d, table);
   MYSQL_BIND bd[2];
   unsigned long len[2] = {strlen(m->run_id), strlen(m->host)};
@@ -156,8 +156,9 @@ static int my_begin(struct cx_sink *b, const struct cx_model *m, const struct cx
     return rc;
   s->in_tx = 1;
   for (int t = 0; t < CX_NTABLES; t++)
-    if ((rc = delete_run(s, m, n->t[t])))
-      return rc;
+    for (size_t i = 0; i < m->nruns; i++)
+      if ((rc = delete_run(s, &m->runs[i], n->t[t])))
+        return rc;
   return 0;
 }
 

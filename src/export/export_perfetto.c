@@ -60,25 +60,53 @@
 #define SL_LINE 4
 
 #define SEQ 1
-#define UUID_PROCESS 1
-#define UUID_THREAD0 2          /* + thread index */
-#define UUID_CORO0 (1ull << 32) /* + coroutine index */
+#define UUID_PROCESS0 (1ull << 62) /* + run index */
+#define UUID_THREAD0 2             /* + thread index (over all runs) */
+#define UUID_CORO0 (1ull << 32)    /* + coroutine index (over all runs) */
 #define FLUSH_AT (1u << 20)
+#define REORDER (1u << 16) /* events held to put harvest order into time order */
+/* Interned names kept at most: past it, the sequence's incremental state is
+ * cleared and names and source locations are sent again as they come. */
+#define NAMES_MAX (1u << 16)
+
+/* A wake's flow, waiting for its wakee's next run (a free-listed pool). */
+struct flow {
+  uint64_t id;
+  uint32_t next; /* index + 1, 0 = end */
+};
+
+/* A held event's place in the heap: its time order key, its slot in pf.held. */
+struct hkey {
+  uint64_t ts, line;
+  uint32_t slot;
+};
 
 struct pf {
   FILE *f;
   const struct cx_model *m;
+  const struct cx_run *run; /* the run being written, NULL before the first */
   struct pb b;
   struct ct_map names; /* (hash, len) -> iid */
   uint64_t next_iid, packets;
-  uint8_t *srcloc_sent; /* per site */
-  struct ct_map tids;   /* tid -> thread index */
-  uint64_t *thread_tid;
-  uint32_t *thread_open; /* coroutine index + 1 running on it, 0 none */
-  size_t nthreads;
-  /* per coroutine */
+  int cleared; /* the names were dropped: the next packet says so (SEQ_CLEARED) */
+  uint64_t thread0, coro0, site0; /* the run's first thread, coroutine and site: uuid / iid bases */
+  uint8_t *srcloc_sent;           /* per site of the run */
+  uint32_t *thread_open;          /* per thread: coroutine index + 1 running on it, 0 none */
+  /* per coroutine of the run */
   uint32_t *run_thread; /* thread index + 1 of its open run slice, 0 none */
   uint8_t *susp_open;
+  uint64_t *groups;    /* resumes + destroys so far: its wakes' group (cx_run.unflowed) */
+  uint32_t *flow_head; /* its wakes' flows since its last run */
+  struct flow *flows;
+  size_t nflows, capflows;
+  uint32_t free_flow;
+  /* Events held for time order: a min-heap of small keys, the events in slots */
+  struct hkey *heap;
+  struct cx_event *held; /* REORDER slots */
+  uint32_t *free_slots;  /* a stack: [0, REORDER - nheap) are the free slots */
+  size_t nheap;
+  uint64_t last, *tf;
+  size_t captf;
   cx_progress_fn prog;
   void *pctx;
   int err;
@@ -119,6 +147,11 @@ static void packet_begin(struct pf *p, uint64_t ts, uint32_t flags) {
 /* The iid of name; *fresh = 1 when it must be sent in this packet. */
 static uint64_t name_iid(struct pf *p, const char *s, int *fresh) {
   size_t n = strlen(s);
+  if (p->names.n >= NAMES_MAX) { /* a name per coroutine: memory stays bounded */
+    ct_map_free(&p->names);
+    memset(p->srcloc_sent, 0, p->run->sites.n);
+    p->cleared = 1;
+  }
   uint64_t *iid = ct_map_put(&p->names, hash_str(s, n), n, fresh);
   if (!iid) {
     p->err = -ENOMEM;
@@ -137,9 +170,10 @@ static void track_event(struct pf *p, uint64_t ts, uint64_t track, int type, con
   int fresh = 0;
   if (name)
     iid = name_iid(p, name, &fresh);
-  size_t si = site ? (size_t)(site - p->m->sites) : 0;
+  size_t si = site ? cx_map_index(&p->run->sites, site) : 0;
   int send_loc = site && site->rs.symbolized && site->rs.sym.function && !p->srcloc_sent[si];
-  packet_begin(p, ts, SEQ_NEEDS_STATE);
+  packet_begin(p, ts, SEQ_NEEDS_STATE | (p->cleared ? SEQ_CLEARED : 0));
+  p->cleared = 0;
   if (fresh || send_loc) {
     pb_begin(&p->b, TP_INTERNED);
     if (fresh) {
@@ -151,7 +185,7 @@ static void track_event(struct pf *p, uint64_t ts, uint64_t track, int type, con
     if (send_loc) {
       const struct ct_sym *y = &site->rs.sym;
       pb_begin(&p->b, ID_SRCLOCS);
-      pb_varint(&p->b, SL_IID, si + 1);
+      pb_varint(&p->b, SL_IID, p->site0 + si + 1);
       if (y->file)
         pb_string(&p->b, SL_FILE, y->file);
       pb_string(&p->b, SL_FUNC, y->function);
@@ -168,7 +202,7 @@ static void track_event(struct pf *p, uint64_t ts, uint64_t track, int type, con
   if (type != TYPE_END)
     pb_varint(&p->b, TE_NAME_IID, iid);
   if (site && p->srcloc_sent[si])
-    pb_varint(&p->b, TE_SRCLOC_IID, si + 1);
+    pb_varint(&p->b, TE_SRCLOC_IID, p->site0 + si + 1);
   if (probe_id) {
     pb_begin(&p->b, TE_DEBUG);
     pb_string(&p->b, DA_NAME, "probe_id");
@@ -183,81 +217,48 @@ static void track_event(struct pf *p, uint64_t ts, uint64_t track, int type, con
   packet_end(p);
 }
 
-/* The process track, a track per thread, an async track per coroutine. */
+/* The run's process track, a track per thread, an async track per coroutine. */
 static void descriptors(struct pf *p) {
-  const struct cx_model *m = p->m;
+  const struct cx_run *r = p->run;
   char name[256];
-  int64_t pid = m->st->target_pid ? (int64_t)m->st->target_pid : 1;
-  packet_begin(p, 0, SEQ_CLEARED);
+  int64_t pid = r->st->target_pid ? (int64_t)r->st->target_pid : 1;
+  uint64_t proc = UUID_PROCESS0 + (uint64_t)(r - p->m->runs);
+  packet_begin(p, 0, p->packets ? 0 : SEQ_CLEARED);
   pb_begin(&p->b, TP_TRACK_DESC);
-  pb_varint(&p->b, TD_UUID, UUID_PROCESS);
+  pb_varint(&p->b, TD_UUID, proc);
   pb_begin(&p->b, TD_PROCESS);
   pb_varint(&p->b, PD_PID, (uint64_t)pid);
-  snprintf(name, sizeof name, "traced program (run %.12s%s%s)", m->run_id, m->host[0] ? " on " : "",
-           m->host);
+  snprintf(name, sizeof name, "traced program (run %.12s%s%s)", r->run_id, r->host[0] ? " on " : "",
+           r->host);
   pb_string(&p->b, PD_NAME, name);
   pb_end(&p->b);
   pb_end(&p->b);
   packet_end(p);
-  for (size_t t = 0; t < p->nthreads; t++) {
+  for (size_t t = 0; t < r->tids.n; t++) {
     packet_begin(p, 0, 0);
     pb_begin(&p->b, TP_TRACK_DESC);
-    pb_varint(&p->b, TD_UUID, UUID_THREAD0 + t); /* in the process by its pid */
+    pb_varint(&p->b, TD_UUID, UUID_THREAD0 + p->thread0 + t); /* in the process by its pid */
     pb_begin(&p->b, TD_THREAD);
     pb_varint(&p->b, THD_PID, (uint64_t)pid);
-    pb_varint(&p->b, THD_TID, p->thread_tid[t]);
-    snprintf(name, sizeof name, "thread %" PRIu64, p->thread_tid[t]);
+    pb_varint(&p->b, THD_TID, cx_map_key(&r->tids, t));
+    snprintf(name, sizeof name, "thread %" PRIu64, cx_map_key(&r->tids, t));
     pb_string(&p->b, THD_NAME, name);
     pb_end(&p->b);
     pb_end(&p->b);
     packet_end(p);
   }
-  for (size_t c = 0; c < m->nco; c++) {
-    const struct cx_coro *co = &m->co[c];
+  for (size_t c = 0; c < r->co.n; c++) {
+    const char *label = cx_label(r, ct_map_at(&r->co, c));
     packet_begin(p, 0, 0);
     pb_begin(&p->b, TP_TRACK_DESC);
-    pb_varint(&p->b, TD_UUID, UUID_CORO0 + c);
-    pb_varint(&p->b, TD_PARENT, UUID_PROCESS);
-    snprintf(name, sizeof name, "coroutine %" PRIu64 "%s%s", co->probe_id, co->label ? " " : "",
-             co->label ? co->label : "");
+    pb_varint(&p->b, TD_UUID, UUID_CORO0 + p->coro0 + c);
+    pb_varint(&p->b, TD_PARENT, proc);
+    snprintf(name, sizeof name, "coroutine %" PRIu64 "%s%s", cx_map_key(&r->co, c),
+             label ? " " : "", label ? label : "");
     pb_string(&p->b, TD_NAME, name);
     pb_end(&p->b);
     packet_end(p);
   }
-}
-
-/* Thread index of tid (added on first sight). */
-static size_t thread_of(struct pf *p, uint64_t tid) {
-  int fresh;
-  uint32_t *ix = ct_map_put(&p->tids, tid, 0, &fresh);
-  if (!ix) {
-    p->err = -ENOMEM;
-    return 0;
-  }
-  if (fresh) {
-    if ((p->nthreads & (p->nthreads - 1)) == 0) {
-      size_t nc = p->nthreads ? 2 * p->nthreads : 16;
-      uint64_t *nt = realloc(p->thread_tid, nc * sizeof *nt);
-      if (nt)
-        p->thread_tid = nt;
-      uint32_t *no = realloc(p->thread_open, nc * sizeof *no);
-      if (no)
-        p->thread_open = no;
-      if (!nt || !no) {
-        p->err = -ENOMEM;
-        return 0;
-      }
-    }
-    p->thread_tid[p->nthreads] = tid;
-    p->thread_open[p->nthreads] = 0;
-    *ix = (uint32_t)p->nthreads++;
-  }
-  return *ix;
-}
-
-/* Index of a coroutine the model knows (every event's is known). */
-static size_t coro_index(const struct cx_model *m, uint64_t id) {
-  return (size_t)(cx_coro_of(m, id) - m->co);
 }
 
 /* Ends coroutine c's open run slice, if any, on its thread's track. */
@@ -265,7 +266,7 @@ static void end_run(struct pf *p, size_t c, uint64_t ts) {
   if (!p->run_thread[c])
     return;
   size_t t = p->run_thread[c] - 1;
-  track_event(p, ts, UUID_THREAD0 + t, TYPE_END, NULL, 0, NULL, 0, NULL, 0, 0);
+  track_event(p, ts, UUID_THREAD0 + p->thread0 + t, TYPE_END, NULL, 0, NULL, 0, NULL, 0, 0);
   p->thread_open[t] = 0;
   p->run_thread[c] = 0;
 }
@@ -274,7 +275,7 @@ static void end_run(struct pf *p, size_t c, uint64_t ts) {
 static void end_susp(struct pf *p, size_t c, uint64_t ts) {
   if (!p->susp_open[c])
     return;
-  track_event(p, ts, UUID_CORO0 + c, TYPE_END, NULL, 0, NULL, 0, NULL, 0, 0);
+  track_event(p, ts, UUID_CORO0 + p->coro0 + c, TYPE_END, NULL, 0, NULL, 0, NULL, 0, 0);
   p->susp_open[c] = 0;
 }
 
@@ -294,174 +295,250 @@ static void susp_name(const struct cx_event *e, const struct cx_site *s, char *b
   snprintf(buf, n, "%s%s", obj, at);
 }
 
-/* Flows: each wake followed by a run of its wakee gets flow id (its index + 1);
- * that run terminates every such wake since the wakee's previous run. Fills
- * flowed[] (per event) and term (resume index, flow id) pairs in time order. */
-struct term {
-  uint32_t resume;
-  uint64_t flow;
-};
-
-static int plan_flows(const struct cx_model *m, uint8_t *flowed, struct term **tout,
-                      size_t *ntout) {
-  uint32_t *next = malloc((m->nev ? m->nev : 1) * sizeof *next);
-  uint32_t *head = malloc((m->nco ? m->nco : 1) * sizeof *head);
-  struct term *term = NULL;
-  size_t nterm = 0, cap = 0;
-  int rc = 0;
-  if (!next || !head) {
-    rc = -ENOMEM;
-    goto out;
-  }
-  for (size_t c = 0; c < m->nco; c++)
-    head[c] = UINT32_MAX;
-  for (size_t i = 0; i < m->nev; i++) {
-    uint32_t ei = m->order[i];
-    const struct cx_event *e = &m->ev[ei];
-    size_t c = coro_index(m, e->probe_id);
-    if (e->kind == CT_EV_WAKE) {
-      next[ei] = head[c]; /* a stack: order within one run does not matter */
-      head[c] = ei;
-    } else if (e->kind == CT_EV_RESUME) {
-      for (uint32_t w = head[c]; w != UINT32_MAX; w = next[w]) {
-        if (nterm == cap) {
-          cap = cap ? 2 * cap : 1024;
-          struct term *nt = realloc(term, cap * sizeof *nt);
-          if (!nt) {
-            rc = -ENOMEM;
-            goto out;
-          }
-          term = nt;
-        }
-        term[nterm++] = (struct term){ei, (uint64_t)w + 1};
-        flowed[w] = 1;
+/* A wake's flow (id: its line) joins its wakee's list, unless no run of the
+ * wakee follows it (cx_run.unflowed): then it has no arrow. Returns the id or 0. */
+static uint64_t flow_start(struct pf *p, size_t c, const struct cx_event *e) {
+  if (ct_map_get(&p->run->unflowed, e->probe_id, p->groups[c]))
+    return 0;
+  uint32_t k = p->free_flow;
+  if (k) {
+    p->free_flow = p->flows[k - 1].next;
+  } else {
+    if (p->nflows == p->capflows) {
+      size_t nc = p->capflows ? 2 * p->capflows : 256;
+      struct flow *n = realloc(p->flows, nc * sizeof *n);
+      if (!n) {
+        p->err = -ENOMEM;
+        return 0;
       }
-      head[c] = UINT32_MAX;
-    } else if (e->kind == CT_EV_DESTROY) {
-      head[c] = UINT32_MAX; /* never run again: those wakes have no flow */
+      p->flows = n;
+      p->capflows = nc;
     }
+    k = (uint32_t)++p->nflows;
   }
-out:
-  free(next);
-  free(head);
-  if (rc)
-    free(term), term = NULL, nterm = 0;
-  *tout = term;
-  *ntout = nterm;
-  return rc;
+  p->flows[k - 1] = (struct flow){e->line, p->flow_head[c]};
+  p->flow_head[c] = k;
+  return e->line;
 }
 
-/* The events in time order into slices, instants and flows; closes what is open at the end. */
-static void walk(struct pf *p, const uint8_t *flowed, const struct term *term, size_t nterm) {
-  const struct cx_model *m = p->m;
-  char buf[320];
-  size_t tk = 0;
-  uint64_t last = 0, *tf = NULL;
-  size_t tfcap = 0;
-  for (size_t i = 0; i < m->nev && !p->err; i++) {
-    uint32_t ei = m->order[i];
-    const struct cx_event *e = &m->ev[ei];
-    size_t c = coro_index(m, e->probe_id);
-    const struct cx_coro *co = &m->co[c];
-    const struct cx_site *site = e->has_site ? cx_site_of(m, co->pid, e->site) : NULL;
-    size_t th = thread_of(p, e->tid);
-    last = e->ts;
-    switch (e->kind) {
-    case CT_EV_RESUME: {
-      size_t nt = 0;
-      while (tk < nterm && term[tk].resume == ei) {
-        if (nt == tfcap) {
-          tfcap = tfcap ? 2 * tfcap : 16;
-          uint64_t *n = realloc(tf, tfcap * sizeof *n);
-          if (!n) {
-            p->err = -ENOMEM;
-            goto out;
-          }
-          tf = n;
-        }
-        tf[nt++] = term[tk++].flow;
+/* The flows a run of c terminates (its wakes' since its last run) into p->tf; their count. */
+static size_t flows_end(struct pf *p, size_t c) {
+  size_t n = 0;
+  for (uint32_t k = p->flow_head[c], next; k; k = next) {
+    next = p->flows[k - 1].next;
+    if (n == p->captf) {
+      size_t nc = p->captf ? 2 * p->captf : 16;
+      uint64_t *t = realloc(p->tf, nc * sizeof *t);
+      if (!t) {
+        p->err = -ENOMEM;
+        return 0;
       }
-      end_run(p, c, e->ts); /* resumed while running: close the old run */
-      if (p->thread_open[th])
-        end_run(p, p->thread_open[th] - 1, e->ts);
-      end_susp(p, c, e->ts);
-      snprintf(buf, sizeof buf, "coroutine %" PRIu64 "%s%s", co->probe_id, co->label ? " " : "",
-               co->label ? co->label : "");
-      track_event(p, e->ts, UUID_THREAD0 + th, TYPE_BEGIN, buf, 0, NULL, 0, tf, nt, co->probe_id);
-      p->run_thread[c] = (uint32_t)th + 1;
-      p->thread_open[th] = (uint32_t)c + 1;
-      break;
+      p->tf = t;
+      p->captf = nc;
     }
-    case CT_EV_SUSPEND:
-      end_run(p, c, e->ts);
-      end_susp(p, c, e->ts);
-      susp_name(e, site, buf, sizeof buf);
-      track_event(p, e->ts, UUID_CORO0 + c, TYPE_BEGIN, buf, 0, site, 0, NULL, 0, 0);
-      p->susp_open[c] = 1;
-      break;
-    case CT_EV_DESTROY:
-      end_run(p, c, e->ts);
-      end_susp(p, c, e->ts);
-      track_event(p, e->ts, UUID_CORO0 + c, TYPE_INSTANT, "destroy", 0, site, 0, NULL, 0, 0);
-      break;
-    case CT_EV_CREATE:
-      track_event(p, e->ts, UUID_CORO0 + c, TYPE_INSTANT, "create", 0, site, 0, NULL, 0, 0);
-      break;
-    case CT_EV_WAKE:
-      snprintf(buf, sizeof buf, "wake %" PRIu64, co->probe_id);
-      track_event(p, e->ts, UUID_THREAD0 + th, TYPE_INSTANT, buf, 0, site,
-                  flowed[ei] ? (uint64_t)ei + 1 : 0, NULL, 0, 0);
-      break;
-    }
+    p->tf[n++] = p->flows[k - 1].id;
+    p->flows[k - 1].next = p->free_flow;
+    p->free_flow = k;
   }
-  /* Close what is still open at the end of the trace. */
-  if (m->rep.end_ts > last)
-    last = m->rep.end_ts;
-  for (size_t c = 0; c < m->nco && !p->err; c++) {
+  p->flow_head[c] = 0;
+  return n;
+}
+
+/* One event, in time order, into slices, instants and flows. */
+static void walk(struct pf *p, const struct cx_event *e) {
+  const struct cx_run *r = p->run;
+  const struct cx_coro *co = cx_coro_of(r, e->probe_id);
+  size_t c = cx_map_index(&r->co, co);
+  const struct cx_site *site = e->has_site ? cx_site_of(r, co->pid, e->site) : NULL;
+  size_t th = cx_map_index(&r->tids, ct_map_get(&r->tids, e->tid, 0));
+  const char *label = cx_label(r, co);
+  char buf[320];
+  p->last = e->ts;
+  switch (e->kind) {
+  case CT_EV_RESUME: {
+    size_t nt = flows_end(p, c);
+    p->groups[c]++;
+    end_run(p, c, e->ts); /* resumed while running: close the old run */
+    if (p->thread_open[th])
+      end_run(p, p->thread_open[th] - 1, e->ts);
+    end_susp(p, c, e->ts);
+    snprintf(buf, sizeof buf, "coroutine %" PRIu64 "%s%s", e->probe_id, label ? " " : "",
+             label ? label : "");
+    track_event(p, e->ts, UUID_THREAD0 + p->thread0 + th, TYPE_BEGIN, buf, 0, NULL, 0, p->tf, nt,
+                e->probe_id);
+    p->run_thread[c] = (uint32_t)th + 1;
+    p->thread_open[th] = (uint32_t)c + 1;
+    break;
+  }
+  case CT_EV_SUSPEND:
+    end_run(p, c, e->ts);
+    end_susp(p, c, e->ts);
+    susp_name(e, site, buf, sizeof buf);
+    track_event(p, e->ts, UUID_CORO0 + p->coro0 + c, TYPE_BEGIN, buf, 0, site, 0, NULL, 0, 0);
+    p->susp_open[c] = 1;
+    break;
+  case CT_EV_DESTROY:
+    flows_end(p, c); /* never run again: those wakes have no flow (none were started) */
+    p->groups[c]++;
+    end_run(p, c, e->ts);
+    end_susp(p, c, e->ts);
+    track_event(p, e->ts, UUID_CORO0 + p->coro0 + c, TYPE_INSTANT, "destroy", 0, site, 0, NULL, 0,
+                0);
+    break;
+  case CT_EV_CREATE:
+    track_event(p, e->ts, UUID_CORO0 + p->coro0 + c, TYPE_INSTANT, "create", 0, site, 0, NULL, 0,
+                0);
+    break;
+  case CT_EV_WAKE:
+    snprintf(buf, sizeof buf, "wake %" PRIu64, e->probe_id);
+    track_event(p, e->ts, UUID_THREAD0 + p->thread0 + th, TYPE_INSTANT, buf, 0, site,
+                flow_start(p, c, e), NULL, 0, 0);
+    break;
+  }
+}
+
+/* Time order: ts, then line in the file. */
+static int before(const struct hkey *x, const struct hkey *y) {
+  return x->ts != y->ts ? x->ts < y->ts : x->line < y->line;
+}
+
+/* Fills the hole at the root of the heap h[n] with x: the hole goes down to a
+ * leaf by the earlier child, then x up from there (Floyd's: one compare a level;
+ * a new key is mostly among the latest, so it rises little). */
+static void sift(struct hkey *h, size_t n, struct hkey x) {
+  size_t i = 0, k;
+  while ((k = 2 * i + 1) < n) {
+    if (k + 1 < n && before(&h[k + 1], &h[k]))
+      k++;
+    h[i] = h[k];
+    i = k;
+  }
+  for (; i > 0 && before(&x, &h[(i - 1) / 2]); i = (i - 1) / 2)
+    h[i] = h[(i - 1) / 2];
+  h[i] = x;
+}
+
+/* Takes the earliest held event out of the heap and walks it. */
+static void pop(struct pf *p) {
+  struct hkey top = p->heap[0];
+  size_t n = --p->nheap;
+  sift(p->heap, n, p->heap[n]);
+  p->free_slots[REORDER - 1 - n] = top.slot;
+  walk(p, &p->held[top.slot]);
+}
+
+/* Ends the run being written: its held events, then what is still open at its end. */
+static void run_end(struct pf *p) {
+  const struct cx_run *r = p->run;
+  while (p->nheap && !p->err)
+    pop(p);
+  uint64_t last = r->rep.end_ts > p->last ? r->rep.end_ts : p->last;
+  for (size_t c = 0; c < r->co.n && !p->err; c++) {
     end_run(p, c, last);
     end_susp(p, c, last);
   }
-out:
-  free(tf);
+  p->thread0 += r->tids.n;
+  p->coro0 += r->co.n;
+  p->site0 += r->sites.n;
+}
+
+/* Frees the per-run arrays. */
+static void run_free(struct pf *p) {
+  free(p->srcloc_sent);
+  free(p->thread_open);
+  free(p->run_thread);
+  free(p->susp_open);
+  free(p->groups);
+  free(p->flow_head);
+}
+
+/* Starts writing run k: its descriptors, its per-coroutine state. */
+static void run_begin(struct pf *p, size_t k) {
+  const struct cx_run *r = p->run = &p->m->runs[k];
+  size_t nco = r->co.n ? r->co.n : 1;
+  run_free(p);
+  p->srcloc_sent = calloc(r->sites.n ? r->sites.n : 1, 1);
+  p->thread_open = calloc(r->tids.n ? r->tids.n : 1, sizeof *p->thread_open);
+  p->run_thread = calloc(nco, sizeof *p->run_thread);
+  p->susp_open = calloc(nco, 1);
+  p->groups = calloc(nco, sizeof *p->groups);
+  p->flow_head = calloc(nco, sizeof *p->flow_head);
+  p->nflows = 0;
+  p->free_flow = 0;
+  p->last = 0;
+  if (!p->srcloc_sent || !p->thread_open || !p->run_thread || !p->susp_open || !p->groups ||
+      !p->flow_head)
+    p->err = -ENOMEM;
+  else
+    descriptors(p);
+}
+
+/* cx_model_events callback: runs begin and end; events are held until REORDER later lines. */
+static int on_event(void *ctx, size_t k, const struct cx_event *e) {
+  struct pf *p = ctx;
+  if (!p->run || p->run != &p->m->runs[k]) {
+    for (size_t j = p->run ? (size_t)(p->run - p->m->runs) : 0; !p->err && (!p->run || j < k);) {
+      if (p->run)
+        run_end(p), j++;
+      if (!p->err)
+        run_begin(p, j);
+    }
+  }
+  struct hkey *h = p->heap, x = {e->ts, e->line, 0};
+  if (p->nheap == REORDER) { /* full: the earliest of the held events and e goes */
+    if (!before(&h[0], &x)) {
+      walk(p, e);
+      return p->err;
+    }
+    struct cx_event first = p->held[x.slot = h[0].slot];
+    p->held[x.slot] = *e;
+    sift(h, p->nheap, x);
+    walk(p, &first);
+    return p->err;
+  }
+  x.slot = p->free_slots[REORDER - 1 - p->nheap];
+  p->held[x.slot] = *e;
+  size_t i = p->nheap++;
+  for (; i > 0 && before(&x, &h[(i - 1) / 2]); i = (i - 1) / 2)
+    h[i] = h[(i - 1) / 2];
+  h[i] = x;
+  return p->err;
 }
 
 int cx_write_perfetto(FILE *f, const struct cx_model *m, uint64_t *rows, cx_progress_fn prog,
                       void *pctx) {
   struct pf p = {.f = f, .m = m, .prog = prog, .pctx = pctx};
-  uint8_t *flowed = calloc(m->nev ? m->nev : 1, 1);
-  struct term *term = NULL;
-  size_t nterm = 0;
   ct_map_init(&p.names, sizeof(uint64_t));
-  ct_map_init(&p.tids, sizeof(uint32_t));
-  p.srcloc_sent = calloc(m->nsites ? m->nsites : 1, 1);
-  p.run_thread = calloc(m->nco ? m->nco : 1, sizeof *p.run_thread);
-  p.susp_open = calloc(m->nco ? m->nco : 1, 1);
-  if (!flowed || !p.srcloc_sent || !p.run_thread || !p.susp_open)
+  p.heap = malloc(REORDER * sizeof *p.heap);
+  p.held = malloc(REORDER * sizeof *p.held);
+  if (!p.heap || !p.held || !(p.free_slots = malloc(REORDER * sizeof *p.free_slots)))
     p.err = -ENOMEM;
-  if (!p.err)
-    p.err = plan_flows(m, flowed, &term, &nterm);
-  /* Threads first, so their descriptors lead the file. */
-  for (size_t i = 0; i < m->nev && !p.err; i++)
-    thread_of(&p, m->ev[m->order[i]].tid);
-  if (!p.err)
-    descriptors(&p);
-  if (!p.err)
-    walk(&p, flowed, term, nterm);
-  if (!p.err && p.b.n && fwrite(p.b.p, 1, p.b.n, f) != p.b.n)
-    p.err = -(errno ? errno : EIO);
+  for (uint32_t k = 0; !p.err && k < REORDER; k++)
+    p.free_slots[k] = k;
+  int rc = p.err ? p.err : cx_model_events(m, on_event, &p);
+  if (!rc && !p.err) /* the runs not yet begun (no events), then the last one's end */
+    for (size_t j = p.run ? (size_t)(p.run - m->runs) : 0; !p.err && j < m->nruns; j++) {
+      if (p.run && p.run == &m->runs[j]) {
+        run_end(&p);
+        continue;
+      }
+      run_begin(&p, j);
+      run_end(&p);
+    }
+  if (!rc)
+    rc = p.err;
+  if (!rc && p.b.n && fwrite(p.b.p, 1, p.b.n, f) != p.b.n)
+    rc = -(errno ? errno : EIO);
   if (prog)
     prog(pctx, p.packets, p.packets);
   *rows = p.packets;
-  int rc = p.err;
   pb_free(&p.b);
   ct_map_free(&p.names);
-  ct_map_free(&p.tids);
-  free(p.srcloc_sent);
-  free(p.run_thread);
-  free(p.susp_open);
-  free(p.thread_tid);
-  free(p.thread_open);
-  free(flowed);
-  free(term);
+  run_free(&p);
+  free(p.flows);
+  free(p.heap);
+  free(p.held);
+  free(p.free_slots);
+  free(p.tf);
   return rc;
 }

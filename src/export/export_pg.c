@@ -114,13 +114,15 @@ static int pg_begin(struct cx_sink *b, const struct cx_model *m, const struct cx
   /* Exports from many hosts into one database: one at a time creates tables. */
   if ((rc = pg_exec(s, "SELECT pg_advisory_xact_lock(7021815640623616)", 0, NULL, "lock")))
     return rc;
-  const char *key[2] = {m->run_id, m->host};
   for (int t = 0; t < CX_NTABLES; t++) {
     if ((rc = pg_exec_own(s, cx_sql_create(&s->d, t, n->t[t]), 0, NULL, "CREATE TABLE")))
       return rc;
-    if ((rc = pg_exec_own(s, cx_sql_delete_run(&s->d, n->t[t]), 2, key,
-                          "replacing the run's old rows")))
-      return rc;
+    for (size_t i = 0; i < m->nruns; i++) {
+      const char *key[2] = {m->runs[i].run_id, m->runs[i].host};
+      if ((rc = pg_exec_own(s, cx_sql_delete_run(&s->d, n->t[t]), 2, key,
+                            "replacing the run's old rows")))
+        return rc;
+    }
   }
   return 0;
 }

@@ -1,4 +1,5 @@
-/* export_sqlite.c - the SQLite target (libsqlite3): WAL, one transaction,
+/* export_sqlite.c - the SQLite target (libsqlite3): WAL, 16 KiB pages in a new
+ * file, a 32 MiB page cache (the export's memory budget), one transaction,
  * one prepared INSERT per table bound and stepped per row, the run's old rows
  * replaced, indexes built after the load. */
 #include "export/export_sql.h"
@@ -73,7 +74,8 @@ static int sq_begin(struct cx_sink *b, const struct cx_model *m, const struct cx
     return sq_fail(s, "cannot open");
   sqlite3_busy_timeout(s->db, 10000);
   if ((rc = sq_exec(s,
-                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-131072",
+                    "PRAGMA page_size=16384; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                    " PRAGMA cache_size=-32768",
                     "setting WAL")))
     return rc;
   if ((rc = sq_exec(s, "BEGIN IMMEDIATE", "BEGIN")))
@@ -86,10 +88,11 @@ static int sq_begin(struct cx_sink *b, const struct cx_model *m, const struct cx
     sqlite3_stmt *st = NULL;
     if (!del)
       return sq_fail(s, "out of memory building SQL");
-    int ok = sqlite3_prepare_v2(s->db, del, -1, &st, NULL) == SQLITE_OK &&
-             sqlite3_bind_text(st, 1, m->run_id, -1, SQLITE_STATIC) == SQLITE_OK &&
-             sqlite3_bind_text(st, 2, m->host, -1, SQLITE_STATIC) == SQLITE_OK &&
-             sqlite3_step(st) == SQLITE_DONE;
+    int ok = sqlite3_prepare_v2(s->db, del, -1, &st, NULL) == SQLITE_OK;
+    for (size_t i = 0; ok && i < m->nruns; i++)
+      ok = sqlite3_bind_text(st, 1, m->runs[i].run_id, -1, SQLITE_STATIC) == SQLITE_OK &&
+           sqlite3_bind_text(st, 2, m->runs[i].host, -1, SQLITE_STATIC) == SQLITE_OK &&
+           sqlite3_step(st) == SQLITE_DONE && sqlite3_reset(st) == SQLITE_OK;
     free(del);
     sqlite3_finalize(st);
     if (!ok)

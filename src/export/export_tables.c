@@ -1,6 +1,6 @@
 /* export_tables.c - the schema every target shares (docs/EXPORT.md) and the
- * rows of each table, produced from the export model; the driver that feeds
- * them to a sink. */
+ * rows of each table, produced from the export model (the events streamed from
+ * the trace again); the driver that feeds them to a sink. */
 #include "export/export.h"
 
 #include <errno.h>
@@ -70,6 +70,8 @@ struct rowb {
   struct cx_val v[CX_MAX_COLS];
   int n;
   char buf[CX_MAX_COLS][24]; /* hex and decimal texts */
+  char text[16384];          /* texts made valid UTF-8 */
+  size_t ntext;
 };
 static void vnull(struct rowb *r) {
   r->v[r->n++] = (struct cx_val){.null = 1};
@@ -77,11 +79,22 @@ static void vnull(struct rowb *r) {
 static void vint(struct rowb *r, uint64_t i) {
   r->v[r->n++] = (struct cx_val){.i = (int64_t)i};
 }
+/* A text, as valid UTF-8 (ct_utf8_clean's rule): every target stores the same. */
 static void vtext(struct rowb *r, const char *s) {
-  if (!s)
+  if (!s) {
     vnull(r);
-  else
-    r->v[r->n++] = (struct cx_val){.s = s, .n = strlen(s)};
+    return;
+  }
+  size_t n = strlen(s), i = 0, k;
+  while (i < n && (k = ct_utf8_len(s + i, n - i)))
+    i += k;
+  if (i < n) { /* debug-info names are bytes, not always UTF-8 */
+    char *o = r->text + r->ntext;
+    k = ct_utf8_clean(s, n, o, sizeof r->text - r->ntext);
+    r->ntext += k + 1;
+    s = o, n = k;
+  }
+  r->v[r->n++] = (struct cx_val){.s = s, .n = n};
 }
 static void vhex(struct rowb *r, uint64_t a) {
   size_t n = cx_hex(a, r->buf[r->n]);
@@ -110,10 +123,11 @@ static void vobj(struct rowb *r, int is_str, uint64_t o) {
     r->n++;
   }
 }
-static void vkey(struct rowb *r, const struct cx_model *m) {
+static void vkey(struct rowb *r, const struct cx_run *run) {
   r->n = 0;
-  vtext(r, m->run_id);
-  vtext(r, m->host);
+  r->ntext = 0;
+  vtext(r, run->run_id);
+  vtext(r, run->host);
 }
 
 static const char *state_name(int s) {
@@ -121,35 +135,36 @@ static const char *state_name(int s) {
   return n[s <= CT_CS_DESTROYED ? s : 0];
 }
 
-static int rows_runs(const struct cx_model *m, cx_row_fn fn, void *ctx) {
+static int rows_runs(const struct cx_model *m, const struct cx_run *run, cx_row_fn fn, void *ctx) {
   struct rowb r;
-  const struct ct_state *st = m->st;
-  vkey(&r, m);
+  const struct ct_state *st = run->st;
+  const struct ct_report *rep = &run->rep;
+  vkey(&r, run);
   vtext(&r, m->path);
   vtext(&r, st->has_meta ? "corotracer" : "reference");
   vint_if(&r, st->target_pid, st->target_pid);
-  vint(&r, m->rep.start_ts);
-  vint(&r, m->rep.end_ts);
-  vint_if(&r, m->has_clock, cx_wall_ns(m, m->rep.start_ts));
-  vint(&r, m->rep.duration_ns);
-  vint(&r, m->nev);
-  vint(&r, m->rep.lost_events);
-  vint(&r, m->skipped);
-  vint(&r, m->nco);
-  vint(&r, m->threads);
+  vint(&r, rep->start_ts);
+  vint(&r, rep->end_ts);
+  vint_if(&r, run->has_clock, cx_wall_ns(run, rep->start_ts));
+  vint(&r, rep->duration_ns);
+  vint(&r, run->nev);
+  vint(&r, rep->lost_events);
+  vint(&r, run->skipped);
+  vint(&r, run->co.n);
+  vint(&r, run->tids.n);
   vint_if(&r, st->exit_has_code, (uint64_t)st->exit_code);
   vint_if(&r, st->exit_has_signal, (uint64_t)st->exit_signal);
-  vint(&r, m->rep.nf);
+  vint(&r, rep->nf);
   return fn(ctx, CX_T_RUNS, r.v);
 }
 
-static int rows_coros(const struct cx_model *m, cx_row_fn fn, void *ctx) {
+static int rows_coros(const struct cx_run *run, cx_row_fn fn, void *ctx) {
   struct rowb r;
-  for (size_t i = 0; i < m->nco; i++) {
-    const struct cx_coro *c = &m->co[i];
-    vkey(&r, m);
-    vint(&r, c->probe_id);
-    vtext(&r, c->label);
+  for (size_t i = 0; i < run->co.n; i++) {
+    const struct cx_coro *c = ct_map_at(&run->co, i);
+    vkey(&r, run);
+    vint(&r, cx_map_key(&run->co, i)); /* probe_id */
+    vtext(&r, cx_label(run, c));
     vint_if(&r, c->pid, c->pid);
     vint_if(&r, c->has_parent, c->parent);
     vhex_if(&r, c->has_create_site, c->create_site);
@@ -175,51 +190,54 @@ static int rows_coros(const struct cx_model *m, cx_row_fn fn, void *ctx) {
   return 0;
 }
 
-static int rows_events(const struct cx_model *m, cx_row_fn fn, void *ctx) {
+struct ev_rows {
+  const struct cx_model *m;
+  cx_row_fn fn;
+  void *ctx;
+};
+
+/* cx_model_events callback: one events-table row. */
+static int event_row(void *ctx, size_t run_ix, const struct cx_event *e) {
+  const struct ev_rows *er = ctx;
+  const struct cx_run *run = &er->m->runs[run_ix];
   struct rowb r;
-  for (size_t i = 0; i < m->nev; i++) {
-    const struct cx_event *e = &m->ev[i];
-    vkey(&r, m);
-    vint(&r, e->line);
-    vint(&r, e->probe_id);
-    vint(&r, e->tid);
-    vint(&r, e->ts);
-    vint(&r, e->ts - m->rep.start_ts);
-    vint_if(&r, m->has_clock, cx_wall_ns(m, e->ts));
-    vtext(&r, cx_kind_name(e->kind));
-    vint_if(&r, e->has_ev, e->ev);
-    vint(&r, e->is_active);
-    vhex(&r, e->addr);
-    vint(&r, e->seq);
-    vhex_if(&r, e->has_site, e->site);
-    vtext(&r, e->wait == 1 ? "fd" : e->wait == 2 ? "ptr" : NULL);
-    if (e->wait)
-      vobj(&r, e->obj_is_str, e->obj);
-    else
-      vnull(&r);
-    vint_if(&r, e->has_from, e->from);
-    vint_if(&r, e->has_parent, e->parent);
-    int rc = fn(ctx, CX_T_EVENTS, r.v);
-    if (rc)
-      return rc;
-  }
-  return 0;
+  vkey(&r, run);
+  vint(&r, e->line);
+  vint(&r, e->probe_id);
+  vint(&r, e->tid);
+  vint(&r, e->ts);
+  vint(&r, e->ts - run->rep.start_ts);
+  vint_if(&r, run->has_clock, cx_wall_ns(run, e->ts));
+  vtext(&r, cx_kind_name(e->kind));
+  vint_if(&r, e->has_ev, e->ev);
+  vint(&r, e->is_active);
+  vhex(&r, e->addr);
+  vint(&r, e->seq);
+  vhex_if(&r, e->has_site, e->site);
+  vtext(&r, e->wait == 1 ? "fd" : e->wait == 2 ? "ptr" : NULL);
+  if (e->wait)
+    vobj(&r, e->obj_is_str, e->obj);
+  else
+    vnull(&r);
+  vint_if(&r, e->has_from, e->from);
+  vint_if(&r, e->has_parent, e->parent);
+  return er->fn(er->ctx, CX_T_EVENTS, r.v);
 }
 
 /* The report's duration percentiles of a suspension site, if it has them. */
-static const struct ct_rsite *report_site(const struct cx_model *m, const struct ct_rsite *s) {
-  for (size_t i = 0; i < m->rep.nsites; i++)
-    if (m->rep.sites[i].site == s->site && m->rep.sites[i].pid == s->pid)
-      return &m->rep.sites[i];
+static const struct ct_rsite *report_site(const struct cx_run *run, const struct ct_rsite *s) {
+  for (size_t i = 0; i < run->rep.nsites; i++)
+    if (run->rep.sites[i].site == s->site && run->rep.sites[i].pid == s->pid)
+      return &run->rep.sites[i];
   return NULL;
 }
 
-static int rows_sites(const struct cx_model *m, cx_row_fn fn, void *ctx) {
+static int rows_sites(const struct cx_run *run, cx_row_fn fn, void *ctx) {
   struct rowb r;
-  for (size_t i = 0; i < m->nsites; i++) {
-    const struct cx_site *s = &m->sites[i];
+  for (size_t i = 0; i < run->sites.n; i++) {
+    const struct cx_site *s = ct_map_at(&run->sites, i);
     const struct ct_sym *y = &s->rs.sym;
-    vkey(&r, m);
+    vkey(&r, run);
     vint_if(&r, s->rs.pid, s->rs.pid);
     vhex(&r, s->rs.site);
     vtext(&r, y->function);
@@ -229,7 +247,7 @@ static int rows_sites(const struct cx_model *m, cx_row_fn fn, void *ctx) {
     vhex_if(&r, y->module, y->offset);
     vint(&r, s->rs.count);
     vint(&r, s->suspensions);
-    const struct ct_rsite *rs = report_site(m, &s->rs);
+    const struct ct_rsite *rs = report_site(run, &s->rs);
     if (rs && rs->has_dur)
       vint(&r, rs->p50), vint(&r, rs->p99), vint(&r, rs->max);
     else
@@ -241,17 +259,17 @@ static int rows_sites(const struct cx_model *m, cx_row_fn fn, void *ctx) {
   return 0;
 }
 
-static int rows_findings(const struct cx_model *m, int t, cx_row_fn fn, void *ctx) {
+static int rows_findings(const struct cx_run *run, int t, cx_row_fn fn, void *ctx) {
   struct rowb r;
   char ev[CT_EVIDENCE_MAX * 322];
-  for (size_t i = 0; i < m->rep.nf; i++) {
-    const struct ct_finding *f = &m->rep.f[i];
+  for (size_t i = 0; i < run->rep.nf; i++) {
+    const struct ct_finding *f = &run->rep.f[i];
     if (t == CX_T_FINDINGS) {
       size_t n = 0;
       ev[0] = 0;
       for (size_t k = 0; k < f->nevidence; k++)
         n += (size_t)snprintf(ev + n, sizeof ev - n, "%s%s", k ? "\n" : "", f->evidence[k]);
-      vkey(&r, m);
+      vkey(&r, run);
       vint(&r, i);
       vtext(&r, f->kind);
       vtext(&r, ct_sev_name(f->sev));
@@ -265,7 +283,7 @@ static int rows_findings(const struct cx_model *m, int t, cx_row_fn fn, void *ct
     }
     for (size_t k = 0; k < f->ncoros; k++) {
       const struct ct_rcoro *c = &f->coros[k];
-      vkey(&r, m);
+      vkey(&r, run);
       vint(&r, i);
       vint(&r, c->probe_id);
       vtext(&r, c->label);
@@ -289,39 +307,60 @@ static int rows_findings(const struct cx_model *m, int t, cx_row_fn fn, void *ct
   return 0;
 }
 
-int cx_rows(const struct cx_model *m, int t, cx_row_fn fn, void *ctx) {
+/* Rows of table t of one run (not the events: they stream from the file). */
+static int rows_run(const struct cx_model *m, const struct cx_run *run, int t, cx_row_fn fn,
+                    void *ctx) {
   switch (t) {
   case CX_T_RUNS:
-    return rows_runs(m, fn, ctx);
+    return rows_runs(m, run, fn, ctx);
   case CX_T_COROUTINES:
-    return rows_coros(m, fn, ctx);
-  case CX_T_EVENTS:
-    return rows_events(m, fn, ctx);
+    return rows_coros(run, fn, ctx);
   case CX_T_SITES:
-    return rows_sites(m, fn, ctx);
+    return rows_sites(run, fn, ctx);
   default:
-    return rows_findings(m, t, fn, ctx);
+    return rows_findings(run, t, fn, ctx);
   }
+}
+
+int cx_rows(const struct cx_model *m, int t, cx_row_fn fn, void *ctx) {
+  if (t == CX_T_EVENTS) {
+    struct ev_rows er = {m, fn, ctx};
+    return cx_model_events(m, event_row, &er);
+  }
+  for (size_t i = 0; i < m->nruns; i++) {
+    int rc = rows_run(m, &m->runs[i], t, fn, ctx);
+    if (rc)
+      return rc;
+  }
+  return 0;
 }
 
 uint64_t cx_row_count(const struct cx_model *m, int t) {
   uint64_t n = 0;
-  switch (t) {
-  case CX_T_RUNS:
-    return 1;
-  case CX_T_COROUTINES:
-    return m->nco;
-  case CX_T_EVENTS:
-    return m->nev;
-  case CX_T_SITES:
-    return m->nsites;
-  case CX_T_FINDINGS:
-    return m->rep.nf;
-  default:
-    for (size_t i = 0; i < m->rep.nf; i++)
-      n += m->rep.f[i].ncoros;
-    return n;
+  for (size_t i = 0; i < m->nruns; i++) {
+    const struct cx_run *r = &m->runs[i];
+    switch (t) {
+    case CX_T_RUNS:
+      n++;
+      break;
+    case CX_T_COROUTINES:
+      n += r->co.n;
+      break;
+    case CX_T_EVENTS:
+      n += r->nev;
+      break;
+    case CX_T_SITES:
+      n += r->sites.n;
+      break;
+    case CX_T_FINDINGS:
+      n += r->rep.nf;
+      break;
+    default:
+      for (size_t k = 0; k < r->rep.nf; k++)
+        n += r->rep.f[k].ncoros;
+    }
   }
+  return n;
 }
 
 struct emit {

@@ -3,6 +3,8 @@
  * pb_end, so a message is written in one pass. */
 #include "export/pb.h"
 
+#include "analysis/trace.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,7 +75,20 @@ void pb_bytes(struct pb *b, uint32_t field, const void *s, size_t n) {
 }
 
 void pb_string(struct pb *b, uint32_t field, const char *s) {
-  pb_bytes(b, field, s, strlen(s));
+  size_t n = strlen(s), i = 0, k;
+  while (i < n && (k = ct_utf8_len(s + i, n - i)))
+    i += k;
+  if (i == n) {
+    pb_bytes(b, field, s, n);
+    return;
+  }
+  char *t = malloc(3 * n + 1); /* a debug-info name that is not UTF-8 */
+  if (!t) {
+    b->bad = 1;
+    return;
+  }
+  pb_bytes(b, field, t, ct_utf8_clean(s, n, t, 3 * n + 1));
+  free(t);
 }
 
 void pb_begin(struct pb *b, uint32_t field) {

@@ -22,7 +22,8 @@ void pb_free(struct pb *b);
 void pb_varint(struct pb *b, uint32_t field, uint64_t v);
 void pb_fixed64(struct pb *b, uint32_t field, uint64_t v);
 void pb_bytes(struct pb *b, uint32_t field, const void *s, size_t n);
-void pb_string(struct pb *b, uint32_t field, const char *s); /* NUL-terminated */
+/* A string field (s NUL-terminated), made valid UTF-8 as protobuf requires (ct_utf8_clean). */
+void pb_string(struct pb *b, uint32_t field, const char *s);
 /* A nested message: pb_begin(field) ... pb_end(). */
 void pb_begin(struct pb *b, uint32_t field);
 void pb_end(struct pb *b);

@@ -18,11 +18,45 @@
 struct feed {
   struct ct_state *st; /* NULL in the second pass */
   struct ct_model *m;  /* NULL for the findings alone */
+  /* Runs (a trace of `corotracer run --append` holds several): the one to
+   * show, 1-based, 0 = the last (each new run then starts the state and the
+   * model afresh); the run being read and its lines so far. */
+  unsigned want, run;
+  uint64_t run_lines;
+  size_t budget, cap; /* the model's, to start it afresh */
+  int prune;
 };
+
+/* A new run while the last one is wanted: the state and the model start afresh. */
+static int restart(struct feed *f) {
+  int rc = 0;
+  if (f->st) {
+    ct_state_free(f->st);
+    f->st = NULL;
+    rc = ct_state_new(CT_DASH_BLOCKER_NS, &f->st);
+  }
+  if (!rc && f->m) {
+    ct_model_free(f->m);
+    rc = ct_model_init(f->m, f->budget, f->cap);
+    if (!rc && f->prune)
+      ct_model_prune(f->m);
+  }
+  return rc;
+}
 
 static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struct ct_line *l) {
   struct feed *f = ctx;
-  int rc = f->st ? ct_state_line(f->st, lineno, err, l) : 0;
+  int rc;
+  if (ct_line_new_run(f->run_lines, err, l)) {
+    f->run++;
+    f->run_lines = 0;
+    if (!f->want && (rc = restart(f)))
+      return rc;
+  }
+  f->run_lines++;
+  if (f->want && f->run != f->want)
+    return 0;
+  rc = f->st ? ct_state_line(f->st, lineno, err, l) : 0;
   return rc || !f->m ? rc : ct_model_line(f->m, err, l);
 }
 
@@ -49,10 +83,11 @@ int ct_dash_keep_findings(struct ct_model *m, const struct ct_report *r) {
 }
 
 int ct_dash_analyze(int fd, struct ct_state **out, uint64_t *bytes) {
-  struct feed feed = {NULL, NULL};
+  struct feed feed = {.run = 1};
   int rc = ct_state_new(CT_DASH_BLOCKER_NS, &feed.st);
+  struct ct_read_diag diag; /* a chunk still being written: analyzed up to it */
   if (!rc)
-    rc = ct_trace_read(fd, READ_BUF, on_line, &feed, bytes);
+    rc = ct_trace_read_diag(fd, READ_BUF, on_line, NULL, &feed, bytes, &diag);
   if (rc) {
     ct_state_free(feed.st);
     return rc;
@@ -62,7 +97,7 @@ int ct_dash_analyze(int fd, struct ct_state **out, uint64_t *bytes) {
 }
 
 int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int live,
-                  size_t span_budget, struct ct_buf *z, const struct ct_zdrain *drain,
+                  size_t span_budget, unsigned run, struct ct_buf *z, const struct ct_zdrain *drain,
                   struct ct_dash_stats *stats) {
   size_t budget = span_budget ? span_budget : CT_DASH_SPAN_BUDGET;
   size_t cap = budget / 5 * 7; /* room for the coroutines findings name */
@@ -76,15 +111,24 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   int rc = ct_model_init(&m, budget, cap);
   if (!rc)
     rc = ct_state_new(CT_DASH_BLOCKER_NS, &st);
-  struct feed feed = {st, &m};
+  struct feed feed = {st, &m, run, 1, 0, budget, cap, seekable};
   /* A file can be read again: rows may go now, the second pass brings back
    * those the findings name. */
   if (seekable)
     ct_model_prune(&m);
+  struct ct_read_diag diag;
   if (!rc)
-    rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &bytes);
+    rc = ct_trace_read_diag(fd, READ_BUF, on_line, NULL, &feed, &bytes, &diag);
+  st = feed.st; /* a new one for each run when the last is shown */
   if (rc)
     goto out;
+  memcpy(stats->why, diag.why, sizeof stats->why);
+  stats->runs = feed.run;
+  stats->run = run ? run : feed.run;
+  if (run > feed.run) {
+    rc = -ENOENT;
+    goto out;
+  }
   stats->passes = 1;
   stats->bytes = bytes;
   stats->lines = st->lines;
@@ -99,6 +143,8 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   st->live_ts = live ? now_ts : 0;
   if ((rc = ct_report_build(st, name, bytes, CT_DASH_STUCK_NS, &r)))
     goto out;
+  r.run = stats->run;
+  r.runs = stats->runs;
   if ((rc = ct_dash_findings_json(&r, &json, &jlen)))
     goto out;
   if (m.spans_dropped && seekable && lseek(fd, 0, SEEK_SET) == 0) {
@@ -108,10 +154,10 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
       goto out;
     ct_model_prune(&m);
     rc = ct_dash_keep_findings(&m, &r);
-    feed = (struct feed){NULL, &m};
+    feed = (struct feed){NULL, &m, stats->run, 1, 0, budget, cap, 1};
     uint64_t again = 0;
     if (!rc)
-      rc = ct_trace_read(fd, READ_BUF, on_line, &feed, &again);
+      rc = ct_trace_read_diag(fd, READ_BUF, on_line, NULL, &feed, &again, &diag);
     if (rc)
       goto out;
     stats->passes = 2;

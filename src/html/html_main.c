@@ -16,10 +16,11 @@
 #include "html/page.h"
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: corotracer html TRACE [-o dashboard.html]\n"
+  fprintf(f, "usage: corotracer html TRACE [-o dashboard.html] [--run N]\n"
              "       corotracer -html -out TRACE [-o dashboard.html]   (reference spelling)\n"
              "Writes one self-contained HTML file (no network, no second file) showing the\n"
-             "trace: timeline, findings, sites, coroutines, counters. See docs/DASHBOARD.md.\n");
+             "trace: timeline, findings, sites, coroutines, counters. See docs/DASHBOARD.md.\n"
+             "A trace of several runs (run --append) shows its last run, or run N (1 = first).\n");
 }
 
 static int bad_usage(const char *what, const char *arg) {
@@ -47,6 +48,7 @@ int ct_html_main(int argc, char **argv) {
   const char *trace = NULL, *out = "dashboard.html";
   int stats = 0;
   size_t budget = 0;
+  unsigned run = 0; /* 0: the last */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -60,14 +62,20 @@ int ct_html_main(int argc, char **argv) {
       continue;
     }
     int takes = !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "-out") ||
-                !strcmp(a, "--out") || !strcmp(a, "--span-budget");
+                !strcmp(a, "--out") || !strcmp(a, "--span-budget") || !strcmp(a, "--run");
     if (takes && i + 1 >= argc)
       return bad_usage("option needs a value", a);
     if (!strcmp(a, "-o") || !strcmp(a, "--output"))
       out = argv[++i];
     else if (!strcmp(a, "-out") || !strcmp(a, "--out"))
       trace = argv[++i];
-    else if (!strcmp(a, "--span-budget")) { /* hidden: the tests' small budget */
+    else if (!strcmp(a, "--run")) {
+      char *end;
+      unsigned long v = strtoul(argv[++i], &end, 10);
+      if (*end || !v || v > 1000000 || argv[i][0] == '-')
+        return bad_usage("--run wants a run number (1 = the trace's first)", argv[i]);
+      run = (unsigned)v;
+    } else if (!strcmp(a, "--span-budget")) { /* hidden: the tests' small budget */
       char *end;
       unsigned long long v = strtoull(argv[++i], &end, 10);
       if (*end || !v || v > 100000000ull || argv[i][0] == '-')
@@ -104,8 +112,11 @@ int ct_html_main(int argc, char **argv) {
   }
   ps.fd = of.fd;
   /* The page is written while the data is compressed: neither is ever whole in memory. */
-  rc = ct_dash_build(fd, from_stdin ? "stdin" : trace, seekable, 0, 0, budget, &z, &drain, &st);
+  rc =
+      ct_dash_build(fd, from_stdin ? "stdin" : trace, seekable, 0, 0, budget, run, &z, &drain, &st);
   int wrote = ps.bytes > 0; /* else the build failed before its output */
+  if (st.why[0])            /* the page shows what came before it */
+    fprintf(stderr, "corotracer: %s: %s\n", trace, st.why);
   rc = out_close(&of, rc);
   if (rc && wrote) {
     fprintf(stderr, "corotracer: %s: %s\n", out, strerror(-rc));
@@ -120,11 +131,20 @@ int ct_html_main(int argc, char **argv) {
     status = 2;
     goto out;
   }
+  if (rc == -ENOENT) {
+    fprintf(stderr, "corotracer: %s: --run %u: the trace holds %u run%s\n", trace, run, st.runs,
+            st.runs == 1 ? "" : "s");
+    status = 2;
+    goto out;
+  }
   if (rc) {
     fprintf(stderr, "corotracer: %s: %s\n", trace, strerror(-rc));
     status = rc == -ENOMEM ? 1 : 2;
     goto out;
   }
+  if (st.runs > 1)
+    fprintf(stderr, "corotracer: %s holds %u runs (run --append): the dashboard shows run %u%s\n",
+            trace, st.runs, st.run, run ? "" : ", the last; --run N shows another");
   double t1 = wall_s();
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);

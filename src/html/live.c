@@ -76,8 +76,11 @@ struct ct_live {
   struct ct_model m;
   struct ct_state *st;
   uint64_t lineno;
+  unsigned runs; /* runs seen in the trace (run --append): the view shows the last */
   char *lb;
   size_t lbn, lbcap;
+  int binary, skip_hdr, bad; /* a binary trace; its header not yet read; a corrupt chunk seen */
+  struct ct_ctr_iter *it;    /* its decoder */
   uint64_t bytes, last_growth, snap_bytes, last_build, build_ns, seq;
   struct snap *cur;
   uint64_t version;
@@ -290,8 +293,72 @@ static int client_write(struct ct_live *l, struct client *c) {
 }
 
 /* ---- the trace -------------------------------------------------------------- */
+/* A new run: the aggregate starts afresh with it (runs are never merged). On
+ * ENOMEM the old one stays, marked by nothing: the view lags, as on any ENOMEM. */
+static void restart(struct ct_live *l) {
+  struct ct_state *st;
+  struct ct_model m;
+  if (ct_state_new(CT_DASH_BLOCKER_NS, &st))
+    return;
+  if (ct_model_init(&m, CT_DASH_SPAN_BUDGET, CT_DASH_SPAN_BUDGET / 5 * 7)) {
+    ct_state_free(st);
+    return;
+  }
+  ct_model_prune(&m);
+  ct_state_free(l->st);
+  ct_model_free(&l->m);
+  l->st = st;
+  l->m = m;
+}
+
+/* One line (or binary entry) to the aggregate. ENOMEM: the aggregate lags;
+ * the next snapshot tries again. */
+static void feed(struct ct_live *l, enum ct_line_err err, const struct ct_line *line) {
+  if (ct_line_new_run(l->st->lines, err, line)) {
+    restart(l); /* a run appended (run --append): the view follows it */
+    l->runs++;
+  }
+  (void)ct_state_line(l->st, ++l->lineno, err, line);
+  (void)ct_model_line(&l->m, err, line);
+}
+
+/* The whole chunks at the start of the buffer (a binary trace): fed entry
+ * by entry; a chunk still being written waits for the next tail. Returns the
+ * bytes used. A corrupt chunk ends the feeding (l->bad): nothing after it
+ * can be framed. */
+static size_t feed_chunks(struct ct_live *l) {
+  size_t start = 0, clen;
+  char why[192], label[CT_CTR_LABEL_MAX];
+  struct ct_line line;
+  enum ct_line_err err;
+  if (!l->it && !(l->it = malloc(sizeof *l->it)))
+    return 0;
+  if (l->skip_hdr) {
+    if (l->lbn < sizeof(struct ctr_file_hdr))
+      return 0;
+    if (ct_ctr_file_header(l->lb, l->lbn, why, sizeof why) < 0)
+      l->bad = 1;
+    start = sizeof(struct ctr_file_hdr);
+    l->skip_hdr = 0;
+  }
+  int c;
+  while (!l->bad &&
+         (c = ct_ctr_chunk(l->lb + start, l->lbn - start, 0, &clen, why, sizeof why)) != 0) {
+    if (c < 0) {
+      l->bad = 1;
+      break;
+    }
+    ct_ctr_begin(l->it, l->lb + start);
+    while (ct_ctr_next(l->it, &line, &err, label) > 0)
+      feed(l, err, &line);
+    start += clen;
+  }
+  return l->bad ? l->lbn : start;
+}
+
 /* Reads what was appended to the trace (at most TAIL_MAX bytes) and feeds
- * the complete lines to the aggregate; returns the bytes read. */
+ * the complete lines (or a binary trace's whole chunks) to the aggregate;
+ * returns the bytes read. */
 static size_t tail(struct ct_live *l) {
   size_t budget = TAIL_MAX, got = 0;
   while (budget) {
@@ -308,6 +375,8 @@ static size_t tail(struct ct_live *l) {
       continue;
     if (k <= 0)
       break;
+    if (l->bytes == 0) /* the first bytes tell the format */
+      l->binary = l->skip_hdr = l->lb[0] == CTR_MAGIC[0];
     l->bytes += (uint64_t)k;
     got += (size_t)k;
     l->last_growth = mono_ns();
@@ -316,17 +385,19 @@ static size_t tail(struct ct_live *l) {
     size_t start = 0;
     char *nl;
     struct ct_line line;
-    while ((nl = memchr(l->lb + start, '\n', l->lbn - start))) {
-      size_t e = (size_t)(nl - l->lb);
-      enum ct_line_err err = ct_parse_line(l->lb + start, e - start, &line);
-      /* ENOMEM: the aggregate lags; the next snapshot tries again. */
-      (void)ct_state_line(l->st, ++l->lineno, err, &line);
-      (void)ct_model_line(&l->m, err, &line);
-      start = e + 1;
+    if (l->binary) {
+      start = feed_chunks(l);
+    } else {
+      while ((nl = memchr(l->lb + start, '\n', l->lbn - start))) {
+        size_t e = (size_t)(nl - l->lb);
+        enum ct_line_err err = ct_parse_line(l->lb + start, e - start, &line);
+        feed(l, err, &line);
+        start = e + 1;
+      }
     }
     memmove(l->lb, l->lb + start, l->lbn - start);
     l->lbn -= start;
-    if (l->lbn > LINE_MAX_LIVE)
+    if (l->lbn > (l->binary ? CTR_CHUNK_MAX + sizeof(struct ctr_chunk_hdr) : LINE_MAX_LIVE))
       l->lbn = 0; /* an absurd line: dropped, as the reader would */
   }
   return got;
@@ -386,8 +457,10 @@ static void snapshot(struct ct_live *l) {
   for (size_t i = 0; i < st->coros.n; i++)
     ((struct ct_coro *)ct_map_at(&st->coros, i))->reported = 0;
   st->live_ts = now;
-  if (ct_report_build(st, l->path, l->bytes, CT_DASH_STUCK_NS, &r) ||
-      ct_dash_findings_json(&r, &json, &jlen))
+  if (ct_report_build(st, l->path, l->bytes, CT_DASH_STUCK_NS, &r))
+    goto out;
+  r.run = r.runs = l->runs;
+  if (ct_dash_findings_json(&r, &json, &jlen))
     goto out;
   /* From now on their spans are kept whatever the budget. */
   (void)ct_dash_keep_findings(&l->m, &r);
@@ -633,6 +706,7 @@ static void live_free(struct ct_live *l) {
   ct_state_free(l->st);
   ct_buf_free(&l->page);
   free(l->lb);
+  free(l->it);
   free(l->path);
   free(l);
 }
@@ -643,6 +717,7 @@ int ct_live_start(const char *spec, const char *trace_path, int running, struct 
     return -ENOMEM;
   l->lfd = l->tfd = l->wake[0] = l->wake[1] = -1;
   l->running = running;
+  l->runs = 1;
   int rc = ct_live_parse_addr(spec, l->ip, sizeof l->ip, &l->port);
   if (rc)
     goto fail;

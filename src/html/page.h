@@ -21,8 +21,10 @@
 struct ct_dash_stats {
   uint64_t bytes, lines, events, spans, spans_dropped, blob_bytes;
   int passes;
-  int bad_line;    /* 1-based line of the first malformed line, when nothing parsed */
-  int not_a_trace; /* no line was a trace event or record */
+  int bad_line;       /* 1-based line of the first malformed line, when nothing parsed */
+  int not_a_trace;    /* no line was a trace event or record */
+  unsigned run, runs; /* the run shown, 1-based, of the trace's runs */
+  char why[192];      /* a binary trace's corrupt or cut chunk: where, why (read up to it) */
 };
 
 /* Reads the trace on fd (named name) and builds the page's data: the
@@ -30,8 +32,11 @@ struct ct_dash_stats {
  * seekable: a second pass may re-read fd from offset 0 to keep every
  * coroutine a finding names when the spans overflow the budget. now_ts: for a
  * live run, the present (0 otherwise). span_budget: 0 for CT_DASH_SPAN_BUDGET
- * (the cap grows with it). Returns 0, -ENOMEM, -errno of a read,
- * or -EINVAL when the file is not a trace (st tells which). */
+ * (the cap grows with it). run: the run to show, 1-based, 0 = the last (a
+ * trace of `corotracer run --append` holds several; runs are never merged).
+ * Returns 0, -ENOMEM, -errno of a read, -ENOENT when there is no such run
+ * (st->runs says how many there are), or -EINVAL when the file is not a
+ * trace (st tells which). */
 struct ct_state;
 struct ct_report;
 struct ct_model;
@@ -41,12 +46,12 @@ int ct_dash_findings_json(const struct ct_report *r, char **json, size_t *len);
  * in full in m. */
 int ct_dash_keep_findings(struct ct_model *m, const struct ct_report *r);
 /* The report's analysis alone of the trace on fd (from where it is) into a
- * fresh *out (the caller frees it); *bytes: bytes read. 0 or -errno. */
+ * fresh *out (the caller frees it), of its last run; *bytes: bytes read. 0 or -errno. */
 int ct_dash_analyze(int fd, struct ct_state **out, uint64_t *bytes);
 
 struct ct_zdrain;
 int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int live,
-                  size_t span_budget, struct ct_buf *z, const struct ct_zdrain *drain,
+                  size_t span_budget, unsigned run, struct ct_buf *z, const struct ct_zdrain *drain,
                   struct ct_dash_stats *st);
 
 /* Where compressed bytes go as they come, so that neither the blob nor its

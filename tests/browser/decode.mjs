@@ -126,7 +126,7 @@ if (mode === 'page') {
       if (!n) fail('no starved coroutine');
     }
   }
-  console.log(`ok: ${d.coroutines} coroutines (${d.a.co_id.length} rows), ${d.summary.spans} spans (${d.summary.spans_dropped} summarized), ${d.findings.findings.length} findings`);
+  console.log(`ok: run ${d.run_id}, ${d.events} events, ${d.coroutines} coroutines (${d.a.co_id.length} rows), ${d.summary.spans} spans (${d.summary.spans_dropped} summarized), ${d.findings.findings.length} findings`);
 } else {
   const u = new URL(where), token = u.searchParams.get('token');
   const get = (path, host) => new Promise((res, rej) => {
@@ -145,5 +145,5 @@ if (mode === 'page') {
   check(d, report);
   const page = await get('/?token=' + token);
   if (page.status !== 200 || !page.body.toString().includes('data-mode="live"')) fail('the live page');
-  console.log(`ok: served ${r.body.length} bytes of data, ${d.coroutines} coroutines, findings as report --json`);
+  console.log(`ok: served ${r.body.length} bytes of data, run ${d.run_id}, ${d.events} events, ${d.coroutines} coroutines, findings as report --json`);
 }

@@ -43,8 +43,9 @@ wait_gone() {
   done
   return 0
 }
-# line_type FILE N: the "type" of line N of FILE ("-" for an event line).
-line_type() { sed -n "${2}p" "$1" | "$CTJL" type; }
+# line_type FILE N: the "type" of line N of FILE ("-" for an event line); a
+# binary trace's records count as its JSONL lines (ctjl converts).
+line_type() { "$CTJL" type < "$1" | sed -n "${2}p"; }
 # ready_val DIR KEY: a value from the ct-target ready file.
 ready_val() { awk -v k="$2" '$1 == k { print $2 }' "$1/ready"; }
 # check_trace_ends FILE: first line is meta, last line is end; else fail.

@@ -31,6 +31,18 @@ awk -f "$(dirname "$0")/data/report/gen.awk" "$(dirname "$0")/data/report/lost-w
 printf '%s\n' '{"type":"coroutine","probe_id":9,"station":1,"pid":1,"birth_ts":0,"label":"we,ird \"q\"\nx\ty","create_site":"0x0000000000000100","parent":0}' \
   >> "$tmp/lw.jsonl"
 lw=$tmp/lw.jsonl
+# The same run as 00fe, its coroutine 1 labelled with \u escapes (a surrogate
+# pair, U+00E9, U+0000) and a byte that is not UTF-8: every target stores the
+# same valid UTF-8, txt_label (docs/EXPORT.md, "Text").
+txt=$tmp/txt.jsonl
+LAB="emoji \\ud83d\\ude00 \\u00e9 a\\u0000b $(printf '\377')" awk '
+  NR == 1 { sub(/"run_id":"00ff"/, "\"run_id\":\"00fe\"") }
+  !done && /"type":"coroutine","probe_id":1,/ && (i = index($0, "\"label\":\"conn\"")) {
+    $0 = substr($0, 1, i + 8) ENVIRON["LAB"] substr($0, i + 13); done = 1
+  }
+  { print }' "$lw" > "$txt"
+txt_label=$(printf 'emoji \360\237\230\200 \303\251 a\\u0000b \357\277\275')
+txt_hex=$(printf '%s' "$txt_label" | od -An -tx1 | tr -d ' \n' | tr a-f A-F)
 
 # expect_events TRACE: the event lines as the tests select them back.
 expect_events() { "$ctjl" -e probe_id tid ts kind addr site < "$1"; }
@@ -78,4 +90,24 @@ check_hostile() {
   [ "$($2 'SELECT a FROM y')" = 42 ] || fail "$1: table y was touched"
   [ "$($2 "SELECT count(*) FROM $4")" = "$(expect_events "$hello" | wc -l)" ] ||
     fail "$1: the hostile-named table lacks the events"
+}
+
+# check_text NAME Q HEX: the label of $txt's coroutine 1 is txt_label, as bytes
+# (HEX: the database's expression for label as uppercase hex).
+check_text() {
+  got=$($2 "SELECT $3 FROM coroutines WHERE run_id = '00fe' AND probe_id = 1")
+  [ "$got" = "$txt_hex" ] || fail "$1: label of escapes and invalid UTF-8 stored as $got, want $txt_hex"
+}
+
+# check_two_runs NAME Q EX: a file of two runs ($lw, then $txt: run ids 00ff and
+# 00fe, as run --append writes them) exported twice into tables tr_*: each run
+# once, under its own id, with its own events.
+check_two_runs() {
+  cat "$lw" "$txt" > "$tmp/tworuns.jsonl"
+  $3 "$tmp/tworuns.jsonl" -q --prefix tr_ || fail "$1: export of two runs: exit $?"
+  $3 "$tmp/tworuns.jsonl" -q --prefix tr_ || fail "$1: second export of two runs: exit $?"
+  got=$($2 "SELECT run_id, events FROM tr_runs ORDER BY run_id")
+  [ "$got" = "$(printf '00fe 19\n00ff 19')" ] || fail "$1: runs of a two-run file: $got"
+  got=$($2 "SELECT run_id, count(*) FROM tr_events GROUP BY run_id ORDER BY run_id")
+  [ "$got" = "$(printf '00fe 19\n00ff 19')" ] || fail "$1: events of a two-run file: $got"
 }

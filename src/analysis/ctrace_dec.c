@@ -1,0 +1,242 @@
+/* ctrace_dec.c - the binary trace's decoder (src/common/ctrace.h): checks a
+ * chunk whole (frame, checksum) before any of it is used, then gives back
+ * its entries: events as the engine's struct ct_ev_item, lines as the JSONL
+ * bytes the engine framed. The streamers (trace_read.c, the live view)
+ * turn them into the same struct ct_line a JSONL trace gives. */
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/trace.h"
+#include "common/jsonesc.h"
+
+int ct_ctr_file_header(const void *p, size_t n, char *why, size_t whylen) {
+  struct ctr_file_hdr h;
+  if (n < sizeof h) {
+    snprintf(why, whylen, "offset 0: truncated file header (%zu of %zu bytes)", n, sizeof h);
+    return -1;
+  }
+  memcpy(&h, p, sizeof h);
+  if (memcmp(h.magic, CTR_MAGIC, CTR_MAGIC_LEN) != 0) {
+    snprintf(why, whylen, "offset 0: not a binary corotracer trace");
+    return -1;
+  }
+  if (h.version == 0 || h.version > CTR_VERSION) {
+    snprintf(why, whylen, "offset 8: binary trace version %u, this reader knows %u", h.version,
+             CTR_VERSION);
+    return -1;
+  }
+  return (int)sizeof h;
+}
+
+int ct_ctr_chunk(const void *p, size_t n, uint64_t off, size_t *len, char *why, size_t whylen) {
+  struct ctr_chunk_hdr h;
+  if (n < sizeof h)
+    return 0;
+  memcpy(&h, p, sizeof h);
+  if (h.tag != CTR_CHUNK_TAG || h.len > CTR_CHUNK_MAX || h.count > h.len) {
+    snprintf(why, whylen, "offset %llu: corrupt chunk header", (unsigned long long)off);
+    return -1;
+  }
+  if (n - sizeof h < h.len)
+    return 0;
+  if (ctr_check((const char *)p + sizeof h, h.len) != h.check) {
+    snprintf(why, whylen, "offset %llu: chunk of %u bytes fails its checksum",
+             (unsigned long long)off, h.len);
+    return -1;
+  }
+  *len = sizeof h + h.len;
+  return 1;
+}
+
+void ct_ctr_begin(struct ct_ctr_iter *it, const void *chunk) {
+  struct ctr_chunk_hdr h;
+  memcpy(&h, chunk, sizeof h);
+  it->p = (const uint8_t *)chunk + sizeof h;
+  it->e = it->p + h.len;
+  it->left = h.count;
+  it->last_ts = it->last_tid = it->prev = 0;
+  it->have_prev = 0;
+  it->nsites = 0;
+  memset(it->coro, 0, sizeof it->coro);
+}
+
+/* Next varint into *v, or fail the entry. */
+#define VARINT(v)                                                                                  \
+  do {                                                                                             \
+    if (!(p = ctr_get_varint(p, e, (v))))                                                          \
+      return -1;                                                                                   \
+  } while (0)
+
+/* A site reference into *addr (the chunk's site table). */
+static const uint8_t *get_site(struct ct_ctr_iter *it, const uint8_t *p, const uint8_t *e,
+                               uint64_t *addr) {
+  uint64_t v;
+  if (!(p = ctr_get_varint(p, e, &v)))
+    return NULL;
+  if (v == 0) {
+    if (e - p < 8)
+      return NULL;
+    memcpy(addr, p, 8);
+    if (it->nsites < CTR_SITES)
+      it->sites[it->nsites++] = *addr;
+    return p + 8;
+  }
+  if (v - 1 >= it->nsites)
+    return NULL;
+  *addr = it->sites[v - 1];
+  return p;
+}
+
+/* A coroutine entry's fields (after its byte b) into *c. */
+static int get_coro(struct ct_ctr_iter *it, uint8_t b, struct ct_coro_item *c) {
+  const uint8_t *p = it->p + 1, *e = it->e;
+  uint64_t v[5];
+  *c = (struct ct_coro_item){.has_label = (b & CTR_F_ACTIVE) != 0};
+  for (int i = 0; i < 5; i++)
+    VARINT(&v[i]);
+  if (v[1] > UINT32_MAX || v[2] > UINT32_MAX || v[3] > UINT32_MAX)
+    return -1;
+  c->probe_id = v[0];
+  c->station = (uint32_t)v[1];
+  c->gen = (uint32_t)v[2];
+  c->pid = (uint32_t)v[3];
+  c->birth_ts = it->last_ts + (uint64_t)ctr_unzigzag(v[4]);
+  if (!(p = get_site(it, p, e, &c->create_site)))
+    return -1;
+  VARINT(&c->parent);
+  if (c->has_label) {
+    VARINT(&v[0]);
+    if (v[0] >= sizeof(c->label) || v[0] > (uint64_t)(e - p))
+      return -1;
+    memcpy(c->label, p, (size_t)v[0]);
+    p += v[0];
+  }
+  it->p = p;
+  it->left--;
+  return 3;
+}
+
+int ct_ctr_entry(struct ct_ctr_iter *it, struct ct_ev_item *ev, struct ct_coro_item *co,
+                 const char **line, size_t *n) {
+  const uint8_t *p = it->p, *e = it->e;
+  if (it->left == 0)
+    return p == e ? 0 : -1; /* bytes the count does not cover */
+  if (p >= e)
+    return -1;
+  uint8_t b = *p++, op = b & 7;
+  uint64_t v;
+  if (op == CTR_OP_LINE && (b & CTR_F_CORO))
+    return get_coro(it, b, co);
+  if (op == CTR_OP_LINE) {
+    VARINT(&v);
+    if (v > (uint64_t)(e - p))
+      return -1;
+    *line = (const char *)p;
+    *n = (size_t)v;
+    it->p = p + v;
+    it->left--;
+    return 2;
+  }
+  struct ctr_coro *c;
+  uint32_t slot;
+  if (b & CTR_F_SAME_CORO) {
+    if (!it->have_prev)
+      return -1;
+    slot = it->prev;
+  } else {
+    if (p >= e)
+      return -1;
+    slot = *p++;
+    if (slot == CTR_CORO_NEW) {
+      VARINT(&v);
+      slot = ctr_coro_slot(v);
+      it->coro[slot] = (struct ctr_coro){.probe_id = v, .used = 1};
+    } else if (slot >= CTR_COROS || !it->coro[slot].used) {
+      return -1;
+    }
+  }
+  c = &it->coro[slot];
+  int active = (b & CTR_F_ACTIVE) != 0;
+  uint8_t base = op == CTR_OP_SUSPEND_W ? CTR_OP_SUSPEND : op;
+  *ev = (struct ct_ev_item){.probe_id = c->probe_id, .kind = base, .active = (uint8_t)active};
+  VARINT(&v);
+  ev->ts = it->last_ts + (uint64_t)ctr_unzigzag(v);
+  if (b & CTR_F_NEXT_EV) {
+    ev->ev = c->next_ev;
+    ev->seq = ctr_std_seq(c, ev->ev);
+  } else {
+    VARINT(&ev->ev);
+    VARINT(&ev->seq);
+  }
+  if (b & CTR_F_SAME_TID) {
+    if (!it->have_prev)
+      return -1;
+    ev->tid = it->last_tid;
+  } else {
+    VARINT(&ev->tid);
+  }
+  if (b & CTR_F_ADDR)
+    ev->addr = ctr_addr_expected(base, active, c);
+  else if (!(p = get_site(it, p, e, &ev->addr)))
+    return -1;
+  if (op == CTR_OP_SUSPEND_W) {
+    if (p >= e || *p < CTP_WAIT_FD || *p >= CTP_WAIT_MAX_)
+      return -1;
+    ev->wait = *p++;
+    if (ev->wait == CTP_WAIT_FD) {
+      VARINT(&v);
+      ev->obj = (uint64_t)ctr_unzigzag(v);
+    } else if (ev->wait == CTP_WAIT_PTR) {
+      VARINT(&ev->obj);
+    }
+  } else if (op == CTR_OP_WAKE || op == CTR_OP_CREATE) {
+    VARINT(&ev->obj);
+  }
+  if (!(base == CTR_OP_RESUME || (base == CTR_OP_V1 && active)))
+    c->addr = ev->addr;
+  c->next_ev = ev->ev + 1;
+  c->slot_seq = ev->seq != 2 * (ev->ev + 1);
+  it->last_ts = ev->ts;
+  it->last_tid = ev->tid;
+  it->prev = slot;
+  it->have_prev = 1;
+  it->p = p;
+  it->left--;
+  return 1;
+}
+
+int ct_ctr_next(struct ct_ctr_iter *it, struct ct_line *l, enum ct_line_err *err, char *label) {
+  struct ct_ev_item ev;
+  struct ct_coro_item co;
+  const char *s;
+  size_t n;
+  int k = ct_ctr_entry(it, &ev, &co, &s, &n);
+  if (k == 1)
+    *err = ct_line_from_event(&ev, l);
+  else if (k == 2)
+    *err = ct_parse_line(s, n, l);
+  else if (k == 3)
+    *err = ct_line_from_coro(&co, l, label);
+  return k;
+}
+
+enum ct_line_err ct_line_from_coro(const struct ct_coro_item *c, struct ct_line *out, char *label) {
+  /* As records.c writes the line (key for key) and ct_parse_line reads it;
+   * the label as the line's escaped text, made by the writer's own escaping. */
+  memset(out, 0, offsetof(struct ct_line, exit_code));
+  out->type = CT_LINE_COROUTINE;
+  out->probe_id = c->probe_id;
+  out->station = c->station;
+  out->pid = c->pid;
+  out->birth_ts = c->birth_ts;
+  out->create_site = c->create_site;
+  out->parent = c->parent;
+  out->have = 1ull << CT_K_TYPE | 1ull << CT_K_PROBE_ID | 1ull << CT_K_STATION | 1ull << CT_K_PID |
+              1ull << CT_K_BIRTH_TS | 1ull << CT_K_CREATE_SITE | 1ull << CT_K_PARENT;
+  if (c->has_label) {
+    size_t n = ct_json_escape(label, c->label, strnlen(c->label, sizeof(c->label) - 1));
+    out->label = (struct ct_str){label, n, memchr(label, '\\', n) != NULL};
+    out->have |= 1ull << CT_K_LABEL;
+  }
+  return CT_LINE_OK;
+}

@@ -1,0 +1,169 @@
+/* ctrace.h - the compact binary trace (docs/TRACE_FORMAT.md "Binary trace"),
+ * spelled once for its one encoder (src/engine/ctrace_enc.c) and its one
+ * decoder (src/analysis/ctrace_dec.c): file header, chunk framing, the entry
+ * byte, varints and the chunk checksum. */
+#ifndef CT_CTRACE_H
+#define CT_CTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "common/ctp.h"
+
+/* An event as the engine writes it (ts in ns): the one struct both formats
+ * are written from (records.c for JSONL, ctrace_enc.c for binary) and the
+ * binary decoder gives back, so a binary trace converts to the very JSONL
+ * bytes a JSONL run writes. */
+struct ct_ev_item {
+  uint64_t ts, probe_id, tid, addr, seq, obj, ev;
+  uint32_t gen;
+  uint8_t kind, wait, active, pad;
+};
+
+/* A coroutine's static facts, as the engine writes them (records.c's
+ * coroutine line, ctrace_enc.c's coroutine entry) and the decoder gives
+ * them back. */
+struct ct_coro_item {
+  uint64_t probe_id, birth_ts, create_site, parent;
+  uint32_t station, pid, gen;
+  uint8_t has_label, pad[3];
+  char label[CTP_LABEL_MAX]; /* NUL-terminated within CTP_LABEL_MAX, or cut there */
+};
+
+/* File header: a JSONL trace starts with '{', so the first byte tells. */
+#define CTR_MAGIC                                                                                  \
+  "\x89"                                                                                           \
+  "CTRACE\n"
+#define CTR_MAGIC_LEN 8u
+#define CTR_VERSION 1u
+struct ctr_file_hdr {
+  char magic[CTR_MAGIC_LEN];
+  uint32_t version; /* CTR_VERSION; a reader refuses a higher one */
+  uint32_t flags;   /* 0; a reader ignores bits it does not know */
+};
+_Static_assert(sizeof(struct ctr_file_hdr) == 16, "file header: 16 bytes");
+
+/* Then chunks, each self-contained (the decoder's state starts afresh), so a
+ * reader can stop at the last whole one of a torn file. Little-endian. */
+#define CTR_CHUNK_TAG 0x314b4843u /* "CHK1" */
+struct ctr_chunk_hdr {
+  uint32_t tag;   /* CTR_CHUNK_TAG */
+  uint32_t len;   /* payload bytes after this header */
+  uint32_t count; /* entries in the payload */
+  uint32_t check; /* ctr_check(payload, len) */
+};
+_Static_assert(sizeof(struct ctr_chunk_hdr) == 16, "chunk header: 16 bytes");
+_Static_assert(offsetof(struct ctr_chunk_hdr, len) == 4, "chunk len at 4");
+_Static_assert(offsetof(struct ctr_chunk_hdr, check) == 12, "chunk check at 12");
+/* Largest payload: a JSONL line of up to 64 MiB (the text reader's limit)
+ * must fit in one chunk. A larger len is corruption. */
+#define CTR_CHUNK_MAX ((64u << 20) + 64u)
+
+/* An entry starts with one byte: its low 3 bits are the op. */
+enum ctr_op {
+  CTR_OP_V1 = 0,       /* events: the op is the kind (ctp_kind), ... */
+  CTR_OP_CREATE = 1,   /* ... */
+  CTR_OP_SUSPEND = 2,  /* suspend without a wait object */
+  CTR_OP_RESUME = 3,   /* ... */
+  CTR_OP_WAKE = 4,     /* ... */
+  CTR_OP_DESTROY = 5,  /* ... */
+  CTR_OP_LINE = 6,     /* a JSONL line: varint length, the bytes (no '\n'); */
+                       /* with bit 3 (CTR_F_CORO): a coroutine entry */
+  CTR_OP_SUSPEND_W = 7 /* suspend with a wait byte (1 fd, 2 ptr, 3 exit) */
+};
+_Static_assert((int)CTR_OP_CREATE == (int)CTP_KIND_CREATE &&
+                   (int)CTR_OP_SUSPEND == (int)CTP_KIND_SUSPEND &&
+                   (int)CTR_OP_RESUME == (int)CTP_KIND_RESUME &&
+                   (int)CTR_OP_WAKE == (int)CTP_KIND_WAKE &&
+                   (int)CTR_OP_DESTROY == (int)CTP_KIND_DESTROY &&
+                   (int)CTR_OP_LINE == (int)CTP_KIND_MAX_,
+               "an event's op is its kind");
+/* The event bits of the entry byte: what the event shares with the state. */
+enum {
+  CTR_F_SAME_CORO = 1u << 3, /* probe_id of the previous event; else a coroutine byte */
+  CTR_F_NEXT_EV = 1u << 4,   /* ev = the coroutine's next, seq its standard; else varints */
+  CTR_F_SAME_TID = 1u << 5,  /* tid of the previous event; else a varint */
+  CTR_F_ACTIVE = 1u << 6,    /* is_active */
+  CTR_F_ADDR = 1u << 7       /* addr is the expected one (ctr_addr_expected); else a site ref */
+};
+/* Op 6 with this bit: a coroutine (its JSONL line's fields, not its text). */
+#define CTR_F_CORO (1u << 3)
+/* Coroutine contexts: a direct-mapped cache on probe_id. The coroutine byte
+ * is the slot (< CTR_COROS) when the slot holds the probe_id, else
+ * CTR_CORO_NEW and a varint probe_id (which then takes the slot). */
+#define CTR_COROS 128u
+#define CTR_CORO_NEW 0xffu
+static inline uint32_t ctr_coro_slot(uint64_t probe_id) {
+  return (uint32_t)((probe_id * 0x9e3779b97f4a7c15ull) >> 57); /* 7 bits */
+}
+_Static_assert(CTR_COROS == 128u, "ctr_coro_slot yields 7 bits");
+/* Sites: a site ref is a varint, 0 for a new site (8 bytes follow, and it
+ * joins the table while it has room) or 1 + its index in the table. */
+#define CTR_SITES 4096u
+
+struct ctr_coro {
+  uint64_t probe_id, next_ev, addr;
+  int used;
+  int slot_seq; /* its last seq was a v1 slot's, not 2 x (ev + 1) */
+};
+
+/* The seq the F_NEXT_EV bit stands for: a ring event's is 2 x (ev + 1); a
+ * v1 slot's follows from its event index ev = (seq / 2 - 1) x 8 + slot. */
+static inline uint64_t ctr_std_seq(const struct ctr_coro *c, uint64_t ev) {
+  return c->slot_seq ? 2 * (ev / 8 + 1) : 2 * (ev + 1);
+}
+/* What addr is when the F_ADDR bit is set: 0 on a resume (and on a v1
+ * event that is active), else the coroutine's last addr. */
+static inline uint64_t ctr_addr_expected(uint8_t op, int active, const struct ctr_coro *c) {
+  return op == CTR_OP_RESUME || (op == CTR_OP_V1 && active) ? 0 : c->addr;
+}
+
+/* LEB128: 7 bits a byte, low first; at most 10 bytes. */
+static inline uint8_t *ctr_put_varint(uint8_t *p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (uint8_t)v;
+  return p;
+}
+/* NULL when the varint runs past e or is longer than 10 bytes. */
+static inline const uint8_t *ctr_get_varint(const uint8_t *p, const uint8_t *e, uint64_t *v) {
+  uint64_t x = 0;
+  for (unsigned s = 0; p < e && s < 70; s += 7) {
+    uint8_t b = *p++;
+    x |= (uint64_t)(b & 0x7f) << s;
+    if (!(b & 0x80)) {
+      *v = x;
+      return p;
+    }
+  }
+  return NULL;
+}
+static inline uint64_t ctr_zigzag(int64_t v) {
+  return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+static inline int64_t ctr_unzigzag(uint64_t v) {
+  return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* The payload's checksum: catches a flipped or shifted byte, costs ~0.2 ns a
+ * byte (a multiply per 8 bytes). Not cryptographic: the trace's writer is
+ * trusted, its storage is not. */
+static inline uint32_t ctr_check(const void *data, size_t n) {
+  const unsigned char *p = data;
+  uint64_t h = 0x243f6a8885a308d3ull ^ n;
+  for (; n >= 8; n -= 8, p += 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 32;
+  }
+  uint64_t w = 0;
+  memcpy(&w, p, n);
+  h = (h ^ w ^ ((uint64_t)n << 56)) * 0x9e3779b97f4a7c15ull;
+  return (uint32_t)(h ^ (h >> 29) ^ (h >> 47));
+}
+
+#endif /* CT_CTRACE_H */

@@ -1,0 +1,82 @@
+/* fuzz-ctrace.c - libFuzzer target: the binary trace's reader
+ * (src/analysis/ctrace_dec.c through trace_read.c) on arbitrary bytes, twice:
+ * as the chunks after a valid file header (the framing, the checksum), and
+ * as the payload of one chunk whose header and checksum are made right (the
+ * entry decoder). Line and entry readings must agree on what they deliver,
+ * and a reason must name an offset inside the file. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/trace.h"
+#include "fuzz.h"
+
+static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struct ct_line *l) {
+  uint64_t *n = ctx;
+  if (lineno != *n + 1 || (err == CT_LINE_OK && l->type > CT_LINE_OTHER))
+    __builtin_trap();
+  *n = lineno;
+  return 0;
+}
+
+static void on_peek(void *ctx, const struct ct_line *l) {
+  (void)ctx;
+  if (l->type > CT_LINE_OTHER)
+    __builtin_trap();
+}
+
+static int on_entry(void *ctx, const struct ct_ev_item *ev, const struct ct_coro_item *co,
+                    const char *line, size_t n) {
+  uint64_t *count = ctx;
+  if (!ev && !co && !line)
+    __builtin_trap();
+  (void)n;
+  ++*count;
+  return 0;
+}
+
+/* The file f (n bytes) through every reading. */
+static void read_all(const uint8_t *f, size_t n) {
+  int fd = fuzz_memfd("fuzz-ctrace", f, n);
+  if (fd < 0)
+    return;
+  uint64_t lines = 0, ahead = 0, entries = 0, bytes = 0;
+  struct ct_read_diag d, d2, d3;
+  if (lseek(fd, 0, SEEK_SET) != 0 || ct_trace_read_diag(fd, 0, on_line, NULL, &lines, &bytes, &d))
+    __builtin_trap();
+  if (lseek(fd, 0, SEEK_SET) != 0 ||
+      ct_trace_read_diag(fd, 0, on_line, on_peek, &ahead, &bytes, &d2))
+    __builtin_trap();
+  if (lseek(fd, 0, SEEK_SET) != 0 || ct_trace_read_entries(fd, 0, on_entry, &entries, &bytes, &d3))
+    __builtin_trap();
+  if (lines != ahead || lines != entries || strcmp(d.why, d2.why) || strcmp(d.why, d3.why))
+    __builtin_trap();
+  if (d.why[0] && d.offset > n)
+    __builtin_trap();
+  close(fd);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  struct ctr_file_hdr fh = {.version = CTR_VERSION};
+  memcpy(fh.magic, CTR_MAGIC, CTR_MAGIC_LEN);
+  size_t hn = sizeof fh, cn = sizeof(struct ctr_chunk_hdr);
+  uint8_t *f = malloc(hn + cn + size + 1);
+  if (!f)
+    return 0;
+  memcpy(f, &fh, hn);
+  memcpy(f + hn, data, size);
+  read_all(f, hn + size);
+  /* One chunk made valid around the bytes; its entry count from the first. */
+  uint32_t count = size ? data[0] : 0;
+  struct ctr_chunk_hdr ch = {.tag = CTR_CHUNK_TAG,
+                             .len = (uint32_t)size,
+                             .count = count <= size ? count : (uint32_t)size,
+                             .check = ctr_check(data, size)};
+  memcpy(f + hn, &ch, cn);
+  memcpy(f + hn + cn, data, size);
+  read_all(f, hn + cn + size);
+  free(f);
+  return 0;
+}
