@@ -44,6 +44,12 @@ has starve json '"label":"victim","wait":"ptr",.*"evidence":"woken at +[0-9.]* [
 has starve json '"held_by":\[{"probe_id":[0-9]*,"label":"busy","resumes":1000}\]'
 has starve md 'was resumed 1000 times'
 has starve md '`story_sched (sched-story.c:[0-9]*)`: 1 coroutine, runnable 1\.[0-9] s median'
+# The same through the engine's default, binary trace format.
+"$COROTRACER" run --quiet --lossless -n 512 -o "$tmp/starve.ctrace" -- "$story" starve > "$tmp/bin.out" 2>&1 ||
+  fail "starve.ctrace: corotracer run exit $?: $(cat "$tmp/bin.out")"
+"$COROTRACER" report "$tmp/starve.ctrace" --json "$tmp/starve-bin.json" > /dev/null 2>&1 || fail "starve.ctrace: report exit $?"
+has starve-bin json '"kind":"starvation","severity":"warning","count":1,'
+has starve-bin json '"held_by":\[{"probe_id":[0-9]*,"label":"busy","resumes":1000}\]'
 # Its twin: 200 busy coroutines and a fair queue; the victim waits for each
 # of them once, over 100 ms: busy, not starved.
 trace fair "$story" fair
