@@ -179,6 +179,49 @@ absent v1 resume_running
 grep '"probe_id":10,' "$tmp/v1.json" | grep -q 'the trace went on for 3.0 s' || fail "v1: coroutine 10's evidence"
 ! grep -q '"probe_id":11,' "$tmp/v1.json" || fail "v1: coroutine 11 (parked at the very end) flagged"
 
+# Destroyed while suspended on a wait object, unwoken, after waiting over the
+# stuck threshold: a lost wakeup the destroy hid (error; warning when events
+# were lost right before). Not: a short wait cancelled (2), the likely idle
+# (3, its fd reused only after its destroy), woken (4), a yield (6); but an
+# accept loop whose fd was reused while it waited (7).
+run dwait
+expect dwait lost_wakeup error 2
+has dwait json '"probe_id":7,"label":"conn","wait":"fd","obj":5,.*destroyed at +1.6 s while still waiting'
+has dwait json '"probe_id":1,"label":"conn","wait":"ptr","obj":"0x0000000000009000","site_index":0,"suspended_ns":1500000000,"evidence":"parked at +2.0 ms; destroyed at +1.5 s while still waiting, never woken (cancelled at teardown)'
+has dwait json '"destroyed":{"from":0,"ts":1001502000000,"at_ns":1502000000,"tid":100,"site":{"site":"0x000000000000c000"}}'
+has dwait md 'destroyed while still waiting: never woken (cancelled at teardown)'
+expect dwait lost_wakeup warning 1
+has dwait json '"probe_id":5,.*uncertain: events were lost since its last resume'
+for id in 2 3 4 6 9; do
+  lacks dwait json "\"probe_id\":$id,"
+done
+absent dwait leak
+# A trace that records no wakes says nothing about a wake that never came.
+grep -v '"kind":"wake"' "$tmp/dwait.jsonl" > "$tmp/dwait-nowake.jsonl"
+"$COROTRACER" report "$tmp/dwait-nowake.jsonl" --json "$tmp/dwait-nowake.json" > /dev/null || fail "dwait-nowake: exit $?"
+absent dwait-nowake lost_wakeup
+
+# Starvation: runnable over --runnable-ms (100) while another coroutine was
+# resumed at least 3 times on its thread (1); not when each other ran once
+# (3: a fair, busy queue), nor when nobody ran on its thread (8).
+run starve
+expect starve starvation warning 1
+has starve json '"probe_id":1,"label":"conn","wait":"ptr","obj":"0x0000000000009000","site_index":0,"evidence":"woken at +10.0 ms by coroutine 2 (conn) at 0x000000000000f100 (unsymbolized), then runnable for 290.0 ms until its resume at +300.0 ms; meanwhile on tid 100, the thread it last ran on, coroutine 2 (conn) was resumed 5 times"'
+has starve json '"wake":{"from":2,"ts":1000010000000,"at_ns":10000000,"site":{"site":"0x000000000000f100"}},"runnable_ns":290000000,"tid":100,"others":0,"held_by":\[{"probe_id":2,"label":"conn","resumes":5}\]'
+has starve json '"site":"0x000000000000f000","count":1,"runnable_ns":{"p50":290000000,"p99":290000000,"max":290000000}'
+has starve md '1 coroutine starved: runnable longer than 100.0 ms while others ran on their thread (1 runnable span)'
+for id in 3 8 10; do
+  lacks starve json "\"probe_id\":$id,\"label\":\"conn\",\"wait\""
+done
+# The sites table: waiting (suspend -> wake) apart from runnable (wake -> resume).
+has starve md '^| `0x000000000000f000 (unsymbolized)` | 1 | 8.0 ms | 8.0 ms | 8.0 ms | 290.0 ms | 290.0 ms | 290.0 ms |$'
+has starve json '"site":"0x000000000000f000","count":1,"suspended_ns":{"p50":8000000,"p99":8000000,"max":8000000},"runnable_ns":{"p50":290000000,"p99":290000000,"max":290000000}}'
+run starve --runnable-ms 40
+expect starve starvation warning 2
+has starve json '"probe_id":10,.*coroutine 11 (conn) was resumed 4 times'
+run starve --runnable-ms 300
+absent starve starvation
+
 # --fail-on: exit 1 at or above the severity, 0 below it.
 "$COROTRACER" report "$tmp/race.jsonl" --fail-on error > /dev/null; rc=$?
 [ $rc -eq 1 ] || fail "--fail-on error with an error finding: exit $rc"

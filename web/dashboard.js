@@ -117,9 +117,9 @@ function prepare(d) {
   d.inFinding = new Set();
   for (const x of f.findings || [])
     for (const c of x.coroutines || []) {
+      for (const i of named(d, c)) d.inFinding.add(i);
       const i = d.idOf.get(c.probe_id);
       if (i === undefined) continue;
-      d.inFinding.add(i);
       if (x.kind === 'lost_wakeup' || x.kind === 'deadlock' || x.kind === 'wake_before_suspend') d.stuck.add(i);
     }
   // Prefix sums of running time: a pixel holding many spans is drawn by its busy fraction.
@@ -137,6 +137,11 @@ function prepare(d) {
   }
   d.search = null;
   return d;
+}
+// The rows a finding's coroutine entry names: its own, and for starvation the
+// coroutines that held its thread meanwhile (held_by).
+function named(d, c) {
+  return [c, ...(c.held_by || [])].map((x) => d.idOf.get(x.probe_id)).filter((i) => i !== undefined);
 }
 function coState(i) {
   const s = D.a.co_state[i];
@@ -184,7 +189,7 @@ function findings() {
   box.textContent = '';
   const list = D.f.findings || [];
   $('nfind').textContent = String(list.length);
-  if (!list.length) box.appendChild(el('div', 'muted', 'No findings: no lost wakeup, race, deadlock, leak or blocker.'));
+  if (!list.length) box.appendChild(el('div', 'muted', 'No findings: no lost wakeup, race, deadlock, leak, blocker or starvation.'));
   list.forEach((x, k) => {
     const card = el('div', 'finding');
     card.dataset.kind = x.kind;
@@ -211,7 +216,7 @@ function findings() {
 function selectFinding(k) {
   const x = D.f.findings[k];
   const s = new Set();
-  for (const c of x.coroutines || []) { const i = D.idOf.get(c.probe_id); if (i !== undefined) s.add(i); }
+  for (const c of x.coroutines || []) for (const i of named(D, c)) s.add(i);
   document.querySelectorAll('.finding').forEach((c) => c.classList.toggle('on', c.dataset.index === String(k)));
   setSelection(s, true);
   if (x.kind === 'deadlock') { tab('graph'); drawGraph(x); }

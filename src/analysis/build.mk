@@ -1,6 +1,7 @@
 # src/analysis/build.mk - `corotracer report` (its symbolizer: src/symbolize/build.mk).
 REPORT_SRCS := src/analysis/trace.c src/analysis/trace_read.c src/analysis/ctrace_dec.c src/analysis/text.c src/analysis/map.c src/analysis/hist.c \
-               src/analysis/state.c src/analysis/findings.c src/analysis/findings_stuck.c \
+               src/analysis/state.c src/analysis/state_sched.c src/analysis/findings.c \
+               src/analysis/findings_stuck.c src/analysis/findings_sched.c \
                src/analysis/findings_tables.c src/analysis/report.c src/analysis/write_md.c \
                src/analysis/write_json.c
 CLI_SRCS += src/analysis/report_main.c $(REPORT_SRCS)
@@ -22,6 +23,16 @@ TESTS += $(O)/tests/test-trace $(O)/tests/test-map $(O)/tests/test-hist
 # a real trace of examples/hello under the engine.
 TESTS += tests/test-report.sh tests/test-report-input.sh tests/test-report-pie.sh tests/test-report-precision.sh \
          tests/test-report-engine.sh tests/test-report-reuse.sh
+
+# The scheduling findings (starvation, destroyed while waiting) on programs
+# traced by the engine, in C and C++, each beside its correct twin.
+REPORT_STORIES := $(O)/tests/lib/sched-story $(O)/tests/lib/cpp-dwait
+$(O)/tests/lib/sched-story: $(O)/obj/tests/lib/sched-story.o $(LIBA)
+	$(call link)
+$(O)/tests/lib/cpp-dwait: $(O)/obj/tests/lib/cpp-dwait.o $(LIBA)
+	$(call link,$(CXX))
+PROGS += $(REPORT_STORIES)
+TESTS += tests/test-report-sched.sh
 
 # Benchmark: bench/bench-report.sh generates traces with this and times the report.
 PROGS += $(O)/bench/bench-report-gen

@@ -106,6 +106,14 @@ void ct_site_durations(struct ct_rsite *rs, const struct ct_hist *h) {
   rs->max = h->max;
 }
 
+/* findings.h: as ct_site_durations. */
+void ct_site_runnable(struct ct_rsite *rs, const struct ct_hist *h) {
+  rs->has_runnable = 1;
+  rs->r_p50 = ct_hist_quantile(h, 0.5);
+  rs->r_p99 = ct_hist_quantile(h, 0.99);
+  rs->r_max = h->max;
+}
+
 /* findings.h: clamped at the start (a ts before it reads "+0 ns"). */
 const char *ct_at(const struct ct_report *r, uint64_t ts, char *buf, size_t n) {
   char t[32];
@@ -172,7 +180,8 @@ int ct_group_coros(struct ct_report *r, struct ct_state *st, struct ct_finding *
         rc_->wait = c->wait;
         rc_->obj = c->obj;
         rc_->has_susp = 1;
-        rc_->suspended_ns = r->end_ts > c->susp_ts ? r->end_ts - c->susp_ts : 0;
+        uint64_t until = c->state == CT_CS_DESTROYED ? c->destroy_ts : r->end_ts;
+        rc_->suspended_ns = until > c->susp_ts ? until - c->susp_ts : 0;
         ct_hist_add(h, rc_->suspended_ns);
         if (c->wait == 1) {
           if (!rs->has_fd || c->obj < rs->fd_min)

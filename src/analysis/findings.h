@@ -1,6 +1,8 @@
 /* findings.h - internal to the report's assembly. Two halves, one direction:
- * report.c calls the finding builders (findings_stuck.c, findings_tables.c),
- * and they build with the helpers of findings.c, which calls neither. */
+ * report.c calls the finding builders (findings_stuck.c, findings_sched.c,
+ * findings_tables.c), and they build with the helpers of findings.c, which
+ * calls neither (findings_sched.c also asks findings_stuck.c's likely-idle
+ * test, so that both findings judge idleness alike). */
 #ifndef CT_ANALYSIS_FINDINGS_H
 #define CT_ANALYSIS_FINDINGS_H
 
@@ -35,6 +37,9 @@ void ct_symbolize_site(struct ct_state *st, struct ct_rsite *rs);
 /* rs's p50/p99/max from the durations in h (has_dur set). */
 void ct_site_durations(struct ct_rsite *rs, const struct ct_hist *h);
 
+/* rs's runnable p50/p99/max from the durations in h (has_runnable set). */
+void ct_site_runnable(struct ct_rsite *rs, const struct ct_hist *h);
+
 /* Time since the trace's start, for evidence ("+1.2 s"), in buf; returns buf. */
 const char *ct_at(const struct ct_report *r, uint64_t ts, char *buf, size_t n);
 
@@ -46,8 +51,8 @@ void ct_describe_exit(const struct ct_state *st, char *buf, size_t n);
 
 /* Fills f's sites and coroutines from cs[0..n): one site per distinct
  * (pid, site), by creation site if by_create, else by suspension site with
- * suspended-time percentiles at r->end_ts. cs is reordered so that cs[i] is
- * f->coros[i]; evidence is left empty. Returns 0 or -ENOMEM. */
+ * suspended-time percentiles at r->end_ts (at their destroy for destroyed ones). cs is reordered so
+ * that cs[i] is f->coros[i]; evidence is left empty. Returns 0 or -ENOMEM. */
 int ct_group_coros(struct ct_report *r, struct ct_state *st, struct ct_finding *f,
                    struct ct_coro **cs, size_t n, int by_create);
 
@@ -61,6 +66,16 @@ int ct_stuck_findings(struct ct_report *r, struct ct_state *st, uint64_t stuck_n
 
 /* The finding kind of a ct_coro.reported value, NULL for none. */
 const char *ct_primary_kind(unsigned reported);
+
+/* c (alive, or a destroyed copy of state.h's ct_dwait) parked where its
+ * last woken suspensions were, its fd not reused meanwhile: may be idle. */
+int ct_likely_idle(const struct ct_state *st, const struct ct_coro *c);
+
+/* findings_sched.c: coroutines destroyed while waiting longer than stuck_ns
+ * (lost wakeups cancelled at teardown), after ct_stuck_findings; starvation
+ * (runnable too long while others held the thread). */
+int ct_dwait_finding(struct ct_report *r, struct ct_state *st, uint64_t stuck_ns);
+int ct_starve_finding(struct ct_report *r, struct ct_state *st);
 
 /* findings_tables.c: state-machine violations, leaks (sets r->alive_at_end),
  * blockers, lost events (sets r->lost_events). */

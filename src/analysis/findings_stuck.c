@@ -142,10 +142,13 @@ static uint64_t waits_for(const struct ct_state *st, const struct ct_coro *a, ui
 }
 
 /* The coroutine that parked on c's fd number after c did (so the fd was
- * closed and reused under c), or 0. */
+ * closed and reused under c; before its destroy, for a destroyed one), or 0. */
 static uint64_t fd_reused_by(const struct ct_state *st, const struct ct_coro *c) {
   const struct ct_fduse *fu = c->wait == 1 ? ct_map_get(&st->fds, c->obj, c->pid) : NULL;
-  return fu && fu->id != c->id && fu->ts > c->susp_ts ? fu->id : 0;
+  return fu && fu->id != c->id && fu->ts > c->susp_ts &&
+                 (c->state != CT_CS_DESTROYED || fu->ts < c->destroy_ts)
+             ? fu->id
+             : 0;
 }
 
 /* Events of c lost after its last harvested one: the station's loss count
@@ -160,12 +163,14 @@ static int wake_may_be_lost(const struct ct_coro *c) {
   return c->gap_since_resume || tail_lost(c);
 }
 
-/* Another coroutine parked on c's wait object was woken after c parked:
- * wakes kept coming to that object's waiters, just not to c (a notify_one to
- * a pool of workers that should have been a notify_all). */
+/* Another coroutine parked on c's wait object was woken after c parked
+ * (before its destroy, for a destroyed one): wakes kept coming to that
+ * object's waiters, just not to c (a notify_one to a pool of workers that
+ * should have been a notify_all). */
 static int waiter_woken_since(const struct ct_state *st, const struct ct_coro *c) {
   const struct ct_wakers *w = c->wait ? ct_map_get(&st->objs, c->obj, c->wait) : NULL;
-  return w && w->last_ts > c->susp_ts;
+  return w && w->last_ts > c->susp_ts &&
+         (c->state != CT_CS_DESTROYED || w->last_ts < c->destroy_ts);
 }
 
 /* Parked where its last IDLE_WAKES or more woken suspensions were, its fd not
@@ -572,4 +577,9 @@ out:
   ct_map_free(&idx);
   free(sk);
   return rc;
+}
+
+/* findings.h: for findings_sched.c's coroutines destroyed while waiting. */
+int ct_likely_idle(const struct ct_state *st, const struct ct_coro *c) {
+  return likely_idle(st, c);
 }

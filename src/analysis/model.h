@@ -25,6 +25,8 @@ struct ct_rsite {
   uint64_t count;
   int has_dur;
   uint64_t p50, p99, max; /* ns, from a struct ct_hist: about 6%, max exact */
+  int has_runnable;       /* suspension sites: time runnable (wake -> resume), as above */
+  uint64_t r_p50, r_p99, r_max;
   int has_fd;
   uint64_t fd_min, fd_max;
 };
@@ -36,6 +38,13 @@ struct ct_rwake {
   int absorbed;                 /* came while it was already runnable after a yield */
   uint64_t yield_ts, resume_ts; /* absorbed: the yield and the resume that absorbed it */
   struct ct_rsite site;
+};
+
+/* starvation: a coroutine resumed on the victim's thread while it waited. */
+struct ct_rholder {
+  uint64_t probe_id, resumes;
+  uint32_t incarnation;
+  const char *label; /* NULL if none; owned by the state */
 };
 
 struct ct_rcoro {
@@ -54,6 +63,15 @@ struct ct_rcoro {
   /* The early wake (wake_before_suspend) or the one never honoured
    * (lost_schedule); NULL for others. Owned by the report. */
   struct ct_rwake *wake;
+  /* lost_wakeup of a coroutine destroyed while waiting: the destroy (from 0;
+   * tid, ts, site); NULL for others. Owned by the report. */
+  struct ct_rwake *destroyed;
+  /* starvation: how long it stayed runnable, on which thread (the one it last
+   * ran on), and who held that thread meanwhile (owned by the report). */
+  uint64_t runnable_ns, others;
+  uint32_t tid;
+  struct ct_rholder *held_by;
+  size_t nheld;
   const char *run_end;       /* blocker: "suspend", "exit", "destroy", or "end" (still running) */
   struct ct_rsite *end_site; /* blocker: where that run ended; owned by the report */
   char *evidence;            /* owned by the report (ct_keep_evidence) */
@@ -102,10 +120,11 @@ struct ct_report {
 };
 
 /* Builds the report from the state after the last line (st is modified:
- * runs still going are closed). r owns its arrays; free with ct_report_free,
- * also after a failure (it is then partly built), and on a zeroed report.
- * stuck_ns: how long a suspended coroutine must have been left behind by a
- * program that ran on for it to be "never woken" rather than caught by the exit. */
+ * runs still going are closed). Coroutines destroyed while waiting are
+ * judged with st->stuck_ns as kept (state.h) and stuck_ns. r owns its arrays; free with
+ * ct_report_free, also after a failure (it is then partly built), and on a zeroed report. stuck_ns:
+ * how long a suspended coroutine must have been left behind by a program that ran on for it to be
+ * "never woken" rather than caught by the exit. */
 int ct_report_build(struct ct_state *st, const char *path, uint64_t bytes, uint64_t stuck_ns,
                     struct ct_report *r);
 void ct_report_free(struct ct_report *r);

@@ -1,7 +1,7 @@
 /* report.c - assembles the report model (model.h) from a finished state:
  * the overview (timeline, idle gaps, every suspension site), then the
- * findings from each builder in turn (findings_stuck.c, findings_tables.c),
- * most severe first. Depends on the builders; nothing depends on it but the
+ * findings from each builder in turn (findings_stuck.c, findings_sched.c,
+ * findings_tables.c), most severe first. Depends on the builders; nothing depends on it but the
  * callers of model.h (report, export, html). */
 #include <errno.h>
 #include <stdlib.h>
@@ -103,6 +103,8 @@ static int overview(struct ct_report *r, struct ct_state *st) {
     ct_symbolize_site(st, rs);
     if (s->hist)
       ct_site_durations(rs, s->hist);
+    if (s->runnable)
+      ct_site_runnable(rs, s->runnable);
   }
   qsort(r->sites, r->nsites, sizeof *r->sites, cmp_site_count);
   return 0;
@@ -117,8 +119,9 @@ int ct_report_build(struct ct_state *st, const char *path, uint64_t bytes, uint6
   r->bytes = bytes;
   int rc;
   if ((rc = ct_state_finish_runs(st)) || (rc = overview(r, st)) ||
-      (rc = ct_stuck_findings(r, st, stuck_ns)) || (rc = ct_violation_findings(r, st)) ||
-      (rc = ct_leak_finding(r, st)) || (rc = ct_blocker_finding(r, st)) ||
+      (rc = ct_stuck_findings(r, st, stuck_ns)) || (rc = ct_dwait_finding(r, st, stuck_ns)) ||
+      (rc = ct_violation_findings(r, st)) || (rc = ct_leak_finding(r, st)) ||
+      (rc = ct_blocker_finding(r, st)) || (rc = ct_starve_finding(r, st)) ||
       (rc = ct_lost_finding(r, st)) || (rc = ct_corrupt_finding(r, st)))
     return rc;
   /* Most severe first; stable within a severity. */
@@ -136,6 +139,8 @@ void ct_report_free(struct ct_report *r) {
   for (size_t i = 0; i < r->nf; i++) {
     for (size_t k = 0; k < r->f[i].ncoros; k++) {
       free(r->f[i].coros[k].wake);
+      free(r->f[i].coros[k].destroyed);
+      free(r->f[i].coros[k].held_by);
       free(r->f[i].coros[k].end_site);
       free(r->f[i].coros[k].evidence);
     }

@@ -17,24 +17,25 @@
 #include "common/outfile.h"
 
 #define READ_BUF (4u << 20)
-#define STUCK_NS 1000000000ull /* left suspended this long by a running program: never woken */
 
 struct opts {
   const char *trace, *out, *json, *skip_frames;
   int fail_on; /* -1: no gate */
-  uint64_t blocker_ns;
+  uint64_t blocker_ns, runnable_ns;
   int stats;
 };
 
 static void usage(FILE *f) {
   fprintf(f, "usage: corotracer report TRACE [-o report.md] [--json findings.json]\n"
              "                         [--fail-on info|warning|error] [--blocker-ms MS]\n"
-             "                         [--skip-frames PATTERN,...]\n"
+             "                         [--runnable-ms MS] [--skip-frames PATTERN,...]\n"
              "       corotracer -deepdive -out TRACE [-o report.md]   (reference spelling)\n"
              "Reads a JSONL trace (ours or the reference engine's; '-' = stdin) and writes a\n"
              "Markdown diagnosis (stdout unless -o) and, with --json, the findings JSON of\n"
              "docs/FINDINGS.md. --fail-on SEV exits 1 when a finding of at least SEV exists.\n"
              "--blocker-ms: a run longer than this without suspending is a blocker (100).\n"
+             "--runnable-ms: runnable longer than this while others ran on its thread is\n"
+             "starvation (100).\n"
              "--skip-frames: inlined frames whose function or file matches a glob are the\n"
              "runtime's: a site in one is shown where it was called (besides boost::*, std::*,\n"
              "asio::*, corotracer::* and files under /usr/include).\n");
@@ -53,6 +54,7 @@ enum {
   O_TRACE,
   O_FAIL_ON,
   O_BLOCKER_MS,
+  O_RUNNABLE_MS,
   O_SKIP_FRAMES
 };
 static const struct ct_opt report_opts[] = {
@@ -64,12 +66,24 @@ static const struct ct_opt report_opts[] = {
     {"-out --out", O_TRACE, 1}, /* the reference's spelling of the trace */
     {"--fail-on", O_FAIL_ON, 1},
     {"--blocker-ms", O_BLOCKER_MS, 1},
+    {"--runnable-ms", O_RUNNABLE_MS, 1},
     {"--skip-frames", O_SKIP_FRAMES, 1},
     {NULL, 0, 0}};
 
+/* A number of milliseconds in *ns; -EINVAL if val is none. */
+static int parse_ms(const char *val, uint64_t *ns) {
+  char *end;
+  errno = 0;
+  unsigned long long ms = strtoull(val, &end, 10);
+  if (errno || end == val || *end || val[0] == '-' || ms > UINT64_MAX / 1000000ull)
+    return -EINVAL;
+  *ns = ms * 1000000ull;
+  return 0;
+}
+
 /* Returns -1 when parsed, else the exit status (0 for --help). */
 static int parse(int argc, char **argv, struct opts *o) {
-  *o = (struct opts){.fail_on = -1, .blocker_ns = 100000000ull};
+  *o = (struct opts){.fail_on = -1, .blocker_ns = 100000000ull, .runnable_ns = CT_RUNNABLE_NS};
   struct ct_args it;
   const char *val;
   int id;
@@ -103,15 +117,14 @@ static int parse(int argc, char **argv, struct opts *o) {
       else
         return bad_usage("--fail-on wants info, warning or error, not", val);
       break;
-    case O_BLOCKER_MS: {
-      char *end;
-      errno = 0;
-      unsigned long long ms = strtoull(val, &end, 10);
-      if (errno || end == val || *end || val[0] == '-' || ms > UINT64_MAX / 1000000ull)
+    case O_BLOCKER_MS:
+      if (parse_ms(val, &o->blocker_ns))
         return bad_usage("--blocker-ms wants a number of milliseconds, not", val);
-      o->blocker_ns = ms * 1000000ull;
       break;
-    }
+    case O_RUNNABLE_MS:
+      if (parse_ms(val, &o->runnable_ns))
+        return bad_usage("--runnable-ms wants a number of milliseconds, not", val);
+      break;
     case O_SKIP_FRAMES:
       o->skip_frames = val;
       break;
@@ -139,7 +152,7 @@ struct run {
 struct feed {
   struct run *runs;
   size_t n;
-  uint64_t blocker_ns;
+  uint64_t blocker_ns, runnable_ns;
   const char *skip_frames; /* --skip-frames, for each run's symbolizer */
 };
 
@@ -151,6 +164,8 @@ static int run_add(struct feed *f) {
   f->runs = n;
   memset(&n[f->n], 0, sizeof n[f->n]);
   int rc = ct_state_new(f->blocker_ns, &n[f->n].st);
+  if (!rc)
+    n[f->n].st->runnable_ns = f->runnable_ns;
   if (!rc && f->skip_frames && (rc = ct_symbolizer_skip_frames(n[f->n].st->sym, f->skip_frames)))
     ct_state_free(n[f->n].st);
   if (!rc)
@@ -227,7 +242,8 @@ static double now_s(void) {
 int ct_report_main(int argc, char **argv) {
   struct opts o;
   int status = parse(argc, argv, &o), fd = -1;
-  struct feed feed = {.blocker_ns = o.blocker_ns, .skip_frames = o.skip_frames};
+  struct feed feed = {
+      .blocker_ns = o.blocker_ns, .runnable_ns = o.runnable_ns, .skip_frames = o.skip_frames};
   if (status >= 0)
     return status;
   double t0 = now_s();
@@ -268,7 +284,7 @@ int ct_report_main(int argc, char **argv) {
   int max_sev = -1;
   for (size_t i = 0; i < feed.n; i++) {
     struct run *r = &feed.runs[i];
-    if ((rc = ct_report_build(r->st, o.trace, bytes, STUCK_NS, &r->r))) {
+    if ((rc = ct_report_build(r->st, o.trace, bytes, CT_STUCK_NS, &r->r))) {
       fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(-rc));
       status = 1;
       goto out;

@@ -23,6 +23,8 @@ int ct_state_new(uint64_t blocker_ns, struct ct_state **out) {
     return rc;
   }
   s->blocker_ns = blocker_ns;
+  s->stuck_ns = CT_STUCK_NS;
+  s->runnable_ns = CT_RUNNABLE_NS;
   ct_map_init(&s->coros, sizeof(struct ct_coro));
   /* The size it has when tombstones are first purged: purged again and again,
    * it stays there instead of growing back through every size each time. */
@@ -34,16 +36,25 @@ int ct_state_new(uint64_t blocker_ns, struct ct_state **out) {
   ct_map_init(&s->objs, sizeof(struct ct_wakers));
   ct_map_init(&s->tids, 1);
   ct_map_init(&s->buckets, sizeof(struct ct_bucket));
+  ct_map_init(&s->threads, sizeof(struct ct_thread));
   s->nlabels = 1; /* 0 = no label */
   *out = s;
   return 0;
 }
 
+/* Frees the histograms of the sites in m. */
+static void free_site_hists(const struct ct_map *m) {
+  for (size_t i = 0; i < m->n; i++) {
+    struct ct_site *st = ct_map_at(m, i);
+    free(st->hist);
+    free(st->runnable);
+  }
+}
+
 void ct_state_free(struct ct_state *s) {
   if (!s)
     return;
-  for (size_t i = 0; i < s->sites.n; i++)
-    free(((struct ct_site *)ct_map_at(&s->sites, i))->hist);
+  free_site_hists(&s->sites);
   for (size_t i = 0; i < s->blocks.n; i++)
     free(((struct ct_block *)ct_map_at(&s->blocks, i))->hist);
   ct_map_free(&s->coros);
@@ -54,6 +65,8 @@ void ct_state_free(struct ct_state *s) {
   ct_map_free(&s->objs);
   ct_map_free(&s->tids);
   ct_map_free(&s->buckets);
+  ct_map_free(&s->threads);
+  free(s->dwait);
   for (uint32_t i = 1; i < s->nlabels; i++)
     free(s->labels[i]);
   ct_symbolizer_free(s->sym);
@@ -253,8 +266,7 @@ static int note_activity(struct ct_state *s, const struct ct_line *l) {
 /* Without a module map, suspend addresses spread over about one per
  * coroutine are not code: drop the site table (and stop keeping one). */
 static void drop_sites(struct ct_state *s) {
-  for (size_t i = 0; i < s->sites.n; i++)
-    free(((struct ct_site *)ct_map_at(&s->sites, i))->hist);
+  free_site_hists(&s->sites);
   s->sites_dropped = s->sites.n;
   ct_map_free(&s->sites);
   ct_map_init(&s->sites, sizeof(struct ct_site));
@@ -316,6 +328,8 @@ static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_lin
 static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno,
                      const struct ct_line *l) {
   s->resumes++;
+  if (l->kind && ct_sched_resume(s, c, l->ts, (uint32_t)l->tid))
+    return -ENOMEM;
   /* A wake from another coroutine that came while c was already runnable
    * (after a yield that queued it again, or before its first run) is
    * absorbed by this resume: kept as an early wake of the run it starts. */
@@ -333,9 +347,17 @@ static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno,
     } else if (c->state == CT_CS_SUSPENDED) {
       struct ct_site *st = s->sites_not_code ? NULL : ct_map_get(&s->sites, c->susp_site, c->pid);
       if (st && l->ts >= c->susp_ts) {
-        if (!st->hist && !(st->hist = calloc(1, sizeof *st->hist)))
+        /* Waited until the wake, then runnable (clocks of two threads may disagree a little). */
+        uint64_t woke = !c->woken                 ? l->ts
+                        : c->woke_ts < c->susp_ts ? c->susp_ts
+                        : c->woke_ts > l->ts      ? l->ts
+                                                  : c->woke_ts;
+        if ((!st->hist && !(st->hist = calloc(1, sizeof *st->hist))) ||
+            (c->woken && !st->runnable && !(st->runnable = calloc(1, sizeof *st->runnable))))
           return -ENOMEM;
-        ct_hist_add(st->hist, l->ts - c->susp_ts);
+        ct_hist_add(st->hist, woke - c->susp_ts);
+        if (c->woken)
+          ct_hist_add(st->runnable, l->ts - woke);
       }
       /* Not only a gap after the suspend hides the wake: a waker that claimed
        * its event index before the suspend did, and lost it, leaves a gap
@@ -396,6 +418,7 @@ static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_line *
     c->woke_from = l->from;
     c->woke_site = site;
     c->woke_tid = (uint32_t)l->tid;
+    ct_sched_wake(s, c);
     if (c->wait) { /* remember who serves this wait object's waiters */
       int fresh;
       struct ct_wakers *w = ct_map_put(&s->objs, c->obj, c->wait, &fresh);
@@ -484,7 +507,9 @@ static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_line *l
     rc = on_wake(s, c, l, site);
     break;
   case CT_EV_DESTROY:
-    if (c->state == CT_CS_RUNNING && end_run(s, c, l->ts, CT_EV_DESTROY, site, 0))
+    if ((c->state == CT_CS_RUNNING && end_run(s, c, l->ts, CT_EV_DESTROY, site, 0)) ||
+        (c->state == CT_CS_SUSPENDED && c->has_kind &&
+         ct_sched_destroy(s, c, l->ts, (uint32_t)l->tid, site)))
       return -ENOMEM;
     c->state = CT_CS_DESTROYED;
     c->gap_since_destroy = 0;

@@ -41,7 +41,8 @@ struct ct_coro {
    * whose absence a finding rests on may be one of them. */
   uint8_t gap_since_resume, gap_since_destroy;
   uint8_t pend_absorbed,
-      has_cand; /* see pending_wake_ts; an absorbable wake came while suspended */
+      has_cand;    /* see pending_wake_ts; an absorbable wake came while suspended */
+  uint8_t starved; /* counted among the starved (struct ct_starve) */
   /* Fields in the order the line handlers touch them: every event reads
    * the first 64 bytes; suspends, resumes and wakes the next; findings the
    * rest (a 10^5-coroutine table does not fit in the cache). */
@@ -66,6 +67,7 @@ struct ct_coro {
     struct { /* CT_CS_SUSPENDED: its first wake since (woken and never resumed names it) */
       uint64_t woke_ts, woke_from, woke_site;
       uint32_t woke_tid;
+      uint32_t woke_runs; /* resumes on its last thread then (struct ct_thread) */
     };
   };
   /* Its last woken suspensions (suspend, wake, resume) were woken_here in a
@@ -93,7 +95,9 @@ struct ct_site {
   uint64_t site;
   uint32_t pid;
   uint64_t suspensions;
-  struct ct_hist *hist; /* completed suspensions (suspend -> resume), lazily allocated */
+  /* Completed suspensions, lazily allocated: hist the wait (suspend -> wake,
+   * or -> resume when no wake came), runnable the queueing (wake -> resume). */
+  struct ct_hist *hist, *runnable;
 };
 
 /* Blockers grouped by the site the run resumed from (key: site, pid). */
@@ -139,6 +143,49 @@ struct ct_viol {
   } ex[CT_VIOL_EXAMPLES];
 };
 
+/* A thread's last resumes, consecutive ones of one coroutine merged (key:
+ * tid, 0): who held the thread while a coroutine queued for it waited. */
+#define CT_HOLD_RING 64
+struct ct_hold {
+  uint64_t id;
+  uint32_t incarnation, n;
+};
+struct ct_thread {
+  uint32_t resumes; /* so far, mod 2^32 */
+  uint32_t head;    /* ring[head % CT_HOLD_RING]: the newest */
+  struct ct_hold ring[CT_HOLD_RING];
+};
+
+/* Starvation: runnable (woken, not yet resumed) longer than runnable_ns
+ * while another coroutine was resumed at least CT_PASSED_OVER times on the
+ * thread it last ran on. Kept: each victim's longest span, the longest
+ * CT_STARVE_KEPT victims. */
+#define CT_PASSED_OVER 3
+#define CT_STARVE_HOLDERS 3
+#define CT_STARVE_KEPT 64
+struct ct_starved {
+  uint64_t id, obj, susp_site, woke_ts, woke_from, woke_site, resume_ts;
+  uint64_t others; /* resumes on the thread meanwhile, beyond the holders listed */
+  uint32_t incarnation, label, pid, tid, woke_tid, resume_tid;
+  uint8_t wait, nheld;
+  struct ct_hold held[CT_STARVE_HOLDERS]; /* most resumed first */
+};
+struct ct_starve {
+  uint64_t spans, coros; /* all of them; distinct coroutines */
+  size_t n;
+  struct ct_starved ex[CT_STARVE_KEPT];
+};
+
+/* A coroutine destroyed while suspended on a wait object with no wake since,
+ * after waiting longer than stuck_ns: its entry as it was, destroy_ts and
+ * state set, and where it was destroyed. The first CT_DWAIT_MAX are kept. */
+#define CT_DWAIT_MAX 16384
+struct ct_dwait {
+  struct ct_coro c;
+  uint64_t site;
+  uint32_t tid;
+};
+
 /* Activity in ~17 s buckets (key: ts >> 34, 0), to find idle gaps. */
 struct ct_bucket {
   uint64_t lo, hi, n;
@@ -147,9 +194,14 @@ struct ct_bucket {
 #define CT_BAD_LINES_KEPT 10
 #define CT_MAX_LABELS 256
 
+/* Defaults of the thresholds (ct_state_new); report_main's --runnable-ms. */
+#define CT_STUCK_NS 1000000000ull   /* left suspended this long, unwoken: never woken */
+#define CT_RUNNABLE_NS 100000000ull /* runnable this long while others ran: starved */
+
 struct ct_state {
   uint64_t blocker_ns;
-  struct ct_map coros, early, sites, blocks, fds, objs, tids, buckets;
+  uint64_t stuck_ns, runnable_ns; /* CT_STUCK_NS, CT_RUNNABLE_NS unless set before the first line */
+  struct ct_map coros, early, sites, blocks, fds, objs, tids, buckets, threads;
   struct ct_viol viol[CT_V_KINDS_];
   ct_symbolizer *sym;
   int sym_err; /* first error adding a module (e.g. -ENOMEM), 0 if none */
@@ -169,6 +221,10 @@ struct ct_state {
   uint64_t sites_dropped;
   int any_kind, any_wake, any_ev;
   uint64_t first_ts, last_ts; /* over valid events */
+  struct ct_starve starve;
+  struct ct_dwait *dwait;
+  size_t ndwait, capdwait;
+  uint64_t dwait_over; /* beyond CT_DWAIT_MAX: counted only */
 
   /* meta / end */
   int has_meta, has_end, exit_has_code, exit_has_signal;
@@ -196,6 +252,10 @@ struct ct_state {
   uint64_t recent_tids[CT_RECENT_TIDS];
   struct ct_bucket *last_bucket;
   uint64_t last_bucket_key;
+  /* Cache of state_sched.c: the entry of a tid in threads by tid % size
+   * (NULL: none); cleared whenever threads grows. */
+  uint64_t thread_tids[CT_RECENT_TIDS];
+  struct ct_thread *thread_at[CT_RECENT_TIDS];
 
   /* ct_state_prefetch: the coroutines of the last lines peeked at. */
 #define CT_PREFETCH_LAG 8
@@ -218,6 +278,15 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
  * the line peeked at CT_PREFETCH_LAG lines ago, whose slot is in the cache
  * by now. Changes nothing the analysis sees. */
 void ct_state_prefetch(struct ct_state *s, const struct ct_line *l);
+
+/* Scheduling (state_sched.c), called by ct_state_line for our traces'
+ * events before they change c: a wake of suspended c (the first since its
+ * suspend); a resume of c on thread tid at ts; a destroy of c at ts on tid
+ * at site. The last two return 0 or -ENOMEM. */
+void ct_sched_wake(struct ct_state *s, struct ct_coro *c);
+int ct_sched_resume(struct ct_state *s, struct ct_coro *c, uint64_t ts, uint32_t tid);
+int ct_sched_destroy(struct ct_state *s, const struct ct_coro *c, uint64_t ts, uint32_t tid,
+                     uint64_t site);
 
 /* Closes the runs still going at the end of the trace (blockers still
  * running); call once, after the last line. Returns 0 or -ENOMEM. */

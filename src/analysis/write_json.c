@@ -56,8 +56,25 @@ static void site(FILE *f, const struct ct_rsite *rs, int blocker) {
   if (rs->has_dur)
     fprintf(f, ",\"%s\":{\"p50\":%" PRIu64 ",\"p99\":%" PRIu64 ",\"max\":%" PRIu64 "}",
             blocker ? "run_ns" : "suspended_ns", rs->p50, rs->p99, rs->max);
+  if (rs->has_runnable)
+    fprintf(f, ",\"runnable_ns\":{\"p50\":%" PRIu64 ",\"p99\":%" PRIu64 ",\"max\":%" PRIu64 "}",
+            rs->r_p50, rs->r_p99, rs->r_max);
   if (rs->has_fd)
     fprintf(f, ",\"fds\":[%" PRIu64 ",%" PRIu64 "]", rs->fd_min, rs->fd_max);
+  fputc('}', f);
+}
+
+/* The object of a wake or destroy w: who, when, where. */
+static void event(FILE *f, const struct ct_report *r, const struct ct_rwake *w) {
+  fprintf(f, "{\"from\":%" PRIu64 ",\"ts\":%" PRIu64 ",\"at_ns\":%" PRIu64, w->from, w->ts,
+          w->ts > r->start_ts ? w->ts - r->start_ts : 0);
+  if (!w->from && w->tid)
+    fprintf(f, ",\"tid\":%" PRIu32, w->tid);
+  if (w->absorbed)
+    fprintf(f, ",\"absorbed\":true,\"yield_ts\":%" PRIu64 ",\"resume_ts\":%" PRIu64, w->yield_ts,
+            w->resume_ts);
+  fputs(",\"site\":", f);
+  site(f, &w->site, 0);
   fputc('}', f);
 }
 
@@ -89,16 +106,25 @@ static void coro(FILE *f, const struct ct_report *r, const struct ct_rcoro *c) {
   if (c->returned)
     fputs(",\"returned\":true", f);
   if (c->wake) {
-    fprintf(f, ",\"wake\":{\"from\":%" PRIu64 ",\"ts\":%" PRIu64 ",\"at_ns\":%" PRIu64,
-            c->wake->from, c->wake->ts, c->wake->ts > r->start_ts ? c->wake->ts - r->start_ts : 0);
-    if (!c->wake->from && c->wake->tid)
-      fprintf(f, ",\"tid\":%" PRIu32, c->wake->tid);
-    if (c->wake->absorbed)
-      fprintf(f, ",\"absorbed\":true,\"yield_ts\":%" PRIu64 ",\"resume_ts\":%" PRIu64,
-              c->wake->yield_ts, c->wake->resume_ts);
-    fputs(",\"site\":", f);
-    site(f, &c->wake->site, 0);
-    fputc('}', f);
+    fputs(",\"wake\":", f);
+    event(f, r, c->wake);
+  }
+  if (c->destroyed) {
+    fputs(",\"destroyed\":", f);
+    event(f, r, c->destroyed);
+  }
+  if (c->runnable_ns)
+    fprintf(f, ",\"runnable_ns\":%" PRIu64 ",\"tid\":%" PRIu32 ",\"others\":%" PRIu64,
+            c->runnable_ns, c->tid, c->others);
+  for (size_t i = 0; i < c->nheld; i++) {
+    fprintf(f, "%s{\"probe_id\":%" PRIu64, i ? "," : ",\"held_by\":[", c->held_by[i].probe_id);
+    if (c->held_by[i].incarnation)
+      fprintf(f, ",\"incarnation\":%" PRIu32, c->held_by[i].incarnation + 1);
+    if (c->held_by[i].label) {
+      fputs(",\"label\":", f);
+      jstr(f, c->held_by[i].label);
+    }
+    fprintf(f, ",\"resumes\":%" PRIu64 "}%s", c->held_by[i].resumes, i + 1 == c->nheld ? "]" : "");
   }
   if (c->run_end) {
     fprintf(f, ",\"run_end\":{\"kind\":\"%s\"", c->run_end);

@@ -24,6 +24,9 @@ static void site_line(FILE *f, const struct ct_finding *fi, const struct ct_rsit
     fprintf(f, ", %s %s median (p99 %s, max %s)", blocker ? "ran" : "suspended",
             ct_fmt_ns(rs->p50, a, sizeof a), ct_fmt_ns(rs->p99, b, sizeof b),
             ct_fmt_ns(rs->max, c, sizeof c));
+  if (rs->has_runnable)
+    fprintf(f, ", runnable %s median (p99 %s, max %s)", ct_fmt_ns(rs->r_p50, a, sizeof a),
+            ct_fmt_ns(rs->r_p99, b, sizeof b), ct_fmt_ns(rs->r_max, c, sizeof c));
   fputc('\n', f);
 }
 
@@ -211,9 +214,19 @@ static void overview(FILE *f, const struct ct_report *r) {
     fprintf(f, "- **Symbols**: some module lines could not be used (%s)\n", strerror(-st->sym_err));
 }
 
+/* Three table cells: p50, p99, max, or dashes without them. */
+static void times(FILE *f, int has, uint64_t p50, uint64_t p99, uint64_t max) {
+  char a[32], b[32], c[32];
+  if (has)
+    fprintf(f, " | %s | %s | %s", ct_fmt_ns(p50, a, sizeof a), ct_fmt_ns(p99, b, sizeof b),
+            ct_fmt_ns(max, c, sizeof c));
+  else
+    fputs(" | - | - | -", f);
+}
+
 /* model.h: 0, or -EIO when a write to f failed (ferror). */
 int ct_write_markdown(FILE *f, const struct ct_report *r) {
-  char s[512], a[32], b[32], c[32];
+  char s[512];
   if (r->runs > 1)
     fprintf(f, "# corotracer report: run %u of %u\n\n## Overview\n\n", r->run, r->runs);
   else
@@ -232,20 +245,21 @@ int ct_write_markdown(FILE *f, const struct ct_report *r) {
   for (size_t i = 0; i < r->nf; i++)
     finding(f, r, i);
   if (r->nsites) {
-    fputs("## Suspension sites\n\nTime from suspend to the next resume, over every suspension seen"
-          " (estimated from log-linear buckets, about 6%).\n\n"
-          "| site | suspensions | p50 | p99 | max |\n| --- | ---: | ---: | ---: | ---: |\n",
+    fputs("## Suspension sites\n\nOver every suspension seen: waited, from the suspend to its wake"
+          " (to the resume when none is recorded); runnable, from the wake to the resume, queued"
+          " for a thread (estimated from log-linear buckets, about 6%).\n\n"
+          "| site | suspensions | waited p50 | p99 | max | runnable p50 | p99 | max |\n"
+          "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
           f);
     size_t shown = r->nsites < 3 * MD_SITES_SHOWN ? r->nsites : 3 * MD_SITES_SHOWN;
     for (size_t i = 0; i < shown; i++) {
       const struct ct_rsite *rs = &r->sites[i];
       fputs("| `", f);
       cell(f, ct_fmt_site(rs, s, sizeof s));
-      if (rs->has_dur)
-        fprintf(f, "` | %" PRIu64 " | %s | %s | %s |\n", rs->count, ct_fmt_ns(rs->p50, a, sizeof a),
-                ct_fmt_ns(rs->p99, b, sizeof b), ct_fmt_ns(rs->max, c, sizeof c));
-      else
-        fprintf(f, "` | %" PRIu64 " | - | - | - |\n", rs->count);
+      fprintf(f, "` | %" PRIu64, rs->count);
+      times(f, rs->has_dur, rs->p50, rs->p99, rs->max);
+      times(f, rs->has_runnable, rs->r_p50, rs->r_p99, rs->r_max);
+      fputs(" |\n", f);
     }
     if (shown < r->nsites)
       fprintf(f, "\n%zu more sites not shown.\n", r->nsites - shown);

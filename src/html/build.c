@@ -73,8 +73,12 @@ int ct_dash_findings_json(const struct ct_report *r, char **json, size_t *len) {
 int ct_dash_keep_findings(struct ct_model *m, const struct ct_report *r) {
   int rc = 0;
   for (size_t i = 0; i < r->nf && !rc; i++)
-    for (size_t k = 0; k < r->f[i].ncoros && !rc; k++)
-      rc = ct_model_keep(m, r->f[i].coros[k].probe_id);
+    for (size_t k = 0; k < r->f[i].ncoros && !rc; k++) {
+      const struct ct_rcoro *c = &r->f[i].coros[k];
+      rc = ct_model_keep(m, c->probe_id);
+      for (size_t h = 0; h < c->nheld && !rc; h++) /* starvation: who held its thread */
+        rc = ct_model_keep(m, c->held_by[h].probe_id);
+    }
   return rc;
 }
 

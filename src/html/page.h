@@ -42,7 +42,8 @@ struct ct_report;
 struct ct_model;
 /* The report's findings JSON of r into *json (malloc'd, the caller frees). */
 int ct_dash_findings_json(const struct ct_report *r, char **json, size_t *len);
-/* Marks every coroutine a finding of r names as kept in full in m. */
+/* Marks every coroutine a finding of r names (starvation: with its thread's holders) as kept
+ * in full in m. */
 int ct_dash_keep_findings(struct ct_model *m, const struct ct_report *r);
 /* The report's analysis alone of the trace on fd (from where it is) into a
  * fresh *out (the caller frees it), of its last run; *bytes: bytes read. 0 or -errno. */

@@ -3,7 +3,8 @@
 // Usage: node decode.mjs page PAGE.html FINDINGS.json [EXPECT.json]
 //        node decode.mjs serve URL FINDINGS.json
 // EXPECT (optional): {"summarized": true|false, "kept_full": BASELINE_PAGE.html,
-//   "symbolized": true (every site the coroutine table shows has a function name)}
+//   "symbolized": true (every site the coroutine table shows has a function name),
+//   "starved": true (each starvation victim has its runnable span, its thread's holders rows)}
 import { readFileSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import http from 'node:http';
@@ -108,6 +109,21 @@ if (mode === 'page') {
       }
       if (!n) fail('no coroutine named by findings to compare');
       if (d.summary.kept_coroutines < 1) fail('kept_coroutines is 0');
+    }
+    if (e.starved) { // each starved coroutine's lane holds its runnable span; who held its thread has a row
+      const a = d.a, row = new Map(Array.from(a.co_id, (id, i) => [id, i]));
+      let n = 0;
+      for (const x of report.findings) if (x.kind === 'starvation') for (const c of x.coroutines) {
+        const i = row.get(c.probe_id);
+        if (i === undefined) fail(`starved coroutine ${c.probe_id} has no row`);
+        let found = false;
+        for (let k = a.co_span0[i]; k < a.co_span0[i + 1]; k++)
+          if ((a.sp_flags[k] & 3) === 1 && a.sp_t1[k] - a.sp_t0[k] === c.runnable_ns) found = true;
+        if (!found) fail(`starved coroutine ${c.probe_id}: no runnable span of ${c.runnable_ns} ns`);
+        for (const h of c.held_by) if (!row.has(h.probe_id)) fail(`coroutine ${h.probe_id}, which held its thread, has no row`);
+        n++;
+      }
+      if (!n) fail('no starved coroutine');
     }
   }
   console.log(`ok: run ${d.run_id}, ${d.events} events, ${d.coroutines} coroutines (${d.a.co_id.length} rows), ${d.summary.spans} spans (${d.summary.spans_dropped} summarized), ${d.findings.findings.length} findings`);
