@@ -336,6 +336,7 @@ struct ct_flight {
   pthread_mutex_t mu;
   struct ct_flight_note notes[CT_FLIGHT_NOTES];
   size_t nnotes;
+  _Atomic size_t noted; /* nnotes, read without the lock: a cheap look */
 };
 /* An empty window of max_bytes for dumps named after out (kept by the
  * caller), at most max_dumps of them. 0 or -errno. */

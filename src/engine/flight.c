@@ -233,17 +233,21 @@ out:
     n->end_ts = window_end(f);
     n->bytes = f->total_bytes - f->dropped_bytes;
     n->dropped_bytes = f->dropped_bytes;
+    atomic_store_explicit(&f->noted, f->nnotes, memory_order_release);
   }
   pthread_mutex_unlock(&f->mu);
   return rc;
 }
 
 size_t ct_flight_notes(struct ct_flight *f, struct ct_flight_note *out, size_t max) {
+  if (!atomic_load_explicit(&f->noted, memory_order_acquire))
+    return 0;
   pthread_mutex_lock(&f->mu);
   size_t n = f->nnotes < max ? f->nnotes : max;
   memcpy(out, f->notes, n * sizeof *out);
   memmove(f->notes, f->notes + n, (f->nnotes - n) * sizeof *out);
   f->nnotes -= n;
+  atomic_store_explicit(&f->noted, f->nnotes, memory_order_release);
   pthread_mutex_unlock(&f->mu);
   return n;
 }

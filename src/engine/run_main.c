@@ -480,8 +480,8 @@ static void harvest_loop(struct run *r) {
     if (slept)
       guarded(r, PASS_WAKE);
     now = ct_now_ns(CLOCK_MONOTONIC);
+    flight_notes(r);
     if (ct_status_due(&r->status, now)) {
-      flight_notes(r);
       struct pass st = guarded(r, PASS_LIVE);
       ct_status_tick(&r->status, now, &r->h, st.live, st.untraced);
     }
