@@ -55,6 +55,8 @@ TESTS += $(CT_ENGINE_CTESTS) tests/test-engine-roundtrip.sh tests/test-engine-fa
          tests/test-flight.sh
 # The protocol model (spin): once, in the plain build.
 TESTS_NOSAN += tests/test-model-spin.sh
+# The flight recorder under 10^8 events (~30 s): its memory bound.
+TESTS_NOSAN += tests/test-flight-memory.sh
 
 # A v2 writer of its own, from docs/PROTOCOL.md alone (no probe).
 $(O)/tests/lib/v2-writer: $(O)/obj/tests/lib/v2-writer.o
