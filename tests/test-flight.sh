@@ -9,7 +9,9 @@
 #     keeps the meta and module lines and says how much went before it;
 #  5. crash: a program aborting inside a coroutine leaves a dump whose report
 #     shows that coroutine still running on its thread at the end;
-#  6. --dump-on exit: a dump at a clean exit too, with the end record.
+#  6. --dump-on exit: a dump at a clean exit too, with the end record;
+#  7. `corotracer dump RUN_DIR`, `--pid ENGINE_PID`, and with neither (the one
+#     flight recorder of this binary); a pid that is no flight recorder.
 . "$(dirname "$0")/lib/engine.sh"
 SDKW="$CT_BUILD/tests/lib/sdk-writer"
 
@@ -103,4 +105,28 @@ d=$T/exit; mkdir "$d"
 grep -q "flight dump on exit" "$d/err" || fail "exit dump: no line: $(cat "$d/err")"
 [ "$("$CTJL" -e ev < "$d/f.ctrace" | wc -l)" = 10 ] || fail "exit dump: not every event"
 [ "$("$CTJL" -t end exit < "$d/f.ctrace")" = '{"code":0}' ] || fail "exit dump: end record"
+
+echo "== 7. corotracer dump"
+d=$T/cmd; mkdir -p "$d/rd"
+"$COROTRACER" run --flight 1M --sock "$d/rd/sock" -o "$d/f.ctrace" -- "$TARGET" hold 7 "$d" \
+  > /dev/null 2> "$d/err" &
+eng=$!; bg_add $eng
+wait_file "$d/ready" 30 $eng
+child=$(ready_val "$d" pid); bg_add "$child"
+"$COROTRACER" dump "$d/rd" > "$d/out" || fail "dump RUN_DIR: exit $?"
+grep -q "asked the flight recorder $eng for a dump" "$d/out" || fail "dump RUN_DIR: $(cat "$d/out")"
+wait_file "$d/f.ctrace" 30 $eng
+"$COROTRACER" dump --pid $eng > /dev/null || fail "dump --pid: exit $?"
+wait_file "$d/f.ctrace.1" 30 $eng
+"$COROTRACER" dump > /dev/null || fail "dump (no argument): exit $?"
+wait_file "$d/f.ctrace.2" 30 $eng
+"$COROTRACER" dump --pid $$ 2> "$d/e2" && fail "dump --pid of a shell: exit 0"
+grep -q "^corotracer: dump: $$ is not a flight recorder" "$d/e2" || fail "dump --pid \$\$: $(cat "$d/e2")"
+"$COROTRACER" dump "$T" 2> "$d/e2" && fail "dump of a directory with no engine: exit 0"
+grep -q "no flight recorder of ours listens there" "$d/e2" || fail "dump $T: $(cat "$d/e2")"
+kill -TERM $eng
+wait $eng
+for f in f.ctrace f.ctrace.1 f.ctrace.2; do
+  [ "$("$CTJL" -e ev < "$d/$f" | wc -l)" = 7 ] || fail "dump $f: not the 7 events"
+done
 echo "ok"
