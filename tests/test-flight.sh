@@ -1,6 +1,6 @@
 #!/bin/sh
 # test-flight.sh - issue #21: the flight recorder (run --flight).
-#  1. options: a bad size, --flight with JSONL or --append, --dump-on alone;
+#  1. options: a bad size or age, --flight with JSONL or --append, --dump-on alone;
 #  2. nothing on disk without a trigger (a whole burst through a small window);
 #  3. SIGUSR1 to the engine: OUT, then OUT.1, each a self-contained binary
 #     trace (meta first, every event of the window, the window record naming
@@ -11,7 +11,8 @@
 #     shows that coroutine still running on its thread at the end;
 #  6. --dump-on exit: a dump at a clean exit too, with the end record;
 #  7. `corotracer dump RUN_DIR`, `--pid ENGINE_PID`, and with neither (the one
-#     flight recorder of this binary); a pid that is no flight recorder.
+#     flight recorder of this binary); a pid that is no flight recorder;
+#  8. --flight-age: a window of about 500 ms out of a 3 s run.
 . "$(dirname "$0")/lib/engine.sh"
 SDKW="$CT_BUILD/tests/lib/sdk-writer"
 
@@ -25,6 +26,10 @@ grep -q "^corotracer: --flight: keeps the binary trace" "$T/err" || fail "--flig
 "$COROTRACER" run --flight 1M --append -o "$T/x" -- true 2> "$T/err" && fail "--flight --append accepted"
 "$COROTRACER" run --dump-on exit -o "$T/x" -- true 2> "$T/err" && fail "--dump-on without --flight accepted"
 grep -q "^corotracer: --dump-on: needs --flight" "$T/err" || fail "--dump-on: $(cat "$T/err")"
+for bad in "--flight-age 10" "--flight-age 5x" "--flight-age 0s" "--flight-age 31000h"; do
+  "$COROTRACER" run --flight 1M $bad -o "$T/x" -- true 2> "$T/err" && fail "$bad accepted"
+  grep -q "^corotracer: --flight-age: expects a duration" "$T/err" || fail "$bad: $(cat "$T/err")"
+done
 [ ! -e "$T/x" ] && [ ! -e "$T/x.jsonl" ] || fail "a refused run wrote a file"
 
 echo "== 2. no trigger, no file"
@@ -129,4 +134,15 @@ wait $eng
 for f in f.ctrace f.ctrace.1 f.ctrace.2; do
   [ "$("$CTJL" -e ev < "$d/$f" | wc -l)" = 7 ] || fail "dump $f: not the 7 events"
 done
-echo "ok"
+
+echo "== 8. --flight-age"
+d=$T/age; mkdir "$d"
+"$COROTRACER" run --flight 16M --flight-age 500ms --dump-on exit -o "$d/f.ctrace" -- \
+  "$TARGET" run 300 10000 "$d" > /dev/null 2> "$d/err" || fail "--flight-age: exit $?: $(cat "$d/err")"
+set -- $("$CTJL" -t window start_ts end_ts dropped_chunks < "$d/f.ctrace")
+span=$((($2 - $1) / 1000000))
+echo "--flight-age 500ms: a window of $span ms, $3 chunks dropped before it"
+[ "$3" -gt 0 ] || fail "--flight-age: nothing dropped from a 3 s run"
+[ $span -le 1000 ] || fail "--flight-age 500ms: a window of $span ms"
+[ $span -ge 400 ] || fail "--flight-age 500ms: a window of only $span ms"
+echo "test-flight: ok"

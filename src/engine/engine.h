@@ -45,19 +45,20 @@ struct ct_opts {
   const char *shm_path;  /* NULL: private memfd */
   const char *sock_path; /* NULL: private runtime directory */
   int quiet;
-  int status;           /* 1: live status even when stderr is not a tty */
-  int no_rt;            /* --no-realtime: stay SCHED_OTHER */
-  int lossless;         /* --lossless: writers wait for room (bounded) */
-  int lossless_ms;      /* --lossless-ms: longest wait of one event */
-  uint32_t rings;       /* --rings: v2 rings offered (0: v1 stations only) */
-  uint32_t ring_kib;    /* --ring-kib: record area of one ring, KiB (power of two) */
-  uint32_t capture_mib; /* --capture-mib: capture blocks kept in memory, MiB */
-  uint32_t clock;       /* not an option: enum ctp_clock the run offers (ct_clock_pick) */
-  const char *cmd;      /* -cmd string (run through /bin/sh -c), or NULL */
-  const char *serve;    /* --serve [ADDR:]PORT: the live dashboard (src/html/live.h), or NULL */
-  uint64_t flight;      /* --flight: bytes of the flight recorder's window (0: a full trace) */
-  uint32_t flight_max;  /* --flight-max: dumps at most */
-  int dump_on_exit;     /* --dump-on exit: a dump at the program's end, whatever its status */
+  int status;             /* 1: live status even when stderr is not a tty */
+  int no_rt;              /* --no-realtime: stay SCHED_OTHER */
+  int lossless;           /* --lossless: writers wait for room (bounded) */
+  int lossless_ms;        /* --lossless-ms: longest wait of one event */
+  uint32_t rings;         /* --rings: v2 rings offered (0: v1 stations only) */
+  uint32_t ring_kib;      /* --ring-kib: record area of one ring, KiB (power of two) */
+  uint32_t capture_mib;   /* --capture-mib: capture blocks kept in memory, MiB */
+  uint32_t clock;         /* not an option: enum ctp_clock the run offers (ct_clock_pick) */
+  const char *cmd;        /* -cmd string (run through /bin/sh -c), or NULL */
+  const char *serve;      /* --serve [ADDR:]PORT: the live dashboard (src/html/live.h), or NULL */
+  uint64_t flight;        /* --flight: bytes of the flight recorder's window (0: a full trace) */
+  uint32_t flight_max;    /* --flight-max: dumps at most */
+  uint64_t flight_age_ns; /* --flight-age: drop what is older than this behind the newest (0: no) */
+  int dump_on_exit;       /* --dump-on exit: a dump at the program's end, whatever its status */
   char **argv;      /* program argv (NULL-terminated); points into the caller's argv or sh_argv */
   char *sh_argv[4]; /* storage for {"/bin/sh", "-c", cmd, NULL} */
 };
@@ -320,8 +321,8 @@ struct ct_flight_note {
  * bytes and bookkeeping); owned and used by the formatter thread but for
  * the notes (under mu), which the harvest thread takes. */
 struct ct_flight {
-  const char *out; /* OUT: dumps are OUT, OUT.1, OUT.2, ... (the caller's string) */
-  uint64_t max_bytes;
+  const char *out;                /* OUT: dumps are OUT, OUT.1, OUT.2, ... (the caller's string) */
+  uint64_t max_bytes, max_age_ns; /* max_age_ns: 0, or drop chunks this far behind the newest */
   uint32_t max_dumps, ndumps;
   struct fl_chunk *head, *tail;
   uint64_t bytes;                                     /* the window's cost */

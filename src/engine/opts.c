@@ -41,6 +41,8 @@ void ct_opts_usage(FILE *f) {
           "      --flight SIZE[K|M|G]  flight recorder: keep only the newest SIZE of trace in\n"
           "                      memory, write it to -o OUT (OUT.1, ...) on a trigger: SIGUSR1\n"
           "                      to the engine, the program killed by a fatal signal\n"
+          "      --flight-age DURATION  also drop what is older than DURATION (500ms, 30s,\n"
+          "                      5m, 1h) behind the newest event; SIZE still bounds it\n"
           "      --flight-max N  dumps at most (default %u)\n"
           "      --dump-on exit  with --flight: a dump when the program ends too\n"
           "  -h, --help          this help\n"
@@ -92,6 +94,7 @@ enum {
   O_CAPTURE_MIB,
   O_FLIGHT,
   O_FLIGHT_MAX,
+  O_FLIGHT_AGE,
   O_DUMP_ON,
   O_APPEND,
   O_QUIET,
@@ -118,6 +121,7 @@ static const struct ct_opt run_opts[] = {{"-o --out", O_OUT, 1},
                                          {"--capture-mib", O_CAPTURE_MIB, 1},
                                          {"--flight", O_FLIGHT, 1},
                                          {"--flight-max", O_FLIGHT_MAX, 1},
+                                         {"--flight-age", O_FLIGHT_AGE, 1},
                                          {"--dump-on", O_DUMP_ON, 1},
                                          {"--append", O_APPEND, 0},
                                          {"--quiet", O_QUIET, 0},
@@ -145,6 +149,24 @@ static int parse_size(char *why, size_t whylen, const char *opt, const char *s, 
     return bad(why, whylen, opt, "must be at least 1M");
   *out = (uint64_t)v << shift;
   return 0;
+}
+
+/* A duration: a decimal and its unit, ms, s, m or h; 1 ms to 30 days. */
+static int parse_duration(char *why, size_t whylen, const char *opt, const char *s, uint64_t *ns) {
+  static const struct {
+    const char *unit;
+    uint64_t ns;
+  } units[] = {
+      {"ms", 1000000ull}, {"s", 1000000000ull}, {"m", 60000000000ull}, {"h", 3600000000000ull}};
+  char *end;
+  errno = 0;
+  unsigned long long v = s[0] >= '0' && s[0] <= '9' ? strtoull(s, &end, 10) : 0;
+  for (size_t i = 0; v && errno != ERANGE && i < sizeof units / sizeof units[0]; i++)
+    if (!strcmp(end, units[i].unit) && v <= 2592000000000000ull / units[i].ns) {
+      *ns = v * units[i].ns;
+      return 0;
+    }
+  return bad(why, whylen, opt, "expects a duration such as 500ms, 30s, 5m or 1h (at most 30 days)");
 }
 
 /* Store one option's value (opt: the spelling used, for the error). */
@@ -210,6 +232,8 @@ static int set_value(struct ct_opts *o, int id, const char *opt, const char *val
     return 0;
   case O_FLIGHT:
     return parse_size(why, whylen, opt, val, &o->flight);
+  case O_FLIGHT_AGE:
+    return parse_duration(why, whylen, opt, val, &o->flight_age_ns);
   case O_FLIGHT_MAX:
     if (parse_uint(why, whylen, opt, val, 1, 100000, &v))
       return -EINVAL;
@@ -234,7 +258,9 @@ static int set_value(struct ct_opts *o, int id, const char *opt, const char *val
 /* What --flight cannot be combined with (it keeps a binary window, no file). */
 static int flight_check(const struct ct_opts *o, char *why, size_t whylen) {
   if (!o->flight)
-    return o->dump_on_exit ? bad(why, whylen, "--dump-on", "needs --flight") : 0;
+    return o->dump_on_exit    ? bad(why, whylen, "--dump-on", "needs --flight")
+           : o->flight_age_ns ? bad(why, whylen, "--flight-age", "needs --flight")
+                              : 0;
   if (o->format != CT_FORMAT_CTRACE)
     return bad(why, whylen, "--flight", "keeps the binary trace (not --format jsonl, -out)");
   if (o->append || o->also_jsonl || o->serve)

@@ -595,6 +595,7 @@ int ct_run_main(int argc, char **argv) {
   }
   if (r.o.flight) {
     e = ct_flight_init(&r.flight, r.o.out, r.o.flight, r.o.flight_max);
+    r.flight.max_age_ns = r.o.flight_age_ns;
     e = e ? e : ct_sink_open_flight(&r.sink, &r.flight, r.o.capture_mib);
   } else {
     e = ct_sink_open(&r.sink, r.o.out, r.o.append, (int)r.o.format, r.o.also_jsonl, 0,
