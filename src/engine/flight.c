@@ -50,9 +50,8 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
   /* Make room first: the window never holds more than its size; with an
    * age, a chunk whose newest event is that far behind this one's goes too
    * (one of lines only at once: its pinned lines stay). */
-  while (f->head &&
-         (f->bytes + FL_CHUNK_COST(n) > f->max_bytes ||
-          (f->max_age_ns && ts1 && f->head->ts1 + f->max_age_ns < ts1))) {
+  while (f->head && (f->bytes + FL_CHUNK_COST(n) > f->max_bytes ||
+                     (f->max_age_ns && ts1 && f->head->ts1 + f->max_age_ns < ts1))) {
     struct fl_chunk *c = f->head;
     f->head = c->next;
     if (!f->head)
