@@ -544,7 +544,11 @@ static int finish(struct run *r, uint64_t start_mono) {
   report_trace_error(r);
   if (!r->o.quiet)
     ct_status_summary(&r->h, e.events, e.lost, fin.untraced,
-                      (double)(r->exit_mono - start_mono) / 1e9, r->o.out, desc);
+                      (double)(r->exit_mono - start_mono) / 1e9,
+                      !r->o.flight            ? r->o.out
+                      : r->flight.ndumps == 0 ? "none (flight recorder: no dump)"
+                                              : "the flight dumps above",
+                      desc);
   /* Not a trace to trust as complete: said once, and exit 1 as for a
    * truncation (the program's own status is in the end record). */
   if (e.corrupt)
