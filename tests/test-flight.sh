@@ -12,7 +12,8 @@
 #  6. --dump-on exit: a dump at a clean exit too, with the end record;
 #  7. `corotracer dump RUN_DIR`, `--pid ENGINE_PID`, and with neither (the one
 #     flight recorder of this binary); a pid that is no flight recorder;
-#  8. --flight-age: a window of about 500 ms out of a 3 s run.
+#  8. --flight-age: a window of about 500 ms out of a 3 s run;
+#  9. without --flight, SIGUSR1 to the engine goes to the program, as INT does.
 . "$(dirname "$0")/lib/engine.sh"
 SDKW="$CT_BUILD/tests/lib/sdk-writer"
 
@@ -145,4 +146,16 @@ echo "--flight-age 500ms: a window of $span ms, $3 chunks dropped before it"
 [ "$3" -gt 0 ] || fail "--flight-age: nothing dropped from a 3 s run"
 [ $span -le 1000 ] || fail "--flight-age 500ms: a window of $span ms"
 [ $span -ge 400 ] || fail "--flight-age 500ms: a window of only $span ms"
+
+echo "== 9. SIGUSR1 without --flight"
+d=$T/fwd; mkdir "$d"
+"$COROTRACER" run -o "$d/t.ctrace" -- "$TARGET" hold 3 "$d" > /dev/null 2> "$d/err" &
+eng=$!; bg_add $eng
+wait_file "$d/ready" 30 $eng
+bg_add "$(ready_val "$d" pid)"
+kill -USR1 $eng
+wait $eng; rc=$?
+[ $rc = 138 ] || fail "SIGUSR1 without --flight: engine exit $rc, want 138 (the program killed by it)"
+"$CTJL" -t end exit < "$d/t.ctrace" | grep -q '^{"signal":10,' ||
+  fail "SIGUSR1 without --flight: the end record says $("$CTJL" -t end exit < "$d/t.ctrace")"
 echo "test-flight: ok"
