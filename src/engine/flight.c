@@ -18,12 +18,18 @@ struct fl_chunk {
   uint64_t ts0, ts1; /* its first and last event's ts (0: none) */
   size_t pin_end;    /* f->npin once its lines were pinned (theirs end there) */
   uint32_t npin_end; /* f->npinned then */
-  size_t len;
+  size_t len, cap;   /* bytes of data, and room for them */
   uint8_t data[];
 };
 
-/* What a chunk costs the window besides its bytes (malloc's header too). */
-#define FL_CHUNK_COST(len) (sizeof(struct fl_chunk) + 16u + (len))
+/* The room of a full chunk: what the encoder closes a chunk at (ctrace_enc.c,
+ * 64 KiB of payload after its header), so a dropped chunk's memory takes
+ * the next one without a malloc or a page fault. A chunk a flush closed
+ * early (a gentle flow) gets its own size, as does one of a long line: the
+ * window's memory is the trace's. */
+#define FL_ROOM (sizeof(struct ctr_chunk_hdr) + (64u << 10))
+/* What a chunk costs the window (malloc's header too). */
+#define FL_CHUNK_COST(cap) (sizeof(struct fl_chunk) + 16u + (cap))
 
 int ct_flight_init(struct ct_flight *f, const char *out, uint64_t max_bytes, uint32_t max_dumps) {
   memset(f, 0, sizeof *f);
@@ -50,23 +56,30 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
   /* Make room first: the window never holds more than its size; with an
    * age, a chunk whose newest event is that far behind this one's goes too
    * (one of lines only at once: its pinned lines stay). */
-  while (f->head && (f->bytes + FL_CHUNK_COST(n) > f->max_bytes ||
+  size_t cap = n > FL_ROOM || n < FL_ROOM / 2 ? n : FL_ROOM;
+  struct fl_chunk *c = NULL;
+  while (f->head && (f->bytes + FL_CHUNK_COST(cap) > f->max_bytes ||
                      (f->max_age_ns && ts1 && f->head->ts1 + f->max_age_ns < ts1))) {
-    struct fl_chunk *c = f->head;
-    f->head = c->next;
+    struct fl_chunk *d = f->head;
+    f->head = d->next;
     if (!f->head)
       f->tail = NULL;
-    f->bytes -= FL_CHUNK_COST(c->len);
-    f->dropped_bytes += c->len;
+    f->bytes -= FL_CHUNK_COST(d->cap);
+    f->dropped_bytes += d->len;
     f->dropped_chunks++;
-    if (c->ts1)
-      f->dropped_ts = c->ts1;
+    if (d->ts1)
+      f->dropped_ts = d->ts1;
     /* Its meta, process and module lines now exist only in the pin. */
-    f->pin_out = c->pin_end;
-    f->npin_out = c->npin_end;
-    free(c);
+    f->pin_out = d->pin_end;
+    f->npin_out = d->npin_end;
+    if (!c && d->cap == cap) {
+      c = d; /* reused for the new chunk */
+    } else {
+      free(d);
+    }
   }
-  struct fl_chunk *c = malloc(sizeof *c + n);
+  if (!c && (c = malloc(sizeof *c + cap)) != NULL)
+    c->cap = cap;
   if (!c) {
     f->dropped_bytes += n; /* counted as dropped, the window goes on */
     f->dropped_chunks++;
@@ -86,7 +99,7 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
   else
     f->head = c;
   f->tail = c;
-  f->bytes += FL_CHUNK_COST(n);
+  f->bytes += FL_CHUNK_COST(cap);
   f->total_bytes += n;
 }
 
