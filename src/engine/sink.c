@@ -375,13 +375,14 @@ int ct_sink_open(struct ct_sink *s, const char *path, int append, int fmt, const
   if (rc)
     return rc;
   if ((rc = open_format(s, path, fmt)) ||
-      (jsonl_copy && (rc = ct_writer_open(&s->jw, jsonl_copy, append)))) {
-    ct_ctw_free(s->enc);
-    s->enc = NULL;
-    ct_writer_close(&s->fw);
-    return rc;
-  }
+      (jsonl_copy && (rc = ct_writer_open(&s->jw, jsonl_copy, append))))
+    goto fail;
   return start(s, path);
+fail:
+  ct_ctw_free(s->enc);
+  s->enc = NULL;
+  ct_writer_close(&s->fw);
+  return rc;
 }
 
 int ct_sink_open_flight(struct ct_sink *s, struct ct_flight *f, uint32_t mem_mib) {
