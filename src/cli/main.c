@@ -1,4 +1,5 @@
-/* main.c - the corotracer command: dispatches to run, report and rip. */
+/* main.c - the corotracer command: dispatches to run, report, rip, export,
+ * html, serve and dump. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@ static void usage(FILE *f) {
           "perfetto...\n"
           "       corotracer html TRACE [-o dashboard.html]            offline dashboard\n"
           "       corotracer serve TRACE [--addr [ADDR:]PORT]         live dashboard\n"
+          "       corotracer dump [--pid ENGINE_PID | RUN_DIR]   a flight recorder's window now\n"
           "reference spellings: corotracer -n 256 -cmd \"./app args\" -out trace.jsonl\n"
           "                     corotracer -deepdive -out trace.jsonl\n"
           "                     corotracer -html -out trace.jsonl\n"
@@ -67,6 +69,8 @@ int main(int argc, char **argv) {
     return ct_html_main(argc - 1, argv + 1);
   if (strcmp(cmd, "serve") == 0)
     return ct_serve_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "dump") == 0)
+    return ct_dump_main(argc - 1, argv + 1);
   if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
     usage(stdout);
     return 0;

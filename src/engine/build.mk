@@ -4,19 +4,20 @@ CLI_SRCS += src/engine/run_main.c src/engine/opts.c src/engine/rundir.c src/engi
             src/engine/guard.c src/engine/harvest.c src/engine/modules.c src/engine/writer.c \
             src/engine/status.c src/engine/sched.c src/engine/clock.c src/engine/rings.c \
             src/engine/records.c src/engine/sink.c \
-            src/engine/ctrace_enc.c
+            src/engine/ctrace_enc.c src/engine/flight.c
 
 # The trace writer's formatting benchmark (links the writer alone).
 $(O)/bench/bench-writer: $(O)/obj/bench/bench-writer.o $(O)/obj/src/engine/writer.o \
                          $(O)/obj/src/engine/sink.o $(O)/obj/src/engine/records.o \
-                         $(O)/obj/src/engine/modules.o $(O)/obj/src/engine/ctrace_enc.o
+                         $(O)/obj/src/engine/modules.o $(O)/obj/src/engine/ctrace_enc.o \
+                         $(O)/obj/src/engine/flight.o
 	$(call link)
 PROGS += $(O)/bench/bench-writer
 
 # The engine's reading of shared memory, for tests/fuzz/fuzz-shm.c.
 FUZZ_SRCS_shm := src/engine/harvest.c src/engine/writer.c src/engine/modules.c src/engine/rings.c \
                  src/engine/records.c src/engine/sink.c src/engine/clock.c \
-                 src/engine/ctrace_enc.c src/analysis/trace.c src/analysis/trace_read.c \
+                 src/engine/ctrace_enc.c src/engine/flight.c src/analysis/trace.c src/analysis/trace_read.c \
                  src/analysis/ctrace_dec.c src/analysis/text.c
 # The writer opens the trace through src/common/outfile.c.
 FUZZ_SRCS_shm += src/common/outfile.c
@@ -43,15 +44,19 @@ $(O)/bench/bench-harvest: $(O)/obj/bench/bench-harvest.o $(O)/obj/tests/lib/ctli
 $(O)/tests/lib/ctjl: $(O)/obj/src/export/export_ctrace.o $(O)/obj/src/analysis/trace_read.o \
                      $(O)/obj/src/analysis/trace.o $(O)/obj/src/analysis/ctrace_dec.o $(O)/obj/src/analysis/text.o \
                      $(O)/obj/src/engine/records.o $(O)/obj/src/engine/writer.o \
-                     $(O)/obj/src/engine/sink.o $(O)/obj/src/engine/ctrace_enc.o
+                     $(O)/obj/src/engine/sink.o $(O)/obj/src/engine/ctrace_enc.o \
+                     $(O)/obj/src/engine/flight.o
 
 PROGS += $(CT_ENGINE_TOOLS) $(O)/tests/lib/v1-writer $(O)/bench/bench-harvest
 TESTS += $(CT_ENGINE_CTESTS) tests/test-engine-roundtrip.sh tests/test-engine-faults.sh \
          tests/test-engine-security.sh tests/test-engine-signals.sh tests/test-engine-modules.sh \
          tests/test-engine-v1rate.sh tests/test-engine-lossless.sh \
-         tests/test-engine-v2.sh tests/test-engine-hostile.sh tests/test-engine-sched.sh
+         tests/test-engine-v2.sh tests/test-engine-hostile.sh tests/test-engine-sched.sh \
+         tests/test-flight.sh
 # The protocol model (spin): once, in the plain build.
 TESTS_NOSAN += tests/test-model-spin.sh
+# The flight recorder under 10^8 events (~30 s): its memory bound.
+TESTS_NOSAN += tests/test-flight-memory.sh
 
 # A v2 writer of its own, from docs/PROTOCOL.md alone (no probe).
 $(O)/tests/lib/v2-writer: $(O)/obj/tests/lib/v2-writer.o
@@ -73,6 +78,7 @@ PROGS += $(O)/bench/bench-wake
 # The binary trace: encoder against decoder and against the JSONL line
 # (records.c, then the reader's parser), cut and damaged files.
 $(O)/tests/test-ctrace: $(O)/obj/tests/test-ctrace.o $(O)/obj/src/engine/ctrace_enc.o \
+                        $(O)/obj/src/engine/flight.o \
                         $(O)/obj/src/engine/writer.o $(O)/obj/src/engine/sink.o \
                         $(O)/obj/src/engine/records.o $(O)/obj/src/engine/modules.o \
                         $(O)/obj/src/analysis/trace.o $(O)/obj/src/analysis/trace_read.o \

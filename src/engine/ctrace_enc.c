@@ -36,6 +36,8 @@ struct ct_ctw {
     uint64_t site;
     uint32_t idx, gen;
   } hash[SITE_HASH];
+  uint64_t first_ts;   /* the chunk's first event's, when have_prev */
+  struct ct_ctw_to to; /* chunks and lines elsewhere (to.chunk set), or to out */
   /* A JSONL line whose '\n' has not come yet. */
   char *pend;
   size_t npend, cappend;
@@ -82,7 +84,12 @@ int ct_ctw_flush(struct ct_ctw *e) {
                             .count = e->count,
                             .check = ctr_check(e->buf + sizeof h, n)};
   memcpy(e->buf, &h, sizeof h);
-  int rc = ct_writer_put(e->out, e->buf, e->len);
+  int rc = 0;
+  if (e->to.chunk)
+    e->to.chunk(e->to.ctx, e->buf, e->len, e->have_prev ? e->first_ts : 0,
+                e->have_prev ? e->last_ts : 0);
+  else
+    rc = ct_writer_put(e->out, e->buf, e->len);
   /* The next chunk starts from nothing: a reader may begin at any chunk. */
   e->len = sizeof h;
   e->count = 0;
@@ -175,6 +182,8 @@ void ct_ctw_event(struct ct_ctw *e, const struct ct_ev_item *ev) {
   *p0 = b;
   e->len += (size_t)(p - p0);
   e->count++;
+  if (!e->have_prev)
+    e->first_ts = ev->ts;
   /* The state the decoder will have after this entry. */
   if (!(base == CTR_OP_RESUME || (base == CTR_OP_V1 && active)))
     c->addr = ev->addr;
@@ -212,6 +221,8 @@ void ct_ctw_coro(struct ct_ctw *e, const struct ct_coro_item *c) {
 static void put_line(struct ct_ctw *e, const char *s, size_t n) {
   if (room(e, 1 + 10 + n))
     return;
+  if (e->to.line)
+    e->to.line(e->to.ctx, s, n);
   uint8_t *p = e->buf + e->len;
   *p++ = CTR_OP_LINE;
   p = ctr_put_varint(p, n);
@@ -262,6 +273,10 @@ void ct_ctw_text(struct ct_ctw *e, const char *s, size_t n) {
     s += k + 1;
     n -= k + 1;
   }
+}
+
+void ct_ctw_redirect(struct ct_ctw *e, const struct ct_ctw_to *to) {
+  e->to = *to;
 }
 
 size_t ct_ctw_pending(const struct ct_ctw *e) {

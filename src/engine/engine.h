@@ -29,6 +29,7 @@
 #define CT_RINGS_DEFAULT 64u       /* --rings: writer threads with a ring at once */
 #define CT_RING_KIB_DEFAULT 1024u  /* --ring-kib: 32768 records of 32 bytes per ring */
 #define CT_CAPTURE_MIB_DEFAULT 64u /* --capture-mib: captured records in memory, then a file */
+#define CT_FLIGHT_CAPTURE_MIB 16u  /* the same under --flight (no file: the engine's bound) */
 
 /* ---- options (opts.c) ---------------------------------------------------- */
 /* The trace's format (--format; docs/TRACE_FORMAT.md). */
@@ -44,16 +45,20 @@ struct ct_opts {
   const char *shm_path;  /* NULL: private memfd */
   const char *sock_path; /* NULL: private runtime directory */
   int quiet;
-  int status;           /* 1: live status even when stderr is not a tty */
-  int no_rt;            /* --no-realtime: stay SCHED_OTHER */
-  int lossless;         /* --lossless: writers wait for room (bounded) */
-  int lossless_ms;      /* --lossless-ms: longest wait of one event */
-  uint32_t rings;       /* --rings: v2 rings offered (0: v1 stations only) */
-  uint32_t ring_kib;    /* --ring-kib: record area of one ring, KiB (power of two) */
-  uint32_t capture_mib; /* --capture-mib: capture blocks kept in memory, MiB */
-  uint32_t clock;       /* not an option: enum ctp_clock the run offers (ct_clock_pick) */
-  const char *cmd;      /* -cmd string (run through /bin/sh -c), or NULL */
-  const char *serve;    /* --serve [ADDR:]PORT: the live dashboard (src/html/live.h), or NULL */
+  int status;             /* 1: live status even when stderr is not a tty */
+  int no_rt;              /* --no-realtime: stay SCHED_OTHER */
+  int lossless;           /* --lossless: writers wait for room (bounded) */
+  int lossless_ms;        /* --lossless-ms: longest wait of one event */
+  uint32_t rings;         /* --rings: v2 rings offered (0: v1 stations only) */
+  uint32_t ring_kib;      /* --ring-kib: record area of one ring, KiB (power of two) */
+  uint32_t capture_mib;   /* --capture-mib: capture blocks kept in memory, MiB */
+  uint32_t clock;         /* not an option: enum ctp_clock the run offers (ct_clock_pick) */
+  const char *cmd;        /* -cmd string (run through /bin/sh -c), or NULL */
+  const char *serve;      /* --serve [ADDR:]PORT: the live dashboard (src/html/live.h), or NULL */
+  uint64_t flight;        /* --flight: bytes of the flight recorder's window (0: a full trace) */
+  uint32_t flight_max;    /* --flight-max: dumps at most */
+  uint64_t flight_age_ns; /* --flight-age: drop what is older than this behind the newest (0: no) */
+  int dump_on_exit;       /* --dump-on exit: a dump at the program's end, whatever its status */
   char **argv;      /* program argv (NULL-terminated); points into the caller's argv or sh_argv */
   char *sh_argv[4]; /* storage for {"/bin/sh", "-c", cmd, NULL} */
 };
@@ -93,7 +98,7 @@ void ct_rt_destroy(struct ct_rt *rt);
 
 /* ---- target process (spawn.c) -------------------------------------------- */
 /* Block the signals the engine handles through a signalfd (INT, TERM, HUP,
- * CHLD, and TTOU for tcsetpgrp) and ignore SIGPIPE. Returns the signalfd
+ * USR1, CHLD, and TTOU for tcsetpgrp) and ignore SIGPIPE. Returns the signalfd
  * (CLOEXEC, nonblocking) or -errno. */
 int ct_signals_setup(void);
 
@@ -101,7 +106,9 @@ struct ct_target {
   pid_t pid;  /* also the process group id */
   int tty_fd; /* terminal handed to the program (job control), or -1 */
   int exited;
-  int status; /* waitpid status once exited */
+  int status;           /* waitpid status once exited */
+  int dump_sig;         /* --flight: SIGUSR1 asks for a dump instead of going to the target */
+  uint32_t dumps_asked; /* SIGUSR1s read under dump_sig */
 };
 
 /* Start argv in its own process group with env extended by the CTP_*
@@ -109,7 +116,8 @@ struct ct_target {
  * 0, or -errno from exec (the child is reaped; t->status is set). */
 int ct_target_spawn(struct ct_target *t, char **argv, const char *shm, const char *sock,
                     uint32_t stations);
-/* Drain the signalfd: forward INT/TERM/HUP to the target's group; reap the
+/* Drain the signalfd: forward INT/TERM/HUP (and USR1 unless t->dump_sig:
+ * then counted in t->dumps_asked) to the target's group; reap the
  * target (t->exited, t->status), or follow its stop when it holds the
  * terminal. Returns the number of signals forwarded. */
 int ct_target_on_signals(struct ct_target *t, int sigfd);
@@ -258,6 +266,14 @@ void ct_rec_end(struct ct_writer *w, const struct ct_end *e);
 /* The marker of a trace cut short by a write error (errno err): the last
  * record of the file, so readers say why it ends there. */
 void ct_rec_cut(struct ct_writer *w, int err);
+/* A flight dump's window: its first and last event, what was dropped before
+ * it (bytes, chunks, the last dropped event's ts), its bytes, the trigger. */
+struct ct_window {
+  uint64_t start_ts, end_ts, dropped_ts, dropped_bytes, dropped_chunks, bytes;
+  const char *trigger;
+};
+/* The last record of a flight dump (docs/TRACE_FORMAT.md "Flight windows"). */
+void ct_rec_window(struct ct_writer *w, const struct ct_window *win);
 
 /* ---- binary trace encoder (ctrace_enc.c) ------------------------------------ */
 /* An encoder writing chunks to w (a file writer). 0 or -ENOMEM. */
@@ -279,8 +295,72 @@ size_t ct_ctw_pending(const struct ct_ctw *e);
  * for sizeof(struct ctr_chunk_hdr) + 11 + n bytes. Returns its size. */
 size_t ct_ctw_frame_line(const char *s, size_t n, uint8_t *out);
 
+/* Where the encoder's chunks go instead of its writer (the flight recorder):
+ * chunk gets each whole chunk (header and payload, n bytes; ts0/ts1 its
+ * first and last event's ts, 0 when it has none), line each JSONL record
+ * line as it becomes an entry. Both run on the encoder's thread. */
+struct ct_ctw_to {
+  void (*chunk)(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64_t ts1);
+  void (*line)(void *ctx, const char *s, size_t n);
+  void *ctx;
+};
+/* Send e's chunks to *to (copied) from now on; the writer gets none. */
+void ct_ctw_redirect(struct ct_ctw *e, const struct ct_ctw_to *to);
+
+/* ---- flight recorder (flight.c) --------------------------------------------- */
+/* A dump's outcome, for the engine's one line (the CLI's to print). */
+struct ct_flight_note {
+  char path[4200];
+  char trigger[64];
+  int err; /* 0, or the errno of a dump not written (EDQUOT: --flight-max reached) */
+  uint64_t start_ts, end_ts, bytes, dropped_bytes;
+};
+#define CT_FLIGHT_NOTES 16
+#define CT_FLIGHT_MAX_DEFAULT 8u
+/* The window: whole chunks in memory, oldest first, at most max_bytes (their
+ * bytes and bookkeeping); owned and used by the formatter thread but for
+ * the notes (under mu), which the harvest thread takes. */
+struct ct_flight {
+  const char *out;                /* OUT: dumps are OUT, OUT.1, OUT.2, ... (the caller's string) */
+  uint64_t max_bytes, max_age_ns; /* max_age_ns: 0, or drop chunks this far behind the newest */
+  uint32_t max_dumps, ndumps;
+  struct fl_chunk *head, *tail;
+  uint64_t bytes;                                     /* the window's cost */
+  uint64_t total_bytes;                               /* chunk bytes ever taken */
+  uint64_t dropped_bytes, dropped_chunks, dropped_ts; /* before the window */
+  /* Meta, process and module lines as entries, in order: those of dropped
+   * chunks (pin_out bytes, npin_out entries) are a dump's first chunk. */
+  uint8_t *pin;
+  size_t npin, cappin, pin_out;
+  uint32_t npinned, npin_out;
+  int pin_full;
+  pthread_mutex_t mu;
+  struct ct_flight_note notes[CT_FLIGHT_NOTES];
+  size_t nnotes;
+  _Atomic size_t noted; /* nnotes, read without the lock: a cheap look */
+};
+/* An empty window of max_bytes for dumps named after out (kept by the
+ * caller), at most max_dumps of them. 0 or -errno. */
+int ct_flight_init(struct ct_flight *f, const char *out, uint64_t max_bytes, uint32_t max_dumps);
+/* Free the window (f is reusable after ct_flight_init). */
+void ct_flight_free(struct ct_flight *f);
+/* struct ct_ctw_to's callbacks, ctx the struct ct_flight: a chunk joins the
+ * window (the oldest leave to make room), a meta/process/module line is
+ * kept for every dump. */
+void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64_t ts1);
+void ct_flight_line(void *ctx, const char *s, size_t n);
+/* Write the window as a self-contained binary trace (file header, the pinned
+ * lines, the window's chunks, the window record naming trigger) to the next
+ * dump name, through ct_outfile_open; a note records the outcome either way.
+ * On the formatter thread, after the encoder's flush. 0 or -errno
+ * (-EDQUOT past max_dumps). */
+int ct_flight_dump(struct ct_flight *f, const char *trigger);
+/* Move up to max notes of dumps done into out (the harvest thread's, to
+ * print). Returns how many. */
+size_t ct_flight_notes(struct ct_flight *f, struct ct_flight_note *out, size_t max);
+
 /* ---- formatter thread (sink.c) ---------------------------------------------- */
-enum { CT_IT_EVENT, CT_IT_CORO, CT_IT_TEXT, CT_IT_FLUSH, CT_IT_SYNC, CT_IT_BLOCK };
+enum { CT_IT_EVENT, CT_IT_CORO, CT_IT_TEXT, CT_IT_FLUSH, CT_IT_SYNC, CT_IT_BLOCK, CT_IT_DUMP };
 /* A block of bulk bytes (the rings' raw records, rings.c) for the block
  * handler: in memory (p), or spilled to the spill file at off (p NULL). */
 struct ct_blk {
@@ -340,11 +420,12 @@ struct ct_sink {
   size_t cur_len;
   char **free_blk;
   uint32_t nfree, nblk, max_blk;
-  int spill_fd;       /* -1 until the first spill */
-  int spill_broken;   /* the spill file failed: wait for memory instead */
-  uint64_t spill_end; /* producer: bytes written to the spill file */
-  uint64_t unkicked;  /* producer: block bytes queued since the formatter was woken */
-  char *dir;          /* the trace's directory, for the spill file */
+  int spill_fd;             /* -1 until the first spill */
+  int spill_broken;         /* the spill file failed: wait for memory instead */
+  uint64_t spill_end;       /* producer: bytes written to the spill file */
+  uint64_t unkicked;        /* producer: block bytes queued since the formatter was woken */
+  char *dir;                /* the trace's directory, for the spill file */
+  struct ct_flight *flight; /* --flight: the encoder's chunks go to its window (the caller's) */
 };
 /* Open the trace (truncate or append) in format fmt (enum ct_format; a
  * binary trace is only appended to a binary trace, -EINVAL otherwise), and
@@ -354,6 +435,14 @@ struct ct_sink {
  * 0 or -errno. */
 int ct_sink_open(struct ct_sink *s, const char *path, int append, int fmt, const char *jsonl_copy,
                  uint32_t cap, uint32_t mem_mib);
+/* The same for the flight recorder: no file; the binary trace's chunks go to
+ * f's window (f stays the caller's and must outlive the sink), no spill
+ * file (the harvest waits for the formatter past mem_mib). 0 or -errno. */
+int ct_sink_open_flight(struct ct_sink *s, struct ct_flight *f, uint32_t mem_mib);
+/* A flight sink: write the window as it is once the items queued before
+ * now are in it (ct_flight_dump, on the formatter thread; trigger, at most
+ * 119 bytes, names why). Never waits for the dump. */
+void ct_sink_dump(struct ct_sink *s, const char *trigger);
 /* The formatter thread's output of one event / coroutine line, in the
  * trace's format (and to the JSONL copy). */
 void ct_sink_out_event(struct ct_sink *s, const struct ct_ev_item *e);

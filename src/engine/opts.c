@@ -38,10 +38,18 @@ void ct_opts_usage(FILE *f) {
           "      --ring-kib K    size of one ring in KiB, a power of two (default %u, 4..%u)\n"
           "      --capture-mib M  memory for records not yet written as lines (default %u);\n"
           "                      beyond it they wait in a file next to the trace\n"
+          "      --flight SIZE[K|M|G]  flight recorder: keep only the newest SIZE of trace in\n"
+          "                      memory, write it to -o OUT (OUT.1, ...) on a trigger: SIGUSR1\n"
+          "                      to the engine, the program killed by a fatal signal\n"
+          "      --flight-age DURATION  also drop what is older than DURATION (500ms, 30s,\n"
+          "                      5m, 1h) behind the newest event; SIZE still bounds it\n"
+          "      --flight-max N  dumps at most (default %u)\n"
+          "      --dump-on exit  with --flight: a dump when the program ends too\n"
           "  -h, --help          this help\n"
           "The exit status is the program's (128+N when killed by signal N); see docs/ENGINE.md.\n",
           CT_STATIONS_DEFAULT, CTP_STATIONS_MAX, CT_RINGS_DEFAULT, CTP_RINGS_MAX,
-          CT_RING_KIB_DEFAULT, CTP_RING_BYTES_MAX / 1024u, CT_CAPTURE_MIB_DEFAULT);
+          CT_RING_KIB_DEFAULT, CTP_RING_BYTES_MAX / 1024u, CT_CAPTURE_MIB_DEFAULT,
+          CT_FLIGHT_MAX_DEFAULT);
 }
 
 /* Word the error "opt: what" into why; return -EINVAL. */
@@ -84,6 +92,10 @@ enum {
   O_RINGS,
   O_RING_KIB,
   O_CAPTURE_MIB,
+  O_FLIGHT,
+  O_FLIGHT_MAX,
+  O_FLIGHT_AGE,
+  O_DUMP_ON,
   O_APPEND,
   O_QUIET,
   O_STATUS,
@@ -107,6 +119,10 @@ static const struct ct_opt run_opts[] = {{"-o --out", O_OUT, 1},
                                          {"--rings", O_RINGS, 1},
                                          {"--ring-kib", O_RING_KIB, 1},
                                          {"--capture-mib", O_CAPTURE_MIB, 1},
+                                         {"--flight", O_FLIGHT, 1},
+                                         {"--flight-max", O_FLIGHT_MAX, 1},
+                                         {"--flight-age", O_FLIGHT_AGE, 1},
+                                         {"--dump-on", O_DUMP_ON, 1},
                                          {"--append", O_APPEND, 0},
                                          {"--quiet", O_QUIET, 0},
                                          {"--status", O_STATUS, 0},
@@ -114,6 +130,44 @@ static const struct ct_opt run_opts[] = {{"-o --out", O_OUT, 1},
                                          {"--lossless", O_LOSSLESS, 0},
                                          {"-h --help", O_HELP, 0},
                                          {NULL, 0, 0}};
+
+/* A size with an optional K, M or G suffix (powers of 1024), 1 MiB to 1 TiB. */
+static int parse_size(char *why, size_t whylen, const char *opt, const char *s, uint64_t *out) {
+  char *end;
+  errno = 0;
+  if (s[0] < '0' || s[0] > '9')
+    return bad(why, whylen, opt, "expects a size such as 64M");
+  unsigned long long v = strtoull(s, &end, 10);
+  int shift = !*end                ? 0
+              : strchr("kK", *end) ? 10
+              : strchr("mM", *end) ? 20
+              : strchr("gG", *end) ? 30
+                                   : -1;
+  if (shift < 0 || (*end && end[1]) || errno == ERANGE || v > (1ull << 40) >> shift)
+    return bad(why, whylen, opt, "expects a size such as 64M (K, M or G; at most 1T)");
+  if ((v << shift) < (1ull << 20))
+    return bad(why, whylen, opt, "must be at least 1M");
+  *out = (uint64_t)v << shift;
+  return 0;
+}
+
+/* A duration: a decimal and its unit, ms, s, m or h; 1 ms to 30 days. */
+static int parse_duration(char *why, size_t whylen, const char *opt, const char *s, uint64_t *ns) {
+  static const struct {
+    const char *unit;
+    uint64_t ns;
+  } units[] = {
+      {"ms", 1000000ull}, {"s", 1000000000ull}, {"m", 60000000000ull}, {"h", 3600000000000ull}};
+  char *end;
+  errno = 0;
+  unsigned long long v = s[0] >= '0' && s[0] <= '9' ? strtoull(s, &end, 10) : 0;
+  for (size_t i = 0; v && errno != ERANGE && i < sizeof units / sizeof units[0]; i++)
+    if (!strcmp(end, units[i].unit) && v <= 2592000000000000ull / units[i].ns) {
+      *ns = v * units[i].ns;
+      return 0;
+    }
+  return bad(why, whylen, opt, "expects a duration such as 500ms, 30s, 5m or 1h (at most 30 days)");
+}
 
 /* Store one option's value (opt: the spelling used, for the error). */
 static int set_value(struct ct_opts *o, int id, const char *opt, const char *val, int *fmt,
@@ -176,6 +230,20 @@ static int set_value(struct ct_opts *o, int id, const char *opt, const char *val
       return -EINVAL;
     o->capture_mib = (uint32_t)v;
     return 0;
+  case O_FLIGHT:
+    return parse_size(why, whylen, opt, val, &o->flight);
+  case O_FLIGHT_AGE:
+    return parse_duration(why, whylen, opt, val, &o->flight_age_ns);
+  case O_FLIGHT_MAX:
+    if (parse_uint(why, whylen, opt, val, 1, 100000, &v))
+      return -EINVAL;
+    o->flight_max = (uint32_t)v;
+    return 0;
+  case O_DUMP_ON:
+    if (strcmp(val, "exit"))
+      return bad(why, whylen, opt, "expects exit (findings are not triggers yet)");
+    o->dump_on_exit = 1;
+    return 0;
   default: /* O_RING_KIB */
     if (parse_uint(why, whylen, opt, val, CTP_RING_BYTES_MIN / 1024u, CTP_RING_BYTES_MAX / 1024u,
                    &v))
@@ -187,6 +255,22 @@ static int set_value(struct ct_opts *o, int id, const char *opt, const char *val
   }
 }
 
+/* What --flight cannot be combined with (it keeps a binary window, no file). */
+static int flight_check(const struct ct_opts *o, char *why, size_t whylen) {
+  if (!o->flight)
+    return o->dump_on_exit    ? bad(why, whylen, "--dump-on", "needs --flight")
+           : o->flight_age_ns ? bad(why, whylen, "--flight-age", "needs --flight")
+                              : 0;
+  if (o->format != CT_FORMAT_CTRACE)
+    return bad(why, whylen, "--flight", "keeps the binary trace (not --format jsonl, -out)");
+  if (o->append || o->also_jsonl || o->serve)
+    return bad(why, whylen, "--flight",
+               o->append  ? "cannot be combined with --append"
+               : o->serve ? "cannot be combined with --serve (not yet)"
+                          : "cannot be combined with --also-jsonl");
+  return 0;
+}
+
 int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t whylen) {
   memset(o, 0, sizeof(*o));
   o->out = NULL;
@@ -196,7 +280,8 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
   o->lossless_ms = CT_LOSSLESS_MS_DEFAULT;
   o->rings = CT_RINGS_DEFAULT;
   o->ring_kib = CT_RING_KIB_DEFAULT;
-  o->capture_mib = CT_CAPTURE_MIB_DEFAULT;
+  o->capture_mib = 0; /* CT_CAPTURE_MIB_DEFAULT, or CT_FLIGHT_CAPTURE_MIB, unless given */
+  o->flight_max = CT_FLIGHT_MAX_DEFAULT;
   struct ct_args it;
   const char *val;
   int id;
@@ -257,5 +342,7 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
   }
   if (o->quiet && o->status)
     return bad(why, whylen, "--status", "cannot be combined with --quiet");
-  return 0;
+  if (!o->capture_mib)
+    o->capture_mib = o->flight ? CT_FLIGHT_CAPTURE_MIB : CT_CAPTURE_MIB_DEFAULT;
+  return flight_check(o, why, whylen);
 }

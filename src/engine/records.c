@@ -265,3 +265,21 @@ void ct_rec_cut(struct ct_writer *w, int err) {
   ct_w_json(w, msg, strlen(msg));
   ct_w_str(w, "}\n");
 }
+
+void ct_rec_window(struct ct_writer *w, const struct ct_window *win) {
+  ct_w_str(w, "{" CT_KQ(TYPE) "\"window\"," CT_KQ(START_TS));
+  ct_w_u64(w, win->start_ts);
+  ct_w_str(w, "," CT_KQ(END_TS));
+  ct_w_u64(w, win->end_ts);
+  ct_w_str(w, "," CT_KQ(BYTES));
+  ct_w_u64(w, win->bytes);
+  ct_w_str(w, "," CT_KQ(DROPPED_BYTES));
+  ct_w_u64(w, win->dropped_bytes);
+  ct_w_str(w, "," CT_KQ(DROPPED_CHUNKS));
+  ct_w_u64(w, win->dropped_chunks);
+  ct_w_str(w, "," CT_KQ(DROPPED_TS));
+  ct_w_u64(w, win->dropped_ts);
+  ct_w_str(w, "," CT_KQ(TRIGGER));
+  ct_w_json(w, win->trigger, strlen(win->trigger));
+  ct_w_str(w, "}\n");
+}

@@ -65,6 +65,8 @@ struct run {
   struct ct_procs procs;
   struct ct_harvest h;
   struct ct_status status;
+  struct ct_flight flight; /* --flight: the window (the sink writes into it) */
+  uint32_t dumps_sent;     /* SIGUSR1 dumps handed to the sink */
   int sigfd;
   struct conn *conns;
   size_t nconns, capconns;
@@ -197,6 +199,52 @@ static void flush_trace(struct run *r) {
   r->flushed_at = r->sink.ptail;
 }
 
+/* ---- flight recorder ------------------------------------------------------ */
+/* One line per dump the formatter has written (or could not). */
+static void flight_notes(struct run *r) {
+  struct ct_flight_note n[4];
+  size_t k;
+  if (!r->o.flight)
+    return;
+  while ((k = ct_flight_notes(&r->flight, n, sizeof n / sizeof n[0])) > 0) {
+    ct_status_clear(&r->status);
+    for (size_t i = 0; i < k; i++)
+      if (n[i].err == EDQUOT)
+        fprintf(stderr, "corotracer: flight: %s: no dump, --flight-max %u reached\n", n[i].trigger,
+                r->o.flight_max);
+      else if (n[i].err)
+        fprintf(stderr, "corotracer: %s: flight dump (%s) failed: %s\n", n[i].path, n[i].trigger,
+                strerror(n[i].err));
+      else
+        fprintf(stderr,
+                "corotracer: %s: flight dump on %s: %.3f s of trace, %llu bytes (%llu dropped "
+                "before it)\n",
+                n[i].path, n[i].trigger, (double)(n[i].end_ts - n[i].start_ts) / 1e9,
+                (unsigned long long)n[i].bytes, (unsigned long long)n[i].dropped_bytes);
+  }
+}
+
+/* A dump for each SIGUSR1 read since the last look. */
+static void flight_asked(struct run *r) {
+  for (; r->dumps_sent < r->t.dumps_asked; r->dumps_sent++)
+    ct_sink_dump(&r->sink, "SIGUSR1");
+}
+
+/* At the end (the end record queued): a dump when the program died of a
+ * fatal signal, or --dump-on exit asked for one. */
+static void flight_final(struct run *r) {
+  static const int fatal[] = {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+  char why[64] = "";
+  int st = r->t.status;
+  for (size_t i = 0; WIFSIGNALED(st) && i < sizeof fatal / sizeof fatal[0]; i++)
+    if (WTERMSIG(st) == fatal[i])
+      snprintf(why, sizeof why, "SIG%s", sigabbrev_np(fatal[i]));
+  if (!why[0] && r->o.dump_on_exit)
+    snprintf(why, sizeof why, "exit");
+  if (why[0])
+    ct_sink_dump(&r->sink, why);
+}
+
 /* ---- connections ----------------------------------------------------------- */
 /* Accept every pending connection; returns how many. */
 static int accept_all(struct run *r) {
@@ -316,6 +364,7 @@ static int serve_fds(struct run *r) {
     ct_target_on_signals(&r->t, r->sigfd);
     if (r->t.exited)
       r->exit_mono = ct_now_ns(CLOCK_MONOTONIC);
+    flight_asked(r);
   }
   return attached;
 }
@@ -431,6 +480,7 @@ static void harvest_loop(struct run *r) {
     if (slept)
       guarded(r, PASS_WAKE);
     now = ct_now_ns(CLOCK_MONOTONIC);
+    flight_notes(r);
     if (ct_status_due(&r->status, now)) {
       struct pass st = guarded(r, PASS_LIVE);
       ct_status_tick(&r->status, now, &r->h, st.live, st.untraced);
@@ -486,12 +536,19 @@ static int finish(struct run *r, uint64_t start_mono) {
   e.engine_cpu_us = ct_now_ns(CLOCK_PROCESS_CPUTIME_ID) / 1000u;
   e.harvest_cpu_us = ct_now_ns(CLOCK_THREAD_CPUTIME_ID) / 1000u; /* the loop is this thread */
   ct_rec_end(&r->sink.tw, &e);
+  if (r->o.flight)
+    flight_final(r);
   ct_sink_close(&r->sink);
   ct_status_clear(&r->status);
+  flight_notes(r);
   report_trace_error(r);
   if (!r->o.quiet)
     ct_status_summary(&r->h, e.events, e.lost, fin.untraced,
-                      (double)(r->exit_mono - start_mono) / 1e9, r->o.out, desc);
+                      (double)(r->exit_mono - start_mono) / 1e9,
+                      !r->o.flight            ? r->o.out
+                      : r->flight.ndumps == 0 ? "none (flight recorder: no dump)"
+                                              : "the flight dumps above",
+                      desc);
   /* Not a trace to trust as complete: said once, and exit 1 as for a
    * truncation (the program's own status is in the end record). */
   if (e.corrupt)
@@ -540,8 +597,14 @@ int ct_run_main(int argc, char **argv) {
     fprintf(stderr, "corotracer: SIGBUS handler: %s\n", strerror(-e));
     goto out;
   }
-  e = ct_sink_open(&r.sink, r.o.out, r.o.append, (int)r.o.format, r.o.also_jsonl, 0,
-                   r.o.capture_mib);
+  if (r.o.flight) {
+    e = ct_flight_init(&r.flight, r.o.out, r.o.flight, r.o.flight_max);
+    r.flight.max_age_ns = r.o.flight_age_ns;
+    e = e ? e : ct_sink_open_flight(&r.sink, &r.flight, r.o.capture_mib);
+  } else {
+    e = ct_sink_open(&r.sink, r.o.out, r.o.append, (int)r.o.format, r.o.also_jsonl, 0,
+                     r.o.capture_mib);
+  }
   if (e) {
     fprintf(stderr, "corotracer: %s: %s\n", r.o.out,
             e == -EINVAL ? "--append: the file holds a trace of the other format" : strerror(-e));
@@ -574,6 +637,7 @@ int ct_run_main(int argc, char **argv) {
   }
   if (e)
     fprintf(stderr, "corotracer: %s: %s\n", r.o.argv[0], strerror(-e));
+  r.t.dump_sig = r.o.flight != 0;
   write_meta(&r);
   if (r.t.exited) {
     /* exec failed: a complete trace of nothing, and exit 127. */
@@ -596,6 +660,8 @@ out:
   free(r.conns);
   free(r.pfds);
   ct_sink_close(&r.sink);
+  if (r.o.flight)
+    ct_flight_free(&r.flight);
   ct_harvest_free(&r.h);
   ct_procs_free(&r.procs);
   ct_rt_destroy(&r.rt);

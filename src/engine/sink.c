@@ -212,6 +212,10 @@ static void format_item(struct ct_sink *s, const struct ct_item *it) {
   case CT_IT_FLUSH:
     out_flush(s);
     break;
+  case CT_IT_DUMP:
+    ct_ctw_flush(s->enc);
+    (void)ct_flight_dump(s->flight, it->u.text); /* its note says how it went */
+    break;
   case CT_IT_SYNC:
     out_flush(s);
     check_err(s);
@@ -296,22 +300,23 @@ static int open_format(struct ct_sink *s, const char *path, int fmt) {
   return s->fw.pos ? 0 : ct_ctw_header(s->enc);
 }
 
-int ct_sink_open(struct ct_sink *s, const char *path, int append, int fmt, const char *jsonl_copy,
-                 uint32_t cap, uint32_t mem_mib) {
+/* The sink's fields before its output opens: queue size, budget, no files. */
+static void init(struct ct_sink *s, uint32_t cap, uint32_t mem_mib) {
   memset(s, 0, sizeof *s);
   s->cap = cap && !(cap & (cap - 1)) ? cap : SINK_CAP_DEFAULT;
   s->spill_fd = -1;
+  s->fw.fd = -1;
   s->jw.fd = -1;
   /* The default, 64 MiB, holds a few tenths of a second of the fastest
    * writers while the formatter catches up. */
   s->max_blk = (mem_mib ? mem_mib : CT_CAPTURE_MIB_DEFAULT) * (1024u * 1024u / CT_SINK_BLOCK);
-  int rc = ct_writer_open(&s->fw, path, append);
-  if (rc)
-    return rc;
-  if ((rc = open_format(s, path, fmt)))
-    goto fail;
-  if (jsonl_copy && (rc = ct_writer_open(&s->jw, jsonl_copy, append)))
-    goto fail;
+}
+
+/* The rest of an open sink, its output set up (path names the directory of
+ * the spill file), and the formatter started; on failure everything of s is
+ * freed. 0 or -errno. */
+static int start(struct ct_sink *s, const char *path) {
+  int rc = 0;
   s->tw.fd = -1;
   s->tw.sink = s;
   s->tw.buf = malloc(CT_W_BUF);
@@ -327,7 +332,8 @@ int ct_sink_open(struct ct_sink *s, const char *path, int append, int fmt, const
    * busy ring its room (see rings.c). */
   memset(s->q, 0, (size_t)s->cap * sizeof *s->q);
   memset(s->tw.buf, 0, CT_W_BUF);
-  memset(s->fw.buf, 0, CT_W_BUF);
+  if (s->fw.buf)
+    memset(s->fw.buf, 0, CT_W_BUF);
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -357,8 +363,38 @@ fail:
   s->enc = NULL;
   if (s->jw.buf)
     ct_writer_close(&s->jw);
+  if (s->fw.buf)
+    ct_writer_close(&s->fw);
+  return rc;
+}
+
+int ct_sink_open(struct ct_sink *s, const char *path, int append, int fmt, const char *jsonl_copy,
+                 uint32_t cap, uint32_t mem_mib) {
+  init(s, cap, mem_mib);
+  int rc = ct_writer_open(&s->fw, path, append);
+  if (rc)
+    return rc;
+  if ((rc = open_format(s, path, fmt)) ||
+      (jsonl_copy && (rc = ct_writer_open(&s->jw, jsonl_copy, append))))
+    goto fail;
+  return start(s, path);
+fail:
+  ct_ctw_free(s->enc);
+  s->enc = NULL;
   ct_writer_close(&s->fw);
   return rc;
+}
+
+int ct_sink_open_flight(struct ct_sink *s, struct ct_flight *f, uint32_t mem_mib) {
+  init(s, 0, mem_mib);
+  int rc = ct_ctw_open(&s->enc, &s->fw);
+  if (rc)
+    return rc;
+  struct ct_ctw_to to = {.chunk = ct_flight_chunk, .line = ct_flight_line, .ctx = f};
+  ct_ctw_redirect(s->enc, &to);
+  s->flight = f;
+  s->spill_broken = 1; /* the window's memory is the bound: no file grows */
+  return start(s, f->out);
 }
 
 /* Publish the queued items; wake the formatter when it sleeps and force is
@@ -565,6 +601,18 @@ void ct_sink_flush(struct ct_sink *s) {
   text_out(s);
   struct ct_item *it = slot(s);
   it->type = CT_IT_FLUSH;
+  s->ptail++;
+  kick(s, 1);
+}
+
+void ct_sink_dump(struct ct_sink *s, const char *trigger) {
+  text_out(s);
+  struct ct_item *it = slot(s);
+  it->type = CT_IT_DUMP;
+  size_t n = strnlen(trigger, sizeof it->u.text - 1);
+  memcpy(it->u.text, trigger, n);
+  it->u.text[n] = 0;
+  it->len = (uint32_t)n;
   s->ptail++;
   kick(s, 1);
 }

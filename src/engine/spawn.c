@@ -20,6 +20,7 @@ static void handled_set(sigset_t *s) {
   sigaddset(s, SIGINT);
   sigaddset(s, SIGTERM);
   sigaddset(s, SIGHUP);
+  sigaddset(s, SIGUSR1);
   sigaddset(s, SIGCHLD);
 }
 
@@ -171,6 +172,10 @@ int ct_target_on_signals(struct ct_target *t, int sigfd) {
       break; /* EAGAIN: drained */
     if (si.ssi_signo == SIGCHLD)
       continue;
+    if (si.ssi_signo == SIGUSR1 && t->dump_sig) {
+      t->dumps_asked++;
+      continue;
+    }
     /* The whole group: a shell's children too (the reference signalled only
      * the shell and orphaned the program). */
     if (!t->exited)

@@ -1,0 +1,269 @@
+/* flight.c - the flight recorder (`run --flight`): the binary trace's whole
+ * chunks kept in memory, the oldest dropped past the window's size, written
+ * out as a self-contained trace when a trigger asks (docs/FLIGHT.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/outfile.h"
+#include "common/trace_keys.h"
+#include "engine/engine.h"
+
+/* One chunk of the window, as the encoder framed it. */
+struct fl_chunk {
+  struct fl_chunk *next;
+  uint64_t ts0, ts1; /* its first and last event's ts (0: none) */
+  size_t pin_end;    /* f->npin once its lines were pinned (theirs end there) */
+  uint32_t npin_end; /* f->npinned then */
+  size_t len, cap;   /* bytes of data, and room for them */
+  uint8_t data[];
+};
+
+/* The room of a full chunk: what the encoder closes a chunk at (ctrace_enc.c,
+ * 64 KiB of payload after its header), so a dropped chunk's memory takes
+ * the next one without a malloc or a page fault. A chunk a flush closed
+ * early (a gentle flow) gets its own size, as does one of a long line: the
+ * window's memory is the trace's. */
+#define FL_ROOM (sizeof(struct ctr_chunk_hdr) + (64u << 10))
+/* What a chunk costs the window (malloc's header too). */
+#define FL_CHUNK_COST(cap) (sizeof(struct fl_chunk) + 16u + (cap))
+
+int ct_flight_init(struct ct_flight *f, const char *out, uint64_t max_bytes, uint32_t max_dumps) {
+  memset(f, 0, sizeof *f);
+  f->out = out;
+  f->max_bytes = max_bytes;
+  f->max_dumps = max_dumps;
+  return -pthread_mutex_init(&f->mu, NULL);
+}
+
+void ct_flight_free(struct ct_flight *f) {
+  while (f->head) {
+    struct fl_chunk *c = f->head;
+    f->head = c->next;
+    free(c);
+  }
+  f->tail = NULL;
+  free(f->pin);
+  f->pin = NULL;
+  pthread_mutex_destroy(&f->mu);
+}
+
+void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64_t ts1) {
+  struct ct_flight *f = ctx;
+  /* Make room first: the window never holds more than its size; with an
+   * age, a chunk whose newest event is that far behind this one's goes too
+   * (one of lines only at once: its pinned lines stay). */
+  size_t cap = n > FL_ROOM || n < FL_ROOM / 2 ? n : FL_ROOM;
+  struct fl_chunk *c = NULL;
+  while (f->head && (f->bytes + FL_CHUNK_COST(cap) > f->max_bytes ||
+                     (f->max_age_ns && ts1 && f->head->ts1 + f->max_age_ns < ts1))) {
+    struct fl_chunk *d = f->head;
+    f->head = d->next;
+    if (!f->head)
+      f->tail = NULL;
+    f->bytes -= FL_CHUNK_COST(d->cap);
+    f->dropped_bytes += d->len;
+    f->dropped_chunks++;
+    if (d->ts1)
+      f->dropped_ts = d->ts1;
+    /* Its meta, process and module lines now exist only in the pin. */
+    f->pin_out = d->pin_end;
+    f->npin_out = d->npin_end;
+    if (!c && d->cap == cap) {
+      c = d; /* reused for the new chunk */
+    } else {
+      free(d);
+    }
+  }
+  if (!c && (c = malloc(sizeof *c + cap)) != NULL)
+    c->cap = cap;
+  if (!c) {
+    f->dropped_bytes += n; /* counted as dropped, the window goes on */
+    f->dropped_chunks++;
+    f->pin_out = f->npin;
+    f->npin_out = f->npinned;
+    return;
+  }
+  c->next = NULL;
+  c->ts0 = ts0;
+  c->ts1 = ts1;
+  c->pin_end = f->npin;
+  c->npin_end = f->npinned;
+  c->len = n;
+  memcpy(c->data, p, n);
+  if (f->tail)
+    f->tail->next = c;
+  else
+    f->head = c;
+  f->tail = c;
+  f->bytes += FL_CHUNK_COST(cap);
+  f->total_bytes += n;
+}
+
+/* 1 when the line is a record every dump must repeat: the run's meta, and
+ * what names the processes and their modules. */
+static int pinned_kind(const char *s, size_t n) {
+  static const char *const kinds[] = {"meta\"", "process\"", "module\""};
+  static const char pre[] = "{" CT_KQ(TYPE) "\"";
+  if (n < sizeof pre - 1 || memcmp(s, pre, sizeof pre - 1))
+    return 0;
+  s += sizeof pre - 1;
+  n -= sizeof pre - 1;
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    if (n >= strlen(kinds[i]) && !memcmp(s, kinds[i], strlen(kinds[i])))
+      return 1;
+  return 0;
+}
+
+void ct_flight_line(void *ctx, const char *s, size_t n) {
+  struct ct_flight *f = ctx;
+  if (!pinned_kind(s, n) || f->pin_full)
+    return;
+  size_t need = f->npin + 11 + n;
+  if (need > CTR_CHUNK_MAX) {
+    f->pin_full = 1; /* more modules than a chunk holds: the first ones */
+    return;
+  }
+  if (need > f->cappin) {
+    size_t nc = f->cappin ? f->cappin : 4096;
+    while (nc < need)
+      nc *= 2;
+    uint8_t *np = realloc(f->pin, nc);
+    if (!np) {
+      f->pin_full = 1;
+      return;
+    }
+    f->pin = np;
+    f->cappin = nc;
+  }
+  uint8_t *p = f->pin + f->npin;
+  *p++ = CTR_OP_LINE;
+  p = ctr_put_varint(p, n);
+  memcpy(p, s, n);
+  f->npin = (size_t)(p + n - f->pin);
+  f->npinned++;
+}
+
+/* n bytes to fd (EINTR, short writes handled). 0 or -errno. */
+static int put(int fd, const void *p, size_t n) {
+  for (size_t off = 0; off < n;) {
+    ssize_t k = write(fd, (const char *)p + off, n - off);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return k < 0 ? -errno : -EIO;
+    off += (size_t)k;
+  }
+  return 0;
+}
+
+/* The payload p (n bytes, count entries) framed as one chunk, to fd. */
+static int put_chunk(int fd, const uint8_t *p, size_t n, uint32_t count) {
+  struct ctr_chunk_hdr h = {
+      .tag = CTR_CHUNK_TAG, .len = (uint32_t)n, .count = count, .check = ctr_check(p, n)};
+  int rc = put(fd, &h, sizeof h);
+  return rc ? rc : put(fd, p, n);
+}
+
+/* The ts of the window's first event (a chunk of lines only has none). */
+static uint64_t window_start(const struct ct_flight *f) {
+  for (const struct fl_chunk *c = f->head; c; c = c->next)
+    if (c->ts0)
+      return c->ts0;
+  return 0;
+}
+
+/* The ts of the window's last event. */
+static uint64_t window_end(const struct ct_flight *f) {
+  uint64_t ts = 0;
+  for (const struct fl_chunk *c = f->head; c; c = c->next)
+    if (c->ts1)
+      ts = c->ts1;
+  return ts;
+}
+
+/* The window record (docs/TRACE_FORMAT.md "Flight windows"), as one chunk. */
+static int put_window(int fd, const struct ct_flight *f, const char *trigger) {
+  struct ct_window w = {.start_ts = window_start(f),
+                        .end_ts = window_end(f),
+                        .dropped_ts = f->dropped_ts,
+                        .dropped_bytes = f->dropped_bytes,
+                        .dropped_chunks = f->dropped_chunks,
+                        .bytes = f->total_bytes - f->dropped_bytes,
+                        .trigger = trigger};
+  struct ct_writer m = {.fd = -1, .buf = malloc(CT_W_BUF)};
+  uint8_t *chunk = malloc(sizeof(struct ctr_chunk_hdr) + 16 + CT_W_BUF);
+  int rc = -ENOMEM;
+  if (!m.buf || !chunk)
+    goto out;
+  ct_rec_window(&m, &w);
+  rc = put(fd, chunk, ct_ctw_frame_line(m.buf, m.len - 1, chunk));
+out:
+  free(chunk);
+  free(m.buf);
+  return rc;
+}
+
+int ct_flight_dump(struct ct_flight *f, const char *trigger) {
+  char path[4200];
+  struct ct_outfile o = {.fd = -1};
+  int rc = 0;
+  if (f->ndumps >= f->max_dumps) {
+    rc = -EDQUOT;
+    snprintf(path, sizeof path, "%s", f->out);
+    goto out;
+  }
+  if (f->ndumps)
+    snprintf(path, sizeof path, "%s.%u", f->out, f->ndumps);
+  else
+    snprintf(path, sizeof path, "%s", f->out);
+  if ((rc = ct_outfile_open(&o, AT_FDCWD, path)))
+    goto out;
+  struct ctr_file_hdr h = {.version = CTR_VERSION};
+  memcpy(h.magic, CTR_MAGIC, CTR_MAGIC_LEN);
+  rc = put(o.fd, &h, sizeof h);
+  /* The lines of dropped chunks; the window's own chunks carry the rest. */
+  if (!rc && f->npin_out)
+    rc = put_chunk(o.fd, f->pin, f->pin_out, f->npin_out);
+  for (struct fl_chunk *c = f->head; c && !rc; c = c->next)
+    rc = put(o.fd, c->data, c->len);
+  if (!rc)
+    rc = put_window(o.fd, f, trigger);
+  if (rc)
+    ct_outfile_abort(&o);
+  else
+    rc = ct_outfile_commit(&o);
+  if (!rc)
+    f->ndumps++;
+out:
+  pthread_mutex_lock(&f->mu);
+  if (f->nnotes < CT_FLIGHT_NOTES) {
+    struct ct_flight_note *n = &f->notes[f->nnotes++];
+    snprintf(n->path, sizeof n->path, "%s", path);
+    snprintf(n->trigger, sizeof n->trigger, "%s", trigger);
+    n->err = -rc;
+    n->start_ts = window_start(f);
+    n->end_ts = window_end(f);
+    n->bytes = f->total_bytes - f->dropped_bytes;
+    n->dropped_bytes = f->dropped_bytes;
+    atomic_store_explicit(&f->noted, f->nnotes, memory_order_release);
+  }
+  pthread_mutex_unlock(&f->mu);
+  return rc;
+}
+
+size_t ct_flight_notes(struct ct_flight *f, struct ct_flight_note *out, size_t max) {
+  if (!atomic_load_explicit(&f->noted, memory_order_acquire))
+    return 0;
+  pthread_mutex_lock(&f->mu);
+  size_t n = f->nnotes < max ? f->nnotes : max;
+  memcpy(out, f->notes, n * sizeof *out);
+  memmove(f->notes, f->notes + n, (f->nnotes - n) * sizeof *out);
+  f->nnotes -= n;
+  atomic_store_explicit(&f->noted, f->nnotes, memory_order_release);
+  pthread_mutex_unlock(&f->mu);
+  return n;
+}

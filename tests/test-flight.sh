@@ -1,0 +1,161 @@
+#!/bin/sh
+# test-flight.sh - issue #21: the flight recorder (run --flight).
+#  1. options: a bad size or age, --flight with JSONL or --append, --dump-on alone;
+#  2. nothing on disk without a trigger (a whole burst through a small window);
+#  3. SIGUSR1 to the engine: OUT, then OUT.1, each a self-contained binary
+#     trace (meta first, every event of the window, the window record naming
+#     the trigger) that report reads; past --flight-max a line says so;
+#  4. a window smaller than the run: the oldest chunks are dropped, the dump
+#     keeps the meta and module lines and says how much went before it;
+#  5. crash: a program aborting inside a coroutine leaves a dump whose report
+#     shows that coroutine still running on its thread at the end;
+#  6. --dump-on exit: a dump at a clean exit too, with the end record;
+#  7. `corotracer dump RUN_DIR`, `--pid ENGINE_PID`, and with neither (the one
+#     flight recorder of this binary); a pid that is no flight recorder;
+#  8. --flight-age: a window of about 500 ms out of a 3 s run;
+#  9. without --flight, SIGUSR1 to the engine goes to the program, as INT does.
+. "$(dirname "$0")/lib/engine.sh"
+SDKW="$CT_BUILD/tests/lib/sdk-writer"
+
+echo "== 1. options"
+for bad in "--flight 12X" "--flight 0" "--flight 100K" "--flight 2T"; do
+  "$COROTRACER" run $bad -o "$T/x" -- true 2> "$T/err" && fail "$bad accepted"
+  grep -q "^corotracer: --flight: " "$T/err" || fail "$bad: $(cat "$T/err")"
+done
+"$COROTRACER" run --flight 1M -o "$T/x.jsonl" -- true 2> "$T/err" && fail "--flight with JSONL accepted"
+grep -q "^corotracer: --flight: keeps the binary trace" "$T/err" || fail "--flight .jsonl: $(cat "$T/err")"
+"$COROTRACER" run --flight 1M --append -o "$T/x" -- true 2> "$T/err" && fail "--flight --append accepted"
+"$COROTRACER" run --dump-on exit -o "$T/x" -- true 2> "$T/err" && fail "--dump-on without --flight accepted"
+grep -q "^corotracer: --dump-on: needs --flight" "$T/err" || fail "--dump-on: $(cat "$T/err")"
+for bad in "--flight-age 10" "--flight-age 5x" "--flight-age 0s" "--flight-age 31000h"; do
+  "$COROTRACER" run --flight 1M $bad -o "$T/x" -- true 2> "$T/err" && fail "$bad accepted"
+  grep -q "^corotracer: --flight-age: expects a duration" "$T/err" || fail "$bad: $(cat "$T/err")"
+done
+[ ! -e "$T/x" ] && [ ! -e "$T/x.jsonl" ] || fail "a refused run wrote a file"
+
+echo "== 2. no trigger, no file"
+"$COROTRACER" run --quiet --flight 1M -o "$T/quiet.ctrace" -- "$SDKW" spaced 1 200000 0 "$T/w" ||
+  fail "flight run: exit $?"
+[ ! -e "$T/quiet.ctrace" ] || fail "a flight run without a trigger wrote its file"
+ls "$T" | grep -q "quiet" && fail "a flight run left a file behind: $(ls "$T")"
+
+echo "== 3. SIGUSR1"
+d=$T/usr1; mkdir "$d"
+"$COROTRACER" run --flight 1M --flight-max 2 -o "$d/f.ctrace" -- "$TARGET" hold 21 "$d" \
+  > /dev/null 2> "$d/err" &
+eng=$!; bg_add $eng
+wait_file "$d/ready" 30 $eng
+child=$(ready_val "$d" pid); bg_add "$child"
+kill -USR1 $eng
+wait_file "$d/f.ctrace" 30 $eng
+kill -USR1 $eng
+wait_file "$d/f.ctrace.1" 30 $eng
+kill -USR1 $eng
+n=0
+until grep -q "flight-max 2 reached" "$d/err"; do
+  n=$((n + 1)); [ $n -lt 400 ] || fail "the third SIGUSR1: no line: $(cat "$d/err")"
+  sleep 0.05
+done
+kill -TERM $eng
+wait $eng
+[ ! -e "$d/f.ctrace.2" ] || fail "a dump past --flight-max 2"
+kill -0 "$child" 2>/dev/null && fail "the target got a SIGUSR1 or survived the TERM"
+[ "$(grep -c 'flight dump on SIGUSR1' "$d/err")" = 2 ] || fail "two dump lines expected: $(cat "$d/err")"
+for f in "$d/f.ctrace" "$d/f.ctrace.1"; do
+  [ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' \n')" = 894354524143450a ] || fail "$f: not a binary trace"
+  check_first=$(line_type "$f" 1)
+  [ "$check_first" = meta ] || fail "$f: first record is $check_first"
+  [ "$(line_type "$f" '$')" = window ] || fail "$f: last record is not the window: $(line_type "$f" '$')"
+  [ "$("$CTJL" -t window trigger dropped_bytes < "$f")" = "SIGUSR1 0" ] ||
+    fail "$f: window record: $("$CTJL" -t window trigger dropped_bytes < "$f")"
+  [ "$("$CTJL" -e ev < "$f" | wc -l)" = 21 ] || fail "$f: $("$CTJL" -e ev < "$f" | wc -l) events, want 21"
+  [ "$("$CTJL" -t meta type < "$f" | wc -l)" = 1 ] || fail "$f: more than one run"
+  "$COROTRACER" report "$f" > "$d/report.md" 2> "$d/rerr" || fail "report $f: exit $?: $(cat "$d/rerr")"
+  [ ! -s "$d/rerr" ] || fail "report $f: $(cat "$d/rerr")"
+  grep -q "21 events, 1 coroutine" "$d/report.md" || fail "report $f: $(grep Trace "$d/report.md")"
+done
+
+echo "== 4. a window smaller than the run"
+d=$T/small; mkdir "$d"
+"$COROTRACER" run --lossless --flight 1M --dump-on exit -o "$d/f.ctrace" -- "$SDKW" spaced 1 3000000 0 \
+  "$d/w" > /dev/null 2> "$d/err" || fail "small window: exit $?: $(cat "$d/err")"
+set -- $("$CTJL" -t window trigger bytes dropped_bytes dropped_chunks < "$d/f.ctrace")
+[ "$1" = exit ] || fail "small window: trigger $1"
+[ "$2" -le 1048576 ] || fail "small window: $2 bytes in a 1M window"
+[ "$3" -gt 0 ] && [ "$4" -gt 0 ] || fail "small window: nothing dropped before it ($3 bytes, $4 chunks)"
+[ "$(line_type "$d/f.ctrace" 1)" = meta ] || fail "small window: the meta line was dropped"
+"$CTJL" -t module path < "$d/f.ctrace" | grep -q "sdk-writer$" || fail "small window: no module line"
+[ "$("$CTJL" -t meta type < "$d/f.ctrace" | wc -l)" = 1 ] || fail "small window: more than one meta"
+[ "$("$CTJL" -t end type < "$d/f.ctrace" | wc -l)" = 1 ] || fail "small window: no end record"
+ev=$("$CTJL" -e ev < "$d/f.ctrace" | wc -l)
+[ "$ev" -gt 100000 ] && [ "$ev" -lt 3000000 ] || fail "small window: $ev events"
+"$COROTRACER" report "$d/f.ctrace" > /dev/null 2> "$d/rerr" || fail "report: exit $?: $(cat "$d/rerr")"
+[ ! -s "$d/rerr" ] || fail "report of the small window: $(cat "$d/rerr")"
+
+echo "== 5. crash"
+d=$T/crash; mkdir "$d"
+"$COROTRACER" run --flight 4M -o "$d/f.ctrace" -- "$TARGET" crash abort 5 > /dev/null 2> "$d/err"
+rc=$?
+[ $rc = 134 ] || fail "crash: engine exit $rc, want 134: $(cat "$d/err")"
+grep -q "flight dump on SIGABRT" "$d/err" || fail "crash: no dump line: $(cat "$d/err")"
+[ "$("$CTJL" -t window trigger < "$d/f.ctrace")" = SIGABRT ] || fail "crash: window trigger"
+"$COROTRACER" report --blocker-ms 1 "$d/f.ctrace" > "$d/report.md" || fail "crash: report exit $?"
+grep -q "killed by SIGABRT" "$d/report.md" || fail "crash: the report does not say SIGABRT"
+grep -Eq "still running at the end after [0-9.]+ [mu]?s without suspending on tid [0-9]+" \
+  "$d/report.md" || fail "crash: the coroutine is not shown running at the end: $(cat "$d/report.md")"
+
+echo "== 6. --dump-on exit"
+d=$T/exit; mkdir "$d"
+"$COROTRACER" run --flight 1M --dump-on exit -o "$d/f.ctrace" -- "$TARGET" run 9 0 "$d" \
+  > /dev/null 2> "$d/err" || fail "exit dump: exit $?"
+grep -q "flight dump on exit" "$d/err" || fail "exit dump: no line: $(cat "$d/err")"
+[ "$("$CTJL" -e ev < "$d/f.ctrace" | wc -l)" = 10 ] || fail "exit dump: not every event"
+[ "$("$CTJL" -t end exit < "$d/f.ctrace")" = '{"code":0}' ] || fail "exit dump: end record"
+
+echo "== 7. corotracer dump"
+d=$T/cmd; mkdir -p "$d/rd"
+"$COROTRACER" run --flight 1M --sock "$d/rd/sock" -o "$d/f.ctrace" -- "$TARGET" hold 7 "$d" \
+  > /dev/null 2> "$d/err" &
+eng=$!; bg_add $eng
+wait_file "$d/ready" 30 $eng
+child=$(ready_val "$d" pid); bg_add "$child"
+"$COROTRACER" dump "$d/rd" > "$d/out" || fail "dump RUN_DIR: exit $?"
+grep -q "asked the flight recorder $eng for a dump" "$d/out" || fail "dump RUN_DIR: $(cat "$d/out")"
+wait_file "$d/f.ctrace" 30 $eng
+"$COROTRACER" dump --pid $eng > /dev/null || fail "dump --pid: exit $?"
+wait_file "$d/f.ctrace.1" 30 $eng
+"$COROTRACER" dump > /dev/null || fail "dump (no argument): exit $?"
+wait_file "$d/f.ctrace.2" 30 $eng
+"$COROTRACER" dump --pid $$ 2> "$d/e2" && fail "dump --pid of a shell: exit 0"
+grep -q "^corotracer: dump: $$ is not a flight recorder" "$d/e2" || fail "dump --pid \$\$: $(cat "$d/e2")"
+"$COROTRACER" dump "$T" 2> "$d/e2" && fail "dump of a directory with no engine: exit 0"
+grep -q "no flight recorder of ours listens there" "$d/e2" || fail "dump $T: $(cat "$d/e2")"
+kill -TERM $eng
+wait $eng
+for f in f.ctrace f.ctrace.1 f.ctrace.2; do
+  [ "$("$CTJL" -e ev < "$d/$f" | wc -l)" = 7 ] || fail "dump $f: not the 7 events"
+done
+
+echo "== 8. --flight-age"
+d=$T/age; mkdir "$d"
+"$COROTRACER" run --flight 16M --flight-age 500ms --dump-on exit -o "$d/f.ctrace" -- \
+  "$TARGET" run 300 10000 "$d" > /dev/null 2> "$d/err" || fail "--flight-age: exit $?: $(cat "$d/err")"
+set -- $("$CTJL" -t window start_ts end_ts dropped_chunks < "$d/f.ctrace")
+span=$((($2 - $1) / 1000000))
+echo "--flight-age 500ms: a window of $span ms, $3 chunks dropped before it"
+[ "$3" -gt 0 ] || fail "--flight-age: nothing dropped from a 3 s run"
+[ $span -le 1000 ] || fail "--flight-age 500ms: a window of $span ms"
+[ $span -ge 400 ] || fail "--flight-age 500ms: a window of only $span ms"
+
+echo "== 9. SIGUSR1 without --flight"
+d=$T/fwd; mkdir "$d"
+"$COROTRACER" run -o "$d/t.ctrace" -- "$TARGET" hold 3 "$d" > /dev/null 2> "$d/err" &
+eng=$!; bg_add $eng
+wait_file "$d/ready" 30 $eng
+bg_add "$(ready_val "$d" pid)"
+kill -USR1 $eng
+wait $eng; rc=$?
+[ $rc = 138 ] || fail "SIGUSR1 without --flight: engine exit $rc, want 138 (the program killed by it)"
+"$CTJL" -t end exit < "$d/t.ctrace" | grep -q '^{"signal":10,' ||
+  fail "SIGUSR1 without --flight: the end record says $("$CTJL" -t end exit < "$d/t.ctrace")"
+echo "test-flight: ok"
