@@ -65,7 +65,7 @@ run sqlite reset_sqlite sqlite "$f" -o "$tmp/t.db"
 run postgres reset_pg postgres "$f"
 run mysql reset_my mysql "$f" --socket "$tmp/my/sock" --db-user ct --db-name ct
 run csv true csv "$f" -o "$tmp/csv"
-run jsonl true jsonl "$f" -o "$tmp/d.jsonl"
+run jsonl true jsonl-events "$f" -o "$tmp/d.jsonl"
 run perfetto true perfetto "$f" -o "$tmp/t.pftrace"
 
 # The reference's method: INSERT ... VALUES (...); one per row, through the CLI.

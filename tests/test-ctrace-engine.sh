@@ -5,7 +5,7 @@
 #     --format jsonl and the reference's -out / -cmd write JSONL;
 #  2. round trip: one run writes both formats (--also-jsonl: the formatter
 #     writes the JSONL a `-o x.jsonl` run writes, from the same items), and
-#     `export jsonl-trace` of the binary gives exactly those bytes: v2 rings
+#     `export jsonl` of the binary gives exactly those bytes: v2 rings
 #     with drops (lost), station reuse (coroutine lines with gen > 1, parent),
 #     a v1-only SDK's slots (their seq), process, module, station_end, end;
 #  3. the reference-style tracee (tests/lib/v1-writer) reports the same
@@ -38,15 +38,15 @@ echo "== 1. format selection"
 "$COROTRACER" run --format xml -- true 2> "$T/err" && fail "--format xml accepted"
 grep -q "^corotracer: --format: expects ctrace or jsonl" "$T/err" || fail "--format xml: $(cat "$T/err")"
 
-echo "== 2. round trip: binary -> export jsonl-trace == the run's JSONL"
+echo "== 2. round trip: binary -> export jsonl == the run's JSONL"
 # roundtrip NAME ENGINE-OPTIONS -- PROGRAM...: one run, both files, compared.
 roundtrip() {
   name=$1
   shift
   "$COROTRACER" run --quiet -o "$T/$name.ctrace" --also-jsonl "$T/$name.jsonl" "$@" > /dev/null ||
     fail "$name: run exit $?"
-  "$COROTRACER" export jsonl-trace "$T/$name.ctrace" -o "$T/$name.back" -q 2> "$T/err" ||
-    fail "$name: export jsonl-trace exit $?: $(cat "$T/err")"
+  "$COROTRACER" export jsonl "$T/$name.ctrace" -o "$T/$name.back" -q 2> "$T/err" ||
+    fail "$name: export jsonl exit $?: $(cat "$T/err")"
   [ -s "$T/err" ] && fail "$name: export said: $(cat "$T/err")"
   cmp "$T/$name.jsonl" "$T/$name.back" || fail "$name: the binary trace converts to other bytes"
   b=$(wc -c < "$T/$name.ctrace") j=$(wc -c < "$T/$name.jsonl") e=$("$CTJL" -e ev < "$T/$name.jsonl" | wc -l)
@@ -95,7 +95,7 @@ printf 'XXXX' | dd of="$T/bad.ctrace" bs=1 seek=$((size / 2)) conv=notrunc 2> /d
 [ "$(wc -l < "$T/err")" = 1 ] && grep -q "^corotracer: $T/bad.ctrace: offset [0-9]*: .*chunk" "$T/err" ||
   fail "corrupt trace: not one line with the offset: $(cat "$T/err")"
 grep -q '[1-9][0-9]* events' "$T/bad.md" || fail "corrupt trace: the events before the damage are not reported"
-for cmd in "html:-o $T/bad.html" "export sqlite:-o $T/bad.db -q" "export jsonl-trace:-o $T/bad.back -q"; do
+for cmd in "html:-o $T/bad.html" "export sqlite:-o $T/bad.db -q" "export jsonl:-o $T/bad.back -q"; do
   # shellcheck disable=SC2086
   "$COROTRACER" ${cmd%%:*} "$T/bad.ctrace" ${cmd#*:} 2> "$T/err" || fail "$cmd of a corrupt trace: exit $?"
   grep -q "offset [0-9]*:" "$T/err" || fail "$cmd: no offset: $(cat "$T/err")"

@@ -95,8 +95,8 @@ done
 sqlite3 "$db" ".import --csv $tmp/csvt/coroutines.csv coroutines" || fail "csv: sqlite3 cannot import txt's coroutines.csv"
 check_text csv sq 'hex(label)'
 
-# JSONL: one object per event line, the derived columns added.
-"$COROTRACER" export jsonl "$hello" -o "$tmp/d.jsonl" -q || fail "jsonl export: exit $?"
+# jsonl-events: one object per event line, the derived columns added.
+"$COROTRACER" export jsonl-events "$hello" -o "$tmp/d.jsonl" -q || fail "jsonl export: exit $?"
 "$ctjl" probe_id tid ts kind addr site < "$tmp/d.jsonl" > "$tmp/got"
 expect_events "$hello" > "$tmp/exp"
 cmp -s "$tmp/exp" "$tmp/got" || fail "jsonl: events differ: $(diff "$tmp/exp" "$tmp/got" | head -3)"

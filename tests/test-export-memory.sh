@@ -1,8 +1,9 @@
 #!/bin/sh
-# test-export-memory.sh - `corotracer export` streams: a 10^7-event trace
-# (476k coroutines over its length) exported to SQLite and to CSV stays under
-# 200 MB peak RSS (the whole trace held in memory took ~3 GB). About a minute
-# and 4 GB of TMPDIR (the 1.6 GB trace, then the CSV files or the database).
+# test-export-memory.sh - `corotracer export` streams: a 10^7-event JSONL
+# trace (476k coroutines over its length) and a 10^7-event binary trace (a
+# real run, --lossless) exported to SQLite and to CSV each stay under 200 MB
+# peak RSS (the whole trace held in memory took ~3 GB). About a minute and
+# 4 GB of TMPDIR (the 1.6 GB trace, then the CSV files or the database).
 set -u
 . "$(dirname "$0")/lib/check.sh"
 : "${CT_BUILD:?run through tests/run.sh}" "${COROTRACER:?run through tests/run.sh}"
@@ -15,9 +16,9 @@ trap 'exit 1' INT TERM
 CHECK_KEEP_GOING=1
 n=10000000 limit_kb=204800
 "$gen" $n 1000 > "$tmp/t.jsonl" || fail "bench-report-gen: exit $?"
-# export FORMAT OUT: peak RSS (KB) within the limit, every event written.
+# export FORMAT OUT [TRACE]: peak RSS (KB) within the limit, every event written.
 export_rss() {
-  /usr/bin/time -f %M -o "$tmp/rss" "$COROTRACER" export "$1" "$tmp/t.jsonl" -o "$2" 2> "$tmp/err" ||
+  /usr/bin/time -f %M -o "$tmp/rss" "$COROTRACER" export "$1" "${3:-$tmp/t.jsonl}" -o "$2" 2> "$tmp/err" ||
     { fail "export $1: exit $?: $(cat "$tmp/err")"; return; }
   kb=$(tail -n 1 "$tmp/rss")
   echo "export $1: $kb KB peak RSS; $(cat "$tmp/err")"
@@ -27,5 +28,14 @@ export_rss() {
 export_rss csv "$tmp/csv"
 rm -rf "$tmp/csv"
 export_rss sqlite "$tmp/t.db"
+rm -f "$tmp/t.db" "$tmp/t.jsonl"
+# The binary trace (the engine's default): 2 threads x 5*10^6 events.
+"$COROTRACER" run --quiet --lossless -o "$tmp/t.ctrace" -- "$CT_BUILD/tests/lib/sdk-writer" spaced 2 5000000 0 \
+  "$tmp/w" > /dev/null || fail "run: exit $?"
+[ "$("$CT_BUILD/tests/lib/ctjl" -t end events lost < "$tmp/t.ctrace")" = "$n 0" ] ||
+  fail "binary trace: not $n events, 0 lost: $("$CT_BUILD/tests/lib/ctjl" -t end events lost < "$tmp/t.ctrace")"
+export_rss csv "$tmp/csv" "$tmp/t.ctrace"
+rm -rf "$tmp/csv"
+export_rss sqlite "$tmp/t.db" "$tmp/t.ctrace"
 check_done
 echo "test-export-memory: ok"

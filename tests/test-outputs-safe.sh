@@ -94,7 +94,7 @@ for out in d.html e.jsonl p.pftrace r.md r.json v1.jsonl; do
 done
 runs "html -o link" "$CT" html "$T" -o "$sh/d.html"
 runs "report -o/--json link" "$CT" report "$T" -o "$sh/r.md" --json "$sh/r.json"
-runs "export jsonl link" "$CT" export jsonl "$T" -o "$sh/e.jsonl"
+runs "export jsonl-events link" "$CT" export jsonl-events "$T" -o "$sh/e.jsonl"
 runs "export perfetto link" "$CT" export perfetto "$T" -o "$sh/p.pftrace"
 runs "export jsonl-v1 link" "$CT" export jsonl-v1 "$T" -o "$sh/v1.jsonl"
 intact "html, report, export jsonl/perfetto/jsonl-v1 over links"
@@ -177,7 +177,7 @@ grep -q '"corotracer-findings"' "$tmp/redir.json" || fail "report --json /dev/st
 runs "report -o /dev/null" "$CT" report "$T" -o /dev/null --json /dev/null
 runs "run -o /dev/null" "$CT" run --quiet -o /dev/null -- true
 runs "run --append -o /dev/null" "$CT" run --quiet --append -o /dev/null -- true
-"$CT" export jsonl "$T" -o /dev/stdout 2> /dev/null | grep -q '"run_id"' || fail "export jsonl -o /dev/stdout into a pipe"
+"$CT" export jsonl-events "$T" -o /dev/stdout 2> /dev/null | grep -q '"run_id"' || fail "export jsonl -o /dev/stdout into a pipe"
 "$CT" report "$T" -o /dev/null --json /dev/stdout | grep -q '"corotracer-findings"' ||
   fail "report --json /dev/stdout into a pipe"
 [ -c /dev/null ] || fail "/dev/null is no longer a device"

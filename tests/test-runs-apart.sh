@@ -42,7 +42,7 @@ got=$(sqlite3 "$db" "SELECT run_id, count(*) FROM events GROUP BY run_id ORDER B
 "$COROTRACER" export csv "$two" -o "$tmp/csv" -q || fail "csv export: exit $?"
 [ "$(cut -d, -f1 "$tmp/csv/runs.csv" | tr -d '\r' | tr '\n' ' ')" = "run_id $id1 $id2 " ] ||
   fail "csv runs: $(cat "$tmp/csv/runs.csv")"
-"$COROTRACER" export jsonl "$two" -o "$tmp/two.out.jsonl" -q || fail "jsonl export: exit $?"
+"$COROTRACER" export jsonl-events "$two" -o "$tmp/two.out.jsonl" -q || fail "jsonl export: exit $?"
 [ "$("$ctjl" run_id < "$tmp/two.out.jsonl" | uniq -c | awk '{ printf "%s|%s ", $2, $1 }')" = "$id1|$n1 $id2|$n2 " ] ||
   fail "jsonl: run_id column: $("$ctjl" run_id < "$tmp/two.out.jsonl" | uniq -c)"
 "$COROTRACER" export perfetto "$two" -o "$tmp/two.pftrace" -q || fail "perfetto export: exit $?"

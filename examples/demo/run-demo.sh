@@ -124,5 +124,5 @@ else
   fi
 fi
 echo "== files: $out/report.md  $out/findings.json  $out/trace.ctrace  $out/server.log  $out/bench.txt"
-echo "   (trace.ctrace is the compact binary trace; as JSONL: $CT export jsonl-trace $out/trace.ctrace -o trace.jsonl,"
+echo "   (trace.ctrace is the compact binary trace; as JSONL: $CT export jsonl $out/trace.ctrace -o trace.jsonl,"
 echo "    or run with -o trace.jsonl)"

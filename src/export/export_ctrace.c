@@ -1,4 +1,4 @@
-/* export_ctrace.c - `export jsonl-trace`: a trace as the JSONL trace format
+/* export_ctrace.c - `export jsonl`: a trace as the JSONL trace format
  * (docs/TRACE_FORMAT.md). A binary trace's events and coroutines are written
  * by records.c, the one writer of their JSONL lines, from the very struct
  * ct_ev_item / ct_coro_item the engine encoded, and its framed lines as they are: the bytes are

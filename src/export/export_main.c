@@ -31,9 +31,9 @@ static const struct {
             {"mariadb", F_MYSQL},
             {"csv", F_CSV},
             {"dataframe", F_CSV},
-            {"jsonl", F_JSONL},
+            {"jsonl", F_JSONL_TRACE},
+            {"jsonl-events", F_JSONL},
             {"jsonl-v1", F_JSONL_V1},
-            {"jsonl-trace", F_JSONL_TRACE},
             {"perfetto", F_PERFETTO}};
 
 struct opts {
@@ -47,9 +47,9 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: corotracer export FORMAT TRACE [options]\n"
           "FORMAT: sqlite (-o FILE), postgres, mysql (server from the options or the\n"
-          "  environment), csv (-o DIR: one file per table), jsonl (-o FILE: events with\n"
-          "  derived columns), jsonl-v1 (-o FILE: event lines only, the reference's keys),\n"
-          "  jsonl-trace (-o FILE: the trace in the JSONL trace format, from a binary one),\n"
+          "  environment), csv (-o DIR: one file per table), jsonl (-o FILE: the trace in\n"
+          "  the JSONL trace format, e.g. from a binary one), jsonl-events (-o FILE: events\n"
+          "  with derived columns), jsonl-v1 (-o FILE: event lines only, the reference's keys),\n"
           "  perfetto (-o FILE.pftrace: open in ui.perfetto.dev)\n"
           "options: -o OUT  --db-host H  --db-port P  --db-user U  --db-name D\n"
           "  --socket PATH (MySQL)  --sslmode MODE (PostgreSQL)  --prefix P (table names)\n"
@@ -160,7 +160,7 @@ static int parse(int argc, char **argv, struct opts *o) {
   if (!o->fmt_name)
     return bad_usage("no format given (corotracer export FORMAT TRACE)", NULL);
   if ((o->fmt = fmt_of(o->fmt_name)) == F_NONE)
-    return bad_usage("unknown format (sqlite, postgres, mysql, csv, jsonl, jsonl-v1, perfetto)",
+    return bad_usage("unknown format (sqlite, postgres, mysql, csv, jsonl, jsonl-events, jsonl-v1, perfetto)",
                      o->fmt_name);
   if (!o->trace)
     return bad_usage("no trace given (corotracer export FORMAT TRACE)", NULL);

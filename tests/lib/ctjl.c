@@ -6,7 +6,7 @@
  * one space, strings without their quotes, "-" for an absent key. -e selects
  * event lines (no "type" key), -t TYPE the records of that type; default all.
  * A binary trace on stdin is read as the JSONL it converts to (export
- * jsonl-trace), so the tests' checks apply to both formats. */
+ * export jsonl), so the tests' checks apply to both formats. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
