@@ -496,6 +496,7 @@ struct ct_harvest {
   uint32_t *rel_now, *rel_prev; /* destroyed in this pass / the previous one */
   size_t nrel_now, nrel_prev, caprel_now, caprel_prev;
   uint32_t rings_owned; /* last scan: rings in state OWNED */
+  uint32_t populated;   /* rings [0, populated) are mapped in (ct_rings_populate) */
   int final;            /* the last pass: nothing held back */
   uint64_t stale, bad, gap, ring_lost, released, recycled;
   uint32_t incarnations;     /* v2 coroutines (coroutine lines) */
@@ -576,6 +577,9 @@ void ct_harvest_free(struct ct_harvest *h);
 /* Internal to harvest.c and rings.c. */
 int ct_rings_init(struct ct_harvest *h, size_t map_len);
 uint64_t ct_rings_scan(struct ct_harvest *h);
+/* Maps in (MADV_POPULATE_WRITE) the rings up to POPULATE_AHEAD beyond the
+ * first fresh ones, those not yet (harvest thread; fresh <= nrings). */
+void ct_rings_populate(struct ct_harvest *h, uint32_t fresh);
 /* Station i's v2 totals for its station_end line; adds to *events, *lost. */
 void ct_rings_station_end(struct ct_harvest *h, uint32_t i, uint64_t *events, uint64_t *lost);
 void ct_rings_free(struct ct_harvest *h);

@@ -87,10 +87,12 @@ int ct_rings_init(struct ct_harvest *h, size_t map_len) {
     return -ENOMEM;
   /* Page faults are slow (in a VM, ~10 us each): a first pass that touched
    * a ring's 64 pages, and a batch array it grew, once let that ring
-   * overflow. Map the v2 area and size the batch for a full ring now, before
-   * the target starts (best effort: an older kernel just faults later). */
+   * overflow. Map the queues and the first rings, and size the batch for a
+   * full ring now, before the target starts; the other rings as the target
+   * claims them (ct_rings_populate). */
   uint64_t v2_off = hd->station_q_off & ~(uint64_t)4095;
-  (void)madvise((char *)h->base + v2_off, (size_t)(hd->v2_size - v2_off), MADV_POPULATE_WRITE);
+  (void)madvise((char *)h->base + v2_off, (size_t)(hd->rings_off - v2_off), MADV_POPULATE_WRITE);
+  ct_rings_populate(h, 0);
   size_t want = (size_t)h->cap * 2;
   if (grow((void **)&h->batch, &h->capbatch, want, sizeof(*h->batch)) == 0)
     memset(h->batch, 0, h->capbatch * sizeof(*h->batch));
@@ -111,6 +113,21 @@ void ct_rings_free(struct ct_harvest *h) {
 
 static struct ctp_ring *ring(const struct ct_harvest *h, uint32_t r) {
   return (struct ctp_ring *)(h->ring_base + (uint64_t)r * h->ring_size);
+}
+
+/* Rings mapped in ahead of the target's claims. Mapping all 64 MiB of the
+ * default rings at start cost ~35 ms, and their teardown as much again, in
+ * every run, most of which use a ring or two. */
+#define POPULATE_AHEAD 2u
+
+void ct_rings_populate(struct ct_harvest *h, uint32_t fresh) {
+  uint32_t want = fresh + POPULATE_AHEAD < h->nrings ? fresh + POPULATE_AHEAD : h->nrings;
+  if (want <= h->populated)
+    return;
+  /* Best effort: an older kernel (no MADV_POPULATE_WRITE) just faults later. */
+  (void)madvise(ring(h, h->populated), (size_t)(want - h->populated) * h->ring_size,
+                MADV_POPULATE_WRITE);
+  h->populated = want;
 }
 
 /* Push index i on a free queue of cap entries (we are its one producer, *tail
@@ -515,6 +532,7 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
   ct_clock_update(h->clock);
   uint32_t fresh = atomic_load_explicit(&h->hdr->rings_fresh, memory_order_acquire);
   uint32_t nr = fresh < h->nrings ? fresh : h->nrings;
+  ct_rings_populate(h, nr);
   uint64_t peak = h->peak;
   h->peak = 0;
   h->rings_owned = 0;
