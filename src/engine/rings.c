@@ -124,9 +124,12 @@ void ct_rings_populate(struct ct_harvest *h, uint32_t fresh) {
   uint32_t want = fresh + POPULATE_AHEAD < h->nrings ? fresh + POPULATE_AHEAD : h->nrings;
   if (want <= h->populated)
     return;
-  /* Best effort: an older kernel (no MADV_POPULATE_WRITE) just faults later. */
-  (void)madvise(ring(h, h->populated), (size_t)(want - h->populated) * h->ring_size,
-                MADV_POPULATE_WRITE);
+  /* Rings are not page-aligned (a header and a power of two each): from the
+   * page the first one starts in. Best effort: an older kernel (no
+   * MADV_POPULATE_WRITE) just faults later. */
+  uintptr_t a = (uintptr_t)ring(h, h->populated) & ~(uintptr_t)4095;
+  uintptr_t e = (uintptr_t)ring(h, want);
+  (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
   h->populated = want;
 }
 
