@@ -15,7 +15,7 @@
 : "${O:?O must name the build directory}"
 B=$O/bench
 QUICK="probe demo-switch rip writer clock harvest report html"
-LONG="cpp wake active idle demo export html-serve html-live stall fiber asio"
+LONG="cpp wake active idle demo export html-serve html-live stall fiber asio ctrace setup"
 # cmd NAME: the command line of the benchmark NAME (the quick ones with small
 # counts; the figures of docs/BENCHMARKS.md used the counts given there).
 cmd() {
@@ -39,6 +39,8 @@ cmd() {
     stall) echo "env O=$O sh bench/bench-stall.sh 3 2000000 100" ;;
     fiber) echo "$B/bench-fiber -r 9 -n 100000" ;;
     asio) echo "env O=$O sh bench/bench-asio.sh 9 20000" ;;
+    ctrace) echo "env O=$O RUNS=5 sh bench/bench-ctrace.sh" ;;
+    setup) echo "env O=$O RUNS=9 sh bench/bench-setup.sh" ;;
     *) return 1 ;;
   esac
 }
