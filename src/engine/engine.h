@@ -447,13 +447,17 @@ struct ct_station_state {
 
 /* The engine's own view of one ring (never re-read from the file). */
 struct ct_ring_state {
-  uint64_t tail;      /* records consumed */
-  uint64_t lost;      /* the ring's lost counter, last read */
-  uint64_t last_site; /* the site its records last named, modules covered */
-  uint8_t queued;     /* pushed on the free-ring queue, not owned since */
-  uint8_t orphan;     /* its owner process is gone (connection EOF): CLOSED for us */
-  uint8_t corrupt;    /* its header held what cannot be true: its lost count is left out */
-  uint64_t lost_sum;  /* what its lost counter added to ring_lost */
+  uint64_t tail; /* records consumed */
+  uint64_t lost; /* the ring's lost counter, last read */
+  /* The sites (of pid) its records last named, modules covered: a few, as
+   * a loop's records name a few sites in turn (suspend, wake, ...). */
+#define CT_RING_SITES 4
+  uint64_t sites[CT_RING_SITES];
+  uint32_t sites_pid, next_site;
+  uint8_t queued;    /* pushed on the free-ring queue, not owned since */
+  uint8_t orphan;    /* its owner process is gone (connection EOF): CLOSED for us */
+  uint8_t corrupt;   /* its header held what cannot be true: its lost count is left out */
+  uint64_t lost_sum; /* what its lost counter added to ring_lost */
 };
 
 /* A record copied out of a ring in this pass. */

@@ -151,15 +151,28 @@ static int push(struct ct_harvest *h, struct ctp_queue *q, uint64_t *tail, uint3
   return 0;
 }
 
+/* The first time in a while that ring rs names site for pid: the ring's few
+ * last sites are its loop's (a yield loop alternates its suspend and wake
+ * sites; one remembered site looked one up at every record). */
+static int new_site(struct ct_ring_state *rs, uint32_t pid, uint64_t site) {
+  if (pid != rs->sites_pid) { /* a new owner: nothing of it is covered yet */
+    memset(rs->sites, 0, sizeof rs->sites);
+    rs->sites_pid = pid;
+  }
+  for (unsigned i = 0; i < CT_RING_SITES; i++)
+    if (rs->sites[i] == site)
+      return 0;
+  rs->sites[rs->next_site++ % CT_RING_SITES] = site;
+  return 1;
+}
+
 /* What must happen while the record is copied, before its process may exit:
  * the module lines of its sites (read from /proc/PID/maps). A ring's records
- * mostly repeat a few sites; a changed one is looked up. */
+ * mostly repeat a few sites; a new one is looked up. */
 static void watch(struct ct_harvest *h, struct ct_ring_state *rs, uint32_t pid,
                   const struct ctp_rec *r) {
-  if (r->kind != CTP_KIND_RESUME && r->site != rs->last_site) {
-    rs->last_site = r->site;
+  if (r->kind != CTP_KIND_RESUME && r->site && new_site(rs, pid, r->site))
     ct_harvest_cover_site(h, pid, r->site, ct_clock_ns(h->clock, r->ts));
-  }
   h->destroys += r->kind == CTP_KIND_DESTROY;
   if (r->kind == CTP_KIND_CREATE && r->station < h->n) {
     h->creates++;
