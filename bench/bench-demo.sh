@@ -3,7 +3,9 @@
 # the RESP server untraced vs traced (`corotracer run`, bug off), and context
 # switches per second of the scheduler untraced vs traced.
 #
-#   O=build/x sh bench/bench-demo.sh [RUNS [REQUESTS]]   (default 5 runs, 20000 requests)
+#   O=build/x [FORMAT=ctrace|jsonl] sh bench/bench-demo.sh [RUNS [REQUESTS]]
+#       (default 5 runs, 20000 requests; the trace in the engine's default
+#       format, the binary trace, unless FORMAT=jsonl)
 #
 # Both servers run side by side for the whole benchmark; the runs alternate
 # between them (rotating which goes first), with the same settings: 50
@@ -13,6 +15,7 @@
 # Markdown rows: medians over RUNS, and the ratios to untraced.
 set -u
 O=${O:-build/default}
+FMT=${FORMAT:-ctrace}
 RUNS=${1:-5}
 REQ=${2:-20000}
 CT=$O/bin/corotracer
@@ -37,7 +40,7 @@ wait_port() {
 
 "$SRV" --port 0 --port-file "$D/plain.port" >/dev/null 2>&1 &
 plain=$!
-"$CT" run --quiet -n 4096 -o "$D/trace.jsonl" -- "$SRV" --port 0 --port-file "$D/traced.port" >/dev/null 2>&1 &
+"$CT" run --quiet -n 4096 --format "$FMT" -o "$D/trace.$FMT" -- "$SRV" --port 0 --port-file "$D/traced.port" >/dev/null 2>&1 &
 traced=$!
 pport=$(wait_port "$D/plain.port")
 tport=$(wait_port "$D/traced.port")
@@ -76,7 +79,7 @@ done
 # engine stopped once the program attached (probe only).
 sw_probe_only() {
   : >"$D/sw1"
-  "$CT" run --quiet -n 64 -o "$D/sw.jsonl" -- "$SW" 1000000 300 >"$D/sw1" &
+  "$CT" run --quiet -n 64 --format "$FMT" -o "$D/sw.$FMT" -- "$SW" 1000000 300 >"$D/sw1" &
   e=$!
   i=0
   while ! grep -q attached "$D/sw1" && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
@@ -91,7 +94,7 @@ r=0
 while [ $r -lt "$RUNS" ]; do
   r=$((r + 1))
   "$SW" 1000000 >>"$D/sw" || exit 1
-  "$CT" run --quiet -n 64 -o "$D/sw.jsonl" -- "$SW" 1000000 >>"$D/sw" || exit 1
+  "$CT" run --quiet -n 64 --format "$FMT" -o "$D/sw.$FMT" -- "$SW" 1000000 >>"$D/sw" || exit 1
   sw_probe_only
 done
 sw() { awk -v l="$1" -v t="traced=$2" '$1 == l && $3 == t {sub("switches_per_sec=", "", $2); print $2}' "$D/sw" | median; }
@@ -99,4 +102,4 @@ for load in yield pingpong; do
   p=$(sw $load 0) q=$(sw $load 1) s=$(sw $load probe)
   echo "| scheduler $load, 1 worker (switches/s) | $p | $q | $(ratio "$p" "$q") | $s | $(ratio "$p" "$s") | $RUNS |"
 done
-echo "trace of the traced server: $(wc -l <"$D/trace.jsonl") lines so far" >&2
+echo "trace of the traced server ($FMT): $(wc -c <"$D/trace.$FMT") bytes so far" >&2

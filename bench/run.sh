@@ -15,7 +15,7 @@
 : "${O:?O must name the build directory}"
 B=$O/bench
 QUICK="probe demo-switch rip writer clock harvest report html"
-LONG="cpp wake active idle demo export html-serve html-live stall fiber asio ctrace flight"
+LONG="cpp wake active idle demo export html-serve html-live stall fiber asio ctrace flight setup onecpu"
 # cmd NAME: the command line of the benchmark NAME (the quick ones with small
 # counts; the figures of docs/BENCHMARKS.md used the counts given there).
 cmd() {
@@ -41,6 +41,8 @@ cmd() {
     asio) echo "env O=$O sh bench/bench-asio.sh 9 20000" ;;
     ctrace) echo "env O=$O RUNS=5 sh bench/bench-ctrace.sh" ;;
     flight) echo "env O=$O RUNS=5 sh bench/bench-flight.sh" ;;
+    setup) echo "env O=$O RUNS=9 sh bench/bench-setup.sh" ;;
+    onecpu) echo "env O=$O RUNS=5 sh bench/bench-onecpu.sh" ;;
     *) return 1 ;;
   esac
 }

@@ -120,20 +120,25 @@ static struct ct_early *early_of(struct ct_state *s, const struct ct_coro *c) {
  * after destroy) until they outnumber the living: then they are dropped, which
  * keeps memory proportional to the coroutines alive. */
 static struct ct_coro *coro_of(struct ct_state *s, uint64_t id) {
+  if (s->last_coro && s->last_coro_id == id)
+    return s->last_coro;
   struct ct_coro *c = ct_map_get(&s->coros, id, 0);
-  if (c)
-    return c;
-  if (s->coros.n >= TOMBSTONE_MIN && s->destroyed_alive * 2 > s->coros.n &&
-      ct_map_filter(&s->coros, not_destroyed, NULL) == 0) {
-    s->destroyed_alive = 0;
-    ct_map_filter(&s->early, early_alive, s); /* on failure, kept: only memory */
+  if (!c) {
+    s->last_coro = NULL; /* the filter and the put may move the entries */
+    if (s->coros.n >= TOMBSTONE_MIN && s->destroyed_alive * 2 > s->coros.n &&
+        ct_map_filter(&s->coros, not_destroyed, NULL) == 0) {
+      s->destroyed_alive = 0;
+      ct_map_filter(&s->early, early_alive, s); /* on failure, kept: only memory */
+    }
+    int fresh;
+    c = ct_map_put(&s->coros, id, 0, &fresh);
+    if (c && fresh) {
+      c->id = id;
+      s->coroutines++;
+    }
   }
-  int fresh;
-  c = ct_map_put(&s->coros, id, 0, &fresh);
-  if (c && fresh) {
-    c->id = id;
-    s->coroutines++;
-  }
+  s->last_coro = c;
+  s->last_coro_id = id;
   return c;
 }
 
@@ -268,9 +273,25 @@ static int note_activity(struct ct_state *s, const struct ct_line *l) {
 static void drop_sites(struct ct_state *s) {
   free_site_hists(&s->sites);
   s->sites_dropped = s->sites.n;
+  s->last_site = NULL;
   ct_map_free(&s->sites);
   ct_map_init(&s->sites, sizeof(struct ct_site));
   s->sites_not_code = 1;
+}
+
+/* The entry of a suspension site, NULL if none (put: made, NULL only
+ * without memory; *fresh then says whether it is new). Suspends and resumes
+ * mostly come back to one site: the last one is kept. */
+static struct ct_site *site_of(struct ct_state *s, uint64_t site, uint32_t pid, int put,
+                               int *fresh) {
+  struct ct_site *st = s->last_site;
+  *fresh = 0;
+  if (st && st->site == site && st->pid == pid)
+    return st;
+  st = put ? ct_map_put(&s->sites, site, pid, fresh) : ct_map_get(&s->sites, site, pid);
+  if (st) /* a put may move the entries: the cache holds only this one */
+    s->last_site = st;
+  return st;
 }
 
 static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_line *l,
@@ -304,7 +325,7 @@ static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_lin
     return 0;
   }
   if (!s->sites_not_code) {
-    struct ct_site *st = ct_map_put(&s->sites, site, c->pid, &fresh);
+    struct ct_site *st = site_of(s, site, c->pid, 1, &fresh);
     if (!st)
       return -ENOMEM;
     st->site = site;
@@ -345,7 +366,8 @@ static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno,
     if (c->state == CT_CS_SUSPENDED && c->returned) {
       violation(s, CT_V_AFTER_EXIT, c->gap_since_resume, c, lineno, l, CT_EV_RESUME, c->susp_ts, 0);
     } else if (c->state == CT_CS_SUSPENDED) {
-      struct ct_site *st = s->sites_not_code ? NULL : ct_map_get(&s->sites, c->susp_site, c->pid);
+      int fresh;
+      struct ct_site *st = s->sites_not_code ? NULL : site_of(s, c->susp_site, c->pid, 0, &fresh);
       if (st && l->ts >= c->susp_ts) {
         /* Waited until the wake, then runnable (clocks of two threads may disagree a little). */
         uint64_t woke = !c->woken                 ? l->ts
@@ -525,6 +547,9 @@ static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_line *l
 
 void ct_state_prefetch(struct ct_state *s, const struct ct_line *l) {
   if (l->type != CT_LINE_EVENT)
+    return;
+  /* The coroutine of the line before: in the cache already (coro_of's). */
+  if (l->probe_id == s->peeked[(s->npeeked - 1) % CT_PREFETCH_LAG])
     return;
   unsigned i = s->npeeked++ % CT_PREFETCH_LAG;
   if (s->peeked[i])

@@ -261,6 +261,15 @@ struct ct_state {
 #define CT_PREFETCH_LAG 8
   uint64_t peeked[CT_PREFETCH_LAG];
   unsigned npeeked;
+
+  /* coro_of's cache: the last coroutine looked up (NULL if none; only
+   * coro_of adds to or filters coros, and it resets this whenever it does,
+   * as the entries may move). Lines in a row mostly share a coroutine. */
+  struct ct_coro *last_coro;
+  uint64_t last_coro_id;
+  /* site_of's cache, the same way: the last suspension site (NULL if none;
+   * only on_suspend adds sites, and drop_sites empties them). */
+  struct ct_site *last_site;
 };
 
 /* Fresh state; blocker_ns is the blocker threshold. *out owned by the caller. */

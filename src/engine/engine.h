@@ -536,13 +536,17 @@ struct ct_station_state {
 
 /* The engine's own view of one ring (never re-read from the file). */
 struct ct_ring_state {
-  uint64_t tail;      /* records consumed */
-  uint64_t lost;      /* the ring's lost counter, last read */
-  uint64_t last_site; /* the site its records last named, modules covered */
-  uint8_t queued;     /* pushed on the free-ring queue, not owned since */
-  uint8_t orphan;     /* its owner process is gone (connection EOF): CLOSED for us */
-  uint8_t corrupt;    /* its header held what cannot be true: its lost count is left out */
-  uint64_t lost_sum;  /* what its lost counter added to ring_lost */
+  uint64_t tail; /* records consumed */
+  uint64_t lost; /* the ring's lost counter, last read */
+  /* The sites (of pid) its records last named, modules covered: a few, as
+   * a loop's records name a few sites in turn (suspend, wake, ...). */
+#define CT_RING_SITES 4
+  uint64_t sites[CT_RING_SITES];
+  uint32_t sites_pid, next_site;
+  uint8_t queued;    /* pushed on the free-ring queue, not owned since */
+  uint8_t orphan;    /* its owner process is gone (connection EOF): CLOSED for us */
+  uint8_t corrupt;   /* its header held what cannot be true: its lost count is left out */
+  uint64_t lost_sum; /* what its lost counter added to ring_lost */
 };
 
 /* A record copied out of a ring in this pass. */
@@ -585,6 +589,7 @@ struct ct_harvest {
   uint32_t *rel_now, *rel_prev; /* destroyed in this pass / the previous one */
   size_t nrel_now, nrel_prev, caprel_now, caprel_prev;
   uint32_t rings_owned; /* last scan: rings in state OWNED */
+  uint32_t populated;   /* rings [0, populated) are mapped in (ct_rings_populate) */
   int final;            /* the last pass: nothing held back */
   uint64_t stale, bad, gap, ring_lost, released, recycled;
   uint32_t incarnations;     /* v2 coroutines (coroutine lines) */
@@ -665,6 +670,9 @@ void ct_harvest_free(struct ct_harvest *h);
 /* Internal to harvest.c and rings.c. */
 int ct_rings_init(struct ct_harvest *h, size_t map_len);
 uint64_t ct_rings_scan(struct ct_harvest *h);
+/* Maps in (MADV_POPULATE_WRITE) the rings up to POPULATE_AHEAD beyond the
+ * first fresh ones, those not yet (harvest thread; fresh <= nrings). */
+void ct_rings_populate(struct ct_harvest *h, uint32_t fresh);
 /* Station i's v2 totals for its station_end line; adds to *events, *lost. */
 void ct_rings_station_end(struct ct_harvest *h, uint32_t i, uint64_t *events, uint64_t *lost);
 void ct_rings_free(struct ct_harvest *h);

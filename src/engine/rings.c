@@ -87,10 +87,12 @@ int ct_rings_init(struct ct_harvest *h, size_t map_len) {
     return -ENOMEM;
   /* Page faults are slow (in a VM, ~10 us each): a first pass that touched
    * a ring's 64 pages, and a batch array it grew, once let that ring
-   * overflow. Map the v2 area and size the batch for a full ring now, before
-   * the target starts (best effort: an older kernel just faults later). */
+   * overflow. Map the queues and the first rings, and size the batch for a
+   * full ring now, before the target starts; the other rings as the target
+   * claims them (ct_rings_populate). */
   uint64_t v2_off = hd->station_q_off & ~(uint64_t)4095;
-  (void)madvise((char *)h->base + v2_off, (size_t)(hd->v2_size - v2_off), MADV_POPULATE_WRITE);
+  (void)madvise((char *)h->base + v2_off, (size_t)(hd->rings_off - v2_off), MADV_POPULATE_WRITE);
+  ct_rings_populate(h, 0);
   size_t want = (size_t)h->cap * 2;
   if (grow((void **)&h->batch, &h->capbatch, want, sizeof(*h->batch)) == 0)
     memset(h->batch, 0, h->capbatch * sizeof(*h->batch));
@@ -113,6 +115,24 @@ static struct ctp_ring *ring(const struct ct_harvest *h, uint32_t r) {
   return (struct ctp_ring *)(h->ring_base + (uint64_t)r * h->ring_size);
 }
 
+/* Rings mapped in ahead of the target's claims. Mapping all 64 MiB of the
+ * default rings at start cost ~35 ms, and their teardown as much again, in
+ * every run, most of which use a ring or two. */
+#define POPULATE_AHEAD 2u
+
+void ct_rings_populate(struct ct_harvest *h, uint32_t fresh) {
+  uint32_t want = fresh + POPULATE_AHEAD < h->nrings ? fresh + POPULATE_AHEAD : h->nrings;
+  if (want <= h->populated)
+    return;
+  /* Rings are not page-aligned (a header and a power of two each): from the
+   * page the first one starts in. Best effort: an older kernel (no
+   * MADV_POPULATE_WRITE) just faults later. */
+  uintptr_t a = (uintptr_t)ring(h, h->populated) & ~(uintptr_t)4095;
+  uintptr_t e = (uintptr_t)ring(h, want);
+  (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+  h->populated = want;
+}
+
 /* Push index i on a free queue of cap entries (we are its one producer, *tail
  * our own count). The consumers' head is the target's to write: a value that
  * would let us overwrite an entry not yet taken is refused, and cannot be
@@ -131,15 +151,28 @@ static int push(struct ct_harvest *h, struct ctp_queue *q, uint64_t *tail, uint3
   return 0;
 }
 
+/* The first time in a while that ring rs names site for pid: the ring's few
+ * last sites are its loop's (a yield loop alternates its suspend and wake
+ * sites; one remembered site looked one up at every record). */
+static int new_site(struct ct_ring_state *rs, uint32_t pid, uint64_t site) {
+  if (pid != rs->sites_pid) { /* a new owner: nothing of it is covered yet */
+    memset(rs->sites, 0, sizeof rs->sites);
+    rs->sites_pid = pid;
+  }
+  for (unsigned i = 0; i < CT_RING_SITES; i++)
+    if (rs->sites[i] == site)
+      return 0;
+  rs->sites[rs->next_site++ % CT_RING_SITES] = site;
+  return 1;
+}
+
 /* What must happen while the record is copied, before its process may exit:
  * the module lines of its sites (read from /proc/PID/maps). A ring's records
- * mostly repeat a few sites; a changed one is looked up. */
+ * mostly repeat a few sites; a new one is looked up. */
 static void watch(struct ct_harvest *h, struct ct_ring_state *rs, uint32_t pid,
                   const struct ctp_rec *r) {
-  if (r->kind != CTP_KIND_RESUME && r->site != rs->last_site) {
-    rs->last_site = r->site;
+  if (r->kind != CTP_KIND_RESUME && r->site && new_site(rs, pid, r->site))
     ct_harvest_cover_site(h, pid, r->site, ct_clock_ns(h->clock, r->ts));
-  }
   h->destroys += r->kind == CTP_KIND_DESTROY;
   if (r->kind == CTP_KIND_CREATE && r->station < h->n) {
     h->creates++;
@@ -515,6 +548,7 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
   ct_clock_update(h->clock);
   uint32_t fresh = atomic_load_explicit(&h->hdr->rings_fresh, memory_order_acquire);
   uint32_t nr = fresh < h->nrings ? fresh : h->nrings;
+  ct_rings_populate(h, nr);
   uint64_t peak = h->peak;
   h->peak = 0;
   h->rings_owned = 0;
