@@ -160,8 +160,9 @@ static int parse(int argc, char **argv, struct opts *o) {
   if (!o->fmt_name)
     return bad_usage("no format given (corotracer export FORMAT TRACE)", NULL);
   if ((o->fmt = fmt_of(o->fmt_name)) == F_NONE)
-    return bad_usage("unknown format (sqlite, postgres, mysql, csv, jsonl, jsonl-events, jsonl-v1, perfetto)",
-                     o->fmt_name);
+    return bad_usage(
+        "unknown format (sqlite, postgres, mysql, csv, jsonl, jsonl-events, jsonl-v1, perfetto)",
+        o->fmt_name);
   if (!o->trace)
     return bad_usage("no trace given (corotracer export FORMAT TRACE)", NULL);
   if (o->conn.password) {
