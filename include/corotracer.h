@@ -58,6 +58,9 @@ enum corotracer_wait {
   COROTRACER_WAIT_FD = 1,   /* obj is a file descriptor */
   COROTRACER_WAIT_PTR = 2,  /* obj is the address of a wait object */
   COROTRACER_WAIT_EXIT = 3, /* not a wait: the coroutine returned (final suspend); obj 0 */
+  /* obj is the id of the coroutine it waits for (a join, an await of a child):
+   * corotracer_id() of its handle, or the id passed to corotracer_create. */
+  COROTRACER_WAIT_COROUTINE = 4,
 };
 
 /* The site worth showing: pass COROTRACER_CALLER from inside a scheduler
@@ -77,6 +80,11 @@ COROTRACER_API int corotracer_init(void);
 
 /* 1 when this process is traced, 0 otherwise. */
 COROTRACER_API int corotracer_enabled(void);
+
+/* The id a handle is traced under (the id given to corotracer_create, or the
+ * one the probe picked for 0), for COROTRACER_WAIT_COROUTINE; 0 for NULL.
+ * Valid until corotracer_destroy(co), like the handle. */
+COROTRACER_API uint64_t corotracer_id(const corotracer_co *co);
 
 /* Record the creation of a coroutine and return its handle (NULL when
  * untraced or when no station is free). id: a unique non-zero id (e.g. the

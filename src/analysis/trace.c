@@ -388,7 +388,7 @@ static const char *parse_value(const char *p, const char *e, struct key k, struc
       else
         l->kind = kinds[i];
     } else if (k.vt == V_WAIT) {
-      static const char *const names[] = {"fd", "ptr", "exit", NULL}; /* wait 1, 2, 3 */
+      static const char *const names[] = {"fd", "ptr", "exit", "coroutine", NULL}; /* wait 1..4 */
       int i = name_in(s, names);
       if (i < 0)
         *shape = 1;
@@ -459,7 +459,7 @@ enum ct_line_err ct_line_from_event(const struct ct_ev_item *e, struct ct_line *
       have |= 1ull << CT_K_SITE;
     }
   }
-  if (e->kind == CT_EV_SUSPEND && e->wait >= 1 && e->wait <= 3) {
+  if (e->kind == CT_EV_SUSPEND && e->wait >= 1 && e->wait <= 4) {
     out->wait = e->wait;
     have |= 1ull << CT_K_WAIT;
     if (e->wait != 3) {
@@ -734,6 +734,8 @@ static int parse_fast(const char *p, const char *e, struct ct_line *l) {
         l->wait = 2;
       else if (FAST_LIT("\"exit\""))
         l->wait = 3;
+      else if (FAST_LIT("\"coroutine\""))
+        l->wait = 4;
       else
         return 0;
       break;

@@ -103,7 +103,7 @@ struct ct_line {
   enum ct_line_type type;
   enum ct_ev_kind kind;
   int is_active;
-  int wait;       /* 0 none, 1 fd, 2 ptr, 3 exit (returned) */
+  int wait;       /* 0 none, 1 fd, 2 ptr, 3 exit (returned), 4 coroutine (obj its id) */
   int obj_is_str; /* obj came as a "0x..." string */
   int corrupt;    /* station_end "corrupt" (CT_K_CORRUPT) */
   uint64_t probe_id, tid, addr, seq, ts, ev, site, obj, from, parent;

@@ -53,10 +53,11 @@ enum ctp_kind {
 /* ctp_slot.wait_kind: what obj means on a SUSPEND. */
 enum ctp_wait {
   CTP_WAIT_NONE = 0,
-  CTP_WAIT_FD = 1,   /* obj = file descriptor */
-  CTP_WAIT_PTR = 2,  /* obj = address of a wait object (mutex, channel, ...) */
-  CTP_WAIT_EXIT = 3, /* the final suspend: the coroutine returned (obj 0) */
-  CTP_WAIT_MAX_ = 4
+  CTP_WAIT_FD = 1,        /* obj = file descriptor */
+  CTP_WAIT_PTR = 2,       /* obj = address of a wait object (mutex, channel, ...) */
+  CTP_WAIT_EXIT = 3,      /* the final suspend: the coroutine returned (obj 0) */
+  CTP_WAIT_COROUTINE = 4, /* obj = probe_id of the coroutine it waits for (join, await) */
+  CTP_WAIT_MAX_ = 5
 };
 
 /* ctp_station.ext_flags bits. */

@@ -172,6 +172,9 @@ void ct_rec_event(struct ct_writer *w, const struct ct_ev_item *e) {
     p = ct_put_hex(p, e->obj);
   } else if (e->kind == CTP_KIND_SUSPEND && e->wait == CTP_WAIT_EXIT) {
     p = CT_PUT_LIT(p, "," CT_KQ(WAIT) "\"exit\"");
+  } else if (e->kind == CTP_KIND_SUSPEND && e->wait == CTP_WAIT_COROUTINE) {
+    p = CT_PUT_LIT(p, "," CT_KQ(WAIT) "\"coroutine\"," CT_KQ(OBJ));
+    p = ct_put_u64(p, e->obj);
   } else if (e->kind == CTP_KIND_WAKE) {
     p = CT_PUT_LIT(p, "," CT_KQ(FROM));
     p = ct_put_u64(p, e->obj);
