@@ -132,7 +132,11 @@ static void fmt_waker(struct ct_state *st, const struct ct_coro *c, struct ct_rw
 /* Who a waits on: the coroutine that has woken the waiters of a's wait
  * object most often, provided every past waker of that object is a coroutine
  * that is stuck itself; else 0 (a plain thread among the wakers, or more than
- * CT_WAKERS of them: someone else may still wake it). *times: how often. */
+ * CT_WAKERS of them: someone else may still wake it). Not a coroutine blocked
+ * in a join (wait 4), though: it waits for a to finish, and that cycle is a
+ * lost wake with the joiner behind it (a worker that missed its notify, main
+ * joining it), not a deadlock. With a join (a waits for a coroutine to
+ * finish): that coroutine. *times: how often. */
 static uint64_t waits_for(const struct ct_state *st, const struct ct_coro *a, uint64_t *times) {
   if (a->wait == 4) { /* a join: the coroutine it waits for, by name */
     *times = 0;
@@ -144,7 +148,8 @@ static uint64_t waits_for(const struct ct_state *st, const struct ct_coro *a, ui
   uint64_t best = 0;
   *times = 0;
   for (unsigned i = 0; i < w->n; i++) {
-    if (w->id[i] == a->id || !is_stuck(ct_map_get(&st->coros, w->id[i], 0)))
+    const struct ct_coro *k = ct_map_get(&st->coros, w->id[i], 0);
+    if (w->id[i] == a->id || !is_stuck(k) || k->wait == 4)
       return 0;
     if (w->times[i] > *times) {
       *times = w->times[i];
