@@ -44,6 +44,17 @@ struct WaitOn {
   static WaitOn ptr(const void *p) noexcept {
     return {COROTRACER_WAIT_PTR, reinterpret_cast<std::uintptr_t>(p)};
   }
+  // Waits for another coroutine to finish (an awaited child task, a join):
+  // the report then puts a coroutine stuck behind a stuck one in that one's
+  // finding, with the chain. Its handle from corotracer_create (NULL: none).
+  static WaitOn coroutine(const corotracer_co *co) noexcept {
+    std::uint64_t id = corotracer_id(co);
+    return {id ? COROTRACER_WAIT_COROUTINE : COROTRACER_WAIT_NONE, id};
+  }
+  // The same for a coroutine whose promise derives from PromiseMixin.
+  template <class P> static WaitOn coroutine(std::coroutine_handle<P> h) noexcept {
+    return coroutine(h ? h.promise().tracer_co() : nullptr);
+  }
 };
 
 namespace detail {
