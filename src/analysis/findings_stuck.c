@@ -645,7 +645,7 @@ static int deadlock_findings(struct ct_report *r, struct ct_state *st, struct st
     title_behind(f, nb);
     if (nb && (rc = behind_summary(r, st, sk, idx, f, nb)))
       return rc;
-    struct ct_coro **ms = malloc(len * sizeof *ms);
+    struct ct_coro **ms = malloc(f->ncoros * sizeof *ms);
     if (!ms)
       return -ENOMEM;
     for (size_t j = 0; j < f->ncoros; j++)
@@ -653,7 +653,7 @@ static int deadlock_findings(struct ct_report *r, struct ct_state *st, struct st
     mark_primary(r, f, ms, f->ncoros, CAT_DEADLOCK);
     free(ms);
     ct_add_evidence(f, "each waits on an object whose waiters were only ever woken by the next "
-                       "one, which is stuck too");
+                       "one, or for the next one to finish (a join), which is stuck too");
     for (size_t j = 0; j < f->ncoros; j++) {
       struct ct_rcoro *rc_ = &f->coros[j];
       const struct ct_coro *c = ct_map_get(&st->coros, rc_->probe_id, 0);
