@@ -27,6 +27,7 @@
 #include <boost/fiber/algo/algorithm.hpp>
 #include <boost/fiber/context.hpp>
 #include <boost/fiber/operations.hpp>
+#include <boost/fiber/properties.hpp>
 
 #include "../corotracer.h"
 #include "user_site.hpp"
@@ -36,9 +37,17 @@ namespace detail {
 
 namespace bf = boost::fibers;
 
-// What the adapter keeps per traced fiber.
-struct FiberData {
+// What the adapter keeps per traced fiber. Under an algorithm without fiber
+// properties (round_robin, shared_work, work_stealing) it is the fiber's
+// properties object, found in O(1) (context::get_properties, inline) and
+// deleted with the context; under one with properties (which are the
+// algorithm's), it sits in fiber-specific storage (a std::map lookup) and goes
+// at the fiber's termination.
+struct FiberData final : bf::fiber_properties {
+  explicit FiberData(bf::context *ctx) noexcept : bf::fiber_properties(ctx) {
+  }
   corotracer_co *co = nullptr;
+  bool in_props = false;     // owned by its context, as its properties
   std::uintptr_t join_q = 0; // its join queue, in the JoinTable (0: not there)
   bool yielded = false;      // switched out runnable: its wake is already recorded
   bool parked = false;       // main fiber: switched out, not yet switched back in
@@ -122,7 +131,9 @@ struct Release final : bf::detail::fss_cleanup_function {
     join_remove(d);
     corotracer_exit(d->co, nullptr);
     corotracer_destroy(d->co);
-    delete d;
+    d->co = nullptr;
+    if (!d->in_props)
+      delete d;
   }
 };
 
@@ -179,6 +190,9 @@ public:
 private:
   using context = boost::fibers::context;
   using type = boost::fibers::type;
+  // The fibers' properties are free for the adapter's data (see FiberData).
+  static constexpr bool kProps =
+      !std::is_base_of_v<boost::fibers::algo::algorithm_with_properties_base, Algo>;
 
   // The user's line on the stack of the running fiber cur.
   [[gnu::noinline]] const void *site_of(context *cur) const noexcept {
@@ -194,13 +208,21 @@ private:
       return &main_data_;
     if (!ctx || !ctx->is_context(type::worker_context) || ctx == detail::terminating)
       return nullptr;
-    auto *d = static_cast<detail::FiberData *>(ctx->get_fss_data(detail::fss_key()));
+    detail::FiberData *d;
+    if constexpr (kProps)
+      d = static_cast<detail::FiberData *>(ctx->get_properties());
+    else
+      d = static_cast<detail::FiberData *>(ctx->get_fss_data(detail::fss_key()));
     if (d)
       return d;
     context *cur = context::active();
     const void *site =
         cur && (cur == main_ || cur->is_context(type::worker_context)) ? site_of(cur) : nullptr;
-    d = new detail::FiberData;
+    d = new detail::FiberData(ctx);
+    if constexpr (kProps) {
+      ctx->set_properties(d);
+      d->in_props = true;
+    }
     d->co = corotracer_create(0, "fiber", site);
     try {
       detail::join_add(d, ctx);
@@ -208,7 +230,7 @@ private:
       d->join_q = 0;
     }
     static const boost::fibers::detail::fss_cleanup_function::ptr_t release{new detail::Release};
-    ctx->set_fss_data(detail::fss_key(), release, d, true);
+    ctx->set_fss_data(detail::fss_key(), release, d, true); // its termination's hook
     return d;
   }
 
@@ -261,7 +283,7 @@ private:
   bool enabled_ = false;
   context *main_ = nullptr;
   const void *stack_end_ = nullptr;
-  detail::FiberData main_data_;
+  detail::FiberData main_data_{nullptr};
 };
 
 // Make this thread's Boost.Fiber scheduler use traced<Algo>(args...). Call it
