@@ -70,6 +70,19 @@ enum corotracer_wait {
  * that the caller's caller). */
 #define COROTRACER_CALLER (__builtin_extract_return_addr(__builtin_return_address(0)))
 
+/* A text site: a token for file:line in function, usable as the site of
+ * every call below (and of corotracer_create), for code that knows its line
+ * but has no code address to give (generated code, an adapter of a runtime
+ * that carries a source location). The strings are copied (each truncated to
+ * 255 bytes; either may be NULL); the report shows them as they are, without
+ * symbolization. The first call for a (file, line, function) writes them to the
+ * engine's shared memory; later calls with the same pointers (string
+ * literals, std::source_location) return the same token from a cache, under a
+ * mutex: keep the token where a site is hot. NULL when untraced, under an
+ * engine without text sites, or once their area (1 MiB) is full: the call
+ * taking it then records its caller, as for NULL. */
+COROTRACER_API const void *corotracer_site(const char *file, unsigned line, const char *function);
+
 /* Attach to the engine named by CTP_SHM_PATH, CTP_SOCK_PATH and
  * CTP_MAX_STATIONS. Idempotent and thread-safe; the other calls attach on
  * first use, so calling it is optional. Returns 0 when tracing, -ENOENT when

@@ -20,3 +20,6 @@ TESTS += tests/test-outputs-safe.sh
 # A join (wait "coroutine") through the engine, in both trace formats.
 PROGS += $(O)/tests/lib/join-prog
 TESTS += tests/test-report-join.sh
+# Text sites (corotracer_site) through the engine, in both trace formats.
+PROGS += $(O)/tests/lib/site-prog
+TESTS += tests/test-report-site.sh
