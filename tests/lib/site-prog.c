@@ -1,10 +1,45 @@
 /* site-prog.c - text sites (corotracer_site), for tests/test-report-site.sh:
  * a coroutine created and parked at lines of a file it names itself (as
- * generated code would), never woken. */
+ * generated code would), never woken. With --scribble it first writes a bad
+ * record into the text-site area (hostile to the engine): a length past the
+ * area, or (--scribble-text) a text without its NULs. */
 #include <corotracer.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
-int main(void) {
+#include "common/ctp.h"
+
+/* Claims a record in the area and fills it with garbage. */
+static int scribble(int text) {
+  const char *path = getenv(CTP_ENV_SHM);
+  int fd = path ? open(path, O_RDWR | O_CLOEXEC) : -1;
+  if (fd < 0 || corotracer_init() != 0)
+    return -1;
+  struct ctp_header h;
+  if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h || !h.sites_bytes)
+    return -1;
+  size_t len = (size_t)(h.sites_off + h.sites_bytes);
+  char *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (base == MAP_FAILED)
+    return -1;
+  struct ctp_header *hp = (struct ctp_header *)base;
+  uint32_t at = atomic_fetch_add(&hp->sites_used, 64);
+  struct ctp_site_rec *r = (struct ctp_site_rec *)(base + h.sites_off + at);
+  memset(r->text, 'A', 64 - sizeof *r); /* no NUL anywhere */
+  r->line = 7;
+  atomic_store(&r->len, text ? 64u : 0xfffffff8u);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strncmp(argv[1], "--scribble", 10) == 0 &&
+      scribble(strcmp(argv[1], "--scribble-text") == 0) != 0)
+    return 4;
   const void *made = corotracer_site("grammar.y", 17, "start_rule");
   corotracer_co *co = corotracer_create(0, "parser", made);
   corotracer_resume(co);
