@@ -18,6 +18,7 @@
 #include <concepts>
 #include <coroutine>
 #include <cstdint>
+#include <source_location>
 #include <type_traits>
 #include <utility>
 
@@ -31,6 +32,21 @@ namespace corotracer {
 inline int InitTracer() noexcept {
   return corotracer_init();
 }
+
+// A text site (corotracer_site) naming the caller's line, file and function:
+// pass it wherever a site is taken (corotracer::wake, the C calls). The probe
+// hands out one token per call site (its cache keys on the literals the
+// compiler passes); NULL when untraced. noexcept; owns nothing.
+inline const void *site(const char *file = __builtin_FILE(), unsigned line = __builtin_LINE(),
+                        const char *function = __builtin_FUNCTION()) noexcept {
+  return corotracer_site(file, line, function);
+}
+#if defined(__cpp_lib_source_location)
+// The same for a std::source_location (where the library has it).
+inline const void *site(const std::source_location &loc) noexcept {
+  return corotracer_site(loc.file_name(), loc.line(), loc.function_name());
+}
+#endif
 
 // What a suspension waits for. An awaiter that defines
 //   corotracer::WaitOn corotracer_wait_on() const;
