@@ -34,4 +34,12 @@ for mode in --scribble --scribble-text; do
   ! grep -q '"type":"site"' "$T/h.jsonl" || fail "$mode: a site line after a bad record"
   "$COROTRACER" report "$T/h.jsonl" > "$T/h.md" 2> "$T/err" || fail "$mode: report: $(cat "$T/err")"
 done
+
+# A full area: corotracer_site returns NULL once no record fits; the engine
+# writes a line for each token handed out, no more.
+"$COROTRACER" run --quiet -o "$T/f.jsonl" -- "$PROG" --fill > "$T/out" 2>&1 || fail "--fill: $(cat "$T/out")"
+n=$(sed -n 's/^filled \([0-9]*\)$/\1/p' "$T/out")
+[ "${n:-0}" -gt 1000 ] || fail "--fill: $(cat "$T/out")"
+[ "$(grep -c '"type":"site"' "$T/f.jsonl")" = "$n" ] ||
+  fail "--fill: $(grep -c '"type":"site"' "$T/f.jsonl") site lines for $n tokens"
 exit 0

@@ -5,6 +5,7 @@
  * area, or (--scribble-text) a text without its NULs. */
 #include <corotracer.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -36,7 +37,21 @@ static int scribble(int text) {
   return 0;
 }
 
+/* Distinct sites (distinct pointers: no cache hit) until corotracer_site
+ * says the area is full; prints the count. */
+static int fill(void) {
+  static char names[64 * 1024];
+  memset(names, 'f', sizeof names - 1);
+  int n = 0;
+  while (n < 200000 && corotracer_site(names + n % (sizeof names - 40), (unsigned)n, "fill"))
+    n++;
+  printf("filled %d\n", n);
+  return n > 0 && n < 200000 ? 0 : 5;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--fill") == 0)
+    return fill();
   if (argc > 1 && strncmp(argv[1], "--scribble", 10) == 0 &&
       scribble(strcmp(argv[1], "--scribble-text") == 0) != 0)
     return 4;
