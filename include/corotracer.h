@@ -58,6 +58,9 @@ enum corotracer_wait {
   COROTRACER_WAIT_FD = 1,   /* obj is a file descriptor */
   COROTRACER_WAIT_PTR = 2,  /* obj is the address of a wait object */
   COROTRACER_WAIT_EXIT = 3, /* not a wait: the coroutine returned (final suspend); obj 0 */
+  /* obj is the id of the coroutine it waits for (a join, an await of a child):
+   * corotracer_id() of its handle, or the id passed to corotracer_create. */
+  COROTRACER_WAIT_COROUTINE = 4,
 };
 
 /* The site worth showing: pass COROTRACER_CALLER from inside a scheduler
@@ -66,6 +69,19 @@ enum corotracer_wait {
  * (its return address; if the probe call is a tail call, the compiler makes
  * that the caller's caller). */
 #define COROTRACER_CALLER (__builtin_extract_return_addr(__builtin_return_address(0)))
+
+/* A text site: a token for file:line in function, usable as the site of
+ * every call below (and of corotracer_create), for code that knows its line
+ * but has no code address to give (generated code, an adapter of a runtime
+ * that carries a source location). The strings are copied (each truncated to
+ * 255 bytes; either may be NULL); the report shows them as they are, without
+ * symbolization. The first call for a (file, line, function) writes them to the
+ * engine's shared memory; later calls with the same pointers (string
+ * literals, std::source_location) return the same token from a cache, under a
+ * mutex: keep the token where a site is hot. NULL when untraced, under an
+ * engine without text sites, or once their area (1 MiB) is full: the call
+ * taking it then records its caller, as for NULL. */
+COROTRACER_API const void *corotracer_site(const char *file, unsigned line, const char *function);
 
 /* Attach to the engine named by CTP_SHM_PATH, CTP_SOCK_PATH and
  * CTP_MAX_STATIONS. Idempotent and thread-safe; the other calls attach on
@@ -77,6 +93,11 @@ COROTRACER_API int corotracer_init(void);
 
 /* 1 when this process is traced, 0 otherwise. */
 COROTRACER_API int corotracer_enabled(void);
+
+/* The id a handle is traced under (the id given to corotracer_create, or the
+ * one the probe picked for 0), for COROTRACER_WAIT_COROUTINE; 0 for NULL.
+ * Valid until corotracer_destroy(co), like the handle. */
+COROTRACER_API uint64_t corotracer_id(const corotracer_co *co);
 
 /* Record the creation of a coroutine and return its handle (NULL when
  * untraced or when no station is free). id: a unique non-zero id (e.g. the

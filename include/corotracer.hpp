@@ -18,6 +18,7 @@
 #include <concepts>
 #include <coroutine>
 #include <cstdint>
+#include <source_location>
 #include <type_traits>
 #include <utility>
 
@@ -32,6 +33,21 @@ inline int InitTracer() noexcept {
   return corotracer_init();
 }
 
+// A text site (corotracer_site) naming the caller's line, file and function:
+// pass it wherever a site is taken (corotracer::wake, the C calls). The probe
+// hands out one token per call site (its cache keys on the literals the
+// compiler passes); NULL when untraced. noexcept; owns nothing.
+inline const void *site(const char *file = __builtin_FILE(), unsigned line = __builtin_LINE(),
+                        const char *function = __builtin_FUNCTION()) noexcept {
+  return corotracer_site(file, line, function);
+}
+#if defined(__cpp_lib_source_location)
+// The same for a std::source_location (where the library has it).
+inline const void *site(const std::source_location &loc) noexcept {
+  return corotracer_site(loc.file_name(), loc.line(), loc.function_name());
+}
+#endif
+
 // What a suspension waits for. An awaiter that defines
 //   corotracer::WaitOn corotracer_wait_on() const;
 // has it recorded with each suspend, so the report can name the fd or object.
@@ -43,6 +59,17 @@ struct WaitOn {
   }
   static WaitOn ptr(const void *p) noexcept {
     return {COROTRACER_WAIT_PTR, reinterpret_cast<std::uintptr_t>(p)};
+  }
+  // Waits for another coroutine to finish (an awaited child task, a join):
+  // the report then puts a coroutine stuck behind a stuck one in that one's
+  // finding, with the chain. Its handle from corotracer_create (NULL: none).
+  static WaitOn coroutine(const corotracer_co *co) noexcept {
+    std::uint64_t id = corotracer_id(co);
+    return {id ? COROTRACER_WAIT_COROUTINE : COROTRACER_WAIT_NONE, id};
+  }
+  // The same for a coroutine whose promise derives from PromiseMixin.
+  template <class P> static WaitOn coroutine(std::coroutine_handle<P> h) noexcept {
+    return coroutine(h ? h.promise().tracer_co() : nullptr);
   }
 };
 

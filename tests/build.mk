@@ -17,3 +17,9 @@ TESTS_NOSAN += tests/test-check.sh
 TESTS_NOSAN += tests/test-first-run.sh # clones and builds the repo: once, plain
 # Outputs of every subcommand: links, temporary names, modes (src/common/outfile.c).
 TESTS += tests/test-outputs-safe.sh
+# A join (wait "coroutine") through the engine, in both trace formats.
+PROGS += $(O)/tests/lib/join-prog
+TESTS += tests/test-report-join.sh
+# Text sites (corotracer_site) through the engine, in both trace formats.
+PROGS += $(O)/tests/lib/site-prog
+TESTS += tests/test-report-site.sh

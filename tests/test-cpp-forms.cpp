@@ -46,6 +46,10 @@ template <class P> struct Co {
   int await_resume() {
     return h.promise().value;
   }
+  // The parent waits for this coroutine to finish.
+  corotracer::WaitOn corotracer_wait_on() const noexcept {
+    return corotracer::WaitOn::coroutine(h);
+  }
 };
 
 template <class Self> struct PromiseBase : corotracer::PromiseMixin {

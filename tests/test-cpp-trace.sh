@@ -54,6 +54,10 @@ $(cat "$T/diff")"
   set -- $(awk '$1 == "parked" && $3 == "suspend" { print $5, $6, $4 }' "$T/ev")
   [ "$1 $2" = "fd 42" ] || fail "$bin: parked suspend: wait/obj '$1 $2', want 'fd 42'"
   park_site=$3
+  # awaits_child waits for its child (WaitOn::coroutine): the child's id.
+  set -- $(awk '$1 == "awaits_child" && $3 == "suspend" { w = $5 " " $6 } $1 == "child" && $3 == "create" { c = $NF }
+    END { print w, c }' "$T/ev")
+  [ "$1 $2" = "coroutine $3" ] || fail "$bin: awaits_child suspend: wait/obj '$1 $2', want 'coroutine $3' (the child)"
   awk '$1 == "bool" && $3 == "suspend" { s = $4 } $1 == "bool" && $3 == "wake" { exit ($4 != s) }' "$T/ev" ||
     fail "$bin: bool's wake site is not its suspend site"
   for c in void other own throws; do

@@ -35,6 +35,21 @@ grep -q ', 0 fibers never finished$' "$T/out" || fail "fiber-workers: $(cat "$T/
 tr -d '\n' < "$T/findings.json" | grep -q '"kind":' && fail "findings without the bug:
 $(grep -A6 '^### ' "$T/report.md")"
 
+# --join: main joins the stuck workers (COROTRACER_WAIT_COROUTINE from the
+# adapter's join hook): one finding, main behind a worker with the chain, at
+# the join line; no deadlock (main was the cv's only notifier).
+jline=$(grep -n 'w.join();' "$SRC" | head -n 1 | cut -d: -f1)
+"$COROTRACER" run --quiet --lossless -o "$T/join.jsonl" -- "$PROG" --bug --join > "$T/out" 2>&1 ||
+  fail "fiber-workers --bug --join: $(cat "$T/out")"
+"$COROTRACER" report "$T/join.jsonl" --json "$T/join.json" -o "$T/join.md" || fail "report failed"
+[ "$(grep -c '^### ' "$T/join.md")" = 1 ] &&
+  grep -q '^### 1\. \[error\] [0-9]* coroutines suspended forever: nobody woke them; 1 more waits for them to finish' "$T/join.md" &&
+  grep -q '"label":"main","wait":"coroutine","obj":[0-9]*,' "$T/join.json" &&
+  grep -q "\"function\":\"main\",\"file\":\"[^\"]*workers.cpp\",\"line\":$jline" "$T/join.json" &&
+  grep -q 'it waits for coroutine [0-9]* (fiber), which waits on ptr 0x[0-9a-f]*: stuck behind it' "$T/join.json" ||
+  fail "--join: want one lost_wakeup finding with main behind a worker (join at workers.cpp:$jline):
+$(grep -A12 '^### ' "$T/join.md")"
+
 # Too few stations (the default covers 10^5): the finding says how many
 # coroutines went untraced, and what to do.
 "$COROTRACER" run --quiet -n 2 -o "$T/n2.jsonl" -- "$PROG" > "$T/out" 2>&1 || fail "fiber-workers -n 2: $(cat "$T/out")"

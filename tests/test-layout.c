@@ -52,7 +52,10 @@ static const struct field fields[] = {
     X(ctp_header, ring_q_off, 0x60, 8),
     X(ctp_header, no_ring, 0x68, 4),
     X(ctp_header, v2_size, 0x70, 8),
-    X(ctp_header, reserved, 0x78, 1024 - 0x78),
+    X(ctp_header, sites_off, 0x78, 8),
+    X(ctp_header, sites_bytes, 0x80, 4),
+    X(ctp_header, sites_used, 0x84, 4),
+    X(ctp_header, reserved, 0x88, 1024 - 0x88),
     /* Station, ctp-v1.md */
     F(ctp_station, probe_id, 0x000, 8),
     F(ctp_station, birth_ts, 0x008, 8),

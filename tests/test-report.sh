@@ -171,6 +171,23 @@ expect pool lost_wakeup error 4
   fail "pool: likely_idle on others than 5 (alone on its object)"
 has pool json '3 of them wait on an object another of its waiters was woken on after they parked'
 
+# Waits on coroutines (a join): one finding per stuck chain, with the chain.
+run join
+expect join lost_wakeup error 6
+expect join deadlock error 3
+has join json '3 coroutines suspended forever: nobody woke them; 3 more wait for them to finish'
+has join json '"probe_id":1,"label":"conn","wait":"coroutine","obj":2,'
+has join json '"probe_id":1,.*since +1.0 s it waits for coroutine 2 (conn), which waits on ptr 0x0000000000005000: stuck behind it'
+has join json 'it waits for coroutine 1 (conn), which waits for coroutine 2 (conn), which waits on ptr 0x0000000000005000'
+has join json 'coroutine 1 (conn) waits for coroutine 2 (conn), which waits on ptr 0x0000000000005000'
+has join json '"probe_id":4,.*coroutine 5 finished (returned) without anyone waking it'
+has join json '"probe_id":11,.*it waits for coroutine 10 (conn), which waits on ptr 0x000000000000a000: stuck behind it'
+has join json 'deadlock: 2 coroutines wait on each other in a cycle; 1 more waits for them to finish'
+has join json '"probe_id":6,.*waits since +1.1 s for coroutine 7 to finish, which is stuck too'
+has join json '"probe_id":9,.*it waits for coroutine 6 (conn), which is in a deadlock'
+has join md '| 1 | conn | coroutine 2 |'
+[ "$(grep -o '"kind":"lost_wakeup","severity"' "$tmp/join.json" | wc -l)" = 1 ] || fail "join: not one lost_wakeup finding"
+
 run v1
 expect v1 lost_wakeup warning 1
 has v1 json 'a v1 trace (no kind, no wakes)'

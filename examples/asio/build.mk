@@ -20,4 +20,12 @@ $(O)/bench/bench-asio-tracked: $(O)/obj/bench/bench-asio-tracked.o $(LIBA)
 	$(call link,$(CXX))
 
 TESTS += tests/test-asio-echo.sh
+
+# An awaitable parked at a line Asio passes as a source location (text sites).
+PROGS += $(O)/tests/lib/asio-await
+$(O)/obj/tests/lib/asio-await.o: CXXFLAGS += $(ASIO_TRACKING)
+$(O)/obj/tests/lib/asio-await.o: $(ASIO_TRACKING_DEPS)
+$(O)/tests/lib/asio-await: $(O)/obj/tests/lib/asio-await.o $(LIBA)
+	$(call link,$(CXX))
+TESTS += tests/test-asio-await.sh
 endif

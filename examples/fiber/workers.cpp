@@ -1,12 +1,15 @@
 // workers.cpp - Boost.Fiber workers fed through a condition variable, traced by one include.
 //
-//   corotracer run -o trace.jsonl -- fiber-workers [--bug]
+//   corotracer run -o trace.jsonl -- fiber-workers [--bug [--join]]
 //   corotracer report trace.jsonl
 //
 // main produces numbers into a queue, workers add them up; when the queue is
 // done, main tells the workers to stop. With --bug it wakes only one of them
 // (notify_one where notify_all is needed): the others stay parked forever in
-// cv.wait() in worker(), and the report names that line.
+// cv.wait() in worker(), and the report names that line. With --join too,
+// main joins them as a correct program would, and is stuck behind them: the
+// report puts it in their finding (it waits for a stuck fiber to finish), and
+// a watchdog thread ends the program.
 #include <boost/fiber/all.hpp>
 #include <corotracer/boost_fiber.hpp>
 
@@ -14,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -46,6 +50,7 @@ void worker(Queue &q) {
 
 int main(int argc, char **argv) {
   bool bug = argc > 1 && std::strcmp(argv[1], "--bug") == 0;
+  bool join = bug && argc > 2 && std::strcmp(argv[2], "--join") == 0;
   corotracer::fiber::install<boost::fibers::algo::round_robin>();
   Queue q;
   std::vector<boost::fibers::fiber> workers;
@@ -68,6 +73,16 @@ int main(int argc, char **argv) {
     q.cv.notify_one(); // the bug: only one worker hears that the queue is done
   else
     q.cv.notify_all();
+  if (join) { // wait for the workers as a correct program does; a watchdog ends the hang
+    std::thread([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      std::printf("main never returned from join\n");
+      std::fflush(stdout);
+      std::_Exit(0);
+    }).detach();
+    for (auto &w : workers)
+      w.join();
+  }
   for (int i = 0; i < 300 && finished < kWorkers; i++) // 1.5 s: "forever" to the report
     boost::this_fiber::sleep_for(std::chrono::milliseconds(5));
   long want = (long)kItems * (kItems + 1) / 2;

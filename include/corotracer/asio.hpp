@@ -8,7 +8,9 @@
 // async_wait, an io_context's post): the operation's start records a suspend,
 // with the object as wait object (the socket's fd, else the address of the
 // timer's or other object's implementation) and the user's line as site
-// (corotracer/user_site.hpp); its handler's invocation records wake and
+// (corotracer/user_site.hpp; or, where Asio hands over the user's source
+// location, as asio::use_awaitable_t<>() in a coroutine does, that location
+// as a text site: corotracer_site); its handler's invocation records wake and
 // resume; when the handler returns without starting the same operation on
 // the same object again, exit and destroy. A loop that restarts its
 // operation from its handler (an accept loop, a read loop) is thus one
@@ -76,7 +78,43 @@ inline bool &enabled() noexcept {
   return on;
 }
 
+// The user's source location Asio passed for the operation being started on
+// this thread (ASIO_HANDLER_LOCATION), or nullptr. A plain pointer: nothing
+// to destroy at thread exit.
+struct Loc {
+  const char *file, *function;
+  int line;
+};
+inline thread_local const Loc *current_loc = nullptr;
+
+// Asio's own locations (its composed operations name their own header and
+// function, "async_read"): the stack scan finds better.
+inline bool user_file(const char *file) noexcept {
+  return file && *file && !std::strstr(file, "/asio/") && !std::strstr(file, "/asio.hpp");
+}
+
 } // namespace detail
+
+// ASIO_HANDLER_LOCATION: the operation started in this scope was asked for
+// at file:line in function (the use_awaitable_t's source_location); the
+// operation's site is then that line, as a text site. Scoped; nests.
+class location {
+public:
+  location(const char *file, int line, const char *function) noexcept
+      : prev_(detail::current_loc), loc_{file, function, line} {
+    if (detail::user_file(file))
+      detail::current_loc = &loc_;
+  }
+  ~location() {
+    detail::current_loc = prev_;
+  }
+  location(const location &) = delete;
+  location &operator=(const location &) = delete;
+
+private:
+  const detail::Loc *prev_;
+  detail::Loc loc_;
+};
 
 // ASIO_HANDLER_TRACKING_INIT (each io_context's construction): attach.
 inline void init() noexcept {
@@ -91,7 +129,12 @@ template <class Context>
                                 const char *op_name) noexcept {
   if (!detail::enabled())
     return;
-  const void *site = user_site::find_on_thread(__builtin_frame_address(0));
+  const detail::Loc *loc = detail::current_loc;
+  const void *site =
+      loc ? corotracer_site(loc->file, loc->line > 0 ? (unsigned)loc->line : 0, loc->function)
+          : nullptr;
+  if (!site)
+    site = user_site::find_on_thread(__builtin_frame_address(0));
   Op *op;
   {
     detail::Table &t = detail::table();
@@ -163,7 +206,7 @@ private:
 #define ASIO_INHERIT_TRACKED_HANDLER : public ::corotracer::asio_tracking::tracked_handler
 #define ASIO_ALSO_INHERIT_TRACKED_HANDLER , public ::corotracer::asio_tracking::tracked_handler
 #define ASIO_HANDLER_TRACKING_INIT ::corotracer::asio_tracking::init()
-#define ASIO_HANDLER_LOCATION(args) (void)0
+#define ASIO_HANDLER_LOCATION(args) ::corotracer::asio_tracking::location tracked_location args
 #define ASIO_HANDLER_CREATION(args) ::corotracer::asio_tracking::creation args
 #define ASIO_HANDLER_COMPLETION(args)                                                              \
   ::corotracer::asio_tracking::completion tracked_completion args
@@ -180,7 +223,7 @@ private:
 #define BOOST_ASIO_INHERIT_TRACKED_HANDLER ASIO_INHERIT_TRACKED_HANDLER
 #define BOOST_ASIO_ALSO_INHERIT_TRACKED_HANDLER ASIO_ALSO_INHERIT_TRACKED_HANDLER
 #define BOOST_ASIO_HANDLER_TRACKING_INIT ASIO_HANDLER_TRACKING_INIT
-#define BOOST_ASIO_HANDLER_LOCATION(args) (void)0
+#define BOOST_ASIO_HANDLER_LOCATION(args) ASIO_HANDLER_LOCATION(args)
 #define BOOST_ASIO_HANDLER_CREATION(args) ASIO_HANDLER_CREATION(args)
 #define BOOST_ASIO_HANDLER_COMPLETION(args) ASIO_HANDLER_COMPLETION(args)
 #define BOOST_ASIO_HANDLER_INVOCATION_BEGIN(args) ASIO_HANDLER_INVOCATION_BEGIN(args)

@@ -11,17 +11,23 @@
 // a yield as suspend+wake, then the resume of the next fiber), exit and
 // destroy (at the fiber's termination). Sites are the user's lines, found on
 // the fiber's stack (corotracer/user_site.hpp). The wait object of a fiber
-// blocked on a mutex, condition variable, channel or join is the address of
-// that primitive's wait queue (inside the object). The scheduler's own
+// blocked on a mutex, condition variable or channel is the address of that
+// primitive's wait queue (inside the object); a fiber blocked in join() waits
+// for the joined fiber (COROTRACER_WAIT_COROUTINE, its id). The scheduler's own
 // dispatcher fiber is not traced (it is the thread's loop, not user work).
 // Untraced (not run under corotracer), each hook costs one branch.
 // docs/INTEGRATIONS.md has what it sees and what it does not.
 #ifndef COROTRACER_BOOST_FIBER_HPP
 #define COROTRACER_BOOST_FIBER_HPP
 
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+
 #include <boost/fiber/algo/algorithm.hpp>
 #include <boost/fiber/context.hpp>
 #include <boost/fiber/operations.hpp>
+#include <boost/fiber/properties.hpp>
 
 #include "../corotracer.h"
 #include "user_site.hpp"
@@ -31,17 +37,84 @@ namespace detail {
 
 namespace bf = boost::fibers;
 
-// What the adapter keeps per traced fiber.
-struct FiberData {
+// What the adapter keeps per traced fiber. Under an algorithm without fiber
+// properties (round_robin, shared_work, work_stealing) it is the fiber's
+// properties object, found in O(1) (context::get_properties, inline) and
+// deleted with the context; under one with properties (which are the
+// algorithm's), it sits in fiber-specific storage (a std::map lookup) and goes
+// at the fiber's termination.
+struct FiberData final : bf::fiber_properties {
+  explicit FiberData(bf::context *ctx) noexcept : bf::fiber_properties(ctx) {
+  }
   corotracer_co *co = nullptr;
-  bool yielded = false; // switched out runnable: its wake is already recorded
-  bool parked = false;  // main fiber: switched out, not yet switched back in
+  bool in_props = false;     // owned by its context, as its properties
+  std::uintptr_t join_q = 0; // its join queue, in the JoinTable (0: not there)
+  bool yielded = false;      // switched out runnable: its wake is already recorded
+  bool parked = false;       // main fiber: switched out, not yet switched back in
 };
 
 // The fiber-specific-storage key of FiberData.
 inline const void *fss_key() noexcept {
   static const char key = 0;
   return &key;
+}
+
+// Which wait queues are fibers' join queues, and whose: a fiber blocked in
+// join() waits in the joined fiber's context's own wait queue. Filled when a
+// fiber is first seen, emptied at its termination; shared by every thread
+// (a fiber may join one another thread runs). The filter (per hash bucket,
+// how many queues are in the table) keeps the lookup off a blocking switch
+// whose queue cannot be there: one relaxed load.
+struct JoinTable {
+  static constexpr unsigned kBits = 12;
+  std::atomic<std::uint32_t> filter[1u << kBits] = {};
+  std::mutex mtx;
+  std::unordered_map<std::uintptr_t, std::uint64_t> ids;
+  static unsigned bucket(std::uintptr_t q) noexcept {
+    return static_cast<unsigned>((q * 0x9e3779b97f4a7c15ull) >> (64 - kBits));
+  }
+};
+// Never destroyed: fibers may terminate in thread-exit destructors.
+inline JoinTable &joins() noexcept {
+  static JoinTable *t = new JoinTable;
+  return *t;
+}
+// The address of ctx's join queue: Boost (1.6x-1.8x) declares it right before
+// the public wait_hook_. Were that ever not so, no blocking switch would match
+// (the address is inside the context, where no other queue is): joins would
+// read as waits on a pointer, nothing worse.
+inline std::uintptr_t join_queue(bf::context *ctx) noexcept {
+  static_assert(sizeof(bf::context::wait_queue_t) == 2 * sizeof(void *), "a list header");
+  return reinterpret_cast<std::uintptr_t>(&ctx->wait_hook_) - sizeof(bf::context::wait_queue_t);
+}
+inline void join_add(FiberData *d, bf::context *ctx) {
+  std::uint64_t id = corotracer_id(d->co);
+  if (!id)
+    return;
+  JoinTable &t = joins();
+  d->join_q = join_queue(ctx);
+  {
+    std::lock_guard<std::mutex> lk(t.mtx);
+    t.ids[d->join_q] = id;
+  }
+  t.filter[JoinTable::bucket(d->join_q)].fetch_add(1, std::memory_order_release);
+}
+inline void join_remove(FiberData *d) noexcept {
+  if (!d->join_q)
+    return;
+  JoinTable &t = joins();
+  t.filter[JoinTable::bucket(d->join_q)].fetch_sub(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lk(t.mtx);
+  t.ids.erase(d->join_q);
+}
+// The id of the fiber whose join queue q is, or 0.
+inline std::uint64_t join_lookup(std::uintptr_t q) noexcept {
+  JoinTable &t = joins();
+  if (!t.filter[JoinTable::bucket(q)].load(std::memory_order_acquire))
+    return 0;
+  std::lock_guard<std::mutex> lk(t.mtx);
+  auto it = t.ids.find(q);
+  return it == t.ids.end() ? 0 : it->second;
 }
 
 // The fiber terminating on this thread: its pick_next() is no switch out
@@ -55,9 +128,12 @@ struct Release final : bf::detail::fss_cleanup_function {
   void operator()(void *p) override {
     auto *d = static_cast<FiberData *>(p);
     terminating = bf::context::active();
+    join_remove(d);
     corotracer_exit(d->co, nullptr);
     corotracer_destroy(d->co);
-    delete d;
+    d->co = nullptr;
+    if (!d->in_props)
+      delete d;
   }
 };
 
@@ -114,6 +190,9 @@ public:
 private:
   using context = boost::fibers::context;
   using type = boost::fibers::type;
+  // The fibers' properties are free for the adapter's data (see FiberData).
+  static constexpr bool kProps =
+      !std::is_base_of_v<boost::fibers::algo::algorithm_with_properties_base, Algo>;
 
   // The user's line on the stack of the running fiber cur.
   [[gnu::noinline]] const void *site_of(context *cur) const noexcept {
@@ -129,16 +208,29 @@ private:
       return &main_data_;
     if (!ctx || !ctx->is_context(type::worker_context) || ctx == detail::terminating)
       return nullptr;
-    auto *d = static_cast<detail::FiberData *>(ctx->get_fss_data(detail::fss_key()));
+    detail::FiberData *d;
+    if constexpr (kProps)
+      d = static_cast<detail::FiberData *>(ctx->get_properties());
+    else
+      d = static_cast<detail::FiberData *>(ctx->get_fss_data(detail::fss_key()));
     if (d)
       return d;
     context *cur = context::active();
     const void *site =
         cur && (cur == main_ || cur->is_context(type::worker_context)) ? site_of(cur) : nullptr;
-    d = new detail::FiberData;
+    d = new detail::FiberData(ctx);
+    if constexpr (kProps) {
+      ctx->set_properties(d);
+      d->in_props = true;
+    }
     d->co = corotracer_create(0, "fiber", site);
+    try {
+      detail::join_add(d, ctx);
+    } catch (...) { // no memory: its joiners read as waits on a pointer
+      d->join_q = 0;
+    }
     static const boost::fibers::detail::fss_cleanup_function::ptr_t release{new detail::Release};
-    ctx->set_fss_data(detail::fss_key(), release, d, true);
+    ctx->set_fss_data(detail::fss_key(), release, d, true); // its termination's hook
     return d;
   }
 
@@ -173,6 +265,10 @@ private:
         using traits = boost::intrusive::list_node_traits<void *>;
         obj = reinterpret_cast<std::uintptr_t>(traits::get_next(cur->wait_hook_.this_ptr()));
         wait = COROTRACER_WAIT_PTR;
+        if (std::uint64_t id = detail::join_lookup(obj)) { // a join: waits for that fiber
+          obj = id;
+          wait = COROTRACER_WAIT_COROUTINE;
+        }
       } else if (!cur->sleep_is_linked()) { // neither waiting nor sleeping: a yield
         flags = COROTRACER_SWITCH_RUNNABLE;
         from->yielded = true;
@@ -187,7 +283,7 @@ private:
   bool enabled_ = false;
   context *main_ = nullptr;
   const void *stack_end_ = nullptr;
-  detail::FiberData main_data_;
+  detail::FiberData main_data_{nullptr};
 };
 
 // Make this thread's Boost.Fiber scheduler use traced<Algo>(args...). Call it

@@ -186,7 +186,7 @@ int ct_ctr_entry(struct ct_ctr_iter *it, struct ct_ev_item *ev, struct ct_coro_i
     if (ev->wait == CTP_WAIT_FD) {
       VARINT(&v);
       ev->obj = (uint64_t)ctr_unzigzag(v);
-    } else if (ev->wait == CTP_WAIT_PTR) {
+    } else if (ev->wait == CTP_WAIT_PTR || ev->wait == CTP_WAIT_COROUTINE) {
       VARINT(&ev->obj);
     }
   } else if (op == CTR_OP_WAKE || op == CTR_OP_CREATE) {

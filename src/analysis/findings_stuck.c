@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis/findings.h"
 
@@ -46,6 +47,12 @@ struct stuck {
   enum cat cat;
   uint64_t waits_for;
   int color; /* cycle search: 0 new, 1 on the current walk, 2 done; 3 reported */
+  /* Waits for a stuck coroutine to finish (wait 4, a join), directly or down
+   * a chain of such waits: reported in the finding of the chain's end, root
+   * (sk index), not on its own. */
+  int behind;
+  size_t root;
+  size_t cycle; /* deadlock_findings: 1 + the cycle it is in, 0 if none */
 };
 
 /* What c waits on, as evidence ("fd 7", "ptr 0x...") into buf. */
@@ -54,6 +61,8 @@ static void fmt_obj(const struct ct_coro *c, char *buf, size_t n) {
     snprintf(buf, n, "fd %" PRId64, (int64_t)c->obj);
   else if (c->wait == 2)
     snprintf(buf, n, "ptr 0x%016" PRIx64, c->obj);
+  else if (c->wait == 4)
+    snprintf(buf, n, "coroutine %" PRIu64, c->obj);
   else
     snprintf(buf, n, "no wait object");
 }
@@ -123,15 +132,24 @@ static void fmt_waker(struct ct_state *st, const struct ct_coro *c, struct ct_rw
 /* Who a waits on: the coroutine that has woken the waiters of a's wait
  * object most often, provided every past waker of that object is a coroutine
  * that is stuck itself; else 0 (a plain thread among the wakers, or more than
- * CT_WAKERS of them: someone else may still wake it). *times: how often. */
+ * CT_WAKERS of them: someone else may still wake it). Not a coroutine blocked
+ * in a join (wait 4), though: it waits for a to finish, and that cycle is a
+ * lost wake with the joiner behind it (a worker that missed its notify, main
+ * joining it), not a deadlock. With a join (a waits for a coroutine to
+ * finish): that coroutine. *times: how often. */
 static uint64_t waits_for(const struct ct_state *st, const struct ct_coro *a, uint64_t *times) {
+  if (a->wait == 4) { /* a join: the coroutine it waits for, by name */
+    *times = 0;
+    return a->obj != a->id ? a->obj : 0;
+  }
   const struct ct_wakers *w = a->wait ? ct_map_get(&st->objs, a->obj, a->wait) : NULL;
   if (!w || !w->n || w->by_thread || w->overflow)
     return 0;
   uint64_t best = 0;
   *times = 0;
   for (unsigned i = 0; i < w->n; i++) {
-    if (w->id[i] == a->id || !is_stuck(ct_map_get(&st->coros, w->id[i], 0)))
+    const struct ct_coro *k = ct_map_get(&st->coros, w->id[i], 0);
+    if (w->id[i] == a->id || !is_stuck(k) || k->wait == 4)
       return 0;
     if (w->times[i] > *times) {
       *times = w->times[i];
@@ -280,6 +298,12 @@ static int stuck_evidence(const struct ct_report *r, struct ct_state *st, const 
   default:
     break;
   }
+  const struct ct_coro *joined = c->wait == 4 ? ct_map_get(&st->coros, c->obj, 0) : NULL;
+  if (o < n && joined && (joined->returned || joined->state == CT_CS_DESTROYED))
+    o += (size_t)snprintf(buf + o, n - o,
+                          "; coroutine %" PRIu64 " finished (%s) without anyone waking it: the "
+                          "join's wake was lost",
+                          c->obj, joined->returned ? "returned" : "destroyed");
   uint64_t reuser = fd_reused_by(st, c);
   if (o < n && reuser)
     o += (size_t)snprintf(buf + o, n - o,
@@ -324,10 +348,127 @@ static void mark_primary(const struct ct_report *r, struct ct_finding *f, struct
                   nd == 1 ? "this is its root cause" : "this is their root cause");
 }
 
+/* The stuck entry of c (idx: id -> sk index), or NULL. */
+static const struct stuck *stuck_of(const struct stuck *sk, struct ct_map *idx,
+                                    const struct ct_coro *c) {
+  uint64_t *ix = ct_map_get(idx, c->id, 0);
+  return ix && sk[*ix].c == c ? &sk[*ix] : NULL;
+}
+
+/* Marks each coroutine that waits for a stuck one to finish (wait 4),
+ * directly or down a chain of joins, as behind the chain's end: the first
+ * coroutine on it that waits on something else, or is in a deadlock. */
+static void mark_behind(struct stuck *sk, size_t n, struct ct_map *idx) {
+  for (size_t i = 0; i < n; i++) {
+    size_t k = i, steps = 0;
+    while (sk[k].c->wait == 4 && sk[k].waits_for && sk[k].cat != CAT_DEADLOCK && steps++ <= n) {
+      uint64_t *next = ct_map_get(idx, sk[k].waits_for, 0);
+      if (!next)
+        break;
+      k = (size_t)*next;
+    }
+    if (k != i && steps <= n && sk[i].cat != CAT_DEADLOCK) {
+      sk[i].behind = 1;
+      sk[i].root = k;
+    }
+  }
+}
+
+/* Appends to cs[0..m) the coroutines behind one of them (a finding of cat;
+ * cs has room for n); returns how many. */
+static size_t add_behind(const struct stuck *sk, size_t n, struct ct_coro **cs, size_t m,
+                         enum cat cat) {
+  size_t nb = 0;
+  for (size_t i = 0; i < n; i++)
+    if (sk[i].behind && sk[sk[i].root].cat == cat && !sk[sk[i].root].behind)
+      cs[m + nb++] = sk[i].c;
+  return nb;
+}
+
+/* "coroutine 3 (consumer)" into buf. */
+static void fmt_coro(struct ct_state *st, const struct ct_coro *c, char *buf, size_t n) {
+  const char *label = ct_label_of(st, c);
+  snprintf(buf, n, "coroutine %" PRIu64 "%s%s%s", c->id, label ? " (" : "", label ? label : "",
+           label ? ")" : "");
+}
+
+/* The chain from b to its root: "waits for coroutine 3 (consumer), which
+ * waits on ptr 0x..." into buf. */
+static void fmt_chain(struct ct_state *st, const struct stuck *sk, struct ct_map *idx,
+                      const struct stuck *b, char *buf, size_t n) {
+  size_t o = 0;
+  const struct stuck *k = b;
+  for (size_t hops = 0; o < n && k != &sk[b->root] && hops < 8; hops++) {
+    uint64_t *next = ct_map_get(idx, k->waits_for, 0);
+    if (!next)
+      break;
+    k = &sk[*next];
+    char who[128];
+    fmt_coro(st, k->c, who, sizeof who);
+    o += (size_t)snprintf(buf + o, n - o, "%s%s", hops ? ", which waits for " : "waits for ", who);
+  }
+  if (o < n && k != &sk[b->root])
+    o += (size_t)snprintf(buf + o, n - o, ", ...");
+  const struct stuck *r = &sk[b->root];
+  char obj[48];
+  fmt_obj(r->c, obj, sizeof obj);
+  if (o >= n)
+    return;
+  if (r->cat == CAT_DEADLOCK)
+    snprintf(buf + o, n - o, ", which is in a deadlock");
+  else if (r->cat >= CAT_SCHED)
+    snprintf(buf + o, n - o, ", which was woken and never resumed");
+  else if (r->c->wait && r->c->wait != 4)
+    snprintf(buf + o, n - o, ", which waits on %s", obj);
+  else
+    snprintf(buf + o, n - o, ", which is suspended with no wait object");
+}
+
+/* Per-coroutine evidence of one behind another: the chain. */
+static int behind_evidence(const struct ct_report *r, struct ct_state *st, const struct stuck *sk,
+                           struct ct_map *idx, const struct stuck *b, struct ct_rcoro *rc_) {
+  char chain[CT_COROEV_MAX - 160], t[32], ev[CT_COROEV_MAX];
+  fmt_chain(st, sk, idx, b, chain, sizeof chain);
+  rc_->waits_for = b->waits_for;
+  rc_->never_destroyed = leak_worthy(r, b->c);
+  snprintf(ev, sizeof ev, "since %s it %s: stuck behind it, not a separate finding%s",
+           ct_at(r, b->c->susp_ts, t, sizeof t), chain,
+           rc_->never_destroyed ? "; also never destroyed (not repeated as a leak)" : "");
+  return ct_keep_evidence(rc_, ev);
+}
+
+/* Appends the nb coroutines behind the finding's to its title. */
+static void title_behind(struct ct_finding *f, size_t nb) {
+  size_t tl = strlen(f->title);
+  if (nb && tl < sizeof f->title)
+    snprintf(f->title + tl, sizeof f->title - tl, "; %zu more wait%s for them to finish", nb,
+             nb == 1 ? "s" : "");
+}
+
+/* The finding's line for its nb coroutines behind others: the first chain. */
+static int behind_summary(const struct ct_report *r, struct ct_state *st, const struct stuck *sk,
+                          struct ct_map *idx, struct ct_finding *f, size_t nb) {
+  (void)r;
+  for (size_t i = 0; i < f->ncoros; i++) {
+    const struct ct_coro *c = ct_map_get(&st->coros, f->coros[i].probe_id, 0);
+    const struct stuck *b = c ? stuck_of(sk, idx, c) : NULL;
+    if (!b || !b->behind)
+      continue;
+    char who[128], chain[256];
+    fmt_coro(st, c, who, sizeof who);
+    fmt_chain(st, sk, idx, b, chain, sizeof chain);
+    ct_add_evidence(f, "%s %s%s", who, chain,
+                    nb > 1 ? "; the others listed as behind wait for them the same way"
+                           : ": one bug, one finding");
+    return 0;
+  }
+  return 0;
+}
+
 /* The one finding of category cat over sk[0..n) (none if no coroutine is in
  * it): title, sites, per-coroutine evidence. 0 or -ENOMEM. */
 static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck *sk, size_t n,
-                         enum cat cat) {
+                         struct ct_map *idx, enum cat cat) {
   static const enum ct_sev sevs[CAT_N] = {
       CT_SEV_ERROR,   CT_SEV_ERROR, CT_SEV_WARNING, CT_SEV_WARNING, CT_SEV_INFO,   CT_SEV_WARNING,
       CT_SEV_WARNING, CT_SEV_ERROR, CT_SEV_ERROR,   CT_SEV_WARNING, CT_SEV_WARNING};
@@ -337,7 +478,7 @@ static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck 
   if (!cs)
     return -ENOMEM;
   for (size_t i = 0; i < n; i++)
-    if (sk[i].cat == cat) {
+    if (sk[i].cat == cat && !sk[i].behind) {
       cs[m++] = sk[i].c;
       uint64_t from = cat >= CAT_SCHED ? sk[i].c->woke_ts : sk[i].c->susp_ts;
       uint64_t left = r->end_ts > from ? r->end_ts - from : 0;
@@ -348,11 +489,13 @@ static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck 
   struct ct_finding *f;
   if (!m)
     goto out;
+  size_t nb = add_behind(sk, n, cs, m, cat);
   rc = -ENOMEM;
   enum ct_sev sev = cat == CAT_SCHED_END && r->killed ? CT_SEV_INFO : sevs[cat];
-  if (!(f = ct_new_finding(r, cat_kinds[cat], sev)) || (rc = ct_group_coros(r, st, f, cs, m, 0)))
+  if (!(f = ct_new_finding(r, cat_kinds[cat], sev)) ||
+      (rc = ct_group_coros(r, st, f, cs, m + nb, 0)))
     goto out;
-  f->count = m;
+  f->count = m + nb;
   const char *s = m == 1 ? "" : "s";
   char d[32], ex[80];
   ct_describe_exit(st, ex, sizeof ex);
@@ -420,14 +563,23 @@ static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck 
   default:
     break;
   }
+  title_behind(f, nb);
   if (uncertain(cat))
     ct_add_evidence(f,
                     "uncertain, so not an error: events were lost since their last resume, or "
                     "after their last event, and %s may be one of them",
                     lost_what(cat));
   size_t reused = 0, passed = 0, idle = 0;
-  mark_primary(r, f, cs, m, cat);
+  mark_primary(r, f, cs, m + nb, cat);
+  if (nb && (rc = behind_summary(r, st, sk, idx, f, nb)))
+    goto out;
   for (size_t i = 0; i < f->ncoros; i++) {
+    const struct stuck *b = stuck_of(sk, idx, cs[i]);
+    if (b && b->behind) {
+      if ((rc = behind_evidence(r, st, sk, idx, b, &f->coros[i])))
+        goto out;
+      continue;
+    }
     if ((rc = stuck_evidence(r, st, cs[i], cat, &f->coros[i])))
       goto out;
     reused += fd_reused_by(st, cs[i]) != 0;
@@ -452,7 +604,7 @@ static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck 
                     "%zu of them (likely_idle) parked at a site where each was woken at least %d "
                     "times in a row before: may simply be idle, e.g. an accept loop",
                     idle, IDLE_WAKES);
-  if (idle == m) {
+  if (idle && idle == f->ncoros) {
     f->sev = CT_SEV_WARNING;
     snprintf(f->title, sizeof f->title,
              "%zu coroutine%s never woken again where they were woken before: likely idle", m, s);
@@ -473,24 +625,32 @@ static int deadlock_findings(struct ct_report *r, struct ct_state *st, struct st
     size_t len = 0, k = i;
     do {
       sk[k].color = 3;
+      sk[k].cycle = cycles + 1;
       len++;
       k = (size_t) * (uint64_t *)ct_map_get(idx, sk[k].waits_for, 0);
     } while (k != i);
-    struct ct_coro **cs = malloc(len * sizeof *cs);
+    struct ct_coro **cs = malloc(n * sizeof *cs);
     if (!cs)
       return -ENOMEM;
     k = i;
     for (size_t j = 0; j < len; j++, k = (size_t) * (uint64_t *)ct_map_get(idx, sk[k].waits_for, 0))
       cs[j] = sk[k].c;
+    size_t nb = 0; /* and those that wait for one of them to finish */
+    for (size_t j = 0; j < n; j++)
+      if (sk[j].behind && sk[sk[j].root].cycle == cycles + 1)
+        cs[len + nb++] = sk[j].c;
     struct ct_finding *f = ct_new_finding(r, "deadlock", CT_SEV_ERROR);
-    int rc = f ? ct_group_coros(r, st, f, cs, len, 0) : -ENOMEM;
+    int rc = f ? ct_group_coros(r, st, f, cs, len + nb, 0) : -ENOMEM;
     free(cs);
     if (rc)
       return rc;
-    f->count = len;
+    f->count = len + nb;
     snprintf(f->title, sizeof f->title, "deadlock: %zu coroutines wait on each other in a cycle",
              len);
-    struct ct_coro **ms = malloc(len * sizeof *ms);
+    title_behind(f, nb);
+    if (nb && (rc = behind_summary(r, st, sk, idx, f, nb)))
+      return rc;
+    struct ct_coro **ms = malloc(f->ncoros * sizeof *ms);
     if (!ms)
       return -ENOMEM;
     for (size_t j = 0; j < f->ncoros; j++)
@@ -498,21 +658,34 @@ static int deadlock_findings(struct ct_report *r, struct ct_state *st, struct st
     mark_primary(r, f, ms, f->ncoros, CAT_DEADLOCK);
     free(ms);
     ct_add_evidence(f, "each waits on an object whose waiters were only ever woken by the next "
-                       "one, which is stuck too");
+                       "one, or for the next one to finish (a join), which is stuck too");
     for (size_t j = 0; j < f->ncoros; j++) {
       struct ct_rcoro *rc_ = &f->coros[j];
       const struct ct_coro *c = ct_map_get(&st->coros, rc_->probe_id, 0);
+      const struct stuck *b = stuck_of(sk, idx, c);
+      if (b && b->behind) {
+        if ((rc = behind_evidence(r, st, sk, idx, b, rc_)))
+          return rc;
+        continue;
+      }
       uint64_t times = 0;
       char obj[48], t[32];
       rc_->waits_for = waits_for(st, c, &times);
       fmt_obj(c, obj, sizeof obj);
       rc_->never_destroyed = leak_worthy(r, c);
       char ev[CT_COROEV_MAX];
-      snprintf(ev, sizeof ev,
-               "waits on %s since %s; its waiters were woken only by coroutine %" PRIu64
-               " (%" PRIu64 " time%s), which is stuck too%s",
-               obj, ct_at(r, c->susp_ts, t, sizeof t), rc_->waits_for, times, times == 1 ? "" : "s",
-               rc_->never_destroyed ? "; also never destroyed (not repeated as a leak)" : "");
+      if (c->wait == 4)
+        snprintf(ev, sizeof ev,
+                 "waits since %s for coroutine %" PRIu64 " to finish, which is stuck too%s",
+                 ct_at(r, c->susp_ts, t, sizeof t), rc_->waits_for,
+                 rc_->never_destroyed ? "; also never destroyed (not repeated as a leak)" : "");
+      else
+        snprintf(ev, sizeof ev,
+                 "waits on %s since %s; its waiters were woken only by coroutine %" PRIu64
+                 " (%" PRIu64 " time%s), which is stuck too%s",
+                 obj, ct_at(r, c->susp_ts, t, sizeof t), rc_->waits_for, times,
+                 times == 1 ? "" : "s",
+                 rc_->never_destroyed ? "; also never destroyed (not repeated as a leak)" : "");
       if (ct_keep_evidence(rc_, ev))
         return -ENOMEM;
     }
@@ -567,10 +740,11 @@ int ct_stuck_findings(struct ct_report *r, struct ct_state *st, uint64_t stuck_n
       sk[i].waits_for = 0;
   }
   find_cycles(sk, n, &idx);
+  mark_behind(sk, n, &idx);
   if ((rc = deadlock_findings(r, st, sk, n, &idx)))
     goto out;
   for (int cat = 0; cat < CAT_N; cat++)
-    if (cat != CAT_DEADLOCK && (rc = stuck_finding(r, st, sk, n, (enum cat)cat)))
+    if (cat != CAT_DEADLOCK && (rc = stuck_finding(r, st, sk, n, &idx, (enum cat)cat)))
       goto out;
   rc = 0;
 out:

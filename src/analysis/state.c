@@ -12,6 +12,7 @@
 /* Without a module map, more distinct suspend addresses than this, and more
  * than one per two coroutines, are a reference SDK's frame addresses. */
 #define NOT_CODE_SITES 1024
+#define CT_SITE_TEXT_MAX 1024 /* a text site's file or function, decoded */
 
 int ct_state_new(uint64_t blocker_ns, struct ct_state **out) {
   struct ct_state *s = calloc(1, sizeof *s);
@@ -656,6 +657,16 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
   case CT_LINE_OTHER:
     s->other_records++;
     return 0;
+  case CT_LINE_SITE: { /* a text site (corotracer_site): named, not symbolized */
+    char file[CT_SITE_TEXT_MAX], function[CT_SITE_TEXT_MAX];
+    ct_str_copy(&l->file, file, sizeof file);
+    ct_str_copy(&l->function, function, sizeof function);
+    int rc = ct_symbolizer_add_text(s->sym, l->site, file, l->line > INT32_MAX ? 0 : (int)l->line,
+                                    function);
+    if (rc && rc != -EINVAL && !s->sym_err)
+      s->sym_err = rc; /* as for a module line: symbols lost, not the report */
+    return 0;
+  }
   }
   return 0;
 }

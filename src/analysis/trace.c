@@ -58,6 +58,8 @@ static struct key key_of(const char *k, size_t n) {
     KEY_IN(CT_KEY_HOST, CT_K_HOST, V_STR, host);
     KEY_IN(CT_KEY_PATH, CT_K_PATH, V_STR, path);
     KEY(CT_KEY_EXIT, CT_K_EXIT, V_NESTED);
+    KEY_IN(CT_KEY_FILE, CT_K_FILE, V_STR, file);
+    KEY_IN(CT_KEY_LINE, CT_K_LINE, V_U64, line);
     KEY_IN(CT_KEY_LOST, CT_K_LOST, V_U64, lost);
     KEY_IN(CT_KEY_TORN, CT_K_TORN, V_U64, torn);
     KEY(CT_KEY_CODE, CT_K_CODE, V_I64);
@@ -87,6 +89,7 @@ static struct key key_of(const char *k, size_t n) {
     break;
   case 8:
     KEY_IN(CT_KEY_PROBE_ID, CT_K_PROBE_ID, V_U64, probe_id);
+    KEY_IN(CT_KEY_FUNCTION, CT_K_FUNCTION, V_STR, function);
     KEY_IN(CT_KEY_BIRTH_TS, CT_K_BIRTH_TS, V_U64, birth_ts);
     break;
   case 9:
@@ -388,18 +391,18 @@ static const char *parse_value(const char *p, const char *e, struct key k, struc
       else
         l->kind = kinds[i];
     } else if (k.vt == V_WAIT) {
-      static const char *const names[] = {"fd", "ptr", "exit", NULL}; /* wait 1, 2, 3 */
+      static const char *const names[] = {"fd", "ptr", "exit", "coroutine", NULL}; /* wait 1..4 */
       int i = name_in(s, names);
       if (i < 0)
         *shape = 1;
       else
         l->wait = i + 1;
     } else {
-      static const char *const names[] = {"meta",        "process", "module", "coroutine",
-                                          "station_end", "end",     "cut",    NULL};
+      static const char *const names[] = {"meta", "process", "module", "coroutine", "station_end",
+                                          "end",  "cut",     "site",   NULL};
       static const enum ct_line_type types[] = {
           CT_LINE_META,        CT_LINE_PROCESS, CT_LINE_MODULE, CT_LINE_COROUTINE,
-          CT_LINE_STATION_END, CT_LINE_END,     CT_LINE_CUT};
+          CT_LINE_STATION_END, CT_LINE_END,     CT_LINE_CUT,    CT_LINE_SITE};
       int i = name_in(s, names);
       l->type = i < 0 ? CT_LINE_OTHER : types[i];
     }
@@ -459,7 +462,7 @@ enum ct_line_err ct_line_from_event(const struct ct_ev_item *e, struct ct_line *
       have |= 1ull << CT_K_SITE;
     }
   }
-  if (e->kind == CT_EV_SUSPEND && e->wait >= 1 && e->wait <= 3) {
+  if (e->kind == CT_EV_SUSPEND && e->wait >= 1 && e->wait <= 4) {
     out->wait = e->wait;
     have |= 1ull << CT_K_WAIT;
     if (e->wait != 3) {
@@ -499,6 +502,9 @@ enum ct_line_err ct_parse_line_general(const char *line, size_t len, struct ct_l
     case CT_LINE_COROUTINE:
     case CT_LINE_STATION_END:
       return NEED(out, CT_K_PROBE_ID) ? CT_LINE_OK : CT_LINE_SHAPE;
+    case CT_LINE_SITE:
+      return NEED(out, CT_K_PID, CT_K_SITE, CT_K_FILE, CT_K_LINE, CT_K_FUNCTION) ? CT_LINE_OK
+                                                                                 : CT_LINE_SHAPE;
     default:
       return CT_LINE_OK;
     }
@@ -734,6 +740,8 @@ static int parse_fast(const char *p, const char *e, struct ct_line *l) {
         l->wait = 2;
       else if (FAST_LIT("\"exit\""))
         l->wait = 3;
+      else if (FAST_LIT("\"coroutine\""))
+        l->wait = 4;
       else
         return 0;
       break;

@@ -21,6 +21,7 @@ enum ct_line_type {
   CT_LINE_STATION_END,
   CT_LINE_END,
   CT_LINE_CUT,   /* the engine cut the trace here after a write error (reason: "ENOSPC") */
+  CT_LINE_SITE,  /* a text site: its token (site) names file:line in function */
   CT_LINE_OTHER, /* a record of a type we do not know: skipped, not an error */
 };
 
@@ -86,6 +87,9 @@ enum {
   CT_K_ERROR,   /* end: the engine's error, e.g. the target corrupted its memory */
   CT_K_CORRUPT, /* station_end: its counters held what cannot be true */
   CT_K_REASON,
+  CT_K_FILE, /* site: the text site's file, line, function */
+  CT_K_LINE,
+  CT_K_FUNCTION,
   CT_K_COUNT_
 };
 #define CT_HAS(l, k) (((l)->have >> (k)) & 1u)
@@ -103,14 +107,14 @@ struct ct_line {
   enum ct_line_type type;
   enum ct_ev_kind kind;
   int is_active;
-  int wait;       /* 0 none, 1 fd, 2 ptr, 3 exit (returned) */
+  int wait;       /* 0 none, 1 fd, 2 ptr, 3 exit (returned), 4 coroutine (obj its id) */
   int obj_is_str; /* obj came as a "0x..." string */
   int corrupt;    /* station_end "corrupt" (CT_K_CORRUPT) */
   uint64_t probe_id, tid, addr, seq, ts, ev, site, obj, from, parent;
   uint64_t pid, start, end, offset, station, birth_ts, create_site;
-  uint64_t events, harvested, lost, torn, untraced, mono_ns, wall_ns, target_pid;
+  uint64_t events, harvested, lost, torn, untraced, mono_ns, wall_ns, target_pid, line;
   int64_t exit_code, exit_signal; /* from exit{code|signal}; CT_K_CODE / CT_K_SIGNAL */
-  struct ct_str path, label, run_id, host, format, event, exit_name, error, reason;
+  struct ct_str path, label, run_id, host, format, event, exit_name, error, reason, file, function;
 };
 
 /* 1 when l starts a new run: a meta line after `lines` other lines of the

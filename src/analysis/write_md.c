@@ -70,7 +70,9 @@ static void coro_table(FILE *f, const struct ct_finding *fi, int idle) {
       fprintf(f, "fd %" PRId64, (int64_t)c->obj);
     else if (c->wait == 2)
       fprintf(f, "0x%" PRIx64, c->obj);
-    if (c->waits_for)
+    else if (c->wait == 4)
+      fprintf(f, "coroutine %" PRIu64, c->obj);
+    if (c->waits_for && c->wait != 4)
       fprintf(f, " (coroutine %" PRIu64 ")", c->waits_for);
     fputs(" | ", f);
     if (c->site_index >= 0)

@@ -53,10 +53,11 @@ enum ctp_kind {
 /* ctp_slot.wait_kind: what obj means on a SUSPEND. */
 enum ctp_wait {
   CTP_WAIT_NONE = 0,
-  CTP_WAIT_FD = 1,   /* obj = file descriptor */
-  CTP_WAIT_PTR = 2,  /* obj = address of a wait object (mutex, channel, ...) */
-  CTP_WAIT_EXIT = 3, /* the final suspend: the coroutine returned (obj 0) */
-  CTP_WAIT_MAX_ = 4
+  CTP_WAIT_FD = 1,        /* obj = file descriptor */
+  CTP_WAIT_PTR = 2,       /* obj = address of a wait object (mutex, channel, ...) */
+  CTP_WAIT_EXIT = 3,      /* the final suspend: the coroutine returned (obj 0) */
+  CTP_WAIT_COROUTINE = 4, /* obj = probe_id of the coroutine it waits for (join, await) */
+  CTP_WAIT_MAX_ = 5
 };
 
 /* ctp_station.ext_flags bits. */
@@ -146,7 +147,11 @@ struct ctp_header {
   _Atomic uint32_t napping;     /* 0x06C 1 = engine napping between passes: a writer past a quarter
                                  * of its ring may take it (1 -> 0) and send a byte (a hint) */
   uint64_t v2_size;             /* 0x070 bytes of the whole file, v2 areas included */
-  uint8_t reserved[904];        /* 0x078 zero, reserved */
+  /* 0x078..0x087: text sites (corotracer_site), our engine only; zero: none. */
+  uint64_t sites_off;          /* 0x078 the text-site area (CTP_SITES_BYTES), from the file start */
+  uint32_t sites_bytes;        /* 0x080 its size */
+  _Atomic uint32_t sites_used; /* 0x084 bytes claimed (probe fetch_add; may pass sites_bytes) */
+  uint8_t reserved[888];       /* 0x088 zero, reserved */
 };
 
 /* ---- v2: per-thread rings, station reuse (docs/PROTOCOL.md "v2") ---------- */
@@ -213,6 +218,29 @@ struct ctp_queue {
 #define CTP_RING_BYTES_MAX (64u << 20)
 #define CTP_RINGS_MAX 4096u
 
+/* ---- text sites (docs/PROTOCOL.md "Text sites") ---------------------------- */
+
+/* A site with this bit set is no code address but a text site: the offset of
+ * its record in the text-site area (user-space code addresses never have it). */
+#define CTP_SITE_TEXT (UINT64_C(1) << 63)
+/* The area's size, set by our engine. */
+#define CTP_SITES_BYTES (1u << 20)
+/* Longest file or function name a record keeps (bytes, NUL excluded). */
+#define CTP_SITE_NAME_MAX 255u
+
+/* One text site: 8-byte aligned in the area, at the offset the probe claimed.
+ * The probe writes line, pid and text (file NUL function NUL), then
+ * release-stores len (the record's bytes, a multiple of 8): 0 is "not yet
+ * written". The engine acquire-loads len and checks every field against the
+ * area before use. */
+struct ctp_site_rec {
+  _Atomic uint32_t len; /* 0x00 */
+  uint32_t line;        /* 0x04 */
+  uint32_t pid;         /* 0x08 */
+  uint32_t pad;         /* 0x0C zero */
+  char text[];          /* 0x10 file NUL function NUL, zero-padded to len */
+};
+
 /* ---- every offset and size, pinned -------------------------------------- */
 /* Field f of struct s at offset off; the message names both. */
 #define CTP_PIN(s, f, off) _Static_assert(offsetof(struct s, f) == (off), #s "." #f);
@@ -235,7 +263,7 @@ struct ctp_queue {
   X(s, harvest_epoch, 0x038) X(s, waiters, 0x03C) X(s, clock, 0x040) X(s, ring_count, 0x044) \
   X(s, ring_bytes, 0x048) X(s, rings_fresh, 0x04C) X(s, rings_off, 0x050) X(s, station_q_off, 0x058) \
   X(s, ring_q_off, 0x060) X(s, no_ring, 0x068) X(s, napping, 0x06C) X(s, v2_size, 0x070) \
-  X(s, reserved, 0x078)
+  X(s, sites_off, 0x078) X(s, sites_bytes, 0x080) X(s, sites_used, 0x084) X(s, reserved, 0x088)
 #define CTP_REC_LAYOUT(X, s) \
   X(s, ts, 0x00) X(s, station, 0x08) X(s, gen, 0x0C) X(s, kind, 0x0E) \
   X(s, wait, 0x0F) X(s, site, 0x10) X(s, obj, 0x18)
@@ -244,6 +272,8 @@ struct ctp_queue {
   X(s, state, 0x18) X(s, owner_gen, 0x1C) X(s, tail, 0x40)
 #define CTP_QUEUE_LAYOUT(X, s) \
   X(s, head, 0x00) X(s, tail, 0x40) X(s, ent, 0x80)
+#define CTP_SITE_REC_LAYOUT(X, s) \
+  X(s, len, 0x00) X(s, line, 0x04) X(s, pid, 0x08) X(s, pad, 0x0C) X(s, text, 0x10)
 // clang-format on
 
 _Static_assert(sizeof(struct ctp_slot) == 64, "ctp_slot size");
@@ -258,6 +288,8 @@ _Static_assert(sizeof(struct ctp_ring) == CTP_RING_HDR, "ctp_ring size");
 CTP_RING_LAYOUT(CTP_PIN, ctp_ring)
 _Static_assert(sizeof(struct ctp_queue) == 128, "ctp_queue size");
 CTP_QUEUE_LAYOUT(CTP_PIN, ctp_queue)
+_Static_assert(sizeof(struct ctp_site_rec) == 16, "ctp_site_rec size");
+CTP_SITE_REC_LAYOUT(CTP_PIN, ctp_site_rec)
 
 /* The atomics must be plain lock-free words, or the layout means nothing. */
 _Static_assert(sizeof(_Atomic uint64_t) == 8 && sizeof(_Atomic uint32_t) == 4, "atomic sizes");

@@ -4,7 +4,7 @@ CLI_SRCS += src/engine/run_main.c src/engine/opts.c src/engine/rundir.c src/engi
             src/engine/guard.c src/engine/harvest.c src/engine/modules.c src/engine/writer.c \
             src/engine/status.c src/engine/sched.c src/engine/clock.c src/engine/rings.c \
             src/engine/records.c src/engine/sink.c \
-            src/engine/ctrace_enc.c src/engine/flight.c
+            src/engine/ctrace_enc.c src/engine/flight.c src/engine/sites.c
 
 # The trace writer's formatting benchmark (links the writer alone).
 $(O)/bench/bench-writer: $(O)/obj/bench/bench-writer.o $(O)/obj/src/engine/writer.o \
@@ -16,6 +16,7 @@ PROGS += $(O)/bench/bench-writer
 
 # The engine's reading of shared memory, for tests/fuzz/fuzz-shm.c.
 FUZZ_SRCS_shm := src/engine/harvest.c src/engine/writer.c src/engine/modules.c src/engine/rings.c \
+                 src/engine/sites.c \
                  src/engine/records.c src/engine/sink.c src/engine/clock.c \
                  src/engine/ctrace_enc.c src/engine/flight.c src/analysis/trace.c src/analysis/trace_read.c \
                  src/analysis/ctrace_dec.c src/analysis/text.c

@@ -174,7 +174,7 @@ void ct_ctw_event(struct ct_ctw *e, const struct ct_ev_item *ev) {
     *p++ = ev->wait;
     if (ev->wait == CTP_WAIT_FD)
       p = ctr_put_varint(p, ctr_zigzag((int64_t)ev->obj));
-    else if (ev->wait == CTP_WAIT_PTR)
+    else if (ev->wait == CTP_WAIT_PTR || ev->wait == CTP_WAIT_COROUTINE)
       p = ctr_put_varint(p, ev->obj);
   } else if (op == CTR_OP_WAKE || op == CTR_OP_CREATE) {
     p = ctr_put_varint(p, ev->obj);

@@ -259,6 +259,10 @@ void ct_rec_meta(struct ct_writer *w, const struct ct_meta *m);
 void ct_rec_process(struct ct_writer *w, pid_t pid, const char *event, uint64_t ts);
 struct ct_module;
 void ct_rec_module(struct ct_writer *w, pid_t pid, const struct ct_module *m);
+/* One text site (sites.c): token site (CTP_SITE_TEXT | offset) of process pid
+ * names file:line in function. */
+void ct_rec_site(struct ct_writer *w, uint32_t pid, uint64_t site, const char *file, uint32_t line,
+                 const char *function);
 void ct_rec_coroutine(struct ct_writer *w, const struct ct_coro_item *c);
 void ct_rec_event(struct ct_writer *w, const struct ct_ev_item *e);
 void ct_rec_station_end(struct ct_writer *w, const struct ct_station_end *e);
@@ -693,6 +697,21 @@ void ct_harvest_cover_site(struct ct_harvest *h, uint32_t pid, uint64_t site, ui
 /* Size of the file for these options, and with v2 the header's v2 fields
  * (hdr may be NULL to only size it). */
 uint64_t ct_layout(const struct ct_opts *o, struct ctp_header *hdr);
+
+/* ---- sites.c: the text-site area ----------------------------------------- */
+/* The engine's view of the area: where it is (from the engine's own layout,
+ * never from the file) and how far it has been read. */
+struct ct_sites {
+  const char *area;
+  struct ctp_header *hdr;
+  uint32_t bytes;
+  uint32_t done; /* records below this offset are written as lines */
+  int bad;       /* a malformed record stopped the reading */
+};
+void ct_sites_init(struct ct_sites *s, void *map, uint64_t off, uint32_t bytes);
+/* Writes a `site` line to w for each record published since the last call;
+ * returns how many. Reads the shared file: call it under the SIGBUS guard. */
+int ct_sites_scan(struct ct_sites *s, struct ct_writer *w);
 
 /* ---- SIGBUS guard (guard.c) ---------------------------------------------- */
 /* Catch SIGBUS raised by reads of [base, base+len) (the shared file was

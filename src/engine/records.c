@@ -103,6 +103,20 @@ void ct_rec_module(struct ct_writer *w, pid_t pid, const struct ct_module *m) {
   ct_w_str(w, "}\n");
 }
 
+void ct_rec_site(struct ct_writer *w, uint32_t pid, uint64_t site, const char *file, uint32_t line,
+                 const char *function) {
+  ct_w_str(w, "{" CT_KQ(TYPE) "\"site\"," CT_KQ(PID));
+  ct_w_u64(w, pid);
+  ct_w_str(w, "," CT_KQ(SITE));
+  ct_w_hex(w, site);
+  ct_w_str(w, "," CT_KQ(FILE));
+  ct_w_json(w, file, strlen(file));
+  kv(w, CT_KEY_LINE, line);
+  ct_w_str(w, "," CT_KQ(FUNCTION));
+  ct_w_json(w, function, strlen(function));
+  ct_w_str(w, "}\n");
+}
+
 void ct_rec_coroutine(struct ct_writer *w, const struct ct_coro_item *c) {
   ct_w_str(w, "{" CT_KQ(TYPE) "\"coroutine\"");
   kv(w, CT_KEY_PROBE_ID, c->probe_id);
@@ -172,6 +186,9 @@ void ct_rec_event(struct ct_writer *w, const struct ct_ev_item *e) {
     p = ct_put_hex(p, e->obj);
   } else if (e->kind == CTP_KIND_SUSPEND && e->wait == CTP_WAIT_EXIT) {
     p = CT_PUT_LIT(p, "," CT_KQ(WAIT) "\"exit\"");
+  } else if (e->kind == CTP_KIND_SUSPEND && e->wait == CTP_WAIT_COROUTINE) {
+    p = CT_PUT_LIT(p, "," CT_KQ(WAIT) "\"coroutine\"," CT_KQ(OBJ));
+    p = ct_put_u64(p, e->obj);
   } else if (e->kind == CTP_KIND_WAKE) {
     p = CT_PUT_LIT(p, "," CT_KQ(FROM));
     p = ct_put_u64(p, e->obj);

@@ -64,6 +64,7 @@ struct run {
   struct ct_clock clock;
   struct ct_procs procs;
   struct ct_harvest h;
+  struct ct_sites sites; /* the text-site area's reader */
   struct ct_status status;
   struct ct_flight flight; /* --flight: the window (the sink writes into it) */
   uint32_t dumps_sent;     /* SIGUSR1 dumps handed to the sink */
@@ -84,7 +85,15 @@ struct run {
 };
 
 /* ---- access to the shared file --------------------------------------------- */
-enum pass_op { PASS_SCAN, PASS_SCAN_FULL, PASS_SLEEP, PASS_WAKE, PASS_FINISH, PASS_LIVE };
+enum pass_op {
+  PASS_SCAN,
+  PASS_SCAN_FULL,
+  PASS_SLEEP,
+  PASS_WAKE,
+  PASS_FINISH,
+  PASS_LIVE,
+  PASS_SITES
+};
 
 struct pass {
   struct run *r;
@@ -124,6 +133,9 @@ static void do_pass(struct pass *p) {
     break;
   case PASS_LIVE:
     p->live = ct_harvest_live(h);
+    break;
+  case PASS_SITES: /* text sites published since the last look: site lines */
+    ct_sites_scan(&p->r->sites, &p->r->sink.tw);
     break;
   }
   uint32_t alloc = atomic_load_explicit(&hdr->allocated_count, memory_order_relaxed);
@@ -400,6 +412,7 @@ static void harvest_loop(struct run *r) {
       r->late_max = now - r->h.first_ts;
     blocked = 0;
     int attached = serve_fds(r);
+    guarded(r, PASS_SITES);
     if (r->t.exited)
       break;
     uint64_t elapsed = now - last_scan;
@@ -535,6 +548,7 @@ static int finish(struct run *r, uint64_t start_mono) {
   describe_exit(r, desc, sizeof(desc));
   e.engine_cpu_us = ct_now_ns(CLOCK_PROCESS_CPUTIME_ID) / 1000u;
   e.harvest_cpu_us = ct_now_ns(CLOCK_THREAD_CPUTIME_ID) / 1000u; /* the loop is this thread */
+  guarded(r, PASS_SITES); /* the last ones, before the end line */
   ct_rec_end(&r->sink.tw, &e);
   if (r->o.flight)
     flight_final(r);
@@ -617,6 +631,7 @@ int ct_run_main(int argc, char **argv) {
   }
   if (live)
     fprintf(stderr, "corotracer: live dashboard at %s\n", ct_live_url(live));
+  ct_sites_init(&r.sites, r.rt.map, ct_layout(&r.o, NULL), CTP_SITES_BYTES);
   if ((e = ct_harvest_init(&r.h, r.rt.map, r.rt.map_len, r.o.stations, &r.procs, &r.sink,
                            &r.clock))) {
     fprintf(stderr, "corotracer: harvest: %s\n", strerror(-e));

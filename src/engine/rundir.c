@@ -112,7 +112,8 @@ static void write_header(struct ct_rt *rt, uint32_t n, const struct ct_opts *o) 
   h->engine_pid = (uint64_t)getpid();
   h->mode = o->lossless ? CTP_MODE_LOSSLESS : 0;
   h->lossless_ms = (uint32_t)o->lossless_ms;
-  ct_layout(o, h);
+  h->sites_off = ct_layout(o, h); /* the text-site area ends the file */
+  h->sites_bytes = CTP_SITES_BYTES;
 }
 
 static int make_socket(struct ct_rt *rt, const char *path, char *why, size_t whylen) {
@@ -159,7 +160,7 @@ int ct_rt_create(struct ct_rt *rt, const struct ct_opts *o, char *why, size_t wh
   memset(rt, 0, sizeof(*rt));
   rt->shm_fd = -1;
   rt->listen_fd = -1;
-  rt->map_len = (size_t)ct_layout(o, NULL);
+  rt->map_len = (size_t)ct_layout(o, NULL) + CTP_SITES_BYTES;
   int rc = 0;
   if (!o->sock_path && (rc = make_dir(rt, why, whylen)))
     goto out;

@@ -286,6 +286,8 @@ static void susp_name(const struct cx_event *e, const struct cx_site *s, char *b
     snprintf(obj, sizeof obj, "fd %" PRIu64, e->obj);
   else if (e->wait == 2)
     snprintf(obj, sizeof obj, "ptr 0x%" PRIx64, e->obj);
+  else if (e->wait == 4)
+    snprintf(obj, sizeof obj, "coroutine %" PRIu64, e->obj);
   if (s && s->rs.sym.function)
     snprintf(at, sizeof at, " @ %s", s->rs.sym.function);
   else if (e->has_site)

@@ -214,7 +214,7 @@ static int event_row(void *ctx, size_t run_ix, const struct cx_event *e) {
   vhex(&r, e->addr);
   vint(&r, e->seq);
   vhex_if(&r, e->has_site, e->site);
-  vtext(&r, e->wait == 1 ? "fd" : e->wait == 2 ? "ptr" : NULL);
+  vtext(&r, e->wait == 1 ? "fd" : e->wait == 2 ? "ptr" : e->wait == 4 ? "coroutine" : NULL);
   if (e->wait)
     vobj(&r, e->obj_is_str, e->obj);
   else
@@ -287,7 +287,7 @@ static int rows_findings(const struct cx_run *run, int t, cx_row_fn fn, void *ct
       vint(&r, i);
       vint(&r, c->probe_id);
       vtext(&r, c->label);
-      vtext(&r, c->wait == 1 ? "fd" : c->wait == 2 ? "ptr" : NULL);
+      vtext(&r, c->wait == 1 ? "fd" : c->wait == 2 ? "ptr" : c->wait == 4 ? "coroutine" : NULL);
       if (c->wait)
         vobj(&r, c->wait == 2, c->obj);
       else

@@ -187,6 +187,12 @@ static int ct_map_file(const char *path, uint32_t n, struct ctp_header **hdr, ui
   }
   *v2 = ct_v2_offered(&h, n, (uint64_t)stbuf.st_size);
   *len = *v2 ? h.v2_size : CTP_FILE_SIZE(n);
+  /* Our engine's text-site area (corotracer_site), after the others, in the
+   * file: mapped too. Otherwise corotracer_site finds none. */
+  if (h.ext_magic == CTP_EXT_MAGIC && h.sites_bytes && h.sites_off % 8 == 0 &&
+      h.sites_off >= *len && h.sites_off <= (uint64_t)stbuf.st_size &&
+      h.sites_bytes <= (uint64_t)stbuf.st_size - h.sites_off)
+    *len = h.sites_off + h.sites_bytes;
   void *base = mmap(NULL, (size_t)*len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) {
     rc = -errno;

@@ -1,5 +1,5 @@
 # src/probe/build.mk - the probe SDK (libcorotracer), its tests and benchmark.
-LIB_SRCS += src/probe/attach.c src/probe/probe.c src/probe/ring.c src/probe/wait.c
+LIB_SRCS += src/probe/attach.c src/probe/probe.c src/probe/ring.c src/probe/wait.c src/probe/site.c
 TESTS += $(O)/tests/test-layout $(O)/tests/test-probe $(O)/tests/test-probe-fd $(O)/tests/test-probe-v2
 PROGS += $(O)/bench/bench-probe
 

@@ -14,7 +14,9 @@
 #include "probe/ring.h"
 _Static_assert((int)COROTRACER_WAIT_NONE == CTP_WAIT_NONE &&
                    (int)COROTRACER_WAIT_FD == CTP_WAIT_FD &&
-                   (int)COROTRACER_WAIT_PTR == CTP_WAIT_PTR,
+                   (int)COROTRACER_WAIT_PTR == CTP_WAIT_PTR &&
+                   (int)COROTRACER_WAIT_EXIT == CTP_WAIT_EXIT &&
+                   (int)COROTRACER_WAIT_COROUTINE == CTP_WAIT_COROUTINE,
                "the SDK's wait kinds are the protocol's");
 
 /* Probe ids picked for id == 0: bit 63 keeps them clear of user-space
@@ -232,6 +234,12 @@ corotracer_co *corotracer_create(uint64_t id, const char *label, const void *sit
   else
     ct_emit(st, now, CTP_KIND_CREATE, where, CTP_WAIT_NONE, parent);
   return (corotracer_co *)st;
+}
+
+/* Contract: see include/corotracer.h. The station's probe_id, stored by
+ * create on this handle before it was returned. */
+uint64_t corotracer_id(const corotracer_co *co) {
+  return co ? __atomic_load_n(&((const struct ctp_station *)co)->probe_id, __ATOMIC_RELAXED) : 0;
 }
 
 /* Contract: see include/corotracer.h. */

@@ -52,6 +52,13 @@ struct cache_ent {
   int rc;
 };
 
+/* A text site: its token and what the program named (owned). */
+struct text_site {
+  uint64_t site; /* 0: a free entry */
+  char *file, *function;
+  int line;
+};
+
 struct ct_symbolizer {
   struct sym_file *files;
   size_t nfiles, capfiles;
@@ -63,6 +70,8 @@ struct ct_symbolizer {
   size_t nnames, capnames;
   char **skip; /* the caller's --skip-frames patterns, after the built-in ones */
   size_t nskip, capskip;
+  struct text_site *texts; /* open addressing by token, power-of-two size */
+  size_t ntexts, captexts;
 };
 
 /* Frames that are the runtime's, not the user's: our SDK's inline wrappers,
@@ -112,6 +121,11 @@ void ct_symbolizer_free(ct_symbolizer *s) {
   for (size_t i = 0; i < s->nskip; i++)
     free(s->skip[i]);
   free(s->skip);
+  for (size_t i = 0; i < s->captexts; i++) {
+    free(s->texts[i].file);
+    free(s->texts[i].function);
+  }
+  free(s->texts);
   free(s->files);
   free(s->maps);
   free(s->cache);
@@ -157,6 +171,48 @@ int ct_symbolizer_add_module(ct_symbolizer *s, uint32_t pid, uint64_t start, uin
     return -EINVAL;
   return add_map(s, (struct sym_map){.pid = pid, .start = start, .end = end, .offset = offset},
                  path);
+}
+
+/* The entry of token site in s->texts (a free one if absent); NULL if none. */
+static struct text_site *text_slot(const ct_symbolizer *s, uint64_t site) {
+  if (!s->captexts)
+    return NULL;
+  size_t mask = s->captexts - 1, i = (size_t)((site * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+  while (s->texts[i].site && s->texts[i].site != site)
+    i = (i + 1) & mask;
+  return &s->texts[i];
+}
+
+int ct_symbolizer_add_text(ct_symbolizer *s, uint64_t site, const char *file, int line,
+                           const char *function) {
+  if (!(site & CT_SYM_TEXT_BIT))
+    return -EINVAL;
+  if ((s->ntexts + 1) * 2 > s->captexts) { /* at most half full */
+    size_t cap = s->captexts ? s->captexts * 2 : 64;
+    struct text_site *old = s->texts;
+    size_t oldcap = s->captexts;
+    if (!(s->texts = calloc(cap, sizeof *s->texts))) {
+      s->texts = old;
+      return -ENOMEM;
+    }
+    s->captexts = cap;
+    for (size_t i = 0; i < oldcap; i++)
+      if (old[i].site)
+        *text_slot(s, old[i].site) = old[i];
+    free(old);
+  }
+  struct text_site *t = text_slot(s, site);
+  if (t->site)
+    return 0;
+  char *f = strdup(file), *fn = strdup(function);
+  if (!f || !fn) {
+    free(f);
+    free(fn);
+    return -ENOMEM;
+  }
+  *t = (struct text_site){site, f, fn, line};
+  s->ntexts++;
+  return 0;
 }
 
 int ct_symbolizer_skip_frames(ct_symbolizer *s, const char *patterns) {
@@ -545,6 +601,16 @@ static void demangle_function(ct_symbolizer *s, struct ct_sym *out) {
 /* The uncached lookup. */
 static int lookup(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_ret, struct ct_sym *out) {
   memset(out, 0, sizeof *out);
+  if (pc & CT_SYM_TEXT_BIT) { /* a text site: as the program named it */
+    const struct text_site *t = text_slot(s, pc);
+    if (!t || !t->site)
+      return -ENOENT;
+    out->function = t->function[0] ? t->function : NULL;
+    out->file = t->file[0] ? t->file : NULL;
+    out->line = t->line;
+    out->module = t->file; /* no module: the named file stands for one */
+    return 0;
+  }
   const struct sym_map *m = find_map(s, pid, pc);
   if (!m)
     return -ENOENT;

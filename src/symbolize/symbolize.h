@@ -45,9 +45,19 @@ int ct_symbolizer_add_static(ct_symbolizer *s, const char *path);
  * Call before the first lookup. */
 int ct_symbolizer_skip_frames(ct_symbolizer *s, const char *patterns);
 
-/* Look pc up in pid's modules. is_return_address: pc is a return address, so
- * the call instruction (pc - 1) is looked up. Returns 0 with *out filled (maybe
- * only module+offset), -ENOENT when no module contains pc. Results are cached. */
+/* Text sites (corotracer_site): a site with bit 63 set is no code address but
+ * a token the trace's `site` lines name. */
+#define CT_SYM_TEXT_BIT (UINT64_C(1) << 63)
+
+/* Add the text site `site` (a token with CT_SYM_TEXT_BIT): file:line in
+ * function, as the program gave them (copied). A token added again keeps
+ * its first text. */
+int ct_symbolizer_add_text(ct_symbolizer *s, uint64_t site, const char *file, int line,
+                           const char *function);
+
+/* Look pc up in pid's modules (a text site: in the text sites, for any pid). is_return_address: pc
+ * is a return address, so the call instruction (pc - 1) is looked up. Returns 0 with *out filled
+ * (maybe only module+offset), -ENOENT when no module contains pc. Results are cached. */
 int ct_symbolize(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_return_address,
                  struct ct_sym *out);
 

@@ -6,7 +6,9 @@
  * header; then its live scans, sleep re-scan, final scan and totals run over
  * it and must neither crash nor read outside it (ASan). Between passes the
  * input's tail overwrites the file again, layout fields included (the engine
- * must have kept its own copies). The binary trace goes to a memory file,
+ * must have kept its own copies). A small text-site area follows the file
+ * (any records, lengths, names: the engine's site lines must still parse).
+ * The binary trace goes to a memory file,
  * which the reader must then frame whole: whatever the shared memory held,
  * the engine writes nothing the reader cannot read. */
 #include <stdint.h>
@@ -31,15 +33,17 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
 }
 
 #define FUZZ_STATIONS 8u
+#define FUZZ_SITES 4096u /* bytes of the text-site area after the file */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   struct ct_opts o = {.stations = FUZZ_STATIONS, .rings = 2, .ring_kib = 4};
   size_t len = (size_t)ct_layout(&o, NULL);
-  void *map = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+  size_t all = len + FUZZ_SITES;
+  void *map = aligned_alloc(4096, (all + 4095) & ~(size_t)4095);
   if (!map)
     return 0;
-  memset(map, 0, len);
-  memcpy(map, data, size < len ? size : len);
+  memset(map, 0, all);
+  memcpy(map, data, size < all ? size : all);
   /* The engine's own header fields (the input decides the rest, v1 mode or
    * lossless included). */
   struct ctp_header *h = map;
@@ -74,6 +78,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       uint64_t events, lost;
       ct_harvest_finish(&hv, &events, &lost);
       (void)ct_harvest_live(&hv);
+      struct ct_sites sites;
+      ct_sites_init(&sites, map, len, FUZZ_SITES);
+      ct_sites_scan(&sites, &sink.tw);
+      h->sites_used += 64; /* more claimed: read again from where it stopped */
+      ct_sites_scan(&sites, &sink.tw);
     }
     ct_harvest_free(&hv);
     ct_sink_close(&sink);

@@ -2,7 +2,7 @@
 # One command a line; T is in ms from 1000 s of CLOCK_MONOTONIC:
 #   meta                           first line of our engine (target_pid 4242)
 #   module START END OFFSET PATH   a module line (hex without 0x)
-#   create ID T TID [PARENT]       suspend ID T TID SITE [fd N | ptr HEX]
+#   create ID T TID [PARENT]       suspend ID T TID SITE [fd N | ptr HEX | co ID]
 #   resume ID T TID                wake ID T TID FROM [SITE] destroy ID T TID
 #   exit ID T TID SITE             the final suspend (wait "exit"): it returned
 #   A create after a destroy of the same ID is a new coroutine (new station, ev from 0).
@@ -29,6 +29,7 @@ $1 == "create" { site = "a000"; ev[$2] = 0; printf "{\"type\":\"coroutine\",\"pr
 $1 == "suspend" { site = $5; w = ""
                   if ($6 == "fd") w = sprintf(",\"wait\":\"fd\",\"obj\":%d", $7)
                   if ($6 == "ptr") w = sprintf(",\"wait\":\"ptr\",\"obj\":\"%s\"", hex($7))
+                  if ($6 == "co") w = sprintf(",\"wait\":\"coroutine\",\"obj\":%d", $7)
                   event($2, $3, $4, "false", "suspend", sprintf(",\"site\":\"%s\"%s", hex(site), w)); next }
 $1 == "resume" { event($2, $3, $4, "true", "resume", ""); next }
 $1 == "exit" { site = $5; event($2, $3, $4, "false", "suspend", sprintf(",\"site\":\"%s\",\"wait\":\"exit\"", hex(site))); next }
