@@ -27,5 +27,10 @@ $(O)/obj/tests/lib/asio-await.o: CXXFLAGS += $(ASIO_TRACKING)
 $(O)/obj/tests/lib/asio-await.o: $(ASIO_TRACKING_DEPS)
 $(O)/tests/lib/asio-await: $(O)/obj/tests/lib/asio-await.o $(LIBA)
 	$(call link,$(CXX))
+# Its test runs where the compiler gives Asio its awaitable: with clang 14 and
+# libstdc++ 12 (the TSan build) Asio has none, the program only says so, and
+# under CI a skipped test is a failed one.
+ifeq ($(findstring clang,$(CXX)),)
 TESTS += tests/test-asio-await.sh
+endif
 endif
