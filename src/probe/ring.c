@@ -82,6 +82,12 @@ static int ct_ring_claim(struct ct_thread *t) {
   }
   if (t->tid == 0)
     t->tid = (uint64_t)syscall(SYS_gettid);
+  /* Pairs with ct_ring_retire's release: a ring our own thread retired
+   * reaches us through the engine (another process: CLOSED, drained, pushed
+   * to the queue), an order no in-process checker sees. ThreadSanitizer
+   * would call the new owner's first records a race with the old owner's
+   * last ones; this makes the hand-over visible inside the process too. */
+  (void)atomic_load_explicit(&ct_ring_start[r], memory_order_acquire);
   struct ctp_ring *ring = (struct ctp_ring *)(p->ring_base + r * p->ring_stride);
   /* Map the ring in now, one system call per claim, instead of a page fault
    * per 4 KiB on its first lap (256 for 1 MiB, several us each in a VM,
@@ -125,12 +131,13 @@ static void ct_ring_retire(struct ctp_ring *ring, uint32_t r, uint64_t head) {
   atomic_fetch_add_explicit(&corotracer__probe.ring_retired,
                             head - atomic_load_explicit(&ct_ring_start[r], memory_order_relaxed),
                             memory_order_relaxed);
-  atomic_store_explicit(&ct_ring_start[r], head, memory_order_relaxed);
   uint64_t lost = atomic_load_explicit(&ring->lost, memory_order_relaxed);
   atomic_fetch_add_explicit(&corotracer__probe.ring_retired_lost,
                             lost - atomic_load_explicit(&ct_ring_lost0[r], memory_order_relaxed),
                             memory_order_relaxed);
   atomic_store_explicit(&ct_ring_lost0[r], lost, memory_order_relaxed);
+  /* Release for ct_ring_claim's acquire (a later owner in this process). */
+  atomic_store_explicit(&ct_ring_start[r], head, memory_order_release);
   atomic_store_explicit(&ring->state, CTP_RING_CLOSED, memory_order_release);
 }
 
