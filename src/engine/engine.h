@@ -385,8 +385,12 @@ _Static_assert(sizeof(struct ct_item) == 128, "one queue entry: two cache lines"
 /* Bytes of one block: 8192 ring records. */
 #define CT_SINK_BLOCK (256u * 1024u)
 /* The block handler, on the formatter thread: the bytes of one block, in the
- * order blocks were pushed, interleaved in order with the other items. */
-typedef void ct_sink_block_fn(void *ctx, const char *data, size_t len);
+ * order blocks were pushed, interleaved in order with the other items. When
+ * keep is set it may return 1 to keep pointing into data until its next
+ * ct_sink_release_held; else (0) the block is reused once it returns. */
+typedef int ct_sink_block_fn(void *ctx, const char *data, size_t len, int keep);
+/* Blocks the handler may keep at most (fewer with a small budget: half). */
+#define CT_SINK_HELD_MAX 32u
 
 /* The harvest thread (the one producer) pushes items; the formatter thread
  * owns the trace file (fw). tw is the producer's text writer: records.c
@@ -424,6 +428,8 @@ struct ct_sink {
   size_t cur_len;
   char **free_blk;
   uint32_t nfree, nblk, max_blk;
+  char *held[CT_SINK_HELD_MAX]; /* formatter: blocks the handler kept */
+  uint32_t nheld;
   int spill_fd;             /* -1 until the first spill */
   int spill_broken;         /* the spill file failed: wait for memory instead */
   uint64_t spill_end;       /* producer: bytes written to the spill file */
@@ -467,6 +473,8 @@ void ct_sink_wake(struct ct_sink *s);
 void ct_sink_flush(struct ct_sink *s);
 /* Set the block handler (before the first block; ctx is the caller's). */
 void ct_sink_on_block(struct ct_sink *s, ct_sink_block_fn *fn, void *ctx);
+/* Formatter thread: the blocks the handler kept go back to the producer. */
+void ct_sink_release_held(struct ct_sink *s);
 /* Room for at least `min` bytes (<= CT_SINK_BLOCK) at the end of the block
  * being filled, pushing the current block first when it has less; *avail
  * gets the room there is. NULL only when no block can be had (ENOMEM and no
@@ -546,6 +554,7 @@ struct ct_ring_state {
    * a loop's records name a few sites in turn (suspend, wake, ...). */
 #define CT_RING_SITES 4
   uint64_t sites[CT_RING_SITES];
+  uint64_t last_site; /* of sites[], the one the last record named (watch) */
   uint32_t sites_pid, next_site;
   uint8_t queued;    /* pushed on the free-ring queue, not owned since */
   uint8_t orphan;    /* its owner process is gone (connection EOF): CLOSED for us */
@@ -559,6 +568,8 @@ struct ct_rrec {
   uint32_t tid; /* ties of ts keep capture order (sort_pass) */
 };
 
+/* Time-ordered runs of one pass merged from the capture blocks in place. */
+#define CT_RUNS_MAX 64u
 struct ct_harvest {
   struct ctp_header *hdr;
   void *base;
@@ -590,6 +601,14 @@ struct ct_harvest {
   struct ct_clock *clock;
   struct ct_rrec *batch, *merge; /* merge: sort_pass's other half */
   size_t nbatch, capbatch, capmerge;
+  /* The pass so far as time-ordered runs in the blocks the sink let us keep
+   * (while nbatch is 0; past CT_RUNS_MAX runs or a block not to keep, they
+   * are copied into the batch). kept: the last block holds some of them. */
+  struct ct_run {
+    const struct ctp_rec *p;
+    uint32_t n, tid;
+  } runs[CT_RUNS_MAX];
+  unsigned nruns;
   uint32_t *rel_now, *rel_prev; /* destroyed in this pass / the previous one */
   size_t nrel_now, nrel_prev, caprel_now, caprel_prev;
   uint32_t rings_owned; /* last scan: rings in state OWNED */

@@ -23,7 +23,7 @@ struct seg {
 _Static_assert(sizeof(struct seg) == sizeof(struct ctp_rec), "records stay 32-byte aligned");
 #define SEG_END_BYTES (sizeof(struct seg) + ((sizeof(struct ct_clock) + 31) & ~(size_t)31))
 
-static void on_block(void *ctx, const char *d, size_t len);
+static int on_block(void *ctx, const char *d, size_t len, int keep);
 static void ring_corrupt(struct ct_harvest *h, struct ct_ring_state *rs);
 
 static int grow(void **v, size_t *cap, size_t need, size_t size) {
@@ -157,6 +157,7 @@ static int push(struct ct_harvest *h, struct ctp_queue *q, uint64_t *tail, uint3
 static int new_site(struct ct_ring_state *rs, uint32_t pid, uint64_t site) {
   if (pid != rs->sites_pid) { /* a new owner: nothing of it is covered yet */
     memset(rs->sites, 0, sizeof rs->sites);
+    rs->last_site = 0;
     rs->sites_pid = pid;
   }
   for (unsigned i = 0; i < CT_RING_SITES; i++)
@@ -169,9 +170,11 @@ static int new_site(struct ct_ring_state *rs, uint32_t pid, uint64_t site) {
 /* What must happen while the record is copied, before its process may exit:
  * the module lines of its sites (read from /proc/PID/maps). A ring's records
  * mostly repeat a few sites; a new one is looked up. */
-static void watch(struct ct_harvest *h, struct ct_ring_state *rs, uint32_t pid,
-                  const struct ctp_rec *r) {
-  if (r->kind != CTP_KIND_RESUME && r->site && new_site(rs, pid, r->site))
+static inline void watch(struct ct_harvest *h, struct ct_ring_state *rs, uint32_t pid,
+                         const struct ctp_rec *r) {
+  /* The site just covered (a loop's records mostly repeat it): no look-up. */
+  if ((r->site != rs->last_site || pid != rs->sites_pid) && r->kind != CTP_KIND_RESUME && r->site &&
+      (rs->last_site = r->site, new_site(rs, pid, r->site)))
     ct_harvest_cover_site(h, pid, r->site, ct_clock_ns(h->clock, r->ts));
   h->destroys += r->kind == CTP_KIND_DESTROY;
   if (r->kind == CTP_KIND_CREATE && r->station < h->n) {
@@ -233,14 +236,21 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
     struct seg *sg = (struct seg *)room;
     struct ctp_rec *out = (struct ctp_rec *)(sg + 1);
     uint64_t fit = (avail - sizeof(*sg)) / sizeof(*out), m = 0;
-    for (; m < fit && k < n; m++, k++) {
-      memcpy(&out[m], &recs[(t + k) & (h->cap - 1)], sizeof(*out));
+    /* One memcpy per stretch up to the ring's wrap: the ring's lines come
+     * from the writer's cache, and a bulk copy keeps more of them in
+     * flight than a record at a time. Then each record, in our copy. */
+    uint64_t want = fit < n - k ? fit : n - k, at = (t + k) & (h->cap - 1);
+    uint64_t first = want < h->cap - at ? want : h->cap - at;
+    memcpy(out, &recs[at], first * sizeof(*out));
+    memcpy(out + first, recs, (want - first) * sizeof(*out));
+    for (; m < want; m++) {
       if (out[m].ts >= limit) {
         held = 1;
         break;
       }
       watch(h, rs, pid, &out[m]);
     }
+    k += m;
     if (m == 0)
       break;
     *sg = (struct seg){.kind = SEG_RECS, .n = (uint32_t)m, .ring = r, .tid = tid, .pid = pid};
@@ -575,105 +585,126 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
   return got;
 }
 
-/* The formatter's half: one pass's records, merged by time, attributed and
- * written; then the stations destroyed in the pass before are released. */
-static void consume_pass(struct ct_harvest *h) {
-  sort_pass(h);
-  for (size_t k = 0; k < h->nbatch; k++)
-    emit(h, &h->batch[k].r, h->batch[k].tid);
-  h->nbatch = 0;
-  release(h);
-}
-
-/* Segments of one pass that direct_pass merges in place; more go through
- * the batch. */
-#define DIRECT_SEGS 16
-
-/* A pass whole in this block from off, of at most DIRECT_SEGS segments
- * (a ring's run each, in time order): merged from the block itself, without
- * the copy into the batch, ties to the earlier segment (capture order, as
- * sort_pass). Returns the offset after its end, or 0 when the pass is not
- * such (the batch takes it). */
-static size_t direct_pass(struct ct_harvest *h, const char *d, size_t len, size_t off) {
-  const struct ctp_rec *cur[DIRECT_SEGS], *end[DIRECT_SEGS];
-  uint32_t tid[DIRECT_SEGS];
-  unsigned nseg = 0;
-  size_t o = off;
-  for (;;) {
-    if (len - o < sizeof(struct seg))
-      return 0;
-    const struct seg *sg = (const struct seg *)(d + o);
-    o += sizeof(*sg);
-    if (sg->kind == SEG_END)
-      break;
-    if (sg->kind != SEG_RECS || sg->n > (len - o) / sizeof(struct ctp_rec) || nseg == DIRECT_SEGS)
-      return 0;
-    const struct ctp_rec *recs = (const struct ctp_rec *)(d + o);
-    for (size_t k = 1; k < sg->n; k++)
-      if (recs[k].ts < recs[k - 1].ts)
-        return 0;
-    o += sg->n * sizeof(struct ctp_rec);
-    if (sg->n) {
-      cur[nseg] = recs;
-      end[nseg] = recs + sg->n;
-      tid[nseg++] = sg->tid;
-    }
-  }
-  if (len - o < SEG_END_BYTES - sizeof(struct seg))
-    return 0;
-  memcpy(&h->cclock, d + o, sizeof(h->cclock));
-  while (nseg) {
-    unsigned m = 0;
-    for (unsigned i = 1; i < nseg; i++)
-      if (cur[i]->ts < cur[m]->ts)
+/* The runs of the pass merged by time, ties to the earlier run (capture
+ * order, as sort_pass): from the run with the oldest head, as long as its
+ * records stay below every other run's head. */
+static void merge_runs(struct ct_harvest *h) {
+  struct ct_run *rn = h->runs;
+  unsigned n = h->nruns;
+  while (n) {
+    unsigned m = 0, o = UINT32_MAX;
+    for (unsigned i = 1; i < n; i++)
+      if (rn[i].p->ts < rn[m].p->ts)
         m = i;
-    emit(h, cur[m]++, tid[m]);
-    if (cur[m] == end[m]) { /* drop it, keeping the others' order */
-      for (unsigned i = m + 1; i < nseg; i++) {
-        cur[i - 1] = cur[i];
-        end[i - 1] = end[i];
-        tid[i - 1] = tid[i];
+    uint64_t bound = UINT64_MAX;
+    for (unsigned i = 0; i < n; i++)
+      if (i != m && (o == UINT32_MAX || rn[i].p->ts < bound)) {
+        bound = rn[i].p->ts;
+        o = i;
       }
-      nseg--;
+    /* A tie with run o: ours first only when ours came first. */
+    uint64_t lim = o == UINT32_MAX ? UINT64_MAX : bound + (m < o);
+    const struct ctp_rec *r = rn[m].p, *e = r + rn[m].n;
+    do
+      emit(h, r, rn[m].tid);
+    while (++r < e && r->ts < lim);
+    rn[m].n -= (uint32_t)(r - rn[m].p);
+    rn[m].p = r;
+    if (rn[m].n == 0) { /* drop it, keeping the others' order */
+      memmove(&rn[m], &rn[m + 1], (n - m - 1) * sizeof(*rn));
+      n--;
     }
   }
-  release(h);
-  return o + SEG_END_BYTES - sizeof(struct seg);
+  h->nruns = 0;
 }
 
-/* The block handler (sink.c): our own bytes, still checked against len. */
-static void on_block(void *ctx, const char *d, size_t len) {
-  struct ct_harvest *h = ctx;
-  size_t off = 0, next;
-  while (len - off >= sizeof(struct seg)) {
-    if (h->nbatch == 0 && (next = direct_pass(h, d, len, off)) != 0) {
-      off = next;
-      continue;
+/* The formatter's half: one pass's records, merged by time, attributed and
+ * written; then the blocks they were in go back, and the stations destroyed
+ * in the pass before are released. */
+static void consume_pass(struct ct_harvest *h) {
+  if (h->nbatch) {
+    sort_pass(h);
+    for (size_t k = 0; k < h->nbatch; k++)
+      emit(h, &h->batch[k].r, h->batch[k].tid);
+    h->nbatch = 0;
+  } else {
+    merge_runs(h);
+  }
+  ct_sink_release_held(h->sink);
+  release(h);
+}
+
+/* n records of a ring's segment onto the batch (ENOMEM: counted, never
+ * silent). */
+static void to_batch(struct ct_harvest *h, const struct ctp_rec *recs, size_t n, uint32_t tid) {
+  if (grow((void **)&h->batch, &h->capbatch, h->nbatch + n, sizeof(*h->batch))) {
+    h->bad += n;
+    return;
+  }
+  for (size_t k = 0; k < n; k++) {
+    h->batch[h->nbatch].r = recs[k];
+    h->batch[h->nbatch++].tid = tid;
+  }
+}
+
+/* A segment as runs in place: one per stretch in time order (a ring's
+ * records are, unless the target wrote over them). -1 when they would be
+ * more than CT_RUNS_MAX. */
+static int add_runs(struct ct_harvest *h, const struct ctp_rec *recs, uint32_t n, uint32_t tid) {
+  unsigned need = 1;
+  for (uint32_t k = 1; k < n; k++)
+    need += recs[k].ts < recs[k - 1].ts;
+  if (need > CT_RUNS_MAX - h->nruns)
+    return -1;
+  uint32_t a = 0;
+  for (uint32_t k = 1; k <= n; k++)
+    if (k == n || recs[k].ts < recs[k - 1].ts) {
+      h->runs[h->nruns++] = (struct ct_run){.p = recs + a, .n = k - a, .tid = tid};
+      a = k;
     }
+  return 0;
+}
+
+/* The block handler (sink.c): our own bytes, still checked against len.
+ * Segments become runs in the block while the sink lets us keep it (keep)
+ * and they are few; else the pass goes through the batch. Returns 1 when
+ * runs point into the block. */
+static int on_block(void *ctx, const char *d, size_t len, int keep) {
+  struct ct_harvest *h = ctx;
+  size_t off = 0;
+  int kept = 0;
+  while (len - off >= sizeof(struct seg)) {
     const struct seg *sg = (const struct seg *)(d + off);
     off += sizeof(*sg);
     if (sg->kind == SEG_END) {
       if (len - off < SEG_END_BYTES - sizeof(*sg))
-        return;
+        break;
       memcpy(&h->cclock, d + off, sizeof(h->cclock));
       off += SEG_END_BYTES - sizeof(*sg);
       consume_pass(h);
+      kept = 0;
       continue;
     }
-    size_t n = sg->n;
+    uint32_t n = sg->n;
     if (sg->kind != SEG_RECS || n > (len - off) / sizeof(struct ctp_rec))
-      return;
+      break;
     const struct ctp_rec *recs = (const struct ctp_rec *)(d + off);
     off += n * sizeof(*recs);
-    if (grow((void **)&h->batch, &h->capbatch, h->nbatch + n, sizeof(*h->batch))) {
-      h->bad += n; /* ENOMEM: counted, never silent */
+    if (n == 0)
+      continue;
+    if (!h->nbatch && keep && add_runs(h, recs, n, sg->tid) == 0) {
+      kept = 1;
       continue;
     }
-    for (size_t k = 0; k < n; k++) {
-      h->batch[h->nbatch].r = recs[k];
-      h->batch[h->nbatch++].tid = sg->tid;
-    }
+    /* To the batch, the runs so far first (capture order). */
+    for (unsigned i = 0; i < h->nruns; i++)
+      to_batch(h, h->runs[i].p, h->runs[i].n, h->runs[i].tid);
+    h->nruns = 0;
+    kept = 0;
+    ct_sink_release_held(h->sink);
+    to_batch(h, recs, n, sg->tid);
   }
+  return kept;
 }
 
 void ct_rings_station_end(struct ct_harvest *h, uint32_t i, uint64_t *events, uint64_t *lost) {

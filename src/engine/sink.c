@@ -65,14 +65,37 @@ static void give_back(struct ct_sink *s, char *b) {
   pthread_mutex_unlock(&s->mu);
 }
 
+/* Blocks the handler may keep at once: a pass's records are merged from the
+ * blocks themselves (no copy), while the rest of the budget keeps the
+ * harvest going (a kept block is not the producer's to fill). */
+static uint32_t hold_max(const struct ct_sink *s) {
+  uint32_t half = s->max_blk / 2;
+  return half < CT_SINK_HELD_MAX ? half : CT_SINK_HELD_MAX;
+}
+
 static void format_block(struct ct_sink *s, const struct ct_item *it) {
-  const char *d = it->u.blk.p ? it->u.blk.p : spill_read(s, it->u.blk.off, it->len);
+  char *p = it->u.blk.p;
+  const char *d = p ? p : spill_read(s, it->u.blk.off, it->len);
+  int kept = 0;
   if (!d)
     atomic_store_explicit(&s->err, errno ? errno : EIO, memory_order_relaxed);
-  else if (s->on_block)
-    s->on_block(s->block_ctx, d, it->len);
-  if (it->u.blk.p)
-    give_back(s, it->u.blk.p);
+  else if (s->on_block) /* a spilled block's bytes are in scratch: not to keep */
+    kept = s->on_block(s->block_ctx, d, it->len, p && s->nheld < hold_max(s));
+  if (kept)
+    s->held[s->nheld++] = p;
+  else if (p)
+    give_back(s, p);
+}
+
+void ct_sink_release_held(struct ct_sink *s) {
+  if (!s->nheld)
+    return;
+  pthread_mutex_lock(&s->mu);
+  for (uint32_t i = 0; i < s->nheld; i++)
+    s->free_blk[s->nfree++] = s->held[i];
+  pthread_cond_broadcast(&s->cv_prod);
+  pthread_mutex_unlock(&s->mu);
+  s->nheld = 0;
 }
 
 void ct_sink_out_event(struct ct_sink *s, const struct ct_ev_item *e) {
@@ -663,6 +686,9 @@ int ct_sink_close(struct ct_sink *s) {
   s->tw.buf = NULL;
   for (uint32_t i = 0; i < s->nfree; i++)
     free(s->free_blk[i]);
+  for (uint32_t i = 0; i < s->nheld; i++)
+    free(s->held[i]);
+  s->nheld = 0;
   if (s->cur != s->stage)
     free(s->cur);
   free(s->stage);
