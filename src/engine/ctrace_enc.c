@@ -133,65 +133,75 @@ static uint8_t *put_site(struct ct_ctw *e, uint8_t *p, uint64_t addr) {
 }
 
 void ct_ctw_event(struct ct_ctw *e, const struct ct_ev_item *ev) {
-  if (room(e, EVENT_MAX))
+  /* The common case, a chunk with room, without a call; and the state read
+   * into locals once: the stores through p (bytes) may alias any field of
+   * e, so the compiler would reload each one after every byte written. */
+  if (e->len + EVENT_MAX > sizeof(struct ctr_chunk_hdr) + CHUNK_TARGET && room(e, EVENT_MAX))
     return;
+  const uint64_t ts = ev->ts, probe = ev->probe_id, tid = ev->tid, addr = ev->addr;
+  const uint64_t evn = ev->ev, seq = ev->seq, obj = ev->obj;
+  const uint8_t kind = ev->kind, wait = ev->wait;
+  const int have_prev = e->have_prev;
   /* What the JSONL line shows is all that is kept: an unknown kind is a v1
    * event there, a wait outside fd/ptr/exit none, is_active a boolean. */
-  uint8_t op = ev->kind < CTP_KIND_MAX_ ? ev->kind : CTR_OP_V1;
-  if (op == CTR_OP_SUSPEND && ev->wait >= CTP_WAIT_FD && ev->wait < CTP_WAIT_MAX_)
+  uint8_t op = kind < CTP_KIND_MAX_ ? kind : CTR_OP_V1;
+  if (op == CTR_OP_SUSPEND && wait >= CTP_WAIT_FD && wait < CTP_WAIT_MAX_)
     op = CTR_OP_SUSPEND_W;
   int active = ev->active != 0;
   uint8_t *p0 = e->buf + e->len, *p = p0 + 1;
   uint8_t b = op | (active ? CTR_F_ACTIVE : 0);
-  uint32_t slot = ctr_coro_slot(ev->probe_id);
+  uint32_t slot = ctr_coro_slot(probe);
   struct ctr_coro *c = &e->coro[slot];
-  if (e->have_prev && e->prev_probe == ev->probe_id) {
+  struct ctr_coro cc = {.next_ev = c->next_ev, .addr = c->addr, .slot_seq = c->slot_seq};
+  if (have_prev && e->prev_probe == probe) {
     b |= CTR_F_SAME_CORO;
-  } else if (c->used && c->probe_id == ev->probe_id) {
+  } else if (c->used && c->probe_id == probe) {
     *p++ = (uint8_t)slot;
   } else {
     *p++ = CTR_CORO_NEW;
-    p = ctr_put_varint(p, ev->probe_id);
-    *c = (struct ctr_coro){.probe_id = ev->probe_id, .used = 1};
+    p = ctr_put_varint(p, probe);
+    *c = (struct ctr_coro){.probe_id = probe, .used = 1};
+    cc = *c;
   }
-  p = ctr_put_varint(p, ctr_zigzag((int64_t)(ev->ts - e->last_ts)));
-  if (ev->ev == c->next_ev && ev->seq == ctr_std_seq(c, ev->ev)) {
+  uint64_t last_tid = e->last_tid;
+  p = ctr_put_varint(p, ctr_zigzag((int64_t)(ts - e->last_ts)));
+  if (evn == cc.next_ev && seq == ctr_std_seq(&cc, evn)) {
     b |= CTR_F_NEXT_EV;
   } else {
-    p = ctr_put_varint(p, ev->ev);
-    p = ctr_put_varint(p, ev->seq);
+    p = ctr_put_varint(p, evn);
+    p = ctr_put_varint(p, seq);
   }
-  if (e->have_prev && ev->tid == e->last_tid)
+  if (have_prev && tid == last_tid)
     b |= CTR_F_SAME_TID;
   else
-    p = ctr_put_varint(p, ev->tid);
+    p = ctr_put_varint(p, tid);
   uint8_t base = op == CTR_OP_SUSPEND_W ? CTR_OP_SUSPEND : op;
-  if (ev->addr == ctr_addr_expected(base, active, c))
+  if (addr == ctr_addr_expected(base, active, &cc))
     b |= CTR_F_ADDR;
   else
-    p = put_site(e, p, ev->addr);
+    p = put_site(e, p, addr);
   if (op == CTR_OP_SUSPEND_W) {
-    *p++ = ev->wait;
-    if (ev->wait == CTP_WAIT_FD)
-      p = ctr_put_varint(p, ctr_zigzag((int64_t)ev->obj));
-    else if (ev->wait == CTP_WAIT_PTR || ev->wait == CTP_WAIT_COROUTINE)
-      p = ctr_put_varint(p, ev->obj);
+    *p++ = wait;
+    if (wait == CTP_WAIT_FD)
+      p = ctr_put_varint(p, ctr_zigzag((int64_t)obj));
+    else if (wait == CTP_WAIT_PTR || wait == CTP_WAIT_COROUTINE)
+      p = ctr_put_varint(p, obj);
   } else if (op == CTR_OP_WAKE || op == CTR_OP_CREATE) {
-    p = ctr_put_varint(p, ev->obj);
+    p = ctr_put_varint(p, obj);
   }
   *p0 = b;
   e->len += (size_t)(p - p0);
   e->count++;
-  if (!e->have_prev)
-    e->first_ts = ev->ts;
+  if (!have_prev)
+    e->first_ts = ts;
   /* The state the decoder will have after this entry. */
   if (!(base == CTR_OP_RESUME || (base == CTR_OP_V1 && active)))
-    c->addr = ev->addr;
-  c->next_ev = ev->ev + 1;
-  c->slot_seq = ev->seq != 2 * (ev->ev + 1);
-  e->last_ts = ev->ts;
-  e->last_tid = ev->tid;
-  e->prev_probe = ev->probe_id;
+    c->addr = addr;
+  c->next_ev = evn + 1;
+  c->slot_seq = seq != 2 * (evn + 1);
+  e->last_ts = ts;
+  e->last_tid = tid;
+  e->prev_probe = probe;
   e->have_prev = 1;
 }
 

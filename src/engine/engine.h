@@ -454,8 +454,15 @@ int ct_sink_open_flight(struct ct_sink *s, struct ct_flight *f, uint32_t mem_mib
  * 119 bytes, names why). Never waits for the dump. */
 void ct_sink_dump(struct ct_sink *s, const char *trigger);
 /* The formatter thread's output of one event / coroutine line, in the
- * trace's format (and to the JSONL copy). */
-void ct_sink_out_event(struct ct_sink *s, const struct ct_ev_item *e);
+ * trace's format (and to the JSONL copy). Inline: once per event. */
+static inline void ct_sink_out_event(struct ct_sink *s, const struct ct_ev_item *e) {
+  if (s->enc)
+    ct_ctw_event(s->enc, e);
+  else
+    ct_rec_event(&s->fw, e);
+  if (s->jw.buf)
+    ct_rec_event(&s->jw, e);
+}
 void ct_sink_out_coro(struct ct_sink *s, const struct ct_coro_item *c);
 /* Queue one event / coroutine line / text (waits while the queue is full). */
 void ct_sink_event(struct ct_sink *s, const struct ct_ev_item *e);

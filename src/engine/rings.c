@@ -432,7 +432,10 @@ static int64_t check(struct ct_harvest *h, const struct ctp_rec *r) {
 }
 
 /* Attribute one record and write its line (formatter thread). */
-static void emit(struct ct_harvest *h, const struct ctp_rec *r, uint32_t tid) {
+static void emit(struct ct_harvest *h, const struct ctp_rec *rp, uint32_t tid) {
+  /* A copy: our stores below (uint64_t fields) could alias the record's, and
+   * each would make the compiler read it again. */
+  const struct ctp_rec rc = *rp, *r = &rc;
   int64_t idx = check(h, r);
   if (idx < 0) {
     h->bad++;

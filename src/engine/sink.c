@@ -98,15 +98,6 @@ void ct_sink_release_held(struct ct_sink *s) {
   s->nheld = 0;
 }
 
-void ct_sink_out_event(struct ct_sink *s, const struct ct_ev_item *e) {
-  if (s->enc)
-    ct_ctw_event(s->enc, e);
-  else
-    ct_rec_event(&s->fw, e);
-  if (s->jw.buf)
-    ct_rec_event(&s->jw, e);
-}
-
 void ct_sink_out_coro(struct ct_sink *s, const struct ct_coro_item *c) {
   if (s->enc) {
     ct_ctw_coro(s->enc, c);
