@@ -552,6 +552,22 @@ static void pass_end(struct ct_harvest *h) {
   ct_sink_push_block(h->sink);
 }
 
+/* 1 when released stations are wanted soon: a lossless writer waits, or
+ * both the never-allocated stations and the free queue run low (an eighth
+ * of the table, at least 64). The target writes these words: a wrong value
+ * only costs a wake-up, or a release at the formatter's next batch. */
+static int stations_short(struct ct_harvest *h) {
+  if (h->lossless && atomic_load_explicit(&h->hdr->waiters, memory_order_relaxed) > 0)
+    return 1;
+  uint32_t low = h->n / 8 > 64 ? h->n / 8 : 64;
+  uint32_t a = atomic_load_explicit(&h->hdr->allocated_count, memory_order_relaxed);
+  if (a < h->n && h->n - a > low)
+    return 0;
+  uint64_t head = atomic_load_explicit(&h->sq->head, memory_order_relaxed);
+  uint64_t tail = atomic_load_explicit(&h->sq->tail, memory_order_relaxed);
+  return tail < head || tail - head < low;
+}
+
 uint64_t ct_rings_scan(struct ct_harvest *h) {
   /* Records stamped after this moment wait for the next pass: a record
    * stamped earlier is published by now (unless its writer was preempted
@@ -579,14 +595,20 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
   /* Destroys in this pass or the one before: the formatter releases their
    * stations at this pass's end, and a writer may be waiting for one (a
    * program that churns through few stations): wake it now, not at its next
-   * batch or the end of the loop's nap ladder (up to 100 ms). */
+   * batch or the end of the loop's nap ladder (up to 100 ms). Only then: a
+   * server whose connections come and go destroys in nearly every pass, and
+   * a wake-up per pass cost it more than its lines. */
   if (h->destroys != h->destroys_seen || h->release_due) {
     h->release_due = h->destroys != h->destroys_seen;
     h->destroys_seen = h->destroys;
-    ct_sink_wake(h->sink);
+    if (stations_short(h))
+      ct_sink_wake(h->sink);
   }
   return got;
 }
+
+/* Records ahead of the one being written whose station state is fetched. */
+#define PREFETCH_AHEAD 4
 
 /* The runs of the pass merged by time, ties to the earlier run (capture
  * order, as sort_pass): from the run with the oldest head, as long as its
@@ -608,9 +630,13 @@ static void merge_runs(struct ct_harvest *h) {
     /* A tie with run o: ours first only when ours came first. */
     uint64_t lim = o == UINT32_MAX ? UINT64_MAX : bound + (m < o);
     const struct ctp_rec *r = rn[m].p, *e = r + rn[m].n;
-    do
+    do {
+      /* A server's coroutines are many, each with a few events: the state
+       * of one a few records ahead is a cache miss, started now. */
+      if (e - r > PREFETCH_AHEAD && r[PREFETCH_AHEAD].station < h->n)
+        __builtin_prefetch(&h->st[r[PREFETCH_AHEAD].station].live);
       emit(h, r, rn[m].tid);
-    while (++r < e && r->ts < lim);
+    } while (++r < e && r->ts < lim);
     rn[m].n -= (uint32_t)(r - rn[m].p);
     rn[m].p = r;
     if (rn[m].n == 0) { /* drop it, keeping the others' order */
