@@ -9,39 +9,47 @@
 #                         program's own lifetime (the summary line's seconds)
 #   lost, spilled         from the end record: both must be 0
 # then the read speed of the 1-thread trace: `report` (M events/s, peak RSS
-# from --stats) and `html` (M events/s). Medians of RUNS runs.
-# Usage: O=build/x [RUNS=5] [EVENTS=10000000] [FORMAT=ctrace|jsonl] sh bench/bench-ctrace.sh
-set -eu
-O=${O:-build/default}
+# from --stats) and `html` (M events/s). Medians of RUNS runs. With
+# BASE=build/y that build's bursts run too, interleaved with O's (an A/B in
+# one run, bench/lib-ab.sh), with the ratios O / BASE; the read speed is O's.
+# Usage: O=build/x [BASE=build/y] [RUNS=5] [EVENTS=10000000] [FORMAT=ctrace|jsonl] sh bench/bench-ctrace.sh
+. "$(dirname "$0")/lib-ab.sh"
 runs=${RUNS:-5} n=${EVENTS:-10000000} fmt=${FORMAT:-ctrace}
-ct=$O/bin/corotracer w=$O/tests/lib/sdk-writer ctjl=$O/tests/lib/ctjl
-[ -x "$ct" ] && [ -x "$w" ] && [ -x "$ctjl" ] || { echo "build first: make O=$O" >&2; exit 2; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-ctrace.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+ct=$O/bin/corotracer
+ab_need bin/corotracer tests/lib/sdk-writer tests/lib/ctjl
 now() { date +%s.%N; }
 
+# One burst of build $1 with $threads writer threads: engine ns/event,
+# harvest ns/event, bytes/event, run/program, program s, lost, spilled. O's
+# trace is kept for the read speed.
+one() {
+  f=$tmp/cur.$fmt
+  t0=$(now)
+  "$1/bin/corotracer" run --format "$fmt" -o "$f" -- "$1/tests/lib/sdk-writer" spaced "$threads" \
+    $((n / threads)) 0 "$tmp/w" > /dev/null 2> "$tmp/err"
+  t1=$(now)
+  prog=$(sed -n 's/.*program exited with [0-9]*; \([0-9.]*\) s;.*/\1/p' "$tmp/err")
+  set -- "$1" $("$1/tests/lib/ctjl" -t end events engine_cpu_us harvest_cpu_us lost spilled_bytes < "$f")
+  size=$(wc -c < "$f")
+  echo "$2 $3 $4 $5 $6 $size $prog $t0 $t1" | awk '{
+    printf "%.1f %.1f %.2f %.3f %.3f %s %s\n", $2 * 1000 / $1, $3 * 1000 / $1, $6 / $1,
+      ($9 - $8) / $7, $7, $4, $5 }'
+  if [ "$1" = "$O" ]; then mv "$f" "$tmp/t$threads.$fmt"; fi
+}
+
 for threads in 1 2; do
-  : > "$tmp/rows"
-  i=0
-  while [ $i -lt "$runs" ]; do
-    i=$((i + 1))
-    f=$tmp/t$threads.$fmt
-    t0=$(now)
-    "$ct" run --format "$fmt" -o "$f" -- "$w" spaced "$threads" $((n / threads)) 0 "$tmp/w" \
-      > /dev/null 2> "$tmp/err"
-    t1=$(now)
-    prog=$(sed -n 's/.*program exited with [0-9]*; \([0-9.]*\) s;.*/\1/p' "$tmp/err")
-    set -- $("$ctjl" -t end events engine_cpu_us harvest_cpu_us lost spilled_bytes < "$f")
-    size=$(wc -c < "$f")
-    echo "$1 $2 $3 $4 $5 $size $prog $t0 $t1" | awk '{
-      printf "%.1f %.1f %.2f %.3f %.3f %s %s\n", $2 * 1000 / $1, $3 * 1000 / $1, $6 / $1,
-        ($9 - $8) / $7, $7, $4, $5 }' >> "$tmp/rows"
+  ab_loop "$runs" "th$threads" one
+  k=0
+  for b in $builds; do
+    k=$((k + 1))
+    r=$tmp/th$threads.$k
+    echo "burst $n events, $threads thread(s), $fmt, $b, median of $runs:" \
+      "engine $(ab_median "$r" 1) ns/event (harvest $(ab_median "$r" 2)), $(ab_median "$r" 3) bytes/event," \
+      "run/program $(ab_median "$r" 4) (program $(ab_median "$r" 5) s), lost $(ab_median "$r" 6), spilled $(ab_median "$r" 7)"
   done
-  col() { awk -v c="$1" '{ print $c }' "$tmp/rows" | median; }
-  echo "burst $n events, $threads thread(s), $fmt, median of $runs:" \
-    "engine $(col 1) ns/event (harvest $(col 2)), $(col 3) bytes/event," \
-    "run/program $(col 4) (program $(col 5) s), lost $(col 6), spilled $(col 7)"
+  if [ -n "${BASE:-}" ]; then
+    echo "  O / BASE: engine $(ab_ratio "th$threads" 1), harvest $(ab_ratio "th$threads" 2), run/program $(ab_ratio "th$threads" 4)"
+  fi
 done
 
 # Read speed of the 1-thread trace.
@@ -60,5 +68,5 @@ while [ $i -lt "$runs" ]; do
   echo "$t0 $t1 $n $rss" | awk '{ printf "%.1f %d\n", $3 / ($2 - $1) / 1e6, $4 / 1024 }' >> "$tmp/rr"
   echo "$t1 $t2 $n" | awk '{ printf "%.1f\n", $3 / ($2 - $1) / 1e6 }' >> "$tmp/hr"
 done
-echo "read $n events ($fmt), median of $runs: report $(awk '{ print $1 }' "$tmp/rr" | median) M events/s" \
-  "(peak RSS $(awk '{ print $2 }' "$tmp/rr" | median) MB), html $(median < "$tmp/hr") M events/s"
+echo "read $n events ($fmt), median of $runs: report $(ab_median "$tmp/rr" 1) M events/s" \
+  "(peak RSS $(ab_median "$tmp/rr" 2) MB), html $(ab_median "$tmp/hr") M events/s"
