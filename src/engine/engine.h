@@ -430,9 +430,13 @@ struct ct_sink {
   uint32_t nfree, nblk, max_blk;
   char *held[CT_SINK_HELD_MAX]; /* formatter: blocks the handler kept */
   uint32_t nheld;
-  int spill_fd;             /* -1 until the first spill */
-  int spill_broken;         /* the spill file failed: wait for memory instead */
-  uint64_t spill_end;       /* producer: bytes written to the spill file */
+  int spill_fd;       /* -1 until the first spill */
+  int spill_broken;   /* the spill file failed: wait for memory instead */
+  uint64_t spill_end; /* producer: bytes written to the spill file, in all */
+  /* Slots of CT_SINK_BLOCK bytes in the spill file: in use (the producer's
+   * count), and under mu, the ones the formatter has read back (reused). */
+  uint32_t spill_slots, spill_cap, nspill_free;
+  uint32_t *spill_free;
   uint64_t unkicked;        /* producer: block bytes queued since the formatter was woken */
   char *dir;                /* the trace's directory, for the spill file */
   struct ct_flight *flight; /* --flight: the encoder's chunks go to its window (the caller's) */

@@ -552,12 +552,14 @@ static void pass_end(struct ct_harvest *h) {
   ct_sink_push_block(h->sink);
 }
 
-/* 1 when released stations are wanted soon: a lossless writer waits, or
- * both the never-allocated stations and the free queue run low (an eighth
- * of the table, at least 64). The target writes these words: a wrong value
- * only costs a wake-up, or a release at the formatter's next batch. */
+/* 1 when released stations are wanted soon: always in lossless mode (its
+ * writers wait for one), else when both the never-allocated stations and
+ * the free queue run low (an eighth of the table, at least 64). The target
+ * writes these words: a wrong value only costs a wake-up, or a release at
+ * the formatter's next batch (a writer without a station goes untraced,
+ * counted). */
 static int stations_short(struct ct_harvest *h) {
-  if (h->lossless && atomic_load_explicit(&h->hdr->waiters, memory_order_relaxed) > 0)
+  if (h->lossless)
     return 1;
   uint32_t low = h->n / 8 > 64 ? h->n / 8 : 64;
   uint32_t a = atomic_load_explicit(&h->hdr->allocated_count, memory_order_relaxed);

@@ -40,7 +40,10 @@ static void deadline_in(struct timespec *ts, uint64_t ns) {
 }
 
 /* A spilled block read back into the formatter's scratch block (short reads
- * and EINTR handled), its room in the file then given back. NULL on error. */
+ * and EINTR handled), its slot in the file then given back: the producer
+ * writes its next spilled block there, over pages the page cache already
+ * holds (a fresh page per 4 KiB written, then a hole punched, cost three
+ * times as much). NULL on error. */
 static const char *spill_read(struct ct_sink *s, uint64_t off, size_t len) {
   if (!s->scratch && !(s->scratch = malloc(CT_SINK_BLOCK)))
     return NULL;
@@ -52,8 +55,9 @@ static const char *spill_read(struct ct_sink *s, uint64_t off, size_t len) {
       return NULL;
     got += (size_t)k;
   }
-  /* Best effort: the file then holds only what the formatter has not read. */
-  (void)fallocate(s->spill_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len);
+  pthread_mutex_lock(&s->mu);
+  s->spill_free[s->nspill_free++] = (uint32_t)(off / CT_SINK_BLOCK);
+  pthread_mutex_unlock(&s->mu);
   return s->scratch;
 }
 
@@ -516,10 +520,55 @@ static int spill_open(struct ct_sink *s) {
   return -errno;
 }
 
-/* Append a block to the spill file (EINTR, short writes handled). */
-static int spill_write(struct ct_sink *s, const char *b, size_t n) {
+/* A slot of the spill file for the next block: one the formatter has read
+ * (the latest, its pages warmest), else a new one at the end. -1: ENOMEM. */
+static int64_t spill_slot(struct ct_sink *s) {
+  int64_t slot = -1;
+  pthread_mutex_lock(&s->mu);
+  if (s->nspill_free) {
+    slot = s->spill_free[--s->nspill_free];
+  } else if (s->spill_slots < s->spill_cap) {
+    slot = s->spill_slots++;
+  } else {
+    /* Grown under mu: the formatter pushes read slots into it. */
+    uint32_t nc = s->spill_cap ? 2 * s->spill_cap : 64;
+    uint32_t *v = nc > s->spill_cap ? realloc(s->spill_free, (size_t)nc * sizeof(*v)) : NULL;
+    if (v) {
+      s->spill_free = v;
+      s->spill_cap = nc;
+      slot = s->spill_slots++;
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+  return slot;
+}
+
+/* Once the formatter has read every spilled block back, the file's pages go
+ * (a burst's spill is not kept for the rest of the run) and slots start
+ * again from 0. Producer thread, outside any block's use. */
+static void spill_trim(struct ct_sink *s) {
+  if (!s->spill_slots)
+    return;
+  pthread_mutex_lock(&s->mu);
+  int drained = s->nspill_free == s->spill_slots;
+  if (drained)
+    s->spill_slots = s->nspill_free = 0;
+  pthread_mutex_unlock(&s->mu);
+  if (drained) /* best effort: a file that keeps its pages is only bigger */
+    (void)ftruncate(s->spill_fd, 0);
+}
+
+/* Write a block to a slot of the spill file (EINTR, short writes handled);
+ * *off gets where. */
+static int spill_write(struct ct_sink *s, const char *b, size_t n, uint64_t *off) {
+  int64_t slot = spill_slot(s);
+  if (slot < 0) {
+    s->spill_broken = 1;
+    return -ENOMEM;
+  }
+  *off = (uint64_t)slot * CT_SINK_BLOCK;
   for (size_t put = 0; put < n;) {
-    ssize_t k = pwrite(s->spill_fd, b + put, n - put, (off_t)(s->spill_end + put));
+    ssize_t k = pwrite(s->spill_fd, b + put, n - put, (off_t)(*off + put));
     if (k < 0 && errno == EINTR)
       continue;
     if (k <= 0) {
@@ -540,8 +589,10 @@ static char *take_block(struct ct_sink *s) {
     pthread_mutex_lock(&s->mu);
     char *b = s->nfree ? s->free_blk[--s->nfree] : NULL;
     pthread_mutex_unlock(&s->mu);
-    if (b)
+    if (b) {
+      spill_trim(s);
       return b;
+    }
     if (s->nblk < s->max_blk && (b = malloc(CT_SINK_BLOCK)) != NULL) {
       s->nblk++;
       return b;
@@ -587,9 +638,8 @@ void ct_sink_push_block(struct ct_sink *s) {
   s->cur = NULL;
   s->cur_len = 0;
   if (blk.p == s->stage) {
-    if (spill_write(s, blk.p, n) == 0) {
+    if (spill_write(s, blk.p, n, &blk.off) == 0) {
       blk.p = NULL;
-      blk.off = s->spill_end - n;
     } else {
       s->stage = NULL; /* no spill: it stays in memory, one over the budget */
       s->nblk++;
@@ -684,6 +734,9 @@ int ct_sink_close(struct ct_sink *s) {
     free(s->cur);
   free(s->stage);
   free(s->scratch);
+  free(s->spill_free);
+  s->spill_free = NULL;
+  s->nspill_free = s->spill_slots = s->spill_cap = 0;
   free(s->free_blk);
   free(s->dir);
   s->free_blk = NULL;
