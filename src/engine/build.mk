@@ -59,6 +59,8 @@ TESTS += $(CT_ENGINE_CTESTS) tests/test-engine-roundtrip.sh tests/test-engine-fa
 TESTS_NOSAN += tests/test-model-spin.sh
 # The flight recorder under 10^8 events (~30 s): its memory bound.
 TESTS_NOSAN += tests/test-flight-memory.sh
+# Live findings as triggers: the demo server (examples/demo) under redis-benchmark.
+TESTS_NOSAN += tests/test-flight-findings.sh
 
 # A v2 writer of its own, from docs/PROTOCOL.md alone (no probe).
 $(O)/tests/lib/v2-writer: $(O)/obj/tests/lib/v2-writer.o
