@@ -386,8 +386,9 @@ size_t ct_flight_notes(struct ct_flight *f, struct ct_flight_note *out, size_t m
 
 /* ---- the flight window's snapshot (flight_snap.c) -------------------------- */
 /* The coroutines alive before the window: each one's state, kept up to date
- * from the chunks the window drops. At most CT_FSNAP_MAX coroutines (the
- * rest counted, untracked). Owned by the formatter thread. */
+ * from the chunks the window drops. At most CT_FSNAP_MAX coroutines alive at
+ * once (one whose coroutine line finds no room is counted, untracked). Owned
+ * by the formatter thread. */
 #define CT_FSNAP_MAX 65536u
 struct ct_fsnap;
 /* An empty table. 0 or -ENOMEM. */

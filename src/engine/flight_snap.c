@@ -17,7 +17,7 @@ struct fs_ent {
 struct ct_fsnap {
   struct fs_ent *tab;
   size_t cap, n;      /* cap: a power of two (0: no table yet) */
-  uint64_t untracked; /* coroutines seen while the table was full */
+  uint64_t untracked; /* coroutines whose coroutine line found the table full */
   struct ct_ctr_iter it;
   struct ct_writer w; /* a line's text (no file) */
 };
@@ -79,10 +79,8 @@ static struct fs_ent *find(struct ct_fsnap *t, uint64_t id, int put) {
   }
   if (!put)
     return NULL;
-  if (t->n >= CT_FSNAP_MAX || ((t->n + 1) * 2 > t->cap && grow(t))) {
-    t->untracked++;
+  if (t->n >= CT_FSNAP_MAX || ((t->n + 1) * 2 > t->cap && grow(t)))
     return NULL;
-  }
   size_t j = home(t, id);
   while (t->tab[j].id)
     j = (j + 1) & (t->cap - 1);
@@ -155,6 +153,7 @@ void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n) {
       on_event(t, &ev);
     } else if (k == 3) { /* a coroutine's line comes before its first event */
       struct fs_ent *e = find(t, co.probe_id, 1);
+      t->untracked += !e;
       if (e) {
         memset(&e->s, 0, sizeof e->s);
         e->s.co = co;
