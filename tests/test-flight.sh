@@ -31,6 +31,16 @@ grep -q "^corotracer: --flight: keeps the binary trace" "$T/err" || fail "--flig
 "$COROTRACER" run --flight 1M --append -o "$T/x" -- true 2> "$T/err" && fail "--flight --append accepted"
 "$COROTRACER" run --dump-on exit -o "$T/x" -- true 2> "$T/err" && fail "--dump-on without --flight accepted"
 grep -q "^corotracer: --dump-on: needs --flight" "$T/err" || fail "--dump-on: $(cat "$T/err")"
+"$COROTRACER" run --dump-on lost_wakeup -o "$T/x" -- true 2> "$T/err" && fail "--dump-on lost_wakeup without --flight accepted"
+grep -q "^corotracer: --dump-on: needs --flight" "$T/err" || fail "--dump-on lost_wakeup: $(cat "$T/err")"
+for bad in "lost" "exit," ",exit" "exit,,any" "" "blocker,nope"; do
+  "$COROTRACER" run --flight 1M --dump-on "$bad" -o "$T/x" -- true 2> "$T/err" && fail "--dump-on '$bad' accepted"
+  grep -q "^corotracer: --dump-on: expects a list of exit, lost_wakeup" "$T/err" || fail "--dump-on '$bad': $(cat "$T/err")"
+done
+"$COROTRACER" run --quiet --flight 1M --dump-on exit,lost_wakeup,deadlock,blocker,starvation,any \
+  --stuck-ms 50 --runnable-ms 5 --blocker-ms 5 -o "$T/ok.ctrace" -- true || fail "a full --dump-on list: exit $?"
+[ -e "$T/ok.ctrace" ] || fail "--dump-on exit,...: no exit dump"
+rm -f "$T/ok.ctrace"
 for bad in "--flight-age 10" "--flight-age 5x" "--flight-age 0s" "--flight-age 31000h"; do
   "$COROTRACER" run --flight 1M $bad -o "$T/x" -- true 2> "$T/err" && fail "$bad accepted"
   grep -q "^corotracer: --flight-age: expects a duration" "$T/err" || fail "$bad: $(cat "$T/err")"
