@@ -16,8 +16,9 @@ struct fs_ent {
 
 struct ct_fsnap {
   struct fs_ent *tab;
-  size_t cap, n;      /* cap: a power of two (0: no table yet) */
-  uint64_t untracked; /* coroutines whose coroutine line found the table full */
+  size_t cap, n;       /* cap: a power of two (0: no table yet) */
+  uint64_t untracked;  /* coroutines whose coroutine line found the table full */
+  struct fs_ent *last; /* the last entry found (a burst is one coroutine's); NULL when moved */
   struct ct_ctr_iter it;
   struct ct_writer w; /* a line's text (no file) */
 };
@@ -63,16 +64,19 @@ static int grow(struct ct_fsnap *t) {
       nt[j] = old[i];
     }
   free(old);
+  t->last = NULL;
   return 0;
 }
 
 /* id's entry, made (zeroed) when put and it has none; NULL when it has none
  * and is not put, or the table is full. */
 static struct fs_ent *find(struct ct_fsnap *t, uint64_t id, int put) {
+  if (t->last && t->last->id == id)
+    return t->last;
   if (t->cap) {
     for (size_t j = home(t, id);; j = (j + 1) & (t->cap - 1)) {
       if (t->tab[j].id == id)
-        return &t->tab[j];
+        return t->last = &t->tab[j];
       if (!t->tab[j].id)
         break;
     }
@@ -87,12 +91,13 @@ static struct fs_ent *find(struct ct_fsnap *t, uint64_t id, int put) {
   memset(&t->tab[j], 0, sizeof t->tab[j]);
   t->tab[j].id = id;
   t->n++;
-  return &t->tab[j];
+  return t->last = &t->tab[j];
 }
 
 /* Removes e (linear probing: the entries after it move back into the hole). */
 static void drop(struct ct_fsnap *t, struct fs_ent *e) {
   size_t i = (size_t)(e - t->tab), mask = t->cap - 1;
+  t->last = NULL; /* entries move */
   t->tab[i].id = 0;
   t->n--;
   for (size_t j = (i + 1) & mask; t->tab[j].id; j = (j + 1) & mask) {
