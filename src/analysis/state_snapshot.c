@@ -78,7 +78,9 @@ static int replay(struct ct_state *s, uint64_t lineno, const struct ct_line *o) 
 }
 
 /* state.h: the coroutine's line, then its state's event (and its wake),
- * through ct_state_line; what counts the window's events is put back. */
+ * through ct_state_line; what counts the window's events is put back. A
+ * line without tid had no event before the window (its coroutine line only):
+ * its first event is the window's, ev 0. */
 int ct_state_snapshot(struct ct_state *s, uint64_t lineno, const struct ct_line *l) {
   struct ct_line o;
   uint64_t events = s->events, first = s->first_ts, last = s->last_ts, resumes = s->resumes;
@@ -100,7 +102,7 @@ int ct_state_snapshot(struct ct_state *s, uint64_t lineno, const struct ct_line 
   s->resumes = resumes;
   s->returned = returned;
   struct ct_coro *c = ct_map_get(&s->coros, l->probe_id, 0);
-  if (c) { /* the window's first event of it follows this one */
+  if (c && CT_HAS(l, CT_K_TID)) { /* the window's first event of it follows this one */
     c->next_ev = l->ev + 1;
     s->any_ev = 1;
   }

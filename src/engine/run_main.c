@@ -687,7 +687,12 @@ out:
   free(r.conns);
   free(r.pfds);
   ct_sink_close(&r.sink);
-  ct_fwatch_stop(r.watch); /* after the formatter, its feeder */
+  uint64_t skipped = ct_fwatch_stop(r.watch); /* after the formatter, its feeder */
+  if (skipped && !r.o.quiet)
+    fprintf(stderr,
+            "corotracer: --dump-on: the live findings fell behind and skipped %llu chunks of "
+            "the window (findings in them may be missed)\n",
+            (unsigned long long)skipped);
   if (r.o.flight)
     ct_flight_free(&r.flight);
   ct_harvest_free(&r.h);
