@@ -89,3 +89,14 @@ $(O)/tests/test-ctrace: $(O)/obj/tests/test-ctrace.o $(O)/obj/src/engine/ctrace_
                         $(O)/obj/src/analysis/ctrace_dec.o $(O)/obj/src/analysis/text.o
 	$(call link)
 TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh tests/test-ctrace-enospc.sh
+
+# The flight window's snapshot table against a model.
+$(O)/tests/test-flight-snap: $(O)/obj/tests/test-flight-snap.o $(O)/obj/src/engine/ctrace_enc.o \
+                             $(O)/obj/src/engine/flight_snap.o $(O)/obj/src/engine/flight.o \
+                             $(O)/obj/src/engine/writer.o $(O)/obj/src/engine/sink.o \
+                             $(O)/obj/src/engine/records.o $(O)/obj/src/engine/modules.o \
+                             $(O)/obj/src/analysis/trace.o $(O)/obj/src/analysis/trace_read.o \
+                             $(O)/obj/src/analysis/ctrace_dec.o $(O)/obj/src/analysis/text.o \
+                             $(O)/obj/src/common/outfile.o
+	$(call link)
+TESTS += $(O)/tests/test-flight-snap
