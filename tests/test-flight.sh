@@ -13,7 +13,11 @@
 #  7. `corotracer dump RUN_DIR`, `--pid ENGINE_PID`, and with neither (the one
 #     flight recorder of this binary); a pid that is no flight recorder;
 #  8. --flight-age: a window of about 500 ms out of a 3 s run;
-#  9. without --flight, SIGUSR1 to the engine goes to the program, as INT does.
+#  9. without --flight, SIGUSR1 to the engine goes to the program, as INT does;
+# 10. the snapshot: coroutines parked before the window enter the dump's
+#     report as they were then: one never woken is a lost wakeup "parked ...
+#     before the window", one woken before the window is neither lost nor
+#     leaked, no event counts as lost; `export jsonl` keeps the records.
 . "$(dirname "$0")/lib/engine.sh"
 SDKW="$CT_BUILD/tests/lib/sdk-writer"
 
@@ -27,6 +31,16 @@ grep -q "^corotracer: --flight: keeps the binary trace" "$T/err" || fail "--flig
 "$COROTRACER" run --flight 1M --append -o "$T/x" -- true 2> "$T/err" && fail "--flight --append accepted"
 "$COROTRACER" run --dump-on exit -o "$T/x" -- true 2> "$T/err" && fail "--dump-on without --flight accepted"
 grep -q "^corotracer: --dump-on: needs --flight" "$T/err" || fail "--dump-on: $(cat "$T/err")"
+"$COROTRACER" run --dump-on lost_wakeup -o "$T/x" -- true 2> "$T/err" && fail "--dump-on lost_wakeup without --flight accepted"
+grep -q "^corotracer: --dump-on: needs --flight" "$T/err" || fail "--dump-on lost_wakeup: $(cat "$T/err")"
+for bad in "lost" "exit," ",exit" "exit,,any" "" "blocker,nope"; do
+  "$COROTRACER" run --flight 1M --dump-on "$bad" -o "$T/x" -- true 2> "$T/err" && fail "--dump-on '$bad' accepted"
+  grep -q "^corotracer: --dump-on: expects a list of exit, lost_wakeup" "$T/err" || fail "--dump-on '$bad': $(cat "$T/err")"
+done
+"$COROTRACER" run --quiet --flight 1M --dump-on exit,lost_wakeup,deadlock,blocker,starvation,any \
+  --stuck-ms 50 --runnable-ms 5 --blocker-ms 5 -o "$T/ok.ctrace" -- true || fail "a full --dump-on list: exit $?"
+[ -e "$T/ok.ctrace" ] || fail "--dump-on exit,...: no exit dump"
+rm -f "$T/ok.ctrace"
 for bad in "--flight-age 10" "--flight-age 5x" "--flight-age 0s" "--flight-age 31000h"; do
   "$COROTRACER" run --flight 1M $bad -o "$T/x" -- true 2> "$T/err" && fail "$bad accepted"
   grep -q "^corotracer: --flight-age: expects a duration" "$T/err" || fail "$bad: $(cat "$T/err")"
@@ -158,4 +172,32 @@ wait $eng; rc=$?
 [ $rc = 138 ] || fail "SIGUSR1 without --flight: engine exit $rc, want 138 (the program killed by it)"
 "$CTJL" -t end exit < "$d/t.ctrace" | grep -q '^{"signal":10,' ||
   fail "SIGUSR1 without --flight: the end record says $("$CTJL" -t end exit < "$d/t.ctrace")"
+echo "== 10. the snapshot at the window's start"
+d=$T/snap; mkdir "$d"
+"$COROTRACER" run --lossless --flight 1M --dump-on exit -o "$d/f.ctrace" -- \
+  "$SDKW" parked 3000000 1.5 > /dev/null 2> "$d/err" || fail "snapshot run: exit $?: $(cat "$d/err")"
+set -- $("$CTJL" -t window dropped_chunks snapshot < "$d/f.ctrace")
+[ "$1" -gt 0 ] || fail "snapshot: nothing dropped before the window"
+[ "$2" = 3 ] || fail "snapshot: $2 coroutines in the snapshot, want 3"
+"$CTJL" -e probe_id < "$d/f.ctrace" | grep -qx 1001 && fail "snapshot: coroutine 1001's events still in the window"
+# 1003, the busy one, is running or suspended as the chunk boundary fell.
+[ "$("$CTJL" -t snapshot probe_id state wait obj < "$d/f.ctrace" | sort | sed 's/^1003 [a-z]* /1003 /')" = \
+  "1001 suspended fd 7
+1002 runnable ptr 0x0000000000001234
+1003 - -" ] || fail "snapshot records: $("$CTJL" -t snapshot probe_id state wait obj < "$d/f.ctrace")"
+"$COROTRACER" report "$d/f.ctrace" > "$d/report.md" 2> "$d/rerr" || fail "snapshot report: exit $?"
+[ ! -s "$d/rerr" ] || fail "snapshot report: $(cat "$d/rerr")"
+grep -q "^- \*\*Flight window\*\*: .*trigger: exit); 3 coroutines alive at its start" "$d/report.md" ||
+  fail "snapshot report: no flight window line"
+grep -q "Completeness\*\*: 0 events lost" "$d/report.md" || fail "snapshot report: events called lost"
+grep -Eq '^\| 1001 \| lost \| fd 7 \| .*parked on fd 7 at [0-9.]+ [mun]?s before the window' "$d/report.md" ||
+  fail "snapshot report: 1001 is not a lost wakeup parked before the window: $(cat "$d/report.md")"
+grep -c "lost_wakeup\|leak" "$d/report.md" > /dev/null
+grep -q '^| 1002 ' "$d/report.md" && fail "snapshot report: 1002 (woken before the window) is in a finding"
+grep -q "unknown\|Unknown records" "$d/report.md" && fail "snapshot report: something unknown: $(cat "$d/report.md")"
+"$COROTRACER" export jsonl "$d/f.ctrace" -o "$d/f.jsonl" -q || fail "export jsonl of a dump: exit $?"
+[ "$(grep -c '"type":"snapshot"' "$d/f.jsonl")" = 3 ] || fail "export jsonl: the snapshot lost"
+"$COROTRACER" report "$d/f.jsonl" | sed 1,5d > "$d/r2.md"
+sed 1,5d "$d/report.md" | cmp -s - "$d/r2.md" || fail "the JSONL form of the dump reports otherwise"
+
 echo "test-flight: ok"

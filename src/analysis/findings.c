@@ -117,7 +117,10 @@ void ct_site_runnable(struct ct_rsite *rs, const struct ct_hist *h) {
 /* findings.h: clamped at the start (a ts before it reads "+0 ns"). */
 const char *ct_at(const struct ct_report *r, uint64_t ts, char *buf, size_t n) {
   char t[32];
-  snprintf(buf, n, "+%s", ct_fmt_ns(ts > r->start_ts ? ts - r->start_ts : 0, t, sizeof t));
+  if (ts < r->start_ts && r->st && r->st->has_window) /* a flight dump's snapshot */
+    snprintf(buf, n, "%s before the window", ct_fmt_ns(r->start_ts - ts, t, sizeof t));
+  else
+    snprintf(buf, n, "+%s", ct_fmt_ns(ts > r->start_ts ? ts - r->start_ts : 0, t, sizeof t));
   return buf;
 }
 
@@ -212,7 +215,9 @@ out:
 
 /* findings.h: live view, no end line, killed, or exited, in that order. */
 void ct_describe_exit(const struct ct_state *st, char *buf, size_t n) {
-  if (!st->has_end && st->live_ts)
+  if (!st->has_end && st->live_ts && st->has_window)
+    snprintf(buf, n, "the program was still running when the flight recorder wrote this dump");
+  else if (!st->has_end && st->live_ts)
     snprintf(buf, n, "the program is still running (live view)");
   else if (!st->has_end)
     snprintf(buf, n, "the trace has no end line (engine or machine stopped)");

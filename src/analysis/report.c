@@ -69,6 +69,8 @@ static int timeline(struct ct_report *r, const struct ct_state *st) {
     last = st->last_ts;
   }
   r->start_ts = st->meta_mono_ns && st->meta_mono_ns < first ? st->meta_mono_ns : first;
+  if (st->has_window && st->window_start_ts > r->start_ts)
+    r->start_ts = st->window_start_ts; /* a flight dump: its window is the timeline */
   r->end_ts = st->has_end && st->end_ts ? st->end_ts : st->live_ts > last ? st->live_ts : last;
   r->duration_ns = r->end_ts > r->start_ts ? r->end_ts - r->start_ts : 0;
   r->active_ns = r->duration_ns > idle ? r->duration_ns - idle : 0;

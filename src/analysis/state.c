@@ -657,6 +657,11 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
   case CT_LINE_OTHER:
     s->other_records++;
     return 0;
+  case CT_LINE_SNAPSHOT:
+    return ct_state_snapshot(s, lineno, l);
+  case CT_LINE_WINDOW:
+    ct_state_window(s, l);
+    return 0;
   case CT_LINE_SITE: { /* a text site (corotracer_site): named, not symbolized */
     char file[CT_SITE_TEXT_MAX], function[CT_SITE_TEXT_MAX];
     ct_str_copy(&l->file, file, sizeof file);

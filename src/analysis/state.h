@@ -242,6 +242,13 @@ struct ct_state {
    * the end of its timeline while it has no end line; 0 otherwise. */
   uint64_t live_ts;
 
+  /* A flight dump (state_snapshot.c): coroutines its snapshot brought in;
+   * its window record (start, the last event dropped before it, why). */
+  uint64_t snapshot_coros;
+  int has_window;
+  uint64_t window_start_ts, window_dropped_ts;
+  char window_trigger[64];
+
   char *labels[CT_MAX_LABELS]; /* interned coroutine labels; index 0 = none */
   uint32_t nlabels;
 
@@ -280,6 +287,16 @@ void ct_state_free(struct ct_state *s);
  * malformed). Returns 0 or -ENOMEM. */
 int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
                   const struct ct_line *l);
+
+/* A flight dump's snapshot line (state_snapshot.c): the coroutine enters
+ * the state as it was at the window's start, through ct_state_line (its
+ * coroutine line, the event of its state, its wake), the window's counts
+ * untouched; its next event index is the line's ev + 1 (no gap). Returns 0
+ * or -ENOMEM. */
+int ct_state_snapshot(struct ct_state *s, uint64_t lineno, const struct ct_line *l);
+/* A flight dump's window record, kept in s; a dump of a program still
+ * running (no end record) is judged at its ts (s->live_ts). */
+void ct_state_window(struct ct_state *s, const struct ct_line *l);
 
 /* A hint that l comes soon (a ct_peek_fn for ct_trace_read_ahead, which
  * shows each line CT_TRACE_AHEAD lines early): starts bringing its

@@ -71,6 +71,7 @@ static struct key key_of(const char *k, size_t n) {
     KEY(CT_KEY_CLOCK, -1, V_NESTED);
     KEY_IN(CT_KEY_LABEL, CT_K_LABEL, V_STR, label);
     KEY_IN(CT_KEY_ERROR, CT_K_ERROR, V_STR, error);
+    KEY_IN(CT_KEY_STATE, CT_K_STATE, V_STR, state);
     break;
   case 6:
     KEY_IN(CT_KEY_PARENT, CT_K_PARENT, V_U64, parent);
@@ -86,11 +87,14 @@ static struct key key_of(const char *k, size_t n) {
     KEY_IN(CT_KEY_WALL_NS, CT_K_WALL_NS, V_U64, wall_ns);
     KEY_IN(CT_KEY_MONO_NS, CT_K_MONO_NS, V_U64, mono_ns);
     KEY(CT_KEY_CORRUPT, CT_K_CORRUPT, V_BOOL);
+    KEY_IN(CT_KEY_WOKE_TS, CT_K_WOKE_TS, V_U64, woke_ts);
+    KEY_IN(CT_KEY_TRIGGER, CT_K_TRIGGER, V_STR, trigger);
     break;
   case 8:
     KEY_IN(CT_KEY_PROBE_ID, CT_K_PROBE_ID, V_U64, probe_id);
     KEY_IN(CT_KEY_FUNCTION, CT_K_FUNCTION, V_STR, function);
     KEY_IN(CT_KEY_BIRTH_TS, CT_K_BIRTH_TS, V_U64, birth_ts);
+    KEY_IN(CT_KEY_START_TS, CT_K_START_TS, V_U64, start_ts);
     break;
   case 9:
     KEY(CT_KEY_IS_ACTIVE, CT_K_IS_ACTIVE, V_BOOL);
@@ -98,6 +102,7 @@ static struct key key_of(const char *k, size_t n) {
     break;
   case 10:
     KEY_IN(CT_KEY_TARGET_PID, CT_K_TARGET_PID, V_U64, target_pid);
+    KEY_IN(CT_KEY_DROPPED_TS, CT_K_DROPPED_TS, V_U64, dropped_ts);
     break;
   case 11:
     KEY_IN(CT_KEY_CREATE_SITE, CT_K_CREATE_SITE, V_HEX, create_site);
@@ -398,11 +403,12 @@ static const char *parse_value(const char *p, const char *e, struct key k, struc
       else
         l->wait = i + 1;
     } else {
-      static const char *const names[] = {"meta", "process", "module", "coroutine", "station_end",
-                                          "end",  "cut",     "site",   NULL};
+      static const char *const names[] = {"meta",        "process", "module", "coroutine",
+                                          "station_end", "end",     "cut",    "site",
+                                          "snapshot",    "window",  NULL};
       static const enum ct_line_type types[] = {
-          CT_LINE_META,        CT_LINE_PROCESS, CT_LINE_MODULE, CT_LINE_COROUTINE,
-          CT_LINE_STATION_END, CT_LINE_END,     CT_LINE_CUT,    CT_LINE_SITE};
+          CT_LINE_META, CT_LINE_PROCESS, CT_LINE_MODULE, CT_LINE_COROUTINE, CT_LINE_STATION_END,
+          CT_LINE_END,  CT_LINE_CUT,     CT_LINE_SITE,   CT_LINE_SNAPSHOT,  CT_LINE_WINDOW};
       int i = name_in(s, names);
       l->type = i < 0 ? CT_LINE_OTHER : types[i];
     }
@@ -432,6 +438,16 @@ static enum ct_line_err check_event(struct ct_line *out) {
   if (out->probe_id == 0 || out->ts == 0 || out->ts >= (1ull << 62) ||
       (CT_HAS(out, CT_K_TID) && (out->tid == 0 || out->tid > UINT32_MAX)))
     return CT_LINE_TORN;
+  return CT_LINE_OK;
+}
+
+/* A snapshot line's checks (docs/TRACE_FORMAT.md "Flight windows"): a
+ * coroutine, its state, since when (ts) and its last event index; a wait
+ * object only with a wait. */
+static enum ct_line_err check_snapshot(const struct ct_line *out) {
+  if (!NEED(out, CT_K_PROBE_ID, CT_K_STATE, CT_K_TS, CT_K_EV) || out->probe_id == 0 ||
+      out->ts == 0 || out->ts >= (1ull << 62) || (CT_HAS(out, CT_K_OBJ) && !out->wait))
+    return CT_LINE_SHAPE;
   return CT_LINE_OK;
 }
 
@@ -505,6 +521,8 @@ enum ct_line_err ct_parse_line_general(const char *line, size_t len, struct ct_l
     case CT_LINE_SITE:
       return NEED(out, CT_K_PID, CT_K_SITE, CT_K_FILE, CT_K_LINE, CT_K_FUNCTION) ? CT_LINE_OK
                                                                                  : CT_LINE_SHAPE;
+    case CT_LINE_SNAPSHOT:
+      return check_snapshot(out);
     default:
       return CT_LINE_OK;
     }

@@ -20,9 +20,11 @@ enum ct_line_type {
   CT_LINE_COROUTINE,
   CT_LINE_STATION_END,
   CT_LINE_END,
-  CT_LINE_CUT,   /* the engine cut the trace here after a write error (reason: "ENOSPC") */
-  CT_LINE_SITE,  /* a text site: its token (site) names file:line in function */
-  CT_LINE_OTHER, /* a record of a type we do not know: skipped, not an error */
+  CT_LINE_CUT,      /* the engine cut the trace here after a write error (reason: "ENOSPC") */
+  CT_LINE_SITE,     /* a text site: its token (site) names file:line in function */
+  CT_LINE_SNAPSHOT, /* a flight dump: a coroutine alive at the window's start, its state then */
+  CT_LINE_WINDOW,   /* a flight dump: the window's start, what was dropped before it, why */
+  CT_LINE_OTHER,    /* a record of a type we do not know: skipped, not an error */
 };
 
 /* Event kinds; CT_EV_V1 = no "kind" key (derive from is_active). */
@@ -90,6 +92,11 @@ enum {
   CT_K_FILE, /* site: the text site's file, line, function */
   CT_K_LINE,
   CT_K_FUNCTION,
+  CT_K_STATE, /* snapshot: created, running, suspended, runnable */
+  CT_K_WOKE_TS,
+  CT_K_START_TS, /* window: its first event, the last dropped one, why */
+  CT_K_DROPPED_TS,
+  CT_K_TRIGGER,
   CT_K_COUNT_
 };
 #define CT_HAS(l, k) (((l)->have >> (k)) & 1u)
@@ -113,8 +120,10 @@ struct ct_line {
   uint64_t probe_id, tid, addr, seq, ts, ev, site, obj, from, parent;
   uint64_t pid, start, end, offset, station, birth_ts, create_site;
   uint64_t events, harvested, lost, torn, untraced, mono_ns, wall_ns, target_pid, line;
-  int64_t exit_code, exit_signal; /* from exit{code|signal}; CT_K_CODE / CT_K_SIGNAL */
+  uint64_t woke_ts, start_ts, dropped_ts; /* snapshot, window */
+  int64_t exit_code, exit_signal;         /* from exit{code|signal}; CT_K_CODE / CT_K_SIGNAL */
   struct ct_str path, label, run_id, host, format, event, exit_name, error, reason, file, function;
+  struct ct_str state, trigger; /* snapshot, window */
 };
 
 /* 1 when l starts a new run: a meta line after `lines` other lines of the

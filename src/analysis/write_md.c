@@ -140,6 +140,11 @@ static void overview(FILE *f, const struct ct_report *r) {
               ct_fmt_ns(r->gaps[i].from - r->start_ts, b, sizeof b));
     fputs(" (machine asleep, or timestamps of several runs in one file)\n", f);
   }
+  if (st->has_window)
+    fprintf(f,
+            "- **Flight window**: a flight recorder's dump (trigger: %s); %" PRIu64
+            " coroutines alive at its start come from its snapshot, their state then\n",
+            st->window_trigger[0] ? st->window_trigger : "?", st->snapshot_coros);
   if (st->other_records)
     fprintf(f,
             "- **Unknown records**: %" PRIu64

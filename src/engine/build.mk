@@ -4,13 +4,14 @@ CLI_SRCS += src/engine/run_main.c src/engine/opts.c src/engine/rundir.c src/engi
             src/engine/guard.c src/engine/harvest.c src/engine/modules.c src/engine/writer.c \
             src/engine/status.c src/engine/sched.c src/engine/clock.c src/engine/rings.c \
             src/engine/records.c src/engine/sink.c \
-            src/engine/ctrace_enc.c src/engine/flight.c src/engine/sites.c
+            src/engine/ctrace_enc.c src/engine/flight.c src/engine/flight_snap.c src/engine/flight_watch.c src/engine/sites.c
 
 # The trace writer's formatting benchmark (links the writer alone).
 $(O)/bench/bench-writer: $(O)/obj/bench/bench-writer.o $(O)/obj/src/engine/writer.o \
                          $(O)/obj/src/engine/sink.o $(O)/obj/src/engine/records.o \
                          $(O)/obj/src/engine/modules.o $(O)/obj/src/engine/ctrace_enc.o \
-                         $(O)/obj/src/engine/flight.o
+                         $(O)/obj/src/engine/flight.o $(O)/obj/src/engine/flight_snap.o \
+                         $(O)/obj/src/analysis/ctrace_dec.o $(O)/obj/src/analysis/trace.o
 	$(call link)
 PROGS += $(O)/bench/bench-writer
 
@@ -18,7 +19,7 @@ PROGS += $(O)/bench/bench-writer
 FUZZ_SRCS_shm := src/engine/harvest.c src/engine/writer.c src/engine/modules.c src/engine/rings.c \
                  src/engine/sites.c \
                  src/engine/records.c src/engine/sink.c src/engine/clock.c \
-                 src/engine/ctrace_enc.c src/engine/flight.c src/analysis/trace.c src/analysis/trace_read.c \
+                 src/engine/ctrace_enc.c src/engine/flight.c src/engine/flight_snap.c src/analysis/trace.c src/analysis/trace_read.c \
                  src/analysis/ctrace_dec.c src/analysis/text.c
 # The writer opens the trace through src/common/outfile.c.
 FUZZ_SRCS_shm += src/common/outfile.c
@@ -46,7 +47,7 @@ $(O)/tests/lib/ctjl: $(O)/obj/src/export/export_ctrace.o $(O)/obj/src/analysis/t
                      $(O)/obj/src/analysis/trace.o $(O)/obj/src/analysis/ctrace_dec.o $(O)/obj/src/analysis/text.o \
                      $(O)/obj/src/engine/records.o $(O)/obj/src/engine/writer.o \
                      $(O)/obj/src/engine/sink.o $(O)/obj/src/engine/ctrace_enc.o \
-                     $(O)/obj/src/engine/flight.o
+                     $(O)/obj/src/engine/flight.o $(O)/obj/src/engine/flight_snap.o
 
 PROGS += $(CT_ENGINE_TOOLS) $(O)/tests/lib/v1-writer $(O)/bench/bench-harvest
 TESTS += $(CT_ENGINE_CTESTS) tests/test-engine-roundtrip.sh tests/test-engine-faults.sh \
@@ -58,6 +59,8 @@ TESTS += $(CT_ENGINE_CTESTS) tests/test-engine-roundtrip.sh tests/test-engine-fa
 TESTS_NOSAN += tests/test-model-spin.sh
 # The flight recorder under 10^8 events (~30 s): its memory bound.
 TESTS_NOSAN += tests/test-flight-memory.sh
+# Live findings as triggers: the demo server (examples/demo) under redis-benchmark.
+TESTS_NOSAN += tests/test-flight-findings.sh
 
 # A v2 writer of its own, from docs/PROTOCOL.md alone (no probe).
 $(O)/tests/lib/v2-writer: $(O)/obj/tests/lib/v2-writer.o
@@ -79,10 +82,21 @@ PROGS += $(O)/bench/bench-wake
 # The binary trace: encoder against decoder and against the JSONL line
 # (records.c, then the reader's parser), cut and damaged files.
 $(O)/tests/test-ctrace: $(O)/obj/tests/test-ctrace.o $(O)/obj/src/engine/ctrace_enc.o \
-                        $(O)/obj/src/engine/flight.o \
+                        $(O)/obj/src/engine/flight.o $(O)/obj/src/engine/flight_snap.o \
                         $(O)/obj/src/engine/writer.o $(O)/obj/src/engine/sink.o \
                         $(O)/obj/src/engine/records.o $(O)/obj/src/engine/modules.o \
                         $(O)/obj/src/analysis/trace.o $(O)/obj/src/analysis/trace_read.o \
                         $(O)/obj/src/analysis/ctrace_dec.o $(O)/obj/src/analysis/text.o
 	$(call link)
 TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh tests/test-ctrace-enospc.sh
+
+# The flight window's snapshot table against a model.
+$(O)/tests/test-flight-snap: $(O)/obj/tests/test-flight-snap.o $(O)/obj/src/engine/ctrace_enc.o \
+                             $(O)/obj/src/engine/flight_snap.o $(O)/obj/src/engine/flight.o \
+                             $(O)/obj/src/engine/writer.o $(O)/obj/src/engine/sink.o \
+                             $(O)/obj/src/engine/records.o $(O)/obj/src/engine/modules.o \
+                             $(O)/obj/src/analysis/trace.o $(O)/obj/src/analysis/trace_read.o \
+                             $(O)/obj/src/analysis/ctrace_dec.o $(O)/obj/src/analysis/text.o \
+                             $(O)/obj/src/common/outfile.o
+	$(call link)
+TESTS += $(O)/tests/test-flight-snap

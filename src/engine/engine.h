@@ -59,6 +59,8 @@ struct ct_opts {
   uint32_t flight_max;    /* --flight-max: dumps at most */
   uint64_t flight_age_ns; /* --flight-age: drop what is older than this behind the newest (0: no) */
   int dump_on_exit;       /* --dump-on exit: a dump at the program's end, whatever its status */
+  unsigned dump_on;       /* --dump-on lost_wakeup,...: finding kinds (analysis/watch.h bits) */
+  uint64_t stuck_ns, runnable_ns, blocker_ns; /* --stuck-ms, --runnable-ms, --blocker-ms */
   char **argv;      /* program argv (NULL-terminated); points into the caller's argv or sh_argv */
   char *sh_argv[4]; /* storage for {"/bin/sh", "-c", cmd, NULL} */
 };
@@ -109,6 +111,7 @@ struct ct_target {
   int status;           /* waitpid status once exited */
   int dump_sig;         /* --flight: SIGUSR1 asks for a dump instead of going to the target */
   uint32_t dumps_asked; /* SIGUSR1s read under dump_sig */
+  uint32_t watch_kicks; /* SIGUSR1s of the live findings' watch (CT_FWATCH_SIGVAL) */
 };
 
 /* Start argv in its own process group with env extended by the CTP_*
@@ -274,10 +277,24 @@ void ct_rec_cut(struct ct_writer *w, int err);
  * it (bytes, chunks, the last dropped event's ts), its bytes, the trigger. */
 struct ct_window {
   uint64_t start_ts, end_ts, dropped_ts, dropped_bytes, dropped_chunks, bytes;
+  uint64_t snapshot, untracked; /* coroutines in its snapshot; alive but not kept there */
+  uint64_t ts;                  /* when it was written (CLOCK_MONOTONIC ns, as events' ts) */
   const char *trigger;
 };
 /* The last record of a flight dump (docs/TRACE_FORMAT.md "Flight windows"). */
 void ct_rec_window(struct ct_writer *w, const struct ct_window *win);
+
+/* A coroutine alive at a flight window's start, as the events dropped
+ * before the window left it (flight_snap.c keeps one per coroutine). */
+struct ct_snap {
+  struct ct_coro_item co;      /* its coroutine line's facts, when has_co */
+  struct ct_ev_item cur;       /* its last create, resume or suspend, when has_cur */
+  uint64_t last_ev;            /* its last event's ev */
+  uint64_t woke_ts, woke_from; /* the first wake since cur (woke_ts 0: none) */
+  uint8_t has_co, has_cur, fresh_co;
+};
+/* Its snapshot line (docs/TRACE_FORMAT.md "Flight windows"). */
+void ct_rec_snapshot(struct ct_writer *w, const struct ct_snap *s);
 
 /* ---- binary trace encoder (ctrace_enc.c) ------------------------------------ */
 /* An encoder writing chunks to w (a file writer). 0 or -ENOMEM. */
@@ -338,6 +355,10 @@ struct ct_flight {
   size_t npin, cappin, pin_out;
   uint32_t npinned, npin_out;
   int pin_full;
+  struct ct_fsnap *snap; /* the state at the window's start */
+  /* Each chunk the window takes also goes here (the live findings), or NULL. */
+  void (*watch)(void *ctx, const uint8_t *p, size_t n);
+  void *watch_ctx;
   pthread_mutex_t mu;
   struct ct_flight_note notes[CT_FLIGHT_NOTES];
   size_t nnotes;
@@ -362,6 +383,49 @@ int ct_flight_dump(struct ct_flight *f, const char *trigger);
 /* Move up to max notes of dumps done into out (the harvest thread's, to
  * print). Returns how many. */
 size_t ct_flight_notes(struct ct_flight *f, struct ct_flight_note *out, size_t max);
+
+/* ---- the flight window's snapshot (flight_snap.c) -------------------------- */
+/* The coroutines alive before the window: each one's state, kept up to date
+ * from the chunks the window drops. At most CT_FSNAP_MAX coroutines alive at
+ * once (one whose coroutine line finds no room is counted, untracked). Owned
+ * by the formatter thread. */
+#define CT_FSNAP_MAX 65536u
+struct ct_fsnap;
+/* An empty table. 0 or -ENOMEM. */
+int ct_fsnap_new(struct ct_fsnap **out);
+void ct_fsnap_free(struct ct_fsnap *t);
+/* The entries of a chunk leaving the window (header and payload, n bytes,
+ * as the encoder framed it): their coroutines' states move on; a destroy
+ * drops one. A chunk that does not decode is applied up to its fault. */
+void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n);
+/* The table as snapshot lines, in chunks of at most 64 KiB of payload
+ * handed to put (payload, bytes, entries; non-zero stops and is returned).
+ * *count, *untracked: the lines, the coroutines not kept. */
+int ct_fsnap_emit(struct ct_fsnap *t, int (*put)(void *ctx, const uint8_t *p, size_t n, uint32_t k),
+                  void *ctx, uint64_t *count, uint64_t *untracked);
+
+/* ---- the flight recorder's live findings (flight_watch.c) ------------------ */
+/* --dump-on's list (exit, lost_wakeup, deadlock, blocker, starvation, any,
+ * comma-separated) as finding kinds (analysis/watch.h bits) and exit.
+ * 0 or -EINVAL. */
+int ct_fwatch_parse(const char *list, unsigned *mask, int *on_exit);
+/* The sigqueue value of the SIGUSR1 the watch sends the engine itself: the
+ * harvest loop then takes the kinds found (not a SIGUSR1 dump). */
+#define CT_FWATCH_SIGVAL 0x43545746
+struct ct_fwatch;
+/* A watch thread (normal priority: call it before the harvest loop takes a
+ * real-time one) for the kinds in mask, with the report's thresholds (ns);
+ * window_bytes: the window's size (a kind dumps again only once the window
+ * has turned over). 0 or -errno. */
+int ct_fwatch_start(struct ct_fwatch **out, unsigned mask, uint64_t stuck_ns, uint64_t runnable_ns,
+                    uint64_t blocker_ns, uint64_t window_bytes);
+/* A chunk the window took (the formatter thread, ctx the watch): copied for
+ * the watch thread, or skipped when it is 64 chunks behind (never waits). */
+void ct_fwatch_chunk(void *ctx, const uint8_t *p, size_t n);
+/* The kinds found since the last take (bits), for the harvest thread. */
+unsigned ct_fwatch_take(struct ct_fwatch *fw);
+/* Stop and free the watch (NULL: nothing). Returns the chunks it skipped. */
+uint64_t ct_fwatch_stop(struct ct_fwatch *fw);
 
 /* ---- formatter thread (sink.c) ---------------------------------------------- */
 enum { CT_IT_EVENT, CT_IT_CORO, CT_IT_TEXT, CT_IT_FLUSH, CT_IT_SYNC, CT_IT_BLOCK, CT_IT_DUMP };

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/outfile.h"
@@ -36,7 +37,14 @@ int ct_flight_init(struct ct_flight *f, const char *out, uint64_t max_bytes, uin
   f->out = out;
   f->max_bytes = max_bytes;
   f->max_dumps = max_dumps;
-  return -pthread_mutex_init(&f->mu, NULL);
+  int rc = ct_fsnap_new(&f->snap);
+  if (rc)
+    return rc;
+  if ((rc = pthread_mutex_init(&f->mu, NULL))) {
+    ct_fsnap_free(f->snap);
+    f->snap = NULL;
+  }
+  return -rc;
 }
 
 void ct_flight_free(struct ct_flight *f) {
@@ -48,6 +56,8 @@ void ct_flight_free(struct ct_flight *f) {
   f->tail = NULL;
   free(f->pin);
   f->pin = NULL;
+  ct_fsnap_free(f->snap);
+  f->snap = NULL;
   pthread_mutex_destroy(&f->mu);
 }
 
@@ -67,6 +77,7 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
     f->bytes -= FL_CHUNK_COST(d->cap);
     f->dropped_bytes += d->len;
     f->dropped_chunks++;
+    ct_fsnap_apply(f->snap, d->data, d->len); /* the window's start moves on */
     if (d->ts1)
       f->dropped_ts = d->ts1;
     /* Its meta, process and module lines now exist only in the pin. */
@@ -83,6 +94,7 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
   if (!c) {
     f->dropped_bytes += n; /* counted as dropped, the window goes on */
     f->dropped_chunks++;
+    ct_fsnap_apply(f->snap, p, n);
     f->pin_out = f->npin;
     f->npin_out = f->npinned;
     return;
@@ -101,6 +113,8 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
   f->tail = c;
   f->bytes += FL_CHUNK_COST(cap);
   f->total_bytes += n;
+  if (f->watch)
+    f->watch(f->watch_ctx, p, n);
 }
 
 /* 1 when the line is a record every dump must repeat: the run's meta, and
@@ -168,6 +182,11 @@ static int put_chunk(int fd, const uint8_t *p, size_t n, uint32_t count) {
   return rc ? rc : put(fd, p, n);
 }
 
+/* put_chunk to the fd at ctx (ct_fsnap_emit's put). */
+static int put_chunk_fd(void *ctx, const uint8_t *p, size_t n, uint32_t count) {
+  return put_chunk(*(int *)ctx, p, n, count);
+}
+
 /* The ts of the window's first event (a chunk of lines only has none). */
 static uint64_t window_start(const struct ct_flight *f) {
   for (const struct fl_chunk *c = f->head; c; c = c->next)
@@ -186,8 +205,14 @@ static uint64_t window_end(const struct ct_flight *f) {
 }
 
 /* The window record (docs/TRACE_FORMAT.md "Flight windows"), as one chunk. */
-static int put_window(int fd, const struct ct_flight *f, const char *trigger) {
-  struct ct_window w = {.start_ts = window_start(f),
+static int put_window(int fd, const struct ct_flight *f, const char *trigger, uint64_t snapshot,
+                      uint64_t untracked) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  struct ct_window w = {.ts = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec,
+                        .snapshot = snapshot,
+                        .untracked = untracked,
+                        .start_ts = window_start(f),
                         .end_ts = window_end(f),
                         .dropped_ts = f->dropped_ts,
                         .dropped_bytes = f->dropped_bytes,
@@ -228,10 +253,14 @@ int ct_flight_dump(struct ct_flight *f, const char *trigger) {
   /* The lines of dropped chunks; the window's own chunks carry the rest. */
   if (!rc && f->npin_out)
     rc = put_chunk(o.fd, f->pin, f->pin_out, f->npin_out);
+  /* The coroutines alive at the window's start, as the dropped chunks left them. */
+  uint64_t snapshot = 0, untracked = 0;
+  if (!rc)
+    rc = ct_fsnap_emit(f->snap, put_chunk_fd, &o.fd, &snapshot, &untracked);
   for (struct fl_chunk *c = f->head; c && !rc; c = c->next)
     rc = put(o.fd, c->data, c->len);
   if (!rc)
-    rc = put_window(o.fd, f, trigger);
+    rc = put_window(o.fd, f, trigger, snapshot, untracked);
   if (rc)
     ct_outfile_abort(&o);
   else

@@ -44,7 +44,12 @@ void ct_opts_usage(FILE *f) {
           "      --flight-age DURATION  also drop what is older than DURATION (500ms, 30s,\n"
           "                      5m, 1h) behind the newest event; SIZE still bounds it\n"
           "      --flight-max N  dumps at most (default %u)\n"
-          "      --dump-on exit  with --flight: a dump when the program ends too\n"
+          "      --dump-on LIST  with --flight, more triggers (comma-separated): exit (the\n"
+          "                      program's end), lost_wakeup, deadlock, blocker, starvation\n"
+          "                      (a live finding, as the report finds it), any (all four)\n"
+          "      --stuck-ms MS   --dump-on: parked this long unwoken is lost (default 1000)\n"
+          "      --runnable-ms MS  --dump-on: runnable this long while others ran (default 100)\n"
+          "      --blocker-ms MS --dump-on: a run this long without suspending (default 100)\n"
           "  -h, --help          this help\n"
           "The exit status is the program's (128+N when killed by signal N); see docs/ENGINE.md.\n",
           CT_STATIONS_DEFAULT, CTP_STATIONS_MAX, CT_RINGS_DEFAULT, CTP_RINGS_MAX,
@@ -101,6 +106,9 @@ enum {
   O_STATUS,
   O_NO_RT,
   O_LOSSLESS,
+  O_STUCK_MS,
+  O_RUNNABLE_MS,
+  O_BLOCKER_MS,
   O_HELP
 };
 
@@ -123,6 +131,9 @@ static const struct ct_opt run_opts[] = {{"-o --out", O_OUT, 1},
                                          {"--flight-max", O_FLIGHT_MAX, 1},
                                          {"--flight-age", O_FLIGHT_AGE, 1},
                                          {"--dump-on", O_DUMP_ON, 1},
+                                         {"--stuck-ms", O_STUCK_MS, 1},
+                                         {"--runnable-ms", O_RUNNABLE_MS, 1},
+                                         {"--blocker-ms", O_BLOCKER_MS, 1},
                                          {"--append", O_APPEND, 0},
                                          {"--quiet", O_QUIET, 0},
                                          {"--status", O_STATUS, 0},
@@ -240,9 +251,18 @@ static int set_value(struct ct_opts *o, int id, const char *opt, const char *val
     o->flight_max = (uint32_t)v;
     return 0;
   case O_DUMP_ON:
-    if (strcmp(val, "exit"))
-      return bad(why, whylen, opt, "expects exit (findings are not triggers yet)");
-    o->dump_on_exit = 1;
+    if (ct_fwatch_parse(val, &o->dump_on, &o->dump_on_exit))
+      return bad(why, whylen, opt,
+                 "expects a list of exit, lost_wakeup, deadlock, blocker, starvation, any");
+    return 0;
+  case O_STUCK_MS:
+  case O_RUNNABLE_MS:
+  case O_BLOCKER_MS:
+    if (parse_uint(why, whylen, opt, val, 1, 86400000, &v))
+      return -EINVAL;
+    *(id == O_STUCK_MS      ? &o->stuck_ns
+      : id == O_RUNNABLE_MS ? &o->runnable_ns
+                            : &o->blocker_ns) = (uint64_t)v * 1000000u;
     return 0;
   default: /* O_RING_KIB */
     if (parse_uint(why, whylen, opt, val, CTP_RING_BYTES_MIN / 1024u, CTP_RING_BYTES_MAX / 1024u,
@@ -258,9 +278,9 @@ static int set_value(struct ct_opts *o, int id, const char *opt, const char *val
 /* What --flight cannot be combined with (it keeps a binary window, no file). */
 static int flight_check(const struct ct_opts *o, char *why, size_t whylen) {
   if (!o->flight)
-    return o->dump_on_exit    ? bad(why, whylen, "--dump-on", "needs --flight")
-           : o->flight_age_ns ? bad(why, whylen, "--flight-age", "needs --flight")
-                              : 0;
+    return o->dump_on_exit || o->dump_on ? bad(why, whylen, "--dump-on", "needs --flight")
+           : o->flight_age_ns            ? bad(why, whylen, "--flight-age", "needs --flight")
+                                         : 0;
   if (o->format != CT_FORMAT_CTRACE)
     return bad(why, whylen, "--flight", "keeps the binary trace (not --format jsonl, -out)");
   if (o->append || o->also_jsonl || o->serve)
@@ -282,6 +302,9 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
   o->ring_kib = CT_RING_KIB_DEFAULT;
   o->capture_mib = 0; /* CT_CAPTURE_MIB_DEFAULT, or CT_FLIGHT_CAPTURE_MIB, unless given */
   o->flight_max = CT_FLIGHT_MAX_DEFAULT;
+  o->stuck_ns = 1000000000ull; /* the report's defaults (analysis/state.h, report_main.c) */
+  o->runnable_ns = 100000000ull;
+  o->blocker_ns = 100000000ull;
   struct ct_args it;
   const char *val;
   int id;

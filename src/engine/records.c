@@ -296,7 +296,73 @@ void ct_rec_window(struct ct_writer *w, const struct ct_window *win) {
   ct_w_u64(w, win->dropped_chunks);
   ct_w_str(w, "," CT_KQ(DROPPED_TS));
   ct_w_u64(w, win->dropped_ts);
+  if (win->snapshot || win->untracked) {
+    kv(w, CT_KEY_SNAPSHOT, win->snapshot);
+    if (win->untracked)
+      kv(w, CT_KEY_UNTRACKED, win->untracked);
+  }
+  kv(w, CT_KEY_TS, win->ts);
   ct_w_str(w, "," CT_KQ(TRIGGER));
   ct_w_json(w, win->trigger, strlen(win->trigger));
+  ct_w_str(w, "}\n");
+}
+
+/* The name of a snapshot's state: what its last events left it doing. */
+static const char *snap_state(const struct ct_snap *s) {
+  if (!s->has_cur || s->cur.kind == CTP_KIND_CREATE)
+    return "created";
+  if (s->cur.kind == CTP_KIND_RESUME || (s->cur.kind == 0 && s->cur.active))
+    return "running";
+  return s->woke_ts ? "runnable" : "suspended";
+}
+
+void ct_rec_snapshot(struct ct_writer *w, const struct ct_snap *s) {
+  const struct ct_ev_item *e = &s->cur;
+  ct_w_str(w, "{" CT_KQ(TYPE) "\"snapshot\"");
+  kv(w, CT_KEY_PROBE_ID, s->has_cur ? e->probe_id : s->co.probe_id);
+  if (s->has_co) {
+    kv(w, CT_KEY_STATION, s->co.station);
+    if (s->co.gen)
+      kv(w, CT_KEY_GEN, s->co.gen);
+    kv(w, CT_KEY_PID, s->co.pid);
+    kv(w, CT_KEY_BIRTH_TS, s->co.birth_ts);
+    if (s->co.has_label) {
+      ct_w_str(w, "," CT_KQ(LABEL));
+      ct_w_json(w, s->co.label, strnlen(s->co.label, sizeof(s->co.label) - 1));
+    }
+    ct_w_str(w, "," CT_KQ(CREATE_SITE));
+    ct_w_hex(w, s->co.create_site);
+    kv(w, CT_KEY_PARENT, s->co.parent);
+  }
+  const char *state = snap_state(s);
+  ct_w_str(w, "," CT_KQ(STATE) "\"");
+  ct_w_str(w, state);
+  ct_w_str(w, "\"");
+  kv(w, CT_KEY_TS, s->has_cur ? e->ts : s->co.birth_ts);
+  if (s->has_cur)
+    kv(w, CT_KEY_TID, e->tid);
+  kv(w, CT_KEY_EV, s->last_ev);
+  if (s->has_cur && e->kind == CTP_KIND_SUSPEND) {
+    ct_w_str(w, "," CT_KQ(SITE));
+    ct_w_hex(w, e->addr);
+    if (e->wait == CTP_WAIT_FD) {
+      int64_t fd = (int64_t)e->obj;
+      ct_w_str(w, fd < 0 ? "," CT_KQ(WAIT) "\"fd\"," CT_KQ(OBJ) "-"
+                         : "," CT_KQ(WAIT) "\"fd\"," CT_KQ(OBJ));
+      ct_w_u64(w, fd < 0 ? (uint64_t)0 - e->obj : e->obj);
+    } else if (e->wait == CTP_WAIT_PTR) {
+      ct_w_str(w, "," CT_KQ(WAIT) "\"ptr\"," CT_KQ(OBJ));
+      ct_w_hex(w, e->obj);
+    } else if (e->wait == CTP_WAIT_EXIT) {
+      ct_w_str(w, "," CT_KQ(WAIT) "\"exit\"");
+    } else if (e->wait == CTP_WAIT_COROUTINE) {
+      ct_w_str(w, "," CT_KQ(WAIT) "\"coroutine\"," CT_KQ(OBJ));
+      ct_w_u64(w, e->obj);
+    }
+  }
+  if (s->woke_ts) {
+    kv(w, CT_KEY_WOKE_TS, s->woke_ts);
+    kv(w, CT_KEY_FROM, s->woke_from);
+  }
   ct_w_str(w, "}\n");
 }

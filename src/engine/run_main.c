@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/watch.h"
 #include "cli/commands.h"
 #include "engine/engine.h"
 #include "html/live.h"
@@ -68,6 +69,7 @@ struct run {
   struct ct_status status;
   struct ct_flight flight; /* --flight: the window (the sink writes into it) */
   uint32_t dumps_sent;     /* SIGUSR1 dumps handed to the sink */
+  struct ct_fwatch *watch; /* --dump-on a finding: the live findings (flight_watch.c) */
   int sigfd;
   struct conn *conns;
   size_t nconns, capconns;
@@ -240,6 +242,10 @@ static void flight_notes(struct run *r) {
 static void flight_asked(struct run *r) {
   for (; r->dumps_sent < r->t.dumps_asked; r->dumps_sent++)
     ct_sink_dump(&r->sink, "SIGUSR1");
+  unsigned kinds = ct_fwatch_take(r->watch); /* --dump-on: the findings' kinds */
+  for (unsigned i = 0; i < CT_WATCH_KINDS; i++)
+    if (kinds >> i & 1)
+      ct_sink_dump(&r->sink, ct_watch_kind(i));
 }
 
 /* At the end (the end record queued): a dump when the program died of a
@@ -614,6 +620,12 @@ int ct_run_main(int argc, char **argv) {
   if (r.o.flight) {
     e = ct_flight_init(&r.flight, r.o.out, r.o.flight, r.o.flight_max);
     r.flight.max_age_ns = r.o.flight_age_ns;
+    if (!e && r.o.dump_on &&
+        !(e = ct_fwatch_start(&r.watch, r.o.dump_on, r.o.stuck_ns, r.o.runnable_ns, r.o.blocker_ns,
+                              r.o.flight))) {
+      r.flight.watch = ct_fwatch_chunk;
+      r.flight.watch_ctx = r.watch;
+    }
     e = e ? e : ct_sink_open_flight(&r.sink, &r.flight, r.o.capture_mib);
   } else {
     e = ct_sink_open(&r.sink, r.o.out, r.o.append, (int)r.o.format, r.o.also_jsonl, 0,
@@ -675,6 +687,12 @@ out:
   free(r.conns);
   free(r.pfds);
   ct_sink_close(&r.sink);
+  uint64_t skipped = ct_fwatch_stop(r.watch); /* after the formatter, its feeder */
+  if (skipped && !r.o.quiet)
+    fprintf(stderr,
+            "corotracer: --dump-on: the live findings fell behind and skipped %llu chunks of "
+            "the window (findings in them may be missed)\n",
+            (unsigned long long)skipped);
   if (r.o.flight)
     ct_flight_free(&r.flight);
   ct_harvest_free(&r.h);

@@ -173,7 +173,12 @@ int ct_target_on_signals(struct ct_target *t, int sigfd) {
     if (si.ssi_signo == SIGCHLD)
       continue;
     if (si.ssi_signo == SIGUSR1 && t->dump_sig) {
-      t->dumps_asked++;
+      /* Our own watch thread's (flight_watch.c), or someone asking. */
+      if (si.ssi_code == SI_QUEUE && si.ssi_pid == (uint32_t)getpid() &&
+          si.ssi_int == CT_FWATCH_SIGVAL)
+        t->watch_kicks++;
+      else
+        t->dumps_asked++;
       continue;
     }
     /* The whole group: a shell's children too (the reference signalled only

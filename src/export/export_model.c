@@ -255,7 +255,9 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
     }
     return 0;
   }
-  if (l->type == CT_LINE_COROUTINE || l->type == CT_LINE_STATION_END) {
+  /* A flight dump's snapshot line carries its coroutine's facts too. */
+  if (l->type == CT_LINE_COROUTINE || l->type == CT_LINE_SNAPSHOT ||
+      l->type == CT_LINE_STATION_END) {
     struct cx_coro *c = coro_put(r, l->probe_id);
     if (!c)
       return -ENOMEM;

@@ -490,6 +490,7 @@ int ct_model_line(struct ct_model *m, enum ct_line_err err, const struct ct_line
       ct_str_copy(&l->host, m->host, sizeof m->host);
     return 0;
   case CT_LINE_COROUTINE:
+  case CT_LINE_SNAPSHOT: /* a flight dump's: the coroutine's facts, alive before the window */
     if (!(c = coro(m, l->probe_id, 1)))
       return -ENOMEM;
     if (CT_HAS(l, CT_K_PID))

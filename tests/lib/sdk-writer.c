@@ -22,6 +22,13 @@
  *       (2 x ACTIVE events per ms, the thread sleeps in between) for SECS;
  *       DIR/ready ("pid P") once all are created (bench/bench-active.sh).
  *
+ *   sdk-writer parked EVENTS SECS
+ *       A flight window's snapshot (tests/test-flight.sh): coroutine "lost"
+ *       parks on fd 7 and is never woken; "woken" parks on a pointer and a
+ *       thread wakes it; then "busy" writes EVENTS events back to back (they
+ *       push the first two out of a small window), the thread sleeps until
+ *       SECS after the first park, and "woken" runs, returns and is destroyed.
+ *
  * OUT gets "written N": the events the SDK was asked to record (all of them
  * when no coroutine was refused a station). Exit 3 when not traced. */
 #include <corotracer.h>
@@ -125,7 +132,41 @@ static void stall(uint64_t events, const char *dir) {
     ct_die("%s: %s", path, strerror(errno));
 }
 
+/* The snapshot's story (see the top). */
+static void parked(uint64_t events, double secs) {
+  uint64_t t0 = ct_now_ns();
+  corotracer_co *lost = corotracer_create(1001, "lost", NULL);
+  corotracer_co *woken = corotracer_create(1002, "woken", NULL);
+  corotracer_co *busy = corotracer_create(1003, "busy", NULL);
+  if (!lost || !woken || !busy)
+    ct_die("not traced");
+  corotracer_resume(lost);
+  corotracer_suspend(lost, NULL, COROTRACER_WAIT_FD, 7);
+  corotracer_resume(woken);
+  corotracer_suspend(woken, NULL, COROTRACER_WAIT_PTR, 0x1234);
+  corotracer_wake(woken, NULL);
+  for (uint64_t k = 0; k + 1 < events; k += 2) {
+    corotracer_resume(busy);
+    corotracer_suspend(busy, NULL, COROTRACER_WAIT_NONE, 0);
+  }
+  uint64_t until = t0 + (uint64_t)(secs * 1e9);
+  while (ct_now_ns() < until)
+    usleep(10000);
+  corotracer_resume(woken);
+  corotracer_exit(woken, NULL);
+  corotracer_destroy(woken);
+  corotracer_resume(busy);
+  corotracer_exit(busy, NULL);
+  corotracer_destroy(busy);
+}
+
 int main(int argc, char **argv) {
+  if (argc == 4 && strcmp(argv[1], "parked") == 0) {
+    if (corotracer_init() != 0)
+      return 3;
+    parked(strtoull(argv[2], NULL, 10), atof(argv[3]));
+    return 0;
+  }
   if (argc == 4 && strcmp(argv[1], "stall") == 0) {
     if (corotracer_init() != 0)
       return 3;

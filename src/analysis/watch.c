@@ -1,0 +1,98 @@
+/* watch.c - incremental findings (watch.h): the report's state and finding
+ * builders, fed chunk by chunk and asked again and again. */
+#include "analysis/watch.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/model.h"
+#include "analysis/state.h"
+#include "analysis/trace.h"
+
+struct ct_watch {
+  struct ct_state *st;
+  uint64_t stuck_ns, lineno;
+  struct ct_ctr_iter it;
+  char label[CT_CTR_LABEL_MAX];
+};
+
+static const char *const kinds[CT_WATCH_KINDS] = {"lost_wakeup", "deadlock", "blocker",
+                                                  "starvation"};
+
+/* The level a finding of each kind must reach: the report's lost wakeups
+ * and deadlocks are errors; its warnings of that kind are the likely idle
+ * (an accept loop between clients) and the unsure (events lost nearby).
+ * Blockers and starvation are warnings. */
+static const enum ct_sev min_sev[CT_WATCH_KINDS] = {CT_SEV_ERROR, CT_SEV_ERROR, CT_SEV_WARNING,
+                                                    CT_SEV_WARNING};
+
+const char *ct_watch_kind(unsigned i) {
+  return i < CT_WATCH_KINDS ? kinds[i] : NULL;
+}
+
+int ct_watch_new(uint64_t stuck_ns, uint64_t runnable_ns, uint64_t blocker_ns,
+                 struct ct_watch **out) {
+  struct ct_watch *w = calloc(1, sizeof *w);
+  if (!w)
+    return -ENOMEM;
+  int rc = ct_state_new(blocker_ns, &w->st);
+  if (rc) {
+    free(w);
+    return rc;
+  }
+  w->st->stuck_ns = stuck_ns;
+  w->st->runnable_ns = runnable_ns;
+  w->stuck_ns = stuck_ns;
+  *out = w;
+  return 0;
+}
+
+void ct_watch_free(struct ct_watch *w) {
+  if (!w)
+    return;
+  ct_state_free(w->st);
+  free(w);
+}
+
+int ct_watch_chunk(struct ct_watch *w, const void *chunk, size_t n) {
+  size_t len;
+  char why[160];
+  if (ct_ctr_chunk(chunk, n, 0, &len, why, sizeof why) != 1 || len != n)
+    return 0;
+  ct_ctr_begin(&w->it, chunk);
+  struct ct_line l;
+  enum ct_line_err err;
+  for (int k; (k = ct_ctr_next(&w->it, &l, &err, w->label)) > 0;) {
+    int rc = ct_state_line(w->st, ++w->lineno, err, &l);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+/* watch.h. ct_report_build closes the runs still going at now_ts (as the
+ * live view's snapshots do): a long run still going is found at each ask
+ * (and counted again: the counts only ever grow). */
+unsigned ct_watch_kinds(struct ct_watch *w, uint64_t now_ts, uint64_t count[CT_WATCH_KINDS]) {
+  struct ct_state *st = w->st;
+  struct ct_report r;
+  unsigned found = 0;
+  memset(count, 0, CT_WATCH_KINDS * sizeof count[0]);
+  if (!st->events)
+    return 0;
+  /* The findings mark what they report: each ask judges afresh. */
+  for (size_t i = 0; i < st->coros.n; i++)
+    ((struct ct_coro *)ct_map_at(&st->coros, i))->reported = 0;
+  st->live_ts = now_ts;
+  if (ct_report_build(st, "flight", 0, w->stuck_ns, &r) == 0) {
+    for (size_t i = 0; i < r.nf; i++)
+      for (unsigned k = 0; k < CT_WATCH_KINDS; k++)
+        if (r.f[i].sev >= min_sev[k] && r.f[i].kind && !strcmp(r.f[i].kind, kinds[k])) {
+          found |= 1u << k;
+          count[k] += r.f[i].count;
+        }
+  }
+  ct_report_free(&r);
+  return found;
+}
