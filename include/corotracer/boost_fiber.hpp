@@ -21,6 +21,8 @@
 #define COROTRACER_BOOST_FIBER_HPP
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <unordered_map>
 
@@ -155,7 +157,7 @@ public:
       return;
     // The main fiber exists before any hook sees it: recorded now as created
     // and running, so its first wake is never taken for a wake before a suspend.
-    main_ = boost::fibers::context::active();
+    main_ = running_ = boost::fibers::context::active();
     stack_end_ = corotracer::user_site::thread_stack().end;
     main_data_.co = corotracer_create(
         0, "main", corotracer::user_site::find(__builtin_frame_address(0), stack_end_));
@@ -215,7 +217,7 @@ private:
       d = static_cast<detail::FiberData *>(ctx->get_fss_data(detail::fss_key()));
     if (d)
       return d;
-    context *cur = context::active();
+    context *cur = running_;
     const void *site =
         cur && (cur == main_ || cur->is_context(type::worker_context)) ? site_of(cur) : nullptr;
     d = new detail::FiberData(ctx);
@@ -234,7 +236,21 @@ private:
     return d;
   }
 
+  // COROTRACER_FIBER_CHECK (examples/fiber builds with it): abort when
+  // running_ is not what Boost says runs, so a Boost whose switches bypass
+  // pick_next() fails the adapter's test instead of misplacing events.
+  void check_running() const noexcept {
+#ifdef COROTRACER_FIBER_CHECK
+    context *a = context::active();
+    if (a != running_ && !(running_ == nullptr && a->is_context(type::dispatcher_context))) {
+      std::fputs("corotracer/boost_fiber.hpp: a switch bypassed pick_next()\n", stderr);
+      std::abort();
+    }
+#endif
+  }
+
   void note_wake(context *ctx) noexcept {
+    check_running();
     detail::FiberData *d = data(ctx);
     if (!d)
       return;
@@ -242,13 +258,17 @@ private:
       d->yielded = false;
       return;
     }
-    context *cur = context::active();
+    context *cur = running_;
     bool user = cur && (cur == main_ || cur->is_context(type::worker_context));
     corotracer_wake(d->co, user ? site_of(cur) : nullptr);
   }
 
   void note_switch(context *next) noexcept {
-    context *cur = context::active();
+    check_running();
+    context *cur = running_;
+    // The fiber that called pick_next() hands the thread to next, or to the
+    // dispatcher when there is none (nullptr here: not traced either way).
+    running_ = next;
     if (cur == detail::terminating) // its exit is recorded: only the resume of next
       cur = detail::terminating = nullptr;
     detail::FiberData *from = cur && cur != next ? data(cur) : nullptr;
@@ -259,7 +279,7 @@ private:
     unsigned flags = 0;
     if (from) {
       site = site_of(cur);
-      if (cur->wait_is_linked()) {
+      if (cur->wait_hook_.is_linked()) { // wait_is_linked(), inline
         // wait_link() has just pushed it at the back of a circular list: its
         // next node is the list's header, the wait queue inside the primitive.
         using traits = boost::intrusive::list_node_traits<void *>;
@@ -282,6 +302,12 @@ private:
 
   bool enabled_ = false;
   context *main_ = nullptr;
+  // The fiber running on this thread, as Boost's context::active() would say
+  // (an exported call and a __tls_get_addr, ~8 ns, twice a handoff): every
+  // switch while the scheduler lives goes through pick_next(), whose caller
+  // is the running fiber and whose result (or the dispatcher, for nullptr)
+  // runs next. Only the teardown switches without it (see ~traced).
+  context *running_ = nullptr;
   const void *stack_end_ = nullptr;
   detail::FiberData main_data_{nullptr};
 };
