@@ -97,7 +97,7 @@ std::string ratio(double x, double base) {
 
 // Run `corotracer run -- self --child n` and read its four numbers.
 bool run_traced(const std::string &tracer, const std::string &self, long n, double out[4]) {
-  std::string trace = "/tmp/bench-cpp-" + std::to_string(getpid()) + ".jsonl";
+  std::string trace = "/tmp/bench-cpp-" + std::to_string(getpid()) + ".ctrace";
   std::string cmd = "'" + tracer + "' run --quiet -o " + trace + " -- '" + self + "' --child " +
                     std::to_string(n);
   FILE *p = popen(cmd.c_str(), "r");

@@ -73,6 +73,8 @@ struct ct_thread {
   uint32_t mask;           /* cap - 1 */
   uint32_t ring_state;     /* CT_RING_* */
   uint32_t ring_idx;       /* ring's index in the file */
+  uint32_t spare_skip;     /* default mode, ring full: drops left before the free rings are
+                            * looked at again (ring.c ct_ring_spare_due) */
   uint64_t tid;            /* gettid(), fetched once per thread */
   struct ctp_station *cur; /* coroutine running on this thread, or NULL */
   uint64_t cur_id;         /* its probe_id (0 when cur is NULL) */

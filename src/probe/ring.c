@@ -165,7 +165,7 @@ static void ct_ring_close(void *arg) {
  * ring holds one thread's records in time order, and the engine merges rings
  * by time, so the thread's order holds across the two. 1 when the thread now
  * writes a ring with room. */
-static int ct_ring_spare(struct ct_thread *t) {
+static __attribute__((noinline, cold)) int ct_ring_spare(struct ct_thread *t) {
   struct ct_probe *p = &corotracer__probe;
   uint64_t qh = atomic_load_explicit(&p->ring_q->head, memory_order_relaxed);
   uint64_t qt = atomic_load_explicit(&p->ring_q->tail, memory_order_relaxed);
@@ -181,6 +181,30 @@ static int ct_ring_spare(struct ct_thread *t) {
     return 0;
   ct_ring_retire(old, old_idx, old_head);
   return t->head < t->tail_room;
+}
+
+/* Drops between two looks at the free rings while a ring stays full in
+ * default mode. A stopped engine frees no ring, and a slow one frees them a
+ * pass at a time: looking at every drop (three loads of shared lines and the
+ * arithmetic) was a tenth of the probe-only drop path (bench/bench-demo.sh),
+ * and looking every 64th delays the move to a freed ring by at most 63
+ * drops. */
+#define CT_SPARE_EVERY 64
+
+/* ct_ring_spare on the first drop of a full ring, then every CT_SPARE_EVERY
+ * drops (default mode; a lossless writer looks each time, as a spare ring
+ * spares it a wait). */
+static inline __attribute__((always_inline)) int ct_ring_spare_due(struct ct_thread *t) {
+  if (t->spare_skip && !corotracer__probe.lossless) {
+    t->spare_skip--;
+    return 0;
+  }
+  if (ct_ring_spare(t)) {
+    t->spare_skip = 0;
+    return 1;
+  }
+  t->spare_skip = CT_SPARE_EVERY - 1;
+  return 0;
 }
 
 /* Called once at attach, when v2 was negotiated. */
@@ -221,7 +245,7 @@ static int ct_ring_mine(struct ct_thread *t) {
  * quarter mark: a ring found more than a quarter full nudges a napping engine
  * (at full speed the rest of the ring is a few hundred microseconds, about
  * one wake-up on a busy VM), then lets the writer go on to the end. */
-static int ct_ring_fits(struct ct_thread *t, uint64_t n) {
+static inline __attribute__((always_inline)) int ct_ring_fits(struct ct_thread *t, uint64_t n) {
   if (t->head + n <= t->tail_room)
     return 1; /* a ring just claimed, or room the inline path did not count on */
   uint64_t tail = atomic_load_explicit(&t->ring->tail, memory_order_acquire);
@@ -232,11 +256,13 @@ static int ct_ring_fits(struct ct_thread *t, uint64_t n) {
   uint64_t cap = corotracer__probe.ring_cap;
   if (t->head + n <= tail + cap / 4) {
     t->tail_room = tail + cap / 4;
+    t->spare_skip = 0; /* room again: the next full ring's first drop looks for a spare */
     return 1;
   }
   t->tail_room = tail + cap;
   if (t->head + n > t->tail_room)
     return 0;
+  t->spare_skip = 0;
   corotracer__nudge_engine(corotracer__probe.hdr);
   return 1;
 }
@@ -248,8 +274,8 @@ static int ct_ring_fits(struct ct_thread *t, uint64_t n) {
  * station, the least the per-station accounting needs, as a stopped engine
  * puts every event here. An engine asleep on a full ring is woken so the next
  * events find room. */
-static void ct_ring_drop(struct ct_thread *t, struct ctp_station *st, uint64_t n,
-                         struct ctp_station *st2) {
+static inline __attribute__((always_inline)) void
+ct_ring_drop(struct ct_thread *t, struct ctp_station *st, uint64_t n, struct ctp_station *st2) {
   atomic_store_explicit(&t->ring->lost,
                         atomic_load_explicit(&t->ring->lost, memory_order_relaxed) + n +
                             (st2 != NULL),
@@ -278,7 +304,7 @@ static int ct_ring_room(struct ct_thread *t, struct ctp_station *st) {
   int fits = ct_ring_fits(t, 1);
   if (fits < 0)
     return 0; /* counted by corotracer__corrupt */
-  if (fits || ct_ring_spare(t))
+  if (fits || ct_ring_spare_due(t))
     return 1;
   if (corotracer__probe.lossless && corotracer__wait_room(ct_ring_has_room, t))
     return 1;
@@ -320,7 +346,7 @@ void corotracer__ring_switch_slow(struct ctp_station *from, uint64_t site, uint8
      * or slow engine): all of them dropped at once, one count per station,
      * rather than each through the single-event path (the probe-only rate of
      * bench/bench-demo.sh). */
-    if (!corotracer__probe.lossless && t->head >= t->tail_room && !ct_ring_spare(t)) {
+    if (!corotracer__probe.lossless && t->head >= t->tail_room && !ct_ring_spare_due(t)) {
       ct_ring_drop(t, from, from ? 1u + (wake != 0) : 0u, to);
       return;
     }
