@@ -117,6 +117,7 @@ static int ct_ring_claim(struct ct_thread *t) {
   t->mask = p->ring_cap - 1;
   t->head = head;
   t->tail_room = tail + p->ring_cap / 4;
+  t->claim_tail = tail;
   t->ring_state = CT_RING_MINE;
   /* The destructor closes the ring when the thread exits. Without it (ENOMEM)
    * the ring stays OWNED: a leak of one ring, events still traced. */
@@ -159,14 +160,32 @@ static void ct_ring_close(void *arg) {
   t->ring_state = CT_RING_EXITED;
 }
 
+/* Spare rings a thread takes in a row, in default mode, while the engine
+ * drains none of its rings: 16 MiB of records at the default ring size, half
+ * a million events, ~5 ms back to back at the probe's speed: time for an
+ * engine descheduled on a busy machine to run again. A stopped engine drains
+ * nothing: without the bound each writer filled spares until only a quarter
+ * of the rings were free, each one populated and written (48 MiB with the
+ * defaults), a quarter of the probe-only yield rate of bench/bench-demo.sh
+ * (with --rings 4, two spares at most: 15.6 -> 20.5 M switches per CPU
+ * second). Past the bound
+ * the events are dropped at once, as they would be some rings later. */
+#define CT_SPARE_BLIND 16
+
 /* A full ring: go on in a free one rather than lose the event, while more
  * than a quarter of the rings are free (threads still to come must find
- * one). The full one is retired: the engine drains it, then recycles it. A
- * ring holds one thread's records in time order, and the engine merges rings
- * by time, so the thread's order holds across the two. 1 when the thread now
- * writes a ring with room. */
+ * one) and, in default mode, while the engine shows it drains our rings
+ * (CT_SPARE_BLIND). The full one is retired: the engine drains it, then
+ * recycles it. A ring holds one thread's records in time order, and the
+ * engine merges rings by time, so the thread's order holds across the two.
+ * 1 when the thread now writes a ring with room. */
 static __attribute__((noinline, cold)) int ct_ring_spare(struct ct_thread *t) {
   struct ct_probe *p = &corotracer__probe;
+  /* The engine moved this ring's tail since we claimed it: it is draining. */
+  if (atomic_load_explicit(&t->ring->tail, memory_order_relaxed) != t->claim_tail)
+    t->spare_blind = 0;
+  else if (!p->lossless && t->spare_blind >= CT_SPARE_BLIND)
+    return 0;
   uint64_t qh = atomic_load_explicit(&p->ring_q->head, memory_order_relaxed);
   uint64_t qt = atomic_load_explicit(&p->ring_q->tail, memory_order_relaxed);
   uint32_t fresh = atomic_load_explicit(&p->hdr->rings_fresh, memory_order_relaxed);
@@ -179,6 +198,7 @@ static __attribute__((noinline, cold)) int ct_ring_spare(struct ct_thread *t) {
   uint64_t old_head = t->head;
   if (!ct_ring_claim(t))
     return 0;
+  t->spare_blind++;
   ct_ring_retire(old, old_idx, old_head);
   return t->head < t->tail_room;
 }
