@@ -1,13 +1,13 @@
-// bench-fiber.cpp - ns per Boost.Fiber condition-variable handoff: plain round_robin, traced<>,
-// traced under the engine.
+// bench-fiber.cpp - ns per Boost.Fiber condition-variable handoff: plain round_robin, the
+// adapter installed but untraced, traced under the engine.
 //
 //   bench-fiber [-n HANDOFFS] [-r ROUNDS] [COROTRACER]
 //
 // Two fibers pass a token back and forth through one mutex and condition
 // variable (each handoff: notify, wait, switch). Each round measures plain
-// round_robin and corotracer::fiber::traced<round_robin> installed but
-// untraced, each on a fresh thread; then runs itself under `COROTRACER run`
-// (default: ../bin/corotracer next to this program) for traced<> traced.
+// round_robin and corotracer::fiber::install<round_robin>() untraced, each
+// on a fresh thread; then runs itself under `COROTRACER run` (default:
+// ../bin/corotracer next to this program) for install<round_robin>() traced.
 // Prints the median ns per handoff and the ratios to plain: wall time, and
 // the thread's CPU time (what the adapter and the probe cost the program,
 // apart from the engine's threads and other load taking the cores).
@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
   }
   for (int k = 0; k < 2; k++) {
     double pl = median(plain[k]), un = median(untraced[k]), tr = median(traced[k]);
-    std::printf("ns per handoff, %s (median of %d rounds of %ld): plain %.1f, traced<> untraced "
+    std::printf("ns per handoff, %s (median of %d rounds of %ld): plain %.1f, installed untraced "
                 "%.1f (%.2fx), traced %.1f (%.2fx)\n",
                 k ? "thread CPU" : "wall", rounds, n, pl, un, un / pl, tr, tr / pl);
   }

@@ -15,7 +15,8 @@
 // primitive's wait queue (inside the object); a fiber blocked in join() waits
 // for the joined fiber (COROTRACER_WAIT_COROUTINE, its id). The scheduler's own
 // dispatcher fiber is not traced (it is the thread's loop, not user work).
-// Untraced (not run under corotracer), each hook costs one branch.
+// Untraced (not run under corotracer), install() puts Algo itself in place:
+// nothing to pay; a traced<Algo> built by hand costs one branch per hook.
 // docs/INTEGRATIONS.md has what it sees and what it does not.
 #ifndef COROTRACER_BOOST_FIBER_HPP
 #define COROTRACER_BOOST_FIBER_HPP
@@ -312,11 +313,17 @@ private:
   detail::FiberData main_data_{nullptr};
 };
 
-// Make this thread's Boost.Fiber scheduler use traced<Algo>(args...). Call it
+// Make this thread's Boost.Fiber scheduler use traced<Algo>(args...), or,
+// when the process is not traced (no engine), Algo(args...) itself: an
+// untraced run pays nothing, not even traced<>'s branch and extra call per
+// hook (1.04x of plain in CPU per cv handoff, bench/bench-fiber.cpp). Call it
 // once on each thread that runs fibers, before it starts any (Boost hands
 // fibers already queued to the new algorithm). Boost owns the algorithm.
 template <class Algo, class... Args> void install(Args &&...args) {
-  boost::fibers::use_scheduling_algorithm<traced<Algo>>(std::forward<Args>(args)...);
+  if (corotracer_init() == 0)
+    boost::fibers::use_scheduling_algorithm<traced<Algo>>(std::forward<Args>(args)...);
+  else
+    boost::fibers::use_scheduling_algorithm<Algo>(std::forward<Args>(args)...);
 }
 
 } // namespace corotracer::fiber
