@@ -161,15 +161,18 @@ static void ct_ring_close(void *arg) {
 }
 
 /* Spare rings a thread takes in a row, in default mode, while the engine
- * drains none of its rings: 16 MiB of records at the default ring size, half
- * a million events, ~5 ms back to back at the probe's speed: time for an
- * engine descheduled on a busy machine to run again. A stopped engine drains
- * nothing: without the bound each writer filled spares until only a quarter
- * of the rings were free, each one populated and written (48 MiB with the
- * defaults), a quarter of the probe-only yield rate of bench/bench-demo.sh
- * (with --rings 4, two spares at most: 15.6 -> 20.5 M switches per CPU
- * second). Past the bound
- * the events are dropped at once, as they would be some rings later. */
+ * shows no progress (it neither moved the tail of the thread's ring nor
+ * recycled any ring): 16 MiB of records at the default ring size, half a
+ * million events, ~5 ms back to back at the probe's speed, time for an
+ * engine descheduled on a busy machine to run again. (The tail of the ring
+ * in use alone is no sign: an engine that lags a burst drains the retired
+ * rings first, and the bound then cost a 10^7-event burst millions of
+ * events.) A stopped engine does nothing: without the bound each writer
+ * filled spares until only a quarter of the rings were free, each one
+ * populated and written (48 MiB with the defaults), a quarter of the
+ * probe-only yield rate of bench/bench-demo.sh (with --rings 4, two spares at
+ * most: 15.6 -> 20.5 M switches per CPU second). Past the bound the events
+ * are dropped at once, as they would be some rings later. */
 #define CT_SPARE_BLIND 16
 
 /* A full ring: go on in a free one rather than lose the event, while more
@@ -181,13 +184,17 @@ static void ct_ring_close(void *arg) {
  * 1 when the thread now writes a ring with room. */
 static __attribute__((noinline, cold)) int ct_ring_spare(struct ct_thread *t) {
   struct ct_probe *p = &corotracer__probe;
-  /* The engine moved this ring's tail since we claimed it: it is draining. */
-  if (atomic_load_explicit(&t->ring->tail, memory_order_relaxed) != t->claim_tail)
-    t->spare_blind = 0;
-  else if (!p->lossless && t->spare_blind >= CT_SPARE_BLIND)
-    return 0;
   uint64_t qh = atomic_load_explicit(&p->ring_q->head, memory_order_relaxed);
   uint64_t qt = atomic_load_explicit(&p->ring_q->tail, memory_order_relaxed);
+  /* Progress: the engine moved this ring's tail since we claimed it, or
+   * pushed a drained ring to the free queue since we last looked. */
+  if (atomic_load_explicit(&t->ring->tail, memory_order_relaxed) != t->claim_tail ||
+      qt != t->spare_qtail) {
+    t->spare_blind = 0;
+    t->spare_qtail = qt;
+  } else if (!p->lossless && t->spare_blind >= CT_SPARE_BLIND) {
+    return 0;
+  }
   uint32_t fresh = atomic_load_explicit(&p->hdr->rings_fresh, memory_order_relaxed);
   uint64_t nfree = (qt >= qh && qt - qh <= p->ring_count ? qt - qh : 0) +
                    (fresh < p->ring_count ? p->ring_count - fresh : 0);
