@@ -9,7 +9,9 @@
 // measure the same two there, traced. Two awaits: one that suspends (the
 // driver resumes it at once: records suspend + resume) and one that is ready
 // (records nothing). Prints the median ns per co_await of each, and ratios to
-// the plain promise measured in the same process.
+// the plain promise measured in the same process: by wall time, and by the
+// thread's CPU time (what tracing costs the program itself, apart from the
+// engine's threads and other load taking the cores).
 #include <algorithm>
 #include <chrono>
 #include <coroutine>
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "corotracer.hpp"
@@ -61,7 +64,19 @@ template <class Base, class Aw> Co<Base> loop(long n) {
 // ns per co_await of loop<Base, Aw>(n), driven to completion by resume().
 // The frame's address escapes (as it does into any real scheduler's queue), so
 // the compiler can neither elide the frame nor inline the body into the loop.
-template <class Base, class Aw> [[gnu::noinline]] double measure(long n) {
+double thread_cpu_ns() {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+// Its wall time and the thread's CPU time, ns per co_await.
+struct Cost {
+  double wall, cpu;
+};
+
+template <class Base, class Aw> [[gnu::noinline]] Cost measure(long n) {
+  double c0 = thread_cpu_ns();
   auto t0 = std::chrono::steady_clock::now();
   void *frame = loop<Base, Aw>(n).h.address();
   asm volatile("" : "+r"(frame) : : "memory");
@@ -70,15 +85,22 @@ template <class Base, class Aw> [[gnu::noinline]] double measure(long n) {
     h.resume();
   h.destroy();
   auto t1 = std::chrono::steady_clock::now();
-  return std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(n);
+  double c1 = thread_cpu_ns();
+  return {std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(n),
+          (c1 - c0) / static_cast<double>(n)};
 }
 
-// One measurement of each of the four, in this order.
-void measure_all(long n, double out[4]) {
-  out[0] = measure<NoBase, std::suspend_always>(n);
-  out[1] = measure<corotracer::PromiseMixin, std::suspend_always>(n);
-  out[2] = measure<NoBase, std::suspend_never>(n);
-  out[3] = measure<corotracer::PromiseMixin, std::suspend_never>(n);
+// One measurement of each of the four, in this order: wall in out[0..3],
+// CPU in out[4..7].
+void measure_all(long n, double out[8]) {
+  Cost c[4] = {measure<NoBase, std::suspend_always>(n),
+               measure<corotracer::PromiseMixin, std::suspend_always>(n),
+               measure<NoBase, std::suspend_never>(n),
+               measure<corotracer::PromiseMixin, std::suspend_never>(n)};
+  for (int k = 0; k < 4; k++) {
+    out[k] = c[k].wall;
+    out[4 + k] = c[k].cpu;
+  }
 }
 
 double median(std::vector<double> v) {
@@ -95,18 +117,20 @@ std::string ratio(double x, double base) {
   return b;
 }
 
-// Run `corotracer run -- self --child n` and read its four numbers.
-bool run_traced(const std::string &tracer, const std::string &self, long n, double out[4]) {
-  std::string trace = "/tmp/bench-cpp-" + std::to_string(getpid()) + ".jsonl";
+// Run `corotracer run -- self --child n` and read its eight numbers.
+bool run_traced(const std::string &tracer, const std::string &self, long n, double out[8]) {
+  std::string trace = "/tmp/bench-cpp-" + std::to_string(getpid()) + ".ctrace";
   std::string cmd = "'" + tracer + "' run --quiet -o " + trace + " -- '" + self + "' --child " +
                     std::to_string(n);
   FILE *p = popen(cmd.c_str(), "r");
   if (!p)
     return false;
-  int got = std::fscanf(p, "%lf %lf %lf %lf", &out[0], &out[1], &out[2], &out[3]);
+  int got = 0;
+  for (int k = 0; k < 8; k++)
+    got += std::fscanf(p, "%lf", &out[k]);
   int st = pclose(p);
   unlink(trace.c_str());
-  return got == 4 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  return got == 8 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
 } // namespace
@@ -122,9 +146,10 @@ int main(int argc, char **argv) {
   if (argc == 3 && std::strcmp(argv[1], "--child") == 0) {
     if (corotracer::InitTracer() != 0)
       return 1;
-    double r[4];
+    double r[8];
     measure_all(std::atol(argv[2]), r);
-    std::printf("%f %f %f %f\n", r[0], r[1], r[2], r[3]);
+    for (int k = 0; k < 8; k++)
+      std::printf("%f%c", r[k], k < 7 ? ' ' : '\n');
     return 0;
   }
   std::string tracer = self.substr(0, self.rfind('/')) + "/../bin/corotracer";
@@ -140,31 +165,36 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "bench-cpp: run me untraced; I start the traced half myself\n");
     return 2;
   }
-  std::vector<double> v[8]; // 0-3 here (untraced), 4-7 in the traced child
+  // v[t * 8 + c * 4 + k]: t 0 here (untraced), 1 in the traced child; c 0
+  // wall, 1 CPU; k as measure_all's.
+  std::vector<double> v[16];
   for (int r = 0; r < rounds; r++) {
-    double a[4], b[4];
+    double a[8], b[8];
     measure_all(n, a);
     if (!run_traced(tracer, self, n, b)) {
       std::fprintf(stderr, "bench-cpp: traced run through %s failed\n", tracer.c_str());
       return 1;
     }
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 8; k++) {
       v[k].push_back(a[k]);
-      v[4 + k].push_back(b[k]);
+      v[8 + k].push_back(b[k]);
     }
   }
-  double m[8];
-  for (int k = 0; k < 8; k++)
+  double m[16];
+  for (int k = 0; k < 16; k++)
     m[k] = median(v[k]);
-  std::printf("bench-cpp: %ld co_awaits x %d rounds, median ns per co_await\n", n, rounds);
-  std::printf("%-20s %7s %8s %6s %6s   %7s %7s %6s %6s\n", "", "plain", "untraced", "+ns", "ratio",
-              "plain*", "traced", "+ns", "ratio");
   const char *names[2] = {"suspend+resume", "ready (no suspend)"};
-  for (int k = 0; k < 2; k++) {
-    int i = 2 * k;
-    std::printf("%-20s %7.2f %8.2f %6.2f %6s   %7.2f %7.2f %6.2f %6s\n", names[k], m[i], m[i + 1],
-                m[i + 1] - m[i], ratio(m[i + 1], m[i]).c_str(), m[4 + i], m[4 + i + 1],
-                m[4 + i + 1] - m[4 + i], ratio(m[4 + i + 1], m[4 + i]).c_str());
+  for (int c = 0; c < 2; c++) {
+    std::printf("bench-cpp: %ld co_awaits x %d rounds, median ns per co_await, %s\n", n, rounds,
+                c ? "thread CPU time" : "wall time");
+    std::printf("%-20s %7s %8s %6s %6s   %7s %7s %6s %6s\n", "", "plain", "untraced", "+ns",
+                "ratio", "plain*", "traced", "+ns", "ratio");
+    for (int k = 0; k < 2; k++) {
+      const double *u = &m[c * 4 + 2 * k], *t = &m[8 + c * 4 + 2 * k];
+      std::printf("%-20s %7.2f %8.2f %6.2f %6s   %7.2f %7.2f %6.2f %6s\n", names[k], u[0], u[1],
+                  u[1] - u[0], ratio(u[1], u[0]).c_str(), t[0], t[1], t[1] - t[0],
+                  ratio(t[1], t[0]).c_str());
+    }
   }
   std::printf("plain* = plain promise measured in the traced process\n");
   return 0;

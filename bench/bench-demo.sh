@@ -12,7 +12,8 @@
 # keep-alive clients, SET and GET. A third series runs the traced server with
 # the engine stopped (SIGSTOP): the probe still writes every event, nobody
 # harvests, so it isolates the probe's cost from the engine's CPU. Prints
-# Markdown rows: medians over RUNS, and the ratios to untraced.
+# Markdown rows: medians over RUNS, and the ratios to untraced; the
+# scheduler's rows twice, by wall time and by the program's CPU time.
 set -u
 O=${O:-build/default}
 FMT=${FORMAT:-ctrace}
@@ -97,9 +98,16 @@ while [ $r -lt "$RUNS" ]; do
   "$CT" run --quiet -n 64 --format "$FMT" -o "$D/sw.$FMT" -- "$SW" 1000000 >>"$D/sw" || exit 1
   sw_probe_only
 done
-sw() { awk -v l="$1" -v t="traced=$2" '$1 == l && $3 == t {sub("switches_per_sec=", "", $2); print $2}' "$D/sw" | median; }
+# Field 2: switches per second of wall time; field 4: per second of the
+# program's own CPU time (what the probe costs it, apart from the engine's
+# threads and whoever else takes the cores on a shared machine).
+sw() { awk -v l="$1" -v t="traced=$2" -v f="$3" '$1 == l && $3 == t {sub(".*=", "", $f); print $f}' "$D/sw" | median; }
 for load in yield pingpong; do
-  p=$(sw $load 0) q=$(sw $load 1) s=$(sw $load probe)
+  p=$(sw $load 0 2) q=$(sw $load 1 2) s=$(sw $load probe 2)
   echo "| scheduler $load, 1 worker (switches/s) | $p | $q | $(ratio "$p" "$q") | $s | $(ratio "$p" "$s") | $RUNS |"
+done
+for load in yield pingpong; do
+  p=$(sw $load 0 4) q=$(sw $load 1 4) s=$(sw $load probe 4)
+  echo "| scheduler $load, 1 worker (switches per CPU second of the program) | $p | $q | $(ratio "$p" "$q") | $s | $(ratio "$p" "$s") | $RUNS |"
 done
 echo "trace of the traced server ($FMT): $(wc -c <"$D/trace.$FMT") bytes so far" >&2

@@ -1,14 +1,16 @@
-// bench-fiber.cpp - ns per Boost.Fiber condition-variable handoff: plain round_robin, traced<>,
-// traced under the engine.
+// bench-fiber.cpp - ns per Boost.Fiber condition-variable handoff: plain round_robin, the
+// adapter installed but untraced, traced under the engine.
 //
 //   bench-fiber [-n HANDOFFS] [-r ROUNDS] [COROTRACER]
 //
 // Two fibers pass a token back and forth through one mutex and condition
 // variable (each handoff: notify, wait, switch). Each round measures plain
-// round_robin and corotracer::fiber::traced<round_robin> installed but
-// untraced, each on a fresh thread; then runs itself under `COROTRACER run`
-// (default: ../bin/corotracer next to this program) for traced<> traced.
-// Prints the median ns per handoff and the ratios to plain.
+// round_robin and corotracer::fiber::install<round_robin>() untraced, each
+// on a fresh thread; then runs itself under `COROTRACER run` (default:
+// ../bin/corotracer next to this program) for install<round_robin>() traced.
+// Prints the median ns per handoff and the ratios to plain: wall time, and
+// the thread's CPU time (what the adapter and the probe cost the program,
+// apart from the engine's threads and other load taking the cores).
 #include <boost/fiber/all.hpp>
 #include <corotracer/boost_fiber.hpp>
 
@@ -21,10 +23,22 @@
 #include <thread>
 #include <vector>
 
+#include <time.h>
+
 namespace {
 
+struct Cost {
+  double wall, cpu; // ns per handoff
+};
+
+double thread_cpu_ns() {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
 // ns per handoff of n handoffs between two fibers on this thread.
-double pingpong(long n) {
+Cost pingpong(long n) {
   boost::fibers::mutex mtx;
   boost::fibers::condition_variable cv;
   long turn = 0;
@@ -37,17 +51,20 @@ double pingpong(long n) {
       cv.notify_one();
     }
   };
+  double c0 = thread_cpu_ns();
   auto t0 = std::chrono::steady_clock::now();
   boost::fibers::fiber a(player, 0), b(player, 1);
   a.join();
   b.join();
   auto t1 = std::chrono::steady_clock::now();
-  return (double)std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count() / (double)n;
+  double c1 = thread_cpu_ns();
+  return {std::chrono::duration<double, std::nano>(t1 - t0).count() / (double)n,
+          (c1 - c0) / (double)n};
 }
 
 // pingpong on a fresh thread whose scheduler is Algo (plain) or traced<Algo>.
-double measure(bool adapter, long n) {
-  double r = 0;
+Cost measure(bool adapter, long n) {
+  Cost r{};
   std::thread t([&] {
     if (adapter)
       corotracer::fiber::install<boost::fibers::algo::round_robin>();
@@ -74,7 +91,8 @@ int main(int argc, char **argv) {
     else if (std::strcmp(argv[i], "-r") == 0 && i + 1 < argc)
       rounds = std::atoi(argv[++i]);
     else if (std::strcmp(argv[i], "--child") == 0) { // under the engine: traced only
-      std::printf("%.1f\n", measure(true, n));
+      Cost c = measure(true, n);
+      std::printf("%.1f %.1f\n", c.wall, c.cpu);
       return 0;
     } else
       tracer = argv[i];
@@ -82,21 +100,24 @@ int main(int argc, char **argv) {
   std::string self = argv[0], dflt = self.substr(0, self.rfind('/') + 1) + "../bin/corotracer";
   std::string cmd = std::string(tracer ? tracer : dflt.c_str()) + " run --quiet -o /dev/null -- " +
                     self + " -n " + std::to_string(n) + " --child";
-  std::vector<double> plain, untraced, traced;
+  std::vector<double> plain[2], untraced[2], traced[2]; // [0] wall, [1] CPU
   for (int r = 0; r < rounds; r++) {
-    plain.push_back(measure(false, n));
-    untraced.push_back(measure(true, n));
+    Cost c = measure(false, n);
+    plain[0].push_back(c.wall), plain[1].push_back(c.cpu);
+    c = measure(true, n);
+    untraced[0].push_back(c.wall), untraced[1].push_back(c.cpu);
     FILE *p = popen(cmd.c_str(), "r");
-    double t = 0;
-    if (!p || std::fscanf(p, "%lf", &t) != 1 || pclose(p) != 0) {
+    if (!p || std::fscanf(p, "%lf %lf", &c.wall, &c.cpu) != 2 || pclose(p) != 0) {
       std::fprintf(stderr, "bench-fiber: %s failed\n", cmd.c_str());
       return 1;
     }
-    traced.push_back(t);
+    traced[0].push_back(c.wall), traced[1].push_back(c.cpu);
   }
-  double pl = median(plain), un = median(untraced), tr = median(traced);
-  std::printf("ns per handoff (median of %d rounds of %ld): plain %.1f, traced<> untraced %.1f "
-              "(%.2fx), traced %.1f (%.2fx)\n",
-              rounds, n, pl, un, un / pl, tr, tr / pl);
+  for (int k = 0; k < 2; k++) {
+    double pl = median(plain[k]), un = median(untraced[k]), tr = median(traced[k]);
+    std::printf("ns per handoff, %s (median of %d rounds of %ld): plain %.1f, installed untraced "
+                "%.1f (%.2fx), traced %.1f (%.2fx)\n",
+                k ? "thread CPU" : "wall", rounds, n, pl, un, un / pl, tr, tr / pl);
+  }
   return 0;
 }

@@ -759,6 +759,34 @@ static int body_spare(void) {
   return 0;
 }
 
+/* Default mode, 40 rings and nobody draining (a stopped engine): 16 spares
+ * in a row, then drops, though 23 rings are still free; once the engine
+ * moved the tail of the ring in use (here: drained it), a full ring goes on
+ * in a spare again. */
+static int body_spare_blind(void) {
+  corotracer_co *co = corotracer_create(9, NULL, NULL);
+  find_base(co, 0);
+  uint64_t cap = H->ring_bytes / sizeof(struct ctp_rec);
+  for (uint64_t i = 0; i < 20 * cap + 10; i++)
+    corotracer_suspend(co, SITE(1), COROTRACER_WAIT_NONE, i);
+  ASSERT_UINT64_EQ(atomic_load(&H->rings_fresh), 17);
+  for (uint32_t r = 0; r < 17; r++)
+    ASSERT_UINT64_EQ(atomic_load(&ring(r)->head), cap);
+  ASSERT_UINT64_EQ(atomic_load(&ring(16)->state), CTP_RING_OWNED);
+  ASSERT_UINT64_EQ(atomic_load(&ring(16)->lost), 3 * cap + 11); /* + its create */
+  ASSERT_UINT64_EQ(ct_v2_consume(base, 16, NULL, NULL), cap);
+  for (uint64_t i = 0; i < cap + 1; i++)
+    corotracer_suspend(co, SITE(1), COROTRACER_WAIT_NONE, i);
+  ASSERT_UINT64_EQ(atomic_load(&H->rings_fresh), 18);
+  ASSERT_UINT64_EQ(atomic_load(&ring(16)->state), CTP_RING_CLOSED);
+  ASSERT_UINT64_EQ(atomic_load(&ring(16)->head), 2 * cap);
+  ASSERT_UINT64_EQ(atomic_load(&ring(17)->head), 1);
+  uint64_t recorded, dropped;
+  corotracer_stats(&recorded, &dropped);
+  ASSERT_UINT64_EQ(dropped, 3 * cap + 11);
+  return 0;
+}
+
 /* The engine napping: a ring that passes a quarter full sends one byte and
  * takes the flag; below a quarter, nothing. */
 static int body_nudge(void) {
@@ -940,6 +968,9 @@ int main(void) {
   fails += run_case("the engine napping: a quarter-full ring nudges it", body_nudge);
   make_file();
   fails += run_case("a full ring: on in a spare one, while a quarter are free", body_spare);
+  prm.rings = 40;
+  make_file();
+  fails += run_case("a stopped engine: 16 spares in a row, then drops", body_spare_blind);
   prm.ring_bytes = 128 * 1024;
   make_file();
   fails += run_case("two threads at once, two rings", body_concurrent);

@@ -4,6 +4,8 @@ ifneq ($(wildcard /usr/include/boost/fiber/all.hpp),)
 PROGS += $(O)/examples/fiber-workers $(O)/bench/bench-fiber
 $(O)/examples/fiber-workers: $(O)/obj/examples/fiber/workers.o $(LIBA)
 	$(call link,$(CXX),-lboost_fiber -lboost_context)
+# The example checks the adapter's own idea of the running fiber against Boost's.
+$(O)/obj/examples/fiber/workers.o: CXXFLAGS_ALL += -DCOROTRACER_FIBER_CHECK
 $(O)/bench/bench-fiber: $(O)/obj/bench/bench-fiber.o $(LIBA)
 	$(call link,$(CXX),-lboost_fiber -lboost_context)
 

@@ -15,12 +15,15 @@
 // primitive's wait queue (inside the object); a fiber blocked in join() waits
 // for the joined fiber (COROTRACER_WAIT_COROUTINE, its id). The scheduler's own
 // dispatcher fiber is not traced (it is the thread's loop, not user work).
-// Untraced (not run under corotracer), each hook costs one branch.
+// Untraced (not run under corotracer), install() puts Algo itself in place:
+// nothing to pay; a traced<Algo> built by hand costs one branch per hook.
 // docs/INTEGRATIONS.md has what it sees and what it does not.
 #ifndef COROTRACER_BOOST_FIBER_HPP
 #define COROTRACER_BOOST_FIBER_HPP
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <unordered_map>
 
@@ -155,7 +158,7 @@ public:
       return;
     // The main fiber exists before any hook sees it: recorded now as created
     // and running, so its first wake is never taken for a wake before a suspend.
-    main_ = boost::fibers::context::active();
+    main_ = running_ = boost::fibers::context::active();
     stack_end_ = corotracer::user_site::thread_stack().end;
     main_data_.co = corotracer_create(
         0, "main", corotracer::user_site::find(__builtin_frame_address(0), stack_end_));
@@ -215,7 +218,7 @@ private:
       d = static_cast<detail::FiberData *>(ctx->get_fss_data(detail::fss_key()));
     if (d)
       return d;
-    context *cur = context::active();
+    context *cur = running_;
     const void *site =
         cur && (cur == main_ || cur->is_context(type::worker_context)) ? site_of(cur) : nullptr;
     d = new detail::FiberData(ctx);
@@ -234,7 +237,21 @@ private:
     return d;
   }
 
+  // COROTRACER_FIBER_CHECK (examples/fiber builds with it): abort when
+  // running_ is not what Boost says runs, so a Boost whose switches bypass
+  // pick_next() fails the adapter's test instead of misplacing events.
+  void check_running() const noexcept {
+#ifdef COROTRACER_FIBER_CHECK
+    context *a = context::active();
+    if (a != running_ && !(running_ == nullptr && a->is_context(type::dispatcher_context))) {
+      std::fputs("corotracer/boost_fiber.hpp: a switch bypassed pick_next()\n", stderr);
+      std::abort();
+    }
+#endif
+  }
+
   void note_wake(context *ctx) noexcept {
+    check_running();
     detail::FiberData *d = data(ctx);
     if (!d)
       return;
@@ -242,13 +259,17 @@ private:
       d->yielded = false;
       return;
     }
-    context *cur = context::active();
+    context *cur = running_;
     bool user = cur && (cur == main_ || cur->is_context(type::worker_context));
     corotracer_wake(d->co, user ? site_of(cur) : nullptr);
   }
 
   void note_switch(context *next) noexcept {
-    context *cur = context::active();
+    check_running();
+    context *cur = running_;
+    // The fiber that called pick_next() hands the thread to next, or to the
+    // dispatcher when there is none (nullptr here: not traced either way).
+    running_ = next;
     if (cur == detail::terminating) // its exit is recorded: only the resume of next
       cur = detail::terminating = nullptr;
     detail::FiberData *from = cur && cur != next ? data(cur) : nullptr;
@@ -259,7 +280,7 @@ private:
     unsigned flags = 0;
     if (from) {
       site = site_of(cur);
-      if (cur->wait_is_linked()) {
+      if (cur->wait_hook_.is_linked()) { // wait_is_linked(), inline
         // wait_link() has just pushed it at the back of a circular list: its
         // next node is the list's header, the wait queue inside the primitive.
         using traits = boost::intrusive::list_node_traits<void *>;
@@ -282,15 +303,27 @@ private:
 
   bool enabled_ = false;
   context *main_ = nullptr;
+  // The fiber running on this thread, as Boost's context::active() would say
+  // (an exported call and a __tls_get_addr, ~8 ns, twice a handoff): every
+  // switch while the scheduler lives goes through pick_next(), whose caller
+  // is the running fiber and whose result (or the dispatcher, for nullptr)
+  // runs next. Only the teardown switches without it (see ~traced).
+  context *running_ = nullptr;
   const void *stack_end_ = nullptr;
   detail::FiberData main_data_{nullptr};
 };
 
-// Make this thread's Boost.Fiber scheduler use traced<Algo>(args...). Call it
+// Make this thread's Boost.Fiber scheduler use traced<Algo>(args...), or,
+// when the process is not traced (no engine), Algo(args...) itself: an
+// untraced run pays nothing, not even traced<>'s branch and extra call per
+// hook (1.04x of plain in CPU per cv handoff, bench/bench-fiber.cpp). Call it
 // once on each thread that runs fibers, before it starts any (Boost hands
 // fibers already queued to the new algorithm). Boost owns the algorithm.
 template <class Algo, class... Args> void install(Args &&...args) {
-  boost::fibers::use_scheduling_algorithm<traced<Algo>>(std::forward<Args>(args)...);
+  if (corotracer_init() == 0)
+    boost::fibers::use_scheduling_algorithm<traced<Algo>>(std::forward<Args>(args)...);
+  else
+    boost::fibers::use_scheduling_algorithm<Algo>(std::forward<Args>(args)...);
 }
 
 } // namespace corotracer::fiber

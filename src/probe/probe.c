@@ -39,6 +39,9 @@ void corotracer__forget_current(void) {
   ct_tls.recs = NULL;
   ct_tls.head = 0;
   ct_tls.tail_room = 0;
+  ct_tls.spare_skip = 0;
+  ct_tls.spare_blind = 0;
+  ct_tls.spare_qtail = 0;
   ct_tls.ring_state = CT_RING_EXITED;
 }
 

@@ -73,6 +73,12 @@ struct ct_thread {
   uint32_t mask;           /* cap - 1 */
   uint32_t ring_state;     /* CT_RING_* */
   uint32_t ring_idx;       /* ring's index in the file */
+  uint32_t spare_skip;     /* default mode, ring full: drops left before the free rings are
+                            * looked at again (ring.c ct_ring_spare_due) */
+  uint32_t spare_blind;    /* default mode: spare rings taken in a row while the engine showed
+                            * no progress (ring.c ct_ring_spare) */
+  uint64_t claim_tail;     /* the ring's tail when this thread claimed it */
+  uint64_t spare_qtail;    /* the free-ring queue's tail when progress was last seen */
   uint64_t tid;            /* gettid(), fetched once per thread */
   struct ctp_station *cur; /* coroutine running on this thread, or NULL */
   uint64_t cur_id;         /* its probe_id (0 when cur is NULL) */

@@ -117,6 +117,7 @@ static int ct_ring_claim(struct ct_thread *t) {
   t->mask = p->ring_cap - 1;
   t->head = head;
   t->tail_room = tail + p->ring_cap / 4;
+  t->claim_tail = tail;
   t->ring_state = CT_RING_MINE;
   /* The destructor closes the ring when the thread exits. Without it (ENOMEM)
    * the ring stays OWNED: a leak of one ring, events still traced. */
@@ -159,16 +160,41 @@ static void ct_ring_close(void *arg) {
   t->ring_state = CT_RING_EXITED;
 }
 
+/* Spare rings a thread takes in a row, in default mode, while the engine
+ * shows no progress (it neither moved the tail of the thread's ring nor
+ * recycled any ring): 16 MiB of records at the default ring size, half a
+ * million events, ~5 ms back to back at the probe's speed, time for an
+ * engine descheduled on a busy machine to run again. (The tail of the ring
+ * in use alone is no sign: an engine that lags a burst drains the retired
+ * rings first, and the bound then cost a 10^7-event burst millions of
+ * events.) A stopped engine does nothing: without the bound each writer
+ * filled spares until only a quarter of the rings were free, each one
+ * populated and written (48 MiB with the defaults), a quarter of the
+ * probe-only yield rate of bench/bench-demo.sh (with --rings 4, two spares at
+ * most: 15.6 -> 20.5 M switches per CPU second). Past the bound the events
+ * are dropped at once, as they would be some rings later. */
+#define CT_SPARE_BLIND 16
+
 /* A full ring: go on in a free one rather than lose the event, while more
  * than a quarter of the rings are free (threads still to come must find
- * one). The full one is retired: the engine drains it, then recycles it. A
- * ring holds one thread's records in time order, and the engine merges rings
- * by time, so the thread's order holds across the two. 1 when the thread now
- * writes a ring with room. */
-static int ct_ring_spare(struct ct_thread *t) {
+ * one) and, in default mode, while the engine shows it drains our rings
+ * (CT_SPARE_BLIND). The full one is retired: the engine drains it, then
+ * recycles it. A ring holds one thread's records in time order, and the
+ * engine merges rings by time, so the thread's order holds across the two.
+ * 1 when the thread now writes a ring with room. */
+static __attribute__((noinline, cold)) int ct_ring_spare(struct ct_thread *t) {
   struct ct_probe *p = &corotracer__probe;
   uint64_t qh = atomic_load_explicit(&p->ring_q->head, memory_order_relaxed);
   uint64_t qt = atomic_load_explicit(&p->ring_q->tail, memory_order_relaxed);
+  /* Progress: the engine moved this ring's tail since we claimed it, or
+   * pushed a drained ring to the free queue since we last looked. */
+  if (atomic_load_explicit(&t->ring->tail, memory_order_relaxed) != t->claim_tail ||
+      qt != t->spare_qtail) {
+    t->spare_blind = 0;
+    t->spare_qtail = qt;
+  } else if (!p->lossless && t->spare_blind >= CT_SPARE_BLIND) {
+    return 0;
+  }
   uint32_t fresh = atomic_load_explicit(&p->hdr->rings_fresh, memory_order_relaxed);
   uint64_t nfree = (qt >= qh && qt - qh <= p->ring_count ? qt - qh : 0) +
                    (fresh < p->ring_count ? p->ring_count - fresh : 0);
@@ -179,8 +205,33 @@ static int ct_ring_spare(struct ct_thread *t) {
   uint64_t old_head = t->head;
   if (!ct_ring_claim(t))
     return 0;
+  t->spare_blind++;
   ct_ring_retire(old, old_idx, old_head);
   return t->head < t->tail_room;
+}
+
+/* Drops between two looks at the free rings while a ring stays full in
+ * default mode. A stopped engine frees no ring, and a slow one frees them a
+ * pass at a time: looking at every drop (three loads of shared lines and the
+ * arithmetic) was a tenth of the probe-only drop path (bench/bench-demo.sh),
+ * and looking every 64th delays the move to a freed ring by at most 63
+ * drops. */
+#define CT_SPARE_EVERY 64
+
+/* ct_ring_spare on the first drop of a full ring, then every CT_SPARE_EVERY
+ * drops (default mode; a lossless writer looks each time, as a spare ring
+ * spares it a wait). */
+static inline __attribute__((always_inline)) int ct_ring_spare_due(struct ct_thread *t) {
+  if (t->spare_skip && !corotracer__probe.lossless) {
+    t->spare_skip--;
+    return 0;
+  }
+  if (ct_ring_spare(t)) {
+    t->spare_skip = 0;
+    return 1;
+  }
+  t->spare_skip = CT_SPARE_EVERY - 1;
+  return 0;
 }
 
 /* Called once at attach, when v2 was negotiated. */
@@ -221,7 +272,7 @@ static int ct_ring_mine(struct ct_thread *t) {
  * quarter mark: a ring found more than a quarter full nudges a napping engine
  * (at full speed the rest of the ring is a few hundred microseconds, about
  * one wake-up on a busy VM), then lets the writer go on to the end. */
-static int ct_ring_fits(struct ct_thread *t, uint64_t n) {
+static inline __attribute__((always_inline)) int ct_ring_fits(struct ct_thread *t, uint64_t n) {
   if (t->head + n <= t->tail_room)
     return 1; /* a ring just claimed, or room the inline path did not count on */
   uint64_t tail = atomic_load_explicit(&t->ring->tail, memory_order_acquire);
@@ -232,11 +283,13 @@ static int ct_ring_fits(struct ct_thread *t, uint64_t n) {
   uint64_t cap = corotracer__probe.ring_cap;
   if (t->head + n <= tail + cap / 4) {
     t->tail_room = tail + cap / 4;
+    t->spare_skip = 0; /* room again: the next full ring's first drop looks for a spare */
     return 1;
   }
   t->tail_room = tail + cap;
   if (t->head + n > t->tail_room)
     return 0;
+  t->spare_skip = 0;
   corotracer__nudge_engine(corotracer__probe.hdr);
   return 1;
 }
@@ -248,8 +301,8 @@ static int ct_ring_fits(struct ct_thread *t, uint64_t n) {
  * station, the least the per-station accounting needs, as a stopped engine
  * puts every event here. An engine asleep on a full ring is woken so the next
  * events find room. */
-static void ct_ring_drop(struct ct_thread *t, struct ctp_station *st, uint64_t n,
-                         struct ctp_station *st2) {
+static inline __attribute__((always_inline)) void
+ct_ring_drop(struct ct_thread *t, struct ctp_station *st, uint64_t n, struct ctp_station *st2) {
   atomic_store_explicit(&t->ring->lost,
                         atomic_load_explicit(&t->ring->lost, memory_order_relaxed) + n +
                             (st2 != NULL),
@@ -278,7 +331,7 @@ static int ct_ring_room(struct ct_thread *t, struct ctp_station *st) {
   int fits = ct_ring_fits(t, 1);
   if (fits < 0)
     return 0; /* counted by corotracer__corrupt */
-  if (fits || ct_ring_spare(t))
+  if (fits || ct_ring_spare_due(t))
     return 1;
   if (corotracer__probe.lossless && corotracer__wait_room(ct_ring_has_room, t))
     return 1;
@@ -320,7 +373,7 @@ void corotracer__ring_switch_slow(struct ctp_station *from, uint64_t site, uint8
      * or slow engine): all of them dropped at once, one count per station,
      * rather than each through the single-event path (the probe-only rate of
      * bench/bench-demo.sh). */
-    if (!corotracer__probe.lossless && t->head >= t->tail_room && !ct_ring_spare(t)) {
+    if (!corotracer__probe.lossless && t->head >= t->tail_room && !ct_ring_spare_due(t)) {
       ct_ring_drop(t, from, from ? 1u + (wake != 0) : 0u, to);
       return;
     }
