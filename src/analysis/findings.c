@@ -183,7 +183,7 @@ int ct_group_coros(struct ct_report *r, struct ct_state *st, struct ct_finding *
         uint64_t until = c->state == CT_CS_DESTROYED ? c->destroy_ts : r->end_ts;
         rc_->suspended_ns = until > c->susp_ts ? until - c->susp_ts : 0;
         ct_hist_add(h, rc_->suspended_ns);
-        if (c->wait == 1) {
+        if (c->wait == CTP_WAIT_FD) {
           if (!rs->has_fd || c->obj < rs->fd_min)
             rs->fd_min = c->obj;
           if (!rs->has_fd || c->obj > rs->fd_max)

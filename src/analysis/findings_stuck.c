@@ -57,11 +57,11 @@ struct stuck {
 
 /* What c waits on, as evidence ("fd 7", "ptr 0x...") into buf. */
 static void fmt_obj(const struct ct_coro *c, char *buf, size_t n) {
-  if (c->wait == 1)
+  if (c->wait == CTP_WAIT_FD)
     snprintf(buf, n, "fd %" PRId64, (int64_t)c->obj);
-  else if (c->wait == 2)
+  else if (c->wait == CTP_WAIT_PTR)
     snprintf(buf, n, "ptr 0x%016" PRIx64, c->obj);
-  else if (c->wait == 4)
+  else if (c->wait == CTP_WAIT_COROUTINE)
     snprintf(buf, n, "coroutine %" PRIu64, c->obj);
   else
     snprintf(buf, n, "no wait object");
@@ -138,7 +138,7 @@ static void fmt_waker(struct ct_state *st, const struct ct_coro *c, struct ct_rw
  * joining it), not a deadlock. With a join (a waits for a coroutine to
  * finish): that coroutine. *times: how often. */
 static uint64_t waits_for(const struct ct_state *st, const struct ct_coro *a, uint64_t *times) {
-  if (a->wait == 4) { /* a join: the coroutine it waits for, by name */
+  if (a->wait == CTP_WAIT_COROUTINE) { /* a join: the coroutine it waits for, by name */
     *times = 0;
     return a->obj != a->id ? a->obj : 0;
   }
@@ -149,7 +149,7 @@ static uint64_t waits_for(const struct ct_state *st, const struct ct_coro *a, ui
   *times = 0;
   for (unsigned i = 0; i < w->n; i++) {
     const struct ct_coro *k = ct_map_get(&st->coros, w->id[i], 0);
-    if (w->id[i] == a->id || !is_stuck(k) || k->wait == 4)
+    if (w->id[i] == a->id || !is_stuck(k) || k->wait == CTP_WAIT_COROUTINE)
       return 0;
     if (w->times[i] > *times) {
       *times = w->times[i];
@@ -162,7 +162,7 @@ static uint64_t waits_for(const struct ct_state *st, const struct ct_coro *a, ui
 /* The coroutine that parked on c's fd number after c did (so the fd was
  * closed and reused under c; before its destroy, for a destroyed one), or 0. */
 static uint64_t fd_reused_by(const struct ct_state *st, const struct ct_coro *c) {
-  const struct ct_fduse *fu = c->wait == 1 ? ct_map_get(&st->fds, c->obj, c->pid) : NULL;
+  const struct ct_fduse *fu = c->wait == CTP_WAIT_FD ? ct_map_get(&st->fds, c->obj, c->pid) : NULL;
   return fu && fu->id != c->id && fu->ts > c->susp_ts &&
                  (c->state != CT_CS_DESTROYED || fu->ts < c->destroy_ts)
              ? fu->id
@@ -298,7 +298,8 @@ static int stuck_evidence(const struct ct_report *r, struct ct_state *st, const 
   default:
     break;
   }
-  const struct ct_coro *joined = c->wait == 4 ? ct_map_get(&st->coros, c->obj, 0) : NULL;
+  const struct ct_coro *joined =
+      c->wait == CTP_WAIT_COROUTINE ? ct_map_get(&st->coros, c->obj, 0) : NULL;
   if (o < n && joined && (joined->returned || joined->state == CT_CS_DESTROYED))
     o += (size_t)snprintf(buf + o, n - o,
                           "; coroutine %" PRIu64 " finished (%s) without anyone waking it: the "
@@ -361,7 +362,8 @@ static const struct stuck *stuck_of(const struct stuck *sk, struct ct_map *idx,
 static void mark_behind(struct stuck *sk, size_t n, struct ct_map *idx) {
   for (size_t i = 0; i < n; i++) {
     size_t k = i, steps = 0;
-    while (sk[k].c->wait == 4 && sk[k].waits_for && sk[k].cat != CAT_DEADLOCK && steps++ <= n) {
+    while (sk[k].c->wait == CTP_WAIT_COROUTINE && sk[k].waits_for && sk[k].cat != CAT_DEADLOCK &&
+           steps++ <= n) {
       uint64_t *next = ct_map_get(idx, sk[k].waits_for, 0);
       if (!next)
         break;
@@ -418,7 +420,7 @@ static void fmt_chain(struct ct_state *st, const struct stuck *sk, struct ct_map
     snprintf(buf + o, n - o, ", which is in a deadlock");
   else if (r->cat >= CAT_SCHED)
     snprintf(buf + o, n - o, ", which was woken and never resumed");
-  else if (r->c->wait && r->c->wait != 4)
+  else if (r->c->wait && r->c->wait != CTP_WAIT_COROUTINE)
     snprintf(buf + o, n - o, ", which waits on %s", obj);
   else
     snprintf(buf + o, n - o, ", which is suspended with no wait object");
@@ -674,7 +676,7 @@ static int deadlock_findings(struct ct_report *r, struct ct_state *st, struct st
       fmt_obj(c, obj, sizeof obj);
       rc_->never_destroyed = leak_worthy(r, c);
       char ev[CT_COROEV_MAX];
-      if (c->wait == 4)
+      if (c->wait == CTP_WAIT_COROUTINE)
         snprintf(ev, sizeof ev,
                  "waits since %s for coroutine %" PRIu64 " to finish, which is stuck too%s",
                  ct_at(r, c->susp_ts, t, sizeof t), rc_->waits_for,

@@ -83,7 +83,7 @@ static int parse_ms(const char *val, uint64_t *ns) {
 
 /* Returns -1 when parsed, else the exit status (0 for --help). */
 static int parse(int argc, char **argv, struct opts *o) {
-  *o = (struct opts){.fail_on = -1, .blocker_ns = 100000000ull, .runnable_ns = CT_RUNNABLE_NS};
+  *o = (struct opts){.fail_on = -1, .blocker_ns = CT_BLOCKER_NS, .runnable_ns = CT_RUNNABLE_NS};
   struct ct_args it;
   const char *val;
   int id;

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "analysis/defaults.h"
 #include "analysis/hist.h"
 #include "analysis/map.h"
 #include "analysis/trace.h"
@@ -36,7 +37,7 @@ struct ct_coro {
   uint8_t created;    /* its create event or coroutine line was seen */
   uint8_t saw_wake;   /* its trace shows wakes at all */
   uint8_t woken;      /* a wake reached it since its last suspend */
-  uint8_t wait;       /* of the last suspend: 0, 1 fd, 2 ptr */
+  uint8_t wait;       /* enum ctp_wait of the last suspend (NONE after an exit) */
   /* Events lost since its last resume / its destroy: the wake (or suspend)
    * whose absence a finding rests on may be one of them. */
   uint8_t gap_since_resume, gap_since_destroy;
@@ -193,10 +194,6 @@ struct ct_bucket {
 
 #define CT_BAD_LINES_KEPT 10
 #define CT_MAX_LABELS 256
-
-/* Defaults of the thresholds (ct_state_new); report_main's --runnable-ms. */
-#define CT_STUCK_NS 1000000000ull   /* left suspended this long, unwoken: never woken */
-#define CT_RUNNABLE_NS 100000000ull /* runnable this long while others ran: starved */
 
 struct ct_state {
   uint64_t blocker_ns;

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/ctp.h"
 #include "common/ctrace.h"
 
 /* What a line is. */
@@ -101,13 +102,34 @@ struct ct_str {
   int esc;
 };
 
+/* One event as the read side means it, whichever SDK wrote it (the
+ * reference's v1 lines or ours) and whichever format carried it (JSONL or
+ * binary). What a line means is decided once, here (ct_line_event), when the
+ * reader parses it; the analysis (state.c), the dashboard's model and the
+ * export read this value, never the line's raw keys. */
+struct ct_event {
+  uint64_t line; /* its line in the trace, from 1, as ct_trace_read* numbers them; 0 unknown */
+  uint64_t probe_id, tid, ts, addr, seq, ev;
+  /* create/suspend/wake/destroy: where. The "site" key, else addr (the v1
+   * rule every line keeps: the site on a suspend, 0 on a resume). */
+  uint64_t site;
+  uint64_t obj;    /* a suspend's wait object (fd, address, awaited probe_id); 0 with none */
+  uint64_t from;   /* a wake's waker (probe_id), 0 for a plain thread */
+  uint64_t parent; /* a create's parent (probe_id), 0 for none */
+  uint8_t kind;    /* enum ct_ev_kind: never CT_EV_V1 (a v1 line's from is_active) */
+  uint8_t v1;      /* written by a v1 SDK: the line has no "kind" */
+  uint8_t wait;    /* enum ctp_wait of a suspend (CTP_WAIT_EXIT: it returned); else NONE */
+  uint8_t is_active, obj_is_str;
+  uint8_t has_tid, has_ev, has_site, has_from, has_parent; /* the line named them */
+};
+
 /* One parsed line. Only fields whose bit is in `have` are meaningful. */
 struct ct_line {
   uint64_t have;
   enum ct_line_type type;
   enum ct_ev_kind kind;
   int is_active;
-  int wait;       /* 0 none, 1 fd, 2 ptr, 3 exit (returned), 4 coroutine (obj its id) */
+  int wait;       /* enum ctp_wait as the line names it (readers: e.wait) */
   int obj_is_str; /* obj came as a "0x..." string */
   int corrupt;    /* station_end "corrupt" (CT_K_CORRUPT) */
   uint64_t probe_id, tid, addr, seq, ts, ev, site, obj, from, parent;
@@ -115,7 +137,55 @@ struct ct_line {
   uint64_t events, harvested, lost, torn, untraced, mono_ns, wall_ns, target_pid, line;
   int64_t exit_code, exit_signal; /* from exit{code|signal}; CT_K_CODE / CT_K_SIGNAL */
   struct ct_str path, label, run_id, host, format, event, exit_name, error, reason, file, function;
+  /* An event line's meaning (type CT_LINE_EVENT, parsed CT_LINE_OK): what
+   * every consumer reads. Set by the parsers through ct_line_event. */
+  struct ct_event e;
 };
+
+/* The name of what a wait object of kind wait (enum ctp_wait) is: "fd",
+ * "ptr", "coroutine"; NULL for none and for an exit (no object). */
+static inline const char *ct_wait_obj_name(unsigned wait) {
+  return wait == CTP_WAIT_FD          ? "fd"
+         : wait == CTP_WAIT_PTR       ? "ptr"
+         : wait == CTP_WAIT_COROUTINE ? "coroutine"
+                                      : NULL;
+}
+
+/* Sets l->e from the keys of event line l (all of it: the parsers clear no
+ * more than the raw fields). The one place that decides what an event
+ * means: its kind (a v1 line's from is_active), its site (the "site" key,
+ * else addr), its wait kind (CTP_WAIT_*, a suspend's only) and wait object. */
+static inline void ct_line_event(struct ct_line *l) {
+  int v1 = !CT_HAS(l, CT_K_KIND) || l->kind == CT_EV_V1;
+  uint8_t kind = (uint8_t)(v1 ? (l->is_active ? CT_EV_RESUME : CT_EV_SUSPEND) : l->kind);
+  uint8_t wait = kind == CT_EV_SUSPEND && l->wait > CTP_WAIT_NONE && l->wait < CTP_WAIT_MAX_
+                     ? (uint8_t)l->wait
+                     : CTP_WAIT_NONE;
+  int has_obj = wait != CTP_WAIT_NONE && wait != CTP_WAIT_EXIT;
+  int has_site = CT_HAS(l, CT_K_SITE);
+  l->e = (struct ct_event){
+      .probe_id = l->probe_id,
+      .tid = l->tid,
+      .ts = l->ts,
+      .addr = l->addr,
+      .seq = l->seq,
+      .ev = l->ev,
+      .site = has_site ? l->site : l->addr,
+      .obj = has_obj ? l->obj : 0,
+      .from = l->from,
+      .parent = l->parent,
+      .kind = kind,
+      .v1 = (uint8_t)v1,
+      .wait = wait,
+      .is_active = (uint8_t)(l->is_active != 0),
+      .obj_is_str = (uint8_t)(has_obj && l->obj_is_str),
+      .has_tid = (uint8_t)CT_HAS(l, CT_K_TID),
+      .has_ev = (uint8_t)CT_HAS(l, CT_K_EV),
+      .has_site = (uint8_t)(has_site || l->addr != 0),
+      .has_from = (uint8_t)CT_HAS(l, CT_K_FROM),
+      .has_parent = (uint8_t)CT_HAS(l, CT_K_PARENT),
+  };
+}
 
 /* 1 when l starts a new run: a meta line after `lines` other lines of the
  * current run (`corotracer run --append` writes several runs into one file).

@@ -87,11 +87,11 @@ static void coro(FILE *f, const struct ct_report *r, const struct ct_rcoro *c) {
     fputs(",\"label\":", f);
     jstr(f, c->label);
   }
-  if (c->wait == 1)
+  if (c->wait == CTP_WAIT_FD)
     fprintf(f, ",\"wait\":\"fd\",\"obj\":%" PRId64, (int64_t)c->obj);
-  else if (c->wait == 2)
+  else if (c->wait == CTP_WAIT_PTR)
     fprintf(f, ",\"wait\":\"ptr\",\"obj\":\"0x%016" PRIx64 "\"", c->obj);
-  else if (c->wait == 4)
+  else if (c->wait == CTP_WAIT_COROUTINE)
     fprintf(f, ",\"wait\":\"coroutine\",\"obj\":%" PRIu64, c->obj);
   if (c->site_index >= 0)
     fprintf(f, ",\"site_index\":%d", c->site_index);

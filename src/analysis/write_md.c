@@ -66,13 +66,13 @@ static void coro_table(FILE *f, const struct ct_finding *fi, int idle) {
     fputs(" | ", f);
     cell(f, c->label ? c->label : "");
     fputs(" | ", f);
-    if (c->wait == 1)
+    if (c->wait == CTP_WAIT_FD)
       fprintf(f, "fd %" PRId64, (int64_t)c->obj);
-    else if (c->wait == 2)
+    else if (c->wait == CTP_WAIT_PTR)
       fprintf(f, "0x%" PRIx64, c->obj);
-    else if (c->wait == 4)
+    else if (c->wait == CTP_WAIT_COROUTINE)
       fprintf(f, "coroutine %" PRIu64, c->obj);
-    if (c->waits_for && c->wait != 4)
+    if (c->waits_for && c->wait != CTP_WAIT_COROUTINE)
       fprintf(f, " (coroutine %" PRIu64 ")", c->waits_for);
     fputs(" | ", f);
     if (c->site_index >= 0)

@@ -33,7 +33,7 @@ static int restart(struct feed *f) {
   if (f->st) {
     ct_state_free(f->st);
     f->st = NULL;
-    rc = ct_state_new(CT_DASH_BLOCKER_NS, &f->st);
+    rc = ct_state_new(CT_BLOCKER_NS, &f->st);
   }
   if (!rc && f->m) {
     ct_model_free(f->m);
@@ -84,7 +84,7 @@ int ct_dash_keep_findings(struct ct_model *m, const struct ct_report *r) {
 
 int ct_dash_analyze(int fd, struct ct_state **out, uint64_t *bytes) {
   struct feed feed = {.run = 1};
-  int rc = ct_state_new(CT_DASH_BLOCKER_NS, &feed.st);
+  int rc = ct_state_new(CT_BLOCKER_NS, &feed.st);
   struct ct_read_diag diag; /* a chunk still being written: analyzed up to it */
   if (!rc)
     rc = ct_trace_read_diag(fd, READ_BUF, on_line, NULL, &feed, bytes, &diag);
@@ -110,7 +110,7 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   memset(stats, 0, sizeof *stats);
   int rc = ct_model_init(&m, budget, cap);
   if (!rc)
-    rc = ct_state_new(CT_DASH_BLOCKER_NS, &st);
+    rc = ct_state_new(CT_BLOCKER_NS, &st);
   struct feed feed = {st, &m, run, 1, 0, budget, cap, seekable};
   /* A file can be read again: rows may go now, the second pass brings back
    * those the findings name. */
@@ -141,7 +141,7 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
     goto out;
   }
   st->live_ts = live ? now_ts : 0;
-  if ((rc = ct_report_build(st, name, bytes, CT_DASH_STUCK_NS, &r)))
+  if ((rc = ct_report_build(st, name, bytes, CT_STUCK_NS, &r)))
     goto out;
   r.run = stats->run;
   r.runs = stats->runs;

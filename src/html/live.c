@@ -298,7 +298,7 @@ static int client_write(struct ct_live *l, struct client *c) {
 static void restart(struct ct_live *l) {
   struct ct_state *st;
   struct ct_model m;
-  if (ct_state_new(CT_DASH_BLOCKER_NS, &st))
+  if (ct_state_new(CT_BLOCKER_NS, &st))
     return;
   if (ct_model_init(&m, CT_DASH_SPAN_BUDGET, CT_DASH_SPAN_BUDGET / 5 * 7)) {
     ct_state_free(st);
@@ -457,7 +457,7 @@ static void snapshot(struct ct_live *l) {
   for (size_t i = 0; i < st->coros.n; i++)
     ((struct ct_coro *)ct_map_at(&st->coros, i))->reported = 0;
   st->live_ts = now;
-  if (ct_report_build(st, l->path, l->bytes, CT_DASH_STUCK_NS, &r))
+  if (ct_report_build(st, l->path, l->bytes, CT_STUCK_NS, &r))
     goto out;
   r.run = r.runs = l->runs;
   if (ct_dash_findings_json(&r, &json, &jlen))
@@ -488,7 +488,7 @@ out:
 static void tick_json(struct ct_live *l, struct ct_buf *b, const struct client *c, int ended) {
   struct ct_model_counts k;
   uint64_t now = live_now(l), end = ct_model_end(&l->m, now);
-  ct_model_counts(&l->m, end, CT_DASH_STUCK_NS, &k);
+  ct_model_counts(&l->m, end, CT_STUCK_NS, &k);
   uint64_t start = l->m.start_ts ? l->m.start_ts : end;
   ct_buf_printf(b,
                 "event: tick\ndata: {\"seq\":%" PRIu64 ",\"t\":%" PRIu64 ",\"alive\":%" PRIu64
@@ -730,7 +730,7 @@ int ct_live_start(const char *spec, const char *trace_path, int running, struct 
     snprintf(l->token + 2 * i, 3, "%02x", rnd[i]);
   if (!(l->path = strdup(trace_path)) ||
       ct_model_init(&l->m, CT_DASH_SPAN_BUDGET, CT_DASH_SPAN_BUDGET / 5 * 7) ||
-      ct_state_new(CT_DASH_BLOCKER_NS, &l->st) || ct_page_render(NULL, 1, &l->page)) {
+      ct_state_new(CT_BLOCKER_NS, &l->st) || ct_page_render(NULL, 1, &l->page)) {
     rc = -ENOMEM;
     goto fail;
   }

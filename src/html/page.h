@@ -7,16 +7,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/defaults.h"
 #include "html/buf.h"
 
 /* Spans kept for coroutines no finding names; the hard cap is 1.4 times
  * that (docs/DASHBOARD.md "Scale"). */
 #define CT_DASH_SPAN_BUDGET 1000000u
-/* Left suspended this long by a running program: stuck (as the report's). */
-#define CT_DASH_STUCK_NS 1000000000ull
-
-/* The report's blocker threshold (a run this long holds its thread). */
-#define CT_DASH_BLOCKER_NS 100000000ull
+/* The stuck and blocker thresholds: analysis/defaults.h, the report's. */
 
 struct ct_dash_stats {
   uint64_t bytes, lines, events, spans, spans_dropped, blob_bytes;
