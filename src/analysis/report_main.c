@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "analysis/model.h"
-#include "analysis/state.h"
 #include "analysis/trace.h"
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -165,8 +164,9 @@ static int run_add(struct feed *f) {
   memset(&n[f->n], 0, sizeof n[f->n]);
   int rc = ct_state_new(f->blocker_ns, &n[f->n].st);
   if (!rc)
-    n[f->n].st->runnable_ns = f->runnable_ns;
-  if (!rc && f->skip_frames && (rc = ct_symbolizer_skip_frames(n[f->n].st->sym, f->skip_frames)))
+    ct_state_set_runnable_ns(n[f->n].st, f->runnable_ns);
+  if (!rc && f->skip_frames &&
+      (rc = ct_symbolizer_skip_frames(ct_state_symbolizer(n[f->n].st), f->skip_frames)))
     ct_state_free(n[f->n].st);
   if (!rc)
     f->n++;
@@ -176,7 +176,7 @@ static int run_add(struct feed *f) {
 static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struct ct_line *l) {
   struct feed *f = ctx;
   int rc;
-  if (ct_line_new_run(f->runs[f->n - 1].st->lines, err, l) && (rc = run_add(f)))
+  if (ct_line_new_run(ct_state_lines(f->runs[f->n - 1].st), err, l) && (rc = run_add(f)))
     return rc;
   return ct_state_line(f->runs[f->n - 1].st, lineno, err, l);
 }
@@ -266,25 +266,10 @@ int ct_report_main(int argc, char **argv) {
     status = rc == -ENOMEM ? 1 : 2;
     goto out;
   }
-  const struct ct_state *st = feed.runs[0].st;
-  if (!st->lines) {
-    fprintf(stderr, "corotracer: %s: empty file, not a trace\n", o.trace);
-    status = 2;
-    goto out;
-  }
-  if (feed.n == 1 && !st->events && !st->has_meta && !st->has_end && !st->modules &&
-      !st->stations) {
-    fprintf(stderr,
-            "corotracer: %s:%" PRIu64 ": not a corotracer trace: none of its %" PRIu64
-            " lines is a trace event or record\n",
-            o.trace, st->nbad_kept ? st->bad_lines[0] : 1, st->lines);
-    status = 2;
-    goto out;
-  }
   int max_sev = -1;
   for (size_t i = 0; i < feed.n; i++) {
     struct run *r = &feed.runs[i];
-    if ((rc = ct_report_build(r->st, o.trace, bytes, CT_STUCK_NS, &r->r))) {
+    if ((rc = ct_report_build(r->st, o.trace, bytes, CT_STUCK_NS, 0, &r->r))) {
       fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(-rc));
       status = 1;
       goto out;
@@ -293,8 +278,22 @@ int ct_report_main(int argc, char **argv) {
     r->r.runs = (unsigned)feed.n;
     int sev = ct_report_max_severity(&r->r);
     max_sev = sev > max_sev ? sev : max_sev;
-    lines += r->st->lines;
-    events += r->st->events;
+    lines += r->r.t.lines;
+    events += r->r.t.events;
+  }
+  const struct ct_rtrace *t = &feed.runs[0].r.t;
+  if (!t->lines) {
+    fprintf(stderr, "corotracer: %s: empty file, not a trace\n", o.trace);
+    status = 2;
+    goto out;
+  }
+  if (feed.n == 1 && !t->events && !t->has_meta && !t->has_end && !t->modules && !t->stations) {
+    fprintf(stderr,
+            "corotracer: %s:%" PRIu64 ": not a corotracer trace: none of its %" PRIu64
+            " lines is a trace event or record\n",
+            o.trace, t->nbad_kept ? t->bad_lines[0] : 1, t->lines);
+    status = 2;
+    goto out;
   }
   double t1 = now_s();
   if ((status = write_to(o.out, &feed, 0, ct_write_markdown)))

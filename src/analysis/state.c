@@ -56,12 +56,10 @@ void ct_state_free(struct ct_state *s) {
   if (!s)
     return;
   free_site_hists(&s->sites);
-  for (size_t i = 0; i < s->blocks.n; i++)
-    free(((struct ct_block *)ct_map_at(&s->blocks, i))->hist);
+  ct_state_blocks_free(&s->blocks);
   ct_map_free(&s->coros);
   ct_map_free(&s->early);
   ct_map_free(&s->sites);
-  ct_map_free(&s->blocks);
   ct_map_free(&s->fds);
   ct_map_free(&s->objs);
   ct_map_free(&s->tids);
@@ -72,6 +70,18 @@ void ct_state_free(struct ct_state *s) {
     free(s->labels[i]);
   ct_symbolizer_free(s->sym);
   free(s);
+}
+
+void ct_state_set_runnable_ns(struct ct_state *s, uint64_t runnable_ns) {
+  s->runnable_ns = runnable_ns;
+}
+
+ct_symbolizer *ct_state_symbolizer(const struct ct_state *s) {
+  return s->sym;
+}
+
+uint64_t ct_state_lines(const struct ct_state *s) {
+  return s->lines;
 }
 
 uint64_t ct_state_end_ts(const struct ct_state *s) {
@@ -185,19 +195,13 @@ static void violation(struct ct_state *s, int which, int evidence_lost, struct c
   v->n++;
 }
 
-/* A run of c ends at ts, with an event of kind end_kind at end_site (0, 0
- * at the end of the trace): a blocker if it lasted longer than the threshold. */
-static int end_run(struct ct_state *s, struct ct_coro *c, uint64_t ts, enum ct_ev_kind end_kind,
-                   uint64_t end_site, int end_exit) {
-  if (ts < c->run_ts || ts - c->run_ts <= s->blocker_ns)
-    return 0;
-  uint64_t ns = ts - c->run_ts;
-  if (!c->long_run) {
-    c->long_run = 1;
-    s->block_coros++;
-  }
+/* Adds a long run of c (ns from c->run_ts on c->run_tid), ended by an
+ * event of kind end_kind at end_site (0, 0 at the end of the trace), to the
+ * blocker table blocks. Returns 0 or -ENOMEM. */
+static int add_long_run(struct ct_map *blocks, const struct ct_coro *c, uint64_t ns,
+                        enum ct_ev_kind end_kind, uint64_t end_site, int end_exit) {
   int fresh;
-  struct ct_block *b = ct_map_put(&s->blocks, c->run_from_site, c->pid, &fresh);
+  struct ct_block *b = ct_map_put(blocks, c->run_from_site, c->pid, &fresh);
   if (!b || (!b->hist && !(b->hist = calloc(1, sizeof *b->hist))))
     return -ENOMEM;
   b->site = c->run_from_site;
@@ -223,15 +227,53 @@ static int end_run(struct ct_state *s, struct ct_coro *c, uint64_t ts, enum ct_e
   return 0;
 }
 
-int ct_state_finish_runs(struct ct_state *s) {
+/* A run of c ends at ts, with an event of kind end_kind at end_site: a
+ * blocker if it lasted longer than the threshold. */
+static int end_run(struct ct_state *s, struct ct_coro *c, uint64_t ts, enum ct_ev_kind end_kind,
+                   uint64_t end_site, int end_exit) {
+  if (ts < c->run_ts || ts - c->run_ts <= s->blocker_ns)
+    return 0;
+  if (!c->long_run) {
+    c->long_run = 1;
+    s->block_coros++;
+  }
+  return add_long_run(&s->blocks, c, ts - c->run_ts, end_kind, end_site, end_exit);
+}
+
+void ct_state_blocks_free(struct ct_map *blocks) {
+  for (size_t i = 0; i < blocks->n; i++)
+    free(((struct ct_block *)ct_map_at(blocks, i))->hist);
+  ct_map_free(blocks);
+}
+
+/* state.h: a copy of s->blocks (histograms too), then the runs still going
+ * closed at the end into the copy, as end_run would. */
+int ct_state_blocks_at_end(const struct ct_state *s, struct ct_map *blocks, uint64_t *coros) {
+  ct_map_init(blocks, sizeof(struct ct_block));
+  *coros = s->block_coros;
+  for (size_t i = 0; i < s->blocks.n; i++) {
+    const struct ct_block *from = ct_map_at(&s->blocks, i);
+    int fresh;
+    struct ct_block *to = ct_map_put(blocks, from->site, from->pid, &fresh);
+    if (!to)
+      return -ENOMEM;
+    *to = *from;
+    to->hist = NULL; /* an entry whose histogram could not be made has none */
+    if (from->hist && !(to->hist = malloc(sizeof *to->hist)))
+      return -ENOMEM;
+    if (from->hist)
+      memcpy(to->hist, from->hist, sizeof *to->hist);
+  }
   uint64_t end = ct_state_end_ts(s);
   for (size_t i = 0; i < s->coros.n; i++) {
-    struct ct_coro *c = ct_map_at(&s->coros, i);
-    if (c->state == CT_CS_RUNNING && c->has_kind) {
-      int rc = end_run(s, c, end, CT_EV_V1, 0, 0);
-      if (rc)
-        return rc;
-    }
+    const struct ct_coro *c = ct_map_at(&s->coros, i);
+    if (c->state != CT_CS_RUNNING || !c->has_kind || end < c->run_ts ||
+        end - c->run_ts <= s->blocker_ns)
+      continue;
+    *coros += !c->long_run;
+    int rc = add_long_run(blocks, c, end - c->run_ts, CT_EV_V1, 0, 0);
+    if (rc)
+      return rc;
   }
   return 0;
 }

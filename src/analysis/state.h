@@ -9,16 +9,9 @@
 #include "analysis/defaults.h"
 #include "analysis/hist.h"
 #include "analysis/map.h"
+#include "analysis/model.h"
 #include "analysis/trace.h"
 #include "symbolize/symbolize.h"
-
-enum ct_cstate {
-  CT_CS_UNKNOWN = 0,
-  CT_CS_CREATED,
-  CT_CS_RUNNING,
-  CT_CS_SUSPENDED,
-  CT_CS_DESTROYED
-};
 
 /* One coroutine (map key: probe_id, 0): its current incarnation. A create
  * after a destroy of the same id (malloc hands a freed coroutine's address,
@@ -32,7 +25,6 @@ struct ct_coro {
   uint8_t viol_seen;  /* bit per CT_V_* already counted for it */
   uint8_t long_run;   /* it had a run over the blocker threshold */
   uint8_t susp_wakes; /* wakes since its last suspend (saturating) */
-  uint8_t reported;   /* set by the findings: its primary one (ct_primary_kind), 0 none */
   uint8_t has_kind;   /* wrote at least one event with "kind" (our SDK) */
   uint8_t created;    /* its create event or coroutine line was seen */
   uint8_t saw_wake;   /* its trace shows wakes at all */
@@ -129,21 +121,6 @@ struct ct_wakers {
   uint8_t n, overflow, by_thread;
 };
 
-/* State-machine violations: counted, first few kept as examples. */
-#define CT_VIOL_EXAMPLES 64
-enum { CT_V_RESUME_RUNNING, CT_V_RESUME_NO_WAKE, CT_V_AFTER_DESTROY, CT_V_AFTER_EXIT, CT_V_KINDS_ };
-struct ct_viol {
-  uint64_t count;
-  uint64_t coros;      /* distinct coroutines (incarnations) among them */
-  uint64_t not_judged; /* would-be violations right after lost events: not counted */
-  size_t n;
-  struct {
-    uint64_t id, ts, line, other_ts;
-    uint32_t tid, other_tid, incarnation;
-    uint8_t kind; /* the offending event's kind */
-  } ex[CT_VIOL_EXAMPLES];
-};
-
 /* A thread's last resumes, consecutive ones of one coroutine merged (key:
  * tid, 0): who held the thread while a coroutine queued for it waited. */
 #define CT_HOLD_RING 64
@@ -192,7 +169,6 @@ struct ct_bucket {
   uint64_t lo, hi, n;
 };
 
-#define CT_BAD_LINES_KEPT 10
 #define CT_MAX_LABELS 256
 
 struct ct_state {
@@ -235,9 +211,6 @@ struct ct_state {
    * station_end says their counters were written over. */
   char end_error[128];
   uint64_t corrupt_stations;
-  /* A trace still being written (the dashboard's live view): its present,
-   * the end of its timeline while it has no end line; 0 otherwise. */
-  uint64_t live_ts;
 
   char *labels[CT_MAX_LABELS]; /* interned coroutine labels; index 0 = none */
   uint32_t nlabels;
@@ -269,21 +242,8 @@ struct ct_state {
   struct ct_site *last_site;
 };
 
-/* Fresh state; blocker_ns is the blocker threshold. *out owned by the caller. */
-int ct_state_new(uint64_t blocker_ns, struct ct_state **out);
-void ct_state_free(struct ct_state *s);
-
-/* Feeds one line as returned by ct_parse_line (err != CT_LINE_OK counts it as
- * malformed). Returns 0 or -ENOMEM. */
-int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
-                  const struct ct_line *l);
-
-/* A hint that l comes soon (a ct_peek_fn for ct_trace_read_ahead, which
- * shows each line CT_TRACE_AHEAD lines early): starts bringing its
- * coroutine's index slot into the cache, and the entry of the coroutine of
- * the line peeked at CT_PREFETCH_LAG lines ago, whose slot is in the cache
- * by now. Changes nothing the analysis sees. */
-void ct_state_prefetch(struct ct_state *s, const struct ct_line *l);
+/* ct_state_new, ct_state_free, ct_state_line, ct_state_prefetch: model.h
+ * (the analysis' API outside src/analysis). */
 
 /* Scheduling (state_sched.c), called by ct_state_line for our traces'
  * events before they change c: a wake of suspended c (the first since its
@@ -294,9 +254,12 @@ int ct_sched_resume(struct ct_state *s, struct ct_coro *c, uint64_t ts, uint32_t
 int ct_sched_destroy(struct ct_state *s, const struct ct_coro *c, uint64_t ts, uint32_t tid,
                      uint64_t site);
 
-/* Closes the runs still going at the end of the trace (blockers still
- * running); call once, after the last line. Returns 0 or -ENOMEM. */
-int ct_state_finish_runs(struct ct_state *s);
+/* The blocker table as it would be with the runs still going at the end of
+ * the trace closed there (blockers still running): a copy into *blocks (an
+ * initialized, empty map the caller frees with ct_state_blocks_free), with
+ * *coros its distinct coroutines. s is unchanged. Returns 0 or -ENOMEM. */
+int ct_state_blocks_at_end(const struct ct_state *s, struct ct_map *blocks, uint64_t *coros);
+void ct_state_blocks_free(struct ct_map *blocks);
 
 /* End of the trace: the end line's ts (the engine saw the exit then), else
  * the newest event. */

@@ -141,7 +141,7 @@ static void coro(FILE *f, const struct ct_report *r, const struct ct_rcoro *c) {
 
 /* The "trace" object: the run, its counts, what was lost or left out. */
 static void trace(FILE *f, const struct ct_report *r) {
-  const struct ct_state *st = r->st;
+  const struct ct_rtrace *st = &r->t;
   uint64_t bad = st->bad[CT_LINE_SYNTAX] + st->bad[CT_LINE_SHAPE] + st->bad[CT_LINE_TORN];
   fputs("\"trace\":{\"path\":", f);
   jstr(f, r->path);

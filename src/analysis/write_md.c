@@ -105,7 +105,7 @@ static void finding(FILE *f, const struct ct_report *r, size_t idx) {
 
 /* The overview's list: the run, its time line, the trace's health. */
 static void overview(FILE *f, const struct ct_report *r) {
-  const struct ct_state *st = r->st;
+  const struct ct_rtrace *st = &r->t;
   char a[32], b[32];
   fprintf(f,
           "- **Trace**: `%s`, %" PRIu64 " lines (%.1f MB), %" PRIu64 " events, %" PRIu64

@@ -10,7 +10,6 @@
 #include <stdio.h>
 
 #include "analysis/model.h"
-#include "analysis/state.h"
 #include "analysis/trace.h"
 
 /* Per coroutine of a run (the value of cx_run.co, key probe_id; one row per
@@ -51,7 +50,7 @@ struct cx_run {
   struct ct_map unflowed;
   char *labels; /* label pool: NUL-terminated texts */
   size_t nlabels, caplabels;
-  struct ct_state *st;
+  struct ct_state *st; /* the run's analysis (opaque): rep's symbols and labels live in it */
   struct ct_report rep;
   struct ct_read_diag diag; /* a binary trace's corrupt or cut chunk: loaded up to it */
 };

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/findings.h"
+#include "analysis/model.h"
 
 #define READ_BUF (4u << 20)
 
@@ -184,8 +184,6 @@ static int run_finish(struct loader *ld, struct cx_run *r) {
     snprintf(r->run_id, sizeof r->run_id, "%s", ld->run_id);
   if (ld->host)
     snprintf(r->host, sizeof r->host, "%s", ld->host);
-  for (size_t i = 0; i < r->sites.n; i++)
-    ct_symbolize_site(r->st, &((struct cx_site *)ct_map_at(&r->sites, i))->rs);
   for (size_t i = 0; i < r->co.n; i++) { /* wakes still waiting for a run at the end */
     const struct cx_coro *c = ct_map_at(&r->co, i);
     int fresh;
@@ -193,7 +191,10 @@ static int run_finish(struct loader *ld, struct cx_run *r) {
         !ct_map_put(&r->unflowed, cx_map_key(&r->co, i), c->resumes + c->destroys, &fresh))
       return -ENOMEM;
   }
-  return ct_report_build(r->st, m->path, m->bytes, CT_STUCK_NS, &r->rep);
+  int rc = ct_report_build(r->st, m->path, m->bytes, CT_STUCK_NS, 0, &r->rep);
+  for (size_t i = 0; !rc && i < r->sites.n; i++) /* named as the report names its own */
+    ct_report_symbolize(&r->rep, &((struct cx_site *)ct_map_at(&r->sites, i))->rs);
+  return rc;
 }
 
 /* ct_trace_read callback: a meta line after other lines starts a new run; each
@@ -202,7 +203,7 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   struct loader *ld = ctx;
   struct cx_model *m = ld->m;
   int rc, meta = err == CT_LINE_OK && l->type == CT_LINE_META;
-  if (ct_line_new_run(m->runs[m->nruns - 1].st->lines, err, l) &&
+  if (ct_line_new_run(ct_state_lines(m->runs[m->nruns - 1].st), err, l) &&
       ((rc = run_finish(ld, &m->runs[m->nruns - 1])) || (rc = run_start(m))))
     return rc;
   struct cx_run *r = &m->runs[m->nruns - 1];
@@ -307,13 +308,13 @@ int cx_model_load(const char *path, const char *run_id, const char *host, struct
   if ((rc = run_start(m)) ||
       (rc = ct_trace_read_diag(m->fd, READ_BUF, on_line, peek, &ld, &m->bytes, &m->diag)))
     goto out;
-  const struct ct_state *st = m->runs[0].st;
-  if (m->nruns == 1 && !m->nev && !st->has_meta && !st->has_end && !st->modules) {
+  if ((rc = run_finish(&ld, &m->runs[m->nruns - 1])))
+    goto out;
+  const struct ct_rtrace *t = &m->runs[0].rep.t;
+  if (m->nruns == 1 && !m->nev && !t->has_meta && !t->has_end && !t->modules) {
     *bad_line = ld.first_bad ? ld.first_bad : 1;
     rc = -EPROTO;
-    goto out;
   }
-  rc = run_finish(&ld, &m->runs[m->nruns - 1]);
 out:
   return rc;
 }

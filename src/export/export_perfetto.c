@@ -221,7 +221,7 @@ static void track_event(struct pf *p, uint64_t ts, uint64_t track, int type, con
 static void descriptors(struct pf *p) {
   const struct cx_run *r = p->run;
   char name[256];
-  int64_t pid = r->st->target_pid ? (int64_t)r->st->target_pid : 1;
+  int64_t pid = r->rep.t.target_pid ? (int64_t)r->rep.t.target_pid : 1;
   uint64_t proc = UUID_PROCESS0 + (uint64_t)(r - p->m->runs);
   packet_begin(p, 0, p->packets ? 0 : SEQ_CLEARED);
   pb_begin(&p->b, TP_TRACK_DESC);

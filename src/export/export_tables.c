@@ -137,7 +137,7 @@ static const char *state_name(int s) {
 
 static int rows_runs(const struct cx_model *m, const struct cx_run *run, cx_row_fn fn, void *ctx) {
   struct rowb r;
-  const struct ct_state *st = run->st;
+  const struct ct_rtrace *st = &run->rep.t;
   const struct ct_report *rep = &run->rep;
   vkey(&r, run);
   vtext(&r, m->path);
