@@ -29,7 +29,8 @@
 
 /* What one consumer derived from one event. */
 struct seen {
-  int kind; /* enum ct_ev_kind, never CT_EV_V1 */
+  uint64_t
+      kind; /* enum ct_ev_kind, never CT_EV_V1 (64 bits: no padding, the views are memcmp-ed) */
   uint64_t site, wait, obj;
 };
 
@@ -260,15 +261,18 @@ static void read_views(const char *path, struct views *v) {
   cx_model_free(&m);
 }
 
-static const char *const kinds[] = {"v1", "create", "suspend", "resume", "wake", "destroy"};
+static const char *kind_name(uint64_t k) {
+  static const char *const kinds[] = {"v1", "create", "suspend", "resume", "wake", "destroy"};
+  return k <= CT_EV_DESTROY ? kinds[k] : "?";
+}
 
 /* a (a consumer's view of event i) agrees with the expectation x, where it has a word on it. */
 static void same(const char *who, const char *path, size_t i, struct seen a, struct seen x) {
   if (a.kind != x.kind || (a.site != NA && a.site != x.site) || a.wait != x.wait || a.obj != x.obj)
     FAIL("%s: event %zu (%s): %s sees %s site 0x%" PRIx64 " wait %" PRIu64 " obj 0x%" PRIx64
          ", expected %s site 0x%" PRIx64 " wait %" PRIu64 " obj 0x%" PRIx64,
-         path, i, i < NV1 ? "v1" : "ours", who, kinds[a.kind], a.site, a.wait, a.obj, kinds[x.kind],
-         x.site, x.wait, x.obj);
+         path, i, i < NV1 ? "v1" : "ours", who, kind_name(a.kind), a.site, a.wait, a.obj,
+         kind_name(x.kind), x.site, x.wait, x.obj);
 }
 
 int main(void) {
