@@ -153,6 +153,7 @@ struct feed {
   size_t n;
   uint64_t blocker_ns, runnable_ns;
   const char *skip_frames; /* --skip-frames, for each run's symbolizer */
+  uint64_t run_lines;      /* lines of the current run so far (ct_line_new_run's count) */
 };
 
 /* A fresh state for the next run; 0 or -ENOMEM. */
@@ -176,8 +177,12 @@ static int run_add(struct feed *f) {
 static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struct ct_line *l) {
   struct feed *f = ctx;
   int rc;
-  if (ct_line_new_run(ct_state_lines(f->runs[f->n - 1].st), err, l) && (rc = run_add(f)))
-    return rc;
+  if (ct_line_new_run(f->run_lines, err, l)) {
+    if ((rc = run_add(f)))
+      return rc;
+    f->run_lines = 0;
+  }
+  f->run_lines++;
   return ct_state_line(f->runs[f->n - 1].st, lineno, err, l);
 }
 
