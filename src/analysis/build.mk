@@ -44,3 +44,10 @@ FUZZ_SRCS_trace := src/analysis/trace.c src/analysis/trace_read.c src/analysis/c
                    src/analysis/text.c
 # The binary trace's reader, fuzzed (tests/fuzz/fuzz-ctrace.c).
 FUZZ_SRCS_ctrace := $(FUZZ_SRCS_trace)
+
+# The report is a value: building it leaves the state as it was (the live
+# view builds one per snapshot from the state it goes on feeding).
+$(O)/tests/test-report-value: $(O)/obj/tests/test-report-value.o \
+                              $(patsubst %.c,$(O)/obj/%.o,$(REPORT_SRCS) src/symbolize/symbolize.c)
+	$(call link,,$(PKG_LIBS))
+TESTS += $(O)/tests/test-report-value

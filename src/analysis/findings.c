@@ -92,10 +92,20 @@ void ct_add_evidence(struct ct_finding *f, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* findings.h: rs->sym is the symbolizer's (st->sym), valid while it lives. */
-void ct_symbolize_site(struct ct_state *st, struct ct_rsite *rs) {
-  if (ct_symbolize(st->sym, rs->pid, rs->site, 1, &rs->sym) == 0 && rs->sym.module)
+/* rs->sym from sym: the symbolizer's text, valid while it lives. */
+static void symbolize_with(ct_symbolizer *sym, struct ct_rsite *rs) {
+  if (ct_symbolize(sym, rs->pid, rs->site, 1, &rs->sym) == 0 && rs->sym.module)
     rs->symbolized = 1;
+}
+
+/* findings.h: through the state's symbolizer (st->sym). */
+void ct_symbolize_site(const struct ct_state *st, struct ct_rsite *rs) {
+  symbolize_with(st->sym, rs);
+}
+
+/* model.h: through the symbolizer of the state r was built from. */
+void ct_report_symbolize(const struct ct_report *r, struct ct_rsite *rs) {
+  symbolize_with(r->sym, rs);
 }
 
 /* findings.h: percentiles within the histogram's precision, max exact. */
@@ -117,7 +127,7 @@ void ct_site_runnable(struct ct_rsite *rs, const struct ct_hist *h) {
 /* findings.h: clamped at the start (a ts before it reads "+0 ns"). */
 const char *ct_at(const struct ct_report *r, uint64_t ts, char *buf, size_t n) {
   char t[32];
-  if (ts < r->start_ts && r->st && r->st->has_window) /* a flight dump's snapshot */
+  if (ts < r->start_ts && r->t.has_window) /* a flight dump's snapshot */
     snprintf(buf, n, "%s before the window", ct_fmt_ns(r->start_ts - ts, t, sizeof t));
   else
     snprintf(buf, n, "+%s", ct_fmt_ns(ts > r->start_ts ? ts - r->start_ts : 0, t, sizeof t));
@@ -139,7 +149,7 @@ static uint64_t key_site(const struct ct_state *st, const struct ct_coro *c, int
 struct gkey {
   uint32_t pid;
   uint64_t site, id;
-  struct ct_coro *c;
+  const struct ct_coro *c;
 };
 /* qsort order of struct gkey: pid, site, id. */
 static int cmp_gkey(const void *a, const void *b) {
@@ -152,8 +162,8 @@ static int cmp_gkey(const void *a, const void *b) {
 }
 
 /* findings.h: f owns its sites and coros (ct_report_free), also after a failure. */
-int ct_group_coros(struct ct_report *r, struct ct_state *st, struct ct_finding *f,
-                   struct ct_coro **cs, size_t n, int by_create) {
+int ct_group_coros(struct ct_report *r, const struct ct_state *st, struct ct_finding *f,
+                   const struct ct_coro **cs, size_t n, int by_create) {
   int rc = -ENOMEM;
   struct ct_hist *h = calloc(1, sizeof *h);
   struct gkey *keys = malloc((n ? n : 1) * sizeof *keys);
@@ -173,7 +183,7 @@ int ct_group_coros(struct ct_report *r, struct ct_state *st, struct ct_finding *
     rs->pid = cs[i]->pid;
     memset(h, 0, sizeof *h);
     for (; j < n && cs[j]->pid == rs->pid && key_site(st, cs[j], by_create) == rs->site; j++) {
-      struct ct_coro *c = cs[j];
+      const struct ct_coro *c = cs[j];
       struct ct_rcoro *rc_ = &f->coros[f->ncoros++];
       rc_->probe_id = c->id;
       rc_->incarnation = c->incarnation;
@@ -186,7 +196,7 @@ int ct_group_coros(struct ct_report *r, struct ct_state *st, struct ct_finding *
         uint64_t until = c->state == CT_CS_DESTROYED ? c->destroy_ts : r->end_ts;
         rc_->suspended_ns = until > c->susp_ts ? until - c->susp_ts : 0;
         ct_hist_add(h, rc_->suspended_ns);
-        if (c->wait == 1) {
+        if (c->wait == CTP_WAIT_FD) {
           if (!rs->has_fd || c->obj < rs->fd_min)
             rs->fd_min = c->obj;
           if (!rs->has_fd || c->obj > rs->fd_max)
@@ -214,10 +224,11 @@ out:
 }
 
 /* findings.h: live view, no end line, killed, or exited, in that order. */
-void ct_describe_exit(const struct ct_state *st, char *buf, size_t n) {
-  if (!st->has_end && st->live_ts && st->has_window)
+void ct_describe_exit(const struct ct_report *r, char *buf, size_t n) {
+  const struct ct_rtrace *st = &r->t;
+  if (!st->has_end && r->live_ts && st->has_window)
     snprintf(buf, n, "the program was still running when the flight recorder wrote this dump");
-  else if (!st->has_end && st->live_ts)
+  else if (!st->has_end && r->live_ts)
     snprintf(buf, n, "the program is still running (live view)");
   else if (!st->has_end)
     snprintf(buf, n, "the trace has no end line (engine or machine stopped)");

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "analysis/model.h"
+#include "analysis/state.h"
 
 /* The helpers (findings.c). */
 
@@ -32,7 +33,7 @@ void ct_add_evidence(struct ct_finding *f, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Fills rs->sym from rs->site and rs->pid (rs->symbolized when it worked). */
-void ct_symbolize_site(struct ct_state *st, struct ct_rsite *rs);
+void ct_symbolize_site(const struct ct_state *st, struct ct_rsite *rs);
 
 /* rs's p50/p99/max from the durations in h (has_dur set). */
 void ct_site_durations(struct ct_rsite *rs, const struct ct_hist *h);
@@ -47,25 +48,28 @@ const char *ct_at(const struct ct_report *r, uint64_t ts, char *buf, size_t n);
 const char *ct_label_of(const struct ct_state *st, const struct ct_coro *c);
 
 /* How the program ended, as a clause ("the program exited with code 0"). */
-void ct_describe_exit(const struct ct_state *st, char *buf, size_t n);
+void ct_describe_exit(const struct ct_report *r, char *buf, size_t n);
 
 /* Fills f's sites and coroutines from cs[0..n): one site per distinct
  * (pid, site), by creation site if by_create, else by suspension site with
  * suspended-time percentiles at r->end_ts (at their destroy for destroyed ones). cs is reordered so
  * that cs[i] is f->coros[i]; evidence is left empty. Returns 0 or -ENOMEM. */
-int ct_group_coros(struct ct_report *r, struct ct_state *st, struct ct_finding *f,
-                   struct ct_coro **cs, size_t n, int by_create);
+int ct_group_coros(struct ct_report *r, const struct ct_state *st, struct ct_finding *f,
+                   const struct ct_coro **cs, size_t n, int by_create);
 
 /* The finding builders, in the order ct_report_build (report.c) runs them
  * (after the overview: they need r->end_ts and r->killed). Each returns 0 or
  * -ENOMEM. */
 
 /* findings_stuck.c: lost wakeups, the wake-before-suspend race, deadlocks,
- * lost schedules. Marks each coroutine reported (ct_coro.reported). */
-int ct_stuck_findings(struct ct_report *r, struct ct_state *st, uint64_t stuck_ns);
+ * lost schedules. Marks each coroutine reported in r->marks. */
+int ct_stuck_findings(struct ct_report *r, const struct ct_state *st, uint64_t stuck_ns);
 
-/* The finding kind of a ct_coro.reported value, NULL for none. */
+/* The finding kind of a mark (r->marks), NULL for none. */
 const char *ct_primary_kind(unsigned reported);
+
+/* c's mark in r->marks (0: no finding reports it as its primary one). */
+unsigned ct_mark_of(const struct ct_report *r, const struct ct_coro *c);
 
 /* c (alive, or a destroyed copy of state.h's ct_dwait) parked where its
  * last woken suspensions were, its fd not reused meanwhile: may be idle. */
@@ -74,14 +78,17 @@ int ct_likely_idle(const struct ct_state *st, const struct ct_coro *c);
 /* findings_sched.c: coroutines destroyed while waiting longer than stuck_ns
  * (lost wakeups cancelled at teardown), after ct_stuck_findings; starvation
  * (runnable too long while others held the thread). */
-int ct_dwait_finding(struct ct_report *r, struct ct_state *st, uint64_t stuck_ns);
-int ct_starve_finding(struct ct_report *r, struct ct_state *st);
+int ct_dwait_finding(struct ct_report *r, const struct ct_state *st, uint64_t stuck_ns);
+int ct_starve_finding(struct ct_report *r, const struct ct_state *st);
 
 /* findings_tables.c: state-machine violations, leaks (sets r->alive_at_end),
  * blockers, lost events (sets r->lost_events). */
 int ct_violation_findings(struct ct_report *r, const struct ct_state *st);
-int ct_leak_finding(struct ct_report *r, struct ct_state *st);
-int ct_blocker_finding(struct ct_report *r, struct ct_state *st);
+int ct_leak_finding(struct ct_report *r, const struct ct_state *st);
+/* blocks, coros: the blocker table with the runs still going closed
+ * (ct_state_blocks_at_end) and its distinct coroutines. */
+int ct_blocker_finding(struct ct_report *r, const struct ct_state *st, const struct ct_map *blocks,
+                       uint64_t coros);
 int ct_lost_finding(struct ct_report *r, const struct ct_state *st);
 /* findings_tables.c: the engine found the tracer's shared memory written
  * over (the end record's error, or stations marked corrupt). */

@@ -30,8 +30,8 @@ static const struct ct_dwait *dwait_of(const struct ct_coro *c) {
 
 /* The finding of the coroutines cs[0..n) destroyed while waiting, error,
  * or warning when uncertain (events lost since their last resume). */
-static int dwait_one(struct ct_report *r, struct ct_state *st, struct ct_coro **cs, size_t n,
-                     int uncertain, uint64_t stuck_ns) {
+static int dwait_one(struct ct_report *r, const struct ct_state *st, const struct ct_coro **cs,
+                     size_t n, int uncertain, uint64_t stuck_ns) {
   struct ct_finding *f;
   int rc = -ENOMEM;
   if (!(f = ct_new_finding(r, "lost_wakeup", uncertain ? CT_SEV_WARNING : CT_SEV_ERROR)) ||
@@ -85,11 +85,11 @@ static int dwait_one(struct ct_report *r, struct ct_state *st, struct ct_coro **
 }
 
 /* findings.h: not for traces that record no wakes, nor for the likely idle. */
-int ct_dwait_finding(struct ct_report *r, struct ct_state *st, uint64_t stuck_ns) {
+int ct_dwait_finding(struct ct_report *r, const struct ct_state *st, uint64_t stuck_ns) {
   if (!st->any_wake || !st->ndwait)
     return 0;
   int rc = -ENOMEM;
-  struct ct_coro **cs = malloc(st->ndwait * sizeof *cs);
+  const struct ct_coro **cs = malloc(st->ndwait * sizeof *cs);
   if (!cs)
     return rc;
   for (int uncertain = 0; uncertain < 2; uncertain++) {
@@ -124,8 +124,8 @@ static int cmp_starved(const void *a, const void *b) {
 }
 
 /* Evidence and details of victim e into rc_. */
-static int starved_coro(const struct ct_report *r, struct ct_state *st, const struct ct_starved *e,
-                        struct ct_rcoro *rc_) {
+static int starved_coro(const struct ct_report *r, const struct ct_state *st,
+                        const struct ct_starved *e, struct ct_rcoro *rc_) {
   char t1[32], t2[32], d[32], who[160], site[400], ev[CT_COROEV_MAX];
   rc_->probe_id = e->id;
   rc_->incarnation = e->incarnation;
@@ -174,7 +174,7 @@ static int starved_coro(const struct ct_report *r, struct ct_state *st, const st
 }
 
 /* findings.h: one warning, its victims grouped by the site they waited at. */
-int ct_starve_finding(struct ct_report *r, struct ct_state *st) {
+int ct_starve_finding(struct ct_report *r, const struct ct_state *st) {
   const struct ct_starve *sv = &st->starve;
   if (!sv->n)
     return 0;

@@ -42,8 +42,14 @@ const char *ct_primary_kind(unsigned reported) {
   return reported > 0 && reported <= CAT_N ? cat_kinds[reported - 1] : NULL;
 }
 
+/* findings.h: the report's mark of c's incarnation. */
+unsigned ct_mark_of(const struct ct_report *r, const struct ct_coro *c) {
+  const uint8_t *m = ct_map_get(&r->marks, c->id, c->incarnation);
+  return m ? *m : 0;
+}
+
 struct stuck {
-  struct ct_coro *c;
+  const struct ct_coro *c;
   enum cat cat;
   uint64_t waits_for;
   int color; /* cycle search: 0 new, 1 on the current walk, 2 done; 3 reported */
@@ -57,11 +63,11 @@ struct stuck {
 
 /* What c waits on, as evidence ("fd 7", "ptr 0x...") into buf. */
 static void fmt_obj(const struct ct_coro *c, char *buf, size_t n) {
-  if (c->wait == 1)
+  if (c->wait == CTP_WAIT_FD)
     snprintf(buf, n, "fd %" PRId64, (int64_t)c->obj);
-  else if (c->wait == 2)
+  else if (c->wait == CTP_WAIT_PTR)
     snprintf(buf, n, "ptr 0x%016" PRIx64, c->obj);
-  else if (c->wait == 4)
+  else if (c->wait == CTP_WAIT_COROUTINE)
     snprintf(buf, n, "coroutine %" PRIu64, c->obj);
   else
     snprintf(buf, n, "no wait object");
@@ -112,8 +118,8 @@ static int leak_worthy(const struct ct_report *r, const struct ct_coro *c) {
 }
 
 /* "coroutine 7 (label) at SITE on tid 101" or "a plain thread (tid 101) at SITE". */
-static void fmt_waker(struct ct_state *st, const struct ct_coro *c, struct ct_rwake *w, char *buf,
-                      size_t n) {
+static void fmt_waker(const struct ct_state *st, const struct ct_coro *c, struct ct_rwake *w,
+                      char *buf, size_t n) {
   char site[400];
   const struct ct_coro *wc = w->from ? ct_map_get(&st->coros, w->from, 0) : NULL;
   const char *label = wc ? ct_label_of(st, wc) : NULL;
@@ -138,7 +144,7 @@ static void fmt_waker(struct ct_state *st, const struct ct_coro *c, struct ct_rw
  * joining it), not a deadlock. With a join (a waits for a coroutine to
  * finish): that coroutine. *times: how often. */
 static uint64_t waits_for(const struct ct_state *st, const struct ct_coro *a, uint64_t *times) {
-  if (a->wait == 4) { /* a join: the coroutine it waits for, by name */
+  if (a->wait == CTP_WAIT_COROUTINE) { /* a join: the coroutine it waits for, by name */
     *times = 0;
     return a->obj != a->id ? a->obj : 0;
   }
@@ -149,7 +155,7 @@ static uint64_t waits_for(const struct ct_state *st, const struct ct_coro *a, ui
   *times = 0;
   for (unsigned i = 0; i < w->n; i++) {
     const struct ct_coro *k = ct_map_get(&st->coros, w->id[i], 0);
-    if (w->id[i] == a->id || !is_stuck(k) || k->wait == 4)
+    if (w->id[i] == a->id || !is_stuck(k) || k->wait == CTP_WAIT_COROUTINE)
       return 0;
     if (w->times[i] > *times) {
       *times = w->times[i];
@@ -162,7 +168,7 @@ static uint64_t waits_for(const struct ct_state *st, const struct ct_coro *a, ui
 /* The coroutine that parked on c's fd number after c did (so the fd was
  * closed and reused under c; before its destroy, for a destroyed one), or 0. */
 static uint64_t fd_reused_by(const struct ct_state *st, const struct ct_coro *c) {
-  const struct ct_fduse *fu = c->wait == 1 ? ct_map_get(&st->fds, c->obj, c->pid) : NULL;
+  const struct ct_fduse *fu = c->wait == CTP_WAIT_FD ? ct_map_get(&st->fds, c->obj, c->pid) : NULL;
   return fu && fu->id != c->id && fu->ts > c->susp_ts &&
                  (c->state != CT_CS_DESTROYED || fu->ts < c->destroy_ts)
              ? fu->id
@@ -213,14 +219,14 @@ static const char *lost_what(enum cat cat) {
 
 /* Per-coroutine evidence of a stuck coroutine; fills rc_->wake where a wake
  * is the evidence. */
-static int stuck_evidence(const struct ct_report *r, struct ct_state *st, const struct ct_coro *c,
-                          enum cat cat, struct ct_rcoro *rc_) {
+static int stuck_evidence(const struct ct_report *r, const struct ct_state *st,
+                          const struct ct_coro *c, enum cat cat, struct ct_rcoro *rc_) {
   char obj[48], t1[32], t2[32], t3[32], t4[32], d[32], ex[80], who[512];
   char ev[CT_COROEV_MAX], *buf = ev;
   size_t n = sizeof ev;
   uint64_t left = r->end_ts > c->susp_ts ? r->end_ts - c->susp_ts : 0;
   fmt_obj(c, obj, sizeof obj);
-  ct_describe_exit(st, ex, sizeof ex);
+  ct_describe_exit(r, ex, sizeof ex);
   size_t o = 0;
   struct ct_rwake tmp = {0}, *w = &tmp;
   if (cat == CAT_WAKE_BEFORE || cat == CAT_WAKE_BEFORE_LOST || cat >= CAT_SCHED) {
@@ -298,7 +304,8 @@ static int stuck_evidence(const struct ct_report *r, struct ct_state *st, const 
   default:
     break;
   }
-  const struct ct_coro *joined = c->wait == 4 ? ct_map_get(&st->coros, c->obj, 0) : NULL;
+  const struct ct_coro *joined =
+      c->wait == CTP_WAIT_COROUTINE ? ct_map_get(&st->coros, c->obj, 0) : NULL;
   if (o < n && joined && (joined->returned || joined->state == CT_CS_DESTROYED))
     o += (size_t)snprintf(buf + o, n - o,
                           "; coroutine %" PRIu64 " finished (%s) without anyone waking it: the "
@@ -332,20 +339,27 @@ static int stuck_evidence(const struct ct_report *r, struct ct_state *st, const 
 }
 
 /* The never-destroyed among f's coroutines, cross-referenced; marks cs as
- * reported under cat so the leak finding leaves them out. */
-static void mark_primary(const struct ct_report *r, struct ct_finding *f, struct ct_coro **cs,
-                         size_t m, enum cat cat) {
+ * reported under cat in r->marks so the leak finding leaves them out (the
+ * state is not written: the report is built from a const one). Returns 0 or
+ * -ENOMEM. */
+static int mark_primary(struct ct_report *r, struct ct_finding *f, const struct ct_coro **cs,
+                        size_t m, enum cat cat) {
   uint64_t nd = 0;
   for (size_t i = 0; i < m; i++) {
-    cs[i]->reported = (uint8_t)(cat + 1);
+    int fresh;
+    uint8_t *mark = ct_map_put(&r->marks, cs[i]->id, cs[i]->incarnation, &fresh);
+    if (!mark)
+      return -ENOMEM;
+    *mark = (uint8_t)(cat + 1);
     nd += (uint64_t)leak_worthy(r, cs[i]);
   }
   if (!nd)
-    return;
+    return 0;
   ct_add_related(f, "leak", "also never destroyed", nd);
   ct_add_evidence(f, "%" PRIu64 " of them %s also never destroyed: %s, not repeated as a leak", nd,
                   nd == 1 ? "was" : "were",
                   nd == 1 ? "this is its root cause" : "this is their root cause");
+  return 0;
 }
 
 /* The stuck entry of c (idx: id -> sk index), or NULL. */
@@ -361,7 +375,8 @@ static const struct stuck *stuck_of(const struct stuck *sk, struct ct_map *idx,
 static void mark_behind(struct stuck *sk, size_t n, struct ct_map *idx) {
   for (size_t i = 0; i < n; i++) {
     size_t k = i, steps = 0;
-    while (sk[k].c->wait == 4 && sk[k].waits_for && sk[k].cat != CAT_DEADLOCK && steps++ <= n) {
+    while (sk[k].c->wait == CTP_WAIT_COROUTINE && sk[k].waits_for && sk[k].cat != CAT_DEADLOCK &&
+           steps++ <= n) {
       uint64_t *next = ct_map_get(idx, sk[k].waits_for, 0);
       if (!next)
         break;
@@ -376,7 +391,7 @@ static void mark_behind(struct stuck *sk, size_t n, struct ct_map *idx) {
 
 /* Appends to cs[0..m) the coroutines behind one of them (a finding of cat;
  * cs has room for n); returns how many. */
-static size_t add_behind(const struct stuck *sk, size_t n, struct ct_coro **cs, size_t m,
+static size_t add_behind(const struct stuck *sk, size_t n, const struct ct_coro **cs, size_t m,
                          enum cat cat) {
   size_t nb = 0;
   for (size_t i = 0; i < n; i++)
@@ -386,7 +401,7 @@ static size_t add_behind(const struct stuck *sk, size_t n, struct ct_coro **cs, 
 }
 
 /* "coroutine 3 (consumer)" into buf. */
-static void fmt_coro(struct ct_state *st, const struct ct_coro *c, char *buf, size_t n) {
+static void fmt_coro(const struct ct_state *st, const struct ct_coro *c, char *buf, size_t n) {
   const char *label = ct_label_of(st, c);
   snprintf(buf, n, "coroutine %" PRIu64 "%s%s%s", c->id, label ? " (" : "", label ? label : "",
            label ? ")" : "");
@@ -394,7 +409,7 @@ static void fmt_coro(struct ct_state *st, const struct ct_coro *c, char *buf, si
 
 /* The chain from b to its root: "waits for coroutine 3 (consumer), which
  * waits on ptr 0x..." into buf. */
-static void fmt_chain(struct ct_state *st, const struct stuck *sk, struct ct_map *idx,
+static void fmt_chain(const struct ct_state *st, const struct stuck *sk, struct ct_map *idx,
                       const struct stuck *b, char *buf, size_t n) {
   size_t o = 0;
   const struct stuck *k = b;
@@ -418,15 +433,16 @@ static void fmt_chain(struct ct_state *st, const struct stuck *sk, struct ct_map
     snprintf(buf + o, n - o, ", which is in a deadlock");
   else if (r->cat >= CAT_SCHED)
     snprintf(buf + o, n - o, ", which was woken and never resumed");
-  else if (r->c->wait && r->c->wait != 4)
+  else if (r->c->wait && r->c->wait != CTP_WAIT_COROUTINE)
     snprintf(buf + o, n - o, ", which waits on %s", obj);
   else
     snprintf(buf + o, n - o, ", which is suspended with no wait object");
 }
 
 /* Per-coroutine evidence of one behind another: the chain. */
-static int behind_evidence(const struct ct_report *r, struct ct_state *st, const struct stuck *sk,
-                           struct ct_map *idx, const struct stuck *b, struct ct_rcoro *rc_) {
+static int behind_evidence(const struct ct_report *r, const struct ct_state *st,
+                           const struct stuck *sk, struct ct_map *idx, const struct stuck *b,
+                           struct ct_rcoro *rc_) {
   char chain[CT_COROEV_MAX - 160], t[32], ev[CT_COROEV_MAX];
   fmt_chain(st, sk, idx, b, chain, sizeof chain);
   rc_->waits_for = b->waits_for;
@@ -446,8 +462,9 @@ static void title_behind(struct ct_finding *f, size_t nb) {
 }
 
 /* The finding's line for its nb coroutines behind others: the first chain. */
-static int behind_summary(const struct ct_report *r, struct ct_state *st, const struct stuck *sk,
-                          struct ct_map *idx, struct ct_finding *f, size_t nb) {
+static int behind_summary(const struct ct_report *r, const struct ct_state *st,
+                          const struct stuck *sk, struct ct_map *idx, struct ct_finding *f,
+                          size_t nb) {
   (void)r;
   for (size_t i = 0; i < f->ncoros; i++) {
     const struct ct_coro *c = ct_map_get(&st->coros, f->coros[i].probe_id, 0);
@@ -467,14 +484,14 @@ static int behind_summary(const struct ct_report *r, struct ct_state *st, const 
 
 /* The one finding of category cat over sk[0..n) (none if no coroutine is in
  * it): title, sites, per-coroutine evidence. 0 or -ENOMEM. */
-static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck *sk, size_t n,
+static int stuck_finding(struct ct_report *r, const struct ct_state *st, struct stuck *sk, size_t n,
                          struct ct_map *idx, enum cat cat) {
   static const enum ct_sev sevs[CAT_N] = {
       CT_SEV_ERROR,   CT_SEV_ERROR, CT_SEV_WARNING, CT_SEV_WARNING, CT_SEV_INFO,   CT_SEV_WARNING,
       CT_SEV_WARNING, CT_SEV_ERROR, CT_SEV_ERROR,   CT_SEV_WARNING, CT_SEV_WARNING};
   size_t m = 0;
   uint64_t min_left = UINT64_MAX;
-  struct ct_coro **cs = malloc((n ? n : 1) * sizeof *cs);
+  const struct ct_coro **cs = malloc((n ? n : 1) * sizeof *cs);
   if (!cs)
     return -ENOMEM;
   for (size_t i = 0; i < n; i++)
@@ -498,7 +515,7 @@ static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck 
   f->count = m + nb;
   const char *s = m == 1 ? "" : "s";
   char d[32], ex[80];
-  ct_describe_exit(st, ex, sizeof ex);
+  ct_describe_exit(r, ex, sizeof ex);
   ct_fmt_ns(min_left, d, sizeof d);
   switch (cat) {
   case CAT_RAN_ON:
@@ -570,7 +587,8 @@ static int stuck_finding(struct ct_report *r, struct ct_state *st, struct stuck 
                     "after their last event, and %s may be one of them",
                     lost_what(cat));
   size_t reused = 0, passed = 0, idle = 0;
-  mark_primary(r, f, cs, m + nb, cat);
+  if ((rc = mark_primary(r, f, cs, m + nb, cat)))
+    goto out;
   if (nb && (rc = behind_summary(r, st, sk, idx, f, nb)))
     goto out;
   for (size_t i = 0; i < f->ncoros; i++) {
@@ -616,8 +634,8 @@ out:
 }
 
 /* One finding per wait-for cycle, each edge with its evidence. */
-static int deadlock_findings(struct ct_report *r, struct ct_state *st, struct stuck *sk, size_t n,
-                             struct ct_map *idx) {
+static int deadlock_findings(struct ct_report *r, const struct ct_state *st, struct stuck *sk,
+                             size_t n, struct ct_map *idx) {
   size_t cycles = 0;
   for (size_t i = 0; i < n && cycles < MAX_CYCLES; i++) {
     if (sk[i].cat != CAT_DEADLOCK || sk[i].color == 3)
@@ -629,7 +647,7 @@ static int deadlock_findings(struct ct_report *r, struct ct_state *st, struct st
       len++;
       k = (size_t) * (uint64_t *)ct_map_get(idx, sk[k].waits_for, 0);
     } while (k != i);
-    struct ct_coro **cs = malloc(n * sizeof *cs);
+    const struct ct_coro **cs = malloc(n * sizeof *cs);
     if (!cs)
       return -ENOMEM;
     k = i;
@@ -650,13 +668,15 @@ static int deadlock_findings(struct ct_report *r, struct ct_state *st, struct st
     title_behind(f, nb);
     if (nb && (rc = behind_summary(r, st, sk, idx, f, nb)))
       return rc;
-    struct ct_coro **ms = malloc(f->ncoros * sizeof *ms);
+    const struct ct_coro **ms = malloc(f->ncoros * sizeof *ms);
     if (!ms)
       return -ENOMEM;
     for (size_t j = 0; j < f->ncoros; j++)
       ms[j] = ct_map_get(&st->coros, f->coros[j].probe_id, 0);
-    mark_primary(r, f, ms, f->ncoros, CAT_DEADLOCK);
+    rc = mark_primary(r, f, ms, f->ncoros, CAT_DEADLOCK);
     free(ms);
+    if (rc)
+      return rc;
     ct_add_evidence(f, "each waits on an object whose waiters were only ever woken by the next "
                        "one, or for the next one to finish (a join), which is stuck too");
     for (size_t j = 0; j < f->ncoros; j++) {
@@ -674,7 +694,7 @@ static int deadlock_findings(struct ct_report *r, struct ct_state *st, struct st
       fmt_obj(c, obj, sizeof obj);
       rc_->never_destroyed = leak_worthy(r, c);
       char ev[CT_COROEV_MAX];
-      if (c->wait == 4)
+      if (c->wait == CTP_WAIT_COROUTINE)
         snprintf(ev, sizeof ev,
                  "waits since %s for coroutine %" PRIu64 " to finish, which is stuck too%s",
                  ct_at(r, c->susp_ts, t, sizeof t), rc_->waits_for,
@@ -695,7 +715,7 @@ static int deadlock_findings(struct ct_report *r, struct ct_state *st, struct st
 }
 
 /* findings.h: judges every suspended coroutine once, cycles first. */
-int ct_stuck_findings(struct ct_report *r, struct ct_state *st, uint64_t stuck_ns) {
+int ct_stuck_findings(struct ct_report *r, const struct ct_state *st, uint64_t stuck_ns) {
   const struct ct_map *m = &st->coros;
   struct ct_map idx;
   ct_map_init(&idx, sizeof(uint64_t));

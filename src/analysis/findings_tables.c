@@ -92,10 +92,10 @@ int ct_violation_findings(struct ct_report *r, const struct ct_state *st) {
 }
 
 /* findings.h: none when the program was killed or cut short (r->killed). */
-int ct_leak_finding(struct ct_report *r, struct ct_state *st) {
+int ct_leak_finding(struct ct_report *r, const struct ct_state *st) {
   const struct ct_map *m = &st->coros;
   size_t n = 0;
-  struct ct_coro **cs = malloc((m->n ? m->n : 1) * sizeof *cs);
+  const struct ct_coro **cs = malloc((m->n ? m->n : 1) * sizeof *cs);
   if (!cs)
     return -ENOMEM;
   /* Never destroyed but reported under their root cause (a lost wakeup,
@@ -110,7 +110,7 @@ int ct_leak_finding(struct ct_report *r, struct ct_state *st) {
     if (!c->has_kind || !c->created || c->state == CT_CS_DESTROYED)
       continue;
     alive++;
-    const char *kind = ct_primary_kind(c->reported);
+    const char *kind = ct_primary_kind(ct_mark_of(r, c));
     if (!kind) {
       cs[n++] = c;
       returned += c->returned;
@@ -132,7 +132,7 @@ int ct_leak_finding(struct ct_report *r, struct ct_state *st) {
     rc = f ? ct_group_coros(r, st, f, cs, n, 1) : -ENOMEM;
     if (!rc) {
       char ex[80];
-      ct_describe_exit(st, ex, sizeof ex);
+      ct_describe_exit(r, ex, sizeof ex);
       f->count = n;
       snprintf(f->title, sizeof f->title, "%zu coroutine%s created and never destroyed", n,
                n == 1 ? "" : "s");
@@ -171,8 +171,9 @@ int ct_leak_finding(struct ct_report *r, struct ct_state *st) {
 }
 
 /* findings.h: one finding, a site per resume site with long runs and their worst runs. */
-int ct_blocker_finding(struct ct_report *r, struct ct_state *st) {
-  const struct ct_map *m = &st->blocks;
+int ct_blocker_finding(struct ct_report *r, const struct ct_state *st, const struct ct_map *blocks,
+                       uint64_t coros) {
+  const struct ct_map *m = blocks;
   if (!m->n)
     return 0;
   struct ct_finding *f = ct_new_finding(r, "blocker", CT_SEV_WARNING);
@@ -225,7 +226,7 @@ int ct_blocker_finding(struct ct_report *r, struct ct_state *st) {
     }
     f->nsites++;
   }
-  f->count = st->block_coros;
+  f->count = coros;
   snprintf(f->title, sizeof f->title,
            "%" PRIu64 " coroutine%s ran longer than %s without suspending "
            "(%" PRIu64 " run%s)",

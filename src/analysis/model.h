@@ -1,6 +1,7 @@
-/* model.h - the report as data: overview and findings (docs/FINDINGS.md),
- * built once from the streamed state and rendered by the Markdown and JSON
- * writers. Module code: returns 0 or -errno, never prints to stderr. */
+/* model.h - the analysis' API (state.h stays private to src/analysis) and the
+ * report as data: overview and findings (docs/FINDINGS.md), built once from the
+ * streamed state and rendered by the Markdown and JSON writers, the dashboard
+ * and the export. Module code: returns 0 or -errno, never prints to stderr. */
 #ifndef CT_ANALYSIS_MODEL_H
 #define CT_ANALYSIS_MODEL_H
 
@@ -8,10 +9,89 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analysis/state.h"
+#include "analysis/defaults.h"
+#include "analysis/map.h"
+#include "analysis/trace.h"
 #include "symbolize/symbolize.h"
 
+/* ---- the analysis, from outside src/analysis ---------------------------------
+ * What the report remembers while it streams a trace (struct ct_state) is
+ * private to src/analysis (state.h): the dashboard, the live view, the export
+ * and the CLI feed it lines and get a report (ct_report_build), a value. */
+struct ct_state;
+
+/* Fresh state; blocker_ns is the blocker threshold. *out owned by the caller. */
+int ct_state_new(uint64_t blocker_ns, struct ct_state **out);
+void ct_state_free(struct ct_state *s);
+
+/* The starvation threshold (CT_RUNNABLE_NS unless set before the first line). */
+void ct_state_set_runnable_ns(struct ct_state *s, uint64_t runnable_ns);
+
+/* Feeds one line as returned by ct_parse_line (err != CT_LINE_OK counts it as
+ * malformed). Returns 0 or -ENOMEM. */
+int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
+                  const struct ct_line *l);
+
+/* The symbolizer that names the state's sites (owned by the state). */
+ct_symbolizer *ct_state_symbolizer(const struct ct_state *s);
+
+/* Lines fed so far (ct_line_new_run's count). */
+uint64_t ct_state_lines(const struct ct_state *s);
+
+/* A hint that l comes soon (a ct_peek_fn for ct_trace_read_ahead, which
+ * shows each line CT_TRACE_AHEAD lines early): starts bringing its
+ * coroutine's index slot into the cache, and the entry of the coroutine of
+ * the line peeked at CT_PREFETCH_LAG lines ago, whose slot is in the cache
+ * by now. Changes nothing the analysis sees. */
+void ct_state_prefetch(struct ct_state *s, const struct ct_line *l);
+
+/* ---- the report --------------------------------------------------------------- */
+
 enum ct_sev { CT_SEV_INFO = 0, CT_SEV_WARNING, CT_SEV_ERROR };
+
+/* A coroutine's state, as the analysis and the export's summaries name it. */
+enum ct_cstate {
+  CT_CS_UNKNOWN = 0,
+  CT_CS_CREATED,
+  CT_CS_RUNNING,
+  CT_CS_SUSPENDED,
+  CT_CS_DESTROYED
+};
+
+/* State-machine violations: counted, first few kept as examples. */
+#define CT_VIOL_EXAMPLES 64
+enum { CT_V_RESUME_RUNNING, CT_V_RESUME_NO_WAKE, CT_V_AFTER_DESTROY, CT_V_AFTER_EXIT, CT_V_KINDS_ };
+struct ct_viol {
+  uint64_t count;
+  uint64_t coros;      /* distinct coroutines (incarnations) among them */
+  uint64_t not_judged; /* would-be violations right after lost events: not counted */
+  size_t n;
+  struct {
+    uint64_t id, ts, line, other_ts;
+    uint32_t tid, other_tid, incarnation;
+    uint8_t kind; /* the offending event's kind */
+  } ex[CT_VIOL_EXAMPLES];
+};
+
+#define CT_BAD_LINES_KEPT 10
+
+/* What the trace said about itself and how it read: the report's copy of the
+ * analysis' counts and of the meta and end records. */
+struct ct_rtrace {
+  uint64_t lines, events, bad[4], bad_lines[CT_BAD_LINES_KEPT], nbad_kept, other_records;
+  uint64_t resumes, migrations, modules, reused_ids, returned, sites_dropped, stations;
+  uint64_t target_pid, end_ts;
+  int any_ev, sites_not_code, sym_err;
+  int has_meta, has_end, has_end_counts, exit_has_code, exit_has_signal;
+  int64_t exit_code, exit_signal;
+  char exit_name[32], run_id[80], host[128], cut_reason[32];
+  struct ct_viol viol[CT_V_KINDS_];
+  /* A flight dump: its window record's trigger, and the coroutines its
+   * snapshot brought in (alive at the window's start). */
+  int has_window;
+  uint64_t snapshot_coros;
+  char window_trigger[64];
+};
 
 /* A site with its symbol and, when known, percentiles of the durations it
  * counts: time suspended (suspend -> resume, or to the end for a stuck
@@ -100,10 +180,20 @@ struct ct_finding {
 };
 
 #define CT_GAPS_MAX 8
+/* The report: a value, built once from a state it leaves unchanged
+ * (ct_report_build), read by the Markdown and JSON writers, the dashboard, the
+ * live view and the export. Its symbols' and labels' text lives in the state's
+ * symbolizer and label table: it must not outlive the state. */
 struct ct_report {
-  const struct ct_state *st;
+  struct ct_rtrace t;
+  ct_symbolizer *sym; /* the state's, that named its sites (the dashboard names more with it) */
+  /* Coroutines a finding reports as their primary one (key: probe_id,
+   * incarnation; value: uint8_t, ct_primary_kind's): the leak finding leaves
+   * them out. */
+  struct ct_map marks;
   const char *path;
   uint64_t bytes;
+  uint64_t live_ts; /* a trace still being written: its present; 0 otherwise */
   uint64_t start_ts, end_ts, duration_ns, active_ns;
   struct {
     uint64_t from, to;
@@ -119,18 +209,25 @@ struct ct_report {
   unsigned run, runs; /* its run, 1-based, of the trace's runs (set by the caller; 0 = one run) */
 };
 
-/* Builds the report from the state after the last line (st is modified:
- * runs still going are closed). Coroutines destroyed while waiting are
- * judged with st->stuck_ns as kept (state.h) and stuck_ns. r owns its arrays; free with
- * ct_report_free, also after a failure (it is then partly built), and on a zeroed report. stuck_ns:
- * how long a suspended coroutine must have been left behind by a program that ran on for it to be
- * "never woken" rather than caught by the exit. */
-int ct_report_build(struct ct_state *st, const char *path, uint64_t bytes, uint64_t stuck_ns,
-                    struct ct_report *r);
+/* Builds the report from the state after the last line, or at any point of
+ * a trace still being read (the live view: live_ts its present, else 0); st
+ * is left as it was (runs still going are judged as if closed at the end).
+ * Coroutines destroyed while waiting are judged with st's stuck threshold as
+ * kept (state.h) and stuck_ns. r owns its arrays; free with ct_report_free,
+ * also after a failure (it is then partly built), and on a zeroed report.
+ * stuck_ns: how long a suspended coroutine must have been left behind by a
+ * program that ran on for it to be "never woken" rather than caught by the
+ * exit. */
+int ct_report_build(const struct ct_state *st, const char *path, uint64_t bytes, uint64_t stuck_ns,
+                    uint64_t live_ts, struct ct_report *r);
 void ct_report_free(struct ct_report *r);
 
 /* Finding kinds of the state-machine violations, by CT_V_*. */
 extern const char *const ct_viol_kinds[CT_V_KINDS_];
+
+/* Fills rs->sym from rs->site and rs->pid with r's symbolizer (rs->symbolized
+ * when it worked): the export's sites named as the report's. */
+void ct_report_symbolize(const struct ct_report *r, struct ct_rsite *rs);
 
 /* Highest severity among the findings, or -1 with none. */
 int ct_report_max_severity(const struct ct_report *r);

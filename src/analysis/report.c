@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/findings.h"
+#include "analysis/state.h"
 
 #define IDLE_GAP_NS (60ull * 1000000000ull)
 #define ABSURD_GAP_NS (86400ull * 1000000000ull)
@@ -71,7 +72,7 @@ static int timeline(struct ct_report *r, const struct ct_state *st) {
   r->start_ts = st->meta_mono_ns && st->meta_mono_ns < first ? st->meta_mono_ns : first;
   if (st->has_window && st->window_start_ts > r->start_ts)
     r->start_ts = st->window_start_ts; /* a flight dump: its window is the timeline */
-  r->end_ts = st->has_end && st->end_ts ? st->end_ts : st->live_ts > last ? st->live_ts : last;
+  r->end_ts = st->has_end && st->end_ts ? st->end_ts : r->live_ts > last ? r->live_ts : last;
   r->duration_ns = r->end_ts > r->start_ts ? r->end_ts - r->start_ts : 0;
   r->active_ns = r->duration_ns > idle ? r->duration_ns - idle : 0;
   return 0;
@@ -86,7 +87,45 @@ static int cmp_site_count(const void *a, const void *b) {
 }
 
 /* Overview: timeline, counts, every suspension site. */
-static int overview(struct ct_report *r, struct ct_state *st) {
+/* What the trace said about itself, copied into the report (its writers
+ * read nothing else of the state). */
+static void trace_facts(struct ct_rtrace *t, const struct ct_state *st) {
+  t->lines = st->lines;
+  t->events = st->events;
+  memcpy(t->bad, st->bad, sizeof t->bad);
+  memcpy(t->bad_lines, st->bad_lines, sizeof t->bad_lines);
+  t->nbad_kept = st->nbad_kept;
+  t->other_records = st->other_records;
+  t->resumes = st->resumes;
+  t->migrations = st->migrations;
+  t->modules = st->modules;
+  t->reused_ids = st->reused_ids;
+  t->returned = st->returned;
+  t->sites_dropped = st->sites_dropped;
+  t->stations = st->stations;
+  t->target_pid = st->target_pid;
+  t->end_ts = st->end_ts;
+  t->any_ev = st->any_ev;
+  t->sites_not_code = st->sites_not_code;
+  t->sym_err = st->sym_err;
+  t->has_meta = st->has_meta;
+  t->has_end = st->has_end;
+  t->has_end_counts = st->has_end_counts;
+  t->exit_has_code = st->exit_has_code;
+  t->exit_has_signal = st->exit_has_signal;
+  t->exit_code = st->exit_code;
+  t->exit_signal = st->exit_signal;
+  memcpy(t->exit_name, st->exit_name, sizeof t->exit_name);
+  memcpy(t->run_id, st->run_id, sizeof t->run_id);
+  memcpy(t->host, st->host, sizeof t->host);
+  memcpy(t->cut_reason, st->cut_reason, sizeof t->cut_reason);
+  memcpy(t->viol, st->viol, sizeof t->viol);
+  t->has_window = st->has_window;
+  t->snapshot_coros = st->snapshot_coros;
+  memcpy(t->window_trigger, st->window_trigger, sizeof t->window_trigger);
+}
+
+static int overview(struct ct_report *r, const struct ct_state *st) {
   r->threads = st->tids.n;
   r->killed = !st->has_end || st->exit_has_signal;
   r->coroutines = st->coroutines;
@@ -113,19 +152,28 @@ static int overview(struct ct_report *r, struct ct_state *st) {
 }
 
 /* model.h: r is zeroed first; on failure, partly built (free it all the same). */
-int ct_report_build(struct ct_state *st, const char *path, uint64_t bytes, uint64_t stuck_ns,
-                    struct ct_report *r) {
+int ct_report_build(const struct ct_state *st, const char *path, uint64_t bytes, uint64_t stuck_ns,
+                    uint64_t live_ts, struct ct_report *r) {
   memset(r, 0, sizeof *r);
-  r->st = st;
+  ct_map_init(&r->marks, sizeof(uint8_t));
+  trace_facts(&r->t, st);
+  r->sym = st->sym;
   r->path = path;
   r->bytes = bytes;
-  int rc;
-  if ((rc = ct_state_finish_runs(st)) || (rc = overview(r, st)) ||
-      (rc = ct_stuck_findings(r, st, stuck_ns)) || (rc = ct_dwait_finding(r, st, stuck_ns)) ||
-      (rc = ct_violation_findings(r, st)) || (rc = ct_leak_finding(r, st)) ||
-      (rc = ct_blocker_finding(r, st)) || (rc = ct_starve_finding(r, st)) ||
-      (rc = ct_lost_finding(r, st)) || (rc = ct_corrupt_finding(r, st)))
-    return rc;
+  /* A flight dump written while the program ran is judged at the moment it
+   * was written, as the live view judges a trace being written. */
+  r->live_ts = live_ts ? live_ts : !st->has_end && st->has_window ? st->window_ts : 0;
+  /* The runs still going, closed at the end in a copy of the blocker table:
+   * st stays as it is (the live view goes on feeding it). */
+  struct ct_map blocks;
+  uint64_t block_coros;
+  int rc = ct_state_blocks_at_end(st, &blocks, &block_coros);
+  if (rc || (rc = overview(r, st)) || (rc = ct_stuck_findings(r, st, stuck_ns)) ||
+      (rc = ct_dwait_finding(r, st, stuck_ns)) || (rc = ct_violation_findings(r, st)) ||
+      (rc = ct_leak_finding(r, st)) || (rc = ct_blocker_finding(r, st, &blocks, block_coros)) ||
+      (rc = ct_starve_finding(r, st)) || (rc = ct_lost_finding(r, st)) ||
+      (rc = ct_corrupt_finding(r, st)))
+    goto out;
   /* Most severe first; stable within a severity. */
   for (size_t i = 1; i < r->nf; i++)
     for (size_t j = i; j > 0 && r->f[j].sev > r->f[j - 1].sev; j--) {
@@ -133,7 +181,9 @@ int ct_report_build(struct ct_state *st, const char *path, uint64_t bytes, uint6
       r->f[j] = r->f[j - 1];
       r->f[j - 1] = t;
     }
-  return 0;
+out:
+  ct_state_blocks_free(&blocks);
+  return rc;
 }
 
 /* model.h: frees what r owns and zeroes it (a zeroed r is a no-op). */
@@ -151,6 +201,7 @@ void ct_report_free(struct ct_report *r) {
   }
   free(r->f);
   free(r->sites);
+  ct_map_free(&r->marks);
   memset(r, 0, sizeof *r);
 }
 

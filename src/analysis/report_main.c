@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "analysis/model.h"
-#include "analysis/state.h"
 #include "analysis/trace.h"
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -83,7 +82,7 @@ static int parse_ms(const char *val, uint64_t *ns) {
 
 /* Returns -1 when parsed, else the exit status (0 for --help). */
 static int parse(int argc, char **argv, struct opts *o) {
-  *o = (struct opts){.fail_on = -1, .blocker_ns = 100000000ull, .runnable_ns = CT_RUNNABLE_NS};
+  *o = (struct opts){.fail_on = -1, .blocker_ns = CT_BLOCKER_NS, .runnable_ns = CT_RUNNABLE_NS};
   struct ct_args it;
   const char *val;
   int id;
@@ -154,6 +153,7 @@ struct feed {
   size_t n;
   uint64_t blocker_ns, runnable_ns;
   const char *skip_frames; /* --skip-frames, for each run's symbolizer */
+  uint64_t run_lines;      /* lines of the current run so far (ct_line_new_run's count) */
 };
 
 /* A fresh state for the next run; 0 or -ENOMEM. */
@@ -165,8 +165,9 @@ static int run_add(struct feed *f) {
   memset(&n[f->n], 0, sizeof n[f->n]);
   int rc = ct_state_new(f->blocker_ns, &n[f->n].st);
   if (!rc)
-    n[f->n].st->runnable_ns = f->runnable_ns;
-  if (!rc && f->skip_frames && (rc = ct_symbolizer_skip_frames(n[f->n].st->sym, f->skip_frames)))
+    ct_state_set_runnable_ns(n[f->n].st, f->runnable_ns);
+  if (!rc && f->skip_frames &&
+      (rc = ct_symbolizer_skip_frames(ct_state_symbolizer(n[f->n].st), f->skip_frames)))
     ct_state_free(n[f->n].st);
   if (!rc)
     f->n++;
@@ -176,8 +177,12 @@ static int run_add(struct feed *f) {
 static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struct ct_line *l) {
   struct feed *f = ctx;
   int rc;
-  if (ct_line_new_run(f->runs[f->n - 1].st->lines, err, l) && (rc = run_add(f)))
-    return rc;
+  if (ct_line_new_run(f->run_lines, err, l)) {
+    if ((rc = run_add(f)))
+      return rc;
+    f->run_lines = 0;
+  }
+  f->run_lines++;
   return ct_state_line(f->runs[f->n - 1].st, lineno, err, l);
 }
 
@@ -266,25 +271,10 @@ int ct_report_main(int argc, char **argv) {
     status = rc == -ENOMEM ? 1 : 2;
     goto out;
   }
-  const struct ct_state *st = feed.runs[0].st;
-  if (!st->lines) {
-    fprintf(stderr, "corotracer: %s: empty file, not a trace\n", o.trace);
-    status = 2;
-    goto out;
-  }
-  if (feed.n == 1 && !st->events && !st->has_meta && !st->has_end && !st->modules &&
-      !st->stations) {
-    fprintf(stderr,
-            "corotracer: %s:%" PRIu64 ": not a corotracer trace: none of its %" PRIu64
-            " lines is a trace event or record\n",
-            o.trace, st->nbad_kept ? st->bad_lines[0] : 1, st->lines);
-    status = 2;
-    goto out;
-  }
   int max_sev = -1;
   for (size_t i = 0; i < feed.n; i++) {
     struct run *r = &feed.runs[i];
-    if ((rc = ct_report_build(r->st, o.trace, bytes, CT_STUCK_NS, &r->r))) {
+    if ((rc = ct_report_build(r->st, o.trace, bytes, CT_STUCK_NS, 0, &r->r))) {
       fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(-rc));
       status = 1;
       goto out;
@@ -293,8 +283,22 @@ int ct_report_main(int argc, char **argv) {
     r->r.runs = (unsigned)feed.n;
     int sev = ct_report_max_severity(&r->r);
     max_sev = sev > max_sev ? sev : max_sev;
-    lines += r->st->lines;
-    events += r->st->events;
+    lines += r->r.t.lines;
+    events += r->r.t.events;
+  }
+  const struct ct_rtrace *t = &feed.runs[0].r.t;
+  if (!t->lines) {
+    fprintf(stderr, "corotracer: %s: empty file, not a trace\n", o.trace);
+    status = 2;
+    goto out;
+  }
+  if (feed.n == 1 && !t->events && !t->has_meta && !t->has_end && !t->modules && !t->stations) {
+    fprintf(stderr,
+            "corotracer: %s:%" PRIu64 ": not a corotracer trace: none of its %" PRIu64
+            " lines is a trace event or record\n",
+            o.trace, t->nbad_kept ? t->bad_lines[0] : 1, t->lines);
+    status = 2;
+    goto out;
   }
   double t1 = now_s();
   if ((status = write_to(o.out, &feed, 0, ct_write_markdown)))

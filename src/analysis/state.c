@@ -56,12 +56,10 @@ void ct_state_free(struct ct_state *s) {
   if (!s)
     return;
   free_site_hists(&s->sites);
-  for (size_t i = 0; i < s->blocks.n; i++)
-    free(((struct ct_block *)ct_map_at(&s->blocks, i))->hist);
+  ct_state_blocks_free(&s->blocks);
   ct_map_free(&s->coros);
   ct_map_free(&s->early);
   ct_map_free(&s->sites);
-  ct_map_free(&s->blocks);
   ct_map_free(&s->fds);
   ct_map_free(&s->objs);
   ct_map_free(&s->tids);
@@ -72,6 +70,18 @@ void ct_state_free(struct ct_state *s) {
     free(s->labels[i]);
   ct_symbolizer_free(s->sym);
   free(s);
+}
+
+void ct_state_set_runnable_ns(struct ct_state *s, uint64_t runnable_ns) {
+  s->runnable_ns = runnable_ns;
+}
+
+ct_symbolizer *ct_state_symbolizer(const struct ct_state *s) {
+  return s->sym;
+}
+
+uint64_t ct_state_lines(const struct ct_state *s) {
+  return s->lines;
 }
 
 uint64_t ct_state_end_ts(const struct ct_state *s) {
@@ -160,7 +170,7 @@ static void new_incarnation(struct ct_state *s, struct ct_coro *c) {
  * missing wake, suspend or create may be among them, so it is only counted as
  * not judged. */
 static void violation(struct ct_state *s, int which, int evidence_lost, struct ct_coro *c,
-                      uint64_t lineno, const struct ct_line *l, enum ct_ev_kind kind,
+                      uint64_t lineno, const struct ct_event *ev, enum ct_ev_kind kind,
                       uint64_t other_ts, uint32_t other_tid) {
   struct ct_viol *v = &s->viol[which];
   if (evidence_lost) {
@@ -175,9 +185,9 @@ static void violation(struct ct_state *s, int which, int evidence_lost, struct c
   if (v->n == CT_VIOL_EXAMPLES)
     return;
   v->ex[v->n].id = c->id;
-  v->ex[v->n].ts = l->ts;
+  v->ex[v->n].ts = ev->ts;
   v->ex[v->n].line = lineno;
-  v->ex[v->n].tid = (uint32_t)l->tid;
+  v->ex[v->n].tid = (uint32_t)ev->tid;
   v->ex[v->n].other_ts = other_ts;
   v->ex[v->n].other_tid = other_tid;
   v->ex[v->n].kind = (uint8_t)kind;
@@ -185,19 +195,13 @@ static void violation(struct ct_state *s, int which, int evidence_lost, struct c
   v->n++;
 }
 
-/* A run of c ends at ts, with an event of kind end_kind at end_site (0, 0
- * at the end of the trace): a blocker if it lasted longer than the threshold. */
-static int end_run(struct ct_state *s, struct ct_coro *c, uint64_t ts, enum ct_ev_kind end_kind,
-                   uint64_t end_site, int end_exit) {
-  if (ts < c->run_ts || ts - c->run_ts <= s->blocker_ns)
-    return 0;
-  uint64_t ns = ts - c->run_ts;
-  if (!c->long_run) {
-    c->long_run = 1;
-    s->block_coros++;
-  }
+/* Adds a long run of c (ns from c->run_ts on c->run_tid), ended by an
+ * event of kind end_kind at end_site (0, 0 at the end of the trace), to the
+ * blocker table blocks. Returns 0 or -ENOMEM. */
+static int add_long_run(struct ct_map *blocks, const struct ct_coro *c, uint64_t ns,
+                        enum ct_ev_kind end_kind, uint64_t end_site, int end_exit) {
   int fresh;
-  struct ct_block *b = ct_map_put(&s->blocks, c->run_from_site, c->pid, &fresh);
+  struct ct_block *b = ct_map_put(blocks, c->run_from_site, c->pid, &fresh);
   if (!b || (!b->hist && !(b->hist = calloc(1, sizeof *b->hist))))
     return -ENOMEM;
   b->site = c->run_from_site;
@@ -223,48 +227,86 @@ static int end_run(struct ct_state *s, struct ct_coro *c, uint64_t ts, enum ct_e
   return 0;
 }
 
-int ct_state_finish_runs(struct ct_state *s) {
+/* A run of c ends at ts, with an event of kind end_kind at end_site: a
+ * blocker if it lasted longer than the threshold. */
+static int end_run(struct ct_state *s, struct ct_coro *c, uint64_t ts, enum ct_ev_kind end_kind,
+                   uint64_t end_site, int end_exit) {
+  if (ts < c->run_ts || ts - c->run_ts <= s->blocker_ns)
+    return 0;
+  if (!c->long_run) {
+    c->long_run = 1;
+    s->block_coros++;
+  }
+  return add_long_run(&s->blocks, c, ts - c->run_ts, end_kind, end_site, end_exit);
+}
+
+void ct_state_blocks_free(struct ct_map *blocks) {
+  for (size_t i = 0; i < blocks->n; i++)
+    free(((struct ct_block *)ct_map_at(blocks, i))->hist);
+  ct_map_free(blocks);
+}
+
+/* state.h: a copy of s->blocks (histograms too), then the runs still going
+ * closed at the end into the copy, as end_run would. */
+int ct_state_blocks_at_end(const struct ct_state *s, struct ct_map *blocks, uint64_t *coros) {
+  ct_map_init(blocks, sizeof(struct ct_block));
+  *coros = s->block_coros;
+  for (size_t i = 0; i < s->blocks.n; i++) {
+    const struct ct_block *from = ct_map_at(&s->blocks, i);
+    int fresh;
+    struct ct_block *to = ct_map_put(blocks, from->site, from->pid, &fresh);
+    if (!to)
+      return -ENOMEM;
+    *to = *from;
+    to->hist = NULL; /* an entry whose histogram could not be made has none */
+    if (from->hist && !(to->hist = malloc(sizeof *to->hist)))
+      return -ENOMEM;
+    if (from->hist)
+      memcpy(to->hist, from->hist, sizeof *to->hist);
+  }
   uint64_t end = ct_state_end_ts(s);
   for (size_t i = 0; i < s->coros.n; i++) {
-    struct ct_coro *c = ct_map_at(&s->coros, i);
-    if (c->state == CT_CS_RUNNING && c->has_kind) {
-      int rc = end_run(s, c, end, CT_EV_V1, 0, 0);
-      if (rc)
-        return rc;
-    }
+    const struct ct_coro *c = ct_map_at(&s->coros, i);
+    if (c->state != CT_CS_RUNNING || !c->has_kind || end < c->run_ts ||
+        end - c->run_ts <= s->blocker_ns)
+      continue;
+    *coros += !c->long_run;
+    int rc = add_long_run(blocks, c, end - c->run_ts, CT_EV_V1, 0, 0);
+    if (rc)
+      return rc;
   }
   return 0;
 }
 
-static int note_activity(struct ct_state *s, const struct ct_line *l) {
+static int note_activity(struct ct_state *s, const struct ct_event *ev) {
   int fresh;
-  if (!s->first_ts || l->ts < s->first_ts)
-    s->first_ts = l->ts;
-  if (l->ts > s->last_ts)
-    s->last_ts = l->ts;
-  if (CT_HAS(l, CT_K_TID) && s->recent_tids[l->tid % CT_RECENT_TIDS] != l->tid) {
-    if (!ct_map_put(&s->tids, l->tid, 0, &fresh))
+  if (!s->first_ts || ev->ts < s->first_ts)
+    s->first_ts = ev->ts;
+  if (ev->ts > s->last_ts)
+    s->last_ts = ev->ts;
+  if (ev->has_tid && s->recent_tids[ev->tid % CT_RECENT_TIDS] != ev->tid) {
+    if (!ct_map_put(&s->tids, ev->tid, 0, &fresh))
       return -ENOMEM;
-    s->recent_tids[l->tid % CT_RECENT_TIDS] = l->tid;
+    s->recent_tids[ev->tid % CT_RECENT_TIDS] = ev->tid;
   }
   /* Lines in a row mostly fall in one bucket: the last one's. */
   struct ct_bucket *b = s->last_bucket;
-  uint64_t key = l->ts >> 34;
+  uint64_t key = ev->ts >> 34;
   if (!b || s->last_bucket_key != key) {
     if (!(b = ct_map_get(&s->buckets, key, 0)) && s->buckets.n < MAX_BUCKETS) {
       if (!(b = ct_map_put(&s->buckets, key, 0, &fresh)))
         return -ENOMEM;
-      b->lo = b->hi = l->ts;
+      b->lo = b->hi = ev->ts;
     }
     s->last_bucket = b;
     s->last_bucket_key = key;
   }
   if (b) {
     b->n++;
-    if (l->ts < b->lo)
-      b->lo = l->ts;
-    if (l->ts > b->hi)
-      b->hi = l->ts;
+    if (ev->ts < b->lo)
+      b->lo = ev->ts;
+    if (ev->ts > b->hi)
+      b->hi = ev->ts;
   }
   return 0;
 }
@@ -295,10 +337,10 @@ static struct ct_site *site_of(struct ct_state *s, uint64_t site, uint32_t pid, 
   return st;
 }
 
-static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_line *l,
-                      uint64_t site) {
-  int fresh, exit = l->wait == 3;
-  if (c->state == CT_CS_RUNNING && c->has_kind && end_run(s, c, l->ts, CT_EV_SUSPEND, site, exit))
+static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_event *ev) {
+  uint64_t site = ev->site;
+  int fresh, exit = ev->wait == CTP_WAIT_EXIT;
+  if (c->state == CT_CS_RUNNING && c->has_kind && end_run(s, c, ev->ts, CT_EV_SUSPEND, site, exit))
     return -ENOMEM;
   /* An early wake (while it ran, or absorbed after its yield) now waits for
    * a resume that honours it; none after an exit, which waits for nothing. */
@@ -314,10 +356,10 @@ static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_lin
   c->has_cand = 0;
   c->state = CT_CS_SUSPENDED;
   c->returned = (uint8_t)exit;
-  c->susp_ts = l->ts;
+  c->susp_ts = ev->ts;
   c->susp_site = site;
-  c->wait = exit ? 0 : (uint8_t)l->wait;
-  c->obj = c->wait ? l->obj : 0;
+  c->wait = exit ? CTP_WAIT_NONE : ev->wait;
+  c->obj = ev->obj;
   c->woken = 0;
   c->susp_wakes = 0;
   c->woke_ts = 0;
@@ -335,12 +377,12 @@ static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_lin
     if (fresh && !s->modules && s->sites.n > NOT_CODE_SITES && s->sites.n * 2 > s->coroutines)
       drop_sites(s);
   }
-  if (l->wait == 1) {
-    struct ct_fduse *f = ct_map_put(&s->fds, l->obj, c->pid, &fresh);
+  if (ev->wait == CTP_WAIT_FD) {
+    struct ct_fduse *f = ct_map_put(&s->fds, ev->obj, c->pid, &fresh);
     if (!f)
       return -ENOMEM;
-    if (l->ts >= f->ts) {
-      f->ts = l->ts;
+    if (ev->ts >= f->ts) {
+      f->ts = ev->ts;
       f->id = c->id;
     }
   }
@@ -348,9 +390,9 @@ static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_lin
 }
 
 static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno,
-                     const struct ct_line *l) {
+                     const struct ct_event *ev) {
   s->resumes++;
-  if (l->kind && ct_sched_resume(s, c, l->ts, (uint32_t)l->tid))
+  if (!ev->v1 && ct_sched_resume(s, c, ev->ts, (uint32_t)ev->tid))
     return -ENOMEM;
   /* A wake from another coroutine that came while c was already runnable
    * (after a yield that queued it again, or before its first run) is
@@ -360,33 +402,34 @@ static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno,
                  (c->state == CT_CS_CREATED && c->susp_wakes >= 1));
   if (c->state == CT_CS_RUNNING) {
     /* v1 SDKs write a resume more than once per run: only ours is checked. */
-    if (l->kind)
-      violation(s, CT_V_RESUME_RUNNING, c->gap_since_resume, c, lineno, l, CT_EV_RESUME, c->run_ts,
+    if (!ev->v1)
+      violation(s, CT_V_RESUME_RUNNING, c->gap_since_resume, c, lineno, ev, CT_EV_RESUME, c->run_ts,
                 c->run_tid);
   } else {
     if (c->state == CT_CS_SUSPENDED && c->returned) {
-      violation(s, CT_V_AFTER_EXIT, c->gap_since_resume, c, lineno, l, CT_EV_RESUME, c->susp_ts, 0);
+      violation(s, CT_V_AFTER_EXIT, c->gap_since_resume, c, lineno, ev, CT_EV_RESUME, c->susp_ts,
+                0);
     } else if (c->state == CT_CS_SUSPENDED) {
       int fresh;
       struct ct_site *st = s->sites_not_code ? NULL : site_of(s, c->susp_site, c->pid, 0, &fresh);
-      if (st && l->ts >= c->susp_ts) {
+      if (st && ev->ts >= c->susp_ts) {
         /* Waited until the wake, then runnable (clocks of two threads may disagree a little). */
-        uint64_t woke = !c->woken                 ? l->ts
+        uint64_t woke = !c->woken                 ? ev->ts
                         : c->woke_ts < c->susp_ts ? c->susp_ts
-                        : c->woke_ts > l->ts      ? l->ts
+                        : c->woke_ts > ev->ts     ? ev->ts
                                                   : c->woke_ts;
         if ((!st->hist && !(st->hist = calloc(1, sizeof *st->hist))) ||
             (c->woken && !st->runnable && !(st->runnable = calloc(1, sizeof *st->runnable))))
           return -ENOMEM;
         ct_hist_add(st->hist, woke - c->susp_ts);
         if (c->woken)
-          ct_hist_add(st->runnable, l->ts - woke);
+          ct_hist_add(st->runnable, ev->ts - woke);
       }
       /* Not only a gap after the suspend hides the wake: a waker that claimed
        * its event index before the suspend did, and lost it, leaves a gap
        * before the suspend. So any gap since the last resume counts. */
-      if (l->kind && c->saw_wake && !c->woken && !c->wake_before_ts)
-        violation(s, CT_V_RESUME_NO_WAKE, c->gap_since_resume, c, lineno, l, CT_EV_RESUME,
+      if (!ev->v1 && c->saw_wake && !c->woken && !c->wake_before_ts)
+        violation(s, CT_V_RESUME_NO_WAKE, c->gap_since_resume, c, lineno, ev, CT_EV_RESUME,
                   c->susp_ts, 0);
       if (c->woken || c->wake_before_ts) {
         if (c->woken_site != c->susp_site)
@@ -396,12 +439,12 @@ static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno,
       }
     }
     c->run_from_site = c->state == CT_CS_SUSPENDED ? c->susp_site : c->create_site;
-    c->run_ts = l->ts;
-    c->run_tid = (uint32_t)l->tid;
+    c->run_ts = ev->ts;
+    c->run_tid = (uint32_t)ev->tid;
   }
-  if (c->last_resume_tid && l->tid != c->last_resume_tid)
+  if (c->last_resume_tid && ev->tid != c->last_resume_tid)
     s->migrations++;
-  c->last_resume_tid = (uint32_t)l->tid;
+  c->last_resume_tid = (uint32_t)ev->tid;
   c->pending_wake_ts = c->wake_before_ts = 0;
   c->pend_absorbed = 0;
   if (absorbs) {
@@ -411,7 +454,7 @@ static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno,
     e->pend = e->cand;
     e->pend.absorbed = 1;
     e->pend.yield_ts = c->state == CT_CS_SUSPENDED ? c->susp_ts : 0;
-    e->pend.resume_ts = l->ts;
+    e->pend.resume_ts = ev->ts;
     c->pending_wake_ts = e->cand.ts;
     c->pend_absorbed = 1;
   }
@@ -423,42 +466,43 @@ static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno,
   return 0;
 }
 
-static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_line *l, uint64_t site) {
+static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_event *ev) {
+  uint64_t site = ev->site;
   s->any_wake = 1;
   c->saw_wake = 1;
   if (c->susp_wakes < UINT8_MAX)
     c->susp_wakes++;
-  if ((c->state == CT_CS_SUSPENDED || c->state == CT_CS_CREATED) && l->from && l->from != c->id) {
+  if ((c->state == CT_CS_SUSPENDED || c->state == CT_CS_CREATED) && ev->from && ev->from != c->id) {
     struct ct_early *e = early_of(s, c);
     if (!e)
       return -ENOMEM;
-    e->cand = (struct ct_wake_info){.ts = l->ts, .from = l->from, .site = site};
+    e->cand = (struct ct_wake_info){.ts = ev->ts, .from = ev->from, .site = site};
     c->has_cand = 1;
   }
   if (c->state == CT_CS_SUSPENDED && !c->woken) {
     c->woken = 1;
-    c->woke_ts = l->ts;
-    c->woke_from = l->from;
+    c->woke_ts = ev->ts;
+    c->woke_from = ev->from;
     c->woke_site = site;
-    c->woke_tid = (uint32_t)l->tid;
+    c->woke_tid = (uint32_t)ev->tid;
     ct_sched_wake(s, c);
     if (c->wait) { /* remember who serves this wait object's waiters */
       int fresh;
       struct ct_wakers *w = ct_map_put(&s->objs, c->obj, c->wait, &fresh);
       if (!w)
         return -ENOMEM;
-      w->last_ts = l->ts;
-      if (!l->from) {
+      w->last_ts = ev->ts;
+      if (!ev->from) {
         w->by_thread = 1;
         return 0;
       }
       for (unsigned i = 0; i < w->n; i++)
-        if (w->id[i] == l->from) {
+        if (w->id[i] == ev->from) {
           w->times[i]++;
           return 0;
         }
       if (w->n < CT_WAKERS) {
-        w->id[w->n] = l->from;
+        w->id[w->n] = ev->from;
         w->times[w->n++] = 1;
       } else {
         w->overflow = 1;
@@ -468,46 +512,46 @@ static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_line *
     struct ct_early *e = early_of(s, c); /* a wake while it runs beats an absorbed one */
     if (!e)
       return -ENOMEM;
-    e->pend = (struct ct_wake_info){.ts = l->ts, .from = l->from, .site = site};
-    c->pending_wake_ts = l->ts;
+    e->pend = (struct ct_wake_info){.ts = ev->ts, .from = ev->from, .site = site};
+    c->pending_wake_ts = ev->ts;
     c->pend_absorbed = 0;
   }
   /* A wake of a coroutine already runnable (created, or woken) coalesces. */
   return 0;
 }
 
-static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_line *l) {
-  int rc = note_activity(s, l);
+static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_event *ev) {
+  int rc = note_activity(s, ev);
   if (rc)
     return rc;
   s->events++;
-  struct ct_coro *c = coro_of(s, l->probe_id);
+  struct ct_coro *c = coro_of(s, ev->probe_id);
   if (!c)
     return -ENOMEM;
-  enum ct_ev_kind kind = l->kind ? l->kind : l->is_active ? CT_EV_RESUME : CT_EV_SUSPEND;
+  enum ct_ev_kind kind = ev->kind;
   if (c->state == CT_CS_DESTROYED && kind == CT_EV_CREATE)
     new_incarnation(s, c);
   if (!c->pid)
     c->pid = (uint32_t)s->target_pid;
-  if (l->kind)
+  if (!ev->v1)
     s->any_kind = c->has_kind = 1;
-  uint64_t site = CT_HAS(l, CT_K_SITE) ? l->site : l->addr;
-  if (CT_HAS(l, CT_K_EV)) {
+  uint64_t site = ev->site;
+  if (ev->has_ev) {
     s->any_ev = 1;
     /* Lines of a coroutine come in ev order: a jump is events lost. */
-    if (l->ev >= c->next_ev) {
-      uint64_t missing = l->ev - c->next_ev;
+    if (ev->ev >= c->next_ev) {
+      uint64_t missing = ev->ev - c->next_ev;
       if (missing) {
         c->lost += missing;
         s->gap_lost += missing;
         c->gap_since_resume = c->gap_since_destroy = 1;
       }
-      c->next_ev = l->ev + 1;
+      c->next_ev = ev->ev + 1;
     }
   }
   if (c->state == CT_CS_DESTROYED) {
-    violation(s, CT_V_AFTER_DESTROY, c->gap_since_destroy, c, lineno, l, kind, c->destroy_ts, 0);
-    c->last_ts = l->ts;
+    violation(s, CT_V_AFTER_DESTROY, c->gap_since_destroy, c, lineno, ev, kind, c->destroy_ts, 0);
+    c->last_ts = ev->ts;
     return 0;
   }
   switch (kind) {
@@ -518,31 +562,31 @@ static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_line *l
     c->susp_wakes = 0;
     c->has_cand = 0;
     if (!c->birth_ts)
-      c->birth_ts = l->ts;
+      c->birth_ts = ev->ts;
     break;
   case CT_EV_SUSPEND:
-    rc = on_suspend(s, c, l, site);
+    rc = on_suspend(s, c, ev);
     break;
   case CT_EV_RESUME:
-    rc = on_resume(s, c, lineno, l);
+    rc = on_resume(s, c, lineno, ev);
     break;
   case CT_EV_WAKE:
-    rc = on_wake(s, c, l, site);
+    rc = on_wake(s, c, ev);
     break;
   case CT_EV_DESTROY:
-    if ((c->state == CT_CS_RUNNING && end_run(s, c, l->ts, CT_EV_DESTROY, site, 0)) ||
+    if ((c->state == CT_CS_RUNNING && end_run(s, c, ev->ts, CT_EV_DESTROY, site, 0)) ||
         (c->state == CT_CS_SUSPENDED && c->has_kind &&
-         ct_sched_destroy(s, c, l->ts, (uint32_t)l->tid, site)))
+         ct_sched_destroy(s, c, ev->ts, (uint32_t)ev->tid, site)))
       return -ENOMEM;
     c->state = CT_CS_DESTROYED;
     c->gap_since_destroy = 0;
-    c->destroy_ts = l->ts;
+    c->destroy_ts = ev->ts;
     s->destroyed_alive++;
     break;
   case CT_EV_V1:
     break;
   }
-  c->last_ts = l->ts;
+  c->last_ts = ev->ts;
   return rc;
 }
 
@@ -584,7 +628,7 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
         s->bad_lines[s->nbad_kept++] = lineno;
       return 0;
     }
-    return on_event(s, lineno, l);
+    return on_event(s, lineno, &l->e);
   case CT_LINE_META:
     s->has_meta = 1;
     copy_str(l, CT_K_RUN_ID, &l->run_id, s->run_id, sizeof s->run_id);

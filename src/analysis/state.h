@@ -6,18 +6,12 @@
 
 #include <stdint.h>
 
+#include "analysis/defaults.h"
 #include "analysis/hist.h"
 #include "analysis/map.h"
+#include "analysis/model.h"
 #include "analysis/trace.h"
 #include "symbolize/symbolize.h"
-
-enum ct_cstate {
-  CT_CS_UNKNOWN = 0,
-  CT_CS_CREATED,
-  CT_CS_RUNNING,
-  CT_CS_SUSPENDED,
-  CT_CS_DESTROYED
-};
 
 /* One coroutine (map key: probe_id, 0): its current incarnation. A create
  * after a destroy of the same id (malloc hands a freed coroutine's address,
@@ -31,12 +25,11 @@ struct ct_coro {
   uint8_t viol_seen;  /* bit per CT_V_* already counted for it */
   uint8_t long_run;   /* it had a run over the blocker threshold */
   uint8_t susp_wakes; /* wakes since its last suspend (saturating) */
-  uint8_t reported;   /* set by the findings: its primary one (ct_primary_kind), 0 none */
   uint8_t has_kind;   /* wrote at least one event with "kind" (our SDK) */
   uint8_t created;    /* its create event or coroutine line was seen */
   uint8_t saw_wake;   /* its trace shows wakes at all */
   uint8_t woken;      /* a wake reached it since its last suspend */
-  uint8_t wait;       /* of the last suspend: 0, 1 fd, 2 ptr */
+  uint8_t wait;       /* enum ctp_wait of the last suspend (NONE after an exit) */
   /* Events lost since its last resume / its destroy: the wake (or suspend)
    * whose absence a finding rests on may be one of them. */
   uint8_t gap_since_resume, gap_since_destroy;
@@ -128,21 +121,6 @@ struct ct_wakers {
   uint8_t n, overflow, by_thread;
 };
 
-/* State-machine violations: counted, first few kept as examples. */
-#define CT_VIOL_EXAMPLES 64
-enum { CT_V_RESUME_RUNNING, CT_V_RESUME_NO_WAKE, CT_V_AFTER_DESTROY, CT_V_AFTER_EXIT, CT_V_KINDS_ };
-struct ct_viol {
-  uint64_t count;
-  uint64_t coros;      /* distinct coroutines (incarnations) among them */
-  uint64_t not_judged; /* would-be violations right after lost events: not counted */
-  size_t n;
-  struct {
-    uint64_t id, ts, line, other_ts;
-    uint32_t tid, other_tid, incarnation;
-    uint8_t kind; /* the offending event's kind */
-  } ex[CT_VIOL_EXAMPLES];
-};
-
 /* A thread's last resumes, consecutive ones of one coroutine merged (key:
  * tid, 0): who held the thread while a coroutine queued for it waited. */
 #define CT_HOLD_RING 64
@@ -191,12 +169,7 @@ struct ct_bucket {
   uint64_t lo, hi, n;
 };
 
-#define CT_BAD_LINES_KEPT 10
 #define CT_MAX_LABELS 256
-
-/* Defaults of the thresholds (ct_state_new); report_main's --runnable-ms. */
-#define CT_STUCK_NS 1000000000ull   /* left suspended this long, unwoken: never woken */
-#define CT_RUNNABLE_NS 100000000ull /* runnable this long while others ran: starved */
 
 struct ct_state {
   uint64_t blocker_ns;
@@ -238,15 +211,13 @@ struct ct_state {
    * station_end says their counters were written over. */
   char end_error[128];
   uint64_t corrupt_stations;
-  /* A trace still being written (the dashboard's live view): its present,
-   * the end of its timeline while it has no end line; 0 otherwise. */
-  uint64_t live_ts;
 
   /* A flight dump (state_snapshot.c): coroutines its snapshot brought in;
    * its window record (start, the last event dropped before it, why). */
   uint64_t snapshot_coros;
   int has_window;
   uint64_t window_start_ts, window_dropped_ts;
+  uint64_t window_ts; /* when it was written, if the program still ran; else 0 */
   char window_trigger[64];
 
   char *labels[CT_MAX_LABELS]; /* interned coroutine labels; index 0 = none */
@@ -279,14 +250,8 @@ struct ct_state {
   struct ct_site *last_site;
 };
 
-/* Fresh state; blocker_ns is the blocker threshold. *out owned by the caller. */
-int ct_state_new(uint64_t blocker_ns, struct ct_state **out);
-void ct_state_free(struct ct_state *s);
-
-/* Feeds one line as returned by ct_parse_line (err != CT_LINE_OK counts it as
- * malformed). Returns 0 or -ENOMEM. */
-int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
-                  const struct ct_line *l);
+/* ct_state_new, ct_state_free, ct_state_line, ct_state_prefetch: model.h
+ * (the analysis' API outside src/analysis). */
 
 /* A flight dump's snapshot line (state_snapshot.c): the coroutine enters
  * the state as it was at the window's start, through ct_state_line (its
@@ -295,15 +260,9 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
  * or -ENOMEM. */
 int ct_state_snapshot(struct ct_state *s, uint64_t lineno, const struct ct_line *l);
 /* A flight dump's window record, kept in s; a dump of a program still
- * running (no end record) is judged at its ts (s->live_ts). */
+ * running (no end record) is judged at its ts (s->window_ts, which
+ * ct_report_build takes as the present). */
 void ct_state_window(struct ct_state *s, const struct ct_line *l);
-
-/* A hint that l comes soon (a ct_peek_fn for ct_trace_read_ahead, which
- * shows each line CT_TRACE_AHEAD lines early): starts bringing its
- * coroutine's index slot into the cache, and the entry of the coroutine of
- * the line peeked at CT_PREFETCH_LAG lines ago, whose slot is in the cache
- * by now. Changes nothing the analysis sees. */
-void ct_state_prefetch(struct ct_state *s, const struct ct_line *l);
 
 /* Scheduling (state_sched.c), called by ct_state_line for our traces'
  * events before they change c: a wake of suspended c (the first since its
@@ -314,9 +273,12 @@ int ct_sched_resume(struct ct_state *s, struct ct_coro *c, uint64_t ts, uint32_t
 int ct_sched_destroy(struct ct_state *s, const struct ct_coro *c, uint64_t ts, uint32_t tid,
                      uint64_t site);
 
-/* Closes the runs still going at the end of the trace (blockers still
- * running); call once, after the last line. Returns 0 or -ENOMEM. */
-int ct_state_finish_runs(struct ct_state *s);
+/* The blocker table as it would be with the runs still going at the end of
+ * the trace closed there (blockers still running): a copy into *blocks (an
+ * initialized, empty map the caller frees with ct_state_blocks_free), with
+ * *coros its distinct coroutines. s is unchanged. Returns 0 or -ENOMEM. */
+int ct_state_blocks_at_end(const struct ct_state *s, struct ct_map *blocks, uint64_t *coros);
+void ct_state_blocks_free(struct ct_map *blocks);
 
 /* End of the trace: the end line's ts (the engine saw the exit then), else
  * the newest event. */

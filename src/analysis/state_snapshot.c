@@ -117,8 +117,8 @@ void ct_state_window(struct ct_state *s, const struct ct_line *l) {
   s->window_dropped_ts = CT_HAS(l, CT_K_DROPPED_TS) ? l->dropped_ts : 0;
   /* Written while the program ran (no end record): judged as the live view
    * judges the trace at that moment. */
-  if (!s->has_end && CT_HAS(l, CT_K_TS) && l->ts > s->live_ts && l->ts < (1ull << 62))
-    s->live_ts = l->ts;
+  if (!s->has_end && CT_HAS(l, CT_K_TS) && l->ts > s->window_ts && l->ts < (1ull << 62))
+    s->window_ts = l->ts;
   memset(s->window_trigger, 0, sizeof s->window_trigger);
   if (CT_HAS(l, CT_K_TRIGGER))
     ct_str_copy(&l->trigger, s->window_trigger, sizeof s->window_trigger);

@@ -396,12 +396,14 @@ static const char *parse_value(const char *p, const char *e, struct key k, struc
       else
         l->kind = kinds[i];
     } else if (k.vt == V_WAIT) {
-      static const char *const names[] = {"fd", "ptr", "exit", "coroutine", NULL}; /* wait 1..4 */
+      static const char *const names[] = {"fd", "ptr", "exit", "coroutine", NULL};
+      static const enum ctp_wait waits[] = {CTP_WAIT_FD, CTP_WAIT_PTR, CTP_WAIT_EXIT,
+                                            CTP_WAIT_COROUTINE};
       int i = name_in(s, names);
       if (i < 0)
         *shape = 1;
       else
-        l->wait = i + 1;
+        l->wait = waits[i];
     } else {
       static const char *const names[] = {"meta",        "process", "module", "coroutine",
                                           "station_end", "end",     "cut",    "site",
@@ -438,6 +440,7 @@ static enum ct_line_err check_event(struct ct_line *out) {
   if (out->probe_id == 0 || out->ts == 0 || out->ts >= (1ull << 62) ||
       (CT_HAS(out, CT_K_TID) && (out->tid == 0 || out->tid > UINT32_MAX)))
     return CT_LINE_TORN;
+  ct_line_event(out);
   return CT_LINE_OK;
 }
 
@@ -478,13 +481,13 @@ enum ct_line_err ct_line_from_event(const struct ct_ev_item *e, struct ct_line *
       have |= 1ull << CT_K_SITE;
     }
   }
-  if (e->kind == CT_EV_SUSPEND && e->wait >= 1 && e->wait <= 4) {
+  if (e->kind == CT_EV_SUSPEND && e->wait > CTP_WAIT_NONE && e->wait < CTP_WAIT_MAX_) {
     out->wait = e->wait;
     have |= 1ull << CT_K_WAIT;
-    if (e->wait != 3) {
+    if (e->wait != CTP_WAIT_EXIT) {
       /* -2^63 has no positive twin: the JSONL reader takes "-9223372036854775808" as 0. */
-      out->obj = e->wait == 1 && e->obj == 1ull << 63 ? 0 : e->obj;
-      out->obj_is_str = e->wait == 2;
+      out->obj = e->wait == CTP_WAIT_FD && e->obj == 1ull << 63 ? 0 : e->obj;
+      out->obj_is_str = e->wait == CTP_WAIT_PTR;
       have |= 1ull << CT_K_OBJ;
     }
   } else if (e->kind == CT_EV_WAKE) {
@@ -498,6 +501,7 @@ enum ct_line_err ct_line_from_event(const struct ct_ev_item *e, struct ct_line *
   /* check_event's verdict, its keys all there. */
   if (e->probe_id == 0 || e->ts == 0 || e->ts >= (1ull << 62) || e->tid == 0 || e->tid > UINT32_MAX)
     return CT_LINE_TORN;
+  ct_line_event(out);
   return CT_LINE_OK;
 }
 
@@ -753,13 +757,13 @@ static int parse_fast(const char *p, const char *e, struct ct_line *l) {
       if (!FAST_KEY(CT_KQ(WAIT), CT_K_WAIT))
         return 0;
       if (FAST_LIT("\"fd\""))
-        l->wait = 1;
+        l->wait = CTP_WAIT_FD;
       else if (FAST_LIT("\"ptr\""))
-        l->wait = 2;
+        l->wait = CTP_WAIT_PTR;
       else if (FAST_LIT("\"exit\""))
-        l->wait = 3;
+        l->wait = CTP_WAIT_EXIT;
       else if (FAST_LIT("\"coroutine\""))
-        l->wait = 4;
+        l->wait = CTP_WAIT_COROUTINE;
       else
         return 0;
       break;

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/ctp.h"
 #include "common/ctrace.h"
 
 /* What a line is. */
@@ -108,16 +109,47 @@ struct ct_str {
   int esc;
 };
 
+/* One event as the read side means it, whichever SDK wrote it (the
+ * reference's v1 lines or ours) and whichever format carried it (JSONL or
+ * binary). What a line means is decided once, here (ct_line_event), when the
+ * reader parses it; the analysis (state.c), the dashboard's model and the
+ * export read this value, never the line's raw keys. */
+struct ct_event {
+  uint64_t line; /* its line in the trace, from 1, as ct_trace_read* numbers them; 0 unknown */
+  uint64_t probe_id, tid, ts, addr, seq, ev;
+  uint64_t from;   /* a wake's waker (probe_id), 0 for a plain thread */
+  uint64_t parent; /* a create's parent (probe_id), 0 for none */
+  /* create/suspend/wake/destroy: where. The "site" key, else addr (the v1
+   * rule every line keeps: the site on a suspend, 0 on a resume). */
+  uint64_t site;
+  uint64_t obj; /* a suspend's wait object (fd, address, awaited probe_id); 0 with none */
+  uint8_t kind; /* enum ct_ev_kind: never CT_EV_V1 (a v1 line's from is_active) */
+  uint8_t v1;   /* written by a v1 SDK: the line has no "kind" */
+  uint8_t wait; /* enum ctp_wait of a suspend (CTP_WAIT_EXIT: it returned); else NONE */
+  uint8_t is_active, obj_is_str;
+  uint8_t has_tid, has_ev, has_site, has_from, has_parent; /* the line named them */
+};
+
 /* One parsed line. Only fields whose bit is in `have` are meaningful. */
 struct ct_line {
   uint64_t have;
   enum ct_line_type type;
   enum ct_ev_kind kind;
   int is_active;
-  int wait;       /* 0 none, 1 fd, 2 ptr, 3 exit (returned), 4 coroutine (obj its id) */
+  int wait;       /* enum ctp_wait as the line names it (readers: e.wait) */
   int obj_is_str; /* obj came as a "0x..." string */
   int corrupt;    /* station_end "corrupt" (CT_K_CORRUPT) */
-  uint64_t probe_id, tid, addr, seq, ts, ev, site, obj, from, parent;
+  /* The keys an event's meaning keeps as they are share e's storage (the
+   * parsers write them there: no copy per event); site and obj, which
+   * ct_line_event derives, are the line's own. */
+  union {
+    struct ct_event
+        e;   /* an event line's meaning (CT_LINE_EVENT, CT_LINE_OK): what consumers read */
+    struct { /* e's first fields, by the keys' names */
+      uint64_t e_line_, probe_id, tid, ts, addr, seq, ev, from, parent;
+    };
+  };
+  uint64_t site, obj;
   uint64_t pid, start, end, offset, station, birth_ts, create_site;
   uint64_t events, harvested, lost, torn, untraced, mono_ns, wall_ns, target_pid, line;
   uint64_t woke_ts, start_ts, dropped_ts; /* snapshot, window */
@@ -125,6 +157,48 @@ struct ct_line {
   struct ct_str path, label, run_id, host, format, event, exit_name, error, reason, file, function;
   struct ct_str state, trigger; /* snapshot, window */
 };
+_Static_assert(offsetof(struct ct_line, probe_id) == offsetof(struct ct_line, e.probe_id) &&
+                   offsetof(struct ct_line, parent) == offsetof(struct ct_line, e.parent),
+               "the event keys of ct_line are e's fields");
+
+/* The name of what a wait object of kind wait (enum ctp_wait) is: "fd",
+ * "ptr", "coroutine"; NULL for none and for an exit (no object). */
+static inline const char *ct_wait_obj_name(unsigned wait) {
+  return wait == CTP_WAIT_FD          ? "fd"
+         : wait == CTP_WAIT_PTR       ? "ptr"
+         : wait == CTP_WAIT_COROUTINE ? "coroutine"
+                                      : NULL;
+}
+
+/* Completes l->e from the keys of event line l (the keys it keeps as they
+ * are are its fields already). The one place that decides what an event
+ * means: its kind (a v1 line's from is_active), its site (the "site" key,
+ * else addr), its wait kind (CTP_WAIT_*, a suspend's only) and wait object. */
+static inline void ct_line_event(struct ct_line *l) {
+  uint64_t have = l->have;
+  /* probe_id, tid, ts, addr, seq, ev, from, parent are e's already. */
+  struct ct_event *e = &l->e;
+  int v1 = !((have >> CT_K_KIND) & 1) || l->kind == CT_EV_V1;
+  int kind = v1 ? (l->is_active ? CT_EV_RESUME : CT_EV_SUSPEND) : (int)l->kind;
+  int wait = kind == CT_EV_SUSPEND && l->wait > CTP_WAIT_NONE && l->wait < CTP_WAIT_MAX_
+                 ? l->wait
+                 : CTP_WAIT_NONE;
+  int has_obj = wait != CTP_WAIT_NONE && wait != CTP_WAIT_EXIT;
+  int has_site = (have >> CT_K_SITE) & 1;
+  e->line = 0;
+  e->site = has_site ? l->site : e->addr;
+  e->obj = has_obj ? l->obj : 0;
+  e->kind = (uint8_t)kind;
+  e->v1 = (uint8_t)v1;
+  e->wait = (uint8_t)wait;
+  e->is_active = (uint8_t)(l->is_active != 0);
+  e->obj_is_str = (uint8_t)(has_obj && l->obj_is_str);
+  e->has_tid = (uint8_t)((have >> CT_K_TID) & 1);
+  e->has_ev = (uint8_t)((have >> CT_K_EV) & 1);
+  e->has_site = (uint8_t)(has_site || e->addr != 0);
+  e->has_from = (uint8_t)((have >> CT_K_FROM) & 1);
+  e->has_parent = (uint8_t)((have >> CT_K_PARENT) & 1);
+}
 
 /* 1 when l starts a new run: a meta line after `lines` other lines of the
  * current run (`corotracer run --append` writes several runs into one file).

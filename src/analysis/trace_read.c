@@ -62,6 +62,7 @@ static unsigned next_slot(struct reader *r, int *rc) {
 static void commit(struct reader *r, unsigned i, uint64_t lineno) {
   r->n++;
   r->ring[i].lineno = lineno;
+  r->ring[i].l.e.line = lineno; /* the event's line, as numbered here */
   if (r->peek && r->ring[i].err == CT_LINE_OK)
     r->peek(r->ctx, &r->ring[i].l);
 }

@@ -81,11 +81,7 @@ unsigned ct_watch_kinds(struct ct_watch *w, uint64_t now_ts, uint64_t count[CT_W
   memset(count, 0, CT_WATCH_KINDS * sizeof count[0]);
   if (!st->events)
     return 0;
-  /* The findings mark what they report: each ask judges afresh. */
-  for (size_t i = 0; i < st->coros.n; i++)
-    ((struct ct_coro *)ct_map_at(&st->coros, i))->reported = 0;
-  st->live_ts = now_ts;
-  if (ct_report_build(st, "flight", 0, w->stuck_ns, &r) == 0) {
+  if (ct_report_build(st, "flight", 0, w->stuck_ns, now_ts, &r) == 0) {
     for (size_t i = 0; i < r.nf; i++)
       for (unsigned k = 0; k < CT_WATCH_KINDS; k++)
         if (r.f[i].sev >= min_sev[k] && r.f[i].kind && !strcmp(r.f[i].kind, kinds[k])) {

@@ -87,11 +87,11 @@ static void coro(FILE *f, const struct ct_report *r, const struct ct_rcoro *c) {
     fputs(",\"label\":", f);
     jstr(f, c->label);
   }
-  if (c->wait == 1)
+  if (c->wait == CTP_WAIT_FD)
     fprintf(f, ",\"wait\":\"fd\",\"obj\":%" PRId64, (int64_t)c->obj);
-  else if (c->wait == 2)
+  else if (c->wait == CTP_WAIT_PTR)
     fprintf(f, ",\"wait\":\"ptr\",\"obj\":\"0x%016" PRIx64 "\"", c->obj);
-  else if (c->wait == 4)
+  else if (c->wait == CTP_WAIT_COROUTINE)
     fprintf(f, ",\"wait\":\"coroutine\",\"obj\":%" PRIu64, c->obj);
   if (c->site_index >= 0)
     fprintf(f, ",\"site_index\":%d", c->site_index);
@@ -141,7 +141,7 @@ static void coro(FILE *f, const struct ct_report *r, const struct ct_rcoro *c) {
 
 /* The "trace" object: the run, its counts, what was lost or left out. */
 static void trace(FILE *f, const struct ct_report *r) {
-  const struct ct_state *st = r->st;
+  const struct ct_rtrace *st = &r->t;
   uint64_t bad = st->bad[CT_LINE_SYNTAX] + st->bad[CT_LINE_SHAPE] + st->bad[CT_LINE_TORN];
   fputs("\"trace\":{\"path\":", f);
   jstr(f, r->path);

@@ -66,13 +66,13 @@ static void coro_table(FILE *f, const struct ct_finding *fi, int idle) {
     fputs(" | ", f);
     cell(f, c->label ? c->label : "");
     fputs(" | ", f);
-    if (c->wait == 1)
+    if (c->wait == CTP_WAIT_FD)
       fprintf(f, "fd %" PRId64, (int64_t)c->obj);
-    else if (c->wait == 2)
+    else if (c->wait == CTP_WAIT_PTR)
       fprintf(f, "0x%" PRIx64, c->obj);
-    else if (c->wait == 4)
+    else if (c->wait == CTP_WAIT_COROUTINE)
       fprintf(f, "coroutine %" PRIu64, c->obj);
-    if (c->waits_for && c->wait != 4)
+    if (c->waits_for && c->wait != CTP_WAIT_COROUTINE)
       fprintf(f, " (coroutine %" PRIu64 ")", c->waits_for);
     fputs(" | ", f);
     if (c->site_index >= 0)
@@ -105,7 +105,7 @@ static void finding(FILE *f, const struct ct_report *r, size_t idx) {
 
 /* The overview's list: the run, its time line, the trace's health. */
 static void overview(FILE *f, const struct ct_report *r) {
-  const struct ct_state *st = r->st;
+  const struct ct_rtrace *st = &r->t;
   char a[32], b[32];
   fprintf(f,
           "- **Trace**: `%s`, %" PRIu64 " lines (%.1f MB), %" PRIu64 " events, %" PRIu64

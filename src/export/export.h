@@ -10,16 +10,7 @@
 #include <stdio.h>
 
 #include "analysis/model.h"
-#include "analysis/state.h"
 #include "analysis/trace.h"
-
-/* One event line of the trace, as parsed (kind derived for a v1 SDK). */
-struct cx_event {
-  uint64_t line, probe_id, tid, ts, addr, seq, site, obj, from, parent, ev;
-  uint8_t kind; /* enum ct_ev_kind, never CT_EV_V1: derived from is_active */
-  uint8_t v1;   /* the line had no "kind" key */
-  uint8_t is_active, wait, obj_is_str, has_ev, has_site, has_from, has_parent;
-};
 
 /* Per coroutine of a run (the value of cx_run.co, key probe_id; one row per
  * probe_id; incarnations = creates seen). */
@@ -59,7 +50,7 @@ struct cx_run {
   struct ct_map unflowed;
   char *labels; /* label pool: NUL-terminated texts */
   size_t nlabels, caplabels;
-  struct ct_state *st;
+  struct ct_state *st; /* the run's analysis (opaque): rep's symbols and labels live in it */
   struct ct_report rep;
   struct ct_read_diag diag; /* a binary trace's corrupt or cut chunk: loaded up to it */
 };
@@ -91,7 +82,7 @@ void cx_model_free(struct cx_model *m);
 /* Streams the trace's event lines again, in file order: fn(ctx, run, event)
  * for each, run being the index in m->runs. Stops at fn's first non-zero
  * return and returns it; else 0 or -errno. */
-typedef int (*cx_event_fn)(void *ctx, size_t run, const struct cx_event *e);
+typedef int (*cx_event_fn)(void *ctx, size_t run, const struct ct_event *e);
 int cx_model_events(const struct cx_model *m, cx_event_fn fn, void *ctx);
 
 /* Index of a value in its map (entries are dense, in insertion order). */

@@ -11,11 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/findings.h"
+#include "analysis/model.h"
 
 #define READ_BUF (4u << 20)
-#define STUCK_NS 1000000000ull  /* as the report's */
-#define BLOCKER_NS 100000000ull /* as the report's default */
 
 const char *cx_kind_name(int kind) {
   static const char *const n[] = {"v1", "create", "suspend", "resume", "wake", "destroy"};
@@ -85,32 +83,6 @@ static int label_put(struct cx_run *r, struct cx_coro *c, const struct ct_str *s
   return r->nlabels > UINT32_MAX - 1 ? -EFBIG : 0;
 }
 
-/* The event of a parsed event line (kind and site derived for a v1 line). */
-static void event_of(const struct ct_line *l, uint64_t lineno, struct cx_event *e) {
-  memset(e, 0, sizeof *e);
-  e->line = lineno;
-  e->probe_id = l->probe_id;
-  e->tid = l->tid;
-  e->ts = l->ts;
-  e->addr = l->addr;
-  e->seq = l->seq;
-  e->is_active = (uint8_t)l->is_active;
-  e->v1 = l->kind == CT_EV_V1;
-  e->kind = (uint8_t)(e->v1 ? (l->is_active ? CT_EV_RESUME : CT_EV_SUSPEND) : l->kind);
-  e->has_ev = CT_HAS(l, CT_K_EV);
-  e->ev = l->ev;
-  /* A v1 suspend's addr is its site. */
-  e->has_site = CT_HAS(l, CT_K_SITE) || (e->v1 && !l->is_active);
-  e->site = CT_HAS(l, CT_K_SITE) ? l->site : e->v1 && !l->is_active ? l->addr : 0;
-  e->wait = (uint8_t)l->wait;
-  e->obj = l->obj;
-  e->obj_is_str = (uint8_t)l->obj_is_str;
-  e->has_from = CT_HAS(l, CT_K_FROM);
-  e->from = l->from;
-  e->has_parent = CT_HAS(l, CT_K_PARENT);
-  e->parent = l->parent;
-}
-
 /* Adds (pid, site) to the run's site table, counting one use (symbolized at the run's end,
  * when its modules are all known). */
 static int site_use(struct cx_run *r, uint32_t pid, uint64_t site, int suspension) {
@@ -130,7 +102,7 @@ static int site_use(struct cx_run *r, uint32_t pid, uint64_t site, int suspensio
 /* One event into its coroutine's summary, its site and thread. The lines of one
  * coroutine come in its order (docs/TRACE_FORMAT.md): intervals are closed in
  * file order, a ts going back is taken as no time. */
-static int summarize(struct cx_run *r, const struct cx_event *e) {
+static int summarize(struct cx_run *r, const struct ct_event *e) {
   int fresh;
   struct cx_coro *c = coro_put(r, e->probe_id);
   if (!c || !ct_map_put(&r->tids, e->tid, 0, &fresh))
@@ -197,7 +169,7 @@ static int run_start(struct cx_model *m) {
   ct_map_init(&r->sites, sizeof(struct cx_site));
   ct_map_init(&r->tids, 0);
   ct_map_init(&r->unflowed, 0);
-  return ct_state_new(BLOCKER_NS, &r->st);
+  return ct_state_new(CT_BLOCKER_NS, &r->st);
 }
 
 /* After a run's last line: its id, its sites symbolized, the report. */
@@ -212,8 +184,6 @@ static int run_finish(struct loader *ld, struct cx_run *r) {
     snprintf(r->run_id, sizeof r->run_id, "%s", ld->run_id);
   if (ld->host)
     snprintf(r->host, sizeof r->host, "%s", ld->host);
-  for (size_t i = 0; i < r->sites.n; i++)
-    ct_symbolize_site(r->st, &((struct cx_site *)ct_map_at(&r->sites, i))->rs);
   for (size_t i = 0; i < r->co.n; i++) { /* wakes still waiting for a run at the end */
     const struct cx_coro *c = ct_map_at(&r->co, i);
     int fresh;
@@ -221,7 +191,10 @@ static int run_finish(struct loader *ld, struct cx_run *r) {
         !ct_map_put(&r->unflowed, cx_map_key(&r->co, i), c->resumes + c->destroys, &fresh))
       return -ENOMEM;
   }
-  return ct_report_build(r->st, m->path, m->bytes, STUCK_NS, &r->rep);
+  int rc = ct_report_build(r->st, m->path, m->bytes, CT_STUCK_NS, 0, &r->rep);
+  for (size_t i = 0; !rc && i < r->sites.n; i++) /* named as the report names its own */
+    ct_report_symbolize(&r->rep, &((struct cx_site *)ct_map_at(&r->sites, i))->rs);
+  return rc;
 }
 
 /* ct_trace_read callback: a meta line after other lines starts a new run; each
@@ -230,7 +203,7 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   struct loader *ld = ctx;
   struct cx_model *m = ld->m;
   int rc, meta = err == CT_LINE_OK && l->type == CT_LINE_META;
-  if (ct_line_new_run(m->runs[m->nruns - 1].st->lines, err, l) &&
+  if (ct_line_new_run(ct_state_lines(m->runs[m->nruns - 1].st), err, l) &&
       ((rc = run_finish(ld, &m->runs[m->nruns - 1])) || (rc = run_start(m))))
     return rc;
   struct cx_run *r = &m->runs[m->nruns - 1];
@@ -280,12 +253,11 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   }
   if (l->type != CT_LINE_EVENT)
     return 0;
-  struct cx_event e;
-  event_of(l, lineno, &e);
+  const struct ct_event *e = &l->e; /* what the event means: the reader's word */
   r->nev++;
   m->nev++;
-  r->hash = fnv(fnv(fnv(fnv(r->hash, e.probe_id), e.ts), e.tid), e.seq);
-  return summarize(r, &e);
+  r->hash = fnv(fnv(fnv(fnv(r->hash, e->probe_id), e->ts), e->tid), e->seq);
+  return summarize(r, e);
 }
 
 static void peek(void *ctx, const struct ct_line *l) {
@@ -338,13 +310,13 @@ int cx_model_load(const char *path, const char *run_id, const char *host, struct
   if ((rc = run_start(m)) ||
       (rc = ct_trace_read_diag(m->fd, READ_BUF, on_line, peek, &ld, &m->bytes, &m->diag)))
     goto out;
-  const struct ct_state *st = m->runs[0].st;
-  if (m->nruns == 1 && !m->nev && !st->has_meta && !st->has_end && !st->modules) {
+  if ((rc = run_finish(&ld, &m->runs[m->nruns - 1])))
+    goto out;
+  const struct ct_rtrace *t = &m->runs[0].rep.t;
+  if (m->nruns == 1 && !m->nev && !t->has_meta && !t->has_end && !t->modules) {
     *bad_line = ld.first_bad ? ld.first_bad : 1;
     rc = -EPROTO;
-    goto out;
   }
-  rc = run_finish(&ld, &m->runs[m->nruns - 1]);
 out:
   return rc;
 }
@@ -362,9 +334,7 @@ static int on_event(void *ctx, uint64_t lineno, enum ct_line_err err, const stru
     return 0;
   while (p->run + 1 < p->m->nruns && lineno > p->m->runs[p->run].last_line)
     p->run++;
-  struct cx_event e;
-  event_of(l, lineno, &e);
-  return p->fn(p->ctx, p->run, &e);
+  return p->fn(p->ctx, p->run, &l->e);
 }
 
 int cx_model_events(const struct cx_model *m, cx_event_fn fn, void *ctx) {

@@ -102,7 +102,7 @@ struct pf {
   uint32_t free_flow;
   /* Events held for time order: a min-heap of small keys, the events in slots */
   struct hkey *heap;
-  struct cx_event *held; /* REORDER slots */
+  struct ct_event *held; /* REORDER slots */
   uint32_t *free_slots;  /* a stack: [0, REORDER - nheap) are the free slots */
   size_t nheap;
   uint64_t last, *tf;
@@ -221,7 +221,7 @@ static void track_event(struct pf *p, uint64_t ts, uint64_t track, int type, con
 static void descriptors(struct pf *p) {
   const struct cx_run *r = p->run;
   char name[256];
-  int64_t pid = r->st->target_pid ? (int64_t)r->st->target_pid : 1;
+  int64_t pid = r->rep.t.target_pid ? (int64_t)r->rep.t.target_pid : 1;
   uint64_t proc = UUID_PROCESS0 + (uint64_t)(r - p->m->runs);
   packet_begin(p, 0, p->packets ? 0 : SEQ_CLEARED);
   pb_begin(&p->b, TP_TRACK_DESC);
@@ -280,13 +280,13 @@ static void end_susp(struct pf *p, size_t c, uint64_t ts) {
 }
 
 /* "fd 12 @ conn_read", "ptr 0x... @ 0x...", "suspended @ f". */
-static void susp_name(const struct cx_event *e, const struct cx_site *s, char *buf, size_t n) {
+static void susp_name(const struct ct_event *e, const struct cx_site *s, char *buf, size_t n) {
   char obj[40] = "suspended", at[200];
-  if (e->wait == 1)
+  if (e->wait == CTP_WAIT_FD)
     snprintf(obj, sizeof obj, "fd %" PRIu64, e->obj);
-  else if (e->wait == 2)
+  else if (e->wait == CTP_WAIT_PTR)
     snprintf(obj, sizeof obj, "ptr 0x%" PRIx64, e->obj);
-  else if (e->wait == 4)
+  else if (e->wait == CTP_WAIT_COROUTINE)
     snprintf(obj, sizeof obj, "coroutine %" PRIu64, e->obj);
   if (s && s->rs.sym.function)
     snprintf(at, sizeof at, " @ %s", s->rs.sym.function);
@@ -299,7 +299,7 @@ static void susp_name(const struct cx_event *e, const struct cx_site *s, char *b
 
 /* A wake's flow (id: its line) joins its wakee's list, unless no run of the
  * wakee follows it (cx_run.unflowed): then it has no arrow. Returns the id or 0. */
-static uint64_t flow_start(struct pf *p, size_t c, const struct cx_event *e) {
+static uint64_t flow_start(struct pf *p, size_t c, const struct ct_event *e) {
   if (ct_map_get(&p->run->unflowed, e->probe_id, p->groups[c]))
     return 0;
   uint32_t k = p->free_flow;
@@ -347,7 +347,7 @@ static size_t flows_end(struct pf *p, size_t c) {
 }
 
 /* One event, in time order, into slices, instants and flows. */
-static void walk(struct pf *p, const struct cx_event *e) {
+static void walk(struct pf *p, const struct ct_event *e) {
   const struct cx_run *r = p->run;
   const struct cx_coro *co = cx_coro_of(r, e->probe_id);
   size_t c = cx_map_index(&r->co, co);
@@ -476,7 +476,7 @@ static void run_begin(struct pf *p, size_t k) {
 }
 
 /* cx_model_events callback: runs begin and end; events are held until REORDER later lines. */
-static int on_event(void *ctx, size_t k, const struct cx_event *e) {
+static int on_event(void *ctx, size_t k, const struct ct_event *e) {
   struct pf *p = ctx;
   if (!p->run || p->run != &p->m->runs[k]) {
     for (size_t j = p->run ? (size_t)(p->run - p->m->runs) : 0; !p->err && (!p->run || j < k);) {
@@ -492,7 +492,7 @@ static int on_event(void *ctx, size_t k, const struct cx_event *e) {
       walk(p, e);
       return p->err;
     }
-    struct cx_event first = p->held[x.slot = h[0].slot];
+    struct ct_event first = p->held[x.slot = h[0].slot];
     p->held[x.slot] = *e;
     sift(h, p->nheap, x);
     walk(p, &first);

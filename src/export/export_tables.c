@@ -137,7 +137,7 @@ static const char *state_name(int s) {
 
 static int rows_runs(const struct cx_model *m, const struct cx_run *run, cx_row_fn fn, void *ctx) {
   struct rowb r;
-  const struct ct_state *st = run->st;
+  const struct ct_rtrace *st = &run->rep.t;
   const struct ct_report *rep = &run->rep;
   vkey(&r, run);
   vtext(&r, m->path);
@@ -197,7 +197,7 @@ struct ev_rows {
 };
 
 /* cx_model_events callback: one events-table row. */
-static int event_row(void *ctx, size_t run_ix, const struct cx_event *e) {
+static int event_row(void *ctx, size_t run_ix, const struct ct_event *e) {
   const struct ev_rows *er = ctx;
   const struct cx_run *run = &er->m->runs[run_ix];
   struct rowb r;
@@ -214,7 +214,7 @@ static int event_row(void *ctx, size_t run_ix, const struct cx_event *e) {
   vhex(&r, e->addr);
   vint(&r, e->seq);
   vhex_if(&r, e->has_site, e->site);
-  vtext(&r, e->wait == 1 ? "fd" : e->wait == 2 ? "ptr" : e->wait == 4 ? "coroutine" : NULL);
+  vtext(&r, ct_wait_obj_name(e->wait));
   if (e->wait)
     vobj(&r, e->obj_is_str, e->obj);
   else
@@ -287,9 +287,9 @@ static int rows_findings(const struct cx_run *run, int t, cx_row_fn fn, void *ct
       vint(&r, i);
       vint(&r, c->probe_id);
       vtext(&r, c->label);
-      vtext(&r, c->wait == 1 ? "fd" : c->wait == 2 ? "ptr" : c->wait == 4 ? "coroutine" : NULL);
+      vtext(&r, ct_wait_obj_name(c->wait));
       if (c->wait)
-        vobj(&r, c->wait == 2, c->obj);
+        vobj(&r, c->wait == CTP_WAIT_PTR, c->obj);
       else
         vnull(&r);
       if (c->site_index >= 0 && (size_t)c->site_index < f->nsites)

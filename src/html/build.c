@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "analysis/model.h"
-#include "analysis/state.h"
 #include "html/model.h"
 #include "html/page.h"
 
@@ -33,7 +32,7 @@ static int restart(struct feed *f) {
   if (f->st) {
     ct_state_free(f->st);
     f->st = NULL;
-    rc = ct_state_new(CT_DASH_BLOCKER_NS, &f->st);
+    rc = ct_state_new(CT_BLOCKER_NS, &f->st);
   }
   if (!rc && f->m) {
     ct_model_free(f->m);
@@ -82,20 +81,6 @@ int ct_dash_keep_findings(struct ct_model *m, const struct ct_report *r) {
   return rc;
 }
 
-int ct_dash_analyze(int fd, struct ct_state **out, uint64_t *bytes) {
-  struct feed feed = {.run = 1};
-  int rc = ct_state_new(CT_DASH_BLOCKER_NS, &feed.st);
-  struct ct_read_diag diag; /* a chunk still being written: analyzed up to it */
-  if (!rc)
-    rc = ct_trace_read_diag(fd, READ_BUF, on_line, NULL, &feed, bytes, &diag);
-  if (rc) {
-    ct_state_free(feed.st);
-    return rc;
-  }
-  *out = feed.st;
-  return 0;
-}
-
 int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int live,
                   size_t span_budget, unsigned run, struct ct_buf *z, const struct ct_zdrain *drain,
                   struct ct_dash_stats *stats) {
@@ -110,7 +95,7 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   memset(stats, 0, sizeof *stats);
   int rc = ct_model_init(&m, budget, cap);
   if (!rc)
-    rc = ct_state_new(CT_DASH_BLOCKER_NS, &st);
+    rc = ct_state_new(CT_BLOCKER_NS, &st);
   struct feed feed = {st, &m, run, 1, 0, budget, cap, seekable};
   /* A file can be read again: rows may go now, the second pass brings back
    * those the findings name. */
@@ -131,18 +116,17 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   }
   stats->passes = 1;
   stats->bytes = bytes;
-  stats->lines = st->lines;
-  stats->events = st->events;
-  if (!st->lines ||
-      (!st->events && !st->has_meta && !st->has_end && !st->modules && !st->stations)) {
+  if ((rc = ct_report_build(st, name, bytes, CT_STUCK_NS, live ? now_ts : 0, &r)))
+    goto out;
+  const struct ct_rtrace *t = &r.t;
+  stats->lines = t->lines;
+  stats->events = t->events;
+  if (!t->lines || (!t->events && !t->has_meta && !t->has_end && !t->modules && !t->stations)) {
     stats->not_a_trace = 1;
-    stats->bad_line = st->nbad_kept ? (int)st->bad_lines[0] : 1;
+    stats->bad_line = t->nbad_kept ? (int)t->bad_lines[0] : 1;
     rc = -EINVAL;
     goto out;
   }
-  st->live_ts = live ? now_ts : 0;
-  if ((rc = ct_report_build(st, name, bytes, CT_DASH_STUCK_NS, &r)))
-    goto out;
   r.run = stats->run;
   r.runs = stats->runs;
   if ((rc = ct_dash_findings_json(&r, &json, &jlen)))
@@ -164,8 +148,7 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   }
   stats->spans = m.nspans;
   stats->spans_dropped = m.spans_dropped;
-  rc =
-      ct_model_serialize(&m, json, jlen, st->sym, name, now_ts, live, z, drain, &stats->blob_bytes);
+  rc = ct_model_serialize(&m, json, jlen, r.sym, name, now_ts, live, z, drain, &stats->blob_bytes);
 out:
   free(json);
   ct_report_free(&r);

@@ -26,7 +26,6 @@
 #include <unistd.h>
 
 #include "analysis/model.h"
-#include "analysis/state.h"
 #include "html/buf.h"
 #include "html/model.h"
 #include "html/page.h"
@@ -298,7 +297,7 @@ static int client_write(struct ct_live *l, struct client *c) {
 static void restart(struct ct_live *l) {
   struct ct_state *st;
   struct ct_model m;
-  if (ct_state_new(CT_DASH_BLOCKER_NS, &st))
+  if (ct_state_new(CT_BLOCKER_NS, &st))
     return;
   if (ct_model_init(&m, CT_DASH_SPAN_BUDGET, CT_DASH_SPAN_BUDGET / 5 * 7)) {
     ct_state_free(st);
@@ -314,7 +313,7 @@ static void restart(struct ct_live *l) {
 /* One line (or binary entry) to the aggregate. ENOMEM: the aggregate lags;
  * the next snapshot tries again. */
 static void feed(struct ct_live *l, enum ct_line_err err, const struct ct_line *line) {
-  if (ct_line_new_run(l->st->lines, err, line)) {
+  if (ct_line_new_run(ct_state_lines(l->st), err, line)) {
     restart(l); /* a run appended (run --append): the view follows it */
     l->runs++;
   }
@@ -412,60 +411,30 @@ static uint64_t live_now(const struct ct_live *l) {
   return 0;
 }
 
-/* ct_report_build closes the runs still going (state.c, finish_runs): on
- * the live state, a run over the blocker threshold would be counted again
- * at every snapshot. True when that would happen. */
-static int would_close_runs(const struct ct_state *st) {
-  uint64_t end = ct_state_end_ts(st);
-  for (size_t i = 0; i < st->coros.n; i++) {
-    const struct ct_coro *c = ct_map_at(&st->coros, i);
-    if (c->state == CT_CS_RUNNING && c->has_kind && end >= c->run_ts &&
-        end - c->run_ts > st->blocker_ns)
-      return 1;
-  }
-  return 0;
-}
-
-/* The page's data from the aggregate: the findings of the lines so far and
- * the model, serialized. No re-reading of the trace, except for the
- * findings when a run over the blocker threshold is still going (see
- * would_close_runs): those come from a fresh analysis of the file then. */
+/* The page's data from the aggregate: the findings of the lines so far (a
+ * report built from the live state, which it leaves as it was) and the model,
+ * serialized. The trace is never re-read: the cost follows the new lines (and
+ * the report's O(coroutines) assembly). */
 static void snapshot(struct ct_live *l) {
   uint64_t t0 = mono_ns(), now = live_now(l);
   while (tail(l) >= TAIL_MAX) { /* catch up first (serve of a large file) */
   }
-  struct ct_state *st = l->st, *fresh = NULL;
   struct snap *s = NULL;
   struct ct_report r = {0};
   char *json = NULL;
   size_t jlen = 0;
   uint64_t raw;
-  if (!st->events && !st->has_meta && !st->has_end)
-    goto out; /* nothing to show yet */
-  if (!l->m.has_end && would_close_runs(st)) {
-    int fd = open(l->path, O_RDONLY | O_CLOEXEC);
-    uint64_t b;
-    int rc = fd < 0 ? -errno : ct_dash_analyze(fd, &fresh, &b);
-    if (fd >= 0)
-      close(fd);
-    if (rc)
-      goto out;
-    st = fresh;
-  }
-  /* The findings mark the coroutines they report (reported, read by the
-   * leak finding): cleared so that each snapshot judges afresh. */
-  for (size_t i = 0; i < st->coros.n; i++)
-    ((struct ct_coro *)ct_map_at(&st->coros, i))->reported = 0;
-  st->live_ts = now;
-  if (ct_report_build(st, l->path, l->bytes, CT_DASH_STUCK_NS, &r))
+  if (ct_report_build(l->st, l->path, l->bytes, CT_STUCK_NS, now, &r))
     goto out;
+  if (!r.t.events && !r.t.has_meta && !r.t.has_end)
+    goto out; /* nothing to show yet */
   r.run = r.runs = l->runs;
   if (ct_dash_findings_json(&r, &json, &jlen))
     goto out;
   /* From now on their spans are kept whatever the budget. */
   (void)ct_dash_keep_findings(&l->m, &r);
   if (!(s = calloc(1, sizeof *s)) ||
-      ct_model_serialize(&l->m, json, jlen, st->sym, l->path, now, 1, &s->z, NULL, &raw))
+      ct_model_serialize(&l->m, json, jlen, r.sym, l->path, now, 1, &s->z, NULL, &raw))
     goto out;
   s->refs = 1;
   s->version = ++l->version;
@@ -480,7 +449,6 @@ out:
   }
   free(json);
   ct_report_free(&r);
-  ct_state_free(fresh);
   l->last_build = mono_ns();
   l->build_ns = l->last_build - t0;
 }
@@ -488,7 +456,7 @@ out:
 static void tick_json(struct ct_live *l, struct ct_buf *b, const struct client *c, int ended) {
   struct ct_model_counts k;
   uint64_t now = live_now(l), end = ct_model_end(&l->m, now);
-  ct_model_counts(&l->m, end, CT_DASH_STUCK_NS, &k);
+  ct_model_counts(&l->m, end, CT_STUCK_NS, &k);
   uint64_t start = l->m.start_ts ? l->m.start_ts : end;
   ct_buf_printf(b,
                 "event: tick\ndata: {\"seq\":%" PRIu64 ",\"t\":%" PRIu64 ",\"alive\":%" PRIu64
@@ -730,7 +698,7 @@ int ct_live_start(const char *spec, const char *trace_path, int running, struct 
     snprintf(l->token + 2 * i, 3, "%02x", rnd[i]);
   if (!(l->path = strdup(trace_path)) ||
       ct_model_init(&l->m, CT_DASH_SPAN_BUDGET, CT_DASH_SPAN_BUDGET / 5 * 7) ||
-      ct_state_new(CT_DASH_BLOCKER_NS, &l->st) || ct_page_render(NULL, 1, &l->page)) {
+      ct_state_new(CT_BLOCKER_NS, &l->st) || ct_page_render(NULL, 1, &l->page)) {
     rc = -ENOMEM;
     goto fail;
   }

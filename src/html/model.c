@@ -291,32 +291,32 @@ static int move(struct ct_model *m, struct ct_mcoro *c, int state, uint64_t ts,
   return rc;
 }
 
-static int on_event(struct ct_model *m, const struct ct_line *l) {
+static int on_event(struct ct_model *m, const struct ct_event *ev) {
   m->events++;
-  if (!m->start_ts || l->ts < m->start_ts)
-    m->start_ts = l->ts;
-  if (l->ts > m->last_ts)
-    m->last_ts = l->ts;
-  struct ct_mcoro *c = coro(m, l->probe_id, 1);
+  if (!m->start_ts || ev->ts < m->start_ts)
+    m->start_ts = ev->ts;
+  if (ev->ts > m->last_ts)
+    m->last_ts = ev->ts;
+  struct ct_mcoro *c = coro(m, ev->probe_id, 1);
   if (!c)
     return -ENOMEM;
   if (!c->pid)
     c->pid = (uint32_t)m->target_pid;
-  struct ct_cbucket *b = bucket(m, l->ts);
+  struct ct_cbucket *b = bucket(m, ev->ts);
   b->events++;
-  if (!c->first_ts || l->ts < c->first_ts)
-    c->first_ts = l->ts;
-  if (l->ts > c->last_ts)
-    c->last_ts = l->ts;
-  if (CT_HAS(l, CT_K_EV)) {
-    if (l->ev > c->next_ev) {
-      uint64_t gap = l->ev - c->next_ev;
+  if (!c->first_ts || ev->ts < c->first_ts)
+    c->first_ts = ev->ts;
+  if (ev->ts > c->last_ts)
+    c->last_ts = ev->ts;
+  if (ev->has_ev) {
+    if (ev->ev > c->next_ev) {
+      uint64_t gap = ev->ev - c->next_ev;
       c->lost += (uint32_t)gap;
       m->lost += gap;
       b->lost += (uint32_t)gap;
     }
-    if (l->ev >= c->next_ev)
-      c->next_ev = l->ev + 1;
+    if (ev->ev >= c->next_ev)
+      c->next_ev = ev->ev + 1;
   }
   if (c->destroyed)
     return 0;
@@ -324,27 +324,27 @@ static int on_event(struct ct_model *m, const struct ct_line *l) {
     c->alive = 1;
     b->d[CT_CT_LIVE]++;
   }
-  enum ct_ev_kind kind = l->kind ? l->kind : l->is_active ? CT_EV_RESUME : CT_EV_SUSPEND;
-  uint64_t site = CT_HAS(l, CT_K_SITE) ? l->site : l->addr;
+  enum ct_ev_kind kind = ev->kind;
+  uint64_t site = ev->site;
   int rc = 0;
   switch (kind) {
   case CT_EV_CREATE:
     c->create_site = site_index(m, site, c->pid);
     c->waker = NONE;
-    rc = move(m, c, CT_SP_CREATED, l->ts, b);
+    rc = move(m, c, CT_SP_CREATED, ev->ts, b);
     break;
   case CT_EV_SUSPEND:
-    rc = move(m, c, CT_SP_SUSPENDED, l->ts, b);
+    rc = move(m, c, CT_SP_SUSPENDED, ev->ts, b);
     c->suspends++;
     c->site = site_index(m, site, c->pid);
-    c->wait = (uint8_t)l->wait;
-    c->obj = l->wait ? l->obj : 0;
+    c->wait = ev->wait;
+    c->obj = ev->obj;
     break;
   case CT_EV_RESUME: {
-    uint32_t tid = CT_HAS(l, CT_K_TID) ? tid_index(m, l->tid) : NONE;
+    uint32_t tid = ev->has_tid ? tid_index(m, ev->tid) : NONE;
     if (c->state == CT_SP_RUNNING && c->tid == tid)
       break; /* v1 SDKs repeat resumes */
-    rc = move(m, c, CT_SP_RUNNING, l->ts, b);
+    rc = move(m, c, CT_SP_RUNNING, ev->ts, b);
     c->tid = tid;
     c->runs++;
     break;
@@ -354,29 +354,29 @@ static int on_event(struct ct_model *m, const struct ct_line *l) {
     b->wakes++;
     c->wakes++;
     uint32_t from = 0;
-    if (l->from) {
-      struct ct_mcoro *w = coro(m, l->from, 1);
+    if (ev->from) {
+      struct ct_mcoro *w = coro(m, ev->from, 1);
       if (!w)
         return -ENOMEM;
-      c = coro(m, l->probe_id, 0); /* the table may have moved */
+      c = coro(m, ev->probe_id, 0); /* the table may have moved */
       from = (uint32_t)(w - m->coros) + 1;
     }
     if (m->nwakes < m->span_budget / 4 || (c->keep && m->nwakes < m->span_cap / 4)) {
       if (grow((void **)&m->wakes, m->nwakes, &m->capwakes, sizeof *m->wakes))
         return -ENOMEM;
-      m->wakes[m->nwakes++] = (struct ct_wake){l->ts, from, (uint32_t)(c - m->coros),
-                                               CT_HAS(l, CT_K_TID) ? (uint32_t)l->tid : 0};
+      m->wakes[m->nwakes++] = (struct ct_wake){ev->ts, from, (uint32_t)(c - m->coros),
+                                               ev->has_tid ? (uint32_t)ev->tid : 0};
     } else {
       m->wakes_dropped++;
     }
     if (c->state == CT_SP_SUSPENDED) {
-      rc = move(m, c, CT_SP_RUNNABLE, l->ts, b);
+      rc = move(m, c, CT_SP_RUNNABLE, ev->ts, b);
       c->waker = from;
     }
     break;
   }
   case CT_EV_DESTROY:
-    rc = move(m, c, 0xff, l->ts, b);
+    rc = move(m, c, 0xff, ev->ts, b);
     c->destroyed = 1;
     c->alive = 0;
     b->d[CT_CT_LIVE]--;
@@ -480,7 +480,7 @@ int ct_model_line(struct ct_model *m, enum ct_line_err err, const struct ct_line
   struct ct_mcoro *c;
   switch (l->type) {
   case CT_LINE_EVENT:
-    return on_event(m, l);
+    return on_event(m, &l->e);
   case CT_LINE_META:
     if (CT_HAS(l, CT_K_TARGET_PID))
       m->target_pid = l->target_pid;

@@ -7,16 +7,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/defaults.h"
 #include "html/buf.h"
 
 /* Spans kept for coroutines no finding names; the hard cap is 1.4 times
  * that (docs/DASHBOARD.md "Scale"). */
 #define CT_DASH_SPAN_BUDGET 1000000u
-/* Left suspended this long by a running program: stuck (as the report's). */
-#define CT_DASH_STUCK_NS 1000000000ull
-
-/* The report's blocker threshold (a run this long holds its thread). */
-#define CT_DASH_BLOCKER_NS 100000000ull
+/* The stuck and blocker thresholds: analysis/defaults.h, the report's. */
 
 struct ct_dash_stats {
   uint64_t bytes, lines, events, spans, spans_dropped, blob_bytes;
@@ -35,9 +32,8 @@ struct ct_dash_stats {
  * (the cap grows with it). run: the run to show, 1-based, 0 = the last (a
  * trace of `corotracer run --append` holds several; runs are never merged).
  * Returns 0, -ENOMEM, -errno of a read, -ENOENT when there is no such run
- * (st->runs says how many there are), or -EINVAL when the file is not a
- * trace (st tells which). */
-struct ct_state;
+ * (stats->runs says how many there are), or -EINVAL when the file is not a
+ * trace (stats tells which). */
 struct ct_report;
 struct ct_model;
 /* The report's findings JSON of r into *json (malloc'd, the caller frees). */
@@ -45,9 +41,6 @@ int ct_dash_findings_json(const struct ct_report *r, char **json, size_t *len);
 /* Marks every coroutine a finding of r names (starvation: with its thread's holders) as kept
  * in full in m. */
 int ct_dash_keep_findings(struct ct_model *m, const struct ct_report *r);
-/* The report's analysis alone of the trace on fd (from where it is) into a
- * fresh *out (the caller frees it), of its last run; *bytes: bytes read. 0 or -errno. */
-int ct_dash_analyze(int fd, struct ct_state **out, uint64_t *bytes);
 
 struct ct_zdrain;
 int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int live,
