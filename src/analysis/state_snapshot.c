@@ -62,6 +62,7 @@ static void event_line(const struct ct_line *l, enum ct_ev_kind k, uint64_t ts, 
   } else if (k == CT_EV_WAKE) {
     TAKE(o, l, CT_K_FROM, from);
   }
+  ct_line_event(o); /* its meaning, as the parsers give every event line */
 }
 
 /* Feeds o through ct_state_line as a line of the snapshot: not a line of
