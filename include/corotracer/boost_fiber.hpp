@@ -169,6 +169,8 @@ public:
   // back to the main fiber without awakened() or pick_next(): record that
   // wake and resume, then the main fiber's end.
   ~traced() override {
+    if (enabled_)
+      flush();
     if (main_data_.parked) {
       corotracer_wake(main_data_.co, nullptr);
       corotracer_resume(main_data_.co);
@@ -177,16 +179,19 @@ public:
     corotracer_destroy(main_data_.co);
   }
 
+  // The hooks scan for the user's line from their own frame (their callers'
+  // frames are Boost's, then the user's): the adapter's frames below are
+  // never the user's, so they are not scanned.
   void awakened(boost::fibers::context *ctx) noexcept override {
     if (enabled_)
-      note_wake(ctx);
+      note_wake(ctx, __builtin_frame_address(0));
     Algo::awakened(ctx);
   }
 
   boost::fibers::context *pick_next() noexcept override {
     boost::fibers::context *next = Algo::pick_next();
     if (enabled_)
-      note_switch(next);
+      note_switch(next, __builtin_frame_address(0));
     return next;
   }
 
@@ -197,30 +202,38 @@ private:
   static constexpr bool kProps =
       !std::is_base_of_v<boost::fibers::algo::algorithm_with_properties_base, Algo>;
 
-  // The user's line on the stack of the running fiber cur.
-  [[gnu::noinline]] const void *site_of(context *cur) const noexcept {
+  // The user's line on the stack of the running fiber cur, from the frame at
+  // `from` (a hook's, on cur's stack) outwards.
+  const void *site_of(context *cur, const void *from) const noexcept {
     const void *end = cur == main_ ? stack_end_ : cur; // a worker's context sits atop its stack
-    return corotracer::user_site::find(__builtin_frame_address(0), end);
+    return corotracer::user_site::find(from, end);
   }
 
   // ctx's data; a worker first seen is created (site: where the running
-  // fiber is). None for the dispatcher, nor for a fiber that terminated (its
-  // data went with its fiber-specific storage).
-  detail::FiberData *data(context *ctx) noexcept {
+  // fiber is, scanned from `from`, a hook's frame). None for the dispatcher,
+  // nor for a fiber that terminated (its data went with its fiber-specific
+  // storage, or, as its properties, has no handle left).
+  detail::FiberData *data(context *ctx, const void *from) noexcept {
     if (ctx == main_)
       return &main_data_;
-    if (!ctx || !ctx->is_context(type::worker_context) || ctx == detail::terminating)
+    if (!ctx)
       return nullptr;
-    detail::FiberData *d;
-    if constexpr (kProps)
-      d = static_cast<detail::FiberData *>(ctx->get_properties());
-    else
+    if constexpr (kProps) { // only ours: Boost sets none under such an algorithm
+      if (auto *d = static_cast<detail::FiberData *>(ctx->get_properties()))
+        return d;
+    }
+    if (!ctx->is_context(type::worker_context) || ctx == detail::terminating)
+      return nullptr;
+    detail::FiberData *d = nullptr;
+    if constexpr (!kProps) {
       d = static_cast<detail::FiberData *>(ctx->get_fss_data(detail::fss_key()));
-    if (d)
-      return d;
+      if (d)
+        return d;
+    }
     context *cur = running_;
-    const void *site =
-        cur && (cur == main_ || cur->is_context(type::worker_context)) ? site_of(cur) : nullptr;
+    const void *site = cur && (cur == main_ || cur->is_context(type::worker_context))
+                           ? site_of(cur, from)
+                           : nullptr;
     d = new detail::FiberData(ctx);
     if constexpr (kProps) {
       ctx->set_properties(d);
@@ -250,9 +263,18 @@ private:
 #endif
   }
 
-  void note_wake(context *ctx) noexcept {
+  void note_wake(context *ctx, const void *from) noexcept {
     check_running();
-    detail::FiberData *d = data(ctx);
+    if (pending_.from) {
+      // The dispatcher puts back the fiber that yielded to it: that wake is
+      // in the pending switch (and the switch waits for the next fiber).
+      if (pending_.from->yielded && pending_.from == data(ctx, from)) {
+        pending_.from->yielded = false;
+        return;
+      }
+      flush(); // the dispatcher wakes another: the switch out comes first
+    }
+    detail::FiberData *d = data(ctx, from);
     if (!d)
       return;
     if (d->yielded) { // recorded with its switch
@@ -261,10 +283,35 @@ private:
     }
     context *cur = running_;
     bool user = cur && (cur == main_ || cur->is_context(type::worker_context));
-    corotracer_wake(d->co, user ? site_of(cur) : nullptr);
+    corotracer_wake(d->co, user ? site_of(cur, from) : nullptr);
   }
 
-  void note_switch(context *next) noexcept {
+  // A fiber's switch out to the dispatcher (Boost's round_robin keeps the
+  // dispatcher in the ready queue, so every other switch is one), not yet
+  // recorded: the dispatcher's own pick_next() writes it with the resume of
+  // the fiber it picks, one stamp and one publish instead of two (a tenth of
+  // the traced cv handoff). The suspend is thus stamped after the
+  // dispatcher's loop (release, remote and sleep queues: ~50 ns); anything
+  // else first records it on its own: a wake (note_wake), the dispatcher
+  // finding nothing to run (it goes to sleep), the teardown (~traced).
+  struct Pending {
+    detail::FiberData *from = nullptr; // nullptr: nothing pending
+    const void *site = nullptr;
+    corotracer_wait wait = COROTRACER_WAIT_NONE;
+    std::uint64_t obj = 0;
+    unsigned flags = 0;
+  };
+
+  // Record the pending switch out, if any, on its own.
+  void flush() noexcept {
+    if (!pending_.from)
+      return;
+    const Pending p = pending_;
+    pending_.from = nullptr;
+    corotracer_switch(p.from->co, p.site, p.wait, p.obj, p.flags, nullptr);
+  }
+
+  void note_switch(context *next, const void *fa) noexcept {
     check_running();
     context *cur = running_;
     // The fiber that called pick_next() hands the thread to next, or to the
@@ -272,33 +319,47 @@ private:
     running_ = next;
     if (cur == detail::terminating) // its exit is recorded: only the resume of next
       cur = detail::terminating = nullptr;
-    detail::FiberData *from = cur && cur != next ? data(cur) : nullptr;
-    detail::FiberData *to = cur != next ? data(next) : nullptr;
-    const void *site = nullptr;
-    corotracer_wait wait = COROTRACER_WAIT_NONE;
-    std::uint64_t obj = 0;
-    unsigned flags = 0;
+    detail::FiberData *from = cur && cur != next ? data(cur, fa) : nullptr;
+    detail::FiberData *to = cur != next ? data(next, fa) : nullptr;
+    if (pending_.from && !from) {
+      // The dispatcher picks (it has no data): the switch out that ended in
+      // it, and the resume of next (none: it found nothing to run), as one.
+      const Pending p = pending_;
+      pending_.from = nullptr;
+      if (to)
+        to->parked = false;
+      corotracer_switch(p.from->co, p.site, p.wait, p.obj, p.flags, to ? to->co : nullptr);
+      return;
+    }
+    flush(); // none is pending when a fiber picks: only the dispatcher runs after one
+    Pending p;
     if (from) {
-      site = site_of(cur);
+      p.from = from;
+      p.site = site_of(cur, fa);
       if (cur->wait_hook_.is_linked()) { // wait_is_linked(), inline
         // wait_link() has just pushed it at the back of a circular list: its
         // next node is the list's header, the wait queue inside the primitive.
         using traits = boost::intrusive::list_node_traits<void *>;
-        obj = reinterpret_cast<std::uintptr_t>(traits::get_next(cur->wait_hook_.this_ptr()));
-        wait = COROTRACER_WAIT_PTR;
-        if (std::uint64_t id = detail::join_lookup(obj)) { // a join: waits for that fiber
-          obj = id;
-          wait = COROTRACER_WAIT_COROUTINE;
+        p.obj = reinterpret_cast<std::uintptr_t>(traits::get_next(cur->wait_hook_.this_ptr()));
+        p.wait = COROTRACER_WAIT_PTR;
+        if (std::uint64_t id = detail::join_lookup(p.obj)) { // a join: waits for that fiber
+          p.obj = id;
+          p.wait = COROTRACER_WAIT_COROUTINE;
         }
       } else if (!cur->sleep_is_linked()) { // neither waiting nor sleeping: a yield
-        flags = COROTRACER_SWITCH_RUNNABLE;
+        p.flags = COROTRACER_SWITCH_RUNNABLE;
         from->yielded = true;
       }
       from->parked = true;
+      if (!to && next != cur) { // to the dispatcher: recorded when it picks
+        pending_ = p;
+        return;
+      }
     }
     if (to)
       to->parked = false;
-    corotracer_switch(from ? from->co : nullptr, site, wait, obj, flags, to ? to->co : nullptr);
+    corotracer_switch(from ? from->co : nullptr, p.site, p.wait, p.obj, p.flags,
+                      to ? to->co : nullptr);
   }
 
   bool enabled_ = false;
@@ -311,6 +372,7 @@ private:
   context *running_ = nullptr;
   const void *stack_end_ = nullptr;
   detail::FiberData main_data_{nullptr};
+  Pending pending_;
 };
 
 // Make this thread's Boost.Fiber scheduler use traced<Algo>(args...), or,

@@ -126,7 +126,8 @@ inline void read_symtab(const unsigned char *f, std::size_t size, ExeMap &m) {
   std::sort(m.runtime.begin(), m.runtime.end());
 }
 
-inline ExeMap *load() {
+// Out of line: the scans that call exe() keep a small frame.
+[[gnu::noinline]] inline ExeMap *load() {
   auto *m = new ExeMap;
   dl_iterate_phdr(first_module, m);
   int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
@@ -178,24 +179,24 @@ inline const ExeMap::Range *runtime_at(const ExeMap &m, std::uintptr_t pc) noexc
   return it != m.runtime.begin() && pc < std::prev(it)->end ? &*std::prev(it) : nullptr;
 }
 
-// Code address ra (in the executable) ends the scan: it follows a call and
-// is the user's, or a runtime entry's (the user's code may be inlined there;
-// beyond is the event loop). Decided once per address: the last verdicts sit
-// in a two-way table (256 pairs, a pair in half a cache line, the newest
-// first), each entry (ra << 1 | verdict) in one word, so threads racing on
-// an entry read a whole entry or a miss. Two ways: a direct-mapped table
-// whose slot two hot addresses shared (one code layout in a few) made every
-// scan of theirs a binary search of the symbol table (bench-fiber: 9% of
-// the traced handoff in find()).
-inline bool stops_scan(const ExeMap &m, std::uintptr_t ra) noexcept {
-  static std::atomic<std::uintptr_t> seen[512];
-  std::size_t i = (std::size_t)((ra * 0x9e3779b97f4a7c15ull) >> 56) * 2;
-  std::uintptr_t v0 = seen[i].load(std::memory_order_relaxed);
-  if (v0 >> 1 == ra)
-    return v0 & 1;
-  std::uintptr_t v1 = seen[i + 1].load(std::memory_order_relaxed);
-  if (v1 >> 1 == ra)
-    return v1 & 1;
+// The last verdicts on code addresses (does ra end the scan?): a two-way
+// table (256 pairs, a pair in half a cache line, the newest first), each
+// entry (ra << 1 | verdict) in one word, so threads racing on an entry read a
+// whole entry or a miss. Two ways: a direct-mapped table whose slot two hot
+// addresses shared (one code layout in a few) made every scan of theirs a
+// binary search of the symbol table (bench-fiber: 9% of the traced handoff in
+// find()).
+inline std::atomic<std::uintptr_t> seen[512];
+
+inline std::size_t seen_pair(std::uintptr_t ra) noexcept {
+  return (std::size_t)((ra * 0x9e3779b97f4a7c15ull) >> 56) * 2;
+}
+
+// stops_scan's miss: decide ra from its code and the symbol table, and keep
+// the verdict in pair i (whose first entry was v0), the older one second.
+// Out of line, so the scan's loop stays a few instructions.
+[[gnu::noinline]] inline bool decide(const ExeMap &m, std::uintptr_t ra, std::size_t i,
+                                     std::uintptr_t v0) noexcept {
   bool stop = false;
   if (after_call(ra, m.lo)) {
     const ExeMap::Range *r = runtime_at(m, ra - 1);
@@ -205,6 +206,22 @@ inline bool stops_scan(const ExeMap &m, std::uintptr_t ra) noexcept {
     seen[i + 1].store(v0, std::memory_order_relaxed);
   seen[i].store(ra << 1 | stop, std::memory_order_relaxed);
   return stop;
+}
+
+// Code address ra (in the executable) ends the scan: it follows a call and
+// is the user's, or a runtime entry's (the user's code may be inlined there;
+// beyond is the event loop). Decided once per address (decide), then a look
+// in `seen`, inline in the scan (three words of the executable per scan of a
+// Boost.Fiber hook: a call each was a tenth of the adapter's cost).
+[[gnu::always_inline]] inline bool stops_scan(const ExeMap &m, std::uintptr_t ra) noexcept {
+  std::size_t i = seen_pair(ra);
+  std::uintptr_t v0 = seen[i].load(std::memory_order_relaxed);
+  if (v0 >> 1 == ra)
+    return v0 & 1;
+  std::uintptr_t v1 = seen[i + 1].load(std::memory_order_relaxed);
+  if (v1 >> 1 == ra)
+    return v1 & 1;
+  return decide(m, ra, i, v0);
 }
 
 } // namespace detail
