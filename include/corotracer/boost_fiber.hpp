@@ -212,8 +212,9 @@ private:
   // ctx's data; a worker first seen is created (site: where the running
   // fiber is, scanned from `from`, a hook's frame). None for the dispatcher,
   // nor for a fiber that terminated (its data went with its fiber-specific
-  // storage, or, as its properties, has no handle left).
-  detail::FiberData *data(context *ctx, const void *from) noexcept {
+  // storage, or, as its properties, has no handle left). Inline up to the
+  // properties (five calls a handoff).
+  [[gnu::always_inline]] detail::FiberData *data(context *ctx, const void *from) noexcept {
     if (ctx == main_)
       return &main_data_;
     if (!ctx)
@@ -222,7 +223,13 @@ private:
       if (auto *d = static_cast<detail::FiberData *>(ctx->get_properties()))
         return d;
     }
-    if (!ctx->is_context(type::worker_context) || ctx == detail::terminating)
+    return ctx->is_context(type::worker_context) ? data_slow(ctx, from) : nullptr;
+  }
+
+  // data() for a worker without properties: its fiber-specific storage, else
+  // created.
+  [[gnu::noinline]] detail::FiberData *data_slow(context *ctx, const void *from) noexcept {
+    if (ctx == detail::terminating)
       return nullptr;
     detail::FiberData *d = nullptr;
     if constexpr (!kProps) {
