@@ -1,16 +1,21 @@
 // bench-fiber.cpp - ns per Boost.Fiber condition-variable handoff: plain round_robin, the
 // adapter installed but untraced, traced under the engine.
 //
-//   bench-fiber [-n HANDOFFS] [-r ROUNDS] [COROTRACER]
+//   bench-fiber [-n HANDOFFS] [-r ROUNDS] [--lossless] [COROTRACER]
 //
 // Two fibers pass a token back and forth through one mutex and condition
 // variable (each handoff: notify, wait, switch). Each round measures plain
 // round_robin and corotracer::fiber::install<round_robin>() untraced, each
 // on a fresh thread; then runs itself under `COROTRACER run` (default:
-// ../bin/corotracer next to this program) for install<round_robin>() traced.
+// ../bin/corotracer next to this program; --lossless: run --lossless) for
+// install<round_robin>() traced.
 // Prints the median ns per handoff and the ratios to plain: wall time, and
 // the thread's CPU time (what the adapter and the probe cost the program,
-// apart from the engine's threads and other load taking the cores).
+// apart from the engine's threads and other load taking the cores); then
+// the CPU the engine took per handoff (the traced run's processes less the
+// program's thread and less a traced run of one handoff, the start and end
+// of both processes: on two cores that is what a third busy process makes
+// the program wait for) and the load average before and after.
 #include <boost/fiber/all.hpp>
 #include <corotracer/boost_fiber.hpp>
 
@@ -23,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include <sys/resource.h>
 #include <time.h>
 
 namespace {
@@ -74,6 +80,14 @@ Cost measure(bool adapter, long n) {
   return r;
 }
 
+// CPU time of the waited-for children so far, ns.
+double children_cpu_ns() {
+  struct rusage ru;
+  getrusage(RUSAGE_CHILDREN, &ru);
+  return ((double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec) * 1e9 +
+         ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e3;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -85,11 +99,14 @@ int main(int argc, char **argv) {
   long n = 200000;
   int rounds = 5;
   const char *tracer = nullptr;
+  const char *mode = "";
   for (int i = 1; i < argc; i++) {
     if (std::strcmp(argv[i], "-n") == 0 && i + 1 < argc)
       n = std::atol(argv[++i]);
     else if (std::strcmp(argv[i], "-r") == 0 && i + 1 < argc)
       rounds = std::atoi(argv[++i]);
+    else if (std::strcmp(argv[i], "--lossless") == 0)
+      mode = " --lossless";
     else if (std::strcmp(argv[i], "--child") == 0) { // under the engine: traced only
       Cost c = measure(true, n);
       std::printf("%.1f %.1f\n", c.wall, c.cpu);
@@ -98,26 +115,41 @@ int main(int argc, char **argv) {
       tracer = argv[i];
   }
   std::string self = argv[0], dflt = self.substr(0, self.rfind('/') + 1) + "../bin/corotracer";
-  std::string cmd = std::string(tracer ? tracer : dflt.c_str()) + " run --quiet -o /dev/null -- " +
-                    self + " -n " + std::to_string(n) + " --child";
+  std::string run = std::string(tracer ? tracer : dflt.c_str()) + " run" + mode +
+                    " --quiet -o /dev/null -- " + self + " -n ";
+  std::string cmd = run + std::to_string(n) + " --child", cmd1 = run + "1 --child";
   std::vector<double> plain[2], untraced[2], traced[2]; // [0] wall, [1] CPU
+  std::vector<double> engine;
+  double load0[3] = {0, 0, 0}, load1[3] = {0, 0, 0};
+  getloadavg(load0, 3);
   for (int r = 0; r < rounds; r++) {
     Cost c = measure(false, n);
     plain[0].push_back(c.wall), plain[1].push_back(c.cpu);
     c = measure(true, n);
     untraced[0].push_back(c.wall), untraced[1].push_back(c.cpu);
-    FILE *p = popen(cmd.c_str(), "r");
-    if (!p || std::fscanf(p, "%lf %lf", &c.wall, &c.cpu) != 2 || pclose(p) != 0) {
-      std::fprintf(stderr, "bench-fiber: %s failed\n", cmd.c_str());
-      return 1;
+    double e0 = children_cpu_ns(), e1 = 0, e2 = 0;
+    Cost one{};
+    for (const std::string *line : {&cmd1, &cmd}) {
+      FILE *p = popen(line->c_str(), "r");
+      Cost &got = line == &cmd ? c : one;
+      if (!p || std::fscanf(p, "%lf %lf", &got.wall, &got.cpu) != 2 || pclose(p) != 0) {
+        std::fprintf(stderr, "bench-fiber: %s failed\n", line->c_str());
+        return 1;
+      }
+      (line == &cmd ? e2 : e1) = children_cpu_ns();
     }
     traced[0].push_back(c.wall), traced[1].push_back(c.cpu);
+    engine.push_back(((e2 - e1) - (e1 - e0)) / (double)(n - 1) - c.cpu);
   }
+  getloadavg(load1, 3);
   for (int k = 0; k < 2; k++) {
     double pl = median(plain[k]), un = median(untraced[k]), tr = median(traced[k]);
     std::printf("ns per handoff, %s (median of %d rounds of %ld): plain %.1f, installed untraced "
                 "%.1f (%.2fx), traced %.1f (%.2fx)\n",
                 k ? "thread CPU" : "wall", rounds, n, pl, un, un / pl, tr, tr / pl);
   }
+  std::printf("traced%s: the engine's CPU %.1f ns per handoff; load average %.2f before, %.2f "
+              "after\n",
+              mode, median(engine), load0[0], load1[0]);
   return 0;
 }
