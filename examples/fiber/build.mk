@@ -1,16 +1,18 @@
 # examples/fiber/build.mk - the Boost.Fiber adapter (include/corotracer/boost_fiber.hpp):
 # its example, its test and its benchmark (bench/bench-fiber.cpp). Built only when Boost.Fiber's headers are installed.
 ifneq ($(wildcard /usr/include/boost/fiber/all.hpp),)
-PROGS += $(O)/examples/fiber-workers $(O)/bench/bench-fiber
+PROGS += $(O)/examples/fiber-workers $(O)/examples/fiber-switches $(O)/bench/bench-fiber
 $(O)/examples/fiber-workers: $(O)/obj/examples/fiber/workers.o $(LIBA)
 	$(call link,$(CXX),-lboost_fiber -lboost_context)
-# The example checks the adapter's own idea of the running fiber against Boost's.
-$(O)/obj/examples/fiber/workers.o: CXXFLAGS_ALL += -DCOROTRACER_FIBER_CHECK
+$(O)/examples/fiber-switches: $(O)/obj/examples/fiber/switches.o $(LIBA)
+	$(call link,$(CXX),-lboost_fiber -lboost_context)
+# The examples check the adapter's own idea of the running fiber against Boost's.
+$(O)/obj/examples/fiber/workers.o $(O)/obj/examples/fiber/switches.o: CXXFLAGS_ALL += -DCOROTRACER_FIBER_CHECK
 $(O)/bench/bench-fiber: $(O)/obj/bench/bench-fiber.o $(LIBA)
 	$(call link,$(CXX),-lboost_fiber -lboost_context)
 
 # Boost.Fiber switches stacks behind the sanitizers' back: plain build only.
-TESTS_NOSAN += tests/test-fiber-workers.sh
+TESTS_NOSAN += tests/test-fiber-workers.sh tests/test-fiber-switches.sh
 endif
 
 # The adapters' headers (include/corotracer/, both adapters') install beside the SDK's.
