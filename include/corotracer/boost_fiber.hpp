@@ -204,9 +204,9 @@ private:
 
   // The user's line on the stack of the running fiber cur, from the frame at
   // `from` (a hook's, on cur's stack) outwards.
-  const void *site_of(context *cur, const void *from) const noexcept {
+  const void *site_of(context *cur, const void *from) noexcept {
     const void *end = cur == main_ ? stack_end_ : cur; // a worker's context sits atop its stack
-    return corotracer::user_site::find(from, end);
+    return sites_.find(from, end);
   }
 
   // ctx's data; a worker first seen is created (site: where the running
@@ -380,6 +380,8 @@ private:
   const void *stack_end_ = nullptr;
   detail::FiberData main_data_{nullptr};
   Pending pending_;
+  // The hooks' past scans (fibers blocking at one line block the same way).
+  corotracer::user_site::Memo<16> sites_;
 };
 
 // Make this thread's Boost.Fiber scheduler use traced<Algo>(args...), or,
