@@ -10,7 +10,7 @@
 PROG="$CT_BUILD/examples/fiber-switches"
 [ -x "$PROG" ] || skip "Boost.Fiber not installed (libboost-fiber-dev)"
 SRC="$(dirname "$0")/../examples/fiber/switches.cpp"
-lineof() { grep -n "// the $1" "$SRC" | cut -d: -f1; }
+lineof() { grep -n "// the $1\$" "$SRC" | cut -d: -f1; }
 
 "$COROTRACER" run --quiet --lossless -o "$T/t.jsonl" -- "$PROG" > "$T/out" 2>&1 ||
   fail "fiber-switches: $(cat "$T/out")"
@@ -19,7 +19,9 @@ tr -d '\n' < "$T/findings.json" | grep -q '"kind":' && fail "findings:
 $(grep -A6 '^### ' "$T/report.md")"
 # row LINE: the report's suspension-site row of switches.cpp:LINE
 row() { grep "^| \`[^\`]* (switches.cpp:$1)\` |" "$T/report.md"; }
-row "$(lineof yields)" | grep -q '^| [^|]* | 200 |' ||
+# (the yield row by its function: with clang the line may be the inlined
+# this_fiber::yield()'s, operations.hpp)
+grep '^| `[^`]*yielder ([^`]*)` |' "$T/report.md" | grep -q '^| [^|]* | 200 |' ||
   fail "want 200 suspensions at the yield line; sites:
 $(grep '^| ' "$T/report.md")"
 for what in sleep "remote wake"; do
