@@ -250,8 +250,8 @@ inline constexpr std::size_t kMaxWords = 1024;
 
 namespace detail {
 // find()'s scan: the stack word holding its answer, or nullptr.
-__attribute__((no_sanitize_address)) inline const std::uintptr_t *find_word(const void *from,
-                                                                           const void *to) noexcept {
+__attribute__((no_sanitize_address)) inline const std::uintptr_t *
+find_word(const void *from, const void *to) noexcept {
   const ExeMap &m = exe();
   auto *p = reinterpret_cast<const std::uintptr_t *>(
       (reinterpret_cast<std::uintptr_t>(from) + sizeof(std::uintptr_t) - 1) &
@@ -297,7 +297,8 @@ public:
                                                         const void *to) noexcept {
     auto *f = static_cast<const std::uintptr_t *>(frame);
     std::uintptr_t ret = f[1];
-    std::uintptr_t depth = reinterpret_cast<std::uintptr_t>(to) - reinterpret_cast<std::uintptr_t>(f);
+    std::uintptr_t depth =
+        reinterpret_cast<std::uintptr_t>(to) - reinterpret_cast<std::uintptr_t>(f);
     Entry &e = memo_[((ret ^ depth) * 0x9e3779b97f4a7c15ull) >> (64 - kBits)];
     if (e.ret == ret && e.depth == depth && e.word < depth / sizeof *f && f[e.word] == e.site)
       return reinterpret_cast<const void *>(e.site);
