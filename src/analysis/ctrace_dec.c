@@ -68,8 +68,8 @@ void ct_ctr_begin(struct ct_ctr_iter *it, const void *chunk) {
   } while (0)
 
 /* A site reference into *addr (the chunk's site table). */
-static const uint8_t *get_site(struct ct_ctr_iter *it, const uint8_t *p, const uint8_t *e,
-                               uint64_t *addr) {
+static inline __attribute__((always_inline)) const uint8_t *
+get_site(struct ct_ctr_iter *it, const uint8_t *p, const uint8_t *e, uint64_t *addr) {
   uint64_t v;
   if (!(p = ctr_get_varint(p, e, &v)))
     return NULL;
