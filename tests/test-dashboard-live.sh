@@ -8,14 +8,12 @@
 # the server into the bug, and the final data once the run ends. Screenshots:
 # $CT_BUILD/test-artifacts/dashboard-live.png, dashboard-live-ended.png.
 set -u
-B=${CT_BUILD:?run me through tests/run.sh}
 CT=${COROTRACER:?}
-SRV=$B/examples/demo/resp_server
-command -v redis-benchmark >/dev/null 2>&1 || { echo "redis-benchmark not installed (sh scripts/install-deps.sh)"; exit 77; }
-command -v ss >/dev/null 2>&1 || { echo "ss not installed (iproute2)"; exit 77; }
+. "$(dirname "$0")/lib/demo.sh"
+demo_need redis-benchmark
+command -v ss >/dev/null 2>&1 || skip "ss not installed (iproute2)"
 . "$(dirname "$0")/lib/browser.sh"
 browser_setup
-. "$(dirname "$0")/lib/demo.sh"
 art=$B/test-artifacts
 mkdir -p "$art"
 

@@ -6,13 +6,11 @@
 # its coroutines, search by fd, an XSS label stays text. The screenshot is
 # kept: $CT_BUILD/test-artifacts/dashboard.png. Also the command's errors.
 set -u
-B=${CT_BUILD:?run me through tests/run.sh}
 CT=${COROTRACER:?}
-SRV=$B/examples/demo/resp_server
-command -v redis-benchmark >/dev/null 2>&1 || { echo "redis-benchmark not installed (sh scripts/install-deps.sh)"; exit 77; }
+. "$(dirname "$0")/lib/demo.sh"
+demo_need redis-benchmark
 . "$(dirname "$0")/lib/browser.sh"
 browser_setup
-. "$(dirname "$0")/lib/demo.sh"
 art=$B/test-artifacts
 mkdir -p "$art"
 

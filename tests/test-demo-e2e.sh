@@ -6,15 +6,9 @@
 # own log of fds closed without a wake; with the bug off, no lost wakeup, and
 # every coroutine that returned recorded its exit before its destroy.
 set -u
-. "$(dirname "$0")/lib/check.sh"
-B=${CT_BUILD:?run me through tests/run.sh}
 CT=${COROTRACER:?}
-SRV=$B/examples/demo/resp_server
-command -v redis-benchmark >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 ||
-  skip "redis-benchmark/redis-cli not installed (sh scripts/install-deps.sh)"
-[ -x "$SRV" ] && [ -x "$CT" ] || fail "$SRV or $CT not built"
-
 . "$(dirname "$0")/lib/demo.sh"
+demo_need redis-benchmark redis-cli
 
 # cli ARGS...: one redis-cli command, bounded.
 cli() { timeout 10 redis-cli -h 127.0.0.1 -p "$port" "$@"; }

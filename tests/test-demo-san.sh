@@ -4,14 +4,10 @@
 # and UBSan) or TSan report nothing, because no memory is misused. Runs in the
 # sanitizer builds only (SAN=asan, SAN=tsan).
 set -u
-. "$(dirname "$0")/lib/check.sh"
-B=${CT_BUILD:?run me through tests/run.sh}
-SRV=$B/examples/demo/resp_server
-[ -n "${CT_SAN:-}" ] || fail "plain build: this test checks a sanitizer build (Makefile TESTS_SAN)"
-command -v redis-benchmark >/dev/null 2>&1 || skip "redis-benchmark not installed"
-[ -x "$SRV" ] || fail "$SRV not built"
 DEMO_WAIT=200 # sanitized, the server starts and drains slower
 . "$(dirname "$0")/lib/demo.sh"
+[ -n "${CT_SAN:-}" ] || fail "plain build: this test checks a sanitizer build (Makefile TESTS_SAN)"
+demo_need redis-benchmark
 
 start "$tmp/bug" "$SRV" --port 0 --port-file "$tmp/bug/port" --bug
 timeout -k 2 8 redis-benchmark -h 127.0.0.1 -p "$port" -c 50 -n 2000 -k 0 -t ping -q >/dev/null 2>&1

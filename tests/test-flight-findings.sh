@@ -6,14 +6,9 @@
 # log line), and the report of that dump names conn_read at its sch_read
 # line. The fixed server under the same flags and load writes no dump.
 set -u
-. "$(dirname "$0")/lib/check.sh"
-B=${CT_BUILD:?run me through tests/run.sh}
 CT=${COROTRACER:?}
-SRV=$B/examples/demo/resp_server
-command -v redis-benchmark >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 ||
-  skip "redis-benchmark/redis-cli not installed (sh scripts/install-deps.sh)"
-[ -x "$SRV" ] && [ -x "$CT" ] || fail "$SRV or $CT not built"
 . "$(dirname "$0")/lib/demo.sh"
+demo_need redis-benchmark redis-cli
 STUCK_MS=1000
 read_line=$(grep -n 'sch_read(fd' examples/demo/resp_server.c | head -n 1 | cut -d: -f1)
 [ -n "$read_line" ] || fail "cannot find the sch_read call in examples/demo/resp_server.c"

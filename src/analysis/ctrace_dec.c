@@ -68,8 +68,8 @@ void ct_ctr_begin(struct ct_ctr_iter *it, const void *chunk) {
   } while (0)
 
 /* A site reference into *addr (the chunk's site table). */
-static const uint8_t *get_site(struct ct_ctr_iter *it, const uint8_t *p, const uint8_t *e,
-                               uint64_t *addr) {
+static inline __attribute__((always_inline)) const uint8_t *
+get_site(struct ct_ctr_iter *it, const uint8_t *p, const uint8_t *e, uint64_t *addr) {
   uint64_t v;
   if (!(p = ctr_get_varint(p, e, &v)))
     return NULL;
@@ -116,8 +116,12 @@ static int get_coro(struct ct_ctr_iter *it, uint8_t b, struct ct_coro_item *c) {
   return 3;
 }
 
-int ct_ctr_entry(struct ct_ctr_iter *it, struct ct_ev_item *ev, struct ct_coro_item *co,
-                 const char **line, size_t *n) {
+/* ct_ctr_entry, inlined into ct_ctr_next too (read speed: the event stays
+ * in registers on its way to the line). */
+static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
+                                                       struct ct_ev_item *ev,
+                                                       struct ct_coro_item *co, const char **line,
+                                                       size_t *n) {
   const uint8_t *p = it->p, *e = it->e;
   if (it->left == 0)
     return p == e ? 0 : -1; /* bytes the count does not cover */
@@ -205,14 +209,83 @@ int ct_ctr_entry(struct ct_ctr_iter *it, struct ct_ev_item *ev, struct ct_coro_i
   return 1;
 }
 
+int ct_ctr_entry(struct ct_ctr_iter *it, struct ct_ev_item *ev, struct ct_coro_item *co,
+                 const char **line, size_t *n) {
+  return entry(it, ev, co, line, n);
+}
+
+/* ct_line_from_event, inlined into ct_ctr_next too. */
+static inline enum ct_line_err line_from_event(const struct ct_ev_item *e, struct ct_line *out) {
+  /* Every field an event line can set, set (read speed: no memset of the
+   * record fields, which only record lines fill and only their readers read),
+   * as records.c writes the line: kind and site for a known kind (no site on
+   * a resume), the wait object of a suspend, from of a wake, parent of a
+   * create. */
+  unsigned k = e->kind;
+  int known = k >= CT_EV_CREATE && k <= CT_EV_DESTROY, sited = known && k != CT_EV_RESUME;
+  unsigned wait = k == CT_EV_SUSPEND && e->wait > CTP_WAIT_NONE && e->wait < CTP_WAIT_MAX_
+                      ? e->wait
+                      : CTP_WAIT_NONE;
+  int has_obj = wait != CTP_WAIT_NONE && wait != CTP_WAIT_EXIT;
+  /* -2^63 has no positive twin: the JSONL reader takes "-9223372036854775808" as 0. */
+  uint64_t obj = !has_obj || (wait == CTP_WAIT_FD && e->obj == 1ull << 63) ? 0 : e->obj;
+  out->type = CT_LINE_EVENT;
+  out->probe_id = e->probe_id;
+  out->tid = e->tid;
+  out->addr = e->addr;
+  out->seq = e->seq;
+  out->is_active = e->active != 0;
+  out->ts = e->ts;
+  out->ev = e->ev;
+  out->kind = known ? (enum ct_ev_kind)k : CT_EV_V1;
+  out->site = sited ? e->addr : 0;
+  out->wait = (int)wait;
+  out->obj = obj;
+  out->obj_is_str = wait == CTP_WAIT_PTR;
+  out->from = k == CT_EV_WAKE ? e->obj : 0;
+  out->parent = k == CT_EV_CREATE ? e->obj : 0;
+  out->have = 1ull << CT_K_PROBE_ID | 1ull << CT_K_TID | 1ull << CT_K_ADDR | 1ull << CT_K_SEQ |
+              1ull << CT_K_IS_ACTIVE | 1ull << CT_K_TS | 1ull << CT_K_EV |
+              (uint64_t)known << CT_K_KIND | (uint64_t)sited << CT_K_SITE |
+              (uint64_t)(wait != CTP_WAIT_NONE) << CT_K_WAIT | (uint64_t)has_obj << CT_K_OBJ |
+              (uint64_t)(k == CT_EV_WAKE) << CT_K_FROM |
+              (uint64_t)(k == CT_EV_CREATE) << CT_K_PARENT;
+  /* check_event's verdict, its keys all there. */
+  if (e->probe_id == 0 || e->ts == 0 || e->ts >= (1ull << 62) || e->tid == 0 || e->tid > UINT32_MAX)
+    return CT_LINE_TORN;
+  /* What ct_line_event would make of this line, filled directly from what
+   * the line was made of (read speed; tests/test-read-event.c checks the two
+   * agree on every kind of record): a site is always addr (the site key is
+   * addr when there is one), the kind is a v1 record's from active, tid and
+   * ev are always named. */
+  struct ct_event *v = &out->e;
+  v->line = 0;
+  v->site = e->addr;
+  v->obj = obj;
+  v->kind = (uint8_t)(known ? k : e->active ? CT_EV_RESUME : CT_EV_SUSPEND);
+  v->v1 = (uint8_t)!known;
+  v->wait = (uint8_t)wait;
+  v->is_active = e->active != 0;
+  v->obj_is_str = wait == CTP_WAIT_PTR;
+  v->has_tid = v->has_ev = 1;
+  v->has_site = sited || e->addr != 0;
+  v->has_from = k == CT_EV_WAKE;
+  v->has_parent = k == CT_EV_CREATE;
+  return CT_LINE_OK;
+}
+
+enum ct_line_err ct_line_from_event(const struct ct_ev_item *e, struct ct_line *out) {
+  return line_from_event(e, out);
+}
+
 int ct_ctr_next(struct ct_ctr_iter *it, struct ct_line *l, enum ct_line_err *err, char *label) {
-  struct ct_ev_item ev;
+  struct ct_ev_item ev = {0}; /* (set by entry when it returns 1; the compiler cannot tell) */
   struct ct_coro_item co;
-  const char *s;
-  size_t n;
-  int k = ct_ctr_entry(it, &ev, &co, &s, &n);
+  const char *s = NULL;
+  size_t n = 0;
+  int k = entry(it, &ev, &co, &s, &n);
   if (k == 1)
-    *err = ct_line_from_event(&ev, l);
+    *err = line_from_event(&ev, l);
   else if (k == 2)
     *err = ct_parse_line(s, n, l);
   else if (k == 3)

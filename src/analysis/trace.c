@@ -421,18 +421,14 @@ static const char *parse_value(const char *p, const char *e, struct key k, struc
   return skip_value(p, e, depth + 1);
 }
 
-#define NEED(l, ...) need_all((l)->have, (int[]){__VA_ARGS__, -1})
-static int need_all(uint64_t have, const int *ids) {
-  for (; *ids >= 0; ids++)
-    if (!((have >> *ids) & 1))
-      return 0;
-  return 1;
-}
+/* A key's have bit; NEED: 1 when line l has every key of bits (K(a) | K(b)...). */
+#define K(k) (1ull << (k))
+#define NEED(l, bits) (((l)->have & (bits)) == (bits))
 
 /* An event line's checks, after its keys are parsed (type not set). */
 static enum ct_line_err check_event(struct ct_line *out) {
   out->type = CT_LINE_EVENT;
-  if (!NEED(out, CT_K_PROBE_ID, CT_K_TS) ||
+  if (!NEED(out, K(CT_K_PROBE_ID) | K(CT_K_TS)) ||
       !(CT_HAS(out, CT_K_IS_ACTIVE) || CT_HAS(out, CT_K_KIND)))
     return CT_LINE_SHAPE;
   /* A slot copied while it was being rewritten: zeros and stray bits. Thread
@@ -448,60 +444,10 @@ static enum ct_line_err check_event(struct ct_line *out) {
  * coroutine, its state, since when (ts) and its last event index; a wait
  * object only with a wait. */
 static enum ct_line_err check_snapshot(const struct ct_line *out) {
-  if (!NEED(out, CT_K_PROBE_ID, CT_K_STATE, CT_K_TS, CT_K_EV) || out->probe_id == 0 ||
-      out->ts == 0 || out->ts >= (1ull << 62) || (CT_HAS(out, CT_K_OBJ) && !out->wait))
+  if (!NEED(out, K(CT_K_PROBE_ID) | K(CT_K_STATE) | K(CT_K_TS) | K(CT_K_EV)) ||
+      out->probe_id == 0 || out->ts == 0 || out->ts >= (1ull << 62) ||
+      (CT_HAS(out, CT_K_OBJ) && !out->wait))
     return CT_LINE_SHAPE;
-  return CT_LINE_OK;
-}
-
-enum ct_line_err ct_line_from_event(const struct ct_ev_item *e, struct ct_line *out) {
-  /* Every field an event line can set, set (read speed: no memset of the
-   * record fields, which only record lines fill and only their readers read). */
-  uint64_t have = 1ull << CT_K_PROBE_ID | 1ull << CT_K_TID | 1ull << CT_K_ADDR | 1ull << CT_K_SEQ |
-                  1ull << CT_K_IS_ACTIVE | 1ull << CT_K_TS | 1ull << CT_K_EV;
-  out->type = CT_LINE_EVENT;
-  out->probe_id = e->probe_id;
-  out->tid = e->tid;
-  out->addr = e->addr;
-  out->seq = e->seq;
-  out->is_active = e->active != 0;
-  out->ts = e->ts;
-  out->ev = e->ev;
-  out->kind = CT_EV_V1;
-  out->site = out->obj = out->from = out->parent = 0;
-  out->wait = out->obj_is_str = 0;
-  /* As records.c writes the line: kind and site for a known kind (no site
-   * on a resume), the wait object of a suspend, from of a wake, parent of a
-   * create. */
-  if (e->kind >= CT_EV_CREATE && e->kind <= CT_EV_DESTROY) {
-    out->kind = (enum ct_ev_kind)e->kind;
-    have |= 1ull << CT_K_KIND;
-    if (e->kind != CT_EV_RESUME) {
-      out->site = e->addr;
-      have |= 1ull << CT_K_SITE;
-    }
-  }
-  if (e->kind == CT_EV_SUSPEND && e->wait > CTP_WAIT_NONE && e->wait < CTP_WAIT_MAX_) {
-    out->wait = e->wait;
-    have |= 1ull << CT_K_WAIT;
-    if (e->wait != CTP_WAIT_EXIT) {
-      /* -2^63 has no positive twin: the JSONL reader takes "-9223372036854775808" as 0. */
-      out->obj = e->wait == CTP_WAIT_FD && e->obj == 1ull << 63 ? 0 : e->obj;
-      out->obj_is_str = e->wait == CTP_WAIT_PTR;
-      have |= 1ull << CT_K_OBJ;
-    }
-  } else if (e->kind == CT_EV_WAKE) {
-    out->from = e->obj;
-    have |= 1ull << CT_K_FROM;
-  } else if (e->kind == CT_EV_CREATE) {
-    out->parent = e->obj;
-    have |= 1ull << CT_K_PARENT;
-  }
-  out->have = have;
-  /* check_event's verdict, its keys all there. */
-  if (e->probe_id == 0 || e->ts == 0 || e->ts >= (1ull << 62) || e->tid == 0 || e->tid > UINT32_MAX)
-    return CT_LINE_TORN;
-  ct_line_event(out);
   return CT_LINE_OK;
 }
 
@@ -518,13 +464,15 @@ enum ct_line_err ct_parse_line_general(const char *line, size_t len, struct ct_l
   if (CT_HAS(out, CT_K_TYPE)) {
     switch (out->type) {
     case CT_LINE_MODULE:
-      return NEED(out, CT_K_START, CT_K_END, CT_K_OFFSET, CT_K_PATH) ? CT_LINE_OK : CT_LINE_SHAPE;
+      return NEED(out, K(CT_K_START) | K(CT_K_END) | K(CT_K_OFFSET) | K(CT_K_PATH)) ? CT_LINE_OK
+                                                                                    : CT_LINE_SHAPE;
     case CT_LINE_COROUTINE:
     case CT_LINE_STATION_END:
-      return NEED(out, CT_K_PROBE_ID) ? CT_LINE_OK : CT_LINE_SHAPE;
+      return NEED(out, K(CT_K_PROBE_ID)) ? CT_LINE_OK : CT_LINE_SHAPE;
     case CT_LINE_SITE:
-      return NEED(out, CT_K_PID, CT_K_SITE, CT_K_FILE, CT_K_LINE, CT_K_FUNCTION) ? CT_LINE_OK
-                                                                                 : CT_LINE_SHAPE;
+      return NEED(out, K(CT_K_PID) | K(CT_K_SITE) | K(CT_K_FILE) | K(CT_K_LINE) | K(CT_K_FUNCTION))
+                 ? CT_LINE_OK
+                 : CT_LINE_SHAPE;
     case CT_LINE_SNAPSHOT:
       return check_snapshot(out);
     default:

@@ -173,7 +173,10 @@ static inline const char *ct_wait_obj_name(unsigned wait) {
 /* Completes l->e from the keys of event line l (the keys it keeps as they
  * are are its fields already). The one place that decides what an event
  * means: its kind (a v1 line's from is_active), its site (the "site" key,
- * else addr), its wait kind (CTP_WAIT_*, a suspend's only) and wait object. */
+ * else addr), its wait kind (CTP_WAIT_*, a suspend's only) and wait object.
+ * The binary reader fills the same from a record directly (ctrace_dec.c,
+ * read speed); tests/test-read-event.c checks it against this, record kind
+ * by record kind. */
 static inline void ct_line_event(struct ct_line *l) {
   uint64_t have = l->have;
   /* probe_id, tid, ts, addr, seq, ev, from, parent are e's already. */

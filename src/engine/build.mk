@@ -6,11 +6,15 @@ CLI_SRCS += src/engine/run_main.c src/engine/opts.c src/engine/rundir.c src/engi
             src/engine/records.c src/engine/sink.c \
             src/engine/ctrace_enc.c src/engine/flight.c src/engine/flight_snap.c src/engine/flight_watch.c src/engine/sites.c
 
+# The engine's trace writer (records as JSONL lines or binary entries, the
+# flight window), as what links it without the engine does: its benchmark,
+# ctjl, the tests of the binary trace and of the read side.
+CT_WRITER_OBJS := $(patsubst %.c,$(O)/obj/%.o,src/engine/writer.c \
+                  src/engine/sink.c src/engine/records.c src/engine/modules.c src/engine/ctrace_enc.c \
+                  src/engine/flight.c src/engine/flight_snap.c)
+
 # The trace writer's formatting benchmark (links the writer alone).
-$(O)/bench/bench-writer: $(O)/obj/bench/bench-writer.o $(O)/obj/src/engine/writer.o \
-                         $(O)/obj/src/engine/sink.o $(O)/obj/src/engine/records.o \
-                         $(O)/obj/src/engine/modules.o $(O)/obj/src/engine/ctrace_enc.o \
-                         $(O)/obj/src/engine/flight.o $(O)/obj/src/engine/flight_snap.o \
+$(O)/bench/bench-writer: $(O)/obj/bench/bench-writer.o $(CT_WRITER_OBJS) \
                          $(O)/obj/src/analysis/ctrace_dec.o $(O)/obj/src/analysis/trace.o
 	$(call link)
 PROGS += $(O)/bench/bench-writer
@@ -45,9 +49,7 @@ $(O)/bench/bench-harvest: $(O)/obj/bench/bench-harvest.o $(O)/obj/tests/lib/ctli
 # its own ct_now_ns, modules.c's).
 $(O)/tests/lib/ctjl: $(O)/obj/src/export/export_ctrace.o $(O)/obj/src/analysis/trace_read.o \
                      $(O)/obj/src/analysis/trace.o $(O)/obj/src/analysis/ctrace_dec.o $(O)/obj/src/analysis/text.o \
-                     $(O)/obj/src/engine/records.o $(O)/obj/src/engine/writer.o \
-                     $(O)/obj/src/engine/sink.o $(O)/obj/src/engine/ctrace_enc.o \
-                     $(O)/obj/src/engine/flight.o $(O)/obj/src/engine/flight_snap.o
+                     $(filter-out %/modules.o,$(CT_WRITER_OBJS))
 
 PROGS += $(CT_ENGINE_TOOLS) $(O)/tests/lib/v1-writer $(O)/bench/bench-harvest
 TESTS += $(CT_ENGINE_CTESTS) tests/test-engine-roundtrip.sh tests/test-engine-faults.sh \
@@ -81,20 +83,14 @@ PROGS += $(O)/bench/bench-wake
 
 # The binary trace: encoder against decoder and against the JSONL line
 # (records.c, then the reader's parser), cut and damaged files.
-$(O)/tests/test-ctrace: $(O)/obj/tests/test-ctrace.o $(O)/obj/src/engine/ctrace_enc.o \
-                        $(O)/obj/src/engine/flight.o $(O)/obj/src/engine/flight_snap.o \
-                        $(O)/obj/src/engine/writer.o $(O)/obj/src/engine/sink.o \
-                        $(O)/obj/src/engine/records.o $(O)/obj/src/engine/modules.o \
+$(O)/tests/test-ctrace: $(O)/obj/tests/test-ctrace.o $(CT_WRITER_OBJS) \
                         $(O)/obj/src/analysis/trace.o $(O)/obj/src/analysis/trace_read.o \
                         $(O)/obj/src/analysis/ctrace_dec.o $(O)/obj/src/analysis/text.o
 	$(call link)
 TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh tests/test-ctrace-enospc.sh
 
 # The flight window's snapshot table against a model.
-$(O)/tests/test-flight-snap: $(O)/obj/tests/test-flight-snap.o $(O)/obj/src/engine/ctrace_enc.o \
-                             $(O)/obj/src/engine/flight_snap.o $(O)/obj/src/engine/flight.o \
-                             $(O)/obj/src/engine/writer.o $(O)/obj/src/engine/sink.o \
-                             $(O)/obj/src/engine/records.o $(O)/obj/src/engine/modules.o \
+$(O)/tests/test-flight-snap: $(O)/obj/tests/test-flight-snap.o $(CT_WRITER_OBJS) \
                              $(O)/obj/src/analysis/trace.o $(O)/obj/src/analysis/trace_read.o \
                              $(O)/obj/src/analysis/ctrace_dec.o $(O)/obj/src/analysis/text.o \
                              $(O)/obj/src/common/outfile.o

@@ -77,13 +77,60 @@ static int cmp_t0(const void *a, const void *b, void *ctx) {
   return (a > b) - (a < b); /* equal starts keep their order */
 }
 
-static int cmp_thread(const void *a, const void *b, void *ctx) {
+/* Running spans of one thread (output positions): by start, then position
+ * (a stable sort by start). */
+static int cmp_run(const void *a, const void *b, void *ctx) {
   const struct out *o = ctx;
-  const struct ct_span *x = span_at(o, o->ord[*(const uint32_t *)a]),
-                       *y = span_at(o, o->ord[*(const uint32_t *)b]);
-  if (x->arg != y->arg)
-    return x->arg < y->arg ? -1 : 1;
-  return (x->t0 > y->t0) - (x->t0 < y->t0);
+  uint32_t pa = *(const uint32_t *)a, pb = *(const uint32_t *)b;
+  uint64_t x = span_at(o, o->ord[pa])->t0, y = span_at(o, o->ord[pb])->t0;
+  if (x != y)
+    return x < y ? -1 : 1;
+  return (pa > pb) - (pa < pb);
+}
+
+/* The output positions (of the ns in o->ord) of the running spans, by
+ * thread then start: the order a stable sort of them by (thread, start)
+ * gives, without a sort's cost per span (the page's largest): bucketed by
+ * thread, each bucket in position order, a bucket sorted (cmp_run) only when
+ * out of time order. Returns them (*n), NULL without memory. */
+static uint32_t *thread_order(const struct out *o, size_t ns, size_t *n) {
+  size_t nrun = 0, nth = 0;
+  for (size_t p = 0; p < ns; p++) {
+    const struct ct_span *s = span_at(o, o->ord[p]);
+    if (s->state == CT_SP_RUNNING && s->arg != NONE) {
+      nrun++;
+      if (s->arg >= nth)
+        nth = (size_t)s->arg + 1;
+    }
+  }
+  uint32_t *thr = malloc((nrun ? nrun : 1) * sizeof *thr), *at = calloc(nth + 1, sizeof *at);
+  if (!thr || !at) {
+    free(thr);
+    free(at);
+    return NULL;
+  }
+  for (size_t p = 0; p < ns; p++) {
+    const struct ct_span *s = span_at(o, o->ord[p]);
+    if (s->state == CT_SP_RUNNING && s->arg != NONE)
+      at[s->arg + 1]++;
+  }
+  for (size_t t = 0; t < nth; t++)
+    at[t + 1] += at[t];
+  for (size_t p = 0; p < ns; p++) {
+    const struct ct_span *s = span_at(o, o->ord[p]);
+    if (s->state == CT_SP_RUNNING && s->arg != NONE)
+      thr[at[s->arg]++] = (uint32_t)p;
+  }
+  /* at[t]: now the end of thread t's bucket, which starts at the end of t - 1's. */
+  for (size_t t = 0, b = 0; t < nth; b = at[t++])
+    for (size_t k = b + 1; k < at[t]; k++)
+      if (span_at(o, o->ord[thr[k]])->t0 < span_at(o, o->ord[thr[k - 1]])->t0) {
+        qsort_r(thr + b, at[t] - b, sizeof *thr, cmp_run, (void *)o);
+        break;
+      }
+  free(at);
+  *n = nrun;
+  return thr;
 }
 
 /* A site's symbol, when sym knows its module: ,"function","file",line (null
@@ -225,20 +272,9 @@ int ct_model_serialize(const struct ct_model *m, const char *findings, size_t fi
         break;
       }
   /* Thread lanes: output positions of running spans, by thread then time. */
-  size_t nrun = 0;
-  for (size_t p = 0; p < ns; p++) {
-    const struct ct_span *s = span_at(&o, ord[p]);
-    nrun += s->state == CT_SP_RUNNING && s->arg != NONE;
-  }
-  if (!(thr = malloc((nrun ? nrun : 1) * sizeof *thr)))
+  size_t nrun;
+  if (!(thr = thread_order(&o, ns, &nrun)))
     goto out;
-  nrun = 0;
-  for (size_t p = 0; p < ns; p++) {
-    const struct ct_span *s = span_at(&o, ord[p]);
-    if (s->state == CT_SP_RUNNING && s->arg != NONE)
-      thr[nrun++] = (uint32_t)p;
-  }
-  qsort_r(thr, nrun, sizeof *thr, cmp_thread, &o);
 
   /* Spans, compact (docs/DASHBOARD.md "Data blob"): the gap before each span
    * (from the lane's previous end, the first from start_ts) and its length,

@@ -1,9 +1,12 @@
-# demo.sh - shell helpers for the demo server's tests (tests/test-demo-*.sh).
-# Source it after the tests' own checks; it sets tmp (a fresh temp dir, removed
-# on exit together with the server still running, if any) and defines start
-# and stop (fail comes from check.sh). DEMO_WAIT, in tenths of a second
-# (default 100), bounds both the wait for the server's port and for its exit:
-# sanitizer builds need more.
+# demo.sh - shell helpers for the tests that run the demo server (the ones
+# that source it). Source it first; it sets B (the build), SRV (the demo
+# server) and tmp (a fresh temp dir, removed on exit together with the server
+# still running, if any) and defines demo_need, start and stop (fail and skip
+# come from check.sh). DEMO_WAIT, in tenths of a second (default 100), bounds
+# both the wait for the server's port and for its exit: sanitizer builds need
+# more.
+B=${CT_BUILD:?run me through tests/run.sh}
+SRV=$B/examples/demo/resp_server
 DEMO_WAIT=${DEMO_WAIT:-100}
 tmp=$(mktemp -d)
 pid=""
@@ -13,6 +16,17 @@ demo_cleanup() {
 }
 trap demo_cleanup EXIT
 . "$(dirname "$0")/lib/check.sh"
+
+# demo_need TOOL...: the test's prerequisites: skip (77) without one of the
+# tools, fail without the demo server built, or corotracer when the test uses
+# it (CT set).
+demo_need() {
+  for t in "$@"; do
+    command -v "$t" >/dev/null 2>&1 || skip "$t not installed (sh scripts/install-deps.sh)"
+  done
+  [ -x "$SRV" ] || fail "$SRV not built"
+  [ -z "${CT:-}" ] || [ -x "$CT" ] || fail "$CT not built"
+}
 
 # start DIR CMD...: run CMD in the background (its pid in $pid), wait for DIR/port.
 start() {
