@@ -86,16 +86,15 @@ int ct_rings_init(struct ct_harvest *h, size_t map_len) {
   if (!h->rs)
     return -ENOMEM;
   /* Page faults are slow (in a VM, ~10 us each): a first pass that touched
-   * a ring's 64 pages, and a batch array it grew, once let that ring
-   * overflow. Map the queues and the first rings, and size the batch for a
-   * full ring now, before the target starts; the other rings as the target
-   * claims them (ct_rings_populate). */
-  uint64_t v2_off = hd->station_q_off & ~(uint64_t)4095;
-  (void)madvise((char *)h->base + v2_off, (size_t)(hd->rings_off - v2_off), MADV_POPULATE_WRITE);
+   * a ring's 64 pages once let that ring overflow. Map the free-ring queue
+   * and the first rings now, before the target starts; the other rings as
+   * the target claims them (ct_rings_populate). The free-station queue is
+   * left to fault in as stations are released (a page per 1024 of them, on
+   * the formatter), and the batch grows on the formatter's first fallback
+   * pass: mapping both here cost every run ~3 ms of its setup. */
+  uint64_t rq_off = hd->ring_q_off & ~(uint64_t)4095;
+  (void)madvise((char *)h->base + rq_off, (size_t)(hd->rings_off - rq_off), MADV_POPULATE_WRITE);
   ct_rings_populate(h, 0);
-  size_t want = (size_t)h->cap * 2;
-  if (grow((void **)&h->batch, &h->capbatch, want, sizeof(*h->batch)) == 0)
-    memset(h->batch, 0, h->capbatch * sizeof(*h->batch));
   ct_sink_on_block(h->sink, on_block, h);
   return 0;
 }
@@ -185,6 +184,10 @@ static inline void watch(struct ct_harvest *h, struct ct_ring_state *rs, uint32_
   }
 }
 
+/* Records ahead of the one being copied or written whose station lines are
+ * fetched. */
+#define PREFETCH_AHEAD 4
+
 /* Copy ring r's new records with ts below limit (a ring's records are in time
  * order: its one writer reads the clock then publishes) into capture blocks,
  * and give the room back to the writer. Returns the count. */
@@ -244,6 +247,10 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
     memcpy(out, &recs[at], first * sizeof(*out));
     memcpy(out + first, recs, (want - first) * sizeof(*out));
     for (; m < want; m++) {
+      /* A create a few records ahead: watch reads its station's first line. */
+      if (m + PREFETCH_AHEAD < want && out[m + PREFETCH_AHEAD].kind == CTP_KIND_CREATE &&
+          out[m + PREFETCH_AHEAD].station < h->n)
+        __builtin_prefetch(ctp_station_at(h->base, out[m + PREFETCH_AHEAD].station));
       if (out[m].ts >= limit) {
         held = 1;
         break;
@@ -609,8 +616,22 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
   return got;
 }
 
-/* Records ahead of the one being written whose station state is fetched. */
-#define PREFETCH_AHEAD 4
+/* Start the cache misses emit will take on record r: the engine's state of
+ * its station, the station's drop count, and for a create the station's
+ * first line and label (incarnate). A server's coroutines are many, each
+ * with a few events: these lines are cold (the demo under redis-benchmark:
+ * a new station every ten records). Any index below n is in the mapping. */
+static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec *r) {
+  if (r->station >= h->n)
+    return;
+  const struct ctp_station *s = ctp_station_at(h->base, r->station);
+  __builtin_prefetch(&h->st[r->station].live);
+  __builtin_prefetch(&s->v2_lost);
+  if (r->kind == CTP_KIND_CREATE) {
+    __builtin_prefetch(s);
+    __builtin_prefetch(s->label);
+  }
+}
 
 /* The runs of the pass merged by time, ties to the earlier run (capture
  * order, as sort_pass): from the run with the oldest head, as long as its
@@ -633,10 +654,8 @@ static void merge_runs(struct ct_harvest *h) {
     uint64_t lim = o == UINT32_MAX ? UINT64_MAX : bound + (m < o);
     const struct ctp_rec *r = rn[m].p, *e = r + rn[m].n;
     do {
-      /* A server's coroutines are many, each with a few events: the state
-       * of one a few records ahead is a cache miss, started now. */
-      if (e - r > PREFETCH_AHEAD && r[PREFETCH_AHEAD].station < h->n)
-        __builtin_prefetch(&h->st[r[PREFETCH_AHEAD].station].live);
+      if (e - r > PREFETCH_AHEAD)
+        prefetch_rec(h, &r[PREFETCH_AHEAD]);
       emit(h, r, rn[m].tid);
     } while (++r < e && r->ts < lim);
     rn[m].n -= (uint32_t)(r - rn[m].p);
@@ -655,8 +674,11 @@ static void merge_runs(struct ct_harvest *h) {
 static void consume_pass(struct ct_harvest *h) {
   if (h->nbatch) {
     sort_pass(h);
-    for (size_t k = 0; k < h->nbatch; k++)
+    for (size_t k = 0; k < h->nbatch; k++) {
+      if (k + PREFETCH_AHEAD < h->nbatch)
+        prefetch_rec(h, &h->batch[k + PREFETCH_AHEAD].r);
       emit(h, &h->batch[k].r, h->batch[k].tid);
+    }
     h->nbatch = 0;
   } else {
     merge_runs(h);
