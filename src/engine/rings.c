@@ -188,6 +188,17 @@ static inline void watch(struct ct_harvest *h, struct ct_ring_state *rs, uint32_
  * fetched. */
 #define PREFETCH_AHEAD 4
 
+/* A hint: the line at p will be read soon (no fault). On x86-64 in asm:
+ * GCC 12 at -O2 dropped __builtin_prefetch calls here altogether (two in a
+ * row, or one under a condition, left no instruction). */
+static inline void prefetch(const void *p) {
+#if defined(__x86_64__)
+  __asm__ volatile("prefetcht0 %0" ::"m"(*(const char *)p));
+#else
+  __builtin_prefetch(p);
+#endif
+}
+
 /* Copy ring r's new records with ts below limit (a ring's records are in time
  * order: its one writer reads the clock then publishes) into capture blocks,
  * and give the room back to the writer. Returns the count. */
@@ -250,7 +261,7 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
       /* A create a few records ahead: watch reads its station's first line. */
       if (m + PREFETCH_AHEAD < want && out[m + PREFETCH_AHEAD].kind == CTP_KIND_CREATE &&
           out[m + PREFETCH_AHEAD].station < h->n)
-        __builtin_prefetch(ctp_station_at(h->base, out[m + PREFETCH_AHEAD].station));
+        prefetch(ctp_station_at(h->base, out[m + PREFETCH_AHEAD].station));
       if (out[m].ts >= limit) {
         held = 1;
         break;
@@ -622,14 +633,13 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
  * with a few events: these lines are cold (the demo under redis-benchmark:
  * a new station every ten records). Any index below n is in the mapping. */
 static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec *r) {
-  if (r->station >= h->n)
-    return;
-  const struct ctp_station *s = ctp_station_at(h->base, r->station);
-  __builtin_prefetch(&h->st[r->station].live);
-  __builtin_prefetch(&s->v2_lost);
+  uint32_t i = r->station < h->n ? r->station : 0; /* out of range: station 0, harmless */
+  const struct ctp_station *s = ctp_station_at(h->base, i);
+  prefetch(&h->st[i].live);
+  prefetch(&s->v2_lost);
   if (r->kind == CTP_KIND_CREATE) {
-    __builtin_prefetch(s);
-    __builtin_prefetch(s->label);
+    prefetch(s);
+    prefetch(s->label);
   }
 }
 
