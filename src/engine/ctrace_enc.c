@@ -132,22 +132,22 @@ static uint8_t *put_site(struct ct_ctw *e, uint8_t *p, uint64_t addr) {
   return p + 8;
 }
 
-void ct_ctw_event(struct ct_ctw *e, const struct ct_ev_item *ev) {
+/* One event entry from its fields (ct_ctw_event and ct_ctw_v2 inline it:
+ * the v2 one, with seq and active known, loses the tests they decide). */
+static inline __attribute__((always_inline)) void
+encode(struct ct_ctw *e, uint64_t ts, uint64_t probe, uint64_t tid, uint64_t addr, uint64_t evn,
+       uint64_t seq, uint64_t obj, uint8_t kind, uint8_t wait, int active) {
   /* The common case, a chunk with room, without a call; and the state read
    * into locals once: the stores through p (bytes) may alias any field of
    * e, so the compiler would reload each one after every byte written. */
   if (e->len + EVENT_MAX > sizeof(struct ctr_chunk_hdr) + CHUNK_TARGET && room(e, EVENT_MAX))
     return;
-  const uint64_t ts = ev->ts, probe = ev->probe_id, tid = ev->tid, addr = ev->addr;
-  const uint64_t evn = ev->ev, seq = ev->seq, obj = ev->obj;
-  const uint8_t kind = ev->kind, wait = ev->wait;
   const int have_prev = e->have_prev;
   /* What the JSONL line shows is all that is kept: an unknown kind is a v1
    * event there, a wait outside fd/ptr/exit none, is_active a boolean. */
   uint8_t op = kind < CTP_KIND_MAX_ ? kind : CTR_OP_V1;
   if (op == CTR_OP_SUSPEND && wait >= CTP_WAIT_FD && wait < CTP_WAIT_MAX_)
     op = CTR_OP_SUSPEND_W;
-  int active = ev->active != 0;
   uint8_t *p0 = e->buf + e->len, *p = p0 + 1;
   uint8_t b = op | (active ? CTR_F_ACTIVE : 0);
   uint32_t slot = ctr_coro_slot(probe);
@@ -203,6 +203,17 @@ void ct_ctw_event(struct ct_ctw *e, const struct ct_ev_item *ev) {
   e->last_tid = tid;
   e->prev_probe = probe;
   e->have_prev = 1;
+}
+
+void ct_ctw_event(struct ct_ctw *e, const struct ct_ev_item *ev) {
+  encode(e, ev->ts, ev->probe_id, ev->tid, ev->addr, ev->ev, ev->seq, ev->obj, ev->kind, ev->wait,
+         ev->active != 0);
+}
+
+void ct_ctw_v2(struct ct_ctw *e, uint64_t ts, uint64_t probe, uint64_t tid, uint8_t kind,
+               uint8_t wait, uint64_t site, uint64_t obj, uint64_t evn) {
+  int resume = kind == CTP_KIND_RESUME;
+  encode(e, ts, probe, tid, resume ? 0 : site, evn, 2 * (evn + 1), obj, kind, wait, resume);
 }
 
 void ct_ctw_coro(struct ct_ctw *e, const struct ct_coro_item *c) {

@@ -508,18 +508,27 @@ static void emit(struct ct_harvest *h, const struct ctp_rec *rp, uint32_t tid) {
   if (ns < st->last_ts)
     ns = st->last_ts;
   st->last_ts = ns;
-  struct ct_ev_item it = {.ts = ns,
-                          .probe_id = st->probe_id,
-                          .tid = tid,
-                          .addr = r->kind == CTP_KIND_RESUME ? 0 : r->site,
-                          .seq = 2 * (st->next_ev + 1),
-                          .obj = r->obj,
-                          .ev = st->next_ev,
-                          .gen = st->gen,
-                          .kind = r->kind,
-                          .wait = r->wait,
-                          .active = r->kind == CTP_KIND_RESUME};
-  ct_sink_out_event(h->sink, &it);
+  /* The binary trace encodes from the fields; an item only for JSONL. */
+  struct ct_sink *sk = h->sink;
+  if (sk->enc)
+    ct_ctw_v2(sk->enc, ns, st->probe_id, tid, r->kind, r->wait, r->site, r->obj, st->next_ev);
+  if (!sk->enc || sk->jw.buf) {
+    struct ct_ev_item it = {.ts = ns,
+                            .probe_id = st->probe_id,
+                            .tid = tid,
+                            .addr = r->kind == CTP_KIND_RESUME ? 0 : r->site,
+                            .seq = 2 * (st->next_ev + 1),
+                            .obj = r->obj,
+                            .ev = st->next_ev,
+                            .gen = st->gen,
+                            .kind = r->kind,
+                            .wait = r->wait,
+                            .active = r->kind == CTP_KIND_RESUME};
+    if (!sk->enc)
+      ct_rec_event(&sk->fw, &it);
+    if (sk->jw.buf)
+      ct_rec_event(&sk->jw, &it);
+  }
   st->next_ev++;
   st->harvested++;
   h->v2_harvested++;
@@ -635,6 +644,8 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
  * with a few events: these lines are cold (the demo under redis-benchmark:
  * a new station every ten records). Any index below n is in the mapping. */
 static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec *r) {
+  if (r->station == r[-1].station)
+    return; /* the record before it fetches the same lines (a burst of one coroutine) */
   uint32_t i = r->station < h->n ? r->station : 0; /* out of range: station 0, harmless */
   const struct ctp_station *s = ctp_station_at(h->base, i);
   prefetch(&h->st[i].live);
