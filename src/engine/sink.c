@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -584,21 +583,6 @@ static int spill_write(struct ct_sink *s, const char *b, size_t n, uint64_t *off
   return 0;
 }
 
-/* A new capture block with its pages mapped in by one call: the harvest
- * loop's copy into a fresh block otherwise took a page fault per 4 KiB (64
- * per block, up to 16384 over the default budget: on a burst, a sixth of
- * the loop's CPU). Best effort (an older kernel faults as before). NULL on
- * ENOMEM. */
-static char *new_block(void) {
-  char *b = malloc(CT_SINK_BLOCK);
-  if (b) {
-    uintptr_t a = ((uintptr_t)b + 4095) & ~(uintptr_t)4095;
-    uintptr_t e = ((uintptr_t)b + CT_SINK_BLOCK) & ~(uintptr_t)4095;
-    (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
-  }
-  return b;
-}
-
 /* A block to fill: a free one, a new one within the budget, else the staging
  * block bound for the spill file; when even that fails, wait for the
  * formatter to give one back. NULL when none will ever come. */
@@ -611,7 +595,7 @@ static char *take_block(struct ct_sink *s) {
       spill_trim(s);
       return b;
     }
-    if (s->nblk < s->max_blk && (b = new_block()) != NULL) {
+    if (s->nblk < s->max_blk && (b = malloc(CT_SINK_BLOCK)) != NULL) {
       s->nblk++;
       return b;
     }
