@@ -303,12 +303,6 @@ int ct_ctw_open(struct ct_ctw **e, struct ct_writer *w);
 int ct_ctw_header(struct ct_ctw *e);
 /* One event, a few bytes (the chunk is written when full). */
 void ct_ctw_event(struct ct_ctw *e, const struct ct_ev_item *ev);
-/* The same for a v2 record's event, from its fields (no item built): the
- * bytes ct_ctw_event writes for the item rings.c's emit would build (seq
- * 2 * (evn + 1), active on a resume, no site on a resume). kind and wait
- * are in range (checked by the caller). */
-void ct_ctw_v2(struct ct_ctw *e, uint64_t ts, uint64_t probe, uint64_t tid, uint8_t kind,
-               uint8_t wait, uint64_t site, uint64_t obj, uint64_t evn);
 /* A coroutine (the fields of its line, ~20 bytes). */
 void ct_ctw_coro(struct ct_ctw *e, const struct ct_coro_item *c);
 /* JSONL text, split anywhere: each whole line becomes an entry. */

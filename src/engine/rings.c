@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "engine/ctrace_enc.h"
 #include "engine/engine.h"
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
