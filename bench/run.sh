@@ -15,7 +15,7 @@
 : "${O:?O must name the build directory}"
 B=$O/bench
 QUICK="probe demo-switch rip writer clock harvest report html"
-LONG="cpp wake active idle demo export html-serve html-live stall fiber asio ctrace flight setup onecpu"
+LONG="cpp wake active idle demo demo-engine export html-serve html-live stall fiber asio ctrace flight setup onecpu"
 # cmd NAME: the command line of the benchmark NAME (the quick ones with small
 # counts; the figures of docs/BENCHMARKS.md used the counts given there).
 cmd() {
@@ -33,6 +33,7 @@ cmd() {
     active) echo "sh bench/bench-active.sh $O 6 3" ;;
     idle) echo "sh bench/bench-idle.sh $O 6 3" ;;
     demo) echo "env O=$O sh bench/bench-demo.sh 7 200000" ;;
+    demo-engine) echo "env O=$O RUNS=5 sh bench/bench-demo-engine.sh" ;;
     export) echo "env O=$O RUNS=3 REF_ROWS=2000 sh bench/bench-export.sh 1000000" ;;
     html-serve) echo "env O=$O RUNS=3 sh bench/bench-html-serve.sh" ;;
     html-live) echo "env O=$O RUNS=3 REQUESTS=20000 sh bench/bench-html-live.sh" ;;

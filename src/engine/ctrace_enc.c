@@ -7,48 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/ctrace.h"
-#include "engine/engine.h"
+#include "engine/ctrace_enc.h"
 
-/* A chunk is closed once its payload reaches this: a few ms of a busy run,
- * one write(2). */
-#define CHUNK_TARGET (64u * 1024u)
-/* Longest event entry: op, coroutine byte and varint, 4 varints, a site (varint
- * and 8 bytes), wait byte, obj. */
-#define EVENT_MAX 96u
-/* The site table's hash: twice the table, open addressing. */
-#define SITE_HASH (2 * CTR_SITES)
 /* A longer line cannot be framed (CTR_CHUNK_MAX): dropped, as the JSONL
  * reader drops one past its 64 MiB limit. */
 #define LINE_MAX_BYTES (64u << 20)
-
-struct ct_ctw {
-  struct ct_writer *out;
-  uint8_t *buf; /* chunk header, then the payload */
-  size_t cap, len;
-  uint32_t count;
-  /* The chunk's state, mirrored by the decoder. */
-  uint64_t last_ts, last_tid, prev_probe;
-  int have_prev;
-  struct ctr_coro coro[CTR_COROS];
-  uint32_t nsites, gen; /* gen: the chunk, so the hash needs no clearing */
-  struct {
-    uint64_t site;
-    uint32_t idx, gen;
-  } hash[SITE_HASH];
-  uint64_t first_ts;   /* the chunk's first event's, when have_prev */
-  struct ct_ctw_to to; /* chunks and lines elsewhere (to.chunk set), or to out */
-  /* A JSONL line whose '\n' has not come yet. */
-  char *pend;
-  size_t npend, cappend;
-  int pend_dropped;
-};
 
 int ct_ctw_open(struct ct_ctw **out, struct ct_writer *w) {
   struct ct_ctw *e = calloc(1, sizeof *e);
   if (!e)
     return -ENOMEM;
-  e->cap = sizeof(struct ctr_chunk_hdr) + CHUNK_TARGET + EVENT_MAX;
+  e->cap = sizeof(struct ctr_chunk_hdr) + CT_CTW_CHUNK + CT_CTW_EVENT_MAX;
   if (!(e->buf = malloc(e->cap))) {
     free(e);
     return -ENOMEM;
@@ -101,10 +70,9 @@ int ct_ctw_flush(struct ct_ctw *e) {
   return rc;
 }
 
-/* Room for need more payload bytes: the chunk is closed first when it is
- * full, and grown for a long line. 0 or -ENOMEM. */
-static int room(struct ct_ctw *e, size_t need) {
-  if (e->len + need > sizeof(struct ctr_chunk_hdr) + CHUNK_TARGET && e->count)
+/* Contract: see ctrace_enc.h. */
+int ct_ctw_room(struct ct_ctw *e, size_t need) {
+  if (e->len + need > sizeof(struct ctr_chunk_hdr) + CT_CTW_CHUNK && e->count)
     ct_ctw_flush(e);
   if (e->len + need <= e->cap)
     return 0;
@@ -116,10 +84,10 @@ static int room(struct ct_ctw *e, size_t need) {
   return 0;
 }
 
-/* The site reference of addr: its index + 1, or 0 and the 8 bytes. */
-static uint8_t *put_site(struct ct_ctw *e, uint8_t *p, uint64_t addr) {
-  uint32_t i = (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 51) & (SITE_HASH - 1);
-  for (; e->hash[i].gen == e->gen; i = (i + 1) & (SITE_HASH - 1))
+/* Contract: see ctrace_enc.h. */
+uint8_t *ct_ctw_put_site(struct ct_ctw *e, uint8_t *p, uint64_t addr) {
+  uint32_t i = (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 51) & (CT_CTW_SITE_HASH - 1);
+  for (; e->hash[i].gen == e->gen; i = (i + 1) & (CT_CTW_SITE_HASH - 1))
     if (e->hash[i].site == addr)
       return ctr_put_varint(p, (uint64_t)e->hash[i].idx + 1);
   *p++ = 0;
@@ -133,81 +101,13 @@ static uint8_t *put_site(struct ct_ctw *e, uint8_t *p, uint64_t addr) {
 }
 
 void ct_ctw_event(struct ct_ctw *e, const struct ct_ev_item *ev) {
-  /* The common case, a chunk with room, without a call; and the state read
-   * into locals once: the stores through p (bytes) may alias any field of
-   * e, so the compiler would reload each one after every byte written. */
-  if (e->len + EVENT_MAX > sizeof(struct ctr_chunk_hdr) + CHUNK_TARGET && room(e, EVENT_MAX))
-    return;
-  const uint64_t ts = ev->ts, probe = ev->probe_id, tid = ev->tid, addr = ev->addr;
-  const uint64_t evn = ev->ev, seq = ev->seq, obj = ev->obj;
-  const uint8_t kind = ev->kind, wait = ev->wait;
-  const int have_prev = e->have_prev;
-  /* What the JSONL line shows is all that is kept: an unknown kind is a v1
-   * event there, a wait outside fd/ptr/exit none, is_active a boolean. */
-  uint8_t op = kind < CTP_KIND_MAX_ ? kind : CTR_OP_V1;
-  if (op == CTR_OP_SUSPEND && wait >= CTP_WAIT_FD && wait < CTP_WAIT_MAX_)
-    op = CTR_OP_SUSPEND_W;
-  int active = ev->active != 0;
-  uint8_t *p0 = e->buf + e->len, *p = p0 + 1;
-  uint8_t b = op | (active ? CTR_F_ACTIVE : 0);
-  uint32_t slot = ctr_coro_slot(probe);
-  struct ctr_coro *c = &e->coro[slot];
-  struct ctr_coro cc = {.next_ev = c->next_ev, .addr = c->addr, .slot_seq = c->slot_seq};
-  if (have_prev && e->prev_probe == probe) {
-    b |= CTR_F_SAME_CORO;
-  } else if (c->used && c->probe_id == probe) {
-    *p++ = (uint8_t)slot;
-  } else {
-    *p++ = CTR_CORO_NEW;
-    p = ctr_put_varint(p, probe);
-    *c = (struct ctr_coro){.probe_id = probe, .used = 1};
-    cc = *c;
-  }
-  uint64_t last_tid = e->last_tid;
-  p = ctr_put_varint(p, ctr_zigzag((int64_t)(ts - e->last_ts)));
-  if (evn == cc.next_ev && seq == ctr_std_seq(&cc, evn)) {
-    b |= CTR_F_NEXT_EV;
-  } else {
-    p = ctr_put_varint(p, evn);
-    p = ctr_put_varint(p, seq);
-  }
-  if (have_prev && tid == last_tid)
-    b |= CTR_F_SAME_TID;
-  else
-    p = ctr_put_varint(p, tid);
-  uint8_t base = op == CTR_OP_SUSPEND_W ? CTR_OP_SUSPEND : op;
-  if (addr == ctr_addr_expected(base, active, &cc))
-    b |= CTR_F_ADDR;
-  else
-    p = put_site(e, p, addr);
-  if (op == CTR_OP_SUSPEND_W) {
-    *p++ = wait;
-    if (wait == CTP_WAIT_FD)
-      p = ctr_put_varint(p, ctr_zigzag((int64_t)obj));
-    else if (wait == CTP_WAIT_PTR || wait == CTP_WAIT_COROUTINE)
-      p = ctr_put_varint(p, obj);
-  } else if (op == CTR_OP_WAKE || op == CTR_OP_CREATE) {
-    p = ctr_put_varint(p, obj);
-  }
-  *p0 = b;
-  e->len += (size_t)(p - p0);
-  e->count++;
-  if (!have_prev)
-    e->first_ts = ts;
-  /* The state the decoder will have after this entry. */
-  if (!(base == CTR_OP_RESUME || (base == CTR_OP_V1 && active)))
-    c->addr = addr;
-  c->next_ev = evn + 1;
-  c->slot_seq = seq != 2 * (evn + 1);
-  e->last_ts = ts;
-  e->last_tid = tid;
-  e->prev_probe = probe;
-  e->have_prev = 1;
+  ct_ctw_encode(e, ev->ts, ev->probe_id, ev->tid, ev->addr, ev->ev, ev->seq, ev->obj, ev->kind,
+                ev->wait, ev->active != 0);
 }
 
 void ct_ctw_coro(struct ct_ctw *e, const struct ct_coro_item *c) {
   size_t n = c->has_label ? strnlen(c->label, sizeof(c->label) - 1) : 0;
-  if (room(e, EVENT_MAX + n))
+  if (ct_ctw_room(e, CT_CTW_EVENT_MAX + n))
     return;
   uint8_t *p = e->buf + e->len;
   *p++ = CTR_OP_LINE | CTR_F_CORO | (c->has_label ? CTR_F_ACTIVE : 0);
@@ -216,7 +116,7 @@ void ct_ctw_coro(struct ct_ctw *e, const struct ct_coro_item *c) {
   p = ctr_put_varint(p, c->gen);
   p = ctr_put_varint(p, c->pid);
   p = ctr_put_varint(p, ctr_zigzag((int64_t)(c->birth_ts - e->last_ts)));
-  p = put_site(e, p, c->create_site);
+  p = ct_ctw_put_site(e, p, c->create_site);
   p = ctr_put_varint(p, c->parent);
   if (c->has_label) {
     p = ctr_put_varint(p, n);
@@ -229,7 +129,7 @@ void ct_ctw_coro(struct ct_ctw *e, const struct ct_coro_item *c) {
 
 /* One whole JSONL line (without its '\n') as an entry. */
 static void put_line(struct ct_ctw *e, const char *s, size_t n) {
-  if (room(e, 1 + 10 + n))
+  if (ct_ctw_room(e, 1 + 10 + n))
     return;
   if (e->to.line)
     e->to.line(e->to.ctx, s, n);

@@ -1,0 +1,134 @@
+/* ctrace_enc.h - the binary trace encoder's state and its per-event entry,
+ * inline for the formatter's hot path (rings.c's emit); the rest of the
+ * encoder is ctrace_enc.c (its interface in engine.h). Engine-internal. */
+#ifndef CT_CTRACE_ENC_H
+#define CT_CTRACE_ENC_H
+
+#include "common/ctrace.h"
+#include "engine/engine.h"
+
+/* A chunk is closed once its payload reaches this: a few ms of a busy run,
+ * one write(2). */
+#define CT_CTW_CHUNK (64u * 1024u)
+/* Longest event entry: op, coroutine byte and varint, 4 varints, a site (varint
+ * and 8 bytes), wait byte, obj. */
+#define CT_CTW_EVENT_MAX 96u
+/* The site table's hash: twice the table, open addressing. */
+#define CT_CTW_SITE_HASH (2 * CTR_SITES)
+
+struct ct_ctw {
+  struct ct_writer *out;
+  uint8_t *buf; /* chunk header, then the payload */
+  size_t cap, len;
+  uint32_t count;
+  /* The chunk's state, mirrored by the decoder. */
+  uint64_t last_ts, last_tid, prev_probe;
+  int have_prev;
+  struct ctr_coro coro[CTR_COROS];
+  uint32_t nsites, gen; /* gen: the chunk, so the hash needs no clearing */
+  struct {
+    uint64_t site;
+    uint32_t idx, gen;
+  } hash[CT_CTW_SITE_HASH];
+  uint64_t first_ts;   /* the chunk's first event's, when have_prev */
+  struct ct_ctw_to to; /* chunks and lines elsewhere (to.chunk set), or to out */
+  /* A JSONL line whose '\n' has not come yet. */
+  char *pend;
+  size_t npend, cappend;
+  int pend_dropped;
+};
+
+/* Room for need more payload bytes: the chunk is closed first when it is
+ * full, and grown for a long line. 0 or -ENOMEM. */
+int ct_ctw_room(struct ct_ctw *e, size_t need);
+/* The site reference of addr at p (its index + 1, or 0 and the 8 bytes);
+ * returns the end. */
+uint8_t *ct_ctw_put_site(struct ct_ctw *e, uint8_t *p, uint64_t addr);
+
+/* One event entry from its fields (ct_ctw_event and ct_ctw_v2 inline it:
+ * the v2 one, with seq and active known, loses the tests they decide). */
+static inline __attribute__((always_inline)) void
+ct_ctw_encode(struct ct_ctw *e, uint64_t ts, uint64_t probe, uint64_t tid, uint64_t addr,
+              uint64_t evn, uint64_t seq, uint64_t obj, uint8_t kind, uint8_t wait, int active) {
+  /* The common case, a chunk with room, without a call; and the state read
+   * into locals once: the stores through p (bytes) may alias any field of
+   * e, so the compiler would reload each one after every byte written. */
+  if (e->len + CT_CTW_EVENT_MAX > sizeof(struct ctr_chunk_hdr) + CT_CTW_CHUNK &&
+      ct_ctw_room(e, CT_CTW_EVENT_MAX))
+    return;
+  const int have_prev = e->have_prev;
+  /* What the JSONL line shows is all that is kept: an unknown kind is a v1
+   * event there, a wait outside fd/ptr/exit none, is_active a boolean. */
+  uint8_t op = kind < CTP_KIND_MAX_ ? kind : CTR_OP_V1;
+  if (op == CTR_OP_SUSPEND && wait >= CTP_WAIT_FD && wait < CTP_WAIT_MAX_)
+    op = CTR_OP_SUSPEND_W;
+  uint8_t *p0 = e->buf + e->len, *p = p0 + 1;
+  uint8_t b = op | (active ? CTR_F_ACTIVE : 0);
+  uint32_t slot = ctr_coro_slot(probe);
+  struct ctr_coro *c = &e->coro[slot];
+  struct ctr_coro cc = {.next_ev = c->next_ev, .addr = c->addr, .slot_seq = c->slot_seq};
+  if (have_prev && e->prev_probe == probe) {
+    b |= CTR_F_SAME_CORO;
+  } else if (c->used && c->probe_id == probe) {
+    *p++ = (uint8_t)slot;
+  } else {
+    *p++ = CTR_CORO_NEW;
+    p = ctr_put_varint(p, probe);
+    *c = (struct ctr_coro){.probe_id = probe, .used = 1};
+    cc = *c;
+  }
+  uint64_t last_tid = e->last_tid;
+  p = ctr_put_varint(p, ctr_zigzag((int64_t)(ts - e->last_ts)));
+  if (evn == cc.next_ev && seq == ctr_std_seq(&cc, evn)) {
+    b |= CTR_F_NEXT_EV;
+  } else {
+    p = ctr_put_varint(p, evn);
+    p = ctr_put_varint(p, seq);
+  }
+  if (have_prev && tid == last_tid)
+    b |= CTR_F_SAME_TID;
+  else
+    p = ctr_put_varint(p, tid);
+  uint8_t base = op == CTR_OP_SUSPEND_W ? CTR_OP_SUSPEND : op;
+  if (addr == ctr_addr_expected(base, active, &cc))
+    b |= CTR_F_ADDR;
+  else
+    p = ct_ctw_put_site(e, p, addr);
+  if (op == CTR_OP_SUSPEND_W) {
+    *p++ = wait;
+    if (wait == CTP_WAIT_FD)
+      p = ctr_put_varint(p, ctr_zigzag((int64_t)obj));
+    else if (wait == CTP_WAIT_PTR || wait == CTP_WAIT_COROUTINE)
+      p = ctr_put_varint(p, obj);
+  } else if (op == CTR_OP_WAKE || op == CTR_OP_CREATE) {
+    p = ctr_put_varint(p, obj);
+  }
+  *p0 = b;
+  e->len += (size_t)(p - p0);
+  e->count++;
+  if (!have_prev)
+    e->first_ts = ts;
+  /* The state the decoder will have after this entry. */
+  if (!(base == CTR_OP_RESUME || (base == CTR_OP_V1 && active)))
+    c->addr = addr;
+  c->next_ev = evn + 1;
+  c->slot_seq = seq != 2 * (evn + 1);
+  e->last_ts = ts;
+  e->last_tid = tid;
+  e->prev_probe = probe;
+  e->have_prev = 1;
+}
+
+/* One v2 record's event, from its fields (no item built): the bytes
+ * ct_ctw_event writes for the item rings.c's emit builds for JSONL (seq
+ * 2 * (evn + 1), active on a resume, no site on a resume). Inline into
+ * emit: a call per event, with its nine arguments, was a tenth of the
+ * formatter's instructions. kind and wait are in range (emit checked). */
+static inline __attribute__((always_inline)) void
+ct_ctw_v2(struct ct_ctw *e, uint64_t ts, uint64_t probe, uint64_t tid, uint8_t kind, uint8_t wait,
+          uint64_t site, uint64_t obj, uint64_t evn) {
+  int resume = kind == CTP_KIND_RESUME;
+  ct_ctw_encode(e, ts, probe, tid, resume ? 0 : site, evn, 2 * (evn + 1), obj, kind, wait, resume);
+}
+
+#endif /* CT_CTRACE_ENC_H */
