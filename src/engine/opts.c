@@ -283,11 +283,10 @@ static int flight_check(const struct ct_opts *o, char *why, size_t whylen) {
                                          : 0;
   if (o->format != CT_FORMAT_CTRACE)
     return bad(why, whylen, "--flight", "keeps the binary trace (not --format jsonl, -out)");
-  if (o->append || o->also_jsonl || o->serve)
+  if (o->append || o->also_jsonl)
     return bad(why, whylen, "--flight",
-               o->append  ? "cannot be combined with --append"
-               : o->serve ? "cannot be combined with --serve (not yet)"
-                          : "cannot be combined with --also-jsonl");
+               o->append ? "cannot be combined with --append"
+                         : "cannot be combined with --also-jsonl");
   return 0;
 }
 

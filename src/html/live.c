@@ -86,6 +86,18 @@ struct ct_live {
   int fetches_of_last; /* complete /data replies of the current version */
   struct client *c[MAX_CLIENTS];
   struct ct_buf page;
+  /* A flight window instead of a file (ct_live_start_window): where the
+   * aggregate has read it to, and what it has taken since it last started
+   * over (at the window's SIZE, it starts over from the window). */
+  int windowed, begin;
+  struct ct_live_source src;
+  struct ct_live_cursor at;
+  uint8_t *cb;
+  size_t cbcap;
+  uint64_t gen_bytes;
+  struct ct_live_window win;
+  struct ct_live_dump dumps[CT_LIVE_DUMPS];
+  size_t ndumps;
 };
 
 static uint64_t mono_ns(void) {
@@ -321,17 +333,35 @@ static void feed(struct ct_live *l, enum ct_line_err err, const struct ct_line *
   (void)ct_model_line(&l->m, err, line);
 }
 
-/* The whole chunks at the start of the buffer (a binary trace): fed entry
- * by entry; a chunk still being written waits for the next tail. Returns the
- * bytes used. A corrupt chunk ends the feeding (l->bad): nothing after it
- * can be framed. */
-static size_t feed_chunks(struct ct_live *l) {
+/* The whole chunks at p (n bytes): fed entry by entry; a chunk still being
+ * written waits for the next call. Returns the bytes used. A corrupt chunk
+ * ends the feeding (l->bad): nothing after it can be framed. */
+static size_t feed_frames(struct ct_live *l, const uint8_t *p, size_t n) {
   size_t start = 0, clen;
   char why[192], label[CT_CTR_LABEL_MAX];
   struct ct_line line;
   enum ct_line_err err;
+  int c;
   if (!l->it && !(l->it = malloc(sizeof *l->it)))
     return 0;
+  while (!l->bad && (c = ct_ctr_chunk(p + start, n - start, 0, &clen, why, sizeof why)) != 0) {
+    if (c < 0) {
+      l->bad = 1;
+      break;
+    }
+    ct_ctr_begin(l->it, p + start);
+    while (ct_ctr_next(l->it, &line, &err, label) > 0)
+      feed(l, err, &line);
+    start += clen;
+  }
+  return l->bad ? n : start;
+}
+
+/* The whole chunks at the start of the buffer (a binary trace file), after
+ * its header. Returns the bytes used. */
+static size_t feed_chunks(struct ct_live *l) {
+  size_t start = 0;
+  char why[192];
   if (l->skip_hdr) {
     if (l->lbn < sizeof(struct ctr_file_hdr))
       return 0;
@@ -340,25 +370,59 @@ static size_t feed_chunks(struct ct_live *l) {
     start = sizeof(struct ctr_file_hdr);
     l->skip_hdr = 0;
   }
-  int c;
-  while (!l->bad &&
-         (c = ct_ctr_chunk(l->lb + start, l->lbn - start, 0, &clen, why, sizeof why)) != 0) {
-    if (c < 0) {
-      l->bad = 1;
-      break;
+  return start + feed_frames(l, (const uint8_t *)l->lb + start, l->lbn - start);
+}
+
+/* A flight window's new chunks (at most about TAIL_MAX bytes) to the
+ * aggregate, and its facts. At the start, when the aggregate has fallen out
+ * of the window (the window moved past a chunk not read yet) or has taken
+ * the window's SIZE since it started, it starts over from the window: the
+ * lines and snapshot a dump starts with, then the window's chunks; at most
+ * once a call. Returns the bytes taken. */
+static size_t follow(struct ct_live *l) {
+  size_t got = 0, n;
+  int begun = 0;
+  l->ndumps = l->src.facts(l->src.ctx, &l->win, l->dumps);
+  while (got < TAIL_MAX) {
+    if (l->begin) {
+      uint8_t *b = NULL;
+      if (begun || l->src.begin(l->src.ctx, &l->at, &b, &n))
+        break;
+      begun = 1;
+      restart(l);
+      l->bad = 0;
+      feed_frames(l, b, n);
+      free(b);
+      l->begin = 0;
+      l->gen_bytes = 0;
+      got += n;
     }
-    ct_ctr_begin(l->it, l->lb + start);
-    while (ct_ctr_next(l->it, &line, &err, label) > 0)
-      feed(l, err, &line);
-    start += clen;
+    int rc = l->src.next(l->src.ctx, &l->at, &l->cb, &l->cbcap, &n);
+    if (rc == -ESTALE) {
+      l->begin = 1;
+      continue;
+    }
+    if (rc <= 0)
+      break;
+    feed_frames(l, l->cb, n);
+    got += n;
+    l->gen_bytes += n;
+    if (l->gen_bytes >= l->win.size)
+      l->begin = 1; /* the aggregate spans twice the window: bounded */
   }
-  return l->bad ? l->lbn : start;
+  if (got) {
+    l->bytes += got;
+    l->last_growth = mono_ns();
+  }
+  return got;
 }
 
 /* Reads what was appended to the trace (at most TAIL_MAX bytes) and feeds
  * the complete lines (or a binary trace's whole chunks) to the aggregate;
  * returns the bytes read. */
 static size_t tail(struct ct_live *l) {
+  if (l->windowed)
+    return follow(l);
   size_t budget = TAIL_MAX, got = 0;
   while (budget) {
     if (l->lbcap - l->lbn < 65536) {
@@ -417,7 +481,9 @@ static uint64_t live_now(const struct ct_live *l) {
  * the report's O(coroutines) assembly). */
 static void snapshot(struct ct_live *l) {
   uint64_t t0 = mono_ns(), now = live_now(l);
-  while (tail(l) >= TAIL_MAX) { /* catch up first (serve of a large file) */
+  /* Catch up first (serve of a large file); a window that grows faster than
+   * it is read is shown as far as it was read. */
+  while (tail(l) >= TAIL_MAX && !l->windowed) {
   }
   struct snap *s = NULL;
   struct ct_report r = {0};
@@ -453,6 +519,37 @@ out:
   l->build_ns = l->last_build - t0;
 }
 
+/* A flight window's facts and dumps as tick fields (docs/FLIGHT.md "Live
+ * view"): a ts as ns from the view's first event ("t" of the tick: its
+ * timeline; before it, negative) and as ns before now ("ago"). */
+static void window_json(const struct ct_live *l, struct ct_buf *b, uint64_t now) {
+  const struct ct_live_window *w = &l->win;
+  int64_t t0 = (int64_t)l->m.start_ts;
+#define T(ts) ((ts) ? (int64_t)(ts)-t0 : 0)
+#define AGO(ts) ((ts) && now > (ts) ? now - (ts) : 0)
+  ct_buf_printf(b,
+                ",\"window\":{\"start\":%" PRId64 ",\"start_ago\":%" PRIu64
+                ",\"end\":%" PRId64 ",\"span\":%" PRIu64 ",\"bytes\":%" PRIu64
+                ",\"size\":%" PRIu64 ",\"dropped_bytes\":%" PRIu64 ",\"dropped_chunks\":%" PRIu64
+                ",\"dropped_ago\":%" PRIu64 ",\"ndumps\":%" PRIu64 "},\"dumps\":[",
+                T(w->start_ts), AGO(w->start_ts), T(w->end_ts),
+                w->end_ts > w->start_ts ? w->end_ts - w->start_ts : 0, w->bytes, w->size,
+                w->dropped_bytes, w->dropped_chunks, AGO(w->dropped_ts), w->dumps);
+  for (size_t i = 0; i < l->ndumps; i++) {
+    const struct ct_live_dump *d = &l->dumps[i];
+    ct_buf_printf(b, "%s{\"t\":%" PRId64 ",\"ago\":%" PRIu64 ",\"trigger\":", i ? "," : "",
+                  T(d->ts), AGO(d->ts));
+    ct_buf_json(b, d->trigger, strlen(d->trigger));
+    ct_buf_puts(b, ",\"path\":");
+    ct_buf_json(b, d->path, strlen(d->path));
+    ct_buf_printf(b, ",\"error\":%d,\"start\":%" PRId64 ",\"end\":%" PRId64 "}", d->err,
+                  T(d->start_ts), T(d->end_ts));
+  }
+#undef T
+#undef AGO
+  ct_buf_puts(b, "]");
+}
+
 static void tick_json(struct ct_live *l, struct ct_buf *b, const struct client *c, int ended) {
   struct ct_model_counts k;
   uint64_t now = live_now(l), end = ct_model_end(&l->m, now);
@@ -468,6 +565,11 @@ static void tick_json(struct ct_live *l, struct ct_buf *b, const struct client *
                 l->m.events, l->m.lost, l->m.wake_count, l->m.ncoros, l->bytes,
                 l->cur ? l->cur->version : 0, c ? c->drops : 0,
                 ended || l->m.has_end ? "true" : "false");
+  if (l->windowed) {
+    b->n -= 3; /* the object goes on: the window and its dumps */
+    window_json(l, b, now ? now : end);
+    ct_buf_puts(b, "}\n\n");
+  }
 }
 
 static void tick(struct ct_live *l, int ended) {
@@ -674,12 +776,15 @@ static void live_free(struct ct_live *l) {
   ct_state_free(l->st);
   ct_buf_free(&l->page);
   free(l->lb);
+  free(l->cb);
   free(l->it);
   free(l->path);
   free(l);
 }
 
-int ct_live_start(const char *spec, const char *trace_path, int running, struct ct_live **out) {
+/* ct_live_start, or ct_live_start_window when src is not NULL. */
+static int start(const char *spec, const char *trace_path, int running,
+                 const struct ct_live_source *src, struct ct_live **out) {
   struct ct_live *l = calloc(1, sizeof *l);
   if (!l)
     return -ENOMEM;
@@ -705,7 +810,11 @@ int ct_live_start(const char *spec, const char *trace_path, int running, struct 
   /* Bounded like the offline page's, in one pass: the coroutines findings
    * name are kept from the snapshot that first names them. */
   ct_model_prune(&l->m);
-  if ((l->tfd = open(trace_path, O_RDONLY | O_CLOEXEC)) < 0 ||
+  if (src) {
+    l->windowed = l->begin = l->binary = 1;
+    l->src = *src;
+  }
+  if ((!src && (l->tfd = open(trace_path, O_RDONLY | O_CLOEXEC)) < 0) ||
       pipe2(l->wake, O_CLOEXEC | O_NONBLOCK) ||
       (l->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0) {
     rc = -errno;
@@ -734,6 +843,15 @@ int ct_live_start(const char *spec, const char *trace_path, int running, struct 
 fail:
   live_free(l);
   return rc;
+}
+
+int ct_live_start(const char *spec, const char *trace_path, int running, struct ct_live **out) {
+  return start(spec, trace_path, running, NULL, out);
+}
+
+int ct_live_start_window(const char *spec, const char *name, const struct ct_live_source *src,
+                         struct ct_live **out) {
+  return start(spec, name, 1, src, out);
 }
 
 const char *ct_live_url(const struct ct_live *l) {
