@@ -570,6 +570,30 @@ static int stations_short(struct ct_harvest *h) {
   return tail < head || tail - head < low;
 }
 
+/* Records of one ring a pass takes at most, when more are there. */
+#define PASS_RING_RECS(h) ((h)->cap / 4)
+
+/* The pass's time limit: limit, or lower when a ring holds more than
+ * PASS_RING_RECS records: then the ts of its first record past them (but
+ * above its first one: a pass always takes something). Records stamped at
+ * or after it wait for the next pass, in every ring: time order holds. */
+static uint64_t pass_limit(struct ct_harvest *h, uint32_t nr, uint64_t limit) {
+  uint64_t q = PASS_RING_RECS(h);
+  for (uint32_t r = 0; r < nr; r++) {
+    struct ctp_ring *rg = ring(h, r);
+    uint64_t t = h->rs[r].tail, head = atomic_load_explicit(&rg->head, memory_order_acquire);
+    if (head <= t + q || head - t > h->cap) /* few, or not true (drain_ring says) */
+      continue;
+    const struct ctp_rec *recs = ctp_ring_recs(rg);
+    uint64_t cut = recs[(t + q) & (h->cap - 1)].ts, first = recs[t & (h->cap - 1)].ts;
+    if (cut <= first)
+      cut = first + 1;
+    if (cut < limit)
+      limit = cut;
+  }
+  return limit;
+}
+
 uint64_t ct_rings_scan(struct ct_harvest *h) {
   /* Records stamped after this moment wait for the next pass: a record
    * stamped earlier is published by now (unless its writer was preempted
@@ -583,9 +607,20 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
   uint64_t peak = h->peak;
   h->peak = 0;
   h->rings_owned = 0;
-  uint64_t got = 0;
-  for (uint32_t r = 0; r < nr; r++)
-    got += drain_ring(h, r, limit);
+  uint64_t got = 0, lim;
+  /* A backlog (full rings a burst left, spares a lossless writer went on
+   * in) goes in bounded passes: the formatter's sort arrays hold a pass. */
+  do {
+    lim = pass_limit(h, nr, limit);
+    uint64_t pass = 0;
+    for (uint32_t r = 0; r < nr; r++)
+      pass += drain_ring(h, r, lim);
+    got += pass;
+    if (lim < limit && pass)
+      pass_end(h);
+    else
+      break;
+  } while (1);
   /* The nap is sized for 8-slot stations: a ring's fill in those units. */
   uint64_t scaled = (h->peak * CTP_SLOTS + h->cap - 1) / h->cap;
   h->peak = scaled > peak ? scaled : peak;
