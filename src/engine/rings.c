@@ -570,15 +570,14 @@ static int stations_short(struct ct_harvest *h) {
   return tail < head || tail - head < low;
 }
 
-/* Records of one ring a pass takes at most, when more are there. */
-#define PASS_RING_RECS(h) ((h)->cap / 4)
-
-/* The pass's time limit: limit, or lower when a ring holds more than
- * PASS_RING_RECS records: then the ts of its first record past them (but
+/* The pass's time limit: limit, or lower when a ring is full (a backlog:
+ * its writer went on in a spare or waits): then its last record's ts (but
  * above its first one: a pass always takes something). Records stamped at
- * or after it wait for the next pass, in every ring: time order holds. */
+ * or after it wait for the next pass, in every ring: time order holds, and
+ * the spares filled after this ring wait. A pass then holds about a ring of
+ * records (the formatter's sort arrays are sized for two). */
 static uint64_t pass_limit(struct ct_harvest *h, uint32_t nr, uint64_t limit) {
-  uint64_t q = PASS_RING_RECS(h);
+  uint64_t q = h->cap - 1;
   for (uint32_t r = 0; r < nr; r++) {
     struct ctp_ring *rg = ring(h, r);
     uint64_t t = h->rs[r].tail, head = atomic_load_explicit(&rg->head, memory_order_acquire);
@@ -608,10 +607,11 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
   h->peak = 0;
   h->rings_owned = 0;
   uint64_t got = 0, lim;
-  /* A backlog (full rings a burst left, spares a lossless writer went on
-   * in) goes in bounded passes: the formatter's sort arrays hold a pass. */
+  /* --flight: a backlog (full rings a burst left, spares a lossless writer
+   * went on in) goes in bounded passes, as the formatter's sort arrays hold
+   * a pass (the engine's memory is bounded: docs/FLIGHT.md "Memory"). */
   do {
-    lim = pass_limit(h, nr, limit);
+    lim = h->sink->flight ? pass_limit(h, nr, limit) : limit;
     uint64_t pass = 0;
     for (uint32_t r = 0; r < nr; r++)
       pass += drain_ring(h, r, lim);
