@@ -570,6 +570,9 @@ static int stations_short(struct ct_harvest *h) {
   return tail < head || tail - head < low;
 }
 
+/* Bounded passes one scan takes at most (ct_rings_scan). */
+#define PASSES_PER_SCAN 8u
+
 /* The pass's time limit: limit, or lower when a ring is full (a backlog:
  * its writer went on in a spare or waits): then its last record's ts (but
  * above its first one: a pass always takes something). Records stamped at
@@ -606,21 +609,21 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
   uint64_t peak = h->peak;
   h->peak = 0;
   h->rings_owned = 0;
-  uint64_t got = 0, lim;
+  uint64_t got = 0;
   /* --flight: a backlog (full rings a burst left, spares a lossless writer
    * went on in) goes in bounded passes, as the formatter's sort arrays hold
-   * a pass (the engine's memory is bounded: docs/FLIGHT.md "Memory"). */
-  do {
-    lim = h->sink->flight ? pass_limit(h, nr, limit) : limit;
-    uint64_t pass = 0;
+   * a pass (the engine's memory is bounded: docs/FLIGHT.md "Memory"); a few
+   * per scan, so that the loop still serves signals and connections while a
+   * writer refills the rings as fast as they drain. */
+  for (unsigned k = 0; k < PASSES_PER_SCAN; k++) {
+    uint64_t lim = h->sink->flight ? pass_limit(h, nr, limit) : limit, pass = 0;
     for (uint32_t r = 0; r < nr; r++)
       pass += drain_ring(h, r, lim);
     got += pass;
-    if (lim < limit && pass)
-      pass_end(h);
-    else
+    if (lim == limit || !pass)
       break;
-  } while (1);
+    pass_end(h);
+  }
   /* The nap is sized for 8-slot stations: a ring's fill in those units. */
   uint64_t scaled = (h->peak * CTP_SLOTS + h->cap - 1) / h->cap;
   h->peak = scaled > peak ? scaled : peak;
