@@ -7,19 +7,20 @@
 #   128 MiB; a SIGUSR1 dump taken mid-run reads as a trace and its newest
 #   event lies within the last second before the signal; the window at the
 #   end (--dump-on exit) holds at least 6 x 10^6 events of the burst.
-# --rings 4: each ring offered is 1 MiB of shared memory that the engine maps
-# and faults in before the program starts (docs/ENGINE.md), counted in its
-# VmHWM: the default 64 would be 64 MiB of the 128 before a single event, and
-# this writer uses one ring. --lossless: every event goes through the window
-# (without it the rings drop most of a burst, and the window may not fill). Long (30 s to 2 min: two reports of ~3 x 10^7
-# events): the plain build only.
+# The default rings: under --flight 64 of 512 KiB, shared memory the engine
+# maps and faults in (docs/FLIGHT.md "Memory"), counted in its VmHWM: a
+# lossless burst fills three quarters of them (the writer goes on in spare
+# rings while the engine lags), 24 MiB. --lossless: every event goes through
+# the window (without it the rings drop most of a burst, and the window may
+# not fill). Long (30 s to 2 min: two reports of ~3 x 10^7 events): the
+# plain build only.
 . "$(dirname "$0")/lib/engine.sh"
 SDKW="$CT_BUILD/tests/lib/sdk-writer"
 d=$T/mem; mkdir "$d"
 
 # Two bursts of 5 x 10^7 (a burst may take under a second when the rings
 # drop): the signal goes between them, mid-run whatever the box's speed.
-"$COROTRACER" run --lossless --flight 64M --rings 4 --dump-on exit -o "$d/f.ctrace" -- \
+"$COROTRACER" run --lossless --flight 64M --dump-on exit -o "$d/f.ctrace" -- \
   sh -c "'$SDKW' spaced 1 50000000 0 '$d/w1' && touch '$d/half' &&
          '$SDKW' spaced 1 50000000 0 '$d/w2' && touch '$d/done' && sleep 2" > /dev/null 2> "$d/err" &
 eng=$!; bg_add $eng
@@ -27,10 +28,11 @@ wait_file "$d/half" 300 $eng
 kill -USR1 $eng
 sig_wall=$(date +%s%N)
 wait_file "$d/done" 300 $eng
-hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$eng/status")
+cp "/proc/$eng/status" "$d/status"
+hwm=$(awk '$1 == "VmHWM:" { print $2 }' "$d/status")
 wait $eng || fail "engine exit $?: $(cat "$d/err")"
 cat "$d/err"
-echo "engine VmHWM: $hwm kB"
+echo "engine VmHWM: $hwm kB ($(grep -E '^Rss(Anon|Shmem)' "$d/status" | tr -s ' \t\n' ' '))"
 [ -n "$hwm" ] && [ "$hwm" -le $((128 * 1024)) ] || fail "engine peak RSS $hwm kB > 128 MiB"
 grep -q "^corotracer: .*f.ctrace: flight dump on SIGUSR1" "$d/err" || fail "no SIGUSR1 dump line"
 

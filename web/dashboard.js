@@ -733,6 +733,21 @@ async function loadLive() {
     if (r.ok) { version = Number(r.headers.get('X-Corotracer-Version')) || version; show(decode(await inflate([new Uint8Array(await r.arrayBuffer())]))); }
   } finally { loading = false; }
 }
+// A flight recorder's live view (run --flight --serve): its window, what
+// went before it, and each dump (when, why, which file).
+function flight(w, dumps) {
+  const el = $('live-flight');
+  el.hidden = false;
+  const mib = (b) => (b / 1048576).toFixed(1) + ' MiB';
+  let t = ' · flight window ' + fmtNs(w.span) + ', ' + mib(w.bytes) + ' of ' + mib(w.size) +
+    (w.dropped_bytes ? ', ' + mib(w.dropped_bytes) + ' dropped before it' : '');
+  if (w.ndumps) {
+    t += ' · ' + w.ndumps + (w.ndumps === 1 ? ' dump: ' : ' dumps: ') + dumps.map((d) =>
+      d.trigger + ' → ' + d.path.replace(/.*\//, '') + (d.error ? ' (not written)' : '') + ' ' + fmtNs(d.ago) + ' ago').join(', ');
+  }
+  el.textContent = t;
+  el.title = dumps.map((d) => d.path).join('\n');
+}
 function live() {
   $('live-box').hidden = false;
   const es = new EventSource('/events?token=' + encodeURIComponent(TOKEN));
@@ -745,6 +760,7 @@ function live() {
     $('stat-drops').textContent = String(k.drops);
     $('live-text').textContent = k.ended ? 'run ended' : 'live · ' + k.alive + ' alive, ' + k.runnable + ' runnable';
     $('live-box').classList.toggle('ended', !!k.ended);
+    if (k.window) flight(k.window, k.dumps);
     if (k.snapshot > version) loadLive();
     if (k.ended) { ended = true; es.close(); }
   });

@@ -4,7 +4,8 @@ CLI_SRCS += src/engine/run_main.c src/engine/opts.c src/engine/rundir.c src/engi
             src/engine/guard.c src/engine/harvest.c src/engine/modules.c src/engine/writer.c \
             src/engine/status.c src/engine/sched.c src/engine/clock.c src/engine/rings.c \
             src/engine/records.c src/engine/sink.c \
-            src/engine/ctrace_enc.c src/engine/flight.c src/engine/flight_snap.c src/engine/flight_watch.c src/engine/sites.c
+            src/engine/ctrace_enc.c src/engine/flight.c src/engine/flight_snap.c src/engine/flight_watch.c \
+            src/engine/flight_live.c src/engine/sites.c
 
 # The engine's trace writer (records as JSONL lines or binary entries, the
 # flight window), as what links it without the engine does: its benchmark,
@@ -56,7 +57,7 @@ TESTS += $(CT_ENGINE_CTESTS) tests/test-engine-roundtrip.sh tests/test-engine-fa
          tests/test-engine-security.sh tests/test-engine-signals.sh tests/test-engine-modules.sh \
          tests/test-engine-v1rate.sh tests/test-engine-lossless.sh \
          tests/test-engine-v2.sh tests/test-engine-hostile.sh tests/test-engine-sched.sh \
-         tests/test-flight.sh
+         tests/test-flight.sh tests/test-flight-live.sh
 # The protocol model (spin): once, in the plain build.
 TESTS_NOSAN += tests/test-model-spin.sh
 # The flight recorder under 10^8 events (~30 s): its memory bound.

@@ -30,6 +30,9 @@
 #define CT_RING_KIB_DEFAULT 1024u  /* --ring-kib: 32768 records of 32 bytes per ring */
 #define CT_CAPTURE_MIB_DEFAULT 64u /* --capture-mib: captured records in memory, then a file */
 #define CT_FLIGHT_CAPTURE_MIB 16u  /* the same under --flight (no file: the engine's bound) */
+/* --ring-kib under --flight: the spares a lossless burst fills (3/4 of the
+ * rings) count in the engine's RSS, within its bound (docs/FLIGHT.md "Memory") */
+#define CT_FLIGHT_RING_KIB 512u
 
 /* ---- options (opts.c) ---------------------------------------------------- */
 /* The trace's format (--format; docs/TRACE_FORMAT.md). */
@@ -334,6 +337,7 @@ struct ct_flight_note {
   char path[4200];
   char trigger[64];
   int err; /* 0, or the errno of a dump not written (EDQUOT: --flight-max reached) */
+  uint64_t ts; /* when it was written (CLOCK_MONOTONIC ns) */
   uint64_t start_ts, end_ts, bytes, dropped_bytes;
 };
 #define CT_FLIGHT_NOTES 16
@@ -341,11 +345,23 @@ struct ct_flight_note {
 /* The window: whole chunks in memory, oldest first, at most max_bytes (their
  * bytes and bookkeeping); owned and used by the formatter thread but for
  * the notes (under mu), which the harvest thread takes. */
+#define CT_FLIGHT_MARKS 16 /* dumps the live view marks (the newest) */
+/* One chunk of the window, as the encoder framed it. */
+struct fl_chunk {
+  struct fl_chunk *next;
+  uint64_t seq;      /* 1, 2, ... in the order they joined */
+  uint64_t ts0, ts1; /* its first and last event's ts (0: none) */
+  size_t pin_end;    /* f->npin once its lines were pinned (theirs end there) */
+  uint32_t npin_end; /* f->npinned then */
+  size_t len, cap;   /* bytes of data, and room for them */
+  uint8_t data[];
+};
 struct ct_flight {
   const char *out;                /* OUT: dumps are OUT, OUT.1, OUT.2, ... (the caller's string) */
   uint64_t max_bytes, max_age_ns; /* max_age_ns: 0, or drop chunks this far behind the newest */
   uint32_t max_dumps, ndumps;
-  struct fl_chunk *head, *tail;
+  struct fl_chunk *head, *tail; /* the list and its chunks' seq: changed under mu */
+  uint64_t next_seq;            /* the seq of the next chunk to join (the first is 1) */
   uint64_t bytes;                                     /* the window's cost */
   uint64_t total_bytes;                               /* chunk bytes ever taken */
   uint64_t dropped_bytes, dropped_chunks, dropped_ts; /* before the window */
@@ -363,6 +379,10 @@ struct ct_flight {
   struct ct_flight_note notes[CT_FLIGHT_NOTES];
   size_t nnotes;
   _Atomic size_t noted; /* nnotes, read without the lock: a cheap look */
+  /* The newest dumps (nmarks ever, the last CT_FLIGHT_MARKS kept; under
+   * mu): the live view's marks. */
+  struct ct_flight_note marks[CT_FLIGHT_MARKS];
+  uint64_t nmarks;
 };
 /* An empty window of max_bytes for dumps named after out (kept by the
  * caller), at most max_dumps of them. 0 or -errno. */
@@ -383,12 +403,17 @@ int ct_flight_dump(struct ct_flight *f, const char *trigger);
 /* Move up to max notes of dumps done into out (the harvest thread's, to
  * print). Returns how many. */
 size_t ct_flight_notes(struct ct_flight *f, struct ct_flight_note *out, size_t max);
+/* The window as the live view follows it (html/live.h's struct
+ * ct_live_source, ctx f): read on the live view's thread, under f->mu, so
+ * the formatter only ever waits for one chunk's copy (flight_live.c). */
+struct ct_live_source;
+void ct_flight_live_source(struct ct_flight *f, struct ct_live_source *src);
 
 /* ---- the flight window's snapshot (flight_snap.c) -------------------------- */
 /* The coroutines alive before the window: each one's state, kept up to date
  * from the chunks the window drops. At most CT_FSNAP_MAX coroutines alive at
- * once (one whose coroutine line finds no room is counted, untracked). Owned
- * by the formatter thread. */
+ * once (one whose coroutine line finds no room is counted, untracked). The
+ * formatter thread's, under the window's mu (the live view emits it too). */
 #define CT_FSNAP_MAX 65536u
 struct ct_fsnap;
 /* An empty table. 0 or -ENOMEM. */

@@ -13,16 +13,6 @@
 #include "common/trace_keys.h"
 #include "engine/engine.h"
 
-/* One chunk of the window, as the encoder framed it. */
-struct fl_chunk {
-  struct fl_chunk *next;
-  uint64_t ts0, ts1; /* its first and last event's ts (0: none) */
-  size_t pin_end;    /* f->npin once its lines were pinned (theirs end there) */
-  uint32_t npin_end; /* f->npinned then */
-  size_t len, cap;   /* bytes of data, and room for them */
-  uint8_t data[];
-};
-
 /* The room of a full chunk: what the encoder closes a chunk at (ctrace_enc.c,
  * 64 KiB of payload after its header), so a dropped chunk's memory takes
  * the next one without a malloc or a page fault. A chunk a flush closed
@@ -37,6 +27,7 @@ int ct_flight_init(struct ct_flight *f, const char *out, uint64_t max_bytes, uin
   f->out = out;
   f->max_bytes = max_bytes;
   f->max_dumps = max_dumps;
+  f->next_seq = 1;
   int rc = ct_fsnap_new(&f->snap);
   if (rc)
     return rc;
@@ -68,6 +59,8 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
    * (one of lines only at once: its pinned lines stay). */
   size_t cap = n > FL_ROOM || n < FL_ROOM / 2 ? n : FL_ROOM;
   struct fl_chunk *c = NULL;
+  /* The list and the snapshot change under mu: the live view reads them. */
+  pthread_mutex_lock(&f->mu);
   while (f->head && (f->bytes + FL_CHUNK_COST(cap) > f->max_bytes ||
                      (f->max_age_ns && ts1 && f->head->ts1 + f->max_age_ns < ts1))) {
     struct fl_chunk *d = f->head;
@@ -97,9 +90,11 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
     ct_fsnap_apply(f->snap, p, n);
     f->pin_out = f->npin;
     f->npin_out = f->npinned;
+    pthread_mutex_unlock(&f->mu);
     return;
   }
   c->next = NULL;
+  c->seq = f->next_seq++;
   c->ts0 = ts0;
   c->ts1 = ts1;
   c->pin_end = f->npin;
@@ -113,9 +108,12 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
   f->tail = c;
   f->bytes += FL_CHUNK_COST(cap);
   f->total_bytes += n;
+  pthread_mutex_unlock(&f->mu);
   if (f->watch)
     f->watch(f->watch_ctx, p, n);
 }
+
+static void pin_line(struct ct_flight *f, const char *s, size_t n);
 
 /* 1 when the line is a record every dump must repeat: the run's meta, and
  * what names the processes and their modules. */
@@ -136,6 +134,13 @@ void ct_flight_line(void *ctx, const char *s, size_t n) {
   struct ct_flight *f = ctx;
   if (!pinned_kind(s, n) || f->pin_full)
     return;
+  pthread_mutex_lock(&f->mu); /* the live view copies the pin */
+  pin_line(f, s, n);
+  pthread_mutex_unlock(&f->mu);
+}
+
+/* ct_flight_line's line s (n bytes) to the pin, under f->mu. */
+static void pin_line(struct ct_flight *f, const char *s, size_t n) {
   size_t need = f->npin + 11 + n;
   if (need > CTR_CHUNK_MAX) {
     f->pin_full = 1; /* more modules than a chunk holds: the first ones */
@@ -204,12 +209,17 @@ static uint64_t window_end(const struct ct_flight *f) {
   return ts;
 }
 
+/* CLOCK_MONOTONIC in ns, as events' ts. */
+static uint64_t mono_now(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+}
+
 /* The window record (docs/TRACE_FORMAT.md "Flight windows"), as one chunk. */
 static int put_window(int fd, const struct ct_flight *f, const char *trigger, uint64_t snapshot,
                       uint64_t untracked) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  struct ct_window w = {.ts = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec,
+  struct ct_window w = {.ts = mono_now(),
                         .snapshot = snapshot,
                         .untracked = untracked,
                         .start_ts = window_start(f),
@@ -255,8 +265,11 @@ int ct_flight_dump(struct ct_flight *f, const char *trigger) {
     rc = put_chunk(o.fd, f->pin, f->pin_out, f->npin_out);
   /* The coroutines alive at the window's start, as the dropped chunks left them. */
   uint64_t snapshot = 0, untracked = 0;
-  if (!rc)
+  if (!rc) {
+    pthread_mutex_lock(&f->mu); /* the live view may be emitting it too */
     rc = ct_fsnap_emit(f->snap, put_chunk_fd, &o.fd, &snapshot, &untracked);
+    pthread_mutex_unlock(&f->mu);
+  }
   for (struct fl_chunk *c = f->head; c && !rc; c = c->next)
     rc = put(o.fd, c->data, c->len);
   if (!rc)
@@ -267,19 +280,20 @@ int ct_flight_dump(struct ct_flight *f, const char *trigger) {
     rc = ct_outfile_commit(&o);
   if (!rc)
     f->ndumps++;
-out:
+out:;
+  struct ct_flight_note n = {.err = -rc, .ts = mono_now()};
+  snprintf(n.path, sizeof n.path, "%s", path);
+  snprintf(n.trigger, sizeof n.trigger, "%s", trigger);
   pthread_mutex_lock(&f->mu);
+  n.start_ts = window_start(f);
+  n.end_ts = window_end(f);
+  n.bytes = f->total_bytes - f->dropped_bytes;
+  n.dropped_bytes = f->dropped_bytes;
   if (f->nnotes < CT_FLIGHT_NOTES) {
-    struct ct_flight_note *n = &f->notes[f->nnotes++];
-    snprintf(n->path, sizeof n->path, "%s", path);
-    snprintf(n->trigger, sizeof n->trigger, "%s", trigger);
-    n->err = -rc;
-    n->start_ts = window_start(f);
-    n->end_ts = window_end(f);
-    n->bytes = f->total_bytes - f->dropped_bytes;
-    n->dropped_bytes = f->dropped_bytes;
+    f->notes[f->nnotes++] = n;
     atomic_store_explicit(&f->noted, f->nnotes, memory_order_release);
   }
+  f->marks[f->nmarks++ % CT_FLIGHT_MARKS] = n; /* the live view's, whatever the notes' fate */
   pthread_mutex_unlock(&f->mu);
   return rc;
 }

@@ -600,6 +600,32 @@ static int stations_short(struct ct_harvest *h) {
   return tail < head || tail - head < low;
 }
 
+/* Bounded passes one scan takes at most (ct_rings_scan). */
+#define PASSES_PER_SCAN 8u
+
+/* The pass's time limit: limit, or lower when a ring is full (a backlog:
+ * its writer went on in a spare or waits): then its last record's ts (but
+ * above its first one: a pass always takes something). Records stamped at
+ * or after it wait for the next pass, in every ring: time order holds, and
+ * the spares filled after this ring wait. A pass then holds about a ring of
+ * records (the formatter's sort arrays are sized for two). */
+static uint64_t pass_limit(struct ct_harvest *h, uint32_t nr, uint64_t limit) {
+  uint64_t q = h->cap - 1;
+  for (uint32_t r = 0; r < nr; r++) {
+    struct ctp_ring *rg = ring(h, r);
+    uint64_t t = h->rs[r].tail, head = atomic_load_explicit(&rg->head, memory_order_acquire);
+    if (head <= t + q || head - t > h->cap) /* few, or not true (drain_ring says) */
+      continue;
+    const struct ctp_rec *recs = ctp_ring_recs(rg);
+    uint64_t cut = recs[(t + q) & (h->cap - 1)].ts, first = recs[t & (h->cap - 1)].ts;
+    if (cut <= first)
+      cut = first + 1;
+    if (cut < limit)
+      limit = cut;
+  }
+  return limit;
+}
+
 uint64_t ct_rings_scan(struct ct_harvest *h) {
   /* Records stamped after this moment wait for the next pass: a record
    * stamped earlier is published by now (unless its writer was preempted
@@ -614,8 +640,20 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
   h->peak = 0;
   h->rings_owned = 0;
   uint64_t got = 0;
-  for (uint32_t r = 0; r < nr; r++)
-    got += drain_ring(h, r, limit);
+  /* --flight: a backlog (full rings a burst left, spares a lossless writer
+   * went on in) goes in bounded passes, as the formatter's sort arrays hold
+   * a pass (the engine's memory is bounded: docs/FLIGHT.md "Memory"); a few
+   * per scan, so that the loop still serves signals and connections while a
+   * writer refills the rings as fast as they drain. */
+  for (unsigned k = 0; k < PASSES_PER_SCAN; k++) {
+    uint64_t lim = h->sink->flight ? pass_limit(h, nr, limit) : limit, pass = 0;
+    for (uint32_t r = 0; r < nr; r++)
+      pass += drain_ring(h, r, lim);
+    got += pass;
+    if (lim == limit || !pass)
+      break;
+    pass_end(h);
+  }
   /* The nap is sized for 8-slot stations: a ring's fill in those units. */
   uint64_t scaled = (h->peak * CTP_SLOTS + h->cap - 1) / h->cap;
   h->peak = scaled > peak ? scaled : peak;

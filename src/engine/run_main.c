@@ -636,8 +636,13 @@ int ct_run_main(int argc, char **argv) {
             e == -EINVAL ? "--append: the file holds a trace of the other format" : strerror(-e));
     goto out;
   }
-  /* The live view, before the program starts: a port in use stops us here. */
-  if (r.o.serve && (e = ct_live_start(r.o.serve, r.o.out, 1, &live))) {
+  /* The live view, before the program starts: a port in use stops us here.
+   * A flight recorder's follows its window (docs/FLIGHT.md "Live view"). */
+  struct ct_live_source window;
+  if (r.o.flight)
+    ct_flight_live_source(&r.flight, &window);
+  if (r.o.serve && (e = r.o.flight ? ct_live_start_window(r.o.serve, r.o.out, &window, &live)
+                                   : ct_live_start(r.o.serve, r.o.out, 1, &live))) {
     fprintf(stderr, "corotracer: --serve %s: %s\n", r.o.serve, strerror(-e));
     goto out;
   }

@@ -28,9 +28,9 @@
 #include "analysis/model.h"
 #include "html/buf.h"
 #include "html/model.h"
+#include "html/live_int.h"
 #include "html/page.h"
 
-#define MAX_CLIENTS 32
 #define PENDING_MAX 8           /* connections still sending their request, in all ... */
 #define PENDING_PER_PEER 4      /* ... and from one address */
 #define HEADER_NS 5000000000ull /* a request must be whole within 5 s of the connect */
@@ -40,9 +40,7 @@
 #define TICK_NS 500000000ull        /* counters pushed every 500 ms */
 #define SNAP_MIN_NS 2000000000ull   /* the full data at most every 2 s ... */
 #define SNAP_COST_FACTOR 4          /* ... and at most 1/4 of the time */
-#define TAIL_MAX (64u << 20)        /* read per tick at most */
 #define FINAL_WAIT_NS 3000000000ull /* pages get this long to fetch the final data */
-#define LINE_MAX_LIVE (1u << 20)
 
 struct snap {
   int refs;
@@ -62,37 +60,6 @@ struct client {
   size_t soff;
   uint64_t drops;
 };
-
-struct ct_live {
-  pthread_t th;
-  int lfd, wake[2], tfd, running;
-  char ip[64], token[33], url[200], host1[96], host2[96];
-  int port;
-  char *path;
-  atomic_int stop;
-  /* The aggregate, fed by what is appended to the trace (never re-read):
-   * the dashboard's model and the report's analysis of the lines so far. */
-  struct ct_model m;
-  struct ct_state *st;
-  uint64_t lineno;
-  unsigned runs; /* runs seen in the trace (run --append): the view shows the last */
-  char *lb;
-  size_t lbn, lbcap;
-  int binary, skip_hdr, bad; /* a binary trace; its header not yet read; a corrupt chunk seen */
-  struct ct_ctr_iter *it;    /* its decoder */
-  uint64_t bytes, last_growth, snap_bytes, last_build, build_ns, seq;
-  struct snap *cur;
-  uint64_t version;
-  int fetches_of_last; /* complete /data replies of the current version */
-  struct client *c[MAX_CLIENTS];
-  struct ct_buf page;
-};
-
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int ct_live_parse_addr(const char *spec, char *ip, size_t ipn, int *port) {
   const char *colon = strrchr(spec, ':'), *ps = colon ? colon + 1 : spec;
@@ -167,7 +134,6 @@ static int token_ok(const struct ct_live *l, const char *q, size_t qn) {
 }
 
 static void tick_json(struct ct_live *l, struct ct_buf *b, const struct client *c, int ended);
-static size_t tail(struct ct_live *l);
 static void snapshot(struct ct_live *l);
 
 /* A complete request in c->in: answer it. */
@@ -207,7 +173,7 @@ static void handle(struct ct_live *l, struct client *c) {
     return respond(c, "200 OK", "text/html; charset=utf-8", l->page.p, l->page.n);
   if (pn == 5 && !memcmp(path, "/data", 5)) {
     if (!l->cur) { /* nobody watched so far: built on demand */
-      tail(l);
+      ct_live_tail(l);
       snapshot(l);
     }
     if (!l->cur)
@@ -229,7 +195,7 @@ static void handle(struct ct_live *l, struct client *c) {
                 "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
                 "X-Content-Type-Options: nosniff\r\nConnection: keep-alive\r\n\r\nretry: 1000\n\n");
     c->sse = 1;
-    tail(l); /* idle while nobody watched: catch up first */
+    ct_live_tail(l); /* idle while nobody watched: catch up first */
     tick_json(l, &c->out, c, 0);
     return;
   }
@@ -291,117 +257,6 @@ static int client_write(struct ct_live *l, struct client *c) {
   return c->done && !c->sse;
 }
 
-/* ---- the trace -------------------------------------------------------------- */
-/* A new run: the aggregate starts afresh with it (runs are never merged). On
- * ENOMEM the old one stays, marked by nothing: the view lags, as on any ENOMEM. */
-static void restart(struct ct_live *l) {
-  struct ct_state *st;
-  struct ct_model m;
-  if (ct_state_new(CT_BLOCKER_NS, &st))
-    return;
-  if (ct_model_init(&m, CT_DASH_SPAN_BUDGET, CT_DASH_SPAN_BUDGET / 5 * 7)) {
-    ct_state_free(st);
-    return;
-  }
-  ct_model_prune(&m);
-  ct_state_free(l->st);
-  ct_model_free(&l->m);
-  l->st = st;
-  l->m = m;
-}
-
-/* One line (or binary entry) to the aggregate. ENOMEM: the aggregate lags;
- * the next snapshot tries again. */
-static void feed(struct ct_live *l, enum ct_line_err err, const struct ct_line *line) {
-  if (ct_line_new_run(ct_state_lines(l->st), err, line)) {
-    restart(l); /* a run appended (run --append): the view follows it */
-    l->runs++;
-  }
-  (void)ct_state_line(l->st, ++l->lineno, err, line);
-  (void)ct_model_line(&l->m, err, line);
-}
-
-/* The whole chunks at the start of the buffer (a binary trace): fed entry
- * by entry; a chunk still being written waits for the next tail. Returns the
- * bytes used. A corrupt chunk ends the feeding (l->bad): nothing after it
- * can be framed. */
-static size_t feed_chunks(struct ct_live *l) {
-  size_t start = 0, clen;
-  char why[192], label[CT_CTR_LABEL_MAX];
-  struct ct_line line;
-  enum ct_line_err err;
-  if (!l->it && !(l->it = malloc(sizeof *l->it)))
-    return 0;
-  if (l->skip_hdr) {
-    if (l->lbn < sizeof(struct ctr_file_hdr))
-      return 0;
-    if (ct_ctr_file_header(l->lb, l->lbn, why, sizeof why) < 0)
-      l->bad = 1;
-    start = sizeof(struct ctr_file_hdr);
-    l->skip_hdr = 0;
-  }
-  int c;
-  while (!l->bad &&
-         (c = ct_ctr_chunk(l->lb + start, l->lbn - start, 0, &clen, why, sizeof why)) != 0) {
-    if (c < 0) {
-      l->bad = 1;
-      break;
-    }
-    ct_ctr_begin(l->it, l->lb + start);
-    while (ct_ctr_next(l->it, &line, &err, label) > 0)
-      feed(l, err, &line);
-    start += clen;
-  }
-  return l->bad ? l->lbn : start;
-}
-
-/* Reads what was appended to the trace (at most TAIL_MAX bytes) and feeds
- * the complete lines (or a binary trace's whole chunks) to the aggregate;
- * returns the bytes read. */
-static size_t tail(struct ct_live *l) {
-  size_t budget = TAIL_MAX, got = 0;
-  while (budget) {
-    if (l->lbcap - l->lbn < 65536) {
-      size_t nc = l->lbcap ? l->lbcap * 2 : 1 << 20;
-      char *np = realloc(l->lb, nc);
-      if (!np)
-        break;
-      l->lb = np;
-      l->lbcap = nc;
-    }
-    ssize_t k = read(l->tfd, l->lb + l->lbn, l->lbcap - l->lbn);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      break;
-    if (l->bytes == 0) /* the first bytes tell the format */
-      l->binary = l->skip_hdr = l->lb[0] == CTR_MAGIC[0];
-    l->bytes += (uint64_t)k;
-    got += (size_t)k;
-    l->last_growth = mono_ns();
-    budget = (size_t)k > budget ? 0 : budget - (size_t)k;
-    l->lbn += (size_t)k;
-    size_t start = 0;
-    char *nl;
-    struct ct_line line;
-    if (l->binary) {
-      start = feed_chunks(l);
-    } else {
-      while ((nl = memchr(l->lb + start, '\n', l->lbn - start))) {
-        size_t e = (size_t)(nl - l->lb);
-        enum ct_line_err err = ct_parse_line(l->lb + start, e - start, &line);
-        feed(l, err, &line);
-        start = e + 1;
-      }
-    }
-    memmove(l->lb, l->lb + start, l->lbn - start);
-    l->lbn -= start;
-    if (l->lbn > (l->binary ? CTR_CHUNK_MAX + sizeof(struct ctr_chunk_hdr) : LINE_MAX_LIVE))
-      l->lbn = 0; /* an absurd line: dropped, as the reader would */
-  }
-  return got;
-}
-
 /* The present for the live counts: now while the trace is being written. */
 static uint64_t live_now(const struct ct_live *l) {
   if (l->m.has_end)
@@ -417,7 +272,9 @@ static uint64_t live_now(const struct ct_live *l) {
  * the report's O(coroutines) assembly). */
 static void snapshot(struct ct_live *l) {
   uint64_t t0 = mono_ns(), now = live_now(l);
-  while (tail(l) >= TAIL_MAX) { /* catch up first (serve of a large file) */
+  /* Catch up first (serve of a large file); a window that grows faster than
+   * it is read is shown as far as it was read. */
+  while (ct_live_tail(l) >= TAIL_MAX && !l->windowed) {
   }
   struct snap *s = NULL;
   struct ct_report r = {0};
@@ -468,6 +325,11 @@ static void tick_json(struct ct_live *l, struct ct_buf *b, const struct client *
                 l->m.events, l->m.lost, l->m.wake_count, l->m.ncoros, l->bytes,
                 l->cur ? l->cur->version : 0, c ? c->drops : 0,
                 ended || l->m.has_end ? "true" : "false");
+  if (l->windowed) {
+    b->n -= 3; /* the object goes on: the window and its dumps */
+    ct_live_window_json(l, b, now ? now : end);
+    ct_buf_puts(b, "}\n\n");
+  }
 }
 
 static void tick(struct ct_live *l, int ended) {
@@ -619,7 +481,7 @@ static void *thread_main(void *arg) {
       watched |= l->c[i] && l->c[i]->sse;
     if (stopping && !final_at) {
       if (watched) {
-        tail(l);
+        ct_live_tail(l);
         snapshot(l);
         l->fetches_of_last = 0;
         for (int i = 0; i < MAX_CLIENTS; i++)
@@ -629,7 +491,7 @@ static void *thread_main(void *arg) {
       final_at = now;
     } else if (watched && now - last_tick >= TICK_NS) {
       last_tick = now;
-      tail(l);
+      ct_live_tail(l);
       uint64_t gap = l->build_ns * SNAP_COST_FACTOR;
       /* While the program runs, time alone changes findings (a coroutine
        * left parked becomes stuck): rebuild on schedule even without new lines. */
@@ -674,12 +536,15 @@ static void live_free(struct ct_live *l) {
   ct_state_free(l->st);
   ct_buf_free(&l->page);
   free(l->lb);
+  free(l->cb);
   free(l->it);
   free(l->path);
   free(l);
 }
 
-int ct_live_start(const char *spec, const char *trace_path, int running, struct ct_live **out) {
+/* ct_live_start, or ct_live_start_window when src is not NULL. */
+static int start(const char *spec, const char *trace_path, int running,
+                 const struct ct_live_source *src, struct ct_live **out) {
   struct ct_live *l = calloc(1, sizeof *l);
   if (!l)
     return -ENOMEM;
@@ -705,7 +570,11 @@ int ct_live_start(const char *spec, const char *trace_path, int running, struct 
   /* Bounded like the offline page's, in one pass: the coroutines findings
    * name are kept from the snapshot that first names them. */
   ct_model_prune(&l->m);
-  if ((l->tfd = open(trace_path, O_RDONLY | O_CLOEXEC)) < 0 ||
+  if (src) {
+    l->windowed = l->begin = l->binary = 1;
+    l->src = *src;
+  }
+  if ((!src && (l->tfd = open(trace_path, O_RDONLY | O_CLOEXEC)) < 0) ||
       pipe2(l->wake, O_CLOEXEC | O_NONBLOCK) ||
       (l->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0) {
     rc = -errno;
@@ -734,6 +603,15 @@ int ct_live_start(const char *spec, const char *trace_path, int running, struct 
 fail:
   live_free(l);
   return rc;
+}
+
+int ct_live_start(const char *spec, const char *trace_path, int running, struct ct_live **out) {
+  return start(spec, trace_path, running, NULL, out);
+}
+
+int ct_live_start_window(const char *spec, const char *name, const struct ct_live_source *src,
+                         struct ct_live **out) {
+  return start(spec, name, 1, src, out);
 }
 
 const char *ct_live_url(const struct ct_live *l) {

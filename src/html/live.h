@@ -8,6 +8,7 @@
 #define CT_HTML_LIVE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct ct_live;
 
@@ -22,6 +23,50 @@ int ct_live_parse_addr(const char *spec, char *ip, size_t ipn, int *port);
  * (bad spec), or -errno (bind, thread). */
 int ct_live_start(const char *spec, const char *trace_path, int running, struct ct_live **out);
 const char *ct_live_url(const struct ct_live *l);
+
+/* A flight recorder's window (run --flight --serve): what the live view
+ * follows instead of a file. Its functions run on the live view's thread. */
+struct ct_live_window {
+  uint64_t start_ts, end_ts; /* its first and last event (0: none yet) */
+  uint64_t dropped_ts, dropped_bytes, dropped_chunks; /* before it */
+  uint64_t bytes, size;                               /* its trace bytes; its SIZE */
+  uint64_t dumps; /* dumps asked for so far (written or not) */
+};
+/* A dump: when (CLOCK_MONOTONIC ns, as events' ts), why, where, and the
+ * window it wrote; err: 0 or the errno of a dump not written. */
+struct ct_live_dump {
+  uint64_t ts, start_ts, end_ts;
+  char trigger[64], path[256];
+  int err;
+};
+#define CT_LIVE_DUMPS 16 /* the newest dumps the view shows */
+/* A place in the window: the next chunk's number and, as a hint, the
+ * chunk before it (the source's). */
+struct ct_live_cursor {
+  uint64_t seq;
+  const void *prev;
+};
+struct ct_live_source {
+  void *ctx;
+  /* Starts over at the window's first chunk: the chunks that come before it
+   * (the lines a dump repeats, the snapshot of the coroutines alive at its
+   * start), whole, into *buf (malloc'd, the caller's), *n bytes; *cur set on
+   * the first chunk. 0 or -ENOMEM. */
+  int (*begin)(void *ctx, struct ct_live_cursor *cur, uint8_t **buf, size_t *n);
+  /* The chunk at *cur copied into *buf (realloc'd to fit, *cap its room),
+   * *n bytes, *cur moved past it: 1; 0 when there is none yet; -ESTALE when
+   * it has left the window (begin again); -ENOMEM. */
+  int (*next)(void *ctx, struct ct_live_cursor *cur, uint8_t **buf, size_t *cap, size_t *n);
+  /* The window's facts, and its newest dumps (at most CT_LIVE_DUMPS, oldest
+   * first): returns how many. */
+  size_t (*facts)(void *ctx, struct ct_live_window *w, struct ct_live_dump *d);
+};
+/* ct_live_start for a running engine's flight window (src, copied; name:
+ * what the view calls the trace, the dumps' OUT). The view's aggregate
+ * covers the window's start to now, started over (from the window) when it
+ * has taken SIZE since: bounded by twice the window. */
+int ct_live_start_window(const char *spec, const char *name, const struct ct_live_source *src,
+                         struct ct_live **out);
 
 /* The trace is complete: a last read and snapshot, pushed to the connected
  * pages (each gets up to 3 s to fetch it), then the thread ends and l is

@@ -493,6 +493,9 @@ int ct_model_line(struct ct_model *m, enum ct_line_err err, const struct ct_line
   case CT_LINE_SNAPSHOT: /* a flight dump's: the coroutine's facts, alive before the window */
     if (!(c = coro(m, l->probe_id, 1)))
       return -ENOMEM;
+    /* Its window's first event follows its last one before: no loss between. */
+    if (l->type == CT_LINE_SNAPSHOT && CT_HAS(l, CT_K_EV) && l->ev >= c->next_ev)
+      c->next_ev = l->ev + 1;
     if (CT_HAS(l, CT_K_PID))
       c->pid = (uint32_t)l->pid;
     if (CT_HAS(l, CT_K_LABEL))

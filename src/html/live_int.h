@@ -1,0 +1,72 @@
+/* live_int.h - what the live view's server (live.c) and its reading of the
+ * trace or flight window (live_trace.c) share: the view's state. Private to
+ * src/html/live*.c. */
+#ifndef CT_HTML_LIVE_INT_H
+#define CT_HTML_LIVE_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "analysis/model.h"
+#include "html/buf.h"
+#include "html/live.h"
+#include "html/model.h"
+
+#define MAX_CLIENTS 32
+#define TAIL_MAX (64u << 20) /* read per tick at most */
+#define LINE_MAX_LIVE (1u << 20)
+
+struct snap;
+struct client;
+struct ct_live {
+  pthread_t th;
+  int lfd, wake[2], tfd, running;
+  char ip[64], token[33], url[200], host1[96], host2[96];
+  int port;
+  char *path;
+  atomic_int stop;
+  /* The aggregate, fed by what is appended to the trace (never re-read):
+   * the dashboard's model and the report's analysis of the lines so far. */
+  struct ct_model m;
+  struct ct_state *st;
+  uint64_t lineno;
+  unsigned runs; /* runs seen in the trace (run --append): the view shows the last */
+  char *lb;
+  size_t lbn, lbcap;
+  int binary, skip_hdr, bad; /* a binary trace; its header not yet read; a corrupt chunk seen */
+  struct ct_ctr_iter *it;    /* its decoder */
+  uint64_t bytes, last_growth, snap_bytes, last_build, build_ns, seq;
+  struct snap *cur;
+  uint64_t version;
+  int fetches_of_last; /* complete /data replies of the current version */
+  struct client *c[MAX_CLIENTS];
+  struct ct_buf page;
+  /* A flight window instead of a file (ct_live_start_window): where the
+   * aggregate has read it to, and what it has taken since it last started
+   * over (at the window's SIZE, it starts over from the window). */
+  int windowed, begin;
+  struct ct_live_source src;
+  struct ct_live_cursor at;
+  uint8_t *cb;
+  size_t cbcap;
+  uint64_t gen_bytes;
+  struct ct_live_window win;
+  struct ct_live_dump dumps[CT_LIVE_DUMPS];
+  size_t ndumps;
+};
+
+static inline uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Reads what was appended to the trace, or a flight window's new chunks (at
+ * most about TAIL_MAX bytes), into the aggregate; returns the bytes taken. */
+size_t ct_live_tail(struct ct_live *l);
+/* A flight window's facts and dumps as tick fields, now the present. */
+void ct_live_window_json(const struct ct_live *l, struct ct_buf *b, uint64_t now);
+
+#endif
