@@ -2,7 +2,7 @@
 # tools (tests/lib) and benchmarks.
 CLI_SRCS += src/engine/run_main.c src/engine/opts.c src/engine/rundir.c src/engine/spawn.c \
             src/engine/guard.c src/engine/harvest.c src/engine/modules.c src/engine/writer.c \
-            src/engine/status.c src/engine/sched.c src/engine/clock.c src/engine/rings.c \
+            src/engine/status.c src/engine/sched.c src/engine/clock.c src/engine/rings.c src/engine/rings_format.c \
             src/engine/records.c src/engine/sink.c \
             src/engine/ctrace_enc.c src/engine/flight.c src/engine/flight_snap.c src/engine/flight_watch.c \
             src/engine/flight_live.c src/engine/sites.c
@@ -21,7 +21,7 @@ $(O)/bench/bench-writer: $(O)/obj/bench/bench-writer.o $(CT_WRITER_OBJS) \
 PROGS += $(O)/bench/bench-writer
 
 # The engine's reading of shared memory, for tests/fuzz/fuzz-shm.c.
-FUZZ_SRCS_shm := src/engine/harvest.c src/engine/writer.c src/engine/modules.c src/engine/rings.c \
+FUZZ_SRCS_shm := src/engine/harvest.c src/engine/writer.c src/engine/modules.c src/engine/rings.c src/engine/rings_format.c \
                  src/engine/sites.c \
                  src/engine/records.c src/engine/sink.c src/engine/clock.c \
                  src/engine/ctrace_enc.c src/engine/flight.c src/engine/flight_snap.c src/analysis/trace.c src/analysis/trace_read.c \

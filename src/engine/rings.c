@@ -1,33 +1,19 @@
-/* rings.c - the engine's side of v2 (docs/PROTOCOL.md "v2"). Two halves:
- * the harvest thread copies records out of the per-thread rings into capture
- * blocks (the sink's binary capture) and recycles closed rings; the formatter
- * thread, when it gets to a pass's blocks, merges them by time, attributes
- * them to station incarnations, writes their lines, and releases destroyed
- * stations one full pass later. Every index the target wrote is checked. */
+/* rings.c - the engine's side of v2 (docs/PROTOCOL.md "v2"), the harvest
+ * thread's half: it lays out and maps the rings, copies records out of the
+ * per-thread rings into capture blocks (the sink's binary capture), ends each
+ * pass, and recycles closed rings. The formatter's half, which merges a
+ * pass's blocks by time and writes them, is rings_format.c. Every index the
+ * target wrote is checked. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "engine/ctrace_enc.h"
-#include "engine/engine.h"
+#include "engine/rings_int.h"
 
-#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-
-/* In a capture block: a run of records of one ring, or the end of a pass
- * (followed by the clock the pass converts with). */
-enum { SEG_RECS = 1, SEG_END = 2 };
-struct seg {
-  uint32_t kind, n; /* n records follow (SEG_RECS) */
-  uint32_t ring, tid, pid, pad[3];
-};
-_Static_assert(sizeof(struct seg) == sizeof(struct ctp_rec), "records stay 32-byte aligned");
-#define SEG_END_BYTES (sizeof(struct seg) + ((sizeof(struct ct_clock) + 31) & ~(size_t)31))
-
-static int on_block(void *ctx, const char *d, size_t len, int keep);
 static void ring_corrupt(struct ct_harvest *h, struct ct_ring_state *rs);
 
-static int grow(void **v, size_t *cap, size_t need, size_t size) {
+int ct_rings_grow(void **v, size_t *cap, size_t need, size_t size) {
   if (need <= *cap)
     return 0;
   size_t nc = *cap ? *cap : 1024;
@@ -96,7 +82,7 @@ int ct_rings_init(struct ct_harvest *h, size_t map_len) {
   uint64_t rq_off = hd->ring_q_off & ~(uint64_t)4095;
   (void)madvise((char *)h->base + rq_off, (size_t)(hd->rings_off - rq_off), MADV_POPULATE_WRITE);
   ct_rings_populate(h, 0);
-  ct_sink_on_block(h->sink, on_block, h);
+  ct_sink_on_block(h->sink, ct_rings_on_block, h);
   return 0;
 }
 
@@ -138,8 +124,8 @@ void ct_rings_populate(struct ct_harvest *h, uint32_t fresh) {
  * would let us overwrite an entry not yet taken is refused, and cannot be
  * true (head beyond our tail; or cap entries still queued, while we push one
  * that is not). 0 or -EBADMSG. */
-static int push(struct ct_harvest *h, struct ctp_queue *q, uint64_t *tail, uint32_t cap,
-                uint32_t i) {
+int ct_rings_push(struct ct_harvest *h, struct ctp_queue *q, uint64_t *tail, uint32_t cap,
+                  uint32_t i) {
   uint64_t head = atomic_load_explicit(&q->head, memory_order_acquire);
   if (head > *tail || *tail - head >= cap) {
     ct_harvest_corrupt(h);
@@ -150,7 +136,6 @@ static int push(struct ct_harvest *h, struct ctp_queue *q, uint64_t *tail, uint3
   atomic_store_explicit(&q->tail, *tail, memory_order_release);
   return 0;
 }
-
 /* The first time in a while that ring rs names site for pid: the ring's few
  * last sites are its loop's (a yield loop alternates its suspend and wake
  * sites; one remembered site looked one up at every record). */
@@ -185,21 +170,8 @@ static inline void watch(struct ct_harvest *h, struct ct_ring_state *rs, uint32_
   }
 }
 
-/* Records ahead of the one being copied or written whose station lines are
- * fetched. */
-#define PREFETCH_AHEAD 4
+/* Records ahead of the one being copied whose station lines are fetched. */
 #define WATCH_AHEAD 16
-
-/* A hint: the line at p will be read soon (no fault). On x86-64 in asm:
- * GCC 12 at -O2 dropped __builtin_prefetch calls here altogether (two in a
- * row, or one under a condition, left no instruction). */
-static inline void prefetch(const void *p) {
-#if defined(__x86_64__)
-  __asm__ volatile("prefetcht0 %0" ::"m"(*(const char *)p));
-#else
-  __builtin_prefetch(p);
-#endif
-}
 
 /* Copy ring r's new records with ts below limit (a ring's records are in time
  * order: its one writer reads the clock then publishes) into capture blocks,
@@ -291,7 +263,7 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
   /* Closed and empty: nobody writes it any more; it goes back to the pool. */
   if (state == CTP_RING_CLOSED && rs->tail == head && !rs->queued) {
     atomic_store_explicit(&rg->state, CTP_RING_FREE, memory_order_release);
-    if (push(h, h->rq, &h->rq_tail, h->nrings, r) == 0) {
+    if (ct_rings_push(h, h->rq, &h->rq_tail, h->nrings, r) == 0) {
       rs->queued = 1;
       rs->orphan = 0;
       h->recycled++;
@@ -343,230 +315,6 @@ int ct_rings_clean(struct ct_harvest *h) {
   return ok;
 }
 
-/* The pass's records in time order, ties in capture order. Each ring's
- * records are already in time order, so the batch is a few sorted runs (one
- * per ring and block): merged pairwise, a pass over the batch per doubling,
- * not a comparison sort (qsort was a quarter of the formatter's time). The
- * left run wins ties, which keeps capture order. ENOMEM: left unmerged, its
- * records then come out of time order, counted nowhere but harmless to the
- * trace's framing. */
-static void sort_pass(struct ct_harvest *h) {
-  size_t n = h->nbatch, nruns = 0;
-  for (size_t k = 1; k < n; k++)
-    nruns += h->batch[k].r.ts < h->batch[k - 1].r.ts;
-  if (nruns == 0 || grow((void **)&h->merge, &h->capmerge, n, sizeof(*h->merge)))
-    return;
-  struct ct_rrec *src = h->batch, *dst = h->merge;
-  while (nruns) {
-    /* Run boundaries are found afresh each round: adjacent runs merge. */
-    size_t out = 0, a = 0;
-    nruns = 0;
-    while (a < n) {
-      size_t b = a + 1;
-      while (b < n && src[b].r.ts >= src[b - 1].r.ts)
-        b++;
-      size_t c = b;
-      if (c < n) {
-        c++;
-        while (c < n && src[c].r.ts >= src[c - 1].r.ts)
-          c++;
-        nruns++;
-      }
-      size_t i = a, j = b;
-      while (i < b && j < c)
-        dst[out++] = src[j].r.ts < src[i].r.ts ? src[j++] : src[i++];
-      while (i < b)
-        dst[out++] = src[i++];
-      while (j < c)
-        dst[out++] = src[j++];
-      a = c;
-    }
-    struct ct_rrec *t = src;
-    src = dst;
-    dst = t;
-  }
-  if (src != h->batch) { /* the merged records are in h->merge: swap the arrays */
-    struct ct_rrec *t = h->batch;
-    size_t tc = h->capbatch;
-    h->batch = h->merge;
-    h->capbatch = h->capmerge;
-    h->merge = t;
-    h->capmerge = tc;
-  }
-}
-
-/* A new incarnation of station i starts (its create record, or a later
- * record when the create was lost): its coroutine line. */
-static void incarnate(struct ct_harvest *h, uint32_t i, uint32_t gen, uint64_t birth_ns,
-                      uint64_t first_ev) {
-  struct ct_station_state *st = &h->st[i];
-  struct ctp_station *s = ctp_station_at(h->base, i);
-  /* Published before the create record (release of ext_flags, then the
-   * ring head we acquired); the station is not reused before we release it. */
-  uint32_t flags = atomic_load_explicit(&s->ext_flags, memory_order_acquire);
-  struct ct_coro_item c = {.probe_id = LOAD(&s->probe_id),
-                           .birth_ts = birth_ns,
-                           .create_site = LOAD(&s->create_site),
-                           .parent = LOAD(&s->parent_id),
-                           .station = i,
-                           .pid = LOAD(&s->pid),
-                           .gen = gen,
-                           .has_label = (flags & CTP_STF_LABEL) != 0};
-  for (unsigned k = 0; k < CTP_LABEL_MAX; k++)
-    c.label[k] = LOAD(&s->label[k]);
-  if (!st->live || st->destroyed)
-    atomic_fetch_add_explicit(
-        &h->v2_alive, 1,
-        memory_order_relaxed); /* else the last incarnation's destroy was lost: it ends here */
-  st->probe_id = c.probe_id;
-  st->pid = c.pid;
-  st->gen = gen;
-  st->live = 1;
-  st->destroyed = 0;
-  st->queued = 0;
-  st->next_ev = first_ev;
-  st->last_ts = 0;
-  st->dropped = atomic_load_explicit(&s->v2_lost, memory_order_relaxed);
-  st->coro_done = 1;
-  h->incarnations++;
-  ct_sink_out_coro(h->sink, &c);
-}
-
-/* The record's station index, or -1 when the record is bad. */
-static int64_t check(struct ct_harvest *h, const struct ctp_rec *r) {
-  if (r->kind < CTP_KIND_CREATE || r->kind >= CTP_KIND_MAX_ || r->wait >= CTP_WAIT_MAX_)
-    return -1;
-  uint32_t i = r->station;
-  if (i >= h->n)
-    return -1;
-  if (i >= h->c_used) {
-    uint32_t a = atomic_load_explicit(&h->hdr->allocated_count, memory_order_acquire);
-    h->c_used = a < h->n ? a : h->n;
-    if (i >= a)
-      return -1; /* never allocated */
-  }
-  struct ctp_station *s = ctp_station_at(h->base, i);
-  if (!h->st[i].live &&
-      !(atomic_load_explicit(&s->ext_flags, memory_order_acquire) & CTP_STF_RINGS))
-    return -1;
-  return i;
-}
-
-/* Attribute one record and write its line (formatter thread). */
-static void emit(struct ct_harvest *h, const struct ctp_rec *rp, uint32_t tid) {
-  /* A copy: our stores below (uint64_t fields) could alias the record's, and
-   * each would make the compiler read it again. */
-  const struct ctp_rec rc = *rp, *r = &rc;
-  int64_t idx = check(h, r);
-  if (idx < 0) {
-    h->bad++;
-    return;
-  }
-  uint32_t i = (uint32_t)idx;
-  struct ct_station_state *st = &h->st[i];
-  uint64_t ns = ct_clock_ns(&h->cclock, r->ts);
-  int current = st->live && (uint16_t)st->gen == r->gen;
-  if (r->kind == CTP_KIND_CREATE) {
-    if (current && !st->queued) {
-      st->stale++; /* a second create of one incarnation */
-      h->stale++;
-      return;
-    }
-    uint32_t g = LOAD(&ctp_station_at(h->base, i)->gen);
-    incarnate(h, i, (uint16_t)g == r->gen ? g : r->gen, ns, 0);
-  } else if (!current || st->queued) {
-    /* Not the incarnation we know: a record of a past one (stale), or the
-     * first we see of the station's current one, whose create was lost. */
-    uint32_t g = LOAD(&ctp_station_at(h->base, i)->gen);
-    if ((uint16_t)g != r->gen || (current && st->queued)) {
-      st->stale++;
-      h->stale++;
-      return;
-    }
-    incarnate(h, i, g, ns, 1); /* ev 0, the create, is missing: a gap */
-  }
-  /* Events of this station the writers dropped since its last record: a gap
-   * in ev, so readers see where events are missing. A drop by the thread of
-   * this record is seen (its fetch_add precedes the head store we acquired);
-   * one by another thread may show a record later. A create just took the
-   * count as its incarnation's baseline (incarnate): a drop counted since came
-   * after it, and its gap goes before the next record, not before ev 0. */
-  struct ctp_station *s = ctp_station_at(h->base, i);
-  uint64_t dropped = atomic_load_explicit(&s->v2_lost, memory_order_relaxed);
-  if (r->kind != CTP_KIND_CREATE && dropped != st->dropped) {
-    /* Only ever added to, one per drop: a count that went down or jumped
-     * beyond any program's rate was written over; no gap from it. */
-    if (dropped > st->dropped && ct_count_sane(h, dropped - st->dropped))
-      st->next_ev += dropped - st->dropped;
-    else if (!st->c_corrupt) {
-      st->c_corrupt = 1;
-      ct_harvest_corrupt(h);
-    }
-    st->dropped = dropped;
-  }
-  /* Each pass re-anchors the conversion: a few ns of step there must not
-   * put a coroutine's event before its previous one. */
-  if (ns < st->last_ts)
-    ns = st->last_ts;
-  st->last_ts = ns;
-  /* The binary trace encodes from the fields; an item only for JSONL. */
-  struct ct_sink *sk = h->sink;
-  if (sk->enc)
-    ct_ctw_v2(sk->enc, ns, st->probe_id, tid, r->kind, r->wait, r->site, r->obj, st->next_ev);
-  if (!sk->enc || sk->jw.buf) {
-    struct ct_ev_item it = {.ts = ns,
-                            .probe_id = st->probe_id,
-                            .tid = tid,
-                            .addr = r->kind == CTP_KIND_RESUME ? 0 : r->site,
-                            .seq = 2 * (st->next_ev + 1),
-                            .obj = r->obj,
-                            .ev = st->next_ev,
-                            .gen = st->gen,
-                            .kind = r->kind,
-                            .wait = r->wait,
-                            .active = r->kind == CTP_KIND_RESUME};
-    if (!sk->enc)
-      ct_rec_event(&sk->fw, &it);
-    if (sk->jw.buf)
-      ct_rec_event(&sk->jw, &it);
-  }
-  st->next_ev++;
-  st->harvested++;
-  h->v2_harvested++;
-  if (r->kind == CTP_KIND_DESTROY && !st->destroyed) {
-    st->destroyed = 1;
-    atomic_fetch_sub_explicit(&h->v2_alive, 1, memory_order_relaxed);
-    if (grow((void **)&h->rel_now, &h->caprel_now, h->nrel_now + 1, sizeof(uint32_t)) == 0)
-      h->rel_now[h->nrel_now++] = i;
-  }
-}
-
-/* Stations destroyed in the previous pass: this pass drained every ring to a
- * head loaded after that pass ended, so nothing of their incarnation is still
- * coming (docs/PROTOCOL.md "Station reuse"). Back to the free-station queue. */
-static void release(struct ct_harvest *h) {
-  uint64_t before = h->released;
-  for (size_t k = 0; k < h->nrel_prev; k++) {
-    uint32_t i = h->rel_prev[k];
-    struct ct_station_state *st = &h->st[i];
-    if (!st->destroyed || st->queued)
-      continue;
-    if (push(h, h->sq, &h->sq_tail, h->n, i) == 0) {
-      st->queued = 1;
-      h->released++;
-    }
-  }
-  if (h->released != before && h->lossless)
-    ct_harvest_wake_waiters(h); /* a writer may wait for a station */
-  uint32_t *t = h->rel_prev;
-  size_t tc = h->caprel_prev;
-  h->rel_prev = h->rel_now;
-  h->caprel_prev = h->caprel_now;
-  h->nrel_prev = h->nrel_now;
-  h->rel_now = t;
-  h->caprel_now = tc;
-  h->nrel_now = 0;
-}
 
 /* The end of a pass in the capture: the formatter merges and writes what
  * came before it, converting with this pass's clock. */
@@ -677,150 +425,6 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
   return got;
 }
 
-/* Start the cache misses emit will take on record r: the engine's state of
- * its station, the station's drop count, and for a create the station's
- * first line and label (incarnate). A server's coroutines are many, each
- * with a few events: these lines are cold (the demo under redis-benchmark:
- * a new station every ten records). Any index below n is in the mapping. */
-static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec *r) {
-  if (r->station == r[-1].station)
-    return; /* the record before it fetches the same lines (a burst of one coroutine) */
-  uint32_t i = r->station < h->n ? r->station : 0; /* out of range: station 0, harmless */
-  const struct ctp_station *s = ctp_station_at(h->base, i);
-  prefetch(&h->st[i].live);
-  prefetch(&s->v2_lost);
-  if (r->kind == CTP_KIND_CREATE) {
-    prefetch(s);
-    prefetch(s->label);
-  }
-}
-
-/* The runs of the pass merged by time, ties to the earlier run (capture
- * order, as sort_pass): from the run with the oldest head, as long as its
- * records stay below every other run's head. */
-static void merge_runs(struct ct_harvest *h) {
-  struct ct_run *rn = h->runs;
-  unsigned n = h->nruns;
-  while (n) {
-    unsigned m = 0, o = UINT32_MAX;
-    for (unsigned i = 1; i < n; i++)
-      if (rn[i].p->ts < rn[m].p->ts)
-        m = i;
-    uint64_t bound = UINT64_MAX;
-    for (unsigned i = 0; i < n; i++)
-      if (i != m && (o == UINT32_MAX || rn[i].p->ts < bound)) {
-        bound = rn[i].p->ts;
-        o = i;
-      }
-    /* A tie with run o: ours first only when ours came first. */
-    uint64_t lim = o == UINT32_MAX ? UINT64_MAX : bound + (m < o);
-    const struct ctp_rec *r = rn[m].p, *e = r + rn[m].n;
-    do {
-      if (e - r > PREFETCH_AHEAD)
-        prefetch_rec(h, &r[PREFETCH_AHEAD]);
-      emit(h, r, rn[m].tid);
-    } while (++r < e && r->ts < lim);
-    rn[m].n -= (uint32_t)(r - rn[m].p);
-    rn[m].p = r;
-    if (rn[m].n == 0) { /* drop it, keeping the others' order */
-      memmove(&rn[m], &rn[m + 1], (n - m - 1) * sizeof(*rn));
-      n--;
-    }
-  }
-  h->nruns = 0;
-}
-
-/* The formatter's half: one pass's records, merged by time, attributed and
- * written; then the blocks they were in go back, and the stations destroyed
- * in the pass before are released. */
-static void consume_pass(struct ct_harvest *h) {
-  if (h->nbatch) {
-    sort_pass(h);
-    for (size_t k = 0; k < h->nbatch; k++) {
-      if (k + PREFETCH_AHEAD < h->nbatch)
-        prefetch_rec(h, &h->batch[k + PREFETCH_AHEAD].r);
-      emit(h, &h->batch[k].r, h->batch[k].tid);
-    }
-    h->nbatch = 0;
-  } else {
-    merge_runs(h);
-  }
-  ct_sink_release_held(h->sink);
-  release(h);
-}
-
-/* n records of a ring's segment onto the batch (ENOMEM: counted, never
- * silent). */
-static void to_batch(struct ct_harvest *h, const struct ctp_rec *recs, size_t n, uint32_t tid) {
-  if (grow((void **)&h->batch, &h->capbatch, h->nbatch + n, sizeof(*h->batch))) {
-    h->bad += n;
-    return;
-  }
-  for (size_t k = 0; k < n; k++) {
-    h->batch[h->nbatch].r = recs[k];
-    h->batch[h->nbatch++].tid = tid;
-  }
-}
-
-/* A segment as runs in place: one per stretch in time order (a ring's
- * records are, unless the target wrote over them). -1 when they would be
- * more than CT_RUNS_MAX. */
-static int add_runs(struct ct_harvest *h, const struct ctp_rec *recs, uint32_t n, uint32_t tid) {
-  unsigned need = 1;
-  for (uint32_t k = 1; k < n; k++)
-    need += recs[k].ts < recs[k - 1].ts;
-  if (need > CT_RUNS_MAX - h->nruns)
-    return -1;
-  uint32_t a = 0;
-  for (uint32_t k = 1; k <= n; k++)
-    if (k == n || recs[k].ts < recs[k - 1].ts) {
-      h->runs[h->nruns++] = (struct ct_run){.p = recs + a, .n = k - a, .tid = tid};
-      a = k;
-    }
-  return 0;
-}
-
-/* The block handler (sink.c): our own bytes, still checked against len.
- * Segments become runs in the block while the sink lets us keep it (keep)
- * and they are few; else the pass goes through the batch. Returns 1 when
- * runs point into the block. */
-static int on_block(void *ctx, const char *d, size_t len, int keep) {
-  struct ct_harvest *h = ctx;
-  size_t off = 0;
-  int kept = 0;
-  while (len - off >= sizeof(struct seg)) {
-    const struct seg *sg = (const struct seg *)(d + off);
-    off += sizeof(*sg);
-    if (sg->kind == SEG_END) {
-      if (len - off < SEG_END_BYTES - sizeof(*sg))
-        break;
-      memcpy(&h->cclock, d + off, sizeof(h->cclock));
-      off += SEG_END_BYTES - sizeof(*sg);
-      consume_pass(h);
-      kept = 0;
-      continue;
-    }
-    uint32_t n = sg->n;
-    if (sg->kind != SEG_RECS || n > (len - off) / sizeof(struct ctp_rec))
-      break;
-    const struct ctp_rec *recs = (const struct ctp_rec *)(d + off);
-    off += n * sizeof(*recs);
-    if (n == 0)
-      continue;
-    if (!h->nbatch && keep && add_runs(h, recs, n, sg->tid) == 0) {
-      kept = 1;
-      continue;
-    }
-    /* To the batch, the runs so far first (capture order). */
-    for (unsigned i = 0; i < h->nruns; i++)
-      to_batch(h, h->runs[i].p, h->runs[i].n, h->runs[i].tid);
-    h->nruns = 0;
-    kept = 0;
-    ct_sink_release_held(h->sink);
-    to_batch(h, recs, n, sg->tid);
-  }
-  return kept;
-}
 
 void ct_rings_station_end(struct ct_harvest *h, uint32_t i, uint64_t *events, uint64_t *lost) {
   struct ct_station_state *st = &h->st[i];

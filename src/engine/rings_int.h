@@ -1,0 +1,53 @@
+/* rings_int.h - what the two halves of the engine's v2 side share (rings.c,
+ * the harvest thread's; rings_format.c, the formatter's): the capture
+ * block's segments and a few helpers. Not for other files. */
+#ifndef CT_ENGINE_RINGS_INT_H
+#define CT_ENGINE_RINGS_INT_H
+
+#include "engine/engine.h"
+
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+
+/* In a capture block: a run of records of one ring, or the end of a pass
+ * (followed by the clock the pass converts with). */
+enum { SEG_RECS = 1, SEG_END = 2 };
+struct seg {
+  uint32_t kind, n; /* n records follow (SEG_RECS) */
+  uint32_t ring, tid, pid, pad[3];
+};
+_Static_assert(sizeof(struct seg) == sizeof(struct ctp_rec), "records stay 32-byte aligned");
+#define SEG_END_BYTES (sizeof(struct seg) + ((sizeof(struct ct_clock) + 31) & ~(size_t)31))
+
+/* Records ahead of the one being written whose station lines are fetched. */
+#define PREFETCH_AHEAD 4
+
+/* A hint: the line at p will be read soon (no fault). On x86-64 in asm:
+ * GCC 12 at -O2 dropped __builtin_prefetch calls here altogether (two in a
+ * row, or one under a condition, left no instruction). */
+static inline void prefetch(const void *p) {
+#if defined(__x86_64__)
+  __asm__ volatile("prefetcht0 %0" ::"m"(*(const char *)p));
+#else
+  __builtin_prefetch(p);
+#endif
+}
+
+
+/* Grows *v (elements of size bytes, *cap of them) to hold need, doubling
+ * from 1024. 0 or -ENOMEM (then *v is unchanged). */
+int ct_rings_grow(void **v, size_t *cap, size_t need, size_t size);
+
+/* Push index i on a free queue of cap entries (we are its one producer, *tail
+ * our own count). The consumers' head is the target's to write: a value that
+ * would let us overwrite an entry not yet taken is refused, and cannot be
+ * true (head beyond our tail; or cap entries still queued, while we push one
+ * that is not). 0 or -EBADMSG. */
+int ct_rings_push(struct ct_harvest *h, struct ctp_queue *q, uint64_t *tail, uint32_t cap, uint32_t i);
+
+/* The block handler (sink.c): our own bytes, still checked against len.
+ * Segments become runs in the block while the sink lets us keep it (keep)
+ * and they are few; else the pass goes through the batch. Returns 1 when
+ * runs point into the block. */
+int ct_rings_on_block(void *ctx, const char *d, size_t len, int keep);
+
+#endif
