@@ -336,7 +336,7 @@ void ct_ctw_redirect(struct ct_ctw *e, const struct ct_ctw_to *to);
 struct ct_flight_note {
   char path[4200];
   char trigger[64];
-  int err; /* 0, or the errno of a dump not written (EDQUOT: --flight-max reached) */
+  int err;     /* 0, or the errno of a dump not written (EDQUOT: --flight-max reached) */
   uint64_t ts; /* when it was written (CLOCK_MONOTONIC ns) */
   uint64_t start_ts, end_ts, bytes, dropped_bytes;
 };
@@ -362,8 +362,8 @@ struct ct_flight {
   uint32_t max_dumps, ndumps;
   struct fl_chunk *head, *tail; /* the list and its chunks' seq: changed under mu */
   uint64_t next_seq;            /* the seq of the next chunk to join (the first is 1) */
-  uint64_t bytes;                                     /* the window's cost */
-  uint64_t total_bytes;                               /* chunk bytes ever taken */
+  uint64_t bytes;               /* the window's cost */
+  uint64_t total_bytes;         /* chunk bytes ever taken */
   uint64_t dropped_bytes, dropped_chunks, dropped_ts; /* before the window */
   /* Meta, process and module lines as entries, in order: those of dropped
    * chunks (pin_out bytes, npin_out entries) are a dump's first chunk. */
@@ -723,7 +723,7 @@ struct ct_harvest {
   uint64_t destroys, destroys_seen; /* destroy records copied; as of the last pass */
   int release_due; /* the last pass copied destroys: wake the formatter at this one too */
   int pass_open;   /* the last pass captured records: end the next one too */
-  /* The formatter thread's own (rings.c's consumer half; read by the harvest
+  /* The formatter thread's own (rings_format.c, the consumer half; read by the harvest
    * thread only after ct_sink_sync): the batch, rel_*, sq_tail, the v2
    * fields of st[], stale, bad, incarnations, released, and these. */
   uint64_t v2_harvested;  /* event lines written from rings */

@@ -62,8 +62,7 @@ static int live_begin(void *ctx, struct ct_live_cursor *cur, uint8_t **buf, size
 }
 
 /* struct ct_live_source's next. */
-static int live_next(void *ctx, struct ct_live_cursor *cur, uint8_t **buf, size_t *cap,
-                     size_t *n) {
+static int live_next(void *ctx, struct ct_live_cursor *cur, uint8_t **buf, size_t *cap, size_t *n) {
   struct ct_flight *f = ctx;
   int rc = 1;
   pthread_mutex_lock(&f->mu);

@@ -54,8 +54,8 @@ void ct_opts_usage(FILE *f) {
           "  -h, --help          this help\n"
           "The exit status is the program's (128+N when killed by signal N); see docs/ENGINE.md.\n",
           CT_STATIONS_DEFAULT, CTP_STATIONS_MAX, CT_RINGS_DEFAULT, CTP_RINGS_MAX,
-          CT_RING_KIB_DEFAULT, CT_FLIGHT_RING_KIB, CTP_RING_BYTES_MAX / 1024u, CT_CAPTURE_MIB_DEFAULT,
-          CT_FLIGHT_MAX_DEFAULT);
+          CT_RING_KIB_DEFAULT, CT_FLIGHT_RING_KIB, CTP_RING_BYTES_MAX / 1024u,
+          CT_CAPTURE_MIB_DEFAULT, CT_FLIGHT_MAX_DEFAULT);
 }
 
 /* Word the error "opt: what" into why; return -EINVAL. */

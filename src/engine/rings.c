@@ -315,7 +315,6 @@ int ct_rings_clean(struct ct_harvest *h) {
   return ok;
 }
 
-
 /* The end of a pass in the capture: the formatter merges and writes what
  * came before it, converting with this pass's clock. */
 static void pass_end(struct ct_harvest *h) {
@@ -424,7 +423,6 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
   }
   return got;
 }
-
 
 void ct_rings_station_end(struct ct_harvest *h, uint32_t i, uint64_t *events, uint64_t *lost) {
   struct ct_station_state *st = &h->st[i];

@@ -32,7 +32,6 @@ static inline void prefetch(const void *p) {
 #endif
 }
 
-
 /* Grows *v (elements of size bytes, *cap of them) to hold need, doubling
  * from 1024. 0 or -ENOMEM (then *v is unchanged). */
 int ct_rings_grow(void **v, size_t *cap, size_t need, size_t size);
@@ -42,7 +41,8 @@ int ct_rings_grow(void **v, size_t *cap, size_t need, size_t size);
  * would let us overwrite an entry not yet taken is refused, and cannot be
  * true (head beyond our tail; or cap entries still queued, while we push one
  * that is not). 0 or -EBADMSG. */
-int ct_rings_push(struct ct_harvest *h, struct ctp_queue *q, uint64_t *tail, uint32_t cap, uint32_t i);
+int ct_rings_push(struct ct_harvest *h, struct ctp_queue *q, uint64_t *tail, uint32_t cap,
+                  uint32_t i);
 
 /* The block handler (sink.c): our own bytes, still checked against len.
  * Segments become runs in the block while the sink lets us keep it (keep)

@@ -2,7 +2,7 @@
  * items (events, coroutines, preformatted text, blocks of raw ring records)
  * into a bounded single-producer single-consumer queue; one formatter thread
  * writes them in the trace's format (binary: ctrace_enc.c; JSONL: records.c;
- * ring records through rings.c) and owns the trace file.
+ * ring records through rings_format.c) and owns the trace file.
  * Blocks past the memory budget go to a spill file instead of waiting: the
  * binary capture. A full queue makes the producer wait; nothing is dropped. */
 #include <errno.h>

@@ -27,8 +27,8 @@
 
 #include "analysis/model.h"
 #include "html/buf.h"
-#include "html/model.h"
 #include "html/live_int.h"
+#include "html/model.h"
 #include "html/page.h"
 
 #define PENDING_MAX 8           /* connections still sending their request, in all ... */

@@ -27,10 +27,10 @@ const char *ct_live_url(const struct ct_live *l);
 /* A flight recorder's window (run --flight --serve): what the live view
  * follows instead of a file. Its functions run on the live view's thread. */
 struct ct_live_window {
-  uint64_t start_ts, end_ts; /* its first and last event (0: none yet) */
+  uint64_t start_ts, end_ts;                          /* its first and last event (0: none yet) */
   uint64_t dropped_ts, dropped_bytes, dropped_chunks; /* before it */
   uint64_t bytes, size;                               /* its trace bytes; its SIZE */
-  uint64_t dumps; /* dumps asked for so far (written or not) */
+  uint64_t dumps;                                     /* dumps asked for so far (written or not) */
 };
 /* A dump: when (CLOCK_MONOTONIC ns, as events' ts), why, where, and the
  * window it wrote; err: 0 or the errno of a dump not written. */

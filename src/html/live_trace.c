@@ -181,9 +181,9 @@ void ct_live_window_json(const struct ct_live *l, struct ct_buf *b, uint64_t now
 #define T(ts) ((ts) ? (int64_t)(ts)-t0 : 0)
 #define AGO(ts) ((ts) && now > (ts) ? now - (ts) : 0)
   ct_buf_printf(b,
-                ",\"window\":{\"start\":%" PRId64 ",\"start_ago\":%" PRIu64
-                ",\"end\":%" PRId64 ",\"span\":%" PRIu64 ",\"bytes\":%" PRIu64
-                ",\"size\":%" PRIu64 ",\"dropped_bytes\":%" PRIu64 ",\"dropped_chunks\":%" PRIu64
+                ",\"window\":{\"start\":%" PRId64 ",\"start_ago\":%" PRIu64 ",\"end\":%" PRId64
+                ",\"span\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"size\":%" PRIu64
+                ",\"dropped_bytes\":%" PRIu64 ",\"dropped_chunks\":%" PRIu64
                 ",\"dropped_ago\":%" PRIu64 ",\"ndumps\":%" PRIu64 "},\"dumps\":[",
                 T(w->start_ts), AGO(w->start_ts), T(w->end_ts),
                 w->end_ts > w->start_ts ? w->end_ts - w->start_ts : 0, w->bytes, w->size,
@@ -202,4 +202,3 @@ void ct_live_window_json(const struct ct_live *l, struct ct_buf *b, uint64_t now
 #undef AGO
   ct_buf_puts(b, "]");
 }
-
