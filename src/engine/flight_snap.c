@@ -25,6 +25,7 @@ struct ct_fsnap {
    * of an event's copy (a stall that was three quarters of the apply). */
 #define FS_BATCH 128
   struct ct_ev_item evs[FS_BATCH];
+  uint8_t skip[FS_BATCH]; /* apply_batch's: the events a later one overwrites */
   struct ct_writer w; /* a line's text (no file) */
 };
 
@@ -149,6 +150,36 @@ static void on_event(struct ct_fsnap *t, const struct ct_ev_item *ev) {
   s->fresh_co = 0;
 }
 
+/* on_event of t->evs[0..n), in order, less the events whose whole effect a
+ * later one undoes (a burst of one coroutine is then a few entries, not a
+ * copy of every event into the table; the snapshot is the same):
+ * within a run of one coroutine's events, an event followed, before any
+ * destroy of it, by a later one that sets cur (any kind but a wake or a
+ * destroy) leaves nothing of its own: that one's cur, woke and last_ev
+ * replace its own, and the entry it would make (or fail to make, the table
+ * full) that one makes (or fails to) the same, nothing else touching the
+ * table in between. Kept anyway: a run's first event (it clears fresh_co,
+ * which a later create reads), creates (they clear has_co, which nothing
+ * later restores) and destroys. */
+static void apply_batch(struct ct_fsnap *t, size_t n) {
+  const struct ct_ev_item *evs = t->evs;
+  int later = 0; /* a later event of this run, before any destroy, sets cur */
+  for (size_t i = n; i-- > 0;) {
+    uint8_t k = evs[i].kind;
+    if (i + 1 == n || evs[i + 1].probe_id != evs[i].probe_id)
+      later = 0; /* the last of its run */
+    int first = i == 0 || evs[i - 1].probe_id != evs[i].probe_id;
+    t->skip[i] = (uint8_t)(later && !first && k != CTP_KIND_CREATE && k != CTP_KIND_DESTROY);
+    if (k == CTP_KIND_DESTROY)
+      later = 0;
+    else if (k != CTP_KIND_WAKE)
+      later = 1;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (!t->skip[i])
+      on_event(t, &evs[i]);
+}
+
 void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n) {
   struct ctr_chunk_hdr h;
   if (n < sizeof h)
@@ -165,8 +196,7 @@ void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n) {
     if (k == 1 && ++nev < FS_BATCH)
       continue;
     /* The events so far, in order, before whatever ends the batch. */
-    for (size_t i = 0; i < nev; i++)
-      on_event(t, &t->evs[i]);
+    apply_batch(t, nev);
     nev = 0;
     if (k <= 0)
       break;
