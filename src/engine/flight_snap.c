@@ -25,7 +25,6 @@ struct ct_fsnap {
    * of an event's copy (a stall that was three quarters of the apply). */
 #define FS_BATCH 128
   struct ct_ev_item evs[FS_BATCH];
-  uint8_t skip[FS_BATCH]; /* apply_batch's: the events a later one overwrites */
   struct ct_writer w; /* a line's text (no file) */
 };
 
@@ -163,21 +162,28 @@ static void on_event(struct ct_fsnap *t, const struct ct_ev_item *ev) {
  * later restores) and destroys. */
 static void apply_batch(struct ct_fsnap *t, size_t n) {
   const struct ct_ev_item *evs = t->evs;
-  int later = 0; /* a later event of this run, before any destroy, sets cur */
-  for (size_t i = n; i-- > 0;) {
+  /* evs[held, held + nheld): not applied yet (a later event of their run
+   * may undo them), in order. */
+  size_t held = 0, nheld = 0;
+  for (size_t i = 0; i < n; i++) {
     uint8_t k = evs[i].kind;
-    if (i + 1 == n || evs[i + 1].probe_id != evs[i].probe_id)
-      later = 0; /* the last of its run */
-    int first = i == 0 || evs[i - 1].probe_id != evs[i].probe_id;
-    t->skip[i] = (uint8_t)(later && !first && k != CTP_KIND_CREATE && k != CTP_KIND_DESTROY);
-    if (k == CTP_KIND_DESTROY)
-      later = 0;
-    else if (k != CTP_KIND_WAKE)
-      later = 1;
-  }
-  for (size_t i = 0; i < n; i++)
-    if (!t->skip[i])
+    int same = i > 0 && evs[i - 1].probe_id == evs[i].probe_id;
+    if (!same || k == CTP_KIND_DESTROY) { /* they stay: applied first */
+      for (size_t j = held; j < held + nheld; j++)
+        on_event(t, &evs[j]);
+      nheld = 0;
+    } else if (k != CTP_KIND_WAKE) {
+      nheld = 0; /* i undoes them */
+    }
+    if (same && k != CTP_KIND_CREATE && k != CTP_KIND_DESTROY) {
+      held = nheld ? held : i;
+      nheld++;
+    } else {
       on_event(t, &evs[i]);
+    }
+  }
+  for (size_t j = held; j < held + nheld; j++)
+    on_event(t, &evs[j]);
 }
 
 void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n) {
