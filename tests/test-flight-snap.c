@@ -3,7 +3,11 @@
  * (creates, suspends on fds, wakes, resumes, destroys; ids reused, the table
  * grown and emptied by destroys, its probe sequences cut by them), every
  * chunk applied as the window drops it; the snapshot lines it writes are
- * exactly the coroutines alive, each in the state the model says. */
+ * exactly the coroutines alive, each in the state the model says (state,
+ * ev, ts, label). Twice: events of ids at random, then in bursts of one
+ * coroutine (runs of up to 40 events, with creates without a coroutine line
+ * and events after a destroy among them: what the table skips in a run must
+ * change nothing). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +21,8 @@
 
 struct model {
   int alive, state; /* state: 0 created, 1 running, 2 suspended, 3 runnable */
-  uint64_t ev;
+  int label;        /* its coroutine line holds (no create since, but the first) */
+  uint64_t ev, ts;  /* ts: its last event's but wakes */
 };
 static struct model m[IDS + 1];
 static struct ct_fsnap *snap;
@@ -51,7 +56,8 @@ static int check_payload(void *ctx, const uint8_t *p, size_t n, uint32_t k) {
     ASSERT_EQ(l.state.n, strlen(names[c->state]));
     ASSERT_EQ(memcmp(l.state.p, names[c->state], l.state.n), 0);
     ASSERT_UINT64_EQ(l.ev, c->ev);
-    ASSERT(CT_HAS(&l, CT_K_LABEL));
+    ASSERT_UINT64_EQ(l.ts, c->ts);
+    ASSERT_EQ(CT_HAS(&l, CT_K_LABEL) != 0, c->label);
     seen_lines++;
     p += len;
   }
@@ -59,19 +65,37 @@ static int check_payload(void *ctx, const uint8_t *p, size_t n, uint32_t k) {
   return 0;
 }
 
-int main(void) {
+/* One stream of STEPS events into a fresh table, checked; burst: runs of
+ * one coroutine. */
+static int run(int burst) {
   struct ct_writer w = {.fd = -1, .buf = malloc(CT_W_BUF), .binary = 1};
   struct ct_ctw *enc;
+  memset(m, 0, sizeof m);
+  seen_lines = 0;
   ASSERT_OK(ct_fsnap_new(&snap));
   ASSERT_OK(ct_ctw_open(&enc, &w));
   ct_ctw_redirect(enc, &(struct ct_ctw_to){.chunk = on_chunk, .line = on_line});
   uint64_t ts = 1000000000, rnd = 88172645463325252ull;
+  uint32_t id = 0, left = 0;
   for (uint32_t step = 0; step < STEPS; step++) {
     rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
-    uint32_t id = 1 + (uint32_t)(rnd % IDS);
+    int cont = left > 0; /* the run goes on */
+    if (!cont) {
+      id = 1 + (uint32_t)(rnd % IDS);
+      left = burst ? (uint32_t)(rnd >> 40) % 40 : 0;
+    } else {
+      left--;
+    }
     struct model *c = &m[id];
     struct ct_ev_item ev = {.ts = ts += 10, .probe_id = id, .tid = 7, .addr = 0x1000};
-    if (!c->alive) { /* a new coroutine (the id reused) */
+    if (!c->alive && cont && (rnd >> 30) % 2) {
+      /* An event after its destroy, no coroutine line: an entry of its own. */
+      ev.kind = CTP_KIND_RESUME;
+      ev.active = 1;
+      ev.addr = 0;
+      ev.ev = ++c->ev;
+      *c = (struct model){.alive = 1, .state = 1, .ev = c->ev, .ts = ts};
+    } else if (!c->alive) { /* a new coroutine (the id reused) */
       struct ct_coro_item co = {.probe_id = id,
                                 .station = id,
                                 .gen = 1,
@@ -82,19 +106,21 @@ int main(void) {
       strcpy(co.label, "co");
       ct_ctw_coro(enc, &co);
       ev.kind = CTP_KIND_CREATE;
-      *c = (struct model){.alive = 1, .state = 0, .ev = 0};
+      *c = (struct model){.alive = 1, .state = 0, .label = 1, .ev = 0, .ts = ts};
     } else {
       ev.ev = ++c->ev;
-      switch ((rnd >> 20) % 5) {
+      switch ((rnd >> 20) % (burst ? 7 : 5)) {
       case 0:
         ev.kind = CTP_KIND_DESTROY;
         c->alive = 0;
         break;
       case 1:
+      case 5:
         ev.kind = CTP_KIND_RESUME;
         ev.active = 1;
         ev.addr = 0;
         c->state = 1;
+        c->ts = ts;
         break;
       case 2:
       case 3:
@@ -102,6 +128,13 @@ int main(void) {
         ev.wait = CTP_WAIT_FD;
         ev.obj = id % 50;
         c->state = 2;
+        c->ts = ts;
+        break;
+      case 6: /* a new incarnation without a coroutine line */
+        ev.kind = CTP_KIND_CREATE;
+        c->state = 0;
+        c->label = 0;
+        c->ts = ts;
         break;
       default:
         ev.kind = CTP_KIND_WAKE;
@@ -125,10 +158,16 @@ int main(void) {
   ASSERT_UINT64_EQ(seen_lines, alive);
   ASSERT_UINT64_EQ(untracked, 0);
   ASSERT(alive > 1000);
-  printf("test-flight-snap: %llu coroutines alive in the snapshot: ok\n",
-         (unsigned long long)alive);
+  printf("test-flight-snap: %s: %llu coroutines alive in the snapshot: ok\n",
+         burst ? "bursts" : "ids at random", (unsigned long long)alive);
   ct_ctw_free(enc);
   ct_fsnap_free(snap);
   free(w.buf);
+  return 0;
+}
+
+int main(void) {
+  if (run(0) || run(1))
+    return 1;
   return 0;
 }

@@ -149,6 +149,43 @@ static void on_event(struct ct_fsnap *t, const struct ct_ev_item *ev) {
   s->fresh_co = 0;
 }
 
+/* on_event of t->evs[0..n), in order, less the events whose whole effect a
+ * later one undoes (a burst of one coroutine is then a few entries, not a
+ * copy of every event into the table; the snapshot is the same):
+ * within a run of one coroutine's events, an event followed, before any
+ * destroy of it, by a later one that sets cur (any kind but a wake or a
+ * destroy) leaves nothing of its own: that one's cur, woke and last_ev
+ * replace its own, and the entry it would make (or fail to make, the table
+ * full) that one makes (or fails to) the same, nothing else touching the
+ * table in between. Kept anyway: a run's first event (it clears fresh_co,
+ * which a later create reads), creates (they clear has_co, which nothing
+ * later restores) and destroys. */
+static void apply_batch(struct ct_fsnap *t, size_t n) {
+  const struct ct_ev_item *evs = t->evs;
+  /* evs[held, held + nheld): not applied yet (a later event of their run
+   * may undo them), in order. */
+  size_t held = 0, nheld = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint8_t k = evs[i].kind;
+    int same = i > 0 && evs[i - 1].probe_id == evs[i].probe_id;
+    if (!same || k == CTP_KIND_DESTROY) { /* they stay: applied first */
+      for (size_t j = held; j < held + nheld; j++)
+        on_event(t, &evs[j]);
+      nheld = 0;
+    } else if (k != CTP_KIND_WAKE) {
+      nheld = 0; /* i undoes them */
+    }
+    if (same && k != CTP_KIND_CREATE && k != CTP_KIND_DESTROY) {
+      held = nheld ? held : i;
+      nheld++;
+    } else {
+      on_event(t, &evs[i]);
+    }
+  }
+  for (size_t j = held; j < held + nheld; j++)
+    on_event(t, &evs[j]);
+}
+
 void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n) {
   struct ctr_chunk_hdr h;
   if (n < sizeof h)
@@ -165,8 +202,7 @@ void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n) {
     if (k == 1 && ++nev < FS_BATCH)
       continue;
     /* The events so far, in order, before whatever ends the batch. */
-    for (size_t i = 0; i < nev; i++)
-      on_event(t, &t->evs[i]);
+    apply_batch(t, nev);
     nev = 0;
     if (k <= 0)
       break;
