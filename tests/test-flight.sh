@@ -17,7 +17,9 @@
 # 10. the snapshot: coroutines parked before the window enter the dump's
 #     report as they were then: one never woken is a lost wakeup "parked ...
 #     before the window", one woken before the window is neither lost nor
-#     leaked, no event counts as lost; `export jsonl` keeps the records.
+#     leaked, no event counts as lost; `export jsonl` keeps the records;
+# 11. full rings left at the program's exit (the engine stopped meanwhile)
+#     are all read or counted lost: the end's events are what was written.
 . "$(dirname "$0")/lib/engine.sh"
 SDKW="$CT_BUILD/tests/lib/sdk-writer"
 
@@ -201,5 +203,22 @@ grep -q "unknown\|Unknown records" "$d/report.md" && fail "snapshot report: some
 [ "$(grep -c '"type":"snapshot"' "$d/f.jsonl")" = 3 ] || fail "export jsonl: the snapshot lost"
 "$COROTRACER" report "$d/f.jsonl" | sed 1,5d > "$d/r2.md"
 sed 1,5d "$d/report.md" | cmp -s - "$d/r2.md" || fail "the JSONL form of the dump reports otherwise"
+
+echo "== 11. full rings at the exit"
+d=$T/full; mkdir "$d"
+# A lossless writer goes on in spare rings while the engine is stopped: 48 of
+# 64 full at its exit, more than the engine's bounded passes of a scan take.
+"$COROTRACER" run --lossless --lossless-ms 100 --rings 64 --ring-kib 64 --flight 1M --dump-on exit \
+  -o "$d/f.ctrace" -- "$SDKW" stall 200000 "$d" > /dev/null 2> "$d/err" &
+eng=$!
+until [ -f "$d/ready" ]; do sleep 0.05; done
+kill -STOP $eng
+touch "$d/go"
+until [ -f "$d/ns" ]; do sleep 0.05; done
+kill -CONT $eng
+wait $eng || fail "full rings: exit $?: $(cat "$d/err")"
+# stall writes a create and twice 200000 events.
+set -- $("$CTJL" -t end events harvested lost < "$d/f.ctrace")
+[ "$1" = 400001 ] && [ $(($2 + $3)) = 400001 ] || fail "full rings: end events $1, harvested $2, lost $3 of 400001"
 
 echo "test-flight: ok"

@@ -391,8 +391,10 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
    * went on in) goes in bounded passes, as the formatter's sort arrays hold
    * a pass (the engine's memory is bounded: docs/FLIGHT.md "Memory"); a few
    * per scan, so that the loop still serves signals and connections while a
-   * writer refills the rings as fast as they drain. */
-  for (unsigned k = 0; k < PASSES_PER_SCAN; k++) {
+   * writer refills the rings as fast as they drain. The final scan goes on
+   * until the rings are empty: what it left there would be counted neither
+   * harvested nor lost (the end's events fell short of what was written). */
+  for (unsigned k = 0; h->final || k < PASSES_PER_SCAN; k++) {
     uint64_t lim = h->sink->flight ? pass_limit(h, nr, limit) : limit, pass = 0;
     for (uint32_t r = 0; r < nr; r++)
       pass += drain_ring(h, r, lim);
