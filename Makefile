@@ -26,6 +26,17 @@ SAN ?=
 O ?= build/default$(if $(SAN),-$(SAN))
 CC ?= cc
 CXX ?= c++
+# ThreadSanitizer builds use clang unless a compiler is named: GCC 12's TSan
+# refuses atomic_thread_fence (-Werror=tsan), which the engine's sleep
+# handshake needs (a seq_cst fence, src/engine/run_main.c).
+ifeq ($(SAN),tsan)
+ifeq ($(origin CC),default)
+CC := clang
+endif
+ifeq ($(origin CXX),default)
+CXX := clang++
+endif
+endif
 
 WARN := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O2 -fPIC -fvisibility=hidden $(WARN)
