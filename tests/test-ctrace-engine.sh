@@ -11,7 +11,8 @@
 #  3. the reference-style tracee (tests/lib/v1-writer) reports the same
 #     findings from the binary as from the JSONL of the same run;
 #  4. a truncated and a corrupted binary trace: one line naming the byte
-#     offset, and the report of everything before it;
+#     offset, and the report of everything before it; with nothing before
+#     it (a cut in the first chunk, a header alone) that line, exit 2, no output;
 #  5. --append: a second binary run follows the first; formats never mix.
 . "$(dirname "$0")/lib/engine.sh"
 SDKW="$CT_BUILD/tests/lib/sdk-writer"
@@ -101,6 +102,24 @@ for cmd in "html:-o $T/bad.html" "export sqlite:-o $T/bad.db -q" "export jsonl:-
   # shellcheck disable=SC2086
   "$COROTRACER" ${cmd%%:*} "$T/bad.ctrace" ${cmd#*:} 2> "$T/err" || fail "$cmd of a corrupt trace: exit $?"
   grep -q "offset [0-9]*:" "$T/err" || fail "$cmd: no offset: $(cat "$T/err")"
+done
+# Nothing before the damage (a cut inside the first chunk; a run stopped after
+# the file header): every reader says so in the one line, exits 2, and writes
+# no output as if it were a trace.
+head -c 100 "$T/rings.ctrace" > "$T/first.ctrace"
+head -c 16 "$T/rings.ctrace" > "$T/hdr.ctrace"
+for f in first:'offset 16: truncated' hdr:'offset 16: no chunk after the file header'; do
+  for cmd in "report:-o $T/n.md" "html:-o $T/n.html" "export csv:-o $T/n.csv -q" \
+    "export sqlite:-o $T/n.db -q" "export jsonl:-o $T/n.jsonl -q" "export jsonl-v1:-o $T/n.v1 -q"; do
+    rm -f "$T/n.md" "$T/n.html" "$T/n.csv" "$T/n.db" "$T/n.jsonl" "$T/n.v1"
+    rc=0
+    # shellcheck disable=SC2086
+    "$COROTRACER" ${cmd%%:*} "$T/${f%%:*}.ctrace" ${cmd#*:} 2> "$T/err" || rc=$?
+    [ $rc = 2 ] || fail "$cmd of $f: exit $rc, not 2"
+    [ "$(wc -l < "$T/err")" = 1 ] && grep -q "^corotracer: $T/${f%%:*}.ctrace: ${f#*:}" "$T/err" ||
+      fail "$cmd of ${f%%:*}: not the one line: $(cat "$T/err")"
+    [ ! -s "$T/n.md" ] && [ ! -e "$T/n.jsonl" ] && [ ! -e "$T/n.v1" ] || fail "$cmd of ${f%%:*}: an output"
+  done
 done
 
 echo "== 5. --append"

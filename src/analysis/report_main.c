@@ -288,7 +288,8 @@ int ct_report_main(int argc, char **argv) {
   }
   const struct ct_rtrace *t = &feed.runs[0].r.t;
   if (!t->lines) {
-    fprintf(stderr, "corotracer: %s: empty file, not a trace\n", o.trace);
+    if (!diag.why[0]) /* else said above: nothing came before the bad chunk */
+      fprintf(stderr, "corotracer: %s: empty file, not a trace\n", o.trace);
     status = 2;
     goto out;
   }

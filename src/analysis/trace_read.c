@@ -152,7 +152,7 @@ static int read_binary(struct reader *r, struct rbuf *b, struct ct_read_diag *d)
   struct ct_ctr_iter *it = malloc(sizeof *it);
   int rc = 0;
   size_t pos = 0, clen;
-  uint64_t lineno = 0;
+  uint64_t lineno = 0, chunks = 0;
   ssize_t n = 1;
   if (!it)
     return -ENOMEM;
@@ -202,6 +202,7 @@ static int read_binary(struct reader *r, struct rbuf *b, struct ct_read_diag *d)
       if (c < 0)
         break;
       pos += clen;
+      chunks++;
     }
     if ((rc = drain(r)) || c < 0)
       goto out;
@@ -221,6 +222,9 @@ static int read_binary(struct reader *r, struct rbuf *b, struct ct_read_diag *d)
   else if (b->len)
     snprintf(d->why, sizeof d->why, "offset %llu: truncated: the last chunk is cut (%zu bytes)",
              (unsigned long long)b->off, b->len);
+  else if (!chunks) /* a run stopped before its first chunk: say so, not "empty" */
+    snprintf(d->why, sizeof d->why, "offset %llu: no chunk after the file header: no record",
+             (unsigned long long)b->off);
 out:
   if (d->why[0])
     d->offset = b->off + pos;

@@ -94,10 +94,11 @@ static int v1_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   return ferror(v->f) ? -(errno ? errno : EIO) : 0;
 }
 
-int cx_write_jsonl_v1(int in_fd, FILE *f, uint64_t *rows, uint64_t *skipped) {
+int cx_write_jsonl_v1(int in_fd, FILE *f, uint64_t *rows, uint64_t *skipped,
+                      struct ct_read_diag *diag) {
   struct v1ctx v = {.f = f};
   uint64_t bytes = 0;
-  int rc = ct_trace_read(in_fd, 1u << 20, v1_line, &v, &bytes);
+  int rc = ct_trace_read_diag(in_fd, 1u << 20, v1_line, NULL, &v, &bytes, diag);
   *rows = v.rows;
   *skipped = v.skipped;
   return rc;

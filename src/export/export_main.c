@@ -246,8 +246,10 @@ static int stream_out(const struct opts *o, const struct cx_model *m, int in_fd,
     rc = fflush(f) ? -errno : cx_write_jsonl_trace(in_fd, fileno(f), rows, diag);
   else {
     uint64_t skipped = 0;
-    rc = cx_write_jsonl_v1(in_fd, f, rows, &skipped);
+    rc = cx_write_jsonl_v1(in_fd, f, rows, &skipped, diag);
   }
+  if (!rc && diag && diag->why[0] && !*rows)
+    rc = -ENODATA; /* a bad chunk, nothing before it: no empty output as if it were a trace */
   if (fflush(f) && !rc)
     rc = -errno;
   if (!to_stdout && rc)
@@ -295,6 +297,8 @@ int ct_export_main(int argc, char **argv) {
       close(fd);
     if (diag.why[0]) /* what came before it is exported */
       fprintf(stderr, "corotracer: %s: %s\n", o.trace, diag.why);
+    if (rc == -ENODATA) /* nothing came before it: no output either */
+      return 2;
     if (rc) {
       fprintf(stderr, "corotracer: %s: %s\n", o.conn.out, strerror(-rc));
       return 1;
@@ -307,7 +311,9 @@ int ct_export_main(int argc, char **argv) {
   }
   if ((rc = cx_model_load(o.trace, o.run_id, o.run_host, &m, &bad_line))) {
     progress_end(&bar);
-    if (rc == -EPROTO)
+    if (rc == -EPROTO && m.diag.why[0]) /* a bad chunk with nothing before it */
+      fprintf(stderr, "corotracer: %s: %s\n", o.trace, m.diag.why);
+    else if (rc == -EPROTO)
       fprintf(stderr,
               "corotracer: %s:%" PRIu64 ": not a corotracer trace: no event or record line\n",
               o.trace, bad_line);

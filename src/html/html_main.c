@@ -124,10 +124,11 @@ int ct_html_main(int argc, char **argv) {
     goto out;
   }
   if (rc == -EINVAL && st.not_a_trace) {
-    fprintf(
-        stderr,
-        "corotracer: %s:%d: not a corotracer trace: none of its lines is a trace event or record\n",
-        trace, st.bad_line);
+    if (!st.why[0]) /* else said above: nothing came before the bad chunk */
+      fprintf(stderr,
+              "corotracer: %s:%d: not a corotracer trace: none of its lines is a trace event or "
+              "record\n",
+              trace, st.bad_line);
     status = 2;
     goto out;
   }
