@@ -9,9 +9,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/ctrace.h"
 #include "common/outfile.h"
 #include "common/trace_keys.h"
-#include "engine/engine.h"
+#include "engine/ctw.h"
+#include "engine/flight.h"
+#include "engine/records.h"
+#include "engine/writer.h"
 
 /* The room of a full chunk: what the encoder closes a chunk at (ctrace_enc.c,
  * 64 KiB of payload after its header), so a dropped chunk's memory takes

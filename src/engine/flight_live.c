@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine.h"
+#include "common/ctrace.h"
+#include "engine/flight.h"
 #include "html/live.h"
 
 /* A growing buffer of whole chunks (begin's). */
