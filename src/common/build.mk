@@ -1,6 +1,6 @@
 # src/common/build.mk - what the corotracer binary's areas share: safe output
-# files (outfile.c, docs/SECURITY.md "Outputs").
-CLI_SRCS += src/common/outfile.c
+# files (outfile.c, docs/SECURITY.md "Outputs"), the growable byte buffer (buf.c).
+CLI_SRCS += src/common/outfile.c src/common/buf.c
 # What links the trace writer alone (its benchmark, the binary trace's unit
 # test, the tests' trace reader) links this too: the writer opens the trace
 # through outfile.c.
