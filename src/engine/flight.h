@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/buf.h"
+
 /* A dump's outcome, for the engine's one line (the CLI's to print). */
 struct ct_flight_note {
   char path[4200];
@@ -26,7 +28,7 @@ struct fl_chunk {
   struct fl_chunk *next;
   uint64_t seq;      /* 1, 2, ... in the order they joined */
   uint64_t ts0, ts1; /* its first and last event's ts (0: none) */
-  size_t pin_end;    /* f->npin once its lines were pinned (theirs end there) */
+  size_t pin_end;    /* f->pin.n once its lines were pinned (theirs end there) */
   uint32_t npin_end; /* f->npinned then */
   size_t len, cap;   /* bytes of data, and room for them */
   uint8_t data[];
@@ -42,8 +44,8 @@ struct ct_flight {
   uint64_t dropped_bytes, dropped_chunks, dropped_ts; /* before the window */
   /* Meta, process and module lines as entries, in order: those of dropped
    * chunks (pin_out bytes, npin_out entries) are a dump's first chunk. */
-  uint8_t *pin;
-  size_t npin, cappin, pin_out;
+  struct ct_buf pin;
+  size_t pin_out;
   uint32_t npinned, npin_out;
   int pin_full;
   struct ct_fsnap *snap; /* the state at the window's start */

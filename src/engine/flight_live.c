@@ -34,7 +34,7 @@ static int live_begin(void *ctx, struct ct_live_cursor *cur, uint8_t **buf, size
   struct ct_buf fr = {0};
   uint64_t count, untracked;
   pthread_mutex_lock(&f->mu);
-  int rc = f->npin_out ? frame(&fr, f->pin, f->pin_out, f->npin_out) : 0;
+  int rc = f->npin_out ? frame(&fr, (const uint8_t *)f->pin.p, f->pin_out, f->npin_out) : 0;
   if (!rc)
     rc = ct_fsnap_emit(f->snap, frame, &fr, &count, &untracked);
   cur->seq = f->head ? f->head->seq : f->next_seq;
