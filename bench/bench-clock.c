@@ -11,8 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/ctp.h"
 #include "common/ticks.h"
-#include "engine/engine.h"
+#include "engine/clock.h"
 
 struct sample {
   uint64_t t, m;

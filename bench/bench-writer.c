@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "engine/engine.h"
+#include "engine/writer.h"
 
 #define LINES 1000000
 

@@ -11,7 +11,11 @@
 #include <unistd.h>
 
 #include "analysis/trace.h"
-#include "engine/engine.h"
+#include "common/ctrace.h"
+#include "engine/ctw.h"
+#include "engine/records.h"
+#include "engine/sink.h"
+#include "engine/writer.h"
 #include "lib/check.h"
 
 #define NEV 200000

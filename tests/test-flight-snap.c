@@ -13,7 +13,11 @@
 #include <string.h>
 
 #include "analysis/trace.h"
-#include "engine/engine.h"
+#include "common/ctrace.h"
+#include "engine/ctw.h"
+#include "engine/flight.h"
+#include "engine/sink.h"
+#include "engine/writer.h"
 #include "lib/check.h"
 
 #define IDS 6000u

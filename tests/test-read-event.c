@@ -18,7 +18,11 @@
 
 #include "analysis/state.h"
 #include "analysis/trace.h"
-#include "engine/engine.h"
+#include "common/ctrace.h"
+#include "engine/ctw.h"
+#include "engine/records.h"
+#include "engine/sink.h"
+#include "engine/writer.h"
 #include "export/export.h"
 #include "html/model.h"
 #include "lib/check.h"

@@ -1,10 +1,11 @@
 # src/common/build.mk - what the corotracer binary's areas share: safe output
-# files (outfile.c, docs/SECURITY.md "Outputs").
-CLI_SRCS += src/common/outfile.c
+# files (outfile.c, docs/SECURITY.md "Outputs"), the growable byte buffer (buf.c).
+CLI_SRCS += src/common/outfile.c src/common/buf.c
 # What links the trace writer alone (its benchmark, the binary trace's unit
-# test, the tests' trace reader) links this too: the writer opens the trace
-# through outfile.c.
-$(O)/bench/bench-writer $(O)/tests/test-ctrace $(O)/tests/lib/ctjl: $(O)/obj/src/common/outfile.o
+# test, the tests' trace reader) links these too: the writer opens the trace
+# through outfile.c, the flight window keeps its pinned lines in a buf.c.
+$(O)/bench/bench-writer $(O)/tests/test-ctrace $(O)/tests/lib/ctjl: $(O)/obj/src/common/outfile.o \
+                                                                    $(O)/obj/src/common/buf.o
 
 # Its unit test links the one object it tests.
 $(O)/tests/test-outfile: $(O)/obj/tests/test-outfile.o $(O)/obj/src/common/outfile.o

@@ -26,8 +26,9 @@ FUZZ_SRCS_shm := src/engine/harvest.c src/engine/writer.c src/engine/modules.c s
                  src/engine/records.c src/engine/sink.c src/engine/clock.c \
                  src/engine/ctrace_enc.c src/engine/flight.c src/engine/flight_snap.c src/analysis/trace.c src/analysis/trace_read.c \
                  src/analysis/ctrace_dec.c src/analysis/text.c
-# The writer opens the trace through src/common/outfile.c.
-FUZZ_SRCS_shm += src/common/outfile.c
+# The writer opens the trace through src/common/outfile.c; the flight window
+# pins lines in a src/common/buf.c.
+FUZZ_SRCS_shm += src/common/outfile.c src/common/buf.c
 
 # The engine's acceptance tests and tools; the C programs link tests/lib/ctlib.c
 # besides the library.
@@ -94,6 +95,6 @@ TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh tests/test-ctrace-en
 $(O)/tests/test-flight-snap: $(O)/obj/tests/test-flight-snap.o $(CT_WRITER_OBJS) \
                              $(O)/obj/src/analysis/trace.o $(O)/obj/src/analysis/trace_read.o \
                              $(O)/obj/src/analysis/ctrace_dec.o $(O)/obj/src/analysis/text.o \
-                             $(O)/obj/src/common/outfile.o
+                             $(O)/obj/src/common/outfile.o $(O)/obj/src/common/buf.o
 	$(call link)
 TESTS += $(O)/tests/test-flight-snap

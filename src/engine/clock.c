@@ -4,8 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/ctp.h"
 #include "common/ticks.h"
-#include "engine/engine.h"
+#include "engine/clock.h"
 
 /* 1 when the "flags" line of /proc/cpuinfo lists word (space separated). */
 static int cpu_flag(const char *line, const char *word) {

@@ -9,9 +9,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/buf.h"
+#include "common/ctrace.h"
 #include "common/outfile.h"
 #include "common/trace_keys.h"
-#include "engine/engine.h"
+#include "engine/ctw.h"
+#include "engine/flight.h"
+#include "engine/records.h"
+#include "engine/writer.h"
 
 /* The room of a full chunk: what the encoder closes a chunk at (ctrace_enc.c,
  * 64 KiB of payload after its header), so a dropped chunk's memory takes
@@ -45,8 +50,7 @@ void ct_flight_free(struct ct_flight *f) {
     free(c);
   }
   f->tail = NULL;
-  free(f->pin);
-  f->pin = NULL;
+  ct_buf_free(&f->pin);
   ct_fsnap_free(f->snap);
   f->snap = NULL;
   pthread_mutex_destroy(&f->mu);
@@ -88,7 +92,7 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
     f->dropped_bytes += n; /* counted as dropped, the window goes on */
     f->dropped_chunks++;
     ct_fsnap_apply(f->snap, p, n);
-    f->pin_out = f->npin;
+    f->pin_out = f->pin.n;
     f->npin_out = f->npinned;
     pthread_mutex_unlock(&f->mu);
     return;
@@ -97,7 +101,7 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
   c->seq = f->next_seq++;
   c->ts0 = ts0;
   c->ts1 = ts1;
-  c->pin_end = f->npin;
+  c->pin_end = f->pin.n;
   c->npin_end = f->npinned;
   c->len = n;
   memcpy(c->data, p, n);
@@ -141,28 +145,19 @@ void ct_flight_line(void *ctx, const char *s, size_t n) {
 
 /* ct_flight_line's line s (n bytes) to the pin, under f->mu. */
 static void pin_line(struct ct_flight *f, const char *s, size_t n) {
-  size_t need = f->npin + 11 + n;
-  if (need > CTR_CHUNK_MAX) {
+  if (f->pin.n + 11 + n > CTR_CHUNK_MAX) {
     f->pin_full = 1; /* more modules than a chunk holds: the first ones */
     return;
   }
-  if (need > f->cappin) {
-    size_t nc = f->cappin ? f->cappin : 4096;
-    while (nc < need)
-      nc *= 2;
-    uint8_t *np = realloc(f->pin, nc);
-    if (!np) {
-      f->pin_full = 1;
-      return;
-    }
-    f->pin = np;
-    f->cappin = nc;
+  if (ct_buf_reserve(&f->pin, 11 + n)) {
+    f->pin_full = 1;
+    return;
   }
-  uint8_t *p = f->pin + f->npin;
+  uint8_t *p0 = (uint8_t *)f->pin.p, *p = p0 + f->pin.n;
   *p++ = CTR_OP_LINE;
   p = ctr_put_varint(p, n);
   memcpy(p, s, n);
-  f->npin = (size_t)(p + n - f->pin);
+  f->pin.n = (size_t)(p + n - p0);
   f->npinned++;
 }
 
@@ -262,7 +257,7 @@ int ct_flight_dump(struct ct_flight *f, const char *trigger) {
   rc = put(o.fd, &h, sizeof h);
   /* The lines of dropped chunks; the window's own chunks carry the rest. */
   if (!rc && f->npin_out)
-    rc = put_chunk(o.fd, f->pin, f->pin_out, f->npin_out);
+    rc = put_chunk(o.fd, (const uint8_t *)f->pin.p, f->pin_out, f->npin_out);
   /* The coroutines alive at the window's start, as the dropped chunks left them. */
   uint64_t snapshot = 0, untracked = 0;
   if (!rc) {

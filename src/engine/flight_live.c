@@ -7,35 +7,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine.h"
+#include "common/buf.h"
+#include "common/ctrace.h"
+#include "engine/flight.h"
 #include "html/live.h"
 
-/* A growing buffer of whole chunks (begin's). */
-struct frames {
-  uint8_t *p;
-  size_t n, cap;
-};
-
 /* The payload p (n bytes, count entries) framed as one chunk at the end of
- * ctx's frames. 0 or -ENOMEM. */
+ * ctx's buffer (a struct ct_buf, begin's): whole or not at all. 0 or
+ * -ENOMEM. */
 static int frame(void *ctx, const uint8_t *p, size_t n, uint32_t count) {
-  struct frames *fr = ctx;
+  struct ct_buf *fr = ctx;
   struct ctr_chunk_hdr h = {
       .tag = CTR_CHUNK_TAG, .len = (uint32_t)n, .count = count, .check = ctr_check(p, n)};
-  size_t need = fr->n + sizeof h + n;
-  if (need > fr->cap) {
-    size_t nc = fr->cap ? fr->cap : 65536;
-    while (nc < need)
-      nc *= 2;
-    uint8_t *np = realloc(fr->p, nc);
-    if (!np)
-      return -ENOMEM;
-    fr->p = np;
-    fr->cap = nc;
-  }
-  memcpy(fr->p + fr->n, &h, sizeof h);
-  memcpy(fr->p + fr->n + sizeof h, p, n);
-  fr->n = need;
+  int rc = ct_buf_reserve(fr, sizeof h + n);
+  if (rc)
+    return rc;
+  ct_buf_put(fr, &h, sizeof h);
+  ct_buf_put(fr, p, n);
   return 0;
 }
 
@@ -43,20 +31,20 @@ static int frame(void *ctx, const uint8_t *p, size_t n, uint32_t count) {
  * the snapshot, as a dump starts (flight.c ct_flight_dump). */
 static int live_begin(void *ctx, struct ct_live_cursor *cur, uint8_t **buf, size_t *n) {
   struct ct_flight *f = ctx;
-  struct frames fr = {0};
+  struct ct_buf fr = {0};
   uint64_t count, untracked;
   pthread_mutex_lock(&f->mu);
-  int rc = f->npin_out ? frame(&fr, f->pin, f->pin_out, f->npin_out) : 0;
+  int rc = f->npin_out ? frame(&fr, (const uint8_t *)f->pin.p, f->pin_out, f->npin_out) : 0;
   if (!rc)
     rc = ct_fsnap_emit(f->snap, frame, &fr, &count, &untracked);
   cur->seq = f->head ? f->head->seq : f->next_seq;
   cur->prev = NULL;
   pthread_mutex_unlock(&f->mu);
   if (rc) {
-    free(fr.p);
+    ct_buf_free(&fr);
     return rc;
   }
-  *buf = fr.p;
+  *buf = (uint8_t *)fr.p; /* the caller's now: it frees it */
   *n = fr.n;
   return 0;
 }

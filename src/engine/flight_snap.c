@@ -6,7 +6,10 @@
 #include <string.h>
 
 #include "analysis/trace.h"
-#include "engine/engine.h"
+#include "common/ctrace.h"
+#include "engine/flight.h"
+#include "engine/records.h"
+#include "engine/writer.h"
 
 /* One coroutine (id 0: a free slot of the open-addressed table). */
 struct fs_ent {

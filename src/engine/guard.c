@@ -8,7 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
+#include "engine/guard.h"
 
 static char *guard_base;
 static size_t guard_len;

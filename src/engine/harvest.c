@@ -10,7 +10,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
+#include "common/ctrace.h"
+#include "engine/clock.h"
+#include "engine/harvest.h"
+#include "engine/procs.h"
+#include "engine/records.h"
+#include "engine/sink.h"
 
 /* One harvested slot. */
 struct ev {

@@ -9,7 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
+#include "engine/clock.h"
+#include "engine/procs.h"
+#include "engine/records.h"
+#include "engine/writer.h"
 
 uint64_t ct_now_ns(clockid_t clk) {
   struct timespec ts;

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "cli/args.h"
-#include "engine/engine.h"
+#include "common/ctp.h"
+#include "engine/flight.h"
+#include "engine/opts.h"
 #include "html/live.h"
 
 void ct_opts_usage(FILE *f) {

@@ -9,9 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/ctrace.h"
 #include "common/trace_keys.h"
 #include "corotracer.h"
-#include "engine/engine.h"
+#include "engine/clock.h"
+#include "engine/procs.h"
+#include "engine/records.h"
+#include "engine/sink.h"
+#include "engine/writer.h"
 
 #define CT_ENGINE_VERSION "corotracer " COROTRACER_VERSION /* include/corotracer.h */
 

@@ -4,7 +4,8 @@
 #ifndef CT_ENGINE_RINGS_INT_H
 #define CT_ENGINE_RINGS_INT_H
 
-#include "engine/engine.h"
+#include "engine/clock.h"
+#include "engine/harvest.h"
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 

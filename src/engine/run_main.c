@@ -13,7 +13,20 @@
 
 #include "analysis/watch.h"
 #include "cli/commands.h"
-#include "engine/engine.h"
+#include "common/ctp.h"
+#include "engine/clock.h"
+#include "engine/flight.h"
+#include "engine/guard.h"
+#include "engine/harvest.h"
+#include "engine/opts.h"
+#include "engine/procs.h"
+#include "engine/records.h"
+#include "engine/rundir.h"
+#include "engine/sched.h"
+#include "engine/sink.h"
+#include "engine/sites.h"
+#include "engine/status.h"
+#include "engine/target.h"
 #include "html/live.h"
 
 /* While events flow the loop naps between scans (ppoll, which serves signals

@@ -12,7 +12,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
+#include "common/ctp.h"
+#include "engine/opts.h"
+#include "engine/rundir.h"
 
 /* Word the failure "what: strerror(err)" into why; return -err. */
 static int fail(char *why, size_t whylen, const char *what, int err) {

@@ -3,9 +3,9 @@
 #include <errno.h>
 #include <sched.h>
 
-#include "engine/engine.h"
+#include "engine/sched.h"
 
-/* Contract: see engine.h. SCHED_FIFO at a low priority: when its nap
+/* Contract: see sched.h. SCHED_FIFO at a low priority: when its nap
  * ends (or a wake-up byte arrives), the engine preempts whatever runs on the
  * CPU. Under SCHED_OTHER on a busy CPU it waits for the running task's time
  * slice to end, 3-8 ms measured on a 2-core machine beside a CPU hog (up to

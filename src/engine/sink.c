@@ -16,7 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
+#include "common/ctrace.h"
+#include "engine/ctw.h"
+#include "engine/flight.h"
+#include "engine/opts.h"
+#include "engine/records.h"
+#include "engine/sink.h"
+#include "engine/writer.h"
 
 /* Items in the queue: 4 MiB, a few ms of a busy run's events. */
 #define SINK_CAP_DEFAULT (1u << 15)

@@ -3,7 +3,10 @@
  * area is the target's to write: each record is copied out, then checked. */
 #include <string.h>
 
-#include "engine/engine.h"
+#include "common/ctp.h"
+#include "engine/records.h"
+#include "engine/sites.h"
+#include "engine/writer.h"
 
 /* Longest record a probe writes: header, two names and their NULs, padding. */
 #define SITE_REC_MAX ((sizeof(struct ctp_site_rec) + 2 * (CTP_SITE_NAME_MAX + 1) + 7) & ~(size_t)7)

@@ -11,7 +11,10 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
+#include "common/ctp.h"
+#include "engine/flight.h"
+#include "engine/opts.h"
+#include "engine/target.h"
 
 extern char **environ;
 

@@ -4,7 +4,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
+#include "engine/clock.h"
+#include "engine/harvest.h"
+#include "engine/status.h"
 
 void ct_status_init(struct ct_status *s, int enabled) {
   s->live = enabled;

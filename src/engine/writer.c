@@ -7,7 +7,8 @@
 
 #include "common/jsonesc.h"
 #include "common/outfile.h"
-#include "engine/engine.h"
+#include "engine/sink.h"
+#include "engine/writer.h"
 
 int ct_writer_open(struct ct_writer *w, const char *path, int append) {
   memset(w, 0, sizeof(*w));

@@ -11,6 +11,7 @@
 
 #include "analysis/model.h"
 #include "analysis/trace.h"
+#include "common/buf.h"
 
 /* Per coroutine of a run (the value of cx_run.co, key probe_id; one row per
  * probe_id; incarnations = creates seen). */
@@ -48,9 +49,8 @@ struct cx_run {
   /* (probe_id, group) of the wakes never followed by a run of their wakee
    * (group: its resumes + destroys before the wake; Perfetto draws no flow) */
   struct ct_map unflowed;
-  char *labels; /* label pool: NUL-terminated texts */
-  size_t nlabels, caplabels;
-  struct ct_state *st; /* the run's analysis (opaque): rep's symbols and labels live in it */
+  struct ct_buf labels; /* label pool: NUL-terminated texts */
+  struct ct_state *st;  /* the run's analysis (opaque): rep's symbols and labels live in it */
   struct ct_report rep;
   struct ct_read_diag diag; /* a binary trace's corrupt or cut chunk: loaded up to it */
 };

@@ -8,7 +8,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "engine/engine.h"
+#include "common/ctrace.h"
+#include "engine/records.h"
+#include "engine/sink.h"
+#include "engine/writer.h"
 
 struct conv {
   struct ct_writer w;

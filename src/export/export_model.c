@@ -62,25 +62,18 @@ const struct cx_site *cx_site_of(const struct cx_run *r, uint32_t pid, uint64_t 
 }
 
 const char *cx_label(const struct cx_run *r, const struct cx_coro *c) {
-  return c->label ? r->labels + c->label - 1 : NULL;
+  return c->label ? r->labels.p + c->label - 1 : NULL;
 }
 
 /* Adds a label to the run's pool: c->label. */
 static int label_put(struct cx_run *r, struct cx_coro *c, const struct ct_str *s) {
-  size_t need = r->nlabels + s->n * 3 + 7; /* decoding never grows a text threefold */
-  if (need > r->caplabels) {
-    size_t nc = r->caplabels ? 2 * r->caplabels : 4096;
-    while (nc < need)
-      nc *= 2;
-    char *n = realloc(r->labels, nc);
-    if (!n)
-      return -ENOMEM;
-    r->labels = n;
-    r->caplabels = nc;
-  }
-  c->label = (uint32_t)r->nlabels + 1;
-  r->nlabels += ct_str_copy(s, r->labels + r->nlabels, r->caplabels - r->nlabels) + 1;
-  return r->nlabels > UINT32_MAX - 1 ? -EFBIG : 0;
+  struct ct_buf *b = &r->labels;
+  int rc = ct_buf_reserve(b, s->n * 3 + 7); /* decoding never grows a text threefold */
+  if (rc)
+    return rc;
+  c->label = (uint32_t)b->n + 1;
+  b->n += ct_str_copy(s, b->p + b->n, b->cap - b->n) + 1;
+  return b->n > UINT32_MAX - 1 ? -EFBIG : 0;
 }
 
 /* Adds (pid, site) to the run's site table, counting one use (symbolized at the run's end,
@@ -354,7 +347,7 @@ void cx_model_free(struct cx_model *m) {
     ct_map_free(&r->sites);
     ct_map_free(&r->tids);
     ct_map_free(&r->unflowed);
-    free(r->labels);
+    ct_buf_free(&r->labels);
     ct_report_free(&r->rep);
     ct_state_free(r->st); /* after the sites: their symbols live in its symbolizer */
   }

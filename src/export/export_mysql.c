@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
+
 #define BATCH 2000
 #define NAME_MAX_MYSQL 64
 
@@ -31,8 +33,7 @@ struct my {
   struct cx_dialect d;
   struct col col[CX_MAX_COLS];
   size_t *off[CX_MAX_COLS]; /* text offsets into arena until the batch is sent */
-  char *arena;
-  size_t an, acap;
+  struct ct_buf arena;
   unsigned nrows;
   int t, in_tx;
 };
@@ -191,7 +192,7 @@ static int send_batch(struct my *s) {
       bd[i].buffer = c->i;
     } else {
       for (unsigned r = 0; r < n; r++)
-        c->s[r] = s->arena + s->off[i][r];
+        c->s[r] = s->arena.p + s->off[i][r];
       bd[i].buffer_type = MYSQL_TYPE_STRING;
       bd[i].buffer = c->s;
       bd[i].length = c->len;
@@ -201,7 +202,7 @@ static int send_batch(struct my *s) {
       mysql_stmt_execute(s->st))
     return my_fail(s, "INSERT");
   s->nrows = 0;
-  s->an = 0;
+  s->arena.n = 0;
   return 0;
 }
 
@@ -218,21 +219,10 @@ static int my_row(struct cx_sink *b, int t, const struct cx_val *v) {
       continue;
     }
     size_t k = v[i].null ? 0 : v[i].n;
-    if (s->an + k > s->acap) {
-      size_t nc = s->acap ? s->acap * 2 : 1 << 20;
-      while (nc < s->an + k)
-        nc *= 2;
-      char *na = realloc(s->arena, nc);
-      if (!na)
-        return my_exec(s, NULL, "INSERT");
-      s->arena = na;
-      s->acap = nc;
-    }
-    if (k)
-      memcpy(s->arena + s->an, v[i].s, k);
-    s->off[i][r] = s->an;
+    s->off[i][r] = s->arena.n;
+    if (k && ct_buf_put(&s->arena, v[i].s, k))
+      return my_exec(s, NULL, "INSERT");
     c->len[r] = (unsigned long)k;
-    s->an += k;
   }
   return ++s->nrows == BATCH ? send_batch(s) : 0;
 }
@@ -278,7 +268,7 @@ static void my_free(struct cx_sink *b) {
     free(s->col[i].ind);
     free(s->off[i]);
   }
-  free(s->arena);
+  ct_buf_free(&s->arena);
   free(s);
 }
 

@@ -125,8 +125,8 @@ static void packet_end(struct pf *p) {
   p->packets++;
   if (p->b.bad)
     p->err = -ENOMEM;
-  if (!p->err && p->b.n >= FLUSH_AT) {
-    if (fwrite(p->b.p, 1, p->b.n, p->f) != p->b.n)
+  if (!p->err && p->b.buf.n >= FLUSH_AT) {
+    if (fwrite(p->b.buf.p, 1, p->b.buf.n, p->f) != p->b.buf.n)
       p->err = -(errno ? errno : EIO);
     pb_reset(&p->b);
   }
@@ -529,7 +529,7 @@ int cx_write_perfetto(FILE *f, const struct cx_model *m, uint64_t *rows, cx_prog
     }
   if (!rc)
     rc = p.err;
-  if (!rc && p.b.n && fwrite(p.b.p, 1, p.b.n, f) != p.b.n)
+  if (!rc && p.b.buf.n && fwrite(p.b.buf.p, 1, p.b.buf.n, f) != p.b.buf.n)
     rc = -(errno ? errno : EIO);
   if (prog)
     prog(pctx, p.packets, p.packets);

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
+
 #define COPY_CHUNK (256u << 10)
 
 struct pgs {
@@ -19,8 +21,7 @@ struct pgs {
   const struct cx_conn *c;
   const struct cx_names *names;
   struct cx_dialect d;
-  char *buf;
-  size_t n, cap;
+  struct ct_buf copy; /* COPY data not sent yet */
   int in_tx, in_copy;
 };
 
@@ -151,26 +152,9 @@ static int pg_table_begin(struct cx_sink *b, int t) {
 
 /* Sends the buffered COPY data. */
 static int flush_copy(struct pgs *s) {
-  if (s->n && PQputCopyData(s->conn, s->buf, (int)s->n) != 1)
+  if (s->copy.n && PQputCopyData(s->conn, s->copy.p, (int)s->copy.n) != 1)
     return pg_fail(s, "COPY data");
-  s->n = 0;
-  return 0;
-}
-
-/* Appends n bytes to the COPY buffer; -ENOMEM. */
-static int put(struct pgs *s, const char *p, size_t n) {
-  if (s->n + n > s->cap) {
-    size_t nc = s->cap ? s->cap : COPY_CHUNK * 2;
-    while (nc < s->n + n)
-      nc *= 2;
-    char *np = realloc(s->buf, nc);
-    if (!np)
-      return -ENOMEM;
-    s->buf = np;
-    s->cap = nc;
-  }
-  memcpy(s->buf + s->n, p, n);
-  s->n += n;
+  s->copy.n = 0;
   return 0;
 }
 
@@ -178,32 +162,33 @@ static int put(struct pgs *s, const char *p, size_t n) {
 static int pg_row(struct cx_sink *b, int t, const struct cx_val *v) {
   struct pgs *s = (struct pgs *)b;
   const struct cx_table *tb = &cx_tables[t];
+  struct ct_buf *o = &s->copy;
   char num[24];
   int rc = 0;
   for (int i = 0; i < tb->ncols && !rc; i++) {
     if (i)
-      rc = put(s, "\t", 1);
+      rc = ct_buf_put(o, "\t", 1);
     if (v[i].null)
-      rc = rc ? rc : put(s, "\\N", 2);
+      rc = rc ? rc : ct_buf_put(o, "\\N", 2);
     else if (tb->cols[i].type == CX_INT)
-      rc = rc ? rc : put(s, num, (size_t)snprintf(num, sizeof num, "%" PRId64, v[i].i));
+      rc = rc ? rc : ct_buf_put(o, num, (size_t)snprintf(num, sizeof num, "%" PRId64, v[i].i));
     else
       for (size_t j = 0; j < v[i].n && !rc; j++) {
         char c = v[i].s[j];
-        rc = c == '\\'   ? put(s, "\\\\", 2)
-             : c == '\t' ? put(s, "\\t", 2)
-             : c == '\n' ? put(s, "\\n", 2)
-             : c == '\r' ? put(s, "\\r", 2)
-                         : put(s, &c, 1);
+        rc = c == '\\'   ? ct_buf_put(o, "\\\\", 2)
+             : c == '\t' ? ct_buf_put(o, "\\t", 2)
+             : c == '\n' ? ct_buf_put(o, "\\n", 2)
+             : c == '\r' ? ct_buf_put(o, "\\r", 2)
+                         : ct_buf_put(o, &c, 1);
       }
   }
   if (!rc)
-    rc = put(s, "\n", 1);
+    rc = ct_buf_put(o, "\n", 1);
   if (rc) {
     snprintf(s->base.err, sizeof s->base.err, "postgres: out of memory");
     return rc;
   }
-  return s->n >= COPY_CHUNK ? flush_copy(s) : 0;
+  return o->n >= COPY_CHUNK ? flush_copy(s) : 0;
 }
 
 /* Ends the COPY, checks its result, builds the table's indexes. */
@@ -252,7 +237,7 @@ static void pg_free(struct cx_sink *b) {
   struct pgs *s = (struct pgs *)b;
   if (s->conn)
     PQfinish(s->conn);
-  free(s->buf);
+  ct_buf_free(&s->copy);
   free(s);
 }
 

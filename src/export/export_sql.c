@@ -9,50 +9,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A growing string; on ENOMEM p becomes NULL and stays so. */
-struct sb {
-  char *p;
-  size_t n, cap;
-  int bad;
-};
+#include "common/buf.h"
 
-static void sb_add(struct sb *b, const char *s) {
-  if (b->bad)
-    return;
+/* Statements are built in a struct ct_buf (common/buf.h): its error is
+ * sticky, so a failure is checked once, by sb_done. s NULL: a quoting
+ * function's ENOMEM. */
+static void sb_add(struct ct_buf *b, const char *s) {
   if (!s) {
-    b->bad = 1;
+    b->err = -ENOMEM;
     return;
   }
-  size_t k = strlen(s);
-  if (b->n + k + 1 > b->cap) {
-    size_t nc = (b->n + k + 1) * 2;
-    char *np = realloc(b->p, nc);
-    if (!np) {
-      b->bad = 1;
-      return;
-    }
-    b->p = np;
-    b->cap = nc;
-  }
-  memcpy(b->p + b->n, s, k + 1);
-  b->n += k;
+  ct_buf_puts(b, s);
 }
 
-static void sb_quoted(struct sb *b, const struct cx_dialect *d, const char *name) {
+static void sb_quoted(struct ct_buf *b, const struct cx_dialect *d, const char *name) {
   char *q = d->quote(d->ctx, name);
   sb_add(b, q);
   free(q);
 }
 
-static char *sb_done(struct sb *b) {
-  if (b->bad) {
-    free(b->p);
+/* The statement, NUL-terminated (the caller's, to free), or NULL on ENOMEM
+ * (b freed). */
+static char *sb_done(struct ct_buf *b) {
+  if (ct_buf_put(b, "", 1)) {
+    ct_buf_free(b);
     return NULL;
   }
   return b->p;
 }
 
-static void sb_param(struct sb *b, const struct cx_dialect *d, int i) {
+static void sb_param(struct ct_buf *b, const struct cx_dialect *d, int i) {
   char num[16];
   if (d->param[0] == '$') {
     snprintf(num, sizeof num, "$%d", i);
@@ -62,7 +48,7 @@ static void sb_param(struct sb *b, const struct cx_dialect *d, int i) {
 }
 
 /* "a, b" (column names of an index) into quoted names. */
-static void sb_index_cols(struct sb *b, const struct cx_dialect *d, const char *list) {
+static void sb_index_cols(struct ct_buf *b, const struct cx_dialect *d, const char *list) {
   char col[64];
   const char *p = list;
   while (*p) {
@@ -89,7 +75,7 @@ static char *index_name(const char *table, int which) {
 }
 
 char *cx_sql_cols(const struct cx_dialect *d, int t) {
-  struct sb b = {0};
+  struct ct_buf b = {0};
   const struct cx_table *tb = &cx_tables[t];
   sb_add(&b, "(");
   for (int i = 0; i < tb->ncols; i++) {
@@ -102,7 +88,7 @@ char *cx_sql_cols(const struct cx_dialect *d, int t) {
 }
 
 char *cx_sql_create(const struct cx_dialect *d, int t, const char *name) {
-  struct sb b = {0};
+  struct ct_buf b = {0};
   const struct cx_table *tb = &cx_tables[t];
   sb_add(&b, "CREATE TABLE IF NOT EXISTS ");
   sb_quoted(&b, d, name);
@@ -131,7 +117,7 @@ char *cx_sql_create(const struct cx_dialect *d, int t, const char *name) {
 }
 
 char *cx_sql_insert(const struct cx_dialect *d, int t, const char *name) {
-  struct sb b = {0};
+  struct ct_buf b = {0};
   char *cols = cx_sql_cols(d, t);
   sb_add(&b, "INSERT INTO ");
   sb_quoted(&b, d, name);
@@ -149,7 +135,7 @@ char *cx_sql_insert(const struct cx_dialect *d, int t, const char *name) {
 }
 
 char *cx_sql_delete_run(const struct cx_dialect *d, const char *name) {
-  struct sb b = {0};
+  struct ct_buf b = {0};
   sb_add(&b, "DELETE FROM ");
   sb_quoted(&b, d, name);
   sb_add(&b, " WHERE ");
@@ -167,7 +153,7 @@ char *cx_sql_index(const struct cx_dialect *d, int t, const char *name, int whic
   const char *cols = cx_tables[t].index[which];
   if (which >= 2 || !cols)
     return NULL;
-  struct sb b = {0};
+  struct ct_buf b = {0};
   char *in = index_name(name, which);
   sb_add(&b, "CREATE INDEX IF NOT EXISTS ");
   sb_quoted(&b, d, in);

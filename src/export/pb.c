@@ -13,21 +13,14 @@
 #define WT_LEN 2
 #define LEN_SLOT 5 /* a padded varint holds any 32-bit length */
 
+/* Room for k more bytes; -1 once the buffer is unusable (b->bad). */
 static int reserve(struct pb *b, size_t k) {
   if (b->bad)
     return -1;
-  if (b->n + k <= b->cap)
-    return 0;
-  size_t nc = b->cap ? b->cap * 2 : 4096;
-  while (nc < b->n + k)
-    nc *= 2;
-  uint8_t *np = realloc(b->p, nc);
-  if (!np) {
+  if (ct_buf_reserve(&b->buf, k)) {
     b->bad = 1;
     return -1;
   }
-  b->p = np;
-  b->cap = nc;
   return 0;
 }
 
@@ -37,18 +30,19 @@ static void raw_varint(struct pb *b, uint64_t v) {
   do {
     uint8_t c = v & 0x7f;
     v >>= 7;
-    b->p[b->n++] = (uint8_t)(c | (v ? 0x80 : 0));
+    b->buf.p[b->buf.n++] = (uint8_t)(c | (v ? 0x80 : 0));
   } while (v);
 }
 
 void pb_reset(struct pb *b) {
-  b->n = 0;
+  b->buf.n = 0;
+  b->buf.err = 0;
   b->depth = 0;
   b->bad = 0;
 }
 
 void pb_free(struct pb *b) {
-  free(b->p);
+  ct_buf_free(&b->buf);
   memset(b, 0, sizeof *b);
 }
 
@@ -62,7 +56,7 @@ void pb_fixed64(struct pb *b, uint32_t field, uint64_t v) {
   if (reserve(b, 8))
     return;
   for (int i = 0; i < 8; i++)
-    b->p[b->n++] = (uint8_t)(v >> (8 * i));
+    b->buf.p[b->buf.n++] = (uint8_t)(v >> (8 * i));
 }
 
 void pb_bytes(struct pb *b, uint32_t field, const void *s, size_t n) {
@@ -70,8 +64,8 @@ void pb_bytes(struct pb *b, uint32_t field, const void *s, size_t n) {
   raw_varint(b, n);
   if (reserve(b, n))
     return;
-  memcpy(b->p + b->n, s, n);
-  b->n += n;
+  memcpy(b->buf.p + b->buf.n, s, n);
+  b->buf.n += n;
 }
 
 void pb_string(struct pb *b, uint32_t field, const char *s) {
@@ -97,8 +91,8 @@ void pb_begin(struct pb *b, uint32_t field) {
     b->bad = 1;
   if (reserve(b, LEN_SLOT))
     return;
-  b->open[b->depth++] = b->n;
-  b->n += LEN_SLOT;
+  b->open[b->depth++] = b->buf.n;
+  b->buf.n += LEN_SLOT;
 }
 
 void pb_end(struct pb *b) {
@@ -107,9 +101,9 @@ void pb_end(struct pb *b) {
     return;
   }
   size_t at = b->open[--b->depth];
-  uint64_t len = b->n - at - LEN_SLOT;
+  uint64_t len = b->buf.n - at - LEN_SLOT;
   for (int i = 0; i < LEN_SLOT; i++) {
-    b->p[at + i] = (uint8_t)((len & 0x7f) | (i < LEN_SLOT - 1 ? 0x80 : 0));
+    b->buf.p[at + i] = (uint8_t)((len & 0x7f) | (i < LEN_SLOT - 1 ? 0x80 : 0));
     len >>= 7;
   }
 }

@@ -7,11 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/buf.h"
+
 #define PB_DEPTH 8
 
 struct pb {
-  uint8_t *p;
-  size_t n, cap;
+  struct ct_buf buf;     /* the encoded bytes */
   size_t open[PB_DEPTH]; /* offsets of the nested messages' length slots */
   int depth;
   int bad; /* ENOMEM or nesting too deep: the buffer is unusable */

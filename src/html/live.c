@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "analysis/model.h"
-#include "html/buf.h"
+#include "common/buf.h"
 #include "html/live_int.h"
 #include "html/model.h"
 #include "html/page.h"

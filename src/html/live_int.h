@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "analysis/model.h"
-#include "html/buf.h"
+#include "common/buf.h"
 #include "html/live.h"
 #include "html/model.h"
 

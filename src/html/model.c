@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "html/buf.h"
+#include "common/buf.h"
 
 #define NONE UINT32_MAX
 #define LABEL_MAX 160

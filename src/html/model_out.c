@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "html/buf.h"
+#include "common/buf.h"
 #include "html/model.h"
 #include "html/page.h"
 

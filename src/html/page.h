@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "analysis/defaults.h"
-#include "html/buf.h"
+#include "common/buf.h"
 
 /* Spans kept for coroutines no finding names; the hard cap is 1.4 times
  * that (docs/DASHBOARD.md "Scale"). */

@@ -19,7 +19,14 @@
 #include <unistd.h>
 
 #include "analysis/trace.h"
-#include "engine/engine.h"
+#include "common/ctp.h"
+#include "engine/clock.h"
+#include "engine/harvest.h"
+#include "engine/opts.h"
+#include "engine/procs.h"
+#include "engine/rundir.h"
+#include "engine/sink.h"
+#include "engine/sites.h"
 
 static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struct ct_line *l) {
   (void)ctx;

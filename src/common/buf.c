@@ -1,5 +1,5 @@
 /* buf.c - the growable byte buffer (buf.h). */
-#include "html/buf.h"
+#include "common/buf.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -26,11 +26,13 @@ int ct_buf_reserve(struct ct_buf *b, size_t more) {
   return 0;
 }
 
-void ct_buf_put(struct ct_buf *b, const void *p, size_t n) {
-  if (ct_buf_reserve(b, n))
-    return;
+int ct_buf_put(struct ct_buf *b, const void *p, size_t n) {
+  int rc = ct_buf_reserve(b, n);
+  if (rc)
+    return rc;
   memcpy(b->p + b->n, p, n);
   b->n += n;
+  return 0;
 }
 
 void ct_buf_puts(struct ct_buf *b, const char *s) {

@@ -1,0 +1,43 @@
+/* ctw.h - the binary trace encoder's interface (ctrace_enc.c; its inline part: ctrace_enc.h). */
+#ifndef CT_ENGINE_CTW_H
+#define CT_ENGINE_CTW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/ctrace.h"
+#include "engine/writer.h"
+
+struct ct_ctw;
+/* An encoder writing chunks to w (a file writer). 0 or -ENOMEM. */
+int ct_ctw_open(struct ct_ctw **e, struct ct_writer *w);
+/* The file header (a new or empty file). 0 or -errno. */
+int ct_ctw_header(struct ct_ctw *e);
+/* One event, a few bytes (the chunk is written when full). */
+void ct_ctw_event(struct ct_ctw *e, const struct ct_ev_item *ev);
+/* A coroutine (the fields of its line, ~20 bytes). */
+void ct_ctw_coro(struct ct_ctw *e, const struct ct_coro_item *c);
+/* JSONL text, split anywhere: each whole line becomes an entry. */
+void ct_ctw_text(struct ct_ctw *e, const char *s, size_t n);
+/* Write the chunk being filled. 0 or -errno. */
+int ct_ctw_flush(struct ct_ctw *e);
+void ct_ctw_free(struct ct_ctw *e);
+/* Entries of the chunk being filled, not yet written. */
+size_t ct_ctw_pending(const struct ct_ctw *e);
+/* A whole chunk of the one line s (n bytes, no '\n') at out, which has room
+ * for sizeof(struct ctr_chunk_hdr) + 11 + n bytes. Returns its size. */
+size_t ct_ctw_frame_line(const char *s, size_t n, uint8_t *out);
+
+/* Where the encoder's chunks go instead of its writer (the flight recorder):
+ * chunk gets each whole chunk (header and payload, n bytes; ts0/ts1 its
+ * first and last event's ts, 0 when it has none), line each JSONL record
+ * line as it becomes an entry. Both run on the encoder's thread. */
+struct ct_ctw_to {
+  void (*chunk)(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64_t ts1);
+  void (*line)(void *ctx, const char *s, size_t n);
+  void *ctx;
+};
+/* Send e's chunks to *to (copied) from now on; the writer gets none. */
+void ct_ctw_redirect(struct ct_ctw *e, const struct ct_ctw_to *to);
+
+#endif /* CT_ENGINE_CTW_H */

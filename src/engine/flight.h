@@ -1,0 +1,132 @@
+/* flight.h - the flight recorder: window, dumps, snapshot, live findings (flight*.c). */
+#ifndef CT_ENGINE_FLIGHT_H
+#define CT_ENGINE_FLIGHT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+
+/* A dump's outcome, for the engine's one line (the CLI's to print). */
+struct ct_flight_note {
+  char path[4200];
+  char trigger[64];
+  int err;     /* 0, or the errno of a dump not written (EDQUOT: --flight-max reached) */
+  uint64_t ts; /* when it was written (CLOCK_MONOTONIC ns) */
+  uint64_t start_ts, end_ts, bytes, dropped_bytes;
+};
+#define CT_FLIGHT_NOTES 16
+#define CT_FLIGHT_MAX_DEFAULT 8u
+/* The window: whole chunks in memory, oldest first, at most max_bytes (their
+ * bytes and bookkeeping); owned and used by the formatter thread but for
+ * the notes (under mu), which the harvest thread takes. */
+#define CT_FLIGHT_MARKS 16 /* dumps the live view marks (the newest) */
+/* One chunk of the window, as the encoder framed it. */
+struct fl_chunk {
+  struct fl_chunk *next;
+  uint64_t seq;      /* 1, 2, ... in the order they joined */
+  uint64_t ts0, ts1; /* its first and last event's ts (0: none) */
+  size_t pin_end;    /* f->pin.n once its lines were pinned (theirs end there) */
+  uint32_t npin_end; /* f->npinned then */
+  size_t len, cap;   /* bytes of data, and room for them */
+  uint8_t data[];
+};
+struct ct_flight {
+  const char *out;                /* OUT: dumps are OUT, OUT.1, OUT.2, ... (the caller's string) */
+  uint64_t max_bytes, max_age_ns; /* max_age_ns: 0, or drop chunks this far behind the newest */
+  uint32_t max_dumps, ndumps;
+  struct fl_chunk *head, *tail; /* the list and its chunks' seq: changed under mu */
+  uint64_t next_seq;            /* the seq of the next chunk to join (the first is 1) */
+  uint64_t bytes;               /* the window's cost */
+  uint64_t total_bytes;         /* chunk bytes ever taken */
+  uint64_t dropped_bytes, dropped_chunks, dropped_ts; /* before the window */
+  /* Meta, process and module lines as entries, in order: those of dropped
+   * chunks (pin_out bytes, npin_out entries) are a dump's first chunk. */
+  struct ct_buf pin;
+  size_t pin_out;
+  uint32_t npinned, npin_out;
+  int pin_full;
+  struct ct_fsnap *snap; /* the state at the window's start */
+  /* Each chunk the window takes also goes here (the live findings), or NULL. */
+  void (*watch)(void *ctx, const uint8_t *p, size_t n);
+  void *watch_ctx;
+  pthread_mutex_t mu;
+  struct ct_flight_note notes[CT_FLIGHT_NOTES];
+  size_t nnotes;
+  _Atomic size_t noted; /* nnotes, read without the lock: a cheap look */
+  /* The newest dumps (nmarks ever, the last CT_FLIGHT_MARKS kept; under
+   * mu): the live view's marks. */
+  struct ct_flight_note marks[CT_FLIGHT_MARKS];
+  uint64_t nmarks;
+};
+/* An empty window of max_bytes for dumps named after out (kept by the
+ * caller), at most max_dumps of them. 0 or -errno. */
+int ct_flight_init(struct ct_flight *f, const char *out, uint64_t max_bytes, uint32_t max_dumps);
+/* Free the window (f is reusable after ct_flight_init). */
+void ct_flight_free(struct ct_flight *f);
+/* struct ct_ctw_to's callbacks, ctx the struct ct_flight: a chunk joins the
+ * window (the oldest leave to make room), a meta/process/module line is
+ * kept for every dump. */
+void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64_t ts1);
+void ct_flight_line(void *ctx, const char *s, size_t n);
+/* Write the window as a self-contained binary trace (file header, the pinned
+ * lines, the window's chunks, the window record naming trigger) to the next
+ * dump name, through ct_outfile_open; a note records the outcome either way.
+ * On the formatter thread, after the encoder's flush. 0 or -errno
+ * (-EDQUOT past max_dumps). */
+int ct_flight_dump(struct ct_flight *f, const char *trigger);
+/* Move up to max notes of dumps done into out (the harvest thread's, to
+ * print). Returns how many. */
+size_t ct_flight_notes(struct ct_flight *f, struct ct_flight_note *out, size_t max);
+/* The window as the live view follows it (html/live.h's struct
+ * ct_live_source, ctx f): read on the live view's thread, under f->mu, so
+ * the formatter only ever waits for one chunk's copy (flight_live.c). */
+struct ct_live_source;
+void ct_flight_live_source(struct ct_flight *f, struct ct_live_source *src);
+
+/* ---- the flight window's snapshot (flight_snap.c) -------------------------- */
+/* The coroutines alive before the window: each one's state, kept up to date
+ * from the chunks the window drops. At most CT_FSNAP_MAX coroutines alive at
+ * once (one whose coroutine line finds no room is counted, untracked). The
+ * formatter thread's, under the window's mu (the live view emits it too). */
+#define CT_FSNAP_MAX 65536u
+struct ct_fsnap;
+/* An empty table. 0 or -ENOMEM. */
+int ct_fsnap_new(struct ct_fsnap **out);
+void ct_fsnap_free(struct ct_fsnap *t);
+/* The entries of a chunk leaving the window (header and payload, n bytes,
+ * as the encoder framed it): their coroutines' states move on; a destroy
+ * drops one. A chunk that does not decode is applied up to its fault. */
+void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n);
+/* The table as snapshot lines, in chunks of at most 64 KiB of payload
+ * handed to put (payload, bytes, entries; non-zero stops and is returned).
+ * *count, *untracked: the lines, the coroutines not kept. */
+int ct_fsnap_emit(struct ct_fsnap *t, int (*put)(void *ctx, const uint8_t *p, size_t n, uint32_t k),
+                  void *ctx, uint64_t *count, uint64_t *untracked);
+
+/* ---- the flight recorder's live findings (flight_watch.c) ------------------ */
+/* --dump-on's list (exit, lost_wakeup, deadlock, blocker, starvation, any,
+ * comma-separated) as finding kinds (analysis/watch.h bits) and exit.
+ * 0 or -EINVAL. */
+int ct_fwatch_parse(const char *list, unsigned *mask, int *on_exit);
+/* The sigqueue value of the SIGUSR1 the watch sends the engine itself: the
+ * harvest loop then takes the kinds found (not a SIGUSR1 dump). */
+#define CT_FWATCH_SIGVAL 0x43545746
+struct ct_fwatch;
+/* A watch thread (normal priority: call it before the harvest loop takes a
+ * real-time one) for the kinds in mask, with the report's thresholds (ns);
+ * window_bytes: the window's size (a kind dumps again only once the window
+ * has turned over). 0 or -errno. */
+int ct_fwatch_start(struct ct_fwatch **out, unsigned mask, uint64_t stuck_ns, uint64_t runnable_ns,
+                    uint64_t blocker_ns, uint64_t window_bytes);
+/* A chunk the window took (the formatter thread, ctx the watch): copied for
+ * the watch thread, or skipped when it is 64 chunks behind (never waits). */
+void ct_fwatch_chunk(void *ctx, const uint8_t *p, size_t n);
+/* The kinds found since the last take (bits), for the harvest thread. */
+unsigned ct_fwatch_take(struct ct_fwatch *fw);
+/* Stop and free the watch (NULL: nothing). Returns the chunks it skipped. */
+uint64_t ct_fwatch_stop(struct ct_fwatch *fw);
+
+#endif /* CT_ENGINE_FLIGHT_H */

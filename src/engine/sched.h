@@ -1,0 +1,18 @@
+/* sched.h - the engine threads' scheduling: short slices, SCHED_FIFO (sched.c). */
+#ifndef CT_ENGINE_SCHED_H
+#define CT_ENGINE_SCHED_H
+
+#include <stdint.h>
+
+/* Request a time slice of slice_ns for the calling thread (best effort, see
+ * sched.c): its wake-ups then preempt a busy CPU's current task. Call it after
+ * the target is forked (children would inherit it). Returns 0 or -errno. */
+int ct_sched_short_slice(uint64_t slice_ns);
+
+/* Give the calling thread SCHED_FIFO priority 1 (reset on fork: nothing it
+ * forks or starts later inherits it). Needs CAP_SYS_NICE or RLIMIT_RTPRIO >=
+ * 1. Returns 0 or -errno (EPERM). Only the harvest loop: the formatter and
+ * every other thread stay SCHED_OTHER. */
+int ct_sched_realtime(void);
+
+#endif /* CT_ENGINE_SCHED_H */
