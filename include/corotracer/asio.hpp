@@ -3,25 +3,27 @@
 //   standalone Asio: c++ -DASIO_CUSTOM_HANDLER_TRACKING='"corotracer/asio.hpp"' ... -lcorotracer
 //   Boost.Asio:      c++ -DBOOST_ASIO_CUSTOM_HANDLER_TRACKING='"corotracer/asio.hpp"' ...
 //
-// Each pending operation is a stand-in coroutine, one per object and
-// operation (a socket's async_receive, an acceptor's async_accept, a timer's
-// async_wait, an io_context's post): the operation's start records a suspend,
-// with the object as wait object (the socket's fd, else the address of the
-// timer's or other object's implementation) and the user's line as site
-// (corotracer/user_site.hpp; or, where Asio hands over the user's source
-// location, as asio::use_awaitable_t<>() in a coroutine does, that location
-// as a text site: corotracer_site); its handler's invocation records wake and
-// resume; when the handler returns without starting the same operation on
-// the same object again, exit and destroy. A loop that restarts its
-// operation from its handler (an accept loop, a read loop) is thus one
-// coroutine woken again and again at one site, which the report knows as
-// likely idle. Operations destroyed without running (the io_context's
-// destruction) stay suspended in the trace: the evidence of a lost
-// operation survives a clean shutdown. Untraced, each hook costs one branch.
+// Each pending operation is a stand-in coroutine, one per object (a
+// socket, an acceptor, a timer, an io_context for its posts): an operation's
+// start records a suspend, with the object as wait object (the socket's fd,
+// else the address of the timer's or other object's implementation) and the
+// user's line as site (corotracer/user_site.hpp; or, where Asio hands over
+// the user's source location, as asio::use_awaitable_t<>() in a coroutine
+// does, that location as a text site: corotracer_site); its handler's
+// invocation records wake and resume; when the handler returns without
+// starting another operation on the same object, exit and destroy. A chain
+// that goes on from its handler (an accept loop, a session's read then write
+// then read) is thus one coroutine woken again and again, labelled with its
+// first operation's name: an idle accept loop is parked where it was woken
+// each time, which the report knows as likely idle. Operations destroyed
+// without running (the io_context's destruction) stay suspended in the
+// trace: the evidence of a lost operation survives a clean shutdown.
+// Untraced, each hook costs one branch.
 // docs/INTEGRATIONS.md has what it sees and what it does not.
 #ifndef COROTRACER_ASIO_HPP
 #define COROTRACER_ASIO_HPP
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -33,13 +35,15 @@
 
 namespace corotracer::asio_tracking {
 
-// A stand-in coroutine: the operations of one kind on one object.
+// A stand-in coroutine: the operations on one object, each started from the
+// previous one's handler.
 struct Op {
   corotracer_co *co = nullptr;
   const void *object;
-  const char *name;
-  bool pending = false; // started, handler not yet invoked
-  bool keyed = true;    // in the table (else a one-off: a second one pending on the same key)
+  bool keyed; // in the table (else a one-off: a second one pending on the same object)
+  // Started, handler not yet invoked. Taken by exchange: the operation's
+  // start that sets it owns the stand-in's next suspension.
+  std::atomic<bool> pending{true};
 };
 
 // Base of Asio's operations (ASIO_INHERIT_TRACKED_HANDLER): which stand-in
@@ -55,17 +59,11 @@ protected:
 
 namespace detail {
 
-struct KeyHash {
-  std::size_t operator()(const std::pair<const void *, const char *> &k) const noexcept {
-    return std::hash<const void *>()(k.first) * 31 + std::hash<const void *>()(k.second);
-  }
-};
-
-// The stand-ins of operations in flight or whose handler runs, by (object,
-// operation name). Never freed: Asio may complete operations during exit.
+// The stand-ins of objects with an operation in flight or whose handler
+// runs. Never freed: Asio may complete operations during exit.
 struct Table {
   std::mutex mtx;
-  std::unordered_map<std::pair<const void *, const char *>, Op *, KeyHash> ops;
+  std::unordered_map<const void *, Op *> ops;
 };
 
 inline Table &table() {
@@ -77,6 +75,11 @@ inline bool &enabled() noexcept {
   static bool on = false;
   return on;
 }
+
+// The stand-in whose handler runs on this thread, or nullptr: an operation
+// its handler starts on the same object takes it over without the table's
+// lock. A plain pointer: nothing to destroy at thread exit.
+inline thread_local Op *running = nullptr;
 
 // The user's source location Asio passed for the operation being started on
 // this thread (ASIO_HANDLER_LOCATION), or nullptr. A plain pointer: nothing
@@ -91,6 +94,31 @@ inline thread_local const Loc *current_loc = nullptr;
 // function, "async_read"): the stack scan finds better.
 inline bool user_file(const char *file) noexcept {
   return file && *file && !std::strstr(file, "/asio/") && !std::strstr(file, "/asio.hpp");
+}
+
+// The stand-in for an operation on object, started now: the one whose
+// handler runs on this thread, when it is object's and has no operation
+// pending (its chain goes on: no event but the suspend), else object's in
+// the table when it has none pending (its handler runs on another thread),
+// else a new one, in the table if object has none there. label, site: a new
+// one's. nullptr when no memory is left.
+inline Op *claim(const void *object, const char *label, const void *site) noexcept {
+  Op *run = running;
+  if (run && run->object == object && !run->pending.exchange(true, std::memory_order_relaxed))
+    return run;
+  Table &t = table();
+  try {
+    std::lock_guard<std::mutex> lk(t.mtx);
+    Op *&slot = t.ops[object];
+    if (slot && !slot->pending.exchange(true, std::memory_order_relaxed))
+      return slot;
+    Op *op = new Op{corotracer_create(0, label, site), object, !slot};
+    if (!slot)
+      slot = op;
+    return op;
+  } catch (...) {
+    return nullptr;
+  }
 }
 
 } // namespace detail
@@ -135,18 +163,9 @@ template <class Context>
           : nullptr;
   if (!site)
     site = user_site::find_on_thread(__builtin_frame_address(0));
-  Op *op;
-  {
-    detail::Table &t = detail::table();
-    std::lock_guard<std::mutex> lk(t.mtx);
-    Op *&slot = t.ops[{object, op_name}];
-    if (!slot)
-      slot = new Op{corotracer_create(0, op_name, site), object, op_name};
-    op = slot;
-    if (op->pending) // another one already pending on this key: a one-off stand-in
-      op = new Op{corotracer_create(0, op_name, site), object, op_name, false, false};
-    op->pending = true;
-  }
+  Op *op = detail::claim(object, op_name, site);
+  if (!op)
+    return;
   bool fd =
       (std::strcmp(object_type, "socket") == 0 || std::strcmp(object_type, "descriptor") == 0) &&
       native_handle <= INT32_MAX;
@@ -164,31 +183,40 @@ public:
   }
   completion(const completion &) = delete;
   completion &operator=(const completion &) = delete;
+  // A handler that threw: the thread no longer runs it.
+  ~completion() {
+    if (begun_)
+      detail::running = prev_;
+  }
 
   // ASIO_HANDLER_INVOCATION_BEGIN: the stand-in is woken and runs.
   template <class... Args> void invocation_begin(const Args &...) noexcept {
     if (!op_)
       return;
-    {
-      std::lock_guard<std::mutex> lk(detail::table().mtx);
-      op_->pending = false;
-    }
+    op_->pending.store(false, std::memory_order_relaxed);
+    prev_ = detail::running;
+    detail::running = op_;
+    begun_ = true;
     corotracer_wake(op_->co, nullptr);
     corotracer_resume(op_->co);
   }
 
   // ASIO_HANDLER_INVOCATION_END: the handler returned. Unless it started
-  // the same operation again (a loop), the stand-in is done.
+  // another operation on the same object (a chain), the stand-in is done.
   void invocation_end() noexcept {
     if (!op_)
+      return;
+    detail::running = prev_;
+    begun_ = false;
+    if (op_->pending.load(std::memory_order_relaxed)) // taken over on this thread
       return;
     {
       detail::Table &t = detail::table();
       std::lock_guard<std::mutex> lk(t.mtx);
-      if (op_->pending)
+      if (op_->pending.load(std::memory_order_relaxed)) // or by another, under the lock
         return;
       if (op_->keyed)
-        t.ops.erase({op_->object, op_->name});
+        t.ops.erase(op_->object);
     }
     corotracer_exit(op_->co, nullptr);
     corotracer_destroy(op_->co);
@@ -197,6 +225,8 @@ public:
 
 private:
   Op *op_; // destroyed without invocation: left pending, as the trace leaves it
+  Op *prev_ = nullptr;
+  bool begun_ = false;
 };
 
 } // namespace corotracer::asio_tracking
