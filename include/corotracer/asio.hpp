@@ -23,7 +23,6 @@
 #ifndef COROTRACER_ASIO_HPP
 #define COROTRACER_ASIO_HPP
 
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -40,10 +39,7 @@ namespace corotracer::asio_tracking {
 struct Op {
   corotracer_co *co = nullptr;
   const void *object;
-  bool keyed; // in the table (else a one-off: a second one pending on the same object)
-  // Started, handler not yet invoked. Taken by exchange: the operation's
-  // start that sets it owns the stand-in's next suspension.
-  std::atomic<bool> pending{true};
+  bool keyed; // in the table (else a one-off: another stand-in of the object is there)
 };
 
 // Base of Asio's operations (ASIO_INHERIT_TRACKED_HANDLER): which stand-in
@@ -76,10 +72,17 @@ inline bool &enabled() noexcept {
   return on;
 }
 
-// The stand-in whose handler runs on this thread, or nullptr: an operation
-// its handler starts on the same object takes it over without the table's
-// lock. A plain pointer: nothing to destroy at thread exit.
-inline thread_local Op *running = nullptr;
+// The handler running on this thread: its stand-in, whose object's next
+// operation it may start (then it goes on as that one: continued). Once
+// continued, the stand-in is that operation's, which another thread may
+// complete, even end, before the handler returns: not touched here again.
+struct Running {
+  Op *op;
+  const void *object;
+  bool continued;
+};
+// A plain pointer: nothing to destroy at thread exit.
+inline thread_local Running *running = nullptr;
 
 // The user's source location Asio passed for the operation being started on
 // this thread (ASIO_HANDLER_LOCATION), or nullptr. A plain pointer: nothing
@@ -97,21 +100,20 @@ inline bool user_file(const char *file) noexcept {
 }
 
 // The stand-in for an operation on object, started now: the one whose
-// handler runs on this thread, when it is object's and has no operation
-// pending (its chain goes on: no event but the suspend), else object's in
-// the table when it has none pending (its handler runs on another thread),
-// else a new one, in the table if object has none there. label, site: a new
-// one's. nullptr when no memory is left.
+// handler runs on this thread when it is object's (its chain goes on: no
+// event but the suspend), else a new one (label, site: its create's), in the
+// table unless object has one there (pending, or its handler runs on
+// another thread: a one-off). nullptr when no memory is left.
 inline Op *claim(const void *object, const char *label, const void *site) noexcept {
-  Op *run = running;
-  if (run && run->object == object && !run->pending.exchange(true, std::memory_order_relaxed))
-    return run;
+  Running *run = running;
+  if (run && !run->continued && run->object == object) {
+    run->continued = true;
+    return run->op;
+  }
   Table &t = table();
   try {
     std::lock_guard<std::mutex> lk(t.mtx);
     Op *&slot = t.ops[object];
-    if (slot && !slot->pending.exchange(true, std::memory_order_relaxed))
-      return slot;
     Op *op = new Op{corotracer_create(0, label, site), object, !slot};
     if (!slot)
       slot = op;
@@ -183,7 +185,8 @@ public:
   }
   completion(const completion &) = delete;
   completion &operator=(const completion &) = delete;
-  // A handler that threw: the thread no longer runs it.
+  // A handler that threw: the thread no longer runs it (its stand-in stays
+  // as it is in the trace, running or continued).
   ~completion() {
     if (begun_)
       detail::running = prev_;
@@ -193,9 +196,9 @@ public:
   template <class... Args> void invocation_begin(const Args &...) noexcept {
     if (!op_)
       return;
-    op_->pending.store(false, std::memory_order_relaxed);
+    run_ = {op_, op_->object, false};
     prev_ = detail::running;
-    detail::running = op_;
+    detail::running = &run_;
     begun_ = true;
     corotracer_wake(op_->co, nullptr);
     corotracer_resume(op_->co);
@@ -208,15 +211,12 @@ public:
       return;
     detail::running = prev_;
     begun_ = false;
-    if (op_->pending.load(std::memory_order_relaxed)) // taken over on this thread
+    if (run_.continued)
       return;
-    {
+    if (op_->keyed) {
       detail::Table &t = detail::table();
       std::lock_guard<std::mutex> lk(t.mtx);
-      if (op_->pending.load(std::memory_order_relaxed)) // or by another, under the lock
-        return;
-      if (op_->keyed)
-        t.ops.erase(op_->object);
+      t.ops.erase(op_->object);
     }
     corotracer_exit(op_->co, nullptr);
     corotracer_destroy(op_->co);
@@ -225,8 +225,9 @@ public:
 
 private:
   Op *op_; // destroyed without invocation: left pending, as the trace leaves it
-  Op *prev_ = nullptr;
-  bool begun_ = false;
+  detail::Running run_{};
+  detail::Running *prev_ = nullptr; // the handler this one runs inside of, if any
+  bool begun_ = false;               // running: prev_ to restore
 };
 
 } // namespace corotracer::asio_tracking
