@@ -225,9 +225,10 @@ public:
 
 private:
   Op *op_; // destroyed without invocation: left pending, as the trace leaves it
-  detail::Running run_{};
-  detail::Running *prev_ = nullptr; // the handler this one runs inside of, if any
-  bool begun_ = false;               // running: prev_ to restore
+  // Set by invocation_begin (untraced, a completion writes only op_ and begun_).
+  detail::Running run_;
+  detail::Running *prev_; // the handler this one runs inside of, if any
+  bool begun_ = false;    // running: prev_ to restore
 };
 
 } // namespace corotracer::asio_tracking
