@@ -3,8 +3,9 @@
 //   standalone Asio: c++ -DASIO_CUSTOM_HANDLER_TRACKING='"corotracer/asio.hpp"' ... -lcorotracer
 //   Boost.Asio:      c++ -DBOOST_ASIO_CUSTOM_HANDLER_TRACKING='"corotracer/asio.hpp"' ...
 //
-// Each pending operation is a stand-in coroutine, one per object (a
-// socket, an acceptor, a timer, an io_context for its posts): an operation's
+// Pending operations are stand-in coroutines, one per object (a socket, an
+// acceptor, a timer, an io_context for its posts; a second one for an
+// operation started while the object's is pending elsewhere): an operation's
 // start records a suspend, with the object as wait object (the socket's fd,
 // else the address of the timer's or other object's implementation) and the
 // user's line as site (corotracer/user_site.hpp; or, where Asio hands over
