@@ -21,6 +21,14 @@ $(O)/bench/bench-asio-tracked: $(O)/obj/bench/bench-asio-tracked.o $(LIBA)
 
 TESTS += tests/test-asio-echo.sh
 
+# Four threads in one io_context's run(): stand-ins handed on across threads.
+PROGS += $(O)/tests/lib/asio-threads
+$(O)/obj/tests/lib/asio-threads.o: CXXFLAGS += $(ASIO_TRACKING)
+$(O)/obj/tests/lib/asio-threads.o: $(ASIO_TRACKING_DEPS)
+$(O)/tests/lib/asio-threads: $(O)/obj/tests/lib/asio-threads.o $(LIBA)
+	$(call link,$(CXX))
+TESTS += tests/test-asio-threads.sh
+
 # An awaitable parked at a line Asio passes as a source location (text sites).
 PROGS += $(O)/tests/lib/asio-await
 $(O)/obj/tests/lib/asio-await.o: CXXFLAGS += $(ASIO_TRACKING)

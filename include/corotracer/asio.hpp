@@ -3,21 +3,23 @@
 //   standalone Asio: c++ -DASIO_CUSTOM_HANDLER_TRACKING='"corotracer/asio.hpp"' ... -lcorotracer
 //   Boost.Asio:      c++ -DBOOST_ASIO_CUSTOM_HANDLER_TRACKING='"corotracer/asio.hpp"' ...
 //
-// Each pending operation is a stand-in coroutine, one per object and
-// operation (a socket's async_receive, an acceptor's async_accept, a timer's
-// async_wait, an io_context's post): the operation's start records a suspend,
-// with the object as wait object (the socket's fd, else the address of the
-// timer's or other object's implementation) and the user's line as site
-// (corotracer/user_site.hpp; or, where Asio hands over the user's source
-// location, as asio::use_awaitable_t<>() in a coroutine does, that location
-// as a text site: corotracer_site); its handler's invocation records wake and
-// resume; when the handler returns without starting the same operation on
-// the same object again, exit and destroy. A loop that restarts its
-// operation from its handler (an accept loop, a read loop) is thus one
-// coroutine woken again and again at one site, which the report knows as
-// likely idle. Operations destroyed without running (the io_context's
-// destruction) stay suspended in the trace: the evidence of a lost
-// operation survives a clean shutdown. Untraced, each hook costs one branch.
+// Pending operations are stand-in coroutines, one per object (a socket, an
+// acceptor, a timer, an io_context for its posts; a second one for an
+// operation started while the object's is pending elsewhere): an operation's
+// start records a suspend, with the object as wait object (the socket's fd,
+// else the address of the timer's or other object's implementation) and the
+// user's line as site (corotracer/user_site.hpp; or, where Asio hands over
+// the user's source location, as asio::use_awaitable_t<>() in a coroutine
+// does, that location as a text site: corotracer_site); its handler's
+// invocation records wake and resume; when the handler returns without
+// starting another operation on the same object, exit and destroy. A chain
+// that goes on from its handler (an accept loop, a session's read then write
+// then read) is thus one coroutine woken again and again, labelled with its
+// first operation's name: an idle accept loop is parked where it was woken
+// each time, which the report knows as likely idle. Operations destroyed
+// without running (the io_context's destruction) stay suspended in the
+// trace: the evidence of a lost operation survives a clean shutdown.
+// Untraced, each hook costs one branch.
 // docs/INTEGRATIONS.md has what it sees and what it does not.
 #ifndef COROTRACER_ASIO_HPP
 #define COROTRACER_ASIO_HPP
@@ -33,13 +35,12 @@
 
 namespace corotracer::asio_tracking {
 
-// A stand-in coroutine: the operations of one kind on one object.
+// A stand-in coroutine: the operations on one object, each started from the
+// previous one's handler.
 struct Op {
   corotracer_co *co = nullptr;
   const void *object;
-  const char *name;
-  bool pending = false; // started, handler not yet invoked
-  bool keyed = true;    // in the table (else a one-off: a second one pending on the same key)
+  bool keyed; // in the table (else a one-off: another stand-in of the object is there)
 };
 
 // Base of Asio's operations (ASIO_INHERIT_TRACKED_HANDLER): which stand-in
@@ -55,17 +56,11 @@ protected:
 
 namespace detail {
 
-struct KeyHash {
-  std::size_t operator()(const std::pair<const void *, const char *> &k) const noexcept {
-    return std::hash<const void *>()(k.first) * 31 + std::hash<const void *>()(k.second);
-  }
-};
-
-// The stand-ins of operations in flight or whose handler runs, by (object,
-// operation name). Never freed: Asio may complete operations during exit.
+// The stand-ins of objects with an operation in flight or whose handler
+// runs. Never freed: Asio may complete operations during exit.
 struct Table {
   std::mutex mtx;
-  std::unordered_map<std::pair<const void *, const char *>, Op *, KeyHash> ops;
+  std::unordered_map<const void *, Op *> ops;
 };
 
 inline Table &table() {
@@ -77,6 +72,18 @@ inline bool &enabled() noexcept {
   static bool on = false;
   return on;
 }
+
+// The handler running on this thread: its stand-in, whose object's next
+// operation it may start (then it goes on as that one: continued). Once
+// continued, the stand-in is that operation's, which another thread may
+// complete, even end, before the handler returns: not touched here again.
+struct Running {
+  Op *op;
+  const void *object;
+  bool continued;
+};
+// A plain pointer: nothing to destroy at thread exit.
+inline thread_local Running *running = nullptr;
 
 // The user's source location Asio passed for the operation being started on
 // this thread (ASIO_HANDLER_LOCATION), or nullptr. A plain pointer: nothing
@@ -91,6 +98,30 @@ inline thread_local const Loc *current_loc = nullptr;
 // function, "async_read"): the stack scan finds better.
 inline bool user_file(const char *file) noexcept {
   return file && *file && !std::strstr(file, "/asio/") && !std::strstr(file, "/asio.hpp");
+}
+
+// The stand-in for an operation on object, started now: the one whose
+// handler runs on this thread when it is object's (its chain goes on: no
+// event but the suspend), else a new one (label, site: its create's), in the
+// table unless object has one there (pending, or its handler runs on
+// another thread: a one-off). nullptr when no memory is left.
+inline Op *claim(const void *object, const char *label, const void *site) noexcept {
+  Running *run = running;
+  if (run && !run->continued && run->object == object) {
+    run->continued = true;
+    return run->op;
+  }
+  Table &t = table();
+  try {
+    std::lock_guard<std::mutex> lk(t.mtx);
+    Op *&slot = t.ops[object];
+    Op *op = new Op{corotracer_create(0, label, site), object, !slot};
+    if (!slot)
+      slot = op;
+    return op;
+  } catch (...) {
+    return nullptr;
+  }
 }
 
 } // namespace detail
@@ -135,18 +166,9 @@ template <class Context>
           : nullptr;
   if (!site)
     site = user_site::find_on_thread(__builtin_frame_address(0));
-  Op *op;
-  {
-    detail::Table &t = detail::table();
-    std::lock_guard<std::mutex> lk(t.mtx);
-    Op *&slot = t.ops[{object, op_name}];
-    if (!slot)
-      slot = new Op{corotracer_create(0, op_name, site), object, op_name};
-    op = slot;
-    if (op->pending) // another one already pending on this key: a one-off stand-in
-      op = new Op{corotracer_create(0, op_name, site), object, op_name, false, false};
-    op->pending = true;
-  }
+  Op *op = detail::claim(object, op_name, site);
+  if (!op)
+    return;
   bool fd =
       (std::strcmp(object_type, "socket") == 0 || std::strcmp(object_type, "descriptor") == 0) &&
       native_handle <= INT32_MAX;
@@ -164,31 +186,38 @@ public:
   }
   completion(const completion &) = delete;
   completion &operator=(const completion &) = delete;
+  // A handler that threw: the thread no longer runs it (its stand-in stays
+  // as it is in the trace, running or continued).
+  ~completion() {
+    if (begun_)
+      detail::running = prev_;
+  }
 
   // ASIO_HANDLER_INVOCATION_BEGIN: the stand-in is woken and runs.
   template <class... Args> void invocation_begin(const Args &...) noexcept {
     if (!op_)
       return;
-    {
-      std::lock_guard<std::mutex> lk(detail::table().mtx);
-      op_->pending = false;
-    }
+    run_ = {op_, op_->object, false};
+    prev_ = detail::running;
+    detail::running = &run_;
+    begun_ = true;
     corotracer_wake(op_->co, nullptr);
     corotracer_resume(op_->co);
   }
 
   // ASIO_HANDLER_INVOCATION_END: the handler returned. Unless it started
-  // the same operation again (a loop), the stand-in is done.
+  // another operation on the same object (a chain), the stand-in is done.
   void invocation_end() noexcept {
     if (!op_)
       return;
-    {
+    detail::running = prev_;
+    begun_ = false;
+    if (run_.continued)
+      return;
+    if (op_->keyed) {
       detail::Table &t = detail::table();
       std::lock_guard<std::mutex> lk(t.mtx);
-      if (op_->pending)
-        return;
-      if (op_->keyed)
-        t.ops.erase({op_->object, op_->name});
+      t.ops.erase(op_->object);
     }
     corotracer_exit(op_->co, nullptr);
     corotracer_destroy(op_->co);
@@ -197,6 +226,10 @@ public:
 
 private:
   Op *op_; // destroyed without invocation: left pending, as the trace leaves it
+  // Set by invocation_begin (untraced, a completion writes only op_ and begun_).
+  detail::Running run_;
+  detail::Running *prev_; // the handler this one runs inside of, if any
+  bool begun_ = false;    // running: prev_ to restore
 };
 
 } // namespace corotracer::asio_tracking
