@@ -197,12 +197,18 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
     rs->lost_sum = ct_sat_add(rs->lost_sum, lost - rs->lost);
   }
   rs->lost = lost;
+  /* We stored FREE before we queued it: any other state is a claim since,
+   * OWNED or already CLOSED again (a writer at full speed takes, fills and
+   * retires a ring between two of our passes). With OWNED alone as the
+   * sign, such a ring stayed "queued" for us and was never recycled again:
+   * a 10^7-event burst leaked the rings one by one until its writer found
+   * no spare and dropped millions of events. */
+  if (state != CTP_RING_FREE)
+    rs->queued = 0;
   if (state == CTP_RING_OWNED && rs->orphan)
     state = CTP_RING_CLOSED; /* its process is gone: nobody writes it any more */
-  if (state == CTP_RING_OWNED) {
-    rs->queued = 0;
+  if (state == CTP_RING_OWNED)
     h->rings_owned++;
-  }
   uint64_t t = rs->tail;
   if (head < t || head - t > h->cap) {
     /* A head behind what we consumed, or claims beyond the ring's capacity:

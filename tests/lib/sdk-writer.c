@@ -17,6 +17,12 @@
  *       EVENTS more, timed: DIR/ns gets "ns N" (N ns per event of those;
  *       bench/bench-stall.sh).
  *
+ *   sdk-writer steps EVENTS STEPS DIR
+ *       One coroutine; DIR/ready ("pid P") once traced; then for each step
+ *       S of 1..STEPS: waits for DIR/go.S, writes EVENTS events back to back,
+ *       creates DIR/done.S (the caller stops and resumes the engine between
+ *       steps). DIR/written gets the events recorded, destroy included.
+ *
  *   sdk-writer active COROS ACTIVE SECS DIR
  *       COROS coroutines alive; every ms ACTIVE of them resume and suspend
  *       (2 x ACTIVE events per ms, the thread sleeps in between) for SECS;
@@ -103,15 +109,25 @@ static uint64_t active(uint64_t coros, uint64_t act, double secs, const char *di
   return written;
 }
 
+/* DIR/NAME holding the line "KEY V": written aside, then renamed (a reader sees
+ * all of it or nothing). */
+static void put_file(const char *dir, const char *name, const char *key, uint64_t v) {
+  char path[4096], tmp[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  snprintf(tmp, sizeof tmp, "%s/%s.tmp", dir, name);
+  FILE *f = fopen(tmp, "we");
+  if (!f || fprintf(f, "%s %llu\n", key, (unsigned long long)v) < 0 || fclose(f) ||
+      rename(tmp, path))
+    ct_die("%s: %s", path, strerror(errno));
+}
+
 /* EVENTS back to back after DIR/go appears; ns per event to DIR/ns. */
 static void stall(uint64_t events, const char *dir) {
   corotracer_co *co = corotracer_create(1, "stall", NULL);
+  if (!co)
+    ct_die("not traced");
+  put_file(dir, "ready", "pid", (uint64_t)getpid());
   char path[4096], tmp[4096];
-  snprintf(path, sizeof path, "%s/ready", dir);
-  snprintf(tmp, sizeof tmp, "%s/ready.tmp", dir);
-  FILE *f = fopen(tmp, "we");
-  if (!co || !f || fprintf(f, "pid %ld\n", (long)getpid()) < 0 || fclose(f) || rename(tmp, path))
-    ct_die("%s: %s", path, co ? strerror(errno) : "not traced");
   snprintf(path, sizeof path, "%s/go", dir);
   while (access(path, F_OK) != 0)
     usleep(1000);
@@ -126,10 +142,35 @@ static void stall(uint64_t events, const char *dir) {
   uint64_t ns = ct_now_ns() - t0;
   snprintf(path, sizeof path, "%s/ns", dir);
   snprintf(tmp, sizeof tmp, "%s/ns.tmp", dir);
-  f = fopen(tmp, "we");
+  FILE *f = fopen(tmp, "we");
   if (!f || fprintf(f, "ns %.2f\n", (double)ns / (double)(events ? events : 1)) < 0 || fclose(f) ||
       rename(tmp, path))
     ct_die("%s: %s", path, strerror(errno));
+}
+
+/* EVENTS back to back at each of STEPS go files (see the top). */
+static void steps(uint64_t events, unsigned nsteps, const char *dir) {
+  corotracer_co *co = corotracer_create(1, "steps", NULL);
+  if (!co)
+    ct_die("not traced");
+  put_file(dir, "ready", "pid", (uint64_t)getpid());
+  uint64_t written = 1;
+  for (unsigned s = 1; s <= nsteps; s++) {
+    char path[4096], name[32];
+    snprintf(path, sizeof path, "%s/go.%u", dir, s);
+    while (access(path, F_OK) != 0)
+      usleep(1000);
+    for (uint64_t k = 0; k < events; k++, written++) {
+      if (written % 2)
+        corotracer_suspend(co, NULL, COROTRACER_WAIT_NONE, 0);
+      else
+        corotracer_resume(co);
+    }
+    snprintf(name, sizeof name, "done.%u", s);
+    put_file(dir, name, "step", s);
+  }
+  corotracer_destroy(co);
+  put_file(dir, "written", "written", written + 1);
 }
 
 /* The snapshot's story (see the top). */
@@ -171,6 +212,12 @@ int main(int argc, char **argv) {
     if (corotracer_init() != 0)
       return 3;
     stall(strtoull(argv[2], NULL, 10), argv[3]);
+    return 0;
+  }
+  if (argc == 5 && strcmp(argv[1], "steps") == 0) {
+    if (corotracer_init() != 0)
+      return 3;
+    steps(strtoull(argv[2], NULL, 10), (unsigned)strtoul(argv[3], NULL, 10), argv[4]);
     return 0;
   }
   if (argc == 6 && strcmp(argv[1], "active") == 0) {
