@@ -97,8 +97,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     struct ct_read_diag d;
     if (lseek(out, 0, SEEK_SET) != 0 || ct_trace_read_diag(out, 0, on_line, NULL, NULL, &bytes, &d))
       __builtin_trap();
-    if (d.why[0])
-      __builtin_trap(); /* a record the reader cannot frame */
+    /* A record the reader cannot frame. (A file header alone, when the
+     * input made the engine write nothing, is a trace with no chunk: said
+     * so, but nothing misframed.) */
+    if (d.why[0] && bytes > sizeof(struct ctr_file_hdr))
+      __builtin_trap();
   }
   if (out >= 0)
     close(out);
