@@ -517,6 +517,9 @@ struct ct_sink {
   size_t cur_len;
   char **free_blk;
   uint32_t nfree, nblk, max_blk;
+  char *region; /* producer: the budget's blocks, reserved at the first (sink.c) */
+  size_t region_len;
+  uint8_t *popd;                /* producer: per block of the region, 1 once its pages are in */
   char *held[CT_SINK_HELD_MAX]; /* formatter: blocks the handler kept */
   uint32_t nheld;
   int spill_fd;       /* -1 until the first spill */

@@ -44,6 +44,10 @@ int ct_rings_grow(void **v, size_t *cap, size_t need, size_t size);
 int ct_rings_push(struct ct_harvest *h, struct ctp_queue *q, uint64_t *tail, uint32_t cap,
                   uint32_t i);
 
+/* The next n bytes of the sink's current block are about to be written at
+ * once (sink.c): a new block's pages come in one call, not a fault each. */
+void ct_sink_populate(struct ct_sink *s, size_t n);
+
 /* The block handler (sink.c): our own bytes, still checked against len.
  * Segments become runs in the block while the sink lets us keep it (keep)
  * and they are few; else the pass goes through the batch. Returns 1 when
