@@ -239,6 +239,7 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
      * flight than a record at a time. Then each record, in our copy. */
     uint64_t want = fit < n - k ? fit : n - k, at = (t + k) & (h->cap - 1);
     uint64_t first = want < h->cap - at ? want : h->cap - at;
+    ct_sink_populate(h->sink, sizeof(*sg) + want * sizeof(*out));
     memcpy(out, &recs[at], first * sizeof(*out));
     memcpy(out + first, recs, (want - first) * sizeof(*out));
     for (; m < want; m++) {

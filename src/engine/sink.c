@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -589,6 +590,51 @@ static int spill_write(struct ct_sink *s, const char *b, size_t n, uint64_t *off
   return 0;
 }
 
+/* Block nblk of the budget, new: the budget's blocks are one reservation,
+ * made at the first (its pages come as they are written, or at once:
+ * ct_sink_populate). NULL: no memory. */
+static char *block_new(struct ct_sink *s) {
+  if (!s->region) {
+    size_t len = (size_t)s->max_blk * CT_SINK_BLOCK;
+    uint8_t *popd = calloc(s->max_blk, 1);
+    char *m = popd ? mmap(NULL, len, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                   : MAP_FAILED;
+    if (m == MAP_FAILED) {
+      free(popd);
+      return NULL;
+    }
+    s->region = m;
+    s->region_len = len;
+    s->popd = popd;
+  }
+  return s->region + (size_t)s->nblk * CT_SINK_BLOCK;
+}
+
+/* Writes of at least this many bytes at once fault their block in first. */
+#define POPULATE_MIN (16u * 1024u)
+
+/* Contract: see rings_int.h. The whole block, once: a burst's 64 MiB of
+ * blocks took 16384 page faults in the harvest's copy. Not for smaller
+ * writes: a gentle flow's passes are small blocks, a few pages of each ever
+ * touched. Not in huge pages: in a VM their first touch cost ten times the
+ * 4 KiB pages' clearing. */
+void ct_sink_populate(struct ct_sink *s, size_t n) {
+  if (n < POPULATE_MIN || !s->cur || s->cur < s->region || s->cur >= s->region + s->region_len)
+    return;
+  size_t i = (size_t)(s->cur - s->region) / CT_SINK_BLOCK;
+  if (s->popd[i])
+    return;
+  s->popd[i] = 1;
+  (void)madvise(s->cur, CT_SINK_BLOCK, MADV_POPULATE_WRITE); /* best effort: else faults */
+}
+
+/* Give back a block of any origin (close): the region's go with it. */
+static void block_free(struct ct_sink *s, char *b) {
+  if (b && !(b >= s->region && b < s->region + s->region_len))
+    free(b);
+}
+
 /* A block to fill: a free one, a new one within the budget, else the staging
  * block bound for the spill file; when even that fails, wait for the
  * formatter to give one back. NULL when none will ever come. */
@@ -601,7 +647,7 @@ static char *take_block(struct ct_sink *s) {
       spill_trim(s);
       return b;
     }
-    if (s->nblk < s->max_blk && (b = malloc(CT_SINK_BLOCK)) != NULL) {
+    if (s->nblk < s->max_blk && (b = block_new(s)) != NULL) {
       s->nblk++;
       return b;
     }
@@ -734,13 +780,19 @@ int ct_sink_close(struct ct_sink *s) {
   s->q = NULL;
   s->tw.buf = NULL;
   for (uint32_t i = 0; i < s->nfree; i++)
-    free(s->free_blk[i]);
+    block_free(s, s->free_blk[i]);
   for (uint32_t i = 0; i < s->nheld; i++)
-    free(s->held[i]);
+    block_free(s, s->held[i]);
   s->nheld = 0;
   if (s->cur != s->stage)
-    free(s->cur);
+    block_free(s, s->cur);
   free(s->stage);
+  if (s->region)
+    munmap(s->region, s->region_len);
+  free(s->popd);
+  s->popd = NULL;
+  s->region = NULL;
+  s->region_len = 0;
   free(s->scratch);
   free(s->spill_free);
   s->spill_free = NULL;

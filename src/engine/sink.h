@@ -77,6 +77,9 @@ struct ct_sink {
   size_t cur_len;
   char **free_blk;
   uint32_t nfree, nblk, max_blk;
+  char *region; /* producer: the budget's blocks, reserved at the first (sink.c) */
+  size_t region_len;
+  uint8_t *popd;                /* producer: per block of the region, 1 once its pages are in */
   char *held[CT_SINK_HELD_MAX]; /* formatter: blocks the handler kept */
   uint32_t nheld;
   int spill_fd;       /* -1 until the first spill */
@@ -142,6 +145,9 @@ void ct_sink_release_held(struct ct_sink *s);
 char *ct_sink_room(struct ct_sink *s, size_t min, size_t *avail);
 /* n bytes of the room returned by ct_sink_room are filled. */
 void ct_sink_fill(struct ct_sink *s, size_t n);
+/* The next n bytes of the current block are about to be written at once: a
+ * new block's pages come in one call, not a fault each (producer). */
+void ct_sink_populate(struct ct_sink *s, size_t n);
 /* Queue the block being filled (if any) and wake the formatter. */
 void ct_sink_push_block(struct ct_sink *s);
 /* Everything queued so far is written to the file. 0 or -errno. */
