@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "engine/ctrace_enc.h"
 
 /* A longer line cannot be framed (CTR_CHUNK_MAX): dropped, as the JSONL
@@ -34,7 +35,7 @@ void ct_ctw_free(struct ct_ctw *e) {
   if (!e)
     return;
   free(e->buf);
-  free(e->pend);
+  ct_buf_free(&e->pend);
   free(e);
 }
 
@@ -143,24 +144,8 @@ static void put_line(struct ct_ctw *e, const char *s, size_t n) {
 
 /* Keep the start of a line until its '\n' comes. */
 static void pend(struct ct_ctw *e, const char *s, size_t n) {
-  if (e->pend_dropped || e->npend + n > LINE_MAX_BYTES) {
+  if (e->pend_dropped || e->pend.n + n > LINE_MAX_BYTES || ct_buf_put(&e->pend, s, n))
     e->pend_dropped = 1;
-    return;
-  }
-  if (e->npend + n > e->cappend) {
-    size_t nc = e->cappend ? e->cappend : 4096;
-    while (nc < e->npend + n)
-      nc *= 2;
-    char *np = realloc(e->pend, nc);
-    if (!np) {
-      e->pend_dropped = 1;
-      return;
-    }
-    e->pend = np;
-    e->cappend = nc;
-  }
-  memcpy(e->pend + e->npend, s, n);
-  e->npend += n;
 }
 
 void ct_ctw_text(struct ct_ctw *e, const char *s, size_t n) {
@@ -171,11 +156,13 @@ void ct_ctw_text(struct ct_ctw *e, const char *s, size_t n) {
       return;
     }
     size_t k = (size_t)(nl - s);
-    if (e->npend || e->pend_dropped) {
+    if (e->pend.n || e->pend_dropped) {
       pend(e, s, k);
       if (!e->pend_dropped)
-        put_line(e, e->pend, e->npend);
-      e->npend = 0;
+        put_line(e, e->pend.p, e->pend.n);
+      e->pend.n = 0;
+      if (e->pend.err) /* a line dropped for want of memory: the next may fit */
+        ct_buf_free(&e->pend);
       e->pend_dropped = 0;
     } else {
       put_line(e, s, k);

@@ -4,6 +4,7 @@
 #ifndef CT_CTRACE_ENC_H
 #define CT_CTRACE_ENC_H
 
+#include "common/buf.h"
 #include "common/ctrace.h"
 #include "engine/ctw.h"
 #include "engine/writer.h"
@@ -34,8 +35,7 @@ struct ct_ctw {
   uint64_t first_ts;   /* the chunk's first event's, when have_prev */
   struct ct_ctw_to to; /* chunks and lines elsewhere (to.chunk set), or to out */
   /* A JSONL line whose '\n' has not come yet. */
-  char *pend;
-  size_t npend, cappend;
+  struct ct_buf pend;
   int pend_dropped;
 };
 

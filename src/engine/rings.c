@@ -17,20 +17,6 @@
 
 static void ring_corrupt(struct ct_harvest *h, struct ct_ring_state *rs);
 
-int ct_rings_grow(void **v, size_t *cap, size_t need, size_t size) {
-  if (need <= *cap)
-    return 0;
-  size_t nc = *cap ? *cap : 1024;
-  while (nc < need)
-    nc *= 2;
-  void *p = realloc(*v, nc * size);
-  if (!p)
-    return -ENOMEM;
-  *v = p;
-  *cap = nc;
-  return 0;
-}
-
 uint64_t ct_layout(const struct ct_opts *o, struct ctp_header *h) {
   uint64_t end = CTP_FILE_SIZE(o->stations);
   if (!o->rings)

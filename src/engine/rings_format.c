@@ -23,7 +23,7 @@ static void sort_pass(struct ct_harvest *h) {
   size_t n = h->nbatch, nruns = 0;
   for (size_t k = 1; k < n; k++)
     nruns += h->batch[k].r.ts < h->batch[k - 1].r.ts;
-  if (nruns == 0 || ct_rings_grow((void **)&h->merge, &h->capmerge, n, sizeof(*h->merge)))
+  if (nruns == 0 || ct_grow((void **)&h->merge, &h->capmerge, n, sizeof(*h->merge), CT_GROW_FIRST))
     return;
   struct ct_rrec *src = h->batch, *dst = h->merge;
   while (nruns) {
@@ -205,7 +205,8 @@ static void emit(struct ct_harvest *h, const struct ctp_rec *rp, uint32_t tid) {
   if (r->kind == CTP_KIND_DESTROY && !st->destroyed) {
     st->destroyed = 1;
     atomic_fetch_sub_explicit(&h->v2_alive, 1, memory_order_relaxed);
-    if (ct_rings_grow((void **)&h->rel_now, &h->caprel_now, h->nrel_now + 1, sizeof(uint32_t)) == 0)
+    if (ct_grow((void **)&h->rel_now, &h->caprel_now, h->nrel_now + 1, sizeof(uint32_t),
+                CT_GROW_FIRST) == 0)
       h->rel_now[h->nrel_now++] = i;
   }
 }
@@ -312,7 +313,7 @@ static void consume_pass(struct ct_harvest *h) {
 /* n records of a ring's segment onto the batch (ENOMEM: counted, never
  * silent). */
 static void to_batch(struct ct_harvest *h, const struct ctp_rec *recs, size_t n, uint32_t tid) {
-  if (ct_rings_grow((void **)&h->batch, &h->capbatch, h->nbatch + n, sizeof(*h->batch))) {
+  if (ct_grow((void **)&h->batch, &h->capbatch, h->nbatch + n, sizeof(*h->batch), CT_GROW_FIRST)) {
     h->bad += n;
     return;
   }

@@ -4,6 +4,7 @@
 #ifndef CT_ENGINE_RINGS_INT_H
 #define CT_ENGINE_RINGS_INT_H
 
+#include "common/grow.h"
 #include "engine/clock.h"
 #include "engine/harvest.h"
 
@@ -22,6 +23,10 @@ _Static_assert(sizeof(struct seg) == sizeof(struct ctp_rec), "records stay 32-by
 /* Records ahead of the one being written whose station lines are fetched. */
 #define PREFETCH_AHEAD 4
 
+/* The formatter's arrays (batch, merge, released stations) start at this
+ * many elements (common/grow.h). */
+#define CT_GROW_FIRST 1024
+
 /* A hint: the line at p will be read soon (no fault). On x86-64 in asm:
  * GCC 12 at -O2 dropped __builtin_prefetch calls here altogether (two in a
  * row, or one under a condition, left no instruction). */
@@ -32,10 +37,6 @@ static inline void prefetch(const void *p) {
   __builtin_prefetch(p);
 #endif
 }
-
-/* Grows *v (elements of size bytes, *cap of them) to hold need, doubling
- * from 1024. 0 or -ENOMEM (then *v is unchanged). */
-int ct_rings_grow(void **v, size_t *cap, size_t need, size_t size);
 
 /* Push index i on a free queue of cap entries (we are its one producer, *tail
  * our own count). The consumers' head is the target's to write: a value that

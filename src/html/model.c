@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "common/buf.h"
+#include "common/grow.h"
 
 #define NONE UINT32_MAX
 #define LABEL_MAX 160
@@ -59,12 +60,10 @@ void ct_model_free(struct ct_model *m) {
 static int grow(void **p, size_t n, size_t *cap, size_t sz) {
   if (n < *cap)
     return 0;
-  size_t nc = *cap ? *cap * 2 : 64;
-  void *np = realloc(*p, nc * sz);
-  if (!np)
+  if (ct_grow(p, cap, n + 1, sz, 64))
     return -ENOMEM;
-  *p = np;
-  *cap = nc;
+  void *np = *p;
+  size_t nc = *cap;
   const uintptr_t huge = (uintptr_t)2 << 20;
   uintptr_t a = ((uintptr_t)np + huge - 1) & ~(huge - 1),
             e = ((uintptr_t)np + nc * sz) & ~(huge - 1);

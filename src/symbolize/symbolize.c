@@ -26,6 +26,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/grow.h"
+
 /* One file on disk, opened lazily on the first lookup that needs it. */
 struct sym_file {
   char *path;
@@ -85,19 +87,6 @@ static const Dwfl_Callbacks offline_callbacks = {
     .section_address = dwfl_offline_section_address,
 };
 
-/* Grows *arr (elements of size sz) so that one more fits. */
-static int grow(void **arr, size_t *cap, size_t n, size_t sz) {
-  if (n < *cap)
-    return 0;
-  size_t ncap = *cap ? *cap * 2 : 16;
-  void *p = realloc(*arr, ncap * sz);
-  if (!p)
-    return -ENOMEM;
-  *arr = p;
-  *cap = ncap;
-  return 0;
-}
-
 int ct_symbolizer_new(ct_symbolizer **out) {
   ct_symbolizer *s = calloc(1, sizeof *s);
   if (!s)
@@ -137,7 +126,7 @@ static long file_index(ct_symbolizer *s, const char *path) {
   for (size_t i = 0; i < s->nfiles; i++)
     if (strcmp(s->files[i].path, path) == 0)
       return (long)i;
-  int rc = grow((void **)&s->files, &s->capfiles, s->nfiles, sizeof *s->files);
+  int rc = ct_grow((void **)&s->files, &s->capfiles, s->nfiles + 1, sizeof *s->files, 16);
   if (rc)
     return rc;
   char *dup = strdup(path);
@@ -153,7 +142,7 @@ static int add_map(ct_symbolizer *s, struct sym_map m, const char *path) {
   long fi = file_index(s, path);
   if (fi < 0)
     return (int)fi;
-  int rc = grow((void **)&s->maps, &s->capmaps, s->nmaps, sizeof *s->maps);
+  int rc = ct_grow((void **)&s->maps, &s->capmaps, s->nmaps + 1, sizeof *s->maps, 16);
   if (rc)
     return rc;
   m.file = (size_t)fi;
@@ -220,7 +209,7 @@ int ct_symbolizer_skip_frames(ct_symbolizer *s, const char *patterns) {
     size_t k = strcspn(p, ",");
     if (k) {
       char *dup = strndup(p, k);
-      if (!dup || grow((void **)&s->skip, &s->capskip, s->nskip, sizeof *s->skip)) {
+      if (!dup || ct_grow((void **)&s->skip, &s->capskip, s->nskip + 1, sizeof *s->skip, 16)) {
         free(dup);
         return -ENOMEM;
       }
@@ -590,7 +579,7 @@ static void demangle_function(ct_symbolizer *s, struct ct_sym *out) {
   if (!out->function || !demangle(out->function, buf, sizeof buf))
     return;
   char *dup = strdup(buf);
-  if (!dup || grow((void **)&s->names, &s->capnames, s->nnames, sizeof *s->names)) {
+  if (!dup || ct_grow((void **)&s->names, &s->capnames, s->nnames + 1, sizeof *s->names, 16)) {
     free(dup); /* no memory: the mangled name will do */
     return;
   }
