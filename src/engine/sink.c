@@ -614,7 +614,7 @@ static char *block_new(struct ct_sink *s) {
 /* Writes of at least this many bytes at once fault their block in first. */
 #define POPULATE_MIN (16u * 1024u)
 
-/* Contract: see rings_int.h. The whole block, once: a burst's 64 MiB of
+/* Contract: see sink.h. The whole block, once: a burst's 64 MiB of
  * blocks took 16384 page faults in the harvest's copy. Not for smaller
  * writes: a gentle flow's passes are small blocks, a few pages of each ever
  * touched. Not in huge pages: in a VM their first touch cost ten times the
