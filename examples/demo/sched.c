@@ -405,6 +405,12 @@ void sch_park(void) {
   switch_out(co, ACT_PARK);
 }
 
+/* sched_int.h: the worker's CAS to PARKED (seq_cst) came after the coroutine
+ * switched out. */
+int sch_parked(struct sch_co *co) {
+  return (atomic_load(&co->state) & SCH_PH_MASK) == SCH_PH_PARKED;
+}
+
 /* scheduler.h: PARKED -> RUNNABLE and queue it, RUNNING -> set NOTIFIED,
  * RUNNABLE or already NOTIFIED: nothing to do. */
 __attribute__((noinline)) void sch_wake(sch_co *co) {

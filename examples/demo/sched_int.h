@@ -28,5 +28,8 @@ int rx_start(const struct sch_opts *o);
 void rx_stop(void);
 uint64_t rx_bug_closed(void);
 int rx_error(void); /* 0, or the negative errno that stopped the reactor */
+/* 1 once co is parked (sched.c): an acquire, so what it did before it
+ * parked happened before the caller's next steps. */
+int sch_parked(struct sch_co *co);
 
 #endif
