@@ -46,56 +46,73 @@ static void deadline_in(struct timespec *ts, uint64_t ns) {
   }
 }
 
-/* A spilled block read back into the formatter's scratch block (short reads
- * and EINTR handled), its slot in the file then given back: the producer
- * writes its next spilled block there, over pages the page cache already
- * holds (a fresh page per 4 KiB written, then a hole punched, cost three
- * times as much). NULL on error. */
-static const char *spill_read(struct ct_sink *s, uint64_t off, size_t len) {
-  if (!s->scratch && !(s->scratch = malloc(CT_SINK_BLOCK)))
+/* A spilled block read back into a scratch block of the formatter's (short
+ * reads and EINTR handled), its slot in the file then given back: the
+ * producer writes its next spilled block there, over pages the page cache
+ * already holds (a fresh page per 4 KiB written, then a hole punched, cost
+ * three times as much). The scratch block is the handler's to keep like a
+ * block in memory: a spilled pass merged from a copy of its records (the
+ * batch and its sort) cost the formatter more per record than the lines, so
+ * a formatter that lagged once fell further behind. NULL on error. */
+static char *spill_read(struct ct_sink *s, uint64_t off, size_t len) {
+  char *b = s->nscratch ? s->scratch[--s->nscratch] : malloc(CT_SINK_BLOCK);
+  if (!b)
     return NULL;
   for (size_t got = 0; got < len;) {
-    ssize_t k = pread(s->spill_fd, s->scratch + got, len - got, (off_t)(off + got));
+    ssize_t k = pread(s->spill_fd, b + got, len - got, (off_t)(off + got));
     if (k < 0 && errno == EINTR)
       continue;
-    if (k <= 0)
+    if (k <= 0) {
+      s->scratch[s->nscratch++] = b;
       return NULL;
+    }
     got += (size_t)k;
   }
   pthread_mutex_lock(&s->mu);
   s->spill_free[s->nspill_free++] = (uint32_t)(off / CT_SINK_BLOCK);
   pthread_mutex_unlock(&s->mu);
-  return s->scratch;
+  return b;
 }
 
-/* A block the formatter is done with goes back to the producer's pool. */
-static void give_back(struct ct_sink *s, char *b) {
-  pthread_mutex_lock(&s->mu);
-  s->free_blk[s->nfree++] = b;
-  pthread_cond_broadcast(&s->cv_prod);
-  pthread_mutex_unlock(&s->mu);
+/* A block the formatter is done with goes back to the producer's pool (a
+ * scratch block to the formatter's). Under mu when the caller holds it. */
+static void give_back_locked(struct ct_sink *s, char *b, int scratch) {
+  if (scratch)
+    s->scratch[s->nscratch++] = b;
+  else
+    s->free_blk[s->nfree++] = b;
 }
 
 /* Blocks the handler may keep at once: a pass's records are merged from the
  * blocks themselves (no copy), while the rest of the budget keeps the
- * harvest going (a kept block is not the producer's to fill). */
-static uint32_t hold_max(const struct ct_sink *s) {
+ * harvest going (a kept block is not the producer's to fill). Scratch
+ * blocks are no part of the budget: as many as the held array. */
+static uint32_t hold_max(const struct ct_sink *s, int scratch) {
   uint32_t half = s->max_blk / 2;
-  return half < CT_SINK_HELD_MAX ? half : CT_SINK_HELD_MAX;
+  return scratch || half > CT_SINK_HELD_MAX ? CT_SINK_HELD_MAX : half;
 }
 
 static void format_block(struct ct_sink *s, const struct ct_item *it) {
   char *p = it->u.blk.p;
-  const char *d = p ? p : spill_read(s, it->u.blk.off, it->len);
+  int scratch = p == NULL;
+  char *d = scratch ? spill_read(s, it->u.blk.off, it->len) : p;
   int kept = 0;
   if (!d)
     atomic_store_explicit(&s->err, errno ? errno : EIO, memory_order_relaxed);
-  else if (s->on_block) /* a spilled block's bytes are in scratch: not to keep */
-    kept = s->on_block(s->block_ctx, d, it->len, p && s->nheld < hold_max(s));
-  if (kept)
-    s->held[s->nheld++] = p;
-  else if (p)
-    give_back(s, p);
+  else if (s->on_block)
+    kept = s->on_block(s->block_ctx, d, it->len, s->nheld < hold_max(s, scratch));
+  if (kept) {
+    s->held_scratch |= (uint32_t)scratch << s->nheld;
+    s->held[s->nheld++] = d;
+  } else if (d) {
+    if (!scratch)
+      pthread_mutex_lock(&s->mu);
+    give_back_locked(s, d, scratch);
+    if (!scratch) {
+      pthread_cond_broadcast(&s->cv_prod);
+      pthread_mutex_unlock(&s->mu);
+    }
+  }
 }
 
 void ct_sink_release_held(struct ct_sink *s) {
@@ -103,10 +120,11 @@ void ct_sink_release_held(struct ct_sink *s) {
     return;
   pthread_mutex_lock(&s->mu);
   for (uint32_t i = 0; i < s->nheld; i++)
-    s->free_blk[s->nfree++] = s->held[i];
+    give_back_locked(s, s->held[i], (s->held_scratch >> i) & 1);
   pthread_cond_broadcast(&s->cv_prod);
   pthread_mutex_unlock(&s->mu);
   s->nheld = 0;
+  s->held_scratch = 0;
 }
 
 void ct_sink_out_coro(struct ct_sink *s, const struct ct_coro_item *c) {
@@ -782,8 +800,12 @@ int ct_sink_close(struct ct_sink *s) {
   for (uint32_t i = 0; i < s->nfree; i++)
     block_free(s, s->free_blk[i]);
   for (uint32_t i = 0; i < s->nheld; i++)
-    block_free(s, s->held[i]);
+    block_free(s, s->held[i]); /* a scratch block is never in the region */
   s->nheld = 0;
+  s->held_scratch = 0;
+  for (uint32_t i = 0; i < s->nscratch; i++)
+    free(s->scratch[i]);
+  s->nscratch = 0;
   if (s->cur != s->stage)
     block_free(s, s->cur);
   free(s->stage);
@@ -793,14 +815,13 @@ int ct_sink_close(struct ct_sink *s) {
   s->popd = NULL;
   s->region = NULL;
   s->region_len = 0;
-  free(s->scratch);
   free(s->spill_free);
   s->spill_free = NULL;
   s->nspill_free = s->spill_slots = s->spill_cap = 0;
   free(s->free_blk);
   free(s->dir);
   s->free_blk = NULL;
-  s->dir = s->cur = s->stage = s->scratch = NULL;
+  s->dir = s->cur = s->stage = NULL;
   s->nfree = 0;
   if (s->spill_fd > 0) /* a zeroed sink has 0 there: not ours */
     close(s->spill_fd);

@@ -70,10 +70,13 @@ struct ct_sink {
   /* Blocks. The producer's: the block being filled (cur, cur_len; stage is
    * the one it fills when the memory budget is spent, written to the spill
    * file on push), blocks allocated, spill file and its end. Under mu: the
-   * free blocks. The formatter's: scratch, to read a spilled block back. */
+   * free blocks. The formatter's: scratch blocks, spilled blocks are read
+   * back into (free ones, and those the handler holds: held_scratch). */
   ct_sink_block_fn *on_block;
   void *block_ctx;
-  char *cur, *stage, *scratch;
+  char *cur, *stage;
+  char *scratch[CT_SINK_HELD_MAX + 1]; /* held ones, and the one being read */
+  uint32_t nscratch;
   size_t cur_len;
   char **free_blk;
   uint32_t nfree, nblk, max_blk;
@@ -81,7 +84,7 @@ struct ct_sink {
   size_t region_len;
   uint8_t *popd;                /* producer: per block of the region, 1 once its pages are in */
   char *held[CT_SINK_HELD_MAX]; /* formatter: blocks the handler kept */
-  uint32_t nheld;
+  uint32_t nheld, held_scratch; /* held_scratch: bit i, held[i] is a scratch block */
   int spill_fd;       /* -1 until the first spill */
   int spill_broken;   /* the spill file failed: wait for memory instead */
   uint64_t spill_end; /* producer: bytes written to the spill file, in all */
