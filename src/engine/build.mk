@@ -3,7 +3,7 @@
 CLI_SRCS += src/engine/run_main.c src/engine/opts.c src/engine/rundir.c src/engine/spawn.c \
             src/engine/guard.c src/engine/harvest.c src/engine/modules.c src/engine/writer.c \
             src/engine/status.c src/engine/sched.c src/engine/clock.c src/engine/rings.c src/engine/rings_format.c \
-            src/engine/records.c src/engine/sink.c \
+            src/engine/records.c src/engine/sink.c src/engine/sink_cut.c \
             src/engine/ctrace_enc.c src/engine/flight.c src/engine/flight_snap.c src/engine/flight_watch.c \
             src/engine/flight_live.c src/engine/sites.c
 
@@ -11,7 +11,7 @@ CLI_SRCS += src/engine/run_main.c src/engine/opts.c src/engine/rundir.c src/engi
 # flight window), as what links it without the engine does: its benchmark,
 # ctjl, the tests of the binary trace and of the read side.
 CT_WRITER_OBJS := $(patsubst %.c,$(O)/obj/%.o,src/engine/writer.c \
-                  src/engine/sink.c src/engine/records.c src/engine/modules.c src/engine/ctrace_enc.c \
+                  src/engine/sink.c src/engine/sink_cut.c src/engine/records.c src/engine/modules.c src/engine/ctrace_enc.c \
                   src/engine/flight.c src/engine/flight_snap.c)
 
 # The trace writer's formatting benchmark (links the writer alone).

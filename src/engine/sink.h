@@ -139,6 +139,11 @@ void ct_sink_wake(struct ct_sink *s);
 void ct_sink_flush(struct ct_sink *s);
 /* Set the block handler (before the first block; ctx is the caller's). */
 void ct_sink_on_block(struct ct_sink *s, ct_sink_block_fn *fn, void *ctx);
+/* Formatter thread (sink_cut.c): after a write error (ENOSPC) the trace w
+ * (binary when binary is set) is cut back to its last whole record and ends
+ * with the cut marker, so readers say why it ends there
+ * (docs/TRACE_FORMAT.md "Cut traces"). Best effort: w's error stays. */
+void ct_sink_cut(struct ct_writer *w, int binary);
 /* Formatter thread: the blocks the handler kept go back to the producer. */
 void ct_sink_release_held(struct ct_sink *s);
 /* Room for at least `min` bytes (<= CT_SINK_BLOCK) at the end of the block
