@@ -91,6 +91,13 @@ $(O)/tests/test-ctrace: $(O)/obj/tests/test-ctrace.o $(CT_WRITER_OBJS) \
 	$(call link)
 TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh tests/test-ctrace-enospc.sh
 
+# The formatter's fast path for a burst of one coroutine against its general
+# path (the engine's v2 side linked alone, fed capture blocks).
+$(O)/tests/test-rings-format: $(O)/obj/tests/test-rings-format.o \
+                              $(patsubst %.c,$(O)/obj/%.o,$(FUZZ_SRCS_shm))
+	$(call link)
+TESTS += $(O)/tests/test-rings-format
+
 # The flight window's snapshot table against a model.
 $(O)/tests/test-flight-snap: $(O)/obj/tests/test-flight-snap.o $(CT_WRITER_OBJS) \
                              $(O)/obj/src/analysis/trace.o $(O)/obj/src/analysis/trace_read.o \

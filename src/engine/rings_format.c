@@ -256,6 +256,56 @@ static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec
   }
 }
 
+/* The records from r on (before e, ts below lim) that continue the record
+ * before it in one stretch, written the fast way: those emit would write
+ * as the next event of the encoder's last coroutine, with nothing else
+ * (the same station, incarnation and tid, the encoder's state and the
+ * station's just left by it; a suspend, resume or wake; no drop counted
+ * since). Their bytes are emit's, only the tests it takes per record that
+ * the stretch's first already decided are not taken again: kind, wait,
+ * incarnation and drop count still are, per record. Returns the first
+ * record not written (r when none was): emit takes it. */
+static const struct ctp_rec *emit_same(struct ct_harvest *h, const struct ctp_rec *r,
+                                       const struct ctp_rec *e, uint64_t lim, uint32_t tid) {
+  struct ct_sink *sk = h->sink;
+  struct ct_ctw *enc = sk->enc;
+  uint32_t i = r->station;
+  /* Binary only; i below c_used is below n and allocated (check). */
+  if (!enc || sk->jw.buf || i >= h->c_used)
+    return r;
+  struct ct_station_state *st = &h->st[i];
+  struct ct_ctw_run s;
+  const uint64_t probe = st->probe_id, ev0 = st->next_ev;
+  if (!st->live || st->queued || !ct_ctw_run_begin(enc, &s, probe, tid, ev0))
+    return r;
+  const uint16_t gen = (uint16_t)st->gen;
+  const struct ct_clock ck = h->cclock; /* in registers: stores through s.p alias h */
+  const _Atomic uint64_t *lost = &ctp_station_at(h->base, i)->v2_lost;
+  const uint64_t dropped = st->dropped;
+  uint64_t last = st->last_ts;
+  for (; r < e && r->ts < lim && r->station == i && r->gen == gen && s.p <= s.end; r++) {
+    uint8_t kind = r->kind, wait = r->wait;
+    if ((kind != CTP_KIND_SUSPEND && kind != CTP_KIND_RESUME && kind != CTP_KIND_WAKE) ||
+        wait >= CTP_WAIT_MAX_ || atomic_load_explicit(lost, memory_order_relaxed) != dropped)
+      break;
+    if (e - r > PREFETCH_AHEAD)
+      prefetch_rec(h, &r[PREFETCH_AHEAD]);
+    uint64_t ns = ct_clock_ns(&ck, r->ts);
+    if (ns < last)
+      ns = last;
+    last = ns;
+    ct_ctw_run_v2(enc, &s, ns, kind, wait, r->site, r->obj);
+  }
+  if (s.n) {
+    ct_ctw_run_end(enc, &s, probe, ev0 + s.n);
+    st->last_ts = last;
+    st->next_ev = ev0 + s.n;
+    st->harvested += s.n;
+    h->v2_harvested += s.n;
+  }
+  return r;
+}
+
 /* The runs of the pass merged by time, ties to the earlier run (capture
  * order, as sort_pass): from the run with the oldest head, as long as its
  * records stay below every other run's head. */
@@ -280,7 +330,9 @@ static void merge_runs(struct ct_harvest *h) {
       if (e - r > PREFETCH_AHEAD)
         prefetch_rec(h, &r[PREFETCH_AHEAD]);
       emit(h, r, rn[m].tid);
-    } while (++r < e && r->ts < lim);
+      if (++r < e && r->station == r[-1].station)
+        r = emit_same(h, r, e, lim, rn[m].tid);
+    } while (r < e && r->ts < lim);
     rn[m].n -= (uint32_t)(r - rn[m].p);
     rn[m].p = r;
     if (rn[m].n == 0) { /* drop it, keeping the others' order */
