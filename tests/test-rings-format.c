@@ -1,20 +1,23 @@
 /* test-rings-format.c - the formatter's fast path for a burst of one
  * coroutine (rings_format.c's emit_same) against its general path (emit):
- * the same passes of capture blocks, handed once as blocks the formatter may
- * keep (their runs are merged in place, through the fast path) and once as
- * blocks it may not (a batch, every record through emit), must give the
- * same binary trace, byte for byte. The passes (seeded) are bursts of a few
+ * the same passes of capture blocks, handed as blocks the formatter may keep
+ * (their runs are merged in place) and as blocks it may not (a batch), both
+ * through the fast path, must give the binary trace, byte for byte, that
+ * the general path gives (every record through emit: the case of a JSONL
+ * copy, here to /dev/null). The passes (seeded) are bursts of a few
  * coroutines on 3 rings with everything that must leave the fast path
  * mid-stretch: drops counted between passes (a gap), a count gone down,
  * records of a past or a new incarnation, a lost create, a second create, a
  * destroy and its station's reuse, bad kinds, waits and station indexes, a
  * station never allocated, new sites, chunk ends, a clock re-anchored back
  * (ns clamped), and runs out of time order. */
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/ctp.h"
 #include "engine/clock.h"
@@ -131,8 +134,9 @@ static void put_seg(uint8_t *blk, size_t *len, uint32_t kind, uint32_t n, uint32
 }
 
 /* One run of the scenario (seed fixed): passes handed to the formatter as
- * blocks it may keep (keep 1) or not; the trace's bytes into *o. */
-static void run(int keep, struct out *o) {
+ * blocks it may keep (keep 1) or not, with a JSONL copy or not; the trace's
+ * bytes into *o. */
+static void run(int keep, int jsonl, struct out *o) {
   rng = 0x9e3779b97f4a7c15ull;
   struct ct_opts opt = {.stations = NST, .rings = NRING, .ring_kib = 4};
   size_t len = (size_t)ct_layout(&opt, NULL);
@@ -159,6 +163,12 @@ static void run(int keep, struct out *o) {
   ASSERT_OK(ct_ctw_open(&sink.enc, NULL));
   struct ct_ctw_to to = {.chunk = on_chunk, .line = on_line, .ctx = o};
   ct_ctw_redirect(sink.enc, &to);
+  if (jsonl) {
+    sink.jw.fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(sink.jw.fd, 0);
+    sink.jw.buf = malloc(CT_W_BUF);
+    ASSERT_NOT_NULL(sink.jw.buf);
+  }
   struct ct_procs procs = {0};
   struct ct_clock clock;
   ct_clock_init(&clock, CTP_CLOCK_MONO);
@@ -226,22 +236,37 @@ static void run(int keep, struct out *o) {
   ASSERT_UINT64_GT(h.stale, 0);
   ASSERT_UINT64_GT(h.incarnations, NST);
   ct_ctw_free(sink.enc);
+  if (jsonl) {
+    ASSERT_OK(ct_writer_flush(&sink.jw));
+    ASSERT_UINT64_GT(sink.jw.pos, 0);
+    free(sink.jw.buf);
+    close(sink.jw.fd);
+  }
   ct_harvest_free(&h);
   free(blk);
   free(map);
 }
 
+/* a's bytes are b's (what names a). */
+static void same(const struct out *a, const struct out *b, const char *what) {
+  ASSERT_UINT64_GT(a->n, 4 * CT_CTW_CHUNK); /* several chunks */
+  size_t n = a->n < b->n ? a->n : b->n;
+  for (size_t k = 0; k < n; k++)
+    if (a->p[k] != b->p[k])
+      FAIL("%s: the traces differ first at byte %zu (%zu and %zu bytes)", what, k, a->n, b->n);
+  ASSERT_UINT64_EQ(a->n, b->n);
+}
+
 int main(void) {
-  struct out kept = {0}, batch = {0};
-  run(1, &kept);
-  run(0, &batch);
-  ASSERT_UINT64_GT(kept.n, 4 * CT_CTW_CHUNK); /* several chunks */
-  ASSERT_UINT64_EQ(kept.n, batch.n);
-  for (size_t k = 0; k < kept.n; k++)
-    if (kept.p[k] != batch.p[k])
-      FAIL("the traces differ first at byte %zu of %zu", k, kept.n);
-  printf("ok: %zu bytes, the same\n", kept.n);
+  struct out kept = {0}, batch = {0}, general = {0};
+  run(1, 0, &kept);
+  run(0, 0, &batch);
+  run(1, 1, &general);
+  same(&kept, &general, "kept blocks");
+  same(&batch, &general, "a batch");
+  printf("ok: %zu bytes, the same\n", general.n);
   free(kept.p);
   free(batch.p);
+  free(general.p);
   return 0;
 }

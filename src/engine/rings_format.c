@@ -256,54 +256,68 @@ static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec
   }
 }
 
-/* The records from r on (before e, ts below lim) that continue the record
- * before it in one stretch, written the fast way: those emit would write
- * as the next event of the encoder's last coroutine, with nothing else
- * (the same station, incarnation and tid, the encoder's state and the
- * station's just left by it; a suspend, resume or wake; no drop counted
- * since). Their bytes are emit's, only the tests it takes per record that
- * the stretch's first already decided are not taken again: kind, wait,
- * incarnation and drop count still are, per record. Returns the first
- * record not written (r when none was): emit takes it. */
-static const struct ctp_rec *emit_same(struct ct_harvest *h, const struct ctp_rec *r,
-                                       const struct ctp_rec *e, uint64_t lim, uint32_t tid) {
+/* The record stride records after r (stride: a struct ctp_rec's or a
+ * struct ct_rrec's size; the record is at its start). */
+static inline const struct ctp_rec *rec_at(const struct ctp_rec *r, size_t stride, size_t k) {
+  return (const struct ctp_rec *)((const char *)r + k * stride);
+}
+
+/* Of the n records from r on (stride bytes apart: a run's records, or the
+ * batch's), those with ts below lim that continue the record before r in
+ * one stretch, written the fast way: each one emit would write as the next
+ * event of the encoder's last coroutine, on its last tid, with nothing else
+ * (the same station and incarnation, the encoder's state and the station's
+ * as the entry before left them; a suspend, resume or wake; no drop counted
+ * since). Their bytes are emit's; of the tests emit takes per record, those
+ * the stretch's start decided are not taken again, and kind, wait,
+ * incarnation, tid and drop count still are, per record. Binary trace only
+ * (a JSONL copy takes emit). Returns the number written (0: emit takes r).
+ * Inline: the stride is a constant in each caller. */
+static inline __attribute__((always_inline)) size_t
+emit_same(struct ct_harvest *h, const struct ctp_rec *r, size_t stride, size_t n, uint64_t lim,
+          uint32_t tid) {
   struct ct_sink *sk = h->sink;
   struct ct_ctw *enc = sk->enc;
   uint32_t i = r->station;
-  /* Binary only; i below c_used is below n and allocated (check). */
+  /* i below c_used is below n and allocated (check). */
   if (!enc || sk->jw.buf || i >= h->c_used)
-    return r;
+    return 0;
   struct ct_station_state *st = &h->st[i];
   struct ct_ctw_run s;
   const uint64_t probe = st->probe_id, ev0 = st->next_ev;
   if (!st->live || st->queued || !ct_ctw_run_begin(enc, &s, probe, tid, ev0))
-    return r;
+    return 0;
   const uint16_t gen = (uint16_t)st->gen;
   const struct ct_clock ck = h->cclock; /* in registers: stores through s.p alias h */
   const _Atomic uint64_t *lost = &ctp_station_at(h->base, i)->v2_lost;
   const uint64_t dropped = st->dropped;
   uint64_t last = st->last_ts;
-  for (; r < e && r->ts < lim && r->station == i && r->gen == gen && s.p <= s.end; r++) {
+  size_t k = 0;
+  for (; k < n; k++, r = rec_at(r, stride, 1)) {
+    if (r->ts >= lim || r->station != i || r->gen != gen || s.p > s.end)
+      break;
+    if (stride != sizeof(*r) && ((const struct ct_rrec *)r)->tid != tid)
+      break;
     uint8_t kind = r->kind, wait = r->wait;
     if ((kind != CTP_KIND_SUSPEND && kind != CTP_KIND_RESUME && kind != CTP_KIND_WAKE) ||
         wait >= CTP_WAIT_MAX_ || atomic_load_explicit(lost, memory_order_relaxed) != dropped)
       break;
-    if (e - r > PREFETCH_AHEAD)
-      prefetch_rec(h, &r[PREFETCH_AHEAD]);
+    if (n - k > PREFETCH_AHEAD)
+      prefetch_rec(h, rec_at(r, stride, PREFETCH_AHEAD));
     uint64_t ns = ct_clock_ns(&ck, r->ts);
     if (ns < last)
       ns = last;
     last = ns;
     ct_ctw_run_v2(enc, &s, ns, kind, wait, r->site, r->obj);
   }
-  if (s.n) {
-    ct_ctw_run_end(enc, &s, probe, ev0 + s.n);
+  if (k) {
+    ct_ctw_run_end(enc, &s, probe, ev0 + k);
     st->last_ts = last;
-    st->next_ev = ev0 + s.n;
-    st->harvested += s.n;
-    h->v2_harvested += s.n;
+    st->next_ev = ev0 + k;
+    st->harvested += k;
+    h->v2_harvested += k;
   }
-  return r;
+  return k;
 }
 
 /* The runs of the pass merged by time, ties to the earlier run (capture
@@ -331,7 +345,7 @@ static void merge_runs(struct ct_harvest *h) {
         prefetch_rec(h, &r[PREFETCH_AHEAD]);
       emit(h, r, rn[m].tid);
       if (++r < e && r->station == r[-1].station)
-        r = emit_same(h, r, e, lim, rn[m].tid);
+        r += emit_same(h, r, sizeof(*r), (size_t)(e - r), lim, rn[m].tid);
     } while (r < e && r->ts < lim);
     rn[m].n -= (uint32_t)(r - rn[m].p);
     rn[m].p = r;
@@ -349,10 +363,13 @@ static void merge_runs(struct ct_harvest *h) {
 static void consume_pass(struct ct_harvest *h) {
   if (h->nbatch) {
     sort_pass(h);
-    for (size_t k = 0; k < h->nbatch; k++) {
-      if (k + PREFETCH_AHEAD < h->nbatch)
-        prefetch_rec(h, &h->batch[k + PREFETCH_AHEAD].r);
-      emit(h, &h->batch[k].r, h->batch[k].tid);
+    const struct ct_rrec *b = h->batch;
+    for (size_t k = 0, n = h->nbatch; k < n;) {
+      if (k + PREFETCH_AHEAD < n)
+        prefetch_rec(h, &b[k + PREFETCH_AHEAD].r);
+      emit(h, &b[k].r, b[k].tid);
+      if (++k < n && b[k].r.station == b[k - 1].r.station)
+        k += emit_same(h, &b[k].r, sizeof(*b), n - k, UINT64_MAX, b[k].tid);
     }
     h->nbatch = 0;
   } else {
