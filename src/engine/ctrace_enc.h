@@ -140,6 +140,19 @@ ct_ctw_v2(struct ct_ctw *e, uint64_t ts, uint64_t probe, uint64_t tid, uint8_t k
   ct_ctw_encode(e, ts, probe, tid, resume ? 0 : site, evn, 2 * (evn + 1), obj, kind, wait, resume);
 }
 
+/* ctr_put_varint's bytes, without a branch on the length below 2^14 (a
+ * burst's ts deltas are 1 or 2 bytes, in no order a predictor learns): two
+ * bytes stored, one or both kept. Needs a byte of room past the varint. */
+static inline __attribute__((always_inline)) uint8_t *ct_ctw_put_varint14(uint8_t *p,
+                                                                         uint64_t v) {
+  if (v >= 1u << 14)
+    return ctr_put_varint(p, v);
+  unsigned two = v >= 0x80;
+  p[0] = (uint8_t)(v | (two << 7));
+  p[1] = (uint8_t)(v >> 7);
+  return p + 1 + two;
+}
+
 /* A stretch of v2 events that continue the last entry written: the same
  * coroutine and tid, each event the coroutine's next ev, none a create or
  * destroy (the formatter's burst of one coroutine). Each entry is the bytes
@@ -152,25 +165,24 @@ struct ct_ctw_run {
   uint8_t *end;     /* an entry may start at or below it (the chunk has room) */
   uint64_t last_ts; /* the previous entry's ts */
   uint64_t addr;    /* the coroutine's last addr (ctr_addr_expected) */
-  uint32_t n;       /* entries written */
 };
 
 /* 1 when the next entry of coroutine probe (on thread tid, its ev evn) can
  * be written by ct_ctw_run_v2: the last entry was that coroutine's on tid,
- * evn is its next ev with standard seqs. Then s is set up. Else 0. */
+ * at ts last_ts (the caller's ts of its previous event: s->last_ts serves
+ * both), evn is its next ev with standard seqs. Then s is set up. Else 0. */
 static inline __attribute__((always_inline)) int
 ct_ctw_run_begin(struct ct_ctw *e, struct ct_ctw_run *s, uint64_t probe, uint64_t tid,
-                 uint64_t evn) {
+                 uint64_t evn, uint64_t last_ts) {
   const struct ctr_coro *c = &e->coro[ctr_coro_slot(probe)];
-  if (!e->have_prev || e->prev_probe != probe || e->last_tid != tid || !c->used ||
-      c->probe_id != probe || c->next_ev != evn || c->slot_seq)
+  if (!e->have_prev || e->prev_probe != probe || e->last_tid != tid || e->last_ts != last_ts ||
+      !c->used || c->probe_id != probe || c->next_ev != evn || c->slot_seq)
     return 0;
   s->p = e->buf + e->len;
   /* ct_ctw_encode's test for a chunk with room, as a pointer. */
   s->end = e->buf + sizeof(struct ctr_chunk_hdr) + CT_CTW_CHUNK - CT_CTW_EVENT_MAX;
   s->last_ts = e->last_ts;
   s->addr = c->addr;
-  s->n = 0;
   return 1;
 }
 
@@ -185,7 +197,7 @@ ct_ctw_run_v2(struct ct_ctw *e, struct ct_ctw_run *s, uint64_t ts, uint8_t kind,
     op = CTR_OP_SUSPEND_W;
   uint8_t *p0 = s->p, *p = p0 + 1;
   uint8_t b = op | CTR_F_SAME_CORO | CTR_F_NEXT_EV | CTR_F_SAME_TID;
-  p = ctr_put_varint(p, ctr_zigzag((int64_t)(ts - s->last_ts)));
+  p = ct_ctw_put_varint14(p, ctr_zigzag((int64_t)(ts - s->last_ts)));
   if (op == CTR_OP_RESUME) {
     b |= CTR_F_ACTIVE | CTR_F_ADDR; /* addr 0, the expected one */
   } else {
@@ -199,17 +211,18 @@ ct_ctw_run_v2(struct ct_ctw *e, struct ct_ctw_run *s, uint64_t ts, uint8_t kind,
   *p0 = b;
   s->p = p;
   s->last_ts = ts;
-  s->n++;
 }
 
-/* The stretch's state back into e: evn is the coroutine's next ev. */
+/* The stretch's state back into e: n entries were written, evn is the
+ * coroutine's next ev. */
 static inline __attribute__((always_inline)) void
-ct_ctw_run_end(struct ct_ctw *e, const struct ct_ctw_run *s, uint64_t probe, uint64_t evn) {
+ct_ctw_run_end(struct ct_ctw *e, const struct ct_ctw_run *s, uint64_t probe, uint64_t evn,
+               size_t n) {
   struct ctr_coro *c = &e->coro[ctr_coro_slot(probe)];
   c->addr = s->addr;
   c->next_ev = evn;
   e->len = (size_t)(s->p - e->buf);
-  e->count += s->n;
+  e->count += (uint32_t)n;
   e->last_ts = s->last_ts;
 }
 

@@ -272,7 +272,7 @@ static inline const struct ctp_rec *rec_at(const struct ctp_rec *r, size_t strid
  * the stretch's start decided are not taken again, and kind, wait,
  * incarnation, tid and drop count still are, per record. Binary trace only
  * (a JSONL copy takes emit). Returns the number written (0: emit takes r).
- * Inline: the stride is a constant in each caller. */
+ * Inline into emit_same_run and emit_same_batch, with a constant stride. */
 static inline __attribute__((always_inline)) size_t
 emit_same(struct ct_harvest *h, const struct ctp_rec *r, size_t stride, size_t n, uint64_t lim,
           uint32_t tid) {
@@ -285,15 +285,14 @@ emit_same(struct ct_harvest *h, const struct ctp_rec *r, size_t stride, size_t n
   struct ct_station_state *st = &h->st[i];
   struct ct_ctw_run s;
   const uint64_t probe = st->probe_id, ev0 = st->next_ev;
-  if (!st->live || st->queued || !ct_ctw_run_begin(enc, &s, probe, tid, ev0))
+  if (!st->live || st->queued || !ct_ctw_run_begin(enc, &s, probe, tid, ev0, st->last_ts))
     return 0;
   const uint16_t gen = (uint16_t)st->gen;
   const struct ct_clock ck = h->cclock; /* in registers: stores through s.p alias h */
   const _Atomic uint64_t *lost = &ctp_station_at(h->base, i)->v2_lost;
   const uint64_t dropped = st->dropped;
-  uint64_t last = st->last_ts;
-  size_t k = 0;
-  for (; k < n; k++, r = rec_at(r, stride, 1)) {
+  const struct ctp_rec *const r0 = r, *const e = rec_at(r, stride, n);
+  for (; r != e; r = rec_at(r, stride, 1)) {
     if (r->ts >= lim || r->station != i || r->gen != gen || s.p > s.end)
       break;
     if (stride != sizeof(*r) && ((const struct ct_rrec *)r)->tid != tid)
@@ -302,22 +301,34 @@ emit_same(struct ct_harvest *h, const struct ctp_rec *r, size_t stride, size_t n
     if ((kind != CTP_KIND_SUSPEND && kind != CTP_KIND_RESUME && kind != CTP_KIND_WAKE) ||
         wait >= CTP_WAIT_MAX_ || atomic_load_explicit(lost, memory_order_relaxed) != dropped)
       break;
-    if (n - k > PREFETCH_AHEAD)
+    if ((size_t)((const char *)e - (const char *)r) > PREFETCH_AHEAD * stride)
       prefetch_rec(h, rec_at(r, stride, PREFETCH_AHEAD));
+    /* Clamped as emit does: never before the coroutine's last event. */
     uint64_t ns = ct_clock_ns(&ck, r->ts);
-    if (ns < last)
-      ns = last;
-    last = ns;
-    ct_ctw_run_v2(enc, &s, ns, kind, wait, r->site, r->obj);
+    ct_ctw_run_v2(enc, &s, ns < s.last_ts ? s.last_ts : ns, kind, wait, r->site, r->obj);
   }
+  size_t k = (size_t)((const char *)r - (const char *)r0) / stride;
   if (k) {
-    ct_ctw_run_end(enc, &s, probe, ev0 + k);
-    st->last_ts = last;
+    ct_ctw_run_end(enc, &s, probe, ev0 + k, k);
+    st->last_ts = s.last_ts;
     st->next_ev = ev0 + k;
     st->harvested += k;
     h->v2_harvested += k;
   }
   return k;
+}
+
+/* emit_same of a run's records, and of the batch's. Not inlined into their
+ * callers: the loop then has the registers to itself (inlined, the
+ * stretch's state went to the stack and back each record). */
+static __attribute__((noinline)) size_t emit_same_run(struct ct_harvest *h,
+                                                      const struct ctp_rec *r, size_t n,
+                                                      uint64_t lim, uint32_t tid) {
+  return emit_same(h, r, sizeof(*r), n, lim, tid);
+}
+static __attribute__((noinline)) size_t emit_same_batch(struct ct_harvest *h,
+                                                        const struct ct_rrec *b, size_t n) {
+  return emit_same(h, &b->r, sizeof(*b), n, UINT64_MAX, b->tid);
 }
 
 /* The runs of the pass merged by time, ties to the earlier run (capture
@@ -345,7 +356,7 @@ static void merge_runs(struct ct_harvest *h) {
         prefetch_rec(h, &r[PREFETCH_AHEAD]);
       emit(h, r, rn[m].tid);
       if (++r < e && r->station == r[-1].station)
-        r += emit_same(h, r, sizeof(*r), (size_t)(e - r), lim, rn[m].tid);
+        r += emit_same_run(h, r, (size_t)(e - r), lim, rn[m].tid);
     } while (r < e && r->ts < lim);
     rn[m].n -= (uint32_t)(r - rn[m].p);
     rn[m].p = r;
@@ -369,7 +380,7 @@ static void consume_pass(struct ct_harvest *h) {
         prefetch_rec(h, &b[k + PREFETCH_AHEAD].r);
       emit(h, &b[k].r, b[k].tid);
       if (++k < n && b[k].r.station == b[k - 1].r.station)
-        k += emit_same(h, &b[k].r, sizeof(*b), n - k, UINT64_MAX, b[k].tid);
+        k += emit_same_batch(h, &b[k], n - k);
     }
     h->nbatch = 0;
   } else {
