@@ -14,7 +14,7 @@
 # redis-benchmark, the database servers, Chromium and Node.
 : "${O:?O must name the build directory}"
 B=$O/bench
-QUICK="probe demo-switch rip writer clock harvest report html"
+QUICK="probe demo-switch rip writer format clock harvest report html"
 LONG="cpp wake active idle demo demo-engine export html-serve html-live stall fiber asio ctrace flight setup onecpu"
 # cmd NAME: the command line of the benchmark NAME (the quick ones with small
 # counts; the figures of docs/BENCHMARKS.md used the counts given there).
@@ -24,6 +24,7 @@ cmd() {
     demo-switch) echo "$B/bench-demo-switch --compare 5 1000000" ;;
     rip) echo "$B/bench-rip" ;;
     writer) echo "$B/bench-writer" ;;
+    format) echo "$B/bench-format -r 3 -n 3000000" ;;
     clock) echo "$B/bench-clock 1" ;;
     harvest) echo "$B/bench-harvest $O/bin/corotracer 1" ;;
     report) echo "env O=$O RUNS=3 sh bench/bench-report.sh 1000000" ;;

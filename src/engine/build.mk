@@ -91,6 +91,17 @@ $(O)/tests/test-ctrace: $(O)/obj/tests/test-ctrace.o $(CT_WRITER_OBJS) \
 	$(call link)
 TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh tests/test-ctrace-enospc.sh
 
+# The engine's v2 side linked alone, fed capture blocks: the formatter's
+# fast path for a burst of one coroutine against its general path, and the
+# formatter's CPU per record.
+CT_FORMAT_OBJS := $(patsubst %.c,$(O)/obj/%.o,$(FUZZ_SRCS_shm))
+$(O)/tests/test-rings-format: $(O)/obj/tests/test-rings-format.o $(CT_FORMAT_OBJS)
+	$(call link)
+TESTS += $(O)/tests/test-rings-format
+$(O)/bench/bench-format: $(O)/obj/bench/bench-format.o $(CT_FORMAT_OBJS)
+	$(call link)
+PROGS += $(O)/bench/bench-format
+
 # The flight window's snapshot table against a model.
 $(O)/tests/test-flight-snap: $(O)/obj/tests/test-flight-snap.o $(CT_WRITER_OBJS) \
                              $(O)/obj/src/analysis/trace.o $(O)/obj/src/analysis/trace_read.o \

@@ -46,6 +46,22 @@ int ct_ctw_room(struct ct_ctw *e, size_t need);
  * returns the end. */
 uint8_t *ct_ctw_put_site(struct ct_ctw *e, uint8_t *p, uint64_t addr);
 
+/* An event entry's last part, after its site: the wait byte and object of
+ * a suspend with a wait, the object of a wake or create. Returns the end. */
+static inline __attribute__((always_inline)) uint8_t *ct_ctw_put_obj(uint8_t *p, uint8_t op,
+                                                                     uint8_t wait, uint64_t obj) {
+  if (op == CTR_OP_SUSPEND_W) {
+    *p++ = wait;
+    if (wait == CTP_WAIT_FD)
+      p = ctr_put_varint(p, ctr_zigzag((int64_t)obj));
+    else if (wait == CTP_WAIT_PTR || wait == CTP_WAIT_COROUTINE)
+      p = ctr_put_varint(p, obj);
+  } else if (op == CTR_OP_WAKE || op == CTR_OP_CREATE) {
+    p = ctr_put_varint(p, obj);
+  }
+  return p;
+}
+
 /* One event entry from its fields (ct_ctw_event and ct_ctw_v2 inline it:
  * the v2 one, with seq and active known, loses the tests they decide). */
 static inline __attribute__((always_inline)) void
@@ -95,15 +111,7 @@ ct_ctw_encode(struct ct_ctw *e, uint64_t ts, uint64_t probe, uint64_t tid, uint6
     b |= CTR_F_ADDR;
   else
     p = ct_ctw_put_site(e, p, addr);
-  if (op == CTR_OP_SUSPEND_W) {
-    *p++ = wait;
-    if (wait == CTP_WAIT_FD)
-      p = ctr_put_varint(p, ctr_zigzag((int64_t)obj));
-    else if (wait == CTP_WAIT_PTR || wait == CTP_WAIT_COROUTINE)
-      p = ctr_put_varint(p, obj);
-  } else if (op == CTR_OP_WAKE || op == CTR_OP_CREATE) {
-    p = ctr_put_varint(p, obj);
-  }
+  p = ct_ctw_put_obj(p, op, wait, obj);
   *p0 = b;
   e->len += (size_t)(p - p0);
   e->count++;
@@ -130,6 +138,92 @@ ct_ctw_v2(struct ct_ctw *e, uint64_t ts, uint64_t probe, uint64_t tid, uint8_t k
           uint64_t site, uint64_t obj, uint64_t evn) {
   int resume = kind == CTP_KIND_RESUME;
   ct_ctw_encode(e, ts, probe, tid, resume ? 0 : site, evn, 2 * (evn + 1), obj, kind, wait, resume);
+}
+
+/* ctr_put_varint's bytes, without a branch on the length below 2^14 (a
+ * burst's ts deltas are 1 or 2 bytes, in no order a predictor learns): two
+ * bytes stored, one or both kept. Needs a byte of room past the varint. */
+static inline __attribute__((always_inline)) uint8_t *ct_ctw_put_varint14(uint8_t *p,
+                                                                         uint64_t v) {
+  if (v >= 1u << 14)
+    return ctr_put_varint(p, v);
+  unsigned two = v >= 0x80;
+  p[0] = (uint8_t)(v | (two << 7));
+  p[1] = (uint8_t)(v >> 7);
+  return p + 1 + two;
+}
+
+/* A stretch of v2 events that continue the last entry written: the same
+ * coroutine and tid, each event the coroutine's next ev, none a create or
+ * destroy (the formatter's burst of one coroutine). Each entry is the bytes
+ * ct_ctw_v2 would write (F_SAME_CORO, F_NEXT_EV, F_SAME_TID always set),
+ * from state kept here in locals across the stretch: through p, a byte
+ * pointer, every store may alias e's fields. ct_ctw_run_begin says whether
+ * the encoder's state allows it; ct_ctw_run_end stores the state back. */
+struct ct_ctw_run {
+  uint8_t *p;       /* the next entry's first byte */
+  uint8_t *end;     /* an entry may start at or below it (the chunk has room) */
+  uint64_t last_ts; /* the previous entry's ts */
+  uint64_t addr;    /* the coroutine's last addr (ctr_addr_expected) */
+};
+
+/* 1 when the next entry of coroutine probe (on thread tid, its ev evn) can
+ * be written by ct_ctw_run_v2: the last entry was that coroutine's on tid,
+ * at ts last_ts (the caller's ts of its previous event: s->last_ts serves
+ * both), evn is its next ev with standard seqs. Then s is set up. Else 0. */
+static inline __attribute__((always_inline)) int
+ct_ctw_run_begin(struct ct_ctw *e, struct ct_ctw_run *s, uint64_t probe, uint64_t tid,
+                 uint64_t evn, uint64_t last_ts) {
+  const struct ctr_coro *c = &e->coro[ctr_coro_slot(probe)];
+  if (!e->have_prev || e->prev_probe != probe || e->last_tid != tid || e->last_ts != last_ts ||
+      !c->used || c->probe_id != probe || c->next_ev != evn || c->slot_seq)
+    return 0;
+  s->p = e->buf + e->len;
+  /* ct_ctw_encode's test for a chunk with room, as a pointer. */
+  s->end = e->buf + sizeof(struct ctr_chunk_hdr) + CT_CTW_CHUNK - CT_CTW_EVENT_MAX;
+  s->last_ts = e->last_ts;
+  s->addr = c->addr;
+  return 1;
+}
+
+/* The stretch's next entry (s->p <= s->end: the caller checks): kind is a
+ * suspend, resume or wake, wait below CTP_WAIT_MAX_; site as a record's
+ * (a resume's is not written: its addr is 0). */
+static inline __attribute__((always_inline)) void
+ct_ctw_run_v2(struct ct_ctw *e, struct ct_ctw_run *s, uint64_t ts, uint8_t kind, uint8_t wait,
+              uint64_t site, uint64_t obj) {
+  uint8_t op = kind;
+  if (op == CTR_OP_SUSPEND && wait >= CTP_WAIT_FD)
+    op = CTR_OP_SUSPEND_W;
+  uint8_t *p0 = s->p, *p = p0 + 1;
+  uint8_t b = op | CTR_F_SAME_CORO | CTR_F_NEXT_EV | CTR_F_SAME_TID;
+  p = ct_ctw_put_varint14(p, ctr_zigzag((int64_t)(ts - s->last_ts)));
+  if (op == CTR_OP_RESUME) {
+    b |= CTR_F_ACTIVE | CTR_F_ADDR; /* addr 0, the expected one */
+  } else {
+    if (site == s->addr)
+      b |= CTR_F_ADDR;
+    else
+      p = ct_ctw_put_site(e, p, site);
+    s->addr = site;
+  }
+  p = ct_ctw_put_obj(p, op, wait, obj);
+  *p0 = b;
+  s->p = p;
+  s->last_ts = ts;
+}
+
+/* The stretch's state back into e: n entries were written, evn is the
+ * coroutine's next ev. */
+static inline __attribute__((always_inline)) void
+ct_ctw_run_end(struct ct_ctw *e, const struct ct_ctw_run *s, uint64_t probe, uint64_t evn,
+               size_t n) {
+  struct ctr_coro *c = &e->coro[ctr_coro_slot(probe)];
+  c->addr = s->addr;
+  c->next_ev = evn;
+  e->len = (size_t)(s->p - e->buf);
+  e->count += (uint32_t)n;
+  e->last_ts = s->last_ts;
 }
 
 #endif /* CT_CTRACE_ENC_H */

@@ -256,6 +256,81 @@ static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec
   }
 }
 
+/* The record stride records after r (stride: a struct ctp_rec's or a
+ * struct ct_rrec's size; the record is at its start). */
+static inline const struct ctp_rec *rec_at(const struct ctp_rec *r, size_t stride, size_t k) {
+  return (const struct ctp_rec *)((const char *)r + k * stride);
+}
+
+/* Of the n records from r on (stride bytes apart: a run's records, or the
+ * batch's), those with ts below lim that continue the record before r in
+ * one stretch, written the fast way: each one emit would write as the next
+ * event of the encoder's last coroutine, on its last tid, with nothing else
+ * (the same station and incarnation, the encoder's state and the station's
+ * as the entry before left them; a suspend, resume or wake; no drop counted
+ * since). Their bytes are emit's; of the tests emit takes per record, those
+ * the stretch's start decided are not taken again, and kind, wait,
+ * incarnation, tid and drop count still are, per record. Binary trace only
+ * (a JSONL copy takes emit). Returns the number written (0: emit takes r).
+ * Inline into emit_same_run and emit_same_batch, with a constant stride. */
+static inline __attribute__((always_inline)) size_t
+emit_same(struct ct_harvest *h, const struct ctp_rec *r, size_t stride, size_t n, uint64_t lim,
+          uint32_t tid) {
+  struct ct_sink *sk = h->sink;
+  struct ct_ctw *enc = sk->enc;
+  uint32_t i = r->station;
+  /* i below c_used is below n and allocated (check). */
+  if (!enc || sk->jw.buf || i >= h->c_used)
+    return 0;
+  struct ct_station_state *st = &h->st[i];
+  struct ct_ctw_run s;
+  const uint64_t probe = st->probe_id, ev0 = st->next_ev;
+  if (!st->live || st->queued || !ct_ctw_run_begin(enc, &s, probe, tid, ev0, st->last_ts))
+    return 0;
+  const uint16_t gen = (uint16_t)st->gen;
+  const struct ct_clock ck = h->cclock; /* in registers: stores through s.p alias h */
+  const _Atomic uint64_t *lost = &ctp_station_at(h->base, i)->v2_lost;
+  const uint64_t dropped = st->dropped;
+  const struct ctp_rec *const r0 = r, *const e = rec_at(r, stride, n);
+  for (; r != e; r = rec_at(r, stride, 1)) {
+    if (r->ts >= lim || r->station != i || r->gen != gen || s.p > s.end)
+      break;
+    if (stride != sizeof(*r) && ((const struct ct_rrec *)r)->tid != tid)
+      break;
+    uint8_t kind = r->kind, wait = r->wait;
+    if ((kind != CTP_KIND_SUSPEND && kind != CTP_KIND_RESUME && kind != CTP_KIND_WAKE) ||
+        wait >= CTP_WAIT_MAX_ || atomic_load_explicit(lost, memory_order_relaxed) != dropped)
+      break;
+    if ((size_t)((const char *)e - (const char *)r) > PREFETCH_AHEAD * stride)
+      prefetch_rec(h, rec_at(r, stride, PREFETCH_AHEAD));
+    /* Clamped as emit does: never before the coroutine's last event. */
+    uint64_t ns = ct_clock_ns(&ck, r->ts);
+    ct_ctw_run_v2(enc, &s, ns < s.last_ts ? s.last_ts : ns, kind, wait, r->site, r->obj);
+  }
+  size_t k = (size_t)((const char *)r - (const char *)r0) / stride;
+  if (k) {
+    ct_ctw_run_end(enc, &s, probe, ev0 + k, k);
+    st->last_ts = s.last_ts;
+    st->next_ev = ev0 + k;
+    st->harvested += k;
+    h->v2_harvested += k;
+  }
+  return k;
+}
+
+/* emit_same of a run's records, and of the batch's. Not inlined into their
+ * callers: the loop then has the registers to itself (inlined, the
+ * stretch's state went to the stack and back each record). */
+static __attribute__((noinline)) size_t emit_same_run(struct ct_harvest *h,
+                                                      const struct ctp_rec *r, size_t n,
+                                                      uint64_t lim, uint32_t tid) {
+  return emit_same(h, r, sizeof(*r), n, lim, tid);
+}
+static __attribute__((noinline)) size_t emit_same_batch(struct ct_harvest *h,
+                                                        const struct ct_rrec *b, size_t n) {
+  return emit_same(h, &b->r, sizeof(*b), n, UINT64_MAX, b->tid);
+}
+
 /* The runs of the pass merged by time, ties to the earlier run (capture
  * order, as sort_pass): from the run with the oldest head, as long as its
  * records stay below every other run's head. */
@@ -280,7 +355,9 @@ static void merge_runs(struct ct_harvest *h) {
       if (e - r > PREFETCH_AHEAD)
         prefetch_rec(h, &r[PREFETCH_AHEAD]);
       emit(h, r, rn[m].tid);
-    } while (++r < e && r->ts < lim);
+      if (++r < e && r->station == r[-1].station)
+        r += emit_same_run(h, r, (size_t)(e - r), lim, rn[m].tid);
+    } while (r < e && r->ts < lim);
     rn[m].n -= (uint32_t)(r - rn[m].p);
     rn[m].p = r;
     if (rn[m].n == 0) { /* drop it, keeping the others' order */
@@ -297,10 +374,13 @@ static void merge_runs(struct ct_harvest *h) {
 static void consume_pass(struct ct_harvest *h) {
   if (h->nbatch) {
     sort_pass(h);
-    for (size_t k = 0; k < h->nbatch; k++) {
-      if (k + PREFETCH_AHEAD < h->nbatch)
-        prefetch_rec(h, &h->batch[k + PREFETCH_AHEAD].r);
-      emit(h, &h->batch[k].r, h->batch[k].tid);
+    const struct ct_rrec *b = h->batch;
+    for (size_t k = 0, n = h->nbatch; k < n;) {
+      if (k + PREFETCH_AHEAD < n)
+        prefetch_rec(h, &b[k + PREFETCH_AHEAD].r);
+      emit(h, &b[k].r, b[k].tid);
+      if (++k < n && b[k].r.station == b[k - 1].r.station)
+        k += emit_same_batch(h, &b[k], n - k);
     }
     h->nbatch = 0;
   } else {

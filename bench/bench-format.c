@@ -1,0 +1,172 @@
+/* bench-format.c - the formatter's CPU per ring record, alone: passes of
+ * capture blocks (one ring, 32,768 records each, as the harvest loop hands
+ * them over) through ct_rings_on_block into a binary trace kept in memory,
+ * timed with the thread's CPU clock around each pass (the records are made
+ * outside it). COROS coroutines take turns, two records each (a suspend and
+ * a resume): 1 is a back-to-back burst of one coroutine (the formatter's
+ * fast path), more the alternating case (its general path every other
+ * record). Median of ROUNDS rounds of N records. Blocks handed as kept (the
+ * common case) or, with -b, as a batch (a spilled block's path).
+ * Usage: bench-format [-c COROS] [-n N] [-r ROUNDS] [-b] */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/ctp.h"
+#include "engine/clock.h"
+#include "engine/ctw.h"
+#include "engine/harvest.h"
+#include "engine/opts.h"
+#include "engine/procs.h"
+#include "engine/rings_int.h"
+#include "engine/rundir.h"
+#include "engine/sink.h"
+
+#define NST 64u
+#define PER 32768u /* records per pass */
+
+static uint64_t bytes;
+static void on_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64_t ts1) {
+  (void)ctx;
+  (void)p;
+  (void)ts0;
+  (void)ts1;
+  bytes += n;
+}
+static void on_line(void *ctx, const char *s, size_t n) {
+  (void)ctx;
+  (void)s;
+  (void)n;
+}
+
+static double cpu(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* One round: n records through a fresh formatter. Returns ns per record. */
+static double round_once(uint32_t coros, uint64_t n, int keep) {
+  struct ct_opts opt = {.stations = NST, .rings = 2, .ring_kib = 4};
+  size_t len = (size_t)ct_layout(&opt, NULL);
+  void *map = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+  size_t cap = PER * sizeof(struct ctp_rec) + sizeof(struct seg) + SEG_END_BYTES;
+  uint8_t *blk = aligned_alloc(64, cap);
+  if (!map || !blk) {
+    fprintf(stderr, "bench-format: out of memory\n");
+    exit(1);
+  }
+  memset(map, 0, len);
+  struct ctp_header *hdr = map;
+  hdr->magic = CTP_MAGIC;
+  hdr->version = CTP_VERSION;
+  hdr->max_stations = NST;
+  ct_layout(&opt, hdr);
+  hdr->allocated_count = NST;
+  for (uint32_t i = 0; i < NST; i++) {
+    struct ctp_station *s = ctp_station_at(map, i);
+    s->probe_id = 1000 + i;
+    s->gen = 1;
+    atomic_store_explicit(&s->ext_flags, CTP_STF_EXT | CTP_STF_RINGS, memory_order_release);
+  }
+  struct ct_sink sink;
+  memset(&sink, 0, sizeof sink);
+  struct ct_ctw_to to = {.chunk = on_chunk, .line = on_line};
+  struct ct_procs procs = {0};
+  struct ct_clock clock;
+  struct ct_harvest h;
+  ct_clock_init(&clock, CTP_CLOCK_MONO);
+  if (ct_ctw_open(&sink.enc, NULL) || ct_harvest_init(&h, map, len, NST, &procs, &sink, &clock)) {
+    fprintf(stderr, "bench-format: set-up failed\n");
+    exit(1);
+  }
+  ct_ctw_redirect(sink.enc, &to);
+  /* Ticks ~0.7 ns, 40-120 apart (a back-to-back writer's), the anchor at
+   * the pass's end. */
+  struct ct_clock ck = {.kind = CTP_CLOCK_TSC, .mult = 3006477107ull, .ma = 1000000000ull};
+  uint64_t ts = 1000000, x = 88172645463325252ull, k = 0;
+  double t = 0;
+  for (uint32_t c = 0; c < coros; c++) { /* the creates, untimed */
+    struct seg sg = {.kind = SEG_RECS, .n = 1, .tid = 7};
+    struct ctp_rec r = {.ts = ts++, .station = c, .gen = 1, .kind = CTP_KIND_CREATE};
+    struct seg se = {.kind = SEG_END};
+    memcpy(blk, &sg, sizeof sg);
+    memcpy(blk + sizeof sg, &r, sizeof r);
+    memset(blk + sizeof sg + sizeof r, 0, SEG_END_BYTES);
+    memcpy(blk + sizeof sg + sizeof r, &se, sizeof se);
+    memcpy(blk + sizeof sg + sizeof r + sizeof se, &ck, sizeof ck);
+    ct_rings_on_block(&h, (const char *)blk, sizeof sg + sizeof r + SEG_END_BYTES, keep);
+  }
+  while (k < n) {
+    struct seg sg = {.kind = SEG_RECS, .n = PER, .tid = 7};
+    memcpy(blk, &sg, sizeof sg);
+    struct ctp_rec *r = (struct ctp_rec *)(blk + sizeof sg);
+    for (uint32_t j = 0; j < PER; j++, k++) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      ts += 40 + x % 80;
+      int resume = k % 2;
+      r[j] = (struct ctp_rec){.ts = ts,
+                              .station = (uint32_t)(k / 2 % coros),
+                              .gen = 1,
+                              .kind = resume ? CTP_KIND_RESUME : CTP_KIND_SUSPEND,
+                              .site = resume ? 0 : 0x55d0c0a01234ull};
+    }
+    uint8_t *p = blk + sizeof sg + PER * sizeof(struct ctp_rec);
+    struct seg se = {.kind = SEG_END};
+    ck.ta = ts;
+    ck.ma += 30000;
+    memset(p, 0, SEG_END_BYTES);
+    memcpy(p, &se, sizeof se);
+    memcpy(p + sizeof se, &ck, sizeof ck);
+    double a = cpu();
+    ct_rings_on_block(&h, (const char *)blk, (size_t)(p + SEG_END_BYTES - blk), keep);
+    t += cpu() - a;
+  }
+  ct_ctw_flush(sink.enc);
+  ct_ctw_free(sink.enc);
+  ct_harvest_free(&h);
+  free(blk);
+  free(map);
+  return t * 1e9 / (double)k;
+}
+
+int main(int argc, char **argv) {
+  uint32_t coros = 1, rounds = 5;
+  uint64_t n = 10000000;
+  int keep = 1, opt;
+  while ((opt = getopt(argc, argv, "c:n:r:b")) != -1) {
+    if (opt == 'c')
+      coros = (uint32_t)strtoul(optarg, NULL, 10);
+    else if (opt == 'n')
+      n = strtoull(optarg, NULL, 10);
+    else if (opt == 'r')
+      rounds = (uint32_t)strtoul(optarg, NULL, 10);
+    else if (opt == 'b')
+      keep = 0;
+    else
+      return 2;
+  }
+  if (coros < 1 || coros > NST || rounds < 1 || rounds > 99) {
+    fprintf(stderr, "bench-format: -c 1..%u, -r 1..99\n", NST);
+    return 2;
+  }
+  double ns[99];
+  for (uint32_t i = 0; i < rounds; i++)
+    ns[i] = round_once(coros, n, keep);
+  qsort(ns, rounds, sizeof ns[0], cmp_d);
+  printf("formatter: %.2f ns per record (median of %u rounds of %llu; %u coroutine(s), %s), "
+         "%.2f bytes per record\n",
+         ns[rounds / 2], rounds, (unsigned long long)n, coros, keep ? "kept blocks" : "batch",
+         (double)bytes / ((double)n * rounds));
+  return 0;
+}

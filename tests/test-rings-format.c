@@ -1,0 +1,272 @@
+/* test-rings-format.c - the formatter's fast path for a burst of one
+ * coroutine (rings_format.c's emit_same) against its general path (emit):
+ * the same passes of capture blocks, handed as blocks the formatter may keep
+ * (their runs are merged in place) and as blocks it may not (a batch), both
+ * through the fast path, must give the binary trace, byte for byte, that
+ * the general path gives (every record through emit: the case of a JSONL
+ * copy, here to /dev/null). The passes (seeded) are bursts of a few
+ * coroutines on 3 rings with everything that must leave the fast path
+ * mid-stretch: drops counted between passes (a gap), a count gone down,
+ * records of a past or a new incarnation, a lost create, a second create, a
+ * destroy and its station's reuse, bad kinds, waits and station indexes, a
+ * station never allocated, new sites, chunk ends, a clock re-anchored back
+ * (ns clamped), and runs out of time order. */
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/ctp.h"
+#include "engine/clock.h"
+#include "engine/ctrace_enc.h"
+#include "engine/harvest.h"
+#include "engine/opts.h"
+#include "engine/procs.h"
+#include "engine/rings_int.h"
+#include "engine/rundir.h"
+#include "engine/sink.h"
+#include "lib/check.h"
+
+#define NST 16u       /* stations; the last 2 never allocated */
+#define NRING 3u      /* rings (writer threads) */
+#define PASSES 400u   /* passes per run */
+#define PER_RING 700u /* most records of a ring per pass */
+
+static uint64_t rng;
+static uint64_t rnd(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
+
+/* The trace's bytes (the encoder's chunks, redirected here). */
+struct out {
+  uint8_t *p;
+  size_t n, cap;
+};
+static void on_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64_t ts1) {
+  (void)ts0;
+  (void)ts1;
+  struct out *o = ctx;
+  if (o->n + n > o->cap) {
+    o->cap = 2 * (o->n + n);
+    o->p = realloc(o->p, o->cap);
+    ASSERT_NOT_NULL(o->p);
+  }
+  memcpy(o->p + o->n, p, n);
+  o->n += n;
+}
+static void on_line(void *ctx, const char *s, size_t n) {
+  (void)ctx;
+  (void)s;
+  (void)n;
+}
+
+/* What the writers of the generated passes believe of a station. */
+struct wst {
+  uint32_t gen; /* the incarnation they write */
+  int created;
+};
+
+/* One record of station i (or a bad index) for ring k's burst. */
+static void make_rec(struct ctp_rec *r, void *map, struct wst *w, uint32_t i, uint64_t ts) {
+  static const uint64_t sites[] = {0x55d0c0a01234, 0x55d0c0a01300, 0x55d0c0a01388};
+  struct ctp_station *s = ctp_station_at(map, i);
+  uint64_t x = rnd();
+  memset(r, 0, sizeof *r);
+  r->ts = ts;
+  r->station = i;
+  r->gen = (uint16_t)w[i].gen;
+  static const uint8_t kinds[] = {CTP_KIND_SUSPEND, CTP_KIND_RESUME, CTP_KIND_WAKE};
+  r->kind = kinds[x % 3];
+  r->wait = (uint8_t)((x >> 8) % CTP_WAIT_MAX_);
+  r->site = sites[(x >> 12) % 3];
+  r->obj = (x >> 16) % 4 ? (x >> 20) % 100 : x;
+  if (r->kind == CTP_KIND_RESUME)
+    r->site = 0;
+  switch ((x >> 32) % 200) {
+  case 0: /* a new site */
+    r->site = rnd() | 1;
+    break;
+  case 1: /* bad kind */
+    r->kind = (uint8_t)(x >> 40) % 2 ? 0 : CTP_KIND_MAX_ + (uint8_t)(x >> 41) % 5;
+    break;
+  case 2: /* bad wait */
+    r->wait = CTP_WAIT_MAX_ + (uint8_t)(x >> 40) % 200;
+    break;
+  case 3: /* bad station index, or one never allocated */
+    r->station = (x >> 40) % 2 ? NST - 1 - (uint32_t)(x >> 41) % 2 : (uint32_t)(x >> 42) | NST;
+    break;
+  case 4: /* a record of the past incarnation */
+    r->gen = (uint16_t)(w[i].gen - 1);
+    break;
+  case 5: /* the station's next incarnation, its create lost */
+    w[i].gen++;
+    s->gen = w[i].gen;
+    r->gen = (uint16_t)w[i].gen;
+    break;
+  case 6: /* a (second) create */
+    r->kind = CTP_KIND_CREATE;
+    w[i].created = 1;
+    break;
+  case 7: /* a destroy; the next record is a create of the next incarnation */
+    r->kind = CTP_KIND_DESTROY;
+    w[i].created = 0;
+    w[i].gen++;
+    break;
+  default:
+    if (!w[i].created) {
+      s->gen = w[i].gen;
+      r->kind = CTP_KIND_CREATE;
+      w[i].created = 1;
+    }
+  }
+}
+
+static void put_seg(uint8_t *blk, size_t *len, uint32_t kind, uint32_t n, uint32_t tid) {
+  struct seg sg = {.kind = kind, .n = n, .tid = tid, .ring = tid};
+  memcpy(blk + *len, &sg, sizeof sg);
+  *len += sizeof sg;
+}
+
+/* One run of the scenario (seed fixed): passes handed to the formatter as
+ * blocks it may keep (keep 1) or not, with a JSONL copy or not; the trace's
+ * bytes into *o. */
+static void run(int keep, int jsonl, struct out *o) {
+  rng = 0x9e3779b97f4a7c15ull;
+  struct ct_opts opt = {.stations = NST, .rings = NRING, .ring_kib = 4};
+  size_t len = (size_t)ct_layout(&opt, NULL);
+  void *map = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+  ASSERT_NOT_NULL(map);
+  memset(map, 0, len);
+  struct ctp_header *hdr = map;
+  hdr->magic = CTP_MAGIC;
+  hdr->version = CTP_VERSION;
+  hdr->max_stations = NST;
+  ct_layout(&opt, hdr);
+  hdr->allocated_count = NST - 2;
+  struct wst w[NST];
+  for (uint32_t i = 0; i < NST; i++) {
+    struct ctp_station *s = ctp_station_at(map, i);
+    s->probe_id = 1000 + i;
+    s->pid = 42;
+    s->gen = 1;
+    atomic_store_explicit(&s->ext_flags, CTP_STF_EXT | CTP_STF_RINGS, memory_order_release);
+    w[i] = (struct wst){.gen = 1};
+  }
+  struct ct_sink sink;
+  memset(&sink, 0, sizeof sink);
+  ASSERT_OK(ct_ctw_open(&sink.enc, NULL));
+  struct ct_ctw_to to = {.chunk = on_chunk, .line = on_line, .ctx = o};
+  ct_ctw_redirect(sink.enc, &to);
+  if (jsonl) {
+    sink.jw.fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(sink.jw.fd, 0);
+    sink.jw.buf = malloc(CT_W_BUF);
+    ASSERT_NOT_NULL(sink.jw.buf);
+  }
+  struct ct_procs procs = {0};
+  struct ct_clock clock;
+  ct_clock_init(&clock, CTP_CLOCK_MONO);
+  struct ct_harvest h;
+  ASSERT_OK(ct_harvest_init(&h, map, len, NST, &procs, &sink, &clock));
+  size_t cap = NRING * (PER_RING + 1) * sizeof(struct ctp_rec) + SEG_END_BYTES;
+  uint8_t *blk = aligned_alloc(64, cap);
+  ASSERT_NOT_NULL(blk);
+  /* Ticks: ~0.7 ns each, anchored mid-pass (either side of the anchor). */
+  struct ct_clock ck = {.kind = CTP_CLOCK_TSC, .mult = 3006477107ull, .ma = 1000000000ull};
+  uint64_t ts[NRING], cur[NRING];
+  for (uint32_t k = 0; k < NRING; k++) {
+    ts[k] = 1000000 + k;
+    cur[k] = k;
+  }
+  for (uint32_t pass = 0; pass < PASSES; pass++) {
+    size_t bl = 0;
+    /* A third of the passes are ring 0's alone: the trace's last entry is
+     * then often its coroutine's, as the next pass starts. */
+    int solo = rnd() % 3 == 0;
+    for (uint32_t k = 0; k < (solo ? 1 : NRING); k++) {
+      uint32_t n = (uint32_t)(rnd() % PER_RING) + 1;
+      put_seg(blk, &bl, SEG_RECS, n, 7000 + k);
+      struct ctp_rec *recs = (struct ctp_rec *)(blk + bl);
+      for (uint32_t j = 0; j < n; j++) {
+        uint64_t x = rnd();
+        if (x % 64 == 0) /* another coroutine of this thread */
+          cur[k] = (x >> 8) % (NST - 2);
+        if ((x >> 16) % 500 == 0) /* out of time order: a new run */
+          ts[k] -= (x >> 24) % 5000;
+        ts[k] += (x >> 32) % 40;
+        make_rec(&recs[j], map, w, (uint32_t)cur[k], ts[k]);
+      }
+      /* A bad first record: the next, of its station, is the first emit
+       * sees after drops counted between passes (the fast path's test). */
+      if (rnd() % 2 == 0)
+        recs[0].wait = CTP_WAIT_MAX_;
+      bl += n * sizeof(struct ctp_rec);
+    }
+    /* The pass's clock: the anchor at the rings' ts, sometimes a step back. */
+    ck.ta = ts[0] - 3000 + rnd() % 2000;
+    ck.ma += rnd() % 4 == 0 ? 0 : 10000 + rnd() % 3000;
+    put_seg(blk, &bl, SEG_END, 0, 0);
+    memset(blk + bl, 0, SEG_END_BYTES - sizeof(struct seg));
+    memcpy(blk + bl, &ck, sizeof ck);
+    bl += SEG_END_BYTES - sizeof(struct seg);
+    ct_rings_on_block(&h, (const char *)blk, bl, keep);
+    /* Between passes: drops (a gap before the station's next record), now
+     * and then a count gone down; the target takes the released stations. */
+    for (uint32_t i = 0; i < NST; i++) {
+      struct ctp_station *s = ctp_station_at(map, i);
+      uint64_t x = rnd(), lost = atomic_load_explicit(&s->v2_lost, memory_order_relaxed);
+      if (x % 8 == 0 || (i == cur[0] && x % 2))
+        lost += 1 + (x >> 8) % 3;
+      else if ((x >> 16) % 300 == 0 && lost)
+        lost--;
+      atomic_store_explicit(&s->v2_lost, lost, memory_order_relaxed);
+    }
+    struct ctp_queue *q = ctp_queue_at(map, hdr->station_q_off);
+    atomic_store(&q->head, atomic_load(&q->tail));
+  }
+  ASSERT_OK(ct_ctw_flush(sink.enc));
+  ASSERT_UINT64_GT(h.v2_harvested, (uint64_t)PASSES * NRING * PER_RING / 4);
+  ASSERT_UINT64_GT(h.bad, 0);
+  ASSERT_UINT64_GT(h.stale, 0);
+  ASSERT_UINT64_GT(h.incarnations, NST);
+  ct_ctw_free(sink.enc);
+  if (jsonl) {
+    ASSERT_OK(ct_writer_flush(&sink.jw));
+    ASSERT_UINT64_GT(sink.jw.pos, 0);
+    free(sink.jw.buf);
+    close(sink.jw.fd);
+  }
+  ct_harvest_free(&h);
+  free(blk);
+  free(map);
+}
+
+/* a's bytes are b's (what names a). */
+static void same(const struct out *a, const struct out *b, const char *what) {
+  ASSERT_UINT64_GT(a->n, 4 * CT_CTW_CHUNK); /* several chunks */
+  size_t n = a->n < b->n ? a->n : b->n;
+  for (size_t k = 0; k < n; k++)
+    if (a->p[k] != b->p[k])
+      FAIL("%s: the traces differ first at byte %zu (%zu and %zu bytes)", what, k, a->n, b->n);
+  ASSERT_UINT64_EQ(a->n, b->n);
+}
+
+int main(void) {
+  struct out kept = {0}, batch = {0}, general = {0};
+  run(1, 0, &kept);
+  run(0, 0, &batch);
+  run(1, 1, &general);
+  same(&kept, &general, "kept blocks");
+  same(&batch, &general, "a batch");
+  printf("ok: %zu bytes, the same\n", general.n);
+  free(kept.p);
+  free(batch.p);
+  free(general.p);
+  return 0;
+}
