@@ -23,7 +23,7 @@ PROGS += $(O)/bench/bench-writer
 # The engine's reading of shared memory, for tests/fuzz/fuzz-shm.c.
 FUZZ_SRCS_shm := src/engine/harvest.c src/engine/writer.c src/engine/modules.c src/engine/rings.c src/engine/rings_format.c \
                  src/engine/sites.c \
-                 src/engine/records.c src/engine/sink.c src/engine/clock.c \
+                 src/engine/records.c src/engine/sink.c src/engine/sink_cut.c src/engine/clock.c \
                  src/engine/ctrace_enc.c src/engine/flight.c src/engine/flight_snap.c src/analysis/trace.c src/analysis/trace_read.c \
                  src/analysis/ctrace_dec.c src/analysis/text.c
 # The writer opens the trace through src/common/outfile.c; the flight window
