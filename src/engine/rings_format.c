@@ -243,8 +243,9 @@ static void release(struct ct_harvest *h) {
  * first line and label (incarnate). A server's coroutines are many, each
  * with a few events: these lines are cold (the demo under redis-benchmark:
  * a new station every ten records). Any index below n is in the mapping. */
-static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec *r) {
-  if (r->station == r[-1].station)
+static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec *r, size_t stride) {
+  /* The record before it, stride bytes back (in the batch, a ct_rrec's). */
+  if (r->station == ((const struct ctp_rec *)((const char *)r - stride))->station)
     return; /* the record before it fetches the same lines (a burst of one coroutine) */
   uint32_t i = r->station < h->n ? r->station : 0; /* out of range: station 0, harmless */
   const struct ctp_station *s = ctp_station_at(h->base, i);
@@ -302,7 +303,7 @@ emit_same(struct ct_harvest *h, const struct ctp_rec *r, size_t stride, size_t n
         wait >= CTP_WAIT_MAX_ || atomic_load_explicit(lost, memory_order_relaxed) != dropped)
       break;
     if ((size_t)((const char *)e - (const char *)r) > PREFETCH_AHEAD * stride)
-      prefetch_rec(h, rec_at(r, stride, PREFETCH_AHEAD));
+      prefetch_rec(h, rec_at(r, stride, PREFETCH_AHEAD), stride);
     /* Clamped as emit does: never before the coroutine's last event. */
     uint64_t ns = ct_clock_ns(&ck, r->ts);
     ct_ctw_run_v2(enc, &s, ns < s.last_ts ? s.last_ts : ns, kind, wait, r->site, r->obj);
@@ -353,7 +354,7 @@ static void merge_runs(struct ct_harvest *h) {
     const struct ctp_rec *r = rn[m].p, *e = r + rn[m].n;
     do {
       if (e - r > PREFETCH_AHEAD)
-        prefetch_rec(h, &r[PREFETCH_AHEAD]);
+        prefetch_rec(h, &r[PREFETCH_AHEAD], sizeof(*r));
       emit(h, r, rn[m].tid);
       if (++r < e && r->station == r[-1].station)
         r += emit_same_run(h, r, (size_t)(e - r), lim, rn[m].tid);
@@ -377,7 +378,7 @@ static void consume_pass(struct ct_harvest *h) {
     const struct ct_rrec *b = h->batch;
     for (size_t k = 0, n = h->nbatch; k < n;) {
       if (k + PREFETCH_AHEAD < n)
-        prefetch_rec(h, &b[k + PREFETCH_AHEAD].r);
+        prefetch_rec(h, &b[k + PREFETCH_AHEAD].r, sizeof(*b));
       emit(h, &b[k].r, b[k].tid);
       if (++k < n && b[k].r.station == b[k - 1].r.station)
         k += emit_same_batch(h, &b[k], n - k);
