@@ -130,6 +130,8 @@ static uint32_t intern(struct ct_map *map, uint64_t a, uint64_t b, void **arr, s
 }
 
 static uint32_t site_index(struct ct_model *m, uint64_t site, uint32_t pid) {
+  if (m->last_site_ix1 && m->last_site == site && m->last_site_pid == pid)
+    return m->last_site_ix1 - 1;
   size_t cap = m->capsites;
   uint32_t i = intern(&m->sitemap, site, pid, (void **)&m->sites, &m->nsites, &m->capsites,
                       sizeof *m->sites, &site);
@@ -142,12 +144,23 @@ static uint32_t site_index(struct ct_model *m, uint64_t site, uint32_t pid) {
     m->site_pids = np;
   }
   m->site_pids[i] = pid;
+  m->last_site = site;
+  m->last_site_pid = pid;
+  m->last_site_ix1 = i + 1;
   return i;
 }
 
 static uint32_t tid_index(struct ct_model *m, uint64_t tid) {
+  if (m->last_tid_ix1 && m->last_tid == tid)
+    return m->last_tid_ix1 - 1;
   uint32_t t = (uint32_t)tid;
-  return intern(&m->tidmap, tid, 0, (void **)&m->tids, &m->ntids, &m->captids, sizeof *m->tids, &t);
+  uint32_t i =
+      intern(&m->tidmap, tid, 0, (void **)&m->tids, &m->ntids, &m->captids, sizeof *m->tids, &t);
+  if (i != NONE) {
+    m->last_tid = tid;
+    m->last_tid_ix1 = i + 1;
+  }
+  return i;
 }
 
 /* FNV-1a of a label, its key in labelmap; a collision is told apart by text. */
