@@ -74,7 +74,7 @@ static int grow(void **p, size_t n, size_t *cap, size_t sz) {
 
 /* coro's work past the last coroutine: the recent ones, then the map. */
 static __attribute__((noinline)) struct ct_mcoro *coro_lookup(struct ct_model *m, uint64_t id,
-                                                             int create) {
+                                                              int create) {
   uint32_t *hit = &m->recent[(id * 0x9e3779b97f4a7c15ull) >> (64 - CT_RECENT_BITS)];
   if (*hit < m->ncoros && m->coros[*hit].id == id)
     return &m->coros[m->last_ix = *hit];
@@ -101,6 +101,7 @@ static __attribute__((noinline)) struct ct_mcoro *coro_lookup(struct ct_model *m
   return &m->coros[*ix];
 }
 
+/* The row of coroutine id, made when absent if create (NULL: absent, or no memory). */
 static inline struct ct_mcoro *coro(struct ct_model *m, uint64_t id, int create) {
   /* The engine writes a coroutine's lines together: the last one is likely
    * again; else the recent ones, by a direct-mapped cache of the map. */
@@ -156,6 +157,7 @@ static __attribute__((noinline)) uint32_t site_lookup(struct ct_model *m, uint64
   return i;
 }
 
+/* The index of (site, pid) in the site table, added when new (NONE: no memory). */
 static inline uint32_t site_index(struct ct_model *m, uint64_t site, uint32_t pid) {
   if (m->last_site_ix1 && m->last_site == site && m->last_site_pid == pid)
     return m->last_site_ix1 - 1;
@@ -303,8 +305,8 @@ static int emit(struct ct_model *m, const struct ct_mcoro *c, uint64_t t1, int o
 
 /* c goes to state at ts: the span it was in is emitted, the levels move
  * (inline: once per event, read speed). */
-static inline __attribute__((always_inline)) int move(struct ct_model *m, struct ct_mcoro *c, int state, uint64_t ts,
-                struct ct_cbucket *b) {
+static inline __attribute__((always_inline)) int
+move(struct ct_model *m, struct ct_mcoro *c, int state, uint64_t ts, struct ct_cbucket *b) {
   int rc = emit(m, c, ts, 0);
   int from = level_of(c->state), to = level_of(state);
   if (from >= 0)
