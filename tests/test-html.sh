@@ -4,7 +4,8 @@
 # on the report's scenarios, the reference fixture and stdin the page holds
 # the data (decoded by tests/browser/decode.mjs with node's zlib) with the
 # report's findings exactly; over the span budget the coroutines a finding
-# names keep every span and the rows of the others are pruned (counted);
+# names keep every span and the rows of the others are pruned (counted),
+# and with no finding naming one the trace is read once;
 # serve answers /data with the token only, and following a growing trace
 # its findings stay exactly the report's.
 . "$(dirname "$0")/lib/report.sh"
@@ -72,6 +73,18 @@ if [ -x "$CT_BUILD/bench/bench-report-gen" ]; then
   dec page "$tmp/big-full.html" "$tmp/big.json" "$tmp/e1.json" >"$tmp/b1.dec" || fail "big: $(cat "$tmp/b1.dec")"
   dec page "$tmp/big-small.html" "$tmp/big.json" "$tmp/e2.json" >"$tmp/b2.dec" || fail "big, small budget: $(cat "$tmp/b2.dec")"
   cat "$tmp/b2.dec"
+fi
+# Over the budget with no finding naming a coroutine: one pass (a second one
+# would rebuild the same model), the spans past the budget summarized.
+if [ -x "$CT_BUILD/tests/lib/sdk-writer" ]; then
+  "$CT" run --quiet --lossless -o "$tmp/spaced.ctrace" -- "$CT_BUILD/tests/lib/sdk-writer" spaced 1 2000 0 \
+    "$tmp/spaced.w" >"$tmp/spaced.out" 2>&1 || fail "spaced: run exit $?: $(cat "$tmp/spaced.out")"
+  "$CT" report "$tmp/spaced.ctrace" -o /dev/null --json "$tmp/spaced.json"
+  "$CT" html "$tmp/spaced.ctrace" -o "$tmp/spaced.html" --span-budget 100 --stats 2>"$tmp/spaced.err" ||
+    fail "spaced: html exit $?"
+  grep -q ' 1 pass(es), [0-9]* spans ([1-9][0-9]* summarized)' "$tmp/spaced.err" ||
+    fail "spaced: want one pass with spans summarized: $(cat "$tmp/spaced.err")"
+  dec page "$tmp/spaced.html" "$tmp/spaced.json" >"$tmp/spaced.dec" || fail "spaced: $(cat "$tmp/spaced.dec")"
 fi
 
 # serve: the same data over HTTP, with the token only; SIGTERM ends it.

@@ -127,12 +127,8 @@ static struct ct_early *early_of(struct ct_state *s, const struct ct_coro *c) {
   return e;
 }
 
-/* The coroutine's entry. Destroyed ones stay as tombstones (to catch events
- * after destroy) until they outnumber the living: then they are dropped, which
- * keeps memory proportional to the coroutines alive. */
-static struct ct_coro *coro_of(struct ct_state *s, uint64_t id) {
-  if (s->last_coro && s->last_coro_id == id)
-    return s->last_coro;
+/* coro_of's slow path: the map, the cache refilled. */
+static __attribute__((noinline)) struct ct_coro *coro_lookup(struct ct_state *s, uint64_t id) {
   struct ct_coro *c = ct_map_get(&s->coros, id, 0);
   if (!c) {
     s->last_coro = NULL; /* the filter and the put may move the entries */
@@ -151,6 +147,15 @@ static struct ct_coro *coro_of(struct ct_state *s, uint64_t id) {
   s->last_coro = c;
   s->last_coro_id = id;
   return c;
+}
+
+/* The coroutine's entry. Destroyed ones stay as tombstones (to catch events
+ * after destroy) until they outnumber the living: then they are dropped, which
+ * keeps memory proportional to the coroutines alive. */
+static inline struct ct_coro *coro_of(struct ct_state *s, uint64_t id) {
+  if (s->last_coro && s->last_coro_id == id)
+    return s->last_coro;
+  return coro_lookup(s, id);
 }
 
 /* A create after c's destroy: a new coroutine with the same id (its memory
@@ -590,17 +595,20 @@ static int on_event(struct ct_state *s, uint64_t lineno, const struct ct_event *
   return rc;
 }
 
-void ct_state_prefetch(struct ct_state *s, const struct ct_line *l) {
-  if (l->type != CT_LINE_EVENT)
-    return;
-  /* The coroutine of the line before: in the cache already (coro_of's). */
-  if (l->probe_id == s->peeked[(s->npeeked - 1) % CT_PREFETCH_LAG])
-    return;
+/* ct_state_prefetch's work for a coroutine other than the last line's (out
+ * of line: the common case, the same coroutine, saves no registers). */
+static __attribute__((noinline)) void prefetch_coro(struct ct_state *s, uint64_t id) {
   unsigned i = s->npeeked++ % CT_PREFETCH_LAG;
   if (s->peeked[i])
     ct_map_prefetch_entry(&s->coros, s->peeked[i], 0);
-  s->peeked[i] = l->probe_id;
-  ct_map_prefetch(&s->coros, l->probe_id, 0);
+  s->peeked[i] = id;
+  ct_map_prefetch(&s->coros, id, 0);
+}
+
+void ct_state_prefetch(struct ct_state *s, const struct ct_line *l) {
+  /* The coroutine of the line before: in the cache already (coro_of's). */
+  if (l->type == CT_LINE_EVENT && l->probe_id != s->peeked[(s->npeeked - 1) % CT_PREFETCH_LAG])
+    prefetch_coro(s, l->probe_id);
 }
 
 static void copy_str(const struct ct_line *l, int key, const struct ct_str *str, char *buf,

@@ -1,7 +1,8 @@
 /* build.c - the page's data from a trace: one pass feeds each parsed line to
  * the report's analysis (the findings, same JSON model as `report --json`)
- * and to the dashboard's model; when the spans overflow the budget, a second
- * pass rebuilds the model keeping in full every coroutine a finding names. */
+ * and to the dashboard's model; when the spans overflow the budget and a
+ * finding names coroutines, a second pass rebuilds the model keeping those in
+ * full. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,15 @@ int ct_dash_keep_findings(struct ct_model *m, const struct ct_report *r) {
   return rc;
 }
 
+/* 1 when a finding of r names a coroutine: only then can a second pass
+ * (ct_dash_keep_findings) make a model other than the first pass's. */
+static int names_coros(const struct ct_report *r) {
+  for (size_t i = 0; i < r->nf; i++)
+    if (r->f[i].ncoros)
+      return 1;
+  return 0;
+}
+
 int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int live,
                   size_t span_budget, unsigned run, struct ct_buf *z, const struct ct_zdrain *drain,
                   struct ct_dash_stats *stats) {
@@ -131,8 +141,9 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   r.runs = stats->runs;
   if ((rc = ct_dash_findings_json(&r, &json, &jlen)))
     goto out;
-  if (m.spans_dropped && seekable && lseek(fd, 0, SEEK_SET) == 0) {
-    /* Over the budget: again, with every coroutine of a finding kept. */
+  if (m.spans_dropped && seekable && names_coros(&r) && lseek(fd, 0, SEEK_SET) == 0) {
+    /* Over the budget: again, with every coroutine of a finding kept (none
+     * kept: the same lines into the same fresh model, the same model). */
     ct_model_free(&m);
     if ((rc = ct_model_init(&m, budget, cap)))
       goto out;

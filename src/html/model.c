@@ -72,11 +72,9 @@ static int grow(void **p, size_t n, size_t *cap, size_t sz) {
   return 0;
 }
 
-static struct ct_mcoro *coro(struct ct_model *m, uint64_t id, int create) {
-  /* The engine writes a coroutine's lines together: the last one is likely
-   * again; else the recent ones, by a direct-mapped cache of the map. */
-  if (m->ncoros && m->last_ix < m->ncoros && m->coros[m->last_ix].id == id)
-    return &m->coros[m->last_ix];
+/* coro's work past the last coroutine: the recent ones, then the map. */
+static __attribute__((noinline)) struct ct_mcoro *coro_lookup(struct ct_model *m, uint64_t id,
+                                                              int create) {
   uint32_t *hit = &m->recent[(id * 0x9e3779b97f4a7c15ull) >> (64 - CT_RECENT_BITS)];
   if (*hit < m->ncoros && m->coros[*hit].id == id)
     return &m->coros[m->last_ix = *hit];
@@ -101,6 +99,15 @@ static struct ct_mcoro *coro(struct ct_model *m, uint64_t id, int create) {
     return NULL;
   m->last_ix = *hit = *ix;
   return &m->coros[*ix];
+}
+
+/* The row of coroutine id, made when absent if create (NULL: absent, or no memory). */
+static inline struct ct_mcoro *coro(struct ct_model *m, uint64_t id, int create) {
+  /* The engine writes a coroutine's lines together: the last one is likely
+   * again; else the recent ones, by a direct-mapped cache of the map. */
+  if (m->ncoros && m->last_ix < m->ncoros && m->coros[m->last_ix].id == id)
+    return &m->coros[m->last_ix];
+  return coro_lookup(m, id, create);
 }
 
 int ct_model_keep(struct ct_model *m, uint64_t probe_id) {
@@ -129,7 +136,9 @@ static uint32_t intern(struct ct_map *map, uint64_t a, uint64_t b, void **arr, s
   return (uint32_t)(*n)++;
 }
 
-static uint32_t site_index(struct ct_model *m, uint64_t site, uint32_t pid) {
+/* site_index's work for a site other than the last one. */
+static __attribute__((noinline)) uint32_t site_lookup(struct ct_model *m, uint64_t site,
+                                                      uint32_t pid) {
   size_t cap = m->capsites;
   uint32_t i = intern(&m->sitemap, site, pid, (void **)&m->sites, &m->nsites, &m->capsites,
                       sizeof *m->sites, &site);
@@ -142,12 +151,30 @@ static uint32_t site_index(struct ct_model *m, uint64_t site, uint32_t pid) {
     m->site_pids = np;
   }
   m->site_pids[i] = pid;
+  m->last_site = site;
+  m->last_site_pid = pid;
+  m->last_site_ix1 = i + 1;
   return i;
 }
 
+/* The index of (site, pid) in the site table, added when new (NONE: no memory). */
+static inline uint32_t site_index(struct ct_model *m, uint64_t site, uint32_t pid) {
+  if (m->last_site_ix1 && m->last_site == site && m->last_site_pid == pid)
+    return m->last_site_ix1 - 1;
+  return site_lookup(m, site, pid);
+}
+
 static uint32_t tid_index(struct ct_model *m, uint64_t tid) {
+  if (m->last_tid_ix1 && m->last_tid == tid)
+    return m->last_tid_ix1 - 1;
   uint32_t t = (uint32_t)tid;
-  return intern(&m->tidmap, tid, 0, (void **)&m->tids, &m->ntids, &m->captids, sizeof *m->tids, &t);
+  uint32_t i =
+      intern(&m->tidmap, tid, 0, (void **)&m->tids, &m->ntids, &m->captids, sizeof *m->tids, &t);
+  if (i != NONE) {
+    m->last_tid = tid;
+    m->last_tid_ix1 = i + 1;
+  }
+  return i;
 }
 
 /* FNV-1a of a label, its key in labelmap; a collision is told apart by text. */
@@ -276,9 +303,10 @@ static int emit(struct ct_model *m, const struct ct_mcoro *c, uint64_t t1, int o
   return 0;
 }
 
-/* c goes to state at ts: the span it was in is emitted, the levels move. */
-static int move(struct ct_model *m, struct ct_mcoro *c, int state, uint64_t ts,
-                struct ct_cbucket *b) {
+/* c goes to state at ts: the span it was in is emitted, the levels move
+ * (inline: once per event, read speed). */
+static inline __attribute__((always_inline)) int
+move(struct ct_model *m, struct ct_mcoro *c, int state, uint64_t ts, struct ct_cbucket *b) {
   int rc = emit(m, c, ts, 0);
   int from = level_of(c->state), to = level_of(state);
   if (from >= 0)

@@ -73,6 +73,10 @@ struct ct_model {
   struct ct_map tidmap; /* tid -> uint32 index */
   uint32_t *tids;
   size_t ntids, captids;
+  /* site_index's and tid_index's last answers (index + 1, 0: none): events
+   * in a row mostly name the site and thread the one before named. */
+  uint64_t last_site, last_tid;
+  uint32_t last_site_pid, last_site_ix1, last_tid_ix1;
   char **labels; /* index 0 = none */
   size_t nlabels, caplabels;
   struct ct_map labelmap; /* hash -> index */
