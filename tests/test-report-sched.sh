@@ -14,12 +14,15 @@ for p in "$story" "$cpp"; do
 done
 
 # trace NAME PROGRAM ARGS...: traced into $tmp/NAME.jsonl, reported into
-# $tmp/NAME.md and $tmp/NAME.json.
+# $tmp/NAME.md and $tmp/NAME.json. No blocker findings: a run stretched past
+# 100 ms by a loaded machine is one (seen once at load 7), and none of these
+# programs is about them.
+noblock="--blocker-ms 3600000"
 trace() {
   name=$1; shift
   "$COROTRACER" run --quiet --lossless -n 512 -o "$tmp/$name.jsonl" -- "$@" > "$tmp/$name.out" 2>&1 ||
     fail "$name: corotracer run exit $?: $(cat "$tmp/$name.out")"
-  "$COROTRACER" report "$tmp/$name.jsonl" --json "$tmp/$name.json" > "$tmp/$name.md" 2> "$tmp/$name.err" ||
+  "$COROTRACER" report $noblock "$tmp/$name.jsonl" --json "$tmp/$name.json" > "$tmp/$name.md" 2> "$tmp/$name.err" ||
     fail "$name: report exit $?: $(cat "$tmp/$name.err")"
 }
 # kinds NAME: "kind/severity/count" of each finding, one a line.
@@ -47,7 +50,7 @@ has starve md '`story_sched (sched-story.c:[0-9]*)`: 1 coroutine, runnable 1\.[0
 # The same through the engine's default, binary trace format.
 "$COROTRACER" run --quiet --lossless -n 512 -o "$tmp/starve.ctrace" -- "$story" starve > "$tmp/bin.out" 2>&1 ||
   fail "starve.ctrace: corotracer run exit $?: $(cat "$tmp/bin.out")"
-"$COROTRACER" report "$tmp/starve.ctrace" --json "$tmp/starve-bin.json" > /dev/null 2>&1 || fail "starve.ctrace: report exit $?"
+"$COROTRACER" report $noblock "$tmp/starve.ctrace" --json "$tmp/starve-bin.json" > /dev/null 2>&1 || fail "starve.ctrace: report exit $?"
 has starve-bin json '"kind":"starvation","severity":"warning","count":1,'
 has starve-bin json '"held_by":\[{"probe_id":[0-9]*,"label":"busy","resumes":1000}\]'
 # Its twin: 200 busy coroutines and a fair queue; the victim waits for each
