@@ -6,7 +6,8 @@
  * a resume): 1 is a back-to-back burst of one coroutine (the formatter's
  * fast path), more the alternating case (its general path every other
  * record). Median of ROUNDS rounds of N records. Blocks handed as kept (the
- * common case) or, with -b, as a batch (a spilled block's path).
+ * common case) or, with -b, as a batch (the path of a pass whose blocks the
+ * formatter may not all keep, or of more runs than it merges in place).
  * Usage: bench-format [-c COROS] [-n N] [-r ROUNDS] [-b] */
 #include <stdatomic.h>
 #include <stdio.h>
