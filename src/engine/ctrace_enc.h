@@ -143,8 +143,7 @@ ct_ctw_v2(struct ct_ctw *e, uint64_t ts, uint64_t probe, uint64_t tid, uint8_t k
 /* ctr_put_varint's bytes, without a branch on the length below 2^14 (a
  * burst's ts deltas are 1 or 2 bytes, in no order a predictor learns): two
  * bytes stored, one or both kept. Needs a byte of room past the varint. */
-static inline __attribute__((always_inline)) uint8_t *ct_ctw_put_varint14(uint8_t *p,
-                                                                         uint64_t v) {
+static inline __attribute__((always_inline)) uint8_t *ct_ctw_put_varint14(uint8_t *p, uint64_t v) {
   if (v >= 1u << 14)
     return ctr_put_varint(p, v);
   unsigned two = v >= 0x80;
@@ -171,9 +170,10 @@ struct ct_ctw_run {
  * be written by ct_ctw_run_v2: the last entry was that coroutine's on tid,
  * at ts last_ts (the caller's ts of its previous event: s->last_ts serves
  * both), evn is its next ev with standard seqs. Then s is set up. Else 0. */
-static inline __attribute__((always_inline)) int
-ct_ctw_run_begin(struct ct_ctw *e, struct ct_ctw_run *s, uint64_t probe, uint64_t tid,
-                 uint64_t evn, uint64_t last_ts) {
+static inline __attribute__((always_inline)) int ct_ctw_run_begin(struct ct_ctw *e,
+                                                                  struct ct_ctw_run *s,
+                                                                  uint64_t probe, uint64_t tid,
+                                                                  uint64_t evn, uint64_t last_ts) {
   const struct ctr_coro *c = &e->coro[ctr_coro_slot(probe)];
   if (!e->have_prev || e->prev_probe != probe || e->last_tid != tid || e->last_ts != last_ts ||
       !c->used || c->probe_id != probe || c->next_ev != evn || c->slot_seq)
@@ -189,9 +189,10 @@ ct_ctw_run_begin(struct ct_ctw *e, struct ct_ctw_run *s, uint64_t probe, uint64_
 /* The stretch's next entry (s->p <= s->end: the caller checks): kind is a
  * suspend, resume or wake, wait below CTP_WAIT_MAX_; site as a record's
  * (a resume's is not written: its addr is 0). */
-static inline __attribute__((always_inline)) void
-ct_ctw_run_v2(struct ct_ctw *e, struct ct_ctw_run *s, uint64_t ts, uint8_t kind, uint8_t wait,
-              uint64_t site, uint64_t obj) {
+static inline __attribute__((always_inline)) void ct_ctw_run_v2(struct ct_ctw *e,
+                                                                struct ct_ctw_run *s, uint64_t ts,
+                                                                uint8_t kind, uint8_t wait,
+                                                                uint64_t site, uint64_t obj) {
   uint8_t op = kind;
   if (op == CTR_OP_SUSPEND && wait >= CTP_WAIT_FD)
     op = CTR_OP_SUSPEND_W;
@@ -215,9 +216,10 @@ ct_ctw_run_v2(struct ct_ctw *e, struct ct_ctw_run *s, uint64_t ts, uint8_t kind,
 
 /* The stretch's state back into e: n entries were written, evn is the
  * coroutine's next ev. */
-static inline __attribute__((always_inline)) void
-ct_ctw_run_end(struct ct_ctw *e, const struct ct_ctw_run *s, uint64_t probe, uint64_t evn,
-               size_t n) {
+static inline __attribute__((always_inline)) void ct_ctw_run_end(struct ct_ctw *e,
+                                                                 const struct ct_ctw_run *s,
+                                                                 uint64_t probe, uint64_t evn,
+                                                                 size_t n) {
   struct ctr_coro *c = &e->coro[ctr_coro_slot(probe)];
   c->addr = s->addr;
   c->next_ev = evn;
