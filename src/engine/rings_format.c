@@ -243,7 +243,8 @@ static void release(struct ct_harvest *h) {
  * first line and label (incarnate). A server's coroutines are many, each
  * with a few events: these lines are cold (the demo under redis-benchmark:
  * a new station every ten records). Any index below n is in the mapping. */
-static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec *r, size_t stride) {
+static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec *r,
+                                size_t stride) {
   /* The record before it, stride bytes back (in the batch, a ct_rrec's). */
   if (r->station == ((const struct ctp_rec *)((const char *)r - stride))->station)
     return; /* the record before it fetches the same lines (a burst of one coroutine) */
@@ -274,9 +275,10 @@ static inline const struct ctp_rec *rec_at(const struct ctp_rec *r, size_t strid
  * incarnation, tid and drop count still are, per record. Binary trace only
  * (a JSONL copy takes emit). Returns the number written (0: emit takes r).
  * Inline into emit_same_run and emit_same_batch, with a constant stride. */
-static inline __attribute__((always_inline)) size_t
-emit_same(struct ct_harvest *h, const struct ctp_rec *r, size_t stride, size_t n, uint64_t lim,
-          uint32_t tid) {
+static inline __attribute__((always_inline)) size_t emit_same(struct ct_harvest *h,
+                                                              const struct ctp_rec *r,
+                                                              size_t stride, size_t n, uint64_t lim,
+                                                              uint32_t tid) {
   struct ct_sink *sk = h->sink;
   struct ct_ctw *enc = sk->enc;
   uint32_t i = r->station;
@@ -322,9 +324,8 @@ emit_same(struct ct_harvest *h, const struct ctp_rec *r, size_t stride, size_t n
 /* emit_same of a run's records, and of the batch's. Not inlined into their
  * callers: the loop then has the registers to itself (inlined, the
  * stretch's state went to the stack and back each record). */
-static __attribute__((noinline)) size_t emit_same_run(struct ct_harvest *h,
-                                                      const struct ctp_rec *r, size_t n,
-                                                      uint64_t lim, uint32_t tid) {
+static __attribute__((noinline)) size_t emit_same_run(struct ct_harvest *h, const struct ctp_rec *r,
+                                                      size_t n, uint64_t lim, uint32_t tid) {
   return emit_same(h, r, sizeof(*r), n, lim, tid);
 }
 static __attribute__((noinline)) size_t emit_same_batch(struct ct_harvest *h,

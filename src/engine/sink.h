@@ -85,9 +85,9 @@ struct ct_sink {
   uint8_t *popd;                /* producer: per block of the region, 1 once its pages are in */
   char *held[CT_SINK_HELD_MAX]; /* formatter: blocks the handler kept */
   uint32_t nheld, held_scratch; /* held_scratch: bit i, held[i] is a scratch block */
-  int spill_fd;       /* -1 until the first spill */
-  int spill_broken;   /* the spill file failed: wait for memory instead */
-  uint64_t spill_end; /* producer: bytes written to the spill file, in all */
+  int spill_fd;                 /* -1 until the first spill */
+  int spill_broken;             /* the spill file failed: wait for memory instead */
+  uint64_t spill_end;           /* producer: bytes written to the spill file, in all */
   /* Slots of CT_SINK_BLOCK bytes in the spill file: in use (the producer's
    * count), and under mu, the ones the formatter has read back (reused). */
   uint32_t spill_slots, spill_cap, nspill_free;

@@ -72,4 +72,3 @@ out:
   free(chunk);
   free(m.buf);
 }
-
