@@ -34,8 +34,8 @@ static int grow(void **p, size_t n, size_t *cap, size_t sz) {
 static int reserve(void **p, size_t *cap, size_t max, size_t sz) {
   if (!max || max > SIZE_MAX / sz)
     return -ENOMEM;
-  void *np = mmap(NULL, max * sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                  -1, 0);
+  void *np = mmap(NULL, max * sz, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (np == MAP_FAILED)
     return -ENOMEM;
   (void)madvise(np, max * sz, MADV_HUGEPAGE); /* advice: no harm when refused */
