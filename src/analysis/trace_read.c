@@ -62,7 +62,8 @@ static unsigned next_slot(struct reader *r, int *rc) {
 /* The line in slot i is filled: it joins the ring, shown to peek unless an
  * event line of the coroutine the last one shown was of (read speed: most
  * lines, two calls saved a line). */
-static void commit(struct reader *r, unsigned i, uint64_t lineno) {
+static inline __attribute__((always_inline)) void commit(struct reader *r, unsigned i,
+                                                         uint64_t lineno) {
   const struct ct_line *l = &r->ring[i].l;
   r->n++;
   r->ring[i].lineno = lineno;
