@@ -288,16 +288,10 @@ static int level_of(int state) {
 }
 
 /* ---- spans ---------------------------------------------------------------- */
-static int emit(struct ct_model *m, const struct ct_mcoro *c, uint64_t t1, int open) {
-  if (c->state > CT_SP_CREATED)
-    return 0;
-  int other = !c->keep;
-  if (m->nspans >= m->span_cap || (other && m->nspans_other >= m->span_budget)) {
-    m->spans_dropped++;
-    if (c->state_ts < m->detail_until)
-      m->detail_until = c->state_ts;
-    return 0;
-  }
+/* emit's work for a span kept: stored (out of line: past the budget, most
+ * spans are only counted). */
+static __attribute__((noinline)) int store_span(struct ct_model *m, const struct ct_mcoro *c,
+                                                uint64_t t1, int other) {
   if (!m->spans && reserve((void **)&m->spans, &m->capspans, m->span_cap, sizeof *m->spans))
     return -ENOMEM;
   struct ct_span *s = &m->spans[m->nspans++];
@@ -308,8 +302,7 @@ static int emit(struct ct_model *m, const struct ct_mcoro *c, uint64_t t1, int o
                         .obj = c->obj,
                         .coro = (uint32_t)(c - m->coros),
                         .state = c->state,
-                        .wait = c->wait,
-                        .open = (uint8_t)open};
+                        .wait = c->wait};
   s->arg = c->state == CT_SP_RUNNING     ? c->tid
            : c->state == CT_SP_SUSPENDED ? c->site
            : c->state == CT_SP_RUNNABLE  ? c->waker
@@ -317,11 +310,27 @@ static int emit(struct ct_model *m, const struct ct_mcoro *c, uint64_t t1, int o
   return 0;
 }
 
+/* The span c was in until t1, stored while the budget has room, else
+ * counted as dropped. */
+static inline __attribute__((always_inline)) int emit(struct ct_model *m, const struct ct_mcoro *c,
+                                                      uint64_t t1) {
+  if (c->state > CT_SP_CREATED)
+    return 0;
+  int other = !c->keep;
+  if (m->nspans >= m->span_cap || (other && m->nspans_other >= m->span_budget)) {
+    m->spans_dropped++;
+    if (c->state_ts < m->detail_until)
+      m->detail_until = c->state_ts;
+    return 0;
+  }
+  return store_span(m, c, t1, other);
+}
+
 /* c goes to state at ts: the span it was in is emitted, the levels move
  * (inline: once per event, read speed). */
 static inline __attribute__((always_inline)) int
 move(struct ct_model *m, struct ct_mcoro *c, int state, uint64_t ts, struct ct_cbucket *b) {
-  int rc = emit(m, c, ts, 0);
+  int rc = emit(m, c, ts);
   int from = level_of(c->state), to = level_of(state);
   if (from >= 0)
     b->d[from]--;
