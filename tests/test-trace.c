@@ -229,11 +229,12 @@ static void test_utf8(void) {
 
 /* The streamer's callback: records line numbers and results; stops at stop_at.
  * With ct_trace_read_ahead, each line that parsed must have been peeked at
- * before, in order. */
+ * before, in order, but an event line of the coroutine of the event line
+ * before it (shown: the number of peeks matched so far). */
 struct seen {
   uint64_t lines, ok, syntax, stop_at;
-  uint64_t last_probe;
-  uint64_t peeked[4096], npeeked;
+  uint64_t last_probe, last_event_probe;
+  uint64_t peeked[4096], npeeked, shown;
   int ahead;
 };
 
@@ -242,10 +243,13 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   ASSERT_UINT64_EQ(lineno, s->lines + 1);
   s->lines = lineno;
   if (err == CT_LINE_OK) {
-    if (s->ahead) {
-      ASSERT_UINT64_LT(s->ok, s->npeeked);
-      ASSERT_UINT64_EQ(s->peeked[s->ok], l->probe_id);
+    int event = l->type == CT_LINE_EVENT;
+    if (s->ahead && !(event && l->probe_id == s->last_event_probe)) {
+      ASSERT_UINT64_LT(s->shown, s->npeeked);
+      ASSERT_UINT64_EQ(s->peeked[s->shown++], l->probe_id);
     }
+    if (event)
+      s->last_event_probe = l->probe_id;
     s->ok++;
     s->last_probe = l->probe_id;
   } else if (err == CT_LINE_SYNTAX) {
@@ -276,8 +280,9 @@ static int file_of(const char *text, size_t len) {
 }
 
 static void test_stream(int ahead) {
-  /* 2000 events (about 100 KB: many refills of the 4 KiB buffer), a blank
-   * line, a line of 1 MiB (the buffer grows), then a last line without '\n'. */
+  /* 2000 events, two of each coroutine (about 100 KB: many refills of the
+   * 4 KiB buffer), a blank line, a line of 1 MiB (the buffer grows), then a
+   * last line without '\n'. */
   size_t cap = 2u << 20, len = 0;
   char *text = malloc(cap);
   struct seen *s = malloc(sizeof *s);
@@ -285,7 +290,8 @@ static void test_stream(int ahead) {
   ASSERT_NOT_NULL(s);
   for (int i = 1; i <= 2000; i++)
     len += (size_t)snprintf(text + len, cap - len,
-                            "{\"probe_id\":%d,\"tid\":1,\"is_active\":true,\"ts\":%d}\n", i, i);
+                            "{\"probe_id\":%d,\"tid\":1,\"is_active\":true,\"ts\":%d}\n",
+                            (i + 1) / 2, i);
   text[len++] = '\n';
   len += (size_t)snprintf(text + len, cap - len,
                           "{\"type\":\"coroutine\",\"probe_id\":5000,\"label\":\"");
@@ -304,8 +310,8 @@ static void test_stream(int ahead) {
   ASSERT_UINT64_EQ(s->ok, 2002);
   ASSERT_UINT64_EQ(s->syntax, 1); /* the blank line */
   ASSERT_UINT64_EQ(s->last_probe, 7777);
-  if (ahead)
-    ASSERT_UINT64_EQ(s->npeeked, 2002);
+  if (ahead) /* the second event of each coroutine is not shown */
+    ASSERT_UINT64_EQ(s->npeeked, 1002);
 
   /* The callback's non-zero value stops the read and is returned. */
   *s = (struct seen){.stop_at = 10, .ahead = ahead};

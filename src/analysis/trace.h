@@ -256,7 +256,8 @@ int ct_trace_read(int fd, size_t bufsize, ct_line_fn fn, void *ctx, uint64_t *by
 
 /* Called with each line that parsed (CT_LINE_OK) some lines before fn gets
  * it, for hints only (prefetches): it must not act on the line, which fn has
- * yet to see, as have the lines before it. */
+ * yet to see, as have the lines before it. An event line of the coroutine
+ * (probe_id) of the last event line shown is not shown: its hint was given. */
 typedef void (*ct_peek_fn)(void *ctx, const struct ct_line *line);
 
 /* ct_trace_read, with up to CT_TRACE_AHEAD lines parsed ahead of fn and shown

@@ -26,6 +26,7 @@ struct reader {
   ct_line_fn fn;
   ct_peek_fn peek;
   void *ctx;
+  uint64_t peeked; /* the coroutine of the last event line shown to peek */
   unsigned depth, first, n;
   struct {
     uint64_t lineno;
@@ -58,13 +59,23 @@ static unsigned next_slot(struct reader *r, int *rc) {
   return (r->first + r->n) % CT_TRACE_AHEAD;
 }
 
-/* The line in slot i is filled: it joins the ring, shown to peek. */
-static void commit(struct reader *r, unsigned i, uint64_t lineno) {
+/* The line in slot i is filled: it joins the ring, shown to peek unless an
+ * event line of the coroutine the last one shown was of (read speed: most
+ * lines, two calls saved a line). */
+static inline __attribute__((always_inline)) void commit(struct reader *r, unsigned i,
+                                                         uint64_t lineno) {
+  const struct ct_line *l = &r->ring[i].l;
   r->n++;
   r->ring[i].lineno = lineno;
   r->ring[i].l.e.line = lineno; /* the event's line, as numbered here */
-  if (r->peek && r->ring[i].err == CT_LINE_OK)
-    r->peek(r->ctx, &r->ring[i].l);
+  if (!r->peek || r->ring[i].err != CT_LINE_OK)
+    return;
+  if (l->type == CT_LINE_EVENT) {
+    if (l->probe_id == r->peeked)
+      return;
+    r->peeked = l->probe_id;
+  }
+  r->peek(r->ctx, l);
 }
 
 /* Parses line (len bytes; skipped: the rest of a line too long to keep, a
@@ -246,7 +257,7 @@ static int read_any(int fd, size_t bufsize, ct_entry_fn entry, ct_line_fn fn, ct
     rc = -ENOMEM;
     goto out;
   }
-  *r = (struct reader){entry, fn, peek, ctx, peek ? CT_TRACE_AHEAD : 1, 0, 0, {{0}}};
+  *r = (struct reader){entry, fn, peek, ctx, 0, peek ? CT_TRACE_AHEAD : 1, 0, 0, {{0}}};
   /* The first bytes tell the format: a JSONL trace starts with '{'. */
   ssize_t n = 1;
   while (b.len < CTR_MAGIC_LEN && (n = fill(&b, b.cap)) > 0)

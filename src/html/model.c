@@ -17,6 +17,38 @@
 #define LABELS_MAX 65536
 #define BSHIFT0 16 /* first bucket width: 65 us; doubles as the run grows */
 
+/* Grows *p (n used, *cap slots of size sz) for one more; 0 or -ENOMEM.
+ * No huge-page advice here: advice on part of a malloc'd mapping splits it,
+ * and glibc's realloc then copies instead of moving it (mremap fails). */
+static int grow(void **p, size_t n, size_t *cap, size_t sz) {
+  if (n < *cap)
+    return 0;
+  return ct_grow(p, cap, n + 1, sz, 64) ? -ENOMEM : 0;
+}
+
+/* Maps a table of at most max slots of size sz at once (*p, *cap = max):
+ * the spans and wake edges, bounded by the budget, tens of MB written once.
+ * Pages come as they are touched, huge ones where the kernel can (a fifth of
+ * the time went to 4 KiB faults, perf), and the table never moves. 0 or
+ * -ENOMEM. Undone by unreserve. */
+static int reserve(void **p, size_t *cap, size_t max, size_t sz) {
+  if (!max || max > SIZE_MAX / sz)
+    return -ENOMEM;
+  void *np = mmap(NULL, max * sz, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (np == MAP_FAILED)
+    return -ENOMEM;
+  (void)madvise(np, max * sz, MADV_HUGEPAGE); /* advice: no harm when refused */
+  *p = np;
+  *cap = max;
+  return 0;
+}
+
+static void unreserve(void *p, size_t cap, size_t sz) {
+  if (p)
+    munmap(p, cap * sz);
+}
+
 int ct_model_init(struct ct_model *m, size_t span_budget, size_t span_cap) {
   memset(m, 0, sizeof *m);
   m->span_budget = span_budget;
@@ -46,30 +78,12 @@ void ct_model_free(struct ct_model *m) {
     free(m->labels[i]);
   free(m->labels);
   free(m->coros);
-  free(m->spans);
-  free(m->wakes);
+  unreserve(m->spans, m->capspans, sizeof *m->spans);
+  unreserve(m->wakes, m->capwakes, sizeof *m->wakes);
   free(m->sites);
   free(m->site_pids);
   free(m->tids);
   memset(m, 0, sizeof *m);
-}
-
-/* Grows *p (n used, *cap slots of size sz) for one more; 0 or -ENOMEM.
- * Large tables ask for huge pages: the spans are tens of MB written once,
- * and faulting them in 4 KiB pages cost a fifth of the time (perf). */
-static int grow(void **p, size_t n, size_t *cap, size_t sz) {
-  if (n < *cap)
-    return 0;
-  if (ct_grow(p, cap, n + 1, sz, 64))
-    return -ENOMEM;
-  void *np = *p;
-  size_t nc = *cap;
-  const uintptr_t huge = (uintptr_t)2 << 20;
-  uintptr_t a = ((uintptr_t)np + huge - 1) & ~(huge - 1),
-            e = ((uintptr_t)np + nc * sz) & ~(huge - 1);
-  if (e > a)
-    (void)madvise((void *)a, e - a, MADV_HUGEPAGE); /* advice: no harm when refused */
-  return 0;
 }
 
 /* coro's work past the last coroutine: the recent ones, then the map. */
@@ -274,17 +288,11 @@ static int level_of(int state) {
 }
 
 /* ---- spans ---------------------------------------------------------------- */
-static int emit(struct ct_model *m, const struct ct_mcoro *c, uint64_t t1, int open) {
-  if (c->state > CT_SP_CREATED)
-    return 0;
-  int other = !c->keep;
-  if (m->nspans >= m->span_cap || (other && m->nspans_other >= m->span_budget)) {
-    m->spans_dropped++;
-    if (c->state_ts < m->detail_until)
-      m->detail_until = c->state_ts;
-    return 0;
-  }
-  if (grow((void **)&m->spans, m->nspans, &m->capspans, sizeof *m->spans))
+/* emit's work for a span kept: stored (out of line: past the budget, most
+ * spans are only counted). */
+static __attribute__((noinline)) int store_span(struct ct_model *m, const struct ct_mcoro *c,
+                                                uint64_t t1, int other) {
+  if (!m->spans && reserve((void **)&m->spans, &m->capspans, m->span_cap, sizeof *m->spans))
     return -ENOMEM;
   struct ct_span *s = &m->spans[m->nspans++];
   m->nspans_other += (size_t)other;
@@ -294,8 +302,7 @@ static int emit(struct ct_model *m, const struct ct_mcoro *c, uint64_t t1, int o
                         .obj = c->obj,
                         .coro = (uint32_t)(c - m->coros),
                         .state = c->state,
-                        .wait = c->wait,
-                        .open = (uint8_t)open};
+                        .wait = c->wait};
   s->arg = c->state == CT_SP_RUNNING     ? c->tid
            : c->state == CT_SP_SUSPENDED ? c->site
            : c->state == CT_SP_RUNNABLE  ? c->waker
@@ -303,11 +310,27 @@ static int emit(struct ct_model *m, const struct ct_mcoro *c, uint64_t t1, int o
   return 0;
 }
 
+/* The span c was in until t1, stored while the budget has room, else
+ * counted as dropped. */
+static inline __attribute__((always_inline)) int emit(struct ct_model *m, const struct ct_mcoro *c,
+                                                      uint64_t t1) {
+  if (c->state > CT_SP_CREATED)
+    return 0;
+  int other = !c->keep;
+  if (m->nspans >= m->span_cap || (other && m->nspans_other >= m->span_budget)) {
+    m->spans_dropped++;
+    if (c->state_ts < m->detail_until)
+      m->detail_until = c->state_ts;
+    return 0;
+  }
+  return store_span(m, c, t1, other);
+}
+
 /* c goes to state at ts: the span it was in is emitted, the levels move
  * (inline: once per event, read speed). */
 static inline __attribute__((always_inline)) int
 move(struct ct_model *m, struct ct_mcoro *c, int state, uint64_t ts, struct ct_cbucket *b) {
-  int rc = emit(m, c, ts, 0);
+  int rc = emit(m, c, ts);
   int from = level_of(c->state), to = level_of(state);
   if (from >= 0)
     b->d[from]--;
@@ -316,6 +339,12 @@ move(struct ct_model *m, struct ct_mcoro *c, int state, uint64_t ts, struct ct_c
   c->state = (uint8_t)state;
   c->state_ts = ts;
   return rc;
+}
+
+/* The most wake edges on_event keeps: a quarter of the span budget, or of
+ * the cap for coroutines kept. */
+static size_t wakes_max(const struct ct_model *m) {
+  return (m->span_cap > m->span_budget ? m->span_cap : m->span_budget) / 4;
 }
 
 static int on_event(struct ct_model *m, const struct ct_event *ev) {
@@ -389,7 +418,7 @@ static int on_event(struct ct_model *m, const struct ct_event *ev) {
       from = (uint32_t)(w - m->coros) + 1;
     }
     if (m->nwakes < m->span_budget / 4 || (c->keep && m->nwakes < m->span_cap / 4)) {
-      if (grow((void **)&m->wakes, m->nwakes, &m->capwakes, sizeof *m->wakes))
+      if (!m->wakes && reserve((void **)&m->wakes, &m->capwakes, wakes_max(m), sizeof *m->wakes))
         return -ENOMEM;
       m->wakes[m->nwakes++] = (struct ct_wake){ev->ts, from, (uint32_t)(c - m->coros),
                                                ev->has_tid ? (uint32_t)ev->tid : 0};
