@@ -1,11 +1,12 @@
-/* test-rings-format.c - the formatter's fast path for a burst of one
- * coroutine (rings_format.c's emit_same) against its general path (emit):
+/* test-rings-format.c - the formatter's fast paths, for a burst of one
+ * coroutine (rings_format.c's emit_same) and for coroutines taking turns
+ * (emit_hit; binary trace only), against its general path (emit_all):
  * the same passes of capture blocks, handed as blocks the formatter may keep
  * (their runs are merged in place) and as blocks it may not (a batch), both
- * through the fast path, must give the binary trace, byte for byte, that
- * the general path gives (every record through emit: the case of a JSONL
+ * through the fast paths, must give the binary trace, byte for byte, that
+ * the general path gives (every record through emit_all: the case of a JSONL
  * copy, here to /dev/null). The passes (seeded) are bursts of a few
- * coroutines on 3 rings with everything that must leave the fast path
+ * coroutines on 3 rings with everything that must leave the fast paths
  * mid-stretch: drops counted between passes (a gap), a count gone down,
  * records of a past or a new incarnation, a lost create, a second create, a
  * destroy and its station's reuse, bad kinds, waits and station indexes, a
