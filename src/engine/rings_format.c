@@ -288,6 +288,8 @@ static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec
     return; /* the record before it fetches the same lines (a burst of one coroutine) */
   uint32_t i = r->station < h->n ? r->station : 0; /* out of range: station 0, harmless */
   const struct ctp_station *s = ctp_station_at(h->base, i);
+  /* Its fields emit reads, probe_id to queued, span two lines. */
+  prefetch(&h->st[i].probe_id);
   prefetch(&h->st[i].live);
   prefetch(&s->v2_lost);
   if (r->kind == CTP_KIND_CREATE) {
