@@ -220,7 +220,7 @@ static __attribute__((noinline)) void emit_all(struct ct_harvest *h, const struc
  * encoder's slot hit (ct_ctw_v2_hit). The state it leaves, and the bytes,
  * are emit_all's. Returns 0, nothing changed, when emit_all must take r. */
 static inline __attribute__((always_inline)) int emit_hit(struct ct_harvest *h,
-                                                         const struct ctp_rec *r, uint32_t tid) {
+                                                          const struct ctp_rec *r, uint32_t tid) {
   const uint32_t i = r->station;
   const uint8_t kind = r->kind, wait = r->wait;
   struct ct_sink *sk = h->sink;
