@@ -1,16 +1,18 @@
-/* test-rings-format.c - the formatter's fast path for a burst of one
- * coroutine (rings_format.c's emit_same) against its general path (emit):
+/* test-rings-format.c - the formatter's fast paths, for a burst of one
+ * coroutine (rings_format.c's emit_same) and for coroutines taking turns
+ * (emit_hit; binary trace only), against its general path (emit_all):
  * the same passes of capture blocks, handed as blocks the formatter may keep
  * (their runs are merged in place) and as blocks it may not (a batch), both
- * through the fast path, must give the binary trace, byte for byte, that
- * the general path gives (every record through emit: the case of a JSONL
+ * through the fast paths, must give the binary trace, byte for byte, that
+ * the general path gives (every record through emit_all: the case of a JSONL
  * copy, here to /dev/null). The passes (seeded) are bursts of a few
- * coroutines on 3 rings with everything that must leave the fast path
+ * coroutines on 3 rings with everything that must leave the fast paths
  * mid-stretch: drops counted between passes (a gap), a count gone down,
  * records of a past or a new incarnation, a lost create, a second create, a
  * destroy and its station's reuse, bad kinds, waits and station indexes, a
  * station never allocated, new sites, chunk ends, a clock re-anchored back
- * (ns clamped), and runs out of time order. */
+ * (ns clamped), runs out of time order, and coroutines taking each other's
+ * encoder slot over. */
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -136,6 +138,18 @@ static void put_seg(uint8_t *blk, size_t *len, uint32_t kind, uint32_t n, uint32
 /* One run of the scenario (seed fixed): passes handed to the formatter as
  * blocks it may keep (keep 1) or not, with a JSONL copy or not; the trace's
  * bytes into *o. */
+/* Station i's probe id: stations 2j and 2j + 1 share an encoder slot
+ * (ctr_coro_slot), so coroutines in turn take each other's slot over. */
+static uint64_t probe_of(uint32_t i) {
+  uint64_t p = 1000 + 1000 * (i / 2);
+  uint32_t slot = ctr_coro_slot(p);
+  if (i % 2)
+    do
+      p++;
+    while (ctr_coro_slot(p) != slot);
+  return p;
+}
+
 static void run(int keep, int jsonl, struct out *o) {
   rng = 0x9e3779b97f4a7c15ull;
   struct ct_opts opt = {.stations = NST, .rings = NRING, .ring_kib = 4};
@@ -152,7 +166,7 @@ static void run(int keep, int jsonl, struct out *o) {
   struct wst w[NST];
   for (uint32_t i = 0; i < NST; i++) {
     struct ctp_station *s = ctp_station_at(map, i);
-    s->probe_id = 1000 + i;
+    s->probe_id = probe_of(i);
     s->pid = 42;
     s->gen = 1;
     atomic_store_explicit(&s->ext_flags, CTP_STF_EXT | CTP_STF_RINGS, memory_order_release);

@@ -152,6 +152,72 @@ static inline __attribute__((always_inline)) uint8_t *ct_ctw_put_varint14(uint8_
   return p + 1 + two;
 }
 
+/* ct_ctw_v2's entry in its common case, the coroutines of a scheduler
+ * taking turns, with its tests few and its state in registers: the chunk
+ * has room, an entry came before in it, the coroutine's slot holds it with
+ * standard seqs or is taken over (a new coroutine byte; not when the last
+ * entry was this coroutine's), and kind is a suspend, resume or wake with
+ * wait below CTP_WAIT_MAX_. Then it writes the bytes ct_ctw_v2 would and
+ * returns 1; else it writes nothing and returns 0 (the caller takes
+ * ct_ctw_v2). */
+static inline __attribute__((always_inline)) int
+ct_ctw_v2_hit(struct ct_ctw *e, uint64_t ts, uint64_t probe, uint64_t tid, uint8_t kind,
+              uint8_t wait, uint64_t site, uint64_t obj, uint64_t evn) {
+  const uint32_t slot = ctr_coro_slot(probe);
+  struct ctr_coro *c = &e->coro[slot];
+  const size_t len = e->len;
+  if (len + CT_CTW_EVENT_MAX > sizeof(struct ctr_chunk_hdr) + CT_CTW_CHUNK || !e->have_prev)
+    return 0;
+  const int held = c->used && c->probe_id == probe, same = e->prev_probe == probe;
+  if (held ? c->slot_seq : same)
+    return 0;
+  const uint64_t last_ts = e->last_ts, last_tid = e->last_tid;
+  const uint64_t next = held ? c->next_ev : 0, addr = held ? c->addr : 0;
+  uint8_t op = kind;
+  if (op == CTR_OP_SUSPEND && wait >= CTP_WAIT_FD)
+    op = CTR_OP_SUSPEND_W;
+  uint8_t *p0 = e->buf + len, *p = p0 + 1;
+  uint8_t b = op;
+  if (same) {
+    b |= CTR_F_SAME_CORO;
+  } else if (held) {
+    *p++ = (uint8_t)slot;
+  } else { /* the slot's state as ct_ctw_encode resets it */
+    *p++ = CTR_CORO_NEW;
+    p = ctr_put_varint(p, probe);
+    *c = (struct ctr_coro){.probe_id = probe, .used = 1};
+  }
+  p = ct_ctw_put_varint14(p, ctr_zigzag((int64_t)(ts - last_ts)));
+  if (evn == next) {
+    b |= CTR_F_NEXT_EV;
+  } else {
+    p = ctr_put_varint(p, evn);
+    p = ctr_put_varint(p, 2 * (evn + 1));
+  }
+  if (tid == last_tid)
+    b |= CTR_F_SAME_TID;
+  else
+    p = ctr_put_varint(p, tid);
+  if (op == CTR_OP_RESUME) {
+    b |= CTR_F_ACTIVE | CTR_F_ADDR; /* addr 0, the expected one */
+  } else {
+    if (site == addr)
+      b |= CTR_F_ADDR;
+    else
+      p = ct_ctw_put_site(e, p, site);
+    c->addr = site;
+  }
+  p = ct_ctw_put_obj(p, op, wait, obj);
+  *p0 = b;
+  c->next_ev = evn + 1;
+  e->len = (size_t)(p - e->buf);
+  e->count++;
+  e->last_ts = ts;
+  e->last_tid = tid;
+  e->prev_probe = probe;
+  return 1;
+}
+
 /* A stretch of v2 events that continue the last entry written: the same
  * coroutine and tid, each event the coroutine's next ev, none a create or
  * destroy (the formatter's burst of one coroutine). Each entry is the bytes

@@ -121,8 +121,10 @@ static int64_t check(struct ct_harvest *h, const struct ctp_rec *r) {
   return i;
 }
 
-/* Attribute one record and write its line (formatter thread). */
-static void emit(struct ct_harvest *h, const struct ctp_rec *rp, uint32_t tid) {
+/* Attribute one record and write its line (formatter thread): emit's
+ * general path, every case. */
+static __attribute__((noinline)) void emit_all(struct ct_harvest *h, const struct ctp_rec *rp,
+                                               uint32_t tid) {
   /* A copy: our stores below (uint64_t fields) could alias the record's, and
    * each would make the compiler read it again. */
   const struct ctp_rec rc = *rp, *r = &rc;
@@ -211,6 +213,43 @@ static void emit(struct ct_harvest *h, const struct ctp_rec *rp, uint32_t tid) {
   }
 }
 
+/* emit's common case, coroutines taking turns, with no incarnation or drop
+ * logic: a suspend, resume or wake (wait in range) of a station below
+ * c_used (check's bounds), live, not queued, of the incarnation we know,
+ * whose drop count is the one last read; binary trace only, and the
+ * encoder's slot hit (ct_ctw_v2_hit). The state it leaves, and the bytes,
+ * are emit_all's. Returns 0, nothing changed, when emit_all must take r. */
+static inline __attribute__((always_inline)) int emit_hit(struct ct_harvest *h,
+                                                          const struct ctp_rec *r, uint32_t tid) {
+  const uint32_t i = r->station;
+  const uint8_t kind = r->kind, wait = r->wait;
+  struct ct_sink *sk = h->sink;
+  if ((kind != CTP_KIND_SUSPEND && kind != CTP_KIND_RESUME && kind != CTP_KIND_WAKE) ||
+      wait >= CTP_WAIT_MAX_ || i >= h->c_used || !sk->enc || sk->jw.buf)
+    return 0;
+  struct ct_station_state *st = &h->st[i];
+  if (!st->live || st->queued || (uint16_t)st->gen != r->gen ||
+      atomic_load_explicit(&ctp_station_at(h->base, i)->v2_lost, memory_order_relaxed) !=
+          st->dropped)
+    return 0;
+  uint64_t ns = ct_clock_ns(&h->cclock, r->ts), ev = st->next_ev;
+  if (ns < st->last_ts)
+    ns = st->last_ts;
+  if (!ct_ctw_v2_hit(sk->enc, ns, st->probe_id, tid, kind, wait, r->site, r->obj, ev))
+    return 0;
+  st->last_ts = ns;
+  st->next_ev = ev + 1;
+  st->harvested++;
+  h->v2_harvested++;
+  return 1;
+}
+
+/* Attribute one record and write its line (formatter thread). */
+static inline void emit(struct ct_harvest *h, const struct ctp_rec *r, uint32_t tid) {
+  if (!emit_hit(h, r, tid))
+    emit_all(h, r, tid);
+}
+
 /* Stations destroyed in the previous pass: this pass drained every ring to a
  * head loaded after that pass ended, so nothing of their incarnation is still
  * coming (docs/PROTOCOL.md "Station reuse"). Back to the free-station queue. */
@@ -250,6 +289,8 @@ static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec
     return; /* the record before it fetches the same lines (a burst of one coroutine) */
   uint32_t i = r->station < h->n ? r->station : 0; /* out of range: station 0, harmless */
   const struct ctp_station *s = ctp_station_at(h->base, i);
+  /* Its fields emit reads, probe_id to queued, span two lines. */
+  prefetch(&h->st[i].probe_id);
   prefetch(&h->st[i].live);
   prefetch(&s->v2_lost);
   if (r->kind == CTP_KIND_CREATE) {
@@ -357,7 +398,7 @@ static void merge_runs(struct ct_harvest *h) {
       if (e - r > PREFETCH_AHEAD)
         prefetch_rec(h, &r[PREFETCH_AHEAD], sizeof(*r));
       emit(h, r, rn[m].tid);
-      if (++r < e && r->station == r[-1].station)
+      if (++r < e - 1 && r->station == r[-1].station && r[1].station == r->station)
         r += emit_same_run(h, r, (size_t)(e - r), lim, rn[m].tid);
     } while (r < e && r->ts < lim);
     rn[m].n -= (uint32_t)(r - rn[m].p);
@@ -381,7 +422,8 @@ static void consume_pass(struct ct_harvest *h) {
       if (k + PREFETCH_AHEAD < n)
         prefetch_rec(h, &b[k + PREFETCH_AHEAD].r, sizeof(*b));
       emit(h, &b[k].r, b[k].tid);
-      if (++k < n && b[k].r.station == b[k - 1].r.station)
+      if (++k < n - 1 && b[k].r.station == b[k - 1].r.station &&
+          b[k + 1].r.station == b[k].r.station)
         k += emit_same_batch(h, &b[k], n - k);
     }
     h->nbatch = 0;
