@@ -62,7 +62,7 @@ static double round_once(uint32_t coros, uint32_t w, uint32_t st, uint64_t n, in
   struct ct_opts opt = {.stations = NST, .rings = 2, .ring_kib = 4};
   size_t len = (size_t)ct_layout(&opt, NULL);
   void *map = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
-  size_t cap = PER * sizeof(struct ctp_rec) + w * sizeof(struct seg) + SEG_END_BYTES;
+  size_t cap = (PER * sizeof(struct ctp_rec) + w * sizeof(struct seg) + SEG_END_BYTES + 63) & ~(size_t)63;
   uint8_t *blk = aligned_alloc(64, cap);
   if (!map || !blk) {
     fprintf(stderr, "bench-format: out of memory\n");
