@@ -356,7 +356,10 @@ static void merge_runs(struct ct_harvest *h) {
       if (e - r > PREFETCH_AHEAD)
         prefetch_rec(h, &r[PREFETCH_AHEAD], sizeof(*r));
       emit(h, r, rn[m].tid);
-      if (++r < e && r->station == r[-1].station)
+      /* Not at the limit: the stretch would stop at once, its set-up (a
+       * call, the encoder's and the station's state) a third of the cost of
+       * a record when two writers alternate record by record. */
+      if (++r < e && r->ts < lim && r->station == r[-1].station)
         r += emit_same_run(h, r, (size_t)(e - r), lim, rn[m].tid);
     } while (r < e && r->ts < lim);
     rn[m].n -= (uint32_t)(r - rn[m].p);
