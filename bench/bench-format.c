@@ -7,8 +7,11 @@
  * fast path), more the alternating case (its general path every other
  * record). Median of ROUNDS rounds of N records. Blocks handed as kept (the
  * common case) or, with -b, as a batch (the path of a pass whose blocks the
- * formatter may not all keep, or of more runs than it merges in place).
- * Usage: bench-format [-c COROS] [-n N] [-r ROUNDS] [-b] */
+ * formatter may not all keep, or of more runs than it merges in place). With
+ * -w 2, two writers (two rings, a coroutine each, in one pass's block) whose
+ * records alternate by time in stretches of S (-s): the merge of a 2-writer
+ * burst, whose stretches are short while both writers run at once.
+ * Usage: bench-format [-c COROS] [-w 1|2 [-s S]] [-n N] [-r ROUNDS] [-b] */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,12 +57,14 @@ static int cmp_d(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* One round: n records through a fresh formatter. Returns ns per record. */
-static double round_once(uint32_t coros, uint64_t n, int keep) {
+/* One round: n records through a fresh formatter, from w writers taking
+ * turns in stretches of st records. Returns ns per record. */
+static double round_once(uint32_t coros, uint32_t w, uint32_t st, uint64_t n, int keep) {
   struct ct_opts opt = {.stations = NST, .rings = 2, .ring_kib = 4};
   size_t len = (size_t)ct_layout(&opt, NULL);
   void *map = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
-  size_t cap = PER * sizeof(struct ctp_rec) + sizeof(struct seg) + SEG_END_BYTES;
+  size_t cap =
+      (PER * sizeof(struct ctp_rec) + w * sizeof(struct seg) + SEG_END_BYTES + 63) & ~(size_t)63;
   uint8_t *blk = aligned_alloc(64, cap);
   if (!map || !blk) {
     fprintf(stderr, "bench-format: out of memory\n");
@@ -95,8 +100,8 @@ static double round_once(uint32_t coros, uint64_t n, int keep) {
   struct ct_clock ck = {.kind = CTP_CLOCK_TSC, .mult = 3006477107ull, .ma = 1000000000ull};
   uint64_t ts = 1000000, x = 88172645463325252ull, k = 0;
   double t = 0;
-  for (uint32_t c = 0; c < coros; c++) { /* the creates, untimed */
-    struct seg sg = {.kind = SEG_RECS, .n = 1, .tid = 7};
+  for (uint32_t c = 0; c < (w > 1 ? w : coros); c++) { /* the creates, untimed */
+    struct seg sg = {.kind = SEG_RECS, .n = 1, .ring = w > 1 ? c : 0, .tid = w > 1 ? 7 + c : 7};
     struct ctp_rec r = {.ts = ts++, .station = c, .gen = 1, .kind = CTP_KIND_CREATE};
     struct seg se = {.kind = SEG_END};
     memcpy(blk, &sg, sizeof sg);
@@ -106,23 +111,38 @@ static double round_once(uint32_t coros, uint64_t n, int keep) {
     memcpy(blk + sizeof sg + sizeof r + sizeof se, &ck, sizeof ck);
     ct_rings_on_block(&h, (const char *)blk, sizeof sg + sizeof r + SEG_END_BYTES, keep);
   }
+  struct ctp_rec *ring_recs[2];
+  for (uint32_t i = 0; i < w; i++) /* each writer's records, in time order */
+    ring_recs[i] = malloc(PER * sizeof(struct ctp_rec));
+  if (!ring_recs[0] || !ring_recs[w - 1]) {
+    fprintf(stderr, "bench-format: out of memory\n");
+    exit(1);
+  }
+  uint64_t kw[2] = {0, 0}; /* each writer's record count, for its kinds */
   while (k < n) {
-    struct seg sg = {.kind = SEG_RECS, .n = PER, .tid = 7};
-    memcpy(blk, &sg, sizeof sg);
-    struct ctp_rec *r = (struct ctp_rec *)(blk + sizeof sg);
+    uint32_t nr[2] = {0, 0};
     for (uint32_t j = 0; j < PER; j++, k++) {
       x ^= x << 13;
       x ^= x >> 7;
       x ^= x << 17;
       ts += 40 + x % 80;
-      int resume = k % 2;
-      r[j] = (struct ctp_rec){.ts = ts,
-                              .station = (uint32_t)(k / 2 % coros),
-                              .gen = 1,
-                              .kind = resume ? CTP_KIND_RESUME : CTP_KIND_SUSPEND,
-                              .site = resume ? 0 : 0x55d0c0a01234ull};
+      uint32_t wi = w > 1 ? j / st % w : 0;
+      uint64_t kk = kw[wi]++;
+      int resume = kk % 2;
+      ring_recs[wi][nr[wi]++] =
+          (struct ctp_rec){.ts = ts,
+                           .station = w > 1 ? wi : (uint32_t)(kk / 2 % coros),
+                           .gen = 1,
+                           .kind = resume ? CTP_KIND_RESUME : CTP_KIND_SUSPEND,
+                           .site = resume ? 0 : 0x55d0c0a01234ull};
     }
-    uint8_t *p = blk + sizeof sg + PER * sizeof(struct ctp_rec);
+    uint8_t *p = blk;
+    for (uint32_t i = 0; i < w; i++) {
+      struct seg sg = {.kind = SEG_RECS, .n = nr[i], .ring = i, .tid = 7 + i};
+      memcpy(p, &sg, sizeof sg);
+      memcpy(p + sizeof sg, ring_recs[i], nr[i] * sizeof(struct ctp_rec));
+      p += sizeof sg + nr[i] * sizeof(struct ctp_rec);
+    }
     struct seg se = {.kind = SEG_END};
     ck.ta = ts;
     ck.ma += 30000;
@@ -133,6 +153,8 @@ static double round_once(uint32_t coros, uint64_t n, int keep) {
     ct_rings_on_block(&h, (const char *)blk, (size_t)(p + SEG_END_BYTES - blk), keep);
     t += cpu() - a;
   }
+  for (uint32_t i = 0; i < w; i++)
+    free(ring_recs[i]);
   ct_ctw_flush(sink.enc);
   ct_ctw_free(sink.enc);
   ct_harvest_free(&h);
@@ -142,12 +164,16 @@ static double round_once(uint32_t coros, uint64_t n, int keep) {
 }
 
 int main(int argc, char **argv) {
-  uint32_t coros = 1, rounds = 5;
+  uint32_t coros = 1, rounds = 5, w = 1, st = 64;
   uint64_t n = 10000000;
   int keep = 1, opt;
-  while ((opt = getopt(argc, argv, "c:n:r:b")) != -1) {
+  while ((opt = getopt(argc, argv, "c:w:s:n:r:b")) != -1) {
     if (opt == 'c')
       coros = (uint32_t)strtoul(optarg, NULL, 10);
+    else if (opt == 'w')
+      w = (uint32_t)strtoul(optarg, NULL, 10);
+    else if (opt == 's')
+      st = (uint32_t)strtoul(optarg, NULL, 10);
     else if (opt == 'n')
       n = strtoull(optarg, NULL, 10);
     else if (opt == 'r')
@@ -157,17 +183,21 @@ int main(int argc, char **argv) {
     else
       return 2;
   }
-  if (coros < 1 || coros > NST || rounds < 1 || rounds > 99) {
-    fprintf(stderr, "bench-format: -c 1..%u, -r 1..99\n", NST);
+  if (coros < 1 || coros > NST || rounds < 1 || rounds > 99 || w < 1 || w > 2 || st < 1 ||
+      (w > 1 && coros > 1)) {
+    fprintf(stderr, "bench-format: -c 1..%u, -w 1..2 (with -c 1), -s 1.., -r 1..99\n", NST);
     return 2;
   }
   double ns[99];
   for (uint32_t i = 0; i < rounds; i++)
-    ns[i] = round_once(coros, n, keep);
+    ns[i] = round_once(coros, w, st, n, keep);
   qsort(ns, rounds, sizeof ns[0], cmp_d);
-  printf("formatter: %.2f ns per record (median of %u rounds of %llu; %u coroutine(s), %s), "
+  char how[64] = "";
+  if (w > 1)
+    snprintf(how, sizeof how, ", %u writers in stretches of %u", w, st);
+  printf("formatter: %.2f ns per record (median of %u rounds of %llu; %u coroutine(s)%s, %s), "
          "%.2f bytes per record\n",
-         ns[rounds / 2], rounds, (unsigned long long)n, coros, keep ? "kept blocks" : "batch",
-         (double)bytes / ((double)n * rounds));
+         ns[rounds / 2], rounds, (unsigned long long)n, w > 1 ? w : coros, how,
+         keep ? "kept blocks" : "batch", (double)bytes / ((double)n * rounds));
   return 0;
 }

@@ -398,7 +398,10 @@ static void merge_runs(struct ct_harvest *h) {
       if (e - r > PREFETCH_AHEAD)
         prefetch_rec(h, &r[PREFETCH_AHEAD], sizeof(*r));
       emit(h, r, rn[m].tid);
-      if (++r < e - 1 && r->station == r[-1].station && r[1].station == r->station)
+      /* Two records or more of the same station, below the limit: a stretch
+       * set up for one record, or stopping at once (two writers alternating
+       * record by record), cost more than the general path. */
+      if (++r < e - 1 && r->ts < lim && r->station == r[-1].station && r[1].station == r->station)
         r += emit_same_run(h, r, (size_t)(e - r), lim, rn[m].tid);
     } while (r < e && r->ts < lim);
     rn[m].n -= (uint32_t)(r - rn[m].p);
