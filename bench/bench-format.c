@@ -19,14 +19,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../tests/lib/fmt-map.h"
 #include "common/ctp.h"
 #include "engine/clock.h"
 #include "engine/ctw.h"
 #include "engine/harvest.h"
-#include "engine/opts.h"
 #include "engine/procs.h"
 #include "engine/rings_int.h"
-#include "engine/rundir.h"
 #include "engine/sink.h"
 
 #define NST 64u
@@ -60,9 +59,8 @@ static int cmp_d(const void *a, const void *b) {
 /* One round: n records through a fresh formatter, from w writers taking
  * turns in stretches of st records. Returns ns per record. */
 static double round_once(uint32_t coros, uint32_t w, uint32_t st, uint64_t n, int keep) {
-  struct ct_opts opt = {.stations = NST, .rings = 2, .ring_kib = 4};
-  size_t len = (size_t)ct_layout(&opt, NULL);
-  void *map = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+  size_t len;
+  void *map = ct_fmt_map(NST, 2, &len);
   size_t cap =
       (PER * sizeof(struct ctp_rec) + w * sizeof(struct seg) + SEG_END_BYTES + 63) & ~(size_t)63;
   uint8_t *blk = aligned_alloc(64, cap);
@@ -70,13 +68,7 @@ static double round_once(uint32_t coros, uint32_t w, uint32_t st, uint64_t n, in
     fprintf(stderr, "bench-format: out of memory\n");
     exit(1);
   }
-  memset(map, 0, len);
-  struct ctp_header *hdr = map;
-  hdr->magic = CTP_MAGIC;
-  hdr->version = CTP_VERSION;
-  hdr->max_stations = NST;
-  ct_layout(&opt, hdr);
-  hdr->allocated_count = NST;
+  ((struct ctp_header *)map)->allocated_count = NST;
   for (uint32_t i = 0; i < NST; i++) {
     struct ctp_station *s = ctp_station_at(map, i);
     s->probe_id = 1000 + i;

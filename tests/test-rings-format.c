@@ -25,12 +25,11 @@
 #include "engine/clock.h"
 #include "engine/ctrace_enc.h"
 #include "engine/harvest.h"
-#include "engine/opts.h"
 #include "engine/procs.h"
 #include "engine/rings_int.h"
-#include "engine/rundir.h"
 #include "engine/sink.h"
 #include "lib/check.h"
+#include "lib/fmt-map.h"
 
 #define NST 16u       /* stations; the last 2 never allocated */
 #define NRING 3u      /* rings (writer threads) */
@@ -152,16 +151,10 @@ static uint64_t probe_of(uint32_t i) {
 
 static void run(int keep, int jsonl, struct out *o) {
   rng = 0x9e3779b97f4a7c15ull;
-  struct ct_opts opt = {.stations = NST, .rings = NRING, .ring_kib = 4};
-  size_t len = (size_t)ct_layout(&opt, NULL);
-  void *map = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+  size_t len;
+  void *map = ct_fmt_map(NST, NRING, &len);
   ASSERT_NOT_NULL(map);
-  memset(map, 0, len);
   struct ctp_header *hdr = map;
-  hdr->magic = CTP_MAGIC;
-  hdr->version = CTP_VERSION;
-  hdr->max_stations = NST;
-  ct_layout(&opt, hdr);
   hdr->allocated_count = NST - 2;
   struct wst w[NST];
   for (uint32_t i = 0; i < NST; i++) {

@@ -95,10 +95,11 @@ TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh tests/test-ctrace-en
 # fast path for a burst of one coroutine against its general path, and the
 # formatter's CPU per record.
 CT_FORMAT_OBJS := $(patsubst %.c,$(O)/obj/%.o,$(FUZZ_SRCS_shm))
-$(O)/tests/test-rings-format: $(O)/obj/tests/test-rings-format.o $(CT_FORMAT_OBJS)
+$(O)/tests/test-rings-format: $(O)/obj/tests/test-rings-format.o $(O)/obj/tests/lib/fmt-map.o \
+                              $(CT_FORMAT_OBJS)
 	$(call link)
 TESTS += $(O)/tests/test-rings-format
-$(O)/bench/bench-format: $(O)/obj/bench/bench-format.o $(CT_FORMAT_OBJS)
+$(O)/bench/bench-format: $(O)/obj/bench/bench-format.o $(O)/obj/tests/lib/fmt-map.o $(CT_FORMAT_OBJS)
 	$(call link)
 PROGS += $(O)/bench/bench-format
 
