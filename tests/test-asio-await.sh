@@ -15,7 +15,7 @@ line=$(grep -n 'the waiter parks here' "$SRC" | cut -d: -f1)
 for fmt in ctrace jsonl; do
   "$COROTRACER" run --quiet --lossless --format $fmt -o "$T/t.$fmt" -- "$PROG" > "$T/out" 2>&1 ||
     fail "$fmt: asio-await: $(cat "$T/out")"
-  "$COROTRACER" report "$T/t.$fmt" --json "$T/f.json" -o "$T/r.md" || fail "$fmt: report failed"
+  "$COROTRACER" report "$T/t.$fmt" $untimed --json "$T/f.json" -o "$T/r.md" || fail "$fmt: report failed"
   [ "$(grep -c '^### ' "$T/r.md")" = 1 ] &&
     grep -q '^### 1\. \[error\] 1 coroutine suspended forever' "$T/r.md" &&
     grep -q "^- \`waiter (asio-await.cpp:$line)\`: 1 coroutine" "$T/r.md" &&

@@ -45,7 +45,7 @@ $(grep '^- ' "$T/skip.md")"
 
 "$COROTRACER" run --quiet --lossless -o "$T/ok.jsonl" -- "$PROG" > "$T/out" 2>&1 || fail "asio-echo: $(cat "$T/out")"
 grep -q '^80 echoes (want 80), finished$' "$T/out" || fail "asio-echo: $(cat "$T/out")"
-"$COROTRACER" report "$T/ok.jsonl" --json "$T/findings.json" -o "$T/report.md" || fail "report failed"
+"$COROTRACER" report "$T/ok.jsonl" $untimed --json "$T/findings.json" -o "$T/report.md" || fail "report failed"
 tr -d '\n' < "$T/findings.json" | grep -q '"kind":' && fail "findings without the bug:
 $(grep -A6 '^### ' "$T/report.md")"
 exit 0

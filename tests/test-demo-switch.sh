@@ -41,7 +41,7 @@ want=$((2 * (n + n / 10)))
 [ "$got" = "$want 0 0 1" ] ||
   fail "'wakes, wakes not right after their suspend, equal stamps out of order, any triple' = '$got', want '$want 0 0 1'"
 
-"$COROTRACER" report "$T/t.jsonl" --fail-on info -o "$T/r.md" --json "$T/f.json" ||
+"$COROTRACER" report "$T/t.jsonl" $untimed --fail-on info -o "$T/r.md" --json "$T/f.json" ||
   fail "report found something (exit $?): $(sed -n '/## Findings/,/## Suspension/p' "$T/r.md")"
 grep -q '"not_judged":{"resume_running":0,"resume_without_wake":0,"after_destroy":0,"resume_after_return":0}' "$T/f.json" ||
   fail "the report could not judge every event: $(grep -o '"not_judged":{[^}]*}' "$T/f.json")"

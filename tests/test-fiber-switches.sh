@@ -14,7 +14,7 @@ lineof() { grep -n "// the $1\$" "$SRC" | cut -d: -f1; }
 
 "$COROTRACER" run --quiet --lossless -o "$T/t.jsonl" -- "$PROG" > "$T/out" 2>&1 ||
   fail "fiber-switches: $(cat "$T/out")"
-"$COROTRACER" report "$T/t.jsonl" --json "$T/findings.json" -o "$T/report.md" || fail "report failed"
+"$COROTRACER" report "$T/t.jsonl" $untimed --json "$T/findings.json" -o "$T/report.md" || fail "report failed"
 tr -d '\n' < "$T/findings.json" | grep -q '"kind":' && fail "findings:
 $(grep -A6 '^### ' "$T/report.md")"
 # row LINE: the report's suspension-site row of switches.cpp:LINE

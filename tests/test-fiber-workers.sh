@@ -31,7 +31,7 @@ $(grep -A8 '^### ' "$T/report.md")"
 
 "$COROTRACER" run --quiet --lossless -o "$T/ok.jsonl" -- "$PROG" > "$T/out" 2>&1 || fail "fiber-workers: $(cat "$T/out")"
 grep -q ', 0 fibers never finished$' "$T/out" || fail "fiber-workers: $(cat "$T/out")"
-"$COROTRACER" report "$T/ok.jsonl" --json "$T/findings.json" -o "$T/report.md" || fail "report failed"
+"$COROTRACER" report "$T/ok.jsonl" $untimed --json "$T/findings.json" -o "$T/report.md" || fail "report failed"
 tr -d '\n' < "$T/findings.json" | grep -q '"kind":' && fail "findings without the bug:
 $(grep -A6 '^### ' "$T/report.md")"
 
@@ -41,7 +41,7 @@ $(grep -A6 '^### ' "$T/report.md")"
 jline=$(grep -n 'w.join();' "$SRC" | head -n 1 | cut -d: -f1)
 "$COROTRACER" run --quiet --lossless -o "$T/join.jsonl" -- "$PROG" --bug --join > "$T/out" 2>&1 ||
   fail "fiber-workers --bug --join: $(cat "$T/out")"
-"$COROTRACER" report "$T/join.jsonl" --json "$T/join.json" -o "$T/join.md" || fail "report failed"
+"$COROTRACER" report "$T/join.jsonl" $untimed --json "$T/join.json" -o "$T/join.md" || fail "report failed"
 [ "$(grep -c '^### ' "$T/join.md")" = 1 ] &&
   grep -q '^### 1\. \[error\] [0-9]* coroutines suspended forever: nobody woke them; 1 more waits for them to finish' "$T/join.md" &&
   grep -q '"label":"main","wait":"coroutine","obj":[0-9]*,' "$T/join.json" &&

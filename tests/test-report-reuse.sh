@@ -16,7 +16,7 @@ ASAN_OPTIONS="${ASAN_OPTIONS:-}:quarantine_size_mb=0" \
   { rc=$?; cat "$tmp/out"; CHECK_KEEP_GOING=0; fail "corotracer run exit $rc"; }
 grep -q "^pool: $n coroutines, $((n / 2)) items, $((n * 11 / 2)) events recorded, 0 dropped" "$tmp/out" ||
   fail "pool: $(cat "$tmp/out")"
-"$COROTRACER" report "$tmp/t.jsonl" --json "$tmp/f.json" --fail-on warning > "$tmp/r.md" 2> "$tmp/err" ||
+"$COROTRACER" report "$tmp/t.jsonl" $untimed --json "$tmp/f.json" --fail-on warning > "$tmp/r.md" 2> "$tmp/err" ||
   fail "report exit $? (a warning or error finding, or a failure): $(cat "$tmp/err"; grep '^###' "$tmp/r.md")"
 num() { grep -o "\"$1\":[0-9]*" "$tmp/f.json" | head -n 1 | sed 's/.*://'; }
 [ "$(num coroutines)" = "$n" ] || fail "coroutines $(num coroutines), want $n (each incarnation one)"
