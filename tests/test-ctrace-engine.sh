@@ -92,12 +92,23 @@ head -c $((size - 10)) "$T/rings.ctrace" > "$T/cut.ctrace"
 [ "$(wc -l < "$T/err")" = 1 ] && grep -q "^corotracer: $T/cut.ctrace: offset [0-9]*: truncated" "$T/err" ||
   fail "cut trace: not one line with the offset: $(cat "$T/err")"
 grep -q '[1-9][0-9]* events' "$T/cut.md" || fail "cut trace: the events before the cut are not reported"
+# ... and the report itself says so, not only stderr: a report read alone
+# must not pass a cut trace off as whole (nor its unknown loss as "0 lost").
+off=$(sed -n 's/.*: offset \([0-9]*\): truncated.*/\1/p' "$T/err")
+grep -q "^- \*\*Damaged\*\*: offset $off: truncated" "$T/cut.md" &&
+  grep -q '^- \*\*Completeness\*\*: [0-9]* events lost up to the cut (the end line' "$T/cut.md" &&
+  grep -q '^- \*\*Trace\*\*: .*, [0-9]* records (' "$T/cut.md" ||
+  fail "cut trace: the report does not say it is damaged: $(sed -n '/## Overview/,/## Findings/p' "$T/cut.md")"
 cp "$T/rings.ctrace" "$T/bad.ctrace"
 printf 'XXXX' | dd of="$T/bad.ctrace" bs=1 seek=$((size - 10)) conv=notrunc 2> /dev/null
 "$COROTRACER" report "$T/bad.ctrace" > "$T/bad.md" 2> "$T/err" || fail "report of a corrupt trace: exit $?"
 [ "$(wc -l < "$T/err")" = 1 ] && grep -q "^corotracer: $T/bad.ctrace: offset [0-9]*: .*chunk" "$T/err" ||
   fail "corrupt trace: not one line with the offset: $(cat "$T/err")"
 grep -q '[1-9][0-9]* events' "$T/bad.md" || fail "corrupt trace: the events before the damage are not reported"
+"$COROTRACER" report "$T/bad.ctrace" --json "$T/bad.json" -o /dev/null 2> /dev/null
+grep -q '^- \*\*Damaged\*\*: offset [0-9]*: .*chunk' "$T/bad.md" &&
+  grep -q '"trace":{"path":"[^"]*","damaged":"offset [0-9]*: [^"]*chunk' "$T/bad.json" ||
+  fail "corrupt trace: the report does not say it is damaged: $(grep Damaged "$T/bad.md"; head -c 300 "$T/bad.json")"
 for cmd in "html:-o $T/bad.html" "export sqlite:-o $T/bad.db -q" "export jsonl:-o $T/bad.back -q"; do
   # shellcheck disable=SC2086
   "$COROTRACER" ${cmd%%:*} "$T/bad.ctrace" ${cmd#*:} 2> "$T/err" || fail "$cmd of a corrupt trace: exit $?"

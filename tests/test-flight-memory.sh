@@ -55,7 +55,7 @@ set -- $("$CTJL" -t window trigger bytes dropped_bytes < "$d/f.ctrace.1")
 [ "$2" -le $((64 * 1024 * 1024)) ] || fail "the exit dump: $2 bytes in a 64M window"
 "$COROTRACER" report "$d/f.ctrace.1" > "$d/r2.md" 2> "$d/rerr" || fail "report of the exit dump: exit $?"
 [ ! -s "$d/rerr" ] || fail "report of the exit dump: $(cat "$d/rerr")"
-events=$(sed -n 's/.*lines ([^)]*), \([0-9]*\) events.*/\1/p' "$d/r2.md" | head -n 1)
+events=$(sed -n 's/.* records ([^)]*), \([0-9]*\) events.*/\1/p' "$d/r2.md" | head -n 1)
 printf "the 64M window: %s events, %s bytes (%d.%02d bytes/event)\n" "$events" "$2" \
   $(($2 / events)) $(($2 * 100 / events % 100))
 [ -n "$events" ] && [ "$events" -ge 6000000 ] || fail "the 64M window holds $events events (< 6 x 10^6)"

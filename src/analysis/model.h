@@ -193,6 +193,12 @@ struct ct_report {
   struct ct_map marks;
   const char *path;
   uint64_t bytes;
+  /* Set by the caller after ct_report_build, of the trace's last run: the
+   * reader's one line ("offset N: ...", not owned) when the bytes ended in a
+   * corrupt or truncated chunk, NULL when they read clean; binary: a binary
+   * trace (its lines are records). */
+  const char *damage;
+  int binary;
   uint64_t live_ts; /* a trace still being written: its present; 0 otherwise */
   uint64_t start_ts, end_ts, duration_ns, active_ns;
   struct {

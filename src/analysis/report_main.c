@@ -29,9 +29,10 @@ static void usage(FILE *f) {
              "                         [--fail-on info|warning|error] [--blocker-ms MS]\n"
              "                         [--runnable-ms MS] [--skip-frames PATTERN,...]\n"
              "       corotracer -deepdive -out TRACE [-o report.md]   (reference spelling)\n"
-             "Reads a JSONL trace (ours or the reference engine's; '-' = stdin) and writes a\n"
-             "Markdown diagnosis (stdout unless -o) and, with --json, the findings JSON of\n"
-             "docs/FINDINGS.md. --fail-on SEV exits 1 when a finding of at least SEV exists.\n"
+             "Reads a trace, binary (run's default) or JSONL (ours or the reference engine's;\n"
+             "'-' = stdin), and writes a Markdown diagnosis (stdout unless -o) and, with\n"
+             "--json, the findings JSON of docs/FINDINGS.md.\n"
+             "--fail-on SEV: exit 1 when a finding of at least SEV exists.\n"
              "--blocker-ms: a run longer than this without suspending is a blocker (100).\n"
              "--runnable-ms: runnable longer than this while others ran on its thread is\n"
              "starvation (100).\n"
@@ -281,6 +282,8 @@ int ct_report_main(int argc, char **argv) {
     }
     r->r.run = (unsigned)i + 1;
     r->r.runs = (unsigned)feed.n;
+    r->r.binary = diag.binary;
+    r->r.damage = i + 1 == feed.n && diag.why[0] ? diag.why : NULL;
     int sev = ct_report_max_severity(&r->r);
     max_sev = sev > max_sev ? sev : max_sev;
     lines += r->r.t.lines;

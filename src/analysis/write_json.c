@@ -145,6 +145,10 @@ static void trace(FILE *f, const struct ct_report *r) {
   uint64_t bad = st->bad[CT_LINE_SYNTAX] + st->bad[CT_LINE_SHAPE] + st->bad[CT_LINE_TORN];
   fputs("\"trace\":{\"path\":", f);
   jstr(f, r->path);
+  if (r->damage) {
+    fputs(",\"damaged\":", f);
+    jstr(f, r->damage);
+  }
   fprintf(f,
           ",\"bytes\":%" PRIu64 ",\"lines\":%" PRIu64 ",\"malformed\":%" PRIu64 ",\"torn\":%" PRIu64
           ",\"malformed_lines\":[",

@@ -108,10 +108,11 @@ static void overview(FILE *f, const struct ct_report *r) {
   const struct ct_rtrace *st = &r->t;
   char a[32], b[32];
   fprintf(f,
-          "- **Trace**: `%s`, %" PRIu64 " lines (%.1f MB), %" PRIu64 " events, %" PRIu64
+          "- **Trace**: `%s`, %" PRIu64 " %s%s (%.1f MB), %" PRIu64 " events, %" PRIu64
           " coroutine%s, %" PRIu64 " thread%s",
-          r->path, st->lines, (double)r->bytes / 1e6, st->events, r->coroutines,
-          r->coroutines == 1 ? "" : "s", r->threads, r->threads == 1 ? "" : "s");
+          r->path, st->lines, r->binary ? "record" : "line", st->lines == 1 ? "" : "s",
+          (double)r->bytes / 1e6, st->events, r->coroutines, r->coroutines == 1 ? "" : "s",
+          r->threads, r->threads == 1 ? "" : "s");
   if (st->run_id[0])
     fprintf(f, "; run `%s`", st->run_id);
   if (st->host[0])
@@ -155,6 +156,8 @@ static void overview(FILE *f, const struct ct_report *r) {
             "- **Absurd timestamps**: %" PRIu64 " events lie more than a day away from all others"
             " (torn clocks); left out of the duration\n",
             r->absurd_ts);
+  if (r->damage)
+    fprintf(f, "- **Damaged**: %s; the report covers what came before\n", r->damage);
   if (!st->has_end && st->cut_reason[0])
     fprintf(f,
             "- **End**: no end line: the trace was cut by %s (the engine could not write more)\n",
@@ -177,10 +180,20 @@ static void overview(FILE *f, const struct ct_report *r) {
       fprintf(f, "%s %" PRIu64, i ? "," : "", st->bad_lines[i]);
     fputc('\n', f);
   }
-  fprintf(f, "- **Completeness**: %" PRIu64 " events lost%s\n", r->lost_events,
-          st->any_ev || st->has_end_counts
-              ? ""
-              : " as far as a v1 trace can tell (it has no loss counts)");
+  if (st->any_ev || st->has_end_counts)
+    fprintf(f, "- **Completeness**: %" PRIu64 " events lost%s\n", r->lost_events,
+            st->has_end || !st->has_meta
+                ? ""
+                : " up to the cut (the end line, which holds the totals, is missing)");
+  else if (st->has_meta)
+    fputs("- **Completeness**: unknown: the trace ends before its end line, which holds the"
+          " loss counts\n",
+          f);
+  else
+    fprintf(f,
+            "- **Completeness**: %" PRIu64
+            " events lost as far as a v1 trace can tell (it has no loss counts)\n",
+            r->lost_events);
   uint64_t nj = 0;
   for (int k = 0; k < CT_V_KINDS_; k++)
     nj += st->viol[k].not_judged;
