@@ -114,6 +114,12 @@ for cmd in "html:-o $T/bad.html" "export sqlite:-o $T/bad.db -q" "export jsonl:-
   "$COROTRACER" ${cmd%%:*} "$T/bad.ctrace" ${cmd#*:} 2> "$T/err" || fail "$cmd of a corrupt trace: exit $?"
   grep -q "offset [0-9]*:" "$T/err" || fail "$cmd: no offset: $(cat "$T/err")"
 done
+# The dashboard carries the report's findings JSON, its "damaged" included
+# (the page's note says so).
+if command -v node > /dev/null 2>&1; then
+  node "$(dirname "$0")/browser/decode.mjs" page "$T/bad.html" "$T/bad.json" > "$T/dec" ||
+    fail "the corrupt trace's page: $(cat "$T/dec")"
+fi
 # Nothing before the damage (a cut inside the first chunk; a run stopped after
 # the file header): every reader says so in the one line, exits 2, and writes
 # no output as if it were a trace.

@@ -167,8 +167,11 @@ function header() {
   let stuck = 0;
   for (const x of D.f.findings || []) if (x.kind === 'lost_wakeup' || x.kind === 'deadlock') stuck += x.count;
   if (!LIVE) $('stat-stuck').textContent = String(stuck);
-  const s = D.summary, note = $('note');
-  if (s.spans_dropped > 0) {
+  const s = D.summary, note = $('note'), damaged = D.f.trace && D.f.trace.damaged;
+  if (damaged) {
+    note.className = 'note warn';
+    note.textContent = 'Damaged file (' + damaged + '): everything before that byte is shown; nothing after it.';
+  } else if (s.spans_dropped > 0) {
     note.className = 'note warn';
     note.textContent = 'Summarized: every coroutine is drawn in detail until +' + fmtNs(s.detail_until || 0) +
       '; after that only the ' + s.kept_coroutines + ' coroutines named by findings (' + fmtN(s.spans_dropped) +

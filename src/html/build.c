@@ -139,6 +139,8 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   }
   r.run = stats->run;
   r.runs = stats->runs;
+  r.binary = diag.binary;
+  r.damage = diag.why[0] && stats->run == stats->runs ? diag.why : NULL; /* at the last run's end */
   if ((rc = ct_dash_findings_json(&r, &json, &jlen)))
     goto out;
   if (m.spans_dropped && seekable && names_coros(&r) && lseek(fd, 0, SEEK_SET) == 0) {
