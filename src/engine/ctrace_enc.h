@@ -45,6 +45,11 @@ int ct_ctw_room(struct ct_ctw *e, size_t need);
 /* The site reference of addr at p (its index + 1, or 0 and the 8 bytes);
  * returns the end. */
 uint8_t *ct_ctw_put_site(struct ct_ctw *e, uint8_t *p, uint64_t addr);
+/* ct_ctw_put_site's reference: addr's index + 1 in the chunk's site table,
+ * or 0 for the 8 bytes (a site new to the chunk, which then takes the next
+ * index while the table has room). An index, once had, stays the site's for
+ * the rest of the chunk. */
+uint32_t ct_ctw_site_ref(struct ct_ctw *e, uint64_t addr);
 
 /* An event entry's last part, after its site: the wait byte and object of
  * a suspend with a wait, the object of a wake or create. Returns the end. */
@@ -310,6 +315,12 @@ struct ct_ctw_pair {
   uint8_t slot[2];
   unsigned cur; /* whose was the previous entry */
   uint32_t n;   /* entries written */
+  /* The last two sites found in the chunk's table and their references
+   * (ct_ctw_site_ref): the two coroutines' sites alternate (a wake's line,
+   * a wait's), each a table look-up otherwise. */
+  uint64_t site[2];
+  uint32_t ref[2];
+  unsigned older; /* the entry a new one replaces */
 };
 
 /* 1 when coroutines probe[0] (its next ev ev[0]) and probe[1] (ev[1]) can
@@ -336,7 +347,33 @@ ct_ctw_pair_begin(struct ct_ctw *e, struct ct_ctw_pair *s, const uint64_t probe[
   s->last_ts = e->last_ts;
   s->cur = 1;
   s->n = 0;
+  s->ref[0] = s->ref[1] = 0; /* none: ref 0 is never kept */
+  s->site[0] = s->site[1] = 0;
+  s->older = 0;
   return 1;
+}
+
+/* The site reference of site at p, as ct_ctw_put_site writes it, from the
+ * stretch's two last found when it is one of them. Returns the end. */
+static inline __attribute__((always_inline)) uint8_t *
+ct_ctw_pair_site(struct ct_ctw *e, struct ct_ctw_pair *s, uint8_t *p, uint64_t site) {
+  uint32_t ref;
+  if (s->ref[0] && s->site[0] == site) {
+    ref = s->ref[0];
+  } else if (s->ref[1] && s->site[1] == site) {
+    ref = s->ref[1];
+  } else {
+    ref = ct_ctw_site_ref(e, site);
+    if (!ref) {
+      *p++ = 0;
+      memcpy(p, &site, 8);
+      return p + 8;
+    }
+    s->site[s->older] = site;
+    s->ref[s->older] = ref;
+    s->older ^= 1;
+  }
+  return ctr_put_varint(p, ref);
 }
 
 /* The stretch's next entry, coroutine k's (s->p <= s->end: the caller
@@ -360,7 +397,7 @@ ct_ctw_pair_v2(struct ct_ctw *e, struct ct_ctw_pair *s, unsigned k, uint64_t ts,
     if (site == s->addr[k])
       b |= CTR_F_ADDR;
     else
-      p = ct_ctw_put_site(e, p, site);
+      p = ct_ctw_pair_site(e, s, p, site);
     s->addr[k] = site;
   }
   p = ct_ctw_put_obj(p, op, wait, obj);
