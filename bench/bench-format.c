@@ -11,7 +11,11 @@
  * -w 2, two writers (two rings, a coroutine each, in one pass's block) whose
  * records alternate by time in stretches of S (-s): the merge of a 2-writer
  * burst, whose stretches are short while both writers run at once.
- * Usage: bench-format [-c COROS] [-w 1|2 [-s S]] [-n N] [-r ROUNDS] [-b] */
+ * With -f, a Boost.Fiber handoff (bench-fiber.cpp's): two coroutines, three
+ * records a handoff (the wake of the other, with its site and its waker;
+ * the suspend on a wait object, at another site; the other's resume, with
+ * the suspend's stamp).
+ * Usage: bench-format [-c COROS | -f] [-w 1|2 [-s S]] [-n N] [-r ROUNDS] [-b] */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,9 +60,34 @@ static int cmp_d(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Record k of the Boost.Fiber handoffs (-f), at ts. */
+static struct ctp_rec fiber_rec(uint64_t k, uint64_t ts) {
+  uint32_t a = (uint32_t)(k / 3 % 2), b = 1 - a; /* a hands the thread to b */
+  switch (k % 3) {
+  case 0:
+    return (struct ctp_rec){.ts = ts,
+                            .station = b,
+                            .gen = 1,
+                            .kind = CTP_KIND_WAKE,
+                            .site = 0x55d0c0a01c84ull,
+                            .obj = 1000 + a};
+  case 1:
+    return (struct ctp_rec){.ts = ts,
+                            .station = a,
+                            .gen = 1,
+                            .kind = CTP_KIND_SUSPEND,
+                            .wait = CTP_WAIT_PTR,
+                            .site = 0x55d0c0a01c48ull,
+                            .obj = 0x7fd57bc1cd68ull};
+  default:
+    return (struct ctp_rec){.ts = ts, .station = b, .gen = 1, .kind = CTP_KIND_RESUME};
+  }
+}
+
 /* One round: n records through a fresh formatter, from w writers taking
- * turns in stretches of st records. Returns ns per record. */
-static double round_once(uint32_t coros, uint32_t w, uint32_t st, uint64_t n, int keep) {
+ * turns in stretches of st records (fiber: -f's records). Returns ns per
+ * record. */
+static double round_once(uint32_t coros, uint32_t w, uint32_t st, uint64_t n, int keep, int fiber) {
   size_t len;
   void *map = ct_fmt_map(NST, 2, &len);
   size_t cap =
@@ -117,9 +146,14 @@ static double round_once(uint32_t coros, uint32_t w, uint32_t st, uint64_t n, in
       x ^= x << 13;
       x ^= x >> 7;
       x ^= x << 17;
-      ts += 40 + x % 80;
       uint32_t wi = w > 1 ? j / st % w : 0;
       uint64_t kk = kw[wi]++;
+      if (fiber) { /* the resume has the suspend's stamp */
+        ts += kk % 3 == 2 ? 0 : 40 + x % 80;
+        ring_recs[0][nr[0]++] = fiber_rec(kk, ts);
+        continue;
+      }
+      ts += 40 + x % 80;
       int resume = kk % 2;
       ring_recs[wi][nr[wi]++] =
           (struct ctp_rec){.ts = ts,
@@ -158,8 +192,8 @@ static double round_once(uint32_t coros, uint32_t w, uint32_t st, uint64_t n, in
 int main(int argc, char **argv) {
   uint32_t coros = 1, rounds = 5, w = 1, st = 64;
   uint64_t n = 10000000;
-  int keep = 1, opt;
-  while ((opt = getopt(argc, argv, "c:w:s:n:r:b")) != -1) {
+  int keep = 1, fiber = 0, opt;
+  while ((opt = getopt(argc, argv, "c:w:s:n:r:bf")) != -1) {
     if (opt == 'c')
       coros = (uint32_t)strtoul(optarg, NULL, 10);
     else if (opt == 'w')
@@ -172,21 +206,28 @@ int main(int argc, char **argv) {
       rounds = (uint32_t)strtoul(optarg, NULL, 10);
     else if (opt == 'b')
       keep = 0;
+    else if (opt == 'f')
+      fiber = 1;
     else
       return 2;
   }
   if (coros < 1 || coros > NST || rounds < 1 || rounds > 99 || w < 1 || w > 2 || st < 1 ||
-      (w > 1 && coros > 1)) {
-    fprintf(stderr, "bench-format: -c 1..%u, -w 1..2 (with -c 1), -s 1.., -r 1..99\n", NST);
+      (w > 1 && coros > 1) || (fiber && (w > 1 || coros > 1))) {
+    fprintf(stderr, "bench-format: -c 1..%u, -w 1..2 (with -c 1), -s 1.., -r 1..99, -f alone\n",
+            NST);
     return 2;
   }
+  if (fiber)
+    coros = 2;
   double ns[99];
   for (uint32_t i = 0; i < rounds; i++)
-    ns[i] = round_once(coros, w, st, n, keep);
+    ns[i] = round_once(coros, w, st, n, keep, fiber);
   qsort(ns, rounds, sizeof ns[0], cmp_d);
   char how[64] = "";
   if (w > 1)
     snprintf(how, sizeof how, ", %u writers in stretches of %u", w, st);
+  else if (fiber)
+    snprintf(how, sizeof how, ", Boost.Fiber handoffs");
   printf("formatter: %.2f ns per record (median of %u rounds of %llu; %u coroutine(s)%s, %s), "
          "%.2f bytes per record\n",
          ns[rounds / 2], rounds, (unsigned long long)n, w > 1 ? w : coros, how,

@@ -11,8 +11,9 @@
  * records of a past or a new incarnation, a lost create, a second create, a
  * destroy and its station's reuse, bad kinds, waits and station indexes, a
  * station never allocated, new sites, chunk ends, a clock re-anchored back
- * (ns clamped), runs out of time order, and coroutines taking each other's
- * encoder slot over. */
+ * (ns clamped), runs out of time order, coroutines taking each other's
+ * encoder slot over, and two coroutines of one thread taking turns record by
+ * record (fibers handing the thread back and forth: emit_two). */
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -186,10 +187,13 @@ static void run(int keep, int jsonl, struct out *o) {
   ASSERT_NOT_NULL(blk);
   /* Ticks: ~0.7 ns each, anchored mid-pass (either side of the anchor). */
   struct ct_clock ck = {.kind = CTP_CLOCK_TSC, .mult = 3006477107ull, .ma = 1000000000ull};
-  uint64_t ts[NRING], cur[NRING];
+  uint64_t ts[NRING], cur[NRING], alt[NRING];
+  int turns[NRING], sel[NRING];
   for (uint32_t k = 0; k < NRING; k++) {
     ts[k] = 1000000 + k;
     cur[k] = k;
+    alt[k] = k + 1;
+    turns[k] = sel[k] = 0;
   }
   for (uint32_t pass = 0; pass < PASSES; pass++) {
     size_t bl = 0;
@@ -204,10 +208,16 @@ static void run(int keep, int jsonl, struct out *o) {
         uint64_t x = rnd();
         if (x % 64 == 0) /* another coroutine of this thread */
           cur[k] = (x >> 8) % (NST - 2);
+        if (x % 64 == 1) { /* two of its coroutines taking turns, or no longer */
+          turns[k] = !turns[k];
+          alt[k] = (x >> 8) % (NST - 2);
+        }
+        /* Mostly the other one's turn; now and then the same one's again. */
+        sel[k] ^= turns[k] && (x >> 40) % 6 != 0;
         if ((x >> 16) % 500 == 0) /* out of time order: a new run */
           ts[k] -= (x >> 24) % 5000;
         ts[k] += (x >> 32) % 40;
-        make_rec(&recs[j], map, w, (uint32_t)cur[k], ts[k]);
+        make_rec(&recs[j], map, w, (uint32_t)(sel[k] ? alt[k] : cur[k]), ts[k]);
       }
       /* A bad first record: the next, of its station, is the first emit
        * sees after drops counted between passes (the fast path's test). */

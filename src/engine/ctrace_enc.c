@@ -86,18 +86,26 @@ int ct_ctw_room(struct ct_ctw *e, size_t need) {
 }
 
 /* Contract: see ctrace_enc.h. */
-uint8_t *ct_ctw_put_site(struct ct_ctw *e, uint8_t *p, uint64_t addr) {
+uint32_t ct_ctw_site_ref(struct ct_ctw *e, uint64_t addr) {
   uint32_t i = (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 51) & (CT_CTW_SITE_HASH - 1);
   for (; e->hash[i].gen == e->gen; i = (i + 1) & (CT_CTW_SITE_HASH - 1))
     if (e->hash[i].site == addr)
-      return ctr_put_varint(p, (uint64_t)e->hash[i].idx + 1);
-  *p++ = 0;
-  memcpy(p, &addr, 8);
+      return e->hash[i].idx + 1;
   if (e->nsites < CTR_SITES) {
     e->hash[i].site = addr;
     e->hash[i].idx = e->nsites++;
     e->hash[i].gen = e->gen;
   }
+  return 0;
+}
+
+/* Contract: see ctrace_enc.h. */
+uint8_t *ct_ctw_put_site(struct ct_ctw *e, uint8_t *p, uint64_t addr) {
+  uint32_t ref = ct_ctw_site_ref(e, addr);
+  if (ref)
+    return ctr_put_varint(p, ref);
+  *p++ = 0;
+  memcpy(p, &addr, 8);
   return p + 8;
 }
 

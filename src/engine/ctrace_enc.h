@@ -45,6 +45,11 @@ int ct_ctw_room(struct ct_ctw *e, size_t need);
 /* The site reference of addr at p (its index + 1, or 0 and the 8 bytes);
  * returns the end. */
 uint8_t *ct_ctw_put_site(struct ct_ctw *e, uint8_t *p, uint64_t addr);
+/* ct_ctw_put_site's reference: addr's index + 1 in the chunk's site table,
+ * or 0 for the 8 bytes (a site new to the chunk, which then takes the next
+ * index while the table has room). An index, once had, stays the site's for
+ * the rest of the chunk. */
+uint32_t ct_ctw_site_ref(struct ct_ctw *e, uint64_t addr);
 
 /* An event entry's last part, after its site: the wait byte and object of
  * a suspend with a wait, the object of a wake or create. Returns the end. */
@@ -292,6 +297,130 @@ static inline __attribute__((always_inline)) void ct_ctw_run_end(struct ct_ctw *
   e->len = (size_t)(s->p - e->buf);
   e->count += (uint32_t)n;
   e->last_ts = s->last_ts;
+}
+
+/* A stretch of v2 events of two coroutines taking turns on one tid (a
+ * thread's two fibers handing it back and forth: wake, suspend, resume, the
+ * coroutine changing nearly every entry), each event its coroutine's next ev
+ * with standard seqs, none a create or destroy. Each entry is the bytes
+ * ct_ctw_v2 would write (F_NEXT_EV and F_SAME_TID always set; the coroutine
+ * byte, or F_SAME_CORO when the entry before was the same coroutine's), from
+ * the two coroutines' state kept here: through p, a byte pointer, every store
+ * may alias e's fields. ct_ctw_pair_begin says whether the encoder's state
+ * allows it; ct_ctw_pair_end stores the state back. */
+struct ct_ctw_pair {
+  uint8_t *p, *end; /* as struct ct_ctw_run's */
+  uint64_t last_ts; /* the previous entry's ts */
+  uint64_t probe[2], next_ev[2], addr[2];
+  uint8_t slot[2];
+  unsigned cur; /* whose was the previous entry */
+  uint32_t n;   /* entries written */
+  /* The last two sites found in the chunk's table and their references
+   * (ct_ctw_site_ref): the two coroutines' sites alternate (a wake's line,
+   * a wait's), each a table look-up otherwise. */
+  uint64_t site[2];
+  uint32_t ref[2];
+  unsigned older; /* the entry a new one replaces */
+};
+
+/* 1 when coroutines probe[0] (its next ev ev[0]) and probe[1] (ev[1]) can
+ * go on as a pair on thread tid: the last entry was probe[1]'s on tid, each
+ * holds its slot (two slots) with standard seqs and ev is its next ev. Then
+ * s is set up. Else 0. */
+static inline __attribute__((always_inline)) int
+ct_ctw_pair_begin(struct ct_ctw *e, struct ct_ctw_pair *s, const uint64_t probe[2],
+                  const uint64_t ev[2], uint64_t tid) {
+  if (!e->have_prev || e->prev_probe != probe[1] || e->last_tid != tid || probe[0] == probe[1])
+    return 0;
+  for (unsigned k = 0; k < 2; k++) {
+    const uint32_t slot = ctr_coro_slot(probe[k]);
+    const struct ctr_coro *c = &e->coro[slot];
+    if (!c->used || c->probe_id != probe[k] || c->next_ev != ev[k] || c->slot_seq)
+      return 0;
+    s->probe[k] = probe[k];
+    s->next_ev[k] = ev[k];
+    s->addr[k] = c->addr;
+    s->slot[k] = (uint8_t)slot;
+  }
+  s->p = e->buf + e->len;
+  s->end = e->buf + sizeof(struct ctr_chunk_hdr) + CT_CTW_CHUNK - CT_CTW_EVENT_MAX;
+  s->last_ts = e->last_ts;
+  s->cur = 1;
+  s->n = 0;
+  s->ref[0] = s->ref[1] = 0; /* none: ref 0 is never kept */
+  s->site[0] = s->site[1] = 0;
+  s->older = 0;
+  return 1;
+}
+
+/* The site reference of site at p, as ct_ctw_put_site writes it, from the
+ * stretch's two last found when it is one of them. Returns the end. */
+static inline __attribute__((always_inline)) uint8_t *
+ct_ctw_pair_site(struct ct_ctw *e, struct ct_ctw_pair *s, uint8_t *p, uint64_t site) {
+  uint32_t ref;
+  if (s->ref[0] && s->site[0] == site) {
+    ref = s->ref[0];
+  } else if (s->ref[1] && s->site[1] == site) {
+    ref = s->ref[1];
+  } else {
+    ref = ct_ctw_site_ref(e, site);
+    if (!ref) {
+      *p++ = 0;
+      memcpy(p, &site, 8);
+      return p + 8;
+    }
+    s->site[s->older] = site;
+    s->ref[s->older] = ref;
+    s->older ^= 1;
+  }
+  return ctr_put_varint(p, ref);
+}
+
+/* The stretch's next entry, coroutine k's (s->p <= s->end: the caller
+ * checks); kind and wait as ct_ctw_run_v2's. */
+static inline __attribute__((always_inline)) void
+ct_ctw_pair_v2(struct ct_ctw *e, struct ct_ctw_pair *s, unsigned k, uint64_t ts, uint8_t kind,
+               uint8_t wait, uint64_t site, uint64_t obj) {
+  uint8_t op = kind;
+  if (op == CTR_OP_SUSPEND && wait >= CTP_WAIT_FD)
+    op = CTR_OP_SUSPEND_W;
+  uint8_t *p0 = s->p, *p = p0 + 1;
+  uint8_t b = op | CTR_F_NEXT_EV | CTR_F_SAME_TID;
+  if (k == s->cur)
+    b |= CTR_F_SAME_CORO;
+  else
+    *p++ = s->slot[k];
+  p = ct_ctw_put_varint14(p, ctr_zigzag((int64_t)(ts - s->last_ts)));
+  if (op == CTR_OP_RESUME) {
+    b |= CTR_F_ACTIVE | CTR_F_ADDR; /* addr 0, the expected one */
+  } else {
+    if (site == s->addr[k])
+      b |= CTR_F_ADDR;
+    else
+      p = ct_ctw_pair_site(e, s, p, site);
+    s->addr[k] = site;
+  }
+  p = ct_ctw_put_obj(p, op, wait, obj);
+  *p0 = b;
+  s->p = p;
+  s->last_ts = ts;
+  s->next_ev[k]++;
+  s->cur = k;
+  s->n++;
+}
+
+/* The stretch's state back into e. */
+static inline __attribute__((always_inline)) void ct_ctw_pair_end(struct ct_ctw *e,
+                                                                  const struct ct_ctw_pair *s) {
+  for (unsigned k = 0; k < 2; k++) {
+    struct ctr_coro *c = &e->coro[s->slot[k]];
+    c->addr = s->addr[k];
+    c->next_ev = s->next_ev[k];
+  }
+  e->len = (size_t)(s->p - e->buf);
+  e->count += s->n;
+  e->last_ts = s->last_ts;
+  e->prev_probe = s->probe[s->cur];
 }
 
 #endif /* CT_CTRACE_ENC_H */

@@ -374,6 +374,94 @@ static __attribute__((noinline)) size_t emit_same_batch(struct ct_harvest *h,
   return emit_same(h, &b->r, sizeof(*b), n, UINT64_MAX, b->tid);
 }
 
+/* Of the n records from r on (stride as emit_same's), those with ts below
+ * lim that belong to r's station or to the station of the encoder's last
+ * entry, in any order, written the fast way: two coroutines taking turns on
+ * one thread (two fibers handing it back and forth: every record changes
+ * coroutine, so emit_same never starts and emit took each). Each is the
+ * entry emit would write, with the tests emit takes per record that the
+ * stretch's start did not decide (station, incarnation, kind, wait, tid,
+ * drop count). Returns the number written (0: emit takes r). */
+static inline __attribute__((always_inline)) size_t emit_two(struct ct_harvest *h,
+                                                             const struct ctp_rec *r, size_t stride,
+                                                             size_t n, uint64_t lim, uint32_t tid) {
+  struct ct_sink *sk = h->sink;
+  struct ct_ctw *enc = sk->enc;
+  if (!enc || sk->jw.buf || !enc->have_prev)
+    return 0;
+  /* [0]: r's station; [1]: the record's before r (the caller has one),
+   * which must be the encoder's last entry (ct_ctw_pair_begin). */
+  const uint32_t i[2] = {r->station, ((const struct ctp_rec *)((const char *)r - stride))->station};
+  struct ct_station_state *st[2];
+  uint64_t probe[2], ev[2], last[2], dropped[2];
+  const _Atomic uint64_t *lost[2];
+  uint16_t gen[2];
+  if (i[0] >= h->c_used || i[1] >= h->c_used || i[1] == i[0])
+    return 0;
+  st[0] = &h->st[i[0]];
+  st[1] = &h->st[i[1]];
+  for (unsigned k = 0; k < 2; k++) {
+    if (!st[k]->live || st[k]->queued)
+      return 0;
+    probe[k] = st[k]->probe_id;
+    ev[k] = st[k]->next_ev;
+    last[k] = st[k]->last_ts;
+    dropped[k] = st[k]->dropped;
+    gen[k] = (uint16_t)st[k]->gen;
+    lost[k] = &ctp_station_at(h->base, i[k])->v2_lost;
+  }
+  struct ct_ctw_pair s;
+  if (!ct_ctw_pair_begin(enc, &s, probe, ev, tid))
+    return 0;
+  const struct ct_clock ck = h->cclock; /* in registers: stores through s.p alias h */
+  const struct ctp_rec *const e = rec_at(r, stride, n);
+  for (; r != e; r = rec_at(r, stride, 1)) {
+    if (r->ts >= lim || s.p > s.end)
+      break;
+    unsigned k = r->station == i[1];
+    if ((!k && r->station != i[0]) || r->gen != gen[k])
+      break;
+    if (stride != sizeof(*r) && ((const struct ct_rrec *)r)->tid != tid)
+      break;
+    uint8_t kind = r->kind, wait = r->wait;
+    if ((kind != CTP_KIND_SUSPEND && kind != CTP_KIND_RESUME && kind != CTP_KIND_WAKE) ||
+        wait >= CTP_WAIT_MAX_ || atomic_load_explicit(lost[k], memory_order_relaxed) != dropped[k])
+      break;
+    if ((size_t)((const char *)e - (const char *)r) > PREFETCH_AHEAD * stride) {
+      const struct ctp_rec *f = rec_at(r, stride, PREFETCH_AHEAD);
+      if (f->station != i[0] && f->station != i[1])
+        prefetch_rec(h, f, stride);
+    }
+    /* Clamped as emit does: never before the coroutine's last event. */
+    uint64_t ns = ct_clock_ns(&ck, r->ts);
+    if (ns < last[k])
+      ns = last[k];
+    last[k] = ns;
+    ct_ctw_pair_v2(enc, &s, k, ns, kind, wait, r->site, r->obj);
+  }
+  if (s.n) {
+    ct_ctw_pair_end(enc, &s);
+    for (unsigned k = 0; k < 2; k++) {
+      st[k]->harvested += s.next_ev[k] - ev[k];
+      st[k]->next_ev = s.next_ev[k];
+      st[k]->last_ts = last[k];
+    }
+    h->v2_harvested += s.n;
+  }
+  return s.n;
+}
+
+/* emit_two of a run's records, and of the batch's (not inlined: as
+ * emit_same_run's). */
+static __attribute__((noinline)) size_t emit_two_run(struct ct_harvest *h, const struct ctp_rec *r,
+                                                     size_t n, uint64_t lim, uint32_t tid) {
+  return emit_two(h, r, sizeof(*r), n, lim, tid);
+}
+static __attribute__((noinline)) size_t emit_two_batch(struct ct_harvest *h,
+                                                       const struct ct_rrec *b, size_t n) {
+  return emit_two(h, &b->r, sizeof(*b), n, UINT64_MAX, b->tid);
+}
+
 /* The runs of the pass merged by time, ties to the earlier run (capture
  * order, as sort_pass): from the run with the oldest head, as long as its
  * records stay below every other run's head. */
@@ -403,6 +491,9 @@ static void merge_runs(struct ct_harvest *h) {
        * record by record), cost more than the general path. */
       if (++r < e - 1 && r->ts < lim && r->station == r[-1].station && r[1].station == r->station)
         r += emit_same_run(h, r, (size_t)(e - r), lim, rn[m].tid);
+      else if (r < e - 2 && r->ts < lim && r[1].station == r[-1].station &&
+               r[2].station == r->station && r->station != r[-1].station)
+        r += emit_two_run(h, r, (size_t)(e - r), lim, rn[m].tid); /* two taking turns */
     } while (r < e && r->ts < lim);
     rn[m].n -= (uint32_t)(r - rn[m].p);
     rn[m].p = r;
@@ -428,6 +519,9 @@ static void consume_pass(struct ct_harvest *h) {
       if (++k < n - 1 && b[k].r.station == b[k - 1].r.station &&
           b[k + 1].r.station == b[k].r.station)
         k += emit_same_batch(h, &b[k], n - k);
+      else if (k + 2 < n && b[k + 1].r.station == b[k - 1].r.station &&
+               b[k + 2].r.station == b[k].r.station && b[k].r.station != b[k - 1].r.station)
+        k += emit_two_batch(h, &b[k], n - k);
     }
     h->nbatch = 0;
   } else {
