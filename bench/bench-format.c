@@ -139,7 +139,7 @@ static double round_once(uint32_t coros, uint32_t w, uint32_t st, uint64_t n, in
       }
       uint8_t *p = blk = pool + pass % (lag + 1) * cap;
       for (uint32_t i = 0; i < w; i++) {
-        struct seg sg = {.kind = SEG_RECS, .n = nr[i], .ring = i, .tid = 7 + i};
+        struct seg sg = {.kind = SEG_RECS, .n = nr[i], .ring = i, .tid = 7 + i, .sorted = 1};
         memcpy(p, &sg, sizeof sg);
         memcpy(p + sizeof sg, ring_recs[i], nr[i] * sizeof(struct ctp_rec));
         p += sizeof sg + nr[i] * sizeof(struct ctp_rec);
