@@ -14,8 +14,10 @@
  * With -f, a Boost.Fiber handoff (bench-fiber.cpp's): two coroutines, three
  * records a handoff (the wake of the other, with its site and its waker;
  * the suspend on a wait object, at another site; the other's resume, with
- * the suspend's stamp).
- * Usage: bench-format [-c COROS | -f] [-w 1|2 [-s S]] [-n N] [-r ROUNDS] [-b] */
+ * the suspend's stamp). With -l MIB, each pass is formatted MIB MiB of
+ * passes after it was written (a formatter that lags the harvest: its blocks
+ * have left the caches).
+ * Usage: bench-format [-c COROS | -f] [-w 1|2 [-s S]] [-n N] [-r ROUNDS] [-b] [-l MIB] */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,15 +87,17 @@ static struct ctp_rec fiber_rec(uint64_t k, uint64_t ts) {
 }
 
 /* One round: n records through a fresh formatter, from w writers taking
- * turns in stretches of st records (fiber: -f's records). Returns ns per
- * record. */
-static double round_once(uint32_t coros, uint32_t w, uint32_t st, uint64_t n, int keep, int fiber) {
+ * turns in stretches of st records (fiber: -f's records), each pass
+ * formatted lag passes after it was written. Returns ns per record. */
+static double round_once(uint32_t coros, uint32_t w, uint32_t st, uint64_t n, int keep, int fiber,
+                         uint32_t lag) {
   size_t len;
   void *map = ct_fmt_map(NST, 2, &len);
   size_t cap =
       (PER * sizeof(struct ctp_rec) + w * sizeof(struct seg) + SEG_END_BYTES + 63) & ~(size_t)63;
-  uint8_t *blk = aligned_alloc(64, cap);
-  if (!map || !blk) {
+  uint8_t *pool = aligned_alloc(64, cap * (lag + 1)), *blk = pool;
+  size_t *plen = calloc(lag + 1, sizeof *plen);
+  if (!map || !pool || !plen) {
     fprintf(stderr, "bench-format: out of memory\n");
     exit(1);
   }
@@ -140,60 +144,70 @@ static double round_once(uint32_t coros, uint32_t w, uint32_t st, uint64_t n, in
     exit(1);
   }
   uint64_t kw[2] = {0, 0}; /* each writer's record count, for its kinds */
-  while (k < n) {
-    uint32_t nr[2] = {0, 0};
-    for (uint32_t j = 0; j < PER; j++, k++) {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-      uint32_t wi = w > 1 ? j / st % w : 0;
-      uint64_t kk = kw[wi]++;
-      if (fiber) { /* the resume has the suspend's stamp */
-        ts += kk % 3 == 2 ? 0 : 40 + x % 80;
-        ring_recs[0][nr[0]++] = fiber_rec(kk, ts);
-        continue;
+  /* Pass j is written at step j into slot j % (lag + 1), formatted at step
+   * j + lag: after lag more passes were written (the slot's next use). */
+  uint64_t passes = (n + PER - 1) / PER;
+  for (uint64_t pass = 0; pass < passes + lag; pass++) {
+    if (pass < passes) {
+      uint32_t nr[2] = {0, 0};
+      for (uint32_t j = 0; j < PER; j++, k++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        uint32_t wi = w > 1 ? j / st % w : 0;
+        uint64_t kk = kw[wi]++;
+        if (fiber) { /* the resume has the suspend's stamp */
+          ts += kk % 3 == 2 ? 0 : 40 + x % 80;
+          ring_recs[0][nr[0]++] = fiber_rec(kk, ts);
+          continue;
+        }
+        ts += 40 + x % 80;
+        int resume = kk % 2;
+        ring_recs[wi][nr[wi]++] =
+            (struct ctp_rec){.ts = ts,
+                             .station = w > 1 ? wi : (uint32_t)(kk / 2 % coros),
+                             .gen = 1,
+                             .kind = resume ? CTP_KIND_RESUME : CTP_KIND_SUSPEND,
+                             .site = resume ? 0 : 0x55d0c0a01234ull};
       }
-      ts += 40 + x % 80;
-      int resume = kk % 2;
-      ring_recs[wi][nr[wi]++] =
-          (struct ctp_rec){.ts = ts,
-                           .station = w > 1 ? wi : (uint32_t)(kk / 2 % coros),
-                           .gen = 1,
-                           .kind = resume ? CTP_KIND_RESUME : CTP_KIND_SUSPEND,
-                           .site = resume ? 0 : 0x55d0c0a01234ull};
+      uint8_t *p = blk = pool + pass % (lag + 1) * cap;
+      for (uint32_t i = 0; i < w; i++) {
+        struct seg sg = {.kind = SEG_RECS, .n = nr[i], .ring = i, .tid = 7 + i, .sorted = 1};
+        memcpy(p, &sg, sizeof sg);
+        memcpy(p + sizeof sg, ring_recs[i], nr[i] * sizeof(struct ctp_rec));
+        p += sizeof sg + nr[i] * sizeof(struct ctp_rec);
+      }
+      struct seg se = {.kind = SEG_END};
+      ck.ta = ts;
+      ck.ma += 30000;
+      memset(p, 0, SEG_END_BYTES);
+      memcpy(p, &se, sizeof se);
+      memcpy(p + sizeof se, &ck, sizeof ck);
+      plen[pass % (lag + 1)] = (size_t)(p + SEG_END_BYTES - blk);
     }
-    uint8_t *p = blk;
-    for (uint32_t i = 0; i < w; i++) {
-      struct seg sg = {.kind = SEG_RECS, .n = nr[i], .ring = i, .tid = 7 + i};
-      memcpy(p, &sg, sizeof sg);
-      memcpy(p + sizeof sg, ring_recs[i], nr[i] * sizeof(struct ctp_rec));
-      p += sizeof sg + nr[i] * sizeof(struct ctp_rec);
+    if (pass >= lag) {
+      uint64_t j = (pass - lag) % (lag + 1);
+      double a = cpu();
+      ct_rings_on_block(&h, (const char *)pool + j * cap, plen[j], keep);
+      t += cpu() - a;
     }
-    struct seg se = {.kind = SEG_END};
-    ck.ta = ts;
-    ck.ma += 30000;
-    memset(p, 0, SEG_END_BYTES);
-    memcpy(p, &se, sizeof se);
-    memcpy(p + sizeof se, &ck, sizeof ck);
-    double a = cpu();
-    ct_rings_on_block(&h, (const char *)blk, (size_t)(p + SEG_END_BYTES - blk), keep);
-    t += cpu() - a;
   }
   for (uint32_t i = 0; i < w; i++)
     free(ring_recs[i]);
   ct_ctw_flush(sink.enc);
   ct_ctw_free(sink.enc);
   ct_harvest_free(&h);
-  free(blk);
+  free(pool);
+  free(plen);
   free(map);
   return t * 1e9 / (double)k;
 }
 
 int main(int argc, char **argv) {
-  uint32_t coros = 1, rounds = 5, w = 1, st = 64;
+  uint32_t coros = 1, rounds = 5, w = 1, st = 64, lag_mib = 0;
   uint64_t n = 10000000;
   int keep = 1, fiber = 0, opt;
-  while ((opt = getopt(argc, argv, "c:w:s:n:r:bf")) != -1) {
+  while ((opt = getopt(argc, argv, "c:w:s:n:r:bfl:")) != -1) {
     if (opt == 'c')
       coros = (uint32_t)strtoul(optarg, NULL, 10);
     else if (opt == 'w')
@@ -208,26 +222,33 @@ int main(int argc, char **argv) {
       keep = 0;
     else if (opt == 'f')
       fiber = 1;
+    else if (opt == 'l')
+      lag_mib = (uint32_t)strtoul(optarg, NULL, 10);
     else
       return 2;
   }
   if (coros < 1 || coros > NST || rounds < 1 || rounds > 99 || w < 1 || w > 2 || st < 1 ||
-      (w > 1 && coros > 1) || (fiber && (w > 1 || coros > 1))) {
-    fprintf(stderr, "bench-format: -c 1..%u, -w 1..2 (with -c 1), -s 1.., -r 1..99, -f alone\n",
+      (w > 1 && coros > 1) || (fiber && (w > 1 || coros > 1)) || lag_mib > 1024) {
+    fprintf(stderr,
+            "bench-format: -c 1..%u, -w 1..2 (with -c 1), -s 1.., -r 1..99, -f alone, -l 0..1024\n",
             NST);
     return 2;
   }
   if (fiber)
     coros = 2;
+  /* A pass's records are PER * 32 bytes: 1 MiB. */
+  uint32_t lag = (uint32_t)((uint64_t)lag_mib * 1024 * 1024 / (PER * sizeof(struct ctp_rec)));
   double ns[99];
   for (uint32_t i = 0; i < rounds; i++)
-    ns[i] = round_once(coros, w, st, n, keep, fiber);
+    ns[i] = round_once(coros, w, st, n, keep, fiber, lag);
   qsort(ns, rounds, sizeof ns[0], cmp_d);
   char how[64] = "";
   if (w > 1)
     snprintf(how, sizeof how, ", %u writers in stretches of %u", w, st);
   else if (fiber)
     snprintf(how, sizeof how, ", Boost.Fiber handoffs");
+  if (lag)
+    snprintf(how + strlen(how), sizeof how - strlen(how), ", %u MiB behind", lag_mib);
   printf("formatter: %.2f ns per record (median of %u rounds of %llu; %u coroutine(s)%s, %s), "
          "%.2f bytes per record\n",
          ns[rounds / 2], rounds, (unsigned long long)n, w > 1 ? w : coros, how,

@@ -13,7 +13,9 @@
  * station never allocated, new sites, chunk ends, a clock re-anchored back
  * (ns clamped), runs out of time order, coroutines taking each other's
  * encoder slot over, and two coroutines of one thread taking turns record by
- * record (fibers handing the thread back and forth: emit_two). */
+ * record (fibers handing the thread back and forth: emit_two). The fast
+ * paths' segments say whether they are sorted, as the harvest's do (its one
+ * run taken unread); the general path's do not (the formatter finds the runs). */
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -195,6 +197,7 @@ static void run(int keep, int jsonl, struct out *o) {
     alt[k] = k + 1;
     turns[k] = sel[k] = 0;
   }
+  uint32_t sorted = 0, segs = 0; /* segments said sorted, all */
   for (uint32_t pass = 0; pass < PASSES; pass++) {
     size_t bl = 0;
     /* A third of the passes are ring 0's alone: the trace's last entry is
@@ -202,6 +205,7 @@ static void run(int keep, int jsonl, struct out *o) {
     int solo = rnd() % 3 == 0;
     for (uint32_t k = 0; k < (solo ? 1 : NRING); k++) {
       uint32_t n = (uint32_t)(rnd() % PER_RING) + 1;
+      struct seg *sg = (struct seg *)(blk + bl);
       put_seg(blk, &bl, SEG_RECS, n, 7000 + k);
       struct ctp_rec *recs = (struct ctp_rec *)(blk + bl);
       for (uint32_t j = 0; j < n; j++) {
@@ -223,6 +227,12 @@ static void run(int keep, int jsonl, struct out *o) {
        * sees after drops counted between passes (the fast path's test). */
       if (rnd() % 2 == 0)
         recs[0].wait = CTP_WAIT_MAX_;
+      sg->sorted = !jsonl;
+      for (uint32_t j = 1; j < n; j++)
+        if (recs[j].ts < recs[j - 1].ts)
+          sg->sorted = 0;
+      sorted += sg->sorted;
+      segs++;
       bl += n * sizeof(struct ctp_rec);
     }
     /* The pass's clock: the anchor at the rings' ts, sometimes a step back. */
@@ -252,6 +262,10 @@ static void run(int keep, int jsonl, struct out *o) {
   ASSERT_UINT64_GT(h.bad, 0);
   ASSERT_UINT64_GT(h.stale, 0);
   ASSERT_UINT64_GT(h.incarnations, NST);
+  if (!jsonl) { /* both kinds of segment */
+    ASSERT_UINT64_GT(sorted, segs / 4);
+    ASSERT_UINT64_GT(segs - sorted, segs / 4);
+  }
   ct_ctw_free(sink.enc);
   if (jsonl) {
     ASSERT_OK(ct_writer_flush(&sink.jw));

@@ -219,7 +219,8 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
       break; /* no memory: the records wait in the ring */
     struct seg *sg = (struct seg *)room;
     struct ctp_rec *out = (struct ctp_rec *)(sg + 1);
-    uint64_t fit = (avail - sizeof(*sg)) / sizeof(*out), m = 0;
+    uint64_t fit = (avail - sizeof(*sg)) / sizeof(*out), m = 0, prev = 0;
+    int down = 0; /* a ts below the one before it in this segment */
     /* One memcpy per stretch up to the ring's wrap: the ring's lines come
      * from the writer's cache, and a bulk copy keeps more of them in
      * flight than a record at a time. Then each record, in our copy. */
@@ -238,12 +239,15 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
         held = 1;
         break;
       }
+      down |= out[m].ts < prev;
+      prev = out[m].ts;
       watch(h, rs, pid, &out[m]);
     }
     k += m;
     if (m == 0)
       break;
-    *sg = (struct seg){.kind = SEG_RECS, .n = (uint32_t)m, .ring = r, .tid = tid, .pid = pid};
+    *sg = (struct seg){
+        .kind = SEG_RECS, .n = (uint32_t)m, .ring = r, .tid = tid, .pid = pid, .sorted = !down};
     ct_sink_fill(h->sink, sizeof(*sg) + m * sizeof(*out));
     uint64_t ns = ct_clock_ns(h->clock, out[0].ts);
     if (ns < h->first_ts)

@@ -547,12 +547,13 @@ static void to_batch(struct ct_harvest *h, const struct ctp_rec *recs, size_t n,
 /* A segment as runs in place: one per stretch in time order (a ring's
  * records are, unless the target wrote over them). One pass over the
  * records' ts (a count first, then the runs, read each line twice: a tenth
- * of the formatter). -1, the runs left as they were, when they would be more
- * than CT_RUNS_MAX. */
-static int add_runs(struct ct_harvest *h, const struct ctp_rec *recs, uint32_t n, uint32_t tid) {
+ * of the formatter); none when the harvest saw them sorted (one run). -1,
+ * the runs left as they were, when they would be more than CT_RUNS_MAX. */
+static int add_runs(struct ct_harvest *h, const struct ctp_rec *recs, uint32_t n, uint32_t tid,
+                    int sorted) {
   unsigned nr = h->nruns;
   uint32_t a = 0;
-  for (uint32_t k = 1; k < n; k++)
+  for (uint32_t k = 1; k < (sorted ? 0 : n); k++)
     if (recs[k].ts < recs[k - 1].ts) {
       if (nr >= CT_RUNS_MAX - 1)
         return -1;
@@ -593,7 +594,7 @@ int ct_rings_on_block(void *ctx, const char *d, size_t len, int keep) {
     off += n * sizeof(*recs);
     if (n == 0)
       continue;
-    if (!h->nbatch && keep && add_runs(h, recs, n, sg->tid) == 0) {
+    if (!h->nbatch && keep && add_runs(h, recs, n, sg->tid, sg->sorted == 1) == 0) {
       kept = 1;
       continue;
     }
