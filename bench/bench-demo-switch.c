@@ -23,6 +23,7 @@
  * with a tenth of its iterations (the rings' pages fault in on their first lap: tens of
  * microseconds per page on a VM). */
 #include <fcntl.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,8 +48,15 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Set once both yielders are spawned: each waits for it, without a yield of
+ * its own (the yields are counted), so that every yield finds the other one
+ * queued, whenever the spawning thread ran (test-demo-switch counts them). */
+static _Atomic int yielders_ready;
+
 static void yielder(void *unused) {
   (void)unused;
+  while (!atomic_load_explicit(&yielders_ready, memory_order_acquire))
+    sched_yield();
   for (long i = 0; i < iterations; i++)
     sch_yield();
 }
@@ -98,7 +106,9 @@ static double run(const char *name, double *per_cpu_sec) {
   uint64_t c0 = cpu_ns();
   int ok;
   if (strcmp(name, "yield") == 0) {
+    atomic_store(&yielders_ready, 0);
     ok = sch_spawn(yielder, NULL, "yield", NULL) && sch_spawn(yielder, NULL, "yield", NULL);
+    atomic_store_explicit(&yielders_ready, 1, memory_order_release);
   } else {
     p.co[0] = sch_spawn(pinger, &side[0], "ping", NULL);
     p.co[1] = sch_spawn(pinger, &side[1], "pong", NULL);
