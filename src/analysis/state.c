@@ -617,26 +617,46 @@ static void copy_str(const struct ct_line *l, int key, const struct ct_str *str,
     ct_str_copy(str, buf, n);
 }
 
+/* A line that is not judged: bad (err), counted and its number kept. */
+static void bad_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err) {
+  s->bad[err]++;
+  if (s->nbad_kept < CT_BAD_LINES_KEPT)
+    s->bad_lines[s->nbad_kept++] = lineno;
+}
+
+/* An event line that parsed, by its meaning ev: ct_state_line's and
+ * ct_state_run's one way to take it. */
+static inline __attribute__((always_inline)) int event_line(struct ct_state *s, uint64_t lineno,
+                                                            const struct ct_event *ev) {
+  s->lines++;
+  /* Our engine writes meta before the target starts: an earlier ts is torn. */
+  if (s->meta_mono_ns && ev->ts + 1000000000ull < s->meta_mono_ns) {
+    bad_line(s, lineno, CT_LINE_TORN);
+    return 0;
+  }
+  return on_event(s, lineno, ev);
+}
+
+int ct_state_run(struct ct_state *s, const struct ct_event *ev, size_t n) {
+  int rc = 0;
+  for (size_t i = 0; i < n && !rc; i++)
+    rc = event_line(s, ev[i].line, &ev[i]);
+  return rc;
+}
+
 int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
                   const struct ct_line *l) {
+  if (err == CT_LINE_OK && l->type == CT_LINE_EVENT)
+    return event_line(s, lineno, &l->e);
   s->lines++;
   if (err != CT_LINE_OK) {
-    s->bad[err]++;
-    if (s->nbad_kept < CT_BAD_LINES_KEPT)
-      s->bad_lines[s->nbad_kept++] = lineno;
+    bad_line(s, lineno, err);
     return 0;
   }
   struct ct_coro *c;
   switch (l->type) {
   case CT_LINE_EVENT:
-    /* Our engine writes meta before the target starts: an earlier ts is torn. */
-    if (s->meta_mono_ns && l->ts + 1000000000ull < s->meta_mono_ns) {
-      s->bad[CT_LINE_TORN]++;
-      if (s->nbad_kept < CT_BAD_LINES_KEPT)
-        s->bad_lines[s->nbad_kept++] = lineno;
-      return 0;
-    }
-    return on_event(s, lineno, &l->e);
+    return 0; /* (taken above) */
   case CT_LINE_META:
     s->has_meta = 1;
     copy_str(l, CT_K_RUN_ID, &l->run_id, s->run_id, sizeof s->run_id);
