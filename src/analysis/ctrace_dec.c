@@ -233,9 +233,8 @@ int ct_ctr_entry(struct ct_ctr_iter *it, struct ct_ev_item *ev, struct ct_coro_i
  * the kind is a v1 record's from active, tid and ev are always named. Its
  * line is 0 (the reader numbers it). wait and obj: as line_from_event
  * derives them. */
-static inline __attribute__((always_inline)) void event_of(const struct ct_ev_item *e,
-                                                            unsigned wait, uint64_t obj,
-                                                            struct ct_event *v) {
+static inline __attribute__((always_inline)) void
+event_of(const struct ct_ev_item *e, unsigned wait, uint64_t obj, struct ct_event *v) {
   unsigned k = e->kind;
   int known = k >= CT_EV_CREATE && k <= CT_EV_DESTROY, sited = known && k != CT_EV_RESUME;
   v->line = 0;
