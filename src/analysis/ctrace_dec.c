@@ -321,7 +321,7 @@ int ct_ctr_next(struct ct_ctr_iter *it, struct ct_line *l, enum ct_line_err *err
   return k;
 }
 
-unsigned ct_ctr_run(struct ct_ctr_iter *it, struct ct_event *ev, unsigned max) {
+unsigned ct_ctr_run(struct ct_ctr_iter *it, struct ct_event *restrict ev, unsigned max) {
   unsigned n = 0;
   while (n < max && it->left && it->p < it->e) {
     uint8_t b = *it->p;

@@ -329,7 +329,7 @@ int ct_ctr_entry(struct ct_ctr_iter *it, struct ct_ev_item *ev, struct ct_coro_i
  * (their line 0): each an event that decodes and is not torn, the ones after
  * the first marked as of the same coroutine. 0 when the next entry is no such
  * event: ct_ctr_next takes it. */
-unsigned ct_ctr_run(struct ct_ctr_iter *it, struct ct_event *ev, unsigned max);
+unsigned ct_ctr_run(struct ct_ctr_iter *it, struct ct_event *restrict ev, unsigned max);
 /* Room for a coroutine's label as ct_line_from_coro writes it. */
 #define CT_CTR_LABEL_MAX (6 * CTP_LABEL_MAX)
 /* The same as a parsed line (*l, *err as ct_parse_line gives them); a
