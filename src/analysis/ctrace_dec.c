@@ -119,8 +119,8 @@ static int get_coro(struct ct_ctr_iter *it, uint8_t b, struct ct_coro_item *c) {
 /* check_event's verdict on a decoded event: torn (probe_id 0, ts 0 or
  * impossible, tid 0 or impossible), its keys all there. */
 static inline int item_torn(const struct ct_ev_item *e) {
-  return e->probe_id == 0 || e->ts == 0 || e->ts >= (1ull << 62) || e->tid == 0 ||
-         e->tid > UINT32_MAX;
+  /* ts in [1, 2^62), tid in [1, 2^32): one unsigned compare each. */
+  return e->probe_id == 0 || e->ts - 1 >= (1ull << 62) - 1 || e->tid - 1 >= UINT32_MAX;
 }
 
 /* ct_ctr_entry, inlined into ct_ctr_next and ct_ctr_run too (read speed:
@@ -321,7 +321,8 @@ int ct_ctr_next(struct ct_ctr_iter *it, struct ct_line *l, enum ct_line_err *err
   return k;
 }
 
-unsigned ct_ctr_run(struct ct_ctr_iter *it, struct ct_event *restrict ev, unsigned max) {
+unsigned ct_ctr_run(struct ct_ctr_iter *it, struct ct_event *restrict ev, unsigned max,
+                    uint64_t line) {
   unsigned n = 0;
   while (n < max && it->left && it->p < it->e) {
     uint8_t b = *it->p;
@@ -334,7 +335,9 @@ unsigned ct_ctr_run(struct ct_ctr_iter *it, struct ct_event *restrict ev, unsign
       break;
     }
     unsigned wait = item_wait(&item);
-    event_of(&item, wait, item_obj(&item, wait), &ev[n++]);
+    event_of(&item, wait, item_obj(&item, wait), &ev[n]);
+    ev[n].line = line + n;
+    n++;
   }
   return n;
 }

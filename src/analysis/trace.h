@@ -325,11 +325,12 @@ void ct_ctr_begin(struct ct_ctr_iter *it, const void *chunk);
 int ct_ctr_entry(struct ct_ctr_iter *it, struct ct_ev_item *ev, struct ct_coro_item *co,
                  const char **line, size_t *n);
 /* The events in a row of one coroutine that start at the next entry (up to
- * max), into ev as the normalized events of the lines ct_ctr_next would give
- * (their line 0): each an event that decodes and is not torn, the ones after
- * the first marked as of the same coroutine. 0 when the next entry is no such
- * event: ct_ctr_next takes it. */
-unsigned ct_ctr_run(struct ct_ctr_iter *it, struct ct_event *restrict ev, unsigned max);
+ * max), into ev as the normalized events of the lines ct_ctr_next would give,
+ * numbered from line: each an event that decodes and is not torn, the ones
+ * after the first marked as of the same coroutine. 0 when the next entry is
+ * no such event: ct_ctr_next takes it. */
+unsigned ct_ctr_run(struct ct_ctr_iter *it, struct ct_event *restrict ev, unsigned max,
+                    uint64_t line);
 /* Room for a coroutine's label as ct_line_from_coro writes it. */
 #define CT_CTR_LABEL_MAX (6 * CTP_LABEL_MAX)
 /* The same as a parsed line (*l, *err as ct_parse_line gives them); a

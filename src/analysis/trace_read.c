@@ -197,10 +197,9 @@ static int read_binary(struct reader *r, struct rbuf *b, struct ct_read_diag *d)
               (rc = r->entry(r->ctx, k == 1 ? &ev : NULL, k == 3 ? &co : NULL, s, sn)))
             goto out;
         } else {
-          unsigned m = r->run ? ct_ctr_run(it, r->evs, RUN_MAX) : 0;
-          if (m) { /* after the lines before it, numbered as they would be */
-            for (unsigned j = 0; j < m; j++)
-              r->evs[j].line = ++lineno;
+          unsigned m = r->run ? ct_ctr_run(it, r->evs, RUN_MAX, lineno + 1) : 0;
+          if (m) { /* after the lines before it */
+            lineno += m;
             if ((rc = drain(r)) || (rc = r->run(r->ctx, r->evs, m)))
               goto out;
             continue;
