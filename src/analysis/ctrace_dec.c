@@ -124,14 +124,15 @@ static inline int item_torn(const struct ct_ev_item *e) {
 }
 
 /* ct_ctr_entry, inlined into ct_ctr_next and ct_ctr_run too (read speed:
- * the event stays in registers on its way to the line). With keep_torn 0
- * (ct_ctr_run's), a torn event is left undecoded (4): the iterator as it
- * was but for a site it added (ct_ctr_run undoes that), for ct_ctr_next
- * to give it as the line it is. */
+ * the event stays in registers on its way to the line). run: 0 any entry;
+ * 1 the first event of a run (ct_ctr_run's), 2 its next, of the same
+ * coroutine: any other entry, and a torn event, are left undecoded (4), the
+ * iterator as it was but for a site it added (ct_ctr_run undoes that), for
+ * ct_ctr_next to give them as the lines they are. */
 static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
                                                        struct ct_ev_item *ev,
                                                        struct ct_coro_item *co, const char **line,
-                                                       size_t *n, int keep_torn) {
+                                                       size_t *n, int run) {
   const uint8_t *p = it->p, *e = it->e;
   if (it->left == 0)
     return p == e ? 0 : -1; /* bytes the count does not cover */
@@ -139,6 +140,8 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
     return -1;
   uint8_t b = *p++, op = b & 7;
   uint64_t v;
+  if (run && (op == CTR_OP_LINE || (run == 2 && !(b & CTR_F_SAME_CORO))))
+    return 4;
   if (op == CTR_OP_LINE && (b & CTR_F_CORO))
     return get_coro(it, b, co);
   if (op == CTR_OP_LINE) {
@@ -206,7 +209,7 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
   } else if (op == CTR_OP_WAKE || op == CTR_OP_CREATE) {
     VARINT(&ev->obj);
   }
-  if (!keep_torn && item_torn(ev))
+  if (run && item_torn(ev))
     return 4;
   if (!(base == CTR_OP_RESUME || (base == CTR_OP_V1 && active)))
     c->addr = ev->addr;
@@ -223,7 +226,7 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
 
 int ct_ctr_entry(struct ct_ctr_iter *it, struct ct_ev_item *ev, struct ct_coro_item *co,
                  const char **line, size_t *n) {
-  return entry(it, ev, co, line, n, 1);
+  return entry(it, ev, co, line, n, 0);
 }
 
 /* What ct_line_event would make of the line an event stands for (e's
@@ -311,7 +314,7 @@ int ct_ctr_next(struct ct_ctr_iter *it, struct ct_line *l, enum ct_line_err *err
   struct ct_coro_item co;
   const char *s = NULL;
   size_t n = 0;
-  int k = entry(it, &ev, &co, &s, &n, 1);
+  int k = entry(it, &ev, &co, &s, &n, 0);
   if (k == 1)
     *err = line_from_event(&ev, l);
   else if (k == 2)
@@ -321,24 +324,29 @@ int ct_ctr_next(struct ct_ctr_iter *it, struct ct_line *l, enum ct_line_err *err
   return k;
 }
 
+/* A run's event (run: 1 its first, 2 its next) into *v, numbered line: 1,
+ * or 0 when the next entry is no such event (left as it was). */
+static inline __attribute__((always_inline)) int
+run_event(struct ct_ctr_iter *it, struct ct_event *v, uint64_t line, int run) {
+  struct ct_ev_item item = {0}; /* (set by entry when it returns 1) */
+  uint32_t nsites = it->nsites;
+  if (entry(it, &item, NULL, NULL, NULL, run) != 1) {
+    it->nsites = nsites; /* left for ct_ctr_next, which adds its site again */
+    return 0;
+  }
+  unsigned wait = item_wait(&item);
+  event_of(&item, wait, item_obj(&item, wait), v);
+  v->line = line;
+  return 1;
+}
+
 unsigned ct_ctr_run(struct ct_ctr_iter *it, struct ct_event *restrict ev, unsigned max,
                     uint64_t line) {
-  unsigned n = 0;
-  while (n < max && it->left && it->p < it->e) {
-    uint8_t b = *it->p;
-    if ((b & 7) == CTR_OP_LINE || (n && !(b & CTR_F_SAME_CORO)))
-      break;
-    struct ct_ev_item item = {0}; /* (set by entry when it returns 1) */
-    uint32_t nsites = it->nsites;
-    if (entry(it, &item, NULL, NULL, NULL, 0) != 1) {
-      it->nsites = nsites; /* left for ct_ctr_next, which adds its site again */
-      break;
-    }
-    unsigned wait = item_wait(&item);
-    event_of(&item, wait, item_obj(&item, wait), &ev[n]);
-    ev[n].line = line + n;
+  if (!max || !run_event(it, &ev[0], line, 1))
+    return 0;
+  unsigned n = 1;
+  while (n < max && run_event(it, &ev[n], line + n, 2))
     n++;
-  }
   return n;
 }
 

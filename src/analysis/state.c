@@ -659,9 +659,9 @@ int ct_state_run(struct ct_state *s, const struct ct_event *ev, size_t n) {
     if (note_activity(s, lo, hi, tid, j - i))
       return -ENOMEM;
   }
+  s->lines += n;
   for (size_t i = 0; i < n; i++) {
     int rc = 0;
-    s->lines++;
     if (before_meta(s, &ev[i]))
       bad_line(s, ev[i].line, CT_LINE_TORN);
     else if ((rc = on_event(s, ev[i].line, &ev[i])))
