@@ -157,7 +157,7 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
   struct ctr_coro *c;
   uint32_t slot;
   if (b & CTR_F_SAME_CORO) {
-    if (!it->have_prev)
+    if (run != 2 && !it->have_prev) /* a run's next: its first was an event */
       return -1;
     slot = it->prev;
   } else {
@@ -186,7 +186,7 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
     VARINT(&ev->seq);
   }
   if (b & CTR_F_SAME_TID) {
-    if (!it->have_prev)
+    if (run != 2 && !it->have_prev)
       return -1;
     ev->tid = it->last_tid;
   } else {

@@ -346,7 +346,9 @@ static struct ct_site *site_of(struct ct_state *s, uint64_t site, uint32_t pid, 
   return st;
 }
 
-static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_event *ev) {
+/* (on_suspend, on_resume: inlined into on_event, read speed.) */
+static inline __attribute__((always_inline)) int on_suspend(struct ct_state *s, struct ct_coro *c,
+                                                            const struct ct_event *ev) {
   uint64_t site = ev->site;
   int fresh, exit = ev->wait == CTP_WAIT_EXIT;
   if (c->state == CT_CS_RUNNING && c->has_kind && end_run(s, c, ev->ts, CT_EV_SUSPEND, site, exit))
@@ -398,8 +400,8 @@ static int on_suspend(struct ct_state *s, struct ct_coro *c, const struct ct_eve
   return 0;
 }
 
-static int on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno,
-                     const struct ct_event *ev) {
+static inline __attribute__((always_inline)) int
+on_resume(struct ct_state *s, struct ct_coro *c, uint64_t lineno, const struct ct_event *ev) {
   s->resumes++;
   if (!ev->v1 && ct_sched_resume(s, c, ev->ts, (uint32_t)ev->tid))
     return -ENOMEM;
