@@ -229,6 +229,8 @@ int ct_ctr_entry(struct ct_ctr_iter *it, struct ct_ev_item *ev, struct ct_coro_i
   return entry(it, ev, co, line, n, 0);
 }
 
+_Static_assert(CT_EV_RESUME == CT_EV_SUSPEND + 1, "event_of: a v1 event's kind from active");
+
 /* What ct_line_event would make of the line an event stands for (e's
  * fields: the normalized event), filled directly from what the line was made
  * of (read speed; tests/test-read-event.c checks the two agree on every kind
@@ -251,7 +253,7 @@ event_of(const struct ct_ev_item *e, unsigned wait, uint64_t obj, struct ct_even
   v->parent = k == CT_EV_CREATE ? e->obj : 0;
   v->site = e->addr;
   v->obj = obj;
-  v->kind = (uint8_t)(known ? k : e->active ? CT_EV_RESUME : CT_EV_SUSPEND);
+  v->kind = (uint8_t)(known ? k : CT_EV_SUSPEND + (e->active != 0)); /* a v1 resume if active */
   v->v1 = (uint8_t)!known;
   v->wait = (uint8_t)wait;
   v->is_active = e->active != 0;
