@@ -644,11 +644,23 @@ static inline uint64_t tid_of(const struct ct_event *ev) {
   return ev->has_tid ? ev->tid : 0;
 }
 
-int ct_state_run(struct ct_state *s, const struct ct_event *ev, size_t n) {
-  /* The activity first, of each stretch of the run on one thread and in
-   * one bucket at once (nothing else reads it while lines come). */
+/* The activity of a run (n >= 1 events), before its events are taken
+ * (nothing else reads it while lines come): at once when the run is one
+ * stretch (one thread, one bucket, nothing before meta: the usual), else
+ * stretch by stretch. */
+static int note_run(struct ct_state *s, const struct ct_event *ev, size_t n) {
+  uint64_t lo = ev[0].ts, hi = lo, tid = tid_of(&ev[0]), key = lo >> 34, apart = 0;
+  for (size_t j = 1; j < n; j++) { /* (no branch: a run is mostly one stretch) */
+    lo = ev[j].ts < lo ? ev[j].ts : lo;
+    hi = ev[j].ts > hi ? ev[j].ts : hi;
+    apart |= (tid_of(&ev[j]) ^ tid) | ((ev[j].ts >> 34) ^ key);
+  }
+  if (!apart && lo + 1000000000ull >= s->meta_mono_ns) /* before_meta for none */
+    return note_activity(s, lo, hi, tid, n);
   for (size_t i = 0, j; i < n; i = j) {
-    uint64_t lo = ev[i].ts, hi = lo, tid = tid_of(&ev[i]), key = lo >> 34;
+    lo = hi = ev[i].ts;
+    tid = tid_of(&ev[i]);
+    key = lo >> 34;
     if (before_meta(s, &ev[i])) {
       j = i + 1;
       continue;
@@ -661,6 +673,14 @@ int ct_state_run(struct ct_state *s, const struct ct_event *ev, size_t n) {
     if (note_activity(s, lo, hi, tid, j - i))
       return -ENOMEM;
   }
+  return 0;
+}
+
+int ct_state_run(struct ct_state *s, const struct ct_event *ev, size_t n) {
+  if (!n)
+    return 0;
+  if (note_run(s, ev, n))
+    return -ENOMEM;
   s->lines += n;
   for (size_t i = 0; i < n; i++) {
     int rc = 0;
