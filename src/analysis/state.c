@@ -285,9 +285,9 @@ int ct_state_blocks_at_end(const struct ct_state *s, struct ct_map *blocks, uint
 
 /* Events from ts lo to hi, count of them, all of thread tid (0: none
  * named) and in one bucket (ts >> 34): the timeline's first and last, the
- * threads, the activity buckets. */
-static int note_activity(struct ct_state *s, uint64_t lo, uint64_t hi, uint64_t tid,
-                         uint64_t count) {
+ * threads, the activity buckets. Inlined (read speed: a call per line saved). */
+static inline __attribute__((always_inline)) int
+note_activity(struct ct_state *s, uint64_t lo, uint64_t hi, uint64_t tid, uint64_t count) {
   int fresh;
   if (!s->first_ts || lo < s->first_ts)
     s->first_ts = lo;
