@@ -531,8 +531,8 @@ static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_event 
   return 0;
 }
 
-/* An event, its activity noted (note_activity). Inlined into both of its
- * callers (read speed: ct_state_run's loop saves a call per event). */
+/* An event whose activity the caller noted (note_activity). Inlined into
+ * both callers (read speed: ct_state_run's loop saves a call per event). */
 static inline __attribute__((always_inline)) int on_event(struct ct_state *s, uint64_t lineno,
                                                           const struct ct_event *ev) {
   int rc = 0;

@@ -289,7 +289,10 @@ int ct_trace_read_diag(int fd, size_t bufsize, ct_line_fn fn, ct_peek_fn peek, v
 typedef int (*ct_run_fn)(void *ctx, const struct ct_event *ev, size_t n);
 
 /* ct_trace_read_diag, a binary trace's runs of events through run (NULL:
- * none, every line through fn). A JSONL trace's lines all go through fn. */
+ * none, every line through fn), each after the lines before it. A JSONL
+ * trace's lines all go through fn. peek sees the lines fn gets, not the
+ * runs' events (a run is one coroutine's: one hint would do, and it comes
+ * too late to help). */
 int ct_trace_read_runs(int fd, size_t bufsize, ct_line_fn fn, ct_run_fn run, ct_peek_fn peek,
                        void *ctx, uint64_t *bytes, struct ct_read_diag *diag);
 
