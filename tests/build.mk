@@ -31,3 +31,8 @@ READ_EVENT_OBJS := $(patsubst %.c,$(O)/obj/%.o,$(REPORT_SRCS) src/symbolize/symb
 $(O)/tests/test-read-event: $(O)/obj/tests/test-read-event.o $(READ_EVENT_OBJS)
 	$(call link,,$(PKG_LIBS))
 TESTS += $(O)/tests/test-read-event
+# The report's fast path (a binary trace's runs of events) against its
+# general one (line by line): the same lines, meanings and reports.
+$(O)/tests/test-report-runs: $(O)/obj/tests/test-report-runs.o $(READ_EVENT_OBJS)
+	$(call link,,$(PKG_LIBS))
+TESTS += $(O)/tests/test-report-runs

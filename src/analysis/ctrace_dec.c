@@ -116,12 +116,23 @@ static int get_coro(struct ct_ctr_iter *it, uint8_t b, struct ct_coro_item *c) {
   return 3;
 }
 
-/* ct_ctr_entry, inlined into ct_ctr_next too (read speed: the event stays
- * in registers on its way to the line). */
+/* check_event's verdict on a decoded event: torn (probe_id 0, ts 0 or
+ * impossible, tid 0 or impossible), its keys all there. */
+static inline int item_torn(const struct ct_ev_item *e) {
+  /* ts in [1, 2^62), tid in [1, 2^32): one unsigned compare each. */
+  return e->probe_id == 0 || e->ts - 1 >= (1ull << 62) - 1 || e->tid - 1 >= UINT32_MAX;
+}
+
+/* ct_ctr_entry, inlined into ct_ctr_next and ct_ctr_run too (read speed:
+ * the event stays in registers on its way to the line). run: 0 any entry;
+ * 1 the first event of a run (ct_ctr_run's), 2 its next, of the same
+ * coroutine: any other entry, and a torn event, are left undecoded (4), the
+ * iterator as it was but for a site it added (ct_ctr_run undoes that), for
+ * ct_ctr_next to give them as the lines they are. */
 static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
                                                        struct ct_ev_item *ev,
                                                        struct ct_coro_item *co, const char **line,
-                                                       size_t *n) {
+                                                       size_t *n, int run) {
   const uint8_t *p = it->p, *e = it->e;
   if (it->left == 0)
     return p == e ? 0 : -1; /* bytes the count does not cover */
@@ -129,6 +140,8 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
     return -1;
   uint8_t b = *p++, op = b & 7;
   uint64_t v;
+  if (run && (op == CTR_OP_LINE || (run == 2 && !(b & CTR_F_SAME_CORO))))
+    return 4;
   if (op == CTR_OP_LINE && (b & CTR_F_CORO))
     return get_coro(it, b, co);
   if (op == CTR_OP_LINE) {
@@ -144,7 +157,7 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
   struct ctr_coro *c;
   uint32_t slot;
   if (b & CTR_F_SAME_CORO) {
-    if (!it->have_prev)
+    if (run != 2 && !it->have_prev) /* a run's next: its first was an event */
       return -1;
     slot = it->prev;
   } else {
@@ -173,7 +186,7 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
     VARINT(&ev->seq);
   }
   if (b & CTR_F_SAME_TID) {
-    if (!it->have_prev)
+    if (run != 2 && !it->have_prev)
       return -1;
     ev->tid = it->last_tid;
   } else {
@@ -196,6 +209,8 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
   } else if (op == CTR_OP_WAKE || op == CTR_OP_CREATE) {
     VARINT(&ev->obj);
   }
+  if (run && item_torn(ev))
+    return 4;
   if (!(base == CTR_OP_RESUME || (base == CTR_OP_V1 && active)))
     c->addr = ev->addr;
   c->next_ev = ev->ev + 1;
@@ -211,58 +226,34 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
 
 int ct_ctr_entry(struct ct_ctr_iter *it, struct ct_ev_item *ev, struct ct_coro_item *co,
                  const char **line, size_t *n) {
-  return entry(it, ev, co, line, n);
+  return entry(it, ev, co, line, n, 0);
 }
 
-/* ct_line_from_event, inlined into ct_ctr_next too. */
-static inline enum ct_line_err line_from_event(const struct ct_ev_item *e, struct ct_line *out) {
-  /* Every field an event line can set, set (read speed: no memset of the
-   * record fields, which only record lines fill and only their readers read),
-   * as records.c writes the line: kind and site for a known kind (no site on
-   * a resume), the wait object of a suspend, from of a wake, parent of a
-   * create. */
+_Static_assert(CT_EV_RESUME == CT_EV_SUSPEND + 1, "event_of: a v1 event's kind from active");
+
+/* What ct_line_event would make of the line an event stands for (e's
+ * fields: the normalized event), filled directly from what the line was made
+ * of (read speed; tests/test-read-event.c checks the two agree on every kind
+ * of record): a site is always addr (the site key is addr when there is one),
+ * the kind is a v1 record's from active, tid and ev are always named. Its
+ * line is 0 (the reader numbers it). wait and obj: as line_from_event
+ * derives them. */
+static inline __attribute__((always_inline)) void
+event_of(const struct ct_ev_item *e, unsigned wait, uint64_t obj, struct ct_event *v) {
   unsigned k = e->kind;
   int known = k >= CT_EV_CREATE && k <= CT_EV_DESTROY, sited = known && k != CT_EV_RESUME;
-  unsigned wait = k == CT_EV_SUSPEND && e->wait > CTP_WAIT_NONE && e->wait < CTP_WAIT_MAX_
-                      ? e->wait
-                      : CTP_WAIT_NONE;
-  int has_obj = wait != CTP_WAIT_NONE && wait != CTP_WAIT_EXIT;
-  /* -2^63 has no positive twin: the JSONL reader takes "-9223372036854775808" as 0. */
-  uint64_t obj = !has_obj || (wait == CTP_WAIT_FD && e->obj == 1ull << 63) ? 0 : e->obj;
-  out->type = CT_LINE_EVENT;
-  out->probe_id = e->probe_id;
-  out->tid = e->tid;
-  out->addr = e->addr;
-  out->seq = e->seq;
-  out->is_active = e->active != 0;
-  out->ts = e->ts;
-  out->ev = e->ev;
-  out->kind = known ? (enum ct_ev_kind)k : CT_EV_V1;
-  out->site = sited ? e->addr : 0;
-  out->wait = (int)wait;
-  out->obj = obj;
-  out->obj_is_str = wait == CTP_WAIT_PTR;
-  out->from = k == CT_EV_WAKE ? e->obj : 0;
-  out->parent = k == CT_EV_CREATE ? e->obj : 0;
-  out->have = 1ull << CT_K_PROBE_ID | 1ull << CT_K_TID | 1ull << CT_K_ADDR | 1ull << CT_K_SEQ |
-              1ull << CT_K_IS_ACTIVE | 1ull << CT_K_TS | 1ull << CT_K_EV |
-              (uint64_t)known << CT_K_KIND | (uint64_t)sited << CT_K_SITE |
-              (uint64_t)(wait != CTP_WAIT_NONE) << CT_K_WAIT | (uint64_t)has_obj << CT_K_OBJ |
-              (uint64_t)(k == CT_EV_WAKE) << CT_K_FROM |
-              (uint64_t)(k == CT_EV_CREATE) << CT_K_PARENT;
-  /* check_event's verdict, its keys all there. */
-  if (e->probe_id == 0 || e->ts == 0 || e->ts >= (1ull << 62) || e->tid == 0 || e->tid > UINT32_MAX)
-    return CT_LINE_TORN;
-  /* What ct_line_event would make of this line, filled directly from what
-   * the line was made of (read speed; tests/test-read-event.c checks the two
-   * agree on every kind of record): a site is always addr (the site key is
-   * addr when there is one), the kind is a v1 record's from active, tid and
-   * ev are always named. */
-  struct ct_event *v = &out->e;
   v->line = 0;
+  v->probe_id = e->probe_id;
+  v->tid = e->tid;
+  v->ts = e->ts;
+  v->addr = e->addr;
+  v->seq = e->seq;
+  v->ev = e->ev;
+  v->from = k == CT_EV_WAKE ? e->obj : 0;
+  v->parent = k == CT_EV_CREATE ? e->obj : 0;
   v->site = e->addr;
   v->obj = obj;
-  v->kind = (uint8_t)(known ? k : e->active ? CT_EV_RESUME : CT_EV_SUSPEND);
+  v->kind = (uint8_t)(known ? k : CT_EV_SUSPEND + (e->active != 0)); /* a v1 resume if active */
   v->v1 = (uint8_t)!known;
   v->wait = (uint8_t)wait;
   v->is_active = e->active != 0;
@@ -271,7 +262,49 @@ static inline enum ct_line_err line_from_event(const struct ct_ev_item *e, struc
   v->has_site = sited || e->addr != 0;
   v->has_from = k == CT_EV_WAKE;
   v->has_parent = k == CT_EV_CREATE;
-  return CT_LINE_OK;
+}
+
+/* A suspend's wait kind as its line names it (CTP_WAIT_NONE otherwise). */
+static inline unsigned item_wait(const struct ct_ev_item *e) {
+  return e->kind == CT_EV_SUSPEND && e->wait > CTP_WAIT_NONE && e->wait < CTP_WAIT_MAX_
+             ? e->wait
+             : CTP_WAIT_NONE;
+}
+
+/* The wait object as the line carries it: none without one; -2^63 has no
+ * positive twin, the JSONL reader takes "-9223372036854775808" as 0. */
+static inline uint64_t item_obj(const struct ct_ev_item *e, unsigned wait) {
+  int has_obj = wait != CTP_WAIT_NONE && wait != CTP_WAIT_EXIT;
+  return !has_obj || (wait == CTP_WAIT_FD && e->obj == 1ull << 63) ? 0 : e->obj;
+}
+
+/* ct_line_from_event, inlined into ct_ctr_next too. */
+static inline enum ct_line_err line_from_event(const struct ct_ev_item *e, struct ct_line *out) {
+  /* Every field an event line can set, set (read speed: no memset of the
+   * record fields, which only record lines fill and only their readers read),
+   * as records.c writes the line: kind and site for a known kind (no site on
+   * a resume), the wait object of a suspend, from of a wake, parent of a
+   * create. The keys e keeps as they are are e's (event_of's). */
+  unsigned k = e->kind;
+  int known = k >= CT_EV_CREATE && k <= CT_EV_DESTROY, sited = known && k != CT_EV_RESUME;
+  unsigned wait = item_wait(e);
+  int has_obj = wait != CTP_WAIT_NONE && wait != CTP_WAIT_EXIT;
+  uint64_t obj = item_obj(e, wait);
+  event_of(e, wait, obj, &out->e);
+  out->type = CT_LINE_EVENT;
+  out->is_active = e->active != 0;
+  out->kind = known ? (enum ct_ev_kind)k : CT_EV_V1;
+  out->site = sited ? e->addr : 0;
+  out->wait = (int)wait;
+  out->obj = obj;
+  out->obj_is_str = wait == CTP_WAIT_PTR;
+  out->have = 1ull << CT_K_PROBE_ID | 1ull << CT_K_TID | 1ull << CT_K_ADDR | 1ull << CT_K_SEQ |
+              1ull << CT_K_IS_ACTIVE | 1ull << CT_K_TS | 1ull << CT_K_EV |
+              (uint64_t)known << CT_K_KIND | (uint64_t)sited << CT_K_SITE |
+              (uint64_t)(wait != CTP_WAIT_NONE) << CT_K_WAIT | (uint64_t)has_obj << CT_K_OBJ |
+              (uint64_t)(k == CT_EV_WAKE) << CT_K_FROM |
+              (uint64_t)(k == CT_EV_CREATE) << CT_K_PARENT;
+  return item_torn(e) ? CT_LINE_TORN : CT_LINE_OK;
 }
 
 enum ct_line_err ct_line_from_event(const struct ct_ev_item *e, struct ct_line *out) {
@@ -283,7 +316,7 @@ int ct_ctr_next(struct ct_ctr_iter *it, struct ct_line *l, enum ct_line_err *err
   struct ct_coro_item co;
   const char *s = NULL;
   size_t n = 0;
-  int k = entry(it, &ev, &co, &s, &n);
+  int k = entry(it, &ev, &co, &s, &n, 0);
   if (k == 1)
     *err = line_from_event(&ev, l);
   else if (k == 2)
@@ -291,6 +324,32 @@ int ct_ctr_next(struct ct_ctr_iter *it, struct ct_line *l, enum ct_line_err *err
   else if (k == 3)
     *err = ct_line_from_coro(&co, l, label);
   return k;
+}
+
+/* A run's event (run: 1 its first, 2 its next) into *v, numbered line: 1,
+ * or 0 when the next entry is no such event (left as it was). */
+static inline __attribute__((always_inline)) int
+run_event(struct ct_ctr_iter *it, struct ct_event *v, uint64_t line, int run) {
+  struct ct_ev_item item = {0}; /* (set by entry when it returns 1) */
+  uint32_t nsites = it->nsites;
+  if (entry(it, &item, NULL, NULL, NULL, run) != 1) {
+    it->nsites = nsites; /* left for ct_ctr_next, which adds its site again */
+    return 0;
+  }
+  unsigned wait = item_wait(&item);
+  event_of(&item, wait, item_obj(&item, wait), v);
+  v->line = line;
+  return 1;
+}
+
+unsigned ct_ctr_run(struct ct_ctr_iter *it, struct ct_event *restrict ev, unsigned max,
+                    uint64_t line) {
+  if (!max || !run_event(it, &ev[0], line, 1))
+    return 0;
+  unsigned n = 1;
+  while (n < max && run_event(it, &ev[n], line + n, 2))
+    n++;
+  return n;
 }
 
 enum ct_line_err ct_line_from_coro(const struct ct_coro_item *c, struct ct_line *out, char *label) {

@@ -1,21 +1,5 @@
-/* hist.c - log-linear buckets: values below 8 exactly, above that 8 per octave. */
+/* hist.c - log-linear buckets (hist.h): the quantiles. */
 #include "analysis/hist.h"
-
-static unsigned bucket_of(uint64_t v) {
-  if (v < 8)
-    return (unsigned)v;
-  unsigned e = 63u - (unsigned)__builtin_clzll(v); /* >= 3 */
-  return (e - 2) * 8 + (unsigned)((v >> (e - 3)) & 7);
-}
-
-void ct_hist_add(struct ct_hist *h, uint64_t v) {
-  h->count[bucket_of(v)]++;
-  h->n++;
-  if (v > h->max)
-    h->max = v;
-  if (h->n == 1 || v < h->min)
-    h->min = v;
-}
 
 uint64_t ct_hist_quantile(const struct ct_hist *h, double q) {
   if (!h->n)

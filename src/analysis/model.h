@@ -32,6 +32,11 @@ void ct_state_set_runnable_ns(struct ct_state *s, uint64_t runnable_ns);
 int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
                   const struct ct_line *l);
 
+/* Feeds n event lines that parsed, of one coroutine in a row, by their
+ * meaning (a ct_run_fn's run: ev[i] the event of line ev[i].line): what
+ * ct_state_line does with each, in order. Returns 0 or -ENOMEM. */
+int ct_state_run(struct ct_state *s, const struct ct_event *ev, size_t n);
+
 /* The symbolizer that names the state's sites (owned by the state). */
 ct_symbolizer *ct_state_symbolizer(const struct ct_state *s);
 

@@ -187,6 +187,12 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   return ct_state_line(f->runs[f->n - 1].st, lineno, err, l);
 }
 
+static int on_run(void *ctx, const struct ct_event *ev, size_t n) {
+  struct feed *f = ctx;
+  f->run_lines += n; /* events: none starts a run */
+  return ct_state_run(f->runs[f->n - 1].st, ev, n);
+}
+
 static void on_peek(void *ctx, const struct ct_line *l) {
   struct feed *f = ctx;
   ct_state_prefetch(f->runs[f->n - 1].st, l);
@@ -264,7 +270,7 @@ int ct_report_main(int argc, char **argv) {
   struct ct_read_diag diag;
   int rc = run_add(&feed);
   if (!rc)
-    rc = ct_trace_read_diag(fd, READ_BUF, on_line, on_peek, &feed, &bytes, &diag);
+    rc = ct_trace_read_runs(fd, READ_BUF, on_line, on_run, on_peek, &feed, &bytes, &diag);
   if (!rc && diag.why[0]) /* a binary trace's bad chunk: the report covers what came before */
     fprintf(stderr, "corotracer: %s: %s\n", o.trace, diag.why);
   if (rc) {

@@ -6,9 +6,8 @@
 
 #include "analysis/state.h"
 
-/* thread_of's slow path: the map, and the cache refilled. */
-static __attribute__((noinline)) struct ct_thread *thread_lookup(struct ct_state *s, uint32_t tid,
-                                                                 int make) {
+/* state.h: ct_sched_thread's slow path. */
+struct ct_thread *ct_sched_thread_lookup(struct ct_state *s, uint32_t tid, int make) {
   int fresh = 0;
   struct ct_thread *t =
       make ? ct_map_put(&s->threads, tid, 0, &fresh) : ct_map_get(&s->threads, tid, 0);
@@ -19,17 +18,9 @@ static __attribute__((noinline)) struct ct_thread *thread_lookup(struct ct_state
   return t;
 }
 
-/* Thread tid's entry, made when absent if make (NULL: absent, or out of memory). */
-static inline struct ct_thread *thread_of(struct ct_state *s, uint32_t tid, int make) {
-  unsigned k = tid % CT_RECENT_TIDS;
-  if (s->thread_at[k] && s->thread_tids[k] == tid)
-    return s->thread_at[k];
-  return thread_lookup(s, tid, make);
-}
-
 /* state.h: the resumes its last thread had when it was woken. */
 void ct_sched_wake(struct ct_state *s, struct ct_coro *c) {
-  const struct ct_thread *t = c->last_resume_tid ? thread_of(s, c->last_resume_tid, 0) : NULL;
+  const struct ct_thread *t = c->last_resume_tid ? ct_sched_thread(s, c->last_resume_tid, 0) : NULL;
   c->woke_runs = t ? t->resumes : 0;
 }
 
@@ -79,11 +70,10 @@ static struct ct_starved *slot_for(struct ct_starve *sv, const struct ct_coro *c
   return span > sv->ex[k].resume_ts - sv->ex[k].woke_ts ? &sv->ex[k] : NULL;
 }
 
-/* c, woken at c->woke_ts and resumed at ts on tid, waited longer than the
- * threshold: starved if another coroutine was resumed CT_PASSED_OVER times on
+/* state.h: starved if another coroutine was resumed CT_PASSED_OVER times on
  * the thread c last ran on meanwhile. Keeps c's longest span. */
-static void note_starved(struct ct_state *s, struct ct_coro *c, uint64_t ts, uint32_t tid) {
-  const struct ct_thread *t = thread_of(s, c->last_resume_tid, 0);
+void ct_sched_starved(struct ct_state *s, struct ct_coro *c, uint64_t ts, uint32_t tid) {
+  const struct ct_thread *t = ct_sched_thread(s, c->last_resume_tid, 0);
   struct ct_hold held[CT_HOLD_RING];
   uint64_t rest;
   size_t n = t ? holders(t, c->woke_runs, held, &rest) : 0;
@@ -117,22 +107,6 @@ static void note_starved(struct ct_state *s, struct ct_coro *c, uint64_t ts, uin
       e->held[e->nheld++] = held[i];
     else
       e->others += held[i].n;
-}
-
-/* state.h: before on_resume changes c. */
-int ct_sched_resume(struct ct_state *s, struct ct_coro *c, uint64_t ts, uint32_t tid) {
-  if (c->state == CT_CS_SUSPENDED && c->woken && !c->returned && c->last_resume_tid &&
-      ts > c->woke_ts && ts - c->woke_ts > s->runnable_ns)
-    note_starved(s, c, ts, tid);
-  struct ct_thread *t = thread_of(s, tid, 1);
-  if (!t)
-    return -ENOMEM;
-  struct ct_hold *h = &t->ring[t->head % CT_HOLD_RING];
-  if (!h->n || h->id != c->id || h->incarnation != c->incarnation)
-    *(h = &t->ring[++t->head % CT_HOLD_RING]) = (struct ct_hold){c->id, c->incarnation, 0};
-  h->n++;
-  t->resumes++;
-  return 0;
 }
 
 /* state.h: before the destroy changes c; a copy of c is kept. */

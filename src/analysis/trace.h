@@ -281,6 +281,21 @@ struct ct_read_diag {
 int ct_trace_read_diag(int fd, size_t bufsize, ct_line_fn fn, ct_peek_fn peek, void *ctx,
                        uint64_t *bytes, struct ct_read_diag *diag);
 
+/* Called instead of fn with n (>= 1) events in a row of one coroutine, each
+ * an event line that parsed (CT_LINE_OK) whose meaning is ev[i] (its line
+ * number: ev[i].line): a binary trace's runs (ct_ctr_run). Whatever fn does
+ * with such a line, it must do with each, in order (tests/test-report-runs.c
+ * holds the report to that). Non-zero stops the reading (returned). */
+typedef int (*ct_run_fn)(void *ctx, const struct ct_event *ev, size_t n);
+
+/* ct_trace_read_diag, a binary trace's runs of events through run (NULL:
+ * none, every line through fn), each after the lines before it. A JSONL
+ * trace's lines all go through fn. peek sees the lines fn gets, not the
+ * runs' events (a run is one coroutine's: one hint would do, and it comes
+ * too late to help). */
+int ct_trace_read_runs(int fd, size_t bufsize, ct_line_fn fn, ct_run_fn run, ct_peek_fn peek,
+                       void *ctx, uint64_t *bytes, struct ct_read_diag *diag);
+
 /* Called with each entry of a trace as it is: an event (ev) or a coroutine
  * (co) of a binary trace, or a line (both NULL; line, n: its bytes without
  * '\n', unparsed). Non-zero stops the reading (returned). */
@@ -312,6 +327,13 @@ void ct_ctr_begin(struct ct_ctr_iter *it, const void *chunk);
  * that does not decode. */
 int ct_ctr_entry(struct ct_ctr_iter *it, struct ct_ev_item *ev, struct ct_coro_item *co,
                  const char **line, size_t *n);
+/* The events in a row of one coroutine that start at the next entry (up to
+ * max), into ev as the normalized events of the lines ct_ctr_next would give,
+ * numbered from line: each an event that decodes and is not torn, the ones
+ * after the first marked as of the same coroutine. 0 when the next entry is
+ * no such event: ct_ctr_next takes it. */
+unsigned ct_ctr_run(struct ct_ctr_iter *it, struct ct_event *restrict ev, unsigned max,
+                    uint64_t line);
 /* Room for a coroutine's label as ct_line_from_coro writes it. */
 #define CT_CTR_LABEL_MAX (6 * CTP_LABEL_MAX)
 /* The same as a parsed line (*l, *err as ct_parse_line gives them); a

@@ -10,6 +10,8 @@
 #include "analysis/trace.h"
 
 #define MAX_LINE_BUF (64u << 20)
+/* Events of a run handed to run at once: a run's events stay in the L1 cache. */
+#define RUN_MAX 64
 
 /* read(2), retried on EINTR. */
 static ssize_t read_some(int fd, char *buf, size_t n) {
@@ -24,6 +26,7 @@ static ssize_t read_some(int fd, char *buf, size_t n) {
 struct reader {
   ct_entry_fn entry; /* set: entries as they are, instead of fn */
   ct_line_fn fn;
+  ct_run_fn run; /* set: a binary trace's runs of events through it (ct_ctr_run) */
   ct_peek_fn peek;
   void *ctx;
   uint64_t peeked; /* the coroutine of the last event line shown to peek */
@@ -34,6 +37,7 @@ struct reader {
     struct ct_line l;
     char label[CT_CTR_LABEL_MAX]; /* a binary coroutine's label, l points into it */
   } ring[CT_TRACE_AHEAD];
+  struct ct_event evs[RUN_MAX]; /* the run for run */
 };
 
 /* Hands the oldest parsed line to fn; returns fn's value. */
@@ -193,6 +197,13 @@ static int read_binary(struct reader *r, struct rbuf *b, struct ct_read_diag *d)
               (rc = r->entry(r->ctx, k == 1 ? &ev : NULL, k == 3 ? &co : NULL, s, sn)))
             goto out;
         } else {
+          unsigned m = r->run ? ct_ctr_run(it, r->evs, RUN_MAX, lineno + 1) : 0;
+          if (m) { /* after the lines before it */
+            lineno += m;
+            if ((rc = drain(r)) || (rc = r->run(r->ctx, r->evs, m)))
+              goto out;
+            continue;
+          }
           if ((i = next_slot(r, &rc)), rc)
             goto out;
           k = ct_ctr_next(it, &r->ring[i].l, &r->ring[i].err, r->ring[i].label);
@@ -243,9 +254,10 @@ out:
   return rc;
 }
 
-/* Either reading: lines through fn (and peek), or entries through entry. */
-static int read_any(int fd, size_t bufsize, ct_entry_fn entry, ct_line_fn fn, ct_peek_fn peek,
-                    void *ctx, uint64_t *bytes, struct ct_read_diag *diag) {
+/* Either reading: lines through fn (and peek; runs through run), or
+ * entries through entry. */
+static int read_any(int fd, size_t bufsize, ct_entry_fn entry, ct_line_fn fn, ct_run_fn run,
+                    ct_peek_fn peek, void *ctx, uint64_t *bytes, struct ct_read_diag *diag) {
   struct rbuf b = {.fd = fd, .cap = bufsize < 4096 ? 4096 : bufsize, .bytes = bytes};
   struct ct_read_diag local;
   struct ct_read_diag *d = diag ? diag : &local;
@@ -257,7 +269,13 @@ static int read_any(int fd, size_t bufsize, ct_entry_fn entry, ct_line_fn fn, ct
     rc = -ENOMEM;
     goto out;
   }
-  *r = (struct reader){entry, fn, peek, ctx, 0, peek ? CT_TRACE_AHEAD : 1, 0, 0, {{0}}};
+  memset(r, 0, sizeof *r);
+  r->entry = entry;
+  r->fn = fn;
+  r->run = run;
+  r->peek = peek;
+  r->ctx = ctx;
+  r->depth = peek ? CT_TRACE_AHEAD : 1;
   /* The first bytes tell the format: a JSONL trace starts with '{'. */
   ssize_t n = 1;
   while (b.len < CTR_MAGIC_LEN && (n = fill(&b, b.cap)) > 0)
@@ -277,14 +295,19 @@ out:
   return rc;
 }
 
+int ct_trace_read_runs(int fd, size_t bufsize, ct_line_fn fn, ct_run_fn run, ct_peek_fn peek,
+                       void *ctx, uint64_t *bytes, struct ct_read_diag *diag) {
+  return read_any(fd, bufsize, NULL, fn, run, peek, ctx, bytes, diag);
+}
+
 int ct_trace_read_diag(int fd, size_t bufsize, ct_line_fn fn, ct_peek_fn peek, void *ctx,
                        uint64_t *bytes, struct ct_read_diag *diag) {
-  return read_any(fd, bufsize, NULL, fn, peek, ctx, bytes, diag);
+  return read_any(fd, bufsize, NULL, fn, NULL, peek, ctx, bytes, diag);
 }
 
 int ct_trace_read_entries(int fd, size_t bufsize, ct_entry_fn fn, void *ctx, uint64_t *bytes,
                           struct ct_read_diag *diag) {
-  return read_any(fd, bufsize, fn, NULL, NULL, ctx, bytes, diag);
+  return read_any(fd, bufsize, fn, NULL, NULL, NULL, ctx, bytes, diag);
 }
 
 int ct_trace_read_ahead(int fd, size_t bufsize, ct_line_fn fn, ct_peek_fn peek, void *ctx,

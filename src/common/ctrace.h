@@ -130,6 +130,10 @@ static inline uint8_t *ctr_put_varint(uint8_t *p, uint64_t v) {
 }
 /* NULL when the varint runs past e or is longer than 10 bytes. */
 static inline const uint8_t *ctr_get_varint(const uint8_t *p, const uint8_t *e, uint64_t *v) {
+  if (p < e && *p < 0x80) { /* one byte: most of them (a ts delta, a small ev) */
+    *v = *p;
+    return p + 1;
+  }
   uint64_t x = 0;
   for (unsigned s = 0; p < e && s < 70; s += 7) {
     uint8_t b = *p++;

@@ -2,8 +2,9 @@
  * (src/analysis/ctrace_dec.c through trace_read.c) on arbitrary bytes, twice:
  * as the chunks after a valid file header (the framing, the checksum), and
  * as the payload of one chunk whose header and checksum are made right (the
- * entry decoder). Line and entry readings must agree on what they deliver,
- * and a reason must name an offset inside the file. */
+ * entry decoder). Line, run (ct_trace_read_runs) and entry readings must
+ * agree on what they deliver, and a reason must name an offset inside the
+ * file. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +19,18 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   if (lineno != *n + 1 || (err == CT_LINE_OK && l->type > CT_LINE_OTHER))
     __builtin_trap();
   *n = lineno;
+  return 0;
+}
+
+/* A run: events of one coroutine that parsed, numbered on from the last line. */
+static int on_run(void *ctx, const struct ct_event *ev, size_t n) {
+  uint64_t *count = ctx;
+  for (size_t i = 0; i < n; i++) {
+    if (ev[i].line != *count + 1 || ev[i].probe_id != ev[0].probe_id || ev[i].probe_id == 0 ||
+        ev[i].kind < CT_EV_CREATE || ev[i].kind > CT_EV_DESTROY)
+      __builtin_trap();
+    *count = ev[i].line;
+  }
   return 0;
 }
 
@@ -42,8 +55,8 @@ static void read_all(const uint8_t *f, size_t n) {
   int fd = fuzz_memfd("fuzz-ctrace", f, n);
   if (fd < 0)
     return;
-  uint64_t lines = 0, ahead = 0, entries = 0, bytes = 0;
-  struct ct_read_diag d, d2, d3;
+  uint64_t lines = 0, ahead = 0, entries = 0, runs = 0, bytes = 0;
+  struct ct_read_diag d, d2, d3, d4;
   if (lseek(fd, 0, SEEK_SET) != 0 || ct_trace_read_diag(fd, 0, on_line, NULL, &lines, &bytes, &d))
     __builtin_trap();
   if (lseek(fd, 0, SEEK_SET) != 0 ||
@@ -51,7 +64,11 @@ static void read_all(const uint8_t *f, size_t n) {
     __builtin_trap();
   if (lseek(fd, 0, SEEK_SET) != 0 || ct_trace_read_entries(fd, 0, on_entry, &entries, &bytes, &d3))
     __builtin_trap();
-  if (lines != ahead || lines != entries || strcmp(d.why, d2.why) || strcmp(d.why, d3.why))
+  if (lseek(fd, 0, SEEK_SET) != 0 ||
+      ct_trace_read_runs(fd, 0, on_line, on_run, on_peek, &runs, &bytes, &d4))
+    __builtin_trap();
+  if (lines != ahead || lines != entries || lines != runs || strcmp(d.why, d2.why) ||
+      strcmp(d.why, d3.why) || strcmp(d.why, d4.why))
     __builtin_trap();
   if (d.why[0] && d.offset > n)
     __builtin_trap();
