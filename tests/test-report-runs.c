@@ -1,12 +1,13 @@
-/* test-report-runs.c - the report's fast path (a binary trace's runs of one
- * coroutine's events, ct_ctr_run -> ct_trace_read_runs -> ct_state_run)
- * against its general one (every entry a line, ct_ctr_next -> ct_state_line):
- * on seeded random binary traces (runs of one coroutine, every kind of event,
- * waits, wakes, gaps, migrations, torn records, coroutine records and text
- * lines in between), both readings must deliver the same lines, numbered
- * alike, with the same meaning (struct ct_event) for each event, and the
- * reports built from the two states must be byte for byte the same, in
- * Markdown and in JSON. */
+/* test-report-runs.c - the report's and the dashboard's fast path (a binary
+ * trace's runs of one coroutine's events, ct_ctr_run -> ct_trace_read_runs ->
+ * ct_state_run, ct_model_run) against their general one (every entry a line,
+ * ct_ctr_next -> ct_state_line, ct_model_line): on seeded random binary
+ * traces (runs of one coroutine, every kind of event, waits, wakes, gaps,
+ * migrations, torn records, coroutine records and text lines in between),
+ * both readings must deliver the same lines, numbered alike, with the same
+ * meaning (struct ct_event) for each event, the reports built from the two
+ * states must be byte for byte the same, in Markdown and in JSON, and so must
+ * the dashboard's blobs serialized from the two models. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +15,11 @@
 
 #include "analysis/model.h"
 #include "analysis/trace.h"
+#include "common/buf.h"
 #include "common/ctrace.h"
 #include "engine/ctw.h"
 #include "engine/writer.h"
+#include "html/model.h"
 #include "lib/check.h"
 
 #define TRACES 24
@@ -145,9 +148,10 @@ struct got {
   struct ct_event e;
 };
 
-/* A reading: the state it fed and what it was given. */
+/* A reading: the state and the dashboard's model it fed, and what it was given. */
 struct reading {
   struct ct_state *st;
+  struct ct_model m;
   struct got *g;
   size_t n, runs, run_events;
 };
@@ -166,6 +170,7 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   struct reading *rd = ctx;
   int event = err == CT_LINE_OK && l->type == CT_LINE_EVENT;
   keep(rd, lineno, err, err == CT_LINE_OK ? (int)l->type : -1, event ? &l->e : NULL);
+  ASSERT_OK(ct_model_line(&rd->m, err, l));
   return ct_state_line(rd->st, lineno, err, l);
 }
 
@@ -178,6 +183,7 @@ static int on_run(void *ctx, const struct ct_event *ev, size_t n) {
   }
   rd->runs++;
   rd->run_events += n;
+  ASSERT_OK(ct_model_run(&rd->m, ev, n));
   return ct_state_run(rd->st, ev, n);
 }
 
@@ -218,6 +224,32 @@ static size_t report_text(const struct reading *rd, uint64_t bytes, char **out) 
   return n;
 }
 
+/* The dashboard's model for seed, in *m: odd seeds as `corotracer html` on a
+ * file makes it (pruned, some coroutines kept in full as a second pass keeps
+ * those findings name) with a budget the trace overflows. */
+static void model_init(struct ct_model *m, uint64_t seed) {
+  size_t budget = seed % 2 ? 300 : 1000000;
+  ASSERT_OK(ct_model_init(m, budget, budget / 5 * 7));
+  if (seed % 2) {
+    ct_model_prune(m);
+    for (uint64_t k = seed % 4; k < NCORO; k += 7)
+      ASSERT_OK(ct_model_keep(m, 0x1000 + k));
+    /* Rows of no coroutine of the trace: with the NCORO ones, past the 64
+     * rows at which pruning starts, so that rows go (and come back when
+     * their coroutine is created again) while the events come. */
+    for (uint64_t k = 0; k < 24; k++)
+      ASSERT_OK(ct_model_keep(m, 0x900000 + k));
+  }
+}
+
+/* The blob serialized from rd's model (compressed, what the page embeds) in *z. */
+static void model_blob(const struct reading *rd, struct ct_buf *z) {
+  uint64_t raw = 0;
+  memset(z, 0, sizeof *z);
+  ASSERT_OK(ct_model_serialize(&rd->m, "{}", 2, NULL, "trace", 0, 0, z, NULL, &raw));
+  ASSERT_GT(raw, 0);
+}
+
 static char path[] = "/tmp/test-report-runs.XXXXXX";
 static void rm_file(void) {
   unlink(path);
@@ -233,6 +265,7 @@ int main(void) {
   ASSERT_PTR_NE(a.g, NULL);
   ASSERT_PTR_NE(b.g, NULL);
   size_t runs = 0, run_events = 0;
+  uint64_t pruned = 0;
   for (uint64_t seed = 1; seed <= TRACES; seed++) {
     ASSERT_OK(ftruncate(fd, 0));
     ASSERT_EQ(lseek(fd, 0, SEEK_SET), 0);
@@ -242,6 +275,8 @@ int main(void) {
     a.n = b.n = b.runs = b.run_events = 0;
     ASSERT_OK(ct_state_new(1000000, &a.st));
     ASSERT_OK(ct_state_new(1000000, &b.st));
+    model_init(&a.m, seed);
+    model_init(&b.m, seed);
     /* Small buffers, as many as the seeds (chunks cut by the buffer's end). */
     size_t buf = 4096 << (seed % 6);
     ASSERT_EQ(lseek(fd, 0, SEEK_SET), 0);
@@ -273,6 +308,23 @@ int main(void) {
       fwrite(ta, 1, na, stdout);
     free(ta);
     free(tb);
+    struct ct_buf za, zb;
+    model_blob(&a, &za);
+    model_blob(&b, &zb);
+    if (seed % 2) /* the budget overflowed: the spans kept and the spans dropped agree too */
+      ASSERT_GT(a.m.spans_dropped, 0);
+    ASSERT_UINT64_EQ(a.m.lines, b.m.lines);
+    ASSERT_UINT64_EQ(a.m.nspans, b.m.nspans);
+    ASSERT_UINT64_EQ(a.m.spans_dropped, b.m.spans_dropped);
+    ASSERT_UINT64_EQ(a.m.coros_pruned, b.m.coros_pruned);
+    pruned += a.m.coros_pruned;
+    if (za.n != zb.n || memcmp(za.p, zb.p, za.n))
+      FAIL("seed %llu: the dashboard's blobs differ (%zu and %zu bytes compressed)",
+           (unsigned long long)seed, za.n, zb.n);
+    ct_buf_free(&za);
+    ct_buf_free(&zb);
+    ct_model_free(&a.m);
+    ct_model_free(&b.m);
     ct_state_free(a.st);
     ct_state_free(b.st);
     runs += b.runs;
@@ -281,8 +333,9 @@ int main(void) {
   /* The fast path was taken, on runs longer than one event. */
   ASSERT_GT(runs, TRACES * 100);
   ASSERT_GT(run_events, 2 * runs);
-  printf("%d traces: %zu runs of %.1f events on average\n", TRACES, runs,
-         (double)run_events / (double)runs);
+  ASSERT_GT(pruned, 0); /* and the dashboard's model pruned rows between events */
+  printf("%d traces: %zu runs of %.1f events on average, %llu rows pruned\n", TRACES, runs,
+         (double)run_events / (double)runs, (unsigned long long)pruned);
   close(fd);
   rm_file();
   free(a.g);

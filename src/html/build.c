@@ -1,8 +1,8 @@
-/* build.c - the page's data from a trace: one pass feeds each parsed line to
- * the report's analysis (the findings, same JSON model as `report --json`)
- * and to the dashboard's model; when the spans overflow the budget and a
- * finding names coroutines, a second pass rebuilds the model keeping those in
- * full. */
+/* build.c - the page's data from a trace: one pass feeds each parsed line (a
+ * binary trace's runs of events at once) to the report's analysis (the
+ * findings, same JSON model as `report --json`) and to the dashboard's model;
+ * when the spans overflow the budget and a finding names coroutines, a
+ * second pass rebuilds the model keeping those in full. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +60,17 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   return rc || !f->m ? rc : ct_model_line(f->m, err, l);
 }
 
+/* A binary trace's run of events (ct_trace_read_runs): what on_line does
+ * with each of their lines. */
+static int on_run(void *ctx, const struct ct_event *ev, size_t n) {
+  struct feed *f = ctx;
+  f->run_lines += n; /* events: none starts a run */
+  if (f->want && f->run != f->want)
+    return 0;
+  int rc = f->st ? ct_state_run(f->st, ev, n) : 0;
+  return rc || !f->m ? rc : ct_model_run(f->m, ev, n);
+}
+
 int ct_dash_findings_json(const struct ct_report *r, char **json, size_t *len) {
   FILE *f = open_memstream(json, len);
   if (!f)
@@ -113,7 +124,7 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
     ct_model_prune(&m);
   struct ct_read_diag diag;
   if (!rc)
-    rc = ct_trace_read_diag(fd, READ_BUF, on_line, NULL, &feed, &bytes, &diag);
+    rc = ct_trace_read_runs(fd, READ_BUF, on_line, on_run, NULL, &feed, &bytes, &diag);
   st = feed.st; /* a new one for each run when the last is shown */
   if (rc)
     goto out;
@@ -154,7 +165,7 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
     feed = (struct feed){NULL, &m, stats->run, 1, 0, budget, cap, 1};
     uint64_t again = 0;
     if (!rc)
-      rc = ct_trace_read_diag(fd, READ_BUF, on_line, NULL, &feed, &again, &diag);
+      rc = ct_trace_read_runs(fd, READ_BUF, on_line, on_run, NULL, &feed, &again, &diag);
     if (rc)
       goto out;
     stats->passes = 2;

@@ -521,14 +521,25 @@ static int prune(struct ct_model *m) {
   return 0;
 }
 
-int ct_model_line(struct ct_model *m, enum ct_line_err err, const struct ct_line *l) {
+/* Before each line, a run's events included (each stands for its line):
+ * counts it, and prunes when due, between lines, where no row pointer is held. */
+static inline int line_start(struct ct_model *m) {
   m->lines++;
-  /* Between lines, where no row pointer is held. */
-  if (m->prune && m->spans_dropped && m->ncoros >= m->prune_at) {
-    int rc = prune(m);
-    if (rc)
-      return rc;
-  }
+  return m->prune && m->spans_dropped && m->ncoros >= m->prune_at ? prune(m) : 0;
+}
+
+int ct_model_run(struct ct_model *m, const struct ct_event *ev, size_t n) {
+  int rc = 0;
+  for (size_t i = 0; i < n && !rc; i++)
+    if (!(rc = line_start(m)))
+      rc = on_event(m, &ev[i]);
+  return rc;
+}
+
+int ct_model_line(struct ct_model *m, enum ct_line_err err, const struct ct_line *l) {
+  int rc = line_start(m);
+  if (rc)
+    return rc;
   if (err != CT_LINE_OK) {
     m->bad++;
     return 0;

@@ -113,6 +113,10 @@ int ct_model_keep(struct ct_model *m, uint64_t probe_id);
 /* Feeds one parsed line (err != CT_LINE_OK: counted as malformed). */
 int ct_model_line(struct ct_model *m, enum ct_line_err err, const struct ct_line *l);
 
+/* Feeds n events of a binary trace's run (a ct_run_fn's, trace.h): the same
+ * model as each one's event line through ct_model_line, in order. */
+int ct_model_run(struct ct_model *m, const struct ct_event *ev, size_t n);
+
 /* The end of the model's time: the end line's ts, else the newest event;
  * now_ts (0 = none) extends it for a live run still going. */
 uint64_t ct_model_end(const struct ct_model *m, uint64_t now_ts);
