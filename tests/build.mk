@@ -31,9 +31,9 @@ READ_EVENT_OBJS := $(patsubst %.c,$(O)/obj/%.o,$(REPORT_SRCS) src/symbolize/symb
 $(O)/tests/test-read-event: $(O)/obj/tests/test-read-event.o $(READ_EVENT_OBJS)
 	$(call link,,$(PKG_LIBS))
 TESTS += $(O)/tests/test-read-event
-# The report's and the dashboard's fast path (a binary trace's runs of events) against their
-# general one (line by line): the same lines, meanings and reports; the
-# dashboard's model's too, compared as the blob the page embeds.
+# The report's and the dashboard's fast path (a binary trace's runs of
+# events) against their general one (line by line): the same lines, meanings
+# and reports, and the same dashboard blobs.
 $(O)/tests/test-report-runs: $(O)/obj/tests/test-report-runs.o $(READ_EVENT_OBJS) \
                              $(patsubst %.c,$(O)/obj/%.o,src/html/model_out.c src/html/page.c src/html/assets.c)
 	$(call link,,$(PKG_LIBS))

@@ -224,9 +224,9 @@ static size_t report_text(const struct reading *rd, uint64_t bytes, char **out) 
   return n;
 }
 
-/* The dashboard's model for seed, in *m: odd seeds as `corotracer html` on a
- * file makes it (pruned, some coroutines kept in full as a second pass keeps
- * those findings name) with a budget the trace overflows. */
+/* The dashboard's model for seed, in *m; for odd seeds, as `corotracer html`
+ * makes it of a file (rows pruned, coroutines kept in full as its second pass
+ * keeps those the findings name), with a span budget the trace overflows. */
 static void model_init(struct ct_model *m, uint64_t seed) {
   size_t budget = seed % 2 ? 300 : 1000000;
   ASSERT_OK(ct_model_init(m, budget, budget / 5 * 7));
