@@ -17,16 +17,14 @@
 #include "engine/sink.h"
 #include "engine/writer.h"
 #include "lib/check.h"
+#include "lib/rnd.h"
 
 #define NEV 200000
 #define CORO_EVERY 50 /* a coroutine entry after every 50th event */
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t rnd(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
+  return ct_rnd(&rng);
 }
 
 /* Mostly what a run looks like (a few coroutines and sites, growing ts and

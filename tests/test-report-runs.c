@@ -21,6 +21,7 @@
 #include "engine/writer.h"
 #include "html/model.h"
 #include "lib/check.h"
+#include "lib/rnd.h"
 
 #define TRACES 24
 #define NEV 20000
@@ -28,10 +29,7 @@
 
 static uint64_t rng;
 static uint64_t rnd(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
+  return ct_rnd(&rng);
 }
 /* 1 with probability pct %. */
 static int chance(unsigned pct) {

@@ -33,6 +33,7 @@
 #include "engine/sink.h"
 #include "lib/check.h"
 #include "lib/fmt-map.h"
+#include "lib/rnd.h"
 
 #define NST 16u       /* stations; the last 2 never allocated */
 #define NRING 3u      /* rings (writer threads) */
@@ -41,10 +42,7 @@
 
 static uint64_t rng;
 static uint64_t rnd(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
+  return ct_rnd(&rng);
 }
 
 /* The trace's bytes (the encoder's chunks, redirected here). */
