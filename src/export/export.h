@@ -52,7 +52,9 @@ struct cx_run {
   struct ct_buf labels; /* label pool: NUL-terminated texts */
   struct ct_state *st;  /* the run's analysis (opaque): rep's symbols and labels live in it */
   struct ct_report rep;
-  struct ct_read_diag diag; /* a binary trace's corrupt or cut chunk: loaded up to it */
+  /* the last run of a binary trace that ends in a corrupt or cut chunk: the
+   * reader's reason (the run is loaded up to it); why[0] == 0 in every other run */
+  struct ct_read_diag diag;
 };
 
 /* The trace read once for the analysis (cx_model_load), and its event lines
@@ -98,6 +100,11 @@ const struct cx_site *cx_site_of(const struct cx_run *r, uint32_t pid, uint64_t 
 /* A coroutine's label, NULL if none. */
 const char *cx_label(const struct cx_run *r, const struct cx_coro *c);
 const char *cx_kind_name(int kind);
+/* What every target says of a damaged run (docs/EXPORT.md, "Damaged traces"):
+ * the reader's one line (the byte offset and what was wrong) and what the
+ * report says of the events lost up to there, into buf; NULL when the run
+ * read clean. */
+const char *cx_damage(const struct cx_run *r, char *buf, size_t n);
 /* Wall-clock ns of a monotonic ts, 0 without the meta clock. */
 uint64_t cx_wall_ns(const struct cx_run *r, uint64_t ts);
 
@@ -106,6 +113,9 @@ enum cx_type { CX_INT, CX_TEXT, CX_KEY /* short text in indexes (MySQL: VARCHAR)
 struct cx_col {
   const char *name;
   enum cx_type type;
+  /* added after the table's first release: a database's older table gets it by
+   * ALTER TABLE ... ADD COLUMN (docs/EXPORT.md, "Older databases") */
+  int added;
 };
 enum {
   CX_T_RUNS,

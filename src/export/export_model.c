@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,27 @@ size_t cx_hex(uint64_t v, char *buf) {
     buf[2 + i] = d[(v >> (60 - 4 * i)) & 15];
   buf[18] = 0;
   return 18;
+}
+
+const char *cx_damage(const struct cx_run *r, char *buf, size_t n) {
+  const struct ct_rtrace *t = &r->rep.t;
+  if (!r->diag.why[0])
+    return NULL;
+  /* The loss counts as the report's Completeness line words them: the end
+   * line, past the damage, holds the totals. */
+  if (t->has_end || !t->has_meta)
+    snprintf(buf, n, "%s", r->diag.why);
+  else if (t->any_ev || t->has_end_counts)
+    snprintf(buf, n,
+             "%s; %" PRIu64
+             " events lost up to the cut (the end line, which holds the totals, is missing)",
+             r->diag.why, r->rep.lost_events);
+  else
+    snprintf(buf, n,
+             "%s; events lost: unknown (the trace ends before its end line, which holds the loss "
+             "counts)",
+             r->diag.why);
+  return buf;
 }
 
 uint64_t cx_wall_ns(const struct cx_run *r, uint64_t ts) {
@@ -305,6 +327,7 @@ int cx_model_load(const char *path, const char *run_id, const char *host, struct
     goto out;
   if ((rc = run_finish(&ld, &m->runs[m->nruns - 1])))
     goto out;
+  m->runs[m->nruns - 1].diag = m->diag; /* the reading stopped in the last run */
   const struct ct_rtrace *t = &m->runs[0].rep.t;
   if (m->nruns == 1 && !m->nev && !t->has_meta && !t->has_end && !t->modules) {
     *bad_line = ld.first_bad ? ld.first_bad : 1;

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <mysql.h>
+#include <mysqld_error.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,6 +117,22 @@ static int delete_run(struct my *s, const struct cx_run *m, const char *table) {
   return rc;
 }
 
+/* Adds to table t (name) the columns an older corotracer's table lacks
+ * (cx_col.added): MySQL has no ADD COLUMN IF NOT EXISTS (MariaDB's own), so
+ * the ALTER is tried and "duplicate column" (ER_DUP_FIELDNAME) means it is there. */
+static int my_upgrade(struct my *s, int t, const char *name) {
+  const struct cx_table *tb = &cx_tables[t];
+  for (int i = 0; i < tb->ncols; i++) {
+    if (!tb->cols[i].added)
+      continue;
+    int rc = my_exec_own(s, cx_sql_add_column(&s->d, t, name, i), "ALTER TABLE");
+    if (rc && !(rc == -EIO && mysql_errno(s->db) == ER_DUP_FIELDNAME))
+      return rc;
+    s->base.err[0] = 0;
+  }
+  return 0;
+}
+
 /* Sink begin: connects (options, option files, MYSQL_PWD), creates missing tables (DDL
  * commits implicitly, so before the transaction), starts the transaction and deletes the
  * run's old rows. */
@@ -149,7 +166,8 @@ static int my_begin(struct cx_sink *b, const struct cx_model *m, const struct cx
                           s->c->socket, 0))
     return my_fail(s, "cannot connect");
   for (int t = 0; t < CX_NTABLES; t++)
-    if ((rc = my_exec_own(s, cx_sql_create(&s->d, t, n->t[t]), "CREATE TABLE")))
+    if ((rc = my_exec_own(s, cx_sql_create(&s->d, t, n->t[t]), "CREATE TABLE")) ||
+        (rc = my_upgrade(s, t, n->t[t])))
       return rc;
   if (mysql_autocommit(s->db, 0))
     return my_fail(s, "autocommit off");

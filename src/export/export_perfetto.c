@@ -228,8 +228,8 @@ static void descriptors(struct pf *p) {
   pb_varint(&p->b, TD_UUID, proc);
   pb_begin(&p->b, TD_PROCESS);
   pb_varint(&p->b, PD_PID, (uint64_t)pid);
-  snprintf(name, sizeof name, "traced program (run %.12s%s%s)", r->run_id, r->host[0] ? " on " : "",
-           r->host);
+  snprintf(name, sizeof name, "traced program (run %.12s%s%s%s)", r->run_id,
+           r->host[0] ? " on " : "", r->host, r->diag.why[0] ? ", trace damaged" : "");
   pb_string(&p->b, PD_NAME, name);
   pb_end(&p->b);
   pb_end(&p->b);
@@ -429,7 +429,8 @@ static void pop(struct pf *p) {
   walk(p, &p->held[top.slot]);
 }
 
-/* Ends the run being written: its held events, then what is still open at its end. */
+/* Ends the run being written: its held events, then what is still open at its
+ * end; a damaged run's last word, an instant on its process track. */
 static void run_end(struct pf *p) {
   const struct cx_run *r = p->run;
   while (p->nheap && !p->err)
@@ -438,6 +439,12 @@ static void run_end(struct pf *p) {
   for (size_t c = 0; c < r->co.n && !p->err; c++) {
     end_run(p, c, last);
     end_susp(p, c, last);
+  }
+  char damage[512], name[560];
+  if (cx_damage(r, damage, sizeof damage) && !p->err) { /* where the reading stopped */
+    snprintf(name, sizeof name, "trace damaged: %s", damage);
+    track_event(p, last, UUID_PROCESS0 + (uint64_t)(r - p->m->runs), TYPE_INSTANT, name, 0, NULL, 0,
+                NULL, 0, 0);
   }
   p->thread0 += r->tids.n;
   p->coro0 += r->co.n;

@@ -86,6 +86,31 @@ static int pg_exec_own(struct pgs *s, char *sql, int np, const char *const *pv, 
   return rc;
 }
 
+/* Adds to table t (name) the columns an older corotracer's table lacks
+ * (cx_col.added): asked first, so a table already up to date is not locked
+ * (ALTER TABLE holds an exclusive lock until the commit, readers included). */
+static int pg_upgrade(struct pgs *s, int t, const char *name) {
+  const struct cx_table *tb = &cx_tables[t];
+  char *quoted = pg_quote(s, name); /* resolved as CREATE TABLE resolved it */
+  int rc = quoted ? 0 : pg_fail(s, "out of memory");
+  for (int i = 0; !rc && i < tb->ncols; i++) {
+    if (!tb->cols[i].added)
+      continue;
+    const char *pv[2] = {quoted, tb->cols[i].name};
+    PGresult *r = PQexecParams(s->conn,
+                               "SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1)"
+                               " AND attname = $2 AND NOT attisdropped",
+                               2, NULL, pv, NULL, NULL, 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+      rc = pg_fail_res(s, "reading the table's columns", r);
+    else if (!PQntuples(r))
+      rc = pg_exec_own(s, cx_sql_add_column(&s->d, t, name, i), 0, NULL, "ALTER TABLE");
+    PQclear(r);
+  }
+  free(quoted);
+  return rc;
+}
+
 /* Sink begin: connects (options, then libpq's environment and files), BEGIN, the advisory
  * lock, creates missing tables and deletes the run's old rows, all in the transaction. */
 static int pg_begin(struct cx_sink *b, const struct cx_model *m, const struct cx_names *n) {
@@ -116,7 +141,8 @@ static int pg_begin(struct cx_sink *b, const struct cx_model *m, const struct cx
   if ((rc = pg_exec(s, "SELECT pg_advisory_xact_lock(7021815640623616)", 0, NULL, "lock")))
     return rc;
   for (int t = 0; t < CX_NTABLES; t++) {
-    if ((rc = pg_exec_own(s, cx_sql_create(&s->d, t, n->t[t]), 0, NULL, "CREATE TABLE")))
+    if ((rc = pg_exec_own(s, cx_sql_create(&s->d, t, n->t[t]), 0, NULL, "CREATE TABLE")) ||
+        (rc = pg_upgrade(s, t, n->t[t])))
       return rc;
     for (size_t i = 0; i < m->nruns; i++) {
       const char *key[2] = {m->runs[i].run_id, m->runs[i].host};

@@ -87,6 +87,13 @@ char *cx_sql_cols(const struct cx_dialect *d, int t) {
   return sb_done(&b);
 }
 
+/* A column's definition: its quoted name and the dialect's type. */
+static void sb_column(struct ct_buf *b, const struct cx_dialect *d, const struct cx_col *c) {
+  sb_quoted(b, d, c->name);
+  sb_add(b, " ");
+  sb_add(b, c->type == CX_INT ? d->int_type : c->type == CX_KEY ? d->key_type : d->text_type);
+}
+
 char *cx_sql_create(const struct cx_dialect *d, int t, const char *name) {
   struct ct_buf b = {0};
   const struct cx_table *tb = &cx_tables[t];
@@ -96,11 +103,7 @@ char *cx_sql_create(const struct cx_dialect *d, int t, const char *name) {
   for (int i = 0; i < tb->ncols; i++) {
     if (i)
       sb_add(&b, ", ");
-    sb_quoted(&b, d, tb->cols[i].name);
-    sb_add(&b, " ");
-    sb_add(&b, tb->cols[i].type == CX_INT   ? d->int_type
-               : tb->cols[i].type == CX_KEY ? d->key_type
-                                            : d->text_type);
+    sb_column(&b, d, &tb->cols[i]);
   }
   for (int k = 0; d->inline_indexes && k < 2 && tb->index[k]; k++) {
     char *in = index_name(name, k);
@@ -113,6 +116,15 @@ char *cx_sql_create(const struct cx_dialect *d, int t, const char *name) {
   }
   sb_add(&b, ")");
   sb_add(&b, d->table_suffix);
+  return sb_done(&b);
+}
+
+char *cx_sql_add_column(const struct cx_dialect *d, int t, const char *name, int col) {
+  struct ct_buf b = {0};
+  sb_add(&b, "ALTER TABLE ");
+  sb_quoted(&b, d, name);
+  sb_add(&b, " ADD COLUMN ");
+  sb_column(&b, d, &cx_tables[t].cols[col]);
   return sb_done(&b);
 }
 

@@ -24,6 +24,9 @@ char *cx_sql_create(const struct cx_dialect *d, int t, const char *name);
 char *cx_sql_insert(const struct cx_dialect *d, int t, const char *name);
 char *cx_sql_delete_run(const struct cx_dialect *d, const char *name); /* 2 params: run_id, host */
 char *cx_sql_index(const struct cx_dialect *d, int t, const char *name, int which);
+/* ALTER TABLE name ADD COLUMN: column col of table t (a cx_col.added one, which
+ * a table of an older corotracer lacks; the sink asks first). */
+char *cx_sql_add_column(const struct cx_dialect *d, int t, const char *name, int col);
 /* "(col, col, ...)" list, quoted. */
 char *cx_sql_cols(const struct cx_dialect *d, int t);
 

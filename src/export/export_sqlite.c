@@ -58,6 +58,31 @@ static int sq_exec_own(struct sq *s, char *sql, const char *what) {
   return rc;
 }
 
+/* Adds to table t (name) the columns an older corotracer's table lacks (cx_col.added). */
+static int sq_upgrade(struct sq *s, int t, const char *name) {
+  static const char has_col[] = "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2";
+  const struct cx_table *tb = &cx_tables[t];
+  sqlite3_stmt *st = NULL;
+  int rc = 0;
+  if (sqlite3_prepare_v2(s->db, has_col, -1, &st, NULL) != SQLITE_OK)
+    return sq_fail(s, "reading the table's columns");
+  for (int i = 0; !rc && i < tb->ncols; i++) {
+    if (!tb->cols[i].added)
+      continue;
+    int step = SQLITE_ERROR;
+    if (sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC) == SQLITE_OK &&
+        sqlite3_bind_text(st, 2, tb->cols[i].name, -1, SQLITE_STATIC) == SQLITE_OK)
+      step = sqlite3_step(st);
+    if (step == SQLITE_DONE) /* no row: the column is missing */
+      rc = sq_exec_own(s, cx_sql_add_column(&s->d, t, name, i), "ALTER TABLE");
+    else if (step != SQLITE_ROW)
+      rc = sq_fail(s, "reading the table's columns");
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
 static int sq_begin(struct cx_sink *b, const struct cx_model *m, const struct cx_names *n) {
   struct sq *s = (struct sq *)b;
   int rc;
@@ -82,7 +107,8 @@ static int sq_begin(struct cx_sink *b, const struct cx_model *m, const struct cx
     return rc;
   s->in_tx = 1;
   for (int t = 0; t < CX_NTABLES; t++) {
-    if ((rc = sq_exec_own(s, cx_sql_create(&s->d, t, n->t[t]), "CREATE TABLE")))
+    if ((rc = sq_exec_own(s, cx_sql_create(&s->d, t, n->t[t]), "CREATE TABLE")) ||
+        (rc = sq_upgrade(s, t, n->t[t])))
       return rc;
     char *del = cx_sql_delete_run(&s->d, n->t[t]);
     sqlite3_stmt *st = NULL;

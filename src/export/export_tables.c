@@ -10,18 +10,33 @@
 #include <string.h>
 
 #define I(n)                                                                                       \
-  { n, CX_INT }
+  { n, CX_INT, 0 }
 #define T(n)                                                                                       \
-  { n, CX_TEXT }
+  { n, CX_TEXT, 0 }
 #define K(n)                                                                                       \
-  { n, CX_KEY }
+  { n, CX_KEY, 0 }
 #define RUNKEY K("run_id"), K("host")
+/* A text column added after its table's first release (cx_col.added). */
+#define T_ADDED(n)                                                                                 \
+  { n, CX_TEXT, 1 }
 
-static const struct cx_col runs_cols[] = {
-    RUNKEY,        T("trace"),       T("source"),        I("target_pid"),
-    I("start_ts"), I("end_ts"),      I("start_wall_ns"), I("duration_ns"),
-    I("events"),   I("lost_events"), I("skipped_lines"), I("coroutines"),
-    I("threads"),  I("exit_code"),   I("exit_signal"),   I("findings")};
+static const struct cx_col runs_cols[] = {RUNKEY,
+                                          T("trace"),
+                                          T("source"),
+                                          I("target_pid"),
+                                          I("start_ts"),
+                                          I("end_ts"),
+                                          I("start_wall_ns"),
+                                          I("duration_ns"),
+                                          I("events"),
+                                          I("lost_events"),
+                                          I("skipped_lines"),
+                                          I("coroutines"),
+                                          I("threads"),
+                                          I("exit_code"),
+                                          I("exit_signal"),
+                                          I("findings"),
+                                          T_ADDED("damaged")};
 static const struct cx_col coro_cols[] = {
     RUNKEY,           I("probe_id"),     T("label"),        I("pid"),      I("parent"),
     T("create_site"), I("incarnations"), T("final_state"),  I("birth_ts"), I("first_ts"),
@@ -137,6 +152,7 @@ static const char *state_name(int s) {
 
 static int rows_runs(const struct cx_model *m, const struct cx_run *run, cx_row_fn fn, void *ctx) {
   struct rowb r;
+  char damage[512];
   const struct ct_rtrace *st = &run->rep.t;
   const struct ct_report *rep = &run->rep;
   vkey(&r, run);
@@ -155,6 +171,7 @@ static int rows_runs(const struct cx_model *m, const struct cx_run *run, cx_row_
   vint_if(&r, st->exit_has_code, (uint64_t)st->exit_code);
   vint_if(&r, st->exit_has_signal, (uint64_t)st->exit_signal);
   vint(&r, rep->nf);
+  vtext(&r, cx_damage(run, damage, sizeof damage));
   return fn(ctx, CX_T_RUNS, r.v);
 }
 
