@@ -4,7 +4,8 @@
 # by side, a hostile table name, a failed export that leaves nothing behind),
 # CSV (RFC 4180, loaded back), JSONL with derived columns, jsonl-v1 (the
 # reference's keys only, read back by the report), the reference's spelling
-# and bad usage.
+# and bad usage; a damaged binary trace's runs.damaged (SQLite, CSV; an older
+# runs table upgraded) and its JSONL conversion.
 . "$(dirname "$0")/lib/export.sh"
 command -v sqlite3 > /dev/null || skip "sqlite3 (the CLI, to read back) not installed"
 db=$tmp/t.db
@@ -45,6 +46,11 @@ exs() { "$COROTRACER" export sqlite "$@" -o "$db"; }
 check_two_hosts sqlite sq exs
 check_two_runs sqlite sq exs
 check_hostile sqlite sq exs '"x""; DROP TABLE y; --"'
+# A damaged binary trace: its runs row says so (the clean ones do not); an
+# older database's runs table gets the column.
+damaged_trace
+check_damaged sqlite sq exs
+check_upgrade sqlite sq exs
 
 # A failure mid-export (a sites table of another shape) writes nothing.
 sq 'CREATE TABLE bad_sites (run_id TEXT, host TEXT)'
@@ -94,6 +100,16 @@ done
 "$COROTRACER" export csv "$txt" -o "$tmp/csvt" -q || fail "csv export of txt: exit $?"
 sqlite3 "$db" ".import --csv $tmp/csvt/coroutines.csv coroutines" || fail "csv: sqlite3 cannot import txt's coroutines.csv"
 check_text csv sq 'hex(label)'
+# The damage in runs.csv too: its last column, empty for a clean run ($lw's above).
+"$COROTRACER" export csv "$dmg" -o "$tmp/csvd" -q 2> /dev/null || fail "csv export of a damaged trace: exit $?"
+sqlite3 "$db" ".import --csv --skip 1 $tmp/csvd/runs.csv runs" || fail "csv: sqlite3 cannot import the damaged trace's runs.csv"
+[ "$(head -n 1 "$tmp/csvd/runs.csv")" = "$(head -n 1 "$tmp/csv/runs.csv")" ] && head -n 1 "$tmp/csv/runs.csv" | grep -q ',damaged.$' ||
+  fail "csv: runs.csv header: $(head -n 1 "$tmp/csvd/runs.csv")"
+[ "$(sq "SELECT count(*) FROM runs WHERE run_id = '00ff' AND damaged = ''")" = 1 ] || fail "csv: damaged of a clean run: $(sq "SELECT damaged FROM runs WHERE run_id = '00ff'")"
+case $(sq "SELECT damaged FROM runs WHERE run_id = '$dmg_rid'") in
+"offset $dmg_off: truncated: the last chunk is cut ("*"events lost up to the cut"*) ;;
+*) fail "csv: damaged of the damaged trace: $(sq "SELECT damaged FROM runs WHERE run_id = '$dmg_rid'")" ;;
+esac
 
 # jsonl-events: one object per event line, the derived columns added.
 "$COROTRACER" export jsonl-events "$hello" -o "$tmp/d.jsonl" -q || fail "jsonl export: exit $?"
@@ -102,6 +118,16 @@ expect_events "$hello" > "$tmp/exp"
 cmp -s "$tmp/exp" "$tmp/got" || fail "jsonl: events differ: $(diff "$tmp/exp" "$tmp/got" | head -3)"
 [ "$("$ctjl" run_id < "$tmp/d.jsonl" | sort -u)" = "$("$ctjl" -t meta run_id < "$hello")" ] || fail "jsonl: run_id column"
 "$ctjl" wall_ns rel_ns < "$tmp/d.jsonl" | grep -q -- '-' && fail "jsonl: wall_ns or rel_ns missing"
+
+# jsonl of a damaged binary trace: the lines before the damage, then the file
+# ends; without its end line, which the report of it says (exit 0, the offset on stderr).
+"$COROTRACER" export jsonl "$dmg" -o "$tmp/dmg.jsonl" -q 2> "$tmp/err" || fail "jsonl export of a damaged trace: exit $?"
+grep -q ": offset $dmg_off: truncated" "$tmp/err" || fail "jsonl of a damaged trace: stderr: $(cat "$tmp/err")"
+[ "$("$ctjl" -e probe_id < "$tmp/dmg.jsonl" | wc -l)" = "$("$ctjl" -e probe_id < "$dmg" 2> /dev/null | wc -l)" ] ||
+  fail "jsonl of a damaged trace: not the events before the damage"
+grep -q '"type":"end"' "$tmp/dmg.jsonl" && fail "jsonl of a damaged trace: an end line"
+"$COROTRACER" report "$tmp/dmg.jsonl" 2> /dev/null | grep -q '^- \*\*End\*\*: no end line: the trace was cut short' ||
+  fail "jsonl of a damaged trace: the report of it does not say it was cut"
 
 # jsonl-v1: event lines only (no wakes), exactly the reference's keys.
 "$COROTRACER" export jsonl-v1 "$hello" -o "$tmp/v1.jsonl" -q || fail "jsonl-v1 export: exit $?"

@@ -33,6 +33,9 @@ check_text mysql q "HEX(label)"
 check_two_hosts mysql q ex
 check_two_runs mysql q ex
 check_hostile mysql q ex '`x"; DROP TABLE y; --`'
+damaged_trace
+check_damaged mysql q ex
+check_upgrade mysql q ex
 # A backquote in the name is doubled, not closing the quote.
 ex "$hello" -q --table 'x`; DROP TABLE y; --' || fail "hostile table name with a backquote: exit $?"
 [ "$(q 'SELECT a FROM y')" = 42 ] || fail "table y was touched"

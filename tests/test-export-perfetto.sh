@@ -6,7 +6,8 @@
 # track per OS thread, an async track per coroutine, a run slice per resume,
 # a suspended slice per suspend, a flow per wake followed by a run; sites
 # become source locations (hello.c). Lines in harvest order come out in time
-# order. The reference's own trace (v1, torn records) converts too.
+# order. The reference's own trace (v1, torn records) converts too; a damaged
+# binary trace says so (the process name, an instant where the reading stopped).
 . "$(dirname "$0")/lib/export.sh"
 command -v protoc > /dev/null || skip "protoc (protobuf-compiler) not installed"
 awkf=$(dirname "$0")/data/export/pftrace.awk
@@ -53,6 +54,15 @@ check gen "$tmp/gen.jsonl"
 check mixed "$tmp/mixed.jsonl"
 [ "$(tail -n 1 "$tmp/mixed.sum")" = "$(tail -n 1 "$tmp/gen.sum")" ] ||
   fail "mixed: $(tail -n 1 "$tmp/mixed.sum"), in time order: $(tail -n 1 "$tmp/gen.sum")"
+# A damaged binary trace: what came before the damage, its process named
+# "..., trace damaged" and an instant saying where; a clean one has neither.
+damaged_trace
+check damaged "$dmg"
+grep -q '^ *6: "traced program (run [0-9a-f]*\( on [^"]*\)\?, trace damaged)"$' "$tmp/damaged.txt" ||
+  fail "damaged: the process is not named as damaged: $(grep 'traced program' "$tmp/damaged.txt")"
+grep -q "^ *2: \"trace damaged: offset $dmg_off: truncated: the last chunk is cut (" "$tmp/damaged.txt" ||
+  fail "damaged: no 'trace damaged: offset $dmg_off' instant"
+grep -q 'trace damaged' "$tmp/hello.txt" && fail "hello: a clean trace said to be damaged"
 v1=$(grep -v '"probe_id":0,' "$ref" > "$tmp/ref.jsonl"; echo "$tmp/ref.jsonl")
 check reference "$v1"
 finish test-export-perfetto

@@ -33,6 +33,9 @@ check_text postgres q "upper(encode(convert_to(label, 'UTF8'), 'hex'))"
 check_two_hosts postgres q ex
 check_two_runs postgres q ex
 check_hostile postgres q ex '"x""; DROP TABLE y; --"'
+damaged_trace
+check_damaged postgres q ex
+check_upgrade postgres q ex
 
 # Many hosts into one database at once: four exports start together into
 # tables that do not exist yet; all succeed (the advisory lock serializes the

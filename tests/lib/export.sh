@@ -111,3 +111,49 @@ check_two_runs() {
   got=$($2 "SELECT run_id, count(*) FROM tr_events GROUP BY run_id ORDER BY run_id")
   [ "$got" = "$(printf '00fe 19\n00ff 19')" ] || fail "$1: events of a two-run file: $got"
 }
+
+# damaged_trace: sets dmg, a binary trace of hello cut 10 bytes short (its last
+# chunk torn: the readers load what came before it), dmg_off, the byte offset
+# the reader names, and dmg_rid, its run id.
+damaged_trace() {
+  timeout 60 "$COROTRACER" run --quiet -o "$tmp/whole.ctrace" -- "$CT_BUILD/examples/hello" --pace-us 200 \
+    > "$tmp/run.out" 2>&1 || { cat "$tmp/run.out"; fail "corotracer run -o .ctrace"; check_done; }
+  dmg=$tmp/dmg.ctrace
+  head -c $(($(wc -c < "$tmp/whole.ctrace") - 10)) "$tmp/whole.ctrace" > "$dmg"
+  dmg_off=$("$ctjl" -e probe_id < "$dmg" 2>&1 > /dev/null | sed -n 's/.*: offset \([0-9]*\): truncated.*/\1/p')
+  dmg_rid=$("$ctjl" -t meta run_id < "$dmg" 2> /dev/null)
+  [ -n "$dmg_off" ] && [ -n "$dmg_rid" ] || { fail "damaged_trace: offset '$dmg_off', run id '$dmg_rid'"; check_done; }
+}
+
+# check_damaged NAME Q EX: the run of $dmg (damaged_trace) exported (exit 0,
+# the reader's line on stderr) carries the damage in runs.damaged: the offset,
+# what was wrong, the losses up to the cut; its events before the cut are
+# there. The clean runs already exported ($hello's) have none (NULL; CSV: '').
+check_damaged() {
+  $3 "$dmg" -q 2> "$tmp/err" || fail "$1: export of a damaged trace: exit $?"
+  grep -q ": offset $dmg_off: truncated" "$tmp/err" || fail "$1: damaged trace: no line on stderr: $(cat "$tmp/err")"
+  got=$($2 "SELECT damaged FROM runs WHERE run_id = '$dmg_rid'")
+  case $got in
+  "offset $dmg_off: truncated: the last chunk is cut ("*" bytes); "*" events lost up to the cut (the end line, which holds the totals, is missing)") ;;
+  *) fail "$1: runs.damaged of the damaged trace: '$got'" ;;
+  esac
+  [ "$($2 "SELECT count(*) FROM events WHERE run_id = '$dmg_rid'")" = "$("$ctjl" -e probe_id < "$dmg" 2> /dev/null | wc -l)" ] ||
+    fail "$1: damaged trace: the events before the cut: $($2 "SELECT count(*) FROM events WHERE run_id = '$dmg_rid'")"
+  hrid=$("$ctjl" -t meta run_id < "$hello")
+  [ "$($2 "SELECT count(*) FROM runs WHERE run_id = '$hrid' AND coalesce(damaged, '') = ''")" = 1 ] ||
+    fail "$1: runs.damaged of a clean trace: '$($2 "SELECT damaged FROM runs WHERE run_id = '$hrid'")'"
+}
+
+# check_upgrade NAME Q EX: a runs table of an older corotracer (no damaged
+# column) gets the column, and the damaged run's text in it, on the next
+# export; a second export into it works too.
+check_upgrade() {
+  $2 "CREATE TABLE old_runs (run_id varchar(255), host varchar(255), trace text, source text, target_pid bigint, start_ts bigint, end_ts bigint, start_wall_ns bigint, duration_ns bigint, events bigint, lost_events bigint, skipped_lines bigint, coroutines bigint, threads bigint, exit_code bigint, exit_signal bigint, findings bigint)"
+  $3 "$dmg" -q --prefix old_ 2> /dev/null || fail "$1: export into an older runs table: exit $?"
+  $3 "$dmg" -q --prefix old_ 2> /dev/null || fail "$1: second export into an upgraded runs table: exit $?"
+  got=$($2 "SELECT count(*), min(damaged) FROM old_runs")
+  case $got in
+  "1 offset $dmg_off: truncated"*) ;;
+  *) fail "$1: older runs table after the export: '$got'" ;;
+  esac
+}
