@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <mysql.h>
-#include <mysqld_error.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,19 +117,27 @@ static int delete_run(struct my *s, const struct cx_run *m, const char *table) {
 }
 
 /* Adds to table t (name) the columns an older corotracer's table lacks
- * (cx_col.added): MySQL has no ADD COLUMN IF NOT EXISTS (MariaDB's own), so
- * the ALTER is tried and "duplicate column" (ER_DUP_FIELDNAME) means it is there. */
+ * (cx_col.added). Asked first (MySQL has no ADD COLUMN IF NOT EXISTS, MariaDB's
+ * own), so a table already up to date sees no ALTER and none of its locks. */
 static int my_upgrade(struct my *s, int t, const char *name) {
   const struct cx_table *tb = &cx_tables[t];
-  for (int i = 0; i < tb->ncols; i++) {
+  char *quoted = my_quote(s, name), sql[512];
+  int rc = quoted ? 0 : my_exec(s, NULL, "ALTER TABLE");
+  for (int i = 0; !rc && i < tb->ncols; i++) {
     if (!tb->cols[i].added)
       continue;
-    int rc = my_exec_own(s, cx_sql_add_column(&s->d, t, name, i), "ALTER TABLE");
-    if (rc && !(rc == -EIO && mysql_errno(s->db) == ER_DUP_FIELDNAME))
-      return rc;
-    s->base.err[0] = 0;
+    /* the column's name is ours, a constant: no quoting needed */
+    snprintf(sql, sizeof sql, "SHOW COLUMNS FROM %s WHERE Field = '%s'", quoted, tb->cols[i].name);
+    MYSQL_RES *res = NULL;
+    if (mysql_real_query(s->db, sql, strlen(sql)) || !(res = mysql_store_result(s->db)))
+      rc = my_fail(s, "reading the table's columns");
+    else if (!mysql_num_rows(res))
+      rc = my_exec_own(s, cx_sql_add_column(&s->d, t, name, i), "ALTER TABLE");
+    if (res)
+      mysql_free_result(res);
   }
-  return 0;
+  free(quoted);
+  return rc;
 }
 
 /* Sink begin: connects (options, option files, MYSQL_PWD), creates missing tables (DDL
