@@ -351,8 +351,13 @@ static int is_v2(struct ct_harvest *h, uint32_t i) {
 }
 
 /* Drop the engine's mappings of the station table once CT_TRIM_STATIONS
- * stations may have been touched since the last time (checked every pass, so
- * the pages of a burst go at most CT_TRIM_NS after it). Every 4 KiB page a
+ * stations may have been touched since the last time: new ones plus
+ * incarnations, but never more than the stations handed out (a server that
+ * recycles a few thousand stations, as the demo under redis-benchmark does
+ * with ~3,800, maps a few MiB at most: trimming that every second cost an
+ * madvise, then the refaults of the whole working set in both engine threads
+ * and their prefetches of unmapped lines). Checked every pass, so the pages
+ * of a burst go at most CT_TRIM_NS after it. Every 4 KiB page a
  * process has mapped adds to the cost of each of its wake-ups (measured on
  * the 2-core PVM guest: ~50 us per wake-up with nothing mapped, ~770 us with
  * 1 GB of a memfd mapped; docs/BENCHMARKS.md "Engine CPU, 10 coroutines
@@ -361,7 +366,10 @@ static int is_v2(struct ct_harvest *h, uint32_t i) {
  * the few stations still in use fault back in once. The header page stays. */
 static void trim_stations(struct ct_harvest *h) {
   uint64_t mark = (uint64_t)h->used + h->creates;
-  if (mark - h->trim_mark < CT_TRIM_STATIONS)
+  uint64_t touched = mark - h->trim_mark;
+  if (touched > h->used)
+    touched = h->used;
+  if (touched < CT_TRIM_STATIONS)
     return;
   uint64_t now = ct_now_ns(CLOCK_MONOTONIC);
   if (now - h->trim_ns < CT_TRIM_NS)

@@ -144,7 +144,12 @@ static int new_site(struct ct_ring_state *rs, uint32_t pid, uint64_t site) {
 
 /* What must happen while the record is copied, before its process may exit:
  * the module lines of its sites (read from /proc/PID/maps). A ring's records
- * mostly repeat a few sites; a new one is looked up. */
+ * mostly repeat a few sites; a new one is looked up. A create's site is its
+ * coroutine's creation site, the station's create_site (docs/PROTOCOL.md,
+ * `addr` of a create), so its station is not read here: that was a cold
+ * line from the creator's CPU at every create, a server's every ten records
+ * (a writer that breaks the rule only leaves its coroutine line's site
+ * without a module). */
 static inline void watch(struct ct_harvest *h, struct ct_ring_state *rs, uint32_t pid,
                          const struct ctp_rec *r) {
   /* The site just covered (a loop's records mostly repeat it): no look-up. */
@@ -152,16 +157,8 @@ static inline void watch(struct ct_harvest *h, struct ct_ring_state *rs, uint32_
       (rs->last_site = r->site, new_site(rs, pid, r->site)))
     ct_harvest_cover_site(h, pid, r->site, ct_clock_ns(h->clock, r->ts));
   h->destroys += r->kind == CTP_KIND_DESTROY;
-  if (r->kind == CTP_KIND_CREATE && r->station < h->n) {
-    h->creates++;
-    /* Its station is not reused before the formatter has seen this record. */
-    const struct ctp_station *s = ctp_station_at(h->base, r->station);
-    ct_harvest_cover_site(h, LOAD(&s->pid), LOAD(&s->create_site), ct_clock_ns(h->clock, r->ts));
-  }
+  h->creates += r->kind == CTP_KIND_CREATE;
 }
-
-/* Records ahead of the one being copied whose station lines are fetched. */
-#define WATCH_AHEAD 16
 
 /* Copy ring r's new records with ts below limit (a ring's records are in time
  * order: its one writer reads the clock then publishes) into capture blocks,
@@ -230,11 +227,6 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
     memcpy(out, &recs[at], first * sizeof(*out));
     memcpy(out + first, recs, (want - first) * sizeof(*out));
     for (; m < want; m++) {
-      /* A create ahead: watch reads its station's first line. Further ahead
-       * than the formatter's: a record here costs a few ns, a miss ~100. */
-      if (m + WATCH_AHEAD < want && out[m + WATCH_AHEAD].kind == CTP_KIND_CREATE &&
-          out[m + WATCH_AHEAD].station < h->n)
-        prefetch(ctp_station_at(h->base, out[m + WATCH_AHEAD].station));
       if (out[m].ts >= limit) {
         held = 1;
         break;
