@@ -5,7 +5,7 @@
 //
 // Two fibers pass a token back and forth through one mutex and condition
 // variable (each handoff: notify, wait, switch), 500000 handoffs a run by
-// default (~75 ms; runs of 100000, of code identical to plain, read 0.94-1.06x
+// default (~75 ms; runs of 200000, of code identical to plain, read 0.94-1.06x
 // of it by wall time on a VM others load). Each round measures plain
 // round_robin and corotracer::fiber::install<round_robin>() untraced, each on
 // a fresh thread, in the order plain, untraced, traced, untraced, plain (a
