@@ -4,18 +4,24 @@
 //   bench-fiber [-n HANDOFFS] [-r ROUNDS] [--lossless] [COROTRACER]
 //
 // Two fibers pass a token back and forth through one mutex and condition
-// variable (each handoff: notify, wait, switch). Each round measures plain
-// round_robin and corotracer::fiber::install<round_robin>() untraced, each
-// on a fresh thread; then runs itself under `COROTRACER run` (default:
+// variable (each handoff: notify, wait, switch), 500000 handoffs a run by
+// default (~75 ms; runs of 200000, of code identical to plain, read 0.94-1.06x
+// of it by wall time on a VM others load). Each round measures plain
+// round_robin and corotracer::fiber::install<round_robin>() untraced, each on
+// a fresh thread, in the order plain, untraced, traced, untraced, plain (a
+// load that rises or falls through the round weighs on both sides alike); the
+// traced run is this program run under `COROTRACER run` (default:
 // ../bin/corotracer next to this program; --lossless: run --lossless) for
 // install<round_robin>() traced.
-// Prints the median ns per handoff and the ratios to plain: wall time, and
-// the thread's CPU time (what the adapter and the probe cost the program,
-// apart from the engine's threads and other load taking the cores); then
-// the CPU the engine took per handoff (the traced run's processes less the
-// program's thread and less a traced run of one handoff, the start and end
-// of both processes: on two cores that is what a third busy process makes
-// the program wait for) and the load average before and after.
+// Prints the median ns per handoff (a round's plain and untraced: the mean of
+// its two runs) and the ratios to plain, each the median of the rounds' own
+// ratios (a round's runs see the same machine): wall time, and the thread's
+// CPU time (what the adapter and the probe cost the program, apart from the
+// engine's threads and other load taking the cores); then the CPU the engine
+// took per handoff (the traced run's processes less the program's thread and
+// less a traced run of one handoff, the start and end of both processes: on
+// two cores that is what a third busy process makes the program wait for)
+// and the load average before and after.
 #include <boost/fiber/all.hpp>
 #include <corotracer/boost_fiber.hpp>
 
@@ -96,8 +102,8 @@ double median(std::vector<double> v) {
 } // namespace
 
 int main(int argc, char **argv) {
-  long n = 200000;
-  int rounds = 5;
+  long n = 500000;
+  int rounds = 9;
   const char *tracer = nullptr;
   const char *mode = "";
   for (int i = 1; i < argc; i++) {
@@ -118,36 +124,40 @@ int main(int argc, char **argv) {
   std::string run = std::string(tracer ? tracer : dflt.c_str()) + " run" + mode +
                     " --quiet -o /dev/null -- " + self + " -n ";
   std::string cmd = run + std::to_string(n) + " --child", cmd1 = run + "1 --child";
-  std::vector<double> plain[2], untraced[2], traced[2]; // [0] wall, [1] CPU
+  // [0] wall, [1] CPU: ns per handoff, and the ratios to the round's plain.
+  std::vector<double> plain[2], untraced[2], traced[2], un_ratio[2], tr_ratio[2];
   std::vector<double> engine;
   double load0[3] = {0, 0, 0}, load1[3] = {0, 0, 0};
   getloadavg(load0, 3);
   for (int r = 0; r < rounds; r++) {
-    Cost c = measure(false, n);
-    plain[0].push_back(c.wall), plain[1].push_back(c.cpu);
-    c = measure(true, n);
-    untraced[0].push_back(c.wall), untraced[1].push_back(c.cpu);
+    Cost p1 = measure(false, n), u1 = measure(true, n);
     double e0 = children_cpu_ns(), e1 = 0, e2 = 0;
-    Cost one{};
+    Cost t{}, one{};
     for (const std::string *line : {&cmd1, &cmd}) {
       FILE *p = popen(line->c_str(), "r");
-      Cost &got = line == &cmd ? c : one;
+      Cost &got = line == &cmd ? t : one;
       if (!p || std::fscanf(p, "%lf %lf", &got.wall, &got.cpu) != 2 || pclose(p) != 0) {
         std::fprintf(stderr, "bench-fiber: %s failed\n", line->c_str());
         return 1;
       }
       (line == &cmd ? e2 : e1) = children_cpu_ns();
     }
-    traced[0].push_back(c.wall), traced[1].push_back(c.cpu);
-    engine.push_back(((e2 - e1) - (e1 - e0)) / (double)(n - 1) - c.cpu);
+    Cost u2 = measure(true, n), p2 = measure(false, n);
+    for (int k = 0; k < 2; k++) {
+      double pl = k ? (p1.cpu + p2.cpu) / 2 : (p1.wall + p2.wall) / 2;
+      double un = k ? (u1.cpu + u2.cpu) / 2 : (u1.wall + u2.wall) / 2;
+      double tr = k ? t.cpu : t.wall;
+      plain[k].push_back(pl), untraced[k].push_back(un), traced[k].push_back(tr);
+      un_ratio[k].push_back(un / pl), tr_ratio[k].push_back(tr / pl);
+    }
+    engine.push_back(((e2 - e1) - (e1 - e0)) / (double)(n - 1) - t.cpu);
   }
   getloadavg(load1, 3);
-  for (int k = 0; k < 2; k++) {
-    double pl = median(plain[k]), un = median(untraced[k]), tr = median(traced[k]);
+  for (int k = 0; k < 2; k++)
     std::printf("ns per handoff, %s (median of %d rounds of %ld): plain %.1f, installed untraced "
                 "%.1f (%.2fx), traced %.1f (%.2fx)\n",
-                k ? "thread CPU" : "wall", rounds, n, pl, un, un / pl, tr, tr / pl);
-  }
+                k ? "thread CPU" : "wall", rounds, n, median(plain[k]), median(untraced[k]),
+                median(un_ratio[k]), median(traced[k]), median(tr_ratio[k]));
   std::printf("traced%s: the engine's CPU %.1f ns per handoff; load average %.2f before, %.2f "
               "after\n",
               mode, median(engine), load0[0], load1[0]);
