@@ -214,8 +214,21 @@ public:
 
   // ASIO_HANDLER_INVOCATION_BEGIN: the stand-in is woken and runs.
   template <class... Args> void invocation_begin(const Args &...) noexcept {
-    if (!op_)
-      return;
+    if (op_)
+      begin();
+  }
+
+  // ASIO_HANDLER_INVOCATION_END: the handler returned. Unless it started
+  // another operation on the same object (a chain), the stand-in is done.
+  void invocation_end() noexcept {
+    if (op_)
+      end();
+  }
+
+private:
+  // The traced parts of invocation_begin and invocation_end, out of line:
+  // untraced, each of those is a branch in Asio's completion.
+  [[gnu::noinline]] void begin() noexcept {
     run_ = {op_, op_->object, false};
     prev_ = detail::running;
     detail::running = &run_;
@@ -223,12 +236,7 @@ public:
     corotracer_wake(op_->co, nullptr);
     corotracer_resume(op_->co);
   }
-
-  // ASIO_HANDLER_INVOCATION_END: the handler returned. Unless it started
-  // another operation on the same object (a chain), the stand-in is done.
-  void invocation_end() noexcept {
-    if (!op_)
-      return;
+  [[gnu::noinline]] void end() noexcept {
     detail::running = prev_;
     begun_ = false;
     if (run_.continued)
@@ -243,7 +251,6 @@ public:
     delete op_;
   }
 
-private:
   Op *op_; // destroyed without invocation: left pending, as the trace leaves it
   // Set by invocation_begin (untraced, a completion writes only op_ and begun_).
   detail::Running run_;
