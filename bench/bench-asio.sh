@@ -4,12 +4,15 @@
 # the three back to back, in reverse order every other round (ABBA: a load
 # that rises or falls through a round weighs on each alike over two rounds).
 # Ratios to plain are taken within each round, so a round's load cancels out;
-# printed: each one's median over the rounds with the middle half of the
-# rounds (quartiles), beside the medians of round trips/s, and the load
-# average before and after. With BASE=build/y that build runs too,
-# interleaved with O's (A/B in one run, bench/lib-ab.sh): each build's
-# ratios, and O's traced over BASE's. With PIN=CPU every run of the program
-# is pinned to that CPU (taskset; the engine of the traced run is not).
+# printed: their medians over the rounds with the middle half of the rounds
+# (quartiles), beside the medians of round trips/s, and the load average
+# before and after. Each ratio twice: by wall time, and by the program's CPU
+# time, which other programs' load on a shared machine barely moves. The
+# untraced header costs only CPU: judge it by that one (the traced run's
+# engine is another process: judge tracing by wall time). With BASE=build/y
+# that build runs too, interleaved with O's (A/B in one run, bench/lib-ab.sh):
+# each build's ratios, and O's traced over BASE's. With PIN=CPU every run of
+# the program is pinned to that CPU (taskset; the traced run's engine is not).
 #
 #   O=build/default [BASE=build/y] [PIN=1] sh bench/bench-asio.sh [ROUNDS] [ROUND_TRIPS]
 . "$(dirname "$0")/lib-ab.sh"
@@ -27,15 +30,16 @@ run() {
   esac
 }
 
-# One round of build $1: plain, untraced, traced round trips/s, run in this
-# order in odd rounds and in the reverse order in even ones.
+# One round of build $1: plain, untraced, traced round trips/s by wall time,
+# then by the program's CPU time (0 from a bench-asio that prints none), run
+# in this order in odd rounds and in the reverse order in even ones.
 one() {
   if [ $((ab_round % 2)) -eq 1 ]; then
     p=$(run plain "$1"); u=$(run tracked "$1"); t=$(run traced "$1")
   else
     t=$(run traced "$1"); u=$(run tracked "$1"); p=$(run plain "$1")
   fi
-  echo "$p $u $t"
+  echo "$p $u $t" | awk '{ print $1, $3, $5, $2 + 0, $4 + 0, $6 + 0 }'
 }
 
 # Column $2 of file $1: "MEDIANx (Q1-Q3)", two decimals.
@@ -50,12 +54,14 @@ l1=$(cut -d' ' -f1 /proc/loadavg)
 k=0
 for b in $builds; do
   k=$((k + 1))
-  awk '{ print $2 / $1, $3 / $1 }' "$tmp/rt.$k" > "$tmp/ratio.$k"
+  awk '{ print $2 / $1, $3 / $1, ($4 > 0 ? $5 / $4 : 0), ($4 > 0 ? $6 / $4 : 0) }' \
+    "$tmp/rt.$k" > "$tmp/ratio.$k"
   echo "$b: round trips/s (medians of $rounds rounds of $n${PIN:+, on CPU $PIN}):" \
     "plain $(ab_median "$tmp/rt.$k" 1), tracking header untraced $(ab_median "$tmp/rt.$k" 2)," \
-    "traced $(ab_median "$tmp/rt.$k" 3);" \
-    "per-round ratio to plain: untraced $(quartiles "$tmp/ratio.$k" 1)," \
-    "traced $(quartiles "$tmp/ratio.$k" 2)"
+    "traced $(ab_median "$tmp/rt.$k" 3); per round, to plain (median, quartiles):" \
+    "by wall time untraced $(quartiles "$tmp/ratio.$k" 1), traced $(quartiles "$tmp/ratio.$k" 2);" \
+    "by the program's CPU time untraced $(quartiles "$tmp/ratio.$k" 3)," \
+    "traced $(quartiles "$tmp/ratio.$k" 4)"
 done
 if [ -n "${BASE:-}" ]; then echo "traced, $O over $BASE: $(ab_ratio rt 3)"; fi
 echo "load average $l0 before, $l1 after"
