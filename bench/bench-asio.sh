@@ -39,13 +39,15 @@ one() {
   else
     t=$(run traced "$1"); u=$(run tracked "$1"); p=$(run plain "$1")
   fi
-  echo "$p $u $t" | awk '{ print $1, $3, $5, $2 + 0, $4 + 0, $6 + 0 }'
+  printf '%s\n' "$p" "$u" "$t" |
+    awk '{ w[NR] = $1; c[NR] = $2 + 0 } END { print w[1], w[2], w[3], c[1], c[2], c[3] }'
 }
 
-# Column $2 of file $1: "MEDIANx (Q1-Q3)", two decimals.
+# Column $2 of file $1: "MEDIANx (Q1-Q3)", two decimals; "-" when all 0.
 quartiles() {
   awk -v c="$2" '{ print $c }' "$1" | sort -n | awk '{ v[NR] = $1 } END {
-    printf "%.2fx (%.2f-%.2f)", v[int((NR + 1) / 2)], v[int((NR + 3) / 4)], v[int((3 * NR + 3) / 4)] }'
+    if (v[NR] == 0) printf "-"
+    else printf "%.2fx (%.2f-%.2f)", v[int((NR + 1) / 2)], v[int((NR + 3) / 4)], v[int((3 * NR + 3) / 4)] }'
 }
 
 l0=$(cut -d' ' -f1 /proc/loadavg)
