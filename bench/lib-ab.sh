@@ -1,5 +1,5 @@
 #!/bin/sh
-# lib-ab.sh - what the A/B benchmarks share (sourced by bench-onecpu.sh,
+# lib-ab.sh - what the A/B benchmarks share (sourced by bench-onecpu.sh, bench-asio.sh,
 # bench-setup.sh and bench-ctrace.sh): the builds to compare (O; with
 # BASE=build/y that one too, first), a scratch directory, medians, and the
 # interleaved loop: each round runs every build once, so on a machine whose
@@ -7,7 +7,8 @@
 # After `. bench/lib-ab.sh`: $builds, $tmp (removed at exit), and
 #   ab_need FILE...        every build has these (else exit 2)
 #   ab_loop RUNS TAG FN    RUNS rounds of `FN BUILD` per build; its output
-#                          lines go to $tmp/TAG.K (K: the build's position)
+#                          lines go to $tmp/TAG.K (K: the build's position);
+#                          FN sees the round, 1 to RUNS, in $ab_round
 #   ab_median FILE [COL]   the median of column COL (default 1)
 #   ab_ratio TAG [COL]     O's median over BASE's (nothing without BASE)
 set -eu
@@ -26,9 +27,9 @@ ab_need() {
 }
 
 ab_loop() {
-  _i=0
-  while [ "$_i" -lt "$1" ]; do
-    _i=$((_i + 1))
+  ab_round=0
+  while [ "$ab_round" -lt "$1" ]; do
+    ab_round=$((ab_round + 1))
     _k=0
     for _b in $builds; do
       _k=$((_k + 1))

@@ -40,7 +40,7 @@ cmd() {
     html-live) echo "env O=$O RUNS=3 REQUESTS=20000 sh bench/bench-html-live.sh" ;;
     stall) echo "env O=$O sh bench/bench-stall.sh 3 2000000 100" ;;
     fiber) echo "$B/bench-fiber -r 9 -n 500000" ;;
-    asio) echo "env O=$O sh bench/bench-asio.sh 9 20000" ;;
+    asio) echo "env O=$O sh bench/bench-asio.sh 15 50000" ;;
     ctrace) echo "env O=$O RUNS=5 sh bench/bench-ctrace.sh" ;;
     flight) echo "env O=$O RUNS=5 sh bench/bench-flight.sh" ;;
     setup) echo "env O=$O RUNS=9 sh bench/bench-setup.sh" ;;

@@ -128,21 +128,29 @@ inline Op *claim(const void *object, const char *label, const void *site) noexce
 
 // ASIO_HANDLER_LOCATION: the operation started in this scope was asked for
 // at file:line in function (the use_awaitable_t's source_location); the
-// operation's site is then that line, as a text site. Scoped; nests.
+// operation's site is then that line, as a text site. Scoped; nests: only a
+// scope that set the thread's location puts the previous one back, which the
+// scopes' nesting makes the same. Untraced (Asio's composed operations open
+// one at every step), a branch and nothing else.
 class location {
 public:
-  location(const char *file, int line, const char *function) noexcept
-      : prev_(detail::current_loc), loc_{file, function, line} {
-    if (detail::user_file(file))
+  location(const char *file, int line, const char *function) noexcept {
+    if (detail::enabled() && detail::user_file(file)) {
+      loc_ = {file, function, line};
+      prev_ = detail::current_loc;
       detail::current_loc = &loc_;
+      set_ = true;
+    }
   }
   ~location() {
-    detail::current_loc = prev_;
+    if (set_)
+      detail::current_loc = prev_;
   }
   location(const location &) = delete;
   location &operator=(const location &) = delete;
 
 private:
+  bool set_ = false; // loc_ is the thread's location, prev_ the one before it
   const detail::Loc *prev_;
   detail::Loc loc_;
 };
@@ -152,21 +160,20 @@ inline void init() noexcept {
   detail::enabled() = corotracer_init() == 0;
 }
 
-// ASIO_HANDLER_CREATION: an operation starts. Context: the execution
-// context (unused); object_type, op_name: Asio's static strings.
-template <class Context>
-[[gnu::noinline]] void creation(Context &, tracked_handler &h, const char *object_type,
-                                void *object, std::uintmax_t native_handle,
-                                const char *op_name) noexcept {
-  if (!detail::enabled())
-    return;
-  const detail::Loc *loc = detail::current_loc;
+namespace detail {
+
+// creation's traced part: records the suspend of the operation's stand-in and
+// puts the stand-in in h. Out of line: its frame is where the stack scan for
+// the user's line starts.
+[[gnu::noinline]] inline void create(tracked_handler &h, const char *object_type, void *object,
+                                     std::uintmax_t native_handle, const char *op_name) noexcept {
+  const Loc *loc = current_loc;
   const void *site =
       loc ? corotracer_site(loc->file, loc->line > 0 ? (unsigned)loc->line : 0, loc->function)
           : nullptr;
   if (!site)
     site = user_site::find_on_thread(__builtin_frame_address(0));
-  Op *op = detail::claim(object, op_name, site);
+  Op *op = claim(object, op_name, site);
   if (!op)
     return;
   bool fd =
@@ -176,6 +183,18 @@ template <class Context>
                      fd ? static_cast<std::uint64_t>(native_handle)
                         : reinterpret_cast<std::uintptr_t>(object));
   h.corotracer_op_ = op;
+}
+
+} // namespace detail
+
+// ASIO_HANDLER_CREATION: an operation starts. Context: the execution
+// context (unused); object_type, op_name: Asio's static strings. Inline, so
+// that untraced an operation's start pays a branch, not a call.
+template <class Context>
+inline void creation(Context &, tracked_handler &h, const char *object_type, void *object,
+                     std::uintmax_t native_handle, const char *op_name) noexcept {
+  if (detail::enabled())
+    detail::create(h, object_type, object, native_handle, op_name);
 }
 
 // ASIO_HANDLER_COMPLETION: an operation's handler is about to run (its
@@ -195,8 +214,21 @@ public:
 
   // ASIO_HANDLER_INVOCATION_BEGIN: the stand-in is woken and runs.
   template <class... Args> void invocation_begin(const Args &...) noexcept {
-    if (!op_)
-      return;
+    if (op_)
+      begin();
+  }
+
+  // ASIO_HANDLER_INVOCATION_END: the handler returned. Unless it started
+  // another operation on the same object (a chain), the stand-in is done.
+  void invocation_end() noexcept {
+    if (op_)
+      end();
+  }
+
+private:
+  // The traced parts of invocation_begin and invocation_end, out of line:
+  // untraced, each of those is a branch in Asio's completion.
+  [[gnu::noinline]] void begin() noexcept {
     run_ = {op_, op_->object, false};
     prev_ = detail::running;
     detail::running = &run_;
@@ -204,12 +236,7 @@ public:
     corotracer_wake(op_->co, nullptr);
     corotracer_resume(op_->co);
   }
-
-  // ASIO_HANDLER_INVOCATION_END: the handler returned. Unless it started
-  // another operation on the same object (a chain), the stand-in is done.
-  void invocation_end() noexcept {
-    if (!op_)
-      return;
+  [[gnu::noinline]] void end() noexcept {
     detail::running = prev_;
     begun_ = false;
     if (run_.continued)
@@ -224,7 +251,6 @@ public:
     delete op_;
   }
 
-private:
   Op *op_; // destroyed without invocation: left pending, as the trace leaves it
   // Set by invocation_begin (untraced, a completion writes only op_ and begun_).
   detail::Running run_;
