@@ -12,9 +12,11 @@
 #   default   corotracer run -o F.ctrace (the default, binary format)
 #   flight    corotracer run --flight 64M --dump-on exit -o F (the window in memory)
 #   jsonl     corotracer run -o F.jsonl
-# Per mode, medians over rounds: switches/s and its ratio to untraced in the same round; the
-# tracer's extra CPU (program + engine CPU per switch, against the untraced run's program CPU
-# per switch) in ns per switch and as % of all cores at the untraced rate; the engine's CPU
+# Per mode, medians over rounds: switches/s and its ratio to untraced in the same round (by
+# wall time, and by CPU); the tracer's extra CPU (program + engine CPU per switch, against the
+# untraced run's program CPU per switch) in ns per switch and as % of all cores (against the
+# program's own CPU per switch, on its share of the cores: not deflated by whatever else
+# loads a shared machine); the engine's CPU
 # per switch (the end record's engine_cpu_us, and its harvest loop's harvest_cpu_us); bytes
 # of trace per switch; events lost (end record) and dropped (the probe's count); bytes
 # spilled. Then what that implies at the seed's 10 M switches/s on 8 cores, and one verdict
@@ -168,15 +170,21 @@ echo "bench-seedclaim: shape $shape, $threads threads x $cos $what, W=$work (cal
   "switch, 2 x 800 a request), $secs s a run, cores $cpus ($ncores), median of $rounds alternating"\
   "rounds; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "ratio: $units/s against untraced in the same round, by wall time and by CPU ($units per CPU-second"\
-  "of program + engine). extra CPU: program + engine CPU per $unit traced minus the program's untraced,"\
-  "and as % of all $ncores cores at the untraced rate (0 when noise puts it below). engine, harvest: the"\
+  "of program + engine). extra CPU: program + engine CPU per $unit traced minus the program's untraced"\
+  "(0 when noise puts it below), and as % of all $ncores cores with the program on its cores alone (the"\
+  "extra over the program's own CPU per $unit, times its share of the cores). engine, harvest: the"\
   "end record's engine_cpu_us and its harvest loop's part. lost: the end record's, dropped: the probe's,"\
   "spilled: the end record's spilled_bytes (largest over rounds). B: the trace file (under --flight the"\
   "dumped window)."
 printf '| mode | %s/s | ratio wall | ratio CPU | extra CPU ns/%s | %% of cores | engine ns/%s | harvest ns/%s | B/%s | lost | dropped | spilled B |\n' \
   "$units" "$unit" "$unit" "$unit" "$unit"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
-urate=$(col untraced 1)
+# % of all cores: the extra CPU against the program's own CPU per unit
+# untraced, on the cores the program keeps busy (one a thread): what the
+# tracer adds when the program has its cores to itself, whatever else loads
+# a shared machine (the seed's 8 cores: the same fraction).
+ucpu=$(awk '{ print $2 * 1e9 / $10 }' "$tmp/untraced" | median)
+busy=$((threads < ncores ? threads : ncores))
 for m in $modes; do
   rate=$(col $m 1) ratio=$(median < "$tmp/$m.ratio") cratio=$(median < "$tmp/$m.cratio")
   extra=$(median < "$tmp/$m.extra" | awk '{ printf "%.1f", $1 < 0 ? 0 : $1 }')
@@ -184,7 +192,7 @@ for m in $modes; do
   eng=$(awk '{ print $3 * 1000 / $10 }' "$tmp/$m" | median | awk '{ printf "%.1f", $1 }')
   har=$(awk '{ print $4 * 1000 / $10 }' "$tmp/$m" | median | awk '{ printf "%.1f", $1 }')
   bpu=$(awk '{ print $5 / $10 }' "$tmp/$m" | median | awk '{ printf "%.1f", $1 }')
-  pct=$(echo "$extra $urate $ncores" | awk '{ printf "%.2f", $1 * $2 / 1e9 / $3 * 100 }')
+  pct=$(echo "$extra $ucpu $busy $ncores" | awk '{ printf "%.2f", $1 / $2 * $3 / $4 * 100 }')
   bshow=$bpu
   [ $m = flight ] && bshow="($bpu window)"
   [ $m = untraced ] && bshow=-
