@@ -5,6 +5,7 @@
 # time to a drawn, interactive timeline in Chromium for the 10^6 page.
 # BASE=path/to/an/older/corotracer: that binary too, alternated with this
 # one in the same run (before / after).
+# Ends with verdict lines against the targets (bench/run.sh collects them).
 # Usage: O=build/x [RUNS=3] [BASE=old-corotracer] sh bench/bench-html.sh [EVENTS...]   (default 1e5 1e6 1e7)
 set -eu
 O=${O:-build/default}
@@ -40,7 +41,12 @@ for n in "$@"; do
   page=$(wc -c < "$tmp/page-$n.html")
   echo "$n $bytes $h $hc $r $m $page" | awk '{
     printf "events %d, trace %.0f MB: html %.2f s wall = %.0f MB/s (CPU %.2f s = %.0f MB/s), peak RSS %.0f MB, page %.1f MB; report %.2f s wall; html/report %.2f\n",
-      $1, $2 / 1e6, $3, $2 / 1e6 / $3, $4, $2 / 1e6 / $4, $6 / 1024, $7 / 1e6, $5, $3 / $5 }'
+      $1, $2 / 1e6, $3, $2 / 1e6 / $3, $4, $2 / 1e6 / $4, $6 / 1024, $7 / 1e6, $5, $3 / $5
+    # The targets (docs/BENCHMARKS.md).
+    printf "verdict: html JSONL, %d events: target >= 150 MB/s, measured %.0f MB/s: %s\n",
+      $1, $2 / 1e6 / $3, $2 / 1e6 / $3 >= 150 ? "met" : "not met"
+    printf "verdict: html page, %d events: target <= 30 MB, measured %.1f MB: %s\n",
+      $1, $7 / 1e6, $7 / 1e6 <= 30 ? "met" : "not met" }'
   if [ -n "$base" ]; then
     bh=$(median < "$tmp/bh") bm=$(median < "$tmp/bm") bp=$(wc -c < "$tmp/base-$n.html")
     echo "$n $bytes $bh $bm $bp $h" | awk '{

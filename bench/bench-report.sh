@@ -8,6 +8,7 @@
 # format, a frame address per coroutine; ref-sites: 16 code addresses).
 # BASE: a second report binary (e.g. an older build) timed on the same files,
 # interleaved, for a ratio that the machine's load cancels out of.
+# Ends with verdict lines against the targets (bench/run.sh collects them).
 # Wall time is the whole command (start to exit, Markdown to /dev/null); CPU
 # time is its user + system time (the shell's `times` for its children).
 set -eu
@@ -50,7 +51,14 @@ summary() {
   w=$(median < "$tmp/$1.wall") c=$(median < "$tmp/$1.cpu") m=$(median < "$tmp/$1.rss")
   echo "$2 $w $c $m" | awk -v name="$3" '{
     printf "  %s: wall %.3f s = %.0f MB/s; CPU %.3f s = %.0f MB/s; peak RSS %.1f MB\n",
-      name, $2, $1 / 1e6 / $2, $3, $1 / 1e6 / $3, $4 / 1024 }'
+      name, $2, $1 / 1e6 / $2, $3, $1 / 1e6 / $3, $4 / 1024
+    # The targets (docs/BENCHMARKS.md), for this build only.
+    if (name == "report") {
+      printf "verdict: report JSONL: target >= 300 MB/s, measured %.0f MB/s: %s\n",
+        $1 / 1e6 / $2, $1 / 1e6 / $2 >= 300 ? "met" : "not met"
+      printf "verdict: report peak RSS: target <= 100 MB, measured %.1f MB: %s\n",
+        $4 / 1024, $4 / 1024 <= 100 ? "met" : "not met"
+    } }'
 }
 
 for n in "$@"; do
