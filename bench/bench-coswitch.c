@@ -20,13 +20,10 @@
 
 #include "seedline.h"
 
-#define MAX_THREADS 64
-
 static int ncos, random_order;
 static long work, count;
 static atomic_int stop;
 static atomic_long total;
-static volatile unsigned long long sink;
 
 /* The next coroutine after cur: the following one, or one drawn at random
  * (xorshift64, never cur itself, so every switch changes coroutine). */
@@ -72,7 +69,7 @@ static void *run(void *arg) {
     corotracer_destroy(co[i]);
   }
   free(co);
-  sink = x;
+  seed_keep(x);
   atomic_fetch_add(&total, n);
   return NULL;
 }
@@ -93,25 +90,9 @@ int main(int argc, char **argv) {
   ncos = atoi(argv[optind + 1]);
   work = atol(argv[optind + 2]);
   double secs = argc - optind > 3 ? atof(argv[optind + 3]) : 3;
-  if (t < 1 || t > MAX_THREADS || ncos < 1 || work < 0 || count < 0 || secs <= 0)
+  if (t < 1 || t > SEED_MAX_THREADS || ncos < 1 || work < 0 || count < 0 || secs <= 0)
     goto usage;
-  corotracer_init();
-  pthread_t th[MAX_THREADS];
-  double t0 = seed_now();
-  for (long i = 0; i < t; i++) {
-    if (pthread_create(&th[i], NULL, run, (void *)(intptr_t)i) != 0) {
-      fprintf(stderr, "bench-coswitch: pthread_create failed\n");
-      return 1;
-    }
-  }
-  if (!count) {
-    seed_sleep(secs);
-    atomic_store(&stop, 1);
-  }
-  for (int i = 0; i < t; i++)
-    pthread_join(th[i], NULL);
-  seed_print(atomic_load(&total), t0);
-  return 0;
+  return seed_run("bench-coswitch", t, run, count ? 0 : secs, &stop, &total);
 usage:
   fprintf(stderr, "usage: bench-coswitch [-r] [-n SWITCHES] T C W [SECONDS]\n");
   return 2;

@@ -17,14 +17,12 @@
 
 #include "seedline.h"
 
-#define MAX_THREADS 64
 #define FD_BASE 16 /* connection i waits on fd FD_BASE + i */
 
 static int inflight;
 static long work;
 static atomic_int stop;
 static atomic_long total;
-static volatile unsigned long long sink;
 
 /* W iterations of arithmetic, the request's work, on x. */
 static unsigned long long serve(unsigned long long x) {
@@ -75,7 +73,7 @@ static void *run(void *arg) {
       corotracer_destroy(conn[i]);
     }
   }
-  sink = x;
+  seed_keep(x);
   atomic_fetch_add(&total, n);
 out:
   free(conn);
@@ -92,23 +90,9 @@ int main(int argc, char **argv) {
   inflight = atoi(argv[2]);
   work = atol(argv[3]);
   double secs = argc > 4 ? atof(argv[4]) : 3;
-  if (t < 1 || t > MAX_THREADS || inflight < 1 || work < 0 || secs <= 0) {
+  if (t < 1 || t > SEED_MAX_THREADS || inflight < 1 || work < 0 || secs <= 0) {
     fprintf(stderr, "usage: bench-server T R W [SECONDS]\n");
     return 2;
   }
-  corotracer_init();
-  pthread_t th[MAX_THREADS];
-  double t0 = seed_now();
-  for (long i = 0; i < t; i++) {
-    if (pthread_create(&th[i], NULL, run, (void *)(intptr_t)i) != 0) {
-      fprintf(stderr, "bench-server: pthread_create failed\n");
-      return 1;
-    }
-  }
-  seed_sleep(secs);
-  atomic_store(&stop, 1);
-  for (int i = 0; i < t; i++)
-    pthread_join(th[i], NULL);
-  seed_print(atomic_load(&total), t0);
-  return 0;
+  return seed_run("bench-server", t, run, secs, &stop, &total);
 }
