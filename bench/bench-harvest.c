@@ -8,7 +8,8 @@
  * Each configuration runs RUNS times (default 5); the row shows the run with
  * the median loss. "exact" says written == harvested + lost in every run, with
  * written counted by the writers themselves and the others read from the
- * trace's end record. */
+ * trace's end record. In the default mode (no ENGINE-OPTION) it ends with a
+ * verdict line on the target, 0 lost at 1 us spacing and more in every run. */
 #include <corotracer.h>
 
 #include <errno.h>
@@ -119,6 +120,7 @@ int main(int argc, char **argv) {
          runs);
   printf("| --- | --- | --- | --- | --- | --- | --- |\n");
   int all_exact = 1;
+  unsigned long long spaced_lost = 0; /* the most lost in a run at >= 1 us */
   for (int threads = 1; threads <= 2; threads++) {
     for (size_t s = 0; s < sizeof spacings / sizeof spacings[0]; s++) {
       /* About a second of writing per run, whatever the spacing. */
@@ -154,6 +156,8 @@ int main(int argc, char **argv) {
       }
       qsort(r, (size_t)runs, sizeof r[0], by_loss);
       const struct result *m = &r[runs / 2];
+      if (spacings[s] >= 1000 && r[runs - 1].lost > spaced_lost)
+        spaced_lost = r[runs - 1].lost;
       all_exact &= exact;
       printf("| %d | %s | %llu | %llu | %llu | %.1f | %s |\n", threads,
              spacings[s] == 0      ? "none"
@@ -166,6 +170,10 @@ int main(int argc, char **argv) {
       fflush(stdout);
     }
   }
+  if (argc <= 3)
+    printf("verdict: loss at 1 us spacing and more: target 0 in every run, measured %llu at "
+           "most: %s\n",
+           spaced_lost, spaced_lost == 0 ? "met" : "not met");
   unlink(trace);
   unlink(counts);
   rmdir(dir);
