@@ -48,6 +48,17 @@ while getopts S:T:C:W:R:s:B:c: opt; do
     *) echo "usage: O=build/x sh bench/bench-seedclaim.sh [-S rr|random|server] [-T n] [-C n] [-W n] [-R n] [-s secs] [-B n] [-c cpus]" >&2; exit 2 ;;
   esac
 done
+# Counts are whole numbers (T, C, R at least 1), seconds a positive decimal.
+for v in "T $threads" "C $cos" "R $rounds" "B $burst" "W ${work:-1}"; do
+  case ${v#? } in
+    '' | *[!0-9]*) echo "bench-seedclaim: -${v%% *} ${v#? }: not a whole number" >&2; exit 2 ;;
+  esac
+done
+[ "$threads" -ge 1 ] && [ "$cos" -ge 1 ] && [ "$rounds" -ge 1 ] ||
+  { echo "bench-seedclaim: -T, -C and -R are at least 1" >&2; exit 2; }
+case $secs in
+  '' | *[!0-9.]* | *.*.* | .) echo "bench-seedclaim: -s $secs: not a number of seconds" >&2; exit 2 ;;
+esac
 ct=$O/bin/corotracer lib=$O/lib/libcorotracer.a
 [ -x "$ct" ] && [ -f "$lib" ] && [ -x "$O/bench/bench-coswitch" ] && [ -x "$O/bench/bench-server" ] ||
   { echo "bench-seedclaim: build first: make O=$O" >&2; exit 2; }
@@ -83,8 +94,9 @@ prog() { "$bin" $pre "$threads" "$cos" "$1" "$2"; }
 # line) kept unless it fails.
 trun() {
   "$ct" run --quiet "$@" 2> "$tmp/err" || {
+    rc=$?
     cat "$tmp/err" >&2
-    echo "bench-seedclaim: corotracer run $*: exit $?" >&2
+    echo "bench-seedclaim: corotracer run $*: exit $rc" >&2
     exit 1
   }
 }
@@ -108,7 +120,7 @@ if [ -z "$work" ]; then
   work=300
   for step in 1 2 3; do
     out=$(prog "$work" 0.3)
-    ns=$(echo "$(field cpu_s "$out") $(field switches "$out") $threads" |
+    ns=$(echo "$(field cpu_s "$out") $(field switches "$out")" |
       awk '{ printf "%.1f", $1 * 1e9 / $2 }')
     target=800
     [ $shape = server ] && target=1600 # a request is two halves of W
