@@ -38,3 +38,9 @@ $(O)/tests/test-report-runs: $(O)/obj/tests/test-report-runs.o $(READ_EVENT_OBJS
                              $(patsubst %.c,$(O)/obj/%.o,src/html/model_out.c src/html/page.c src/html/assets.c)
 	$(call link,,$(PKG_LIBS))
 TESTS += $(O)/tests/test-report-runs
+# Every reader of a binary trace (report, html, export csv/sqlite/jsonl/perfetto)
+# on 500 crafted traces, each called in the test's process as the binary calls it.
+$(O)/tests/test-reader-hostile: $(O)/obj/tests/test-reader-hostile.o \
+                                $(patsubst %.c,$(O)/obj/%.o,$(filter-out src/cli/main.c,$(CLI_SRCS))) $(LIBA)
+	$(call link,,$(PKG_LIBS))
+TESTS += $(O)/tests/test-reader-hostile
