@@ -4,54 +4,18 @@
  * checksum, varint overruns, huge chunk lengths and counts, bad ops, line
  * entries holding a newline, invalid UTF-8, NUL, no object or a huge size,
  * a mangled meta line. Each reader runs in this process as the binary runs
- * it (its ct_*_main), under ASan+UBSan in the sanitizer build, each call
- * bounded by an alarm (a hang kills the test). Holds: no reader crashes;
- * the readers agree on the exit status (0, or 2 when nothing came before the
- * damage: then no output file) and each says the damage in the one line the
- * decoder words, naming a byte offset inside the file; export jsonl writes
- * one valid JSONL line per entry (a line entry adds no line, no bad byte). */
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
+ * it, under ASan+UBSan in the sanitizer build, each call bounded by an alarm
+ * (a hang kills the test); what must hold of them: lib/readers-hostile.h.
+ * The long run over arbitrary bytes: tests/fuzz/fuzz-readers.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "analysis/trace.h"
-#include "cli/commands.h"
-#include "lib/check.h"
+#include "lib/readers-hostile.h"
 #include "lib/rnd.h"
 
 #define CASES 500
 #define BASES 3
-
-static char dir[64], path[96];
-
-/* Removes p: a file, or a directory of files (export csv's). */
-static void rm_out(const char *p) {
-  DIR *d = opendir(p);
-  struct dirent *e;
-  char q[320];
-  while (d && (e = readdir(d)))
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-      snprintf(q, sizeof q, "%s/%s", p, e->d_name), unlink(q);
-  if (d)
-    closedir(d), rmdir(p);
-  else
-    unlink(p);
-}
-
-static void rm_dir(void) {
-  char q[128];
-  snprintf(q, sizeof q, "%s/stderr", dir);
-  unlink(q);
-  snprintf(q, sizeof q, "%s/out", dir);
-  rm_out(q);
-  unlink(path);
-  rmdir(dir);
-}
 
 /* A growable file image. */
 struct img {
@@ -221,68 +185,20 @@ static void craft(struct img *f, uint64_t *r, const char **what) {
   }
 }
 
-static int count_entry(void *ctx, const struct ct_ev_item *ev, const struct ct_coro_item *co,
-                       const char *line, size_t n) {
-  (void)ev, (void)co, (void)line, (void)n;
-  ++*(uint64_t *)ctx;
-  return 0;
-}
+static struct rh h;
 
-/* The reader's status; what it said, in said (the whole of its stderr). */
-static int run(int (*fn)(int, char **), char **argv, char *said, size_t cap) {
-  char log[96];
-  int argc = 0;
-  while (argv[argc])
-    argc++;
-  snprintf(log, sizeof log, "%s/stderr", dir);
-  int fd = open(log, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), saved = dup(2);
-  ASSERT_GE(fd, 0);
-  ASSERT_GE(saved, 0);
-  fflush(stderr);
-  dup2(fd, 2);
-  alarm(60); /* a hang is a failure: SIGALRM ends the test */
-  int rc = fn(argc, argv);
-  alarm(0);
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  ssize_t k = pread(fd, said, cap - 1, 0);
-  said[k > 0 ? k : 0] = 0;
-  close(fd);
-  return rc;
-}
-
-/* The lines of the file at p; each must be one JSON object of valid UTF-8. */
-static uint64_t jsonl_lines(const char *p, int *bad) {
-  FILE *f = fopen(p, "re");
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t n;
-  uint64_t count = 0;
-  ASSERT_PTR_NE(f, NULL);
-  while ((n = getline(&line, &cap, f)) > 0) {
-    count++;
-    if (line[n - 1] != '\n' || !ct_line_valid(line, (size_t)n - 1))
-      *bad = 1;
-  }
-  free(line);
-  fclose(f);
-  return count;
+static void cleanup(void) {
+  rh_close(&h);
 }
 
 int main(void) {
   static const char *const names[BASES] = {"hello-chunks", "sdk-chunks", "churn-chunks"};
   struct img base[BASES] = {{0}};
-  static char said[4096], want[512], out[96];
   uint64_t seed = 0x34c0ffee, counts[3] = {0};
+  char label[160];
   setvbuf(stdout, NULL, _IOLBF, 0);
-  /* tmpfs when there is one: the exports' fsyncs cost nothing there. */
-  snprintf(dir, sizeof dir, "%s/test-reader-hostile.XXXXXX",
-           access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-  ASSERT_PTR_NE(mkdtemp(dir), NULL);
-  CHECK_ATFAIL(rm_dir);
-  snprintf(path, sizeof path, "%s/t.ctrace", dir);
-  snprintf(out, sizeof out, "%s/out", dir);
+  rh_open(&h);
+  CHECK_ATFAIL(cleanup);
   for (int i = 0; i < BASES; i++)
     load_base(&base[i], names[i]);
   for (int c = 0; c < CASES; c++) {
@@ -298,57 +214,9 @@ int main(void) {
       if (ct_rnd(&seed) % 5 == 0) /* two at once */
         craft(&f, &seed, &what);
     }
-    printf("case %d: %s, %s (%zu bytes)\n", c, names[b], what, f.n);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    ASSERT_GE(fd, 0);
-    ASSERT_EQ(write(fd, f.p, f.n), (ssize_t)f.n);
-    close(fd);
-    /* The decoder's verdict: the entries before any damage, its line. */
-    struct ct_read_diag d;
-    uint64_t entries = 0, bytes = 0;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    ASSERT_OK(ct_trace_read_entries(fd, 0, count_entry, &entries, &bytes, &d));
-    close(fd);
-    if (d.why[0])
-      ASSERT_UINT64_LE(d.offset, f.n);
-    snprintf(want, sizeof want, "corotracer: %s: %s\n", path, d.why);
-    struct {
-      const char *name;
-      int (*fn)(int, char **);
-      char *argv[8];
-    } rd[] = {
-        {"report", ct_report_main, {"report", path, "-o", out, NULL}},
-        {"html", ct_html_main, {"html", path, "-o", out, NULL}},
-        {"export csv", ct_export_main, {"export", "csv", path, "-o", out, "-q", NULL}},
-        {"export sqlite", ct_export_main, {"export", "sqlite", path, "-o", out, "-q", NULL}},
-        {"export jsonl", ct_export_main, {"export", "jsonl", path, "-o", out, "-q", NULL}},
-        {"export perfetto", ct_export_main, {"export", "perfetto", path, "-o", out, "-q", NULL}},
-    };
-    int first = -1;
-    for (size_t i = 0; i < sizeof rd / sizeof rd[0]; i++) {
-      rm_out(out);
-      int rc = run(rd[i].fn, rd[i].argv, said, sizeof said);
-      struct stat st;
-      int wrote = stat(out, &st) == 0;
-      if (first < 0)
-        first = rc;
-      if (rc != first || (rc != 0 && rc != 2))
-        FAIL("case %d: %s exits %d, report %d: %s", c, rd[i].name, rc, first, said);
-      if (rc == 2 && (wrote || !said[0] || strchr(said, '\n') != said + strlen(said) - 1))
-        FAIL("case %d: %s exits 2 but wrote %s or said more than a line: %s", c, rd[i].name,
-             wrote ? "its output" : "nothing", said);
-      if (d.why[0] && !strstr(said, want))
-        FAIL("case %d: %s does not say '%s' but: %s", c, rd[i].name, want, said);
-      if (d.why[0] && strstr(strstr(said, want) + strlen(want), "offset "))
-        FAIL("case %d: %s says the damage twice: %s", c, rd[i].name, said);
-      if (rc == 0 && !strcmp(rd[i].name, "export jsonl")) {
-        int bad = 0;
-        ASSERT_UINT64_EQ(jsonl_lines(out, &bad), entries);
-        if (bad)
-          FAIL("case %d: export jsonl wrote a line that is not one JSON object of UTF-8", c);
-      }
-    }
-    counts[first == 2 ? 2 : d.why[0] ? 1 : 0]++;
+    snprintf(label, sizeof label, "case %d: %s, %s (%zu bytes)", c, names[b], what, f.n);
+    printf("%s\n", label);
+    counts[rh_check(&h, f.p, f.n, label)]++;
     free(f.p);
   }
   printf("%d cases x 6 readers: %llu read clean, %llu damaged after records (exit 0), %llu with "
@@ -357,6 +225,6 @@ int main(void) {
          (unsigned long long)counts[2]);
   for (int i = 0; i < BASES; i++)
     free(base[i].p);
-  rm_dir();
+  rh_close(&h);
   return 0;
 }
