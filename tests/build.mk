@@ -46,3 +46,6 @@ $(O)/tests/test-reader-hostile: $(O)/obj/tests/test-reader-hostile.o \
                                 $(patsubst %.c,$(O)/obj/%.o,$(filter-out src/cli/main.c,$(CLI_SRCS))) $(LIBA)
 	$(call link,,$(PKG_LIBS))
 TESTS += $(O)/tests/test-reader-hostile
+# The same, fuzzed (tests/fuzz/fuzz-readers.c): every reader's sources but the
+# command's dispatcher, and the probe library the engine's objects link.
+FUZZ_SRCS_readers := $(filter-out src/cli/main.c,$(CLI_SRCS)) $(LIB_SRCS)

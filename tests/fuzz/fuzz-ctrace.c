@@ -3,8 +3,8 @@
  * as the chunks after a valid file header (the framing, the checksum), and
  * as the payload of one chunk whose header and checksum are made right (the
  * entry decoder). Line, run (ct_trace_read_runs) and entry readings must
- * agree on what they deliver, and a reason must name an offset inside the
- * file. */
+ * agree on what they deliver, a reason must name an offset inside the
+ * file, and a line entry given out must be one JSON object of UTF-8. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -45,7 +45,10 @@ static int on_entry(void *ctx, const struct ct_ev_item *ev, const struct ct_coro
   uint64_t *count = ctx;
   if (!ev && !co && !line)
     __builtin_trap();
-  (void)n;
+  /* A line entry given out is one JSON object of UTF-8 on one line (an
+   * export copies its bytes as a JSONL line). */
+  if (line && (memchr(line, '\n', n) || !ct_line_valid(line, n)))
+    __builtin_trap();
   ++*count;
   return 0;
 }
