@@ -9,22 +9,15 @@ set -u
 CLIENT=$CT_BUILD/tests/lib/live-client
 command -v curl > /dev/null 2>&1 || { echo "curl not installed"; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-live-request.XXXXXX") || exit 1
-pid=""
-trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+spid=""
+trap '[ -z "$spid" ] || kill "$spid" 2>/dev/null; rm -rf "$tmp"' EXIT
 CHECK_KEEP_GOING=1
 . "$(dirname "$0")/lib/check.sh"
+. "$(dirname "$0")/lib/serve.sh"
 data=$(dirname "$0")/data/report
 awk -f "$data/gen.awk" "$data/deadlock.txt" > "$tmp/t.jsonl" || fail "gen.awk"
 
-"$COROTRACER" serve "$tmp/t.jsonl" --addr 127.0.0.1:0 2> "$tmp/log" &
-pid=$!
-i=0
-url=""
-while [ -z "$url" ] && [ $i -lt 300 ]; do
-  sleep 0.1
-  url=$(sed -n 's/^corotracer: dashboard of .* at //p' "$tmp/log")
-  i=$((i + 1))
-done
+serve_start "$tmp/t.jsonl" "$tmp/log"
 [ -n "$url" ] || { fail "no URL printed: $(cat "$tmp/log")"; check_done; }
 port=$(echo "$url" | sed 's|http://127.0.0.1:\([0-9]*\)/.*|\1|')
 token=$(echo "$url" | sed 's|.*token=||')
@@ -64,7 +57,7 @@ raw "a NUL in a header" "GET /?token=$token HTTP/1.1\r\nHost: 127.0.0.1:$port\r\
 raw "a whole request" "GET /?token=$token HTTP/1.1\r\nHost: 127.0.0.1:$port\r\n\r\n" "HTTP/1.1 200 OK"
 raw "POST" "POST /?token=$token HTTP/1.1\r\nHost: 127.0.0.1:$port\r\n\r\n" \
   "HTTP/1.1 405 Method Not Allowed"
-kill "$pid"
-wait "$pid"
-pid=""
+kill "$spid"
+wait "$spid"
+spid=""
 check_done

@@ -79,24 +79,9 @@ static void read_all(const uint8_t *f, size_t n) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  struct ctr_file_hdr fh = {.version = CTR_VERSION};
-  memcpy(fh.magic, CTR_MAGIC, CTR_MAGIC_LEN);
-  size_t hn = sizeof fh, cn = sizeof(struct ctr_chunk_hdr);
-  uint8_t *f = malloc(hn + cn + size + 1);
-  if (!f)
-    return 0;
-  memcpy(f, &fh, hn);
-  memcpy(f + hn, data, size);
-  read_all(f, hn + size);
-  /* One chunk made valid around the bytes; its entry count from the first. */
-  uint32_t count = size ? data[0] : 0;
-  struct ctr_chunk_hdr ch = {.tag = CTR_CHUNK_TAG,
-                             .len = (uint32_t)size,
-                             .count = count <= size ? count : (uint32_t)size,
-                             .check = ctr_check(data, size)};
-  memcpy(f + hn, &ch, cn);
-  memcpy(f + hn + cn, data, size);
-  read_all(f, hn + cn + size);
+  uint8_t *f = malloc(size + 32);
+  for (int chunk = 0; f && chunk < 2; chunk++)
+    read_all(f, fuzz_ctrace_file(data, size, chunk, f));
   free(f);
   return 0;
 }

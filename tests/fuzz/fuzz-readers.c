@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../lib/readers-hostile.h"
+#include "fuzz.h"
 
 static struct rh h;
 
@@ -27,28 +28,16 @@ static void failed(void) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  struct ctr_file_hdr fh = {.version = CTR_VERSION};
-  size_t hn = sizeof fh, cn = sizeof(struct ctr_chunk_hdr);
+  static const char *const as[2] = {"the chunks after a file header",
+                                    "one chunk made valid around the bytes"};
+  uint8_t *f = malloc(size + 32);
   if (!h.dir[0]) {
     rh_open(&h);
     CHECK_ATFAIL(failed);
     atexit(cleanup);
   }
-  memcpy(fh.magic, CTR_MAGIC, CTR_MAGIC_LEN);
-  uint8_t *f = malloc(hn + cn + size + 1);
-  if (!f)
-    return 0;
-  memcpy(f, &fh, hn);
-  memcpy(f + hn, data, size);
-  rh_check(&h, f, hn + size, "the chunks after a file header");
-  uint32_t count = size ? data[0] : 0;
-  struct ctr_chunk_hdr ch = {.tag = CTR_CHUNK_TAG,
-                             .len = (uint32_t)size,
-                             .count = count <= size ? count : (uint32_t)size,
-                             .check = ctr_check(data, size)};
-  memcpy(f + hn, &ch, cn);
-  memcpy(f + hn + cn, data, size);
-  rh_check(&h, f, hn + cn + size, "one chunk made valid around the bytes");
+  for (int chunk = 0; f && chunk < 2; chunk++)
+    rh_check(&h, f, fuzz_ctrace_file(data, size, chunk, f), as[chunk]);
   free(f);
   return 0;
 }
