@@ -105,8 +105,7 @@ static void inject(struct img *f, size_t o, const char *s, size_t n, uint64_t si
 }
 
 static const char *const lines[] = {
-    "{\"type\":\"end\",\"exit\":{\"code\":0}}\n{\"type\":\"end\",\"exit\":{\"code\":77},\"lost\":"
-    "999}",
+    "{\"type\":\"end\",\"exit\":{\"code\":0}}\n{\"type\":\"end\",\"lost\":999}",
     "{\"type\":\"meta\",\"host\":\"\xff\xfe\"}",
     "{\"type\":\"process\",\"pid\":1,\"event\":\"a\xc0\x80\"}",
     "{\"type\":\"process\",\"pid\":1}\r\n",
@@ -209,6 +208,11 @@ int main(void) {
     if (c < 2) { /* the empty file, the header alone: every run of the test has them */
       f.n = c ? sizeof(struct ctr_file_hdr) : 0;
       what = c ? "the file header alone" : "empty";
+    } else if (c == 2) { /* found by fuzz-readers: the report said two lines */
+      static const char proc[] = "{\"type\":\"process\",\"pid\":1}";
+      inject(&f, sizeof(struct ctr_file_hdr), lines[4], strlen(lines[4]), strlen(lines[4]));
+      inject(&f, sizeof(struct ctr_file_hdr), proc, sizeof proc - 1, sizeof proc - 1);
+      what = "a line of no trace, then damage";
     } else {
       craft(&f, &seed, &what);
       if (ct_rnd(&seed) % 5 == 0) /* two at once */

@@ -48,7 +48,7 @@ int cx_write_jsonl_trace(int in_fd, int out_fd, uint64_t *rows, struct ct_read_d
   int frc = ct_writer_flush(&c.w);
   free(c.w.buf);
   *rows = c.rows;
-  if (!rc && !frc && !c.traced && !diag->why[0])
-    return -EPROTO; /* lines, none of them a trace's */
+  if (!rc && !frc && !c.traced)
+    return -EPROTO; /* lines, none of them a trace's (before any damage) */
   return rc ? rc : frc;
 }

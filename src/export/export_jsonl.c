@@ -103,7 +103,7 @@ int cx_write_jsonl_v1(int in_fd, FILE *f, uint64_t *rows, uint64_t *skipped,
   int rc = ct_trace_read_diag(in_fd, 1u << 20, v1_line, NULL, &v, &bytes, diag);
   *rows = v.rows;
   *skipped = v.skipped;
-  if (!rc && !v.traced && !diag->why[0])
-    return -EPROTO; /* lines, none of them a trace's */
+  if (!rc && !v.traced)
+    return -EPROTO; /* lines, none of them a trace's (before any damage) */
   return rc;
 }

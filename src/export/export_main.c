@@ -300,8 +300,9 @@ int ct_export_main(int argc, char **argv) {
     if (rc == -ENODATA) /* nothing came before it: no output either */
       return 2;
     if (rc == -EPROTO) { /* as the other formats say it (cx_model_load's -EPROTO) */
-      fprintf(stderr, "corotracer: %s:1: not a corotracer trace: no event or record line\n",
-              o.trace);
+      if (!diag.why[0])  /* else said above: the damage came before any trace line */
+        fprintf(stderr, "corotracer: %s:1: not a corotracer trace: no event or record line\n",
+                o.trace);
       return 2;
     }
     if (rc) {
