@@ -38,3 +38,14 @@ $(O)/tests/test-report-runs: $(O)/obj/tests/test-report-runs.o $(READ_EVENT_OBJS
                              $(patsubst %.c,$(O)/obj/%.o,src/html/model_out.c src/html/page.c src/html/assets.c)
 	$(call link,,$(PKG_LIBS))
 TESTS += $(O)/tests/test-report-runs
+# One exit rule for empty and damaged inputs across every reader; dump of no process.
+TESTS += tests/test-readers-bad-input.sh
+# Every reader of a binary trace (report, html, export csv/sqlite/jsonl/perfetto)
+# on 500 crafted traces, each called in the test's process as the binary calls it.
+$(O)/tests/test-reader-hostile: $(O)/obj/tests/test-reader-hostile.o \
+                                $(patsubst %.c,$(O)/obj/%.o,$(filter-out src/cli/main.c,$(CLI_SRCS))) $(LIBA)
+	$(call link,,$(PKG_LIBS))
+TESTS += $(O)/tests/test-reader-hostile
+# The same, fuzzed (tests/fuzz/fuzz-readers.c): every reader's sources but the
+# command's dispatcher, and the probe library the engine's objects link.
+FUZZ_SRCS_readers := $(filter-out src/cli/main.c,$(CLI_SRCS)) $(LIB_SRCS)

@@ -196,7 +196,7 @@ int main(void) {
   struct ct_ctw *enc;
   ASSERT_OK(ct_ctw_open(&enc, &w));
   ASSERT_OK(ct_ctw_header(enc));
-  ct_ctw_text(enc, "{\"type\":\"meta\",\"run_id\":\"x\"}\n{\"type\":\"pro", 42);
+  ct_ctw_text(enc, "{\"type\":\"meta\",\"run_id\":\"x\"}\n{\"type\":\"pro", 41);
   ct_ctw_text(enc, "cess\",\"pid\":1}\n", 15);
   for (uint64_t i = 0; i < NEV; i++) {
     make_event(&in[i], i);

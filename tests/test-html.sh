@@ -23,7 +23,7 @@ bad() {
 }
 bad missing "No such file" html "$tmp/nope.jsonl" -o "$tmp/x.html"
 : > "$tmp/empty.jsonl"
-bad empty "not a corotracer trace" html "$tmp/empty.jsonl" -o "$tmp/x.html"
+bad empty "empty file, not a trace" html "$tmp/empty.jsonl" -o "$tmp/x.html"
 head -c 65536 "$CT" > "$tmp/binary.jsonl"
 bad binary "binary.jsonl:[0-9]*: not a corotracer trace" html "$tmp/binary.jsonl" -o "$tmp/x.html"
 bad unknown-option "unknown option: --frob" html "$tmp/empty.jsonl" --frob

@@ -148,6 +148,8 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
     VARINT(&v);
     if (v > (uint64_t)(e - p))
       return -1;
+    if (!ct_line_valid((const char *)p, (size_t)v))
+      return -2; /* its bytes would be a reader's line, or an export's lines */
     *line = (const char *)p;
     *n = (size_t)v;
     it->p = p + v;

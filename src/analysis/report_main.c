@@ -303,10 +303,11 @@ int ct_report_main(int argc, char **argv) {
     goto out;
   }
   if (feed.n == 1 && !t->events && !t->has_meta && !t->has_end && !t->modules && !t->stations) {
-    fprintf(stderr,
-            "corotracer: %s:%" PRIu64 ": not a corotracer trace: none of its %" PRIu64
-            " lines is a trace event or record\n",
-            o.trace, t->nbad_kept ? t->bad_lines[0] : 1, t->lines);
+    if (!diag.why[0]) /* else said above: the damage came before any trace line */
+      fprintf(stderr,
+              "corotracer: %s:%" PRIu64 ": not a corotracer trace: none of its %" PRIu64
+              " lines is a trace event or record\n",
+              o.trace, t->nbad_kept ? t->bad_lines[0] : 1, t->lines);
     status = 2;
     goto out;
   }

@@ -251,6 +251,24 @@ static const char *skip_value(const char *p, const char *e, int depth) {
   }
 }
 
+int ct_line_is_trace(enum ct_line_err err, const struct ct_line *l) {
+  static const uint32_t traced = 1u << CT_LINE_EVENT | 1u << CT_LINE_META | 1u << CT_LINE_MODULE |
+                                 1u << CT_LINE_STATION_END | 1u << CT_LINE_END;
+  return err == CT_LINE_OK && (traced >> l->type & 1);
+}
+
+int ct_line_valid(const char *line, size_t len) {
+  /* skip_value's grammar keeps a newline out (skip_ws takes none, a string
+   * no control byte); UTF-8 is checked apart, as JSON itself does not. */
+  for (size_t i = 0, k; i < len; i += k)
+    if (!(k = ct_utf8_len(line + i, len - i)))
+      return 0;
+  const char *e = line + len, *p = skip_ws(line, e);
+  if (p >= e || *p != '{' || !(p = skip_value(p, e, 0)))
+    return 0;
+  return skip_ws(p, e) == e;
+}
+
 /* "0x" + 1..16 hex digits, as a string. */
 static int parse_hex(const struct ct_str *s, uint64_t *out) {
   if (s->esc || s->n < 3 || s->n > 18 || s->p[0] != '0' || (s->p[1] != 'x' && s->p[1] != 'X'))

@@ -218,6 +218,16 @@ enum ct_line_err ct_parse_line(const char *line, size_t len, struct ct_line *out
  * the general scanner alone, which ct_parse_line must agree with (tests). */
 enum ct_line_err ct_parse_line_general(const char *line, size_t len, struct ct_line *out);
 
+/* 1 when a parsed line (ct_parse_line's err and *l) makes its file a trace:
+ * an event or a meta, module, station_end or end record. A file without one
+ * is not a trace, whatever else it holds (docs/TRACE_FORMAT.md, "Bad input"). */
+int ct_line_is_trace(enum ct_line_err err, const struct ct_line *l);
+
+/* 1 when line (len bytes) is one JSON object and nothing else, in valid
+ * UTF-8, without a newline: a binary trace's line entry must be, before any
+ * reader parses it or an export copies it (its bytes become a JSONL line). */
+int ct_line_valid(const char *line, size_t len);
+
 /* The line a binary trace's event stands for: *out as ct_parse_line fills
  * it from the JSONL line records.c writes for e (tests/test-ctrace.c checks
  * the two agree), and its verdict (CT_LINE_TORN or CT_LINE_OK). */
@@ -270,7 +280,8 @@ int ct_trace_read_ahead(int fd, size_t bufsize, ct_line_fn fn, ct_peek_fn peek, 
  * corrupt or truncated chunk. Everything before offset was handed to fn. */
 struct ct_read_diag {
   uint64_t offset; /* first byte not read as a whole, valid record */
-  char why[192];   /* one line ("offset N: ..."), empty when the trace read clean */
+  char why[192];   /* one line ("offset N: ...", "empty file, not a trace"), empty when the
+                    * trace read clean */
   int binary;      /* the trace is binary (ctrace) */
 };
 
@@ -323,8 +334,9 @@ struct ct_ctr_iter {
 };
 void ct_ctr_begin(struct ct_ctr_iter *it, const void *chunk);
 /* The next entry: 1 an event (*ev), 2 a JSONL line (*line, *n: in the
- * chunk, without '\n'), 3 a coroutine (*co), 0 the chunk's end, -1 an entry
- * that does not decode. */
+ * chunk, without '\n'; ct_line_valid holds), 3 a coroutine (*co), 0 the
+ * chunk's end, -1 an entry that does not decode, -2 a line that is not one
+ * JSON object of valid UTF-8 (ct_line_valid). */
 int ct_ctr_entry(struct ct_ctr_iter *it, struct ct_ev_item *ev, struct ct_coro_item *co,
                  const char **line, size_t *n);
 /* The events in a row of one coroutine that start at the next entry (up to

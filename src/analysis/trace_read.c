@@ -211,7 +211,10 @@ static int read_binary(struct reader *r, struct rbuf *b, struct ct_read_diag *d)
         if (k == 0)
           break;
         if (k < 0) {
-          snprintf(d->why, sizeof d->why, "offset %llu: entry %llu does not decode",
+          snprintf(d->why, sizeof d->why,
+                   k == -2 ? "offset %llu: entry %llu is a line that is not one JSON object of "
+                             "valid UTF-8"
+                           : "offset %llu: entry %llu does not decode",
                    (unsigned long long)(b->off + pos), (unsigned long long)lineno + 1);
           c = -1;
           break;
@@ -285,7 +288,10 @@ static int read_any(int fd, size_t bufsize, ct_entry_fn entry, ct_line_fn fn, ct
     goto out;
   }
   d->binary = b.len > 0 && b.p[0] == CTR_MAGIC[0];
-  rc = d->binary ? read_binary(r, &b, d) : read_text(r, &b);
+  if (b.len == 0) /* every reader's one word for it (docs/TRACE_FORMAT.md, "Bad input") */
+    snprintf(d->why, sizeof d->why, "empty file, not a trace");
+  else
+    rc = d->binary ? read_binary(r, &b, d) : read_text(r, &b);
   /* A caller that cannot show the reason gets an error, never silence. */
   if (!rc && !diag && d->why[0])
     rc = -EBADMSG;

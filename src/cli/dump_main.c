@@ -154,6 +154,10 @@ int ct_dump_main(int argc, char **argv) {
     pid = strtol(pid_s, &end, 10);
     if (*end || pid <= 0 || pid > INT_MAX)
       return ct_usage_error("dump", "--pid expects a process id", pid_s);
+    if (kill((pid_t)pid, 0) < 0 && errno == ESRCH) { /* (EPERM: it exists, not ours) */
+      fprintf(stderr, "corotracer: dump: %ld: no such process\n", pid);
+      return 1;
+    }
     if (!is_flight_engine(pid)) {
       fprintf(stderr, "corotracer: dump: %ld is not a flight recorder (corotracer run --flight)\n",
               pid);

@@ -16,7 +16,8 @@ CT_WRITER_OBJS := $(patsubst %.c,$(O)/obj/%.o,src/engine/writer.c \
 
 # The trace writer's formatting benchmark (links the writer alone).
 $(O)/bench/bench-writer: $(O)/obj/bench/bench-writer.o $(CT_WRITER_OBJS) \
-                         $(O)/obj/src/analysis/ctrace_dec.o $(O)/obj/src/analysis/trace.o
+                         $(O)/obj/src/analysis/ctrace_dec.o $(O)/obj/src/analysis/trace.o \
+                         $(O)/obj/src/analysis/text.o
 	$(call link)
 PROGS += $(O)/bench/bench-writer
 

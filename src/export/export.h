@@ -214,12 +214,13 @@ int cx_write_perfetto(FILE *f, const struct cx_model *m, uint64_t *rows, cx_prog
 /* jsonl-v1: event lines only, reference keys, straight from the trace file
  * (no model). *rows: lines written, *skipped: records and malformed lines.
  * A binary trace's bad or cut chunk ends it, its reason in *diag (the lines
- * before it written). */
+ * before it written); -EPROTO when no line made it a trace (ct_line_is_trace). */
 int cx_write_jsonl_v1(int in_fd, FILE *f, uint64_t *rows, uint64_t *skipped,
                       struct ct_read_diag *diag);
 /* The trace on in_fd, binary or JSONL, as the JSONL trace format on out_fd
  * (export_ctrace.c): *rows lines. A corrupt or cut binary trace: what comes
- * before it is written, the reason in *diag. 0 or -errno. */
+ * before it is written, the reason in *diag. 0 or -errno; -EPROTO when no
+ * line made it a trace (ct_line_is_trace). */
 int cx_write_jsonl_trace(int in_fd, int out_fd, uint64_t *rows, struct ct_read_diag *diag);
 
 /* Hex address as the trace writes it: "0x" + 16 digits, into buf[19]. */

@@ -16,11 +16,17 @@
 struct conv {
   struct ct_writer w;
   uint64_t rows;
+  int traced; /* a line of the input made it a trace (ct_line_is_trace) */
 };
 
 static int on_entry(void *ctx, const struct ct_ev_item *ev, const struct ct_coro_item *co,
                     const char *line, size_t n) {
   struct conv *c = ctx;
+  if (!c->traced && (ev || line)) { /* (a coroutine alone is no trace) */
+    struct ct_line l;
+    enum ct_line_err err = ev ? ct_line_from_event(ev, &l) : ct_parse_line(line, n, &l);
+    c->traced = ct_line_is_trace(err, &l);
+  }
   if (ev) {
     ct_rec_event(&c->w, ev);
   } else if (co) {
@@ -42,5 +48,7 @@ int cx_write_jsonl_trace(int in_fd, int out_fd, uint64_t *rows, struct ct_read_d
   int frc = ct_writer_flush(&c.w);
   free(c.w.buf);
   *rows = c.rows;
+  if (!rc && !frc && !c.traced)
+    return -EPROTO; /* lines, none of them a trace's (before any damage) */
   return rc ? rc : frc;
 }

@@ -69,6 +69,7 @@ int cx_write_jsonl(FILE *f, const struct cx_model *m, uint64_t *rows, cx_progres
 struct v1ctx {
   FILE *f;
   uint64_t rows, skipped;
+  int traced; /* a line made the input a trace (ct_line_is_trace) */
 };
 
 /* Event lines only: records and malformed lines would be read by the
@@ -81,6 +82,7 @@ static int v1_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   struct v1ctx *v = ctx;
   char addr[20];
   (void)lineno;
+  v->traced |= ct_line_is_trace(err, l);
   if (err != CT_LINE_OK || l->type != CT_LINE_EVENT || l->kind == CT_EV_WAKE) {
     v->skipped++;
     return 0;
@@ -101,5 +103,7 @@ int cx_write_jsonl_v1(int in_fd, FILE *f, uint64_t *rows, uint64_t *skipped,
   int rc = ct_trace_read_diag(in_fd, 1u << 20, v1_line, NULL, &v, &bytes, diag);
   *rows = v.rows;
   *skipped = v.skipped;
+  if (!rc && !v.traced)
+    return -EPROTO; /* lines, none of them a trace's (before any damage) */
   return rc;
 }

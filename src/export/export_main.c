@@ -299,6 +299,12 @@ int ct_export_main(int argc, char **argv) {
       fprintf(stderr, "corotracer: %s: %s\n", o.trace, diag.why);
     if (rc == -ENODATA) /* nothing came before it: no output either */
       return 2;
+    if (rc == -EPROTO) { /* as the other formats say it (cx_model_load's -EPROTO) */
+      if (!diag.why[0])  /* else said above: the damage came before any trace line */
+        fprintf(stderr, "corotracer: %s:1: not a corotracer trace: no event or record line\n",
+                o.trace);
+      return 2;
+    }
     if (rc) {
       fprintf(stderr, "corotracer: %s: %s\n", o.conn.out, strerror(-rc));
       return 1;

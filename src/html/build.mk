@@ -18,3 +18,5 @@ $(O)/tests/lib/live-client: $(O)/obj/tests/lib/live-client.o
 	$(call link)
 PROGS += $(O)/tests/lib/live-client
 TESTS += tests/test-live-limits.sh
+# The live view's token and request parsing (a repeated token, a garbage request).
+TESTS += tests/test-live-request.sh

@@ -118,17 +118,65 @@ static void refuse(struct client *c, const char *status, const char *why) {
   respond(c, status, "text/plain; charset=utf-8", why, strlen(why));
 }
 
-/* Constant-time comparison of the query's token with ours. */
+/* The query's token against ours, in constant time: exactly one token
+ * parameter, its value exactly ours. Any other count of them (none, or a
+ * repeated one such as `token=bad&token=GOOD`, which two parsers could read
+ * as two different tokens) is refused. */
 static int token_ok(const struct ct_live *l, const char *q, size_t qn) {
+  const char *val = NULL;
+  size_t vn = 0;
+  int count = 0;
   for (const char *p = q; p && p < q + qn;) {
     const char *amp = memchr(p, '&', (size_t)(q + qn - p)), *e = amp ? amp : q + qn;
-    if ((size_t)(e - p) == 6 + 32 && !memcmp(p, "token=", 6)) {
-      unsigned diff = 0;
-      for (int i = 0; i < 32; i++)
-        diff |= (unsigned char)(p[6 + i] ^ l->token[i]);
-      return diff == 0;
+    const char *eq = memchr(p, '=', (size_t)(e - p));
+    if ((size_t)((eq ? eq : e) - p) == 5 && !memcmp(p, "token", 5)) {
+      count++;
+      val = eq ? eq + 1 : e;
+      vn = (size_t)(e - val);
     }
     p = amp ? amp + 1 : NULL;
+  }
+  if (count != 1 || vn != 32)
+    return 0;
+  unsigned diff = 0;
+  for (int i = 0; i < 32; i++)
+    diff |= (unsigned char)(val[i] ^ l->token[i]);
+  return diff == 0;
+}
+
+/* What the bytes a client sent so far (in, n) are: -1 the start of no HTTP
+ * request (answered 400 at once, not left to the request timeout), 0 a
+ * request line and headers still coming, 1 a whole request head. The
+ * request line is METHOD (capitals) SP target (visible ASCII) SP
+ * HTTP/d.d CRLF; header lines are text (no control byte but a tab), each
+ * ended by CRLF, the last one empty. */
+static int request_shape(const char *in, size_t n) {
+  static const char ver[] = "HTTP/0.0\r\n"; /* '0': any digit */
+  size_t i = 0, k = 0;
+  while (i < n && i < 16 && in[i] >= 'A' && in[i] <= 'Z')
+    i++;
+  if (i == n)
+    return 0;
+  if (i == 0 || in[i] != ' ')
+    return -1;
+  for (i++; i < n && in[i] > ' ' && in[i] < 0x7f; i++)
+    k++;
+  if (i == n)
+    return 0;
+  if (k == 0 || in[i] != ' ')
+    return -1;
+  for (i++, k = 0; i < n && k < sizeof ver - 1; i++, k++)
+    if (ver[k] == '0' ? in[i] < '0' || in[i] > '9' : in[i] != ver[k])
+      return -1;
+  for (; i < n; i++) {
+    unsigned char c = (unsigned char)in[i];
+    if (c == '\n' && in[i - 1] != '\r')
+      return -1;
+    if (c == '\n' && !memcmp(in + i - 3, "\r\n\r\n", 4))
+      return 1;
+    if ((c == '\r' && i + 1 < n && in[i + 1] != '\n') ||
+        (c < ' ' && c != '\t' && c != '\r' && c != '\n') || c == 0x7f)
+      return -1;
   }
   return 0;
 }
@@ -139,9 +187,8 @@ static void snapshot(struct ct_live *l);
 /* A complete request in c->in: answer it. */
 static void handle(struct ct_live *l, struct client *c) {
   c->in[c->nin] = 0;
-  char *sp1 = strchr(c->in, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
-  if (!sp1 || !sp2)
-    return refuse(c, "400 Bad Request", "bad request\n");
+  /* (request_shape: the request line holds two spaces) */
+  char *sp1 = strchr(c->in, ' '), *sp2 = strchr(sp1 + 1, ' ');
   if ((size_t)(sp1 - c->in) != 3 || memcmp(c->in, "GET", 3))
     return refuse(c, "405 Method Not Allowed", "GET only\n");
   /* The Host header must name the address we bound: a page of another site
@@ -221,7 +268,10 @@ static int client_read(struct ct_live *l, struct client *c) {
       continue; /* one request per connection: the rest is ignored */
     c->nin += (size_t)k;
     c->in[c->nin] = 0;
-    if (strstr(c->in, "\r\n\r\n"))
+    int shape = request_shape(c->in, c->nin);
+    if (shape < 0)
+      refuse(c, "400 Bad Request", "bad request\n");
+    else if (shape > 0)
       handle(l, c);
   }
 }

@@ -3,8 +3,8 @@
  * as the chunks after a valid file header (the framing, the checksum), and
  * as the payload of one chunk whose header and checksum are made right (the
  * entry decoder). Line, run (ct_trace_read_runs) and entry readings must
- * agree on what they deliver, and a reason must name an offset inside the
- * file. */
+ * agree on what they deliver, a reason must name an offset inside the
+ * file, and a line entry given out must be one JSON object of UTF-8. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -45,7 +45,10 @@ static int on_entry(void *ctx, const struct ct_ev_item *ev, const struct ct_coro
   uint64_t *count = ctx;
   if (!ev && !co && !line)
     __builtin_trap();
-  (void)n;
+  /* A line entry given out is one JSON object of UTF-8 on one line (an
+   * export copies its bytes as a JSONL line). */
+  if (line && (memchr(line, '\n', n) || !ct_line_valid(line, n)))
+    __builtin_trap();
   ++*count;
   return 0;
 }
@@ -76,24 +79,9 @@ static void read_all(const uint8_t *f, size_t n) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  struct ctr_file_hdr fh = {.version = CTR_VERSION};
-  memcpy(fh.magic, CTR_MAGIC, CTR_MAGIC_LEN);
-  size_t hn = sizeof fh, cn = sizeof(struct ctr_chunk_hdr);
-  uint8_t *f = malloc(hn + cn + size + 1);
-  if (!f)
-    return 0;
-  memcpy(f, &fh, hn);
-  memcpy(f + hn, data, size);
-  read_all(f, hn + size);
-  /* One chunk made valid around the bytes; its entry count from the first. */
-  uint32_t count = size ? data[0] : 0;
-  struct ctr_chunk_hdr ch = {.tag = CTR_CHUNK_TAG,
-                             .len = (uint32_t)size,
-                             .count = count <= size ? count : (uint32_t)size,
-                             .check = ctr_check(data, size)};
-  memcpy(f + hn, &ch, cn);
-  memcpy(f + hn + cn, data, size);
-  read_all(f, hn + cn + size);
+  uint8_t *f = malloc(size + 32);
+  for (int chunk = 0; f && chunk < 2; chunk++)
+    read_all(f, fuzz_ctrace_file(data, size, chunk, f));
   free(f);
   return 0;
 }

@@ -1,5 +1,6 @@
 /* live-client.c - hostile clients of the live view, for tests/test-live-limits.sh:
- * silent connections and slowloris ones, watched until the server drops them. */
+ * silent connections and slowloris ones, watched until the server drops them;
+ * and for tests/test-live-request.sh, one raw request and its reply. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -25,7 +26,39 @@ static double now_s(void) {
  * prints "ready" once all are connected, then watches them for SECONDS.
  * Prints how many the server closed and when the last was; exits 0 when it
  * closed them all, 1 otherwise, 2 on a usage or connect error. */
+/* live-client PORT --raw: sends what stdin holds as a request (the
+ * connection left open for writing, as a client waiting for its answer),
+ * prints the reply until the server closes, at most 10 s; exits 0 when a
+ * reply came, 1 when none did, 2 on an error. */
+static int raw(struct sockaddr_in *sa) {
+  char req[8192], b[4096];
+  size_t n = fread(req, 1, sizeof req, stdin), got = 0;
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || connect(fd, (struct sockaddr *)sa, sizeof *sa) ||
+      send(fd, req, n, MSG_NOSIGNAL) != (ssize_t)n) {
+    perror("live-client: raw");
+    return 2;
+  }
+  for (double t0 = now_s(); now_s() - t0 < 10;) {
+    struct pollfd pf = {fd, POLLIN, 0};
+    if (poll(&pf, 1, 100) <= 0)
+      continue;
+    ssize_t k = recv(fd, b, sizeof b, 0);
+    if (k <= 0)
+      break;
+    fwrite(b, 1, (size_t)k, stdout);
+    got += (size_t)k;
+  }
+  close(fd);
+  return got ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 3 && !strcmp(argv[2], "--raw")) {
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[1]))};
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    return raw(&sa);
+  }
   if (argc != 5) {
     fprintf(stderr, "usage: live-client PORT SILENT SLOW SECONDS\n");
     return 2;
