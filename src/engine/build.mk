@@ -89,7 +89,7 @@ $(O)/tests/test-ctrace: $(O)/obj/tests/test-ctrace.o $(CT_WRITER_OBJS) \
                         $(O)/obj/src/analysis/trace.o $(O)/obj/src/analysis/trace_read.o \
                         $(O)/obj/src/analysis/ctrace_dec.o $(O)/obj/src/analysis/text.o
 	$(call link)
-TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh tests/test-ctrace-enospc.sh
+TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh tests/test-ctrace-enospc.sh tests/test-ctrace-switch.sh
 
 # The engine's v2 side linked alone, fed capture blocks: the formatter's
 # fast path for a burst of one coroutine against its general path, and the
