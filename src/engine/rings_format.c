@@ -247,9 +247,43 @@ static inline __attribute__((always_inline)) int emit_hit(struct ct_harvest *h,
   return 1;
 }
 
+/* A switch record (struct ctp_swrec): the three events it stands for, each
+ * attributed and written as its own record would be (emit_hit, else
+ * emit_all): the suspend of `from`, its wake when CTP_SW_WAKE, the resume
+ * of `to`, all at its ts. A wait out of range makes it one bad record; a bad
+ * station, one per event of that station. */
+static __attribute__((noinline)) void emit_switch(struct ct_harvest *h, const struct ctp_rec *r,
+                                                  uint32_t tid) {
+  struct ctp_swrec sw;
+  memcpy(&sw, r, sizeof sw);
+  uint8_t wait = sw.wait & (uint8_t)~CTP_SW_WAKE;
+  if (wait >= CTP_WAIT_MAX_) {
+    h->bad++;
+    return;
+  }
+  struct ctp_rec ev[3] = {{.ts = sw.ts,
+                           .station = sw.from,
+                           .gen = sw.from_gen,
+                           .kind = CTP_KIND_SUSPEND,
+                           .wait = wait,
+                           .site = sw.site,
+                           .obj = sw.obj},
+                          {.ts = sw.ts,
+                           .station = sw.from,
+                           .gen = sw.from_gen,
+                           .kind = CTP_KIND_WAKE,
+                           .site = sw.site},
+                          {.ts = sw.ts, .station = sw.to, .gen = sw.to_gen, .kind = CTP_KIND_RESUME}};
+  for (unsigned k = 0; k < 3; k++)
+    if ((k != 1 || (sw.wait & CTP_SW_WAKE)) && !emit_hit(h, &ev[k], tid))
+      emit_all(h, &ev[k], tid);
+}
+
 /* Attribute one record and write its line (formatter thread). */
 static inline void emit(struct ct_harvest *h, const struct ctp_rec *r, uint32_t tid) {
-  if (!emit_hit(h, r, tid))
+  if (__builtin_expect(r->kind == CTP_KIND_SWITCH, 0))
+    emit_switch(h, r, tid);
+  else if (!emit_hit(h, r, tid))
     emit_all(h, r, tid);
 }
 

@@ -360,7 +360,7 @@ void corotracer__ring_emit_slow(struct ctp_station *st, uint8_t kind, uint64_t s
 void corotracer__ring_switch_slow(struct ctp_station *from, uint64_t site, uint8_t wait,
                                   uint64_t obj, int wake, uint64_t waker, struct ctp_station *to) {
   struct ct_thread *t = &corotracer__tls;
-  uint64_t n = (from ? 1u + (wake != 0) : 0u) + (to != NULL);
+  uint64_t n = ct_switch_recs(from, obj, wake, waker, to);
   if (ct_ring_mine(t)) {
     int fits = ct_ring_fits(t, n);
     if (fits > 0) {
