@@ -13,7 +13,8 @@
  * station never allocated, new sites, chunk ends, a clock re-anchored back
  * (ns clamped), runs out of time order, coroutines taking each other's
  * encoder slot over, and two coroutines of one thread taking turns record by
- * record (fibers handing the thread back and forth: emit_two). The fast
+ * record (fibers handing the thread back and forth: emit_two), switch
+ * records (three events each, some with a bad wait or station). The fast
  * paths' segments say whether they are sorted, as the harvest's do (its one
  * run taken unread); the general path's do not (the formatter finds the runs). */
 #include <fcntl.h>
@@ -95,7 +96,7 @@ static void make_rec(struct ctp_rec *r, void *map, struct wst *w, uint32_t i, ui
     r->site = rnd() | 1;
     break;
   case 1: /* bad kind */
-    r->kind = (uint8_t)(x >> 40) % 2 ? 0 : CTP_KIND_MAX_ + (uint8_t)(x >> 41) % 5;
+    r->kind = (uint8_t)(x >> 40) % 2 ? 0 : CTP_KIND_SWITCH + 1 + (uint8_t)(x >> 41) % 5;
     break;
   case 2: /* bad wait */
     r->wait = CTP_WAIT_MAX_ + (uint8_t)(x >> 40) % 200;
@@ -120,6 +121,27 @@ static void make_rec(struct ctp_rec *r, void *map, struct wst *w, uint32_t i, ui
     w[i].created = 0;
     w[i].gen++;
     break;
+  case 8: /* a switch record from i to another coroutine, sometimes bad */
+  case 9:
+  case 10:
+  case 11: {
+    uint32_t j = (i + 1 + (uint32_t)(x >> 40) % 3) % (NST - 2);
+    if (!w[i].created || !w[j].created)
+      break;
+    struct ctp_swrec sw = {.ts = ts,
+                           .from = i,
+                           .from_gen = (uint16_t)w[i].gen,
+                           .kind = CTP_KIND_SWITCH,
+                           .wait = (uint8_t)(r->wait | ((x >> 44) & 1 ? CTP_SW_WAKE : 0)),
+                           .site = sites[(x >> 12) % 3],
+                           .to = (x >> 45) % 64 ? j : NST - 1, /* never allocated */
+                           .to_gen = (uint16_t)w[j].gen,
+                           .obj = (uint16_t)(x >> 48)};
+    if ((x >> 51) % 64 == 0)
+      sw.wait = CTP_WAIT_MAX_; /* bad wait */
+    memcpy(r, &sw, sizeof sw);
+    break;
+  }
   default:
     if (!w[i].created) {
       s->gen = w[i].gen;
