@@ -25,6 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/trace.h"
+#include "common/coverage.h"
 #include "common/ctp.h"
 #include "engine/clock.h"
 #include "engine/ctrace_enc.h"
@@ -308,14 +310,98 @@ static void same(const struct out *a, const struct out *b, const char *what) {
   ASSERT_UINT64_EQ(a->n, b->n);
 }
 
+/* One decoded entry: an event's fields, a coroutine's, or a line's bytes. */
+struct ent {
+  int k;
+  struct ct_ev_item ev;
+  uint64_t probe_id, station, gen;
+  const char *s;
+  size_t n;
+};
+
+/* The entries of trace o (chunks, no file header), one after the other;
+ * returns how many (into *es, grown). */
+static size_t decode(const struct out *o, struct ent **es) {
+  static struct ct_ctr_iter it;
+  size_t cnt = 0, cap = 0, pos = 0, clen;
+  char why[200];
+  *es = NULL;
+  while (pos < o->n) {
+    ASSERT_EQ(ct_ctr_chunk(o->p + pos, o->n - pos, pos, &clen, why, sizeof why), 1);
+    ct_ctr_begin(&it, o->p + pos);
+    for (;;) {
+      if (cnt == cap) {
+        cap = cap ? 2 * cap : 1 << 16;
+        *es = realloc(*es, cap * sizeof **es);
+        ASSERT_NOT_NULL(*es);
+      }
+      struct ent *e = &(*es)[cnt];
+      struct ct_coro_item co;
+      memset(e, 0, sizeof *e);
+      e->k = ct_ctr_entry(&it, &e->ev, &co, &e->s, &e->n);
+      ASSERT_GE(e->k, 0);
+      if (e->k == 0)
+        break;
+      if (e->k == 3) {
+        e->probe_id = co.probe_id;
+        e->station = co.station;
+        e->gen = co.gen;
+      }
+      cnt++;
+    }
+    pos += clen;
+  }
+  return cnt;
+}
+
+/* a and b decode to the same entries, field by field: the fast paths'
+ * switch entries give the events the general path wrote one by one. */
+static void same_entries(const struct out *a, const struct out *b, const char *what) {
+  struct ent *x, *y;
+  size_t n = decode(a, &x), m = decode(b, &y);
+  ASSERT_UINT64_GT(n, 0);
+  for (size_t k = 0; k < n && k < m; k++) {
+    const struct ent *p = &x[k], *q = &y[k];
+    const struct ct_ev_item *u = &p->ev, *v = &q->ev;
+    if (p->k != q->k || p->probe_id != q->probe_id || p->station != q->station ||
+        p->gen != q->gen || p->n != q->n || (p->n && memcmp(p->s, q->s, p->n)) ||
+        (p->k == 1 && (u->ts != v->ts || u->probe_id != v->probe_id || u->tid != v->tid ||
+                       u->addr != v->addr || u->seq != v->seq || u->ev != v->ev ||
+                       u->kind != v->kind || u->wait != v->wait || u->active != v->active ||
+                       (u->wait != CTP_WAIT_NONE && u->wait != CTP_WAIT_EXIT && u->obj != v->obj) ||
+                       (u->kind == CTP_KIND_WAKE && u->obj != v->obj))))
+      FAIL("%s: entry %zu differs (kind %d/%d, probe %llu/%llu, ev %llu/%llu)", what, k, p->k,
+           q->k, (unsigned long long)u->probe_id, (unsigned long long)v->probe_id,
+           (unsigned long long)u->ev, (unsigned long long)v->ev);
+  }
+  ASSERT_UINT64_EQ(n, m);
+  free(x);
+  free(y);
+}
+
+uint64_t ct_cov_hits[CT_COV_N_];
+
 int main(void) {
   struct out kept = {0}, batch = {0}, general = {0};
   run(1, 0, &kept);
   run(0, 0, &batch);
   run(1, 1, &general);
-  same(&kept, &general, "kept blocks");
-  same(&batch, &general, "a batch");
-  printf("ok: %zu bytes, the same\n", general.n);
+  same(&kept, &batch, "kept blocks and a batch");
+  same_entries(&kept, &general, "kept blocks");
+  same_entries(&batch, &general, "a batch");
+  /* Every fast-path branch was taken (a stub that always bails out, or a
+   * stretch never started, leaves its counter at 0). */
+  static const char *names[CT_COV_N_] = {
+      "switch: from current",  "switch: thread new", "switch: detail",
+      "switch: to predicted", "switch: to by slot", "switch: to new",
+      "emit_hit",              "emit_all",           "emit_same",
+      "emit_two",              "switch entry",       "switch split"};
+  for (unsigned k = 0; k < CT_COV_N_; k++) {
+    printf("     %-22s %llu\n", names[k], (unsigned long long)ct_cov_hits[k]);
+    if (!ct_cov_hits[k])
+      FAIL("coverage: %s never taken", names[k]);
+  }
+  printf("ok: %zu bytes (%zu in one entry a record), the same events\n", general.n, kept.n);
   free(kept.p);
   free(batch.p);
   free(general.p);
