@@ -311,7 +311,7 @@ static int body_switch(void) {
   ASSERT_UINT64_EQ(atomic_load(&H->rings_fresh), 1);
   uint64_t recorded, dropped;
   corotracer_stats(&recorded, &dropped);
-  ASSERT_UINT64_EQ(recorded, 15);
+  ASSERT_UINT64_EQ(recorded, 18); /* events: the switch records stand for 5 more */
   ASSERT_UINT64_EQ(dropped, 0);
   return 0;
 }
@@ -360,6 +360,17 @@ static int body_switch_room(void) {
   uint64_t recorded, dropped;
   corotracer_stats(&recorded, &dropped);
   ASSERT_UINT64_EQ(dropped, 3);
+  /* A full ring and a switch of one record: its three events dropped, each
+   * counted on its station. */
+  while (atomic_load(&ring(0)->head) < 3 * cap)
+    corotracer_suspend(a, SITE(1), COROTRACER_WAIT_NONE, 0);
+  corotracer_switch(a, SITE(5), COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, b);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 3 * cap);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->lost), 6);
+  ASSERT_UINT64_EQ(atomic_load(&station(0)->v2_lost), 3); /* a's suspend and wake */
+  ASSERT_UINT64_EQ(atomic_load(&station(1)->v2_lost), 3); /* b's resume */
+  corotracer_stats(&recorded, &dropped);
+  ASSERT_UINT64_EQ(dropped, 6);
   return 0;
 }
 

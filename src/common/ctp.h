@@ -219,7 +219,9 @@ struct ctp_ring {
   uint32_t tid;           /* 0x14 owner thread (gettid) */
   _Atomic uint32_t state; /* 0x18 enum ctp_ring_state (release store by the writer) */
   uint32_t owner_gen;     /* 0x1C ownerships so far, bumped by each new owner */
-  uint8_t pad_w[32];      /* 0x20 zero */
+  _Atomic uint64_t ev_extra; /* 0x20 events beyond one a record: a switch record's 1 or 2 more
+                              * (writer, relaxed; for corotracer_stats) */
+  uint8_t pad_w[24];      /* 0x28 zero */
   /* engine's line */
   _Atomic uint64_t tail; /* 0x40 records consumed (release store, engine) */
   uint8_t pad_e[56];     /* 0x48 zero */
@@ -296,7 +298,7 @@ struct ctp_site_rec {
   X(s, wait, 0x0F) X(s, site, 0x10) X(s, to, 0x18) X(s, to_gen, 0x1C) X(s, obj, 0x1E)
 #define CTP_RING_LAYOUT(X, s) \
   X(s, head, 0x00) X(s, lost, 0x08) X(s, pid, 0x10) X(s, tid, 0x14) \
-  X(s, state, 0x18) X(s, owner_gen, 0x1C) X(s, tail, 0x40)
+  X(s, state, 0x18) X(s, owner_gen, 0x1C) X(s, ev_extra, 0x20) X(s, pad_w, 0x28) X(s, tail, 0x40)
 #define CTP_QUEUE_LAYOUT(X, s) \
   X(s, head, 0x00) X(s, tail, 0x40) X(s, ent, 0x80)
 #define CTP_SITE_REC_LAYOUT(X, s) \

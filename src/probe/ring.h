@@ -119,6 +119,12 @@ static inline uint64_t ct_switch_recs(const struct ctp_station *from, uint64_t o
   return (from ? 1u + (wake != 0) : 0u) + (to != NULL);
 }
 
+/* Events of a ring whose head is head: its records, plus what its switch
+ * records stand for beyond one each (corotracer_stats counts events). */
+static inline uint64_t ct_ring_events(struct ctp_ring *ring, uint64_t head) {
+  return head + atomic_load_explicit(&ring->ev_extra, memory_order_relaxed);
+}
+
 /* Store a switch's records from t->head on, all stamped ts, and publish them
  * with one head store: one switch record when ct_switch_one, else the
  * suspend, wake and resume on their own. The caller made sure they have
@@ -138,6 +144,10 @@ static inline void ct_ring_switch_put(struct ct_thread *t, uint64_t ts, struct c
     uint64_t tgen = (uint16_t)__atomic_load_n(&to->gen, __ATOMIC_RELAXED);
     ct_ring_store(recs, mask, hdr, h, from, ts, CTP_KIND_SWITCH, site,
                   (uint8_t)(wait | (wake ? CTP_SW_WAKE : 0)), (uint32_t)tidx | tgen << 32 | obj << 48);
+    atomic_store_explicit(&ring->ev_extra,
+                          atomic_load_explicit(&ring->ev_extra, memory_order_relaxed) + 1u +
+                              (wake != 0),
+                          memory_order_relaxed);
     ct_ring_publish(t, ring, hdr, h + 1);
     return;
   }
