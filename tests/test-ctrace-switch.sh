@@ -5,8 +5,10 @@
 #     tests/data/switch-2026-11.ctrace: 3 threads of 12 coroutines switching,
 #     fd and pointer waits, wakes, exits) still reads: its report is the one
 #     checked in with it, its `export jsonl` the JSONL its run wrote (sha256);
-#  2. round trip, switch-heavy, many coroutines interleaved on several
-#     threads: one run's binary converts to exactly its JSONL, which holds
+#  2. round trip, switch-heavy (every record kind, every wait kind), many
+#     coroutines interleaved on several threads (switch records and, for
+#     waits on pointers, their three records): one run's binary converts to
+#     exactly its JSONL, which holds
 #     the three events (suspend, wake, resume) of every switch, each
 #     coroutine's ev counting up from 0 without a gap;
 #  3. the same report from both formats of that run.
@@ -36,6 +38,12 @@ cmp "$T/sw.jsonl" "$T/sw.back" || fail "the binary trace converts to other bytes
 # Every event the SDK was asked for is a line (lossless), three per switch.
 "$CTJL" -e probe_id ev kind < "$T/sw.jsonl" > "$T/ev"
 [ "$(wc -l < "$T/ev")" = "$(cat "$T/w")" ] || fail "$(wc -l < "$T/ev") event lines, $(cat "$T/w") written"
+for k in create suspend resume wake destroy; do
+  grep -q " $k\$" "$T/ev" || fail "no $k event"
+done
+for w in fd ptr exit coroutine; do
+  grep -q "\"wait\":\"$w\"" "$T/sw.jsonl" || fail "no wait on $w"
+done
 n=$(awk '$3 == "wake"' "$T/ev" | wc -l)
 # Per thread: 40 x 50 - 1 switches, every 5th or 11th without the wake of
 # `from` but followed by a corotracer_wake: one wake each.

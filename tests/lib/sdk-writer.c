@@ -38,9 +38,9 @@
  *   sdk-writer switch THREADS COROS ROUNDS OUT
  *       THREADS threads, each with COROS coroutines handed the thread in
  *       turn by corotracer_switch for ROUNDS rounds (a scheduler's yields;
- *       every 5th a wait on an fd, every 11th on a pointer, each then woken
- *       by the next coroutine), then each coroutine returns and is destroyed
- *       (tests/test-ctrace-switch.sh).
+ *       every 5th a wait on an fd, every 11th on a pointer, every 13th on a
+ *       coroutine, each then woken by the next coroutine), then each
+ *       coroutine returns and is destroyed (tests/test-ctrace-switch.sh).
  *
  * OUT gets "written N": the events the SDK was asked to record (all of them
  * when no coroutine was refused a station). Exit 3 when not traced. */
@@ -225,7 +225,10 @@ static void *switcher(void *arg) {
   for (uint64_t s = 1; s < a->rounds * a->coros; s++) {
     corotracer_co *from = co[(s - 1) % a->coros], *to = co[s % a->coros];
     if (s % 11 == 0) {
-      corotracer_switch(from, NULL, COROTRACER_WAIT_PTR, 0x1000 + s, 0, to);
+      corotracer_switch(from, NULL, COROTRACER_WAIT_PTR, 0x10000 + s, 0, to); /* 3 records */
+      corotracer_wake(from, NULL);
+    } else if (s % 13 == 0) { /* a join: the wait object is a coroutine's probe_id */
+      corotracer_switch(from, NULL, COROTRACER_WAIT_COROUTINE, a->id * 1000, 0, to);
       corotracer_wake(from, NULL);
     } else if (s % 5 == 0) {
       corotracer_switch(from, NULL, COROTRACER_WAIT_FD, s % 50, 0, to);
