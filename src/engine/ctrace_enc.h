@@ -152,7 +152,8 @@ ct_ctw_v2(struct ct_ctw *e, uint64_t ts, uint64_t probe, uint64_t tid, uint8_t k
  * wake (ev from_ev + 1, same site, waker none), the resume of to (its ev
  * to_ev), all at ts on tid, standard seqs: the events ct_ctw_v2 would write
  * one by one, in 3 to 5 bytes when the cache knows both coroutines. The
- * caller made sure from != to and that ts does not go back for either. */
+ * caller made sure from != to (probe_ids) and that ts does not go back for
+ * either. */
 void ct_ctw_switch(struct ct_ctw *e, uint64_t ts, uint64_t tid, uint64_t from, uint64_t from_ev,
                    int wake, uint8_t wait, uint64_t site, uint64_t obj, uint64_t to,
                    uint64_t to_ev);

@@ -252,8 +252,8 @@ static inline __attribute__((always_inline)) int emit_hit(struct ct_harvest *h,
 /* A switch record's three events as one switch entry (ct_ctw_switch), in
  * emit_hit's common case for both coroutines: binary trace only, both
  * stations below c_used, live, not queued, of the incarnation we know,
- * their drop counts the ones last read, two of them, and ts not before
- * either's last event (one ts for the three). Their states move on as
+ * their drop counts the ones last read, two of them with two probe_ids, and
+ * ts not before either's last event (one ts for the three). Their states move on as
  * emit_hit's would for each event. Returns 0, nothing changed, else. */
 static inline int switch_entry(struct ct_harvest *h, const struct ctp_swrec *sw, uint8_t wait,
                                int wake, uint32_t tid) {
@@ -270,7 +270,9 @@ static inline int switch_entry(struct ct_harvest *h, const struct ctp_swrec *sw,
           ts->dropped)
     return 0;
   uint64_t ns = ct_clock_ns(&h->cclock, sw->ts);
-  if (ns < fs->last_ts || ns < ts->last_ts)
+  /* Two stations may carry one probe_id (the program names coroutines):
+   * the entry names coroutines by it, so they must differ. */
+  if (ns < fs->last_ts || ns < ts->last_ts || fs->probe_id == ts->probe_id)
     return 0;
   ct_ctw_switch(sk->enc, ns, tid, fs->probe_id, fs->next_ev, wake, wait, sw->site, sw->obj,
                 ts->probe_id, ts->next_ev);
