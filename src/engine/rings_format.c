@@ -366,8 +366,8 @@ static void release(struct ct_harvest *h) {
 }
 
 /* Start the cache misses emit will take on record r: the engine's state of
- * its station, the station's drop count, and for a create the station's
- * first line and label (incarnate). A server's coroutines are many, each
+ * its station, the station's drop count, for a create the station's first
+ * line and label (incarnate), for a switch the same of its `to` station. A server's coroutines are many, each
  * with a few events: these lines are cold (the demo under redis-benchmark:
  * a new station every ten records). Any index below n is in the mapping. */
 static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec *r,
@@ -384,6 +384,14 @@ static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec
   if (r->kind == CTP_KIND_CREATE) {
     prefetch(s);
     prefetch(s->label);
+  }
+  if (r->kind == CTP_KIND_SWITCH) { /* and the coroutine switched to's */
+    struct ctp_swrec sw;
+    memcpy(&sw, r, sizeof sw);
+    uint32_t t = sw.to < h->n ? sw.to : 0;
+    prefetch(&h->st[t].probe_id);
+    prefetch(&h->st[t].live);
+    prefetch(&ctp_station_at(h->base, t)->v2_lost);
   }
 }
 
