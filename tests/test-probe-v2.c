@@ -195,14 +195,18 @@ static int body_mono(void) {
   corotracer_co *b = corotracer_create(6, NULL, NULL);
   /* the out-of-line path of a switch: still one stamp */
   corotracer_switch(co, NULL, COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, b);
+  /* ... and one whose obj does not fit a switch record: three records */
+  corotracer_switch(b, NULL, COROTRACER_WAIT_PTR, 0x10000, COROTRACER_SWITCH_RUNNABLE, co);
   uint64_t t1 = ct_mono_ns();
-  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 6);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 7);
   ASSERT_UINT64_GE(rec(0, 0)->ts, t0);
   ASSERT_UINT64_LE(rec(0, 1)->ts, rec(0, 3)->ts);
-  ASSERT_UINT64_EQ(rec(0, 4)->ts, rec(0, 3)->ts);
-  ASSERT_UINT64_EQ(rec(0, 5)->ts, rec(0, 3)->ts);
-  ASSERT_EQ(rec(0, 5)->kind, CTP_KIND_RESUME);
-  ASSERT_UINT64_LE(rec(0, 5)->ts, t1);
+  ASSERT_EQ(rec(0, 3)->kind, CTP_KIND_SWITCH);
+  ASSERT_UINT64_LE(rec(0, 3)->ts, rec(0, 4)->ts);
+  ASSERT_UINT64_EQ(rec(0, 5)->ts, rec(0, 4)->ts);
+  ASSERT_UINT64_EQ(rec(0, 6)->ts, rec(0, 4)->ts);
+  ASSERT_EQ(rec(0, 6)->kind, CTP_KIND_RESUME);
+  ASSERT_UINT64_LE(rec(0, 6)->ts, t1);
   ASSERT_UINT64_EQ(atomic_load(&station(0)->ext_flags), CTP_STF_EXT | CTP_STF_RINGS);
   return 0;
 }
@@ -219,14 +223,31 @@ static void want_rec(uint64_t k, uint8_t kind, uint32_t st, uint64_t site, uint8
   ASSERT_UINT64_EQ(e->obj, obj);
 }
 
+/* Record k as the switch record (struct ctp_swrec) a case expects. */
+static void want_sw(uint64_t k, uint32_t from, uint32_t to, uint64_t site, uint8_t wait,
+                    uint16_t obj) {
+  struct ctp_swrec sw;
+  memcpy(&sw, rec(0, k), sizeof sw);
+  ASSERT_EQ(sw.kind, CTP_KIND_SWITCH);
+  ASSERT_EQ(sw.from, from);
+  ASSERT_EQ(sw.from_gen, 1);
+  ASSERT_EQ(sw.to, to);
+  ASSERT_EQ(sw.to_gen, 1);
+  ASSERT_UINT64_EQ(sw.site, site);
+  ASSERT_EQ(sw.wait, wait);
+  ASSERT_EQ(sw.obj, obj);
+}
+
 static void *switch_nothing(void *arg) {
   corotracer__switch(NULL, NULL, COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, NULL);
   return arg;
 }
 
 /* corotracer_switch: the suspend of from, its wake (RUNNABLE), the resume of
- * to, one stamp, in that order; NULL from or to leaves its records out; the
- * current coroutine and the waker are what the separate calls make them. */
+ * to, one stamp, in that order: one switch record when both are given, obj
+ * fits in 16 bits and the waker is none, else three records; NULL from or
+ * to leaves its records out; the current coroutine and the waker are what
+ * the separate calls make them. */
 static int body_switch(void) {
   corotracer_co *a = corotracer_create(0xa, NULL, NULL);
   find_base(a, 0);
@@ -236,39 +257,52 @@ static int body_switch(void) {
   corotracer_switch(a, SITE(0x7777), COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, b);
   uint64_t t1 = ct_ticks();
   ASSERT_PTR_EQ(corotracer_current(), b);
-  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 6);
-  want_rec(3, CTP_KIND_SUSPEND, 0, 0x7777, CTP_WAIT_NONE, 0);
-  want_rec(4, CTP_KIND_WAKE, 0, 0x7777, CTP_WAIT_NONE, 0); /* waker: this thread, no coroutine */
-  want_rec(5, CTP_KIND_RESUME, 1, 0, CTP_WAIT_NONE, 0);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 4);
+  /* waker: this thread, no coroutine */
+  want_sw(3, 0, 1, 0x7777, CTP_WAIT_NONE | CTP_SW_WAKE, 0);
   ASSERT_UINT64_GE(rec(0, 3)->ts, t0);
   ASSERT_UINT64_GE(rec(0, 3)->ts, rec(0, 2)->ts);
-  ASSERT_UINT64_EQ(rec(0, 4)->ts, rec(0, 3)->ts);
-  ASSERT_UINT64_EQ(rec(0, 5)->ts, rec(0, 3)->ts);
-  ASSERT_UINT64_LE(rec(0, 5)->ts, t1);
+  ASSERT_UINT64_LE(rec(0, 3)->ts, t1);
+  /* a wait on an fd, not runnable; the largest obj a record holds */
+  corotracer_switch(b, SITE(0x6666), COROTRACER_WAIT_FD, 0xffff, 0, a);
+  want_sw(4, 1, 0, 0x6666, CTP_WAIT_FD, 0xffff);
+  /* one beyond: three records (no wake: two) */
+  corotracer_switch(a, SITE(0x5555), COROTRACER_WAIT_PTR, 0x10000, 0, b);
+  ASSERT_PTR_EQ(corotracer_current(), b);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 7);
+  want_rec(5, CTP_KIND_SUSPEND, 0, 0x5555, CTP_WAIT_PTR, 0x10000);
+  want_rec(6, CTP_KIND_RESUME, 1, 0, CTP_WAIT_NONE, 0);
+  ASSERT_UINT64_EQ(rec(0, 6)->ts, rec(0, 5)->ts);
   /* to NULL: the suspend alone (no RUNNABLE: no wake), with its wait */
   corotracer_switch(b, SITE(0x8888), COROTRACER_WAIT_PTR, 0xabc, 0, NULL);
   ASSERT_NULL(corotracer_current());
-  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 7);
-  want_rec(6, CTP_KIND_SUSPEND, 1, 0x8888, CTP_WAIT_PTR, 0xabc);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 8);
+  want_rec(7, CTP_KIND_SUSPEND, 1, 0x8888, CTP_WAIT_PTR, 0xabc);
   /* from NULL: the resume alone, whatever the flags */
   corotracer_switch(NULL, SITE(0x9999), COROTRACER_WAIT_FD, 3, COROTRACER_SWITCH_RUNNABLE, a);
   ASSERT_PTR_EQ(corotracer_current(), a);
-  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 8);
-  want_rec(7, CTP_KIND_RESUME, 0, 0, CTP_WAIT_NONE, 0);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 9);
+  want_rec(8, CTP_KIND_RESUME, 0, 0, CTP_WAIT_NONE, 0);
   /* from is not the running one: a stays current and is the waker; an
    * unknown wait kind is recorded as none */
   corotracer_switch(b, SITE(0x9999), (enum corotracer_wait)9, 0x55, COROTRACER_SWITCH_RUNNABLE,
                     NULL);
   ASSERT_PTR_EQ(corotracer_current(), a);
-  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 10);
-  want_rec(8, CTP_KIND_SUSPEND, 1, 0x9999, CTP_WAIT_NONE, 0);
-  want_rec(9, CTP_KIND_WAKE, 1, 0x9999, CTP_WAIT_NONE, 0xa);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 11);
+  want_rec(9, CTP_KIND_SUSPEND, 1, 0x9999, CTP_WAIT_NONE, 0);
+  want_rec(10, CTP_KIND_WAKE, 1, 0x9999, CTP_WAIT_NONE, 0xa);
+  /* a waker (a is current) with both given: three records, not one */
+  corotracer_switch(b, SITE(0x4444), COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, a);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 14);
+  want_rec(11, CTP_KIND_SUSPEND, 1, 0x4444, CTP_WAIT_NONE, 0);
+  want_rec(12, CTP_KIND_WAKE, 1, 0x4444, CTP_WAIT_NONE, 0xa);
+  want_rec(13, CTP_KIND_RESUME, 0, 0, CTP_WAIT_NONE, 0);
   /* site NULL: the caller */
   corotracer_switch(a, NULL, COROTRACER_WAIT_NONE, 0, 0, NULL);
   ASSERT_NULL(corotracer_current());
-  ASSERT_UINT64_NE(rec(0, 10)->site, 0);
+  ASSERT_UINT64_NE(rec(0, 14)->site, 0);
   corotracer_switch(NULL, NULL, COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, NULL);
-  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 11);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 15);
   /* Both NULL through the out-of-line half (no inline NULL test), on a
    * thread that has no ring yet: nothing, and no ring claimed. */
   pthread_t th;
@@ -277,12 +311,13 @@ static int body_switch(void) {
   ASSERT_UINT64_EQ(atomic_load(&H->rings_fresh), 1);
   uint64_t recorded, dropped;
   corotracer_stats(&recorded, &dropped);
-  ASSERT_UINT64_EQ(recorded, 11);
+  ASSERT_UINT64_EQ(recorded, 18); /* events: the switch records stand for 5 more */
   ASSERT_UINT64_EQ(dropped, 0);
   return 0;
 }
 
-/* A ring with room for 2, then 1 of a switch's 3 records: record by record,
+/* A ring with room for 2, then 1 of a switch's 3 records (obj beyond a
+ * switch record's, so three records): record by record,
  * the latest dropped and counted on their stations; room found only after a
  * reload of tail: one stamp again. */
 static int body_switch_room(void) {
@@ -292,7 +327,7 @@ static int body_switch_room(void) {
   uint64_t cap = H->ring_bytes / sizeof(struct ctp_rec);
   while (atomic_load(&ring(0)->head) < cap - 2)
     corotracer_suspend(a, SITE(1), COROTRACER_WAIT_NONE, 0);
-  corotracer_switch(a, SITE(2), COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, b);
+  corotracer_switch(a, SITE(2), COROTRACER_WAIT_PTR, 0x10000, COROTRACER_SWITCH_RUNNABLE, b);
   ASSERT_PTR_EQ(corotracer_current(), b);
   ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), cap);
   ASSERT_EQ(rec(0, cap - 2)->kind, CTP_KIND_SUSPEND);
@@ -304,7 +339,7 @@ static int body_switch_room(void) {
   ASSERT_UINT64_EQ(ct_v2_consume(base, 0, NULL, NULL), cap);
   while (atomic_load(&ring(0)->head) < 2 * cap - 1)
     corotracer_suspend(a, SITE(1), COROTRACER_WAIT_NONE, 0);
-  corotracer_switch(b, SITE(3), COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, a);
+  corotracer_switch(b, SITE(3), COROTRACER_WAIT_PTR, 0x10000, COROTRACER_SWITCH_RUNNABLE, a);
   ASSERT_PTR_EQ(corotracer_current(), a);
   ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 2 * cap);
   ASSERT_EQ(rec(0, 2 * cap - 1)->kind, CTP_KIND_SUSPEND);
@@ -314,7 +349,7 @@ static int body_switch_room(void) {
   ASSERT_UINT64_EQ(atomic_load(&station(1)->v2_lost), 2); /* and b's wake */
   /* The engine consumed: the probe sees the room only after a reload. */
   ASSERT_UINT64_EQ(ct_v2_consume(base, 0, NULL, NULL), cap);
-  corotracer_switch(a, SITE(4), COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, b);
+  corotracer_switch(a, SITE(4), COROTRACER_WAIT_PTR, 0x10000, COROTRACER_SWITCH_RUNNABLE, b);
   ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 2 * cap + 3);
   ASSERT_EQ(rec(0, 2 * cap)->kind, CTP_KIND_SUSPEND);
   ASSERT_EQ(rec(0, 2 * cap + 1)->kind, CTP_KIND_WAKE);
@@ -325,6 +360,17 @@ static int body_switch_room(void) {
   uint64_t recorded, dropped;
   corotracer_stats(&recorded, &dropped);
   ASSERT_UINT64_EQ(dropped, 3);
+  /* A full ring and a switch of one record: its three events dropped, each
+   * counted on its station. */
+  while (atomic_load(&ring(0)->head) < 3 * cap)
+    corotracer_suspend(a, SITE(1), COROTRACER_WAIT_NONE, 0);
+  corotracer_switch(a, SITE(5), COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, b);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->head), 3 * cap);
+  ASSERT_UINT64_EQ(atomic_load(&ring(0)->lost), 6);
+  ASSERT_UINT64_EQ(atomic_load(&station(0)->v2_lost), 3); /* a's suspend and wake */
+  ASSERT_UINT64_EQ(atomic_load(&station(1)->v2_lost), 3); /* b's resume */
+  corotracer_stats(&recorded, &dropped);
+  ASSERT_UINT64_EQ(dropped, 6);
   return 0;
 }
 
@@ -340,7 +386,7 @@ static void on_prof(int sig) {
   (void)sig;
   uint64_t h = atomic_load_explicit(&pub_ring->head, memory_order_relaxed);
   atomic_fetch_add_explicit(&pub_samples, 1, memory_order_relaxed);
-  if (h % 3 != 2) /* 2 creates, then switches of 3 */
+  if (h % 3 != 2) /* 2 creates, then switches of 3 (obj beyond a switch record's) */
     atomic_fetch_add_explicit(&pub_torn, 1, memory_order_relaxed);
 }
 static int body_switch_publish(void) {
@@ -356,8 +402,8 @@ static int body_switch_publish(void) {
   uint64_t t0 = ct_mono_ns();
   while (atomic_load(&pub_samples) < 200 && ms_since(t0) < 60000) {
     for (uint64_t i = 0; i < cap / 8; i++) {
-      corotracer_switch(a, SITE(1), COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, b);
-      corotracer_switch(b, SITE(1), COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, a);
+      corotracer_switch(a, SITE(1), COROTRACER_WAIT_PTR, 0x10000, COROTRACER_SWITCH_RUNNABLE, b);
+      corotracer_switch(b, SITE(1), COROTRACER_WAIT_PTR, 0x10000, COROTRACER_SWITCH_RUNNABLE, a);
     }
     ct_v2_consume(base, 0, NULL, NULL);
   }

@@ -13,7 +13,9 @@
  * station never allocated, new sites, chunk ends, a clock re-anchored back
  * (ns clamped), runs out of time order, coroutines taking each other's
  * encoder slot over, and two coroutines of one thread taking turns record by
- * record (fibers handing the thread back and forth: emit_two). The fast
+ * record (fibers handing the thread back and forth: emit_two), switch
+ * records (three events each, some with a bad wait or station, some
+ * between two coroutines of one probe_id). The fast
  * paths' segments say whether they are sorted, as the harvest's do (its one
  * run taken unread); the general path's do not (the formatter finds the runs). */
 #include <fcntl.h>
@@ -24,6 +26,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/trace.h"
+#include "common/coverage.h"
 #include "common/ctp.h"
 #include "engine/clock.h"
 #include "engine/ctrace_enc.h"
@@ -95,7 +99,7 @@ static void make_rec(struct ctp_rec *r, void *map, struct wst *w, uint32_t i, ui
     r->site = rnd() | 1;
     break;
   case 1: /* bad kind */
-    r->kind = (uint8_t)(x >> 40) % 2 ? 0 : CTP_KIND_MAX_ + (uint8_t)(x >> 41) % 5;
+    r->kind = (uint8_t)(x >> 40) % 2 ? 0 : CTP_KIND_SWITCH + 1 + (uint8_t)(x >> 41) % 5;
     break;
   case 2: /* bad wait */
     r->wait = CTP_WAIT_MAX_ + (uint8_t)(x >> 40) % 200;
@@ -120,6 +124,27 @@ static void make_rec(struct ctp_rec *r, void *map, struct wst *w, uint32_t i, ui
     w[i].created = 0;
     w[i].gen++;
     break;
+  case 8: /* a switch record from i to another coroutine, sometimes bad */
+  case 9:
+  case 10:
+  case 11: {
+    uint32_t j = (i + 1 + (uint32_t)(x >> 40) % 3) % (NST - 2);
+    if (!w[i].created || !w[j].created)
+      break;
+    struct ctp_swrec sw = {.ts = ts,
+                           .from = i,
+                           .from_gen = (uint16_t)w[i].gen,
+                           .kind = CTP_KIND_SWITCH,
+                           .wait = (uint8_t)(r->wait | ((x >> 44) & 1 ? CTP_SW_WAKE : 0)),
+                           .site = sites[(x >> 12) % 3],
+                           .to = (x >> 45) % 64 ? j : NST - 1, /* never allocated */
+                           .to_gen = (uint16_t)w[j].gen,
+                           .obj = (uint16_t)(x >> 48)};
+    if ((x >> 51) % 64 == 0)
+      sw.wait = CTP_WAIT_MAX_; /* bad wait */
+    memcpy(r, &sw, sizeof sw);
+    break;
+  }
   default:
     if (!w[i].created) {
       s->gen = w[i].gen;
@@ -160,7 +185,7 @@ static void run(int keep, int jsonl, struct out *o) {
   struct wst w[NST];
   for (uint32_t i = 0; i < NST; i++) {
     struct ctp_station *s = ctp_station_at(map, i);
-    s->probe_id = probe_of(i);
+    s->probe_id = probe_of(i == NST - 3 ? NST - 4 : i); /* two coroutines of one name */
     s->pid = 42;
     s->gen = 1;
     atomic_store_explicit(&s->ext_flags, CTP_STF_EXT | CTP_STF_RINGS, memory_order_release);
@@ -286,14 +311,98 @@ static void same(const struct out *a, const struct out *b, const char *what) {
   ASSERT_UINT64_EQ(a->n, b->n);
 }
 
+/* One decoded entry: an event's fields, a coroutine's, or a line's bytes. */
+struct ent {
+  int k;
+  struct ct_ev_item ev;
+  uint64_t probe_id, station, gen;
+  const char *s;
+  size_t n;
+};
+
+/* The entries of trace o (chunks, no file header), one after the other;
+ * returns how many (into *es, grown). */
+static size_t decode(const struct out *o, struct ent **es) {
+  static struct ct_ctr_iter it;
+  size_t cnt = 0, cap = 0, pos = 0, clen;
+  char why[200];
+  *es = NULL;
+  while (pos < o->n) {
+    ASSERT_EQ(ct_ctr_chunk(o->p + pos, o->n - pos, pos, &clen, why, sizeof why), 1);
+    ct_ctr_begin(&it, o->p + pos);
+    for (;;) {
+      if (cnt == cap) {
+        cap = cap ? 2 * cap : 1 << 16;
+        *es = realloc(*es, cap * sizeof **es);
+        ASSERT_NOT_NULL(*es);
+      }
+      struct ent *e = &(*es)[cnt];
+      struct ct_coro_item co;
+      memset(e, 0, sizeof *e);
+      e->k = ct_ctr_entry(&it, &e->ev, &co, &e->s, &e->n);
+      ASSERT_GE(e->k, 0);
+      if (e->k == 0)
+        break;
+      if (e->k == 3) {
+        e->probe_id = co.probe_id;
+        e->station = co.station;
+        e->gen = co.gen;
+      }
+      cnt++;
+    }
+    pos += clen;
+  }
+  return cnt;
+}
+
+/* a and b decode to the same entries, field by field: the fast paths'
+ * switch entries give the events the general path wrote one by one. */
+static void same_entries(const struct out *a, const struct out *b, const char *what) {
+  struct ent *x, *y;
+  size_t n = decode(a, &x), m = decode(b, &y);
+  ASSERT_UINT64_GT(n, 0);
+  for (size_t k = 0; k < n && k < m; k++) {
+    const struct ent *p = &x[k], *q = &y[k];
+    const struct ct_ev_item *u = &p->ev, *v = &q->ev;
+    if (p->k != q->k || p->probe_id != q->probe_id || p->station != q->station ||
+        p->gen != q->gen || p->n != q->n || (p->n && memcmp(p->s, q->s, p->n)) ||
+        (p->k == 1 && (u->ts != v->ts || u->probe_id != v->probe_id || u->tid != v->tid ||
+                       u->addr != v->addr || u->seq != v->seq || u->ev != v->ev ||
+                       u->kind != v->kind || u->wait != v->wait || u->active != v->active ||
+                       (u->wait != CTP_WAIT_NONE && u->wait != CTP_WAIT_EXIT && u->obj != v->obj) ||
+                       (u->kind == CTP_KIND_WAKE && u->obj != v->obj))))
+      FAIL("%s: entry %zu differs (kind %d/%d, probe %llu/%llu, ev %llu/%llu)", what, k, p->k,
+           q->k, (unsigned long long)u->probe_id, (unsigned long long)v->probe_id,
+           (unsigned long long)u->ev, (unsigned long long)v->ev);
+  }
+  ASSERT_UINT64_EQ(n, m);
+  free(x);
+  free(y);
+}
+
+uint64_t ct_cov_hits[CT_COV_N_];
+
 int main(void) {
   struct out kept = {0}, batch = {0}, general = {0};
   run(1, 0, &kept);
   run(0, 0, &batch);
   run(1, 1, &general);
-  same(&kept, &general, "kept blocks");
-  same(&batch, &general, "a batch");
-  printf("ok: %zu bytes, the same\n", general.n);
+  same(&kept, &batch, "kept blocks and a batch");
+  same_entries(&kept, &general, "kept blocks");
+  same_entries(&batch, &general, "a batch");
+  /* Every fast-path branch was taken (a stub that always bails out, or a
+   * stretch never started, leaves its counter at 0). */
+  static const char *names[CT_COV_N_] = {
+      "switch: from current",  "switch: thread new", "switch: detail",
+      "switch: to predicted", "switch: to by slot", "switch: to new",
+      "emit_hit",              "emit_all",           "emit_same",
+      "emit_two",              "switch entry",       "switch split"};
+  for (unsigned k = 0; k < CT_COV_N_; k++) {
+    printf("     %-22s %llu\n", names[k], (unsigned long long)ct_cov_hits[k]);
+    if (!ct_cov_hits[k])
+      FAIL("coverage: %s never taken", names[k]);
+  }
+  printf("ok: %zu bytes (%zu in one entry a record), the same events\n", general.n, kept.n);
   free(kept.p);
   free(batch.p);
   free(general.p);

@@ -58,6 +58,8 @@ void ct_ctr_begin(struct ct_ctr_iter *it, const void *chunk) {
   it->have_prev = 0;
   it->nsites = 0;
   memset(it->coro, 0, sizeof it->coro);
+  it->npend = it->ipend = 0;
+  ctr_sw_reset(&it->sw);
 }
 
 /* Next varint into *v, or fail the entry. */
@@ -116,6 +118,109 @@ static int get_coro(struct ct_ctr_iter *it, uint8_t b, struct ct_coro_item *c) {
   return 3;
 }
 
+/* A switch entry (after its byte b): its first event into *ev, the others
+ * into it->pend for the next calls (common/ctrace.h CTR_F_SWITCH; the
+ * encoder is ctrace_enc.c's ct_ctw_switch, whose choices this mirrors).
+ * Returns 1, or -1. */
+static int get_switch(struct ct_ctr_iter *it, uint8_t b, struct ct_ev_item *ev) {
+  const uint8_t *p = it->p + 1, *e = it->e;
+  struct ctr_sw *s = &it->sw;
+  uint64_t tid, from, from_ev, to, to_ev, dt, site, obj = 0;
+  uint32_t t = b >> CTR_SW_THR_SHIFT;
+  if (t == CTR_SW_THR_NEW) {
+    VARINT(&tid);
+    VARINT(&from);
+    VARINT(&from_ev);
+    t = ctr_sw_new_thread(s, tid);
+  } else {
+    const struct ctr_sw_coro *c;
+    if (t >= s->nthr || !(c = ctr_sw_get(s, s->thr[t].cur)))
+      return -1; /* a thread slot never taken, or its coroutine gone from the cache */
+    tid = s->thr[t].tid;
+    from = c->probe_id;
+    from_ev = c->next_ev;
+  }
+  const struct ctr_sw_coro *fc = ctr_sw_get(s, from), *tc;
+  uint8_t d = CTR_SWD_WAKE | CTR_SWD_PLAIN;
+  if (b & CTR_SW_DETAIL) {
+    if (p >= e || *p > (CTR_SWD_WAKE | CTR_SWD_PLAIN))
+      return -1;
+    d = *p++;
+  }
+  VARINT(&dt);
+  if (b & CTR_SW_PRED) {
+    if (!fc || !(tc = ctr_sw_get(s, fc->succ)))
+      return -1;
+    to = tc->probe_id;
+    to_ev = tc->next_ev;
+  } else {
+    VARINT(&to);
+    if (to == 0) {
+      VARINT(&to);
+      VARINT(&to_ev);
+    } else {
+      uint32_t k = (uint32_t)(to - 1);
+      if (to - 1 >= CTR_SW_COROS || !(s->valid[k / 64] >> (k % 64) & 1))
+        return -1;
+      to = s->c[k].probe_id;
+      to_ev = s->c[k].next_ev;
+    }
+  }
+  uint8_t wait = CTP_WAIT_NONE;
+  if (d & CTR_SWD_PLAIN) {
+    site = fc ? fc->addr : 0;
+  } else {
+    if (!(p = get_site(it, p, e, &site)) || p >= e || *p >= CTP_WAIT_MAX_)
+      return -1;
+    wait = *p++;
+    if (wait == CTP_WAIT_FD) {
+      VARINT(&obj);
+      obj = (uint64_t)ctr_unzigzag(obj);
+    } else if (wait == CTP_WAIT_PTR || wait == CTP_WAIT_COROUTINE) {
+      VARINT(&obj);
+    }
+  }
+  if (from == to)
+    return -1; /* the encoder never writes one */
+  uint64_t ts = it->last_ts + (uint64_t)ctr_unzigzag(dt);
+  int wake = (d & CTR_SWD_WAKE) != 0;
+  /* The items the engine's emit_all builds for the three records. */
+  *ev = (struct ct_ev_item){.ts = ts,
+                            .probe_id = from,
+                            .tid = tid,
+                            .addr = site,
+                            .seq = 2 * (from_ev + 1),
+                            .obj = obj,
+                            .ev = from_ev,
+                            .kind = CTP_KIND_SUSPEND,
+                            .wait = wait};
+  uint32_t n = 0;
+  if (wake)
+    it->pend[n++] = (struct ct_ev_item){.ts = ts,
+                                        .probe_id = from,
+                                        .tid = tid,
+                                        .addr = site,
+                                        .seq = 2 * (from_ev + 2),
+                                        .ev = from_ev + 1,
+                                        .kind = CTP_KIND_WAKE};
+  it->pend[n++] = (struct ct_ev_item){.ts = ts,
+                                      .probe_id = to,
+                                      .tid = tid,
+                                      .seq = 2 * (to_ev + 1),
+                                      .ev = to_ev,
+                                      .kind = CTP_KIND_RESUME,
+                                      .active = 1};
+  it->npend = n;
+  it->ipend = 0;
+  it->prev = ctr_sw_apply(s, it->coro, t, tid, from, from_ev, wake, site, to, to_ev);
+  it->last_ts = ts;
+  it->last_tid = tid;
+  it->have_prev = 1;
+  it->p = p;
+  it->left--;
+  return 1;
+}
+
 /* check_event's verdict on a decoded event: torn (probe_id 0, ts 0 or
  * impossible, tid 0 or impossible), its keys all there. */
 static inline int item_torn(const struct ct_ev_item *e) {
@@ -134,6 +239,12 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
                                                        struct ct_coro_item *co, const char **line,
                                                        size_t *n, int run) {
   const uint8_t *p = it->p, *e = it->e;
+  if (it->ipend < it->npend) { /* a switch entry's next event */
+    if (run)
+      return 4;
+    *ev = it->pend[it->ipend++];
+    return 1;
+  }
   if (it->left == 0)
     return p == e ? 0 : -1; /* bytes the count does not cover */
   if (p >= e)
@@ -142,6 +253,8 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
   uint64_t v;
   if (run && (op == CTR_OP_LINE || (run == 2 && !(b & CTR_F_SAME_CORO))))
     return 4;
+  if (op == CTR_OP_LINE && (b & CTR_F_SWITCH))
+    return get_switch(it, b, ev);
   if (op == CTR_OP_LINE && (b & CTR_F_CORO))
     return get_coro(it, b, co);
   if (op == CTR_OP_LINE) {

@@ -331,6 +331,10 @@ struct ct_ctr_iter {
   uint64_t last_ts, last_tid;
   struct ctr_coro coro[CTR_COROS];
   uint64_t sites[CTR_SITES];
+  /* A switch entry's events after its first, given by the next calls. */
+  struct ct_ev_item pend[2];
+  uint32_t npend, ipend;
+  struct ctr_sw sw;
 };
 void ct_ctr_begin(struct ct_ctr_iter *it, const void *chunk);
 /* The next entry: 1 an event (*ev), 2 a JSONL line (*line, *n: in the

@@ -47,7 +47,10 @@ enum ctp_kind {
   CTP_KIND_RESUME = 3,  /* is_active 1, addr = 0 (v1 rule) */
   CTP_KIND_WAKE = 4,    /* is_active 0, addr = wake site, obj = waker id (0: a thread) */
   CTP_KIND_DESTROY = 5, /* is_active 0, addr = destroy site */
-  CTP_KIND_MAX_ = 6
+  CTP_KIND_MAX_ = 6,    /* events' kinds are below it */
+  /* v2 ring records only (never a slot's kind, nor an event's): one
+   * corotracer_switch, its three events in one record (struct ctp_swrec). */
+  CTP_KIND_SWITCH = 7
 };
 
 /* ctp_slot.wait_kind: what obj means on a SUSPEND. */
@@ -175,6 +178,27 @@ struct ctp_rec {
   uint64_t obj;     /* 0x18 as ctp_slot.obj: wait object, parent id, waker id */
 };
 
+/* A switch (kind CTP_KIND_SWITCH): a ctp_rec whose last 8 bytes hold the
+ * coroutine switched to, so that one record carries what the probe would
+ * write as three (the suspend of `from` with wait, site, obj; with
+ * CTP_SW_WAKE its wake, same site, waker 0; the resume of `to`), all at ts,
+ * in that order. A probe writes it only when both coroutines are given, obj
+ * fits in 16 bits and the wake's waker is 0 (a scheduler loop's switch);
+ * else the three records. */
+struct ctp_swrec {
+  uint64_t ts;      /* 0x00 as ctp_rec.ts */
+  uint32_t from;    /* 0x08 station of the coroutine leaving */
+  uint16_t from_gen; /* 0x0C its gen's low 16 bits */
+  uint8_t kind;     /* 0x0E CTP_KIND_SWITCH */
+  uint8_t wait;     /* 0x0F enum ctp_wait of from's suspend, | CTP_SW_WAKE */
+  uint64_t site;    /* 0x10 from's suspension (and wake) site */
+  uint32_t to;      /* 0x18 station of the coroutine resumed */
+  uint16_t to_gen;  /* 0x1C its gen's low 16 bits */
+  uint16_t obj;     /* 0x1E the suspend's wait object */
+};
+#define CTP_SW_WAKE 0x80u       /* ctp_swrec.wait: `from` stays runnable, its wake follows */
+#define CTP_SW_OBJ_MAX 0xffffu /* largest obj a switch record holds */
+
 /* ctp_ring.state. */
 enum ctp_ring_state {
   CTP_RING_FREE = 0,  /* in the free-ring queue, or never owned */
@@ -195,7 +219,9 @@ struct ctp_ring {
   uint32_t tid;           /* 0x14 owner thread (gettid) */
   _Atomic uint32_t state; /* 0x18 enum ctp_ring_state (release store by the writer) */
   uint32_t owner_gen;     /* 0x1C ownerships so far, bumped by each new owner */
-  uint8_t pad_w[32];      /* 0x20 zero */
+  _Atomic uint64_t ev_extra; /* 0x20 events beyond one a record: a switch record's 1 or 2 more
+                              * (writer, relaxed; for corotracer_stats) */
+  uint8_t pad_w[24];      /* 0x28 zero */
   /* engine's line */
   _Atomic uint64_t tail; /* 0x40 records consumed (release store, engine) */
   uint8_t pad_e[56];     /* 0x48 zero */
@@ -267,9 +293,12 @@ struct ctp_site_rec {
 #define CTP_REC_LAYOUT(X, s) \
   X(s, ts, 0x00) X(s, station, 0x08) X(s, gen, 0x0C) X(s, kind, 0x0E) \
   X(s, wait, 0x0F) X(s, site, 0x10) X(s, obj, 0x18)
+#define CTP_SWREC_LAYOUT(X, s) \
+  X(s, ts, 0x00) X(s, from, 0x08) X(s, from_gen, 0x0C) X(s, kind, 0x0E) \
+  X(s, wait, 0x0F) X(s, site, 0x10) X(s, to, 0x18) X(s, to_gen, 0x1C) X(s, obj, 0x1E)
 #define CTP_RING_LAYOUT(X, s) \
   X(s, head, 0x00) X(s, lost, 0x08) X(s, pid, 0x10) X(s, tid, 0x14) \
-  X(s, state, 0x18) X(s, owner_gen, 0x1C) X(s, tail, 0x40)
+  X(s, state, 0x18) X(s, owner_gen, 0x1C) X(s, ev_extra, 0x20) X(s, pad_w, 0x28) X(s, tail, 0x40)
 #define CTP_QUEUE_LAYOUT(X, s) \
   X(s, head, 0x00) X(s, tail, 0x40) X(s, ent, 0x80)
 #define CTP_SITE_REC_LAYOUT(X, s) \
@@ -284,6 +313,8 @@ _Static_assert(sizeof(struct ctp_header) == 1024, "ctp_header size");
 CTP_HEADER_LAYOUT(CTP_PIN, ctp_header)
 _Static_assert(sizeof(struct ctp_rec) == 32, "ctp_rec size");
 CTP_REC_LAYOUT(CTP_PIN, ctp_rec)
+_Static_assert(sizeof(struct ctp_swrec) == sizeof(struct ctp_rec), "ctp_swrec size");
+CTP_SWREC_LAYOUT(CTP_PIN, ctp_swrec)
 _Static_assert(sizeof(struct ctp_ring) == CTP_RING_HDR, "ctp_ring size");
 CTP_RING_LAYOUT(CTP_PIN, ctp_ring)
 _Static_assert(sizeof(struct ctp_queue) == 128, "ctp_queue size");

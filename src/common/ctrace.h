@@ -36,7 +36,8 @@ struct ct_coro_item {
   "\x89"                                                                                           \
   "CTRACE\n"
 #define CTR_MAGIC_LEN 8u
-#define CTR_VERSION 1u
+/* 2: switch entries (CTR_F_SWITCH); a version 1 file is read as before. */
+#define CTR_VERSION 2u
 struct ctr_file_hdr {
   char magic[CTR_MAGIC_LEN];
   uint32_t version; /* CTR_VERSION; a reader refuses a higher one */
@@ -98,6 +99,78 @@ static inline uint32_t ctr_coro_slot(uint64_t probe_id) {
   return (uint32_t)((probe_id * 0x9e3779b97f4a7c15ull) >> 57); /* 7 bits */
 }
 _Static_assert(CTR_COROS == 128u, "ctr_coro_slot yields 7 bits");
+/* Op 6 with this bit: a switch entry, the three events of one switch
+ * (docs/TRACE_FORMAT.md "Switch entries"): the suspend of `from`, its wake
+ * (a yield), the resume of `to`, one ts, one tid, each event its coroutine's
+ * next ev with standard seqs. The entry byte:
+ *   bit 3 CTR_SW_DETAIL: a detail byte follows (else: the wake, plain);
+ *   bit 5 CTR_SW_PRED: `to` is the coroutine that followed `from` the last
+ *         time it left (its successor); else a `to` reference;
+ *   bits 6-7: the thread slot (< CTR_SW_THREADS): `from` is that thread's
+ *         current coroutine (the `to` of its last switch entry) at its next
+ *         ev; or CTR_SW_THR_NEW: a varint tid, `from`'s probe_id and ev.
+ * Then the ts delta (zigzag varint), the `to` reference unless PRED (a
+ * varint: 0, then its probe_id and ev; else 1 + its slot in the switch
+ * cache, at its next ev), and unless plain the suspend's site reference,
+ * wait byte and obj (as a SUSPEND_W's; none for wait none or exit). */
+#define CTR_F_SWITCH (1u << 4)
+#define CTR_SW_DETAIL (1u << 3)
+#define CTR_SW_PRED (1u << 5)
+#define CTR_SW_THR_SHIFT 6
+#define CTR_SW_THREADS 3u
+#define CTR_SW_THR_NEW 3u
+/* The detail byte: the wake follows the suspend; the suspend is plain (wait
+ * none, its site the coroutine's last). */
+#define CTR_SWD_WAKE 1u
+#define CTR_SWD_PLAIN 2u
+/* The switch cache: per chunk, direct-mapped on probe_id, each coroutine's
+ * next ev, last site and successor, as switch entries left them (only they
+ * update it); and the threads' current coroutines. */
+#define CTR_SW_COROS 4096u
+struct ctr_sw_coro {
+  uint64_t probe_id, next_ev, addr, succ;
+};
+struct ctr_sw {
+  uint64_t valid[CTR_SW_COROS / 64]; /* slots filled in this chunk */
+  struct {
+    uint64_t tid, cur;
+  } thr[CTR_SW_THREADS];
+  uint32_t nthr; /* thread slots ever taken: a new thread takes nthr % CTR_SW_THREADS */
+  struct ctr_sw_coro c[CTR_SW_COROS];
+};
+static inline uint32_t ctr_sw_slot(uint64_t probe_id) {
+  return (uint32_t)((probe_id * 0x9e3779b97f4a7c15ull) >> 52); /* 12 bits */
+}
+_Static_assert(CTR_SW_COROS == 4096u, "ctr_sw_slot yields 12 bits");
+/* A chunk's start: nothing known. */
+static inline void ctr_sw_reset(struct ctr_sw *s) {
+  memset(s->valid, 0, sizeof s->valid);
+  memset(s->thr, 0, sizeof s->thr);
+  s->nthr = 0;
+}
+/* Coroutine probe_id's cache entry, NULL when the cache does not hold it. */
+static inline struct ctr_sw_coro *ctr_sw_get(struct ctr_sw *s, uint64_t probe_id) {
+  uint32_t k = ctr_sw_slot(probe_id);
+  if (!(s->valid[k / 64] >> (k % 64) & 1) || s->c[k].probe_id != probe_id)
+    return NULL;
+  return &s->c[k];
+}
+/* The thread slot of tid, or -1. */
+static inline int ctr_sw_thread(const struct ctr_sw *s, uint64_t tid) {
+  uint32_t n = s->nthr < CTR_SW_THREADS ? s->nthr : CTR_SW_THREADS;
+  for (uint32_t k = 0; k < n; k++)
+    if (s->thr[k].tid == tid)
+      return (int)k;
+  return -1;
+}
+/* Where a CTR_SW_THR_NEW entry puts thread tid. */
+static inline uint32_t ctr_sw_new_thread(struct ctr_sw *s, uint64_t tid) {
+  int k = ctr_sw_thread(s, tid);
+  if (k >= 0)
+    return (uint32_t)k;
+  return s->nthr++ % CTR_SW_THREADS;
+}
+
 /* Sites: a site ref is a varint, 0 for a new site (8 bytes follow, and it
  * joins the table while it has room) or 1 + its index in the table. */
 #define CTR_SITES 4096u
@@ -117,6 +190,44 @@ static inline uint64_t ctr_std_seq(const struct ctr_coro *c, uint64_t ev) {
  * event that is active), else the coroutine's last addr. */
 static inline uint64_t ctr_addr_expected(uint8_t op, int active, const struct ctr_coro *c) {
   return op == CTR_OP_RESUME || (op == CTR_OP_V1 && active) ? 0 : c->addr;
+}
+
+/* The state a switch entry leaves, the encoder's and the decoder's alike:
+ * thread slot thr runs `to`; the switch cache's `from` (at from_ev, with
+ * wake its wake too) then `to` (at to_ev); the chunk's coroutine slots of
+ * both as the three events would leave them (`to`'s taken over when another
+ * holds it, so that the next entry may say F_SAME_CORO). Returns to's slot. */
+static inline uint32_t ctr_sw_apply(struct ctr_sw *s, struct ctr_coro *coro, uint32_t thr,
+                                    uint64_t tid, uint64_t from, uint64_t from_ev, int wake,
+                                    uint64_t site, uint64_t to, uint64_t to_ev) {
+  uint32_t k = ctr_sw_slot(from);
+  s->valid[k / 64] |= 1ull << (k % 64);
+  s->c[k] = (struct ctr_sw_coro){.probe_id = from, .next_ev = from_ev + 1 + (wake != 0),
+                                 .addr = site, .succ = to};
+  struct ctr_sw_coro *t = ctr_sw_get(s, to);
+  if (t) {
+    t->next_ev = to_ev + 1;
+  } else {
+    k = ctr_sw_slot(to);
+    s->valid[k / 64] |= 1ull << (k % 64);
+    s->c[k] = (struct ctr_sw_coro){.probe_id = to, .next_ev = to_ev + 1};
+  }
+  s->thr[thr].tid = tid;
+  s->thr[thr].cur = to;
+  struct ctr_coro *c = &coro[ctr_coro_slot(from)];
+  if (c->used && c->probe_id == from) {
+    c->next_ev = from_ev + 1 + (wake != 0);
+    c->addr = site;
+    c->slot_seq = 0;
+  }
+  uint32_t slot = ctr_coro_slot(to);
+  c = &coro[slot];
+  if (c->used && c->probe_id == to)
+    c->next_ev = to_ev + 1;
+  else
+    *c = (struct ctr_coro){.probe_id = to, .next_ev = to_ev + 1, .used = 1};
+  c->slot_seq = 0;
+  return slot;
 }
 
 /* LEB128: 7 bits a byte, low first; at most 10 bytes. */

@@ -90,15 +90,23 @@ $(O)/tests/test-ctrace: $(O)/obj/tests/test-ctrace.o $(CT_WRITER_OBJS) \
                         $(O)/obj/src/analysis/trace.o $(O)/obj/src/analysis/trace_read.o \
                         $(O)/obj/src/analysis/ctrace_dec.o $(O)/obj/src/analysis/text.o
 	$(call link)
-TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh tests/test-ctrace-enospc.sh
+TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh tests/test-ctrace-enospc.sh tests/test-ctrace-switch.sh
 
 # The engine's v2 side linked alone, fed capture blocks: the formatter's
 # fast path for a burst of one coroutine against its general path, and the
 # formatter's CPU per record.
 CT_FORMAT_OBJS := $(patsubst %.c,$(O)/obj/%.o,$(FUZZ_SRCS_shm))
+# Its fast writers and encoders again with -DCT_COVERAGE (src/common/coverage.h):
+# the test asserts each of their branches was taken.
+CT_COV_SRCS := src/engine/rings_format.c src/engine/ctrace_enc.c
+$(O)/obj-cov/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(PKG_CFLAGS) -DCT_COVERAGE -MMD -MP -c $< -o $@
 $(O)/tests/test-rings-format: $(O)/obj/tests/test-rings-format.o $(O)/obj/tests/lib/fmt-map.o \
-                              $(CT_FORMAT_OBJS)
+                              $(filter-out $(CT_COV_SRCS:%.c=$(O)/obj/%.o),$(CT_FORMAT_OBJS)) \
+                              $(CT_COV_SRCS:%.c=$(O)/obj-cov/%.o)
 	$(call link)
+-include $(CT_COV_SRCS:%.c=$(O)/obj-cov/%.d)
 TESTS += $(O)/tests/test-rings-format
 $(O)/bench/bench-format: $(O)/obj/bench/bench-format.o $(O)/obj/tests/lib/fmt-map.o $(CT_FORMAT_OBJS)
 	$(call link)

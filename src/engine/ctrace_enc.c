@@ -66,9 +66,73 @@ int ct_ctw_flush(struct ct_ctw *e) {
   e->have_prev = 0;
   e->last_ts = e->last_tid = 0;
   memset(e->coro, 0, sizeof e->coro);
+  ctr_sw_reset(&e->sw);
   e->nsites = 0;
   e->gen++;
   return rc;
+}
+
+/* Contract: see ctrace_enc.h. Every choice below is made from state the
+ * decoder has too (the switch cache, the coroutine slots), so that it
+ * infers what was left out. */
+void ct_ctw_switch(struct ct_ctw *e, uint64_t ts, uint64_t tid, uint64_t from, uint64_t from_ev,
+                   int wake, uint8_t wait, uint64_t site, uint64_t obj, uint64_t to,
+                   uint64_t to_ev) {
+  if (e->len + CT_CTW_EVENT_MAX > sizeof(struct ctr_chunk_hdr) + CT_CTW_CHUNK &&
+      ct_ctw_room(e, CT_CTW_EVENT_MAX))
+    return;
+  struct ctr_sw *s = &e->sw;
+  uint8_t *p0 = e->buf + e->len, *p = p0 + 1;
+  uint8_t b = CTR_OP_LINE | CTR_F_SWITCH;
+  const struct ctr_sw_coro *fc = ctr_sw_get(s, from);
+  int thr = ctr_sw_thread(s, tid);
+  uint32_t t;
+  if (thr >= 0 && s->thr[thr].cur == from && fc && fc->next_ev == from_ev) {
+    t = (uint32_t)thr;
+    b |= (uint8_t)(t << CTR_SW_THR_SHIFT);
+    CT_COVER(CT_COV_SW_THR_CUR);
+  } else {
+    t = ctr_sw_new_thread(s, tid);
+    b |= CTR_SW_THR_NEW << CTR_SW_THR_SHIFT;
+    p = ctr_put_varint(p, tid);
+    p = ctr_put_varint(p, from);
+    p = ctr_put_varint(p, from_ev);
+    CT_COVER(CT_COV_SW_THR_NEW);
+  }
+  int plain = wait == CTP_WAIT_NONE && site == (fc ? fc->addr : 0);
+  if (!(wake && plain)) {
+    b |= CTR_SW_DETAIL;
+    *p++ = (uint8_t)((wake ? CTR_SWD_WAKE : 0) | (plain ? CTR_SWD_PLAIN : 0));
+    CT_COVER(CT_COV_SW_DETAIL);
+  }
+  p = ctr_put_varint(p, ctr_zigzag((int64_t)(ts - e->last_ts)));
+  const struct ctr_sw_coro *tc = ctr_sw_get(s, to);
+  if (tc && tc->next_ev == to_ev && fc && fc->succ == to) {
+    b |= CTR_SW_PRED;
+    CT_COVER(CT_COV_SW_PRED);
+  } else if (tc && tc->next_ev == to_ev) {
+    p = ctr_put_varint(p, 1 + (uint64_t)ctr_sw_slot(to));
+    CT_COVER(CT_COV_SW_TO_SLOT);
+  } else {
+    *p++ = 0;
+    p = ctr_put_varint(p, to);
+    p = ctr_put_varint(p, to_ev);
+    CT_COVER(CT_COV_SW_TO_NEW);
+  }
+  if (!plain) { /* the site, then the wait byte and obj as a SUSPEND_W's */
+    p = ct_ctw_put_site(e, p, site);
+    p = ct_ctw_put_obj(p, CTR_OP_SUSPEND_W, wait, obj);
+  }
+  *p0 = b;
+  e->len = (size_t)(p - e->buf);
+  e->count++;
+  if (!e->have_prev)
+    e->first_ts = ts;
+  ctr_sw_apply(s, e->coro, t, tid, from, from_ev, wake, site, to, to_ev);
+  e->last_ts = ts;
+  e->last_tid = tid;
+  e->prev_probe = to;
+  e->have_prev = 1;
 }
 
 /* Contract: see ctrace_enc.h. */

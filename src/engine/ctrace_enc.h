@@ -5,6 +5,7 @@
 #define CT_CTRACE_ENC_H
 
 #include "common/buf.h"
+#include "common/coverage.h"
 #include "common/ctrace.h"
 #include "engine/ctw.h"
 #include "engine/writer.h"
@@ -33,6 +34,7 @@ struct ct_ctw {
     uint32_t idx, gen;
   } hash[CT_CTW_SITE_HASH];
   uint64_t first_ts;   /* the chunk's first event's, when have_prev */
+  struct ctr_sw sw;    /* switch entries' state (common/ctrace.h) */
   struct ct_ctw_to to; /* chunks and lines elsewhere (to.chunk set), or to out */
   /* A JSONL line whose '\n' has not come yet. */
   struct ct_buf pend;
@@ -144,6 +146,17 @@ ct_ctw_v2(struct ct_ctw *e, uint64_t ts, uint64_t probe, uint64_t tid, uint8_t k
   int resume = kind == CTP_KIND_RESUME;
   ct_ctw_encode(e, ts, probe, tid, resume ? 0 : site, evn, 2 * (evn + 1), obj, kind, wait, resume);
 }
+
+/* One switch as one switch entry (common/ctrace.h CTR_F_SWITCH): the
+ * suspend of coroutine from (its ev from_ev; wait, site, obj), with wake its
+ * wake (ev from_ev + 1, same site, waker none), the resume of to (its ev
+ * to_ev), all at ts on tid, standard seqs: the events ct_ctw_v2 would write
+ * one by one, in 3 to 5 bytes when the cache knows both coroutines. The
+ * caller made sure from != to (probe_ids) and that ts does not go back for
+ * either. */
+void ct_ctw_switch(struct ct_ctw *e, uint64_t ts, uint64_t tid, uint64_t from, uint64_t from_ev,
+                   int wake, uint8_t wait, uint64_t site, uint64_t obj, uint64_t to,
+                   uint64_t to_ev);
 
 /* ctr_put_varint's bytes, without a branch on the length below 2^14 (a
  * burst's ts deltas are 1 or 2 bytes, in no order a predictor learns): two

@@ -132,6 +132,7 @@ static __attribute__((noinline)) void emit_all(struct ct_harvest *h, const struc
    * each would make the compiler read it again. */
   const struct ctp_rec rc = *rp, *r = &rc;
   int64_t idx = check(h, r);
+  CT_COVER(CT_COV_EMIT_ALL);
   if (idx < 0) {
     h->bad++;
     return;
@@ -244,12 +245,88 @@ static inline __attribute__((always_inline)) int emit_hit(struct ct_harvest *h,
   st->next_ev = ev + 1;
   st->harvested++;
   h->v2_harvested++;
+  CT_COVER(CT_COV_EMIT_HIT);
   return 1;
+}
+
+/* A switch record's three events as one switch entry (ct_ctw_switch), in
+ * emit_hit's common case for both coroutines: binary trace only, both
+ * stations below c_used, live, not queued, of the incarnation we know,
+ * their drop counts the ones last read, two of them with two probe_ids, and
+ * ts not before either's last event (one ts for the three). Their states move on as
+ * emit_hit's would for each event. Returns 0, nothing changed, else. */
+static inline int switch_entry(struct ct_harvest *h, const struct ctp_swrec *sw, uint8_t wait,
+                               int wake, uint32_t tid) {
+  struct ct_sink *sk = h->sink;
+  const uint32_t f = sw->from, t = sw->to;
+  if (!sk->enc || sk->jw.buf || f >= h->c_used || t >= h->c_used || f == t)
+    return 0;
+  struct ct_station_state *fs = &h->st[f], *ts = &h->st[t];
+  if (!fs->live || fs->queued || (uint16_t)fs->gen != sw->from_gen || !ts->live || ts->queued ||
+      (uint16_t)ts->gen != sw->to_gen ||
+      atomic_load_explicit(&ctp_station_at(h->base, f)->v2_lost, memory_order_relaxed) !=
+          fs->dropped ||
+      atomic_load_explicit(&ctp_station_at(h->base, t)->v2_lost, memory_order_relaxed) !=
+          ts->dropped)
+    return 0;
+  uint64_t ns = ct_clock_ns(&h->cclock, sw->ts);
+  /* Two stations may carry one probe_id (the program names coroutines):
+   * the entry names coroutines by it, so they must differ. */
+  if (ns < fs->last_ts || ns < ts->last_ts || fs->probe_id == ts->probe_id)
+    return 0;
+  ct_ctw_switch(sk->enc, ns, tid, fs->probe_id, fs->next_ev, wake, wait, sw->site, sw->obj,
+                ts->probe_id, ts->next_ev);
+  fs->last_ts = ts->last_ts = ns;
+  fs->next_ev += 1u + (unsigned)wake;
+  fs->harvested += 1u + (unsigned)wake;
+  ts->next_ev++;
+  ts->harvested++;
+  h->v2_harvested += 2u + (unsigned)wake;
+  CT_COVER(CT_COV_SW_ENTRY);
+  return 1;
+}
+
+/* A switch record (struct ctp_swrec): the three events it stands for, each
+ * attributed and written as its own record would be (emit_hit, else
+ * emit_all): the suspend of `from`, its wake when CTP_SW_WAKE, the resume
+ * of `to`, all at its ts. A wait out of range makes it one bad record; a bad
+ * station, one per event of that station. */
+static __attribute__((noinline)) void emit_switch(struct ct_harvest *h, const struct ctp_rec *r,
+                                                  uint32_t tid) {
+  struct ctp_swrec sw;
+  memcpy(&sw, r, sizeof sw);
+  uint8_t wait = sw.wait & (uint8_t)~CTP_SW_WAKE;
+  int wake = (sw.wait & CTP_SW_WAKE) != 0;
+  if (wait >= CTP_WAIT_MAX_) {
+    h->bad++;
+    return;
+  }
+  if (switch_entry(h, &sw, wait, wake, tid))
+    return;
+  CT_COVER(CT_COV_SW_SPLIT);
+  struct ctp_rec ev[3] = {{.ts = sw.ts,
+                           .station = sw.from,
+                           .gen = sw.from_gen,
+                           .kind = CTP_KIND_SUSPEND,
+                           .wait = wait,
+                           .site = sw.site,
+                           .obj = sw.obj},
+                          {.ts = sw.ts,
+                           .station = sw.from,
+                           .gen = sw.from_gen,
+                           .kind = CTP_KIND_WAKE,
+                           .site = sw.site},
+                          {.ts = sw.ts, .station = sw.to, .gen = sw.to_gen, .kind = CTP_KIND_RESUME}};
+  for (unsigned k = 0; k < 3; k++)
+    if ((k != 1 || (sw.wait & CTP_SW_WAKE)) && !emit_hit(h, &ev[k], tid))
+      emit_all(h, &ev[k], tid);
 }
 
 /* Attribute one record and write its line (formatter thread). */
 static inline void emit(struct ct_harvest *h, const struct ctp_rec *r, uint32_t tid) {
-  if (!emit_hit(h, r, tid))
+  if (__builtin_expect(r->kind == CTP_KIND_SWITCH, 0))
+    emit_switch(h, r, tid);
+  else if (!emit_hit(h, r, tid))
     emit_all(h, r, tid);
 }
 
@@ -289,8 +366,8 @@ static void release(struct ct_harvest *h) {
 }
 
 /* Start the cache misses emit will take on record r: the engine's state of
- * its station, the station's drop count, and for a create the station's
- * first line and label (incarnate). A server's coroutines are many, each
+ * its station, the station's drop count, for a create the station's first
+ * line and label (incarnate), for a switch the same of its `to` station. A server's coroutines are many, each
  * with a few events: these lines are cold (the demo under redis-benchmark:
  * a new station every ten records). Any index below n is in the mapping. */
 static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec *r,
@@ -307,6 +384,14 @@ static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec
   if (r->kind == CTP_KIND_CREATE) {
     prefetch(s);
     prefetch(s->label);
+  }
+  if (r->kind == CTP_KIND_SWITCH) { /* and the coroutine switched to's */
+    struct ctp_swrec sw;
+    memcpy(&sw, r, sizeof sw);
+    uint32_t t = sw.to < h->n ? sw.to : 0;
+    prefetch(&h->st[t].probe_id);
+    prefetch(&h->st[t].live);
+    prefetch(&ctp_station_at(h->base, t)->v2_lost);
   }
 }
 
@@ -364,6 +449,7 @@ static inline __attribute__((always_inline)) size_t emit_same(struct ct_harvest 
   }
   size_t k = (size_t)((const char *)r - (const char *)r0) / stride;
   if (k) {
+    CT_COVER(CT_COV_SAME);
     ct_ctw_run_end(enc, &s, probe, ev0 + k, k);
     st->last_ts = s.last_ts;
     st->next_ev = ev0 + k;
@@ -439,6 +525,7 @@ static inline __attribute__((always_inline)) size_t emit_two(struct ct_harvest *
     ct_ctw_pair_v2(enc, &s, k, ns, kind, wait, r->site, r->obj);
   }
   if (s.n) {
+    CT_COVER(CT_COV_TWO);
     ct_ctw_pair_end(enc, &s);
     for (unsigned k = 0; k < 2; k++) {
       st[k]->harvested += s.next_ev[k] - ev[k];

@@ -108,7 +108,7 @@ static int ct_ring_claim(struct ct_thread *t) {
     return 0;
   }
   atomic_store_explicit(&ring->state, CTP_RING_OWNED, memory_order_release);
-  atomic_store_explicit(&ct_ring_start[r], head, memory_order_relaxed);
+  atomic_store_explicit(&ct_ring_start[r], ct_ring_events(ring, head), memory_order_relaxed);
   atomic_store_explicit(&ct_ring_lost0[r], atomic_load_explicit(&ring->lost, memory_order_relaxed),
                         memory_order_relaxed);
   t->ring = ring;
@@ -125,12 +125,13 @@ static int ct_ring_claim(struct ct_thread *t) {
   return 1;
 }
 
-/* Our thread stops writing ring r, whose head it left at head: the records
+/* Our thread stops writing ring r, whose head it left at head: the events
  * go to the written count of corotracer_stats, and CLOSED (release, after
  * the last head store) tells the engine to drain and recycle it. */
 static void ct_ring_retire(struct ctp_ring *ring, uint32_t r, uint64_t head) {
   atomic_fetch_add_explicit(&corotracer__probe.ring_retired,
-                            head - atomic_load_explicit(&ct_ring_start[r], memory_order_relaxed),
+                            ct_ring_events(ring, head) -
+                                atomic_load_explicit(&ct_ring_start[r], memory_order_relaxed),
                             memory_order_relaxed);
   uint64_t lost = atomic_load_explicit(&ring->lost, memory_order_relaxed);
   atomic_fetch_add_explicit(&corotracer__probe.ring_retired_lost,
@@ -138,7 +139,7 @@ static void ct_ring_retire(struct ctp_ring *ring, uint32_t r, uint64_t head) {
                             memory_order_relaxed);
   atomic_store_explicit(&ct_ring_lost0[r], lost, memory_order_relaxed);
   /* Release for ct_ring_claim's acquire (a later owner in this process). */
-  atomic_store_explicit(&ct_ring_start[r], head, memory_order_release);
+  atomic_store_explicit(&ct_ring_start[r], ct_ring_events(ring, head), memory_order_release);
   atomic_store_explicit(&ring->state, CTP_RING_CLOSED, memory_order_release);
 }
 
@@ -360,7 +361,7 @@ void corotracer__ring_emit_slow(struct ctp_station *st, uint8_t kind, uint64_t s
 void corotracer__ring_switch_slow(struct ctp_station *from, uint64_t site, uint8_t wait,
                                   uint64_t obj, int wake, uint64_t waker, struct ctp_station *to) {
   struct ct_thread *t = &corotracer__tls;
-  uint64_t n = (from ? 1u + (wake != 0) : 0u) + (to != NULL);
+  uint64_t n = ct_switch_recs(from, obj, wake, waker, to);
   if (ct_ring_mine(t)) {
     int fits = ct_ring_fits(t, n);
     if (fits > 0) {
@@ -443,7 +444,7 @@ void corotracer__ring_counts(uint64_t *written, uint64_t *full_drops) {
     struct ctp_ring *ring = (struct ctp_ring *)(p->ring_base + r * p->ring_stride);
     if (__atomic_load_n(&ring->pid, __ATOMIC_RELAXED) == p->pid &&
         atomic_load_explicit(&ring->state, memory_order_relaxed) == CTP_RING_OWNED) {
-      w += atomic_load_explicit(&ring->head, memory_order_relaxed) -
+      w += ct_ring_events(ring, atomic_load_explicit(&ring->head, memory_order_relaxed)) -
            atomic_load_explicit(&ct_ring_start[r], memory_order_relaxed);
       d += atomic_load_explicit(&ring->lost, memory_order_relaxed) -
            atomic_load_explicit(&ct_ring_lost0[r], memory_order_relaxed);

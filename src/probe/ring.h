@@ -105,8 +105,30 @@ static inline void ct_ring_emit(struct ctp_station *st, uint8_t kind, uint64_t s
   ct_ring_put(t, st, ct_ticks(), kind, site, wait, obj);
 }
 
+/* 1 when a switch is one record (struct ctp_swrec's conditions), else 0. */
+static inline int ct_switch_one(const struct ctp_station *from, uint64_t obj, int wake,
+                                uint64_t waker, const struct ctp_station *to) {
+  return from && to && obj <= CTP_SW_OBJ_MAX && !(wake && waker);
+}
+
+/* Records a switch takes in the ring. */
+static inline uint64_t ct_switch_recs(const struct ctp_station *from, uint64_t obj, int wake,
+                                      uint64_t waker, const struct ctp_station *to) {
+  if (ct_switch_one(from, obj, wake, waker, to))
+    return 1;
+  return (from ? 1u + (wake != 0) : 0u) + (to != NULL);
+}
+
+/* Events of a ring whose head is head: its records, plus what its switch
+ * records stand for beyond one each (corotracer_stats counts events). */
+static inline uint64_t ct_ring_events(struct ctp_ring *ring, uint64_t head) {
+  return head + atomic_load_explicit(&ring->ev_extra, memory_order_relaxed);
+}
+
 /* Store a switch's records from t->head on, all stamped ts, and publish them
- * with one head store. The caller made sure they have room. */
+ * with one head store: one switch record when ct_switch_one, else the
+ * suspend, wake and resume on their own. The caller made sure they have
+ * room. */
 static inline void ct_ring_switch_put(struct ct_thread *t, uint64_t ts, struct ctp_station *from,
                                       uint64_t site, uint8_t wait, uint64_t obj, int wake,
                                       uint64_t waker, struct ctp_station *to) {
@@ -115,6 +137,20 @@ static inline void ct_ring_switch_put(struct ct_thread *t, uint64_t ts, struct c
   struct ctp_rec *recs = t->recs;
   uint64_t mask = t->mask;
   uint64_t h = t->head;
+  if (__builtin_expect(ct_switch_one(from, obj, wake, waker, to), 1)) {
+    ct_prefetch_w(&recs[(h + CT_PREFETCH_AHEAD) & mask]);
+    /* The to half, packed as struct ctp_swrec's last 8 bytes. */
+    uint64_t tidx = (uint64_t)((char *)to - (char *)hdr - CTP_HEADER_SIZE) / CTP_STATION_SIZE;
+    uint64_t tgen = (uint16_t)__atomic_load_n(&to->gen, __ATOMIC_RELAXED);
+    ct_ring_store(recs, mask, hdr, h, from, ts, CTP_KIND_SWITCH, site,
+                  (uint8_t)(wait | (wake ? CTP_SW_WAKE : 0)), (uint32_t)tidx | tgen << 32 | obj << 48);
+    atomic_store_explicit(&ring->ev_extra,
+                          atomic_load_explicit(&ring->ev_extra, memory_order_relaxed) + 1u +
+                              (wake != 0),
+                          memory_order_relaxed);
+    ct_ring_publish(t, ring, hdr, h + 1);
+    return;
+  }
   /* Up to 3 records (1.5 lines) a switch: two lines prefetched. */
   ct_prefetch_w(&recs[(h + CT_PREFETCH_AHEAD) & mask]);
   ct_prefetch_w(&recs[(h + CT_PREFETCH_AHEAD + 2) & mask]);
@@ -134,7 +170,8 @@ void corotracer__ring_switch_slow(struct ctp_station *from, uint64_t site, uint8
 
 /* Records of one switch (corotracer_switch): the suspend of from (site, wait,
  * obj), when wake its wake (same site, obj waker), the resume of to, each
- * skipped for a NULL station; one stamp, in that order, one publish
+ * skipped for a NULL station, or all three as one switch record
+ * (ct_switch_one); one stamp, in that order, one publish
  * (docs/PROTOCOL.md "Write protocol (probe), one switch, v2"). Like
  * ct_ring_emit, the common case (room for them all, a tick counter) calls
  * nothing. */
@@ -142,7 +179,7 @@ static inline void ct_ring_switch(struct ctp_station *from, uint64_t site, uint8
                                   uint64_t obj, int wake, uint64_t waker, struct ctp_station *to) {
   struct ct_thread *t = &corotracer__tls;
   uint64_t h = t->head;
-  uint64_t n = (from ? 1u + (wake != 0) : 0u) + (to != NULL);
+  uint64_t n = ct_switch_recs(from, obj, wake, waker, to);
   if (__builtin_expect(CT_TICKS_CLOCK == CTP_CLOCK_MONO || !corotracer__probe.use_ticks ||
                            h + n > t->tail_room,
                        0)) {

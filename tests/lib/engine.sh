@@ -3,7 +3,7 @@
 #   T        a fresh temp dir, removed on exit together with the processes in BG
 #   CTJL     tests/lib/ctjl (JSONL field printer), TARGET tests/lib/ct-target,
 #   HELLO    examples/hello, COROTRACER the engine (from tests/run.sh)
-# and defines (besides fail and skip, from check.sh) wait_file, wait_gone, bg_add, line_type, ready_val,
+# and defines (besides fail and skip, from check.sh) wait_file, wait_gone, bg_add, same_reports, line_type, ready_val,
 # check_trace_ends, children_of.
 : "${CT_BUILD:?run me through tests/run.sh}" "${COROTRACER:?run me through tests/run.sh}"
 case "$COROTRACER" in /*) ;; *) COROTRACER="$PWD/$COROTRACER" ;; esac
@@ -21,6 +21,20 @@ trap ct_cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
 . "$(dirname "$0")/lib/check.sh"
+# same_reports BIN JSONL: `corotracer report` of a run's binary trace and of its
+# JSONL agree (the Markdown but its Trace line; the findings JSON but bytes and
+# path); leaves the binary's report in $T/b.md.
+same_reports() {
+  "$COROTRACER" report "$1" --json "$T/b.json" > "$T/b.md" 2> "$T/err" || fail "report of the binary: exit $?"
+  [ -s "$T/err" ] && fail "report of the binary said: $(cat "$T/err")"
+  "$COROTRACER" report "$2" --json "$T/j.json" > "$T/j.md" || fail "report of the JSONL: exit $?"
+  grep -v '^- \*\*Trace\*\*' "$T/b.md" > "$T/b.cmp"
+  grep -v '^- \*\*Trace\*\*' "$T/j.md" > "$T/j.cmp"
+  diff "$T/b.cmp" "$T/j.cmp" > "$T/diff" || fail "the reports differ: $(head -20 "$T/diff")"
+  sed 's/"bytes":[0-9]*//; s/"path":"[^"]*"//' "$T/b.json" > "$T/b.jcmp"
+  sed 's/"bytes":[0-9]*//; s/"path":"[^"]*"//' "$T/j.json" > "$T/j.jcmp"
+  cmp -s "$T/b.jcmp" "$T/j.jcmp" || fail "the JSON findings differ"
+}
 # Remember a background pid to kill at exit (if still there).
 bg_add() { BG="$BG $1"; }
 

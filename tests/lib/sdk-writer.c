@@ -35,6 +35,13 @@
  *       push the first two out of a small window), the thread sleeps until
  *       SECS after the first park, and "woken" runs, returns and is destroyed.
  *
+ *   sdk-writer switch THREADS COROS ROUNDS OUT
+ *       THREADS threads, each with COROS coroutines handed the thread in
+ *       turn by corotracer_switch for ROUNDS rounds (a scheduler's yields;
+ *       every 5th a wait on an fd, every 11th on a pointer, every 13th on a
+ *       coroutine, each then woken by the next coroutine), then each
+ *       coroutine returns and is destroyed (tests/test-ctrace-switch.sh).
+ *
  * OUT gets "written N": the events the SDK was asked to record (all of them
  * when no coroutine was refused a station). Exit 3 when not traced. */
 #include <corotracer.h>
@@ -201,7 +208,72 @@ static void parked(uint64_t events, double secs) {
   corotracer_destroy(busy);
 }
 
+struct swarg {
+  uint64_t coros, rounds, id, written;
+};
+
+/* sdk-writer switch: one thread's scheduler loop. */
+static void *switcher(void *arg) {
+  struct swarg *a = arg;
+  corotracer_co *co[256];
+  for (uint64_t k = 0; k < a->coros; k++)
+    if (!(co[k] = corotracer_create(a->id * 1000 + k, "sw", NULL)))
+      ct_die("not traced");
+  a->written = a->coros;
+  corotracer_switch(NULL, NULL, COROTRACER_WAIT_NONE, 0, 0, co[0]);
+  a->written++;
+  for (uint64_t s = 1; s < a->rounds * a->coros; s++) {
+    corotracer_co *from = co[(s - 1) % a->coros], *to = co[s % a->coros];
+    if (s % 11 == 0) {
+      corotracer_switch(from, NULL, COROTRACER_WAIT_PTR, 0x10000 + s, 0, to); /* 3 records */
+      corotracer_wake(from, NULL);
+    } else if (s % 13 == 0) { /* a join: the wait object is a coroutine's probe_id */
+      corotracer_switch(from, NULL, COROTRACER_WAIT_COROUTINE, a->id * 1000, 0, to);
+      corotracer_wake(from, NULL);
+    } else if (s % 5 == 0) {
+      corotracer_switch(from, NULL, COROTRACER_WAIT_FD, s % 50, 0, to);
+      corotracer_wake(from, NULL);
+    } else {
+      corotracer_switch(from, NULL, COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, to);
+    }
+    a->written += 3;
+  }
+  corotracer_switch(co[(a->rounds * a->coros - 1) % a->coros], NULL, COROTRACER_WAIT_NONE, 0, 0,
+                    NULL);
+  a->written++;
+  for (uint64_t k = 0; k < a->coros; k++) {
+    corotracer_resume(co[k]);
+    corotracer_exit(co[k], NULL);
+    corotracer_destroy(co[k]);
+    a->written += 3;
+  }
+  return NULL;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 6 && strcmp(argv[1], "switch") == 0) {
+    int n = atoi(argv[2]);
+    struct swarg a[16];
+    pthread_t t[16];
+    uint64_t coros = strtoull(argv[3], NULL, 10), written = 0;
+    if (n < 1 || n > 16 || coros < 2 || coros > 256)
+      ct_die("THREADS must be 1..16, COROS 2..256");
+    if (corotracer_init() != 0)
+      return 3;
+    for (int k = 0; k < n; k++) {
+      a[k] = (struct swarg){coros, strtoull(argv[4], NULL, 10), 1u + k, 0};
+      if (pthread_create(&t[k], NULL, switcher, &a[k]))
+        ct_die("pthread_create");
+    }
+    for (int k = 0; k < n; k++) {
+      pthread_join(t[k], NULL);
+      written += a[k].written;
+    }
+    FILE *f = fopen(argv[5], "we");
+    if (!f || fprintf(f, "%llu\n", (unsigned long long)written) < 0 || fclose(f))
+      ct_die("%s: %s", argv[5], strerror(errno));
+    return 0;
+  }
   if (argc == 4 && strcmp(argv[1], "parked") == 0) {
     if (corotracer_init() != 0)
       return 3;
