@@ -728,6 +728,11 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
     ct_str_copy(&l->path, path, sizeof path);
     s->modules++;
     int rc = ct_symbolizer_add_module(s->sym, (uint32_t)l->pid, l->start, l->end, l->offset, path);
+    if (!rc && CT_HAS(l, CT_K_BUILD_ID)) { /* a rebuilt file must not name lines */
+      char id[129];
+      ct_str_copy(&l->build_id, id, sizeof id);
+      rc = ct_symbolizer_set_build_id(s->sym, path, id);
+    }
     if (rc && !s->sym_err)
       s->sym_err = rc; /* a bad module line costs symbols, not the report */
     return 0;

@@ -149,6 +149,14 @@ static void trace(FILE *f, const struct ct_report *r) {
     fputs(",\"damaged\":", f);
     jstr(f, r->damage);
   }
+  if (ct_symbolizer_stale(r->sym, 0)) { /* files rebuilt since the run: not symbolized */
+    fputs(",\"rebuilt_modules\":[", f);
+    for (size_t i = 0; ct_symbolizer_stale(r->sym, i); i++) {
+      fputs(i ? "," : "", f);
+      jstr(f, ct_symbolizer_stale(r->sym, i));
+    }
+    fputc(']', f);
+  }
   fprintf(f,
           ",\"bytes\":%" PRIu64 ",\"lines\":%" PRIu64 ",\"malformed\":%" PRIu64 ",\"torn\":%" PRIu64
           ",\"malformed_lines\":[",

@@ -156,6 +156,12 @@ static void overview(FILE *f, const struct ct_report *r) {
             "- **Absurd timestamps**: %" PRIu64 " events lie more than a day away from all others"
             " (torn clocks); left out of the duration\n",
             r->absurd_ts);
+  for (size_t i = 0; ct_symbolizer_stale(r->sym, i); i++)
+    fprintf(f,
+            "- **Warning: rebuilt since the run**: `%s` on disk has another build id than the"
+            " file that ran: its sites are shown as module+offset, unsymbolized, not as lines of"
+            " the new build\n",
+            ct_symbolizer_stale(r->sym, i));
   if (r->damage)
     fprintf(f, "- **Damaged**: %s; the report covers what came before\n", r->damage);
   if (!st->has_end && st->cut_reason[0])

@@ -34,6 +34,8 @@ struct sym_file {
   Dwfl *dwfl;       /* NULL until loaded, or when loading failed */
   Dwfl_Module *mod; /* the file's only module, at bias 0 */
   int tried;        /* loading was attempted (do not retry a missing file) */
+  char *build_id;   /* the id the trace recorded (hex), NULL when it gave none */
+  int stale;        /* the file on disk has another build id: offsets only */
   size_t nload;
   GElf_Phdr *load; /* PT_LOAD headers, for file offset -> vaddr */
 };
@@ -102,6 +104,7 @@ void ct_symbolizer_free(ct_symbolizer *s) {
     if (s->files[i].dwfl)
       dwfl_end(s->files[i].dwfl);
     free(s->files[i].path);
+    free(s->files[i].build_id);
     free(s->files[i].load);
   }
   for (size_t i = 0; i < s->nnames; i++)
@@ -224,6 +227,52 @@ int ct_symbolizer_add_static(ct_symbolizer *s, const char *path) {
   return add_map(s, (struct sym_map){.is_static = 1, .end = UINT64_MAX}, path);
 }
 
+/* Marks f stale when the trace recorded a build id for it and the loaded
+ * file holds another one, or none: it is not the file that ran. */
+static void check_build_id(struct sym_file *f) {
+  const unsigned char *bits;
+  GElf_Addr vaddr;
+  if (!f->build_id || !f->mod)
+    return;
+  int n = dwfl_module_build_id(f->mod, &bits, &vaddr);
+  size_t k = strlen(f->build_id);
+  f->stale = n <= 0 || k != 2 * (size_t)n;
+  static const char digits[] = "0123456789abcdef";
+  for (int i = 0; !f->stale && i < n; i++)
+    f->stale = f->build_id[2 * i] != digits[bits[i] >> 4] ||
+               f->build_id[2 * i + 1] != digits[bits[i] & 15];
+}
+
+int ct_symbolizer_set_build_id(ct_symbolizer *s, const char *path, const char *build_id) {
+  if (!path || !*path || !build_id || !*build_id)
+    return -EINVAL;
+  long fi = file_index(s, path);
+  if (fi < 0)
+    return (int)fi;
+  struct sym_file *f = &s->files[fi];
+  if (f->build_id)
+    return 0;
+  if (!(f->build_id = strdup(build_id)))
+    return -ENOMEM;
+  for (char *c = f->build_id; *c; c++)
+    if (*c >= 'A' && *c <= 'F')
+      *c = (char)(*c - 'A' + 'a');
+  if (f->tried) { /* loaded already: judge it now, and forget its answers */
+    check_build_id(f);
+    if (s->cache)
+      memset(s->cache, 0, s->capcache * sizeof *s->cache);
+    s->ncache = 0;
+  }
+  return 0;
+}
+
+const char *ct_symbolizer_stale(const ct_symbolizer *s, size_t i) {
+  for (size_t k = 0; s && k < s->nfiles; k++)
+    if (s->files[k].stale && i-- == 0)
+      return s->files[k].path;
+  return NULL;
+}
+
 /* Opens f once; leaves f->dwfl NULL when the file cannot be read. */
 static void load_file(struct sym_file *f) {
   if (f->tried)
@@ -260,6 +309,7 @@ static void load_file(struct sym_file *f) {
   }
   f->dwfl = dwfl;
   f->mod = mod;
+  check_build_id(f);
   return;
 fail:
   dwfl_end(dwfl);
@@ -611,14 +661,15 @@ static int lookup(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_ret, struc
     vaddr = pc;
   } else {
     uint64_t off = pc - m->start + m->offset;
-    /* An unreadable file still gives module + file offset. */
-    if (!f->mod || !offset_to_vaddr(f, off, &vaddr)) {
+    /* An unreadable file still gives module + file offset, and so does a
+     * rebuilt one (its lines would be another program's). */
+    if (!f->mod || f->stale || !offset_to_vaddr(f, off, &vaddr)) {
       out->offset = off;
       return 0;
     }
   }
   out->offset = vaddr;
-  if (!f->mod)
+  if (!f->mod || f->stale)
     return 0;
   /* A return address points after the call: the call itself is at pc - 1. */
   Dwarf_Addr a = is_ret && vaddr ? vaddr - 1 : vaddr;
