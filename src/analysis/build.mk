@@ -51,3 +51,10 @@ $(O)/tests/test-report-value: $(O)/obj/tests/test-report-value.o \
                               $(patsubst %.c,$(O)/obj/%.o,$(REPORT_SRCS) src/symbolize/symbolize.c)
 	$(call link,,$(PKG_LIBS))
 TESTS += $(O)/tests/test-report-value
+
+# The thresholds a user sets (report --stuck-ms), and the waits below them
+# said, not silent: a coroutine destroyed after waiting 300 ms.
+$(O)/tests/lib/short-wait: $(O)/obj/tests/lib/short-wait.o $(LIBA)
+	$(call link)
+PROGS += $(O)/tests/lib/short-wait
+TESTS += tests/test-report-thresholds.sh

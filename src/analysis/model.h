@@ -26,6 +26,10 @@ void ct_state_free(struct ct_state *s);
 
 /* The starvation threshold (CT_RUNNABLE_NS unless set before the first line). */
 void ct_state_set_runnable_ns(struct ct_state *s, uint64_t runnable_ns);
+/* The never-woken threshold (CT_STUCK_NS unless set before the first line):
+ * a coroutine destroyed while waiting longer is judged, a shorter one only
+ * counted. Pass the same value to ct_report_build. */
+void ct_state_set_stuck_ns(struct ct_state *s, uint64_t stuck_ns);
 
 /* Feeds one line as returned by ct_parse_line (err != CT_LINE_OK counts it as
  * malformed). Returns 0 or -ENOMEM. */
@@ -95,6 +99,9 @@ struct ct_rtrace {
    * snapshot brought in (alive at the window's start). */
   int has_window;
   uint64_t snapshot_coros;
+  /* Destroyed while waiting for no longer than stuck_ns (state.h): not
+   * judged; their count, shortest and longest wait, and the threshold. */
+  uint64_t dwait_short, dwait_short_min, dwait_short_max, stuck_ns;
   char window_trigger[64];
 };
 

@@ -76,6 +76,10 @@ void ct_state_set_runnable_ns(struct ct_state *s, uint64_t runnable_ns) {
   s->runnable_ns = runnable_ns;
 }
 
+void ct_state_set_stuck_ns(struct ct_state *s, uint64_t stuck_ns) {
+  s->stuck_ns = stuck_ns;
+}
+
 ct_symbolizer *ct_state_symbolizer(const struct ct_state *s) {
   return s->sym;
 }

@@ -199,6 +199,9 @@ struct ct_state {
   struct ct_dwait *dwait;
   size_t ndwait, capdwait;
   uint64_t dwait_over; /* beyond CT_DWAIT_MAX: counted only */
+  /* Destroyed while waiting, unwoken, for stuck_ns or less: not judged, but
+   * counted (with their shortest and longest wait) so the report can say so. */
+  uint64_t dwait_short, dwait_short_min, dwait_short_max;
 
   /* meta / end */
   int has_meta, has_end, exit_has_code, exit_has_signal;

@@ -149,6 +149,11 @@ static void trace(FILE *f, const struct ct_report *r) {
     fputs(",\"damaged\":", f);
     jstr(f, r->damage);
   }
+  if (st->dwait_short) /* destroyed while waiting, not longer than the threshold */
+    fprintf(f,
+            ",\"short_waits\":{\"destroyed_waiting\":%" PRIu64 ",\"min_ns\":%" PRIu64
+            ",\"max_ns\":%" PRIu64 ",\"stuck_ns\":%" PRIu64 ",\"option\":\"--stuck-ms\"}",
+            st->dwait_short, st->dwait_short_min, st->dwait_short_max, st->stuck_ns);
   if (ct_symbolizer_stale(r->sym, 0)) { /* files rebuilt since the run: not symbolized */
     fputs(",\"rebuilt_modules\":[", f);
     for (size_t i = 0; ct_symbolizer_stale(r->sym, i); i++) {

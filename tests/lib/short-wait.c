@@ -1,0 +1,41 @@
+/* short-wait.c - a coroutine parked 300 ms on the global `mailbox`, never
+ * woken, then destroyed while still waiting (a service's timeout cancelling
+ * it), for tests/test-report-thresholds.sh; beside it a worker woken once,
+ * so the trace records wakes. Written with the public SDK only.
+ *
+ * Exit 3 when not traced. */
+#include <corotracer.h>
+
+#include <errno.h>
+#include <stdint.h>
+#include <time.h>
+
+static int mailbox, work;
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, ms % 1000 * 1000000};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+/* Parks co on obj; noinline so the site is this call, in this file. */
+__attribute__((noinline)) static void park(corotracer_co *co, const int *obj) {
+  corotracer_suspend(co, NULL, COROTRACER_WAIT_PTR, (uint64_t)(uintptr_t)obj);
+  __asm__ volatile("" ::: "memory"); /* no tail call: the site stays here */
+}
+
+int main(void) {
+  corotracer_co *worker = corotracer_create(0, "worker", NULL);
+  corotracer_co *waiter = corotracer_create(0, "waiter", NULL);
+  corotracer_resume(worker);
+  park(worker, &work);
+  corotracer_wake(worker, NULL);
+  corotracer_resume(worker);
+  corotracer_exit(worker, NULL);
+  corotracer_destroy(worker);
+  corotracer_resume(waiter);
+  park(waiter, &mailbox);
+  sleep_ms(300);
+  corotracer_destroy(waiter); /* cancelled while waiting: never woken */
+  return corotracer_enabled() ? 0 : 3;
+}
