@@ -53,8 +53,9 @@ $(O)/tests/test-report-value: $(O)/obj/tests/test-report-value.o \
 TESTS += $(O)/tests/test-report-value
 
 # The thresholds a user sets (report --stuck-ms), and the waits below them
-# said, not silent: a coroutine destroyed after waiting 300 ms.
+# said, not silent: a coroutine destroyed after waiting 300 ms; and its
+# wait object named (a global by its symbol, a heap object by its first wait).
 $(O)/tests/lib/short-wait: $(O)/obj/tests/lib/short-wait.o $(LIBA)
 	$(call link)
 PROGS += $(O)/tests/lib/short-wait
-TESTS += tests/test-report-thresholds.sh
+TESTS += tests/test-report-thresholds.sh tests/test-report-objects.sh

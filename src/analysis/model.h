@@ -145,6 +145,11 @@ struct ct_rcoro {
   const char *label;    /* NULL if none; owned by the state */
   int wait;
   uint64_t obj;
+  /* A ptr wait object named: a global or static by its symbol and where it
+   * is defined ("mailbox (app.c:12)"), else where a coroutine first waited
+   * on it ("heap, first waited on at f (app.c:40)"); NULL when neither is
+   * known. Owned by the report. */
+  char *obj_name;
   int site_index; /* -1 if none */
   int has_susp;
   uint64_t suspended_ns;

@@ -392,6 +392,15 @@ static inline __attribute__((always_inline)) int on_suspend(struct ct_state *s, 
     if (fresh && !s->modules && s->sites.n > NOT_CODE_SITES && s->sites.n * 2 > s->coroutines)
       drop_sites(s);
   }
+  if (ev->wait == CTP_WAIT_PTR) { /* names a heap object: where it was first waited on */
+    struct ct_wakers *w = ct_map_put(&s->objs, ev->obj, CTP_WAIT_PTR, &fresh);
+    if (!w)
+      return -ENOMEM;
+    if (fresh) {
+      w->first_site = site;
+      w->first_pid = c->pid;
+    }
+  }
   if (ev->wait == CTP_WAIT_FD) {
     struct ct_fduse *f = ct_map_put(&s->fds, ev->obj, c->pid, &fresh);
     if (!f)
@@ -507,6 +516,9 @@ static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_event 
       if (!w)
         return -ENOMEM;
       w->last_ts = ev->ts;
+      w->last_from = ev->from;
+      w->last_site = site;
+      w->last_tid = (uint32_t)ev->tid;
       if (!ev->from) {
         w->by_thread = 1;
         return 0;

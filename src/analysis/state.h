@@ -118,7 +118,10 @@ struct ct_fduse {
 #define CT_WAKERS 4
 struct ct_wakers {
   uint64_t id[CT_WAKERS], times[CT_WAKERS];
-  uint64_t last_ts; /* the latest wake of a coroutine parked on this object */
+  uint64_t last_ts;              /* the latest wake of a coroutine parked on this object */
+  uint64_t last_from, last_site; /* that wake's waker (0: a plain thread) and site */
+  uint64_t first_site;           /* a ptr's: where a coroutine first parked on it */
+  uint32_t first_pid, last_tid;
   uint8_t n, overflow, by_thread;
 };
 

@@ -91,7 +91,10 @@ static void coro(FILE *f, const struct ct_report *r, const struct ct_rcoro *c) {
     fprintf(f, ",\"wait\":\"fd\",\"obj\":%" PRId64, (int64_t)c->obj);
   else if (c->wait == CTP_WAIT_PTR)
     fprintf(f, ",\"wait\":\"ptr\",\"obj\":\"0x%016" PRIx64 "\"", c->obj);
-  else if (c->wait == CTP_WAIT_COROUTINE)
+  if (c->obj_name) {
+    fputs(",\"obj_name\":", f);
+    jstr(f, c->obj_name);
+  } else if (c->wait == CTP_WAIT_COROUTINE)
     fprintf(f, ",\"wait\":\"coroutine\",\"obj\":%" PRIu64, c->obj);
   if (c->site_index >= 0)
     fprintf(f, ",\"site_index\":%d", c->site_index);

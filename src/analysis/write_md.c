@@ -87,6 +87,8 @@ static void coro_table(FILE *f, const struct ct_finding *fi, int idle) {
     fputs(" | ", f);
     if (c->wait == CTP_WAIT_FD)
       fprintf(f, "fd %" PRId64, (int64_t)c->obj);
+    else if (c->wait == CTP_WAIT_PTR && c->obj_name)
+      cell(f, c->obj_name);
     else if (c->wait == CTP_WAIT_PTR)
       fprintf(f, "0x%" PRIx64, c->obj);
     else if (c->wait == CTP_WAIT_COROUTINE)

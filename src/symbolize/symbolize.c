@@ -31,13 +31,24 @@
 /* One file on disk, opened lazily on the first lookup that needs it. */
 struct sym_file {
   char *path;
-  Dwfl *dwfl;       /* NULL until loaded, or when loading failed */
-  Dwfl_Module *mod; /* the file's only module, at bias 0 */
-  int tried;        /* loading was attempted (do not retry a missing file) */
-  char *build_id;   /* the id the trace recorded (hex), NULL when it gave none */
-  int stale;        /* the file on disk has another build id: offsets only */
+  Dwfl *dwfl;           /* NULL until loaded, or when loading failed */
+  Dwfl_Module *mod;     /* the file's only module, at bias 0 */
+  int tried;            /* loading was attempted (do not retry a missing file) */
+  char *build_id;       /* the id the trace recorded (hex), NULL when it gave none */
+  int stale;            /* the file on disk has another build id: offsets only */
+  struct sym_var *vars; /* DWARF's variables at fixed addresses, by address */
+  size_t nvars, capvars;
+  int vars_built;
   size_t nload;
   GElf_Phdr *load; /* PT_LOAD headers, for file offset -> vaddr */
+};
+
+/* A variable DWARF places at a fixed address (a global or static object):
+ * where it is defined. file is libdw's, valid while the file's Dwfl lives. */
+struct sym_var {
+  uint64_t addr; /* ELF vaddr */
+  const char *file;
+  int line;
 };
 
 /* One mapping: [start, end) of process pid maps file offsets from offset. */
@@ -48,10 +59,14 @@ struct sym_map {
   size_t file; /* index into files */
 };
 
+/* What a cached lookup was: a code address (ct_symbolize's is_return_address
+ * 0 or 1) or a data address (ct_symbolize_data). */
+enum { LOOKUP_PC, LOOKUP_RET, LOOKUP_DATA };
+
 struct cache_ent {
   uint64_t pc;
   uint32_t pid;
-  uint8_t used, is_ret;
+  uint8_t used, kind; /* LOOKUP_* */
   struct ct_sym sym;
   int rc;
 };
@@ -105,6 +120,7 @@ void ct_symbolizer_free(ct_symbolizer *s) {
       dwfl_end(s->files[i].dwfl);
     free(s->files[i].path);
     free(s->files[i].build_id);
+    free(s->files[i].vars);
     free(s->files[i].load);
   }
   for (size_t i = 0; i < s->nnames; i++)
@@ -637,8 +653,9 @@ static void demangle_function(ct_symbolizer *s, struct ct_sym *out) {
   out->function = dup;
 }
 
-/* The uncached lookup. */
-static int lookup(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_ret, struct ct_sym *out) {
+/* The uncached lookup of a code address. */
+static int lookup_code(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_ret,
+                       struct ct_sym *out) {
   memset(out, 0, sizeof *out);
   if (pc & CT_SYM_TEXT_BIT) { /* a text site: as the program named it */
     const struct text_site *t = text_slot(s, pc);
@@ -679,13 +696,109 @@ static int lookup(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_ret, struc
   return 0;
 }
 
-static uint64_t hash_key(uint32_t pid, uint64_t pc, int is_ret) {
-  uint64_t h = pc * 0x9E3779B97F4A7C15ull ^ ((uint64_t)pid << 1 | (uint64_t)(is_ret != 0));
+/* qsort order of struct sym_var: by address. */
+static int cmp_var(const void *a, const void *b) {
+  const struct sym_var *x = a, *y = b;
+  return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Adds the variables at fixed addresses under die (DW_AT_location a lone
+ * DW_OP_addr: globals, statics, static locals) to f->vars; bias turns
+ * DWARF's addresses into the module's. depth bounds the recursion. */
+static void index_vars(struct sym_file *f, Dwarf_Die *die, Dwarf_Addr bias, int depth) {
+  Dwarf_Die child;
+  if (depth > 32 || dwarf_child(die, &child) != 0)
+    return;
+  do {
+    int tag = dwarf_tag(&child);
+    Dwarf_Attribute attr;
+    Dwarf_Op *ops;
+    size_t nops;
+    int line = 0;
+    if (tag == DW_TAG_variable && dwarf_attr(&child, DW_AT_location, &attr) &&
+        dwarf_getlocation(&attr, &ops, &nops) == 0 && nops == 1 && ops[0].atom == DW_OP_addr &&
+        ct_grow((void **)&f->vars, &f->capvars, f->nvars + 1, sizeof *f->vars, 64) == 0) {
+      dwarf_decl_line(&child, &line);
+      f->vars[f->nvars++] = (struct sym_var){ops[0].number + bias, dwarf_decl_file(&child), line};
+    } else if (tag == DW_TAG_namespace || tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block ||
+               tag == DW_TAG_module) {
+      index_vars(f, &child, bias, depth + 1);
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+/* Where the object at ELF vaddr v of f is defined (DWARF), into out; the
+ * index is built on the first data lookup in f. */
+static void var_decl(struct sym_file *f, uint64_t v, struct ct_sym *out) {
+  if (!f->vars_built) {
+    f->vars_built = 1;
+    Dwarf_Addr bias = 0;
+    Dwarf *dw = dwfl_module_getdwarf(f->mod, &bias);
+    Dwarf_CU *cu = NULL;
+    Dwarf_Die cudie;
+    while (dw && dwarf_get_units(dw, cu, &cu, NULL, NULL, &cudie, NULL) == 0)
+      index_vars(f, &cudie, bias, 0);
+    if (f->nvars)
+      qsort(f->vars, f->nvars, sizeof *f->vars, cmp_var);
+  }
+  size_t lo = 0, hi = f->nvars;
+  while (lo < hi) { /* the first at or after v */
+    size_t mid = lo + (hi - lo) / 2;
+    if (f->vars[mid].addr < v)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < f->nvars && f->vars[lo].addr == v) {
+    out->file = f->vars[lo].file;
+    out->line = f->vars[lo].line;
+  }
+}
+
+/* The uncached lookup of a data address: the object (a symbol of the
+ * symbol table, STT_OBJECT or STT_TLS excluded) of a module of pid holding
+ * addr. The module's load bias comes from its mapping at file offset 0 and
+ * its first PT_LOAD (which starts the file): data lies in writable or
+ * anonymous (.bss) mappings the trace does not list. */
+static int lookup_data(ct_symbolizer *s, uint32_t pid, uint64_t addr, struct ct_sym *out) {
+  memset(out, 0, sizeof *out);
+  for (size_t i = s->nmaps; i-- > 0;) {
+    const struct sym_map *m = &s->maps[i];
+    if (m->is_static || m->offset != 0 || (pid && m->pid && m->pid != pid))
+      continue;
+    struct sym_file *f = &s->files[m->file];
+    load_file(f);
+    if (!f->mod || f->stale || !f->nload || f->load[0].p_offset != 0 ||
+        m->start < f->load[0].p_vaddr)
+      continue;
+    uint64_t v = addr - (m->start - f->load[0].p_vaddr);
+    int inside = 0;
+    for (size_t k = 0; k < f->nload && !inside; k++)
+      inside = v >= f->load[k].p_vaddr && v - f->load[k].p_vaddr < f->load[k].p_memsz;
+    if (!inside)
+      continue;
+    GElf_Off off = 0;
+    GElf_Sym sym;
+    const char *name = dwfl_module_addrinfo(f->mod, v, &off, &sym, NULL, NULL, NULL);
+    if (!name || GELF_ST_TYPE(sym.st_info) != STT_OBJECT || (sym.st_size && off >= sym.st_size))
+      return -ENOENT;
+    out->function = name;
+    out->module = f->path;
+    out->offset = off;
+    var_decl(f, v - off, out);
+    demangle_function(s, out);
+    return 0;
+  }
+  return -ENOENT;
+}
+
+static uint64_t hash_key(uint32_t pid, uint64_t pc, int kind) {
+  uint64_t h = pc * 0x9E3779B97F4A7C15ull ^ ((uint64_t)pid << 2 | (uint64_t)kind);
   return h ^ (h >> 29);
 }
 
 /* Slot of the key in the cache, growing it first when it is half full. */
-static struct cache_ent *cache_slot(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_ret) {
+static struct cache_ent *cache_slot(ct_symbolizer *s, uint32_t pid, uint64_t pc, int kind) {
   if (s->ncache * 2 >= s->capcache) {
     size_t ncap = s->capcache ? s->capcache * 2 : 256;
     struct cache_ent *nc = calloc(ncap, sizeof *nc);
@@ -695,7 +808,7 @@ static struct cache_ent *cache_slot(ct_symbolizer *s, uint32_t pid, uint64_t pc,
       struct cache_ent *e = &s->cache[i];
       if (!e->used)
         continue;
-      size_t j = hash_key(e->pid, e->pc, e->is_ret) & (ncap - 1);
+      size_t j = hash_key(e->pid, e->pc, e->kind) & (ncap - 1);
       while (nc[j].used)
         j = (j + 1) & (ncap - 1);
       nc[j] = *e;
@@ -704,26 +817,35 @@ static struct cache_ent *cache_slot(ct_symbolizer *s, uint32_t pid, uint64_t pc,
     s->cache = nc;
     s->capcache = ncap;
   }
-  size_t j = hash_key(pid, pc, is_ret) & (s->capcache - 1);
+  size_t j = hash_key(pid, pc, kind) & (s->capcache - 1);
   while (s->cache[j].used &&
-         !(s->cache[j].pc == pc && s->cache[j].pid == pid && s->cache[j].is_ret == (is_ret != 0)))
+         !(s->cache[j].pc == pc && s->cache[j].pid == pid && s->cache[j].kind == kind))
     j = (j + 1) & (s->capcache - 1);
   return &s->cache[j];
 }
 
-int ct_symbolize(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_return_address,
-                 struct ct_sym *out) {
-  struct cache_ent *e = cache_slot(s, pid, pc, is_return_address);
-  if (!e)
-    return lookup(s, pid, pc, is_return_address, out); /* no memory for the cache */
-  if (!e->used) {
-    e->rc = lookup(s, pid, pc, is_return_address, &e->sym);
-    e->pc = pc;
-    e->pid = pid;
-    e->is_ret = is_return_address != 0;
-    e->used = 1;
+/* The lookup of kind (LOOKUP_*), through the cache. */
+static int cached(ct_symbolizer *s, uint32_t pid, uint64_t a, int kind, struct ct_sym *out) {
+  struct cache_ent *e = cache_slot(s, pid, a, kind);
+  if (e && e->used) {
+    *out = e->sym;
+    return e->rc;
+  }
+  int rc = kind == LOOKUP_DATA ? lookup_data(s, pid, a, out)
+                               : lookup_code(s, pid, a, kind == LOOKUP_RET, out);
+  if (e) { /* else no memory for the cache: answered all the same */
+    *e = (struct cache_ent){
+        .pc = a, .pid = pid, .used = 1, .kind = (uint8_t)kind, .sym = *out, .rc = rc};
     s->ncache++;
   }
-  *out = e->sym;
-  return e->rc;
+  return rc;
+}
+
+int ct_symbolize(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_return_address,
+                 struct ct_sym *out) {
+  return cached(s, pid, pc, is_return_address ? LOOKUP_RET : LOOKUP_PC, out);
+}
+
+int ct_symbolize_data(ct_symbolizer *s, uint32_t pid, uint64_t addr, struct ct_sym *out) {
+  return cached(s, pid, addr, LOOKUP_DATA, out);
 }

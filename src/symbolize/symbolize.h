@@ -74,4 +74,11 @@ int ct_symbolizer_add_text(ct_symbolizer *s, uint64_t site, const char *file, in
 int ct_symbolize(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_return_address,
                  struct ct_sym *out);
 
+/* The global or static object of pid's modules that holds data address addr:
+ * out->function is its name (demangled), out->file and out->line where DWARF
+ * says it is defined (NULL / 0 without), out->module its file, out->offset
+ * addr's offset into it. -ENOENT when no module's symbol table has an object
+ * there (a heap or stack address). Results are cached. */
+int ct_symbolize_data(ct_symbolizer *s, uint32_t pid, uint64_t addr, struct ct_sym *out);
+
 #endif

@@ -3,14 +3,20 @@
  * it), for tests/test-report-thresholds.sh; beside it a worker woken once,
  * so the trace records wakes. Written with the public SDK only.
  *
+ *   short-wait          both park on globals (`work`, then `mailbox`)
+ *   short-wait heap     both park on one malloc'd object, the worker first
+ *
  * Exit 3 when not traced. */
 #include <corotracer.h>
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
-static int mailbox, work;
+static int work;
+static int mailbox; // MAILBOX-DEF
 
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, ms % 1000 * 1000000};
@@ -20,22 +26,27 @@ static void sleep_ms(long ms) {
 
 /* Parks co on obj; noinline so the site is this call, in this file. */
 __attribute__((noinline)) static void park(corotracer_co *co, const int *obj) {
-  corotracer_suspend(co, NULL, COROTRACER_WAIT_PTR, (uint64_t)(uintptr_t)obj);
+  corotracer_suspend(co, NULL, COROTRACER_WAIT_PTR, (uint64_t)(uintptr_t)obj); // PARK-SITE
   __asm__ volatile("" ::: "memory"); /* no tail call: the site stays here */
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  int heap = argc > 1 && strcmp(argv[1], "heap") == 0;
+  int *box = heap ? malloc(sizeof *box) : NULL;
+  if (heap && !box)
+    return 1;
   corotracer_co *worker = corotracer_create(0, "worker", NULL);
   corotracer_co *waiter = corotracer_create(0, "waiter", NULL);
   corotracer_resume(worker);
-  park(worker, &work);
+  park(worker, heap ? box : &work);
   corotracer_wake(worker, NULL);
   corotracer_resume(worker);
   corotracer_exit(worker, NULL);
   corotracer_destroy(worker);
   corotracer_resume(waiter);
-  park(waiter, &mailbox);
+  park(waiter, heap ? box : &mailbox);
   sleep_ms(300);
   corotracer_destroy(waiter); /* cancelled while waiting: never woken */
+  free(box);
   return corotracer_enabled() ? 0 : 3;
 }

@@ -1,0 +1,32 @@
+#!/bin/sh
+# test-report-objects.sh - a wait object named, not shown as an address:
+# tests/lib/short-wait's waiter parks on the global `mailbox` (named by its
+# symbol and the line that defines it), and with `heap` on a malloc'd object
+# the worker parked on first (named by that first wait's site), in the
+# Markdown table and the JSON's obj_name. --stuck-ms 200 judges the waiter
+# (parked 300 ms at least) on any load.
+. "$(dirname "$0")/lib/report.sh"
+prog=$CT_BUILD/tests/lib/short-wait
+src=$(dirname "$0")/lib/short-wait.c
+[ -x "$prog" ] || { fail "$prog not built"; check_done; }
+def=$(grep -n 'MAILBOX-DEF' "$src" | cut -d: -f1)
+park=$(grep -n 'PARK-SITE' "$src" | cut -d: -f1)
+# trace NAME ARGS...: traced, then reported into $tmp/NAME.md and .json.
+trace() {
+  name=$1; shift
+  "$COROTRACER" run --quiet --lossless -o "$tmp/$name.ctrace" -- "$prog" "$@" > "$tmp/$name.out" 2>&1 ||
+    { fail "$name: corotracer run exit $?: $(cat "$tmp/$name.out")"; return; }
+  "$COROTRACER" report --stuck-ms 200 "$tmp/$name.ctrace" --json "$tmp/$name.json" > "$tmp/$name.md" 2> "$tmp/$name.err" ||
+    fail "$name: report exit $?: $(cat "$tmp/$name.err")"
+}
+trace global
+grep -q "^| [0-9]* | waiter | mailbox (short-wait.c:$def) | \`*park (short-wait.c:$park)" "$tmp/global.md" ||
+  fail "global: mailbox (short-wait.c:$def) not named: $(grep '| waiter |' "$tmp/global.md")"
+grep -q '"label":"waiter","wait":"ptr","obj":"0x[0-9a-f]*","obj_name":"mailbox (short-wait.c:'"$def"')"' "$tmp/global.json" ||
+  fail "global: no obj_name in the JSON: $(grep -o '"label":"waiter"[^}]*' "$tmp/global.json")"
+trace heap heap
+grep -q "^| [0-9]* | waiter | heap, first waited on at park (short-wait.c:$park) |" "$tmp/heap.md" ||
+  fail "heap: first wait not named: $(grep '| waiter |' "$tmp/heap.md")"
+grep -q '"obj_name":"heap, first waited on at park (short-wait.c:'"$park"')"' "$tmp/heap.json" ||
+  fail "heap: no obj_name in the JSON"
+finish test-report-objects
