@@ -22,7 +22,7 @@ trace() {
 trace global
 grep -q "^| [0-9]* | waiter | mailbox (short-wait.c:$def) | \`*park (short-wait.c:$park)" "$tmp/global.md" ||
   fail "global: mailbox (short-wait.c:$def) not named: $(grep '| waiter |' "$tmp/global.md")"
-grep -q '"label":"waiter","wait":"ptr","obj":"0x[0-9a-f]*","obj_name":"mailbox (short-wait.c:'"$def"')"' "$tmp/global.json" ||
+grep -q '"label":"waiter","wait":"ptr","obj":"0x[0-9a-f]*",.*"obj_name":"mailbox (short-wait.c:'"$def"')"' "$tmp/global.json" ||
   fail "global: no obj_name in the JSON: $(grep -o '"label":"waiter"[^}]*' "$tmp/global.json")"
 trace heap heap
 grep -q "^| [0-9]* | waiter | heap, first waited on at park (short-wait.c:$park) |" "$tmp/heap.md" ||

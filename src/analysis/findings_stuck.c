@@ -205,6 +205,33 @@ static int likely_idle(const struct ct_state *st, const struct ct_coro *c) {
          !waiter_woken_since(st, c);
 }
 
+/* The last wake of a coroutine parked on c's wait object (an fd or a ptr),
+ * into rc_->obj_wake (NULL when none was ever woken), and said after
+ * buf[0..o): who woke it, where, when, and whether before c parked (the
+ * wake it needed went to an earlier waiter) or after (to another waiter,
+ * not to c). Returns the new o, or -1 on ENOMEM. */
+static long obj_last_wake(const struct ct_report *r, const struct ct_state *st,
+                          const struct ct_coro *c, struct ct_rcoro *rc_, char *buf, size_t n,
+                          size_t o) {
+  const struct ct_wakers *w = ct_map_get(&st->objs, c->obj, c->wait);
+  char who[512], t[32];
+  if (o >= n)
+    return (long)o;
+  if (!w || !w->last_ts)
+    return (long)(o + (size_t)snprintf(buf + o, n - o,
+                                       "; no coroutine parked on its object was ever woken"));
+  if (!(rc_->obj_wake = malloc(sizeof *rc_->obj_wake)))
+    return -1;
+  *rc_->obj_wake = (struct ct_rwake){
+      .from = w->last_from, .ts = w->last_ts, .tid = w->last_tid, .site = {.site = w->last_site}};
+  fmt_waker(st, c, rc_->obj_wake, who, sizeof who);
+  return (long)(o + (size_t)snprintf(buf + o, n - o, "; its object's last wake: at %s by %s, %s",
+                                     ct_at(r, w->last_ts, t, sizeof t), who,
+                                     w->last_ts <= c->susp_ts
+                                         ? "before it parked"
+                                         : "after it parked, to another waiter"));
+}
+
 /* A _LOST category: the events lost may hold what clears the coroutine. */
 static int uncertain(enum cat cat) {
   return cat == CAT_RAN_ON_LOST || cat == CAT_WAKE_BEFORE_LOST || cat == CAT_SCHED_LOST;
@@ -331,6 +358,12 @@ static int stuck_evidence(const struct ct_report *r, const struct ct_state *st,
   else if (o < n && (c->lost || c->station_lost))
     o += (size_t)snprintf(buf + o, n - o, " (less certain: %" PRIu64 " of its events were lost)",
                           c->lost > c->station_lost ? c->lost : c->station_lost);
+  if (cat <= CAT_EXIT && (c->wait == CTP_WAIT_FD || c->wait == CTP_WAIT_PTR)) {
+    long no = obj_last_wake(r, st, c, rc_, buf, n, o); /* the root cause's last trace */
+    if (no < 0)
+      return -ENOMEM;
+    o = (size_t)no;
+  }
   if (o < n && leak_worthy(r, c)) {
     rc_->never_destroyed = 1;
     snprintf(buf + o, n - o, "; also never destroyed (not repeated as a leak)");

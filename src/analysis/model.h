@@ -163,6 +163,10 @@ struct ct_rcoro {
   /* lost_wakeup of a coroutine destroyed while waiting: the destroy (from 0;
    * tid, ts, site); NULL for others. Owned by the report. */
   struct ct_rwake *destroyed;
+  /* lost_wakeup and wake_before_suspend on an fd or ptr: the last wake of a
+   * coroutine parked on that object (its root cause's last trace); NULL
+   * when none was ever woken, and for others. Owned by the report. */
+  struct ct_rwake *obj_wake;
   /* starvation: how long it stayed runnable, on which thread (the one it last
    * ran on), and who held that thread meanwhile (owned by the report). */
   uint64_t runnable_ns, others;

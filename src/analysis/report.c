@@ -200,6 +200,7 @@ void ct_report_free(struct ct_report *r) {
       free(r->f[i].coros[k].end_site);
       free(r->f[i].coros[k].evidence);
       free(r->f[i].coros[k].obj_name);
+      free(r->f[i].coros[k].obj_wake);
     }
     free(r->f[i].sites);
     free(r->f[i].coros);

@@ -91,10 +91,7 @@ static void coro(FILE *f, const struct ct_report *r, const struct ct_rcoro *c) {
     fprintf(f, ",\"wait\":\"fd\",\"obj\":%" PRId64, (int64_t)c->obj);
   else if (c->wait == CTP_WAIT_PTR)
     fprintf(f, ",\"wait\":\"ptr\",\"obj\":\"0x%016" PRIx64 "\"", c->obj);
-  if (c->obj_name) {
-    fputs(",\"obj_name\":", f);
-    jstr(f, c->obj_name);
-  } else if (c->wait == CTP_WAIT_COROUTINE)
+  else if (c->wait == CTP_WAIT_COROUTINE)
     fprintf(f, ",\"wait\":\"coroutine\",\"obj\":%" PRIu64, c->obj);
   if (c->site_index >= 0)
     fprintf(f, ",\"site_index\":%d", c->site_index);
@@ -117,6 +114,14 @@ static void coro(FILE *f, const struct ct_report *r, const struct ct_rcoro *c) {
   if (c->destroyed) {
     fputs(",\"destroyed\":", f);
     event(f, r, c->destroyed);
+  }
+  if (c->obj_name) {
+    fputs(",\"obj_name\":", f);
+    jstr(f, c->obj_name);
+  }
+  if (c->obj_wake) {
+    fputs(",\"obj_last_wake\":", f);
+    event(f, r, c->obj_wake);
   }
   if (c->runnable_ns)
     fprintf(f, ",\"runnable_ns\":%" PRIu64 ",\"tid\":%" PRIu32 ",\"others\":%" PRIu64,

@@ -47,7 +47,7 @@ struct sym_file {
  * where it is defined. file is libdw's, valid while the file's Dwfl lives. */
 struct sym_var {
   uint64_t addr; /* ELF vaddr */
-  const char *file;
+  const char *name, *file;
   int line;
 };
 
@@ -719,7 +719,8 @@ static void index_vars(struct sym_file *f, Dwarf_Die *die, Dwarf_Addr bias, int 
         dwarf_getlocation(&attr, &ops, &nops) == 0 && nops == 1 && ops[0].atom == DW_OP_addr &&
         ct_grow((void **)&f->vars, &f->capvars, f->nvars + 1, sizeof *f->vars, 64) == 0) {
       dwarf_decl_line(&child, &line);
-      f->vars[f->nvars++] = (struct sym_var){ops[0].number + bias, dwarf_decl_file(&child), line};
+      f->vars[f->nvars++] = (struct sym_var){ops[0].number + bias, dwarf_diename(&child),
+                                             dwarf_decl_file(&child), line};
     } else if (tag == DW_TAG_namespace || tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block ||
                tag == DW_TAG_module) {
       index_vars(f, &child, bias, depth + 1);
@@ -727,8 +728,9 @@ static void index_vars(struct sym_file *f, Dwarf_Die *die, Dwarf_Addr bias, int 
   } while (dwarf_siblingof(&child, &child) == 0);
 }
 
-/* Where the object at ELF vaddr v of f is defined (DWARF), into out; the
- * index is built on the first data lookup in f. */
+/* Where the object at ELF vaddr v of f is defined (DWARF), into out, and
+ * for a C name its source name (a function's static "event" is symbol
+ * "event.2"); the index is built on the first data lookup in f. */
 static void var_decl(struct sym_file *f, uint64_t v, struct ct_sym *out) {
   if (!f->vars_built) {
     f->vars_built = 1;
@@ -752,6 +754,8 @@ static void var_decl(struct sym_file *f, uint64_t v, struct ct_sym *out) {
   if (lo < f->nvars && f->vars[lo].addr == v) {
     out->file = f->vars[lo].file;
     out->line = f->vars[lo].line;
+    if (f->vars[lo].name && strncmp(out->function, "_Z", 2) != 0)
+      out->function = f->vars[lo].name;
   }
 }
 
