@@ -5,6 +5,8 @@
  *
  *   short-wait          both park on globals (`work`, then `mailbox`)
  *   short-wait heap     both park on one malloc'd object, the worker first
+ *   short-wait leave    as heap, but the waiter is left parked at the exit
+ *                       (the object's last wake: the worker's, before it)
  *
  * Exit 3 when not traced. */
 #include <corotracer.h>
@@ -31,7 +33,8 @@ __attribute__((noinline)) static void park(corotracer_co *co, const int *obj) {
 }
 
 int main(int argc, char **argv) {
-  int heap = argc > 1 && strcmp(argv[1], "heap") == 0;
+  int leave = argc > 1 && strcmp(argv[1], "leave") == 0;
+  int heap = leave || (argc > 1 && strcmp(argv[1], "heap") == 0);
   int *box = heap ? malloc(sizeof *box) : NULL;
   if (heap && !box)
     return 1;
@@ -39,14 +42,15 @@ int main(int argc, char **argv) {
   corotracer_co *waiter = corotracer_create(0, "waiter", NULL);
   corotracer_resume(worker);
   park(worker, heap ? box : &work);
-  corotracer_wake(worker, NULL);
+  corotracer_wake(worker, NULL); // WAKE-SITE
   corotracer_resume(worker);
   corotracer_exit(worker, NULL);
   corotracer_destroy(worker);
   corotracer_resume(waiter);
   park(waiter, heap ? box : &mailbox);
   sleep_ms(300);
-  corotracer_destroy(waiter); /* cancelled while waiting: never woken */
+  if (!leave)
+    corotracer_destroy(waiter); /* cancelled while waiting: never woken */
   free(box);
   return corotracer_enabled() ? 0 : 3;
 }
