@@ -57,6 +57,7 @@ struct stuck {
    * a chain of such waits: reported in the finding of the chain's end, root
    * (sk index), not on its own. */
   int behind;
+  int held; /* behind root because it waits on what coroutines like root hold */
   size_t root;
   size_t cycle; /* deadlock_findings: 1 + the cycle it is in, 0 if none */
 };
@@ -422,14 +423,62 @@ static void mark_behind(struct stuck *sk, size_t n, struct ct_map *idx) {
   }
 }
 
+/* Marks each stuck coroutine parked on a ptr whose waiters only coroutines
+ * created at one other site ever woke (released it), some of them stuck too,
+ * as held behind one of those: it waits for what they hold (a connection slot
+ * the stranded connections keep), one root cause with theirs. Not a
+ * coroutine others are behind already, nor behind a root that is itself. */
+static int mark_held(const struct ct_state *st, struct stuck *sk, size_t n) {
+  struct ct_map roots; /* (create site, pid) -> 1 + the first stuck coroutine made there */
+  ct_map_init(&roots, sizeof(uint64_t));
+  int fresh, rc = -ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t *k;
+    if (!sk[i].behind && sk[i].cat <= CAT_EXIT && sk[i].c->create_site) {
+      if (!(k = ct_map_put(&roots, sk[i].c->create_site, sk[i].c->pid, &fresh)))
+        goto out;
+      if (fresh)
+        *k = i + 1;
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    const struct ct_coro *c = sk[i].c;
+    const struct ct_wakers *w =
+        c->wait == CTP_WAIT_PTR ? ct_map_get(&st->objs, c->obj, CTP_WAIT_PTR) : NULL;
+    const uint64_t *k =
+        w && !w->by_thread && !w->waker_mixed && w->waker_site && w->waker_site != c->create_site
+            ? ct_map_get(&roots, w->waker_site, c->pid)
+            : NULL;
+    if (!k || sk[i].behind || sk[i].cat > CAT_EXIT || sk[*k - 1].behind)
+      continue;
+    int rooted = 0; /* a join chain ends at it: it stays a root */
+    for (size_t j = 0; j < n && !rooted; j++)
+      rooted = sk[j].behind && sk[j].root == i;
+    if (!rooted) {
+      sk[i].behind = sk[i].held = 1;
+      sk[i].root = *k - 1;
+    }
+  }
+  for (size_t i = 0; i < n; i++) /* a root marked held after: no finding would list it */
+    if (sk[i].held && sk[sk[i].root].behind)
+      sk[i].behind = sk[i].held = 0;
+  rc = 0;
+out:
+  ct_map_free(&roots);
+  return rc;
+}
+
 /* Appends to cs[0..m) the coroutines behind one of them (a finding of cat;
- * cs has room for n); returns how many. */
+ * cs has room for n); returns how many, *nheld of them held (mark_held). */
 static size_t add_behind(const struct stuck *sk, size_t n, const struct ct_coro **cs, size_t m,
-                         enum cat cat) {
+                         enum cat cat, size_t *nheld) {
   size_t nb = 0;
+  *nheld = 0;
   for (size_t i = 0; i < n; i++)
-    if (sk[i].behind && sk[sk[i].root].cat == cat && !sk[sk[i].root].behind)
+    if (sk[i].behind && sk[sk[i].root].cat == cat && !sk[sk[i].root].behind) {
       cs[m + nb++] = sk[i].c;
+      *nheld += (size_t)sk[i].held;
+    }
   return nb;
 }
 
@@ -472,26 +521,60 @@ static void fmt_chain(const struct ct_state *st, const struct stuck *sk, struct 
     snprintf(buf + o, n - o, ", which is suspended with no wait object");
 }
 
+/* Why held coroutine b is behind its root: "waits on mailbox, which only
+ * coroutines created at f (x.c:9) ever released (64 of them stuck here):
+ * it waits for what they hold" into buf. */
+static void fmt_held(const struct ct_state *st, const struct stuck *sk, size_t n,
+                     const struct stuck *b, char *buf, size_t len) {
+  const struct ct_coro *root = sk[b->root].c;
+  struct ct_rsite rs = {.site = root->create_site, .pid = root->pid};
+  char site[400], obj[48];
+  size_t holders = 0;
+  for (size_t i = 0; i < n; i++)
+    holders += !sk[i].behind && sk[i].c->create_site == root->create_site &&
+               sk[i].c->pid == root->pid && sk[i].cat == sk[b->root].cat;
+  ct_symbolize_site(st, &rs);
+  fmt_obj(b->c, obj, sizeof obj);
+  snprintf(buf, len,
+           "waits on %s, which only coroutines created at %s ever released (%zu of them are "
+           "stuck above): it waits for what they hold",
+           obj, ct_fmt_site(&rs, site, sizeof site), holders);
+}
+
+/* Why b is behind its root: what it holds (fmt_held), or the chain of joins. */
+static void fmt_behind(const struct ct_state *st, const struct stuck *sk, struct ct_map *idx,
+                       const struct stuck *b, char *buf, size_t n) {
+  if (b->held)
+    fmt_held(st, sk, idx->n, b, buf, n); /* idx: one entry per stuck coroutine */
+  else
+    fmt_chain(st, sk, idx, b, buf, n);
+}
+
 /* Per-coroutine evidence of one behind another: the chain. */
 static int behind_evidence(const struct ct_report *r, const struct ct_state *st,
                            const struct stuck *sk, struct ct_map *idx, const struct stuck *b,
                            struct ct_rcoro *rc_) {
   char chain[CT_COROEV_MAX - 160], t[32], ev[CT_COROEV_MAX];
-  fmt_chain(st, sk, idx, b, chain, sizeof chain);
+  fmt_behind(st, sk, idx, b, chain, sizeof chain);
   rc_->waits_for = b->waits_for;
   rc_->never_destroyed = leak_worthy(r, b->c);
-  snprintf(ev, sizeof ev, "since %s it %s: stuck behind it, not a separate finding%s",
-           ct_at(r, b->c->susp_ts, t, sizeof t), chain,
+  snprintf(ev, sizeof ev, "since %s it %s%s, not a separate finding%s",
+           ct_at(r, b->c->susp_ts, t, sizeof t), chain, b->held ? "" : ": stuck behind it",
            rc_->never_destroyed ? "; also never destroyed (not repeated as a leak)" : "");
   return ct_keep_evidence(rc_, ev);
 }
 
-/* Appends the nb coroutines behind the finding's to its title. */
-static void title_behind(struct ct_finding *f, size_t nb) {
-  size_t tl = strlen(f->title);
-  if (nb && tl < sizeof f->title)
-    snprintf(f->title + tl, sizeof f->title - tl, "; %zu more wait%s for them to finish", nb,
-             nb == 1 ? "s" : "");
+/* Appends the nb coroutines behind the finding's to its title: those that
+ * wait for them to finish, and the nheld among them that wait on what they
+ * hold. */
+static void title_behind(struct ct_finding *f, size_t nb, size_t nheld) {
+  size_t tl = strlen(f->title), nj = nb - nheld;
+  if (nj && tl < sizeof f->title)
+    tl += (size_t)snprintf(f->title + tl, sizeof f->title - tl,
+                           "; %zu more wait%s for them to finish", nj, nj == 1 ? "s" : "");
+  if (nheld && tl < sizeof f->title)
+    snprintf(f->title + tl, sizeof f->title - tl, "; %zu more wait%s on what they hold", nheld,
+             nheld == 1 ? "s" : "");
 }
 
 /* The finding's line for its nb coroutines behind others: the first chain. */
@@ -506,7 +589,7 @@ static int behind_summary(const struct ct_report *r, const struct ct_state *st,
       continue;
     char who[128], chain[256];
     fmt_coro(st, c, who, sizeof who);
-    fmt_chain(st, sk, idx, b, chain, sizeof chain);
+    fmt_behind(st, sk, idx, b, chain, sizeof chain);
     ct_add_evidence(f, "%s %s%s", who, chain,
                     nb > 1 ? "; the others listed as behind wait for them the same way"
                            : ": one bug, one finding");
@@ -539,7 +622,7 @@ static int stuck_finding(struct ct_report *r, const struct ct_state *st, struct 
   struct ct_finding *f;
   if (!m)
     goto out;
-  size_t nb = add_behind(sk, n, cs, m, cat);
+  size_t nheld, nb = add_behind(sk, n, cs, m, cat, &nheld);
   rc = -ENOMEM;
   enum ct_sev sev = cat == CAT_SCHED_END && r->killed ? CT_SEV_INFO : sevs[cat];
   if (!(f = ct_new_finding(r, cat_kinds[cat], sev)) ||
@@ -613,7 +696,7 @@ static int stuck_finding(struct ct_report *r, const struct ct_state *st, struct 
   default:
     break;
   }
-  title_behind(f, nb);
+  title_behind(f, nb, nheld);
   if (uncertain(cat))
     ct_add_evidence(f,
                     "uncertain, so not an error: events were lost since their last resume, or "
@@ -698,7 +781,7 @@ static int deadlock_findings(struct ct_report *r, const struct ct_state *st, str
     f->count = len + nb;
     snprintf(f->title, sizeof f->title, "deadlock: %zu coroutines wait on each other in a cycle",
              len);
-    title_behind(f, nb);
+    title_behind(f, nb, 0); /* held ones have no deadlock root (mark_held) */
     if (nb && (rc = behind_summary(r, st, sk, idx, f, nb)))
       return rc;
     const struct ct_coro **ms = malloc(f->ncoros * sizeof *ms);
@@ -794,6 +877,8 @@ int ct_stuck_findings(struct ct_report *r, const struct ct_state *st, uint64_t s
   }
   find_cycles(sk, n, &idx);
   mark_behind(sk, n, &idx);
+  if ((rc = mark_held(st, sk, n)))
+    goto out;
   if ((rc = deadlock_findings(r, st, sk, n, &idx)))
     goto out;
   for (int cat = 0; cat < CAT_N; cat++)

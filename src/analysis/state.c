@@ -519,6 +519,11 @@ static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_event 
       w->last_from = ev->from;
       w->last_site = site;
       w->last_tid = (uint32_t)ev->tid;
+      const struct ct_coro *wc = ev->from ? ct_map_get(&s->coros, ev->from, 0) : NULL;
+      if (wc && wc->create_site && !w->waker_site)
+        w->waker_site = wc->create_site;
+      else if (ev->from && (!wc || wc->create_site != w->waker_site))
+        w->waker_mixed = 1;
       if (!ev->from) {
         w->by_thread = 1;
         return 0;

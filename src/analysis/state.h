@@ -122,6 +122,11 @@ struct ct_wakers {
   uint64_t last_from, last_site; /* that wake's waker (0: a plain thread) and site */
   uint64_t first_site;           /* a ptr's: where a coroutine first parked on it */
   uint32_t first_pid, last_tid;
+  /* The create site of the coroutines that woke its waiters, while they all
+   * share one (waker_mixed: they do not, or one is unknown): the kind of
+   * coroutine that releases what its waiters wait for. */
+  uint64_t waker_site;
+  uint8_t waker_mixed;
   uint8_t n, overflow, by_thread;
 };
 
