@@ -161,20 +161,26 @@ static int cmp_gkey(const void *a, const void *b) {
   return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* findings.h: "srv+0x10 (resp_server.c:25)", from the symbol table and DWARF. */
+int ct_fmt_data(const struct ct_state *st, uint32_t pid, uint64_t addr, char *buf, size_t n) {
+  struct ct_sym sym;
+  if (ct_symbolize_data(st->sym, pid, addr, &sym) != 0 || !sym.function)
+    return 0;
+  int k = snprintf(buf, n, "%s", sym.function);
+  if (sym.offset && k > 0 && (size_t)k < n)
+    k += snprintf(buf + k, n - (size_t)k, "+0x%" PRIx64, sym.offset);
+  if (sym.file && k > 0 && (size_t)k < n)
+    snprintf(buf + k, n - (size_t)k, " (%s:%d)", base_name(sym.file), sym.line);
+  return 1;
+}
+
 /* The name of c's ptr wait object (struct ct_rcoro's obj_name), or NULL:
  * its symbol when a module's symbol table has one there, else the site
  * that first parked a coroutine on it. */
 static char *obj_name(const struct ct_state *st, const struct ct_coro *c) {
-  struct ct_sym sym;
   char buf[640], s[512];
-  if (ct_symbolize_data(st->sym, c->pid, c->obj, &sym) == 0 && sym.function) {
-    int k = snprintf(buf, sizeof buf, "%s", sym.function);
-    if (sym.offset && k > 0 && (size_t)k < sizeof buf)
-      k += snprintf(buf + k, sizeof buf - (size_t)k, "+0x%" PRIx64, sym.offset);
-    if (sym.file && k > 0 && (size_t)k < sizeof buf)
-      snprintf(buf + k, sizeof buf - (size_t)k, " (%s:%d)", base_name(sym.file), sym.line);
+  if (ct_fmt_data(st, c->pid, c->obj, buf, sizeof buf))
     return strdup(buf);
-  }
   const struct ct_wakers *w = ct_map_get(&st->objs, c->obj, CTP_WAIT_PTR);
   if (!w || !w->first_site || st->sites_not_code)
     return NULL;

@@ -34,6 +34,10 @@ void ct_add_evidence(struct ct_finding *f, const char *fmt, ...)
 
 /* Fills rs->sym from rs->site and rs->pid (rs->symbolized when it worked). */
 void ct_symbolize_site(const struct ct_state *st, struct ct_rsite *rs);
+/* The global or static object holding data address addr of process pid, as
+ * "name[+0xoff] (file.c:line)" into buf; 1 when named, 0 (buf untouched)
+ * when no module's symbol table has an object there. */
+int ct_fmt_data(const struct ct_state *st, uint32_t pid, uint64_t addr, char *buf, size_t n);
 
 /* rs's p50/p99/max from the durations in h (has_dur set). */
 void ct_site_durations(struct ct_rsite *rs, const struct ct_hist *h);

@@ -62,9 +62,12 @@ struct stuck {
   size_t cycle; /* deadlock_findings: 1 + the cycle it is in, 0 if none */
 };
 
-/* What c waits on, as evidence ("fd 7", "ptr 0x...") into buf. */
-static void fmt_obj(const struct ct_coro *c, char *buf, size_t n) {
-  if (c->wait == CTP_WAIT_FD)
+/* What c waits on, as evidence ("fd 7", "ptr mailbox (app.c:12)", "ptr 0x...") into buf. */
+static void fmt_obj(const struct ct_state *st, const struct ct_coro *c, char *buf, size_t n) {
+  char name[320];
+  if (c->wait == CTP_WAIT_PTR && ct_fmt_data(st, c->pid, c->obj, name, sizeof name))
+    snprintf(buf, n, "ptr %s", name); /* a global or static, by its name */
+  else if (c->wait == CTP_WAIT_FD)
     snprintf(buf, n, "fd %" PRId64, (int64_t)c->obj);
   else if (c->wait == CTP_WAIT_PTR)
     snprintf(buf, n, "ptr 0x%016" PRIx64, c->obj);
@@ -249,11 +252,11 @@ static const char *lost_what(enum cat cat) {
  * is the evidence. */
 static int stuck_evidence(const struct ct_report *r, const struct ct_state *st,
                           const struct ct_coro *c, enum cat cat, struct ct_rcoro *rc_) {
-  char obj[48], t1[32], t2[32], t3[32], t4[32], d[32], ex[80], who[512];
+  char obj[336], t1[32], t2[32], t3[32], t4[32], d[32], ex[80], who[512];
   char ev[CT_COROEV_MAX], *buf = ev;
   size_t n = sizeof ev;
   uint64_t left = r->end_ts > c->susp_ts ? r->end_ts - c->susp_ts : 0;
-  fmt_obj(c, obj, sizeof obj);
+  fmt_obj(st, c, obj, sizeof obj);
   ct_describe_exit(r, ex, sizeof ex);
   size_t o = 0;
   struct ct_rwake tmp = {0}, *w = &tmp;
@@ -507,8 +510,8 @@ static void fmt_chain(const struct ct_state *st, const struct stuck *sk, struct 
   if (o < n && k != &sk[b->root])
     o += (size_t)snprintf(buf + o, n - o, ", ...");
   const struct stuck *r = &sk[b->root];
-  char obj[48];
-  fmt_obj(r->c, obj, sizeof obj);
+  char obj[336];
+  fmt_obj(st, r->c, obj, sizeof obj);
   if (o >= n)
     return;
   if (r->cat == CAT_DEADLOCK)
@@ -534,7 +537,7 @@ static void fmt_held(const struct ct_state *st, const struct stuck *sk, size_t n
     holders += !sk[i].behind && sk[i].c->create_site == root->create_site &&
                sk[i].c->pid == root->pid && sk[i].cat == sk[b->root].cat;
   ct_symbolize_site(st, &rs);
-  fmt_obj(b->c, obj, sizeof obj);
+  fmt_obj(st, b->c, obj, sizeof obj);
   snprintf(buf, len,
            "waits on %s, which only coroutines created at %s ever released (%zu of them are "
            "stuck above): it waits for what they hold",
@@ -805,9 +808,9 @@ static int deadlock_findings(struct ct_report *r, const struct ct_state *st, str
         continue;
       }
       uint64_t times = 0;
-      char obj[48], t[32];
+      char obj[336], t[32];
       rc_->waits_for = waits_for(st, c, &times);
-      fmt_obj(c, obj, sizeof obj);
+      fmt_obj(st, c, obj, sizeof obj);
       rc_->never_destroyed = leak_worthy(r, c);
       char ev[CT_COROEV_MAX];
       if (c->wait == CTP_WAIT_COROUTINE)
