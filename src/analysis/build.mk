@@ -1,6 +1,6 @@
 # src/analysis/build.mk - `corotracer report` (its symbolizer: src/symbolize/build.mk).
 REPORT_SRCS := src/analysis/trace.c src/analysis/trace_read.c src/analysis/ctrace_dec.c src/analysis/text.c src/analysis/map.c src/analysis/hist.c \
-               src/analysis/state.c src/analysis/state_sched.c src/analysis/state_snapshot.c src/analysis/findings.c \
+               src/analysis/state.c src/analysis/state_sched.c src/analysis/state_snapshot.c src/analysis/findings.c src/analysis/findings_objs.c \
                src/analysis/findings_stuck.c src/analysis/findings_sched.c \
                src/analysis/findings_tables.c src/analysis/report.c src/analysis/write_md.c \
                src/analysis/write_json.c src/analysis/watch.c
@@ -48,7 +48,8 @@ FUZZ_SRCS_ctrace := $(FUZZ_SRCS_trace)
 # The report is a value: building it leaves the state as it was (the live
 # view builds one per snapshot from the state it goes on feeding).
 $(O)/tests/test-report-value: $(O)/obj/tests/test-report-value.o \
-                              $(patsubst %.c,$(O)/obj/%.o,$(REPORT_SRCS) src/symbolize/symbolize.c)
+                              $(patsubst %.c,$(O)/obj/%.o,$(REPORT_SRCS) src/symbolize/symbolize.c \
+                                                        src/symbolize/demangle.c)
 	$(call link,,$(PKG_LIBS))
 TESTS += $(O)/tests/test-report-value
 

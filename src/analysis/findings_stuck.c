@@ -11,7 +11,6 @@
 #include "analysis/findings.h"
 
 #define MAX_CYCLES 16
-#define IDLE_WAKES 3 /* woken this often in a row at a site: parked there, likely idle */
 
 /* Why a coroutine is suspended at the end with no wake after its last suspend.
  * The _LOST twins: the same, but events were lost since its last resume or
@@ -62,21 +61,6 @@ struct stuck {
   size_t cycle; /* deadlock_findings: 1 + the cycle it is in, 0 if none */
 };
 
-/* What c waits on, as evidence ("fd 7", "ptr mailbox (app.c:12)", "ptr 0x...") into buf. */
-static void fmt_obj(const struct ct_state *st, const struct ct_coro *c, char *buf, size_t n) {
-  char name[320];
-  if (c->wait == CTP_WAIT_PTR && ct_fmt_data(st, c->pid, c->obj, name, sizeof name))
-    snprintf(buf, n, "ptr %s", name); /* a global or static, by its name */
-  else if (c->wait == CTP_WAIT_FD)
-    snprintf(buf, n, "fd %" PRId64, (int64_t)c->obj);
-  else if (c->wait == CTP_WAIT_PTR)
-    snprintf(buf, n, "ptr 0x%016" PRIx64, c->obj);
-  else if (c->wait == CTP_WAIT_COROUTINE)
-    snprintf(buf, n, "coroutine %" PRIu64, c->obj);
-  else
-    snprintf(buf, n, "no wait object");
-}
-
 /* Marks cycles in the stuck coroutines' waits_for graph (out-degree <= 1). */
 static void find_cycles(struct stuck *sk, size_t n, struct ct_map *idx) {
   for (size_t i = 0; i < n; i++) {
@@ -121,24 +105,6 @@ static int leak_worthy(const struct ct_report *r, const struct ct_coro *c) {
   return !r->killed && c->has_kind && c->created;
 }
 
-/* "coroutine 7 (label) at SITE on tid 101" or "a plain thread (tid 101) at SITE". */
-static void fmt_waker(const struct ct_state *st, const struct ct_coro *c, struct ct_rwake *w,
-                      char *buf, size_t n) {
-  char site[400];
-  const struct ct_coro *wc = w->from ? ct_map_get(&st->coros, w->from, 0) : NULL;
-  const char *label = wc ? ct_label_of(st, wc) : NULL;
-  w->site.pid = c->pid;
-  ct_symbolize_site(st, &w->site);
-  ct_fmt_site(&w->site, site, sizeof site);
-  if (w->from)
-    snprintf(buf, n, "coroutine %" PRIu64 "%s%s%s at %s", w->from, label ? " (" : "",
-             label ? label : "", label ? ")" : "", site);
-  else if (w->tid)
-    snprintf(buf, n, "a plain thread (tid %u) at %s", w->tid, site);
-  else
-    snprintf(buf, n, "a plain thread at %s", site);
-}
-
 /* Who a waits on: the coroutine that has woken the waiters of a's wait
  * object most often, provided every past waker of that object is a coroutine
  * that is stuck itself; else 0 (a plain thread among the wakers, or more than
@@ -169,16 +135,6 @@ static uint64_t waits_for(const struct ct_state *st, const struct ct_coro *a, ui
   return best;
 }
 
-/* The coroutine that parked on c's fd number after c did (so the fd was
- * closed and reused under c; before its destroy, for a destroyed one), or 0. */
-static uint64_t fd_reused_by(const struct ct_state *st, const struct ct_coro *c) {
-  const struct ct_fduse *fu = c->wait == CTP_WAIT_FD ? ct_map_get(&st->fds, c->obj, c->pid) : NULL;
-  return fu && fu->id != c->id && fu->ts > c->susp_ts &&
-                 (c->state != CT_CS_DESTROYED || fu->ts < c->destroy_ts)
-             ? fu->id
-             : 0;
-}
-
 /* Events of c lost after its last harvested one: the station's loss count
  * beyond the gaps seen in its ev sequence. */
 static uint64_t tail_lost(const struct ct_coro *c) {
@@ -189,51 +145,6 @@ static uint64_t tail_lost(const struct ct_coro *c) {
  * (before or after its last suspend), or after its last event. */
 static int wake_may_be_lost(const struct ct_coro *c) {
   return c->gap_since_resume || tail_lost(c);
-}
-
-/* Another coroutine parked on c's wait object was woken after c parked
- * (before its destroy, for a destroyed one): wakes kept coming to that
- * object's waiters, just not to c (a notify_one to a pool of workers that
- * should have been a notify_all). */
-static int waiter_woken_since(const struct ct_state *st, const struct ct_coro *c) {
-  const struct ct_wakers *w = c->wait ? ct_map_get(&st->objs, c->obj, c->wait) : NULL;
-  return w && w->last_ts > c->susp_ts &&
-         (c->state != CT_CS_DESTROYED || w->last_ts < c->destroy_ts);
-}
-
-/* Parked where its last IDLE_WAKES or more woken suspensions were, its fd not
- * reused, no other waiter on its object woken since: more likely waiting for
- * work that did not come (an accept loop) than lost. */
-static int likely_idle(const struct ct_state *st, const struct ct_coro *c) {
-  return c->woken_here >= IDLE_WAKES && c->woken_site == c->susp_site && !fd_reused_by(st, c) &&
-         !waiter_woken_since(st, c);
-}
-
-/* The last wake of a coroutine parked on c's wait object (an fd or a ptr),
- * into rc_->obj_wake (NULL when none was ever woken), and said after
- * buf[0..o): who woke it, where, when, and whether before c parked (the
- * wake it needed went to an earlier waiter) or after (to another waiter,
- * not to c). Returns the new o, or -1 on ENOMEM. */
-static long obj_last_wake(const struct ct_report *r, const struct ct_state *st,
-                          const struct ct_coro *c, struct ct_rcoro *rc_, char *buf, size_t n,
-                          size_t o) {
-  const struct ct_wakers *w = ct_map_get(&st->objs, c->obj, c->wait);
-  char who[512], t[32];
-  if (o >= n)
-    return (long)o;
-  if (!w || !w->last_ts)
-    return (long)(o + (size_t)snprintf(buf + o, n - o,
-                                       "; no coroutine parked on its object was ever woken"));
-  if (!(rc_->obj_wake = malloc(sizeof *rc_->obj_wake)))
-    return -1;
-  *rc_->obj_wake = (struct ct_rwake){
-      .from = w->last_from, .ts = w->last_ts, .tid = w->last_tid, .site = {.site = w->last_site}};
-  fmt_waker(st, c, rc_->obj_wake, who, sizeof who);
-  return (long)(o + (size_t)snprintf(buf + o, n - o, "; its object's last wake: at %s by %s, %s",
-                                     ct_at(r, w->last_ts, t, sizeof t), who,
-                                     w->last_ts <= c->susp_ts
-                                         ? "before it parked"
-                                         : "after it parked, to another waiter"));
 }
 
 /* A _LOST category: the events lost may hold what clears the coroutine. */
@@ -256,7 +167,7 @@ static int stuck_evidence(const struct ct_report *r, const struct ct_state *st,
   char ev[CT_COROEV_MAX], *buf = ev;
   size_t n = sizeof ev;
   uint64_t left = r->end_ts > c->susp_ts ? r->end_ts - c->susp_ts : 0;
-  fmt_obj(st, c, obj, sizeof obj);
+  ct_fmt_obj(st, c, obj, sizeof obj);
   ct_describe_exit(r, ex, sizeof ex);
   size_t o = 0;
   struct ct_rwake tmp = {0}, *w = &tmp;
@@ -279,7 +190,7 @@ static int stuck_evidence(const struct ct_report *r, const struct ct_state *st,
         .from = c->woke_from, .ts = c->woke_ts, .tid = c->woke_tid, .site = {.site = c->woke_site}};
   }
   if (rc_->wake)
-    fmt_waker(st, c, w, who, sizeof who);
+    ct_fmt_waker(st, c, w, who, sizeof who);
   uint64_t since_wake = r->end_ts > w->ts ? r->end_ts - w->ts : 0;
   switch (cat == CAT_RAN_ON_LOST        ? CAT_RAN_ON
           : cat == CAT_WAKE_BEFORE_LOST ? CAT_WAKE_BEFORE
@@ -342,13 +253,13 @@ static int stuck_evidence(const struct ct_report *r, const struct ct_state *st,
                           "; coroutine %" PRIu64 " finished (%s) without anyone waking it: the "
                           "join's wake was lost",
                           c->obj, joined->returned ? "returned" : "destroyed");
-  uint64_t reuser = fd_reused_by(st, c);
+  uint64_t reuser = ct_fd_reused_by(st, c);
   if (o < n && reuser)
     o += (size_t)snprintf(buf + o, n - o,
                           "; fd %" PRId64 " was reused by coroutine %" PRIu64
                           " after it parked: closed under it",
                           (int64_t)c->obj, reuser);
-  if (o < n && cat == CAT_RAN_ON && likely_idle(st, c))
+  if (o < n && cat == CAT_RAN_ON && ct_likely_idle(st, c))
     o += (size_t)snprintf(buf + o, n - o,
                           "; parked at a site where it was woken %" PRIu64
                           " times in a row before: may simply be idle, e.g. an accept loop",
@@ -363,7 +274,7 @@ static int stuck_evidence(const struct ct_report *r, const struct ct_state *st,
     o += (size_t)snprintf(buf + o, n - o, " (less certain: %" PRIu64 " of its events were lost)",
                           c->lost > c->station_lost ? c->lost : c->station_lost);
   if (cat <= CAT_EXIT && (c->wait == CTP_WAIT_FD || c->wait == CTP_WAIT_PTR)) {
-    long no = obj_last_wake(r, st, c, rc_, buf, n, o); /* the root cause's last trace */
+    long no = ct_obj_last_wake(r, st, c, rc_, buf, n, o); /* the root cause's last trace */
     if (no < 0)
       return -ENOMEM;
     o = (size_t)no;
@@ -511,7 +422,7 @@ static void fmt_chain(const struct ct_state *st, const struct stuck *sk, struct 
     o += (size_t)snprintf(buf + o, n - o, ", ...");
   const struct stuck *r = &sk[b->root];
   char obj[336];
-  fmt_obj(st, r->c, obj, sizeof obj);
+  ct_fmt_obj(st, r->c, obj, sizeof obj);
   if (o >= n)
     return;
   if (r->cat == CAT_DEADLOCK)
@@ -537,7 +448,7 @@ static void fmt_held(const struct ct_state *st, const struct stuck *sk, size_t n
     holders += !sk[i].behind && sk[i].c->create_site == root->create_site &&
                sk[i].c->pid == root->pid && sk[i].cat == sk[b->root].cat;
   ct_symbolize_site(st, &rs);
-  fmt_obj(st, b->c, obj, sizeof obj);
+  ct_fmt_obj(st, b->c, obj, sizeof obj);
   snprintf(buf, len,
            "waits on %s, which only coroutines created at %s ever released (%zu of them are "
            "stuck above): it waits for what they hold",
@@ -719,9 +630,9 @@ static int stuck_finding(struct ct_report *r, const struct ct_state *st, struct 
     }
     if ((rc = stuck_evidence(r, st, cs[i], cat, &f->coros[i])))
       goto out;
-    reused += fd_reused_by(st, cs[i]) != 0;
-    passed += (size_t)waiter_woken_since(st, cs[i]);
-    f->coros[i].likely_idle = cat == CAT_RAN_ON && likely_idle(st, cs[i]);
+    reused += ct_fd_reused_by(st, cs[i]) != 0;
+    passed += (size_t)ct_waiter_woken_since(st, cs[i]);
+    f->coros[i].likely_idle = cat == CAT_RAN_ON && ct_likely_idle(st, cs[i]);
     idle += (size_t)f->coros[i].likely_idle;
   }
   if (reused)
@@ -740,7 +651,7 @@ static int stuck_finding(struct ct_report *r, const struct ct_state *st, struct 
     ct_add_evidence(f,
                     "%zu of them (likely_idle) parked at a site where each was woken at least %d "
                     "times in a row before: may simply be idle, e.g. an accept loop",
-                    idle, IDLE_WAKES);
+                    idle, CT_IDLE_WAKES);
   if (idle && idle == f->ncoros) {
     f->sev = CT_SEV_WARNING;
     snprintf(f->title, sizeof f->title,
@@ -810,7 +721,7 @@ static int deadlock_findings(struct ct_report *r, const struct ct_state *st, str
       uint64_t times = 0;
       char obj[336], t[32];
       rc_->waits_for = waits_for(st, c, &times);
-      fmt_obj(st, c, obj, sizeof obj);
+      ct_fmt_obj(st, c, obj, sizeof obj);
       rc_->never_destroyed = leak_worthy(r, c);
       char ev[CT_COROEV_MAX];
       if (c->wait == CTP_WAIT_COROUTINE)
@@ -892,9 +803,4 @@ out:
   ct_map_free(&idx);
   free(sk);
   return rc;
-}
-
-/* findings.h: for findings_sched.c's coroutines destroyed while waiting. */
-int ct_likely_idle(const struct ct_state *st, const struct ct_coro *c) {
-  return likely_idle(st, c);
 }

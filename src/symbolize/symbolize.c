@@ -8,11 +8,7 @@
  * and one file mapped by several processes is opened once.
  *
  * Names are the symbol table's (or, for inlined code, DWARF's linkage name or
- * name). C++ names are demangled here for their common forms only (nested
- * names, anonymous namespaces, constructors, destructors, template arguments
- * shown as <...>, no parameter list), because __cxa_demangle would pull
- * libstdc++ into a C binary; anything else (operators, lambdas, substitutions
- * in the name) stays mangled. */
+ * name), demangled by demangle.c for their common forms. */
 #include "symbolize/symbolize.h"
 
 #include <dwarf.h>
@@ -27,6 +23,7 @@
 #include <unistd.h>
 
 #include "common/grow.h"
+#include "symbolize/demangle.h"
 
 /* One file on disk, opened lazily on the first lookup that needs it. */
 struct sym_file {
@@ -390,8 +387,6 @@ static int find_unit(Dwfl_Module *mod, Dwarf_Addr a, Dwarf_Die *cudie, Dwarf_Add
   return 0;
 }
 
-static int demangle(const char *m, char *out, size_t n);
-
 static int skip_match(const char *pattern, const char *name, const char *file) {
   return (name && fnmatch(pattern, name, 0) == 0) || (file && fnmatch(pattern, file, 0) == 0);
 }
@@ -422,7 +417,7 @@ static int skip_frame(const ct_symbolizer *s, const char *mangled, const char *f
   char buf[512];
   const char *name = mangled;
   if (mangled && strncmp(mangled, "_Z", 2) == 0)
-    name = demangle(mangled, buf, sizeof buf) ? buf : outer_scope(mangled, buf, sizeof buf);
+    name = ct_demangle(mangled, buf, sizeof buf) ? buf : outer_scope(mangled, buf, sizeof buf);
   for (size_t i = 0; i < sizeof builtin_skip / sizeof *builtin_skip; i++)
     if (skip_match(builtin_skip[i], name, file))
       return 1;
@@ -495,154 +490,10 @@ static void dwarf_info(const ct_symbolizer *s, Dwfl_Module *mod, Dwarf_Addr a, s
   free(scopes);
 }
 
-/* ---- a demangler for the common Itanium C++ forms ------------------------- */
-struct dm {
-  const char *p, *e; /* the mangled name still to read */
-  char *o;           /* output, NUL-terminated */
-  size_t n, len;
-  int ok;
-};
-
-static void put(struct dm *d, const char *str, size_t k) {
-  if (d->len + k + 1 > d->n) {
-    d->ok = 0;
-    return;
-  }
-  memcpy(d->o + d->len, str, k);
-  d->len += k;
-  d->o[d->len] = 0;
-}
-
-/* <length><identifier>: *id, *k; 0 if malformed. */
-static int source_name(struct dm *d, const char **id, size_t *k) {
-  size_t v = 0;
-  if (d->p >= d->e || *d->p < '1' || *d->p > '9')
-    return 0;
-  for (; d->p < d->e && *d->p >= '0' && *d->p <= '9'; d->p++)
-    if ((v = v * 10 + (size_t)(*d->p - '0')) > 4096)
-      return 0;
-  if ((size_t)(d->e - d->p) < v)
-    return 0;
-  *id = d->p;
-  *k = v;
-  d->p += v;
-  return 1;
-}
-
-static void put_id(struct dm *d, const char *id, size_t k) {
-  if (k >= 10 && memcmp(id, "_GLOBAL__N", 10) == 0)
-    put(d, "(anonymous namespace)", 21);
-  else
-    put(d, id, k);
-}
-
-/* Skips template arguments from their 'I' through the matching 'E' (only the
- * end matters: they are shown as <...>). 0 on a form it does not know. */
-static int skip_template_args(struct dm *d) {
-  int depth = 0;
-  do {
-    if (d->p >= d->e)
-      return 0;
-    char c = *d->p;
-    const char *id;
-    size_t k;
-    if (c >= '1' && c <= '9') {
-      if (!source_name(d, &id, &k))
-        return 0;
-      continue;
-    }
-    if (strchr("INJXF", c)) {
-      depth++;
-    } else if (c == 'E') {
-      depth--;
-    } else if (c == 'L' || c == 'S' || c == 'T' || c == 'A') {
-      /* literal L..E; substitution S_ / S<seq>_ (St Sa Ss...: two letters);
-       * template parameter T_ / T<n>_; array A<n>_ */
-      if (c == 'L' && d->p + 1 < d->e && d->p[1] == 'Z')
-        return 0;
-      if (c == 'S' && d->p + 1 < d->e && d->p[1] && strchr("tabsiod", d->p[1])) {
-        d->p += 2;
-        continue;
-      }
-      const char *end = memchr(d->p, c == 'L' ? 'E' : '_', (size_t)(d->e - d->p));
-      if (!end)
-        return 0;
-      d->p = end;
-    } else if (c == 'D') {
-      d->p++; /* Dp, Dn, Da...: two letters */
-    } else if (!((c >= 'a' && c <= 'z') || strchr("PRKVOMCG", c))) {
-      return 0; /* builtin types, qualifiers, pointers: one letter */
-    }
-    d->p++;
-  } while (depth > 0);
-  return 1;
-}
-
-/* The name part of a mangled C++ name into out (n bytes), with a trailing
- * clone suffix (".cold", ".actor") kept. 1 on success, 0 to keep it mangled. */
-static int demangle(const char *m, char *out, size_t n) {
-  struct dm d = {m + 2, m + strlen(m), out, n, 0, 1};
-  const char *id = NULL, *dot = strrchr(m, '.');
-  size_t k = 0;
-  out[0] = 0;
-  if (strncmp(m, "_Z", 2) != 0)
-    return 0;
-  if (d.p < d.e && *d.p == 'L')
-    d.p++; /* internal linkage */
-  if (d.p < d.e && *d.p == 'N') {
-    d.p++;
-    while (d.p < d.e && strchr("rVKRO", *d.p))
-      d.p++; /* qualifiers of a member function */
-    for (int first = 1; d.ok && d.p < d.e && *d.p != 'E'; first = 0) {
-      char c = *d.p;
-      if (!first && c != 'I')
-        put(&d, "::", 2);
-      if (c == 'S' && d.p + 1 < d.e && d.p[1] == 't' && first) {
-        put(&d, "std", 3);
-        d.p += 2;
-      } else if (c >= '1' && c <= '9') {
-        if (!source_name(&d, &id, &k))
-          return 0;
-        put_id(&d, id, k);
-      } else if ((c == 'C' || c == 'D') && id && d.p + 1 < d.e && strchr("012345", d.p[1])) {
-        if (c == 'D')
-          put(&d, "~", 1); /* constructor or destructor: the class's name */
-        put_id(&d, id, k);
-        d.p += 2;
-      } else if (c == 'I' && !first) {
-        if (!skip_template_args(&d))
-          return 0;
-        put(&d, "<...>", 5);
-      } else {
-        return 0; /* operators, lambdas, substitutions... */
-      }
-    }
-    if (d.p >= d.e)
-      return 0;
-  } else {
-    if (d.p + 1 < d.e && d.p[0] == 'S' && d.p[1] == 't') {
-      put(&d, "std::", 5);
-      d.p += 2;
-    }
-    if (!source_name(&d, &id, &k))
-      return 0;
-    put_id(&d, id, k);
-    if (d.p < d.e && *d.p == 'I') {
-      if (!skip_template_args(&d))
-        return 0;
-      put(&d, "<...>", 5);
-    }
-  }
-  /* A clone suffix in letters (".cold", ".actor"; not ".part.0"). */
-  if (dot && dot[1] && strspn(dot + 1, "abcdefghijklmnopqrstuvwxyz_") == strlen(dot + 1))
-    put(&d, dot, strlen(dot));
-  return d.ok;
-}
-
 /* The demangled form of out->function, owned by s, when there is one. */
 static void demangle_function(ct_symbolizer *s, struct ct_sym *out) {
   char buf[512];
-  if (!out->function || !demangle(out->function, buf, sizeof buf))
+  if (!out->function || !ct_demangle(out->function, buf, sizeof buf))
     return;
   char *dup = strdup(buf);
   if (!dup || ct_grow((void **)&s->names, &s->capnames, s->nnames + 1, sizeof *s->names, 16)) {
