@@ -32,6 +32,11 @@ grep -q "^| [0-9]* | waiter | heap, first waited on at park (short-wait.c:$park)
   fail "heap: first wait not named: $(grep '| waiter |' "$tmp/heap.md")"
 grep -q '"obj_name":"heap, first waited on at park (short-wait.c:'"$park"')"' "$tmp/heap.json" ||
   fail "heap: no obj_name in the JSON"
+# Destroyed while waiting: its object's last wake too (the worker's, before).
+grep -q "^| [0-9]* | waiter | .*destroyed at main (short-wait.c:[0-9]*); its object's last wake: at +[0-9.]* [mu]*s by a plain thread (tid [0-9]*) at main (short-wait.c:$wake), before it parked |" "$tmp/heap.md" ||
+  fail "heap: the object's last wake not named: $(grep '| waiter |' "$tmp/heap.md")"
+grep -q "| waiter | mailbox .*; no coroutine parked on its object was ever woken |" "$tmp/global.md" ||
+  fail "global: the object's wakes not said: $(grep '| waiter |' "$tmp/global.md")"
 trace leave leave
 grep -q "^| [0-9]* | waiter | heap, first waited on at park (short-wait.c:$park) | .*; its object's last wake: at +[0-9.]* [mu]*s by a plain thread (tid [0-9]*) at main (short-wait.c:$wake), before it parked" "$tmp/leave.md" ||
   fail "leave: the object's last wake not named: $(grep '| waiter |' "$tmp/leave.md")"
