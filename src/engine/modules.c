@@ -172,7 +172,9 @@ static void read_build_id(int fd, char *out) {
 }
 
 /* m's build id: another mapping of the same file in p has it already, else
- * the file at m->path if it is still the mapped one (inode), else none. */
+ * the file at m->path if it is still the mapped one (a regular file, its
+ * inode), else none. O_NONBLOCK: a path swapped for a FIFO must not hang the
+ * engine. */
 static void module_build_id(const struct ct_proc *p, struct ct_module *m, uint64_t inode) {
   for (size_t i = p->nmods; i-- > 0;)
     if (strcmp(p->mods[i].path, m->path) == 0) {
@@ -181,12 +183,12 @@ static void module_build_id(const struct ct_proc *p, struct ct_module *m, uint64
     }
   int fd;
   do
-    fd = open(m->path, O_RDONLY | O_CLOEXEC);
+    fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   while (fd < 0 && errno == EINTR);
   if (fd < 0)
     return;
   struct stat sb;
-  if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_ino == inode)
+  if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_ino == inode)
     read_build_id(fd, m->build_id);
   close(fd);
 }
