@@ -355,6 +355,7 @@ static inline __attribute__((always_inline)) int on_suspend(struct ct_state *s, 
                                                             const struct ct_event *ev) {
   uint64_t site = ev->site;
   int fresh, exit = ev->wait == CTP_WAIT_EXIT;
+  int same_obj = c->wait == ev->wait && c->obj == ev->obj; /* its last wait's: known already */
   if (c->state == CT_CS_RUNNING && c->has_kind && end_run(s, c, ev->ts, CT_EV_SUSPEND, site, exit))
     return -ENOMEM;
   /* An early wake (while it ran, or absorbed after its yield) now waits for
@@ -392,7 +393,7 @@ static inline __attribute__((always_inline)) int on_suspend(struct ct_state *s, 
     if (fresh && !s->modules && s->sites.n > NOT_CODE_SITES && s->sites.n * 2 > s->coroutines)
       drop_sites(s);
   }
-  if (ev->wait == CTP_WAIT_PTR) { /* names a heap object: where it was first waited on */
+  if (ev->wait == CTP_WAIT_PTR && !same_obj) { /* names a heap object: its first wait */
     struct ct_wakers *w = ct_map_put(&s->objs, ev->obj, CTP_WAIT_PTR, &fresh);
     if (!w)
       return -ENOMEM;
