@@ -19,7 +19,7 @@ tr -d '\n' < "$T/findings.json" | sed 's/{"kind":/\n&/g' | grep '^{"kind":"lost_
 # coroutine lines: label, wait kind, site's function:line, likely_idle or not.
 grep -o '"sites":\[[^]]*\]' "$T/lw" | head -n 1 | grep -o '"function":"[^"]*","file":"[^"]*","line":[0-9]*' |
   sed 's/"function":"\([^"]*\)","file":"\([^"]*\)","line":\([0-9]*\)/\1|\2|\3/' > "$T/sites"
-grep -o '{"probe_id":[^{}]*}' "$T/lw" | sed 's/.*"label":"\([^"]*\)","wait":"\([a-z]*\)".*"site_index":\([0-9]*\).*/\1 \2 \3 &/' |
+sed 's/,"obj_last_wake":{[^{}]*{[^{}]*}}//g' "$T/lw" | grep -o '{"probe_id":[^{}]*}' | sed 's/.*"label":"\([^"]*\)","wait":"\([a-z]*\)".*"site_index":\([0-9]*\).*/\1 \2 \3 &/' |
   awk '{ idle = index($0, "\"likely_idle\":true") ? "idle" : "lost"; print $1, $2, $3, idle }' > "$T/coros"
 # Files as the compiler wrote them (clang: absolute); functions without
 # (anonymous namespace)::. The accept loop, idle, by its function only: clang

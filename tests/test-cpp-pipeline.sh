@@ -13,7 +13,7 @@ line=$(grep -n 'co_await ch.recv()' "$SRC" | head -n 1 | cut -d: -f1)
 # lost_wakeup FINDINGS: the lost_wakeup finding's counts, symbolized sites and
 # coroutines (label, wait kind) from the report's JSON, one per line.
 lost_wakeup() {
-  tr -d '\n' < "$1" | sed 's/{"kind":/\n&/g' | grep '^{"kind":"lost_wakeup"' |
+  tr -d '\n' < "$1" | sed 's/{"kind":/\n&/g; s/,"obj_last_wake":{[^{}]*{[^{}]*}}//g' | grep '^{"kind":"lost_wakeup"' |
     grep -o '"count":[0-9]*\|"site":"0x[0-9a-f]*","function":"[^"]*","file":"[^"]*","line":[0-9]*\|"label":"[^"]*","wait":"[a-z]*"'
 }
 

@@ -24,7 +24,7 @@ for fmt in ctrace jsonl; do
   grep -q '1 coroutine suspended forever: nobody woke them; 1 more waits for them to finish' "$j" ||
     fail "bug $fmt: title"
   grep -q '"label":"main","wait":"coroutine","obj":[0-9]*,' "$j" || fail "bug $fmt: main's wait"
-  grep -q 'it waits for coroutine [0-9]* (consumer), which waits on ptr 0x[0-9a-f]*: stuck behind it' "$j" ||
+  grep -q 'it waits for coroutine [0-9]* (consumer), which waits on ptr cond (join-prog.c:[0-9]*): stuck behind it' "$j" ||
     fail "bug $fmt: main's chain"
   grep -q 'coroutine [0-9]* (main) waits for coroutine [0-9]* (consumer), which waits on ptr' "$j" ||
     fail "bug $fmt: the finding's chain"

@@ -66,7 +66,7 @@ awk '/^\| `story_sched/ && $NF == "|" { split($0, c, "|"); if (c[9] ~ / ms/ && c
 trace dwait "$story" dwait
 want dwait "lost_wakeup/error/1"
 has dwait json '"label":"waiter","wait":"ptr",.*"suspended_ns":1[5-9][0-9]*,"evidence":"parked at +[0-9.]* [mu]*s; destroyed at +1\.[5-9] s while still waiting, never woken (cancelled at teardown)'
-has dwait md '^| [0-9]* | waiter | 0x[0-9a-f]* | `*story_dwait (sched-story.c:[0-9]*)'
+has dwait md '^| [0-9]* | waiter | event (sched-story.c:[0-9]*) | `*story_dwait (sched-story.c:[0-9]*)'
 trace dwait-ok "$story" dwait-ok
 want dwait-ok ""
 

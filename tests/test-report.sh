@@ -148,6 +148,15 @@ has gaps json '"probe_id":20,"label":"conn","wait":"ptr".*a resume that took the
 
 # Parked where it was woken 3 times in a row, fd not reused: likely idle (an
 # accept loop), still counted as a lost wakeup; the others are not.
+# A coroutine waiting on what stuck ones hold (a connection slot only the
+# connections release): in their finding, behind them, not likely idle.
+run held
+expect held lost_wakeup error 3
+absent held leak
+has held md '^### 1\. \[error\] 2 coroutines suspended forever: nobody woke them; 1 more waits on what they hold$'
+has held json '"probe_id":9,"label":"conn","wait":"ptr","obj":"0x0000000000005000",[^}]*"evidence":"since +18.0 ms it waits on ptr 0x0000000000005000, which only coroutines created at 0x000000000000a100 (unsymbolized) ever released (2 of them are stuck above): it waits for what they hold, not a separate finding'
+lacks held json '"likely_idle":true'
+
 run idle
 expect idle lost_wakeup error 4
 has idle json '"probe_id":1,"label":"conn","wait":"fd","obj":3,.*"likely_idle":true,"evidence":"[^"]*woken 3 times in a row before: may simply be idle'

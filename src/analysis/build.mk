@@ -1,6 +1,6 @@
 # src/analysis/build.mk - `corotracer report` (its symbolizer: src/symbolize/build.mk).
 REPORT_SRCS := src/analysis/trace.c src/analysis/trace_read.c src/analysis/ctrace_dec.c src/analysis/text.c src/analysis/map.c src/analysis/hist.c \
-               src/analysis/state.c src/analysis/state_sched.c src/analysis/state_snapshot.c src/analysis/findings.c \
+               src/analysis/state.c src/analysis/state_sched.c src/analysis/state_snapshot.c src/analysis/findings.c src/analysis/findings_objs.c \
                src/analysis/findings_stuck.c src/analysis/findings_sched.c \
                src/analysis/findings_tables.c src/analysis/report.c src/analysis/write_md.c \
                src/analysis/write_json.c src/analysis/watch.c
@@ -48,6 +48,15 @@ FUZZ_SRCS_ctrace := $(FUZZ_SRCS_trace)
 # The report is a value: building it leaves the state as it was (the live
 # view builds one per snapshot from the state it goes on feeding).
 $(O)/tests/test-report-value: $(O)/obj/tests/test-report-value.o \
-                              $(patsubst %.c,$(O)/obj/%.o,$(REPORT_SRCS) src/symbolize/symbolize.c)
+                              $(patsubst %.c,$(O)/obj/%.o,$(REPORT_SRCS) src/symbolize/symbolize.c \
+                                                        src/symbolize/demangle.c)
 	$(call link,,$(PKG_LIBS))
 TESTS += $(O)/tests/test-report-value
+
+# The thresholds a user sets (report --stuck-ms), and the waits below them
+# said, not silent: a coroutine destroyed after waiting 300 ms; and its
+# wait object named (a global by its symbol, a heap object by its first wait).
+$(O)/tests/lib/short-wait: $(O)/obj/tests/lib/short-wait.o $(LIBA)
+	$(call link)
+PROGS += $(O)/tests/lib/short-wait
+TESTS += tests/test-report-thresholds.sh tests/test-report-objects.sh

@@ -161,6 +161,35 @@ static int cmp_gkey(const void *a, const void *b) {
   return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* findings.h: "srv+0x10 (resp_server.c:25)", from the symbol table and DWARF. */
+int ct_fmt_data(const struct ct_state *st, uint32_t pid, uint64_t addr, char *buf, size_t n) {
+  struct ct_sym sym;
+  if (ct_symbolize_data(st->sym, pid, addr, &sym) != 0 || !sym.function)
+    return 0;
+  int k = snprintf(buf, n, "%s", sym.function);
+  if (sym.offset && k > 0 && (size_t)k < n)
+    k += snprintf(buf + k, n - (size_t)k, "+0x%" PRIx64, sym.offset);
+  if (sym.file && k > 0 && (size_t)k < n)
+    snprintf(buf + k, n - (size_t)k, " (%s:%d)", base_name(sym.file), sym.line);
+  return 1;
+}
+
+/* The name of c's ptr wait object (struct ct_rcoro's obj_name), or NULL:
+ * its symbol when a module's symbol table has one there, else the site
+ * that first parked a coroutine on it. */
+static char *obj_name(const struct ct_state *st, const struct ct_coro *c) {
+  char buf[640], s[512];
+  if (ct_fmt_data(st, c->pid, c->obj, buf, sizeof buf))
+    return strdup(buf);
+  const struct ct_wakers *w = ct_map_get(&st->objs, c->obj, CTP_WAIT_PTR);
+  if (!w || !w->first_site || st->sites_not_code)
+    return NULL;
+  struct ct_rsite rs = {.site = w->first_site, .pid = w->first_pid};
+  ct_symbolize_site(st, &rs);
+  snprintf(buf, sizeof buf, "heap, first waited on at %s", ct_fmt_site(&rs, s, sizeof s));
+  return strdup(buf);
+}
+
 /* findings.h: f owns its sites and coros (ct_report_free), also after a failure. */
 int ct_group_coros(struct ct_report *r, const struct ct_state *st, struct ct_finding *f,
                    const struct ct_coro **cs, size_t n, int by_create) {
@@ -192,6 +221,8 @@ int ct_group_coros(struct ct_report *r, const struct ct_state *st, struct ct_fin
       if (!by_create) {
         rc_->wait = c->wait;
         rc_->obj = c->obj;
+        if (c->wait == CTP_WAIT_PTR)
+          rc_->obj_name = obj_name(st, c); /* NULL on ENOMEM too: the address will do */
         rc_->has_susp = 1;
         uint64_t until = c->state == CT_CS_DESTROYED ? c->destroy_ts : r->end_ts;
         rc_->suspended_ns = until > c->susp_ts ? until - c->susp_ts : 0;

@@ -34,6 +34,10 @@ void ct_add_evidence(struct ct_finding *f, const char *fmt, ...)
 
 /* Fills rs->sym from rs->site and rs->pid (rs->symbolized when it worked). */
 void ct_symbolize_site(const struct ct_state *st, struct ct_rsite *rs);
+/* The global or static object holding data address addr of process pid, as
+ * "name[+0xoff] (file.c:line)" into buf; 1 when named, 0 (buf untouched)
+ * when no module's symbol table has an object there. */
+int ct_fmt_data(const struct ct_state *st, uint32_t pid, uint64_t addr, char *buf, size_t n);
 
 /* rs's p50/p99/max from the durations in h (has_dur set). */
 void ct_site_durations(struct ct_rsite *rs, const struct ct_hist *h);
@@ -57,6 +61,28 @@ void ct_describe_exit(const struct ct_report *r, char *buf, size_t n);
 int ct_group_coros(struct ct_report *r, const struct ct_state *st, struct ct_finding *f,
                    const struct ct_coro **cs, size_t n, int by_create);
 
+/* findings_objs.c: a wait object in the evidence. */
+#define CT_IDLE_WAKES 3 /* woken this often in a row at a site: parked there, likely idle */
+/* What c waits on: "fd 7", "ptr mailbox (app.c:12)", "ptr 0x...". */
+void ct_fmt_obj(const struct ct_state *st, const struct ct_coro *c, char *buf, size_t n);
+/* w's waker (w->site symbolized for c's process): "coroutine 7 (label) at
+ * SITE" or "a plain thread (tid 101) at SITE". */
+void ct_fmt_waker(const struct ct_state *st, const struct ct_coro *c, struct ct_rwake *w, char *buf,
+                  size_t n);
+/* The coroutine that parked on c's fd number after c did (closed and reused
+ * under c; before its destroy, for a destroyed one), or 0. */
+uint64_t ct_fd_reused_by(const struct ct_state *st, const struct ct_coro *c);
+/* Another waiter on c's object was woken after c parked (before its destroy). */
+int ct_waiter_woken_since(const struct ct_state *st, const struct ct_coro *c);
+/* c (alive, or a destroyed copy of state.h's ct_dwait) parked where its last
+ * CT_IDLE_WAKES woken suspensions were, its fd not reused, no other waiter on
+ * its object woken since: may be idle (an accept loop). */
+int ct_likely_idle(const struct ct_state *st, const struct ct_coro *c);
+/* The last wake of a waiter on c's fd or ptr into rc_->obj_wake (NULL when
+ * none) and said after buf[0..o); the new o, or -1 on ENOMEM. */
+long ct_obj_last_wake(const struct ct_report *r, const struct ct_state *st, const struct ct_coro *c,
+                      struct ct_rcoro *rc_, char *buf, size_t n, size_t o);
+
 /* The finding builders, in the order ct_report_build (report.c) runs them
  * (after the overview: they need r->end_ts and r->killed). Each returns 0 or
  * -ENOMEM. */
@@ -70,10 +96,6 @@ const char *ct_primary_kind(unsigned reported);
 
 /* c's mark in r->marks (0: no finding reports it as its primary one). */
 unsigned ct_mark_of(const struct ct_report *r, const struct ct_coro *c);
-
-/* c (alive, or a destroyed copy of state.h's ct_dwait) parked where its
- * last woken suspensions were, its fd not reused meanwhile: may be idle. */
-int ct_likely_idle(const struct ct_state *st, const struct ct_coro *c);
 
 /* findings_sched.c: coroutines destroyed while waiting longer than stuck_ns
  * (lost wakeups cancelled at teardown), after ct_stuck_findings; starvation

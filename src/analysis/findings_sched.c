@@ -73,11 +73,13 @@ static int dwait_one(struct ct_report *r, const struct ct_state *st, const struc
         ct_fmt_ns(rc_->suspended_ns, d, sizeof d),
         ct_fmt_site(&rc_->destroyed->site, site, sizeof site));
     if (o < sizeof ev && uncertain)
-      snprintf(ev + o, sizeof ev - o,
-               "; uncertain: events were lost since its last resume (a gap in ev)");
+      o += (size_t)snprintf(ev + o, sizeof ev - o,
+                            "; uncertain: events were lost since its last resume (a gap in ev)");
     else if (o < sizeof ev && c->lost)
-      snprintf(ev + o, sizeof ev - o, " (less certain: %" PRIu64 " of its events were lost)",
-               c->lost);
+      o += (size_t)snprintf(ev + o, sizeof ev - o,
+                            " (less certain: %" PRIu64 " of its events were lost)", c->lost);
+    if (ct_obj_last_wake(r, st, c, rc_, ev, sizeof ev, o) < 0) /* the wake it lacked: whose? */
+      return -ENOMEM;
     if ((rc = ct_keep_evidence(rc_, ev)))
       return rc;
   }

@@ -11,7 +11,6 @@
 #include "analysis/findings.h"
 
 #define MAX_CYCLES 16
-#define IDLE_WAKES 3 /* woken this often in a row at a site: parked there, likely idle */
 
 /* Why a coroutine is suspended at the end with no wake after its last suspend.
  * The _LOST twins: the same, but events were lost since its last resume or
@@ -57,21 +56,10 @@ struct stuck {
    * a chain of such waits: reported in the finding of the chain's end, root
    * (sk index), not on its own. */
   int behind;
+  int held; /* behind root because it waits on what coroutines like root hold */
   size_t root;
   size_t cycle; /* deadlock_findings: 1 + the cycle it is in, 0 if none */
 };
-
-/* What c waits on, as evidence ("fd 7", "ptr 0x...") into buf. */
-static void fmt_obj(const struct ct_coro *c, char *buf, size_t n) {
-  if (c->wait == CTP_WAIT_FD)
-    snprintf(buf, n, "fd %" PRId64, (int64_t)c->obj);
-  else if (c->wait == CTP_WAIT_PTR)
-    snprintf(buf, n, "ptr 0x%016" PRIx64, c->obj);
-  else if (c->wait == CTP_WAIT_COROUTINE)
-    snprintf(buf, n, "coroutine %" PRIu64, c->obj);
-  else
-    snprintf(buf, n, "no wait object");
-}
 
 /* Marks cycles in the stuck coroutines' waits_for graph (out-degree <= 1). */
 static void find_cycles(struct stuck *sk, size_t n, struct ct_map *idx) {
@@ -117,24 +105,6 @@ static int leak_worthy(const struct ct_report *r, const struct ct_coro *c) {
   return !r->killed && c->has_kind && c->created;
 }
 
-/* "coroutine 7 (label) at SITE on tid 101" or "a plain thread (tid 101) at SITE". */
-static void fmt_waker(const struct ct_state *st, const struct ct_coro *c, struct ct_rwake *w,
-                      char *buf, size_t n) {
-  char site[400];
-  const struct ct_coro *wc = w->from ? ct_map_get(&st->coros, w->from, 0) : NULL;
-  const char *label = wc ? ct_label_of(st, wc) : NULL;
-  w->site.pid = c->pid;
-  ct_symbolize_site(st, &w->site);
-  ct_fmt_site(&w->site, site, sizeof site);
-  if (w->from)
-    snprintf(buf, n, "coroutine %" PRIu64 "%s%s%s at %s", w->from, label ? " (" : "",
-             label ? label : "", label ? ")" : "", site);
-  else if (w->tid)
-    snprintf(buf, n, "a plain thread (tid %u) at %s", w->tid, site);
-  else
-    snprintf(buf, n, "a plain thread at %s", site);
-}
-
 /* Who a waits on: the coroutine that has woken the waiters of a's wait
  * object most often, provided every past waker of that object is a coroutine
  * that is stuck itself; else 0 (a plain thread among the wakers, or more than
@@ -165,16 +135,6 @@ static uint64_t waits_for(const struct ct_state *st, const struct ct_coro *a, ui
   return best;
 }
 
-/* The coroutine that parked on c's fd number after c did (so the fd was
- * closed and reused under c; before its destroy, for a destroyed one), or 0. */
-static uint64_t fd_reused_by(const struct ct_state *st, const struct ct_coro *c) {
-  const struct ct_fduse *fu = c->wait == CTP_WAIT_FD ? ct_map_get(&st->fds, c->obj, c->pid) : NULL;
-  return fu && fu->id != c->id && fu->ts > c->susp_ts &&
-                 (c->state != CT_CS_DESTROYED || fu->ts < c->destroy_ts)
-             ? fu->id
-             : 0;
-}
-
 /* Events of c lost after its last harvested one: the station's loss count
  * beyond the gaps seen in its ev sequence. */
 static uint64_t tail_lost(const struct ct_coro *c) {
@@ -185,24 +145,6 @@ static uint64_t tail_lost(const struct ct_coro *c) {
  * (before or after its last suspend), or after its last event. */
 static int wake_may_be_lost(const struct ct_coro *c) {
   return c->gap_since_resume || tail_lost(c);
-}
-
-/* Another coroutine parked on c's wait object was woken after c parked
- * (before its destroy, for a destroyed one): wakes kept coming to that
- * object's waiters, just not to c (a notify_one to a pool of workers that
- * should have been a notify_all). */
-static int waiter_woken_since(const struct ct_state *st, const struct ct_coro *c) {
-  const struct ct_wakers *w = c->wait ? ct_map_get(&st->objs, c->obj, c->wait) : NULL;
-  return w && w->last_ts > c->susp_ts &&
-         (c->state != CT_CS_DESTROYED || w->last_ts < c->destroy_ts);
-}
-
-/* Parked where its last IDLE_WAKES or more woken suspensions were, its fd not
- * reused, no other waiter on its object woken since: more likely waiting for
- * work that did not come (an accept loop) than lost. */
-static int likely_idle(const struct ct_state *st, const struct ct_coro *c) {
-  return c->woken_here >= IDLE_WAKES && c->woken_site == c->susp_site && !fd_reused_by(st, c) &&
-         !waiter_woken_since(st, c);
 }
 
 /* A _LOST category: the events lost may hold what clears the coroutine. */
@@ -221,11 +163,11 @@ static const char *lost_what(enum cat cat) {
  * is the evidence. */
 static int stuck_evidence(const struct ct_report *r, const struct ct_state *st,
                           const struct ct_coro *c, enum cat cat, struct ct_rcoro *rc_) {
-  char obj[48], t1[32], t2[32], t3[32], t4[32], d[32], ex[80], who[512];
+  char obj[336], t1[32], t2[32], t3[32], t4[32], d[32], ex[80], who[512];
   char ev[CT_COROEV_MAX], *buf = ev;
   size_t n = sizeof ev;
   uint64_t left = r->end_ts > c->susp_ts ? r->end_ts - c->susp_ts : 0;
-  fmt_obj(c, obj, sizeof obj);
+  ct_fmt_obj(st, c, obj, sizeof obj);
   ct_describe_exit(r, ex, sizeof ex);
   size_t o = 0;
   struct ct_rwake tmp = {0}, *w = &tmp;
@@ -248,7 +190,7 @@ static int stuck_evidence(const struct ct_report *r, const struct ct_state *st,
         .from = c->woke_from, .ts = c->woke_ts, .tid = c->woke_tid, .site = {.site = c->woke_site}};
   }
   if (rc_->wake)
-    fmt_waker(st, c, w, who, sizeof who);
+    ct_fmt_waker(st, c, w, who, sizeof who);
   uint64_t since_wake = r->end_ts > w->ts ? r->end_ts - w->ts : 0;
   switch (cat == CAT_RAN_ON_LOST        ? CAT_RAN_ON
           : cat == CAT_WAKE_BEFORE_LOST ? CAT_WAKE_BEFORE
@@ -311,13 +253,13 @@ static int stuck_evidence(const struct ct_report *r, const struct ct_state *st,
                           "; coroutine %" PRIu64 " finished (%s) without anyone waking it: the "
                           "join's wake was lost",
                           c->obj, joined->returned ? "returned" : "destroyed");
-  uint64_t reuser = fd_reused_by(st, c);
+  uint64_t reuser = ct_fd_reused_by(st, c);
   if (o < n && reuser)
     o += (size_t)snprintf(buf + o, n - o,
                           "; fd %" PRId64 " was reused by coroutine %" PRIu64
                           " after it parked: closed under it",
                           (int64_t)c->obj, reuser);
-  if (o < n && cat == CAT_RAN_ON && likely_idle(st, c))
+  if (o < n && cat == CAT_RAN_ON && ct_likely_idle(st, c))
     o += (size_t)snprintf(buf + o, n - o,
                           "; parked at a site where it was woken %" PRIu64
                           " times in a row before: may simply be idle, e.g. an accept loop",
@@ -331,6 +273,12 @@ static int stuck_evidence(const struct ct_report *r, const struct ct_state *st,
   else if (o < n && (c->lost || c->station_lost))
     o += (size_t)snprintf(buf + o, n - o, " (less certain: %" PRIu64 " of its events were lost)",
                           c->lost > c->station_lost ? c->lost : c->station_lost);
+  if (cat <= CAT_EXIT && (c->wait == CTP_WAIT_FD || c->wait == CTP_WAIT_PTR)) {
+    long no = ct_obj_last_wake(r, st, c, rc_, buf, n, o); /* the root cause's last trace */
+    if (no < 0)
+      return -ENOMEM;
+    o = (size_t)no;
+  }
   if (o < n && leak_worthy(r, c)) {
     rc_->never_destroyed = 1;
     snprintf(buf + o, n - o, "; also never destroyed (not repeated as a leak)");
@@ -389,14 +337,62 @@ static void mark_behind(struct stuck *sk, size_t n, struct ct_map *idx) {
   }
 }
 
+/* Marks each stuck coroutine parked on a ptr whose waiters only coroutines
+ * created at one other site ever woke (released it), some of them stuck too,
+ * as held behind one of those: it waits for what they hold (a connection slot
+ * the stranded connections keep), one root cause with theirs. Not a
+ * coroutine others are behind already, nor behind a root that is itself. */
+static int mark_held(const struct ct_state *st, struct stuck *sk, size_t n) {
+  struct ct_map roots; /* (create site, pid) -> 1 + the first stuck coroutine made there */
+  ct_map_init(&roots, sizeof(uint64_t));
+  int fresh, rc = -ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t *k;
+    if (!sk[i].behind && sk[i].cat <= CAT_EXIT && sk[i].c->create_site) {
+      if (!(k = ct_map_put(&roots, sk[i].c->create_site, sk[i].c->pid, &fresh)))
+        goto out;
+      if (fresh)
+        *k = i + 1;
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    const struct ct_coro *c = sk[i].c;
+    const struct ct_wakers *w =
+        c->wait == CTP_WAIT_PTR ? ct_map_get(&st->objs, c->obj, CTP_WAIT_PTR) : NULL;
+    const uint64_t *k =
+        w && !w->by_thread && !w->waker_mixed && w->waker_site && w->waker_site != c->create_site
+            ? ct_map_get(&roots, w->waker_site, c->pid)
+            : NULL;
+    if (!k || sk[i].behind || sk[i].cat > CAT_EXIT || sk[*k - 1].behind)
+      continue;
+    int rooted = 0; /* a join chain ends at it: it stays a root */
+    for (size_t j = 0; j < n && !rooted; j++)
+      rooted = sk[j].behind && sk[j].root == i;
+    if (!rooted) {
+      sk[i].behind = sk[i].held = 1;
+      sk[i].root = *k - 1;
+    }
+  }
+  for (size_t i = 0; i < n; i++) /* a root marked held after: no finding would list it */
+    if (sk[i].held && sk[sk[i].root].behind)
+      sk[i].behind = sk[i].held = 0;
+  rc = 0;
+out:
+  ct_map_free(&roots);
+  return rc;
+}
+
 /* Appends to cs[0..m) the coroutines behind one of them (a finding of cat;
- * cs has room for n); returns how many. */
+ * cs has room for n); returns how many, *nheld of them held (mark_held). */
 static size_t add_behind(const struct stuck *sk, size_t n, const struct ct_coro **cs, size_t m,
-                         enum cat cat) {
+                         enum cat cat, size_t *nheld) {
   size_t nb = 0;
+  *nheld = 0;
   for (size_t i = 0; i < n; i++)
-    if (sk[i].behind && sk[sk[i].root].cat == cat && !sk[sk[i].root].behind)
+    if (sk[i].behind && sk[sk[i].root].cat == cat && !sk[sk[i].root].behind) {
       cs[m + nb++] = sk[i].c;
+      *nheld += (size_t)sk[i].held;
+    }
   return nb;
 }
 
@@ -425,8 +421,8 @@ static void fmt_chain(const struct ct_state *st, const struct stuck *sk, struct 
   if (o < n && k != &sk[b->root])
     o += (size_t)snprintf(buf + o, n - o, ", ...");
   const struct stuck *r = &sk[b->root];
-  char obj[48];
-  fmt_obj(r->c, obj, sizeof obj);
+  char obj[336];
+  ct_fmt_obj(st, r->c, obj, sizeof obj);
   if (o >= n)
     return;
   if (r->cat == CAT_DEADLOCK)
@@ -439,26 +435,60 @@ static void fmt_chain(const struct ct_state *st, const struct stuck *sk, struct 
     snprintf(buf + o, n - o, ", which is suspended with no wait object");
 }
 
+/* Why held coroutine b is behind its root: "waits on mailbox, which only
+ * coroutines created at f (x.c:9) ever released (64 of them stuck here):
+ * it waits for what they hold" into buf. */
+static void fmt_held(const struct ct_state *st, const struct stuck *sk, size_t n,
+                     const struct stuck *b, char *buf, size_t len) {
+  const struct ct_coro *root = sk[b->root].c;
+  struct ct_rsite rs = {.site = root->create_site, .pid = root->pid};
+  char site[400], obj[48];
+  size_t holders = 0;
+  for (size_t i = 0; i < n; i++)
+    holders += !sk[i].behind && sk[i].c->create_site == root->create_site &&
+               sk[i].c->pid == root->pid && sk[i].cat == sk[b->root].cat;
+  ct_symbolize_site(st, &rs);
+  ct_fmt_obj(st, b->c, obj, sizeof obj);
+  snprintf(buf, len,
+           "waits on %s, which only coroutines created at %s ever released (%zu of them are "
+           "stuck above): it waits for what they hold",
+           obj, ct_fmt_site(&rs, site, sizeof site), holders);
+}
+
+/* Why b is behind its root: what it holds (fmt_held), or the chain of joins. */
+static void fmt_behind(const struct ct_state *st, const struct stuck *sk, struct ct_map *idx,
+                       const struct stuck *b, char *buf, size_t n) {
+  if (b->held)
+    fmt_held(st, sk, idx->n, b, buf, n); /* idx: one entry per stuck coroutine */
+  else
+    fmt_chain(st, sk, idx, b, buf, n);
+}
+
 /* Per-coroutine evidence of one behind another: the chain. */
 static int behind_evidence(const struct ct_report *r, const struct ct_state *st,
                            const struct stuck *sk, struct ct_map *idx, const struct stuck *b,
                            struct ct_rcoro *rc_) {
   char chain[CT_COROEV_MAX - 160], t[32], ev[CT_COROEV_MAX];
-  fmt_chain(st, sk, idx, b, chain, sizeof chain);
+  fmt_behind(st, sk, idx, b, chain, sizeof chain);
   rc_->waits_for = b->waits_for;
   rc_->never_destroyed = leak_worthy(r, b->c);
-  snprintf(ev, sizeof ev, "since %s it %s: stuck behind it, not a separate finding%s",
-           ct_at(r, b->c->susp_ts, t, sizeof t), chain,
+  snprintf(ev, sizeof ev, "since %s it %s%s, not a separate finding%s",
+           ct_at(r, b->c->susp_ts, t, sizeof t), chain, b->held ? "" : ": stuck behind it",
            rc_->never_destroyed ? "; also never destroyed (not repeated as a leak)" : "");
   return ct_keep_evidence(rc_, ev);
 }
 
-/* Appends the nb coroutines behind the finding's to its title. */
-static void title_behind(struct ct_finding *f, size_t nb) {
-  size_t tl = strlen(f->title);
-  if (nb && tl < sizeof f->title)
-    snprintf(f->title + tl, sizeof f->title - tl, "; %zu more wait%s for them to finish", nb,
-             nb == 1 ? "s" : "");
+/* Appends the nb coroutines behind the finding's to its title: those that
+ * wait for them to finish, and the nheld among them that wait on what they
+ * hold. */
+static void title_behind(struct ct_finding *f, size_t nb, size_t nheld) {
+  size_t tl = strlen(f->title), nj = nb - nheld;
+  if (nj && tl < sizeof f->title)
+    tl += (size_t)snprintf(f->title + tl, sizeof f->title - tl,
+                           "; %zu more wait%s for them to finish", nj, nj == 1 ? "s" : "");
+  if (nheld && tl < sizeof f->title)
+    snprintf(f->title + tl, sizeof f->title - tl, "; %zu more wait%s on what they hold", nheld,
+             nheld == 1 ? "s" : "");
 }
 
 /* The finding's line for its nb coroutines behind others: the first chain. */
@@ -473,7 +503,7 @@ static int behind_summary(const struct ct_report *r, const struct ct_state *st,
       continue;
     char who[128], chain[256];
     fmt_coro(st, c, who, sizeof who);
-    fmt_chain(st, sk, idx, b, chain, sizeof chain);
+    fmt_behind(st, sk, idx, b, chain, sizeof chain);
     ct_add_evidence(f, "%s %s%s", who, chain,
                     nb > 1 ? "; the others listed as behind wait for them the same way"
                            : ": one bug, one finding");
@@ -506,7 +536,7 @@ static int stuck_finding(struct ct_report *r, const struct ct_state *st, struct 
   struct ct_finding *f;
   if (!m)
     goto out;
-  size_t nb = add_behind(sk, n, cs, m, cat);
+  size_t nheld, nb = add_behind(sk, n, cs, m, cat, &nheld);
   rc = -ENOMEM;
   enum ct_sev sev = cat == CAT_SCHED_END && r->killed ? CT_SEV_INFO : sevs[cat];
   if (!(f = ct_new_finding(r, cat_kinds[cat], sev)) ||
@@ -580,7 +610,7 @@ static int stuck_finding(struct ct_report *r, const struct ct_state *st, struct 
   default:
     break;
   }
-  title_behind(f, nb);
+  title_behind(f, nb, nheld);
   if (uncertain(cat))
     ct_add_evidence(f,
                     "uncertain, so not an error: events were lost since their last resume, or "
@@ -600,9 +630,9 @@ static int stuck_finding(struct ct_report *r, const struct ct_state *st, struct 
     }
     if ((rc = stuck_evidence(r, st, cs[i], cat, &f->coros[i])))
       goto out;
-    reused += fd_reused_by(st, cs[i]) != 0;
-    passed += (size_t)waiter_woken_since(st, cs[i]);
-    f->coros[i].likely_idle = cat == CAT_RAN_ON && likely_idle(st, cs[i]);
+    reused += ct_fd_reused_by(st, cs[i]) != 0;
+    passed += (size_t)ct_waiter_woken_since(st, cs[i]);
+    f->coros[i].likely_idle = cat == CAT_RAN_ON && ct_likely_idle(st, cs[i]);
     idle += (size_t)f->coros[i].likely_idle;
   }
   if (reused)
@@ -621,7 +651,7 @@ static int stuck_finding(struct ct_report *r, const struct ct_state *st, struct 
     ct_add_evidence(f,
                     "%zu of them (likely_idle) parked at a site where each was woken at least %d "
                     "times in a row before: may simply be idle, e.g. an accept loop",
-                    idle, IDLE_WAKES);
+                    idle, CT_IDLE_WAKES);
   if (idle && idle == f->ncoros) {
     f->sev = CT_SEV_WARNING;
     snprintf(f->title, sizeof f->title,
@@ -665,7 +695,7 @@ static int deadlock_findings(struct ct_report *r, const struct ct_state *st, str
     f->count = len + nb;
     snprintf(f->title, sizeof f->title, "deadlock: %zu coroutines wait on each other in a cycle",
              len);
-    title_behind(f, nb);
+    title_behind(f, nb, 0); /* held ones have no deadlock root (mark_held) */
     if (nb && (rc = behind_summary(r, st, sk, idx, f, nb)))
       return rc;
     const struct ct_coro **ms = malloc(f->ncoros * sizeof *ms);
@@ -689,9 +719,9 @@ static int deadlock_findings(struct ct_report *r, const struct ct_state *st, str
         continue;
       }
       uint64_t times = 0;
-      char obj[48], t[32];
+      char obj[336], t[32];
       rc_->waits_for = waits_for(st, c, &times);
-      fmt_obj(c, obj, sizeof obj);
+      ct_fmt_obj(st, c, obj, sizeof obj);
       rc_->never_destroyed = leak_worthy(r, c);
       char ev[CT_COROEV_MAX];
       if (c->wait == CTP_WAIT_COROUTINE)
@@ -761,6 +791,8 @@ int ct_stuck_findings(struct ct_report *r, const struct ct_state *st, uint64_t s
   }
   find_cycles(sk, n, &idx);
   mark_behind(sk, n, &idx);
+  if ((rc = mark_held(st, sk, n)))
+    goto out;
   if ((rc = deadlock_findings(r, st, sk, n, &idx)))
     goto out;
   for (int cat = 0; cat < CAT_N; cat++)
@@ -771,9 +803,4 @@ out:
   ct_map_free(&idx);
   free(sk);
   return rc;
-}
-
-/* findings.h: for findings_sched.c's coroutines destroyed while waiting. */
-int ct_likely_idle(const struct ct_state *st, const struct ct_coro *c) {
-  return likely_idle(st, c);
 }

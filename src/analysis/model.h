@@ -26,6 +26,10 @@ void ct_state_free(struct ct_state *s);
 
 /* The starvation threshold (CT_RUNNABLE_NS unless set before the first line). */
 void ct_state_set_runnable_ns(struct ct_state *s, uint64_t runnable_ns);
+/* The never-woken threshold (CT_STUCK_NS unless set before the first line):
+ * a coroutine destroyed while waiting longer is judged, a shorter one only
+ * counted. Pass the same value to ct_report_build. */
+void ct_state_set_stuck_ns(struct ct_state *s, uint64_t stuck_ns);
 
 /* Feeds one line as returned by ct_parse_line (err != CT_LINE_OK counts it as
  * malformed). Returns 0 or -ENOMEM. */
@@ -95,6 +99,9 @@ struct ct_rtrace {
    * snapshot brought in (alive at the window's start). */
   int has_window;
   uint64_t snapshot_coros;
+  /* Destroyed while waiting for no longer than stuck_ns (state.h): not
+   * judged; their count, shortest and longest wait, and the threshold. */
+  uint64_t dwait_short, dwait_short_min, dwait_short_max, stuck_ns;
   char window_trigger[64];
 };
 
@@ -138,6 +145,11 @@ struct ct_rcoro {
   const char *label;    /* NULL if none; owned by the state */
   int wait;
   uint64_t obj;
+  /* A ptr wait object named: a global or static by its symbol and where it
+   * is defined ("mailbox (app.c:12)"), else where a coroutine first waited
+   * on it ("heap, first waited on at f (app.c:40)"); NULL when neither is
+   * known. Owned by the report. */
+  char *obj_name;
   int site_index; /* -1 if none */
   int has_susp;
   uint64_t suspended_ns;
@@ -151,6 +163,10 @@ struct ct_rcoro {
   /* lost_wakeup of a coroutine destroyed while waiting: the destroy (from 0;
    * tid, ts, site); NULL for others. Owned by the report. */
   struct ct_rwake *destroyed;
+  /* lost_wakeup and wake_before_suspend on an fd or ptr: the last wake of a
+   * coroutine parked on that object (its root cause's last trace); NULL
+   * when none was ever woken, and for others. Owned by the report. */
+  struct ct_rwake *obj_wake;
   /* starvation: how long it stayed runnable, on which thread (the one it last
    * ran on), and who held that thread meanwhile (owned by the report). */
   uint64_t runnable_ns, others;

@@ -123,6 +123,10 @@ static void trace_facts(struct ct_rtrace *t, const struct ct_state *st) {
   t->has_window = st->has_window;
   t->snapshot_coros = st->snapshot_coros;
   memcpy(t->window_trigger, st->window_trigger, sizeof t->window_trigger);
+  t->dwait_short = st->dwait_short;
+  t->dwait_short_min = st->dwait_short_min;
+  t->dwait_short_max = st->dwait_short_max;
+  t->stuck_ns = st->stuck_ns;
 }
 
 static int overview(struct ct_report *r, const struct ct_state *st) {
@@ -195,6 +199,8 @@ void ct_report_free(struct ct_report *r) {
       free(r->f[i].coros[k].held_by);
       free(r->f[i].coros[k].end_site);
       free(r->f[i].coros[k].evidence);
+      free(r->f[i].coros[k].obj_name);
+      free(r->f[i].coros[k].obj_wake);
     }
     free(r->f[i].sites);
     free(r->f[i].coros);

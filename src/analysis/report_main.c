@@ -20,14 +20,15 @@
 struct opts {
   const char *trace, *out, *json, *skip_frames;
   int fail_on; /* -1: no gate */
-  uint64_t blocker_ns, runnable_ns;
+  uint64_t blocker_ns, runnable_ns, stuck_ns;
   int stats;
 };
 
 static void usage(FILE *f) {
   fprintf(f, "usage: corotracer report TRACE [-o report.md] [--json findings.json]\n"
              "                         [--fail-on info|warning|error] [--blocker-ms MS]\n"
-             "                         [--runnable-ms MS] [--skip-frames PATTERN,...]\n"
+             "                         [--runnable-ms MS] [--stuck-ms MS]\n"
+             "                         [--skip-frames PATTERN,...]\n"
              "       corotracer -deepdive -out TRACE [-o report.md]   (reference spelling)\n"
              "Reads a trace, binary (run's default) or JSONL (ours or the reference engine's;\n"
              "'-' = stdin), and writes a Markdown diagnosis (stdout unless -o) and, with\n"
@@ -36,6 +37,8 @@ static void usage(FILE *f) {
              "--blocker-ms: a run longer than this without suspending is a blocker (100).\n"
              "--runnable-ms: runnable longer than this while others ran on its thread is\n"
              "starvation (100).\n"
+             "--stuck-ms: suspended longer than this, unwoken, then destroyed or left behind\n"
+             "while the program ran on, is never woken (1000).\n"
              "--skip-frames: inlined frames whose function or file matches a glob are the\n"
              "runtime's: a site in one is shown where it was called (besides boost::*, std::*,\n"
              "asio::*, corotracer::* and files under /usr/include).\n");
@@ -55,6 +58,7 @@ enum {
   O_FAIL_ON,
   O_BLOCKER_MS,
   O_RUNNABLE_MS,
+  O_STUCK_MS,
   O_SKIP_FRAMES
 };
 static const struct ct_opt report_opts[] = {
@@ -67,6 +71,7 @@ static const struct ct_opt report_opts[] = {
     {"--fail-on", O_FAIL_ON, 1},
     {"--blocker-ms", O_BLOCKER_MS, 1},
     {"--runnable-ms", O_RUNNABLE_MS, 1},
+    {"--stuck-ms", O_STUCK_MS, 1},
     {"--skip-frames", O_SKIP_FRAMES, 1},
     {NULL, 0, 0}};
 
@@ -83,7 +88,10 @@ static int parse_ms(const char *val, uint64_t *ns) {
 
 /* Returns -1 when parsed, else the exit status (0 for --help). */
 static int parse(int argc, char **argv, struct opts *o) {
-  *o = (struct opts){.fail_on = -1, .blocker_ns = CT_BLOCKER_NS, .runnable_ns = CT_RUNNABLE_NS};
+  *o = (struct opts){.fail_on = -1,
+                     .blocker_ns = CT_BLOCKER_NS,
+                     .runnable_ns = CT_RUNNABLE_NS,
+                     .stuck_ns = CT_STUCK_NS};
   struct ct_args it;
   const char *val;
   int id;
@@ -125,6 +133,10 @@ static int parse(int argc, char **argv, struct opts *o) {
       if (parse_ms(val, &o->runnable_ns))
         return bad_usage("--runnable-ms wants a number of milliseconds, not", val);
       break;
+    case O_STUCK_MS:
+      if (parse_ms(val, &o->stuck_ns))
+        return bad_usage("--stuck-ms wants a number of milliseconds, not", val);
+      break;
     case O_SKIP_FRAMES:
       o->skip_frames = val;
       break;
@@ -152,7 +164,7 @@ struct run {
 struct feed {
   struct run *runs;
   size_t n;
-  uint64_t blocker_ns, runnable_ns;
+  uint64_t blocker_ns, runnable_ns, stuck_ns;
   const char *skip_frames; /* --skip-frames, for each run's symbolizer */
   uint64_t run_lines;      /* lines of the current run so far (ct_line_new_run's count) */
 };
@@ -165,8 +177,10 @@ static int run_add(struct feed *f) {
   f->runs = n;
   memset(&n[f->n], 0, sizeof n[f->n]);
   int rc = ct_state_new(f->blocker_ns, &n[f->n].st);
-  if (!rc)
+  if (!rc) {
     ct_state_set_runnable_ns(n[f->n].st, f->runnable_ns);
+    ct_state_set_stuck_ns(n[f->n].st, f->stuck_ns);
+  }
   if (!rc && f->skip_frames &&
       (rc = ct_symbolizer_skip_frames(ct_state_symbolizer(n[f->n].st), f->skip_frames)))
     ct_state_free(n[f->n].st);
@@ -254,8 +268,10 @@ static double now_s(void) {
 int ct_report_main(int argc, char **argv) {
   struct opts o;
   int status = parse(argc, argv, &o), fd = -1;
-  struct feed feed = {
-      .blocker_ns = o.blocker_ns, .runnable_ns = o.runnable_ns, .skip_frames = o.skip_frames};
+  struct feed feed = {.blocker_ns = o.blocker_ns,
+                      .runnable_ns = o.runnable_ns,
+                      .stuck_ns = o.stuck_ns,
+                      .skip_frames = o.skip_frames};
   if (status >= 0)
     return status;
   double t0 = now_s();
@@ -281,7 +297,7 @@ int ct_report_main(int argc, char **argv) {
   int max_sev = -1;
   for (size_t i = 0; i < feed.n; i++) {
     struct run *r = &feed.runs[i];
-    if ((rc = ct_report_build(r->st, o.trace, bytes, CT_STUCK_NS, 0, &r->r))) {
+    if ((rc = ct_report_build(r->st, o.trace, bytes, o.stuck_ns, 0, &r->r))) {
       fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(-rc));
       status = 1;
       goto out;

@@ -76,6 +76,10 @@ void ct_state_set_runnable_ns(struct ct_state *s, uint64_t runnable_ns) {
   s->runnable_ns = runnable_ns;
 }
 
+void ct_state_set_stuck_ns(struct ct_state *s, uint64_t stuck_ns) {
+  s->stuck_ns = stuck_ns;
+}
+
 ct_symbolizer *ct_state_symbolizer(const struct ct_state *s) {
   return s->sym;
 }
@@ -351,6 +355,7 @@ static inline __attribute__((always_inline)) int on_suspend(struct ct_state *s, 
                                                             const struct ct_event *ev) {
   uint64_t site = ev->site;
   int fresh, exit = ev->wait == CTP_WAIT_EXIT;
+  int same_obj = c->wait == ev->wait && c->obj == ev->obj; /* its last wait's: known already */
   if (c->state == CT_CS_RUNNING && c->has_kind && end_run(s, c, ev->ts, CT_EV_SUSPEND, site, exit))
     return -ENOMEM;
   /* An early wake (while it ran, or absorbed after its yield) now waits for
@@ -387,6 +392,15 @@ static inline __attribute__((always_inline)) int on_suspend(struct ct_state *s, 
     st->suspensions++;
     if (fresh && !s->modules && s->sites.n > NOT_CODE_SITES && s->sites.n * 2 > s->coroutines)
       drop_sites(s);
+  }
+  if (ev->wait == CTP_WAIT_PTR && !same_obj) { /* names a heap object: its first wait */
+    struct ct_wakers *w = ct_map_put(&s->objs, ev->obj, CTP_WAIT_PTR, &fresh);
+    if (!w)
+      return -ENOMEM;
+    if (fresh) {
+      w->first_site = site;
+      w->first_pid = c->pid;
+    }
   }
   if (ev->wait == CTP_WAIT_FD) {
     struct ct_fduse *f = ct_map_put(&s->fds, ev->obj, c->pid, &fresh);
@@ -503,6 +517,14 @@ static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_event 
       if (!w)
         return -ENOMEM;
       w->last_ts = ev->ts;
+      w->last_from = ev->from;
+      w->last_site = site;
+      w->last_tid = (uint32_t)ev->tid;
+      const struct ct_coro *wc = ev->from ? ct_map_get(&s->coros, ev->from, 0) : NULL;
+      if (wc && wc->create_site && !w->waker_site)
+        w->waker_site = wc->create_site;
+      else if (ev->from && (!wc || wc->create_site != w->waker_site))
+        w->waker_mixed = 1;
       if (!ev->from) {
         w->by_thread = 1;
         return 0;
@@ -728,6 +750,11 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
     ct_str_copy(&l->path, path, sizeof path);
     s->modules++;
     int rc = ct_symbolizer_add_module(s->sym, (uint32_t)l->pid, l->start, l->end, l->offset, path);
+    if (!rc && CT_HAS(l, CT_K_BUILD_ID)) { /* a rebuilt file must not name lines */
+      char id[129];
+      ct_str_copy(&l->build_id, id, sizeof id);
+      rc = ct_symbolizer_set_build_id(s->sym, path, id);
+    }
     if (rc && !s->sym_err)
       s->sym_err = rc; /* a bad module line costs symbols, not the report */
     return 0;

@@ -118,7 +118,15 @@ struct ct_fduse {
 #define CT_WAKERS 4
 struct ct_wakers {
   uint64_t id[CT_WAKERS], times[CT_WAKERS];
-  uint64_t last_ts; /* the latest wake of a coroutine parked on this object */
+  uint64_t last_ts;              /* the latest wake of a coroutine parked on this object */
+  uint64_t last_from, last_site; /* that wake's waker (0: a plain thread) and site */
+  uint64_t first_site;           /* a ptr's: where a coroutine first parked on it */
+  uint32_t first_pid, last_tid;
+  /* The create site of the coroutines that woke its waiters, while they all
+   * share one (waker_mixed: they do not, or one is unknown): the kind of
+   * coroutine that releases what its waiters wait for. */
+  uint64_t waker_site;
+  uint8_t waker_mixed;
   uint8_t n, overflow, by_thread;
 };
 
@@ -199,6 +207,9 @@ struct ct_state {
   struct ct_dwait *dwait;
   size_t ndwait, capdwait;
   uint64_t dwait_over; /* beyond CT_DWAIT_MAX: counted only */
+  /* Destroyed while waiting, unwoken, for stuck_ns or less: not judged, but
+   * counted (with their shortest and longest wait) so the report can say so. */
+  uint64_t dwait_short, dwait_short_min, dwait_short_max;
 
   /* meta / end */
   int has_meta, has_end, exit_has_code, exit_has_signal;

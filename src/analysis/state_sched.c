@@ -112,9 +112,16 @@ void ct_sched_starved(struct ct_state *s, struct ct_coro *c, uint64_t ts, uint32
 /* state.h: before the destroy changes c; a copy of c is kept. */
 int ct_sched_destroy(struct ct_state *s, const struct ct_coro *c, uint64_t ts, uint32_t tid,
                      uint64_t site) {
-  if (c->state != CT_CS_SUSPENDED || c->woken || c->returned || !c->wait || ts < c->susp_ts ||
-      ts - c->susp_ts <= s->stuck_ns)
+  if (c->state != CT_CS_SUSPENDED || c->woken || c->returned || !c->wait || ts < c->susp_ts)
     return 0;
+  uint64_t waited = ts - c->susp_ts;
+  if (waited <= s->stuck_ns) { /* too short to judge: only counted */
+    if (!s->dwait_short++ || waited < s->dwait_short_min)
+      s->dwait_short_min = waited;
+    if (waited > s->dwait_short_max)
+      s->dwait_short_max = waited;
+    return 0;
+  }
   if (s->ndwait == CT_DWAIT_MAX) {
     s->dwait_over++;
     return 0;

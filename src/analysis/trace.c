@@ -94,6 +94,7 @@ static struct key key_of(const char *k, size_t n) {
     KEY_IN(CT_KEY_PROBE_ID, CT_K_PROBE_ID, V_U64, probe_id);
     KEY_IN(CT_KEY_FUNCTION, CT_K_FUNCTION, V_STR, function);
     KEY_IN(CT_KEY_BIRTH_TS, CT_K_BIRTH_TS, V_U64, birth_ts);
+    KEY_IN(CT_KEY_BUILD_ID, CT_K_BUILD_ID, V_STR, build_id);
     KEY_IN(CT_KEY_START_TS, CT_K_START_TS, V_U64, start_ts);
     break;
   case 9:

@@ -67,6 +67,7 @@ enum {
   CT_K_END,
   CT_K_OFFSET,
   CT_K_PATH,
+  CT_K_BUILD_ID, /* module: the file's GNU build id, hex */
   CT_K_STATION,
   CT_K_BIRTH_TS,
   CT_K_LABEL,
@@ -156,6 +157,7 @@ struct ct_line {
   int64_t exit_code, exit_signal;         /* from exit{code|signal}; CT_K_CODE / CT_K_SIGNAL */
   struct ct_str path, label, run_id, host, format, event, exit_name, error, reason, file, function;
   struct ct_str state, trigger; /* snapshot, window */
+  struct ct_str build_id;       /* module */
 };
 _Static_assert(offsetof(struct ct_line, probe_id) == offsetof(struct ct_line, e.probe_id) &&
                    offsetof(struct ct_line, parent) == offsetof(struct ct_line, e.parent),

@@ -115,6 +115,14 @@ static void coro(FILE *f, const struct ct_report *r, const struct ct_rcoro *c) {
     fputs(",\"destroyed\":", f);
     event(f, r, c->destroyed);
   }
+  if (c->obj_name) {
+    fputs(",\"obj_name\":", f);
+    jstr(f, c->obj_name);
+  }
+  if (c->obj_wake) {
+    fputs(",\"obj_last_wake\":", f);
+    event(f, r, c->obj_wake);
+  }
   if (c->runnable_ns)
     fprintf(f, ",\"runnable_ns\":%" PRIu64 ",\"tid\":%" PRIu32 ",\"others\":%" PRIu64,
             c->runnable_ns, c->tid, c->others);
@@ -148,6 +156,19 @@ static void trace(FILE *f, const struct ct_report *r) {
   if (r->damage) {
     fputs(",\"damaged\":", f);
     jstr(f, r->damage);
+  }
+  if (st->dwait_short) /* destroyed while waiting, not longer than the threshold */
+    fprintf(f,
+            ",\"short_waits\":{\"destroyed_waiting\":%" PRIu64 ",\"min_ns\":%" PRIu64
+            ",\"max_ns\":%" PRIu64 ",\"stuck_ns\":%" PRIu64 ",\"option\":\"--stuck-ms\"}",
+            st->dwait_short, st->dwait_short_min, st->dwait_short_max, st->stuck_ns);
+  if (ct_symbolizer_stale(r->sym, 0)) { /* files rebuilt since the run: not symbolized */
+    fputs(",\"rebuilt_modules\":[", f);
+    for (size_t i = 0; ct_symbolizer_stale(r->sym, i); i++) {
+      fputs(i ? "," : "", f);
+      jstr(f, ct_symbolizer_stale(r->sym, i));
+    }
+    fputc(']', f);
   }
   fprintf(f,
           ",\"bytes\":%" PRIu64 ",\"lines\":%" PRIu64 ",\"malformed\":%" PRIu64 ",\"torn\":%" PRIu64

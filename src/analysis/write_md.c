@@ -30,6 +30,25 @@ static void site_line(FILE *f, const struct ct_finding *fi, const struct ct_rsit
   fputc('\n', f);
 }
 
+/* The overview's line on coroutines destroyed while waiting no longer than
+ * the never-woken threshold: not judged, so said here with the option (and
+ * a value, when one fits) that would judge them. */
+static void short_waits(FILE *f, const struct ct_rtrace *st) {
+  char a[32], b[32], t[32];
+  uint64_t n = st->dwait_short, ms = (st->dwait_short_min - 1) / 1000000u;
+  fprintf(f,
+          "- **Not judged, short waits**: %" PRIu64 " coroutine%s destroyed while still waiting,"
+          " never woken, after %s",
+          n, n == 1 ? "" : "s", ct_fmt_ns(st->dwait_short_min, a, sizeof a));
+  if (st->dwait_short_max != st->dwait_short_min)
+    fprintf(f, " to %s", ct_fmt_ns(st->dwait_short_max, b, sizeof b));
+  fprintf(f, ", not longer than the %s threshold", ct_fmt_ns(st->stuck_ns, t, sizeof t));
+  if (st->dwait_short_min > 1000000u)
+    fprintf(f, ": `--stuck-ms %" PRIu64 "` would judge %s\n", ms, n == 1 ? "it" : "them all");
+  else
+    fputs(": too short for `--stuck-ms` to judge\n", f);
+}
+
 /* Markdown table cells must not contain '|' or newlines. */
 static void cell(FILE *f, const char *s) {
   for (; s && *s; s++) {
@@ -68,6 +87,8 @@ static void coro_table(FILE *f, const struct ct_finding *fi, int idle) {
     fputs(" | ", f);
     if (c->wait == CTP_WAIT_FD)
       fprintf(f, "fd %" PRId64, (int64_t)c->obj);
+    else if (c->wait == CTP_WAIT_PTR && c->obj_name)
+      cell(f, c->obj_name);
     else if (c->wait == CTP_WAIT_PTR)
       fprintf(f, "0x%" PRIx64, c->obj);
     else if (c->wait == CTP_WAIT_COROUTINE)
@@ -156,6 +177,14 @@ static void overview(FILE *f, const struct ct_report *r) {
             "- **Absurd timestamps**: %" PRIu64 " events lie more than a day away from all others"
             " (torn clocks); left out of the duration\n",
             r->absurd_ts);
+  if (st->dwait_short)
+    short_waits(f, st);
+  for (size_t i = 0; ct_symbolizer_stale(r->sym, i); i++)
+    fprintf(f,
+            "- **Warning: rebuilt since the run**: `%s` on disk has another build id than the"
+            " file that ran: its sites are shown as module+offset, unsymbolized, not as lines of"
+            " the new build\n",
+            ct_symbolizer_stale(r->sym, i));
   if (r->damage)
     fprintf(f, "- **Damaged**: %s; the report covers what came before\n", r->damage);
   if (!st->has_end && st->cut_reason[0])

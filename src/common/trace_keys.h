@@ -9,6 +9,7 @@
 #define CT_KEY_BAD_RECORDS "bad_records"
 #define CT_KEY_BIRTH_TS "birth_ts"
 #define CT_KEY_BYTES "bytes"
+#define CT_KEY_BUILD_ID "build_id"
 #define CT_KEY_CLOCK "clock"
 #define CT_KEY_CODE "code"
 #define CT_KEY_COMMAND "command"

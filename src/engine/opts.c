@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/defaults.h"
 #include "cli/args.h"
 #include "common/ctp.h"
 #include "engine/flight.h"
@@ -304,9 +305,9 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
   o->ring_kib = 0;    /* CT_RING_KIB_DEFAULT, or CT_FLIGHT_RING_KIB, unless given */
   o->capture_mib = 0; /* CT_CAPTURE_MIB_DEFAULT, or CT_FLIGHT_CAPTURE_MIB, unless given */
   o->flight_max = CT_FLIGHT_MAX_DEFAULT;
-  o->stuck_ns = 1000000000ull; /* the report's defaults (analysis/state.h, report_main.c) */
-  o->runnable_ns = 100000000ull;
-  o->blocker_ns = 100000000ull;
+  o->stuck_ns = CT_STUCK_NS; /* the report's defaults: a dump is judged as a report is */
+  o->runnable_ns = CT_RUNNABLE_NS;
+  o->blocker_ns = CT_BLOCKER_NS;
   struct ct_args it;
   const char *val;
   int id;

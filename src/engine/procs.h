@@ -8,9 +8,13 @@
 
 #include "engine/writer.h"
 
+/* Longest GNU build id we record, in bytes (SHA-1's is 20; the note allows more). */
+#define CT_BUILD_ID_MAX 64
+
 struct ct_module {
   uint64_t start, end, offset;
   char *path;
+  char build_id[2 * CT_BUILD_ID_MAX + 1]; /* the file's GNU build id, hex; "" when it has none */
 };
 
 struct ct_proc {

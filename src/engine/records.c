@@ -105,6 +105,11 @@ void ct_rec_module(struct ct_writer *w, pid_t pid, const struct ct_module *m) {
   ct_w_hex(w, m->offset);
   ct_w_str(w, "," CT_KQ(PATH));
   ct_w_json(w, m->path, strlen(m->path));
+  if (m->build_id[0]) {
+    ct_w_str(w, "," CT_KQ(BUILD_ID) "\"");
+    ct_w_str(w, m->build_id);
+    ct_w_str(w, "\"");
+  }
   ct_w_str(w, "}\n");
 }
 

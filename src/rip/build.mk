@@ -31,4 +31,4 @@ PROGS += $(O)/bench/bench-rip
 # The ring reader, fuzzed (tests/fuzz/fuzz-rip.c).
 FUZZ_SRCS_rip := src/rip/rip_load.c
 # Its module map parser (tests/fuzz/fuzz-ripmaps.c).
-FUZZ_SRCS_ripmaps := src/rip/rip_syms.c src/symbolize/symbolize.c
+FUZZ_SRCS_ripmaps := src/rip/rip_syms.c src/symbolize/symbolize.c src/symbolize/demangle.c

@@ -8,11 +8,7 @@
  * and one file mapped by several processes is opened once.
  *
  * Names are the symbol table's (or, for inlined code, DWARF's linkage name or
- * name). C++ names are demangled here for their common forms only (nested
- * names, anonymous namespaces, constructors, destructors, template arguments
- * shown as <...>, no parameter list), because __cxa_demangle would pull
- * libstdc++ into a C binary; anything else (operators, lambdas, substitutions
- * in the name) stays mangled. */
+ * name), demangled by demangle.c for their common forms. */
 #include "symbolize/symbolize.h"
 
 #include <dwarf.h>
@@ -27,15 +23,29 @@
 #include <unistd.h>
 
 #include "common/grow.h"
+#include "symbolize/demangle.h"
 
 /* One file on disk, opened lazily on the first lookup that needs it. */
 struct sym_file {
   char *path;
-  Dwfl *dwfl;       /* NULL until loaded, or when loading failed */
-  Dwfl_Module *mod; /* the file's only module, at bias 0 */
-  int tried;        /* loading was attempted (do not retry a missing file) */
+  Dwfl *dwfl;           /* NULL until loaded, or when loading failed */
+  Dwfl_Module *mod;     /* the file's only module, at bias 0 */
+  int tried;            /* loading was attempted (do not retry a missing file) */
+  char *build_id;       /* the id the trace recorded (hex), NULL when it gave none */
+  int stale;            /* the file on disk has another build id: offsets only */
+  struct sym_var *vars; /* DWARF's variables at fixed addresses, by address */
+  size_t nvars, capvars;
+  int vars_built;
   size_t nload;
   GElf_Phdr *load; /* PT_LOAD headers, for file offset -> vaddr */
+};
+
+/* A variable DWARF places at a fixed address (a global or static object):
+ * where it is defined. file is libdw's, valid while the file's Dwfl lives. */
+struct sym_var {
+  uint64_t addr; /* ELF vaddr */
+  const char *name, *file;
+  int line;
 };
 
 /* One mapping: [start, end) of process pid maps file offsets from offset. */
@@ -46,10 +56,14 @@ struct sym_map {
   size_t file; /* index into files */
 };
 
+/* What a cached lookup was: a code address (ct_symbolize's is_return_address
+ * 0 or 1) or a data address (ct_symbolize_data). */
+enum { LOOKUP_PC, LOOKUP_RET, LOOKUP_DATA };
+
 struct cache_ent {
   uint64_t pc;
   uint32_t pid;
-  uint8_t used, is_ret;
+  uint8_t used, kind; /* LOOKUP_* */
   struct ct_sym sym;
   int rc;
 };
@@ -102,6 +116,8 @@ void ct_symbolizer_free(ct_symbolizer *s) {
     if (s->files[i].dwfl)
       dwfl_end(s->files[i].dwfl);
     free(s->files[i].path);
+    free(s->files[i].build_id);
+    free(s->files[i].vars);
     free(s->files[i].load);
   }
   for (size_t i = 0; i < s->nnames; i++)
@@ -224,6 +240,52 @@ int ct_symbolizer_add_static(ct_symbolizer *s, const char *path) {
   return add_map(s, (struct sym_map){.is_static = 1, .end = UINT64_MAX}, path);
 }
 
+/* Marks f stale when the trace recorded a build id for it and the loaded
+ * file holds another one, or none: it is not the file that ran. */
+static void check_build_id(struct sym_file *f) {
+  const unsigned char *bits;
+  GElf_Addr vaddr;
+  if (!f->build_id || !f->mod)
+    return;
+  int n = dwfl_module_build_id(f->mod, &bits, &vaddr);
+  size_t k = strlen(f->build_id);
+  f->stale = n <= 0 || k != 2 * (size_t)n;
+  static const char digits[] = "0123456789abcdef";
+  for (int i = 0; !f->stale && i < n; i++)
+    f->stale = f->build_id[2 * i] != digits[bits[i] >> 4] ||
+               f->build_id[2 * i + 1] != digits[bits[i] & 15];
+}
+
+int ct_symbolizer_set_build_id(ct_symbolizer *s, const char *path, const char *build_id) {
+  if (!path || !*path || !build_id || !*build_id)
+    return -EINVAL;
+  long fi = file_index(s, path);
+  if (fi < 0)
+    return (int)fi;
+  struct sym_file *f = &s->files[fi];
+  if (f->build_id)
+    return 0;
+  if (!(f->build_id = strdup(build_id)))
+    return -ENOMEM;
+  for (char *c = f->build_id; *c; c++)
+    if (*c >= 'A' && *c <= 'F')
+      *c = (char)(*c - 'A' + 'a');
+  if (f->tried) { /* loaded already: judge it now, and forget its answers */
+    check_build_id(f);
+    if (s->cache)
+      memset(s->cache, 0, s->capcache * sizeof *s->cache);
+    s->ncache = 0;
+  }
+  return 0;
+}
+
+const char *ct_symbolizer_stale(const ct_symbolizer *s, size_t i) {
+  for (size_t k = 0; s && k < s->nfiles; k++)
+    if (s->files[k].stale && i-- == 0)
+      return s->files[k].path;
+  return NULL;
+}
+
 /* Opens f once; leaves f->dwfl NULL when the file cannot be read. */
 static void load_file(struct sym_file *f) {
   if (f->tried)
@@ -260,6 +322,7 @@ static void load_file(struct sym_file *f) {
   }
   f->dwfl = dwfl;
   f->mod = mod;
+  check_build_id(f);
   return;
 fail:
   dwfl_end(dwfl);
@@ -324,8 +387,6 @@ static int find_unit(Dwfl_Module *mod, Dwarf_Addr a, Dwarf_Die *cudie, Dwarf_Add
   return 0;
 }
 
-static int demangle(const char *m, char *out, size_t n);
-
 static int skip_match(const char *pattern, const char *name, const char *file) {
   return (name && fnmatch(pattern, name, 0) == 0) || (file && fnmatch(pattern, file, 0) == 0);
 }
@@ -356,7 +417,7 @@ static int skip_frame(const ct_symbolizer *s, const char *mangled, const char *f
   char buf[512];
   const char *name = mangled;
   if (mangled && strncmp(mangled, "_Z", 2) == 0)
-    name = demangle(mangled, buf, sizeof buf) ? buf : outer_scope(mangled, buf, sizeof buf);
+    name = ct_demangle(mangled, buf, sizeof buf) ? buf : outer_scope(mangled, buf, sizeof buf);
   for (size_t i = 0; i < sizeof builtin_skip / sizeof *builtin_skip; i++)
     if (skip_match(builtin_skip[i], name, file))
       return 1;
@@ -429,154 +490,10 @@ static void dwarf_info(const ct_symbolizer *s, Dwfl_Module *mod, Dwarf_Addr a, s
   free(scopes);
 }
 
-/* ---- a demangler for the common Itanium C++ forms ------------------------- */
-struct dm {
-  const char *p, *e; /* the mangled name still to read */
-  char *o;           /* output, NUL-terminated */
-  size_t n, len;
-  int ok;
-};
-
-static void put(struct dm *d, const char *str, size_t k) {
-  if (d->len + k + 1 > d->n) {
-    d->ok = 0;
-    return;
-  }
-  memcpy(d->o + d->len, str, k);
-  d->len += k;
-  d->o[d->len] = 0;
-}
-
-/* <length><identifier>: *id, *k; 0 if malformed. */
-static int source_name(struct dm *d, const char **id, size_t *k) {
-  size_t v = 0;
-  if (d->p >= d->e || *d->p < '1' || *d->p > '9')
-    return 0;
-  for (; d->p < d->e && *d->p >= '0' && *d->p <= '9'; d->p++)
-    if ((v = v * 10 + (size_t)(*d->p - '0')) > 4096)
-      return 0;
-  if ((size_t)(d->e - d->p) < v)
-    return 0;
-  *id = d->p;
-  *k = v;
-  d->p += v;
-  return 1;
-}
-
-static void put_id(struct dm *d, const char *id, size_t k) {
-  if (k >= 10 && memcmp(id, "_GLOBAL__N", 10) == 0)
-    put(d, "(anonymous namespace)", 21);
-  else
-    put(d, id, k);
-}
-
-/* Skips template arguments from their 'I' through the matching 'E' (only the
- * end matters: they are shown as <...>). 0 on a form it does not know. */
-static int skip_template_args(struct dm *d) {
-  int depth = 0;
-  do {
-    if (d->p >= d->e)
-      return 0;
-    char c = *d->p;
-    const char *id;
-    size_t k;
-    if (c >= '1' && c <= '9') {
-      if (!source_name(d, &id, &k))
-        return 0;
-      continue;
-    }
-    if (strchr("INJXF", c)) {
-      depth++;
-    } else if (c == 'E') {
-      depth--;
-    } else if (c == 'L' || c == 'S' || c == 'T' || c == 'A') {
-      /* literal L..E; substitution S_ / S<seq>_ (St Sa Ss...: two letters);
-       * template parameter T_ / T<n>_; array A<n>_ */
-      if (c == 'L' && d->p + 1 < d->e && d->p[1] == 'Z')
-        return 0;
-      if (c == 'S' && d->p + 1 < d->e && d->p[1] && strchr("tabsiod", d->p[1])) {
-        d->p += 2;
-        continue;
-      }
-      const char *end = memchr(d->p, c == 'L' ? 'E' : '_', (size_t)(d->e - d->p));
-      if (!end)
-        return 0;
-      d->p = end;
-    } else if (c == 'D') {
-      d->p++; /* Dp, Dn, Da...: two letters */
-    } else if (!((c >= 'a' && c <= 'z') || strchr("PRKVOMCG", c))) {
-      return 0; /* builtin types, qualifiers, pointers: one letter */
-    }
-    d->p++;
-  } while (depth > 0);
-  return 1;
-}
-
-/* The name part of a mangled C++ name into out (n bytes), with a trailing
- * clone suffix (".cold", ".actor") kept. 1 on success, 0 to keep it mangled. */
-static int demangle(const char *m, char *out, size_t n) {
-  struct dm d = {m + 2, m + strlen(m), out, n, 0, 1};
-  const char *id = NULL, *dot = strrchr(m, '.');
-  size_t k = 0;
-  out[0] = 0;
-  if (strncmp(m, "_Z", 2) != 0)
-    return 0;
-  if (d.p < d.e && *d.p == 'L')
-    d.p++; /* internal linkage */
-  if (d.p < d.e && *d.p == 'N') {
-    d.p++;
-    while (d.p < d.e && strchr("rVKRO", *d.p))
-      d.p++; /* qualifiers of a member function */
-    for (int first = 1; d.ok && d.p < d.e && *d.p != 'E'; first = 0) {
-      char c = *d.p;
-      if (!first && c != 'I')
-        put(&d, "::", 2);
-      if (c == 'S' && d.p + 1 < d.e && d.p[1] == 't' && first) {
-        put(&d, "std", 3);
-        d.p += 2;
-      } else if (c >= '1' && c <= '9') {
-        if (!source_name(&d, &id, &k))
-          return 0;
-        put_id(&d, id, k);
-      } else if ((c == 'C' || c == 'D') && id && d.p + 1 < d.e && strchr("012345", d.p[1])) {
-        if (c == 'D')
-          put(&d, "~", 1); /* constructor or destructor: the class's name */
-        put_id(&d, id, k);
-        d.p += 2;
-      } else if (c == 'I' && !first) {
-        if (!skip_template_args(&d))
-          return 0;
-        put(&d, "<...>", 5);
-      } else {
-        return 0; /* operators, lambdas, substitutions... */
-      }
-    }
-    if (d.p >= d.e)
-      return 0;
-  } else {
-    if (d.p + 1 < d.e && d.p[0] == 'S' && d.p[1] == 't') {
-      put(&d, "std::", 5);
-      d.p += 2;
-    }
-    if (!source_name(&d, &id, &k))
-      return 0;
-    put_id(&d, id, k);
-    if (d.p < d.e && *d.p == 'I') {
-      if (!skip_template_args(&d))
-        return 0;
-      put(&d, "<...>", 5);
-    }
-  }
-  /* A clone suffix in letters (".cold", ".actor"; not ".part.0"). */
-  if (dot && dot[1] && strspn(dot + 1, "abcdefghijklmnopqrstuvwxyz_") == strlen(dot + 1))
-    put(&d, dot, strlen(dot));
-  return d.ok;
-}
-
 /* The demangled form of out->function, owned by s, when there is one. */
 static void demangle_function(ct_symbolizer *s, struct ct_sym *out) {
   char buf[512];
-  if (!out->function || !demangle(out->function, buf, sizeof buf))
+  if (!out->function || !ct_demangle(out->function, buf, sizeof buf))
     return;
   char *dup = strdup(buf);
   if (!dup || ct_grow((void **)&s->names, &s->capnames, s->nnames + 1, sizeof *s->names, 16)) {
@@ -587,8 +504,9 @@ static void demangle_function(ct_symbolizer *s, struct ct_sym *out) {
   out->function = dup;
 }
 
-/* The uncached lookup. */
-static int lookup(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_ret, struct ct_sym *out) {
+/* The uncached lookup of a code address. */
+static int lookup_code(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_ret,
+                       struct ct_sym *out) {
   memset(out, 0, sizeof *out);
   if (pc & CT_SYM_TEXT_BIT) { /* a text site: as the program named it */
     const struct text_site *t = text_slot(s, pc);
@@ -611,14 +529,15 @@ static int lookup(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_ret, struc
     vaddr = pc;
   } else {
     uint64_t off = pc - m->start + m->offset;
-    /* An unreadable file still gives module + file offset. */
-    if (!f->mod || !offset_to_vaddr(f, off, &vaddr)) {
+    /* An unreadable file still gives module + file offset, and so does a
+     * rebuilt one (its lines would be another program's). */
+    if (!f->mod || f->stale || !offset_to_vaddr(f, off, &vaddr)) {
       out->offset = off;
       return 0;
     }
   }
   out->offset = vaddr;
-  if (!f->mod)
+  if (!f->mod || f->stale)
     return 0;
   /* A return address points after the call: the call itself is at pc - 1. */
   Dwarf_Addr a = is_ret && vaddr ? vaddr - 1 : vaddr;
@@ -628,13 +547,113 @@ static int lookup(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_ret, struc
   return 0;
 }
 
-static uint64_t hash_key(uint32_t pid, uint64_t pc, int is_ret) {
-  uint64_t h = pc * 0x9E3779B97F4A7C15ull ^ ((uint64_t)pid << 1 | (uint64_t)(is_ret != 0));
+/* qsort order of struct sym_var: by address. */
+static int cmp_var(const void *a, const void *b) {
+  const struct sym_var *x = a, *y = b;
+  return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Adds the variables at fixed addresses under die (DW_AT_location a lone
+ * DW_OP_addr: globals, statics, static locals) to f->vars; bias turns
+ * DWARF's addresses into the module's. depth bounds the recursion. */
+static void index_vars(struct sym_file *f, Dwarf_Die *die, Dwarf_Addr bias, int depth) {
+  Dwarf_Die child;
+  if (depth > 32 || dwarf_child(die, &child) != 0)
+    return;
+  do {
+    int tag = dwarf_tag(&child);
+    Dwarf_Attribute attr;
+    Dwarf_Op *ops;
+    size_t nops;
+    int line = 0;
+    if (tag == DW_TAG_variable && dwarf_attr(&child, DW_AT_location, &attr) &&
+        dwarf_getlocation(&attr, &ops, &nops) == 0 && nops == 1 && ops[0].atom == DW_OP_addr &&
+        ct_grow((void **)&f->vars, &f->capvars, f->nvars + 1, sizeof *f->vars, 64) == 0) {
+      dwarf_decl_line(&child, &line);
+      f->vars[f->nvars++] = (struct sym_var){ops[0].number + bias, dwarf_diename(&child),
+                                             dwarf_decl_file(&child), line};
+    } else if (tag == DW_TAG_namespace || tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block ||
+               tag == DW_TAG_module) {
+      index_vars(f, &child, bias, depth + 1);
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+/* Where the object at ELF vaddr v of f is defined (DWARF), into out, and
+ * for a C name its source name (a function's static "event" is symbol
+ * "event.2"); the index is built on the first data lookup in f. */
+static void var_decl(struct sym_file *f, uint64_t v, struct ct_sym *out) {
+  if (!f->vars_built) {
+    f->vars_built = 1;
+    Dwarf_Addr bias = 0;
+    Dwarf *dw = dwfl_module_getdwarf(f->mod, &bias);
+    Dwarf_CU *cu = NULL;
+    Dwarf_Die cudie;
+    while (dw && dwarf_get_units(dw, cu, &cu, NULL, NULL, &cudie, NULL) == 0)
+      index_vars(f, &cudie, bias, 0);
+    if (f->nvars)
+      qsort(f->vars, f->nvars, sizeof *f->vars, cmp_var);
+  }
+  size_t lo = 0, hi = f->nvars;
+  while (lo < hi) { /* the first at or after v */
+    size_t mid = lo + (hi - lo) / 2;
+    if (f->vars[mid].addr < v)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < f->nvars && f->vars[lo].addr == v) {
+    out->file = f->vars[lo].file;
+    out->line = f->vars[lo].line;
+    if (f->vars[lo].name && strncmp(out->function, "_Z", 2) != 0)
+      out->function = f->vars[lo].name;
+  }
+}
+
+/* The uncached lookup of a data address: the object (a symbol of the
+ * symbol table, STT_OBJECT or STT_TLS excluded) of a module of pid holding
+ * addr. The module's load bias comes from its mapping at file offset 0 and
+ * its first PT_LOAD (which starts the file): data lies in writable or
+ * anonymous (.bss) mappings the trace does not list. */
+static int lookup_data(ct_symbolizer *s, uint32_t pid, uint64_t addr, struct ct_sym *out) {
+  memset(out, 0, sizeof *out);
+  for (size_t i = s->nmaps; i-- > 0;) {
+    const struct sym_map *m = &s->maps[i];
+    if (m->is_static || m->offset != 0 || (pid && m->pid && m->pid != pid))
+      continue;
+    struct sym_file *f = &s->files[m->file];
+    load_file(f);
+    if (!f->mod || f->stale || !f->nload || f->load[0].p_offset != 0 ||
+        m->start < f->load[0].p_vaddr)
+      continue;
+    uint64_t v = addr - (m->start - f->load[0].p_vaddr);
+    int inside = 0;
+    for (size_t k = 0; k < f->nload && !inside; k++)
+      inside = v >= f->load[k].p_vaddr && v - f->load[k].p_vaddr < f->load[k].p_memsz;
+    if (!inside)
+      continue;
+    GElf_Off off = 0;
+    GElf_Sym sym;
+    const char *name = dwfl_module_addrinfo(f->mod, v, &off, &sym, NULL, NULL, NULL);
+    if (!name || GELF_ST_TYPE(sym.st_info) != STT_OBJECT || (sym.st_size && off >= sym.st_size))
+      return -ENOENT;
+    out->function = name;
+    out->module = f->path;
+    out->offset = off;
+    var_decl(f, v - off, out);
+    demangle_function(s, out);
+    return 0;
+  }
+  return -ENOENT;
+}
+
+static uint64_t hash_key(uint32_t pid, uint64_t pc, int kind) {
+  uint64_t h = pc * 0x9E3779B97F4A7C15ull ^ ((uint64_t)pid << 2 | (uint64_t)kind);
   return h ^ (h >> 29);
 }
 
 /* Slot of the key in the cache, growing it first when it is half full. */
-static struct cache_ent *cache_slot(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_ret) {
+static struct cache_ent *cache_slot(ct_symbolizer *s, uint32_t pid, uint64_t pc, int kind) {
   if (s->ncache * 2 >= s->capcache) {
     size_t ncap = s->capcache ? s->capcache * 2 : 256;
     struct cache_ent *nc = calloc(ncap, sizeof *nc);
@@ -644,7 +663,7 @@ static struct cache_ent *cache_slot(ct_symbolizer *s, uint32_t pid, uint64_t pc,
       struct cache_ent *e = &s->cache[i];
       if (!e->used)
         continue;
-      size_t j = hash_key(e->pid, e->pc, e->is_ret) & (ncap - 1);
+      size_t j = hash_key(e->pid, e->pc, e->kind) & (ncap - 1);
       while (nc[j].used)
         j = (j + 1) & (ncap - 1);
       nc[j] = *e;
@@ -653,26 +672,35 @@ static struct cache_ent *cache_slot(ct_symbolizer *s, uint32_t pid, uint64_t pc,
     s->cache = nc;
     s->capcache = ncap;
   }
-  size_t j = hash_key(pid, pc, is_ret) & (s->capcache - 1);
+  size_t j = hash_key(pid, pc, kind) & (s->capcache - 1);
   while (s->cache[j].used &&
-         !(s->cache[j].pc == pc && s->cache[j].pid == pid && s->cache[j].is_ret == (is_ret != 0)))
+         !(s->cache[j].pc == pc && s->cache[j].pid == pid && s->cache[j].kind == kind))
     j = (j + 1) & (s->capcache - 1);
   return &s->cache[j];
 }
 
-int ct_symbolize(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_return_address,
-                 struct ct_sym *out) {
-  struct cache_ent *e = cache_slot(s, pid, pc, is_return_address);
-  if (!e)
-    return lookup(s, pid, pc, is_return_address, out); /* no memory for the cache */
-  if (!e->used) {
-    e->rc = lookup(s, pid, pc, is_return_address, &e->sym);
-    e->pc = pc;
-    e->pid = pid;
-    e->is_ret = is_return_address != 0;
-    e->used = 1;
+/* The lookup of kind (LOOKUP_*), through the cache. */
+static int cached(ct_symbolizer *s, uint32_t pid, uint64_t a, int kind, struct ct_sym *out) {
+  struct cache_ent *e = cache_slot(s, pid, a, kind);
+  if (e && e->used) {
+    *out = e->sym;
+    return e->rc;
+  }
+  int rc = kind == LOOKUP_DATA ? lookup_data(s, pid, a, out)
+                               : lookup_code(s, pid, a, kind == LOOKUP_RET, out);
+  if (e) { /* else no memory for the cache: answered all the same */
+    *e = (struct cache_ent){
+        .pc = a, .pid = pid, .used = 1, .kind = (uint8_t)kind, .sym = *out, .rc = rc};
     s->ncache++;
   }
-  *out = e->sym;
-  return e->rc;
+  return rc;
+}
+
+int ct_symbolize(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_return_address,
+                 struct ct_sym *out) {
+  return cached(s, pid, pc, is_return_address ? LOOKUP_RET : LOOKUP_PC, out);
+}
+
+int ct_symbolize_data(ct_symbolizer *s, uint32_t pid, uint64_t addr, struct ct_sym *out) {
+  return cached(s, pid, addr, LOOKUP_DATA, out);
 }

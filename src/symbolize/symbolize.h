@@ -9,6 +9,7 @@
 #ifndef CT_SYMBOLIZE_H
 #define CT_SYMBOLIZE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct ct_symbolizer ct_symbolizer;
@@ -31,6 +32,18 @@ void ct_symbolizer_free(ct_symbolizer *s);
  * [start, end) map to file offsets [offset, ...) of path. path is copied. */
 int ct_symbolizer_add_module(ct_symbolizer *s, uint32_t pid, uint64_t start, uint64_t end,
                              uint64_t offset, const char *path);
+
+/* The GNU build id (lowercase hex) a trace recorded for path when the
+ * program ran. When the file on disk holds another one (it was rebuilt
+ * since), or none, its addresses give module + offset only, never a line of
+ * the new build; ct_symbolizer_stale() names it. The first id given for a
+ * path is kept. build_id is copied. */
+int ct_symbolizer_set_build_id(ct_symbolizer *s, const char *path, const char *build_id);
+
+/* The i-th file (from 0) whose build id on disk differs from the recorded
+ * one, among those a lookup opened so far; NULL past the last. The string
+ * lives until ct_symbolizer_free(); s may be NULL (none). */
+const char *ct_symbolizer_stale(const ct_symbolizer *s, size_t i);
 
 /* Add a module loaded without a map (a non-PIE executable, or the -e file of
  * `corotracer rip` when the ring has no map): addresses are taken as-is (the
@@ -60,5 +73,12 @@ int ct_symbolizer_add_text(ct_symbolizer *s, uint64_t site, const char *file, in
  * (maybe only module+offset), -ENOENT when no module contains pc. Results are cached. */
 int ct_symbolize(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_return_address,
                  struct ct_sym *out);
+
+/* The global or static object of pid's modules that holds data address addr:
+ * out->function is its name (demangled), out->file and out->line where DWARF
+ * says it is defined (NULL / 0 without), out->module its file, out->offset
+ * addr's offset into it. -ENOENT when no module's symbol table has an object
+ * there (a heap or stack address). Results are cached. */
+int ct_symbolize_data(ct_symbolizer *s, uint32_t pid, uint64_t addr, struct ct_sym *out);
 
 #endif

@@ -2,7 +2,7 @@
 # One command a line; T is in ms from 1000 s of CLOCK_MONOTONIC:
 #   meta                           first line of our engine (target_pid 4242)
 #   module START END OFFSET PATH   a module line (hex without 0x)
-#   create ID T TID [PARENT]       suspend ID T TID SITE [fd N | ptr HEX | co ID]
+#   create ID T TID [PARENT [SITE]] suspend ID T TID SITE [fd N | ptr HEX | co ID]
 #   resume ID T TID                wake ID T TID FROM [SITE] destroy ID T TID
 #   exit ID T TID SITE             the final suspend (wait "exit"): it returned
 #   A create after a destroy of the same ID is a new coroutine (new station, ev from 0).
@@ -24,7 +24,7 @@ function event(id, t, tid, active, kind, extra) {
 $1 == "raw" { sub(/^raw /, ""); print; next }
 $1 == "meta" { printf "{\"type\":\"meta\",\"format\":\"corotracer-trace\",\"format_version\":1,\"run_id\":\"00ff\",\"host\":\"testbox\",\"engine\":\"corotracer 0.1.0\",\"command\":[\"./app\"],\"engine_pid\":4241,\"target_pid\":4242,\"stations\":64,\"clock\":{\"mono_ns\":%s,\"wall_ns\":1763700000000000000},\"poll_ms\":1000}\n", ts(0); next }
 $1 == "module" { printf "{\"type\":\"module\",\"pid\":4242,\"start\":\"%s\",\"end\":\"%s\",\"offset\":\"%s\",\"path\":\"%s\"}\n", hex($2), hex($3), hex($4), $5; next }
-$1 == "create" { site = "a000"; ev[$2] = 0; printf "{\"type\":\"coroutine\",\"probe_id\":%s,\"station\":1,\"pid\":4242,\"birth_ts\":%s,\"label\":\"conn\",\"create_site\":\"%s\",\"parent\":0}\n", $2, ts($3), hex(site)
+$1 == "create" { site = NF > 5 ? $6 : "a000"; ev[$2] = 0; printf "{\"type\":\"coroutine\",\"probe_id\":%s,\"station\":1,\"pid\":4242,\"birth_ts\":%s,\"label\":\"conn\",\"create_site\":\"%s\",\"parent\":0}\n", $2, ts($3), hex(site)
                  event($2, $3, $4, "false", "create", sprintf(",\"site\":\"%s\",\"parent\":%d", hex(site), $5 + 0)); next }
 $1 == "suspend" { site = $5; w = ""
                   if ($6 == "fd") w = sprintf(",\"wait\":\"fd\",\"obj\":%d", $7)
