@@ -40,3 +40,5 @@ $(O)/tests/test-report-runs: $(O)/obj/tests/test-report-runs.o $(READ_EVENT_OBJS
                              $(patsubst %.c,$(O)/obj/%.o,src/html/model_out.c src/html/page.c src/html/assets.c)
 	$(call link,,$(PKG_LIBS))
 TESTS += $(O)/tests/test-report-runs
+# The report, the dashboard's data and the exports of the checked-in traces, byte for byte as before.
+TESTS += tests/test-outputs-same.sh
