@@ -33,6 +33,8 @@ $(O)/tests/lib/cpp-dwait: $(O)/obj/tests/lib/cpp-dwait.o $(LIBA)
 	$(call link,$(CXX))
 PROGS += $(REPORT_STORIES)
 TESTS += tests/test-report-sched.sh
+# One meaning per record (record.h): report, dashboard and export agree; impossible end records.
+TESTS += tests/test-record-meaning.sh
 
 # Benchmark: bench/bench-report.sh generates traces with this and times the report.
 PROGS += $(O)/bench/bench-report-gen

@@ -290,6 +290,12 @@ int ct_report_main(int argc, char **argv) {
     r->r.runs = (unsigned)feed.n;
     r->r.binary = diag.binary;
     r->r.damage = i + 1 == feed.n && diag.why[0] ? diag.why : NULL;
+    const char *rec = ct_state_record_damage(r->st); /* a record that cannot be true */
+    if (rec) {
+      fprintf(stderr, "corotracer: %s: %s\n", o.trace, rec);
+      if (!r->r.damage)
+        r->r.damage = rec;
+    }
     int sev = ct_report_max_severity(&r->r);
     max_sev = sev > max_sev ? sev : max_sev;
     lines += r->r.t.lines;

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/record.h"
+#include "common/grow.h"
+
 #define MAX_BUCKETS (1u << 20)
 #define TOMBSTONE_MIN 16384 /* destroyed coroutines kept before purging */
 /* Without a module map, more distinct suspend addresses than this, and more
@@ -38,6 +41,12 @@ int ct_state_new(uint64_t blocker_ns, struct ct_state **out) {
   ct_map_init(&s->tids, 1);
   ct_map_init(&s->buckets, sizeof(struct ct_bucket));
   ct_map_init(&s->threads, sizeof(struct ct_thread));
+  ct_map_init(&s->labelmap, sizeof(uint32_t));
+  if (ct_grow((void **)&s->labels, &s->caplabels, 1, sizeof *s->labels, 16)) {
+    ct_state_free(s);
+    return -ENOMEM;
+  }
+  s->labels[0] = NULL;
   s->nlabels = 1; /* 0 = no label */
   *out = s;
   return 0;
@@ -68,6 +77,8 @@ void ct_state_free(struct ct_state *s) {
   free(s->dwait);
   for (uint32_t i = 1; i < s->nlabels; i++)
     free(s->labels[i]);
+  free(s->labels);
+  ct_map_free(&s->labelmap);
   ct_symbolizer_free(s->sym);
   free(s);
 }
@@ -84,27 +95,52 @@ uint64_t ct_state_lines(const struct ct_state *s) {
   return s->lines;
 }
 
+const char *ct_state_record_damage(const struct ct_state *s) {
+  return s->record_damage[0] ? s->record_damage : NULL;
+}
+
 uint64_t ct_state_end_ts(const struct ct_state *s) {
   if (s->has_end && s->end_ts)
     return s->end_ts;
   return s->last_ts;
 }
 
-static uint32_t intern_label(struct ct_state *s, const struct ct_str *str) {
+/* FNV-1a of a label's text: its key in the label map. */
+static uint64_t label_hash(const char *t) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *t; t++)
+    h = (h ^ (unsigned char)*t) * 1099511628211ull;
+  return h;
+}
+
+/* The index of label str among the run's (one copy per distinct text) into
+ * *ix, 0 for an empty one; 0 or -ENOMEM. Two texts of one hash (unlikely)
+ * both stay: the second is found by its index only. */
+static int intern_label(struct ct_state *s, const struct ct_str *str, uint32_t *ix) {
   char buf[64];
   ct_str_copy(str, buf, sizeof buf);
+  *ix = 0;
   if (!buf[0])
     return 0;
-  for (uint32_t i = 1; i < s->nlabels; i++)
-    if (strcmp(s->labels[i], buf) == 0)
-      return i;
-  if (s->nlabels == CT_MAX_LABELS)
-    return 0; /* too many distinct labels: drop */
-  char *dup = strdup(buf);
-  if (!dup)
+  uint64_t h = label_hash(buf);
+  uint32_t *known = ct_map_get(&s->labelmap, h, 0);
+  if (known && !strcmp(s->labels[*known], buf)) {
+    *ix = *known;
     return 0;
+  }
+  char *dup = NULL;
+  int fresh = 0;
+  if (s->nlabels == UINT32_MAX ||
+      ct_grow((void **)&s->labels, &s->caplabels, s->nlabels + 1, sizeof *s->labels, 16) ||
+      !(dup = strdup(buf)) || (!known && !(known = ct_map_put(&s->labelmap, h, 0, &fresh)))) {
+    free(dup);
+    return -ENOMEM;
+  }
+  if (fresh)
+    *known = s->nlabels;
   s->labels[s->nlabels] = dup;
-  return s->nlabels++;
+  *ix = s->nlabels++;
+  return 0;
 }
 
 static int not_destroyed(void *ctx, const void *v) {
@@ -732,23 +768,26 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
       s->sym_err = rc; /* a bad module line costs symbols, not the report */
     return 0;
   }
-  case CT_LINE_COROUTINE:
+  case CT_LINE_COROUTINE: {
+    struct ct_rec_coro rc;
     if (!(c = coro_of(s, l->probe_id)))
       return -ENOMEM;
-    if (c->state == CT_CS_DESTROYED)
+    if (ct_rec_new_incarnation(c->state == CT_CS_DESTROYED, l))
       new_incarnation(s, c); /* its id reused */
     c->created = 1;
-    if (CT_HAS(l, CT_K_STATION) && l->station < UINT32_MAX)
-      c->station = (uint32_t)l->station + 1;
-    if (CT_HAS(l, CT_K_PID))
-      c->pid = (uint32_t)l->pid;
-    if (CT_HAS(l, CT_K_LABEL))
-      c->label = intern_label(s, &l->label);
-    if (CT_HAS(l, CT_K_CREATE_SITE))
-      c->create_site = l->create_site;
-    if (CT_HAS(l, CT_K_BIRTH_TS))
-      c->birth_ts = l->birth_ts;
+    ct_rec_coro(l, &rc);
+    if (rc.has_station)
+      c->station = (uint32_t)rc.station + 1;
+    if (rc.has_pid)
+      c->pid = (uint32_t)rc.pid;
+    if (rc.label && intern_label(s, rc.label, &c->label))
+      return -ENOMEM;
+    if (rc.has_create_site)
+      c->create_site = rc.create_site;
+    if (rc.has_birth)
+      c->birth_ts = rc.birth_ts;
     return 0;
+  }
   case CT_LINE_STATION_END:
     s->stations++;
     /* A sum of counts the target may have written: saturate, never wrap. */
@@ -760,22 +799,31 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
         (!c->station || !CT_HAS(l, CT_K_STATION) || c->station == l->station + 1))
       c->station_lost += l->lost;
     return 0;
-  case CT_LINE_END:
+  case CT_LINE_END: {
+    struct ct_rec_end e;
+    char why[160];
+    if (ct_rec_end(l, s->has_end, &e, why, sizeof why)) {
+      if (!s->record_damage[0])
+        snprintf(s->record_damage, sizeof s->record_damage, "line %" PRIu64 ": %s", lineno, why);
+      bad_line(s, lineno, CT_LINE_SHAPE);
+      return 0;
+    }
     s->has_end = 1;
-    if (CT_HAS(l, CT_K_TS))
-      s->end_ts = l->ts;
-    s->exit_has_code = CT_HAS(l, CT_K_CODE);
-    s->exit_has_signal = CT_HAS(l, CT_K_SIGNAL);
-    s->exit_code = l->exit_code;
-    s->exit_signal = l->exit_signal;
+    if (e.has_ts)
+      s->end_ts = e.ts;
+    s->exit_has_code = e.has_code;
+    s->exit_has_signal = e.has_signal;
+    s->exit_code = e.code;
+    s->exit_signal = e.signal;
     copy_str(l, CT_K_NAME, &l->exit_name, s->exit_name, sizeof s->exit_name);
-    s->has_end_counts = CT_HAS(l, CT_K_EVENTS);
-    s->end_events = l->events;
-    s->end_harvested = l->harvested;
-    s->end_lost = l->lost;
-    s->untraced = l->untraced;
+    s->has_end_counts = e.has_counts;
+    s->end_events = e.events;
+    s->end_harvested = e.harvested;
+    s->end_lost = e.lost;
+    s->untraced = e.untraced;
     copy_str(l, CT_K_ERROR, &l->error, s->end_error, sizeof s->end_error);
     return 0;
+  }
   case CT_LINE_PROCESS:
     return 0;
   case CT_LINE_CUT:

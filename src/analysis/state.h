@@ -170,8 +170,6 @@ struct ct_bucket {
   uint64_t lo, hi, n;
 };
 
-#define CT_MAX_LABELS 256
-
 struct ct_state {
   uint64_t blocker_ns;
   uint64_t stuck_ns, runnable_ns; /* CT_STUCK_NS, CT_RUNNABLE_NS unless set before the first line */
@@ -221,8 +219,16 @@ struct ct_state {
   uint64_t window_ts; /* when it was written, if the program still ran; else 0 */
   char window_trigger[64];
 
-  char *labels[CT_MAX_LABELS]; /* interned coroutine labels; index 0 = none */
+  /* Interned coroutine labels, one copy per distinct text (index 0 = none),
+   * as many as the run has: a flight dump's snapshot brings one per coroutine;
+   * labelmap: a label's hash -> its index. */
+  char **labels;
   uint32_t nlabels;
+  size_t caplabels;
+  struct ct_map labelmap;
+  /* The first record whose values could not be true (record.h), as one
+   * line "line N: why"; the record is taken as a malformed line. */
+  char record_damage[200];
 
   /* Caches of note_activity: threads already in tids (by tid % size; 0 is
    * no thread id); the last event's bucket (NULL if none; only note_activity
