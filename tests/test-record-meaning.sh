@@ -9,7 +9,8 @@
 # - the export: one row for id 1, 2 incarnations, the last one's label.
 # Then records that cannot be true (issue #34 N5): an end whose lost count
 # and exit code no process can have, and a second end, are damage named in
-# one line, not facts; the first end stays.
+# one line, not facts; the first end stays. A flight dump's 300 snapshot
+# labels are all kept (N7).
 . "$(dirname "$0")/lib/check.sh"
 set -u
 B=${COROTRACER:?run me through tests/run.sh}
@@ -75,4 +76,23 @@ for v in code lost; do
   grep -q -- "- \*\*Damaged\*\*: line $n: end" "$tmp/v.md" || fail "$v: the report does not say it is damaged"
   ! grep -q -- '- \*\*End\*\*: exited' "$tmp/v.md" || fail "$v: the impossible end taken as fact: $(grep End "$tmp/v.md")"
 done
+# A flight dump's snapshot labels are kept however many there are (#34 N7):
+# 300 coroutines alive before the window, labelled co-0..co-299; co-299 is
+# parked and never woken, and its lost wakeup names it.
+{
+  sed -n 1p "$tmp/t.jsonl" # meta
+  i=0
+  while [ $i -lt 300 ]; do
+    if [ $i -lt 299 ]; then st='"state":"created","ts":1000000000000,"ev":0'
+    else st='"state":"suspended","ts":1000001000000,"tid":100,"ev":2,"site":"0x0000000000001234","wait":"ptr","obj":"0x0000000000007000"'; fi
+    printf '{"type":"snapshot","probe_id":%d,"station":%d,"pid":4242,"birth_ts":1000000000000,"label":"co-%d","create_site":"0x000000000000a000","parent":0,%s}\n' \
+      $((i + 1)) $((i + 1)) $i "$st"
+    i=$((i + 1))
+  done
+  printf '%s\n' '{"probe_id":1,"tid":100,"addr":"0x0000000000000000","seq":4,"is_active":true,"ts":1000002000000,"kind":"resume","ev":1}'
+  printf '%s\n' '{"type":"window","start_ts":1000002000000,"end_ts":1000002000000,"bytes":100,"dropped_bytes":100,"dropped_chunks":1,"dropped_ts":1000001500000,"snapshot":300,"ts":1003000000000,"trigger":"SIGUSR1"}'
+} >"$tmp/dump.jsonl"
+"$B" report "$tmp/dump.jsonl" --json "$tmp/dump.json" >"$tmp/dump.md" || fail "report of the dump"
+grep -q '{"probe_id":300,[^}]*"label":"co-299","wait":"ptr"' "$tmp/dump.json" ||
+  fail "the dump's snapshot label co-299 is lost: $(grep '"probe_id":300' "$tmp/dump.json")"
 echo "ok: report, dashboard and export agree on labels and incarnations; impossible end records are damage"
