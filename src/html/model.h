@@ -17,6 +17,18 @@
 /* Span states, as the page knows them. */
 enum { CT_SP_RUNNING = 0, CT_SP_RUNNABLE, CT_SP_SUSPENDED, CT_SP_CREATED };
 
+/* A span's byte in the page's sp_flags: its state (bits 0-1), its wait kind
+ * (enum ctp_wait, bits 2-4) and whether it is still open at the end. The
+ * page reads the layout and the wait kinds' names from the data's header
+ * ("sp_flags", "waits"), never from numbers of its own. */
+#define CT_SPF_STATE 3u
+#define CT_SPF_WAIT_SHIFT 2
+#define CT_SPF_WAIT 7u
+#define CT_SPF_OPEN 32u
+_Static_assert(CTP_WAIT_MAX_ - 1 <= CT_SPF_WAIT && CT_SP_CREATED <= CT_SPF_STATE &&
+                   (CT_SPF_WAIT << CT_SPF_WAIT_SHIFT) < CT_SPF_OPEN && CT_SPF_OPEN <= 0x80,
+               "sp_flags: every wait kind and state fits its bits, apart from the open bit");
+
 /* One stretch of one coroutine in one state. arg: the thread index when
  * running, the site index when suspended, the waker (coroutine index + 1, 0 =
  * a plain thread) when runnable after a wake. */

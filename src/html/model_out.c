@@ -178,6 +178,14 @@ static void header(struct ct_buf *h, const struct ct_model *m, const struct out 
     site_sym(h, sym, m->sites[i], m->site_pids[i]);
     ct_buf_puts(h, "]");
   }
+  /* The layout of sp_flags and the names of the wait kinds (enum ctp_wait)
+   * for the page, which knows no number of its own. */
+  ct_buf_printf(h,
+                "],\"sp_flags\":{\"state\":%u,\"wait_shift\":%d,\"wait\":%u,\"open\":%u}"
+                ",\"waits\":[\"\"",
+                CT_SPF_STATE, CT_SPF_WAIT_SHIFT, CT_SPF_WAIT, CT_SPF_OPEN);
+  for (unsigned w = CTP_WAIT_NONE + 1; w < CTP_WAIT_MAX_; w++)
+    ct_buf_printf(h, ",\"%s\"", w == CTP_WAIT_EXIT ? "exit" : ct_wait_obj_name(w));
   ct_buf_puts(h, "],\"labels\":[\"\"");
   for (size_t i = 1; i < m->nlabels; i++) {
     ct_buf_puts(h, ",");
@@ -313,7 +321,9 @@ int ct_model_serialize(const struct ct_model *m, const char *findings, size_t fi
   }
 #define SP(p) span_at(&o, ord[p])
   EMIT(&o, "sp_arg", "u32", uint32_t, ns, SP(i)->arg);
-  EMIT(&o, "sp_flags", "u8", uint8_t, ns, SP(i)->state | SP(i)->wait << 2 | SP(i)->open << 4);
+  EMIT(&o, "sp_flags", "u8", uint8_t, ns,
+       SP(i)->state | (SP(i)->wait & CT_SPF_WAIT) << CT_SPF_WAIT_SHIFT |
+           (SP(i)->open ? CT_SPF_OPEN : 0));
 #undef SP
   begin(&o, "co_span0", "u32", nc + 1);
   ct_zw_put(&o.zw, starts, (nc + 1) * sizeof *starts);
