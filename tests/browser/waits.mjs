@@ -24,7 +24,7 @@ if (join2[0].includes('until the end')) fail('the closed join on coroutine 2 is 
 const join3 = of(1).filter((t) => t.includes('waits on coroutine 3'));
 if (join3.length !== 1 || !join3[0].includes('until the end')) fail('coroutine 1: its last join (on 3) is not open until the end');
 // 2 returned: its final suspend is an exit, no object.
-const exit2 = of(2).filter((t) => t.startsWith('coroutine 2') && t.includes('suspended'));
+const exit2 = of(2).filter((t) => t.includes('\nsuspended '));
 if (!exit2.length || !exit2.every((t) => t.includes('returned') && !t.includes('waits on'))) fail('coroutine 2: its exit is not shown as returned');
 if (spans.some((s) => s.text.includes('ptr 0x'))) fail('a wait shown as a pointer in a trace of joins and exits');
 // The table's wait column: 1 waits on coroutine 3; 2 returned (not suspended on anything).
