@@ -290,8 +290,8 @@ static void snapshot(struct ct_live *l) {
     goto out;
   /* From now on their spans are kept whatever the budget. */
   (void)ct_dash_keep_findings(&l->m, &r);
-  if (!(s = calloc(1, sizeof *s)) ||
-      ct_model_serialize(&l->m, json, jlen, r.sym, l->path, now, 1, &s->z, NULL, &raw))
+  struct ct_model_page pg = {json, jlen, r.sym, l->path, now, 1};
+  if (!(s = calloc(1, sizeof *s)) || ct_model_serialize(&l->m, &pg, &s->z, NULL, &raw))
     goto out;
   s->refs = 1;
   s->version = ++l->version;

@@ -141,15 +141,26 @@ struct ct_model_counts {
 void ct_model_counts(const struct ct_model *m, uint64_t now, uint64_t stuck_ns,
                      struct ct_model_counts *out);
 
-/* Serializes the model as the page's blob, zlib-compressed, appended to z
- * (*raw_len: the uncompressed size), or passed to drain (page.h) as it comes. findings_json: the
- * report's findings JSON (docs/FINDINGS.md), embedded as is; sym: the analysis' symbolizer, which
- * names every site of the tables (create sites too, which the report's sites do not list), or
- * NULL; source: the trace's name; now_ts: see ct_model_end; live: the page is fed by a live run. */
+/* What the page's blob carries beside the model: findings_json, the
+ * report's findings JSON (docs/FINDINGS.md), embedded as is; sym, the
+ * analysis' symbolizer, which names every site of the tables (create sites
+ * too, which the report's sites do not list), or NULL; source, the trace's
+ * name; now_ts, see ct_model_end; live, the page is fed by a live run. */
+struct ct_model_page {
+  const char *findings_json;
+  size_t findings_len;
+  ct_symbolizer *sym;
+  const char *source;
+  uint64_t now_ts;
+  int live;
+};
+
+/* Serializes the model and pg as the page's blob, zlib-compressed, appended
+ * to z (*raw_len: the uncompressed size), or passed to drain (page.h) as it
+ * comes. 0 or -ENOMEM. */
 struct ct_buf;
 struct ct_zdrain;
-int ct_model_serialize(const struct ct_model *m, const char *findings_json, size_t findings_len,
-                       ct_symbolizer *sym, const char *source, uint64_t now_ts, int live,
-                       struct ct_buf *z, const struct ct_zdrain *drain, uint64_t *raw_len);
+int ct_model_serialize(const struct ct_model *m, const struct ct_model_page *pg, struct ct_buf *z,
+                       const struct ct_zdrain *drain, uint64_t *raw_len);
 
 #endif
