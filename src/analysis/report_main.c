@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "analysis/model.h"
@@ -14,6 +13,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "common/outfile.h"
+#include "common/ticks.h"
 
 #define READ_BUF (4u << 20)
 
@@ -245,12 +245,6 @@ static int write_to(const char *path, const struct feed *runs, int json,
   return 0;
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int ct_report_main(int argc, char **argv) {
   struct opts o;
   int status = parse(argc, argv, &o), fd = -1;
@@ -258,7 +252,7 @@ int ct_report_main(int argc, char **argv) {
       .blocker_ns = o.blocker_ns, .runnable_ns = o.runnable_ns, .skip_frames = o.skip_frames};
   if (status >= 0)
     return status;
-  double t0 = now_s();
+  double t0 = ct_mono_s();
   int from_stdin = !strcmp(o.trace, "-");
   fd = from_stdin ? STDIN_FILENO : open(o.trace, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -316,7 +310,7 @@ int ct_report_main(int argc, char **argv) {
     status = 2;
     goto out;
   }
-  double t1 = now_s();
+  double t1 = ct_mono_s();
   if ((status = write_to(o.out, &feed, 0, ct_write_markdown)))
     goto out;
   if (o.json && (status = write_to(o.json, &feed, 1, ct_write_json)))
