@@ -260,6 +260,16 @@ struct ct_state {
 /* ct_state_new, ct_state_free, ct_state_line, ct_state_prefetch: model.h
  * (the analysis' API outside src/analysis). */
 
+/* A record line that parsed, not an event (state_record.c, called by
+ * ct_state_line). Returns 0 or -ENOMEM. */
+int ct_state_record(struct ct_state *s, uint64_t lineno, const struct ct_line *l);
+/* For state_record.c: coroutine id's entry (NULL: no memory); a new
+ * incarnation of c (its id reused after its destroy, record.h); a line not
+ * judged (err), counted and its number kept. */
+struct ct_coro *ct_state_coro(struct ct_state *s, uint64_t id);
+void ct_state_new_incarnation(struct ct_state *s, struct ct_coro *c);
+void ct_state_bad_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err);
+
 /* A flight dump's snapshot line (state_snapshot.c): the coroutine enters
  * the state as it was at the window's start, through ct_state_line (its
  * coroutine line, the event of its state, its wake), the window's counts
