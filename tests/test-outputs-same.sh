@@ -21,27 +21,34 @@ done
 cp tests/data/reference-engine-trace.jsonl "$tmp/t/reference-engine.jsonl"
 # The outputs name the trace by the path given: the same relative one each time.
 cd "$tmp" || exit 1
+# section TITLE FILE: FILE under its title in the current .out, as text, or
+# as its sha256 and size when it is binary or large (the reference trace's
+# exports: a copy of the trace would triple it here).
+section() {
+  echo "== $1"
+  if [ "$(wc -c <"$2")" -le 16384 ] && ! grep -q '[^[:print:][:space:]]' "$2"; then cat "$2"
+  else echo "sha256 $(sha256sum <"$2" | cut -d' ' -f1), $(wc -c <"$2") bytes"; fi
+}
 # outputs NAME: every output of t/NAME.jsonl into $tmp/NAME.out, one
-# section each (binary ones as their sha256).
+# section each.
 outputs() {
   t=t/$1.jsonl o=$tmp/$1.out
   : >"$o"
   "$B" report "$t" --json "$tmp/f.json" >"$tmp/r.md" 2>/dev/null
-  { echo "== report (exit $?)"; cat "$tmp/r.md"; echo "== report --json"; cat "$tmp/f.json"; } >>"$o"
+  { section "report (exit $?)" "$tmp/r.md"; section "report --json" "$tmp/f.json"; } >>"$o"
   "$B" html "$t" -o "$tmp/d.html" >/dev/null 2>&1
-  echo "== html data (exit $?)" >>"$o"
-  sed -n '/x-corotracer-data/,$p' "$tmp/d.html" | sha256sum | cut -d' ' -f1 >>"$o"
+  rc=$?
+  sed -n '/x-corotracer-data/,$p' "$tmp/d.html" >"$tmp/data"
+  section "html data (exit $rc)" "$tmp/data" >>"$o"
   rm -rf "$tmp/csv"
   "$B" export csv "$t" -o "$tmp/csv" -q >/dev/null 2>&1
   echo "== export csv (exit $?)" >>"$o"
-  for c in "$tmp"/csv/*; do echo "-- $(basename "$c")"; cat "$c"; done >>"$o"
-  for x in jsonl jsonl-events; do
+  for c in "$tmp"/csv/*; do section "$(basename "$c")" "$c"; done >>"$o"
+  for x in jsonl jsonl-events perfetto; do
     "$B" export $x "$t" -o "$tmp/x" -q >/dev/null 2>&1
-    { echo "== export $x (exit $?)"; cat "$tmp/x"; } >>"$o"
+    section "export $x (exit $?)" "$tmp/x" >>"$o"
   done
-  "$B" export perfetto "$t" -o "$tmp/p.pftrace" -q >/dev/null 2>&1
-  { echo "== export perfetto (exit $?)"; sha256sum <"$tmp/p.pftrace" | cut -d' ' -f1; } >>"$o"
-  rm -f "$tmp/f.json" "$tmp/r.md" "$tmp/d.html" "$tmp/x" "$tmp/p.pftrace"
+  rm -f "$tmp/f.json" "$tmp/r.md" "$tmp/d.html" "$tmp/data" "$tmp/x"
 }
 n=0
 for t in t/*.jsonl; do
