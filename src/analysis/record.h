@@ -17,8 +17,8 @@
  * create event (malloc hands a freed coroutine's address, its id, to the
  * next one). Any other line of it belongs to the one that was destroyed. */
 static inline int ct_rec_new_incarnation(int destroyed, const struct ct_line *l) {
-  return destroyed && (l->type == CT_LINE_COROUTINE ||
-                       (l->type == CT_LINE_EVENT && l->e.kind == CT_EV_CREATE));
+  return destroyed &&
+         (l->type == CT_LINE_COROUTINE || (l->type == CT_LINE_EVENT && l->e.kind == CT_EV_CREATE));
 }
 
 /* The same for an event the binary reader handed over without its line. */

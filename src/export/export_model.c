@@ -133,7 +133,8 @@ static int summarize(struct cx_run *r, const struct ct_event *e) {
     c->suspended_ns += dt;
   switch (e->kind) {
   case CT_EV_CREATE: /* a coroutine of its own when the rule says so (record.h), or the first */
-    c->incarnations += ct_rec_new_incarnation_ev(c->state == CT_CS_DESTROYED, e) || !c->incarnations;
+    c->incarnations +=
+        ct_rec_new_incarnation_ev(c->state == CT_CS_DESTROYED, e) || !c->incarnations;
     c->state = CT_CS_CREATED;
     if (!c->has_create_site && e->has_site)
       c->create_site = e->site, c->has_create_site = 1;

@@ -252,7 +252,8 @@ static int open_spans(const struct ct_model *m, uint64_t end, struct ct_span **o
  * them (both malloc'd). 0 or -ENOMEM. */
 static int lanes(struct out *o, size_t ns, size_t nc, uint32_t **ord, uint32_t **starts) {
   uint32_t *fill = NULL;
-  if (!(*starts = calloc(nc + 1, sizeof **starts)) || !(*ord = malloc((ns ? ns : 1) * sizeof **ord)) ||
+  if (!(*starts = calloc(nc + 1, sizeof **starts)) ||
+      !(*ord = malloc((ns ? ns : 1) * sizeof **ord)) ||
       !(fill = malloc((nc ? nc : 1) * sizeof *fill)))
     return -ENOMEM;
   uint32_t *st = *starts, *od = *ord;
