@@ -3,6 +3,8 @@
 TESTS += tests/test-abi.sh
 # Runs of one file (run --append) kept apart by the report, the exports and the dashboard.
 TESTS += tests/test-runs-apart.sh
+# The report, the dashboard's data and the exports of the checked-in traces, byte for byte as before.
+TESTS += tests/test-outputs-same.sh
 # Links a plain-cc program against the installed library: the plain build only.
 TESTS_NOSAN += tests/test-install.sh
 # What install-deps.sh asks for (make demo: the build's and redis-tools only), make help.
@@ -40,5 +42,3 @@ $(O)/tests/test-report-runs: $(O)/obj/tests/test-report-runs.o $(READ_EVENT_OBJS
                              $(patsubst %.c,$(O)/obj/%.o,src/html/model_out.c src/html/page.c src/html/assets.c)
 	$(call link,,$(PKG_LIBS))
 TESTS += $(O)/tests/test-report-runs
-# The report, the dashboard's data and the exports of the checked-in traces, byte for byte as before.
-TESTS += tests/test-outputs-same.sh
