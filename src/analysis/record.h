@@ -52,6 +52,25 @@ static inline void ct_rec_coro(const struct ct_line *l, struct ct_rec_coro *o) {
   o->birth_ts = l->birth_ts;
 }
 
+/* A meta record's facts (the run's head): each given one replaces what the
+ * reader knew; the clock pair (mono_ns, wall_ns) counts only whole. */
+struct ct_rec_meta {
+  const struct ct_str *run_id, *host; /* NULL: not given */
+  uint64_t mono_ns, wall_ns, target_pid;
+  uint8_t has_mono, has_clock, has_target_pid;
+};
+
+static inline void ct_rec_meta(const struct ct_line *l, struct ct_rec_meta *o) {
+  o->run_id = CT_HAS(l, CT_K_RUN_ID) ? &l->run_id : NULL;
+  o->host = CT_HAS(l, CT_K_HOST) ? &l->host : NULL;
+  o->has_mono = CT_HAS(l, CT_K_MONO_NS);
+  o->mono_ns = l->mono_ns;
+  o->has_clock = o->has_mono && CT_HAS(l, CT_K_WALL_NS);
+  o->wall_ns = l->wall_ns;
+  o->has_target_pid = CT_HAS(l, CT_K_TARGET_PID);
+  o->target_pid = l->target_pid;
+}
+
 /* An end record's values, once they passed ct_rec_end. */
 struct ct_rec_end {
   uint64_t ts, events, harvested, lost, untraced;

@@ -65,15 +65,20 @@ int ct_state_record(struct ct_state *s, uint64_t lineno, const struct ct_line *l
   switch (l->type) {
   case CT_LINE_EVENT:
     return 0; /* (ct_state_line's own) */
-  case CT_LINE_META:
+  case CT_LINE_META: {
+    struct ct_rec_meta mt;
+    ct_rec_meta(l, &mt);
     s->has_meta = 1;
-    copy_str(l, CT_K_RUN_ID, &l->run_id, s->run_id, sizeof s->run_id);
-    copy_str(l, CT_K_HOST, &l->host, s->host, sizeof s->host);
-    if (CT_HAS(l, CT_K_MONO_NS))
-      s->meta_mono_ns = l->mono_ns;
-    if (CT_HAS(l, CT_K_TARGET_PID))
-      s->target_pid = l->target_pid;
+    if (mt.run_id)
+      ct_str_copy(mt.run_id, s->run_id, sizeof s->run_id);
+    if (mt.host)
+      ct_str_copy(mt.host, s->host, sizeof s->host);
+    if (mt.has_mono)
+      s->meta_mono_ns = mt.mono_ns;
+    if (mt.has_target_pid)
+      s->target_pid = mt.target_pid;
     return 0;
+  }
   case CT_LINE_MODULE: {
     char path[PATH_MAX];
     ct_str_copy(&l->path, path, sizeof path);

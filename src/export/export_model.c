@@ -234,13 +234,15 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
     return 0;
   }
   if (meta) {
-    if (CT_HAS(l, CT_K_RUN_ID))
-      ct_str_copy(&l->run_id, r->run_id, sizeof r->run_id);
-    if (CT_HAS(l, CT_K_HOST))
-      ct_str_copy(&l->host, r->host, sizeof r->host);
-    if (CT_HAS(l, CT_K_MONO_NS) && CT_HAS(l, CT_K_WALL_NS)) {
-      r->mono_ns = l->mono_ns;
-      r->wall_ns = l->wall_ns;
+    struct ct_rec_meta mt;
+    ct_rec_meta(l, &mt);
+    if (mt.run_id)
+      ct_str_copy(mt.run_id, r->run_id, sizeof r->run_id);
+    if (mt.host)
+      ct_str_copy(mt.host, r->host, sizeof r->host);
+    if (mt.has_clock) {
+      r->mono_ns = mt.mono_ns;
+      r->wall_ns = mt.wall_ns;
       r->has_clock = 1;
     }
     return 0;

@@ -573,14 +573,17 @@ int ct_model_line(struct ct_model *m, enum ct_line_err err, const struct ct_line
   switch (l->type) {
   case CT_LINE_EVENT:
     return on_event(m, &l->e);
-  case CT_LINE_META:
-    if (CT_HAS(l, CT_K_TARGET_PID))
-      m->target_pid = l->target_pid;
-    if (CT_HAS(l, CT_K_RUN_ID))
-      ct_str_copy(&l->run_id, m->run_id, sizeof m->run_id);
-    if (CT_HAS(l, CT_K_HOST))
-      ct_str_copy(&l->host, m->host, sizeof m->host);
+  case CT_LINE_META: {
+    struct ct_rec_meta mt;
+    ct_rec_meta(l, &mt);
+    if (mt.has_target_pid)
+      m->target_pid = mt.target_pid;
+    if (mt.run_id)
+      ct_str_copy(mt.run_id, m->run_id, sizeof m->run_id);
+    if (mt.host)
+      ct_str_copy(mt.host, m->host, sizeof m->host);
     return 0;
+  }
   case CT_LINE_COROUTINE:
   case CT_LINE_SNAPSHOT: { /* a flight dump's: the coroutine's facts, alive before the window */
     struct ct_rec_coro rc;
