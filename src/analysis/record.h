@@ -1,8 +1,10 @@
 /* record.h - what a trace's records other than events mean (meta, coroutine,
- * snapshot, station_end, end), decided once, as ct_line_event decides an
- * event's: the state (the report), the dashboard's model and the export read
- * these, so they agree on a coroutine's label, on when a reused id is a new
- * coroutine, and on which end values are possible (docs/TRACE_FORMAT.md). */
+ * snapshot, end), decided once, as ct_line_event decides an event's: the
+ * state (the report), the dashboard's model and the export read these, so
+ * they agree on a coroutine's label, on when a reused id is a new coroutine,
+ * and on which end values are possible (docs/TRACE_FORMAT.md). A
+ * station_end's lost count is each reader's own: the report gives it to the
+ * id's current incarnation, the export's one row per id sums them all. */
 #ifndef CT_ANALYSIS_RECORD_H
 #define CT_ANALYSIS_RECORD_H
 
