@@ -5,16 +5,21 @@
 #   make            install the build's Debian packages if missing, then
 #                   build everything into $(O) (default build/default)
 #   make all        build everything, without looking at the packages
-#   make check      install build deps, then run every test: gcc, clang,
-#                   ASan+UBSan and TSan builds
+#   make help       this list
+#   make demo       the demo story: a coroutine server with a lost wakeup,
+#                   traced and reported (installs redis-benchmark; README.md)
+#   make demo-fixed the same load with the bug off
+#   make check      install every test's packages, then run every test: gcc,
+#                   clang, ASan+UBSan, TSan, AArch64 (qemu), fuzzers
 #   make test       run the tests of one build (O=..., SAN=asan|tsan);
 #                   T=NAME runs only that test (test-rip-api, rip-api, test-rip.sh...)
 #   make fuzz       run the fuzz targets longer (tests/fuzz/build.mk)
 #   make check-arm  the AArch64 build's tests under qemu-user (part of check)
-#   make demo       the demo story (see README.md)
 #   make bench      the quick benchmarks; BENCH="probe report" or BENCH=all
 #                   (bench/run.sh, docs/BENCHMARKS.md)
-#   make install PREFIX=/usr/local
+#   make install    PREFIX=/usr/local (default); a program then builds with
+#                   `cc app.c $(pkg-config --cflags --libs corotracer)`
+#   make clean      remove build/
 
 # `default` is the default goal whatever rule a build.mk defines first.
 .DEFAULT_GOAL := default
@@ -93,7 +98,7 @@ include tests/fuzz/build.mk
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/obj/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(O)/obj/%.o)
 
-.PHONY: default all check check-arm test demo demo-fixed demo-story install deps deps-build clean bench
+.PHONY: default all check check-arm test demo demo-fixed demo-story install deps deps-build deps-demo clean bench help
 all: $(LIBA) $(LIBSO) $(LIBSO1) $(BIN) $(PROGS) $(filter-out %.sh,$(TESTS) $(TESTS_NOSAN))
 
 # Plain `make` on a fresh Debian machine: the build's packages first (compilers,
@@ -142,6 +147,8 @@ test: all
 
 deps:
 	sh scripts/install-deps.sh
+deps-demo:
+	@sh scripts/install-deps.sh demo
 
 # The benchmarks (bench/run.sh): the quick set, or BENCH="NAME..." or BENCH=all.
 bench: all
@@ -150,15 +157,17 @@ bench: all
 # The demo needs the dependencies before anything is built (libdw for the
 # corotracer binary, redis-tools for the load): install, then build and run
 # in a fresh make that sees them. Recipe: examples/demo/build.mk.
-demo: deps
+demo: deps-demo
 	$(MAKE) O=$(O) demo-story DEMO_ARGS=--bug
-demo-fixed: deps
+demo-fixed: deps-demo
 	$(MAKE) O=$(O) demo-story DEMO_ARGS=--fixed
 
 # Every test, in every build we ship: gcc and clang warnings-as-errors, the
 # plain tests, then ASan+UBSan and TSan, then each fuzz target briefly.
+# Each leg ends with its summary line (`N passed, N failed`).
 check: deps
 	$(MAKE) O=build/clang CC=clang CXX=clang++ all
+	@echo "build/clang: 1 passed, 0 failed (everything built with clang, warnings as errors)"
 	$(MAKE) O=build/default test
 	$(MAKE) check-arm
 	$(MAKE) O=build/asan SAN=asan test
@@ -170,6 +179,15 @@ check: deps
 check-arm:
 	MAKE="$(MAKE)" sh tests/arm/check.sh
 
+# The list at the top of this file, from its one place.
+help:
+	@sed -n 's/^#   //p' Makefile
+
+# Outside /usr the dynamic linker does not look in $(PREFIX)/lib (or not until
+# ldconfig runs): the .pc then gives a user's program an rpath to it, so that a
+# program built with `pkg-config --libs corotracer` runs where it was built.
+PC_RPATH = $(if $(filter /usr,$(patsubst %/,%,$(PREFIX))),,-Wl$(,)-rpath$(,)$${libdir})
+
 install: $(LIBA) $(LIBSO) $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 0644 include/*.h $(wildcard include/*.hpp) $(DESTDIR)$(PREFIX)/include/
@@ -177,7 +195,7 @@ install: $(LIBA) $(LIBSO) $(BIN)
 	install -m 0755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/libcorotracer.so.1
 	ln -sf libcorotracer.so.1 $(DESTDIR)$(PREFIX)/lib/libcorotracer.so
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' corotracer.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/corotracer.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@RPATH@|$(PC_RPATH)|' corotracer.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/corotracer.pc
 
 clean:
 	rm -rf build

@@ -3,8 +3,12 @@
 TESTS += tests/test-abi.sh
 # Runs of one file (run --append) kept apart by the report, the exports and the dashboard.
 TESTS += tests/test-runs-apart.sh
+# The report, the dashboard's data and the exports of the checked-in traces, byte for byte as before.
+TESTS += tests/test-outputs-same.sh
 # Links a plain-cc program against the installed library: the plain build only.
 TESTS_NOSAN += tests/test-install.sh
+# What install-deps.sh asks for (make demo: the build's and redis-tools only), make help.
+TESTS_NOSAN += tests/test-install-deps.sh
 # Links a plain-cc program against the build tree's shared library: plain build only.
 TESTS_NOSAN += tests/test-build-link.sh
 # `make bench`'s runner knows every benchmark (bench/run.sh); two quick ones run.

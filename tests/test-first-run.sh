@@ -45,4 +45,7 @@ grep -qs '^install .* libdw-dev .*libpq-dev .*libmariadb-dev' "$tmp/apt-get.log"
 # The report went to stdout: it must be one, over a trace with events.
 grep -q '^# corotracer report' "$tmp/out.$n" || { cat "$tmp/out.$n"; fail "no report"; }
 grep -q 'events, [1-9][0-9]* coroutines' "$tmp/out.$n" || { cat "$tmp/out.$n"; fail "no events traced"; }
+# What the README's commands wrote is ignored by git: a newcomer's clone stays clean.
+left=$(git -C "$tmp/clone" status --porcelain)
+[ -z "$left" ] || fail "First run leaves files git does not ignore: $left"
 echo "test-first-run: ok"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # test-install.sh - `make install PREFIX=...` gives a usable SDK: headers, both
 # libraries and a pkg-config file with which a program builds with plain cc,
-# links against the shared library, and is traced by the installed binary.
+# links against the shared library, runs from any prefix without LD_LIBRARY_PATH
+# (the .pc's rpath), and is traced by the installed binary.
 set -eu
 B=${CT_BUILD:?run me through tests/run.sh}
 tmp=$(mktemp -d)
@@ -14,10 +15,12 @@ for f in include/corotracer.h include/corotracer.hpp include/rip.h include/libri
 done
 export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
 flags=$(pkg-config --cflags --libs corotracer) || fail "pkg-config corotracer"
+# As a user would: the .pc's flags only, no -rpath, no LD_LIBRARY_PATH.
+unset LD_LIBRARY_PATH
 # shellcheck disable=SC2086 # flags are words
-cc -std=c11 -Wall -Wextra -Werror -o "$tmp/hello" examples/hello/hello.c $flags -lpthread \
-  -Wl,-rpath,"$tmp/prefix/lib" || fail "hello does not build against the installed SDK"
-ldd "$tmp/hello" | grep -q "$tmp/prefix/lib/libcorotracer.so" || fail "hello is not linked to the installed libcorotracer.so"
+cc -std=c11 -Wall -Wextra -Werror -o "$tmp/hello" examples/hello/hello.c $flags -lpthread ||
+  fail "hello does not build against the installed SDK"
+ldd "$tmp/hello" | grep -q "$tmp/prefix/lib/libcorotracer.so" || { ldd "$tmp/hello"; fail "hello does not find the installed libcorotracer.so"; }
 "$tmp/prefix/bin/corotracer" run --quiet --lossless -o "$tmp/trace.jsonl" -- "$tmp/hello" --pace-us 1000 >"$tmp/out" ||
   fail "installed corotracer run"
 n=$(sed -n 's/.*the probe recorded \([0-9]*\) events.*/\1/p' "$tmp/out")

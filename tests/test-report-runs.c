@@ -244,7 +244,8 @@ static void model_init(struct ct_model *m, uint64_t seed) {
 static void model_blob(const struct reading *rd, struct ct_buf *z) {
   uint64_t raw = 0;
   memset(z, 0, sizeof *z);
-  ASSERT_OK(ct_model_serialize(&rd->m, "{}", 2, NULL, "trace", 0, 0, z, NULL, &raw));
+  struct ct_model_page pg = {"{}", 2, NULL, "trace", 0, 0};
+  ASSERT_OK(ct_model_serialize(&rd->m, &pg, z, NULL, &raw));
   ASSERT_GT(raw, 0);
 }
 

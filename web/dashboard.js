@@ -93,6 +93,12 @@ function expandSpans(a) {
 function prepare(d) {
   const a = d.a, nc = a.co_id.length;
   d.nc = nc;
+  // A span's flags and the wait kinds, as the data's header names them.
+  const F = d.sp_flags;
+  d.spState = (f) => f & F.state;
+  d.spWait = (f) => (f >> F.wait_shift) & F.wait;
+  d.spOpen = (f) => (f & F.open) !== 0;
+  d.waitFd = d.waits.indexOf('fd');
   d.idOf = new Map();
   let sorted = true;
   for (let i = 0; i < nc; i++) { d.idOf.set(a.co_id[i], i); if (i && a.co_id[i] < a.co_id[i - 1]) sorted = false; }
@@ -125,7 +131,7 @@ function prepare(d) {
   // Prefix sums of running time: a pixel holding many spans is drawn by its busy fraction.
   const n = a.sp_t0.length;
   d.cumRun = new Float64Array(n + 1);
-  for (let i = 0; i < n; i++) d.cumRun[i + 1] = d.cumRun[i] + ((a.sp_flags[i] & 3) === 0 ? a.sp_t1[i] - a.sp_t0[i] : 0);
+  for (let i = 0; i < n; i++) d.cumRun[i + 1] = d.cumRun[i] + (d.spState(a.sp_flags[i]) === 0 ? a.sp_t1[i] - a.sp_t0[i] : 0);
   const th = a.th_order, nt = d.threads.length;
   d.thStart = new Uint32Array(nt + 1);
   for (let k = 0; k < th.length; k++) d.thStart[a.sp_arg[th[k]] + 1]++;
@@ -148,10 +154,16 @@ function coState(i) {
   if (s === 2 && D.stuck.has(i)) return 'stuck';
   return ST[s] || 'unknown';
 }
+// What wait kind w (the data's "waits") on obj reads as: 'fd 7', 'ptr 0x...',
+// 'coroutine 12' (a join), 'returned' (its final suspend); '' for none.
+function waitText(w, obj) {
+  const name = D.waits[w] || '';
+  if (name === 'exit') return 'returned';
+  if (name === 'ptr') return 'ptr ' + hex(obj);
+  return name ? name + ' ' + obj : '';
+}
 function coWait(i) {
-  const w = D.a.co_wait[i];
-  if (D.a.co_state[i] !== 2 || !w) return '';
-  return w === 1 ? 'fd ' + D.a.co_obj[i] : 'ptr ' + hex(D.a.co_obj[i]);
+  return D.a.co_state[i] === 2 ? waitText(D.a.co_wait[i], D.a.co_obj[i]) : '';
 }
 const siteOf = (k) => k === NONE || k >= D.siteName.length ? '' : D.siteName[k];
 const labelOf = (i) => D.labels[D.a.co_label[i]] || '';
@@ -258,8 +270,8 @@ function filterCoros() {
   for (let i = 0; i < D.nc; i++) {
     if (q) {
       let ok;
-      if (fd) ok = a.co_wait[i] === 1 && a.co_obj[i] === Number(fd[1]);
-      else if (num !== null) ok = a.co_id[i] === num || (a.co_wait[i] === 1 && a.co_obj[i] === num);
+      if (fd) ok = a.co_wait[i] === D.waitFd && a.co_obj[i] === Number(fd[1]);
+      else if (num !== null) ok = a.co_id[i] === num || (a.co_wait[i] === D.waitFd && a.co_obj[i] === num);
       else ok = labelOf(i).toLowerCase().includes(q) || siteOf(a.co_site[i]).toLowerCase().includes(q) ||
         siteOf(a.co_create_site[i]).toLowerCase().includes(q);
       if (!ok) continue;
@@ -408,11 +420,11 @@ function lowerBound(arr, lo, hi, t) { // first k in [lo,hi) with arr[k] >= t
   return lo;
 }
 function stateColor(f, i) {
-  const s = f & 3;
+  const s = D.spState(f);
   if (s === 0) return css.running;
   if (s === 1) return css.runnable;
   if (s === 3) return css.created;
-  return ((f >> 2) & 3) === 1 ? css.suspfd : css.suspended;
+  return D.spWait(f) === D.waitFd ? css.suspfd : css.suspended;
 }
 // Draws spans [lo,hi) of one lane (times t0/t1, busy prefix cum) at y..y+h.
 function drawLane(g, t0s, t1s, cum, lo, hi, y, h, W, colorOf) {
@@ -574,12 +586,13 @@ function tipText(p) {
     if (a.co_create_site[i] !== NONE) lines.push('created at ' + siteOf(a.co_create_site[i]));
   }
   if (k >= 0) {
-    const f = a.sp_flags[k], s = f & 3, w = (f >> 2) & 3;
-    lines.push(ST[s] + ' ' + fmtNs(a.sp_t1[k] - a.sp_t0[k]) + '  (+' + fmtNs(a.sp_t0[k]) + ' → +' + fmtNs(a.sp_t1[k]) + (f & 16 ? ', until the end' : '') + ')');
+    const f = a.sp_flags[k], s = D.spState(f), w = D.spWait(f);
+    lines.push(ST[s] + ' ' + fmtNs(a.sp_t1[k] - a.sp_t0[k]) + '  (+' + fmtNs(a.sp_t0[k]) + ' → +' + fmtNs(a.sp_t1[k]) + (D.spOpen(f) ? ', until the end' : '') + ')');
     if (s === 0 && a.sp_arg[k] !== NONE) lines.push('on thread ' + D.threads[a.sp_arg[k]]);
     if (s === 2) {
       lines.push('site ' + siteOf(a.sp_arg[k]) + (a.sp_arg[k] !== NONE ? '  ' + D.sites[a.sp_arg[k]][0] : ''));
-      if (w) lines.push('waits on ' + (w === 1 ? 'fd ' + a.sp_obj[k] : 'ptr ' + hex(a.sp_obj[k])));
+      if (D.waits[w] === 'exit') lines.push('returned (its final suspend)');
+      else if (w) lines.push('waits on ' + waitText(w, a.sp_obj[k]));
     }
     if (s === 1 && a.sp_arg[k] !== NONE) lines.push('woken by ' + (a.sp_arg[k] ? 'coroutine ' + a.co_id[a.sp_arg[k] - 1] : 'a plain thread'));
   }
@@ -782,7 +795,8 @@ async function start() {
   $('cotable').addEventListener('scroll', () => { if (D) renderCoros(); });
   window.addEventListener('resize', () => { if (D) { drawTimeline(); renderCoros(); drawGraph(); } });
   timelineEvents();
-  window.corotracer = { marks: { start: performance.now() }, selectedIds: () => D ? [...sel].map((i) => D.a.co_id[i]).sort((x, y) => x - y) : [], data: () => D };
+  window.corotracer = { marks: { start: performance.now() }, selectedIds: () => D ? [...sel].map((i) => D.a.co_id[i]).sort((x, y) => x - y) : [], data: () => D,
+    spanText: (k) => D ? tipText({ span: k, t: D.a.sp_t0[k] }) : '' };
   if (LIVE) return live();
   const M = window.corotracer.marks;
   const ab = await inflate(dataBlocks());

@@ -42,7 +42,7 @@ for f in "$CT" "$SRV"; do
 done
 if ! command -v redis-benchmark >/dev/null 2>&1; then
   echo "run-demo: redis-benchmark missing, installing redis-tools"
-  sh scripts/install-deps.sh || { echo "run-demo: cannot install redis-tools" >&2; exit 1; }
+  sh scripts/install-deps.sh demo || { echo "run-demo: cannot install redis-tools" >&2; exit 1; }
 fi
 
 mkdir -p "$out"

@@ -1,6 +1,7 @@
 # src/analysis/build.mk - `corotracer report` (its symbolizer: src/symbolize/build.mk).
 REPORT_SRCS := src/analysis/trace.c src/analysis/trace_read.c src/analysis/ctrace_dec.c src/analysis/text.c src/analysis/map.c src/analysis/hist.c \
-               src/analysis/state.c src/analysis/state_sched.c src/analysis/state_snapshot.c src/analysis/findings.c src/analysis/findings_objs.c \
+               src/analysis/state.c src/analysis/state_record.c src/analysis/state_sched.c src/analysis/state_snapshot.c \
+               src/analysis/findings.c src/analysis/findings_objs.c \
                src/analysis/findings_stuck.c src/analysis/findings_sched.c \
                src/analysis/findings_tables.c src/analysis/report.c src/analysis/write_md.c \
                src/analysis/write_json.c src/analysis/watch.c
@@ -33,6 +34,8 @@ $(O)/tests/lib/cpp-dwait: $(O)/obj/tests/lib/cpp-dwait.o $(LIBA)
 	$(call link,$(CXX))
 PROGS += $(REPORT_STORIES)
 TESTS += tests/test-report-sched.sh
+# One meaning per record (record.h): report, dashboard and export agree; impossible end records.
+TESTS += tests/test-record-meaning.sh
 
 # Benchmark: bench/bench-report.sh generates traces with this and times the report.
 PROGS += $(O)/bench/bench-report-gen

@@ -47,6 +47,10 @@ ct_symbolizer *ct_state_symbolizer(const struct ct_state *s);
 /* Lines fed so far (ct_line_new_run's count). */
 uint64_t ct_state_lines(const struct ct_state *s);
 
+/* The first record whose values could not be true, "line N: why" (taken as
+ * a malformed line, not as fact: analysis/record.h); NULL when none. */
+const char *ct_state_record_damage(const struct ct_state *s);
+
 /* A hint that l comes soon (a ct_peek_fn for ct_trace_read_ahead, which
  * shows each line CT_TRACE_AHEAD lines early): starts bringing its
  * coroutine's index slot into the cache, and the entry of the coroutine of

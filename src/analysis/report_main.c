@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "analysis/model.h"
@@ -14,6 +13,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "common/outfile.h"
+#include "common/ticks.h"
 
 #define READ_BUF (4u << 20)
 
@@ -259,12 +259,6 @@ static int write_to(const char *path, const struct feed *runs, int json,
   return 0;
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int ct_report_main(int argc, char **argv) {
   struct opts o;
   int status = parse(argc, argv, &o), fd = -1;
@@ -274,7 +268,7 @@ int ct_report_main(int argc, char **argv) {
                       .skip_frames = o.skip_frames};
   if (status >= 0)
     return status;
-  double t0 = now_s();
+  double t0 = ct_mono_s();
   int from_stdin = !strcmp(o.trace, "-");
   fd = from_stdin ? STDIN_FILENO : open(o.trace, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -306,6 +300,12 @@ int ct_report_main(int argc, char **argv) {
     r->r.runs = (unsigned)feed.n;
     r->r.binary = diag.binary;
     r->r.damage = i + 1 == feed.n && diag.why[0] ? diag.why : NULL;
+    const char *rec = ct_state_record_damage(r->st); /* a record that cannot be true */
+    if (rec) {
+      fprintf(stderr, "corotracer: %s: %s\n", o.trace, rec);
+      if (!r->r.damage)
+        r->r.damage = rec;
+    }
     int sev = ct_report_max_severity(&r->r);
     max_sev = sev > max_sev ? sev : max_sev;
     lines += r->r.t.lines;
@@ -327,7 +327,7 @@ int ct_report_main(int argc, char **argv) {
     status = 2;
     goto out;
   }
-  double t1 = now_s();
+  double t1 = ct_mono_s();
   if ((status = write_to(o.out, &feed, 0, ct_write_markdown)))
     goto out;
   if (o.json && (status = write_to(o.json, &feed, 1, ct_write_json)))

@@ -3,16 +3,16 @@
 #include "analysis/state.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/grow.h"
 
 #define MAX_BUCKETS (1u << 20)
 #define TOMBSTONE_MIN 16384 /* destroyed coroutines kept before purging */
 /* Without a module map, more distinct suspend addresses than this, and more
  * than one per two coroutines, are a reference SDK's frame addresses. */
 #define NOT_CODE_SITES 1024
-#define CT_SITE_TEXT_MAX 1024 /* a text site's file or function, decoded */
 
 int ct_state_new(uint64_t blocker_ns, struct ct_state **out) {
   struct ct_state *s = calloc(1, sizeof *s);
@@ -38,6 +38,12 @@ int ct_state_new(uint64_t blocker_ns, struct ct_state **out) {
   ct_map_init(&s->tids, 1);
   ct_map_init(&s->buckets, sizeof(struct ct_bucket));
   ct_map_init(&s->threads, sizeof(struct ct_thread));
+  ct_map_init(&s->labelmap, sizeof(uint32_t));
+  if (ct_grow((void **)&s->labels, &s->caplabels, 1, sizeof *s->labels, 16)) {
+    ct_state_free(s);
+    return -ENOMEM;
+  }
+  s->labels[0] = NULL;
   s->nlabels = 1; /* 0 = no label */
   *out = s;
   return 0;
@@ -68,6 +74,8 @@ void ct_state_free(struct ct_state *s) {
   free(s->dwait);
   for (uint32_t i = 1; i < s->nlabels; i++)
     free(s->labels[i]);
+  free(s->labels);
+  ct_map_free(&s->labelmap);
   ct_symbolizer_free(s->sym);
   free(s);
 }
@@ -88,27 +96,14 @@ uint64_t ct_state_lines(const struct ct_state *s) {
   return s->lines;
 }
 
+const char *ct_state_record_damage(const struct ct_state *s) {
+  return s->record_damage[0] ? s->record_damage : NULL;
+}
+
 uint64_t ct_state_end_ts(const struct ct_state *s) {
   if (s->has_end && s->end_ts)
     return s->end_ts;
   return s->last_ts;
-}
-
-static uint32_t intern_label(struct ct_state *s, const struct ct_str *str) {
-  char buf[64];
-  ct_str_copy(str, buf, sizeof buf);
-  if (!buf[0])
-    return 0;
-  for (uint32_t i = 1; i < s->nlabels; i++)
-    if (strcmp(s->labels[i], buf) == 0)
-      return i;
-  if (s->nlabels == CT_MAX_LABELS)
-    return 0; /* too many distinct labels: drop */
-  char *dup = strdup(buf);
-  if (!dup)
-    return 0;
-  s->labels[s->nlabels] = dup;
-  return s->nlabels++;
 }
 
 static int not_destroyed(void *ctx, const void *v) {
@@ -162,9 +157,13 @@ static inline struct ct_coro *coro_of(struct ct_state *s, uint64_t id) {
   return coro_lookup(s, id);
 }
 
-/* A create after c's destroy: a new coroutine with the same id (its memory
- * reused). Same entry, fresh state; counted as a coroutine of its own. */
-static void new_incarnation(struct ct_state *s, struct ct_coro *c) {
+struct ct_coro *ct_state_coro(struct ct_state *s, uint64_t id) {
+  return coro_of(s, id);
+}
+
+/* state.h: a new coroutine with the same id (its memory reused). Same
+ * entry, fresh state; counted as a coroutine of its own. */
+void ct_state_new_incarnation(struct ct_state *s, struct ct_coro *c) {
   uint64_t id = c->id;
   uint32_t inc = c->incarnation + 1;
   memset(c, 0, sizeof *c);
@@ -564,7 +563,7 @@ static inline __attribute__((always_inline)) int on_event(struct ct_state *s, ui
     return -ENOMEM;
   enum ct_ev_kind kind = ev->kind;
   if (c->state == CT_CS_DESTROYED && kind == CT_EV_CREATE)
-    new_incarnation(s, c);
+    ct_state_new_incarnation(s, c);
   if (!c->pid)
     c->pid = (uint32_t)s->target_pid;
   if (!ev->v1)
@@ -640,14 +639,8 @@ void ct_state_prefetch(struct ct_state *s, const struct ct_line *l) {
     prefetch_coro(s, l->probe_id);
 }
 
-static void copy_str(const struct ct_line *l, int key, const struct ct_str *str, char *buf,
-                     size_t n) {
-  if (CT_HAS(l, key))
-    ct_str_copy(str, buf, n);
-}
-
-/* A line that is not judged: bad (err), counted and its number kept. */
-static void bad_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err) {
+/* state.h: a line that is not judged, counted and its number kept. */
+void ct_state_bad_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err) {
   s->bad[err]++;
   if (s->nbad_kept < CT_BAD_LINES_KEPT)
     s->bad_lines[s->nbad_kept++] = lineno;
@@ -707,7 +700,7 @@ int ct_state_run(struct ct_state *s, const struct ct_event *ev, size_t n) {
   for (size_t i = 0; i < n; i++) {
     int rc = 0;
     if (before_meta(s, &ev[i]))
-      bad_line(s, ev[i].line, CT_LINE_TORN);
+      ct_state_bad_line(s, ev[i].line, CT_LINE_TORN);
     else if ((rc = on_event(s, ev[i].line, &ev[i])))
       return rc;
   }
@@ -720,7 +713,7 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
     const struct ct_event *ev = &l->e;
     s->lines++;
     if (before_meta(s, ev)) {
-      bad_line(s, lineno, CT_LINE_TORN);
+      ct_state_bad_line(s, lineno, CT_LINE_TORN);
       return 0;
     }
     if (note_activity(s, ev->ts, ev->ts, tid_of(ev), 1))
@@ -729,105 +722,8 @@ int ct_state_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err,
   }
   s->lines++;
   if (err != CT_LINE_OK) {
-    bad_line(s, lineno, err);
+    ct_state_bad_line(s, lineno, err);
     return 0;
   }
-  struct ct_coro *c;
-  switch (l->type) {
-  case CT_LINE_EVENT:
-    return 0; /* (taken above) */
-  case CT_LINE_META:
-    s->has_meta = 1;
-    copy_str(l, CT_K_RUN_ID, &l->run_id, s->run_id, sizeof s->run_id);
-    copy_str(l, CT_K_HOST, &l->host, s->host, sizeof s->host);
-    if (CT_HAS(l, CT_K_MONO_NS))
-      s->meta_mono_ns = l->mono_ns;
-    if (CT_HAS(l, CT_K_TARGET_PID))
-      s->target_pid = l->target_pid;
-    return 0;
-  case CT_LINE_MODULE: {
-    char path[PATH_MAX];
-    ct_str_copy(&l->path, path, sizeof path);
-    s->modules++;
-    int rc = ct_symbolizer_add_module(s->sym, (uint32_t)l->pid, l->start, l->end, l->offset, path);
-    if (!rc && CT_HAS(l, CT_K_BUILD_ID)) { /* a rebuilt file must not name lines */
-      char id[129];
-      ct_str_copy(&l->build_id, id, sizeof id);
-      rc = ct_symbolizer_set_build_id(s->sym, path, id);
-    }
-    if (rc && !s->sym_err)
-      s->sym_err = rc; /* a bad module line costs symbols, not the report */
-    return 0;
-  }
-  case CT_LINE_COROUTINE:
-    if (!(c = coro_of(s, l->probe_id)))
-      return -ENOMEM;
-    if (c->state == CT_CS_DESTROYED)
-      new_incarnation(s, c); /* its id reused */
-    c->created = 1;
-    if (CT_HAS(l, CT_K_STATION) && l->station < UINT32_MAX)
-      c->station = (uint32_t)l->station + 1;
-    if (CT_HAS(l, CT_K_PID))
-      c->pid = (uint32_t)l->pid;
-    if (CT_HAS(l, CT_K_LABEL))
-      c->label = intern_label(s, &l->label);
-    if (CT_HAS(l, CT_K_CREATE_SITE))
-      c->create_site = l->create_site;
-    if (CT_HAS(l, CT_K_BIRTH_TS))
-      c->birth_ts = l->birth_ts;
-    return 0;
-  case CT_LINE_STATION_END:
-    s->stations++;
-    /* A sum of counts the target may have written: saturate, never wrap. */
-    s->station_lost =
-        s->station_lost + l->lost < s->station_lost ? UINT64_MAX : s->station_lost + l->lost;
-    s->corrupt_stations += CT_HAS(l, CT_K_CORRUPT) && l->corrupt;
-    /* With a reused id, only the station of its current incarnation counts. */
-    if (l->lost && (c = ct_map_get(&s->coros, l->probe_id, 0)) &&
-        (!c->station || !CT_HAS(l, CT_K_STATION) || c->station == l->station + 1))
-      c->station_lost += l->lost;
-    return 0;
-  case CT_LINE_END:
-    s->has_end = 1;
-    if (CT_HAS(l, CT_K_TS))
-      s->end_ts = l->ts;
-    s->exit_has_code = CT_HAS(l, CT_K_CODE);
-    s->exit_has_signal = CT_HAS(l, CT_K_SIGNAL);
-    s->exit_code = l->exit_code;
-    s->exit_signal = l->exit_signal;
-    copy_str(l, CT_K_NAME, &l->exit_name, s->exit_name, sizeof s->exit_name);
-    s->has_end_counts = CT_HAS(l, CT_K_EVENTS);
-    s->end_events = l->events;
-    s->end_harvested = l->harvested;
-    s->end_lost = l->lost;
-    s->untraced = l->untraced;
-    copy_str(l, CT_K_ERROR, &l->error, s->end_error, sizeof s->end_error);
-    return 0;
-  case CT_LINE_PROCESS:
-    return 0;
-  case CT_LINE_CUT:
-    copy_str(l, CT_K_REASON, &l->reason, s->cut_reason, sizeof s->cut_reason);
-    if (!s->cut_reason[0])
-      strcpy(s->cut_reason, "a write error");
-    return 0;
-  case CT_LINE_OTHER:
-    s->other_records++;
-    return 0;
-  case CT_LINE_SNAPSHOT:
-    return ct_state_snapshot(s, lineno, l);
-  case CT_LINE_WINDOW:
-    ct_state_window(s, l);
-    return 0;
-  case CT_LINE_SITE: { /* a text site (corotracer_site): named, not symbolized */
-    char file[CT_SITE_TEXT_MAX], function[CT_SITE_TEXT_MAX];
-    ct_str_copy(&l->file, file, sizeof file);
-    ct_str_copy(&l->function, function, sizeof function);
-    int rc = ct_symbolizer_add_text(s->sym, l->site, file, l->line > INT32_MAX ? 0 : (int)l->line,
-                                    function);
-    if (rc && rc != -EINVAL && !s->sym_err)
-      s->sym_err = rc; /* as for a module line: symbols lost, not the report */
-    return 0;
-  }
-  }
-  return 0;
+  return ct_state_record(s, lineno, l);
 }

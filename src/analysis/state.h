@@ -178,8 +178,6 @@ struct ct_bucket {
   uint64_t lo, hi, n;
 };
 
-#define CT_MAX_LABELS 256
-
 struct ct_state {
   uint64_t blocker_ns;
   uint64_t stuck_ns, runnable_ns; /* CT_STUCK_NS, CT_RUNNABLE_NS unless set before the first line */
@@ -232,8 +230,16 @@ struct ct_state {
   uint64_t window_ts; /* when it was written, if the program still ran; else 0 */
   char window_trigger[64];
 
-  char *labels[CT_MAX_LABELS]; /* interned coroutine labels; index 0 = none */
+  /* Interned coroutine labels, one copy per distinct text (index 0 = none),
+   * as many as the run has: a flight dump's snapshot brings one per coroutine;
+   * labelmap: a label's hash -> its index. */
+  char **labels;
   uint32_t nlabels;
+  size_t caplabels;
+  struct ct_map labelmap;
+  /* The first record whose values could not be true (record.h), as one
+   * line "line N: why"; the record is taken as a malformed line. */
+  char record_damage[200];
 
   /* Caches of note_activity: threads already in tids (by tid % size; 0 is
    * no thread id); the last event's bucket (NULL if none; only note_activity
@@ -264,6 +270,16 @@ struct ct_state {
 
 /* ct_state_new, ct_state_free, ct_state_line, ct_state_prefetch: model.h
  * (the analysis' API outside src/analysis). */
+
+/* A record line that parsed, not an event (state_record.c, called by
+ * ct_state_line). Returns 0 or -ENOMEM. */
+int ct_state_record(struct ct_state *s, uint64_t lineno, const struct ct_line *l);
+/* For state_record.c: coroutine id's entry (NULL: no memory); a new
+ * incarnation of c (its id reused after its destroy, record.h); a line not
+ * judged (err), counted and its number kept. */
+struct ct_coro *ct_state_coro(struct ct_state *s, uint64_t id);
+void ct_state_new_incarnation(struct ct_state *s, struct ct_coro *c);
+void ct_state_bad_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err);
 
 /* A flight dump's snapshot line (state_snapshot.c): the coroutine enters
  * the state as it was at the window's start, through ct_state_line (its

@@ -6,6 +6,7 @@
  *                       CTP_CLOCK_MONO where there is none (generic)
  *   ct_ticks()          read that counter: no fence, no syscall (a few ns)
  *   ct_mono_ns()        CLOCK_MONOTONIC in ns (vDSO), every platform
+ *   ct_mono_s()         the same in seconds (the readers' --stats and progress)
  *   ct_cpu_relax()      the spin-loop hint (pause, yield) or nothing
  *   ct_prefetch_w(p)    a hint: the line at p will be written soon (no fault)
  *
@@ -25,6 +26,10 @@ static inline uint64_t ct_mono_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts); /* vDSO: no syscall */
   return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+static inline double ct_mono_s(void) {
+  return (double)ct_mono_ns() / 1e9;
 }
 
 #if defined(__x86_64__)

@@ -1,5 +1,6 @@
-# src/engine/build.mk - `corotracer run`: the engine (libc only), its tests, their
-# tools (tests/lib) and benchmarks.
+# src/engine/build.mk - `corotracer run`: the engine (libc, and the analysis and
+# the live view it runs for --dump-on and --serve), its tests, their tools
+# (tests/lib) and benchmarks.
 CLI_SRCS += src/engine/run_main.c src/engine/opts.c src/engine/rundir.c src/engine/spawn.c \
             src/engine/guard.c src/engine/harvest.c src/engine/modules.c src/engine/writer.c \
             src/engine/status.c src/engine/sched.c src/engine/clock.c src/engine/rings.c src/engine/rings_format.c \

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "common/outfile.h"
+#include "common/ticks.h"
 #include "export/export.h"
 #include "export/export_sql.h"
 
@@ -189,12 +189,6 @@ static int parse(int argc, char **argv, struct opts *o) {
   return -1;
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 struct bar {
   const char *what;
   double last;
@@ -204,7 +198,7 @@ struct bar {
 /* A progress bar on stderr, redrawn at most 10 times a second. */
 static void progress(void *ctx, uint64_t done, uint64_t total) {
   struct bar *b = ctx;
-  double t = now_s();
+  double t = ct_mono_s();
   if (done < total && t - b->last < 0.1)
     return;
   b->last = t;
@@ -284,7 +278,7 @@ int ct_export_main(int argc, char **argv) {
   if (status >= 0)
     return status;
   bar.what = o.fmt_name;
-  double t0 = now_s();
+  double t0 = ct_mono_s();
   if (o.fmt == F_JSONL_V1 || o.fmt == F_JSONL_TRACE) { /* a filter: no model needed */
     int fd = strcmp(o.trace, "-") ? open(o.trace, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
     if (fd < 0) {
@@ -355,7 +349,7 @@ int ct_export_main(int argc, char **argv) {
 summary:
   progress_end(&bar);
   if (!o.quiet) {
-    double dt = now_s() - t0;
+    double dt = ct_mono_s() - t0;
     char tables[512] = "";
     size_t n = 0;
     for (int t = 0; sink && t < CX_NTABLES && n < sizeof tables; t++)

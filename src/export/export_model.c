@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "analysis/model.h"
+#include "analysis/record.h"
 
 #define READ_BUF (4u << 20)
 
@@ -131,8 +132,9 @@ static int summarize(struct cx_run *r, const struct ct_event *e) {
   if (c->state == CT_CS_SUSPENDED && (e->kind == CT_EV_RESUME || e->kind == CT_EV_DESTROY))
     c->suspended_ns += dt;
   switch (e->kind) {
-  case CT_EV_CREATE:
-    c->incarnations++;
+  case CT_EV_CREATE: /* a coroutine of its own when the rule says so (record.h), or the first */
+    c->incarnations +=
+        ct_rec_new_incarnation_ev(c->state == CT_CS_DESTROYED, e) || !c->incarnations;
     c->state = CT_CS_CREATED;
     if (!c->has_create_site && e->has_site)
       c->create_site = e->site, c->has_create_site = 1;
@@ -232,13 +234,15 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
     return 0;
   }
   if (meta) {
-    if (CT_HAS(l, CT_K_RUN_ID))
-      ct_str_copy(&l->run_id, r->run_id, sizeof r->run_id);
-    if (CT_HAS(l, CT_K_HOST))
-      ct_str_copy(&l->host, r->host, sizeof r->host);
-    if (CT_HAS(l, CT_K_MONO_NS) && CT_HAS(l, CT_K_WALL_NS)) {
-      r->mono_ns = l->mono_ns;
-      r->wall_ns = l->wall_ns;
+    struct ct_rec_meta mt;
+    ct_rec_meta(l, &mt);
+    if (mt.run_id)
+      ct_str_copy(mt.run_id, r->run_id, sizeof r->run_id);
+    if (mt.host)
+      ct_str_copy(mt.host, r->host, sizeof r->host);
+    if (mt.has_clock) {
+      r->mono_ns = mt.mono_ns;
+      r->wall_ns = mt.wall_ns;
       r->has_clock = 1;
     }
     return 0;
@@ -247,6 +251,7 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
   if (l->type == CT_LINE_COROUTINE || l->type == CT_LINE_SNAPSHOT ||
       l->type == CT_LINE_STATION_END) {
     struct cx_coro *c = coro_put(r, l->probe_id);
+    struct ct_rec_coro rc;
     if (!c)
       return -ENOMEM;
     if (l->type == CT_LINE_STATION_END) {
@@ -254,16 +259,24 @@ static int on_line(void *ctx, uint64_t lineno, enum ct_line_err err, const struc
         c->lost += l->lost;
       return 0;
     }
-    if (CT_HAS(l, CT_K_PID))
-      c->pid = (uint32_t)l->pid;
-    if (CT_HAS(l, CT_K_PARENT))
-      c->parent = l->parent, c->has_parent = 1;
-    if (CT_HAS(l, CT_K_CREATE_SITE))
-      c->create_site = l->create_site, c->has_create_site = 1;
-    if (CT_HAS(l, CT_K_BIRTH_TS))
-      c->birth_ts = l->birth_ts, c->has_birth = 1;
-    if (CT_HAS(l, CT_K_LABEL) && !c->label)
-      return label_put(r, c, &l->label);
+    /* One row per id, its incarnations counted (record.h's rule); the facts
+     * and the label are its last incarnation's, as the report's. */
+    if (ct_rec_new_incarnation(c->state == CT_CS_DESTROYED, l)) {
+      c->incarnations++;
+      c->state = CT_CS_CREATED;
+      c->label = 0; /* the earlier one's */
+    }
+    ct_rec_coro(l, &rc);
+    if (rc.has_pid)
+      c->pid = (uint32_t)rc.pid;
+    if (rc.has_parent)
+      c->parent = rc.parent, c->has_parent = 1;
+    if (rc.has_create_site)
+      c->create_site = rc.create_site, c->has_create_site = 1;
+    if (rc.has_birth)
+      c->birth_ts = rc.birth_ts, c->has_birth = 1;
+    if (rc.label)
+      return label_put(r, c, rc.label);
     return 0;
   }
   if (l->type != CT_LINE_EVENT)

@@ -172,7 +172,8 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   }
   stats->spans = m.nspans;
   stats->spans_dropped = m.spans_dropped;
-  rc = ct_model_serialize(&m, json, jlen, r.sym, name, now_ts, live, z, drain, &stats->blob_bytes);
+  struct ct_model_page pg = {json, jlen, r.sym, name, now_ts, live};
+  rc = ct_model_serialize(&m, &pg, z, drain, &stats->blob_bytes);
 out:
   free(json);
   ct_report_free(&r);

@@ -12,6 +12,8 @@ $(O)/obj/src/html/assets.o: web/dashboard.html web/dashboard.css web/dashboard.j
 # they test the page, not the C code under sanitizers.
 TESTS += tests/test-html.sh
 TESTS_NOSAN += tests/test-dashboard.sh tests/test-dashboard-live.sh
+# Joins and exits in the page (tests/browser/waits.mjs).
+TESTS_NOSAN += tests/test-dashboard-waits.sh
 
 # The live view under silent and slowloris clients (tests/lib/live-client.c).
 $(O)/tests/lib/live-client: $(O)/obj/tests/lib/live-client.o

@@ -8,11 +8,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
 #include "common/outfile.h"
+#include "common/ticks.h"
 #include "html/page.h"
 
 static void usage(FILE *f) {
@@ -25,13 +25,6 @@ static void usage(FILE *f) {
 
 static int bad_usage(const char *what, const char *arg) {
   return ct_usage_error("html", what, arg);
-}
-
-/* Wall seconds, for --stats (peak RSS comes from getrusage). */
-static double wall_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Ends the output (src/common/outfile.h): renamed into place when rc is 0,
@@ -90,7 +83,7 @@ int ct_html_main(int argc, char **argv) {
   }
   if (!trace)
     return bad_usage("no trace given (corotracer html TRACE [-o dashboard.html])", NULL);
-  double t0 = wall_s();
+  double t0 = ct_mono_s();
   int from_stdin = !strcmp(trace, "-");
   int fd = from_stdin ? STDIN_FILENO : open(trace, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -146,7 +139,7 @@ int ct_html_main(int argc, char **argv) {
   if (st.runs > 1)
     fprintf(stderr, "corotracer: %s holds %u runs (run --append): the dashboard shows run %u%s\n",
             trace, st.runs, st.run, run ? "" : ", the last; --run N shows another");
-  double t1 = wall_s();
+  double t1 = ct_mono_s();
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   if (stats)

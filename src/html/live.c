@@ -293,7 +293,7 @@ static int client_write(struct ct_live *l, struct client *c) {
       continue;
     if (k < 0)
       return errno != EAGAIN && errno != EWOULDBLOCK;
-    c->progress = mono_ns();
+    c->progress = ct_mono_ns();
     if (c->off < c->out.n)
       c->off += (size_t)k;
     else
@@ -311,8 +311,8 @@ static int client_write(struct ct_live *l, struct client *c) {
 static uint64_t live_now(const struct ct_live *l) {
   if (l->m.has_end)
     return 0;
-  if (l->running || mono_ns() - l->last_growth < 5000000000ull)
-    return mono_ns();
+  if (l->running || ct_mono_ns() - l->last_growth < 5000000000ull)
+    return ct_mono_ns();
   return 0;
 }
 
@@ -321,7 +321,7 @@ static uint64_t live_now(const struct ct_live *l) {
  * serialized. The trace is never re-read: the cost follows the new lines (and
  * the report's O(coroutines) assembly). */
 static void snapshot(struct ct_live *l) {
-  uint64_t t0 = mono_ns(), now = live_now(l);
+  uint64_t t0 = ct_mono_ns(), now = live_now(l);
   /* Catch up first (serve of a large file); a window that grows faster than
    * it is read is shown as far as it was read. */
   while (ct_live_tail(l) >= TAIL_MAX && !l->windowed) {
@@ -340,8 +340,8 @@ static void snapshot(struct ct_live *l) {
     goto out;
   /* From now on their spans are kept whatever the budget. */
   (void)ct_dash_keep_findings(&l->m, &r);
-  if (!(s = calloc(1, sizeof *s)) ||
-      ct_model_serialize(&l->m, json, jlen, r.sym, l->path, now, 1, &s->z, NULL, &raw))
+  struct ct_model_page pg = {json, jlen, r.sym, l->path, now, 1};
+  if (!(s = calloc(1, sizeof *s)) || ct_model_serialize(&l->m, &pg, &s->z, NULL, &raw))
     goto out;
   s->refs = 1;
   s->version = ++l->version;
@@ -356,7 +356,7 @@ out:
   }
   free(json);
   ct_report_free(&r);
-  l->last_build = mono_ns();
+  l->last_build = ct_mono_ns();
   l->build_ns = l->last_build - t0;
 }
 
@@ -473,7 +473,7 @@ static void accept_all(struct ct_live *l) {
     }
     c->fd = fd;
     c->peer = peer;
-    c->born = c->progress = mono_ns();
+    c->born = c->progress = ct_mono_ns();
     l->c[slot] = c;
     /* Its request may be here already: answered before later connections
      * can push it out. */
@@ -522,7 +522,7 @@ static void *thread_main(void *arg) {
         l->c[idx[j]] = NULL;
       }
     }
-    uint64_t now = mono_ns();
+    uint64_t now = ct_mono_ns();
     expire(l, now);
     int stopping = atomic_load_explicit(&l->stop, memory_order_acquire);
     /* Nobody watching: no reading, no rebuilding; the engine pays nothing. */
@@ -645,7 +645,7 @@ static int start(const char *spec, const char *trace_path, int running,
   if (!strncmp(l->ip, "127.", 4))
     snprintf(l->host2, sizeof l->host2, "localhost:%d", l->port);
   snprintf(l->url, sizeof l->url, "http://%s:%d/?token=%s", l->ip, l->port, l->token);
-  l->last_growth = mono_ns();
+  l->last_growth = ct_mono_ns();
   if ((rc = -pthread_create(&l->th, NULL, thread_main, l)))
     goto fail;
   *out = l;

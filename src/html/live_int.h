@@ -7,10 +7,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <time.h>
 
 #include "analysis/model.h"
 #include "common/buf.h"
+#include "common/ticks.h"
 #include "html/live.h"
 #include "html/model.h"
 
@@ -56,12 +56,6 @@ struct ct_live {
   struct ct_live_dump dumps[CT_LIVE_DUMPS];
   size_t ndumps;
 };
-
-static inline uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Reads what was appended to the trace, or a flight window's new chunks (at
  * most about TAIL_MAX bytes), into the aggregate; returns the bytes taken. */

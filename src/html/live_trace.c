@@ -120,7 +120,7 @@ static size_t follow(struct ct_live *l) {
   }
   if (got) {
     l->bytes += got;
-    l->last_growth = mono_ns();
+    l->last_growth = ct_mono_ns();
   }
   return got;
 }
@@ -148,7 +148,7 @@ size_t ct_live_tail(struct ct_live *l) {
       l->binary = l->skip_hdr = l->lb[0] == CTR_MAGIC[0];
     l->bytes += (uint64_t)k;
     got += (size_t)k;
-    l->last_growth = mono_ns();
+    l->last_growth = ct_mono_ns();
     budget = (size_t)k > budget ? 0 : budget - (size_t)k;
     l->lbn += (size_t)k;
     size_t start = 0;

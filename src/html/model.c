@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "analysis/record.h"
 #include "common/buf.h"
 #include "common/grow.h"
 
@@ -86,6 +87,8 @@ void ct_model_free(struct ct_model *m) {
   memset(m, 0, sizeof *m);
 }
 
+static int new_row(struct ct_model *m, uint64_t id, uint32_t *ix);
+
 /* coro's work past the last coroutine: the recent ones, then the map. */
 static __attribute__((noinline)) struct ct_mcoro *coro_lookup(struct ct_model *m, uint64_t id,
                                                               int create) {
@@ -96,22 +99,42 @@ static __attribute__((noinline)) struct ct_mcoro *coro_lookup(struct ct_model *m
   uint32_t *ix = create ? ct_map_put(&m->ids, id, 0, &fresh) : ct_map_get(&m->ids, id, 0);
   if (!ix)
     return NULL;
-  if (create && fresh) {
-    if (grow((void **)&m->coros, m->ncoros, &m->capcoros, sizeof *m->coros)) {
-      *ix = NONE; /* stays unusable: the caller reports ENOMEM */
-      return NULL;
-    }
-    *ix = (uint32_t)m->ncoros;
-    struct ct_mcoro *c = &m->coros[m->ncoros++];
-    memset(c, 0, sizeof *c);
-    c->id = id;
-    c->site = c->create_site = c->waker = NONE;
-    c->state = 0xff; /* not seen yet */
-    c->pid = (uint32_t)m->target_pid;
-  }
+  if (create && fresh && new_row(m, id, ix))
+    return NULL;
   if (*ix == NONE)
     return NULL;
   m->last_ix = *hit = *ix;
+  return &m->coros[*ix];
+}
+
+/* A new coroutine's row for the next line of id (a reused id's too: its
+ * earlier rows stay, with their spans), named by *ix, id's entry in m->ids,
+ * and by the caches. 0 or -ENOMEM (*ix then NONE: the caller reports it). */
+static int new_row(struct ct_model *m, uint64_t id, uint32_t *ix) {
+  if (grow((void **)&m->coros, m->ncoros, &m->capcoros, sizeof *m->coros)) {
+    *ix = NONE;
+    return -ENOMEM;
+  }
+  *ix = (uint32_t)m->ncoros;
+  struct ct_mcoro *c = &m->coros[m->ncoros++];
+  memset(c, 0, sizeof *c);
+  c->id = id;
+  c->site = c->create_site = c->waker = NONE;
+  c->state = 0xff; /* not seen yet */
+  c->pid = (uint32_t)m->target_pid;
+  m->last_ix = m->recent[(id * 0x9e3779b97f4a7c15ull) >> (64 - CT_RECENT_BITS)] = *ix;
+  return 0;
+}
+
+/* The row of c's next incarnation (record.h: its id reused after its
+ * destroy), kept as c was (ct_model_keep names an id); NULL on ENOMEM. */
+static struct ct_mcoro *reincarnate(struct ct_model *m, const struct ct_mcoro *c) {
+  uint64_t id = c->id;
+  uint8_t keep = c->keep;
+  uint32_t *ix = ct_map_get(&m->ids, id, 0);
+  if (!ix || new_row(m, id, ix))
+    return NULL;
+  m->coros[*ix].keep = keep;
   return &m->coros[*ix];
 }
 
@@ -354,6 +377,8 @@ static int on_event(struct ct_model *m, const struct ct_event *ev) {
   if (ev->ts > m->last_ts)
     m->last_ts = ev->ts;
   struct ct_mcoro *c = coro(m, ev->probe_id, 1);
+  if (c && ct_rec_new_incarnation_ev(c->destroyed, ev))
+    c = reincarnate(m, c);
   if (!c)
     return -ENOMEM;
   if (!c->pid)
@@ -548,38 +573,54 @@ int ct_model_line(struct ct_model *m, enum ct_line_err err, const struct ct_line
   switch (l->type) {
   case CT_LINE_EVENT:
     return on_event(m, &l->e);
-  case CT_LINE_META:
-    if (CT_HAS(l, CT_K_TARGET_PID))
-      m->target_pid = l->target_pid;
-    if (CT_HAS(l, CT_K_RUN_ID))
-      ct_str_copy(&l->run_id, m->run_id, sizeof m->run_id);
-    if (CT_HAS(l, CT_K_HOST))
-      ct_str_copy(&l->host, m->host, sizeof m->host);
+  case CT_LINE_META: {
+    struct ct_rec_meta mt;
+    ct_rec_meta(l, &mt);
+    if (mt.has_target_pid)
+      m->target_pid = mt.target_pid;
+    if (mt.run_id)
+      ct_str_copy(mt.run_id, m->run_id, sizeof m->run_id);
+    if (mt.host)
+      ct_str_copy(mt.host, m->host, sizeof m->host);
     return 0;
+  }
   case CT_LINE_COROUTINE:
-  case CT_LINE_SNAPSHOT: /* a flight dump's: the coroutine's facts, alive before the window */
-    if (!(c = coro(m, l->probe_id, 1)))
+  case CT_LINE_SNAPSHOT: { /* a flight dump's: the coroutine's facts, alive before the window */
+    struct ct_rec_coro rc;
+    c = coro(m, l->probe_id, 1);
+    if (c && ct_rec_new_incarnation(c->destroyed, l))
+      c = reincarnate(m, c);
+    if (!c)
       return -ENOMEM;
+    ct_rec_coro(l, &rc);
     /* Its window's first event follows its last one before: no loss between. */
     if (l->type == CT_LINE_SNAPSHOT && CT_HAS(l, CT_K_EV) && l->ev >= c->next_ev)
       c->next_ev = l->ev + 1;
-    if (CT_HAS(l, CT_K_PID))
-      c->pid = (uint32_t)l->pid;
-    if (CT_HAS(l, CT_K_LABEL))
-      c->label = label_index(m, &l->label);
-    if (CT_HAS(l, CT_K_CREATE_SITE)) {
-      uint32_t s = site_index(m, l->create_site, c->pid);
+    if (rc.has_pid)
+      c->pid = (uint32_t)rc.pid;
+    if (rc.label)
+      c->label = label_index(m, rc.label);
+    if (rc.has_create_site) {
+      uint32_t s = site_index(m, rc.create_site, c->pid);
       if (s == NONE)
         return -ENOMEM;
       if ((c = coro(m, l->probe_id, 0)))
         c->create_site = s;
     }
     return 0;
-  case CT_LINE_END:
+  }
+  case CT_LINE_END: {
+    struct ct_rec_end e;
+    char why[160];
+    if (ct_rec_end(l, m->has_end, &e, why, sizeof why)) {
+      m->bad++; /* a record that cannot be true: damage, as the report takes it */
+      return 0;
+    }
     m->has_end = 1;
-    if (CT_HAS(l, CT_K_TS))
-      m->end_ts = l->ts;
+    if (e.has_ts)
+      m->end_ts = e.ts;
     return 0;
+  }
   default:
     return 0;
   }

@@ -17,6 +17,18 @@
 /* Span states, as the page knows them. */
 enum { CT_SP_RUNNING = 0, CT_SP_RUNNABLE, CT_SP_SUSPENDED, CT_SP_CREATED };
 
+/* A span's byte in the page's sp_flags: its state (bits 0-1), its wait kind
+ * (enum ctp_wait, bits 2-4) and whether it is still open at the end. The
+ * page reads the layout and the wait kinds' names from the data's header
+ * ("sp_flags", "waits"), never from numbers of its own. */
+#define CT_SPF_STATE 3u
+#define CT_SPF_WAIT_SHIFT 2
+#define CT_SPF_WAIT 7u
+#define CT_SPF_OPEN 32u
+_Static_assert(CTP_WAIT_MAX_ - 1 <= CT_SPF_WAIT && CT_SP_CREATED <= CT_SPF_STATE &&
+                   (CT_SPF_WAIT << CT_SPF_WAIT_SHIFT) < CT_SPF_OPEN && CT_SPF_OPEN <= 0x80,
+               "sp_flags: every wait kind and state fits its bits, apart from the open bit");
+
 /* One stretch of one coroutine in one state. arg: the thread index when
  * running, the site index when suspended, the waker (coroutine index + 1, 0 =
  * a plain thread) when runnable after a wake. */
@@ -129,15 +141,26 @@ struct ct_model_counts {
 void ct_model_counts(const struct ct_model *m, uint64_t now, uint64_t stuck_ns,
                      struct ct_model_counts *out);
 
-/* Serializes the model as the page's blob, zlib-compressed, appended to z
- * (*raw_len: the uncompressed size), or passed to drain (page.h) as it comes. findings_json: the
- * report's findings JSON (docs/FINDINGS.md), embedded as is; sym: the analysis' symbolizer, which
- * names every site of the tables (create sites too, which the report's sites do not list), or
- * NULL; source: the trace's name; now_ts: see ct_model_end; live: the page is fed by a live run. */
+/* What the page's blob carries beside the model: findings_json, the
+ * report's findings JSON (docs/FINDINGS.md), embedded as is; sym, the
+ * analysis' symbolizer, which names every site of the tables (create sites
+ * too, which the report's sites do not list), or NULL; source, the trace's
+ * name; now_ts, see ct_model_end; live, the page is fed by a live run. */
+struct ct_model_page {
+  const char *findings_json;
+  size_t findings_len;
+  ct_symbolizer *sym;
+  const char *source;
+  uint64_t now_ts;
+  int live;
+};
+
+/* Serializes the model and pg as the page's blob, zlib-compressed, appended
+ * to z (*raw_len: the uncompressed size), or passed to drain (page.h) as it
+ * comes. 0 or -ENOMEM. */
 struct ct_buf;
 struct ct_zdrain;
-int ct_model_serialize(const struct ct_model *m, const char *findings_json, size_t findings_len,
-                       ct_symbolizer *sym, const char *source, uint64_t now_ts, int live,
-                       struct ct_buf *z, const struct ct_zdrain *drain, uint64_t *raw_len);
+int ct_model_serialize(const struct ct_model *m, const struct ct_model_page *pg, struct ct_buf *z,
+                       const struct ct_zdrain *drain, uint64_t *raw_len);
 
 #endif

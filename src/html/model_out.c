@@ -151,18 +151,20 @@ static void site_sym(struct ct_buf *h, ct_symbolizer *sym, uint64_t site, uint32
   ct_buf_printf(h, ",%d", s.line);
 }
 
+/* The blob's JSON header into h (docs/DASHBOARD.md "Data blob"): the run's
+ * totals, threads, sites, the flags' layout and wait names, labels, the
+ * summary, the arrays o wrote (nspans spans) and the findings. */
 static void header(struct ct_buf *h, const struct ct_model *m, const struct out *o,
-                   const char *findings, size_t findings_len, ct_symbolizer *sym,
-                   const char *source, uint64_t end, int live, size_t nspans) {
+                   const struct ct_model_page *pg, uint64_t end, size_t nspans) {
   uint64_t start = o->start;
   ct_buf_puts(h, "{\"version\":1,\"source\":");
-  ct_buf_json(h, source, strlen(source));
+  ct_buf_json(h, pg->source, strlen(pg->source));
   ct_buf_printf(
       h,
       ",\"live\":%s,\"start_ts\":%" PRIu64 ",\"end_ts\":%" PRIu64 ",\"duration_ns\":%" PRIu64
       ",\"lines\":%" PRIu64 ",\"events\":%" PRIu64 ",\"malformed\":%" PRIu64 ",\"lost\":%" PRIu64
       ",\"wakes\":%" PRIu64 ",\"ended\":%s,\"coroutines\":%zu",
-      live ? "true" : "false", start, end, end - start, m->lines, m->events, m->bad, m->lost,
+      pg->live ? "true" : "false", start, end, end - start, m->lines, m->events, m->bad, m->lost,
       m->wake_count, m->has_end ? "true" : "false", m->ncoros + (size_t)m->coros_pruned);
   ct_buf_puts(h, ",\"run_id\":");
   ct_buf_json(h, m->run_id, strlen(m->run_id));
@@ -175,9 +177,17 @@ static void header(struct ct_buf *h, const struct ct_model *m, const struct out 
   for (size_t i = 0; i < m->nsites; i++) {
     ct_buf_printf(h, "%s[\"0x%016" PRIx64 "\",%" PRIu32, i ? "," : "", m->sites[i],
                   m->site_pids[i]);
-    site_sym(h, sym, m->sites[i], m->site_pids[i]);
+    site_sym(h, pg->sym, m->sites[i], m->site_pids[i]);
     ct_buf_puts(h, "]");
   }
+  /* The layout of sp_flags and the names of the wait kinds (enum ctp_wait)
+   * for the page, which knows no number of its own. */
+  ct_buf_printf(h,
+                "],\"sp_flags\":{\"state\":%u,\"wait_shift\":%d,\"wait\":%u,\"open\":%u}"
+                ",\"waits\":[\"\"",
+                CT_SPF_STATE, CT_SPF_WAIT_SHIFT, CT_SPF_WAIT, CT_SPF_OPEN);
+  for (unsigned w = CTP_WAIT_NONE + 1; w < CTP_WAIT_MAX_; w++)
+    ct_buf_printf(h, ",\"%s\"", w == CTP_WAIT_EXIT ? "exit" : ct_wait_obj_name(w));
   ct_buf_puts(h, "],\"labels\":[\"\"");
   for (size_t i = 1; i < m->nlabels; i++) {
     ct_buf_puts(h, ",");
@@ -199,36 +209,24 @@ static void header(struct ct_buf *h, const struct ct_model *m, const struct out 
     ct_buf_printf(h, "%s{\"name\":\"%s\",\"type\":\"%s\",\"n\":%zu}", i ? "," : "", o->arrs[i].name,
                   o->arrs[i].type, o->arrs[i].n);
   ct_buf_puts(h, "],\"findings\":");
-  if (findings && findings_len)
-    ct_buf_put(h, findings, findings_len);
+  if (pg->findings_json && pg->findings_len)
+    ct_buf_put(h, pg->findings_json, pg->findings_len);
   else
     ct_buf_puts(h, "null");
 }
 
-int ct_model_serialize(const struct ct_model *m, const char *findings, size_t findings_len,
-                       ct_symbolizer *sym, const char *source, uint64_t now_ts, int live,
-                       struct ct_buf *z, const struct ct_zdrain *drain, uint64_t *raw_len) {
-  struct out o = {0};
-  struct ct_buf h = {0};
-  struct ct_span *opn = NULL;
-  uint32_t *ord = NULL, *starts = NULL, *thr = NULL;
-  int rc = ct_zw_init(&o.zw, z, drain);
-  if (rc)
-    return rc;
-  rc = -ENOMEM;
-  uint64_t end = ct_model_end(m, now_ts);
-  o.start = m->start_ts ? m->start_ts : end;
-  uint64_t start = o.start;
-
-  /* Coroutines still in a state at the end: a span to the end ("open"). */
-  if (!(opn = malloc((m->ncoros ? m->ncoros : 1) * sizeof *opn)))
-    goto out;
-  size_t nopen = 0;
+/* The spans of coroutines still in a state at the end, each to the end
+ * ("open"), into *out (malloc'd, *n of them). 0 or -ENOMEM. */
+static int open_spans(const struct ct_model *m, uint64_t end, struct ct_span **out, size_t *n) {
+  struct ct_span *opn = malloc((m->ncoros ? m->ncoros : 1) * sizeof *opn);
+  if (!opn)
+    return -ENOMEM;
+  size_t k = 0;
   for (size_t i = 0; i < m->ncoros; i++) {
     const struct ct_mcoro *c = &m->coros[i];
     if (c->state > CT_SP_CREATED || c->destroyed)
       continue;
-    struct ct_span *s = &opn[nopen++];
+    struct ct_span *s = &opn[k++];
     *s = (struct ct_span){.t0 = c->state_ts,
                           .t1 = end > c->state_ts ? end : c->state_ts,
                           .obj = c->obj,
@@ -241,111 +239,120 @@ int ct_model_serialize(const struct ct_model *m, const char *findings, size_t fi
              : c->state == CT_SP_RUNNABLE  ? c->waker
                                            : NONE;
   }
-  o.sp = m->spans;
-  o.nsp = m->nspans;
-  o.opn = opn;
-  size_t ns = m->nspans + nopen, nc = m->ncoros;
-  /* By coroutine, stable: a coroutine's spans were emitted in its own event
-   * order, its open span last, so each lane comes out in time order. */
-  if (!(starts = calloc(nc + 1, sizeof *starts)) || !(ord = malloc((ns ? ns : 1) * sizeof *ord)))
-    goto out;
+  *out = opn;
+  *n = k;
+  return 0;
+}
+
+/* The ns spans of o by coroutine (nc of them), stable: a coroutine's spans
+ * were emitted in its own event order, its open span last, so each lane
+ * comes out in time order; a lane that is not (the reference engine's
+ * traces: lines in event order, ts not always) is sorted. *ord: output
+ * position -> span index; *starts: each lane's first position, nc + 1 of
+ * them (both malloc'd). 0 or -ENOMEM. */
+static int lanes(struct out *o, size_t ns, size_t nc, uint32_t **ord, uint32_t **starts) {
+  uint32_t *fill = NULL;
+  if (!(*starts = calloc(nc + 1, sizeof **starts)) ||
+      !(*ord = malloc((ns ? ns : 1) * sizeof **ord)) ||
+      !(fill = malloc((nc ? nc : 1) * sizeof *fill)))
+    return -ENOMEM;
+  uint32_t *st = *starts, *od = *ord;
   for (size_t i = 0; i < ns; i++)
-    starts[span_at(&o, i)->coro + 1]++;
+    st[span_at(o, i)->coro + 1]++;
   for (size_t i = 0; i < nc; i++)
-    starts[i + 1] += starts[i];
-  {
-    uint32_t *fill = malloc((nc ? nc : 1) * sizeof *fill);
-    if (!fill)
-      goto out;
-    memcpy(fill, starts, nc * sizeof *fill);
-    for (size_t i = 0; i < ns; i++)
-      ord[fill[span_at(&o, i)->coro]++] = (uint32_t)i;
-    free(fill);
-  }
-  o.ord = ord;
-  /* Lines of a coroutine come in its event order; ts usually agrees, not
-   * always (the reference engine's traces): a lane out of time order is sorted. */
+    st[i + 1] += st[i];
+  memcpy(fill, st, nc * sizeof *fill);
+  for (size_t i = 0; i < ns; i++)
+    od[fill[span_at(o, i)->coro]++] = (uint32_t)i;
+  free(fill);
+  o->ord = od;
   for (size_t i = 0; i < nc; i++)
-    for (uint32_t k = starts[i] + 1; k < starts[i + 1]; k++)
-      if (span_at(&o, ord[k])->t0 < span_at(&o, ord[k - 1])->t0) {
-        qsort_r(ord + starts[i], starts[i + 1] - starts[i], sizeof *ord, cmp_t0, &o);
+    for (uint32_t k = st[i] + 1; k < st[i + 1]; k++)
+      if (span_at(o, od[k])->t0 < span_at(o, od[k - 1])->t0) {
+        qsort_r(od + st[i], st[i + 1] - st[i], sizeof *od, cmp_t0, o);
         break;
       }
-  /* Thread lanes: output positions of running spans, by thread then time. */
-  size_t nrun;
-  if (!(thr = thread_order(&o, ns, &nrun)))
-    goto out;
+  return 0;
+}
 
-  /* Spans, compact (docs/DASHBOARD.md "Data blob"): the gap before each span
-   * (from the lane's previous end, the first from start_ts) and its length,
-   * as u32 ns, and the wait object, each with an escape for what does not
-   * fit; the page rebuilds the times and the lanes' coroutines from co_span0. */
-  {
-    struct ct_buf xd0 = {0}, xdur = {0}, xobj = {0};
-    uint32_t chunk[CHUNK];
-    begin(&o, "sp_d0", "u32", ns);
-    for (size_t b = 0, c = 0; b < ns; b += CHUNK) {
-      size_t e = b + CHUNK < ns ? b + CHUNK : ns;
-      for (size_t p = b; p < e; p++) {
-        while (starts[c + 1] <= p)
-          c++;
-        const struct ct_span *s = span_at(&o, ord[p]);
-        double prev = p == starts[c] ? 0.0 : rel(span_at(&o, ord[p - 1])->t1, start);
-        chunk[p - b] = esc(rel(s->t0, start) - prev, &xd0);
-      }
-      ct_zw_put(&o.zw, chunk, (e - b) * sizeof *chunk);
+/* The ns spans in lane order, compact (docs/DASHBOARD.md "Data blob"): the
+ * gap before each span (from the lane's previous end, the first from
+ * start_ts) and its length, as u32 ns, and the wait object, each with an
+ * escape for what does not fit; then their args and flags. The page
+ * rebuilds the times and the lanes' coroutines from co_span0. 0 or -ENOMEM. */
+static int emit_spans(struct out *o, size_t ns, const uint32_t *starts) {
+  struct ct_buf xd0 = {0}, xdur = {0}, xobj = {0};
+  uint32_t chunk[CHUNK];
+  const uint32_t *ord = o->ord;
+  uint64_t start = o->start;
+  begin(o, "sp_d0", "u32", ns);
+  for (size_t b = 0, c = 0; b < ns; b += CHUNK) {
+    size_t e = b + CHUNK < ns ? b + CHUNK : ns;
+    for (size_t p = b; p < e; p++) {
+      while (starts[c + 1] <= p)
+        c++;
+      const struct ct_span *s = span_at(o, ord[p]);
+      double prev = p == starts[c] ? 0.0 : rel(span_at(o, ord[p - 1])->t1, start);
+      chunk[p - b] = esc(rel(s->t0, start) - prev, &xd0);
     }
-    EMIT(&o, "sp_dur", "u32", uint32_t, ns,
-         esc((double)(span_at(&o, ord[i])->t1 - span_at(&o, ord[i])->t0), &xdur));
-    EMIT(&o, "sp_obj", "u32", uint32_t, ns, esc((double)span_at(&o, ord[i])->obj, &xobj));
-    begin(&o, "sp_d0_x", "f64", xd0.n / 8);
-    ct_zw_put(&o.zw, xd0.p, xd0.n);
-    begin(&o, "sp_dur_x", "f64", xdur.n / 8);
-    ct_zw_put(&o.zw, xdur.p, xdur.n);
-    begin(&o, "sp_obj_x", "f64", xobj.n / 8);
-    ct_zw_put(&o.zw, xobj.p, xobj.n);
-    int err = xd0.err | xdur.err | xobj.err;
-    ct_buf_free(&xd0);
-    ct_buf_free(&xdur);
-    ct_buf_free(&xobj);
-    if (err)
-      goto out;
+    ct_zw_put(&o->zw, chunk, (e - b) * sizeof *chunk);
   }
-#define SP(p) span_at(&o, ord[p])
-  EMIT(&o, "sp_arg", "u32", uint32_t, ns, SP(i)->arg);
-  EMIT(&o, "sp_flags", "u8", uint8_t, ns, SP(i)->state | SP(i)->wait << 2 | SP(i)->open << 4);
+#define SP(p) span_at(o, ord[p])
+  EMIT(o, "sp_dur", "u32", uint32_t, ns, esc((double)(SP(i)->t1 - SP(i)->t0), &xdur));
+  EMIT(o, "sp_obj", "u32", uint32_t, ns, esc((double)SP(i)->obj, &xobj));
+  begin(o, "sp_d0_x", "f64", xd0.n / 8);
+  ct_zw_put(&o->zw, xd0.p, xd0.n);
+  begin(o, "sp_dur_x", "f64", xdur.n / 8);
+  ct_zw_put(&o->zw, xdur.p, xdur.n);
+  begin(o, "sp_obj_x", "f64", xobj.n / 8);
+  ct_zw_put(&o->zw, xobj.p, xobj.n);
+  int err = xd0.err | xdur.err | xobj.err;
+  ct_buf_free(&xd0);
+  ct_buf_free(&xdur);
+  ct_buf_free(&xobj);
+  EMIT(o, "sp_arg", "u32", uint32_t, ns, SP(i)->arg);
+  EMIT(o, "sp_flags", "u8", uint8_t, ns,
+       SP(i)->state | (SP(i)->wait & CT_SPF_WAIT) << CT_SPF_WAIT_SHIFT |
+           (SP(i)->open ? CT_SPF_OPEN : 0));
 #undef SP
-  begin(&o, "co_span0", "u32", nc + 1);
-  ct_zw_put(&o.zw, starts, (nc + 1) * sizeof *starts);
-  begin(&o, "th_order", "u32", nrun);
-  ct_zw_put(&o.zw, thr, nrun * sizeof *thr);
+  return err ? -ENOMEM : 0;
+}
+
+/* The coroutine table's columns and the wake edges. */
+static void emit_coros(struct out *o, const struct ct_model *m) {
   const struct ct_mcoro *co = m->coros;
-  EMIT(&o, "co_id", "f64", double, nc, (double)co[i].id);
-  EMIT(&o, "co_label", "u32", uint32_t, nc, co[i].label);
-  EMIT(&o, "co_pid", "u32", uint32_t, nc, co[i].pid);
-  EMIT(&o, "co_state", "u8", uint8_t, nc,
+  size_t nc = m->ncoros;
+  uint64_t start = o->start;
+  EMIT(o, "co_id", "f64", double, nc, (double)co[i].id);
+  EMIT(o, "co_label", "u32", uint32_t, nc, co[i].label);
+  EMIT(o, "co_pid", "u32", uint32_t, nc, co[i].pid);
+  EMIT(o, "co_state", "u8", uint8_t, nc,
        co[i].destroyed               ? 4
        : co[i].state > CT_SP_CREATED ? 5
                                      : co[i].state);
-  EMIT(&o, "co_wait", "u8", uint8_t, nc, co[i].wait);
-  EMIT(&o, "co_obj", "f64", double, nc, (double)co[i].obj);
-  EMIT(&o, "co_site", "u32", uint32_t, nc, co[i].site);
-  EMIT(&o, "co_create_site", "u32", uint32_t, nc, co[i].create_site);
-  EMIT(&o, "co_first", "f64", double, nc, rel(co[i].first_ts, start));
-  EMIT(&o, "co_last", "f64", double, nc, rel(co[i].last_ts, start));
-  EMIT(&o, "co_since", "f64", double, nc, rel(co[i].state_ts, start));
-  EMIT(&o, "co_runs", "u32", uint32_t, nc, co[i].runs);
-  EMIT(&o, "co_suspends", "u32", uint32_t, nc, co[i].suspends);
-  EMIT(&o, "co_wakes", "u32", uint32_t, nc, co[i].wakes);
-  EMIT(&o, "co_lost", "u32", uint32_t, nc, co[i].lost);
-  EMIT(&o, "co_keep", "u8", uint8_t, nc, co[i].keep);
+  EMIT(o, "co_wait", "u8", uint8_t, nc, co[i].wait);
+  EMIT(o, "co_obj", "f64", double, nc, (double)co[i].obj);
+  EMIT(o, "co_site", "u32", uint32_t, nc, co[i].site);
+  EMIT(o, "co_create_site", "u32", uint32_t, nc, co[i].create_site);
+  EMIT(o, "co_first", "f64", double, nc, rel(co[i].first_ts, start));
+  EMIT(o, "co_last", "f64", double, nc, rel(co[i].last_ts, start));
+  EMIT(o, "co_since", "f64", double, nc, rel(co[i].state_ts, start));
+  EMIT(o, "co_runs", "u32", uint32_t, nc, co[i].runs);
+  EMIT(o, "co_suspends", "u32", uint32_t, nc, co[i].suspends);
+  EMIT(o, "co_wakes", "u32", uint32_t, nc, co[i].wakes);
+  EMIT(o, "co_lost", "u32", uint32_t, nc, co[i].lost);
+  EMIT(o, "co_keep", "u8", uint8_t, nc, co[i].keep);
   const struct ct_wake *wk = m->wakes;
   size_t nw = m->nwakes;
-  EMIT(&o, "wk_t", "f64", double, nw, rel(wk[i].ts, start));
-  EMIT(&o, "wk_from", "u32", uint32_t, nw, wk[i].from);
-  EMIT(&o, "wk_to", "u32", uint32_t, nw, wk[i].to);
-  EMIT(&o, "wk_tid", "u32", uint32_t, nw, wk[i].tid);
-  /* Counters: the levels are running sums of the changes. */
+  EMIT(o, "wk_t", "f64", double, nw, rel(wk[i].ts, start));
+  EMIT(o, "wk_from", "u32", uint32_t, nw, wk[i].from);
+  EMIT(o, "wk_to", "u32", uint32_t, nw, wk[i].to);
+  EMIT(o, "wk_tid", "u32", uint32_t, nw, wk[i].tid);
+}
+
+/* The counters over time, up to the last bucket with anything in it: the
+ * levels are running sums of the changes. Returns the buckets written. */
+static size_t emit_counters(struct out *o, const struct ct_model *m) {
   size_t nb = 0;
   for (size_t j = CT_NBUCKETS; m->blo >= 0 && j > 0; j--) {
     const struct ct_cbucket *b = &m->bk[j - 1];
@@ -358,20 +365,29 @@ int ct_model_serialize(const struct ct_model *m, const char *findings, size_t fi
                                                     "cn_live"};
   for (int k = 0; k < CT_CT_LEVELS_; k++) {
     int32_t acc = 0;
-    EMIT(&o, lvname[k], "i32", int32_t, nb, acc += m->bk[i].d[k]);
+    EMIT(o, lvname[k], "i32", int32_t, nb, acc += m->bk[i].d[k]);
   }
-  EMIT(&o, "cn_events", "u32", uint32_t, nb, m->bk[i].events);
-  EMIT(&o, "cn_lost", "u32", uint32_t, nb, m->bk[i].lost);
-  EMIT(&o, "cn_wakes", "u32", uint32_t, nb, m->bk[i].wakes);
+  EMIT(o, "cn_events", "u32", uint32_t, nb, m->bk[i].events);
+  EMIT(o, "cn_lost", "u32", uint32_t, nb, m->bk[i].lost);
+  EMIT(o, "cn_wakes", "u32", uint32_t, nb, m->bk[i].wakes);
+  return nb;
+}
 
-  header(&h, m, &o, findings, findings_len, sym, source, end, live, ns);
+/* The JSON header after the arrays (aligned to 8), then its length and the
+ * magic, the blob's last 8 bytes. 0 or -ENOMEM. */
+static int emit_header(struct out *o, const struct ct_model *m, const struct ct_model_page *pg,
+                       uint64_t end, size_t ns, size_t nb) {
+  struct ct_buf h = {0};
+  header(&h, m, o, pg, end, ns);
   ct_buf_printf(&h, ",\"counters\":{\"t0\":%.0f,\"bucket_ns\":%" PRIu64 ",\"n\":%zu}}",
-                m->blo >= 0 ? rel((uint64_t)m->blo << m->bshift, start) : 0.0,
+                m->blo >= 0 ? rel((uint64_t)m->blo << m->bshift, o->start) : 0.0,
                 (uint64_t)1 << m->bshift, nb);
-  if (h.err)
-    goto out;
-  ct_zw_align(&o.zw, 8);
-  ct_zw_put(&o.zw, h.p, h.n);
+  if (h.err) {
+    ct_buf_free(&h);
+    return -ENOMEM;
+  }
+  ct_zw_align(&o->zw, 8);
+  ct_zw_put(&o->zw, h.p, h.n);
   uint32_t hl = (uint32_t)h.n;
   unsigned char tail[8] = {(unsigned char)hl,
                            (unsigned char)(hl >> 8),
@@ -381,15 +397,50 @@ int ct_model_serialize(const struct ct_model *m, const char *findings, size_t fi
                            'T',
                            'D',
                            '1'};
-  ct_zw_put(&o.zw, tail, sizeof tail);
+  ct_zw_put(&o->zw, tail, sizeof tail);
+  ct_buf_free(&h);
+  return 0;
+}
+
+int ct_model_serialize(const struct ct_model *m, const struct ct_model_page *pg, struct ct_buf *z,
+                       const struct ct_zdrain *drain, uint64_t *raw_len) {
+  struct out o = {0};
+  struct ct_span *opn = NULL;
+  uint32_t *ord = NULL, *starts = NULL, *thr = NULL;
+  size_t nopen = 0, nrun = 0;
+  int rc = ct_zw_init(&o.zw, z, drain);
+  if (rc)
+    return rc;
+  uint64_t end = ct_model_end(m, pg->now_ts);
+  o.start = m->start_ts ? m->start_ts : end;
+  if ((rc = open_spans(m, end, &opn, &nopen)))
+    goto out;
+  o.sp = m->spans;
+  o.nsp = m->nspans;
+  o.opn = opn;
+  size_t ns = m->nspans + nopen, nc = m->ncoros;
+  if ((rc = lanes(&o, ns, nc, &ord, &starts)))
+    goto out;
+  /* Thread lanes: output positions of running spans, by thread then time. */
+  rc = -ENOMEM;
+  if (!(thr = thread_order(&o, ns, &nrun)))
+    goto out;
+  if ((rc = emit_spans(&o, ns, starts)))
+    goto out;
+  begin(&o, "co_span0", "u32", nc + 1);
+  ct_zw_put(&o.zw, starts, (nc + 1) * sizeof *starts);
+  begin(&o, "th_order", "u32", nrun);
+  ct_zw_put(&o.zw, thr, nrun * sizeof *thr);
+  emit_coros(&o, m);
+  size_t nb = emit_counters(&o, m);
+  if ((rc = emit_header(&o, m, pg, end, ns, nb)))
+    goto out;
   *raw_len = o.zw.raw;
-  rc = 0;
 out : {
   int zr = ct_zw_finish(&o.zw);
   if (!rc)
     rc = zr;
 }
-  ct_buf_free(&h);
   free(opn);
   free(ord);
   free(starts);

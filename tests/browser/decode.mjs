@@ -2,6 +2,7 @@
 // against `corotracer report --json` of the same trace.
 // Usage: node decode.mjs page PAGE.html FINDINGS.json [EXPECT.json]
 //        node decode.mjs serve URL FINDINGS.json
+//        node decode.mjs rows PAGE.html   (the coroutine rows: "id label" a line)
 // EXPECT (optional): {"summarized": true|false, "kept_full": BASELINE_PAGE.html,
 //   "symbolized": true (every site the coroutine table shows has a function name),
 //   "starved": true (each starvation victim has its runnable span, its thread's holders rows)}
@@ -85,8 +86,11 @@ function lanes(d) { // probe_id -> spans as text
 }
 
 const [mode, where, findingsPath, expectPath] = process.argv.slice(2);
-const report = JSON.parse(readFileSync(findingsPath, 'utf8'));
-if (mode === 'page') {
+const report = mode === 'rows' ? null : JSON.parse(readFileSync(findingsPath, 'utf8'));
+if (mode === 'rows') {
+  const d = fromPage(where);
+  for (let i = 0; i < d.a.co_id.length; i++) console.log(`${d.a.co_id[i]} ${d.labels[d.a.co_label[i]]}`);
+} else if (mode === 'page') {
   const d = fromPage(where);
   check(d, report);
   if (expectPath) {

@@ -1,6 +1,7 @@
 #!/bin/sh
 # run.sh - run libFuzzer targets for a bounded time each, one line per target.
 # Usage: sh tests/fuzz/run.sh FUZZ_O SECONDS NAME...
+# Ends with the total, `fuzz: N passed, N failed`, as tests/run.sh does.
 # Each target first replays its seed corpus (tests/fuzz/corpus/NAME, read
 # only), then mutates for SECONDS, keeping what it learns in FUZZ_O/corpus/NAME
 # (not in the repository). A crash, leak, sanitizer report or timeout fails
@@ -9,7 +10,7 @@
 set -u
 fo=$1 secs=$2
 shift 2
-fails=0
+passes=0 fails=0
 for n in "$@"; do
   bin=$fo/fuzz-$n seeds=tests/fuzz/corpus/$n work=$fo/corpus/$n
   mkdir -p "$work" "$fo/artifacts" "$fo/logs"
@@ -24,6 +25,7 @@ for n in "$@"; do
   rc=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$fo/logs/$n.log")
   if [ $rc -eq 0 ]; then
+    passes=$((passes + 1))
     echo "PASS fuzz-$n ($(( $(date +%s) - start ))s, ${runs:-?} inputs)"
   else
     fails=$((fails + 1))
@@ -31,4 +33,6 @@ for n in "$@"; do
     tail -n 40 "$fo/logs/$n.log" | sed 's/^/    /'
   fi
 done
+# The summary line every leg of make check ends with (as tests/run.sh).
+echo "fuzz: $passes passed, $fails failed"
 [ $fails -eq 0 ]
