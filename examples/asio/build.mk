@@ -29,6 +29,15 @@ $(O)/tests/lib/asio-threads: $(O)/obj/tests/lib/asio-threads.o $(LIBA)
 	$(call link,$(CXX))
 TESTS += tests/test-asio-threads.sh
 
+# Handlers that throw, io_contexts built while another thread runs (TSan: the
+# adapter's switch): tests/test-asio-faults.sh.
+PROGS += $(O)/tests/lib/asio-faults
+$(O)/obj/tests/lib/asio-faults.o: CXXFLAGS += $(ASIO_TRACKING)
+$(O)/obj/tests/lib/asio-faults.o: $(ASIO_TRACKING_DEPS)
+$(O)/tests/lib/asio-faults: $(O)/obj/tests/lib/asio-faults.o $(LIBA)
+	$(call link,$(CXX))
+TESTS += tests/test-asio-faults.sh
+
 # An awaitable parked at a line Asio passes as a source location (text sites).
 PROGS += $(O)/tests/lib/asio-await
 $(O)/obj/tests/lib/asio-await.o: CXXFLAGS += $(ASIO_TRACKING)

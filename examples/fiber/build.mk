@@ -11,8 +11,13 @@ $(O)/obj/examples/fiber/workers.o $(O)/obj/examples/fiber/switches.o: CXXFLAGS_A
 $(O)/bench/bench-fiber: $(O)/obj/bench/bench-fiber.o $(LIBA)
 	$(call link,$(CXX),-lboost_fiber -lboost_context)
 
+# Every allocation of the adapter failing in turn (a replaced operator new).
+PROGS += $(O)/tests/lib/fiber-nomem
+$(O)/tests/lib/fiber-nomem: $(O)/obj/tests/lib/fiber-nomem.o $(LIBA)
+	$(call link,$(CXX),-lboost_fiber -lboost_context)
+
 # Boost.Fiber switches stacks behind the sanitizers' back: plain build only.
-TESTS_NOSAN += tests/test-fiber-workers.sh tests/test-fiber-switches.sh
+TESTS_NOSAN += tests/test-fiber-workers.sh tests/test-fiber-switches.sh tests/test-fiber-nomem.sh
 endif
 
 # The adapters' headers (include/corotracer/, both adapters') install beside the SDK's.

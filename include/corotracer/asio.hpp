@@ -24,9 +24,11 @@
 #ifndef COROTRACER_ASIO_HPP
 #define COROTRACER_ASIO_HPP
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <unordered_map>
 #include <utility>
 
@@ -57,20 +59,30 @@ protected:
 namespace detail {
 
 // The stand-ins of objects with an operation in flight or whose handler
-// runs. Never freed: Asio may complete operations during exit.
+// runs. Never freed: Asio may complete operations during exit. Built in
+// static storage (an empty map allocates nothing), so that looking it up
+// cannot throw in a noexcept hook.
 struct Table {
   std::mutex mtx;
   std::unordered_map<const void *, Op *> ops;
 };
 
-inline Table &table() {
-  static Table *t = new Table;
+inline Table &table() noexcept {
+  alignas(Table) static unsigned char mem[sizeof(Table)];
+  static Table *t = new (mem) Table;
   return *t;
 }
 
-inline bool &enabled() noexcept {
-  static bool on = false;
+// Traced: set by every io_context's construction (init()), on any thread,
+// read by every hook on every thread. Stored with release and loaded with
+// acquire, so that a thread that sees it set also sees the probe that
+// corotracer_init() attached.
+inline std::atomic<bool> &enabled() noexcept {
+  static std::atomic<bool> on{false};
   return on;
+}
+inline bool traced() noexcept {
+  return enabled().load(std::memory_order_acquire);
 }
 
 // The handler running on this thread: its stand-in, whose object's next
@@ -111,17 +123,20 @@ inline Op *claim(const void *object, const char *label, const void *site) noexce
     run->continued = true;
     return run->op;
   }
+  Op *op = new (std::nothrow) Op{nullptr, object, false};
+  if (!op) // no memory: that operation goes untraced
+    return nullptr;
   Table &t = table();
-  try {
+  try { // no memory for the map's node: a one-off
     std::lock_guard<std::mutex> lk(t.mtx);
     Op *&slot = t.ops[object];
-    Op *op = new Op{corotracer_create(0, label, site), object, !slot};
+    op->keyed = !slot;
     if (!slot)
       slot = op;
-    return op;
   } catch (...) {
-    return nullptr;
   }
+  op->co = corotracer_create(0, label, site);
+  return op;
 }
 
 } // namespace detail
@@ -135,7 +150,7 @@ inline Op *claim(const void *object, const char *label, const void *site) noexce
 class location {
 public:
   location(const char *file, int line, const char *function) noexcept {
-    if (detail::enabled() && detail::user_file(file)) {
+    if (detail::traced() && detail::user_file(file)) {
       loc_ = {file, function, line};
       prev_ = detail::current_loc;
       detail::current_loc = &loc_;
@@ -157,7 +172,7 @@ private:
 
 // ASIO_HANDLER_TRACKING_INIT (each io_context's construction): attach.
 inline void init() noexcept {
-  detail::enabled() = corotracer_init() == 0;
+  detail::enabled().store(corotracer_init() == 0, std::memory_order_release);
 }
 
 namespace detail {
@@ -193,7 +208,7 @@ namespace detail {
 template <class Context>
 inline void creation(Context &, tracked_handler &h, const char *object_type, void *object,
                      std::uintmax_t native_handle, const char *op_name) noexcept {
-  if (detail::enabled())
+  if (detail::traced())
     detail::create(h, object_type, object, native_handle, op_name);
 }
 
@@ -205,11 +220,13 @@ public:
   }
   completion(const completion &) = delete;
   completion &operator=(const completion &) = delete;
-  // A handler that threw: the thread no longer runs it (its stand-in stays
-  // as it is in the trace, running or continued).
+  // A handler that threw (the exception leaves Asio's run()): it ended as
+  // much as one that returned, so it ends the same way (invocation_end): the
+  // thread no longer runs it, and unless it went on, its stand-in exits and
+  // leaves the table.
   ~completion() {
     if (begun_)
-      detail::running = prev_;
+      end();
   }
 
   // ASIO_HANDLER_INVOCATION_BEGIN: the stand-in is woken and runs.

@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -140,16 +141,26 @@ inline void read_symtab(const unsigned char *f, std::size_t size, ExeMap &m) {
   std::sort(m.runtime.begin(), m.runtime.end());
 }
 
-// Out of line: the scans that call exe() keep a small frame.
-[[gnu::noinline]] inline ExeMap *load() {
-  auto *m = new ExeMap;
+// Out of line: the scans that call exe() keep a small frame. Out of memory,
+// a map of no code (every scan finds nothing: the callers' own sites), in
+// static storage: the hooks that call it cannot throw.
+[[gnu::noinline]] inline ExeMap *load() noexcept {
+  alignas(ExeMap) static unsigned char none[sizeof(ExeMap)];
+  auto *m = new (std::nothrow) ExeMap;
+  if (!m)
+    return new (none) ExeMap;
   dl_iterate_phdr(first_module, m);
   int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
   struct stat sb;
   if (fd >= 0 && fstat(fd, &sb) == 0 && sb.st_size > 0) {
     void *f = mmap(nullptr, (std::size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (f != MAP_FAILED) {
-      read_symtab(static_cast<const unsigned char *>(f), (std::size_t)sb.st_size, *m);
+      try {
+        read_symtab(static_cast<const unsigned char *>(f), (std::size_t)sb.st_size, *m);
+      } catch (...) { // half a table would stop scans in runtime code: none at all
+        delete m;
+        m = new (none) ExeMap;
+      }
       munmap(f, (std::size_t)sb.st_size);
     }
   }
@@ -159,7 +170,7 @@ inline void read_symtab(const unsigned char *f, std::size_t size, ExeMap &m) {
 }
 
 // Built once per process, never freed (adapters may run during exit).
-inline const ExeMap &exe() {
+inline const ExeMap &exe() noexcept {
   static const ExeMap *m = load();
   return *m;
 }
