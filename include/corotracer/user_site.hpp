@@ -90,9 +90,13 @@ inline bool is_runtime(const char *name) noexcept {
   return false;
 }
 
-// Runtime functions that call the user's function (and may inline it).
+// Runtime functions that call the user's function (and may inline it):
+// Boost.Fiber's fiber entry, Asio's completions, and the standard library's
+// callers of a callable (std::thread's _M_run, std::function's _M_invoke),
+// where a thread's or callback's lambda body usually ends up inlined.
 inline bool is_entry(const char *name) noexcept {
-  static const char *const markers[] = {"worker_context", "do_complete", "binder", "8complete"};
+  static const char *const markers[] = {"worker_context", "do_complete", "binder",
+                                        "8complete",      "6_M_run",     "9_M_invoke"};
   for (const char *m : markers)
     if (std::strstr(name, m))
       return true;
