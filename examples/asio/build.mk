@@ -9,6 +9,13 @@ ASIO_TRACKING_DEPS := include/corotracer/asio.hpp include/corotracer/user_site.h
 $(O)/obj/examples/asio/echo.o: $(ASIO_TRACKING_DEPS)
 $(O)/examples/asio-echo: $(O)/obj/examples/asio/echo.o $(LIBA)
 	$(call link,$(CXX))
+# A strand pipeline whose completion is lost (tests/test-asio-pipeline.sh).
+PROGS += $(O)/examples/asio-pipeline
+$(O)/obj/examples/asio/pipeline.o: CXXFLAGS += $(ASIO_TRACKING)
+$(O)/obj/examples/asio/pipeline.o: $(ASIO_TRACKING_DEPS)
+$(O)/examples/asio-pipeline: $(O)/obj/examples/asio/pipeline.o $(LIBA)
+	$(call link,$(CXX))
+TESTS += tests/test-asio-pipeline.sh
 
 # The benchmark (bench/bench-asio.sh), built plain and with the tracking header.
 $(O)/obj/bench/bench-asio-tracked.o: bench/bench-asio.cpp $(ASIO_TRACKING_DEPS)
