@@ -29,6 +29,7 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -112,14 +113,34 @@ inline bool user_file(const char *file) noexcept {
   return file && *file && !std::strstr(file, "/asio/") && !std::strstr(file, "/asio.hpp");
 }
 
+// A submission of a function to an executor (post, dispatch, defer,
+// execute: io_context, strand, thread_pool), not an operation on an I/O
+// object: its op_name says so (Asio's static strings).
+inline bool submission(const char *op_name) noexcept {
+  switch (op_name[0]) { // an I/O operation's name starts with "async_"
+  case 'p':
+    return std::strncmp(op_name, "post", 4) == 0;
+  case 'd':
+    return std::strncmp(op_name, "dispatch", 8) == 0 || std::strncmp(op_name, "defer", 5) == 0;
+  case 'e':
+    return std::strncmp(op_name, "execute", 7) == 0;
+  case 'b':
+    return std::strncmp(op_name, "bulk", 4) == 0;
+  default:
+    return false;
+  }
+}
+
 // The stand-in for an operation on object, started now: the one whose
-// handler runs on this thread when it is object's (its chain goes on: no
-// event but the suspend), else a new one (label, site: its create's), in the
-// table unless object has one there (pending, or its handler runs on
-// another thread: a one-off). nullptr when no memory is left.
+// handler runs on this thread when it is object's, or when the operation is a
+// submission (a handler that posts its next step goes on as that step: a
+// strand pipeline is one stand-in per item, not one per stage), so that its
+// chain goes on with no event but the suspend; else a new one (label, site:
+// its create's), in the table unless object has one there (pending, or its
+// handler runs on another thread: a one-off). nullptr when no memory is left.
 inline Op *claim(const void *object, const char *label, const void *site) noexcept {
   Running *run = running;
-  if (run && !run->continued && run->object == object) {
+  if (run && !run->continued && (run->object == object || submission(label))) {
     run->continued = true;
     return run->op;
   }
@@ -177,6 +198,18 @@ inline void init() noexcept {
 
 namespace detail {
 
+// The past stack scans of this thread's operation starts (a handler that
+// starts its next operation from one line leaves the same frames below
+// create() each time). Trivially destructible: nothing to destroy at thread
+// exit.
+inline thread_local user_site::Memo<16> sites;
+
+// An operation on a file descriptor (object_type: Asio's static string).
+inline bool on_fd(const char *object_type) noexcept {
+  return (object_type[0] == 's' && std::strcmp(object_type, "socket") == 0) ||
+         (object_type[0] == 'd' && std::strcmp(object_type, "descriptor") == 0);
+}
+
 // creation's traced part: records the suspend of the operation's stand-in and
 // puts the stand-in in h. Out of line: its frame is where the stack scan for
 // the user's line starts.
@@ -187,13 +220,11 @@ namespace detail {
       loc ? corotracer_site(loc->file, loc->line > 0 ? (unsigned)loc->line : 0, loc->function)
           : nullptr;
   if (!site)
-    site = user_site::find_on_thread(__builtin_frame_address(0));
+    site = sites.find_on_thread(__builtin_frame_address(0));
   Op *op = claim(object, op_name, site);
   if (!op)
     return;
-  bool fd =
-      (std::strcmp(object_type, "socket") == 0 || std::strcmp(object_type, "descriptor") == 0) &&
-      native_handle <= INT32_MAX;
+  bool fd = on_fd(object_type) && native_handle <= INT32_MAX;
   corotracer_suspend(op->co, site, fd ? COROTRACER_WAIT_FD : COROTRACER_WAIT_PTR,
                      fd ? static_cast<std::uint64_t>(native_handle)
                         : reinterpret_cast<std::uintptr_t>(object));
@@ -202,9 +233,28 @@ namespace detail {
 
 } // namespace detail
 
-// ASIO_HANDLER_CREATION: an operation starts. Context: the execution
-// context (unused); object_type, op_name: Asio's static strings. Inline, so
-// that untraced an operation's start pays a branch, not a call.
+namespace detail {
+
+// Operation is a strand's own: its invoker, which the strand submits to the
+// executor beneath it to run the functions queued on it (each of those has
+// its own operation, traced). Known by the type's name (Asio's and
+// Boost.Asio's spell it alike), at compile time. Not traced: it would be a
+// stand-in for every run of the strand's queue, beside the stand-ins of the
+// functions it runs.
+template <class Operation> constexpr bool strand_internal() noexcept {
+  constexpr std::string_view name = __PRETTY_FUNCTION__;
+  return name.find("strand_executor_service::invoker<") != std::string_view::npos;
+}
+
+} // namespace detail
+
+// ASIO_HANDLER_CREATION: an operation starts (unless it is a strand's
+// invoker: the macro asks strand_internal of the operation's type). Context:
+// the execution context (unused); object_type, op_name: Asio's static
+// strings. Inline, so that untraced an operation's start pays a branch, not a
+// call. (The operation's type stays out of this template: the name of an
+// instantiation over a handler's lambda is past what the report's symbolizer
+// recognises as ours, and this function is inlined into the user's code.)
 template <class Context>
 inline void creation(Context &, tracked_handler &h, const char *object_type, void *object,
                      std::uintmax_t native_handle, const char *op_name) noexcept {
@@ -283,7 +333,14 @@ private:
 #define ASIO_ALSO_INHERIT_TRACKED_HANDLER , public ::corotracer::asio_tracking::tracked_handler
 #define ASIO_HANDLER_TRACKING_INIT ::corotracer::asio_tracking::init()
 #define ASIO_HANDLER_LOCATION(args) ::corotracer::asio_tracking::location tracked_location args
-#define ASIO_HANDLER_CREATION(args) ::corotracer::asio_tracking::creation args
+// The operation: the second of the macro's arguments.
+#define COROTRACER_ASIO_OP_(context, op, ...) op
+#define ASIO_HANDLER_CREATION(args)                                                                \
+  do {                                                                                             \
+    if constexpr (!::corotracer::asio_tracking::detail::strand_internal<                           \
+                      decltype(COROTRACER_ASIO_OP_ args)>())                                       \
+      ::corotracer::asio_tracking::creation args;                                                  \
+  } while (0)
 #define ASIO_HANDLER_COMPLETION(args)                                                              \
   ::corotracer::asio_tracking::completion tracked_completion args
 #define ASIO_HANDLER_INVOCATION_BEGIN(args) tracked_completion.invocation_begin args

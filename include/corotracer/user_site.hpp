@@ -340,6 +340,14 @@ public:
     return miss(f, to, e, ret, depth);
   }
 
+  // find(frame, the end of the calling thread's own stack), or nullptr when
+  // frame is not on it (as find_on_thread()).
+  const void *find_on_thread(const void *frame) noexcept {
+    Stack st = thread_stack();
+    const char *f = static_cast<const char *>(frame);
+    return f >= st.lo && f < st.end ? find(frame, st.end) : nullptr;
+  }
+
 private:
   static constexpr unsigned kBits = __builtin_ctzll(N);
   struct Entry {
