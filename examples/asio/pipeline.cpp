@@ -21,7 +21,7 @@
 
 namespace {
 
-constexpr int kItems = 1000, kThreads = 2;
+constexpr int kItems = 1000;
 
 using strand = asio::strand<asio::io_context::executor_type>;
 
