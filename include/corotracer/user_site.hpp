@@ -80,6 +80,8 @@ inline bool is_runtime(const char *name) noexcept {
                                          "_ZN4asio",
                                          "_ZNK4asio",
                                          "_ZZN4asio",
+                                         "_ZN27asio_handler_invoke_helpers",
+                                         "_ZN33boost_asio_handler_invoke_helpers",
                                          "_ZN10corotracer",
                                          "_ZNK10corotracer",
                                          "_ZZN10corotracer",
@@ -96,7 +98,8 @@ inline bool is_runtime(const char *name) noexcept {
 // where a thread's or callback's lambda body usually ends up inlined.
 inline bool is_entry(const char *name) noexcept {
   static const char *const markers[] = {"worker_context", "do_complete", "binder",
-                                        "8complete",      "6_M_run",     "9_M_invoke"};
+                                        "8complete",      "6_M_run",     "9_M_invoke",
+                                        "invoke_helpers"};
   for (const char *m : markers)
     if (std::strstr(name, m))
       return true;
