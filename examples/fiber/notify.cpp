@@ -12,10 +12,13 @@
 #include <boost/fiber/all.hpp>
 #include <corotracer/boost_fiber.hpp>
 
+#include "watchdog.hpp"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -81,14 +84,8 @@ int main(int argc, char **argv) {
     }
     cv.notify_all();
   }
-  if (bug) { // main now hangs in join(): a watchdog ends the program 1.5 s on ("forever")
-    std::thread([] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-      std::printf("%d waiters never finished\n", kWaiters - finished);
-      std::fflush(stdout);
-      std::_Exit(0); // parked fibers cannot be joined: leave at once
-    }).detach();
-  }
+  if (bug) // main now hangs in join(): the watchdog ends the program
+    watchdog([] { return std::to_string(kWaiters - finished) + " waiters never finished"; });
   for (auto &w : waiters)
     w.join(); // main parks here
   {

@@ -15,11 +15,14 @@
 #include <boost/fiber/all.hpp>
 #include <corotracer/boost_fiber.hpp>
 
+#include "watchdog.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -65,14 +68,8 @@ int main(int argc, char **argv) {
   for (int i = 0; i < kWorkers; i++)
     workers.emplace_back(worker);
   boost::fibers::fiber(produce, bug).join();
-  if (bug) { // main now hangs in join(): a watchdog ends the program 1.5 s on ("forever")
-    std::thread([] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-      std::printf("sum %ld, the pool never finished\n", total.load());
-      std::fflush(stdout);
-      std::_Exit(0); // parked fibers cannot be joined: leave at once
-    }).detach();
-  }
+  if (bug) // main now hangs in join(): the watchdog ends the program
+    watchdog([] { return "sum " + std::to_string(total.load()) + ", the pool never finished"; });
   for (auto &w : workers)
     w.join(); // main parks here
   {
