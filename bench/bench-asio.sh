@@ -1,5 +1,6 @@
 #!/bin/sh
-# bench-asio.sh - Asio echo round trips/s: plain, built with corotracer/asio.hpp
+# bench-asio.sh - Asio echo round trips/s (SHAPE=strand: items/s through a strand
+# pipeline, a post per stage, bench/bench-asio.cpp): plain, built with corotracer/asio.hpp
 # but untraced, and traced under `corotracer run`; ROUNDS rounds, each running
 # the three back to back, in reverse order every other round (ABBA: a load
 # that rises or falls through a round weighs on each alike over two rounds).
@@ -14,19 +15,20 @@
 # each build's ratios, and O's traced over BASE's. With PIN=CPU every run of
 # the program is pinned to that CPU (taskset; the traced run's engine is not).
 #
-#   O=build/default [BASE=build/y] [PIN=1] sh bench/bench-asio.sh [ROUNDS] [ROUND_TRIPS]
+#   O=build/default [BASE=build/y] [PIN=1] [SHAPE=strand] sh bench/bench-asio.sh [ROUNDS] [ROUND_TRIPS]
 . "$(dirname "$0")/lib-ab.sh"
 rounds=${1:-15}
 n=${2:-50000}
 pin=${PIN:+taskset -c $PIN}
+shape=${SHAPE:-}
 ab_need bin/corotracer bench/bench-asio bench/bench-asio-tracked
 
 # Round trips/s of build $2's program $1: plain, tracked (untraced) or traced.
 run() {
   case $1 in
-    plain) $pin "$2/bench/bench-asio" "$n" ;;
-    tracked) $pin "$2/bench/bench-asio-tracked" "$n" ;;
-    traced) "$2/bin/corotracer" run --quiet -o /dev/null -- $pin "$2/bench/bench-asio-tracked" "$n" ;;
+    plain) $pin "$2/bench/bench-asio" "$n" $shape ;;
+    tracked) $pin "$2/bench/bench-asio-tracked" "$n" $shape ;;
+    traced) "$2/bin/corotracer" run --quiet -o /dev/null -- $pin "$2/bench/bench-asio-tracked" "$n" $shape ;;
   esac
 }
 
@@ -58,7 +60,7 @@ for b in $builds; do
   k=$((k + 1))
   awk '{ print $2 / $1, $3 / $1, ($4 > 0 ? $5 / $4 : 0), ($4 > 0 ? $6 / $4 : 0) }' \
     "$tmp/rt.$k" > "$tmp/ratio.$k"
-  echo "$b: round trips/s (medians of $rounds rounds of $n${PIN:+, on CPU $PIN}):" \
+  echo "$b: ${SHAPE:+$SHAPE }round trips/s (medians of $rounds rounds of $n${PIN:+, on CPU $PIN}):" \
     "plain $(ab_median "$tmp/rt.$k" 1), tracking header untraced $(ab_median "$tmp/rt.$k" 2)," \
     "traced $(ab_median "$tmp/rt.$k" 3); per round, to plain (median, quartiles):" \
     "by wall time untraced $(quartiles "$tmp/ratio.$k" 1), traced $(quartiles "$tmp/ratio.$k" 2);" \

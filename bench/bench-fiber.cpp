@@ -1,10 +1,13 @@
-// bench-fiber.cpp - ns per Boost.Fiber condition-variable handoff: plain round_robin, the
-// adapter installed but untraced, traced under the engine.
+// bench-fiber.cpp - ns per Boost.Fiber handoff: plain round_robin, the adapter installed but
+// untraced, traced under the engine.
 //
-//   bench-fiber [-n HANDOFFS] [-r ROUNDS] [--lossless] [COROTRACER]
+//   bench-fiber [-n HANDOFFS] [-r ROUNDS] [--channel] [--lossless] [COROTRACER]
 //
 // Two fibers pass a token back and forth through one mutex and condition
-// variable (each handoff: notify, wait, switch), 500000 handoffs a run by
+// variable (each handoff: notify, wait, switch); with --channel, the busy
+// shape instead: a producer pushes HANDOFFS items into a buffered_channel of
+// capacity 4 that a consumer pops (a switch every few items, when the
+// channel is full or empty, and the channel's own spinning). 500000 handoffs a run by
 // default (~75 ms; runs of 200000, of code identical to plain, read 0.94-1.06x
 // of it by wall time on a VM others load). Each round measures plain
 // round_robin and corotracer::fiber::install<round_robin>() untraced, each on
@@ -35,7 +38,9 @@
 #include <vector>
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 namespace {
 
@@ -74,13 +79,40 @@ Cost pingpong(long n) {
           (c1 - c0) / (double)n};
 }
 
-// pingpong on a fresh thread whose scheduler is Algo (plain) or traced<Algo>.
+// ns per item of n items through a buffered_channel of capacity 4.
+Cost channel(long n) {
+  boost::fibers::buffered_channel<long> ch(4);
+  double c0 = thread_cpu_ns();
+  auto t0 = std::chrono::steady_clock::now();
+  boost::fibers::fiber producer([&] {
+    for (long i = 0; i < n; i++)
+      ch.push(i);
+    ch.close();
+  });
+  long v, sum = 0;
+  boost::fibers::fiber consumer([&] {
+    while (ch.pop(v) == boost::fibers::channel_op_status::success)
+      sum += v;
+  });
+  producer.join();
+  consumer.join();
+  auto t1 = std::chrono::steady_clock::now();
+  double c1 = thread_cpu_ns();
+  if (sum != n * (n - 1) / 2)
+    std::abort(); // an item lost: nothing measured is worth printing
+  return {std::chrono::duration<double, std::nano>(t1 - t0).count() / (double)n,
+          (c1 - c0) / (double)n};
+}
+
+bool use_channel = false; // --channel: channel() instead of pingpong()
+
+// The shape on a fresh thread whose scheduler is Algo (plain) or traced<Algo>.
 Cost measure(bool adapter, long n) {
   Cost r{};
   std::thread t([&] {
     if (adapter)
       corotracer::fiber::install<boost::fibers::algo::round_robin>();
-    r = pingpong(n);
+    r = use_channel ? channel(n) : pingpong(n);
   });
   t.join();
   return r;
@@ -113,6 +145,8 @@ int main(int argc, char **argv) {
       rounds = std::atoi(argv[++i]);
     else if (std::strcmp(argv[i], "--lossless") == 0)
       mode = " --lossless";
+    else if (std::strcmp(argv[i], "--channel") == 0)
+      use_channel = true;
     else if (std::strcmp(argv[i], "--child") == 0) { // under the engine: traced only
       Cost c = measure(true, n);
       std::printf("%.1f %.1f\n", c.wall, c.cpu);
@@ -121,12 +155,19 @@ int main(int argc, char **argv) {
       tracer = argv[i];
   }
   std::string self = argv[0], dflt = self.substr(0, self.rfind('/') + 1) + "../bin/corotracer";
-  std::string run = std::string(tracer ? tracer : dflt.c_str()) + " run" + mode +
-                    " --quiet -o /dev/null -- " + self + " -n ";
+  char dir[] = "/tmp/bench-fiber.XXXXXX"; // the traced runs' trace: its size per handoff
+  if (!mkdtemp(dir)) {
+    std::perror("bench-fiber: mkdtemp");
+    return 1;
+  }
+  std::string trace = std::string(dir) + "/t.ctrace";
+  std::string run = std::string(tracer ? tracer : dflt.c_str()) + " run" + mode + " --quiet -o " +
+                    trace + " -- " + self + (use_channel ? " --channel" : "") + " -n ";
   std::string cmd = run + std::to_string(n) + " --child", cmd1 = run + "1 --child";
   // [0] wall, [1] CPU: ns per handoff, and the ratios to the round's plain.
   std::vector<double> plain[2], untraced[2], traced[2], un_ratio[2], tr_ratio[2];
-  std::vector<double> engine;
+  std::vector<double> engine, bytes, mbps; // trace bytes per handoff, MB/s of traced wall
+  struct stat sb;
   double load0[3] = {0, 0, 0}, load1[3] = {0, 0, 0};
   getloadavg(load0, 3);
   for (int r = 0; r < rounds; r++) {
@@ -141,6 +182,10 @@ int main(int argc, char **argv) {
         return 1;
       }
       (line == &cmd ? e2 : e1) = children_cpu_ns();
+    }
+    if (stat(trace.c_str(), &sb) == 0) {
+      bytes.push_back((double)sb.st_size / (double)n);
+      mbps.push_back((double)sb.st_size / (t.wall * (double)n / 1e9) / 1e6);
     }
     Cost u2 = measure(true, n), p2 = measure(false, n);
     for (int k = 0; k < 2; k++) {
@@ -158,8 +203,11 @@ int main(int argc, char **argv) {
                 "%.1f (%.2fx), traced %.1f (%.2fx)\n",
                 k ? "thread CPU" : "wall", rounds, n, median(plain[k]), median(untraced[k]),
                 median(un_ratio[k]), median(traced[k]), median(tr_ratio[k]));
-  std::printf("traced%s: the engine's CPU %.1f ns per handoff; load average %.2f before, %.2f "
-              "after\n",
-              mode, median(engine), load0[0], load1[0]);
+  std::printf("traced%s: the engine's CPU %.1f ns per handoff; trace %.1f B per handoff, %.1f "
+              "MB/s; load average %.2f before, %.2f after\n",
+              mode, median(engine), bytes.empty() ? 0.0 : median(bytes),
+              mbps.empty() ? 0.0 : median(mbps), load0[0], load1[0]);
+  unlink(trace.c_str());
+  rmdir(dir);
   return 0;
 }

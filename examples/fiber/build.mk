@@ -1,7 +1,12 @@
 # examples/fiber/build.mk - the Boost.Fiber adapter (include/corotracer/boost_fiber.hpp):
 # its example, its test and its benchmark (bench/bench-fiber.cpp). Built only when Boost.Fiber's headers are installed.
 ifneq ($(wildcard /usr/include/boost/fiber/all.hpp),)
-PROGS += $(O)/examples/fiber-workers $(O)/examples/fiber-switches $(O)/bench/bench-fiber
+PROGS += $(O)/examples/fiber-workers $(O)/examples/fiber-switches $(O)/examples/fiber-pool $(O)/examples/fiber-notify \
+         $(O)/bench/bench-fiber
+$(O)/examples/fiber-pool: $(O)/obj/examples/fiber/pool.o $(LIBA)
+	$(call link,$(CXX),-lboost_fiber -lboost_context)
+$(O)/examples/fiber-notify: $(O)/obj/examples/fiber/notify.o $(LIBA)
+	$(call link,$(CXX),-lboost_fiber -lboost_context)
 $(O)/examples/fiber-workers: $(O)/obj/examples/fiber/workers.o $(LIBA)
 	$(call link,$(CXX),-lboost_fiber -lboost_context)
 $(O)/examples/fiber-switches: $(O)/obj/examples/fiber/switches.o $(LIBA)
@@ -11,8 +16,14 @@ $(O)/obj/examples/fiber/workers.o $(O)/obj/examples/fiber/switches.o: CXXFLAGS_A
 $(O)/bench/bench-fiber: $(O)/obj/bench/bench-fiber.o $(LIBA)
 	$(call link,$(CXX),-lboost_fiber -lboost_context)
 
+# Every allocation of the adapter failing in turn (a replaced operator new).
+PROGS += $(O)/tests/lib/fiber-nomem
+$(O)/tests/lib/fiber-nomem: $(O)/obj/tests/lib/fiber-nomem.o $(LIBA)
+	$(call link,$(CXX),-lboost_fiber -lboost_context)
+
 # Boost.Fiber switches stacks behind the sanitizers' back: plain build only.
-TESTS_NOSAN += tests/test-fiber-workers.sh tests/test-fiber-switches.sh
+TESTS_NOSAN += tests/test-fiber-workers.sh tests/test-fiber-switches.sh tests/test-fiber-nomem.sh tests/test-fiber-pool.sh \
+               tests/test-fiber-notify.sh
 endif
 
 # The adapters' headers (include/corotracer/, both adapters') install beside the SDK's.

@@ -24,9 +24,12 @@
 #ifndef COROTRACER_ASIO_HPP
 #define COROTRACER_ASIO_HPP
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <new>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
@@ -57,20 +60,30 @@ protected:
 namespace detail {
 
 // The stand-ins of objects with an operation in flight or whose handler
-// runs. Never freed: Asio may complete operations during exit.
+// runs. Never freed: Asio may complete operations during exit. Built in
+// static storage (an empty map allocates nothing), so that looking it up
+// cannot throw in a noexcept hook.
 struct Table {
   std::mutex mtx;
   std::unordered_map<const void *, Op *> ops;
 };
 
-inline Table &table() {
-  static Table *t = new Table;
+inline Table &table() noexcept {
+  alignas(Table) static unsigned char mem[sizeof(Table)];
+  static Table *t = new (mem) Table;
   return *t;
 }
 
-inline bool &enabled() noexcept {
-  static bool on = false;
+// Traced: set by every io_context's construction (init()), on any thread,
+// read by every hook on every thread. Stored with release and loaded with
+// acquire, so that a thread that sees it set also sees the probe that
+// corotracer_init() attached.
+inline std::atomic<bool> &enabled() noexcept {
+  static std::atomic<bool> on{false};
   return on;
+}
+inline bool traced() noexcept {
+  return enabled().load(std::memory_order_acquire);
 }
 
 // The handler running on this thread: its stand-in, whose object's next
@@ -100,28 +113,51 @@ inline bool user_file(const char *file) noexcept {
   return file && *file && !std::strstr(file, "/asio/") && !std::strstr(file, "/asio.hpp");
 }
 
+// A submission of a function to an executor (post, dispatch, defer,
+// execute: io_context, strand, thread_pool), not an operation on an I/O
+// object: its op_name says so (Asio's static strings).
+inline bool submission(const char *op_name) noexcept {
+  switch (op_name[0]) { // an I/O operation's name starts with "async_"
+  case 'p':
+    return std::strncmp(op_name, "post", 4) == 0;
+  case 'd':
+    return std::strncmp(op_name, "dispatch", 8) == 0 || std::strncmp(op_name, "defer", 5) == 0;
+  case 'e':
+    return std::strncmp(op_name, "execute", 7) == 0;
+  case 'b':
+    return std::strncmp(op_name, "bulk", 4) == 0;
+  default:
+    return false;
+  }
+}
+
 // The stand-in for an operation on object, started now: the one whose
-// handler runs on this thread when it is object's (its chain goes on: no
-// event but the suspend), else a new one (label, site: its create's), in the
-// table unless object has one there (pending, or its handler runs on
-// another thread: a one-off). nullptr when no memory is left.
+// handler runs on this thread when it is object's, or when the operation is a
+// submission (a handler that posts its next step goes on as that step: a
+// strand pipeline is one stand-in per item, not one per stage), so that its
+// chain goes on with no event but the suspend; else a new one (label, site:
+// its create's), in the table unless object has one there (pending, or its
+// handler runs on another thread: a one-off). nullptr when no memory is left.
 inline Op *claim(const void *object, const char *label, const void *site) noexcept {
   Running *run = running;
-  if (run && !run->continued && run->object == object) {
+  if (run && !run->continued && (run->object == object || submission(label))) {
     run->continued = true;
     return run->op;
   }
+  Op *op = new (std::nothrow) Op{nullptr, object, false};
+  if (!op) // no memory: that operation goes untraced
+    return nullptr;
   Table &t = table();
-  try {
+  try { // no memory for the map's node: a one-off
     std::lock_guard<std::mutex> lk(t.mtx);
     Op *&slot = t.ops[object];
-    Op *op = new Op{corotracer_create(0, label, site), object, !slot};
+    op->keyed = !slot;
     if (!slot)
       slot = op;
-    return op;
   } catch (...) {
-    return nullptr;
   }
+  op->co = corotracer_create(0, label, site);
+  return op;
 }
 
 } // namespace detail
@@ -135,7 +171,7 @@ inline Op *claim(const void *object, const char *label, const void *site) noexce
 class location {
 public:
   location(const char *file, int line, const char *function) noexcept {
-    if (detail::enabled() && detail::user_file(file)) {
+    if (detail::traced() && detail::user_file(file)) {
       loc_ = {file, function, line};
       prev_ = detail::current_loc;
       detail::current_loc = &loc_;
@@ -157,10 +193,22 @@ private:
 
 // ASIO_HANDLER_TRACKING_INIT (each io_context's construction): attach.
 inline void init() noexcept {
-  detail::enabled() = corotracer_init() == 0;
+  detail::enabled().store(corotracer_init() == 0, std::memory_order_release);
 }
 
 namespace detail {
+
+// The past stack scans of this thread's operation starts (a handler that
+// starts its next operation from one line leaves the same frames below
+// create() each time). Trivially destructible: nothing to destroy at thread
+// exit.
+inline thread_local user_site::Memo<16> sites;
+
+// An operation on a file descriptor (object_type: Asio's static string).
+inline bool on_fd(const char *object_type) noexcept {
+  return (object_type[0] == 's' && std::strcmp(object_type, "socket") == 0) ||
+         (object_type[0] == 'd' && std::strcmp(object_type, "descriptor") == 0);
+}
 
 // creation's traced part: records the suspend of the operation's stand-in and
 // puts the stand-in in h. Out of line: its frame is where the stack scan for
@@ -172,13 +220,11 @@ namespace detail {
       loc ? corotracer_site(loc->file, loc->line > 0 ? (unsigned)loc->line : 0, loc->function)
           : nullptr;
   if (!site)
-    site = user_site::find_on_thread(__builtin_frame_address(0));
+    site = sites.find_on_thread(__builtin_frame_address(0));
   Op *op = claim(object, op_name, site);
   if (!op)
     return;
-  bool fd =
-      (std::strcmp(object_type, "socket") == 0 || std::strcmp(object_type, "descriptor") == 0) &&
-      native_handle <= INT32_MAX;
+  bool fd = on_fd(object_type) && native_handle <= INT32_MAX;
   corotracer_suspend(op->co, site, fd ? COROTRACER_WAIT_FD : COROTRACER_WAIT_PTR,
                      fd ? static_cast<std::uint64_t>(native_handle)
                         : reinterpret_cast<std::uintptr_t>(object));
@@ -187,13 +233,32 @@ namespace detail {
 
 } // namespace detail
 
-// ASIO_HANDLER_CREATION: an operation starts. Context: the execution
-// context (unused); object_type, op_name: Asio's static strings. Inline, so
-// that untraced an operation's start pays a branch, not a call.
+namespace detail {
+
+// Operation is a strand's own: its invoker, which the strand submits to the
+// executor beneath it to run the functions queued on it (each of those has
+// its own operation, traced). Known by the type's name (Asio's and
+// Boost.Asio's spell it alike), at compile time. Not traced: it would be a
+// stand-in for every run of the strand's queue, beside the stand-ins of the
+// functions it runs.
+template <class Operation> constexpr bool strand_internal() noexcept {
+  constexpr std::string_view name = __PRETTY_FUNCTION__;
+  return name.find("strand_executor_service::invoker<") != std::string_view::npos;
+}
+
+} // namespace detail
+
+// ASIO_HANDLER_CREATION: an operation starts (unless it is a strand's
+// invoker: the macro asks strand_internal of the operation's type). Context:
+// the execution context (unused); object_type, op_name: Asio's static
+// strings. Inline, so that untraced an operation's start pays a branch, not a
+// call. (The operation's type stays out of this template: the name of an
+// instantiation over a handler's lambda is past what the report's symbolizer
+// recognises as ours, and this function is inlined into the user's code.)
 template <class Context>
 inline void creation(Context &, tracked_handler &h, const char *object_type, void *object,
                      std::uintmax_t native_handle, const char *op_name) noexcept {
-  if (detail::enabled())
+  if (detail::traced())
     detail::create(h, object_type, object, native_handle, op_name);
 }
 
@@ -205,11 +270,13 @@ public:
   }
   completion(const completion &) = delete;
   completion &operator=(const completion &) = delete;
-  // A handler that threw: the thread no longer runs it (its stand-in stays
-  // as it is in the trace, running or continued).
+  // A handler that threw (the exception leaves Asio's run()): it ended as
+  // much as one that returned, so it ends the same way (invocation_end): the
+  // thread no longer runs it, and unless it went on, its stand-in exits and
+  // leaves the table.
   ~completion() {
     if (begun_)
-      detail::running = prev_;
+      end();
   }
 
   // ASIO_HANDLER_INVOCATION_BEGIN: the stand-in is woken and runs.
@@ -266,7 +333,14 @@ private:
 #define ASIO_ALSO_INHERIT_TRACKED_HANDLER , public ::corotracer::asio_tracking::tracked_handler
 #define ASIO_HANDLER_TRACKING_INIT ::corotracer::asio_tracking::init()
 #define ASIO_HANDLER_LOCATION(args) ::corotracer::asio_tracking::location tracked_location args
-#define ASIO_HANDLER_CREATION(args) ::corotracer::asio_tracking::creation args
+// The operation: the second of the macro's arguments.
+#define COROTRACER_ASIO_OP_(context, op, ...) op
+#define ASIO_HANDLER_CREATION(args)                                                                \
+  do {                                                                                             \
+    if constexpr (!::corotracer::asio_tracking::detail::strand_internal<                           \
+                      decltype(COROTRACER_ASIO_OP_ args)>())                                       \
+      ::corotracer::asio_tracking::creation args;                                                  \
+  } while (0)
 #define ASIO_HANDLER_COMPLETION(args)                                                              \
   ::corotracer::asio_tracking::completion tracked_completion args
 #define ASIO_HANDLER_INVOCATION_BEGIN(args) tracked_completion.invocation_begin args

@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <new>
 #include <unordered_map>
 
 #include <boost/fiber/algo/algorithm.hpp>
@@ -77,9 +78,11 @@ struct JoinTable {
     return static_cast<unsigned>((q * 0x9e3779b97f4a7c15ull) >> (64 - kBits));
   }
 };
-// Never destroyed: fibers may terminate in thread-exit destructors.
+// Never destroyed: fibers may terminate in thread-exit destructors. Built in
+// static storage (an empty map allocates nothing): looking it up cannot throw.
 inline JoinTable &joins() noexcept {
-  static JoinTable *t = new JoinTable;
+  alignas(JoinTable) static unsigned char mem[sizeof(JoinTable)];
+  static JoinTable *t = new (mem) JoinTable;
   return *t;
 }
 // The address of ctx's join queue: Boost (1.6x-1.8x) declares it right before
@@ -226,7 +229,8 @@ private:
   }
 
   // data() for a worker without properties: its fiber-specific storage, else
-  // created.
+  // created. Out of memory, nullptr: the fiber goes untraced (asked again at
+  // its next event), the program never sees a bad_alloc.
   [[gnu::noinline]] detail::FiberData *data_slow(context *ctx, const void *from) noexcept {
     if (ctx == detail::terminating)
       return nullptr;
@@ -236,23 +240,30 @@ private:
       if (d)
         return d;
     }
-    context *cur = running_;
-    const void *site = cur && (cur == main_ || cur->is_context(type::worker_context))
-                           ? site_of(cur, from)
-                           : nullptr;
-    d = new detail::FiberData(ctx);
+    d = new (std::nothrow) detail::FiberData(ctx);
+    if (!d)
+      return nullptr;
+    try { // the termination's hook first: without it the fiber would never end in the trace
+      static const boost::fibers::detail::fss_cleanup_function::ptr_t release{new detail::Release};
+      ctx->set_fss_data(detail::fss_key(), release, d, true);
+    } catch (...) {
+      delete d;
+      return nullptr;
+    }
     if constexpr (kProps) {
       ctx->set_properties(d);
       d->in_props = true;
     }
+    context *cur = running_;
+    const void *site = cur && (cur == main_ || cur->is_context(type::worker_context))
+                           ? site_of(cur, from)
+                           : nullptr;
     d->co = corotracer_create(0, "fiber", site);
     try {
       detail::join_add(d, ctx);
     } catch (...) { // no memory: its joiners read as waits on a pointer
       d->join_q = 0;
     }
-    static const boost::fibers::detail::fss_cleanup_function::ptr_t release{new detail::Release};
-    ctx->set_fss_data(detail::fss_key(), release, d, true); // its termination's hook
     return d;
   }
 

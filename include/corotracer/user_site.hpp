@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -79,6 +80,8 @@ inline bool is_runtime(const char *name) noexcept {
                                          "_ZN4asio",
                                          "_ZNK4asio",
                                          "_ZZN4asio",
+                                         "_ZN27asio_handler_invoke_helpers",
+                                         "_ZN33boost_asio_handler_invoke_helpers",
                                          "_ZN10corotracer",
                                          "_ZNK10corotracer",
                                          "_ZZN10corotracer",
@@ -89,9 +92,14 @@ inline bool is_runtime(const char *name) noexcept {
   return false;
 }
 
-// Runtime functions that call the user's function (and may inline it).
+// Runtime functions that call the user's function (and may inline it):
+// Boost.Fiber's fiber entry, Asio's completions, and the standard library's
+// callers of a callable (std::thread's _M_run, std::function's _M_invoke),
+// where a thread's or callback's lambda body usually ends up inlined.
 inline bool is_entry(const char *name) noexcept {
-  static const char *const markers[] = {"worker_context", "do_complete", "binder", "8complete"};
+  static const char *const markers[] = {"worker_context", "do_complete", "binder",
+                                        "8complete",      "6_M_run",     "9_M_invoke",
+                                        "invoke_helpers"};
   for (const char *m : markers)
     if (std::strstr(name, m))
       return true;
@@ -140,16 +148,26 @@ inline void read_symtab(const unsigned char *f, std::size_t size, ExeMap &m) {
   std::sort(m.runtime.begin(), m.runtime.end());
 }
 
-// Out of line: the scans that call exe() keep a small frame.
-[[gnu::noinline]] inline ExeMap *load() {
-  auto *m = new ExeMap;
+// Out of line: the scans that call exe() keep a small frame. Out of memory,
+// a map of no code (every scan finds nothing: the callers' own sites), in
+// static storage: the hooks that call it cannot throw.
+[[gnu::noinline]] inline ExeMap *load() noexcept {
+  alignas(ExeMap) static unsigned char none[sizeof(ExeMap)];
+  auto *m = new (std::nothrow) ExeMap;
+  if (!m)
+    return new (none) ExeMap;
   dl_iterate_phdr(first_module, m);
   int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
   struct stat sb;
   if (fd >= 0 && fstat(fd, &sb) == 0 && sb.st_size > 0) {
     void *f = mmap(nullptr, (std::size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (f != MAP_FAILED) {
-      read_symtab(static_cast<const unsigned char *>(f), (std::size_t)sb.st_size, *m);
+      try {
+        read_symtab(static_cast<const unsigned char *>(f), (std::size_t)sb.st_size, *m);
+      } catch (...) { // half a table would stop scans in runtime code: none at all
+        delete m;
+        m = new (none) ExeMap;
+      }
       munmap(f, (std::size_t)sb.st_size);
     }
   }
@@ -159,7 +177,7 @@ inline void read_symtab(const unsigned char *f, std::size_t size, ExeMap &m) {
 }
 
 // Built once per process, never freed (adapters may run during exit).
-inline const ExeMap &exe() {
+inline const ExeMap &exe() noexcept {
   static const ExeMap *m = load();
   return *m;
 }
@@ -325,6 +343,14 @@ public:
     return miss(f, to, e, ret, depth);
   }
 
+  // find(frame, the end of the calling thread's own stack), or nullptr when
+  // frame is not on it (as find_on_thread()).
+  const void *find_on_thread(const void *frame) noexcept {
+    Stack st = thread_stack();
+    const char *f = static_cast<const char *>(frame);
+    return f >= st.lo && f < st.end ? find(frame, st.end) : nullptr;
+  }
+
 private:
   static constexpr unsigned kBits = __builtin_ctzll(N);
   struct Entry {
@@ -333,9 +359,11 @@ private:
     std::uintptr_t site = 0;
   };
 
-  // find()'s scan, its answer kept in e.
-  [[gnu::noinline]] static const void *miss(const std::uintptr_t *f, const void *to, Entry &e,
-                                            std::uintptr_t ret, std::uintptr_t depth) noexcept {
+  // find()'s scan, its answer kept in e. Not instrumented: the answer's word
+  // may lie in what AddressSanitizer marks as a redzone (as in find()).
+  [[gnu::noinline]] __attribute__((no_sanitize_address)) static const void *
+  miss(const std::uintptr_t *f, const void *to, Entry &e, std::uintptr_t ret,
+       std::uintptr_t depth) noexcept {
     const std::uintptr_t *w = detail::find_word(f, to);
     if (!w)
       return nullptr;
