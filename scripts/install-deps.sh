@@ -11,12 +11,13 @@ PKGS_BUILD="build-essential clang clang-format pkg-config libdw-dev libelf-dev z
 PKGS_EXPORT="libsqlite3-dev libpq-dev libmariadb-dev" # the export's client libraries (built in)
 PKGS_CPP="libboost-fiber-dev libboost-dev libasio-dev" # the Boost.Fiber and Asio adapters
 PKGS_DEMO="redis-tools"
+PKGS_BENCH="gnuplot-nox" # bench/soak-flight.sh's plot
 PKGS_TEST="git spin" # test-first-run clones the repository; spin checks the protocol model
 PKGS_ARM="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 PKGS_WEB="chromium nodejs" # the dashboard's browser tests
 PKGS_EXPORT_TEST="sqlite3 postgresql mariadb-server mariadb-client protobuf-compiler" # the export's tests
 pkgs="$PKGS_BUILD $PKGS_EXPORT $PKGS_CPP"
-[ "${1:-}" = build ] || pkgs="$pkgs $PKGS_DEMO $PKGS_TEST $PKGS_ARM $PKGS_WEB $PKGS_EXPORT_TEST"
+[ "${1:-}" = build ] || pkgs="$pkgs $PKGS_DEMO $PKGS_BENCH $PKGS_TEST $PKGS_ARM $PKGS_WEB $PKGS_EXPORT_TEST"
 if ! command -v dpkg-query >/dev/null 2>&1; then
   echo "install-deps: not Debian: install the equivalents of: $pkgs" >&2
   exit 0

@@ -110,3 +110,11 @@ $(O)/tests/test-flight-snap: $(O)/obj/tests/test-flight-snap.o $(CT_WRITER_OBJS)
                              $(O)/obj/src/common/outfile.o $(O)/obj/src/common/buf.o
 	$(call link)
 TESTS += $(O)/tests/test-flight-snap
+
+# The live findings told of a gap in what they were fed (issue #34 item 10).
+$(O)/tests/test-flight-watch: $(O)/obj/tests/test-flight-watch.o $(CT_WRITER_OBJS) \
+                              $(patsubst %.c,$(O)/obj/%.o,$(REPORT_SRCS)) \
+                              $(O)/obj/src/symbolize/symbolize.o \
+                              $(O)/obj/src/common/outfile.o $(O)/obj/src/common/buf.o
+	$(call link,,$(PKG_LIBS))
+TESTS += $(O)/tests/test-flight-watch
