@@ -9,7 +9,11 @@
 #     after the 8th), the newest kept within --flight-disk, the oldest
 #     removed: said once, counted at the end;
 #  4. N4: a dump cut short (RLIMIT_FSIZE on the engine: EFBIG, as ENOSPC)
-#     keeps the bytes it wrote, says so in one line, and the run exits 1.
+#     keeps the bytes it wrote, says so in one line, and the run exits 1;
+#  5. issue #33 item 8: a dump written after losses (a burst into a 64 KiB
+#     ring while the engine is stopped) carries the engine's counts, and its
+#     report states them: lost in its window; after a burst that turns the
+#     window over, the next dump's report has them before its window.
 . "$(dirname "$0")/lib/engine.sh"
 SDKW="$CT_BUILD/tests/lib/sdk-writer"
 # A burst of 600,000 events (a full 1M window), then the program waits.
@@ -108,4 +112,39 @@ size=$(stat -c %s "$d/f.ctrace")
 grep -q "^corotracer: $d/f.ctrace: flight dump (SIGUSR1) failed: File too large ($size bytes kept)$" "$d/err" ||
   fail "short: the line does not say what was kept ($size bytes): $(cat "$d/err")"
 [ "$size" -gt 0 ] || fail "short: nothing kept"
+
+echo "== 5. #33 item 8: the losses in a dump"
+d=$T/lost; mkdir "$d"
+# wait_go NAME: the program waits for the test's file NAME.
+wait_go() { echo "while [ ! -e '$d/$1' ]; do sleep 0.05; done"; }
+"$COROTRACER" run --rings 1 --ring-kib 64 --flight 1M -o "$d/f.ctrace" -- sh -c \
+  "'$SDKW' spaced 1 1000 0 '$d/w1' && : >'$d/r1' && $(wait_go go1) && '$SDKW' spaced 1 200000 0 '$d/w2' &&
+   : >'$d/r2' && $(wait_go go2) && '$SDKW' spaced 1 4000000 0 '$d/w3' && : >'$d/r3' && exec sleep 600" \
+  >/dev/null 2>"$d/err" &
+eng=$!; bg_add $eng
+wait_file "$d/r1" 30 $eng
+kill -STOP $eng # 200,000 events into a ring of 2048 records: nearly all lost
+: >"$d/go1"
+wait_file "$d/r2" 30
+kill -CONT $eng
+usr1_until $eng "$d/f.ctrace"
+: >"$d/go2"
+wait_file "$d/r3" 60 $eng
+usr1_until $eng "$d/f.ctrace.1"
+kill -TERM $eng
+wait $eng
+# completeness FILE: "IN BEFORE" from its report's Completeness line.
+completeness() {
+  "$COROTRACER" report "$1" 2>&1 |
+    sed -n 's/^- \*\*Completeness\*\*: \([0-9]*\) events lost in the window, \([0-9]*\) before it .*/\1 \2/p'
+}
+set -- $(completeness "$d/f.ctrace")
+[ $# = 2 ] || fail "lost: the first dump's report states no window losses: $("$COROTRACER" report "$d/f.ctrace" | grep Completeness)"
+[ "$1" -ge 100000 ] && [ "$2" = 0 ] || fail "lost: the first dump: $1 lost in the window, $2 before it"
+first=$1
+set -- $(completeness "$d/f.ctrace.1")
+[ $# = 2 ] || fail "lost: the second dump's report states no window losses"
+[ "$2" -ge "$first" ] || fail "lost: the second dump: $2 lost before it, want the first burst's $first"
+total=$(sed -n 's/.* events harvested, \([0-9]*\) lost of .*/\1/p' "$d/err")
+[ $(($1 + $2)) -le "$total" ] || fail "lost: the second dump counts $1 + $2, more than the run's $total"
 echo "ok"

@@ -96,6 +96,9 @@ struct ct_rtrace {
   int has_window;
   uint64_t snapshot_coros;
   char window_trigger[64];
+  /* The engine's losses at the dump and before its window (state.h). */
+  int window_has_lost;
+  uint64_t window_lost, window_dropped_lost;
 };
 
 /* A site with its symbol and, when known, percentiles of the durations it

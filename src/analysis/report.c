@@ -123,6 +123,9 @@ static void trace_facts(struct ct_rtrace *t, const struct ct_state *st) {
   t->has_window = st->has_window;
   t->snapshot_coros = st->snapshot_coros;
   memcpy(t->window_trigger, st->window_trigger, sizeof t->window_trigger);
+  t->window_has_lost = st->window_has_lost;
+  t->window_lost = st->window_lost;
+  t->window_dropped_lost = st->window_dropped_lost;
 }
 
 static int overview(struct ct_report *r, const struct ct_state *st) {

@@ -81,6 +81,7 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
     ct_fsnap_apply(f->snap, d->data, d->len); /* the window's start moves on */
     if (d->ts1)
       f->dropped_ts = d->ts1;
+    f->dropped_lost = d->lost;
     /* Its meta, process and module lines now exist only in the pin. */
     f->pin_out = d->pin_end;
     f->npin_out = d->npin_end;
@@ -95,6 +96,7 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
   if (!c) {
     f->dropped_bytes += n; /* counted as dropped, the window goes on */
     f->dropped_chunks++;
+    f->dropped_lost = atomic_load_explicit(&f->lost_now, memory_order_relaxed);
     ct_fsnap_apply(f->snap, p, n);
     f->pin_out = f->pin.n;
     f->npin_out = f->npinned;
@@ -105,6 +107,7 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
   c->seq = f->next_seq++;
   c->ts0 = ts0;
   c->ts1 = ts1;
+  c->lost = atomic_load_explicit(&f->lost_now, memory_order_relaxed);
   c->pin_end = f->pin.n;
   c->npin_end = f->npinned;
   c->len = n;
@@ -227,6 +230,8 @@ static int put_window(int fd, const struct ct_flight *f, const char *trigger, ui
                         .dropped_bytes = f->dropped_bytes,
                         .dropped_chunks = f->dropped_chunks,
                         .bytes = f->total_bytes - f->dropped_bytes,
+                        .lost = atomic_load_explicit(&f->lost_now, memory_order_relaxed),
+                        .dropped_lost = f->dropped_lost,
                         .trigger = trigger};
   struct ct_writer m = {.fd = -1, .buf = malloc(CT_W_BUF)};
   uint8_t *chunk = malloc(sizeof(struct ctr_chunk_hdr) + 16 + CT_W_BUF);
@@ -354,6 +359,10 @@ out:
   f->marks[f->nmarks++ % CT_FLIGHT_MARKS] = n; /* the live view's, whatever the notes' fate */
   pthread_mutex_unlock(&f->mu);
   return rc;
+}
+
+void ct_flight_lost(struct ct_flight *f, uint64_t lost) {
+  atomic_store_explicit(&f->lost_now, lost, memory_order_relaxed);
 }
 
 size_t ct_flight_notes(struct ct_flight *f, struct ct_flight_note *out, size_t max) {

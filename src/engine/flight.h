@@ -35,6 +35,7 @@ struct fl_chunk {
   struct fl_chunk *next;
   uint64_t seq;      /* 1, 2, ... in the order they joined */
   uint64_t ts0, ts1; /* its first and last event's ts (0: none) */
+  uint64_t lost;     /* the engine's losses when it joined (lost_now) */
   size_t pin_end;    /* f->pin.n once its lines were pinned (theirs end there) */
   uint32_t npin_end; /* f->npinned then */
   size_t len, cap;   /* bytes of data, and room for them */
@@ -59,6 +60,10 @@ struct ct_flight {
   uint64_t bytes;               /* the window's cost */
   uint64_t total_bytes;         /* chunk bytes ever taken */
   uint64_t dropped_bytes, dropped_chunks, dropped_ts; /* before the window */
+  uint64_t dropped_lost; /* the engine's losses when the last dropped chunk joined */
+  /* The engine's losses so far (ct_flight_lost; the harvest thread's count,
+   * a statistic: relaxed), for the chunks and the dumps (issue #33 item 8). */
+  _Atomic uint64_t lost_now;
   /* Meta, process and module lines as entries, in order: those of dropped
    * chunks (pin_out bytes, npin_out entries) are a dump's first chunk. */
   struct ct_buf pin;
@@ -102,6 +107,10 @@ int ct_flight_dump(struct ct_flight *f, const char *trigger);
 /* The trigger of a program killed by signal sig when it is a crash (SIGSEGV,
  * SIGABRT, ...: "SIGSEGV" to why, whylen >= 16), 0 otherwise. */
 int ct_flight_crash_trigger(int sig, char *why, size_t whylen);
+/* The engine's losses so far (lost in the stations and rings, from the
+ * harvest thread): each chunk joining the window, and each dump, records
+ * them, so a dump says what was lost before its window and in it. */
+void ct_flight_lost(struct ct_flight *f, uint64_t lost);
 /* Move up to max notes of dumps done into out (the harvest thread's, to
  * print). Returns how many. */
 size_t ct_flight_notes(struct ct_flight *f, struct ct_flight_note *out, size_t max);

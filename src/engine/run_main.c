@@ -279,8 +279,15 @@ static void flight_totals(struct run *r) {
             (unsigned long long)r->flight.removed, (unsigned long long)r->flight.disk_budget);
 }
 
+/* The losses found so far, to the window (its chunks and dumps record them). */
+static void flight_lost(struct run *r) {
+  if (r->o.flight)
+    ct_flight_lost(&r->flight, ct_sat_add(ct_sat_add(r->h.live_lost, r->h.late), r->h.ring_lost));
+}
+
 /* A dump for each SIGUSR1 read since the last look. */
 static void flight_asked(struct run *r) {
+  flight_lost(r);
   for (; r->dumps_sent < r->t.dumps_asked; r->dumps_sent++)
     ct_sink_dump(&r->sink, "SIGUSR1");
   unsigned kinds = ct_fwatch_take(r->watch); /* --dump-on: the findings' kinds */
@@ -453,6 +460,7 @@ static void harvest_loop(struct run *r) {
     uint64_t timeout = 0;
     int slept = 0;
     struct pass p = guarded(r, PASS_SCAN);
+    flight_lost(r);
     /* Events written while we slept: their byte should have woken us at once. */
     if (blocked && p.got > 0 && r->h.first_ts < now && now - r->h.first_ts > r->late_max)
       r->late_max = now - r->h.first_ts;
@@ -596,8 +604,10 @@ static int finish(struct run *r, uint64_t start_mono) {
   e.harvest_cpu_us = ct_now_ns(CLOCK_THREAD_CPUTIME_ID) / 1000u; /* the loop is this thread */
   guarded(r, PASS_SITES); /* the last ones, before the end line */
   ct_rec_end(&r->sink.tw, &e);
-  if (r->o.flight)
+  if (r->o.flight) {
+    ct_flight_lost(&r->flight, e.lost); /* the run's own count, for the last dump */
     flight_final(r);
+  }
   ct_sink_close(&r->sink);
   ct_status_clear(&r->status);
   flight_notes(r);
