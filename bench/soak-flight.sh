@@ -53,20 +53,22 @@ srv=$(pgrep -P $eng | head -n 1)
 done) &
 load=$!
 
-# rss PID: VmRSS in KiB; ticks PID: utime + stime in clock ticks.
-rss() { awk '/^VmRSS/ {print $2}' /proc/"$1"/status 2>/dev/null || echo 0; }
+# rss PID [FIELD]: VmRSS (or RssAnon, RssShmem: the engine's own memory and
+# the shared memory it touched) in KiB; ticks PID: utime + stime in clock ticks.
+rss() { awk -v k="${2:-VmRSS}:" '$1 == k {print $2}' /proc/"$1"/status 2>/dev/null || echo 0; }
 ticks() { awk '{print $14 + $15}' /proc/"$1"/stat 2>/dev/null || echo 0; }
 hz=$(getconf CLK_TCK)
 # pct T0 T1: % of a core over the 10 s between the two tick counts.
 pct() { awk -v a="$1" -v b="$2" -v hz="$hz" 'BEGIN {printf "%.1f", (b - a) * 100 / hz / 10}'; }
-printf 't_s\tengine_rss_kb\tengine_cpu_pct\tserver_rss_kb\tserver_cpu_pct\n' >"$OUT/samples.tsv"
+printf 't_s\tengine_rss_kb\tengine_cpu_pct\tserver_rss_kb\tserver_cpu_pct\tengine_anon_kb\tengine_shmem_kb\n' \
+  >"$OUT/samples.tsv"
 e0=$(ticks $eng) s0=$(ticks "$srv") t=0 end=$((MINUTES * 60))
 while [ $t -lt $end ] && kill -0 $eng 2>/dev/null; do
   sleep 10
   t=$((t + 10))
   e1=$(ticks $eng) s1=$(ticks "$srv")
-  printf '%d\t%s\t%s\t%s\t%s\n' $t "$(rss $eng)" "$(pct "$e0" "$e1")" "$(rss "$srv")" \
-    "$(pct "$s0" "$s1")" >>"$OUT/samples.tsv"
+  printf '%d\t%s\t%s\t%s\t%s\t%s\t%s\n' $t "$(rss $eng)" "$(pct "$e0" "$e1")" "$(rss "$srv")" \
+    "$(pct "$s0" "$s1")" "$(rss $eng RssAnon)" "$(rss $eng RssShmem)" >>"$OUT/samples.tsv"
   e0=$e1 s0=$s1
   [ $((t % 60)) -eq 0 ] && kill -USR1 $eng
 done
@@ -80,12 +82,15 @@ echo "engine exit status $?" >>"$OUT/engine.log"
 eng=""
 
 echo "== samples (every 10 s): $OUT/samples.tsv"
-at() { awk -v t="$1" -F'\t' 'NR > 1 && $1 <= t {v = $2} END {print v + 0}' "$OUT/samples.tsv"; }
+at() { awk -v t="$1" -v c="${2:-2}" -F'\t' 'NR > 1 && $1 <= t {v = $c} END {print v + 0}' "$OUT/samples.tsv"; }
+growth() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b - a) * 100 / a}'; }
 last=$(tail -n 1 "$OUT/samples.tsv" | cut -f1)
 m5=$((last >= 600 ? 300 : last / 2))
-r1=$(at 60) r5=$(at $m5) rend=$(at "$last")
-echo "engine RSS: $r1 KiB at 60 s, $r5 KiB at $m5 s, $rend KiB at $last s;" \
-  "growth $m5 s -> end: $(awk -v a="$r5" -v b="$rend" 'BEGIN {printf "%.2f", (b - a) * 100 / a}') %"
+for c in 2:RSS 6:anonymous 7:shared; do
+  r1=$(at 60 ${c%:*}) r5=$(at $m5 ${c%:*}) rend=$(at "$last" ${c%:*})
+  echo "engine ${c#*:}: $r1 KiB at 60 s, $r5 KiB at $m5 s, $rend KiB at $last s;" \
+    "growth $m5 s -> end: $(growth "$r5" "$rend") %"
+done
 awk -F'\t' 'NR > 1 {e += $3; s += $5; n++} END {printf "mean CPU: engine %.1f %%, server %.1f %% of a core\n", e / n, s / n}' \
   "$OUT/samples.tsv"
 echo "== dumps"
@@ -103,6 +108,8 @@ set multiplot layout 2,1 title "corotracer run --flight 64M --dump-on lost_wakeu
 set xlabel "s"
 set ylabel "RSS (MiB)"
 plot "$OUT/samples.tsv" using 1:(\$2/1024) skip 1 with lines title "engine", \
+     "" using 1:(\$6/1024) skip 1 with lines title "engine (anonymous)", \
+     "" using 1:(\$7/1024) skip 1 with lines title "engine (shared memory)", \
      "" using 1:(\$4/1024) skip 1 with lines title "server"
 set ylabel "CPU (% of a core)"
 plot "$OUT/samples.tsv" using 1:3 skip 1 with lines title "engine", \
