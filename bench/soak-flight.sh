@@ -102,7 +102,7 @@ done
 grep -E "events harvested|flight:|failed" "$OUT/engine.log"
 
 gnuplot <<EOF
-set terminal png size 900,600
+set terminal png size 900,600 noenhanced
 set output "$OUT/soak-flight.png"
 set multiplot layout 2,1 title "corotracer run --flight 64M --dump-on lost_wakeup, demo server under redis-benchmark"
 set xlabel "s"
