@@ -12,6 +12,7 @@ PKGS_BUILD="build-essential clang clang-format pkg-config libdw-dev libelf-dev z
 PKGS_EXPORT="libsqlite3-dev libpq-dev libmariadb-dev" # the export's client libraries (built in)
 PKGS_CPP="libboost-fiber-dev libboost-dev libasio-dev" # the Boost.Fiber and Asio adapters
 PKGS_DEMO="redis-tools" # redis-benchmark, the demo's load
+PKGS_BENCH="gnuplot-nox" # bench/soak-flight.sh's plot
 PKGS_TEST="git spin" # test-first-run clones the repository; spin checks the protocol model
 PKGS_ARM="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 PKGS_WEB="chromium nodejs" # the dashboard's browser tests
@@ -21,7 +22,7 @@ pkgs="$PKGS_BUILD $PKGS_EXPORT $PKGS_CPP"
 case $what in
   build) ;;
   demo) pkgs="$pkgs $PKGS_DEMO" ;;
-  all) pkgs="$pkgs $PKGS_DEMO $PKGS_TEST $PKGS_ARM $PKGS_WEB $PKGS_EXPORT_TEST" ;;
+  all) pkgs="$pkgs $PKGS_DEMO $PKGS_BENCH $PKGS_TEST $PKGS_ARM $PKGS_WEB $PKGS_EXPORT_TEST" ;;
   *) echo "usage: install-deps.sh [build|demo]" >&2; exit 2 ;;
 esac
 if ! command -v dpkg-query >/dev/null 2>&1; then

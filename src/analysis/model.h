@@ -107,6 +107,9 @@ struct ct_rtrace {
    * judged; their count, shortest and longest wait, and the threshold. */
   uint64_t dwait_short, dwait_short_min, dwait_short_max, stuck_ns;
   char window_trigger[64];
+  /* The engine's losses at the dump and before its window (state.h). */
+  int window_has_lost;
+  uint64_t window_lost, window_dropped_lost;
 };
 
 /* A site with its symbol and, when known, percentiles of the durations it

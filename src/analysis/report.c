@@ -127,6 +127,9 @@ static void trace_facts(struct ct_rtrace *t, const struct ct_state *st) {
   t->dwait_short_min = st->dwait_short_min;
   t->dwait_short_max = st->dwait_short_max;
   t->stuck_ns = st->stuck_ns;
+  t->window_has_lost = st->window_has_lost;
+  t->window_lost = st->window_lost;
+  t->window_dropped_lost = st->window_dropped_lost;
 }
 
 static int overview(struct ct_report *r, const struct ct_state *st) {

@@ -229,6 +229,10 @@ struct ct_state {
   uint64_t window_start_ts, window_dropped_ts;
   uint64_t window_ts; /* when it was written, if the program still ran; else 0 */
   char window_trigger[64];
+  /* The engine's losses when the dump was written, and before the window
+   * (window_has_lost: the record says; older dumps do not). */
+  int window_has_lost;
+  uint64_t window_lost, window_dropped_lost;
 
   /* Interned coroutine labels, one copy per distinct text (index 0 = none),
    * as many as the run has: a flight dump's snapshot brings one per coroutine;

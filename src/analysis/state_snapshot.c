@@ -120,6 +120,10 @@ void ct_state_window(struct ct_state *s, const struct ct_line *l) {
    * judges the trace at that moment. */
   if (!s->has_end && CT_HAS(l, CT_K_TS) && l->ts > s->window_ts && l->ts < (1ull << 62))
     s->window_ts = l->ts;
+  s->window_has_lost =
+      CT_HAS(l, CT_K_LOST) && CT_HAS(l, CT_K_DROPPED_LOST) && l->dropped_lost <= l->lost;
+  s->window_lost = s->window_has_lost ? l->lost : 0;
+  s->window_dropped_lost = s->window_has_lost ? l->dropped_lost : 0;
   memset(s->window_trigger, 0, sizeof s->window_trigger);
   if (CT_HAS(l, CT_K_TRIGGER))
     ct_str_copy(&l->trigger, s->window_trigger, sizeof s->window_trigger);

@@ -108,6 +108,9 @@ static struct key key_of(const char *k, size_t n) {
   case 11:
     KEY_IN(CT_KEY_CREATE_SITE, CT_K_CREATE_SITE, V_HEX, create_site);
     break;
+  case 12:
+    KEY_IN(CT_KEY_DROPPED_LOST, CT_K_DROPPED_LOST, V_U64, dropped_lost);
+    break;
   case 19:
     KEY_IN(CT_KEY_UNTRACED_COROUTINES, CT_K_UNTRACED, V_U64, untraced);
     break;

@@ -99,6 +99,7 @@ enum {
   CT_K_START_TS, /* window: its first event, the last dropped one, why */
   CT_K_DROPPED_TS,
   CT_K_TRIGGER,
+  CT_K_DROPPED_LOST, /* window: the engine's losses before it (its lost: at the dump) */
   CT_K_COUNT_
 };
 #define CT_HAS(l, k) (((l)->have >> (k)) & 1u)
@@ -153,8 +154,8 @@ struct ct_line {
   uint64_t site, obj;
   uint64_t pid, start, end, offset, station, birth_ts, create_site;
   uint64_t events, harvested, lost, torn, untraced, mono_ns, wall_ns, target_pid, line;
-  uint64_t woke_ts, start_ts, dropped_ts; /* snapshot, window */
-  int64_t exit_code, exit_signal;         /* from exit{code|signal}; CT_K_CODE / CT_K_SIGNAL */
+  uint64_t woke_ts, start_ts, dropped_ts, dropped_lost; /* snapshot, window */
+  int64_t exit_code, exit_signal; /* from exit{code|signal}; CT_K_CODE / CT_K_SIGNAL */
   struct ct_str path, label, run_id, host, format, event, exit_name, error, reason, file, function;
   struct ct_str state, trigger; /* snapshot, window */
   struct ct_str build_id;       /* module */

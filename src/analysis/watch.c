@@ -12,7 +12,7 @@
 
 struct ct_watch {
   struct ct_state *st;
-  uint64_t stuck_ns, lineno;
+  uint64_t stuck_ns, runnable_ns, blocker_ns, lineno;
   struct ct_ctr_iter it;
   char label[CT_CTR_LABEL_MAX];
 };
@@ -31,20 +31,41 @@ const char *ct_watch_kind(unsigned i) {
   return i < CT_WATCH_KINDS ? kinds[i] : NULL;
 }
 
+/* A state with w's thresholds, or NULL (out of memory). */
+static struct ct_state *fresh_state(const struct ct_watch *w) {
+  struct ct_state *st;
+  if (ct_state_new(w->blocker_ns, &st))
+    return NULL;
+  st->stuck_ns = w->stuck_ns;
+  st->runnable_ns = w->runnable_ns;
+  return st;
+}
+
 int ct_watch_new(uint64_t stuck_ns, uint64_t runnable_ns, uint64_t blocker_ns,
                  struct ct_watch **out) {
   struct ct_watch *w = calloc(1, sizeof *w);
   if (!w)
     return -ENOMEM;
-  int rc = ct_state_new(blocker_ns, &w->st);
-  if (rc) {
-    free(w);
-    return rc;
-  }
-  w->st->stuck_ns = stuck_ns;
-  w->st->runnable_ns = runnable_ns;
   w->stuck_ns = stuck_ns;
+  w->runnable_ns = runnable_ns;
+  w->blocker_ns = blocker_ns;
+  if (!(w->st = fresh_state(w))) {
+    free(w);
+    return -ENOMEM;
+  }
   *out = w;
+  return 0;
+}
+
+/* watch.h. A new state rather than a mark in the old one: what the gap held
+ * (a wake, a resume, a destroy) could change any coroutine's story, so no
+ * coroutine seen before it can be judged after it. */
+int ct_watch_gap(struct ct_watch *w) {
+  struct ct_state *st = fresh_state(w);
+  if (!st)
+    return -ENOMEM;
+  ct_state_free(w->st);
+  w->st = st;
   return 0;
 }
 

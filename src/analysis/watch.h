@@ -36,6 +36,12 @@ void ct_watch_free(struct ct_watch *w);
  * misses costs it findings, never memory). 0 or -ENOMEM. */
 int ct_watch_chunk(struct ct_watch *w, const void *chunk, size_t n);
 
+/* Chunks were missed here (the feeder fell behind): the watch forgets what
+ * it was fed so far and judges only what comes after the gap (a coroutine
+ * whose wake was in the gap is not called lost). 0 or -ENOMEM (the watch
+ * then goes on as before). */
+int ct_watch_gap(struct ct_watch *w);
+
 /* The kinds (CT_WATCH_* bits) the report would find, as errors (lost
  * wakeups, deadlocks) or warnings (blockers, starvation), if the trace ended at now_ts (ns, the
  * events' clock; the program still running), and for each kind i its count[i] (the finding's count:

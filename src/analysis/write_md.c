@@ -209,7 +209,12 @@ static void overview(FILE *f, const struct ct_report *r) {
       fprintf(f, "%s %" PRIu64, i ? "," : "", st->bad_lines[i]);
     fputc('\n', f);
   }
-  if (st->any_ev || st->has_end_counts)
+  if (st->window_has_lost)
+    fprintf(f,
+            "- **Completeness**: %" PRIu64 " events lost in the window, %" PRIu64
+            " before it (the engine's counts when the dump was written)\n",
+            st->window_lost - st->window_dropped_lost, st->window_dropped_lost);
+  else if (st->any_ev || st->has_end_counts)
     fprintf(f, "- **Completeness**: %" PRIu64 " events lost%s\n", r->lost_events,
             st->has_end || !st->has_meta
                 ? ""

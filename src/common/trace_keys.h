@@ -20,6 +20,7 @@
 #define CT_KEY_DROPPED_BYTES "dropped_bytes"
 #define CT_KEY_DROPPED_CHUNKS "dropped_chunks"
 #define CT_KEY_DROPPED_TS "dropped_ts"
+#define CT_KEY_DROPPED_LOST "dropped_lost"
 #define CT_KEY_END "end"
 #define CT_KEY_END_TS "end_ts"
 #define CT_KEY_ENGINE "engine"

@@ -60,7 +60,8 @@ TESTS += $(CT_ENGINE_CTESTS) tests/test-engine-roundtrip.sh tests/test-engine-fa
          tests/test-engine-security.sh tests/test-engine-signals.sh tests/test-engine-modules.sh \
          tests/test-engine-v1rate.sh tests/test-engine-lossless.sh \
          tests/test-engine-v2.sh tests/test-engine-hostile.sh tests/test-engine-sched.sh \
-         tests/test-flight.sh tests/test-flight-live.sh
+         tests/test-flight.sh tests/test-flight-live.sh tests/test-flight-dumps.sh \
+         tests/test-engine-alloc.sh
 # The protocol model (spin): once, in the plain build.
 TESTS_NOSAN += tests/test-model-spin.sh
 # The flight recorder under 10^8 events (~30 s): its memory bound.
@@ -120,3 +121,11 @@ $(O)/tests/test-flight-snap: $(O)/obj/tests/test-flight-snap.o $(CT_WRITER_OBJS)
                              $(O)/obj/src/common/outfile.o $(O)/obj/src/common/buf.o
 	$(call link)
 TESTS += $(O)/tests/test-flight-snap
+
+# The live findings told of a gap in what they were fed (issue #34 item 10).
+$(O)/tests/test-flight-watch: $(O)/obj/tests/test-flight-watch.o $(CT_WRITER_OBJS) \
+                              $(patsubst %.c,$(O)/obj/%.o,$(REPORT_SRCS)) \
+                              $(O)/obj/src/symbolize/symbolize.o \
+                              $(O)/obj/src/common/outfile.o $(O)/obj/src/common/buf.o
+	$(call link,,$(PKG_LIBS))
+TESTS += $(O)/tests/test-flight-watch

@@ -3,9 +3,11 @@
  * out as a self-contained trace when a trigger asks (docs/FLIGHT.md). */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,11 +29,13 @@
 /* What a chunk costs the window (malloc's header too). */
 #define FL_CHUNK_COST(cap) (sizeof(struct fl_chunk) + 16u + (cap))
 
-int ct_flight_init(struct ct_flight *f, const char *out, uint64_t max_bytes, uint32_t max_dumps) {
+int ct_flight_init(struct ct_flight *f, const char *out, uint64_t max_bytes, uint32_t max_dumps,
+                   uint64_t disk_budget) {
   memset(f, 0, sizeof *f);
   f->out = out;
   f->max_bytes = max_bytes;
   f->max_dumps = max_dumps;
+  f->disk_budget = disk_budget ? disk_budget : CT_FLIGHT_DISK_WINDOWS * max_bytes;
   f->next_seq = 1;
   int rc = ct_fsnap_new(&f->snap);
   if (rc)
@@ -77,6 +81,7 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
     ct_fsnap_apply(f->snap, d->data, d->len); /* the window's start moves on */
     if (d->ts1)
       f->dropped_ts = d->ts1;
+    f->dropped_lost = d->lost;
     /* Its meta, process and module lines now exist only in the pin. */
     f->pin_out = d->pin_end;
     f->npin_out = d->npin_end;
@@ -91,6 +96,7 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
   if (!c) {
     f->dropped_bytes += n; /* counted as dropped, the window goes on */
     f->dropped_chunks++;
+    f->dropped_lost = atomic_load_explicit(&f->lost_now, memory_order_relaxed);
     ct_fsnap_apply(f->snap, p, n);
     f->pin_out = f->pin.n;
     f->npin_out = f->npinned;
@@ -101,6 +107,7 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
   c->seq = f->next_seq++;
   c->ts0 = ts0;
   c->ts1 = ts1;
+  c->lost = atomic_load_explicit(&f->lost_now, memory_order_relaxed);
   c->pin_end = f->pin.n;
   c->npin_end = f->npinned;
   c->len = n;
@@ -223,6 +230,8 @@ static int put_window(int fd, const struct ct_flight *f, const char *trigger, ui
                         .dropped_bytes = f->dropped_bytes,
                         .dropped_chunks = f->dropped_chunks,
                         .bytes = f->total_bytes - f->dropped_bytes,
+                        .lost = atomic_load_explicit(&f->lost_now, memory_order_relaxed),
+                        .dropped_lost = f->dropped_lost,
                         .trigger = trigger};
   struct ct_writer m = {.fd = -1, .buf = malloc(CT_W_BUF)};
   uint8_t *chunk = malloc(sizeof(struct ctr_chunk_hdr) + 16 + CT_W_BUF);
@@ -237,53 +246,112 @@ out:
   return rc;
 }
 
-int ct_flight_dump(struct ct_flight *f, const char *trigger) {
-  char path[4200];
-  struct ct_outfile o = {.fd = -1};
-  int rc = 0;
-  if (f->ndumps >= f->max_dumps) {
-    rc = -EDQUOT;
-    snprintf(path, sizeof path, "%s", f->out);
-    goto out;
-  }
-  if (f->ndumps)
-    snprintf(path, sizeof path, "%s.%u", f->out, f->ndumps);
+/* The signals whose death is a crash: their dump has its own budget. */
+static const int crash_sigs[] = {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+
+int ct_flight_crash_trigger(int sig, char *why, size_t whylen) {
+  for (size_t i = 0; i < sizeof crash_sigs / sizeof crash_sigs[0]; i++)
+    if (sig == crash_sigs[i]) {
+      snprintf(why, whylen, "SIG%s", sigabbrev_np(sig));
+      return 1;
+    }
+  return 0;
+}
+
+/* 1 when trigger is a crash's (ct_flight_crash_trigger's words). */
+static int is_crash(const char *trigger) {
+  char why[16];
+  for (size_t i = 0; i < sizeof crash_sigs / sizeof crash_sigs[0]; i++)
+    if (ct_flight_crash_trigger(crash_sigs[i], why, sizeof why) && !strcmp(why, trigger))
+      return 1;
+  return 0;
+}
+
+/* Dump number seq's name: OUT, OUT.1, OUT.2, ... */
+static void dump_path(const struct ct_flight *f, uint32_t seq, char *path, size_t n) {
+  if (seq)
+    snprintf(path, n, "%s.%u", f->out, seq);
   else
-    snprintf(path, sizeof path, "%s", f->out);
-  if ((rc = ct_outfile_open(&o, AT_FDCWD, path)))
-    goto out;
+    snprintf(path, n, "%s", f->out);
+}
+
+/* Dump seq (bytes on disk) joins the kept ones; the oldest leave while the
+ * kept pass the disk budget (the newest always stays) or the ring is full.
+ * Returns how many were removed (one already gone counts too: its room is
+ * free either way). */
+static uint32_t keep(struct ct_flight *f, uint32_t seq, uint64_t bytes) {
+  uint32_t removed = 0;
+  while (f->nkept && (f->nkept == CT_FLIGHT_KEPT || f->kept_total + bytes > f->disk_budget)) {
+    char path[4200];
+    uint32_t i = f->kept_first;
+    dump_path(f, f->kept_seq[i], path, sizeof path);
+    (void)unlink(path); /* a link is removed, never what it leads to */
+    f->kept_total -= f->kept_bytes[i];
+    f->kept_first = (i + 1) % CT_FLIGHT_KEPT;
+    f->nkept--;
+    removed++;
+  }
+  uint32_t j = (f->kept_first + f->nkept++) % CT_FLIGHT_KEPT;
+  f->kept_seq[j] = seq;
+  f->kept_bytes[j] = bytes;
+  f->kept_total += bytes;
+  return removed;
+}
+
+/* The dump itself into o: file header, pinned lines, snapshot, the window's
+ * chunks, the window record. 0 or the first write's -errno. */
+static int write_dump(struct ct_flight *f, struct ct_outfile *o, const char *trigger) {
   struct ctr_file_hdr h = {.version = CTR_VERSION};
   memcpy(h.magic, CTR_MAGIC, CTR_MAGIC_LEN);
-  rc = put(o.fd, &h, sizeof h);
+  int rc = put(o->fd, &h, sizeof h);
   /* The lines of dropped chunks; the window's own chunks carry the rest. */
   if (!rc && f->npin_out)
-    rc = put_chunk(o.fd, (const uint8_t *)f->pin.p, f->pin_out, f->npin_out);
+    rc = put_chunk(o->fd, (const uint8_t *)f->pin.p, f->pin_out, f->npin_out);
   /* The coroutines alive at the window's start, as the dropped chunks left them. */
   uint64_t snapshot = 0, untracked = 0;
   if (!rc) {
     pthread_mutex_lock(&f->mu); /* the live view may be emitting it too */
-    rc = ct_fsnap_emit(f->snap, put_chunk_fd, &o.fd, &snapshot, &untracked);
+    rc = ct_fsnap_emit(f->snap, put_chunk_fd, &o->fd, &snapshot, &untracked);
     pthread_mutex_unlock(&f->mu);
   }
   for (struct fl_chunk *c = f->head; c && !rc; c = c->next)
-    rc = put(o.fd, c->data, c->len);
-  if (!rc)
-    rc = put_window(o.fd, f, trigger, snapshot, untracked);
-  if (rc)
-    ct_outfile_abort(&o);
-  else
-    rc = ct_outfile_commit(&o);
-  if (!rc)
-    f->ndumps++;
-out:;
-  struct ct_flight_note n = {.err = -rc, .ts = mono_now()};
-  snprintf(n.path, sizeof n.path, "%s", path);
+    rc = put(o->fd, c->data, c->len);
+  return rc ? rc : put_window(o->fd, f, trigger, snapshot, untracked);
+}
+
+int ct_flight_dump(struct ct_flight *f, const char *trigger) {
+  struct ct_outfile o = {.fd = -1};
+  struct ct_flight_note n = {.ts = 0};
+  int rc = 0, crash = is_crash(trigger) && !f->crashed;
+  dump_path(f, f->ndumps, n.path, sizeof n.path);
+  /* A crash has its own budget: the requests before it cannot spend it. */
+  if (f->max_dumps && f->ndumps - (uint32_t)f->crashed >= f->max_dumps && !crash) {
+    rc = -EDQUOT;
+    goto out;
+  }
+  f->crashed |= crash;
+  if ((rc = ct_outfile_open(&o, AT_FDCWD, n.path)))
+    goto out;
+  rc = write_dump(f, &o, trigger);
+  struct stat st;
+  n.written = fstat(o.fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+  /* Cut short (ENOSPC, EFBIG): what was written stays, and the note says it failed. */
+  int crc = ct_outfile_commit(&o);
+  rc = rc ? rc : crc;
+  if (!crc)
+    n.removed = keep(f, f->ndumps++, n.written);
+out:
+  n.err = -rc;
+  n.ts = mono_now();
   snprintf(n.trigger, sizeof n.trigger, "%s", trigger);
   pthread_mutex_lock(&f->mu);
   n.start_ts = window_start(f);
   n.end_ts = window_end(f);
   n.bytes = f->total_bytes - f->dropped_bytes;
   n.dropped_bytes = f->dropped_bytes;
+  f->refused += rc == -EDQUOT;
+  f->failed += rc && rc != -EDQUOT;
+  f->removed += n.removed;
   if (f->nnotes < CT_FLIGHT_NOTES) {
     f->notes[f->nnotes++] = n;
     atomic_store_explicit(&f->noted, f->nnotes, memory_order_release);
@@ -291,6 +359,10 @@ out:;
   f->marks[f->nmarks++ % CT_FLIGHT_MARKS] = n; /* the live view's, whatever the notes' fate */
   pthread_mutex_unlock(&f->mu);
   return rc;
+}
+
+void ct_flight_lost(struct ct_flight *f, uint64_t lost) {
+  atomic_store_explicit(&f->lost_now, lost, memory_order_relaxed);
 }
 
 size_t ct_flight_notes(struct ct_flight *f, struct ct_flight_note *out, size_t max) {

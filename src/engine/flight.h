@@ -13,12 +13,19 @@
 struct ct_flight_note {
   char path[4200];
   char trigger[64];
-  int err;     /* 0, or the errno of a dump not written (EDQUOT: --flight-max reached) */
+  /* 0, or the errno of a dump not written (EDQUOT: --flight-max reached) or
+   * cut short (the file then keeps what was written: written bytes) */
+  int err;
   uint64_t ts; /* when it was written (CLOCK_MONOTONIC ns) */
-  uint64_t start_ts, end_ts, bytes, dropped_bytes;
+  uint64_t start_ts, end_ts, bytes, dropped_bytes, written;
+  uint32_t removed; /* older dumps this one's room removed (the disk budget) */
 };
 #define CT_FLIGHT_NOTES 16
-#define CT_FLIGHT_MAX_DEFAULT 8u
+/* The dumps kept on disk by default: the newest within this many windows
+ * (--flight-disk), their number not capped (--flight-max). */
+#define CT_FLIGHT_DISK_WINDOWS 8u
+/* The dumps the budget tracks at most (the oldest beyond it is removed). */
+#define CT_FLIGHT_KEPT 256u
 /* The window: whole chunks in memory, oldest first, at most max_bytes (their
  * bytes and bookkeeping); owned and used by the formatter thread but for
  * the notes (under mu), which the harvest thread takes. */
@@ -28,6 +35,7 @@ struct fl_chunk {
   struct fl_chunk *next;
   uint64_t seq;      /* 1, 2, ... in the order they joined */
   uint64_t ts0, ts1; /* its first and last event's ts (0: none) */
+  uint64_t lost;     /* the engine's losses when it joined (lost_now) */
   size_t pin_end;    /* f->pin.n once its lines were pinned (theirs end there) */
   uint32_t npin_end; /* f->npinned then */
   size_t len, cap;   /* bytes of data, and room for them */
@@ -36,12 +44,26 @@ struct fl_chunk {
 struct ct_flight {
   const char *out;                /* OUT: dumps are OUT, OUT.1, OUT.2, ... (the caller's string) */
   uint64_t max_bytes, max_age_ns; /* max_age_ns: 0, or drop chunks this far behind the newest */
-  uint32_t max_dumps, ndumps;
+  uint32_t max_dumps;   /* --flight-max: dumps written at most, a crash's aside (0: no cap) */
+  uint32_t ndumps;      /* dumps written (the next is OUT.ndumps): the formatter's */
+  uint64_t disk_budget; /* the kept dumps' bytes at most, the newest always kept */
+  /* The dumps on disk, oldest first (a ring of their numbers and sizes). */
+  uint32_t kept_seq[CT_FLIGHT_KEPT];
+  uint64_t kept_bytes[CT_FLIGHT_KEPT], kept_total;
+  uint32_t kept_first, nkept;
+  int crashed; /* the crash dump, which --flight-max does not count, was asked */
+  /* Under mu, for the harvest thread: refused (past --flight-max), removed
+   * (the disk budget), failed (cut short). */
+  uint64_t refused, removed, failed;
   struct fl_chunk *head, *tail; /* the list and its chunks' seq: changed under mu */
   uint64_t next_seq;            /* the seq of the next chunk to join (the first is 1) */
   uint64_t bytes;               /* the window's cost */
   uint64_t total_bytes;         /* chunk bytes ever taken */
   uint64_t dropped_bytes, dropped_chunks, dropped_ts; /* before the window */
+  uint64_t dropped_lost; /* the engine's losses when the last dropped chunk joined */
+  /* The engine's losses so far (ct_flight_lost; the harvest thread's count,
+   * a statistic: relaxed), for the chunks and the dumps (issue #33 item 8). */
+  _Atomic uint64_t lost_now;
   /* Meta, process and module lines as entries, in order: those of dropped
    * chunks (pin_out bytes, npin_out entries) are a dump's first chunk. */
   struct ct_buf pin;
@@ -62,8 +84,10 @@ struct ct_flight {
   uint64_t nmarks;
 };
 /* An empty window of max_bytes for dumps named after out (kept by the
- * caller), at most max_dumps of them. 0 or -errno. */
-int ct_flight_init(struct ct_flight *f, const char *out, uint64_t max_bytes, uint32_t max_dumps);
+ * caller): at most max_dumps of them (0: no cap) but a crash's, the newest
+ * kept within disk_budget bytes (0: CT_FLIGHT_DISK_WINDOWS windows). 0 or -errno. */
+int ct_flight_init(struct ct_flight *f, const char *out, uint64_t max_bytes, uint32_t max_dumps,
+                   uint64_t disk_budget);
 /* Free the window (f is reusable after ct_flight_init). */
 void ct_flight_free(struct ct_flight *f);
 /* struct ct_ctw_to's callbacks, ctx the struct ct_flight: a chunk joins the
@@ -74,9 +98,19 @@ void ct_flight_line(void *ctx, const char *s, size_t n);
 /* Write the window as a self-contained binary trace (file header, the pinned
  * lines, the window's chunks, the window record naming trigger) to the next
  * dump name, through ct_outfile_open; a note records the outcome either way.
+ * A write that fails keeps what it wrote (the file in place, counted in
+ * failed); the oldest dumps past the disk budget are removed. A crash
+ * trigger (ct_flight_crash_trigger's) is written past max_dumps too, once.
  * On the formatter thread, after the encoder's flush. 0 or -errno
  * (-EDQUOT past max_dumps). */
 int ct_flight_dump(struct ct_flight *f, const char *trigger);
+/* The trigger of a program killed by signal sig when it is a crash (SIGSEGV,
+ * SIGABRT, ...: "SIGSEGV" to why, whylen >= 16), 0 otherwise. */
+int ct_flight_crash_trigger(int sig, char *why, size_t whylen);
+/* The engine's losses so far (lost in the stations and rings, from the
+ * harvest thread): each chunk joining the window, and each dump, records
+ * them, so a dump says what was lost before its window and in it. */
+void ct_flight_lost(struct ct_flight *f, uint64_t lost);
 /* Move up to max notes of dumps done into out (the harvest thread's, to
  * print). Returns how many. */
 size_t ct_flight_notes(struct ct_flight *f, struct ct_flight_note *out, size_t max);
@@ -111,9 +145,6 @@ int ct_fsnap_emit(struct ct_fsnap *t, int (*put)(void *ctx, const uint8_t *p, si
  * comma-separated) as finding kinds (analysis/watch.h bits) and exit.
  * 0 or -EINVAL. */
 int ct_fwatch_parse(const char *list, unsigned *mask, int *on_exit);
-/* The sigqueue value of the SIGUSR1 the watch sends the engine itself: the
- * harvest loop then takes the kinds found (not a SIGUSR1 dump). */
-#define CT_FWATCH_SIGVAL 0x43545746
 struct ct_fwatch;
 /* A watch thread (normal priority: call it before the harvest loop takes a
  * real-time one) for the kinds in mask, with the report's thresholds (ns);
@@ -122,9 +153,14 @@ struct ct_fwatch;
 int ct_fwatch_start(struct ct_fwatch **out, unsigned mask, uint64_t stuck_ns, uint64_t runnable_ns,
                     uint64_t blocker_ns, uint64_t window_bytes);
 /* A chunk the window took (the formatter thread, ctx the watch): copied for
- * the watch thread, or skipped when it is 64 chunks behind (never waits). */
+ * the watch thread, or skipped when it is 64 chunks behind (never waits);
+ * the watch is told of the gap and judges nothing across it. */
 void ct_fwatch_chunk(void *ctx, const uint8_t *p, size_t n);
-/* The kinds found since the last take (bits), for the harvest thread. */
+/* The fd (an eventfd) readable when kinds were found: the harvest loop
+ * polls it, then calls ct_fwatch_take. -1 for NULL. */
+int ct_fwatch_fd(const struct ct_fwatch *fw);
+/* The kinds found since the last take (bits), for the harvest thread (the
+ * fd drained). */
 unsigned ct_fwatch_take(struct ct_fwatch *fw);
 /* Stop and free the watch (NULL: nothing). Returns the chunks it skipped. */
 uint64_t ct_fwatch_stop(struct ct_fwatch *fw);

@@ -312,11 +312,31 @@ static uint64_t scan_station(struct ct_harvest *h, uint32_t i, enum ct_scan mode
   return nb;
 }
 
+/* Stations past the last one seen initialized that the scan list takes
+ * anyway (creators preempted between their fetch_add and their stores). */
+#define CT_USED_SLACK 64u
+
+/* 1 when station i was written by its creator (PROTOCOL.md "Station
+ * allocation": probe_id, ext_flags, or event 0 in slot 0). */
+static int initialized(struct ct_harvest *h, uint32_t i) {
+  struct ctp_station *s = ctp_station_at(h->base, i);
+  return LOAD(&s->probe_id) || atomic_load_explicit(&s->ext_flags, memory_order_relaxed) ||
+         atomic_load_explicit(&s->slots[0].seq, memory_order_relaxed);
+}
+
 /* min(allocated_count, n), never going down; new station indexes join the v1
- * scan list (a v2 station leaves it once its CTP_STF_RINGS is seen). */
+ * scan list (a v2 station leaves it once its CTP_STF_RINGS is seen). The
+ * target can write any allocated_count: the list goes at most
+ * CT_USED_SLACK past the stations seen initialized, so a word written over
+ * costs a pass a few stations, not all n (issue #34 N1: with -n 1048576 a
+ * scribbled count made every pass walk 10^6 stations). */
 static uint32_t used_now(struct ct_harvest *h) {
   uint32_t a = atomic_load_explicit(&h->hdr->allocated_count, memory_order_acquire);
   uint32_t u = a < h->n ? a : h->n;
+  while (h->init_hi < u && initialized(h, h->init_hi))
+    h->init_hi++;
+  if (u > h->init_hi + CT_USED_SLACK)
+    u = h->init_hi + CT_USED_SLACK;
   if (u <= h->used)
     return h->used;
   if (u - h->used > h->capv1 - h->nv1) {

@@ -64,8 +64,9 @@ struct ct_rrec {
 struct ct_harvest {
   struct ctp_header *hdr;
   void *base;
-  uint32_t n;    /* stations in the file */
-  uint32_t used; /* highest min(allocated_count, n) seen */
+  uint32_t n;       /* stations in the file */
+  uint32_t used;    /* highest min(allocated_count, n) seen (bounded: used_now) */
+  uint32_t init_hi; /* stations [0, init_hi) seen initialized by their creator */
   struct ct_station_state *st;
   uint64_t trim_mark; /* used + incarnations at the last trim of the station pages */
   uint64_t trim_ns;   /* CLOCK_MONOTONIC of that trim */

@@ -47,7 +47,9 @@ void ct_opts_usage(FILE *f) {
           "                      to the engine, the program killed by a fatal signal\n"
           "      --flight-age DURATION  also drop what is older than DURATION (500ms, 30s,\n"
           "                      5m, 1h) behind the newest event; SIZE still bounds it\n"
-          "      --flight-max N  dumps at most (default %u)\n"
+          "      --flight-max N  dumps at most (default: no cap); a crash's is written anyway\n"
+          "      --flight-disk SIZE[K|M|G]  keep the newest dumps within SIZE, the oldest\n"
+          "                      removed (default %u windows)\n"
           "      --dump-on LIST  with --flight, more triggers (comma-separated): exit (the\n"
           "                      program's end), lost_wakeup, deadlock, blocker, starvation\n"
           "                      (a live finding, as the report finds it), any (all four)\n"
@@ -58,7 +60,7 @@ void ct_opts_usage(FILE *f) {
           "The exit status is the program's (128+N when killed by signal N); see docs/ENGINE.md.\n",
           CT_STATIONS_DEFAULT, CTP_STATIONS_MAX, CT_RINGS_DEFAULT, CTP_RINGS_MAX,
           CT_RING_KIB_DEFAULT, CT_FLIGHT_RING_KIB, CTP_RING_BYTES_MAX / 1024u,
-          CT_CAPTURE_MIB_DEFAULT, CT_FLIGHT_MAX_DEFAULT);
+          CT_CAPTURE_MIB_DEFAULT, CT_FLIGHT_DISK_WINDOWS);
 }
 
 /* Word the error "opt: what" into why; return -EINVAL. */
@@ -103,6 +105,7 @@ enum {
   O_CAPTURE_MIB,
   O_FLIGHT,
   O_FLIGHT_MAX,
+  O_FLIGHT_DISK,
   O_FLIGHT_AGE,
   O_DUMP_ON,
   O_APPEND,
@@ -133,6 +136,7 @@ static const struct ct_opt run_opts[] = {{"-o --out", O_OUT, 1},
                                          {"--capture-mib", O_CAPTURE_MIB, 1},
                                          {"--flight", O_FLIGHT, 1},
                                          {"--flight-max", O_FLIGHT_MAX, 1},
+                                         {"--flight-disk", O_FLIGHT_DISK, 1},
                                          {"--flight-age", O_FLIGHT_AGE, 1},
                                          {"--dump-on", O_DUMP_ON, 1},
                                          {"--stuck-ms", O_STUCK_MS, 1},
@@ -247,6 +251,8 @@ static int set_value(struct ct_opts *o, int id, const char *opt, const char *val
     return 0;
   case O_FLIGHT:
     return parse_size(why, whylen, opt, val, &o->flight);
+  case O_FLIGHT_DISK:
+    return parse_size(why, whylen, opt, val, &o->flight_disk);
   case O_FLIGHT_AGE:
     return parse_duration(why, whylen, opt, val, &o->flight_age_ns);
   case O_FLIGHT_MAX:
@@ -284,7 +290,10 @@ static int flight_check(const struct ct_opts *o, char *why, size_t whylen) {
   if (!o->flight)
     return o->dump_on_exit || o->dump_on ? bad(why, whylen, "--dump-on", "needs --flight")
            : o->flight_age_ns            ? bad(why, whylen, "--flight-age", "needs --flight")
-                                         : 0;
+           : o->flight_max || o->flight_disk
+               ? bad(why, whylen, o->flight_max ? "--flight-max" : "--flight-disk",
+                     "needs --flight")
+               : 0;
   if (o->format != CT_FORMAT_CTRACE)
     return bad(why, whylen, "--flight", "keeps the binary trace (not --format jsonl, -out)");
   if (o->append || o->also_jsonl)
@@ -304,7 +313,6 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
   o->rings = CT_RINGS_DEFAULT;
   o->ring_kib = 0;    /* CT_RING_KIB_DEFAULT, or CT_FLIGHT_RING_KIB, unless given */
   o->capture_mib = 0; /* CT_CAPTURE_MIB_DEFAULT, or CT_FLIGHT_CAPTURE_MIB, unless given */
-  o->flight_max = CT_FLIGHT_MAX_DEFAULT;
   o->stuck_ns = CT_STUCK_NS; /* the report's defaults: a dump is judged as a report is */
   o->runnable_ns = CT_RUNNABLE_NS;
   o->blocker_ns = CT_BLOCKER_NS;

@@ -38,18 +38,20 @@ struct ct_opts {
   const char *shm_path;  /* NULL: private memfd */
   const char *sock_path; /* NULL: private runtime directory */
   int quiet;
-  int status;             /* 1: live status even when stderr is not a tty */
-  int no_rt;              /* --no-realtime: stay SCHED_OTHER */
-  int lossless;           /* --lossless: writers wait for room (bounded) */
-  int lossless_ms;        /* --lossless-ms: longest wait of one event */
-  uint32_t rings;         /* --rings: v2 rings offered (0: v1 stations only) */
-  uint32_t ring_kib;      /* --ring-kib: record area of one ring, KiB (power of two) */
-  uint32_t capture_mib;   /* --capture-mib: capture blocks kept in memory, MiB */
-  uint32_t clock;         /* not an option: enum ctp_clock the run offers (ct_clock_pick) */
-  const char *cmd;        /* -cmd string (run through /bin/sh -c), or NULL */
-  const char *serve;      /* --serve [ADDR:]PORT: the live dashboard (src/html/live.h), or NULL */
-  uint64_t flight;        /* --flight: bytes of the flight recorder's window (0: a full trace) */
-  uint32_t flight_max;    /* --flight-max: dumps at most */
+  int status;           /* 1: live status even when stderr is not a tty */
+  int no_rt;            /* --no-realtime: stay SCHED_OTHER */
+  int lossless;         /* --lossless: writers wait for room (bounded) */
+  int lossless_ms;      /* --lossless-ms: longest wait of one event */
+  uint32_t rings;       /* --rings: v2 rings offered (0: v1 stations only) */
+  uint32_t ring_kib;    /* --ring-kib: record area of one ring, KiB (power of two) */
+  uint32_t capture_mib; /* --capture-mib: capture blocks kept in memory, MiB */
+  uint32_t clock;       /* not an option: enum ctp_clock the run offers (ct_clock_pick) */
+  const char *cmd;      /* -cmd string (run through /bin/sh -c), or NULL */
+  const char *serve;    /* --serve [ADDR:]PORT: the live dashboard (src/html/live.h), or NULL */
+  uint64_t flight;      /* --flight: bytes of the flight recorder's window (0: a full trace) */
+  uint32_t flight_max;  /* --flight-max: dumps at most, a crash's aside (0: no cap) */
+  uint64_t
+      flight_disk; /* --flight-disk: the kept dumps' bytes (0: CT_FLIGHT_DISK_WINDOWS windows) */
   uint64_t flight_age_ns; /* --flight-age: drop what is older than this behind the newest (0: no) */
   int dump_on_exit;       /* --dump-on exit: a dump at the program's end, whatever its status */
   unsigned dump_on;       /* --dump-on lost_wakeup,...: finding kinds (analysis/watch.h bits) */

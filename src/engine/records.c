@@ -312,6 +312,8 @@ void ct_rec_window(struct ct_writer *w, const struct ct_window *win) {
       kv(w, CT_KEY_UNTRACKED, win->untracked);
   }
   kv(w, CT_KEY_TS, win->ts);
+  kv(w, CT_KEY_LOST, win->lost);
+  kv(w, CT_KEY_DROPPED_LOST, win->dropped_lost);
   ct_w_str(w, "," CT_KQ(TRIGGER));
   ct_w_json(w, win->trigger, strlen(win->trigger));
   ct_w_str(w, "}\n");

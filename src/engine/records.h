@@ -57,6 +57,7 @@ struct ct_window {
   uint64_t start_ts, end_ts, dropped_ts, dropped_bytes, dropped_chunks, bytes;
   uint64_t snapshot, untracked; /* coroutines in its snapshot; alive but not kept there */
   uint64_t ts;                  /* when it was written (CLOCK_MONOTONIC ns, as events' ts) */
+  uint64_t lost, dropped_lost;  /* the engine's losses at the dump, and before the window */
   const char *trigger;
 };
 /* The last record of a flight dump (docs/TRACE_FORMAT.md "Flight windows"). */

@@ -69,6 +69,9 @@ struct conn {
   int fd;
   pid_t pid;
 };
+/* The loop's poll set: the signalfd, the listening socket, the live
+ * findings' eventfd (-1 without: poll skips it), then the connections. */
+#define CT_PFD_CONNS 3u
 
 struct run {
   struct ct_opts o;
@@ -90,6 +93,8 @@ struct run {
   size_t cappfds, npolled; /* npolled: entries of pfds that poll reported on */
   int shm_broken;          /* SIGBUS: the file was truncated, harvesting stopped */
   int trace_reported;      /* the trace write error has been printed */
+  int said_refused;        /* a dump past --flight-max has been said (the rest are counted) */
+  int said_removed;        /* the disk budget's first removal has been said */
   uint64_t exit_mono;      /* when we saw the target exit */
   uint64_t flushed_at;     /* the sink's producer tail after our last flush */
   int sched_rt;            /* the loop runs SCHED_FIFO */
@@ -227,7 +232,9 @@ static void flush_trace(struct run *r) {
 }
 
 /* ---- flight recorder ------------------------------------------------------ */
-/* One line per dump the formatter has written (or could not). */
+/* One line per dump the formatter has written (or could not); a refusal
+ * (--flight-max) and a removal (--flight-disk) are said the first time only,
+ * their totals at the end (flight_totals). */
 static void flight_notes(struct run *r) {
   struct ct_flight_note n[4];
   size_t k;
@@ -235,24 +242,52 @@ static void flight_notes(struct run *r) {
     return;
   while ((k = ct_flight_notes(&r->flight, n, sizeof n / sizeof n[0])) > 0) {
     ct_status_clear(&r->status);
-    for (size_t i = 0; i < k; i++)
-      if (n[i].err == EDQUOT)
-        fprintf(stderr, "corotracer: flight: %s: no dump, --flight-max %u reached\n", n[i].trigger,
-                r->o.flight_max);
-      else if (n[i].err)
-        fprintf(stderr, "corotracer: %s: flight dump (%s) failed: %s\n", n[i].path, n[i].trigger,
-                strerror(n[i].err));
-      else
+    for (size_t i = 0; i < k; i++) {
+      if (n[i].err == EDQUOT && !r->said_refused++)
+        fprintf(stderr,
+                "corotracer: flight: %s: no dump, --flight-max %u reached (later requests "
+                "counted at the end)\n",
+                n[i].trigger, r->o.flight_max);
+      else if (n[i].err && n[i].err != EDQUOT)
+        fprintf(stderr, "corotracer: %s: flight dump (%s) failed: %s (%llu bytes kept)\n",
+                n[i].path, n[i].trigger, strerror(n[i].err), (unsigned long long)n[i].written);
+      else if (!n[i].err)
         fprintf(stderr,
                 "corotracer: %s: flight dump on %s: %.3f s of trace, %llu bytes (%llu dropped "
                 "before it)\n",
                 n[i].path, n[i].trigger, (double)(n[i].end_ts - n[i].start_ts) / 1e9,
                 (unsigned long long)n[i].bytes, (unsigned long long)n[i].dropped_bytes);
+      if (n[i].removed && !r->said_removed++)
+        fprintf(stderr,
+                "corotracer: flight: the oldest dumps are removed to keep them within "
+                "--flight-disk %llu bytes (counted at the end)\n",
+                (unsigned long long)r->flight.disk_budget);
+    }
   }
+}
+
+/* At the end (the formatter stopped): the refusals and removals said once
+ * above, counted. */
+static void flight_totals(struct run *r) {
+  if (!r->o.flight)
+    return;
+  if (r->flight.refused)
+    fprintf(stderr, "corotracer: flight: %llu dump requests refused (--flight-max %u)\n",
+            (unsigned long long)r->flight.refused, r->o.flight_max);
+  if (r->flight.removed)
+    fprintf(stderr, "corotracer: flight: %llu older dumps removed (--flight-disk %llu bytes)\n",
+            (unsigned long long)r->flight.removed, (unsigned long long)r->flight.disk_budget);
+}
+
+/* The losses found so far, to the window (its chunks and dumps record them). */
+static void flight_lost(struct run *r) {
+  if (r->o.flight)
+    ct_flight_lost(&r->flight, ct_sat_add(ct_sat_add(r->h.live_lost, r->h.late), r->h.ring_lost));
 }
 
 /* A dump for each SIGUSR1 read since the last look. */
 static void flight_asked(struct run *r) {
+  flight_lost(r);
   for (; r->dumps_sent < r->t.dumps_asked; r->dumps_sent++)
     ct_sink_dump(&r->sink, "SIGUSR1");
   unsigned kinds = ct_fwatch_take(r->watch); /* --dump-on: the findings' kinds */
@@ -264,13 +299,10 @@ static void flight_asked(struct run *r) {
 /* At the end (the end record queued): a dump when the program died of a
  * fatal signal, or --dump-on exit asked for one. */
 static void flight_final(struct run *r) {
-  static const int fatal[] = {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
   char why[64] = "";
   int st = r->t.status;
-  for (size_t i = 0; WIFSIGNALED(st) && i < sizeof fatal / sizeof fatal[0]; i++)
-    if (WTERMSIG(st) == fatal[i])
-      snprintf(why, sizeof why, "SIG%s", sigabbrev_np(fatal[i]));
-  if (!why[0] && r->o.dump_on_exit)
+  if (!(WIFSIGNALED(st) && ct_flight_crash_trigger(WTERMSIG(st), why, sizeof why)) &&
+      r->o.dump_on_exit)
     snprintf(why, sizeof why, "exit");
   if (why[0])
     ct_sink_dump(&r->sink, why);
@@ -324,10 +356,10 @@ static int drain(int fd) {
  * the slower work (accept, /proc/PID/maps). */
 static void wait_fds(struct run *r, uint64_t timeout_ns) {
   struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
-  size_t n = 2 + r->nconns;
+  size_t n = CT_PFD_CONNS + r->nconns;
   if (n > r->cappfds) {
     struct pollfd *v = realloc(r->pfds, n * sizeof(*v));
-    if (!v && r->cappfds < 2) {
+    if (!v && r->cappfds < CT_PFD_CONNS) {
       ppoll(NULL, 0, &ts, NULL); /* ENOMEM: nothing to watch with, just wait */
       return;
     }
@@ -340,8 +372,9 @@ static void wait_fds(struct run *r, uint64_t timeout_ns) {
   }
   r->pfds[0] = (struct pollfd){r->sigfd, POLLIN, 0};
   r->pfds[1] = (struct pollfd){r->rt.listen_fd, POLLIN, 0};
-  for (size_t i = 2; i < n; i++)
-    r->pfds[i] = (struct pollfd){r->conns[i - 2].fd, POLLIN, 0};
+  r->pfds[2] = (struct pollfd){ct_fwatch_fd(r->watch), POLLIN, 0};
+  for (size_t i = CT_PFD_CONNS; i < n; i++)
+    r->pfds[i] = (struct pollfd){r->conns[i - CT_PFD_CONNS].fd, POLLIN, 0};
   /* Timeout or EINTR: nothing to serve, the caller scans either way. */
   r->npolled = ppoll(r->pfds, (nfds_t)n, &ts, NULL) > 0 ? n : 0;
 }
@@ -357,7 +390,7 @@ static int serve_fds(struct run *r) {
   size_t keep = 0;
   for (size_t i = 0; i < r->nconns; i++) {
     struct conn c = r->conns[i];
-    if (i + 2 < n && r->pfds[i + 2].revents && drain(c.fd)) {
+    if (i + CT_PFD_CONNS < n && r->pfds[i + CT_PFD_CONNS].revents && drain(c.fd)) {
       write_process(r, c.pid, "detach");
       if (c.pid > 0 && !r->shm_broken)
         ct_rings_owner_gone(&r->h, (uint32_t)c.pid);
@@ -395,8 +428,9 @@ static int serve_fds(struct run *r) {
     ct_target_on_signals(&r->t, r->sigfd);
     if (r->t.exited)
       r->exit_mono = ct_now_ns(CLOCK_MONOTONIC);
-    flight_asked(r);
   }
+  if ((r->pfds[0].revents || r->pfds[2].revents) && !r->t.exited)
+    flight_asked(r);
   return attached;
 }
 
@@ -426,6 +460,7 @@ static void harvest_loop(struct run *r) {
     uint64_t timeout = 0;
     int slept = 0;
     struct pass p = guarded(r, PASS_SCAN);
+    flight_lost(r);
     /* Events written while we slept: their byte should have woken us at once. */
     if (blocked && p.got > 0 && r->h.first_ts < now && now - r->h.first_ts > r->late_max)
       r->late_max = now - r->h.first_ts;
@@ -569,11 +604,15 @@ static int finish(struct run *r, uint64_t start_mono) {
   e.harvest_cpu_us = ct_now_ns(CLOCK_THREAD_CPUTIME_ID) / 1000u; /* the loop is this thread */
   guarded(r, PASS_SITES); /* the last ones, before the end line */
   ct_rec_end(&r->sink.tw, &e);
-  if (r->o.flight)
+  if (r->o.flight) {
+    ct_flight_lost(&r->flight, e.lost); /* the run's own count, for the last dump */
     flight_final(r);
+  }
   ct_sink_close(&r->sink);
   ct_status_clear(&r->status);
   flight_notes(r);
+  if (!r->o.quiet)
+    flight_totals(r);
   report_trace_error(r);
   if (!r->o.quiet)
     ct_status_summary(&r->h, e.events, e.lost, fin.untraced,
@@ -589,7 +628,8 @@ static int finish(struct run *r, uint64_t start_mono) {
             "corotracer: the program wrote over the tracer's shared memory (%llu values that "
             "cannot be true, left out of the counts)\n",
             (unsigned long long)e.corrupt);
-  if (ct_sink_err(&r->sink) || r->shm_broken || e.corrupt)
+  /* A dump cut short (or not written) fails the run as a trace cut short does. */
+  if (ct_sink_err(&r->sink) || r->shm_broken || e.corrupt || (r->o.flight && r->flight.failed))
     return CT_EXIT_FAIL;
   return ct_target_exit_code(&r->t);
 }
@@ -631,7 +671,7 @@ int ct_run_main(int argc, char **argv) {
     goto out;
   }
   if (r.o.flight) {
-    e = ct_flight_init(&r.flight, r.o.out, r.o.flight, r.o.flight_max);
+    e = ct_flight_init(&r.flight, r.o.out, r.o.flight, r.o.flight_max, r.o.flight_disk);
     r.flight.max_age_ns = r.o.flight_age_ns;
     if (!e && r.o.dump_on &&
         !(e = ct_fwatch_start(&r.watch, r.o.dump_on, r.o.stuck_ns, r.o.runnable_ns, r.o.blocker_ns,

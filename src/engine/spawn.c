@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "common/ctp.h"
-#include "engine/flight.h"
 #include "engine/opts.h"
 #include "engine/target.h"
 
@@ -36,8 +35,10 @@ int ct_signals_setup(void) {
   sigaddset(&blocked, SIGTTOU);
   if (sigprocmask(SIG_BLOCK, &blocked, NULL) < 0)
     return -errno;
-  /* A dead socket peer must not kill the engine. */
+  /* A dead socket peer must not kill the engine, nor a file past
+   * RLIMIT_FSIZE: its write fails (EFBIG) and the trace or dump says so. */
   signal(SIGPIPE, SIG_IGN);
+  signal(SIGXFSZ, SIG_IGN);
   int fd = signalfd(-1, &s, SFD_CLOEXEC | SFD_NONBLOCK);
   return fd < 0 ? -errno : fd;
 }
@@ -89,6 +90,7 @@ static void child(char **argv, char **env, int errfd, int tty_fd) {
   memset(&sa, 0, sizeof(sa));
   sa.sa_handler = SIG_DFL;
   sigaction(SIGPIPE, &sa, NULL); /* ignored dispositions survive exec */
+  sigaction(SIGXFSZ, &sa, NULL);
   sigaction(SIGBUS, &sa, NULL);
   sigset_t none;
   sigemptyset(&none);
@@ -176,12 +178,9 @@ int ct_target_on_signals(struct ct_target *t, int sigfd) {
     if (si.ssi_signo == SIGCHLD)
       continue;
     if (si.ssi_signo == SIGUSR1 && t->dump_sig) {
-      /* Our own watch thread's (flight_watch.c), or someone asking. */
-      if (si.ssi_code == SI_QUEUE && si.ssi_pid == (uint32_t)getpid() &&
-          si.ssi_int == CT_FWATCH_SIGVAL)
-        t->watch_kicks++;
-      else
-        t->dumps_asked++;
+      /* Someone asking for a dump (the live findings have a channel of
+       * their own, flight_watch.c: signals do not queue). */
+      t->dumps_asked++;
       continue;
     }
     /* The whole group: a shell's children too (the reference signalled only

@@ -17,7 +17,6 @@ struct ct_target {
   int status;           /* waitpid status once exited */
   int dump_sig;         /* --flight: SIGUSR1 asks for a dump instead of going to the target */
   uint32_t dumps_asked; /* SIGUSR1s read under dump_sig */
-  uint32_t watch_kicks; /* SIGUSR1s of the live findings' watch (CT_FWATCH_SIGVAL) */
 };
 
 /* Start argv in its own process group with env extended by the CTP_*

@@ -1,12 +1,13 @@
 /* scribbler.c - a hostile target: it traces with the public SDK, then writes
  * random bytes (seeded) over the whole shared mapping, and goes on tracing.
  *
- *   scribbler SEED EVENTS OUT [counters]
+ *   scribbler SEED EVENTS OUT [counters|alloc]
  *       COROS coroutines created, EVENTS suspend/resume events over them,
  *       then the scribble (none when SEED is 0; with "counters", random
  *       words over the counters only: every station's ev_claimed,
  *       harvested_ev and v2_lost, every ring's lost; no padding touched, so
- *       only the values can tell), EVENTS more, COROS more
+ *       only the values can tell; with "alloc", the one 32-bit word of the
+ *       header's allocated_count, set to 0xfffffff0), EVENTS more, COROS more
  *       coroutines created (a lossless create waits for a free station), and
  *       every coroutine destroyed. OUT gets "written W ms M": W the events
  *       the program asked the SDK to record (an upper bound of any true
@@ -39,7 +40,7 @@ static uint64_t next_rand(uint64_t *s) {
 
 /* Random bytes over the whole file CTP_SHM_PATH names: header, stations,
  * queues and rings, through a mapping of our own. */
-static void scribble(uint64_t seed, int counters) {
+static void scribble(uint64_t seed, const char *what) {
   const char *path = getenv("CTP_SHM_PATH");
   if (!path)
     ct_die("CTP_SHM_PATH not set");
@@ -54,7 +55,10 @@ static void scribble(uint64_t seed, int counters) {
   close(fd);
   uint64_t s = seed * 0x9E3779B97F4A7C15ULL | 1;
   const struct ctp_header *h = (const struct ctp_header *)p;
-  if (counters) {
+  if (!strcmp(what, "alloc")) {
+    atomic_store_explicit(&((struct ctp_header *)p)->allocated_count, 0xfffffff0u,
+                          memory_order_relaxed);
+  } else if (!strcmp(what, "counters")) {
     for (uint32_t i = 0; i < h->max_stations; i++) {
       struct ctp_station *st = ctp_station_at(p, i);
       atomic_store_explicit(&st->ev_claimed, next_rand(&s), memory_order_relaxed);
@@ -83,8 +87,9 @@ static uint64_t run(corotracer_co **co, uint64_t events) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4 && !(argc == 5 && strcmp(argv[4], "counters") == 0)) {
-    fprintf(stderr, "usage: scribbler SEED EVENTS OUT [counters]\n");
+  const char *what = argc == 5 ? argv[4] : "all";
+  if (argc != 4 && !(argc == 5 && (!strcmp(what, "counters") || !strcmp(what, "alloc")))) {
+    fprintf(stderr, "usage: scribbler SEED EVENTS OUT [counters|alloc]\n");
     return 2;
   }
   uint64_t seed = strtoull(argv[1], NULL, 10), events = strtoull(argv[2], NULL, 10);
@@ -101,7 +106,7 @@ int main(int argc, char **argv) {
   }
   written += run(co, events);
   if (seed)
-    scribble(seed, argc == 5);
+    scribble(seed, what);
   written += run(co, events);
   for (int k = COROS; k < 2 * COROS; k++) {
     co[k] = corotracer_create(0, "after", NULL);
