@@ -125,7 +125,7 @@ TESTS += $(O)/tests/test-flight-snap
 # The live findings told of a gap in what they were fed (issue #34 item 10).
 $(O)/tests/test-flight-watch: $(O)/obj/tests/test-flight-watch.o $(CT_WRITER_OBJS) \
                               $(patsubst %.c,$(O)/obj/%.o,$(REPORT_SRCS)) \
-                              $(O)/obj/src/symbolize/symbolize.o \
+                              $(O)/obj/src/symbolize/symbolize.o $(O)/obj/src/symbolize/demangle.o \
                               $(O)/obj/src/common/outfile.o $(O)/obj/src/common/buf.o
 	$(call link,,$(PKG_LIBS))
 TESTS += $(O)/tests/test-flight-watch
