@@ -19,6 +19,8 @@
 : "${O:?O must name the build directory}"
 B=$O/bench
 QUICK="probe demo-switch rip writer format clock harvest report html seedclaim server"
+# Run by name only (not in all): 30 minutes.
+SOAK="soak-flight"
 LONG="coswitch cpp wake active idle demo demo-engine export html-serve html-live stall fiber asio ctrace flight setup onecpu"
 # cmd NAME: the command line of the benchmark NAME (the quick ones with small
 # counts; the figures of docs/BENCHMARKS.md used the counts given there).
@@ -54,20 +56,21 @@ cmd() {
     flight) echo "env O=$O RUNS=5 sh bench/bench-flight.sh" ;;
     setup) echo "env O=$O RUNS=9 sh bench/bench-setup.sh" ;;
     onecpu) echo "env O=$O RUNS=5 sh bench/bench-onecpu.sh" ;;
+    soak-flight) echo "env O=$O MINUTES=30 sh bench/soak-flight.sh" ;;
     *) return 1 ;;
   esac
 }
 # With BENCH=all the seeds' claim runs at its full counts (issue #32).
 FULL=""
 if [ "${1:-}" = --list ]; then
-  for n in $QUICK $LONG; do echo "$n: $(cmd "$n")"; done
+  for n in $QUICK $LONG $SOAK; do echo "$n: $(cmd "$n")"; done
   exit 0
 fi
 [ $# -gt 0 ] || set -- $QUICK
 [ "$*" = all ] && FULL=1 && set -- $QUICK $LONG
 for n in "$@"; do
   cmd "$n" > /dev/null || {
-    echo "bench/run.sh: no benchmark named $n (quick: $QUICK; long: $LONG; or all)" >&2
+    echo "bench/run.sh: no benchmark named $n (quick: $QUICK; long: $LONG; by name: $SOAK; or all)" >&2
     exit 2
   }
 done

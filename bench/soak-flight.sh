@@ -14,8 +14,8 @@
 # Prints the RSS at minutes 1, 5 and the end, and the growth from minute 5
 # (or the middle, for a run under 10 minutes) to the end. Not a test: the
 # figures go to docs/BENCHMARKS.md. Needs redis-benchmark (redis-tools) and
-# gnuplot (gnuplot-nox), as scripts/install-deps.sh installs. Register it
-# with bench/run.sh as `soak-flight` (a long one).
+# gnuplot (gnuplot-nox), as scripts/install-deps.sh installs. `make bench
+# BENCH=soak-flight` runs it (by name only: not in BENCH=all).
 set -u
 : "${O:?O must name the build directory}"
 MINUTES=${MINUTES:-30}
