@@ -28,6 +28,7 @@
 #include "engine/status.h"
 #include "engine/target.h"
 #include "html/live.h"
+#include "ship/ship_spawn.h"
 
 /* While events flow the loop naps between scans (ppoll, which serves signals
  * and connections too), for as long as the fullest ring took to get
@@ -227,6 +228,13 @@ static void flush_trace(struct run *r) {
 }
 
 /* ---- flight recorder ------------------------------------------------------ */
+/* --ship: a file on disk (a dump, the trace at exit) to a shipper process. */
+static void ship(const struct run *r, const char *path) {
+  int e = r->o.ship ? ct_ship_spawn(r->o.ship, r->o.ship_spool, path) : 0;
+  if (e)
+    fprintf(stderr, "corotracer: %s: --ship: cannot start the shipper: %s\n", path, strerror(-e));
+}
+
 /* One line per dump the formatter has written (or could not). */
 static void flight_notes(struct run *r) {
   struct ct_flight_note n[4];
@@ -247,7 +255,8 @@ static void flight_notes(struct run *r) {
                 "corotracer: %s: flight dump on %s: %.3f s of trace, %llu bytes (%llu dropped "
                 "before it)\n",
                 n[i].path, n[i].trigger, (double)(n[i].end_ts - n[i].start_ts) / 1e9,
-                (unsigned long long)n[i].bytes, (unsigned long long)n[i].dropped_bytes);
+                (unsigned long long)n[i].bytes, (unsigned long long)n[i].dropped_bytes),
+            ship(r, n[i].path);
   }
 }
 
@@ -574,6 +583,8 @@ static int finish(struct run *r, uint64_t start_mono) {
   ct_sink_close(&r->sink);
   ct_status_clear(&r->status);
   flight_notes(r);
+  if (!r->o.flight && strcmp(r->o.out, "-"))
+    ship(r, r->o.out);
   report_trace_error(r);
   if (!r->o.quiet)
     ct_status_summary(&r->h, e.events, e.lost, fin.untraced,

@@ -1,0 +1,10 @@
+# src/ship/build.mk - `corotracer ship` and `corotracer fleet`: traces and
+# flight dumps shipped to PostgreSQL through the export, the spool, the
+# findings grouped across hosts, and `run --ship`'s shipper (docs/FLEET.md).
+SHIP_SRCS := src/ship/ship_main.c src/ship/ship_db.c src/ship/ship_facts.c src/ship/spool.c \
+             src/ship/fleet_main.c src/ship/ship_spawn.c
+CLI_SRCS += $(SHIP_SRCS)
+
+# Three hosts' dumps grouped, the spool while the server is down, a shipper
+# killed midway, hostile text, no password shown: a real PostgreSQL.
+#TESTS += tests/test-fleet-pg.sh
