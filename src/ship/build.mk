@@ -6,5 +6,9 @@ SHIP_SRCS := src/ship/ship_main.c src/ship/ship_db.c src/ship/ship_facts.c src/s
 CLI_SRCS += $(SHIP_SRCS)
 
 # Three hosts' dumps grouped, the spool while the server is down, a shipper
-# killed midway, hostile text, no password shown: a real PostgreSQL.
-#TESTS += tests/test-fleet-pg.sh
+# killed midway, hostile text, no password shown: a real PostgreSQL, and a
+# program with one of two lost wakeups.
+$(O)/tests/lib/fleet-prog: $(O)/obj/tests/lib/fleet-prog.o $(LIBA)
+	$(call link)
+PROGS += $(O)/tests/lib/fleet-prog
+TESTS += tests/test-fleet-pg.sh

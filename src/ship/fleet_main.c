@@ -75,14 +75,18 @@ static const char *when(const char *ns, char *buf, size_t n) {
   return buf;
 }
 
+/* "key":"s" (escaped), or "key":null. */
 static void json_str(FILE *f, const char *key, const char *s, int null) {
   size_t n = strlen(s);
-  char *o = malloc(CT_JSON_ESC_MAX(n));
+  char *o = null ? NULL : malloc(CT_JSON_ESC_MAX(n));
   fprintf(f, "\"%s\":", key);
-  if (null || !o)
+  if (!o) {
     fputs("null", f);
-  else
-    fwrite(o, 1, ct_json_escape(o, s, n), f);
+    return;
+  }
+  fputc('"', f);
+  fwrite(o, 1, ct_json_escape(o, s, n), f);
+  fputc('"', f);
   free(o);
 }
 

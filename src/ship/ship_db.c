@@ -47,7 +47,8 @@ static int db_fail(PGconn *conn, PGresult *r, const char *what, char *err, size_
  * gets the result of a query, which the caller clears. */
 static int db_exec(PGconn *conn, const char *sql, int np, const char *const *pv, PGresult **out,
                    const char *what, char *err, size_t n) {
-  PGresult *r = PQexecParams(conn, sql, np, NULL, pv, NULL, NULL, 0);
+  /* without parameters: PQexec, which takes several statements (a migration) */
+  PGresult *r = np ? PQexecParams(conn, sql, np, NULL, pv, NULL, NULL, 0) : PQexec(conn, sql);
   int st = PQresultStatus(r);
   int rc = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK ? 0 : db_fail(conn, r, what, err, n);
   if (!rc && out)
