@@ -67,8 +67,7 @@ static int pg_fail_res(struct pgs *s, const char *what, const PGresult *r) {
   const char *msg = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
   if (!msg)
     msg = s->conn ? PQerrorMessage(s->conn) : "out of memory";
-  snprintf(s->base.err, sizeof s->base.err, "postgres: %s: %s", what,
-           msg && *msg ? msg : "failed");
+  snprintf(s->base.err, sizeof s->base.err, "postgres: %s: %s", what, msg && *msg ? msg : "failed");
   one_line(s->conn, s->base.err);
   return -EIO;
 }
@@ -233,9 +232,8 @@ static int pg_table_end(struct cx_sink *b, int t) {
 /* Commits, after the rows of cx_pg_sink_tx's before_commit if any. */
 static int pg_commit(struct cx_sink *b) {
   struct pgs *s = (struct pgs *)b;
-  int rc = s->before_commit
-               ? s->before_commit(s->tx_ctx, s->conn, s->base.err, sizeof s->base.err)
-               : 0;
+  int rc =
+      s->before_commit ? s->before_commit(s->tx_ctx, s->conn, s->base.err, sizeof s->base.err) : 0;
   if (rc)
     return rc;
   rc = pg_exec(s, "COMMIT", 0, NULL, "COMMIT");

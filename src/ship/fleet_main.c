@@ -32,31 +32,47 @@ static const char group_sql[] =
     " GROUP BY f.kind, f.function, f.file, f.line, f.executable"
     " ORDER BY count(DISTINCT f.host) DESC, count(DISTINCT d.trace_run_id) DESC, f.kind,"
     " f.function";
-enum { G_KIND, G_FN, G_FILE, G_LINE, G_EXE, G_RUNS, G_HOSTS, G_DUMPS, G_FIRST, G_LAST,
-       G_WORST_RUN, G_WORST_DUMP, G_WORST_NS, G_HOST_JSON, G_SEV };
+enum {
+  G_KIND,
+  G_FN,
+  G_FILE,
+  G_LINE,
+  G_EXE,
+  G_RUNS,
+  G_HOSTS,
+  G_DUMPS,
+  G_FIRST,
+  G_LAST,
+  G_WORST_RUN,
+  G_WORST_DUMP,
+  G_WORST_NS,
+  G_HOST_JSON,
+  G_SEV
+};
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: corotracer fleet [--db URL] [--since DURATION] [--host H]... [--json] [--all]\n"
-             "The findings shipped by `corotracer ship` / `run --ship`, grouped by root cause\n"
-             "(kind, the user's site, the executable), with their runs, hosts, first and last\n"
-             "seen and the worst example's run id.\n"
-             "  --db URL     postgres://... or a conninfo (else libpq's environment)\n"
-             "  --since D    only findings seen in the last D (30m, 24h, 7d; default: all)\n"
-             "  --host H     only these hosts (repeat)   --all  info findings too\n"
-             "  --json       JSON instead of Markdown\n"
-             "See docs/FLEET.md.\n");
+  fprintf(f,
+          "usage: corotracer fleet [--db URL] [--since DURATION] [--host H]... [--json] [--all]\n"
+          "The findings shipped by `corotracer ship` / `run --ship`, grouped by root cause\n"
+          "(kind, the user's site, the executable), with their runs, hosts, first and last\n"
+          "seen and the worst example's run id.\n"
+          "  --db URL     postgres://... or a conninfo (else libpq's environment)\n"
+          "  --since D    only findings seen in the last D (30m, 24h, 7d; default: all)\n"
+          "  --host H     only these hosts (repeat)   --all  info findings too\n"
+          "  --json       JSON instead of Markdown\n"
+          "See docs/FLEET.md.\n");
 }
 
 /* "24h", "30m", "7d", "90s", "250ms" as ns; 0 on a bad one. */
 static uint64_t parse_duration(const char *s) {
   char *end;
   double v = strtod(s, &end);
-  double unit = !strcmp(end, "ms")                ? 1e6
-                : !strcmp(end, "s") || !*end      ? 1e9
-                : !strcmp(end, "m")               ? 60e9
-                : !strcmp(end, "h")               ? 3600e9
-                : !strcmp(end, "d")               ? 86400e9
-                                                  : 0;
+  double unit = !strcmp(end, "ms")           ? 1e6
+                : !strcmp(end, "s") || !*end ? 1e9
+                : !strcmp(end, "m")          ? 60e9
+                : !strcmp(end, "h")          ? 3600e9
+                : !strcmp(end, "d")          ? 86400e9
+                                             : 0;
   return v > 0 && unit > 0 && v * unit < 1.8e19 ? (uint64_t)(v * unit) : 0;
 }
 
@@ -92,10 +108,21 @@ static void json_str(FILE *f, const char *key, const char *s, int null) {
 
 /* The groups as one JSON object; host_names comes from the server as JSON. */
 static void write_json(FILE *f, PGresult *r, uint64_t since) {
-  static const char *const keys[] = {"kind", "function", "file", "line", "executable", "runs",
-                                     "hosts", "dumps", "first_seen_wall_ns", "last_seen_wall_ns",
-                                     "worst_trace_run_id", "worst_run_id", "worst_ns",
-                                     "host_names", "severity"};
+  static const char *const keys[] = {"kind",
+                                     "function",
+                                     "file",
+                                     "line",
+                                     "executable",
+                                     "runs",
+                                     "hosts",
+                                     "dumps",
+                                     "first_seen_wall_ns",
+                                     "last_seen_wall_ns",
+                                     "worst_trace_run_id",
+                                     "worst_run_id",
+                                     "worst_ns",
+                                     "host_names",
+                                     "severity"};
   fprintf(f, "{\"since_wall_ns\":%" PRIu64 ",\"groups\":[", since);
   for (int i = 0; i < PQntuples(r); i++) {
     fputs(i ? ",\n{" : "\n{", f);
@@ -146,8 +173,8 @@ static void write_md(FILE *f, PGresult *r, const char *since) {
 
 enum { O_HELP = 1, O_JSON, O_ALL, O_DB, O_SINCE, O_HOST };
 static const struct ct_opt fleet_opts[] = {
-    {"-h --help", O_HELP, 0}, {"--json", O_JSON, 0},   {"--all", O_ALL, 0},   {"--db --to", O_DB, 1},
-    {"--since", O_SINCE, 1},  {"--host", O_HOST, 1},   {NULL, 0, 0}};
+    {"-h --help", O_HELP, 0}, {"--json", O_JSON, 0}, {"--all", O_ALL, 0}, {"--db --to", O_DB, 1},
+    {"--since", O_SINCE, 1},  {"--host", O_HOST, 1}, {NULL, 0, 0}};
 
 int ct_fleet_main(int argc, char **argv) {
   struct cx_conn c = {.url = getenv("COROTRACER_SHIP_URL")};
@@ -188,7 +215,7 @@ int ct_fleet_main(int argc, char **argv) {
       hosts.n--; /* the NUL stays after the text */
     } else {
       ct_usage_error("fleet",
-                     id == CT_ARGS_NO_VALUE ? "option needs a value"
+                     id == CT_ARGS_NO_VALUE     ? "option needs a value"
                      : id == CT_ARGS_POSITIONAL ? "unexpected argument"
                                                 : "unknown option (see corotracer fleet --help)",
                      val);

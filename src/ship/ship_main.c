@@ -48,11 +48,10 @@ static void usage(FILE *f) {
 }
 
 enum { O_HELP = 1, O_QUIET, O_DETACH, O_TO, O_SPOOL, O_SPOOL_MAX, O_WAIT, O_ADD };
-static const struct ct_opt ship_opts[] = {{"-h --help", O_HELP, 0},   {"-q --quiet", O_QUIET, 0},
-                                          {"--detach", O_DETACH, 0},  {"--to", O_TO, 1},
-                                          {"--spool", O_SPOOL, 1},    {"--spool-max", O_SPOOL_MAX, 1},
-                                          {"--wait", O_WAIT, 1},      {"--add", O_ADD, 1},
-                                          {NULL, 0, 0}};
+static const struct ct_opt ship_opts[] = {
+    {"-h --help", O_HELP, 0}, {"-q --quiet", O_QUIET, 0}, {"--detach", O_DETACH, 0},
+    {"--to", O_TO, 1},        {"--spool", O_SPOOL, 1},    {"--spool-max", O_SPOOL_MAX, 1},
+    {"--wait", O_WAIT, 1},    {"--add", O_ADD, 1},        {NULL, 0, 0}};
 
 static double now_s(void) {
   struct timespec ts;
