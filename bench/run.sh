@@ -15,7 +15,7 @@
 : "${O:?O must name the build directory}"
 B=$O/bench
 QUICK="probe demo-switch rip writer format clock harvest report html"
-LONG="cpp wake active idle demo demo-engine export html-serve html-live stall fiber asio ctrace flight setup onecpu"
+LONG="cpp wake active idle demo demo-engine export html-serve html-live stall fiber asio ctrace flight setup onecpu ship"
 # cmd NAME: the command line of the benchmark NAME (the quick ones with small
 # counts; the figures of docs/BENCHMARKS.md used the counts given there).
 cmd() {
@@ -45,6 +45,7 @@ cmd() {
     flight) echo "env O=$O RUNS=5 sh bench/bench-flight.sh" ;;
     setup) echo "env O=$O RUNS=9 sh bench/bench-setup.sh" ;;
     onecpu) echo "env O=$O RUNS=5 sh bench/bench-onecpu.sh" ;;
+    ship) echo "env O=$O RUNS=9 sh bench/bench-ship.sh" ;;
     *) return 1 ;;
   esac
 }

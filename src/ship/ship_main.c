@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -78,12 +79,13 @@ static int ship_one(const struct opts *o, const char *path, const char *shown, c
   uint64_t counts[CX_NTABLES], bad_line = 0;
   char abs[PATH_MAX];
   memset(&m, 0, sizeof m);
-  int rc = ct_ship_facts_read(path, &f, why, n);
-  if (rc)
+  memset(&f, 0, sizeof f);
+  /* the database first: while it is away, the file is not even read */
+  int rc = cx_pg_connect(&o->conn, "corotracer ship", &conn, why, n);
+  if (rc || (rc = ct_ship_facts_read(path, &f, why, n)))
     goto out;
   f.file = realpath(shown, abs) ? abs : shown;
-  if ((rc = cx_pg_connect(&o->conn, "corotracer ship", &conn, why, n)) ||
-      (rc = ct_ship_shipped(conn, &f, why, n)))
+  if ((rc = ct_ship_shipped(conn, &f, why, n)))
     goto out; /* 1: shipped before */
   PQfinish(conn);
   conn = NULL;
@@ -276,6 +278,7 @@ int ct_ship_main(int argc, char **argv) {
       goto out;
     }
     setsid();
+    setpriority(PRIO_PROCESS, 0, 19); /* the program and the engine come first */
   }
   status = 0;
   if (o.spool || o.add) {

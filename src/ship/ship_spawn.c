@@ -1,8 +1,9 @@
 /* ship_spawn.c - `run --ship`'s shipper: the engine hands each dump to a
  * `corotracer ship` process (posix_spawn of its own executable, so nothing
  * runs between fork and exec in the multithreaded engine), which queues it
- * in the spool and drains the spool into the database in its own session,
- * retrying for ten minutes while the database is away (docs/FLEET.md). */
+ * in the spool and drains the spool into the database in its own session at
+ * the lowest priority, retrying for ten minutes while the database is away
+ * (docs/FLEET.md). */
 #include "ship/ship_spawn.h"
 
 #include <errno.h>
@@ -16,6 +17,20 @@
 extern char **environ;
 
 #define SHIP_WAIT_S "600"
+#define PENDING_MAX 64
+
+/* Launchers started and not reaped yet (each exits once its shipper forked):
+ * reaped without waiting at the next call, so the engine never waits for a
+ * process start (the rest are the init's once the engine exits). Only the
+ * harvest thread calls ct_ship_spawn. */
+static pid_t pending[PENDING_MAX];
+
+/* Reaps the launchers that exited; keeps the others. */
+static void reap(void) {
+  for (int i = 0; i < PENDING_MAX; i++)
+    if (pending[i] > 0 && waitpid(pending[i], NULL, WNOHANG) == pending[i])
+      pending[i] = 0;
+}
 #define URL_ENV "COROTRACER_SHIP_URL="
 
 int ct_ship_spawn(const char *url, const char *spool, const char *path) {
@@ -28,7 +43,7 @@ int ct_ship_spawn(const char *url, const char *spool, const char *path) {
   posix_spawnattr_t attr;
   sigset_t none, all;
   pid_t pid;
-  int rc = -ENOMEM, st;
+  int rc = -ENOMEM;
   if (!spool)
     argv[7] = NULL; /* the shipper's default spool */
   if (!env || !url_env)
@@ -52,8 +67,12 @@ int ct_ship_spawn(const char *url, const char *spool, const char *path) {
   if (!rc)
     rc = -posix_spawn(&pid, "/proc/self/exe", NULL, &attr, argv, env);
   posix_spawnattr_destroy(&attr);
-  while (!rc && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
+  reap();
+  for (int i = 0; !rc && i < PENDING_MAX; i++)
+    if (pending[i] <= 0) {
+      pending[i] = pid;
+      break;
+    }
 out:
   free(env);
   free(url_env);

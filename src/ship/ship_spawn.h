@@ -3,11 +3,11 @@
 #ifndef CT_SHIP_SPAWN_H
 #define CT_SHIP_SPAWN_H
 
-/* Starts `corotracer ship --detach --spool SPOOL --add PATH` in its own
- * session, the URL in its environment (never on a command line), and reaps
- * the launcher, which exits as soon as the shipper forked off: the caller
- * waits about one fork, never for the database. spool NULL: the default.
- * 0 or -errno. Async-signal-unsafe work happens in the child only after exec. */
+/* Starts `corotracer ship --detach --spool SPOOL --add PATH`, the URL in its
+ * environment (never on a command line); the launcher exits as soon as the
+ * shipper forked off into its own session, and is reaped at a later call
+ * without waiting: the caller waits for one posix_spawn, never for a process
+ * start or the database. spool NULL: the default. 0 or -errno. */
 int ct_ship_spawn(const char *url, const char *spool, const char *path);
 
 #endif
