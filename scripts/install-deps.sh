@@ -15,8 +15,9 @@ PKGS_TEST="git spin" # test-first-run clones the repository; spin checks the pro
 PKGS_ARM="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 PKGS_WEB="chromium nodejs" # the dashboard's browser tests
 PKGS_EXPORT_TEST="sqlite3 postgresql mariadb-server mariadb-client protobuf-compiler" # the export's tests
+PKGS_FLEET_TEST="python3 util-linux" # test-fleet-pg: its JSON checks, unshare -u for simulated hosts
 pkgs="$PKGS_BUILD $PKGS_EXPORT $PKGS_CPP"
-[ "${1:-}" = build ] || pkgs="$pkgs $PKGS_DEMO $PKGS_TEST $PKGS_ARM $PKGS_WEB $PKGS_EXPORT_TEST"
+[ "${1:-}" = build ] || pkgs="$pkgs $PKGS_DEMO $PKGS_TEST $PKGS_ARM $PKGS_WEB $PKGS_EXPORT_TEST $PKGS_FLEET_TEST"
 if ! command -v dpkg-query >/dev/null 2>&1; then
   echo "install-deps: not Debian: install the equivalents of: $pkgs" >&2
   exit 0

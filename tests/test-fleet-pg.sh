@@ -45,6 +45,11 @@ label=$(printf 'we "ird"\t\\ |\nx \303\251')
 line_a=$(grep -n 'corotracer_suspend' tests/lib/fleet-prog.c | sed -n 1p | cut -d: -f1)
 line_b=$(grep -n 'corotracer_suspend' tests/lib/fleet-prog.c | sed -n 2p | cut -d: -f1)
 
+echo "== 0. a database with the export's tables only (export postgres) takes shipped dumps"
+"$CT_BUILD/bench/bench-report-gen" 2000 10 > "$tmp/small.jsonl" || fail "bench-report-gen"
+PGPASSWORD=$PW "$CT" export postgres "$tmp/small.jsonl" -q || fail "export postgres: exit $?"
+[ "$(q "SELECT to_regclass('dumps') IS NULL")" = t ] || fail "dumps made by export"
+
 echo "== 1. three hosts at once, two bugs each"
 # One host: both programs, each a flight recorder dumping on its lost wakeup.
 host_runs() {
@@ -64,6 +69,7 @@ for h in h1 h2 h3; do
 done
 wait_for "SELECT count(*) FROM dumps" 6
 wait_for "SELECT count(DISTINCT host) FROM dumps" 3
+[ "$(q "SELECT version FROM corotracer_schema WHERE part = 'fleet'")" = 1 ] || fail "schema version: $(q 'SELECT * FROM corotracer_schema')"
 "$CT" fleet --db "$URL" --json > "$tmp/fleet.json" 2> "$tmp/fleet.err" || fail "fleet --json: exit $?: $(cat "$tmp/fleet.err")"
 "$CT" fleet --db "$URL" --since 1h > "$tmp/fleet.md" 2>> "$tmp/fleet.err" || fail "fleet: exit $?: $(cat "$tmp/fleet.err")"
 python3 - "$tmp/fleet.json" "$line_a" "$line_b" << 'PY' || fail "fleet --json: $(cat "$tmp/fleet.json")"
