@@ -144,7 +144,22 @@ sp=$tmp/spool-done
 grep -q "shipped as run" "$tmp/done.err" && fail "h1/b shipped twice: $(cat "$tmp/done.err")"
 [ "$(q "SELECT count(*) FROM dumps WHERE file = '$tmp/h1/b.ctrace'")" = 1 ] || fail "h1/b: $(q 'SELECT file FROM dumps')"
 
-echo "== 6. bad input and a wrong password: one line, no password"
+echo "== 6. the spool: bounded, counted, private"
+sp=$tmp/spool-full
+away="postgresql:///ct?host=$tmp/nowhere&user=ct&password=$PW"
+"$CT" ship --spool "$sp" --spool-max 1 --add "$tmp/h1/a.ctrace" --to "$away" 2> "$tmp/full1.err" && fail "shipped to nowhere"
+grep -q "1 dumps wait in $sp\$" "$tmp/full1.err" || fail "first into the spool said: $(cat "$tmp/full1.err")"
+"$CT" ship --spool "$sp" --spool-max 1 --add "$tmp/h1/b.ctrace" --to "$away" 2> "$tmp/full2.err" && fail "a full spool took more"
+grep -q "spool $sp full (1 entries): not queued (1 dropped so far)" "$tmp/full2.err" || fail "full spool said: $(cat "$tmp/full2.err")"
+[ "$(cat "$sp/dropped")" = 1 ] || fail "dropped count: $(cat "$sp/dropped")"
+chmod 755 "$sp"
+"$CT" ship --spool "$sp" --to "$URL" 2> "$tmp/open.err" && fail "a spool others may enter was used"
+grep -q "not a private spool" "$tmp/open.err" || fail "open spool said: $(cat "$tmp/open.err")"
+chmod 700 "$sp"
+"$CT" ship --spool "$sp" --to "$URL" 2> "$tmp/full3.err" || fail "draining: $(cat "$tmp/full3.err")"
+[ -z "$(ls "$sp" | grep '^[0-9]')" ] || fail "spool not drained: $(ls "$sp")"
+
+echo "== 7. bad input and a wrong password: one line, no password"
 printf 'not a trace\n' > "$tmp/bad.txt"
 "$CT" ship "$tmp/bad.txt" --to "$URL" 2> "$tmp/bad.err"; rc=$?
 [ $rc = 2 ] && [ "$(wc -l < "$tmp/bad.err")" = 1 ] || fail "bad file: exit $rc: $(cat "$tmp/bad.err")"
