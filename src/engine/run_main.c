@@ -250,13 +250,14 @@ static void flight_notes(struct run *r) {
       else if (n[i].err)
         fprintf(stderr, "corotracer: %s: flight dump (%s) failed: %s\n", n[i].path, n[i].trigger,
                 strerror(n[i].err));
-      else
+      else {
         fprintf(stderr,
                 "corotracer: %s: flight dump on %s: %.3f s of trace, %llu bytes (%llu dropped "
                 "before it)\n",
                 n[i].path, n[i].trigger, (double)(n[i].end_ts - n[i].start_ts) / 1e9,
-                (unsigned long long)n[i].bytes, (unsigned long long)n[i].dropped_bytes),
-            ship(r, n[i].path);
+                (unsigned long long)n[i].bytes, (unsigned long long)n[i].dropped_bytes);
+        ship(r, n[i].path); /* on disk now */
+      }
   }
 }
 
