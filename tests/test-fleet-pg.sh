@@ -107,6 +107,11 @@ before=$(q "SELECT (SELECT count(*) FROM dumps) || ' ' || (SELECT count(*) FROM 
 grep -q "shipped before: nothing added" "$tmp/again.err" || fail "ship again said: $(cat "$tmp/again.err")"
 [ "$(q "SELECT (SELECT count(*) FROM dumps) || ' ' || (SELECT count(*) FROM events)")" = "$before" ] || fail "shipping again added rows"
 
+echo "== 3b. without --flight: the trace, at exit"
+"$CT" run --quiet --ship "$URL" --ship-spool "$tmp/spool-full-trace" -o "$tmp/full.ctrace" -- "$prog" a 100 x \
+  > "$tmp/full.log" 2>&1 || fail "run --ship without --flight: $(cat "$tmp/full.log")"
+wait_for "SELECT count(*) FROM dumps WHERE file = '$tmp/full.ctrace' AND dump_trigger IS NULL" 1
+
 echo "== 4. the server away: the dump waits in the spool, ships when it is back"
 pg_stop "$pg"
 mkdir -p "$tmp/h4"
