@@ -108,17 +108,20 @@ grep -q "shipped before: nothing added" "$tmp/again.err" || fail "ship again sai
 [ "$(q "SELECT (SELECT count(*) FROM dumps) || ' ' || (SELECT count(*) FROM events)")" = "$before" ] || fail "shipping again added rows"
 
 echo "== 3b. without --flight: the trace, at exit"
-"$CT" run --quiet --ship "$URL" --ship-spool "$tmp/spool-full-trace" -o "$tmp/full.ctrace" -- "$prog" a 100 x \
-  > "$tmp/full.log" 2>&1 || fail "run --ship without --flight: $(cat "$tmp/full.log")"
+out=$("$CT" run --quiet --ship "$URL" --ship-spool "$tmp/spool-full-trace" -o "$tmp/full.ctrace" -- "$prog" a 100 x 2>&1) ||
+  fail "run --ship without --flight: $out"
 wait_for "SELECT count(*) FROM dumps WHERE file = '$tmp/full.ctrace' AND dump_trigger IS NULL" 1
 
 echo "== 4. the server away: the dump waits in the spool, ships when it is back"
 pg_stop "$pg"
 mkdir -p "$tmp/h4"
-unshare -u sh -c 'hostname fleet-h4; "$1" run --quiet --flight 4M --dump-on lost_wakeup --ship "$2" --ship-spool "$3/spool" -o "$3/a.ctrace" -- "$4" a 2000 x' \
-  sh "$CT" "$URL" "$tmp/h4" "$prog" > "$tmp/h4/log" 2>&1 || fail "run with the server down: $(cat "$tmp/h4/log")"
-i=0; until grep -q "dumps wait in" "$tmp/h4/log" || [ $i -gt 300 ]; do sleep 0.1; i=$((i + 1)); done
-grep -q "1 dumps wait in $tmp/h4/spool, retrying" "$tmp/h4/log" || fail "no spooling line: $(cat "$tmp/h4/log")"
+# Through a pipe: the shipper, retrying, must not hold it (the run returns at once).
+t0=$(date +%s)
+unshare -u sh -c 'hostname fleet-h4; "$1" run --quiet --flight 4M --dump-on lost_wakeup --ship "$2" --ship-spool "$3/spool" -o "$3/a.ctrace" -- "$4" a 2000 x 2>&1' \
+  sh "$CT" "$URL" "$tmp/h4" "$prog" | cat > "$tmp/h4/log" || fail "run with the server down: $(cat "$tmp/h4/log")"
+[ $(($(date +%s) - t0)) -lt 30 ] || fail "the run's pipe was held $(($(date +%s) - t0)) s (by the shipper?)"
+i=0; until grep -q "dumps wait in" "$tmp/h4/spool/log" 2> /dev/null || [ $i -gt 300 ]; do sleep 0.1; i=$((i + 1)); done
+grep -q "1 dumps wait in $tmp/h4/spool, retrying" "$tmp/h4/spool/log" || fail "no spooling line: $(cat "$tmp/h4/spool/log" "$tmp/h4/log")"
 [ "$(ls "$tmp/h4/spool" | grep -c '^[0-9]*-[0-9]*$')" = 1 ] || fail "spool: $(ls -la "$tmp/h4/spool")"
 [ "$(stat -c %a "$tmp/h4/spool")" = 700 ] || fail "spool mode $(stat -c %a "$tmp/h4/spool")"
 pg_as "'$PGBIN/pg_ctl' -D '$pg/data' -l '$pg/log' -w -t 60 -o \"-k $pg -c listen_addresses=''\" start" > /dev/null 2>&1 || fail "restart"
@@ -173,7 +176,7 @@ printf 'not a trace\n' > "$tmp/bad.txt"
 grep -q "password authentication failed" "$tmp/wrong.err" || fail "wrong password said: $(cat "$tmp/wrong.err")"
 "$CT" ship "$tmp/h1/a.ctrace" --to "postgresql://ct:$PW@[::1" 2> "$tmp/badurl.err" && fail "a bad URL accepted"
 "$CT" fleet --db "postgresql://ct:$PW@%zz/ct" 2> "$tmp/badurl2.err" && fail "a bad URL accepted by fleet"
-for f in "$tmp"/*.err "$tmp"/*.json "$tmp"/*.md "$tmp"/h*/log "$tmp"/h*/*.ctrace; do
+for f in "$tmp"/*.err "$tmp"/*.json "$tmp"/*.md "$tmp"/h*/log "$tmp"/h*/spool/log "$tmp"/h*/*.ctrace; do
   grep -q "$PW" "$f" && fail "the password shows in $f: $(grep -a "$PW" "$f" | head -3)"
 done
 [ "$(q "SELECT count(*) FROM dumps WHERE command LIKE '%$PW%' OR file LIKE '%$PW%'")" = 0 ] || fail "the password is in the database"

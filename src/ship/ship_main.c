@@ -214,6 +214,22 @@ static int spool_add(const struct opts *o, const char *dir, int dirfd, const cha
   return rc;
 }
 
+/* The detached shipper's output: its lines to DIR/log, nothing on the
+ * engine's stdout and stderr, which it would otherwise hold open for as long
+ * as it retries (a `$(corotracer run ...)` or a pipe would wait for it). */
+static void detach_output(int dirfd) {
+  int log = openat(dirfd, "log", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null >= 0) {
+    dup2(null, STDIN_FILENO);
+    dup2(null, STDOUT_FILENO);
+    dup2(log >= 0 ? log : null, STDERR_FILENO);
+    close(null);
+  }
+  if (log >= 0)
+    close(log);
+}
+
 /* Returns -1 when parsed, else the exit status; files[] gets the FILEs. */
 static int parse(int argc, char **argv, struct opts *o, const char **files, int *nfiles) {
   struct ct_args it;
@@ -291,6 +307,8 @@ int ct_ship_main(int argc, char **argv) {
     }
     o.spool = dir;
   }
+  if (o.detach && dirfd >= 0)
+    detach_output(dirfd);
   if (o.add && spool_add(&o, o.spool, dirfd, o.add))
     status = 1;
   for (int i = 0; i < nfiles; i++) {
