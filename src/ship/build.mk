@@ -12,3 +12,6 @@ $(O)/tests/lib/fleet-prog: $(O)/obj/tests/lib/fleet-prog.o $(LIBA)
 	$(call link)
 PROGS += $(O)/tests/lib/fleet-prog
 TESTS += tests/test-fleet-pg.sh
+
+# What ship reads of a file before exporting it, fuzzed (tests/fuzz/fuzz-shipfacts.c).
+FUZZ_SRCS_shipfacts := src/ship/ship_facts.c $(FUZZ_SRCS_trace)

@@ -90,8 +90,10 @@ static int scan_entry(void *ctx, const struct ct_ev_item *ev, const struct ct_co
     return 0;
   if (!s->meta && l.type == CT_LINE_META) {
     s->meta = 1;
-    ct_str_copy(&l.run_id, s->f->trace_run_id, sizeof s->f->trace_run_id);
-    ct_str_copy(&l.host, s->f->host, sizeof s->f->host);
+    if (CT_HAS(&l, CT_K_RUN_ID)) /* only the keys the line has are set */
+      ct_str_copy(&l.run_id, s->f->trace_run_id, sizeof s->f->trace_run_id);
+    if (CT_HAS(&l, CT_K_HOST))
+      ct_str_copy(&l.host, s->f->host, sizeof s->f->host);
     s->f->command = json_value(line, n, "command", &s->err);
     return s->err;
   }
