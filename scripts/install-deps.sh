@@ -17,12 +17,13 @@ PKGS_TEST="git spin" # test-first-run clones the repository; spin checks the pro
 PKGS_ARM="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 PKGS_WEB="chromium nodejs" # the dashboard's browser tests
 PKGS_EXPORT_TEST="sqlite3 postgresql mariadb-server mariadb-client protobuf-compiler" # the export's tests
+PKGS_FLEET_TEST="python3 util-linux" # test-fleet-pg: its JSON checks, unshare -u for simulated hosts
 what=${1:-all}
 pkgs="$PKGS_BUILD $PKGS_EXPORT $PKGS_CPP"
 case $what in
   build) ;;
   demo) pkgs="$pkgs $PKGS_DEMO" ;;
-  all) pkgs="$pkgs $PKGS_DEMO $PKGS_BENCH $PKGS_TEST $PKGS_ARM $PKGS_WEB $PKGS_EXPORT_TEST" ;;
+  all) pkgs="$pkgs $PKGS_DEMO $PKGS_BENCH $PKGS_TEST $PKGS_ARM $PKGS_WEB $PKGS_EXPORT_TEST $PKGS_FLEET_TEST" ;;
   *) echo "usage: install-deps.sh [build|demo]" >&2; exit 2 ;;
 esac
 if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -14,6 +14,8 @@ int ct_export_main(int argc, char **argv); /* src/export */
 int ct_html_main(int argc, char **argv);   /* src/html */
 int ct_serve_main(int argc, char **argv);  /* src/html */
 int ct_dump_main(int argc, char **argv);   /* src/cli: ask a flight recorder for a dump */
+int ct_ship_main(int argc, char **argv);   /* src/ship: traces and dumps to PostgreSQL */
+int ct_fleet_main(int argc, char **argv);  /* src/ship: findings grouped across hosts */
 
 /* Prints "corotracer: CMD: WHAT[: ARG]" on stderr (the convention of
  * docs/CONVENTIONS.md) and returns 2, the exit status of a bad command line.

@@ -1,5 +1,5 @@
 /* main.c - the corotracer command: dispatches to run, report, rip, export,
- * html, serve and dump. */
+ * html, serve, dump, ship and fleet. */
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +16,8 @@ static void usage(FILE *f) {
           "       corotracer html TRACE [-o dashboard.html]            offline dashboard\n"
           "       corotracer serve TRACE [--addr [ADDR:]PORT]         live dashboard\n"
           "       corotracer dump [--pid ENGINE_PID | RUN_DIR]   a flight recorder's window now\n"
+          "       corotracer ship FILE... --to URL   traces and dumps to PostgreSQL, once\n"
+          "       corotracer fleet --db URL [--since 24h] [--json]   findings across hosts\n"
           "reference spellings: corotracer -n 256 -cmd \"./app args\" -out trace.jsonl\n"
           "                     corotracer -deepdive -out trace.jsonl\n"
           "                     corotracer -html -out trace.jsonl\n"
@@ -71,6 +73,10 @@ int main(int argc, char **argv) {
     return ct_serve_main(argc - 1, argv + 1);
   if (strcmp(cmd, "dump") == 0)
     return ct_dump_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "ship") == 0)
+    return ct_ship_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "fleet") == 0)
+    return ct_fleet_main(argc - 1, argv + 1);
   if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
     usage(stdout);
     return 0;

@@ -56,6 +56,10 @@ void ct_opts_usage(FILE *f) {
           "      --stuck-ms MS   --dump-on: parked this long unwoken is lost (default 1000)\n"
           "      --runnable-ms MS  --dump-on: runnable this long while others ran (default 100)\n"
           "      --blocker-ms MS --dump-on: a run this long without suspending (default 100)\n"
+          "      --ship URL      each dump (without --flight: the trace at exit) to PostgreSQL,\n"
+          "                      by a shipper of its own; queued in a spool while the\n"
+          "                      database is away (docs/FLEET.md)\n"
+          "      --ship-spool DIR  that spool (default ~/.local/state/corotracer/spool)\n"
           "  -h, --help          this help\n"
           "The exit status is the program's (128+N when killed by signal N); see docs/ENGINE.md.\n",
           CT_STATIONS_DEFAULT, CTP_STATIONS_MAX, CT_RINGS_DEFAULT, CTP_RINGS_MAX,
@@ -116,6 +120,8 @@ enum {
   O_STUCK_MS,
   O_RUNNABLE_MS,
   O_BLOCKER_MS,
+  O_SHIP,
+  O_SHIP_SPOOL,
   O_HELP
 };
 
@@ -142,6 +148,8 @@ static const struct ct_opt run_opts[] = {{"-o --out", O_OUT, 1},
                                          {"--stuck-ms", O_STUCK_MS, 1},
                                          {"--runnable-ms", O_RUNNABLE_MS, 1},
                                          {"--blocker-ms", O_BLOCKER_MS, 1},
+                                         {"--ship", O_SHIP, 1},
+                                         {"--ship-spool", O_SHIP_SPOOL, 1},
                                          {"--append", O_APPEND, 0},
                                          {"--quiet", O_QUIET, 0},
                                          {"--status", O_STATUS, 0},
@@ -193,6 +201,12 @@ static int set_value(struct ct_opts *o, int id, const char *opt, const char *val
                      char *why, size_t whylen) {
   unsigned long v;
   switch (id) {
+  case O_SHIP:
+  case O_SHIP_SPOOL:
+    if (!val[0])
+      return bad(why, whylen, opt, "needs a value");
+    *(id == O_SHIP ? &o->ship : &o->ship_spool) = val;
+    return 0;
   case O_OUT:
   case O_REF_OUT:
   case O_ALSO_JSONL:

@@ -56,6 +56,7 @@ struct ct_opts {
   int dump_on_exit;       /* --dump-on exit: a dump at the program's end, whatever its status */
   unsigned dump_on;       /* --dump-on lost_wakeup,...: finding kinds (analysis/watch.h bits) */
   uint64_t stuck_ns, runnable_ns, blocker_ns; /* --stuck-ms, --runnable-ms, --blocker-ms */
+  const char *ship, *ship_spool; /* --ship URL, --ship-spool DIR (src/ship: docs/FLEET.md) */
   char **argv;      /* program argv (NULL-terminated); points into the caller's argv or sh_argv */
   char *sh_argv[4]; /* storage for {"/bin/sh", "-c", cmd, NULL} */
 };

@@ -28,6 +28,7 @@
 #include "engine/status.h"
 #include "engine/target.h"
 #include "html/live.h"
+#include "ship/ship_spawn.h"
 
 /* While events flow the loop naps between scans (ppoll, which serves signals
  * and connections too), for as long as the fullest ring took to get
@@ -232,6 +233,13 @@ static void flush_trace(struct run *r) {
 }
 
 /* ---- flight recorder ------------------------------------------------------ */
+/* --ship: a file on disk (a dump, the trace at exit) to a shipper process. */
+static void ship(const struct run *r, const char *path) {
+  int e = r->o.ship ? ct_ship_spawn(r->o.ship, r->o.ship_spool, path) : 0;
+  if (e)
+    fprintf(stderr, "corotracer: %s: --ship: cannot start the shipper: %s\n", path, strerror(-e));
+}
+
 /* One line per dump the formatter has written (or could not); a refusal
  * (--flight-max) and a removal (--flight-disk) are said the first time only,
  * their totals at the end (flight_totals). */
@@ -257,6 +265,8 @@ static void flight_notes(struct run *r) {
                 "before it)\n",
                 n[i].path, n[i].trigger, (double)(n[i].end_ts - n[i].start_ts) / 1e9,
                 (unsigned long long)n[i].bytes, (unsigned long long)n[i].dropped_bytes);
+      if (!n[i].err)
+        ship(r, n[i].path); /* on disk now */
       if (n[i].removed && !r->said_removed++)
         fprintf(stderr,
                 "corotracer: flight: the oldest dumps are removed to keep them within "
@@ -613,6 +623,8 @@ static int finish(struct run *r, uint64_t start_mono) {
   flight_notes(r);
   if (!r->o.quiet)
     flight_totals(r);
+  if (!r->o.flight && strcmp(r->o.out, "-"))
+    ship(r, r->o.out);
   report_trace_error(r);
   if (!r->o.quiet)
     ct_status_summary(&r->h, e.events, e.lost, fin.untraced,

@@ -187,6 +187,7 @@ struct cx_sink {
 struct cx_conn {
   const char *out; /* sqlite file, csv directory, jsonl/perfetto output */
   const char *host, *port, *user, *dbname, *socket, *sslmode, *password;
+  const char *url; /* PostgreSQL: a connection URI or conninfo, before the options (ship, fleet) */
 };
 
 /* Progress: called with rows written so far (the driver throttles nothing). */

@@ -3,11 +3,11 @@
  * PGSSLMODE, ~/.pgpass...), one transaction, the run's old rows replaced,
  * rows through COPY ... FROM STDIN (text format), indexes after the load.
  * Identifiers are quoted by PQescapeIdentifier. */
+#include "export/export_pg.h"
 #include "export/export_sql.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <libpq-fe.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +23,8 @@ struct pgs {
   struct cx_dialect d;
   struct ct_buf copy; /* COPY data not sent yet */
   int in_tx, in_copy;
+  cx_pg_tx_fn before_commit; /* cx_pg_sink_tx's: more rows in the same transaction */
+  void *tx_ctx;
 };
 
 static char *pg_quote(void *ctx, const char *name);
@@ -49,18 +51,24 @@ static char *pg_quote(void *ctx, const char *name) {
   return r;
 }
 
+/* A libpq message as one line: newlines to spaces, no trailing blank, no
+ * password (cx_pg_scrub). */
+static void one_line(const PGconn *conn, char *err) {
+  for (char *p = err; *p; p++)
+    if (*p == '\n')
+      *p = ' ';
+  for (int i = (int)strlen(err) - 1; i >= 0 && err[i] == ' '; i--)
+    err[i] = 0;
+  cx_pg_scrub(conn, err);
+}
+
 /* The server's primary message of r if any, else libpq's, on one line. */
 static int pg_fail_res(struct pgs *s, const char *what, const PGresult *r) {
   const char *msg = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
   if (!msg)
     msg = s->conn ? PQerrorMessage(s->conn) : "out of memory";
-  int k = snprintf(s->base.err, sizeof s->base.err, "postgres: %s: %s", what,
-                   msg && *msg ? msg : "failed");
-  for (int i = 0; i < k && i < (int)sizeof s->base.err; i++)
-    if (s->base.err[i] == '\n')
-      s->base.err[i] = ' ';
-  for (int i = (int)strlen(s->base.err) - 1; i >= 0 && s->base.err[i] == ' '; i--)
-    s->base.err[i] = 0;
+  snprintf(s->base.err, sizeof s->base.err, "postgres: %s: %s", what, msg && *msg ? msg : "failed");
+  one_line(s->conn, s->base.err);
   return -EIO;
 }
 
@@ -111,29 +119,14 @@ static int pg_upgrade(struct pgs *s, int t, const char *name) {
   return rc;
 }
 
-/* Sink begin: connects (options, then libpq's environment and files), BEGIN, the advisory
- * lock, creates missing tables and deletes the run's old rows, all in the transaction. */
+/* Sink begin: connects (cx_pg_connect), BEGIN, the advisory lock, creates
+ * missing tables and deletes the run's old rows, all in the transaction. */
 static int pg_begin(struct cx_sink *b, const struct cx_model *m, const struct cx_names *n) {
   struct pgs *s = (struct pgs *)b;
-  const char *kw[10], *val[10];
-  int k = 0, rc;
+  int rc;
   s->names = n;
-#define KV(key, v)                                                                                 \
-  if (v)                                                                                           \
-  kw[k] = key, val[k++] = v
-  KV("host", s->c->host);
-  KV("port", s->c->port);
-  KV("user", s->c->user);
-  KV("dbname", s->c->dbname);
-  KV("sslmode", s->c->sslmode);
-  KV("password", s->c->password);
-#undef KV
-  kw[k] = "application_name", val[k++] = "corotracer export";
-  kw[k] = NULL, val[k] = NULL;
-  s->conn = PQconnectdbParams(kw, val, 0);
-  if (!s->conn || PQstatus(s->conn) != CONNECTION_OK)
-    return pg_fail(s, "cannot connect");
-  PQsetNoticeProcessor(s->conn, quiet_notice, NULL); /* "already exists, skipping" */
+  if ((rc = cx_pg_connect(s->c, "corotracer export", &s->conn, s->base.err, sizeof s->base.err)))
+    return rc;
   if ((rc = pg_exec(s, "BEGIN", 0, NULL, "BEGIN")))
     return rc;
   s->in_tx = 1;
@@ -236,9 +229,14 @@ static int pg_table_end(struct cx_sink *b, int t) {
   return rc;
 }
 
+/* Commits, after the rows of cx_pg_sink_tx's before_commit if any. */
 static int pg_commit(struct cx_sink *b) {
   struct pgs *s = (struct pgs *)b;
-  int rc = pg_exec(s, "COMMIT", 0, NULL, "COMMIT");
+  int rc =
+      s->before_commit ? s->before_commit(s->tx_ctx, s->conn, s->base.err, sizeof s->base.err) : 0;
+  if (rc)
+    return rc;
+  rc = pg_exec(s, "COMMIT", 0, NULL, "COMMIT");
   if (!rc)
     s->in_tx = 0;
   return rc;
@@ -268,13 +266,91 @@ static void pg_free(struct cx_sink *b) {
 }
 
 int cx_pg_sink(const struct cx_conn *c, struct cx_sink **out) {
+  return cx_pg_sink_tx(c, NULL, NULL, out);
+}
+
+int cx_pg_sink_tx(const struct cx_conn *c, cx_pg_tx_fn before_commit, void *ctx,
+                  struct cx_sink **out) {
   struct pgs *s = calloc(1, sizeof *s);
   if (!s)
     return -ENOMEM;
   s->c = c;
+  s->before_commit = before_commit;
+  s->tx_ctx = ctx;
   s->d = pg_dialect;
   s->d.ctx = s; /* pg_quote asks the connection */
   s->base = CX_SINK_OPS("postgres", pg);
   *out = &s->base;
   return 0;
+}
+
+/* Replaces each occurrence of pw (k bytes) in msg by "***" (at most k
+ * characters: it fits in place). */
+static void scrub_word(char *msg, const char *pw, size_t k) {
+  char *p;
+  size_t r = k < 3 ? k : 3;
+  while (k && (p = memmem(msg, strlen(msg), pw, k))) {
+    memcpy(p, "***", r);
+    memmove(p + r, p + k, strlen(p + k) + 1);
+    msg = p + r; /* on after it: a password of stars is not found in its own mask */
+  }
+}
+
+void cx_pg_scrub(const PGconn *conn, char *msg) {
+  const char *pw = conn ? PQpass(conn) : NULL;
+  if (pw)
+    scrub_word(msg, pw, strlen(pw));
+}
+
+/* The password a connection URI or conninfo holds, out of msg: as libpq
+ * decodes it, and as written (a URI's user:password@ part), for messages
+ * about a URI libpq could not parse, which may quote it whole. */
+static void scrub_url(const char *url, char *msg) {
+  char *perr = NULL;
+  PQconninfoOption *o = PQconninfoParse(url, &perr);
+  for (PQconninfoOption *i = o; i && i->keyword; i++)
+    if (!strcmp(i->keyword, "password") && i->val)
+      scrub_word(msg, i->val, strlen(i->val));
+  PQconninfoFree(o);
+  PQfreemem(perr);
+  const char *a = strstr(url, "://"), *at, *colon;
+  if (!a)
+    return;
+  a += 3;
+  size_t auth = strcspn(a, "/?");
+  for (at = a + auth; at > a && at[-1] != '@'; at--) {
+  }
+  if (at > a && (colon = memchr(a, ':', (size_t)(at - 1 - a))))
+    scrub_word(msg, colon + 1, (size_t)(at - 1 - (colon + 1)));
+}
+
+int cx_pg_connect(const struct cx_conn *c, const char *app, PGconn **out, char *err, size_t n) {
+  const char *kw[10], *val[10];
+  int k = 0;
+#define KV(key, v)                                                                                 \
+  if (v)                                                                                           \
+  kw[k] = key, val[k++] = v
+  KV("dbname", c->url); /* first: expanded, and the options after it override its parts */
+  KV("host", c->host);
+  KV("port", c->port);
+  KV("user", c->user);
+  KV("dbname", c->dbname);
+  KV("sslmode", c->sslmode);
+  KV("password", c->password);
+#undef KV
+  kw[k] = "application_name", val[k++] = app;
+  kw[k] = NULL, val[k] = NULL;
+  PGconn *conn = PQconnectdbParams(kw, val, c->url != NULL);
+  if (conn && PQstatus(conn) == CONNECTION_OK) {
+    PQsetNoticeProcessor(conn, quiet_notice, NULL); /* "already exists, skipping" */
+    *out = conn;
+    return 0;
+  }
+  snprintf(err, n, "postgres: cannot connect: %s", conn ? PQerrorMessage(conn) : "out of memory");
+  one_line(conn, err);
+  if (c->url)
+    scrub_url(c->url, err);
+  PQfinish(conn);
+  *out = NULL;
+  return -EIO;
 }

@@ -1,0 +1,255 @@
+/* fleet_main.c - `corotracer fleet --db URL [--since 24h] [--host H]...
+ * [--json]`: the findings shipped from every host grouped by root cause (a
+ * signature: kind, the user's site as function and file:line, the executable),
+ * each with its runs, hosts, first and last seen and its worst example's run
+ * id, in Markdown or JSON (docs/FLEET.md). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "common/buf.h"
+#include "common/jsonesc.h"
+#include "ship/ship.h"
+
+/* The groups: one row per signature, most hosts first. $1: since (wall ns),
+ * $2: hosts separated by newlines (NULL: all), $3: 1 to include info findings. */
+static const char group_sql[] =
+    "SELECT f.kind, f.function, f.file, f.line, f.executable,"
+    " count(DISTINCT d.trace_run_id), count(DISTINCT f.host), count(*),"
+    " min(f.seen_wall_ns), max(f.seen_wall_ns),"
+    " (array_agg(d.trace_run_id ORDER BY f.worst_ns DESC, f.seen_wall_ns DESC))[1],"
+    " (array_agg(f.run_id ORDER BY f.worst_ns DESC, f.seen_wall_ns DESC))[1],"
+    " max(f.worst_ns), json_agg(DISTINCT f.host ORDER BY f.host), max(f.severity)"
+    " FROM fleet_findings f JOIN dumps d USING (run_id, host)"
+    " WHERE coalesce(f.seen_wall_ns, 0) >= $1::bigint"
+    " AND ($2::text IS NULL OR f.host = ANY (string_to_array($2, E'\\n')))"
+    " AND ($3::int = 1 OR f.severity <> 'info')"
+    " GROUP BY f.kind, f.function, f.file, f.line, f.executable"
+    " ORDER BY count(DISTINCT f.host) DESC, count(DISTINCT d.trace_run_id) DESC, f.kind,"
+    " f.function";
+enum {
+  G_KIND,
+  G_FN,
+  G_FILE,
+  G_LINE,
+  G_EXE,
+  G_RUNS,
+  G_HOSTS,
+  G_DUMPS,
+  G_FIRST,
+  G_LAST,
+  G_WORST_RUN,
+  G_WORST_DUMP,
+  G_WORST_NS,
+  G_HOST_JSON,
+  G_SEV
+};
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: corotracer fleet [--db URL] [--since DURATION] [--host H]... [--json] [--all]\n"
+          "The findings shipped by `corotracer ship` / `run --ship`, grouped by root cause\n"
+          "(kind, the user's site, the executable), with their runs, hosts, first and last\n"
+          "seen and the worst example's run id.\n"
+          "  --db URL     postgres://... or a conninfo (else libpq's environment)\n"
+          "  --since D    only findings seen in the last D (30m, 24h, 7d; default: all)\n"
+          "  --host H     only these hosts (repeat)   --all  info findings too\n"
+          "  --json       JSON instead of Markdown\n"
+          "See docs/FLEET.md.\n");
+}
+
+/* "24h", "30m", "7d", "90s", "250ms" as ns; 0 on a bad one. */
+static uint64_t parse_duration(const char *s) {
+  char *end;
+  double v = strtod(s, &end);
+  double unit = !strcmp(end, "ms")           ? 1e6
+                : !strcmp(end, "s") || !*end ? 1e9
+                : !strcmp(end, "m")          ? 60e9
+                : !strcmp(end, "h")          ? 3600e9
+                : !strcmp(end, "d")          ? 86400e9
+                                             : 0;
+  return v > 0 && unit > 0 && v * unit < 1.8e19 ? (uint64_t)(v * unit) : 0;
+}
+
+/* Markdown cells hold no '|' nor newline. */
+static void cell(FILE *f, const char *s) {
+  for (; *s; s++)
+    fputs(*s == '|' ? "\\|" : *s == '\n' ? " " : (char[]){*s, 0}, f);
+}
+
+/* A wall-clock ns as "2026-11-27 21:03:04Z" into buf. */
+static const char *when(const char *ns, char *buf, size_t n) {
+  time_t t = (time_t)(strtoull(ns, NULL, 10) / 1000000000u);
+  struct tm tm;
+  if (!*ns || !gmtime_r(&t, &tm) || !strftime(buf, n, "%Y-%m-%d %H:%M:%SZ", &tm))
+    snprintf(buf, n, "unknown");
+  return buf;
+}
+
+/* "key":"s" (escaped), or "key":null. */
+static void json_str(FILE *f, const char *key, const char *s, int null) {
+  size_t n = strlen(s);
+  char *o = null ? NULL : malloc(CT_JSON_ESC_MAX(n));
+  fprintf(f, "\"%s\":", key);
+  if (!o) {
+    fputs("null", f);
+    return;
+  }
+  fputc('"', f);
+  fwrite(o, 1, ct_json_escape(o, s, n), f);
+  fputc('"', f);
+  free(o);
+}
+
+/* The groups as one JSON object; host_names comes from the server as JSON. */
+static void write_json(FILE *f, PGresult *r, uint64_t since) {
+  static const char *const keys[] = {"kind",
+                                     "function",
+                                     "file",
+                                     "line",
+                                     "executable",
+                                     "runs",
+                                     "hosts",
+                                     "dumps",
+                                     "first_seen_wall_ns",
+                                     "last_seen_wall_ns",
+                                     "worst_trace_run_id",
+                                     "worst_run_id",
+                                     "worst_ns",
+                                     "host_names",
+                                     "severity"};
+  fprintf(f, "{\"since_wall_ns\":%" PRIu64 ",\"groups\":[", since);
+  for (int i = 0; i < PQntuples(r); i++) {
+    fputs(i ? ",\n{" : "\n{", f);
+    for (int c = 0; c <= G_SEV; c++) {
+      int raw = c == G_LINE || (c >= G_RUNS && c <= G_LAST) || c == G_WORST_NS || c == G_HOST_JSON;
+      const char *v = PQgetvalue(r, i, c);
+      if (c)
+        fputc(',', f);
+      if (raw && !PQgetisnull(r, i, c))
+        fprintf(f, "\"%s\":%s", keys[c], v);
+      else
+        json_str(f, keys[c], v, PQgetisnull(r, i, c));
+    }
+    fputc('}', f);
+  }
+  fputs("\n]}\n", f);
+}
+
+/* The groups as a Markdown table. */
+static void write_md(FILE *f, PGresult *r, const char *since) {
+  char a[40], b[40];
+  fprintf(f, "# Fleet: %d finding groups%s%s\n\n", PQntuples(r), since ? " seen in the last " : "",
+          since ? since : "");
+  if (!PQntuples(r))
+    return;
+  fputs("| # | kind | site | executable | runs | hosts | dumps | first seen | last seen | worst "
+        "run |\n| ---: | --- | --- | --- | ---: | ---: | ---: | --- | --- | --- |\n",
+        f);
+  for (int i = 0; i < PQntuples(r); i++) {
+    fprintf(f, "| %d | ", i + 1);
+    cell(f, PQgetvalue(r, i, G_KIND));
+    fputs(" | ", f);
+    cell(f, PQgetisnull(r, i, G_FN) ? "unknown" : PQgetvalue(r, i, G_FN));
+    if (!PQgetisnull(r, i, G_FILE)) {
+      fputs(" (", f);
+      cell(f, PQgetvalue(r, i, G_FILE));
+      fprintf(f, ":%s)", PQgetvalue(r, i, G_LINE));
+    }
+    fputs(" | ", f);
+    cell(f, PQgetvalue(r, i, G_EXE));
+    fprintf(f, " | %s | %s | %s | %s | %s | ", PQgetvalue(r, i, G_RUNS), PQgetvalue(r, i, G_HOSTS),
+            PQgetvalue(r, i, G_DUMPS), when(PQgetvalue(r, i, G_FIRST), a, sizeof a),
+            when(PQgetvalue(r, i, G_LAST), b, sizeof b));
+    cell(f, PQgetvalue(r, i, G_WORST_DUMP));
+    fputs(" |\n", f);
+  }
+}
+
+enum { O_HELP = 1, O_JSON, O_ALL, O_DB, O_SINCE, O_HOST };
+static const struct ct_opt fleet_opts[] = {
+    {"-h --help", O_HELP, 0}, {"--json", O_JSON, 0}, {"--all", O_ALL, 0}, {"--db --to", O_DB, 1},
+    {"--since", O_SINCE, 1},  {"--host", O_HOST, 1}, {NULL, 0, 0}};
+
+int ct_fleet_main(int argc, char **argv) {
+  struct cx_conn c = {.url = getenv("COROTRACER_SHIP_URL")};
+  struct ct_buf hosts = {0};
+  const char *since = NULL, *val;
+  uint64_t since_ns = 0;
+  int json = 0, all = 0, id, status = 2;
+  struct ct_args it;
+  PGconn *conn = NULL;
+  PGresult *r = NULL;
+  char err[1024];
+  ct_args_init(&it, argc, argv, 0);
+  while ((id = ct_args_next(&it, fleet_opts, &val)) != CT_ARGS_END) {
+    if (id == O_HELP) {
+      usage(stdout);
+      status = 0;
+      goto out;
+    } else if (id == O_JSON || id == O_ALL) {
+      *(id == O_JSON ? &json : &all) = 1;
+    } else if (id == O_DB) {
+      c.url = val;
+    } else if (id == O_SINCE) {
+      uint64_t d = parse_duration(val);
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+      if (!d) {
+        ct_usage_error("fleet", "--since: not a duration (30m, 24h, 7d)", val);
+        goto out;
+      }
+      since = val, since_ns = d < now ? now - d : 0;
+    } else if (id == O_HOST) {
+      if ((hosts.n && ct_buf_put(&hosts, "\n", 1)) || ct_buf_put(&hosts, val, strlen(val) + 1)) {
+        fprintf(stderr, "corotracer: fleet: out of memory\n");
+        status = 1;
+        goto out;
+      }
+      hosts.n--; /* the NUL stays after the text */
+    } else {
+      ct_usage_error("fleet",
+                     id == CT_ARGS_NO_VALUE     ? "option needs a value"
+                     : id == CT_ARGS_POSITIONAL ? "unexpected argument"
+                                                : "unknown option (see corotracer fleet --help)",
+                     val);
+      goto out;
+    }
+  }
+  status = 1;
+  if (cx_pg_connect(&c, "corotracer fleet", &conn, err, sizeof err)) {
+    fprintf(stderr, "corotracer: fleet: %s\n", err);
+    goto out;
+  }
+  char sn[24], flag[2] = {all ? '1' : '0', 0};
+  snprintf(sn, sizeof sn, "%" PRIu64, since_ns);
+  const char *pv[3] = {sn, hosts.n ? hosts.p : NULL, flag};
+  r = PQexec(conn, "SELECT to_regclass('fleet_findings') IS NOT NULL");
+  int have = PQresultStatus(r) == PGRES_TUPLES_OK && !strcmp(PQgetvalue(r, 0, 0), "t");
+  PQclear(r);
+  r = have ? PQexecParams(conn, group_sql, 3, NULL, pv, NULL, NULL, 0)
+           : PQexec(conn, "SELECT 1 WHERE false"); /* nothing shipped yet: no group */
+  if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+    snprintf(err, sizeof err, "%s", PQresultErrorMessage(r));
+    err[strcspn(err, "\n")] = 0;
+    cx_pg_scrub(conn, err);
+    fprintf(stderr, "corotracer: fleet: postgres: %s\n", err);
+    goto out;
+  }
+  if (json)
+    write_json(stdout, r, since_ns);
+  else
+    write_md(stdout, r, since);
+  status = fflush(stdout) ? 1 : 0;
+out:
+  PQclear(r);
+  PQfinish(conn);
+  ct_buf_free(&hosts);
+  return status;
+}
