@@ -415,7 +415,14 @@ uint32_t corotracer__station_claim(void) {
       corotracer__corrupt("a broken free-station queue");
       return n;
     }
-    if (ct_cursor_take(&p->hdr->allocated_count, n, &i))
+    /* The queue is empty: fresh stations are spent until the engine
+     * releases destroyed ones, which it does at its next passes; a server
+     * creating between two naps could spend them all (a request is a few
+     * records, far from filling a ring, which is what nudges it otherwise). */
+    int fresh = ct_cursor_take(&p->hdr->allocated_count, n, &i);
+    if (!fresh || n - i <= CTP_STATIONS_LOW(n))
+      corotracer__nudge_engine(p->hdr);
+    if (fresh)
       return i;
     if (!p->lossless)
       return n;
