@@ -32,8 +32,16 @@ static int ct_queue_pop(struct ctp_queue *q, uint32_t cap, uint32_t limit, uint3
     uint64_t t = atomic_load_explicit(&q->tail, memory_order_acquire);
     if (t == h)
       return 0;
-    if (t < h || t - h > cap)
-      return -1;
+    if (t < h || t - h > cap) {
+      /* Our h may be stale: others took entries and the engine pushed more
+       * since we loaded it (a small queue, a thread preempted here). Only a
+       * head that did not move while tail was read convicts the queue. */
+      uint64_t h2 = atomic_load_explicit(&q->head, memory_order_acquire);
+      if (h2 == h)
+        return -1;
+      h = h2;
+      continue;
+    }
     uint32_t i = atomic_load_explicit(&q->ent[h % cap], memory_order_relaxed);
     if (atomic_compare_exchange_weak_explicit(&q->head, &h, h + 1, memory_order_acq_rel,
                                               memory_order_acquire)) {
