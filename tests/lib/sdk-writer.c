@@ -91,6 +91,14 @@ struct sarg {
   uint64_t inflight, requests, pause_us, seed;
 };
 
+/* A waiting request finishes: wake, resume, exit, destroy. */
+static void finish(corotracer_co *co) {
+  corotracer_wake(co, NULL);
+  corotracer_resume(co);
+  corotracer_exit(co, NULL);
+  corotracer_destroy(co);
+}
+
 /* One server thread (see the top). */
 static void *server(void *arg) {
   const struct sarg *a = arg;
@@ -108,23 +116,15 @@ static void *server(void *arg) {
       busy[i] = 1;
       continue;
     }
-    corotracer_wake(conn[i], NULL);
-    corotracer_resume(conn[i]);
-    corotracer_exit(conn[i], NULL);
-    corotracer_destroy(conn[i]);
+    finish(conn[i]);
     busy[i] = 0;
     done++;
     if (a->pause_us)
       usleep((useconds_t)a->pause_us);
   }
-  for (uint64_t i = 0; i < a->inflight; i++) {
-    if (busy[i]) {
-      corotracer_wake(conn[i], NULL);
-      corotracer_resume(conn[i]);
-      corotracer_exit(conn[i], NULL);
-      corotracer_destroy(conn[i]);
-    }
-  }
+  for (uint64_t i = 0; i < a->inflight; i++)
+    if (busy[i])
+      finish(conn[i]);
   free(conn);
   free(busy);
   return NULL;
