@@ -410,13 +410,17 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
    * from filling a ring, and a nap sized by the rings alone let its creates
    * spend every free station before the pass that releases them (stations
    * used grew with the requests, then creates went untraced). In the same
-   * units: a nap's creates take at most an eighth of the stations free now
+   * units, the creates traced and those that found no station (they want one
+   * as much): a nap's creates take at most an eighth of the stations free now
    * (they are released two passes later, and a loaded machine may run the
    * loop late). */
-  if (h->creates != creates) {
+  uint32_t over = atomic_load_explicit(&h->hdr->overflow, memory_order_relaxed);
+  uint64_t demand = h->creates - creates + (uint32_t)(over - h->overflow_seen);
+  h->overflow_seen = over; /* the target's word: a wrong value only shortens a nap */
+  if (demand) {
     uint32_t fresh;
     uint64_t free = stations_free(h, &fresh);
-    scaled = (4 * (h->creates - creates) * CTP_SLOTS + free) / (free + 1);
+    scaled = (4 * demand * CTP_SLOTS + free) / (free + 1);
     if (scaled > h->peak)
       h->peak = scaled;
   }
