@@ -21,7 +21,7 @@ B=$O/bench
 QUICK="probe demo-switch rip writer format clock harvest report html seedclaim server"
 # Run by name only (not in all): 30 minutes.
 SOAK="soak-flight"
-LONG="coswitch cpp wake active idle demo demo-engine export html-serve html-live stall fiber asio ctrace flight setup onecpu ship"
+LONG="coswitch stations cpp wake active idle demo demo-engine export html-serve html-live stall fiber asio ctrace flight setup onecpu ship"
 # cmd NAME: the command line of the benchmark NAME (the quick ones with small
 # counts; the figures of docs/BENCHMARKS.md used the counts given there).
 cmd() {
@@ -39,6 +39,7 @@ cmd() {
       echo "env O=$O sh bench/bench-seedclaim.sh -R 3 -s 0.3 -B 300000" ;;
     server) [ -n "$FULL" ] && echo "env O=$O sh bench/bench-seedclaim.sh -S server -C 64 -R 5 -s 3" ||
       echo "env O=$O sh bench/bench-seedclaim.sh -S server -C 64 -R 3 -s 0.3" ;;
+    stations) echo "env O=$O sh bench/bench-stations.sh -n 1024 -s 3 -R 3" ;;
     coswitch) echo "env O=$O sh bench/bench-seedclaim.sh -S random -C 1000 -R 5 -s 3" ;;
     cpp) echo "$B/bench-cpp" ;;
     wake) echo "$B/bench-wake 1000 2" ;;

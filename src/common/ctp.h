@@ -238,6 +238,12 @@ struct ctp_queue {
   uint8_t pad_t[56];      /* 0x48 */
   _Atomic uint32_t ent[]; /* 0x80 cap entries (cap = max_stations or ring_count) */
 };
+/* Of n stations, when so few are left (never allocated plus queued free) that
+ * the engine must release destroyed ones now: an eighth, at least 64. A
+ * create under v2 that takes a fresh station past this mark nudges a napping
+ * engine; the engine wakes its formatter for them (docs/PROTOCOL.md "Station
+ * reuse"). */
+#define CTP_STATIONS_LOW(n) ((n) / 8 > 64 ? (n) / 8 : 64)
 #define CTP_QUEUE_SIZE(cap) (((uint64_t)128 + (uint64_t)(cap)*4 + 63) & ~(uint64_t)63)
 #define CTP_RING_SIZE(bytes) ((uint64_t)CTP_RING_HDR + (uint64_t)(bytes))
 #define CTP_RING_BYTES_MIN 4096u

@@ -59,7 +59,7 @@ PROGS += $(CT_ENGINE_TOOLS) $(O)/tests/lib/v1-writer $(O)/bench/bench-harvest
 TESTS += $(CT_ENGINE_CTESTS) tests/test-engine-roundtrip.sh tests/test-engine-faults.sh \
          tests/test-engine-security.sh tests/test-engine-signals.sh tests/test-engine-modules.sh \
          tests/test-engine-v1rate.sh tests/test-engine-lossless.sh \
-         tests/test-engine-v2.sh tests/test-engine-hostile.sh tests/test-engine-sched.sh \
+         tests/test-engine-v2.sh tests/test-engine-stations.sh tests/test-engine-hostile.sh tests/test-engine-sched.sh \
          tests/test-flight.sh tests/test-flight-live.sh tests/test-flight-dumps.sh \
          tests/test-engine-alloc.sh
 # The protocol model (spin): once, in the plain build.

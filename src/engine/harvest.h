@@ -113,6 +113,7 @@ struct ct_harvest {
   uint64_t captured;         /* v2 records copied into the capture (harvest thread) */
   uint64_t creates;          /* create records among them (the station trim's count) */
   uint64_t destroys, destroys_seen; /* destroy records copied; as of the last pass */
+  uint32_t overflow_seen;           /* the header's overflow at the last scan (a hint) */
   int release_due; /* the last pass copied destroys: wake the formatter at this one too */
   int pass_open;   /* the last pass captured records: end the next one too */
   /* The formatter thread's own (rings_format.c, the consumer half; read by the harvest

@@ -322,22 +322,29 @@ static void pass_end(struct ct_harvest *h) {
   ct_sink_push_block(h->sink);
 }
 
+/* Stations a create can have now: never allocated (*fresh), plus queued
+ * free. The target writes these words: a value that cannot be true reads
+ * as none queued (it only sizes a nap or a wake-up). */
+static uint64_t stations_free(struct ct_harvest *h, uint32_t *fresh) {
+  uint32_t a = atomic_load_explicit(&h->hdr->allocated_count, memory_order_relaxed);
+  *fresh = a < h->n ? h->n - a : 0;
+  uint64_t head = atomic_load_explicit(&h->sq->head, memory_order_relaxed);
+  uint64_t tail = atomic_load_explicit(&h->sq->tail, memory_order_relaxed);
+  return *fresh + (tail < head || tail - head > h->n ? 0 : tail - head);
+}
+
 /* 1 when released stations are wanted soon: always in lossless mode (its
  * writers wait for one), else when both the never-allocated stations and
- * the free queue run low (an eighth of the table, at least 64). The target
- * writes these words: a wrong value only costs a wake-up, or a release at
- * the formatter's next batch (a writer without a station goes untraced,
- * counted). */
+ * the free queue run low (CTP_STATIONS_LOW: the mark past which a create
+ * nudges us). A wrong value in the target's words only costs a wake-up, or
+ * a release at the formatter's next batch (a writer without a station goes
+ * untraced, counted). */
 static int stations_short(struct ct_harvest *h) {
   if (h->lossless)
     return 1;
-  uint32_t low = h->n / 8 > 64 ? h->n / 8 : 64;
-  uint32_t a = atomic_load_explicit(&h->hdr->allocated_count, memory_order_relaxed);
-  if (a < h->n && h->n - a > low)
-    return 0;
-  uint64_t head = atomic_load_explicit(&h->sq->head, memory_order_relaxed);
-  uint64_t tail = atomic_load_explicit(&h->sq->tail, memory_order_relaxed);
-  return tail < head || tail - head < low;
+  uint32_t low = CTP_STATIONS_LOW(h->n), fresh;
+  uint64_t queued = stations_free(h, &fresh) - fresh;
+  return fresh <= low && queued < low;
 }
 
 /* Bounded passes one scan takes at most (ct_rings_scan). */
@@ -376,7 +383,7 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
   uint32_t fresh = atomic_load_explicit(&h->hdr->rings_fresh, memory_order_acquire);
   uint32_t nr = fresh < h->nrings ? fresh : h->nrings;
   ct_rings_populate(h, nr);
-  uint64_t peak = h->peak;
+  uint64_t peak = h->peak, creates = h->creates;
   h->peak = 0;
   h->rings_owned = 0;
   uint64_t got = 0;
@@ -399,6 +406,24 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
   /* The nap is sized for 8-slot stations: a ring's fill in those units. */
   uint64_t scaled = (h->peak * CTP_SLOTS + h->cap - 1) / h->cap;
   h->peak = scaled > peak ? scaled : peak;
+  /* Stations are a budget too: a server's request is a few records, far
+   * from filling a ring, and a nap sized by the rings alone let its creates
+   * spend every free station before the pass that releases them (stations
+   * used grew with the requests, then creates went untraced). In the same
+   * units, the creates traced and those that found no station (they want one
+   * as much): a nap's creates take at most an eighth of the stations free now
+   * (they are released two passes later, and a loaded machine may run the
+   * loop late). */
+  uint32_t over = atomic_load_explicit(&h->hdr->overflow, memory_order_relaxed);
+  uint64_t demand = h->creates - creates + (uint32_t)(over - h->overflow_seen);
+  h->overflow_seen = over; /* the target's word: a wrong value only shortens a nap */
+  if (demand) {
+    uint32_t fresh;
+    uint64_t free = stations_free(h, &fresh);
+    scaled = (4 * demand * CTP_SLOTS + free) / (free + 1);
+    if (scaled > h->peak)
+      h->peak = scaled;
+  }
   /* A pass after one with records ends in the capture even when empty: the
    * formatter releases the stations destroyed in the one before. */
   if (got || h->pass_open)

@@ -607,6 +607,12 @@ static int finish(struct run *r, uint64_t start_mono) {
     e.events = ct_sat_add(e.events, ct_sat_add(h->bad, h->gap));
     e.lost = ct_sat_add(e.lost, ct_sat_add(h->bad, h->gap));
   }
+  /* A create that found no station dropped its event (our probe counts it
+   * in corotracer_stats' dropped): lost, or the trace would claim none while
+   * the program saw thousands go. Its coroutine's later events the program
+   * never sent (it holds no handle). */
+  e.events = ct_sat_add(e.events, fin.untraced);
+  e.lost = ct_sat_add(e.lost, fin.untraced);
   e.corrupt = r->shm_broken ? 0 : atomic_load_explicit(&h->corrupt, memory_order_relaxed);
   char desc[96];
   describe_exit(r, desc, sizeof(desc));

@@ -206,6 +206,12 @@ corotracer_co *corotracer_create(uint64_t id, const char *label, const void *sit
   uint32_t gen = 0;
   uint32_t flags = CTP_STF_EXT;
   if (rings) {
+    /* A reused station's last incarnation ended with its destroy's release
+     * store of is_dead; the hand-over came through the engine's queue (another
+     * process, which no in-process checker sees). Acquiring it orders our
+     * writes (the label's plain ones) after the last owner's, for
+     * ThreadSanitizer too, as ct_ring_claim does for rings. */
+    (void)__atomic_load_n(&st->is_dead, __ATOMIC_ACQUIRE);
     gen = __atomic_load_n(&st->gen, __ATOMIC_RELAXED) + 1;
     gen += gen == 0; /* 0 means "v1": skipped when 2^32 incarnations wrap */
     flags |= CTP_STF_RINGS;

@@ -32,8 +32,16 @@ static int ct_queue_pop(struct ctp_queue *q, uint32_t cap, uint32_t limit, uint3
     uint64_t t = atomic_load_explicit(&q->tail, memory_order_acquire);
     if (t == h)
       return 0;
-    if (t < h || t - h > cap)
-      return -1;
+    if (t < h || t - h > cap) {
+      /* Our h may be stale: others took entries and the engine pushed more
+       * since we loaded it (a small queue, a thread preempted here). Only a
+       * head that did not move while tail was read convicts the queue. */
+      uint64_t h2 = atomic_load_explicit(&q->head, memory_order_acquire);
+      if (h2 == h)
+        return -1;
+      h = h2;
+      continue;
+    }
     uint32_t i = atomic_load_explicit(&q->ent[h % cap], memory_order_relaxed);
     if (atomic_compare_exchange_weak_explicit(&q->head, &h, h + 1, memory_order_acq_rel,
                                               memory_order_acquire)) {
@@ -416,7 +424,14 @@ uint32_t corotracer__station_claim(void) {
       corotracer__corrupt("a broken free-station queue");
       return n;
     }
-    if (ct_cursor_take(&p->hdr->allocated_count, n, &i))
+    /* The queue is empty: fresh stations are spent until the engine
+     * releases destroyed ones, which it does at its next passes; a server
+     * creating between two naps could spend them all (a request is a few
+     * records, far from filling a ring, which is what nudges it otherwise). */
+    int fresh = ct_cursor_take(&p->hdr->allocated_count, n, &i);
+    if (!fresh || n - i <= CTP_STATIONS_LOW(n))
+      corotracer__nudge_engine(p->hdr);
+    if (fresh)
       return i;
     if (!p->lossless)
       return n;

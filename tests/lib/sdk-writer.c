@@ -28,6 +28,16 @@
  *       (2 x ACTIVE events per ms, the thread sleeps in between) for SECS;
  *       DIR/ready ("pid P") once all are created (bench/bench-active.sh).
  *
+ *   sdk-writer server THREADS INFLIGHT REQUESTS PAUSE_US OUT
+ *       bench/bench-server.c's shape: THREADS threads, each keeping INFLIGHT
+ *       requests in flight (at most THREADS x INFLIGHT coroutines alive), each
+ *       turn taking one at random: an idle one gets a new request (create,
+ *       resume, suspend on an fd), a waiting one finishes (wake, resume, exit,
+ *       destroy); REQUESTS requests a thread, then those still waiting finish.
+ *       PAUSE_US of sleep after each finished request (0: none). OUT gets
+ *       "requests N recorded R dropped D" (corotracer_stats once all threads
+ *       are done: D is every event the probe dropped).
+ *
  *   sdk-writer parked EVENTS SECS
  *       A flight window's snapshot (tests/test-flight.sh): coroutine "lost"
  *       parks on fd 7 and is never woken; "woken" parks on a pointer and a
@@ -55,6 +65,7 @@
 #include <unistd.h>
 
 #include "ctlib.h"
+#include "rnd.h"
 
 struct targ {
   uint64_t events, gap, id;
@@ -81,6 +92,74 @@ static void *spaced(void *arg) {
   corotracer_destroy(co);
   a->written++;
   return NULL;
+}
+
+struct sarg {
+  uint64_t inflight, requests, pause_us, seed;
+};
+
+/* A waiting request finishes: wake, resume, exit, destroy. */
+static void finish(corotracer_co *co) {
+  corotracer_wake(co, NULL);
+  corotracer_resume(co);
+  corotracer_exit(co, NULL);
+  corotracer_destroy(co);
+}
+
+/* One server thread (see the top). */
+static void *server(void *arg) {
+  const struct sarg *a = arg;
+  corotracer_co **conn = calloc(a->inflight, sizeof *conn);
+  char *busy = calloc(a->inflight, 1);
+  if (!conn || !busy)
+    ct_die("out of memory");
+  uint64_t rng = a->seed, done = 0;
+  while (done < a->requests) {
+    uint64_t i = ct_rnd(&rng) % a->inflight;
+    if (!busy[i]) {
+      conn[i] = corotracer_create(0, "request", NULL);
+      corotracer_resume(conn[i]);
+      corotracer_suspend(conn[i], NULL, COROTRACER_WAIT_FD, 16 + i);
+      busy[i] = 1;
+      continue;
+    }
+    finish(conn[i]);
+    busy[i] = 0;
+    done++;
+    if (a->pause_us)
+      usleep((useconds_t)a->pause_us);
+  }
+  for (uint64_t i = 0; i < a->inflight; i++)
+    if (busy[i])
+      finish(conn[i]);
+  free(conn);
+  free(busy);
+  return NULL;
+}
+
+/* THREADS server threads; their totals and the probe's counts to out. */
+static void servers(int n, const struct sarg *a, const char *out) {
+  if (n < 1 || n > 64 || a->inflight < 1)
+    ct_die("THREADS must be 1..64, INFLIGHT at least 1");
+  pthread_t t[64];
+  struct sarg args[64];
+  for (int k = 0; k < n; k++) {
+    args[k] = *a;
+    args[k].seed = 0x9e3779b97f4a7c15ull + (uint64_t)k;
+    if (pthread_create(&t[k], NULL, server, &args[k]))
+      ct_die("pthread_create");
+  }
+  for (int k = 0; k < n; k++)
+    pthread_join(t[k], NULL);
+  uint64_t rec = 0, drop = 0;
+  corotracer_stats(&rec, &drop);
+  FILE *f = fopen(out, "we");
+  if (!f ||
+      fprintf(f, "requests %llu recorded %llu dropped %llu\n",
+              (unsigned long long)((uint64_t)n * a->requests), (unsigned long long)rec,
+              (unsigned long long)drop) < 0 ||
+      fclose(f))
+    ct_die("%s: %s", out, strerror(errno));
 }
 
 /* COROS alive, ACTIVE of them busy every ms, for SECS. */
@@ -272,6 +351,14 @@ int main(int argc, char **argv) {
     FILE *f = fopen(argv[5], "we");
     if (!f || fprintf(f, "%llu\n", (unsigned long long)written) < 0 || fclose(f))
       ct_die("%s: %s", argv[5], strerror(errno));
+    return 0;
+  }
+  if (argc == 7 && strcmp(argv[1], "server") == 0) {
+    if (corotracer_init() != 0)
+      return 3;
+    struct sarg a = {strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10),
+                     strtoull(argv[5], NULL, 10), 0};
+    servers(atoi(argv[2]), &a, argv[6]);
     return 0;
   }
   if (argc == 4 && strcmp(argv[1], "parked") == 0) {
