@@ -37,7 +37,7 @@ struct ev {
 
 /* Huge pages for the 2 MiB-aligned part of [p, p + len), where the kernel
  * offers them (best effort; THP "madvise" mode). At 10^6 stations the
- * per-station state is ~150 MB that a pass may touch anywhere, and a
+ * per-station state is ~190 MB that a pass may touch anywhere, and a
  * process's wake-up cost grows with the 4 KiB pages it has mapped (see
  * trim_stations). A block this big is fresh from mmap, not yet touched. */
 static void want_huge_pages(void *p, size_t len) {
