@@ -16,8 +16,12 @@
  * the suspend on a wait object, at another site; the other's resume, with
  * the suspend's stamp). With -l MIB, each pass is formatted MIB MiB of
  * passes after it was written (a formatter that lags the harvest: its blocks
- * have left the caches).
- * Usage: bench-format [-c COROS | -f] [-w 1|2 [-s S]] [-n N] [-r ROUNDS] [-b] [-l MIB] */
+ * have left the caches). With -S, switch records (issue #32's shape: one
+ * record a switch, written as one switch entry): each of the -w writers
+ * switches round robin among its own COROS coroutines (-c, up to 1024), the
+ * writers' records alternating in stretches of S (-s 1: two scheduler
+ * threads running at once).
+ * Usage: bench-format [-c COROS | -f] [-w 1|2 [-s S]] [-S] [-n N] [-r ROUNDS] [-b] [-l MIB] */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +38,8 @@
 #include "engine/rings_int.h"
 #include "engine/sink.h"
 
-#define NST 64u
+#define NST 2048u /* stations: -S takes up to 2 x 1024 */
+#define NST_EV 64u /* coroutines of the event records' shapes */
 #define PER 32768u /* records per pass */
 
 static uint64_t bytes;
@@ -86,11 +91,27 @@ static struct ctp_rec fiber_rec(uint64_t k, uint64_t ts) {
   }
 }
 
+/* Record kk of writer wi's round robin among its coros coroutines (-S), at
+ * ts: the switch from its kk-th coroutine to the next. */
+static struct ctp_rec switch_rec(uint32_t wi, uint32_t coros, uint64_t kk, uint64_t ts) {
+  struct ctp_swrec sw = {.ts = ts,
+                         .from = wi * coros + (uint32_t)(kk % coros),
+                         .from_gen = 1,
+                         .kind = CTP_KIND_SWITCH,
+                         .wait = CTP_WAIT_NONE | CTP_SW_WAKE,
+                         .site = 0x55d0c0a01234ull,
+                         .to = wi * coros + (uint32_t)((kk + 1) % coros),
+                         .to_gen = 1};
+  struct ctp_rec r;
+  memcpy(&r, &sw, sizeof r);
+  return r;
+}
+
 /* One round: n records through a fresh formatter, from w writers taking
- * turns in stretches of st records (fiber: -f's records), each pass
- * formatted lag passes after it was written. Returns ns per record. */
+ * turns in stretches of st records (fiber: -f's records; sw: -S's), each
+ * pass formatted lag passes after it was written. Returns ns per record. */
 static double round_once(uint32_t coros, uint32_t w, uint32_t st, uint64_t n, int keep, int fiber,
-                         uint32_t lag) {
+                         int sw, uint32_t lag) {
   size_t len;
   void *map = ct_fmt_map(NST, 2, &len);
   size_t cap =
@@ -125,8 +146,10 @@ static double round_once(uint32_t coros, uint32_t w, uint32_t st, uint64_t n, in
   struct ct_clock ck = {.kind = CTP_CLOCK_TSC, .mult = 3006477107ull, .ma = 1000000000ull};
   uint64_t ts = 1000000, x = 88172645463325252ull, k = 0;
   double t = 0;
-  for (uint32_t c = 0; c < (w > 1 ? w : coros); c++) { /* the creates, untimed */
-    struct seg sg = {.kind = SEG_RECS, .n = 1, .ring = w > 1 ? c : 0, .tid = w > 1 ? 7 + c : 7};
+  uint32_t ncreate = sw ? w * coros : w > 1 ? w : coros;
+  for (uint32_t c = 0; c < ncreate; c++) { /* the creates, untimed */
+    uint32_t cw = sw ? c / coros : w > 1 ? c : 0; /* its writer */
+    struct seg sg = {.kind = SEG_RECS, .n = 1, .ring = cw, .tid = 7 + cw};
     struct ctp_rec r = {.ts = ts++, .station = c, .gen = 1, .kind = CTP_KIND_CREATE};
     struct seg se = {.kind = SEG_END};
     memcpy(blk, &sg, sizeof sg);
@@ -162,6 +185,10 @@ static double round_once(uint32_t coros, uint32_t w, uint32_t st, uint64_t n, in
           continue;
         }
         ts += 40 + x % 80;
+        if (sw) {
+          ring_recs[wi][nr[wi]++] = switch_rec(wi, coros, kk, ts);
+          continue;
+        }
         int resume = kk % 2;
         ring_recs[wi][nr[wi]++] =
             (struct ctp_rec){.ts = ts,
@@ -178,8 +205,10 @@ static double round_once(uint32_t coros, uint32_t w, uint32_t st, uint64_t n, in
         p += sizeof sg + nr[i] * sizeof(struct ctp_rec);
       }
       struct seg se = {.kind = SEG_END};
+      /* -S: the anchor moves with the ticks, as a real clock's does (a
+       * switch entry needs ts not going back; the event shapes' clamp). */
+      ck.ma += sw ? (uint64_t)(((unsigned __int128)(ts - ck.ta) * ck.mult) >> 32) : 30000;
       ck.ta = ts;
-      ck.ma += 30000;
       memset(p, 0, SEG_END_BYTES);
       memcpy(p, &se, sizeof se);
       memcpy(p + sizeof se, &ck, sizeof ck);
@@ -206,8 +235,8 @@ static double round_once(uint32_t coros, uint32_t w, uint32_t st, uint64_t n, in
 int main(int argc, char **argv) {
   uint32_t coros = 1, rounds = 5, w = 1, st = 64, lag_mib = 0;
   uint64_t n = 10000000;
-  int keep = 1, fiber = 0, opt;
-  while ((opt = getopt(argc, argv, "c:w:s:n:r:bfl:")) != -1) {
+  int keep = 1, fiber = 0, sw = 0, opt;
+  while ((opt = getopt(argc, argv, "c:w:s:n:r:bfSl:")) != -1) {
     if (opt == 'c')
       coros = (uint32_t)strtoul(optarg, NULL, 10);
     else if (opt == 'w')
@@ -222,16 +251,20 @@ int main(int argc, char **argv) {
       keep = 0;
     else if (opt == 'f')
       fiber = 1;
+    else if (opt == 'S')
+      sw = 1;
     else if (opt == 'l')
       lag_mib = (uint32_t)strtoul(optarg, NULL, 10);
     else
       return 2;
   }
-  if (coros < 1 || coros > NST || rounds < 1 || rounds > 99 || w < 1 || w > 2 || st < 1 ||
-      (w > 1 && coros > 1) || (fiber && (w > 1 || coros > 1)) || lag_mib > 1024) {
+  if (coros < 1 || coros > (sw ? NST / 2 : NST_EV) || rounds < 1 || rounds > 99 || w < 1 ||
+      w > 2 || st < 1 || (w > 1 && coros > 1 && !sw) || (fiber && (w > 1 || coros > 1 || sw)) ||
+      (sw && coros < 2) || lag_mib > 1024) {
     fprintf(stderr,
-            "bench-format: -c 1..%u, -w 1..2 (with -c 1), -s 1.., -r 1..99, -f alone, -l 0..1024\n",
-            NST);
+            "bench-format: -c 1..%u (-S: 2..%u), -w 1..2 (with -c 1, or -S), -s 1.., -r 1..99, -f "
+            "alone, -l 0..1024\n",
+            NST_EV, NST / 2);
     return 2;
   }
   if (fiber)
@@ -240,10 +273,12 @@ int main(int argc, char **argv) {
   uint32_t lag = (uint32_t)((uint64_t)lag_mib * 1024 * 1024 / (PER * sizeof(struct ctp_rec)));
   double ns[99];
   for (uint32_t i = 0; i < rounds; i++)
-    ns[i] = round_once(coros, w, st, n, keep, fiber, lag);
+    ns[i] = round_once(coros, w, st, n, keep, fiber, sw, lag);
   qsort(ns, rounds, sizeof ns[0], cmp_d);
-  char how[64] = "";
-  if (w > 1)
+  char how[96] = "";
+  if (sw)
+    snprintf(how, sizeof how, " a writer, switch records, %u writer(s) in stretches of %u", w, st);
+  else if (w > 1)
     snprintf(how, sizeof how, ", %u writers in stretches of %u", w, st);
   else if (fiber)
     snprintf(how, sizeof how, ", Boost.Fiber handoffs");
@@ -251,7 +286,7 @@ int main(int argc, char **argv) {
     snprintf(how + strlen(how), sizeof how - strlen(how), ", %u MiB behind", lag_mib);
   printf("formatter: %.2f ns per record (median of %u rounds of %llu; %u coroutine(s)%s, %s), "
          "%.2f bytes per record\n",
-         ns[rounds / 2], rounds, (unsigned long long)n, w > 1 ? w : coros, how,
+         ns[rounds / 2], rounds, (unsigned long long)n, w > 1 && !sw ? w : coros, how,
          keep ? "kept blocks" : "batch", (double)bytes / ((double)n * rounds));
   return 0;
 }

@@ -37,7 +37,7 @@ struct ev {
 
 /* Huge pages for the 2 MiB-aligned part of [p, p + len), where the kernel
  * offers them (best effort; THP "madvise" mode). At 10^6 stations the
- * per-station state is ~150 MB that a pass may touch anywhere, and a
+ * per-station state is ~190 MB that a pass may touch anywhere, and a
  * process's wake-up cost grows with the 4 KiB pages it has mapped (see
  * trim_stations). A block this big is fresh from mmap, not yet touched. */
 static void want_huge_pages(void *p, size_t len) {
@@ -84,9 +84,12 @@ int ct_harvest_init(struct ct_harvest *h, void *base, size_t map_len, uint32_t n
   h->sink = sink;
   h->w = &sink->tw;
   h->clock = clock;
-  h->st = calloc(n, sizeof(*h->st));
-  if (!h->st)
+  /* calloc, not aligned_alloc and a memset: a big block comes fresh from
+   * mmap, zero and untouched (want_huge_pages); aligned here by hand. */
+  h->st_mem = calloc(1, (size_t)n * sizeof(*h->st) + 63);
+  if (!h->st_mem)
     return -ENOMEM;
+  h->st = (struct ct_station_state *)(((uintptr_t)h->st_mem + 63) & ~(uintptr_t)63);
   want_huge_pages(h->st, (size_t)n * sizeof(*h->st));
   h->t0 = ct_now_ns(CLOCK_MONOTONIC);
   update_sane(h);
@@ -98,9 +101,10 @@ int ct_harvest_init(struct ct_harvest *h, void *base, size_t map_len, uint32_t n
 
 void ct_harvest_free(struct ct_harvest *h) {
   ct_rings_free(h);
-  free(h->st);
+  free(h->st_mem);
   free(h->v1list);
   h->st = NULL;
+  h->st_mem = NULL;
   h->v1list = NULL;
 }
 

@@ -286,11 +286,37 @@ static inline int switch_entry(struct ct_harvest *h, const struct ctp_swrec *sw,
   return 1;
 }
 
-/* A switch record (struct ctp_swrec): the three events it stands for, each
- * attributed and written as its own record would be (emit_hit, else
- * emit_all): the suspend of `from`, its wake when CTP_SW_WAKE, the resume
- * of `to`, all at its ts. A wait out of range makes it one bad record; a bad
- * station, one per event of that station. */
+/* A switch record's three events one by one, as their own records would be
+ * written (emit_hit, else emit_all): the suspend of `from`, its wake when
+ * CTP_SW_WAKE, the resume of `to`, all at its ts. Out of line: inlined into
+ * emit_switch, its three emit_hit copies made the switch entry's path save
+ * and spill more registers at every record (bench-format -S: 4-10 % of the
+ * formatter's time). */
+static __attribute__((noinline)) void emit_switch_split(struct ct_harvest *h,
+                                                        const struct ctp_swrec *sw, uint8_t wait,
+                                                        uint32_t tid) {
+  CT_COVER(CT_COV_SW_SPLIT);
+  struct ctp_rec ev[3] = {{.ts = sw->ts,
+                           .station = sw->from,
+                           .gen = sw->from_gen,
+                           .kind = CTP_KIND_SUSPEND,
+                           .wait = wait,
+                           .site = sw->site,
+                           .obj = sw->obj},
+                          {.ts = sw->ts,
+                           .station = sw->from,
+                           .gen = sw->from_gen,
+                           .kind = CTP_KIND_WAKE,
+                           .site = sw->site},
+                          {.ts = sw->ts, .station = sw->to, .gen = sw->to_gen, .kind = CTP_KIND_RESUME}};
+  for (unsigned k = 0; k < 3; k++)
+    if ((k != 1 || (sw->wait & CTP_SW_WAKE)) && !emit_hit(h, &ev[k], tid))
+      emit_all(h, &ev[k], tid);
+}
+
+/* A switch record (struct ctp_swrec): one switch entry (switch_entry), else
+ * its three events one by one (emit_switch_split). A wait out of range makes
+ * it one bad record; a bad station, one per event of that station. */
 static __attribute__((noinline)) void emit_switch(struct ct_harvest *h, const struct ctp_rec *r,
                                                   uint32_t tid) {
   struct ctp_swrec sw;
@@ -301,25 +327,8 @@ static __attribute__((noinline)) void emit_switch(struct ct_harvest *h, const st
     h->bad++;
     return;
   }
-  if (switch_entry(h, &sw, wait, wake, tid))
-    return;
-  CT_COVER(CT_COV_SW_SPLIT);
-  struct ctp_rec ev[3] = {{.ts = sw.ts,
-                           .station = sw.from,
-                           .gen = sw.from_gen,
-                           .kind = CTP_KIND_SUSPEND,
-                           .wait = wait,
-                           .site = sw.site,
-                           .obj = sw.obj},
-                          {.ts = sw.ts,
-                           .station = sw.from,
-                           .gen = sw.from_gen,
-                           .kind = CTP_KIND_WAKE,
-                           .site = sw.site},
-                          {.ts = sw.ts, .station = sw.to, .gen = sw.to_gen, .kind = CTP_KIND_RESUME}};
-  for (unsigned k = 0; k < 3; k++)
-    if ((k != 1 || (sw.wait & CTP_SW_WAKE)) && !emit_hit(h, &ev[k], tid))
-      emit_all(h, &ev[k], tid);
+  if (!switch_entry(h, &sw, wait, wake, tid))
+    emit_switch_split(h, &sw, wait, tid);
 }
 
 /* Attribute one record and write its line (formatter thread). */
@@ -377,9 +386,8 @@ static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec
     return; /* the record before it fetches the same lines (a burst of one coroutine) */
   uint32_t i = r->station < h->n ? r->station : 0; /* out of range: station 0, harmless */
   const struct ctp_station *s = ctp_station_at(h->base, i);
-  /* Its fields emit reads, probe_id to queued, span two lines. */
-  prefetch(&h->st[i].probe_id);
-  prefetch(&h->st[i].live);
+  /* The fields emit reads, one line (struct ct_station_state). */
+  prefetch(&h->st[i]);
   prefetch(&s->v2_lost);
   if (r->kind == CTP_KIND_CREATE) {
     prefetch(s);
@@ -389,8 +397,7 @@ static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec
     struct ctp_swrec sw;
     memcpy(&sw, r, sizeof sw);
     uint32_t t = sw.to < h->n ? sw.to : 0;
-    prefetch(&h->st[t].probe_id);
-    prefetch(&h->st[t].live);
+    prefetch(&h->st[t]);
     prefetch(&ctp_station_at(h->base, t)->v2_lost);
   }
 }
@@ -597,6 +604,8 @@ static void merge_runs(struct ct_harvest *h) {
     uint64_t lim = o == UINT32_MAX ? UINT64_MAX : bound + (m < o);
     const struct ctp_rec *r = rn[m].p, *e = r + rn[m].n;
     do {
+      if (e - r > CAPTURE_AHEAD)
+        prefetch(&r[CAPTURE_AHEAD]);
       if (e - r > PREFETCH_AHEAD)
         prefetch_rec(h, &r[PREFETCH_AHEAD], sizeof(*r));
       emit(h, r, rn[m].tid);
@@ -625,6 +634,8 @@ static void consume_pass(struct ct_harvest *h) {
     sort_pass(h);
     const struct ct_rrec *b = h->batch;
     for (size_t k = 0, n = h->nbatch; k < n;) {
+      if (k + CAPTURE_AHEAD < n)
+        prefetch(&b[k + CAPTURE_AHEAD]);
       if (k + PREFETCH_AHEAD < n)
         prefetch_rec(h, &b[k + PREFETCH_AHEAD].r, sizeof(*b));
       emit(h, &b[k].r, b[k].tid);

@@ -28,6 +28,11 @@ _Static_assert(sizeof(struct seg) == sizeof(struct ctp_rec), "records stay 32-by
 
 /* Records ahead of the one being written whose station lines are fetched. */
 #define PREFETCH_AHEAD 4
+/* Records ahead whose capture line itself is fetched: the block was written
+ * by the harvest thread on another core, and prefetch_rec's read of a record
+ * PREFETCH_AHEAD on was the formatter's costliest miss (perf, round robin on
+ * 2 threads: a quarter of ct_rings_on_block). */
+#define CAPTURE_AHEAD 16
 
 /* The formatter's arrays (batch, merge, released stations) start at this
  * many elements (common/grow.h). */
