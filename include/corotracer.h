@@ -70,6 +70,13 @@ enum corotracer_wait {
  * that the caller's caller). */
 #define COROTRACER_CALLER (__builtin_extract_return_addr(__builtin_return_address(0)))
 
+/* No site is known: for an adapter whose event comes from the runtime's own
+ * loop (a wake that a scheduler's dispatcher processes for another thread's
+ * notify, or for a timer), where the caller is the adapter and the user's line
+ * cannot be learned. Accepted by every call taking a site; recorded as site 0,
+ * which the report says as "site unknown", never as the adapter's line. */
+#define COROTRACER_SITE_UNKNOWN ((const void *)1)
+
 /* A text site: a token for file:line in function, usable as the site of
  * every call below (and of corotracer_create), for code that knows its line
  * but has no code address to give (generated code, an adapter of a runtime

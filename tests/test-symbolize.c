@@ -56,6 +56,15 @@ NAMED(m5, "_ZSt4moveIRiEONSt16remove_referenceIT_E4typeEOS2_")
 NAMED(m6, "_ZL5localv")
 NAMED(m7, "_ZN2nsplERKS_S1_")
 NAMED(m8, "_ZN2ns3bazEv.part.0")
+NAMED(m9, "_ZThn40_N4asio6detail13epoll_reactor9interruptEv")
+NAMED(m10, "_ZTv0_n24_N2ns4Base3runEv")
+NAMED(m11, "_ZZ4mainENKUlvE0_clEv.constprop.0")
+NAMED(m12, "_ZN27asio_handler_invoke_helpers6invokeIN4asio6detail7binder1IZ4mainEUlSt10error_codeE_S4_EES6_EEvRT_RT0_")
+NAMED(m13, "_ZN4asio6detail23strand_executor_service10do_executeINS_10io_context19basic_executor_typeISaIvELm0EEEKNS0_17executor_functionESaIvEEEvRKSt10shared_ptrINS1_11strand_implEERKT_OT0_RKT1_")
+NAMED(m14, "_ZNK4asio6detail15system_category7messageB5cxx11Ei")
+NAMED(m15, "_ZNSt23_Sp_counted_ptr_inplaceIN12_GLOBAL__N_16ClientESaIvELN9__gnu_cxx12_Lock_policyE2EE10_M_disposeEv.cold")
+NAMED(m16, "_ZN5boost6fibersL19make_worker_contextINS_7context21basic_fixedsize_stackINS2_12stack_traitsEEEZ4mainEUlvE_JEEENS_13intrusive_ptrINS0_7contextEEENS0_6launchEOT_OT0_DpT1_.constprop.0.cold")
+NAMED(m17, "accept_wait.isra.0")
 // clang-format on
 static const struct {
   int (*fn)(void);
@@ -67,8 +76,17 @@ static const struct {
     {m4, "ns::Bar::~Bar"},
     {m5, "std::move<...>"},
     {m6, "local"},
-    {m7, "_ZN2nsplERKS_S1_"}, /* an operator: kept mangled */
-    {m8, "ns::baz"},          /* numbered clone suffix dropped */
+    {m7, "ns::operator+"},
+    {m8, "ns::baz"},                                /* numbered clone suffix dropped */
+    {m9, "asio::detail::epoll_reactor::interrupt"}, /* thunks: the function they enter */
+    {m10, "ns::Base::run"},
+    {m11, "main::{lambda()#2}::operator()"},
+    {m12, "asio_handler_invoke_helpers::invoke<...>"}, /* a local lambda in the arguments */
+    {m13, "asio::detail::strand_executor_service::do_execute<...>"},
+    {m14, "asio::detail::system_category::message"},             /* the ABI tag not shown */
+    {m15, "std::_Sp_counted_ptr_inplace<...>::_M_dispose.cold"}, /* an enum literal */
+    {m16, "boost::fibers::make_worker_context<...>.cold"},
+    {m17, "accept_wait"}, /* a C clone's suffix too */
 };
 
 /* Feeds every executable file mapping of this process to s (or, with s NULL,
@@ -198,7 +216,7 @@ int main(int argc, char **argv) {
   ASSERT_PTR_EQ(again.function, sym.function);
   ASSERT_EQ(again.line, sym.line);
 
-  /* C++ names: the common forms demangled, the rest kept. */
+  /* C++ names demangled, with thunks, lambdas, clones: the names libdw gives. */
   for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
     ASSERT_OK(ct_symbolize(s, pid, (uintptr_t)named[i].fn, 0, &sym));
     ASSERT_STR_EQ(sym.function, named[i].want);

@@ -17,7 +17,8 @@ $(O)/examples/asio-pipeline: $(O)/obj/examples/asio/pipeline.o $(LIBA)
 	$(call link,$(CXX))
 # With clang (the TSan build) the handlers' sites inside Asio's
 # asio_handler_invoke_helpers::invoke carry no inlined scope for the report's
-# symbolizer: the adapter's line is named (an open defect of #33).
+# symbolizer: the adapter's line is named, `asio_handler_invoke_helpers::invoke<...>
+# (asio.hpp:262)`, the name demangled but the line creation()'s (an open defect of #33).
 ifeq ($(findstring clang,$(CXX)),)
 TESTS += tests/test-asio-pipeline.sh
 endif

@@ -174,7 +174,8 @@ public:
   ~traced() override {
     flush(); // a switch out to the dispatcher, whose teardown comes next
     if (main_data_.parked) {
-      corotracer_wake(main_data_.co, nullptr);
+      // Woken by the dispatcher's teardown: no user line to name.
+      corotracer_wake(main_data_.co, COROTRACER_SITE_UNKNOWN);
       corotracer_resume(main_data_.co);
     }
     corotracer_exit(main_data_.co, nullptr);
@@ -299,9 +300,14 @@ private:
       d->yielded = false;
       return;
     }
+    // Woken from a fiber: its line. From the dispatcher (a remote wake, whose
+    // notifier's thread queued ctx and left, or a timer): no user line is on
+    // this stack and the caller is the adapter, so the site is unknown (as
+    // when the scan finds no user line).
     context *cur = running_;
     bool user = cur && (cur == main_ || cur->is_context(type::worker_context));
-    corotracer_wake(d->co, user ? site_of(cur, from) : nullptr);
+    const void *site = user ? site_of(cur, from) : nullptr;
+    corotracer_wake(d->co, site ? site : COROTRACER_SITE_UNKNOWN);
   }
 
   // A fiber's switch out to the dispatcher (Boost's round_robin keeps the

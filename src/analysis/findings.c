@@ -34,9 +34,12 @@ static const char *base_name(const char *p) {
   return s ? s + 1 : p;
 }
 
-/* A site as its symbol, module offset or address (model.h). */
+/* A site as its symbol, module offset or address (model.h); site 0 is none
+ * (COROTRACER_SITE_UNKNOWN), never an address to show. */
 const char *ct_fmt_site(const struct ct_rsite *rs, char *buf, size_t n) {
-  if (rs->symbolized && rs->sym.function && rs->sym.file)
+  if (!rs->site)
+    snprintf(buf, n, "an unknown site");
+  else if (rs->symbolized && rs->sym.function && rs->sym.file)
     snprintf(buf, n, "%s (%s:%d)", rs->sym.function, base_name(rs->sym.file), rs->sym.line);
   else if (rs->symbolized && rs->sym.function)
     snprintf(buf, n, "%s (%s+0x%" PRIx64 ")", rs->sym.function, base_name(rs->sym.module),

@@ -23,7 +23,9 @@ void ct_fmt_obj(const struct ct_state *st, const struct ct_coro *c, char *buf, s
     snprintf(buf, n, "no wait object");
 }
 
-/* "coroutine 7 (label) at SITE on tid 101" or "a plain thread (tid 101) at SITE". */
+/* "coroutine 7 (label) at SITE" or "a plain thread (tid 101) at SITE"; a
+ * wake without a site (COROTRACER_SITE_UNKNOWN: an adapter's wake from the
+ * runtime's own loop, for a remote notify or a timer) says why. */
 void ct_fmt_waker(const struct ct_state *st, const struct ct_coro *c, struct ct_rwake *w, char *buf,
                   size_t n) {
   char site[400];
@@ -32,13 +34,14 @@ void ct_fmt_waker(const struct ct_state *st, const struct ct_coro *c, struct ct_
   w->site.pid = c->pid;
   ct_symbolize_site(st, &w->site);
   ct_fmt_site(&w->site, site, sizeof site);
+  const char *how = w->site.site ? "" : " (woken by the runtime's scheduler loop)";
   if (w->from)
-    snprintf(buf, n, "coroutine %" PRIu64 "%s%s%s at %s", w->from, label ? " (" : "",
-             label ? label : "", label ? ")" : "", site);
+    snprintf(buf, n, "coroutine %" PRIu64 "%s%s%s at %s%s", w->from, label ? " (" : "",
+             label ? label : "", label ? ")" : "", site, how);
   else if (w->tid)
-    snprintf(buf, n, "a plain thread (tid %u) at %s", w->tid, site);
+    snprintf(buf, n, "a plain thread (tid %u) at %s%s", w->tid, site, how);
   else
-    snprintf(buf, n, "a plain thread at %s", site);
+    snprintf(buf, n, "a plain thread at %s%s", site, how);
 }
 
 /* The coroutine that parked on c's fd number after c did (so the fd was

@@ -267,8 +267,8 @@ void ct_report_symbolize(const struct ct_report *r, struct ct_rsite *rs);
 int ct_report_max_severity(const struct ct_report *r);
 const char *ct_sev_name(enum ct_sev s);
 
-/* "conn_read (resp_server.c:212)", "app+0x1234", or "0x... (unsymbolized)"
- * into buf; returns buf. */
+/* "conn_read (resp_server.c:212)", "app+0x1234", "0x... (unsymbolized)", or
+ * "an unknown site" for site 0, into buf; returns buf. */
 const char *ct_fmt_site(const struct ct_rsite *rs, char *buf, size_t n);
 
 /* "3.2 s", "250 ms", "12 us", "40 ns" into buf; returns buf. */

@@ -153,7 +153,11 @@ static inline struct ctp_station *ct_leaving(corotracer_co *co) {
   return st;
 }
 
+/* The site an event records: the caller's (ret) for NULL, 0 for
+ * COROTRACER_SITE_UNKNOWN (no code address is 1), else site as given. */
 static inline uint64_t ct_site(const void *site, const void *ret) {
+  if (site == COROTRACER_SITE_UNKNOWN)
+    return 0;
   return (uint64_t)(uintptr_t)(site ? site : ret);
 }
 
