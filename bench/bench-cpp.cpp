@@ -118,7 +118,9 @@ std::string ratio(double x, double base) {
 }
 
 // x - base, 0 when noise puts x below its baseline (not a gain).
-double over(double x, double base) { return x > base ? x - base : 0; }
+double over(double x, double base) {
+  return x > base ? x - base : 0;
+}
 
 // Run `corotracer run -- self --child n` and read its eight numbers.
 bool run_traced(const std::string &tracer, const std::string &self, long n, double out[8]) {

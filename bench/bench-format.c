@@ -38,7 +38,7 @@
 #include "engine/rings_int.h"
 #include "engine/sink.h"
 
-#define NST 2048u /* stations: -S takes up to 2 x 1024 */
+#define NST 2048u  /* stations: -S takes up to 2 x 1024 */
 #define NST_EV 64u /* coroutines of the event records' shapes */
 #define PER 32768u /* records per pass */
 
@@ -147,7 +147,7 @@ static double round_once(uint32_t coros, uint32_t w, uint32_t st, uint64_t n, in
   uint64_t ts = 1000000, x = 88172645463325252ull, k = 0;
   double t = 0;
   uint32_t ncreate = sw ? w * coros : w > 1 ? w : coros;
-  for (uint32_t c = 0; c < ncreate; c++) { /* the creates, untimed */
+  for (uint32_t c = 0; c < ncreate; c++) {        /* the creates, untimed */
     uint32_t cw = sw ? c / coros : w > 1 ? c : 0; /* its writer */
     struct seg sg = {.kind = SEG_RECS, .n = 1, .ring = cw, .tid = 7 + cw};
     struct ctp_rec r = {.ts = ts++, .station = c, .gen = 1, .kind = CTP_KIND_CREATE};
@@ -258,8 +258,8 @@ int main(int argc, char **argv) {
     else
       return 2;
   }
-  if (coros < 1 || coros > (sw ? NST / 2 : NST_EV) || rounds < 1 || rounds > 99 || w < 1 ||
-      w > 2 || st < 1 || (w > 1 && coros > 1 && !sw) || (fiber && (w > 1 || coros > 1 || sw)) ||
+  if (coros < 1 || coros > (sw ? NST / 2 : NST_EV) || rounds < 1 || rounds > 99 || w < 1 || w > 2 ||
+      st < 1 || (w > 1 && coros > 1 && !sw) || (fiber && (w > 1 || coros > 1 || sw)) ||
       (sw && coros < 2) || lag_mib > 1024) {
     fprintf(stderr,
             "bench-format: -c 1..%u (-S: 2..%u), -w 1..2 (with -c 1, or -S), -s 1.., -r 1..99, -f "

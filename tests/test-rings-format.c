@@ -371,8 +371,8 @@ static void same_entries(const struct out *a, const struct out *b, const char *w
                        u->kind != v->kind || u->wait != v->wait || u->active != v->active ||
                        (u->wait != CTP_WAIT_NONE && u->wait != CTP_WAIT_EXIT && u->obj != v->obj) ||
                        (u->kind == CTP_KIND_WAKE && u->obj != v->obj))))
-      FAIL("%s: entry %zu differs (kind %d/%d, probe %llu/%llu, ev %llu/%llu)", what, k, p->k,
-           q->k, (unsigned long long)u->probe_id, (unsigned long long)v->probe_id,
+      FAIL("%s: entry %zu differs (kind %d/%d, probe %llu/%llu, ev %llu/%llu)", what, k, p->k, q->k,
+           (unsigned long long)u->probe_id, (unsigned long long)v->probe_id,
            (unsigned long long)u->ev, (unsigned long long)v->ev);
   }
   ASSERT_UINT64_EQ(n, m);
@@ -392,11 +392,18 @@ int main(void) {
   same_entries(&batch, &general, "a batch");
   /* Every fast-path branch was taken (a stub that always bails out, or a
    * stretch never started, leaves its counter at 0). */
-  static const char *names[CT_COV_N_] = {
-      "switch: from current",  "switch: thread new", "switch: detail",
-      "switch: to predicted", "switch: to by slot", "switch: to new",
-      "emit_hit",              "emit_all",           "emit_same",
-      "emit_two",              "switch entry",       "switch split"};
+  static const char *names[CT_COV_N_] = {"switch: from current",
+                                         "switch: thread new",
+                                         "switch: detail",
+                                         "switch: to predicted",
+                                         "switch: to by slot",
+                                         "switch: to new",
+                                         "emit_hit",
+                                         "emit_all",
+                                         "emit_same",
+                                         "emit_two",
+                                         "switch entry",
+                                         "switch split"};
   for (unsigned k = 0; k < CT_COV_N_; k++) {
     printf("     %-22s %llu\n", names[k], (unsigned long long)ct_cov_hits[k]);
     if (!ct_cov_hits[k])

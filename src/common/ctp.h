@@ -186,17 +186,17 @@ struct ctp_rec {
  * fits in 16 bits and the wake's waker is 0 (a scheduler loop's switch);
  * else the three records. */
 struct ctp_swrec {
-  uint64_t ts;      /* 0x00 as ctp_rec.ts */
-  uint32_t from;    /* 0x08 station of the coroutine leaving */
+  uint64_t ts;       /* 0x00 as ctp_rec.ts */
+  uint32_t from;     /* 0x08 station of the coroutine leaving */
   uint16_t from_gen; /* 0x0C its gen's low 16 bits */
-  uint8_t kind;     /* 0x0E CTP_KIND_SWITCH */
-  uint8_t wait;     /* 0x0F enum ctp_wait of from's suspend, | CTP_SW_WAKE */
-  uint64_t site;    /* 0x10 from's suspension (and wake) site */
-  uint32_t to;      /* 0x18 station of the coroutine resumed */
-  uint16_t to_gen;  /* 0x1C its gen's low 16 bits */
-  uint16_t obj;     /* 0x1E the suspend's wait object */
+  uint8_t kind;      /* 0x0E CTP_KIND_SWITCH */
+  uint8_t wait;      /* 0x0F enum ctp_wait of from's suspend, | CTP_SW_WAKE */
+  uint64_t site;     /* 0x10 from's suspension (and wake) site */
+  uint32_t to;       /* 0x18 station of the coroutine resumed */
+  uint16_t to_gen;   /* 0x1C its gen's low 16 bits */
+  uint16_t obj;      /* 0x1E the suspend's wait object */
 };
-#define CTP_SW_WAKE 0x80u       /* ctp_swrec.wait: `from` stays runnable, its wake follows */
+#define CTP_SW_WAKE 0x80u      /* ctp_swrec.wait: `from` stays runnable, its wake follows */
 #define CTP_SW_OBJ_MAX 0xffffu /* largest obj a switch record holds */
 
 /* ctp_ring.state. */
@@ -213,15 +213,15 @@ enum ctp_ring_state {
 #define CTP_RING_HDR 128u
 struct ctp_ring {
   /* writer's line */
-  _Atomic uint64_t head;  /* 0x00 records published (release store, one writer) */
-  _Atomic uint64_t lost;  /* 0x08 records dropped, ring full (writer; published by head) */
-  uint32_t pid;           /* 0x10 owner process */
-  uint32_t tid;           /* 0x14 owner thread (gettid) */
-  _Atomic uint32_t state; /* 0x18 enum ctp_ring_state (release store by the writer) */
-  uint32_t owner_gen;     /* 0x1C ownerships so far, bumped by each new owner */
+  _Atomic uint64_t head;     /* 0x00 records published (release store, one writer) */
+  _Atomic uint64_t lost;     /* 0x08 records dropped, ring full (writer; published by head) */
+  uint32_t pid;              /* 0x10 owner process */
+  uint32_t tid;              /* 0x14 owner thread (gettid) */
+  _Atomic uint32_t state;    /* 0x18 enum ctp_ring_state (release store by the writer) */
+  uint32_t owner_gen;        /* 0x1C ownerships so far, bumped by each new owner */
   _Atomic uint64_t ev_extra; /* 0x20 events beyond one a record: a switch record's 1 or 2 more
                               * (writer, relaxed; for corotracer_stats) */
-  uint8_t pad_w[24];      /* 0x28 zero */
+  uint8_t pad_w[24];         /* 0x28 zero */
   /* engine's line */
   _Atomic uint64_t tail; /* 0x40 records consumed (release store, engine) */
   uint8_t pad_e[56];     /* 0x48 zero */

@@ -202,8 +202,8 @@ static inline uint32_t ctr_sw_apply(struct ctr_sw *s, struct ctr_coro *coro, uin
                                     uint64_t site, uint64_t to, uint64_t to_ev) {
   uint32_t k = ctr_sw_slot(from);
   s->valid[k / 64] |= 1ull << (k % 64);
-  s->c[k] = (struct ctr_sw_coro){.probe_id = from, .next_ev = from_ev + 1 + (wake != 0),
-                                 .addr = site, .succ = to};
+  s->c[k] = (struct ctr_sw_coro){
+      .probe_id = from, .next_ev = from_ev + 1 + (wake != 0), .addr = site, .succ = to};
   struct ctr_sw_coro *t = ctr_sw_get(s, to);
   if (t) {
     t->next_ev = to_ev + 1;

@@ -18,11 +18,11 @@ struct ct_station_state {
    * station instead of two or three (a switch reads two stations; perf, a
    * round robin on 2 threads: their misses were a third of emit_switch). */
   uint64_t probe_id;
-  uint64_t next_ev;   /* index after the last event line written (v2: of this incarnation) */
-  uint64_t last_ts;   /* v2: ts of the incarnation's last event line */
-  uint64_t dropped;   /* v2: the station's v2_lost when last read */
+  uint64_t next_ev; /* index after the last event line written (v2: of this incarnation) */
+  uint64_t last_ts; /* v2: ts of the incarnation's last event line */
+  uint64_t dropped; /* v2: the station's v2_lost when last read */
   uint64_t harvested;
-  uint32_t gen;      /* v2: the incarnation whose records we attribute */
+  uint32_t gen; /* v2: the incarnation whose records we attribute */
   uint32_t pid;
   uint8_t live;      /* v2: an incarnation was created (coroutine line written) */
   uint8_t queued;    /* v2: pushed on the free-station queue, not created again since */
@@ -32,15 +32,16 @@ struct ct_station_state {
   uint8_t ext;       /* CTP_STF_EXT seen */
   uint8_t retired;   /* dead and fully harvested: skipped by live scans */
   uint8_t dead;
-  uint8_t v2;        /* CTP_STF_RINGS seen: its events are in rings, not in slots */
-  uint8_t listed;    /* in the v1 scan list */
-  uint8_t corrupt;   /* its memory held what cannot be true (harvest thread's finding) */
+  uint8_t v2;      /* CTP_STF_RINGS seen: its events are in rings, not in slots */
+  uint8_t listed;  /* in the v1 scan list */
+  uint8_t corrupt; /* its memory held what cannot be true (harvest thread's finding) */
   uint64_t last_seq[CTP_SLOTS];
   uint64_t events; /* highest event index seen + 1; final: events the probe wrote */
   uint64_t room;   /* last value stored in the station's harvested_ev */
   uint64_t stale;  /* v2: records of a past incarnation */
 } __attribute__((aligned(64)));
-_Static_assert(offsetof(struct ct_station_state, corrupt) < 64, "the formatter's fields in one line");
+_Static_assert(offsetof(struct ct_station_state, corrupt) < 64,
+               "the formatter's fields in one line");
 
 /* The engine's own view of one ring (never re-read from the file). */
 struct ct_ring_state {
@@ -69,9 +70,9 @@ struct ct_rrec {
 struct ct_harvest {
   struct ctp_header *hdr;
   void *base;
-  uint32_t n;       /* stations in the file */
-  uint32_t used;    /* highest min(allocated_count, n) seen (bounded: used_now) */
-  uint32_t init_hi; /* stations [0, init_hi) seen initialized by their creator */
+  uint32_t n;                  /* stations in the file */
+  uint32_t used;               /* highest min(allocated_count, n) seen (bounded: used_now) */
+  uint32_t init_hi;            /* stations [0, init_hi) seen initialized by their creator */
   struct ct_station_state *st; /* n of them, 64-byte aligned in st_mem */
   void *st_mem;
   uint64_t trim_mark; /* used + incarnations at the last trim of the station pages */

@@ -325,8 +325,8 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
   o->poll_ms = CT_POLL_MS_DEFAULT;
   o->lossless_ms = CT_LOSSLESS_MS_DEFAULT;
   o->rings = CT_RINGS_DEFAULT;
-  o->ring_kib = 0;    /* CT_RING_KIB_DEFAULT, or CT_FLIGHT_RING_KIB, unless given */
-  o->capture_mib = 0; /* CT_CAPTURE_MIB_DEFAULT, or CT_FLIGHT_CAPTURE_MIB, unless given */
+  o->ring_kib = 0;           /* CT_RING_KIB_DEFAULT, or CT_FLIGHT_RING_KIB, unless given */
+  o->capture_mib = 0;        /* CT_CAPTURE_MIB_DEFAULT, or CT_FLIGHT_CAPTURE_MIB, unless given */
   o->stuck_ns = CT_STUCK_NS; /* the report's defaults: a dump is judged as a report is */
   o->runnable_ns = CT_RUNNABLE_NS;
   o->blocker_ns = CT_BLOCKER_NS;

@@ -292,23 +292,23 @@ static inline int switch_entry(struct ct_harvest *h, const struct ctp_swrec *sw,
  * emit_switch, its three emit_hit copies made the switch entry's path save
  * and spill more registers at every record (bench-format -S: 4-10 % of the
  * formatter's time). */
-static __attribute__((noinline)) void emit_switch_split(struct ct_harvest *h,
-                                                        const struct ctp_swrec *sw, uint8_t wait,
-                                                        uint32_t tid) {
+static __attribute__((noinline)) void
+emit_switch_split(struct ct_harvest *h, const struct ctp_swrec *sw, uint8_t wait, uint32_t tid) {
   CT_COVER(CT_COV_SW_SPLIT);
-  struct ctp_rec ev[3] = {{.ts = sw->ts,
-                           .station = sw->from,
-                           .gen = sw->from_gen,
-                           .kind = CTP_KIND_SUSPEND,
-                           .wait = wait,
-                           .site = sw->site,
-                           .obj = sw->obj},
-                          {.ts = sw->ts,
-                           .station = sw->from,
-                           .gen = sw->from_gen,
-                           .kind = CTP_KIND_WAKE,
-                           .site = sw->site},
-                          {.ts = sw->ts, .station = sw->to, .gen = sw->to_gen, .kind = CTP_KIND_RESUME}};
+  struct ctp_rec ev[3] = {
+      {.ts = sw->ts,
+       .station = sw->from,
+       .gen = sw->from_gen,
+       .kind = CTP_KIND_SUSPEND,
+       .wait = wait,
+       .site = sw->site,
+       .obj = sw->obj},
+      {.ts = sw->ts,
+       .station = sw->from,
+       .gen = sw->from_gen,
+       .kind = CTP_KIND_WAKE,
+       .site = sw->site},
+      {.ts = sw->ts, .station = sw->to, .gen = sw->to_gen, .kind = CTP_KIND_RESUME}};
   for (unsigned k = 0; k < 3; k++)
     if ((k != 1 || (sw->wait & CTP_SW_WAKE)) && !emit_hit(h, &ev[k], tid))
       emit_all(h, &ev[k], tid);
@@ -376,9 +376,9 @@ static void release(struct ct_harvest *h) {
 
 /* Start the cache misses emit will take on record r: the engine's state of
  * its station, the station's drop count, for a create the station's first
- * line and label (incarnate), for a switch the same of its `to` station. A server's coroutines are many, each
- * with a few events: these lines are cold (the demo under redis-benchmark:
- * a new station every ten records). Any index below n is in the mapping. */
+ * line and label (incarnate), for a switch the same of its `to` station. A server's coroutines are
+ * many, each with a few events: these lines are cold (the demo under redis-benchmark: a new station
+ * every ten records). Any index below n is in the mapping. */
 static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec *r,
                                 size_t stride) {
   /* The record before it, stride bytes back (in the batch, a ct_rrec's). */

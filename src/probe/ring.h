@@ -143,7 +143,8 @@ static inline void ct_ring_switch_put(struct ct_thread *t, uint64_t ts, struct c
     uint64_t tidx = (uint64_t)((char *)to - (char *)hdr - CTP_HEADER_SIZE) / CTP_STATION_SIZE;
     uint64_t tgen = (uint16_t)__atomic_load_n(&to->gen, __ATOMIC_RELAXED);
     ct_ring_store(recs, mask, hdr, h, from, ts, CTP_KIND_SWITCH, site,
-                  (uint8_t)(wait | (wake ? CTP_SW_WAKE : 0)), (uint32_t)tidx | tgen << 32 | obj << 48);
+                  (uint8_t)(wait | (wake ? CTP_SW_WAKE : 0)),
+                  (uint32_t)tidx | tgen << 32 | obj << 48);
     atomic_store_explicit(&ring->ev_extra,
                           atomic_load_explicit(&ring->ev_extra, memory_order_relaxed) + 1u +
                               (wake != 0),
