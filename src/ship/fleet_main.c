@@ -66,21 +66,34 @@ static const char runs_sql[] =
     "SELECT DISTINCT " FLEET_SIG ", f.run_id, f.host, d.file,"
     " d.end_wall_ns" FLEET_FROM " ORDER BY d.end_wall_ns DESC NULLS LAST";
 
-int ct_fleet_query_opt(struct ct_fleet_query *q, int host, const char *val) {
-  if (host) {
+int ct_fleet_opt(const char *cmd, int id, const char *val, struct ct_fleet_query *q,
+                 struct cx_conn *c) {
+  if (id == CT_FO_ALL) {
+    q->all = 1;
+  } else if (id == CT_FO_DB) {
+    c->url = val;
+  } else if (id == CT_FO_HOST) {
     if ((q->hosts.n && ct_buf_put(&q->hosts, "\n", 1)) ||
-        ct_buf_put(&q->hosts, val, strlen(val) + 1))
-      return -ENOMEM;
+        ct_buf_put(&q->hosts, val, strlen(val) + 1)) {
+      fprintf(stderr, "corotracer: %s: out of memory\n", cmd);
+      return 1;
+    }
     q->hosts.n--; /* the NUL stays after the text */
-    return 0;
+  } else if (id == CT_FO_SINCE) {
+    uint64_t d = parse_duration(val);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (!d)
+      return ct_usage_error(cmd, "--since: not a duration (30m, 24h, 7d)", val);
+    q->since = val, q->since_ns = d < now ? now - d : 0;
+  } else {
+    return ct_usage_error(cmd,
+                          id == CT_ARGS_NO_VALUE     ? "option needs a value"
+                          : id == CT_ARGS_POSITIONAL ? "unexpected argument"
+                                                     : "unknown option (see --help)",
+                          val);
   }
-  uint64_t d = parse_duration(val);
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-  if (!d)
-    return -EINVAL;
-  q->since = val, q->since_ns = d < now ? now - d : 0;
   return 0;
 }
 
@@ -201,16 +214,15 @@ static void write_md(FILE *f, PGresult *r, const char *since) {
   }
 }
 
-enum { O_HELP = 1, O_JSON, O_ALL, O_DB, O_SINCE, O_HOST };
+enum { O_HELP = 1, O_JSON };
 static const struct ct_opt fleet_opts[] = {
-    {"-h --help", O_HELP, 0}, {"--json", O_JSON, 0}, {"--all", O_ALL, 0}, {"--db --to", O_DB, 1},
-    {"--since", O_SINCE, 1},  {"--host", O_HOST, 1}, {NULL, 0, 0}};
+    {"-h --help", O_HELP, 0}, {"--json", O_JSON, 0}, CT_FLEET_OPTS, {NULL, 0, 0}};
 
 int ct_fleet_main(int argc, char **argv) {
   struct cx_conn c = {.url = getenv("COROTRACER_SHIP_URL")};
   struct ct_fleet_query fq = {0};
   const char *val;
-  int json = 0, id, status = 2, rc;
+  int json = 0, id, status = 2;
   struct ct_args it;
   PGconn *conn = NULL;
   PGresult *r = NULL;
@@ -221,25 +233,9 @@ int ct_fleet_main(int argc, char **argv) {
       usage(stdout);
       status = 0;
       goto out;
-    } else if (id == O_JSON || id == O_ALL) {
-      *(id == O_JSON ? &json : &fq.all) = 1;
-    } else if (id == O_DB) {
-      c.url = val;
-    } else if (id == O_SINCE || id == O_HOST) {
-      if ((rc = ct_fleet_query_opt(&fq, id == O_HOST, val)) == -EINVAL) {
-        ct_usage_error("fleet", "--since: not a duration (30m, 24h, 7d)", val);
-        goto out;
-      } else if (rc) {
-        fprintf(stderr, "corotracer: fleet: out of memory\n");
-        status = 1;
-        goto out;
-      }
-    } else {
-      ct_usage_error("fleet",
-                     id == CT_ARGS_NO_VALUE     ? "option needs a value"
-                     : id == CT_ARGS_POSITIONAL ? "unexpected argument"
-                                                : "unknown option (see corotracer fleet --help)",
-                     val);
+    } else if (id == O_JSON) {
+      json = 1;
+    } else if ((status = ct_fleet_opt("fleet", id, val, &fq, &c))) {
       goto out;
     }
   }

@@ -317,14 +317,9 @@ static void route(void *ctx, const char *token, const char *path, size_t pn, con
   PQfinish(conn);
 }
 
-enum { O_HELP = 1, O_ALL, O_DB, O_SINCE, O_HOST, O_ADDR };
-static const struct ct_opt serve_opts[] = {{"-h --help", O_HELP, 0},
-                                           {"--all", O_ALL, 0},
-                                           {"--db", O_DB, 1},
-                                           {"--since", O_SINCE, 1},
-                                           {"--host", O_HOST, 1},
-                                           {"--addr --serve", O_ADDR, 1},
-                                           {NULL, 0, 0}};
+enum { O_HELP = 1, O_ADDR };
+static const struct ct_opt serve_opts[] = {
+    {"-h --help", O_HELP, 0}, {"--addr --serve", O_ADDR, 1}, CT_FLEET_OPTS, {NULL, 0, 0}};
 
 int ct_fleet_serve_main(int argc, char **argv) {
   struct fleet_serve *fs = calloc(1, sizeof *fs);
@@ -345,30 +340,13 @@ int ct_fleet_serve_main(int argc, char **argv) {
       usage(stdout);
       status = 0;
       goto out;
-    } else if (id == O_ALL) {
-      fs->q.all = 1;
-    } else if (id == O_DB) {
-      fs->c.url = val;
     } else if (id == O_ADDR) {
       addr = val;
-    } else if (id == O_SINCE || id == O_HOST) {
-      if ((rc = ct_fleet_query_opt(&fs->q, id == O_HOST, val)) == -EINVAL) {
-        ct_usage_error("serve", "--since: not a duration (30m, 24h, 7d)", val);
-        goto out;
-      } else if (rc) {
-        fprintf(stderr, "corotracer: serve: out of memory\n");
-        status = 1;
-        goto out;
-      }
-    } else {
-      ct_usage_error("serve",
-                     id == CT_ARGS_NO_VALUE     ? "option needs a value"
-                     : id == CT_ARGS_POSITIONAL ? "a trace and --db together"
-                                                : "unknown option (see corotracer serve --help)",
-                     val);
+    } else if ((status = ct_fleet_opt("serve", id, val, &fs->q, &fs->c))) {
       goto out;
     }
   }
+  status = 2;
   if (ct_live_parse_addr(addr, fs->ip, sizeof fs->ip, &port)) {
     fprintf(stderr, "corotracer: --addr: %s: expected [ADDR:]PORT with an IPv4 ADDR\n", addr);
     goto out;

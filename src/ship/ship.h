@@ -70,9 +70,18 @@ struct ct_fleet_query {
   struct ct_buf hosts;
   int all;
 };
-/* A --since (host 0) or --host (host 1) value into q: 0, -EINVAL (not a
- * duration: 30m, 24h, 7d), -ENOMEM. Free q->hosts when done. */
-int ct_fleet_query_opt(struct ct_fleet_query *q, int host, const char *val);
+/* The options `fleet` and `serve --db` share, for their ct_opt tables. */
+enum { CT_FO_ALL = 100, CT_FO_DB, CT_FO_SINCE, CT_FO_HOST };
+#define CT_FLEET_OPTS                                                                              \
+  {"--all", CT_FO_ALL, 0}, {"--db --to", CT_FO_DB, 1}, {"--since", CT_FO_SINCE, 1}, {              \
+    "--host", CT_FO_HOST, 1                                                                        \
+  }
+/* Takes what ct_args_next gave (id, val) for cmd: --all, --db (into c),
+ * --since, --host (into q; free q->hosts when done); 0, or any other id (an
+ * error, or an option not of these) said in one line: 2 (usage), 1 (out of
+ * memory). */
+int ct_fleet_opt(const char *cmd, int id, const char *val, struct ct_fleet_query *q,
+                 struct cx_conn *c);
 /* The columns of a group: its signature, then its counts and worst example. */
 enum {
   CT_FG_KIND,
