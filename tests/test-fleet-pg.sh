@@ -137,7 +137,7 @@ for f in a b; do mv "$tmp/h3/$f.shipped" "$tmp/h3/$f.ctrace"; done
 for u in "/" "/?token=0123456789abcdef0123456789abcdef" "/?token=$token&token=$token" "$(printf '%s' "$link" | sed "s/token=$token&//")"; do
   [ "$(get denied.txt "$base$u")" = "403 " ] || fail "serve --db without the token: $u: $(cat "$tmp/denied.txt")"
 done
-kill $spid; wait $spid
+kill $spid; wait $spid || fail "serve --db: exit $? at SIGTERM: $(cat "$tmp/serve.err")"
 grep -q "$PW" "$tmp"/page.html "$tmp"/run.html "$tmp/serve.err" && fail "serve --db shows the password"
 
 echo "== 2. hostile text round-trips"
