@@ -277,8 +277,8 @@ static void page_run(struct fleet_serve *fs, PGconn *conn, const char *q, size_t
     ct_buf_puts(&r->body, ": its file <code>");
     html(&r->body, path);
     ct_buf_puts(&r->body, "</code> on this host: ");
-    html(&r->body, rc == -ESTALE   ? "is another file now (rewritten since it was shipped)"
-                   : rc == -EINVAL ? "is not a regular file"
+    html(&r->body, rc == -ESTALE   ? "another file now (rewritten since it was shipped)"
+                   : rc == -EINVAL ? "not a regular file"
                    : rc == -EPROTO ? why
                    : rc            ? strerror(-rc)
                                    : "could not be served (out of memory or ports)");
