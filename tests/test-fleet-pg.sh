@@ -105,6 +105,9 @@ for fn in "park_a (.*fleet-prog.c:$line_a)" "park_b (.*fleet-prog.c:$line_b)"; d
   grep -q "<tr class=\"group\"><td>[0-9]*</td><td class=\"kind\">lost_wakeup</td><td class=\"site\">$fn</td><td class=\"file\">[^<]*fleet-prog</td><td class=\"runs\">3</td><td class=\"hosts\">3</td><td class=\"dumps\">3</td>" \
     "$tmp/page.html" || fail "serve --db: no group of 3 runs on 3 hosts at $fn: $(cat "$tmp/page.html")"
 done
+# The program's hostile path, escaped once, exactly.
+esc=$(printf '%s' "$prog" | sed "s/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g; s/\"/\&quot;/g; s/'/\&#39;/g")
+[ "$(grep -cF "<td class=\"file\">$esc</td>" "$tmp/page.html")" = 2 ] || fail "serve --db: the executable's path, escaped: $esc: $(cat "$tmp/page.html")"
 [ "$(grep -c '<td class="kind">lost_wakeup</td>' "$tmp/page.html")" = 2 ] || fail "serve --db: lost_wakeup groups: $(cat "$tmp/page.html")"
 # A dump of fleet-h1, its file here as shipped: the dashboard of `serve FILE`.
 link=$(grep -o 'href="/run?[^"]*host=fleet-h1"' "$tmp/page.html" | head -1 | sed 's/^href="//; s/"$//; s/&amp;/\&/g')
