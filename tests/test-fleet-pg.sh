@@ -91,6 +91,58 @@ grep -q "| lost_wakeup | park_a (.*fleet-prog.c:$line_a) | .* | 3 | 3 | 3 |" "$t
 python3 -c 'import json,sys; g=[g for g in json.load(open(sys.argv[1]))["groups"] if g["kind"]=="lost_wakeup"]; assert len(g)==2 and all(x["hosts"]==1 and x["runs"]==1 for x in g), g' \
   "$tmp/fleet-h2.json" || fail "fleet --host fleet-h2: $(cat "$tmp/fleet-h2.json")"
 
+echo "== 1b. serve --db: the groups, a dump's dashboard, a file elsewhere, the token"
+command -v curl > /dev/null || fail "curl not installed (scripts/install-deps.sh)"
+"$CT" serve --db "$URL" --addr 127.0.0.1:0 2> "$tmp/serve.err" &
+spid=$!
+i=0; until grep -q "groups at http" "$tmp/serve.err" || [ $i -gt 300 ]; do sleep 0.1; i=$((i + 1)); done
+base=$(sed -n 's|.*groups at \(http://[0-9.:]*\)/?token=.*|\1|p' "$tmp/serve.err")
+token=$(sed -n 's|.*groups at http://.*/?token=\([0-9a-f]*\)$|\1|p' "$tmp/serve.err")
+[ -n "$base" ] && [ -n "$token" ] || fail "serve --db printed no URL: $(cat "$tmp/serve.err")"
+get() { curl -s -o "$tmp/$1" -w '%{http_code} %{redirect_url}' --max-time 60 "$2"; }
+[ "$(get page.html "$base/?token=$token")" = "200 " ] || fail "serve --db: the groups' page: $(cat "$tmp/page.html")"
+for fn in "park_a (.*fleet-prog.c:$line_a)" "park_b (.*fleet-prog.c:$line_b)"; do
+  grep -q "<tr class=\"group\"><td>[0-9]*</td><td class=\"kind\">lost_wakeup</td><td class=\"site\">$fn</td><td class=\"file\">[^<]*fleet-prog</td><td class=\"runs\">3</td><td class=\"hosts\">3</td><td class=\"dumps\">3</td>" \
+    "$tmp/page.html" || fail "serve --db: no group of 3 runs on 3 hosts at $fn: $(cat "$tmp/page.html")"
+done
+# The program's hostile path, escaped once, exactly.
+esc=$(printf '%s' "$prog" | sed "s/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g; s/\"/\&quot;/g; s/'/\&#39;/g")
+[ "$(grep -cF "<td class=\"file\">$esc</td>" "$tmp/page.html")" = 2 ] || fail "serve --db: the executable's path, escaped: $esc: $(cat "$tmp/page.html")"
+[ "$(grep -c '<td class="kind">lost_wakeup</td>' "$tmp/page.html")" = 2 ] || fail "serve --db: lost_wakeup groups: $(cat "$tmp/page.html")"
+# A dump of fleet-h1, its file here as shipped: the dashboard of `serve FILE`.
+link=$(grep -o 'href="/run?[^"]*host=fleet-h1"' "$tmp/page.html" | head -1 | sed 's/^href="//; s/"$//; s/&amp;/\&/g')
+[ -n "$link" ] || fail "serve --db: no link to a dump of fleet-h1: $(cat "$tmp/page.html")"
+to=$(get run.txt "$base$link")
+case $to in
+"303 http://127.0.0.1:"*"/?token="*) ;;
+*) fail "serve --db: $link: $to $(cat "$tmp/run.txt")" ;;
+esac
+run=${to#303 }
+[ "$(get run.html "$run")" = "200 " ] && grep -q "<title>corotracer dashboard</title>" "$tmp/run.html" || fail "the dump's dashboard: $(head -c 300 "$tmp/run.html")"
+[ "$(get run.data "${run%%/?token=*}/data?token=${run##*token=}")" = "200 " ] || fail "the dump's /data: $(head -c 300 "$tmp/run.data")"
+# The page's data (zlib): the dump's findings at its site, and its file's path.
+python3 -c 'import sys, zlib; d = zlib.decompress(open(sys.argv[1], "rb").read()); assert b"park_" in d and sys.argv[2].encode() in d, d[:300]' \
+  "$tmp/run.data" "$tmp/h1/" || fail "the dump's /data: no park_ site or no $tmp/h1/ file"
+# A dump of fleet-h2 whose file is gone from here: where it is, plainly.
+mkdir "$tmp/h2-away" && mv "$tmp"/h2/*.ctrace "$tmp/h2-away/"
+link=$(grep -o 'href="/run?[^"]*host=fleet-h2"' "$tmp/page.html" | head -1 | sed 's/^href="//; s/"$//; s/&amp;/\&/g')
+[ "$(get away.html "$base$link")" = "200 " ] || fail "serve --db: $link: $(cat "$tmp/away.html")"
+grep -q "its file is on another host: <b>fleet-h2</b>, at <code>$tmp/h2/[ab].ctrace</code>" "$tmp/away.html" ||
+  fail "serve --db: a file elsewhere said: $(cat "$tmp/away.html")"
+mv "$tmp"/h2-away/* "$tmp/h2/"
+# A path that holds another file now (a later run's dump): not opened as this dump.
+link=$(grep -o 'href="/run?[^"]*host=fleet-h3"' "$tmp/page.html" | head -1 | sed 's/^href="//; s/"$//; s/&amp;/\&/g')
+for f in a b; do cp "$tmp/h3/$f.ctrace" "$tmp/h3/$f.shipped" && cp "$tmp/h1/$f.ctrace" "$tmp/h3/$f.ctrace"; done
+[ "$(get other.html "$base$link")" = "200 " ] && grep -q "its file is on another host: <b>fleet-h3</b>" "$tmp/other.html" ||
+  fail "serve --db: a rewritten file opened as the dump: $(cat "$tmp/other.html")"
+for f in a b; do mv "$tmp/h3/$f.shipped" "$tmp/h3/$f.ctrace"; done
+# The token: none, a wrong one, a repeated one: 403, also for /run.
+for u in "/" "/?token=0123456789abcdef0123456789abcdef" "/?token=$token&token=$token" "$(printf '%s' "$link" | sed "s/token=$token&//")"; do
+  [ "$(get denied.txt "$base$u")" = "403 " ] || fail "serve --db without the token: $u: $(cat "$tmp/denied.txt")"
+done
+kill $spid; wait $spid || fail "serve --db: exit $? at SIGTERM: $(cat "$tmp/serve.err")"
+grep -q "$PW" "$tmp"/page.html "$tmp"/run.html "$tmp/serve.err" && fail "serve --db shows the password"
+
 echo "== 2. hostile text round-trips"
 exe=$(q "SELECT DISTINCT executable FROM fleet_findings WHERE kind = 'lost_wakeup'")
 [ "$exe" = "$prog" ] || fail "executable: '$exe' (want '$prog')"

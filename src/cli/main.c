@@ -15,6 +15,7 @@ static void usage(FILE *f) {
           "perfetto...\n"
           "       corotracer html TRACE [-o dashboard.html]            offline dashboard\n"
           "       corotracer serve TRACE [--addr [ADDR:]PORT]         live dashboard\n"
+          "       corotracer serve --db URL [--since 24h]   the fleet's groups in the dashboard\n"
           "       corotracer dump [--pid ENGINE_PID | RUN_DIR]   a flight recorder's window now\n"
           "       corotracer ship FILE... --to URL   traces and dumps to PostgreSQL, once\n"
           "       corotracer fleet --db URL [--since 24h] [--json]   findings across hosts\n"

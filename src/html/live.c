@@ -102,16 +102,22 @@ static void client_free(struct client *c) {
   free(c);
 }
 
-static void respond(struct client *c, const char *status, const char *type, const void *body,
-                    size_t n) {
+/* A whole reply; location: a redirect's target (our own URL), or empty. */
+static void respond_to(struct client *c, const char *status, const char *type, const char *location,
+                       const void *body, size_t n) {
   ct_buf_printf(
       &c->out,
       "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n"
       "X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\nX-Frame-Options: DENY\r\n"
-      "Connection: close\r\n\r\n",
-      status, type, n);
+      "%s%s%sConnection: close\r\n\r\n",
+      status, type, n, *location ? "Location: " : "", location, *location ? "\r\n" : "");
   ct_buf_put(&c->out, body, n);
   c->done = 1;
+}
+
+static void respond(struct client *c, const char *status, const char *type, const void *body,
+                    size_t n) {
+  respond_to(c, status, type, "", body, n);
 }
 
 static void refuse(struct client *c, const char *status, const char *why) {
@@ -216,6 +222,16 @@ static void handle(struct ct_live *l, struct client *c) {
   size_t pn = (size_t)((q ? q : sp2) - path);
   if (!q || !token_ok(l, q + 1, (size_t)(sp2 - q - 1)))
     return refuse(c, "403 Forbidden", "forbidden: the URL needs the token printed at start\n");
+  if (l->route) {
+    struct ct_live_reply r = {"404 Not Found", "text/plain; charset=utf-8", "", {0}};
+    l->route(l->route_ctx, l->token, path, pn, q + 1, (size_t)(sp2 - q - 1), &r);
+    if (r.body.err)
+      refuse(c, "503 Service Unavailable", "out of memory\n");
+    else
+      respond_to(c, r.status, r.type, r.location, r.body.p, r.body.n);
+    ct_buf_free(&r.body);
+    return;
+  }
   if (pn == 1)
     return respond(c, "200 OK", "text/html; charset=utf-8", l->page.p, l->page.n);
   if (pn == 5 && !memcmp(path, "/data", 5)) {
@@ -592,15 +608,19 @@ static void live_free(struct ct_live *l) {
   free(l);
 }
 
-/* ct_live_start, or ct_live_start_window when src is not NULL. */
+/* ct_live_start, or ct_live_start_window when src is not NULL, or
+ * ct_live_start_routes when route is. */
 static int start(const char *spec, const char *trace_path, int running,
-                 const struct ct_live_source *src, struct ct_live **out) {
+                 const struct ct_live_source *src, ct_live_route_fn route, void *route_ctx,
+                 struct ct_live **out) {
   struct ct_live *l = calloc(1, sizeof *l);
   if (!l)
     return -ENOMEM;
   l->lfd = l->tfd = l->wake[0] = l->wake[1] = -1;
   l->running = running;
   l->runs = 1;
+  l->route = route;
+  l->route_ctx = route_ctx;
   int rc = ct_live_parse_addr(spec, l->ip, sizeof l->ip, &l->port);
   if (rc)
     goto fail;
@@ -624,7 +644,7 @@ static int start(const char *spec, const char *trace_path, int running,
     l->windowed = l->begin = l->binary = 1;
     l->src = *src;
   }
-  if ((!src && (l->tfd = open(trace_path, O_RDONLY | O_CLOEXEC)) < 0) ||
+  if ((!src && !route && (l->tfd = open(trace_path, O_RDONLY | O_CLOEXEC)) < 0) ||
       pipe2(l->wake, O_CLOEXEC | O_NONBLOCK) ||
       (l->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0) {
     rc = -errno;
@@ -656,12 +676,17 @@ fail:
 }
 
 int ct_live_start(const char *spec, const char *trace_path, int running, struct ct_live **out) {
-  return start(spec, trace_path, running, NULL, out);
+  return start(spec, trace_path, running, NULL, NULL, NULL, out);
 }
 
 int ct_live_start_window(const char *spec, const char *name, const struct ct_live_source *src,
                          struct ct_live **out) {
-  return start(spec, name, 1, src, out);
+  return start(spec, name, 1, src, NULL, NULL, out);
+}
+
+int ct_live_start_routes(const char *spec, ct_live_route_fn route, void *ctx,
+                         struct ct_live **out) {
+  return start(spec, "", 0, NULL, route, ctx, out);
 }
 
 const char *ct_live_url(const struct ct_live *l) {

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/buf.h"
+
 struct ct_live;
 
 /* Parses "[ADDR:]PORT" (ADDR: an IPv4 address or "localhost"; default
@@ -67,6 +69,21 @@ struct ct_live_source {
  * has taken SIZE since: bounded by twice the window. */
 int ct_live_start_window(const char *spec, const char *name, const struct ct_live_source *src,
                          struct ct_live **out);
+
+/* A server of the caller's own pages (`serve --db`), with the live view's
+ * guards: a GET that passed the Host and token checks goes to route, on the
+ * server's thread, with its path (pn bytes), its query (qn bytes, the token
+ * among its parameters) and the token (for the links it writes). route fills
+ * r: status ("200 OK"), type, body; location: a 303's target, or empty. */
+struct ct_live_reply {
+  const char *status, *type;
+  char location[200];
+  struct ct_buf body;
+};
+typedef void (*ct_live_route_fn)(void *ctx, const char *token, const char *path, size_t pn,
+                                 const char *query, size_t qn, struct ct_live_reply *r);
+/* ct_live_start with route answering every request instead of a trace. */
+int ct_live_start_routes(const char *spec, ct_live_route_fn route, void *ctx, struct ct_live **out);
 
 /* The trace is complete: a last read and snapshot, pushed to the connected
  * pages (each gets up to 3 s to fetch it), then the thread ends and l is

@@ -55,6 +55,8 @@ struct ct_live {
   struct ct_live_window win;
   struct ct_live_dump dumps[CT_LIVE_DUMPS];
   size_t ndumps;
+  ct_live_route_fn route; /* the caller's pages instead of a trace (ct_live_start_routes) */
+  void *route_ctx;
 };
 
 /* Reads what was appended to the trace, or a flight window's new chunks (at

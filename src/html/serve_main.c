@@ -1,6 +1,7 @@
 /* serve_main.c - `corotracer serve TRACE [--addr [ADDR:]PORT]`: the dashboard
  * of a trace file over HTTP on a loopback address, live while the file grows
- * (another engine writing it), until SIGINT or SIGTERM. */
+ * (another engine writing it), until SIGINT or SIGTERM. `serve --db URL`
+ * serves the fleet's groups instead (src/ship/fleet_serve.c). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 
 static void usage(FILE *f) {
   fprintf(f, "usage: corotracer serve TRACE [--addr [ADDR:]PORT]\n"
+             "       corotracer serve --db URL ... (the fleet's groups: serve --db --help)\n"
              "Serves the dashboard of TRACE at http://ADDR:PORT/?token=... (default\n"
              "127.0.0.1:8080; PORT 0 picks a free one), following the file while it grows.\n"
              "The URL with its token is printed at start; requests without it get 403.\n"
@@ -20,6 +22,9 @@ static void usage(FILE *f) {
 
 int ct_serve_main(int argc, char **argv) {
   const char *trace = NULL, *addr = "127.0.0.1:8080";
+  for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+    if (!strcmp(argv[i], "--db") || !strncmp(argv[i], "--db=", 5))
+      return ct_fleet_serve_main(argc, argv); /* the fleet's groups (src/ship) */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {

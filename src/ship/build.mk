@@ -2,7 +2,7 @@
 # flight dumps shipped to PostgreSQL through the export, the spool, the
 # findings grouped across hosts, and `run --ship`'s shipper (docs/FLEET.md).
 SHIP_SRCS := src/ship/ship_main.c src/ship/ship_db.c src/ship/ship_facts.c src/ship/spool.c \
-             src/ship/fleet_main.c src/ship/ship_spawn.c
+             src/ship/fleet_main.c src/ship/fleet_serve.c src/ship/ship_spawn.c
 CLI_SRCS += $(SHIP_SRCS)
 
 # Three hosts' dumps grouped, the spool while the server is down, a shipper

@@ -16,40 +16,6 @@
 #include "common/jsonesc.h"
 #include "ship/ship.h"
 
-/* The groups: one row per signature, most hosts first. $1: since (wall ns),
- * $2: hosts separated by newlines (NULL: all), $3: 1 to include info findings. */
-static const char group_sql[] =
-    "SELECT f.kind, f.function, f.file, f.line, f.executable,"
-    " count(DISTINCT d.trace_run_id), count(DISTINCT f.host), count(*),"
-    " min(f.seen_wall_ns), max(f.seen_wall_ns),"
-    " (array_agg(d.trace_run_id ORDER BY f.worst_ns DESC, f.seen_wall_ns DESC))[1],"
-    " (array_agg(f.run_id ORDER BY f.worst_ns DESC, f.seen_wall_ns DESC))[1],"
-    " max(f.worst_ns), json_agg(DISTINCT f.host ORDER BY f.host), max(f.severity)"
-    " FROM fleet_findings f JOIN dumps d USING (run_id, host)"
-    " WHERE coalesce(f.seen_wall_ns, 0) >= $1::bigint"
-    " AND ($2::text IS NULL OR f.host = ANY (string_to_array($2, E'\\n')))"
-    " AND ($3::int = 1 OR f.severity <> 'info')"
-    " GROUP BY f.kind, f.function, f.file, f.line, f.executable"
-    " ORDER BY count(DISTINCT f.host) DESC, count(DISTINCT d.trace_run_id) DESC, f.kind,"
-    " f.function";
-enum {
-  G_KIND,
-  G_FN,
-  G_FILE,
-  G_LINE,
-  G_EXE,
-  G_RUNS,
-  G_HOSTS,
-  G_DUMPS,
-  G_FIRST,
-  G_LAST,
-  G_WORST_RUN,
-  G_WORST_DUMP,
-  G_WORST_NS,
-  G_HOST_JSON,
-  G_SEV
-};
-
 static void usage(FILE *f) {
   fprintf(f,
           "usage: corotracer fleet [--db URL] [--since DURATION] [--host H]... [--json] [--all]\n"
@@ -76,14 +42,89 @@ static uint64_t parse_duration(const char *s) {
   return v > 0 && unit > 0 && v * unit < 1.8e19 ? (uint64_t)(v * unit) : 0;
 }
 
+/* The filter every fleet query shares: $1 since (wall ns), $2 hosts separated
+ * by newlines (NULL: all), $3 1 to include info findings. */
+#define FLEET_FROM                                                                                 \
+  " FROM fleet_findings f JOIN dumps d USING (run_id, host)"                                       \
+  " WHERE coalesce(f.seen_wall_ns, 0) >= $1::bigint"                                               \
+  " AND ($2::text IS NULL OR f.host = ANY (string_to_array($2, E'\\n')))"                          \
+  " AND ($3::int = 1 OR f.severity <> 'info')"
+#define FLEET_SIG "f.kind, f.function, f.file, f.line, f.executable"
+
+/* The groups: one row per signature, most hosts first (CT_FG_*). */
+static const char group_sql[] =
+    "SELECT " FLEET_SIG ","
+    " count(DISTINCT d.trace_run_id), count(DISTINCT f.host), count(*),"
+    " min(f.seen_wall_ns), max(f.seen_wall_ns),"
+    " (array_agg(d.trace_run_id ORDER BY f.worst_ns DESC, f.seen_wall_ns DESC))[1],"
+    " (array_agg(f.run_id ORDER BY f.worst_ns DESC, f.seen_wall_ns DESC))[1],"
+    " max(f.worst_ns), json_agg(DISTINCT f.host ORDER BY f.host), max(f.severity)" FLEET_FROM
+    " GROUP BY " FLEET_SIG " ORDER BY count(DISTINCT f.host) DESC,"
+    " count(DISTINCT d.trace_run_id) DESC, f.kind, f.function";
+/* Each group's dumps: the signature, then CT_FR_*, newest first. */
+static const char runs_sql[] =
+    "SELECT DISTINCT " FLEET_SIG ", f.run_id, f.host, d.file,"
+    " d.end_wall_ns" FLEET_FROM " ORDER BY d.end_wall_ns DESC NULLS LAST";
+
+int ct_fleet_opt(const char *cmd, int id, const char *val, struct ct_fleet_query *q,
+                 struct cx_conn *c) {
+  if (id == CT_FO_ALL) {
+    q->all = 1;
+  } else if (id == CT_FO_DB) {
+    c->url = val;
+  } else if (id == CT_FO_HOST) {
+    if ((q->hosts.n && ct_buf_put(&q->hosts, "\n", 1)) ||
+        ct_buf_put(&q->hosts, val, strlen(val) + 1)) {
+      fprintf(stderr, "corotracer: %s: out of memory\n", cmd);
+      return 1;
+    }
+    q->hosts.n--; /* the NUL stays after the text */
+  } else if (id == CT_FO_SINCE) {
+    uint64_t d = parse_duration(val);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (!d)
+      return ct_usage_error(cmd, "--since: not a duration (30m, 24h, 7d)", val);
+    q->since = val, q->since_ns = d < now ? now - d : 0;
+  } else {
+    return ct_usage_error(cmd,
+                          id == CT_ARGS_NO_VALUE     ? "option needs a value"
+                          : id == CT_ARGS_POSITIONAL ? "unexpected argument"
+                                                     : "unknown option (see --help)",
+                          val);
+  }
+  return 0;
+}
+
+int ct_fleet_groups(PGconn *conn, const struct ct_fleet_query *q, int runs, PGresult **out,
+                    char *err, size_t n) {
+  char sn[24], flag[2] = {q->all ? '1' : '0', 0};
+  snprintf(sn, sizeof sn, "%" PRIu64, q->since_ns);
+  const char *pv[3] = {sn, q->hosts.n ? q->hosts.p : NULL, flag};
+  PGresult *r = PQexec(conn, "SELECT to_regclass('fleet_findings') IS NOT NULL");
+  int have = PQresultStatus(r) == PGRES_TUPLES_OK && !strcmp(PQgetvalue(r, 0, 0), "t");
+  PQclear(r);
+  r = have ? PQexecParams(conn, runs ? runs_sql : group_sql, 3, NULL, pv, NULL, NULL, 0)
+           : PQexec(conn, "SELECT 1 WHERE false"); /* nothing shipped yet: no group */
+  if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+    snprintf(err, n, "postgres: %s", PQresultErrorMessage(r));
+    err[strcspn(err, "\n")] = 0;
+    cx_pg_scrub(conn, err);
+    PQclear(r);
+    return -EIO;
+  }
+  *out = r;
+  return 0;
+}
+
 /* Markdown cells hold no '|' nor newline. */
 static void cell(FILE *f, const char *s) {
   for (; *s; s++)
     fputs(*s == '|' ? "\\|" : *s == '\n' ? " " : (char[]){*s, 0}, f);
 }
 
-/* A wall-clock ns as "2026-11-27 21:03:04Z" into buf. */
-static const char *when(const char *ns, char *buf, size_t n) {
+const char *ct_fleet_when(const char *ns, char *buf, size_t n) {
   time_t t = (time_t)(strtoull(ns, NULL, 10) / 1000000000u);
   struct tm tm;
   if (!*ns || !gmtime_r(&t, &tm) || !strftime(buf, n, "%Y-%m-%d %H:%M:%SZ", &tm))
@@ -126,8 +167,9 @@ static void write_json(FILE *f, PGresult *r, uint64_t since) {
   fprintf(f, "{\"since_wall_ns\":%" PRIu64 ",\"groups\":[", since);
   for (int i = 0; i < PQntuples(r); i++) {
     fputs(i ? ",\n{" : "\n{", f);
-    for (int c = 0; c <= G_SEV; c++) {
-      int raw = c == G_LINE || (c >= G_RUNS && c <= G_LAST) || c == G_WORST_NS || c == G_HOST_JSON;
+    for (int c = 0; c <= CT_FG_SEV; c++) {
+      int raw = c == CT_FG_LINE || (c >= CT_FG_RUNS && c <= CT_FG_LAST) || c == CT_FG_WORST_NS ||
+                c == CT_FG_HOST_JSON;
       const char *v = PQgetvalue(r, i, c);
       if (c)
         fputc(',', f);
@@ -153,35 +195,34 @@ static void write_md(FILE *f, PGresult *r, const char *since) {
         f);
   for (int i = 0; i < PQntuples(r); i++) {
     fprintf(f, "| %d | ", i + 1);
-    cell(f, PQgetvalue(r, i, G_KIND));
+    cell(f, PQgetvalue(r, i, CT_FG_KIND));
     fputs(" | ", f);
-    cell(f, PQgetisnull(r, i, G_FN) ? "unknown" : PQgetvalue(r, i, G_FN));
-    if (!PQgetisnull(r, i, G_FILE)) {
+    cell(f, PQgetisnull(r, i, CT_FG_FN) ? "unknown" : PQgetvalue(r, i, CT_FG_FN));
+    if (!PQgetisnull(r, i, CT_FG_FILE)) {
       fputs(" (", f);
-      cell(f, PQgetvalue(r, i, G_FILE));
-      fprintf(f, ":%s)", PQgetvalue(r, i, G_LINE));
+      cell(f, PQgetvalue(r, i, CT_FG_FILE));
+      fprintf(f, ":%s)", PQgetvalue(r, i, CT_FG_LINE));
     }
     fputs(" | ", f);
-    cell(f, PQgetvalue(r, i, G_EXE));
-    fprintf(f, " | %s | %s | %s | %s | %s | ", PQgetvalue(r, i, G_RUNS), PQgetvalue(r, i, G_HOSTS),
-            PQgetvalue(r, i, G_DUMPS), when(PQgetvalue(r, i, G_FIRST), a, sizeof a),
-            when(PQgetvalue(r, i, G_LAST), b, sizeof b));
-    cell(f, PQgetvalue(r, i, G_WORST_DUMP));
+    cell(f, PQgetvalue(r, i, CT_FG_EXE));
+    fprintf(f, " | %s | %s | %s | %s | %s | ", PQgetvalue(r, i, CT_FG_RUNS),
+            PQgetvalue(r, i, CT_FG_HOSTS), PQgetvalue(r, i, CT_FG_DUMPS),
+            ct_fleet_when(PQgetvalue(r, i, CT_FG_FIRST), a, sizeof a),
+            ct_fleet_when(PQgetvalue(r, i, CT_FG_LAST), b, sizeof b));
+    cell(f, PQgetvalue(r, i, CT_FG_WORST_DUMP));
     fputs(" |\n", f);
   }
 }
 
-enum { O_HELP = 1, O_JSON, O_ALL, O_DB, O_SINCE, O_HOST };
+enum { O_HELP = 1, O_JSON };
 static const struct ct_opt fleet_opts[] = {
-    {"-h --help", O_HELP, 0}, {"--json", O_JSON, 0}, {"--all", O_ALL, 0}, {"--db --to", O_DB, 1},
-    {"--since", O_SINCE, 1},  {"--host", O_HOST, 1}, {NULL, 0, 0}};
+    {"-h --help", O_HELP, 0}, {"--json", O_JSON, 0}, CT_FLEET_OPTS, {NULL, 0, 0}};
 
 int ct_fleet_main(int argc, char **argv) {
   struct cx_conn c = {.url = getenv("COROTRACER_SHIP_URL")};
-  struct ct_buf hosts = {0};
-  const char *since = NULL, *val;
-  uint64_t since_ns = 0;
-  int json = 0, all = 0, id, status = 2;
+  struct ct_fleet_query fq = {0};
+  const char *val;
+  int json = 0, id, status = 2;
   struct ct_args it;
   PGconn *conn = NULL;
   PGresult *r = NULL;
@@ -192,64 +233,26 @@ int ct_fleet_main(int argc, char **argv) {
       usage(stdout);
       status = 0;
       goto out;
-    } else if (id == O_JSON || id == O_ALL) {
-      *(id == O_JSON ? &json : &all) = 1;
-    } else if (id == O_DB) {
-      c.url = val;
-    } else if (id == O_SINCE) {
-      uint64_t d = parse_duration(val);
-      struct timespec ts;
-      clock_gettime(CLOCK_REALTIME, &ts);
-      uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-      if (!d) {
-        ct_usage_error("fleet", "--since: not a duration (30m, 24h, 7d)", val);
-        goto out;
-      }
-      since = val, since_ns = d < now ? now - d : 0;
-    } else if (id == O_HOST) {
-      if ((hosts.n && ct_buf_put(&hosts, "\n", 1)) || ct_buf_put(&hosts, val, strlen(val) + 1)) {
-        fprintf(stderr, "corotracer: fleet: out of memory\n");
-        status = 1;
-        goto out;
-      }
-      hosts.n--; /* the NUL stays after the text */
-    } else {
-      ct_usage_error("fleet",
-                     id == CT_ARGS_NO_VALUE     ? "option needs a value"
-                     : id == CT_ARGS_POSITIONAL ? "unexpected argument"
-                                                : "unknown option (see corotracer fleet --help)",
-                     val);
+    } else if (id == O_JSON) {
+      json = 1;
+    } else if ((status = ct_fleet_opt("fleet", id, val, &fq, &c))) {
       goto out;
     }
   }
   status = 1;
-  if (cx_pg_connect(&c, "corotracer fleet", &conn, err, sizeof err)) {
+  if (cx_pg_connect(&c, "corotracer fleet", &conn, err, sizeof err) ||
+      ct_fleet_groups(conn, &fq, 0, &r, err, sizeof err)) {
     fprintf(stderr, "corotracer: fleet: %s\n", err);
     goto out;
   }
-  char sn[24], flag[2] = {all ? '1' : '0', 0};
-  snprintf(sn, sizeof sn, "%" PRIu64, since_ns);
-  const char *pv[3] = {sn, hosts.n ? hosts.p : NULL, flag};
-  r = PQexec(conn, "SELECT to_regclass('fleet_findings') IS NOT NULL");
-  int have = PQresultStatus(r) == PGRES_TUPLES_OK && !strcmp(PQgetvalue(r, 0, 0), "t");
-  PQclear(r);
-  r = have ? PQexecParams(conn, group_sql, 3, NULL, pv, NULL, NULL, 0)
-           : PQexec(conn, "SELECT 1 WHERE false"); /* nothing shipped yet: no group */
-  if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-    snprintf(err, sizeof err, "%s", PQresultErrorMessage(r));
-    err[strcspn(err, "\n")] = 0;
-    cx_pg_scrub(conn, err);
-    fprintf(stderr, "corotracer: fleet: postgres: %s\n", err);
-    goto out;
-  }
   if (json)
-    write_json(stdout, r, since_ns);
+    write_json(stdout, r, fq.since_ns);
   else
-    write_md(stdout, r, since);
+    write_md(stdout, r, fq.since);
   status = fflush(stdout) ? 1 : 0;
 out:
   PQclear(r);
   PQfinish(conn);
-  ct_buf_free(&hosts);
+  ct_buf_free(&fq.hosts);
   return status;
 }

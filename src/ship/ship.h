@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/buf.h"
 #include "export/export.h"
 #include "export/export_pg.h"
 
@@ -59,5 +60,55 @@ uint64_t ct_spool_dropped(int dirfd);
 /* The entries, oldest first: a malloc'd array of malloc'd names (*n). */
 int ct_spool_list(int dirfd, char ***names, size_t *n);
 void ct_spool_list_free(char **names, size_t n);
+
+/* ---- the fleet's grouping (fleet_main.c): `fleet` and `serve --db` ------- */
+/* Which findings: seen since (wall ns, 0: all; since: as given, NULL: all),
+ * on these hosts (newline-separated, NUL-terminated; empty: all), info too. */
+struct ct_fleet_query {
+  uint64_t since_ns;
+  const char *since;
+  struct ct_buf hosts;
+  int all;
+};
+/* The options `fleet` and `serve --db` share, for their ct_opt tables. */
+enum { CT_FO_ALL = 100, CT_FO_DB, CT_FO_SINCE, CT_FO_HOST };
+#define CT_FLEET_OPTS                                                                              \
+  {"--all", CT_FO_ALL, 0}, {"--db --to", CT_FO_DB, 1}, {"--since", CT_FO_SINCE, 1}, {              \
+    "--host", CT_FO_HOST, 1                                                                        \
+  }
+/* Takes what ct_args_next gave (id, val) for cmd: --all, --db (into c),
+ * --since, --host (into q; free q->hosts when done); 0, or any other id (an
+ * error, or an option not of these) said in one line: 2 (usage), 1 (out of
+ * memory). */
+int ct_fleet_opt(const char *cmd, int id, const char *val, struct ct_fleet_query *q,
+                 struct cx_conn *c);
+/* The columns of a group: its signature, then its counts and worst example. */
+enum {
+  CT_FG_KIND,
+  CT_FG_FN,
+  CT_FG_FILE,
+  CT_FG_LINE,
+  CT_FG_EXE,
+  CT_FG_RUNS,
+  CT_FG_HOSTS,
+  CT_FG_DUMPS,
+  CT_FG_FIRST,
+  CT_FG_LAST,
+  CT_FG_WORST_RUN,
+  CT_FG_WORST_DUMP,
+  CT_FG_WORST_NS,
+  CT_FG_HOST_JSON,
+  CT_FG_SEV
+};
+/* ... and of a group's dump (runs), after its signature (CT_FG_KIND..EXE). */
+enum { CT_FR_RUN = CT_FG_EXE + 1, CT_FR_HOST, CT_FR_FILE, CT_FR_END };
+/* runs 0: the groups of q's findings, one row per signature, most hosts
+ * first; runs 1: their dumps, one row per (signature, dump), newest first.
+ * No fleet table yet: no row. 0 with *out (PQclear it), or -EIO with one
+ * line in err (the password masked). */
+int ct_fleet_groups(PGconn *conn, const struct ct_fleet_query *q, int runs, PGresult **out,
+                    char *err, size_t n);
+/* A wall-clock ns (as text; empty: unknown) as "2026-11-27 21:03:04Z" in buf. */
+const char *ct_fleet_when(const char *ns, char *buf, size_t n);
 
 #endif
