@@ -553,28 +553,62 @@ static int cmp_var(const void *a, const void *b) {
   return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* The fixed address of a variable whose DW_AT_location is attr, into *addr:
+ * 0 when it is one operation naming an address, DW_OP_addr (gcc, DWARF 4)
+ * or an index into .debug_addr, DW_OP_addrx (clang, DWARF 5); else -1. */
+static int var_addr(Dwarf_Attribute *attr, Dwarf_Addr *addr) {
+  Dwarf_Op *ops;
+  size_t nops;
+  Dwarf_Attribute at;
+  if (dwarf_getlocation(attr, &ops, &nops) != 0 || nops != 1)
+    return -1;
+  if (ops[0].atom == DW_OP_addr) {
+    *addr = ops[0].number;
+    return 0;
+  }
+  if (ops[0].atom != DW_OP_addrx && ops[0].atom != DW_OP_GNU_addr_index)
+    return -1;
+  return dwarf_getlocation_attr(attr, &ops[0], &at) == 0 && dwarf_formaddr(&at, addr) == 0 ? 0 : -1;
+}
+
+/* The file that declares die, in the unit cu: dwarf_decl_file, or where
+ * it gives none (elfutils 0.188 refuses DWARF 5's file 0, the unit's own
+ * source, which clang names there) the unit's file table at that index. */
+static const char *decl_file(Dwarf_Die *die, Dwarf_Die *cu) {
+  const char *file = dwarf_decl_file(die);
+  Dwarf_Attribute attr;
+  Dwarf_Word idx;
+  Dwarf_Files *files;
+  size_t n;
+  if (file || dwarf_formudata(dwarf_attr(die, DW_AT_decl_file, &attr), &idx) != 0 ||
+      dwarf_getsrcfiles(cu, &files, &n) != 0 || idx >= n)
+    return file;
+  return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
 /* Adds the variables at fixed addresses under die (DW_AT_location a lone
- * DW_OP_addr: globals, statics, static locals) to f->vars; bias turns
- * DWARF's addresses into the module's. depth bounds the recursion. */
-static void index_vars(struct sym_file *f, Dwarf_Die *die, Dwarf_Addr bias, int depth) {
+ * address: globals, statics, static locals) of the unit cu to f->vars;
+ * bias turns DWARF's addresses into the module's. depth bounds the
+ * recursion. */
+static void index_vars(struct sym_file *f, Dwarf_Die *cu, Dwarf_Die *die, Dwarf_Addr bias,
+                       int depth) {
   Dwarf_Die child;
   if (depth > 32 || dwarf_child(die, &child) != 0)
     return;
   do {
     int tag = dwarf_tag(&child);
     Dwarf_Attribute attr;
-    Dwarf_Op *ops;
-    size_t nops;
+    Dwarf_Addr a;
     int line = 0;
     if (tag == DW_TAG_variable && dwarf_attr(&child, DW_AT_location, &attr) &&
-        dwarf_getlocation(&attr, &ops, &nops) == 0 && nops == 1 && ops[0].atom == DW_OP_addr &&
+        var_addr(&attr, &a) == 0 &&
         ct_grow((void **)&f->vars, &f->capvars, f->nvars + 1, sizeof *f->vars, 64) == 0) {
       dwarf_decl_line(&child, &line);
-      f->vars[f->nvars++] = (struct sym_var){ops[0].number + bias, dwarf_diename(&child),
-                                             dwarf_decl_file(&child), line};
+      f->vars[f->nvars++] =
+          (struct sym_var){a + bias, dwarf_diename(&child), decl_file(&child, cu), line};
     } else if (tag == DW_TAG_namespace || tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block ||
                tag == DW_TAG_module) {
-      index_vars(f, &child, bias, depth + 1);
+      index_vars(f, cu, &child, bias, depth + 1);
     }
   } while (dwarf_siblingof(&child, &child) == 0);
 }
@@ -590,7 +624,7 @@ static void var_decl(struct sym_file *f, uint64_t v, struct ct_sym *out) {
     Dwarf_CU *cu = NULL;
     Dwarf_Die cudie;
     while (dw && dwarf_get_units(dw, cu, &cu, NULL, NULL, &cudie, NULL) == 0)
-      index_vars(f, &cudie, bias, 0);
+      index_vars(f, &cudie, &cudie, bias, 0);
     if (f->nvars)
       qsort(f->vars, f->nvars, sizeof *f->vars, cmp_var);
   }
