@@ -811,7 +811,7 @@ async function start() {
     spanText: (k) => D ? tipText({ span: k, t: D.a.sp_t0[k] }) : '' };
   ctNav.init({
     data: () => D, view: () => view, sel: () => sel, fitted: () => fitted, css: () => css, lanes: () => lanes, canvas: () => $('timeline'),
-    GUT, pick, clickLane, lowerBound, fmtNs, select: setSelection, setSel: (s) => { sel = s; },
+    GUT, CH, laneTop: () => layout($('timeline').clientHeight).top, pick, clickLane, lowerBound, fmtNs, select: setSelection, setSel: (s) => { sel = s; },
     setView: (t0, t1, draw) => { view = { t0, t1 }; fitted = false; if (draw) drawTimeline(); },
     redraw: drawTimeline, relane: () => { orderLanes(); drawTimeline(); },
     tables: () => { findings(); sites(); filterCoros(); ctNav.caption(); },

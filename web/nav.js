@@ -390,6 +390,7 @@ function init(api) {
   events();
   Object.assign(window.corotracer, {
     view: () => ({ t0: A.view().t0, t1: A.view().t1 }), range: () => range, viewHash, findingMoments: moments,
+    gutter: A.GUT, laneY: (r) => A.laneTop() + r * A.CH, // lane r's top on the canvas (unscrolled)
     // The first n lanes as the timeline lists them: { id } or { group, count }.
     lanes: (n) => [...A.lanes().slice(0, n)].map((e) => e >= GROUP ? { group: grp.groups[e - GROUP].key, count: grp.count[e - GROUP] } : { id: A.data().a.co_id[e] }),
   });

@@ -14,6 +14,8 @@ TESTS += tests/test-html.sh
 TESTS_NOSAN += tests/test-dashboard.sh tests/test-dashboard-live.sh
 # Joins and exits in the page (tests/browser/waits.mjs).
 TESTS_NOSAN += tests/test-dashboard-waits.sh
+# Navigation, the time range, the URL's view, lanes at scale (tests/browser/nav.mjs).
+TESTS_NOSAN += tests/test-dashboard-nav.sh
 
 # The live view under silent and slowloris clients (tests/lib/live-client.c).
 $(O)/tests/lib/live-client: $(O)/obj/tests/lib/live-client.o
