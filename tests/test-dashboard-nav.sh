@@ -49,6 +49,7 @@ T
 "$CT" report "$tmp/a.jsonl" -o /dev/null --json "$tmp/a.json" || fail "report exit $?"
 "$CT" html "$tmp/a.jsonl" -o "$tmp/a.html" || fail "html exit $?"
 # The same data through serve, for the URL's view in the live page.
+: >"$tmp/serve.err"
 "$CT" serve "$tmp/a.jsonl" --addr 127.0.0.1:0 2>"$tmp/serve.err" &
 spid=$!
 n=0
