@@ -240,11 +240,15 @@ function selectFinding(k) {
   ctNav.jumpToFinding(k);
   if (x.kind === 'deadlock') { tab('graph'); drawGraph(x); }
 }
-function setSelection(s, reveal) {
-  sel = s;
+// The selection's count and ids beside the tabs.
+function showSel() {
   const ids = [...sel].map((i) => D.a.co_id[i]).sort((a, b) => a - b);
   $('selection').textContent = sel.size + ' selected';
   $('selection').dataset.ids = ids.join(',');
+}
+function setSelection(s, reveal) {
+  sel = s;
+  showSel();
   if (!sel.size) document.querySelectorAll('.finding.on').forEach((c) => c.classList.remove('on'));
   orderLanes();
   if (reveal) scrollY = 0;
@@ -811,7 +815,7 @@ async function start() {
     spanText: (k) => D ? tipText({ span: k, t: D.a.sp_t0[k] }) : '' };
   ctNav.init({
     data: () => D, view: () => view, sel: () => sel, fitted: () => fitted, css: () => css, lanes: () => lanes, canvas: () => $('timeline'),
-    GUT, CH, laneTop: () => layout($('timeline').clientHeight).top, pick, clickLane, lowerBound, fmtNs, select: setSelection, setSel: (s) => { sel = s; },
+    GUT, CH, laneTop: () => layout($('timeline').clientHeight).top, pick, clickLane, lowerBound, fmtNs, select: setSelection, setSel: (s) => { sel = s; showSel(); },
     setView: (t0, t1, draw) => { view = { t0, t1 }; fitted = false; if (draw) drawTimeline(); },
     redraw: drawTimeline, relane: () => { orderLanes(); drawTimeline(); },
     tables: () => { findings(); sites(); filterCoros(); ctNav.caption(); },

@@ -36,6 +36,7 @@ async function sameView(a, href) {
   console.log(`reopened ${href.replace(/\?token=[0-9a-f]+/, '?token=…')}: view ${JSON.stringify(vb)}`);
   if (Math.abs(va.t0 - vb.t0) > 1 || Math.abs(va.t1 - vb.t1) > 1) fail(`the URL's view ${JSON.stringify(vb)} != ${JSON.stringify(va)}`);
   if (!same(await selected(a), await selected(b.page))) fail('the URL does not keep the selection');
+  if (await b.page.getAttribute('#selection', 'data-ids') !== (await selected(a)).join(',')) fail('the reopened page does not show its selection');
   if (!same(await api(a, () => window.corotracer.range()), await api(b.page, () => window.corotracer.range()))) fail('the URL does not keep the range');
   if (!same(await rows(a), await rows(b.page))) fail('the reopened page\'s table differs');
   if (!same(await api(a, () => window.corotracer.lanes(50)), await api(b.page, () => window.corotracer.lanes(50)))) fail('the reopened page\'s lanes differ');
