@@ -306,11 +306,15 @@ function saveSoon() {
     if (h !== location.hash.slice(1)) { written = h; history.replaceState(null, '', h ? '#' + h : location.pathname + location.search); }
   }, 200);
 }
-// The view from the hash (a copied URL): before the first drawing, and when the hash changes.
+// The view from the hash (a copied URL): before the first drawing, and when the
+// hash changes. The hash is input: times are taken only within the run's
+// reach (-T … 2T) and a view only 100 ns wide or more (the zoom's least),
+// where float steps still advance the axis's ticks; anything else is ignored.
 function restore() {
-  const p = new URLSearchParams(location.hash.slice(1)), D = A.data();
+  const p = new URLSearchParams(location.hash.slice(1)), D = A.data(), T = Math.max(D.duration_ns, 1000);
+  const within = (a, b, least) => Number.isFinite(a) && Number.isFinite(b) && a >= -T && b <= 2 * T && b - a >= least;
   const t0 = Number(p.get('t0')), t1 = Number(p.get('t1'));
-  if (p.has('t0') && p.has('t1') && t1 > t0) A.setView(t0, t1, false);
+  if (p.has('t0') && p.has('t1') && within(t0, t1, 100)) A.setView(t0, t1, false);
   if (p.has('sel')) A.setSel(new Set(p.get('sel').split(',').map((x) => D.idOf.get(Number(x))).filter((i) => i !== undefined)));
   $('search').value = p.get('q') || '';
   mode = ['label', 'site', 'none'].includes(p.get('group')) ? p.get('group') : 'auto';
@@ -318,7 +322,7 @@ function restore() {
   lq = p.get('lanes') || ''; $('lanesearch').value = lq;
   open = new Set(p.getAll('open'));
   const r = (p.get('r') || '').split(',').map(Number);
-  range = r.length === 2 && r[1] > r[0] ? { r0: r[0], r1: r[1] } : null;
+  range = r.length === 2 && within(r[0], r[1], 1) ? { r0: r[0], r1: r[1] } : null;
   $('range0').value = range ? String(+(range.r0 / 1e6).toFixed(6)) : '';
   $('range1').value = range ? String(+(range.r1 / 1e6).toFixed(6)) : '';
 }

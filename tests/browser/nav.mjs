@@ -108,6 +108,14 @@ async function views() {
   console.log(`URL: ${href.slice(href.indexOf('#'))}`);
   await sameView(page, href);
   await sameView(page, liveUrl + href.slice(href.indexOf('#')));
+  // A hostile hash: a window of 16 ns at 1e17 (one float step: a tick loop that
+  // never advances), ids and a range that are not numbers, an unknown group.
+  const bad = await open(url + '#t0=100000000000000000&t1=100000000000000016&sel=x,-1,99&r=NaN,5&group=%3Cb%3E&open=%00');
+  const fitted = await open(url);
+  if (!same(await view(bad.page), await view(fitted.page))) fail('a hostile hash changed the view: ' + JSON.stringify(await view(bad.page)));
+  if ((await selected(bad.page)).length || await api(bad.page, () => window.corotracer.range())) fail('a hostile hash selected something');
+  if (bad.errors.length) fail('console errors with a hostile hash: ' + bad.errors.join(' | '));
+  await bad.close(); await fitted.close();
   if (errors.length) fail('console errors: ' + errors.join(' | '));
   await close();
 }
