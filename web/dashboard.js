@@ -17,6 +17,7 @@ let lanes = [];         // coroutine lane order (indices)
 let coRows = [];        // coroutine table rows (indices), filtered
 let coSort = { key: 'id', dir: 1 }, siteSort = { key: 'count', dir: -1 };
 let version = 0, loading = false, ended = false;
+let onFinding = null;   // the finding last clicked (its object in D.f), until the selection is cleared
 
 // ---- formatting -------------------------------------------------------------
 function fmtNs(ns) {
@@ -227,6 +228,7 @@ function findings() {
       card.appendChild(s);
     }
     (x.evidence || []).slice(0, 2).forEach((e) => card.appendChild(el('div', 'fev', e)));
+    if (x === onFinding) card.classList.add('on'); // still chosen when a range redraws the list
     card.addEventListener('click', () => selectFinding(k));
     box.appendChild(card);
   });
@@ -235,6 +237,7 @@ function selectFinding(k) {
   const x = D.f.findings[k];
   const s = new Set();
   for (const c of x.coroutines || []) for (const i of named(D, c)) s.add(i);
+  onFinding = x;
   document.querySelectorAll('.finding').forEach((c) => c.classList.toggle('on', c.dataset.index === String(k)));
   setSelection(s, true);
   ctNav.jumpToFinding(k);
@@ -249,7 +252,7 @@ function showSel() {
 function setSelection(s, reveal) {
   sel = s;
   showSel();
-  if (!sel.size) document.querySelectorAll('.finding.on').forEach((c) => c.classList.remove('on'));
+  if (!sel.size) { onFinding = null; document.querySelectorAll('.finding.on').forEach((c) => c.classList.remove('on')); }
   orderLanes();
   if (reveal) scrollY = 0;
   filterCoros();

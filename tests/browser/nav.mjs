@@ -84,6 +84,7 @@ async function views() {
   if (await api(page, () => window.corotracer.range())) fail('Esc left the range');
   if (!same(await rows(page), [1, 2, 3])) fail(`the table after Esc: ${await rows(page)}`);
   if (!same(await selected(page), [1])) fail('Esc with a range cleared the selection too');
+  if (!(await page.$(`.finding.on[data-index="${k}"]`))) fail('the clicked finding is no longer marked once the range is cleared');
   // 3. Wakes of coroutine 3: N, N, P, the button; G: the stuck coroutine 1's park.
   await page.click('#cotable .row[data-id="3"]');
   await key(page, 'f');
