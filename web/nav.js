@@ -334,26 +334,32 @@ function loaded() {
   if (first && location.hash.length > 1) restore();
   first = false;
 }
+// The x of a mouse event on the timeline's canvas, wherever the pointer is
+// (a range drawn past the canvas's edge still ends where it was let go).
+const xOn = (e) => e.clientX - A.canvas().getBoundingClientRect().left;
+const timeAt = (x) => { const v = A.view(), W = A.canvas().clientWidth; return v.t0 + (x - A.GUT) * (v.t1 - v.t0) / (W - A.GUT); };
 // A shift-press on the timeline starts a range (true: dashboard.js leaves it alone).
 function rangeDown(e) {
-  if (!e.shiftKey || e.offsetX < A.GUT) return false;
-  down = { x: e.offsetX, range: true };
+  if (!e.shiftKey || xOn(e) < A.GUT) return false;
+  down = { x: xOn(e), range: true };
   return true;
 }
-const timeAt = (x) => { const v = A.view(), W = A.canvas().clientWidth; return v.t0 + (x - A.GUT) * (v.t1 - v.t0) / (W - A.GUT); };
 function events() {
   const c = A.canvas();
-  c.addEventListener('mousedown', (e) => { if (!down) down = { x: e.offsetX, range: false }; });
+  c.addEventListener('mousedown', (e) => { if (!down) down = { x: xOn(e), range: false }; });
   window.addEventListener('mousemove', (e) => {
-    if (!down || !down.range || e.target !== c) return;
-    if (Math.abs(e.offsetX - down.x) > 3) { range = { r0: Math.min(timeAt(down.x), timeAt(e.offsetX)), r1: Math.max(timeAt(down.x), timeAt(e.offsetX)) }; A.redraw(); }
+    if (!down || !down.range || Math.abs(xOn(e) - down.x) <= 3) return;
+    const a = timeAt(down.x), b = timeAt(xOn(e));
+    range = { r0: Math.min(a, b), r1: Math.max(a, b) }; // drawn now, the tables at the release
+    A.redraw();
   });
   window.addEventListener('mouseup', (e) => {
-    const d = down;
+    const d = down, x = xOn(e);
     down = null;
-    if (!d || e.target !== c) return;
-    const moved = Math.abs(e.offsetX - d.x) > 3;
-    if (d.range && moved) return setRange(timeAt(d.x), timeAt(e.offsetX));
+    if (!d) return;
+    const moved = Math.abs(x - d.x) > 3;
+    if (d.range && moved) return setRange(timeAt(d.x), timeAt(x));
+    if (e.target !== c) return;
     if (d.range) return A.clickLane(e); // a shift-click: adds to the selection
     const p = moved ? null : A.pick(e.offsetX, e.offsetY);
     if (p && p.group !== undefined) toggleGroup(p.group);

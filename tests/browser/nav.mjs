@@ -79,6 +79,14 @@ async function views() {
   if (sites.length !== 1 || !sites[0][0].endsWith('3000') || sites[0][2] !== '2' || sites[0][3] !== '300.0 ms' || sites[0][5] !== '1.40 s')
     fail('the site table in the range is not the two suspends of coroutine 3 (300 ms, 1.4 s)');
   await page.click('.tabs button[data-tab="coros"]');
+  // A range let go past the canvas's right edge (over the tables) still ends there.
+  const c = await xOf(page, 2000 * MS), out = await page.$eval('#right', (e) => e.getBoundingClientRect().left + 100);
+  await page.keyboard.down('Shift');
+  await page.mouse.move(c.x, c.y); await page.mouse.down(); await page.mouse.move(out, c.y); await page.mouse.up();
+  await page.keyboard.up('Shift');
+  const r2 = await api(page, () => window.corotracer.range()), v2 = await view(page);
+  if (!r2 || Math.abs(r2.r0 - 2000 * MS) > px / 200 || r2.r1 <= v2.t1) fail(`a range let go outside the canvas: ${JSON.stringify(r2)}`);
+  if (!same(await rows(page), [3])) fail(`the coroutines from +2 s on: ${await rows(page)}, not [3]`);
   // Esc clears the range first, the selection after.
   await key(page, 'Escape');
   if (await api(page, () => window.corotracer.range())) fail('Esc left the range');
