@@ -5,7 +5,8 @@
 # coroutine, site and finding tables and Esc clears it; N/P step through the
 # selection's wakes, G jumps to where a stuck coroutine stopped; the URL's hash
 # reopens the same view, offline and through `serve`; 10^4 coroutines get
-# lanes grouped by label and the lane search finds one of them.
+# lanes grouped by label and the lane search finds one of them (screenshot:
+# $CT_BUILD/test-artifacts/dashboard-nav-lanes.png).
 . "$(dirname "$0")/lib/check.sh"
 set -u
 CT=${COROTRACER:?run me through tests/run.sh}
@@ -71,6 +72,7 @@ awk 'BEGIN { print "meta"
   >"$tmp/b.jsonl" || fail "the 10^4 trace"
 grep -q '"label":"conn-7777"' "$tmp/b.jsonl" || fail "no conn-7777 label in the trace"
 "$CT" html "$tmp/b.jsonl" -o "$tmp/b.html" || fail "html exit $?"
-node tests/browser/nav.mjs lanes "$tmp/b.html" || fail "lanes at scale"
+mkdir -p "$CT_BUILD/test-artifacts"
+node tests/browser/nav.mjs lanes "$tmp/b.html" "$CT_BUILD/test-artifacts/dashboard-nav-lanes.png" || fail "lanes at scale"
 check_done
 echo "ok"

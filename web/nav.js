@@ -118,7 +118,7 @@ function drawGroup(g2, e, y, h, W) {
   const ns = (v.t1 - v.t0) / (W - GUT);
   g2.fillStyle = css.lane; g2.fillRect(GUT, y, W - GUT, h);
   g2.fillStyle = info.stuck ? css.stuck : css.fg;
-  g2.fillText((open.has(info.key) ? '▾ ' : '▸ ') + info.key + ' (' + G.count[gi] + (info.stuck ? ', ' + info.stuck + ' stuck' : '') + ')', 6, y + 10, GUT - 12);
+  g2.fillText((open.has(info.key) ? '− ' : '+ ') + info.key + ' (' + G.count[gi] + (info.stuck ? ', ' + info.stuck + ' stuck' : '') + ')', 6, y + 10, GUT - 12);
   let from = GUT, last = '';
   const flush = (to) => {
     if (!last) return;

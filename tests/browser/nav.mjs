@@ -1,7 +1,7 @@
 // nav.mjs - the dashboard's navigation and lanes at scale (web/nav.js), for
 // tests/test-dashboard-nav.sh.
 // Usage: node nav.mjs views PAGE.html FINDINGS.json LIVE_URL
-//        node nav.mjs lanes PAGE.html      (10^4 coroutines conn-N / worker-N)
+//        node nav.mjs lanes PAGE.html SCREENSHOT.png   (10^4 coroutines conn-N / worker-N)
 // Asserts only what the data decides (no timing): views, selections, table rows.
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -156,6 +156,7 @@ async function lanes() {
   l = await api(page, () => window.corotracer.lanes(4));
   console.log(`after a click on the first group: ${JSON.stringify(l)}`);
   if (!same(l, [{ group: 'conn-*', count: 9900 }, { id: 1 }, { id: 2 }, { id: 3 }])) fail('a click does not open the group');
+  await page.screenshot({ path: findingsPath });
   if (errors.length) fail('console errors: ' + errors.join(' | '));
   await close();
 }
