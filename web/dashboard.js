@@ -17,6 +17,7 @@ let lanes = [];         // coroutine lane order (indices)
 let coRows = [];        // coroutine table rows (indices), filtered
 let coSort = { key: 'id', dir: 1 }, siteSort = { key: 'count', dir: -1 };
 let version = 0, loading = false, ended = false;
+let onFinding = null;   // the finding last clicked (its object in D.f), until the selection is cleared
 
 // ---- formatting -------------------------------------------------------------
 function fmtNs(ns) {
@@ -203,9 +204,12 @@ function findings() {
   const box = $('findings');
   box.textContent = '';
   const list = D.f.findings || [];
-  $('nfind').textContent = String(list.length);
+  const shown = list.filter((x, k) => ctNav.findingShown(k)).length; // the time range's (nav.js)
+  $('nfind').textContent = String(shown);
   if (!list.length) box.appendChild(el('div', 'muted', 'No findings: no lost wakeup, race, deadlock, leak, blocker or starvation.'));
+  else if (!shown) box.appendChild(el('div', 'muted', 'No finding in the time range (Esc clears it).'));
   list.forEach((x, k) => {
+    if (!ctNav.findingShown(k)) return; // outside the time range (nav.js)
     const card = el('div', 'finding');
     card.dataset.kind = x.kind;
     card.dataset.index = String(k);
@@ -224,6 +228,7 @@ function findings() {
       card.appendChild(s);
     }
     (x.evidence || []).slice(0, 2).forEach((e) => card.appendChild(el('div', 'fev', e)));
+    if (x === onFinding) card.classList.add('on'); // still chosen when a range redraws the list
     card.addEventListener('click', () => selectFinding(k));
     box.appendChild(card);
   });
@@ -232,16 +237,22 @@ function selectFinding(k) {
   const x = D.f.findings[k];
   const s = new Set();
   for (const c of x.coroutines || []) for (const i of named(D, c)) s.add(i);
+  onFinding = x;
   document.querySelectorAll('.finding').forEach((c) => c.classList.toggle('on', c.dataset.index === String(k)));
   setSelection(s, true);
+  ctNav.jumpToFinding(k);
   if (x.kind === 'deadlock') { tab('graph'); drawGraph(x); }
 }
-function setSelection(s, reveal) {
-  sel = s;
+// The selection's count and ids beside the tabs.
+function showSel() {
   const ids = [...sel].map((i) => D.a.co_id[i]).sort((a, b) => a - b);
   $('selection').textContent = sel.size + ' selected';
   $('selection').dataset.ids = ids.join(',');
-  if (!sel.size) document.querySelectorAll('.finding.on').forEach((c) => c.classList.remove('on'));
+}
+function setSelection(s, reveal) {
+  sel = s;
+  showSel();
+  if (!sel.size) { onFinding = null; document.querySelectorAll('.finding.on').forEach((c) => c.classList.remove('on')); }
   orderLanes();
   if (reveal) scrollY = 0;
   filterCoros();
@@ -259,7 +270,7 @@ function coKey(i, k) {
     case 'state': return coState(i);
     case 'wait': return a.co_wait[i] * 1e15 + a.co_obj[i];
     case 'site': return siteOf(a.co_site[i]);
-    default: return a.co_runs[i];
+    default: return ctNav.runs(i);
   }
 }
 function filterCoros() {
@@ -268,6 +279,7 @@ function filterCoros() {
   let rows = [];
   const fd = /^fd[\s:=]*(\d+)$/.exec(q), num = /^\d+$/.test(q) ? Number(q) : null;
   for (let i = 0; i < D.nc; i++) {
+    if (!ctNav.inRange(i)) continue;
     if (q) {
       let ok;
       if (fd) ok = a.co_wait[i] === D.waitFd && a.co_obj[i] === Number(fd[1]);
@@ -301,7 +313,7 @@ function renderCoros() {
     const st = coState(i);
     row.append(el('span', 'num', String(a.co_id[i])), el('span', '', labelOf(i)), el('span', 'st-' + st, st),
       el('span', '', coWait(i)), el('span', '', siteOf(a.co_site[i] !== NONE ? a.co_site[i] : a.co_create_site[i])),
-      el('span', 'num', String(a.co_runs[i])));
+      el('span', 'num', String(ctNav.runs(i))));
     row.title = 'coroutine ' + a.co_id[i];
     row.addEventListener('click', (e) => {
       const s = new Set(e.ctrlKey || e.metaKey || e.shiftKey ? sel : []);
@@ -329,7 +341,7 @@ const SITE_COLS = [['function', 'function'], ['file', 'file:line'], ['count', 'c
 function sites() {
   const box = $('sitetable');
   box.textContent = '';
-  const list = (D.f.sites || []).slice();
+  const list = ctNav.siteRows() || (D.f.sites || []).slice();
   const key = (s, k) => k === 'function' ? (s.function || s.site) : k === 'file' ? (s.file ? s.file + ':' + s.line : '') :
     k === 'count' ? s.count : s.suspended_ns ? s.suspended_ns[k] : -1;
   list.sort((x, y) => { const u = key(x, siteSort.key), v = key(y, siteSort.key); return (u < v ? -1 : u > v ? 1 : 0) * siteSort.dir; });
@@ -409,7 +421,7 @@ function orderLanes() {
       const i = by[k], r = sel.has(i) ? 0 : D.inFinding.has(i) ? 1 : 2;
       if (r === pass) all[n++] = i;
     }
-  lanes = all;
+  lanes = ctNav.lanes(all); // searched and grouped (nav.js)
 }
 function fit() {
   view.t0 = Math.min(0, D.counters.t0); view.t1 = Math.max(D.duration_ns, 1); fitted = true;
@@ -521,6 +533,7 @@ function drawTimeline() {
   const yOf = new Map();
   for (let r = 0; r < L.rows && scrollY + r < lanes.length; r++) {
     const i = lanes[scrollY + r], y = L.top + r * CH;
+    if (i >= ctNav.GROUP) { ctNav.drawGroup(g, i, y, CH - 2, W); continue; }
     yOf.set(i, y);
     if (sel.has(i)) { g.fillStyle = css.sel; g.fillRect(0, y, W, CH); }
     g.fillStyle = css.lane; g.fillRect(GUT, y, W - GUT, CH - 2);
@@ -549,6 +562,7 @@ function drawTimeline() {
       else { g.beginPath(); g.moveTo(x - 3, yt - 3); g.lineTo(x + 3, yt - 3); g.lineTo(x, yt + 2); g.fill(); }
     }
   }
+  ctNav.overlay(g, W, H, AX);
   if (hover) { g.strokeStyle = css.fg; g.globalAlpha = .35; g.beginPath(); g.moveTo(hover.x + .5, AX); g.lineTo(hover.x + .5, H); g.stroke(); g.globalAlpha = 1; }
   // The wait for rows below the visible ones.
   if (lanes.length > L.rows) {
@@ -572,11 +586,13 @@ function pick(x, y) {
     const r = Math.floor((y - L.top) / CH) + scrollY;
     if (r >= lanes.length) return null;
     const i = lanes[r];
+    if (i >= ctNav.GROUP) return { t, group: i - ctNav.GROUP };
     return { t, coro: i, span: find(a.sp_t0, a.sp_t1, a.co_span0[i], a.co_span0[i + 1]) };
   }
   return null;
 }
 function tipText(p) {
+  if (p.group !== undefined) return ctNav.groupTip(p);
   const a = D.a, lines = [];
   if (p.thread !== undefined) lines.push('thread ' + D.threads[p.thread]);
   const k = p.span, i = k >= 0 ? a.sp_coro[k] : p.coro;
@@ -608,6 +624,12 @@ function zoom(factor, x) {
   drawTimeline();
 }
 function pan(frac) { const d = (view.t1 - view.t0) * frac; view.t0 += d; view.t1 += d; fitted = false; drawTimeline(); }
+// A click on a lane selects its coroutine (ctrl/shift: toggles it in the selection).
+function clickLane(e) {
+  const p = pick(e.offsetX, e.offsetY);
+  const i = p ? (p.coro !== undefined ? p.coro : p.span >= 0 ? D.a.sp_coro[p.span] : -1) : -1;
+  if (i >= 0) { const s = new Set(e.ctrlKey || e.shiftKey ? sel : []); if (s.has(i)) s.delete(i); else s.add(i); setSelection(s, false); }
+}
 function timelineEvents() {
   const c = $('timeline'), tip = $('tip');
   c.tabIndex = 0;
@@ -618,13 +640,9 @@ function timelineEvents() {
     else if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) pan((e.deltaX || e.deltaY) * 0.001);
     else { scrollY += Math.sign(e.deltaY) * 3; drawTimeline(); }
   }, { passive: false });
-  c.addEventListener('mousedown', (e) => { drag = { x: e.offsetX, y: e.offsetY, t0: view.t0, t1: view.t1, s: scrollY, moved: false }; c.focus(); });
+  c.addEventListener('mousedown', (e) => { if (ctNav.rangeDown(e)) return; drag = { x: e.offsetX, y: e.offsetY, t0: view.t0, t1: view.t1, s: scrollY, moved: false }; c.focus(); });
   window.addEventListener('mouseup', (e) => {
-    if (drag && !drag.moved && e.target === c) {
-      const p = pick(e.offsetX, e.offsetY);
-      const i = p ? (p.coro !== undefined ? p.coro : p.span >= 0 ? D.a.sp_coro[p.span] : -1) : -1;
-      if (i >= 0) { const s = new Set(e.ctrlKey || e.shiftKey ? sel : []); if (s.has(i)) s.delete(i); else s.add(i); setSelection(s, false); }
-    }
+    if (drag && !drag.moved && e.target === c) clickLane(e);
     drag = null;
   });
   c.addEventListener('mousemove', (e) => {
@@ -731,12 +749,13 @@ function show(d) {
   hues.clear(); // indices change with new data
   sel = new Set(ids.map((id) => D.idOf.get(id)).filter((i) => i !== undefined));
   if (keep) view = keep; else fit();
+  ctNav.loaded(); // the first time: the view of the URL's hash
   header(); findings(); heads();
   orderLanes(); drawTimeline();
   if (!window.corotracer.readyMs) window.corotracer.readyMs = window.corotracer.marks.ready = performance.now();
   // The tables after the timeline is on screen and answers input.
   setTimeout(() => {
-    sites(); filterCoros(); drawGraph();
+    sites(); filterCoros(); ctNav.caption(); drawGraph();
     void document.body.offsetHeight; // their layout now, not in the first redraw on input
     document.body.dataset.ready = '1';
   }, 0);
@@ -797,6 +816,13 @@ async function start() {
   timelineEvents();
   window.corotracer = { marks: { start: performance.now() }, selectedIds: () => D ? [...sel].map((i) => D.a.co_id[i]).sort((x, y) => x - y) : [], data: () => D,
     spanText: (k) => D ? tipText({ span: k, t: D.a.sp_t0[k] }) : '' };
+  ctNav.init({
+    data: () => D, view: () => view, sel: () => sel, fitted: () => fitted, css: () => css, lanes: () => lanes, canvas: () => $('timeline'),
+    GUT, CH, laneTop: () => layout($('timeline').clientHeight).top, pick, clickLane, lowerBound, fmtNs, select: setSelection, setSel: (s) => { sel = s; showSel(); },
+    setView: (t0, t1, draw) => { view = { t0, t1 }; fitted = false; if (draw) drawTimeline(); },
+    redraw: drawTimeline, relane: () => { orderLanes(); drawTimeline(); },
+    tables: () => { findings(); sites(); filterCoros(); ctNav.caption(); },
+  });
   if (LIVE) return live();
   const M = window.corotracer.marks;
   const ab = await inflate(dataBlocks());

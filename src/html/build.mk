@@ -6,7 +6,7 @@ HTML_SRCS := src/html/assets.c src/html/model.c src/html/model_out.c \
              src/html/live_trace.c \
              src/html/serve_main.c
 CLI_SRCS += $(HTML_SRCS)
-$(O)/obj/src/html/assets.o: web/dashboard.html web/dashboard.css web/dashboard.js
+$(O)/obj/src/html/assets.o: web/dashboard.html web/dashboard.css web/dashboard.js web/nav.js
 
 # Browser tests (Chromium + playwright-core from npm): the plain build only,
 # they test the page, not the C code under sanitizers.
@@ -14,6 +14,8 @@ TESTS += tests/test-html.sh
 TESTS_NOSAN += tests/test-dashboard.sh tests/test-dashboard-live.sh
 # Joins and exits in the page (tests/browser/waits.mjs).
 TESTS_NOSAN += tests/test-dashboard-waits.sh
+# Navigation, the time range, the URL's view, lanes at scale (tests/browser/nav.mjs).
+TESTS_NOSAN += tests/test-dashboard-nav.sh
 
 # The live view under silent and slowloris clients (tests/lib/live-client.c).
 $(O)/tests/lib/live-client: $(O)/obj/tests/lib/live-client.o
