@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/args.h"
-#include "cli/commands.h"
+#include "common/args.h"
+#include "common/commands.h"
 #include "common/buf.h"
 #include "common/jsonesc.h"
 #include "ship/ship.h"
