@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/trace.h"
+#include "format/ctrace_dec.h"
 #include "common/ctrace.h"
 #include "engine/flight.h"
 #include "engine/records.h"
