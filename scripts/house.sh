@@ -38,11 +38,15 @@ FLOORS='
 FORMAT_PENDING='src/common/ctp.h src/common/ctrace.h src/engine/ctrace_enc.h
 src/engine/ctrace_enc.c src/analysis/ctrace_dec.c src/common/ticks.h'
 
-# Arrows out of those files that the codec's move removes (each "file -> included"):
-# shown as pending, not failed. Nothing else may run back up.
+# Arrows the codec's move removes (each "file -> included"), shown as pending,
+# not failed: those out of the codec's files, and the JSONL export's use of the
+# record writers (engine/records.c, route1's), which move to the format layer
+# with the codec. Nothing else may run back up.
 ARROWS_PENDING='src/engine/ctrace_enc.h -> src/engine/ctw.h
 src/engine/ctrace_enc.h -> src/engine/writer.h
-src/analysis/ctrace_dec.c -> src/analysis/trace.h'
+src/analysis/ctrace_dec.c -> src/analysis/trace.h
+src/export/export_ctrace.c -> src/engine/records.h
+src/export/export_ctrace.c -> src/engine/writer.h'
 
 # One "file line included" row per quoted #include of src/ (tabs between).
 files=$(find src -name '*.[ch]' | LC_ALL=C sort)
@@ -110,8 +114,8 @@ END {
     for (j = 1; j <= k; j++) if (room(w[j] ".c") != room(w[1] ".c")) one = 0
     inroom[i] = one; if (!one) cross++
   }
-  printf "house: %d rooms on %d floors, %d arrows, %d running back up or across (%d includes), %d circles (%d spanning rooms)\n",
-    nrooms, nfl, narrows, nbackarrows, nback, ncircles, cross
+  printf "house: %d rooms on %d floors, %d arrows, %d running back up or across (%d includes; %d more pending the codec move), %d circles (%d spanning rooms)\n",
+    nrooms, nfl, narrows, nbackarrows, nback, npending, ncircles, cross
   print "floors (top first: floor, wing, rooms):"
   for (i = 1; i <= nfloors; i++) print "  " order[i]
   print "arrows (includes between rooms):"
