@@ -18,3 +18,8 @@ TESTS += $(O)/tests/test-outfile
 $(O)/tests/test-args: $(O)/obj/tests/test-args.o $(O)/obj/src/common/args.o
 	$(call link)
 TESTS += $(O)/tests/test-args
+
+# The one JSON string escaper (jsonesc.h) and its wrappers, strict UTF-8.
+$(O)/tests/test-jsonesc: $(O)/obj/tests/test-jsonesc.o $(O)/obj/src/common/buf.o
+	$(call link)
+TESTS += $(O)/tests/test-jsonesc
