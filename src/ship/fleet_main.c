@@ -11,8 +11,8 @@
 #include <time.h>
 
 #include "common/args.h"
-#include "common/commands.h"
 #include "common/buf.h"
+#include "common/commands.h"
 #include "common/jsonesc.h"
 #include "ship/ship.h"
 
