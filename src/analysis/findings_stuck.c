@@ -512,37 +512,11 @@ static int behind_summary(const struct ct_report *r, const struct ct_state *st,
   return 0;
 }
 
-/* The one finding of category cat over sk[0..n) (none if no coroutine is in
- * it): title, sites, per-coroutine evidence. 0 or -ENOMEM. */
-static int stuck_finding(struct ct_report *r, const struct ct_state *st, struct stuck *sk, size_t n,
-                         struct ct_map *idx, enum cat cat) {
-  static const enum ct_sev sevs[CAT_N] = {
-      CT_SEV_ERROR,   CT_SEV_ERROR, CT_SEV_WARNING, CT_SEV_WARNING, CT_SEV_INFO,   CT_SEV_WARNING,
-      CT_SEV_WARNING, CT_SEV_ERROR, CT_SEV_ERROR,   CT_SEV_WARNING, CT_SEV_WARNING};
-  size_t m = 0;
-  uint64_t min_left = UINT64_MAX;
-  const struct ct_coro **cs = malloc((n ? n : 1) * sizeof *cs);
-  if (!cs)
-    return -ENOMEM;
-  for (size_t i = 0; i < n; i++)
-    if (sk[i].cat == cat && !sk[i].behind) {
-      cs[m++] = sk[i].c;
-      uint64_t from = cat >= CAT_SCHED ? sk[i].c->woke_ts : sk[i].c->susp_ts;
-      uint64_t left = r->end_ts > from ? r->end_ts - from : 0;
-      if (left < min_left)
-        min_left = left;
-    }
-  int rc = 0;
-  struct ct_finding *f;
-  if (!m)
-    goto out;
-  size_t nheld, nb = add_behind(sk, n, cs, m, cat, &nheld);
-  rc = -ENOMEM;
-  enum ct_sev sev = cat == CAT_SCHED_END && r->killed ? CT_SEV_INFO : sevs[cat];
-  if (!(f = ct_new_finding(r, cat_kinds[cat], sev)) ||
-      (rc = ct_group_coros(r, st, f, cs, m + nb, 0)))
-    goto out;
-  f->count = m + nb;
+/* The title and first evidence of stuck finding f of category cat: m
+ * coroutines (not counting those behind them), the last of them min_left ns
+ * before the end. */
+static void stuck_title(const struct ct_report *r, const struct ct_state *st, struct ct_finding *f,
+                        enum cat cat, size_t m, uint64_t min_left) {
   const char *s = m == 1 ? "" : "s";
   char d[32], ex[80];
   ct_describe_exit(r, ex, sizeof ex);
@@ -610,26 +584,27 @@ static int stuck_finding(struct ct_report *r, const struct ct_state *st, struct 
   default:
     break;
   }
-  title_behind(f, nb, nheld);
-  if (uncertain(cat))
-    ct_add_evidence(f,
-                    "uncertain, so not an error: events were lost since their last resume, or "
-                    "after their last event, and %s may be one of them",
-                    lost_what(cat));
+}
+
+/* Each coroutine's evidence in stuck finding f (cs: its coroutines, those
+ * behind others among them), then what several of them share: an fd reused
+ * under them, wakes that went past them, likely idle (all of them: a
+ * warning). 0 or -ENOMEM. */
+static int stuck_coros_evidence(const struct ct_report *r, const struct ct_state *st,
+                                const struct stuck *sk, struct ct_map *idx, struct ct_finding *f,
+                                const struct ct_coro **cs, enum cat cat, size_t m) {
+  const char *s = m == 1 ? "" : "s";
   size_t reused = 0, passed = 0, idle = 0;
-  if ((rc = mark_primary(r, f, cs, m + nb, cat)))
-    goto out;
-  if (nb && (rc = behind_summary(r, st, sk, idx, f, nb)))
-    goto out;
+  int rc;
   for (size_t i = 0; i < f->ncoros; i++) {
     const struct stuck *b = stuck_of(sk, idx, cs[i]);
     if (b && b->behind) {
       if ((rc = behind_evidence(r, st, sk, idx, b, &f->coros[i])))
-        goto out;
+        return rc;
       continue;
     }
     if ((rc = stuck_evidence(r, st, cs[i], cat, &f->coros[i])))
-      goto out;
+      return rc;
     reused += ct_fd_reused_by(st, cs[i]) != 0;
     passed += (size_t)ct_waiter_woken_since(st, cs[i]);
     f->coros[i].likely_idle = cat == CAT_RAN_ON && ct_likely_idle(st, cs[i]);
@@ -657,6 +632,53 @@ static int stuck_finding(struct ct_report *r, const struct ct_state *st, struct 
     snprintf(f->title, sizeof f->title,
              "%zu coroutine%s never woken again where they were woken before: likely idle", m, s);
   }
+  return 0;
+}
+
+/* The one finding of category cat over sk[0..n) (none if no coroutine is in
+ * it): title, sites, per-coroutine evidence. 0 or -ENOMEM. */
+static int stuck_finding(struct ct_report *r, const struct ct_state *st, struct stuck *sk, size_t n,
+                         struct ct_map *idx, enum cat cat) {
+  static const enum ct_sev sevs[CAT_N] = {
+      CT_SEV_ERROR,   CT_SEV_ERROR, CT_SEV_WARNING, CT_SEV_WARNING, CT_SEV_INFO,   CT_SEV_WARNING,
+      CT_SEV_WARNING, CT_SEV_ERROR, CT_SEV_ERROR,   CT_SEV_WARNING, CT_SEV_WARNING};
+  size_t m = 0;
+  uint64_t min_left = UINT64_MAX;
+  const struct ct_coro **cs = malloc((n ? n : 1) * sizeof *cs);
+  if (!cs)
+    return -ENOMEM;
+  for (size_t i = 0; i < n; i++)
+    if (sk[i].cat == cat && !sk[i].behind) {
+      cs[m++] = sk[i].c;
+      uint64_t from = cat >= CAT_SCHED ? sk[i].c->woke_ts : sk[i].c->susp_ts;
+      uint64_t left = r->end_ts > from ? r->end_ts - from : 0;
+      if (left < min_left)
+        min_left = left;
+    }
+  int rc = 0;
+  struct ct_finding *f;
+  if (!m)
+    goto out;
+  size_t nheld, nb = add_behind(sk, n, cs, m, cat, &nheld);
+  rc = -ENOMEM;
+  enum ct_sev sev = cat == CAT_SCHED_END && r->killed ? CT_SEV_INFO : sevs[cat];
+  if (!(f = ct_new_finding(r, cat_kinds[cat], sev)) ||
+      (rc = ct_group_coros(r, st, f, cs, m + nb, 0)))
+    goto out;
+  f->count = m + nb;
+  stuck_title(r, st, f, cat, m, min_left);
+  title_behind(f, nb, nheld);
+  if (uncertain(cat))
+    ct_add_evidence(f,
+                    "uncertain, so not an error: events were lost since their last resume, or "
+                    "after their last event, and %s may be one of them",
+                    lost_what(cat));
+  if ((rc = mark_primary(r, f, cs, m + nb, cat)))
+    goto out;
+  if (nb && (rc = behind_summary(r, st, sk, idx, f, nb)))
+    goto out;
+  if ((rc = stuck_coros_evidence(r, st, sk, idx, f, cs, cat, m)))
+    goto out;
   rc = 0;
 out:
   free(cs);
