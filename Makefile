@@ -33,7 +33,7 @@ CC ?= cc
 CXX ?= c++
 # ThreadSanitizer builds use clang unless a compiler is named: GCC 12's TSan
 # refuses atomic_thread_fence (-Werror=tsan), which the engine's sleep
-# handshake needs (a seq_cst fence, src/engine/run_main.c).
+# handshake needs (a seq_cst fence, src/run/run_main.c).
 ifeq ($(SAN),tsan)
 ifeq ($(origin CC),default)
 CC := clang

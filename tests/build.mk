@@ -16,6 +16,8 @@ TESTS_NOSAN += tests/test-bench.sh
 
 # Style: .clang-format holds on every C/C++ file of the tree.
 TESTS_NOSAN += tests/test-format.sh
+# The house: includes run down the floors (scripts/house.sh, docs/ARCHITECTURE.md).
+TESTS_NOSAN += tests/test-house.sh
 # The test kit (tests/lib/check.h, check.sh) itself.
 TESTS_NOSAN += tests/test-check.sh
 TESTS_NOSAN += tests/test-first-run.sh # clones and builds the repo: once, plain

@@ -1,9 +1,9 @@
-/* test-args.c - unit test of the subcommands' option parser (src/cli/args.c):
+/* test-args.c - unit test of the subcommands' option parser (src/common/args.c):
  * exact spellings with one or two dashes, values taken whatever they look like,
  * positional arguments ("-" among them), unknown options and missing values
  * named, and getopt's conventions when asked (clusters, attached values, "--",
  * the first positional argument ending the options). */
-#include "cli/args.h"
+#include "common/args.h"
 #include "lib/check.h"
 
 #include <stdio.h>

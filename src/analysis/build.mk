@@ -2,7 +2,7 @@
 REPORT_SRCS := src/analysis/trace.c src/analysis/trace_read.c src/analysis/ctrace_dec.c src/analysis/text.c src/analysis/map.c src/analysis/hist.c \
                src/analysis/state.c src/analysis/state_record.c src/analysis/state_sched.c src/analysis/state_snapshot.c \
                src/analysis/findings.c src/analysis/findings_objs.c \
-               src/analysis/findings_stuck.c src/analysis/findings_sched.c \
+               src/analysis/findings_stuck.c src/analysis/findings_behind.c src/analysis/findings_sched.c \
                src/analysis/findings_tables.c src/analysis/report.c src/analysis/write_md.c \
                src/analysis/write_json.c src/analysis/watch.c
 CLI_SRCS += src/analysis/report_main.c $(REPORT_SRCS)

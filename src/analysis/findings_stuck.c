@@ -9,27 +9,9 @@
 #include <string.h>
 
 #include "analysis/findings.h"
+#include "analysis/findings_stuck.h"
 
 #define MAX_CYCLES 16
-
-/* Why a coroutine is suspended at the end with no wake after its last suspend.
- * The _LOST twins: the same, but events were lost since its last resume or
- * after its last event, so the wake it lacks may be one of them. */
-enum cat {
-  CAT_RAN_ON,
-  CAT_WAKE_BEFORE,
-  CAT_RAN_ON_LOST,
-  CAT_WAKE_BEFORE_LOST,
-  CAT_KILLED,
-  CAT_EXIT,
-  CAT_WEAK,
-  CAT_DEADLOCK,
-  /* Woken and never resumed: the program ran on; events lost around; it ended soon after. */
-  CAT_SCHED,
-  CAT_SCHED_LOST,
-  CAT_SCHED_END,
-  CAT_N
-};
 
 static const char *const cat_kinds[CAT_N] = {
     "lost_wakeup",   "wake_before_suspend", "lost_wakeup",  "wake_before_suspend",
@@ -46,20 +28,6 @@ unsigned ct_mark_of(const struct ct_report *r, const struct ct_coro *c) {
   const uint8_t *m = ct_map_get(&r->marks, c->id, c->incarnation);
   return m ? *m : 0;
 }
-
-struct stuck {
-  const struct ct_coro *c;
-  enum cat cat;
-  uint64_t waits_for;
-  int color; /* cycle search: 0 new, 1 on the current walk, 2 done; 3 reported */
-  /* Waits for a stuck coroutine to finish (wait 4, a join), directly or down
-   * a chain of such waits: reported in the finding of the chain's end, root
-   * (sk index), not on its own. */
-  int behind;
-  int held; /* behind root because it waits on what coroutines like root hold */
-  size_t root;
-  size_t cycle; /* deadlock_findings: 1 + the cycle it is in, 0 if none */
-};
 
 /* Marks cycles in the stuck coroutines' waits_for graph (out-degree <= 1). */
 static void find_cycles(struct stuck *sk, size_t n, struct ct_map *idx) {
@@ -98,11 +66,6 @@ static int is_stuck(const struct ct_coro *c) {
 /* Woken since its last suspend, never resumed: the scheduler lost it. */
 static int is_unscheduled(const struct ct_state *st, const struct ct_coro *c) {
   return c->state == CT_CS_SUSPENDED && c->woken && !c->returned && c->has_kind && st->any_wake;
-}
-
-/* Would be a leak (created, never destroyed, the program exited normally). */
-static int leak_worthy(const struct ct_report *r, const struct ct_coro *c) {
-  return !r->killed && c->has_kind && c->created;
 }
 
 /* Who a waits on: the coroutine that has woken the waiters of a's wait
@@ -279,7 +242,7 @@ static int stuck_evidence(const struct ct_report *r, const struct ct_state *st,
       return -ENOMEM;
     o = (size_t)no;
   }
-  if (o < n && leak_worthy(r, c)) {
+  if (o < n && ct_stuck_leak_worthy(r, c)) {
     rc_->never_destroyed = 1;
     snprintf(buf + o, n - o, "; also never destroyed (not repeated as a leak)");
   }
@@ -299,7 +262,7 @@ static int mark_primary(struct ct_report *r, struct ct_finding *f, const struct 
     if (!mark)
       return -ENOMEM;
     *mark = (uint8_t)(cat + 1);
-    nd += (uint64_t)leak_worthy(r, cs[i]);
+    nd += (uint64_t)ct_stuck_leak_worthy(r, cs[i]);
   }
   if (!nd)
     return 0;
@@ -310,239 +273,11 @@ static int mark_primary(struct ct_report *r, struct ct_finding *f, const struct 
   return 0;
 }
 
-/* The stuck entry of c (idx: id -> sk index), or NULL. */
-static const struct stuck *stuck_of(const struct stuck *sk, struct ct_map *idx,
-                                    const struct ct_coro *c) {
-  uint64_t *ix = ct_map_get(idx, c->id, 0);
-  return ix && sk[*ix].c == c ? &sk[*ix] : NULL;
-}
-
-/* Marks each coroutine that waits for a stuck one to finish (wait 4),
- * directly or down a chain of joins, as behind the chain's end: the first
- * coroutine on it that waits on something else, or is in a deadlock. */
-static void mark_behind(struct stuck *sk, size_t n, struct ct_map *idx) {
-  for (size_t i = 0; i < n; i++) {
-    size_t k = i, steps = 0;
-    while (sk[k].c->wait == CTP_WAIT_COROUTINE && sk[k].waits_for && sk[k].cat != CAT_DEADLOCK &&
-           steps++ <= n) {
-      uint64_t *next = ct_map_get(idx, sk[k].waits_for, 0);
-      if (!next)
-        break;
-      k = (size_t)*next;
-    }
-    if (k != i && steps <= n && sk[i].cat != CAT_DEADLOCK) {
-      sk[i].behind = 1;
-      sk[i].root = k;
-    }
-  }
-}
-
-/* Marks each stuck coroutine parked on a ptr whose waiters only coroutines
- * created at one other site ever woke (released it), some of them stuck too,
- * as held behind one of those: it waits for what they hold (a connection slot
- * the stranded connections keep), one root cause with theirs. Not a
- * coroutine others are behind already, nor behind a root that is itself. */
-static int mark_held(const struct ct_state *st, struct stuck *sk, size_t n) {
-  struct ct_map roots; /* (create site, pid) -> 1 + the first stuck coroutine made there */
-  ct_map_init(&roots, sizeof(uint64_t));
-  int fresh, rc = -ENOMEM;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t *k;
-    if (!sk[i].behind && sk[i].cat <= CAT_EXIT && sk[i].c->create_site) {
-      if (!(k = ct_map_put(&roots, sk[i].c->create_site, sk[i].c->pid, &fresh)))
-        goto out;
-      if (fresh)
-        *k = i + 1;
-    }
-  }
-  for (size_t i = 0; i < n; i++) {
-    const struct ct_coro *c = sk[i].c;
-    const struct ct_wakers *w =
-        c->wait == CTP_WAIT_PTR ? ct_map_get(&st->objs, c->obj, CTP_WAIT_PTR) : NULL;
-    const uint64_t *k =
-        w && !w->by_thread && !w->waker_mixed && w->waker_site && w->waker_site != c->create_site
-            ? ct_map_get(&roots, w->waker_site, c->pid)
-            : NULL;
-    if (!k || sk[i].behind || sk[i].cat > CAT_EXIT || sk[*k - 1].behind)
-      continue;
-    int rooted = 0; /* a join chain ends at it: it stays a root */
-    for (size_t j = 0; j < n && !rooted; j++)
-      rooted = sk[j].behind && sk[j].root == i;
-    if (!rooted) {
-      sk[i].behind = sk[i].held = 1;
-      sk[i].root = *k - 1;
-    }
-  }
-  for (size_t i = 0; i < n; i++) /* a root marked held after: no finding would list it */
-    if (sk[i].held && sk[sk[i].root].behind)
-      sk[i].behind = sk[i].held = 0;
-  rc = 0;
-out:
-  ct_map_free(&roots);
-  return rc;
-}
-
-/* Appends to cs[0..m) the coroutines behind one of them (a finding of cat;
- * cs has room for n); returns how many, *nheld of them held (mark_held). */
-static size_t add_behind(const struct stuck *sk, size_t n, const struct ct_coro **cs, size_t m,
-                         enum cat cat, size_t *nheld) {
-  size_t nb = 0;
-  *nheld = 0;
-  for (size_t i = 0; i < n; i++)
-    if (sk[i].behind && sk[sk[i].root].cat == cat && !sk[sk[i].root].behind) {
-      cs[m + nb++] = sk[i].c;
-      *nheld += (size_t)sk[i].held;
-    }
-  return nb;
-}
-
-/* "coroutine 3 (consumer)" into buf. */
-static void fmt_coro(const struct ct_state *st, const struct ct_coro *c, char *buf, size_t n) {
-  const char *label = ct_label_of(st, c);
-  snprintf(buf, n, "coroutine %" PRIu64 "%s%s%s", c->id, label ? " (" : "", label ? label : "",
-           label ? ")" : "");
-}
-
-/* The chain from b to its root: "waits for coroutine 3 (consumer), which
- * waits on ptr 0x..." into buf. */
-static void fmt_chain(const struct ct_state *st, const struct stuck *sk, struct ct_map *idx,
-                      const struct stuck *b, char *buf, size_t n) {
-  size_t o = 0;
-  const struct stuck *k = b;
-  for (size_t hops = 0; o < n && k != &sk[b->root] && hops < 8; hops++) {
-    uint64_t *next = ct_map_get(idx, k->waits_for, 0);
-    if (!next)
-      break;
-    k = &sk[*next];
-    char who[128];
-    fmt_coro(st, k->c, who, sizeof who);
-    o += (size_t)snprintf(buf + o, n - o, "%s%s", hops ? ", which waits for " : "waits for ", who);
-  }
-  if (o < n && k != &sk[b->root])
-    o += (size_t)snprintf(buf + o, n - o, ", ...");
-  const struct stuck *r = &sk[b->root];
-  char obj[336];
-  ct_fmt_obj(st, r->c, obj, sizeof obj);
-  if (o >= n)
-    return;
-  if (r->cat == CAT_DEADLOCK)
-    snprintf(buf + o, n - o, ", which is in a deadlock");
-  else if (r->cat >= CAT_SCHED)
-    snprintf(buf + o, n - o, ", which was woken and never resumed");
-  else if (r->c->wait && r->c->wait != CTP_WAIT_COROUTINE)
-    snprintf(buf + o, n - o, ", which waits on %s", obj);
-  else
-    snprintf(buf + o, n - o, ", which is suspended with no wait object");
-}
-
-/* Why held coroutine b is behind its root: "waits on mailbox, which only
- * coroutines created at f (x.c:9) ever released (64 of them stuck here):
- * it waits for what they hold" into buf. */
-static void fmt_held(const struct ct_state *st, const struct stuck *sk, size_t n,
-                     const struct stuck *b, char *buf, size_t len) {
-  const struct ct_coro *root = sk[b->root].c;
-  struct ct_rsite rs = {.site = root->create_site, .pid = root->pid};
-  char site[400], obj[48];
-  size_t holders = 0;
-  for (size_t i = 0; i < n; i++)
-    holders += !sk[i].behind && sk[i].c->create_site == root->create_site &&
-               sk[i].c->pid == root->pid && sk[i].cat == sk[b->root].cat;
-  ct_symbolize_site(st, &rs);
-  ct_fmt_obj(st, b->c, obj, sizeof obj);
-  snprintf(buf, len,
-           "waits on %s, which only coroutines created at %s ever released (%zu of them are "
-           "stuck above): it waits for what they hold",
-           obj, ct_fmt_site(&rs, site, sizeof site), holders);
-}
-
-/* Why b is behind its root: what it holds (fmt_held), or the chain of joins. */
-static void fmt_behind(const struct ct_state *st, const struct stuck *sk, struct ct_map *idx,
-                       const struct stuck *b, char *buf, size_t n) {
-  if (b->held)
-    fmt_held(st, sk, idx->n, b, buf, n); /* idx: one entry per stuck coroutine */
-  else
-    fmt_chain(st, sk, idx, b, buf, n);
-}
-
-/* Per-coroutine evidence of one behind another: the chain. */
-static int behind_evidence(const struct ct_report *r, const struct ct_state *st,
-                           const struct stuck *sk, struct ct_map *idx, const struct stuck *b,
-                           struct ct_rcoro *rc_) {
-  char chain[CT_COROEV_MAX - 160], t[32], ev[CT_COROEV_MAX];
-  fmt_behind(st, sk, idx, b, chain, sizeof chain);
-  rc_->waits_for = b->waits_for;
-  rc_->never_destroyed = leak_worthy(r, b->c);
-  snprintf(ev, sizeof ev, "since %s it %s%s, not a separate finding%s",
-           ct_at(r, b->c->susp_ts, t, sizeof t), chain, b->held ? "" : ": stuck behind it",
-           rc_->never_destroyed ? "; also never destroyed (not repeated as a leak)" : "");
-  return ct_keep_evidence(rc_, ev);
-}
-
-/* Appends the nb coroutines behind the finding's to its title: those that
- * wait for them to finish, and the nheld among them that wait on what they
- * hold. */
-static void title_behind(struct ct_finding *f, size_t nb, size_t nheld) {
-  size_t tl = strlen(f->title), nj = nb - nheld;
-  if (nj && tl < sizeof f->title)
-    tl += (size_t)snprintf(f->title + tl, sizeof f->title - tl,
-                           "; %zu more wait%s for them to finish", nj, nj == 1 ? "s" : "");
-  if (nheld && tl < sizeof f->title)
-    snprintf(f->title + tl, sizeof f->title - tl, "; %zu more wait%s on what they hold", nheld,
-             nheld == 1 ? "s" : "");
-}
-
-/* The finding's line for its nb coroutines behind others: the first chain. */
-static int behind_summary(const struct ct_report *r, const struct ct_state *st,
-                          const struct stuck *sk, struct ct_map *idx, struct ct_finding *f,
-                          size_t nb) {
-  (void)r;
-  for (size_t i = 0; i < f->ncoros; i++) {
-    const struct ct_coro *c = ct_map_get(&st->coros, f->coros[i].probe_id, 0);
-    const struct stuck *b = c ? stuck_of(sk, idx, c) : NULL;
-    if (!b || !b->behind)
-      continue;
-    char who[128], chain[256];
-    fmt_coro(st, c, who, sizeof who);
-    fmt_behind(st, sk, idx, b, chain, sizeof chain);
-    ct_add_evidence(f, "%s %s%s", who, chain,
-                    nb > 1 ? "; the others listed as behind wait for them the same way"
-                           : ": one bug, one finding");
-    return 0;
-  }
-  return 0;
-}
-
-/* The one finding of category cat over sk[0..n) (none if no coroutine is in
- * it): title, sites, per-coroutine evidence. 0 or -ENOMEM. */
-static int stuck_finding(struct ct_report *r, const struct ct_state *st, struct stuck *sk, size_t n,
-                         struct ct_map *idx, enum cat cat) {
-  static const enum ct_sev sevs[CAT_N] = {
-      CT_SEV_ERROR,   CT_SEV_ERROR, CT_SEV_WARNING, CT_SEV_WARNING, CT_SEV_INFO,   CT_SEV_WARNING,
-      CT_SEV_WARNING, CT_SEV_ERROR, CT_SEV_ERROR,   CT_SEV_WARNING, CT_SEV_WARNING};
-  size_t m = 0;
-  uint64_t min_left = UINT64_MAX;
-  const struct ct_coro **cs = malloc((n ? n : 1) * sizeof *cs);
-  if (!cs)
-    return -ENOMEM;
-  for (size_t i = 0; i < n; i++)
-    if (sk[i].cat == cat && !sk[i].behind) {
-      cs[m++] = sk[i].c;
-      uint64_t from = cat >= CAT_SCHED ? sk[i].c->woke_ts : sk[i].c->susp_ts;
-      uint64_t left = r->end_ts > from ? r->end_ts - from : 0;
-      if (left < min_left)
-        min_left = left;
-    }
-  int rc = 0;
-  struct ct_finding *f;
-  if (!m)
-    goto out;
-  size_t nheld, nb = add_behind(sk, n, cs, m, cat, &nheld);
-  rc = -ENOMEM;
-  enum ct_sev sev = cat == CAT_SCHED_END && r->killed ? CT_SEV_INFO : sevs[cat];
-  if (!(f = ct_new_finding(r, cat_kinds[cat], sev)) ||
-      (rc = ct_group_coros(r, st, f, cs, m + nb, 0)))
-    goto out;
-  f->count = m + nb;
+/* The title and first evidence of stuck finding f of category cat: m
+ * coroutines (not counting those behind them), the last of them min_left ns
+ * before the end. */
+static void stuck_title(const struct ct_report *r, const struct ct_state *st, struct ct_finding *f,
+                        enum cat cat, size_t m, uint64_t min_left) {
   const char *s = m == 1 ? "" : "s";
   char d[32], ex[80];
   ct_describe_exit(r, ex, sizeof ex);
@@ -610,26 +345,27 @@ static int stuck_finding(struct ct_report *r, const struct ct_state *st, struct 
   default:
     break;
   }
-  title_behind(f, nb, nheld);
-  if (uncertain(cat))
-    ct_add_evidence(f,
-                    "uncertain, so not an error: events were lost since their last resume, or "
-                    "after their last event, and %s may be one of them",
-                    lost_what(cat));
+}
+
+/* Each coroutine's evidence in stuck finding f (cs: its coroutines, those
+ * behind others among them), then what several of them share: an fd reused
+ * under them, wakes that went past them, likely idle (all of them: a
+ * warning). 0 or -ENOMEM. */
+static int stuck_coros_evidence(const struct ct_report *r, const struct ct_state *st,
+                                const struct stuck *sk, struct ct_map *idx, struct ct_finding *f,
+                                const struct ct_coro **cs, enum cat cat, size_t m) {
+  const char *s = m == 1 ? "" : "s";
   size_t reused = 0, passed = 0, idle = 0;
-  if ((rc = mark_primary(r, f, cs, m + nb, cat)))
-    goto out;
-  if (nb && (rc = behind_summary(r, st, sk, idx, f, nb)))
-    goto out;
+  int rc;
   for (size_t i = 0; i < f->ncoros; i++) {
-    const struct stuck *b = stuck_of(sk, idx, cs[i]);
+    const struct stuck *b = ct_stuck_of(sk, idx, cs[i]);
     if (b && b->behind) {
-      if ((rc = behind_evidence(r, st, sk, idx, b, &f->coros[i])))
-        goto out;
+      if ((rc = ct_stuck_behind_evidence(r, st, sk, idx, b, &f->coros[i])))
+        return rc;
       continue;
     }
     if ((rc = stuck_evidence(r, st, cs[i], cat, &f->coros[i])))
-      goto out;
+      return rc;
     reused += ct_fd_reused_by(st, cs[i]) != 0;
     passed += (size_t)ct_waiter_woken_since(st, cs[i]);
     f->coros[i].likely_idle = cat == CAT_RAN_ON && ct_likely_idle(st, cs[i]);
@@ -657,6 +393,53 @@ static int stuck_finding(struct ct_report *r, const struct ct_state *st, struct 
     snprintf(f->title, sizeof f->title,
              "%zu coroutine%s never woken again where they were woken before: likely idle", m, s);
   }
+  return 0;
+}
+
+/* The one finding of category cat over sk[0..n) (none if no coroutine is in
+ * it): title, sites, per-coroutine evidence. 0 or -ENOMEM. */
+static int stuck_finding(struct ct_report *r, const struct ct_state *st, struct stuck *sk, size_t n,
+                         struct ct_map *idx, enum cat cat) {
+  static const enum ct_sev sevs[CAT_N] = {
+      CT_SEV_ERROR,   CT_SEV_ERROR, CT_SEV_WARNING, CT_SEV_WARNING, CT_SEV_INFO,   CT_SEV_WARNING,
+      CT_SEV_WARNING, CT_SEV_ERROR, CT_SEV_ERROR,   CT_SEV_WARNING, CT_SEV_WARNING};
+  size_t m = 0;
+  uint64_t min_left = UINT64_MAX;
+  const struct ct_coro **cs = malloc((n ? n : 1) * sizeof *cs);
+  if (!cs)
+    return -ENOMEM;
+  for (size_t i = 0; i < n; i++)
+    if (sk[i].cat == cat && !sk[i].behind) {
+      cs[m++] = sk[i].c;
+      uint64_t from = cat >= CAT_SCHED ? sk[i].c->woke_ts : sk[i].c->susp_ts;
+      uint64_t left = r->end_ts > from ? r->end_ts - from : 0;
+      if (left < min_left)
+        min_left = left;
+    }
+  int rc = 0;
+  struct ct_finding *f;
+  if (!m)
+    goto out;
+  size_t nheld, nb = ct_stuck_add_behind(sk, n, cs, m, cat, &nheld);
+  rc = -ENOMEM;
+  enum ct_sev sev = cat == CAT_SCHED_END && r->killed ? CT_SEV_INFO : sevs[cat];
+  if (!(f = ct_new_finding(r, cat_kinds[cat], sev)) ||
+      (rc = ct_group_coros(r, st, f, cs, m + nb, 0)))
+    goto out;
+  f->count = m + nb;
+  stuck_title(r, st, f, cat, m, min_left);
+  ct_stuck_title_behind(f, nb, nheld);
+  if (uncertain(cat))
+    ct_add_evidence(f,
+                    "uncertain, so not an error: events were lost since their last resume, or "
+                    "after their last event, and %s may be one of them",
+                    lost_what(cat));
+  if ((rc = mark_primary(r, f, cs, m + nb, cat)))
+    goto out;
+  if (nb && (rc = ct_stuck_behind_summary(r, st, sk, idx, f, nb)))
+    goto out;
+  if ((rc = stuck_coros_evidence(r, st, sk, idx, f, cs, cat, m)))
+    goto out;
   rc = 0;
 out:
   free(cs);
@@ -695,8 +478,8 @@ static int deadlock_findings(struct ct_report *r, const struct ct_state *st, str
     f->count = len + nb;
     snprintf(f->title, sizeof f->title, "deadlock: %zu coroutines wait on each other in a cycle",
              len);
-    title_behind(f, nb, 0); /* held ones have no deadlock root (mark_held) */
-    if (nb && (rc = behind_summary(r, st, sk, idx, f, nb)))
+    ct_stuck_title_behind(f, nb, 0); /* held ones have no deadlock root (mark_held) */
+    if (nb && (rc = ct_stuck_behind_summary(r, st, sk, idx, f, nb)))
       return rc;
     const struct ct_coro **ms = malloc(f->ncoros * sizeof *ms);
     if (!ms)
@@ -712,9 +495,9 @@ static int deadlock_findings(struct ct_report *r, const struct ct_state *st, str
     for (size_t j = 0; j < f->ncoros; j++) {
       struct ct_rcoro *rc_ = &f->coros[j];
       const struct ct_coro *c = ct_map_get(&st->coros, rc_->probe_id, 0);
-      const struct stuck *b = stuck_of(sk, idx, c);
+      const struct stuck *b = ct_stuck_of(sk, idx, c);
       if (b && b->behind) {
-        if ((rc = behind_evidence(r, st, sk, idx, b, rc_)))
+        if ((rc = ct_stuck_behind_evidence(r, st, sk, idx, b, rc_)))
           return rc;
         continue;
       }
@@ -722,7 +505,7 @@ static int deadlock_findings(struct ct_report *r, const struct ct_state *st, str
       char obj[336], t[32];
       rc_->waits_for = waits_for(st, c, &times);
       ct_fmt_obj(st, c, obj, sizeof obj);
-      rc_->never_destroyed = leak_worthy(r, c);
+      rc_->never_destroyed = ct_stuck_leak_worthy(r, c);
       char ev[CT_COROEV_MAX];
       if (c->wait == CTP_WAIT_COROUTINE)
         snprintf(ev, sizeof ev,
@@ -790,8 +573,8 @@ int ct_stuck_findings(struct ct_report *r, const struct ct_state *st, uint64_t s
       sk[i].waits_for = 0;
   }
   find_cycles(sk, n, &idx);
-  mark_behind(sk, n, &idx);
-  if ((rc = mark_held(st, sk, n)))
+  ct_stuck_mark_behind(sk, n, &idx);
+  if ((rc = ct_stuck_mark_held(st, sk, n)))
     goto out;
   if ((rc = deadlock_findings(r, st, sk, n, &idx)))
     goto out;

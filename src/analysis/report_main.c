@@ -10,8 +10,8 @@
 
 #include "analysis/model.h"
 #include "analysis/trace.h"
-#include "cli/args.h"
-#include "cli/commands.h"
+#include "common/args.h"
+#include "common/commands.h"
 #include "common/outfile.h"
 #include "common/ticks.h"
 

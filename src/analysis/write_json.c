@@ -6,32 +6,11 @@
 #include <string.h>
 
 #include "analysis/model.h"
+#include "common/jsonesc.h"
 
-/* A JSON string; valid UTF-8 passes through, a byte that starts no valid
- * sequence (a debug-info name) becomes \ufffd (ct_utf8_len's rule). */
+/* A JSON string through the one escaper (common/jsonesc.h); NULL as "". */
 static void jstr(FILE *f, const char *s) {
-  if (!s)
-    s = "";
-  size_t n = strlen(s), k;
-  fputc('"', f);
-  for (const char *e = s + n; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c >= 0x80 && (k = ct_utf8_len(s, (size_t)(e - s))))
-      fwrite(s, 1, k, f), s += k - 1;
-    else if (c >= 0x80)
-      fputs("\\ufffd", f);
-    else if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c == '\n')
-      fputs("\\n", f);
-    else if (c == '\t')
-      fputs("\\t", f);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
+  ct_json_fput(f, s ? s : "", s ? strlen(s) : 0);
 }
 
 /* A site object (blocker: its durations are run times, not suspended times). */

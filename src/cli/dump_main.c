@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/args.h"
-#include "cli/commands.h"
+#include "common/args.h"
+#include "common/commands.h"
 
 enum { O_PID = 1, O_HELP };
 static const struct ct_opt dump_opts[] = {

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/commands.h"
+#include "common/commands.h"
 #include "corotracer.h" /* COROTRACER_VERSION */
 
 static void usage(FILE *f) {

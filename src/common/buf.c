@@ -1,5 +1,6 @@
 /* buf.c - the growable byte buffer (buf.h). */
 #include "common/buf.h"
+#include "common/jsonesc.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -53,21 +54,11 @@ void ct_buf_printf(struct ct_buf *b, const char *fmt, ...) {
 }
 
 void ct_buf_json(struct ct_buf *b, const char *s, size_t n) {
-  if (ct_buf_reserve(b, n * 6 + 2))
+  if (ct_buf_reserve(b, CT_JSON_ESC_MAX(n)))
     return;
   char *o = b->p + b->n;
   *o++ = '"';
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c == '"' || c == '\\') {
-      *o++ = '\\';
-      *o++ = (char)c;
-    } else if (c < 0x20 || c == '<' || c == '>' || c == 0x7f) {
-      o += sprintf(o, "\\u%04x", c);
-    } else {
-      *o++ = (char)c;
-    }
-  }
+  o += ct_json_escape_as(o, s, n, CT_JSON_HTML);
   *o++ = '"';
   b->n = (size_t)(o - b->p);
 }

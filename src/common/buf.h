@@ -24,8 +24,9 @@ int ct_buf_reserve(struct ct_buf *b, size_t more);
 int ct_buf_put(struct ct_buf *b, const void *p, size_t n);
 void ct_buf_puts(struct ct_buf *b, const char *s);
 void ct_buf_printf(struct ct_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* s[0..n) as a JSON string (quotes included); control bytes escaped, '<' and
- * '>' too, so the text is inert wherever it is pasted. */
+/* s[0..n) as a JSON string (quotes included) through the one escaper
+ * (common/jsonesc.h, strict UTF-8), '<' and '>' escaped too, so the text is
+ * inert wherever it is pasted. */
 void ct_buf_json(struct ct_buf *b, const char *s, size_t n);
 /* Zero bytes up to the next multiple of align. */
 void ct_buf_align(struct ct_buf *b, size_t align);

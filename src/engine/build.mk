@@ -1,12 +1,11 @@
-# src/engine/build.mk - `corotracer run`: the engine (libc, and the analysis and
-# the live view it runs for --dump-on and --serve), its tests, their tools
-# (tests/lib) and benchmarks.
-CLI_SRCS += src/engine/run_main.c src/engine/opts.c src/engine/rundir.c src/engine/spawn.c \
+# src/engine/build.mk - `corotracer run`'s engine (libc only: src/run composes
+# it with the analysis and the live view for --dump-on and --serve), its tests,
+# their tools (tests/lib) and benchmarks.
+CLI_SRCS += src/engine/rundir.c src/engine/spawn.c \
             src/engine/guard.c src/engine/harvest.c src/engine/modules.c src/engine/writer.c \
             src/engine/status.c src/engine/sched.c src/engine/clock.c src/engine/rings.c src/engine/rings_format.c \
             src/engine/records.c src/engine/sink.c src/engine/sink_cut.c \
-            src/engine/ctrace_enc.c src/engine/flight.c src/engine/flight_snap.c src/engine/flight_watch.c \
-            src/engine/flight_live.c src/engine/sites.c
+            src/engine/ctrace_enc.c src/engine/flight.c src/engine/flight_snap.c src/engine/sites.c
 
 # The engine's trace writer (records as JSONL lines or binary entries, the
 # flight window), as what links it without the engine does: its benchmark,

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/trace.h"
 #include "common/ctrace.h"
 #include "engine/flight.h"
 #include "engine/records.h"
 #include "engine/writer.h"
+#include "format/ctrace_dec.h"
 
 /* One coroutine (id 0: a free slot of the open-addressed table). */
 struct fs_ent {

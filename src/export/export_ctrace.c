@@ -10,7 +10,6 @@
 
 #include "common/ctrace.h"
 #include "engine/records.h"
-#include "engine/sink.h"
 #include "engine/writer.h"
 
 struct conv {

@@ -8,20 +8,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-/* A JSON string (texts of the model: labels, run id, host). */
-static void put_json_str(FILE *f, const char *s, size_t n) {
-  putc('"', f);
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c == '"' || c == '\\')
-      putc('\\', f), putc(c, f);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      putc(c, f);
-  }
-  putc('"', f);
-}
+#include "common/jsonesc.h"
 
 struct jctx {
   FILE *f;
@@ -42,7 +29,7 @@ static int jsonl_row(void *ctx, int t, const struct cx_val *v) {
     fprintf(j->f, "%s\"%s\":", first ? "" : ",", tb->cols[i].name);
     first = 0;
     if (tb->cols[i].type != CX_INT)
-      put_json_str(j->f, v[i].s, v[i].n);
+      ct_json_fput(j->f, v[i].s, v[i].n);
     else if (!strcmp(tb->cols[i].name, "is_active"))
       fputs(v[i].i ? "true" : "false", j->f);
     else

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/commands.h"
+#include "common/commands.h"
 #include "common/outfile.h"
 #include "common/ticks.h"
 #include "html/page.h"

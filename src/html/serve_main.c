@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli/commands.h"
+#include "common/commands.h"
 #include "html/live.h"
 
 static void usage(FILE *f) {

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/args.h"
-#include "cli/commands.h"
+#include "common/args.h"
+#include "common/commands.h"
 #include "rip/rip_load.h"
 #include "rip/rip_syms.h"
 

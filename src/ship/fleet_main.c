@@ -10,9 +10,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/args.h"
-#include "cli/commands.h"
+#include "common/args.h"
 #include "common/buf.h"
+#include "common/commands.h"
 #include "common/jsonesc.h"
 #include "ship/ship.h"
 

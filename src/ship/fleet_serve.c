@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/args.h"
-#include "cli/commands.h"
+#include "common/args.h"
+#include "common/commands.h"
 #include "html/live.h"
 #include "ship/ship.h"
 

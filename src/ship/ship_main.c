@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/args.h"
-#include "cli/commands.h"
+#include "common/args.h"
+#include "common/commands.h"
 #include "export/export_sql.h"
 #include "ship/ship.h"
 

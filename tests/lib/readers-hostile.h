@@ -20,7 +20,7 @@
 
 #include "analysis/trace.h"
 #include "check.h"
-#include "cli/commands.h"
+#include "common/commands.h"
 
 /* Where the readers work: the trace file, their output, their stderr. */
 struct rh {

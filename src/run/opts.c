@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "analysis/defaults.h"
-#include "cli/args.h"
+#include "common/args.h"
 #include "common/ctp.h"
 #include "engine/flight.h"
 #include "engine/opts.h"

@@ -1,5 +1,5 @@
 /* args.c - the subcommands' option parser (see args.h). */
-#include "cli/args.h"
+#include "common/args.h"
 
 #include <string.h>
 

@@ -3,8 +3,8 @@
  * Table-driven, so each subcommand lists its spellings (ours and the reference
  * engine's single-dash ones) in one place and prints its own errors: the parser
  * never prints, it says what it found and the caller decides the message. */
-#ifndef CT_CLI_ARGS_H
-#define CT_CLI_ARGS_H
+#ifndef CT_COMMON_ARGS_H
+#define CT_COMMON_ARGS_H
 
 /* One option: every spelling it has, space-separated ("-o --output"), the id
  * ct_args_next returns for it (> 0), and whether it takes a value (the next

@@ -4,8 +4,8 @@
  * ("run", "report", "rip"), or the program name when the reference engine's
  * single-dash spelling was used (argv[1] is then the first flag). Each returns
  * the process exit status. */
-#ifndef CT_CLI_COMMANDS_H
-#define CT_CLI_COMMANDS_H
+#ifndef CT_COMMON_COMMANDS_H
+#define CT_COMMON_COMMANDS_H
 
 int ct_run_main(int argc, char **argv);         /* src/engine */
 int ct_report_main(int argc, char **argv);      /* src/analysis */

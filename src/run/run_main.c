@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "analysis/watch.h"
-#include "cli/commands.h"
+#include "common/commands.h"
 #include "common/ctp.h"
 #include "engine/clock.h"
 #include "engine/flight.h"

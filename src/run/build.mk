@@ -1,0 +1,5 @@
+# src/run/build.mk - `corotracer run` composed: its options, its loop, and the
+# readers it runs beside the engine through the engine's callbacks (the flight
+# watch feeds src/analysis/watch.c, the flight window's live source feeds
+# src/html/live.c). Its tests are the engine's (src/engine/build.mk).
+CLI_SRCS += src/run/run_main.c src/run/opts.c src/run/flight_watch.c src/run/flight_live.c
