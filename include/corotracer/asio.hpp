@@ -290,11 +290,11 @@ inline bool on_fd(const char *object_type) noexcept {
 [[gnu::noinline]] inline void create(tracked_handler &h, const char *object_type, void *object,
                                      std::uintmax_t native_handle, const char *op_name) noexcept {
   const Loc *loc = current_loc;
-  const void *site =
-      !loc           ? nullptr
-      : loc->awaiting ? loc->awaiting
-                     : corotracer_site(loc->file, loc->line > 0 ? (unsigned)loc->line : 0,
-                                       loc->function);
+  const void *site = nullptr;
+  if (loc && loc->awaiting)
+    site = loc->awaiting;
+  else if (loc)
+    site = corotracer_site(loc->file, loc->line > 0 ? (unsigned)loc->line : 0, loc->function);
   if (!site)
     site = sites.find_on_thread(__builtin_frame_address(0));
   Op *op = claim(object, op_name, site);
