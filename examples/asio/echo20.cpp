@@ -76,10 +76,10 @@ asio::awaitable<void> client(tcp::endpoint ep, asio::steady_timer &done, bool bu
 } // namespace
 
 int main(int argc, char **argv) {
-  bool bug = argc > 1 && std::strcmp(argv[1], "--bug") == 0;
+  const bool bug = argc == 2 && std::string(argv[1]) == "--bug";
   asio::io_context io;
-  tcp::acceptor acc(io, tcp::endpoint(asio::ip::address_v4::loopback(), 0));
-  asio::steady_timer done(io, asio::steady_timer::time_point::max());
+  asio::steady_timer done(io, asio::steady_timer::time_point::max()); // an event, not a clock
+  tcp::acceptor acc(io, {asio::ip::address_v4::loopback(), 0});
   asio::co_spawn(io, accept_loop(acc), asio::detached);
   asio::co_spawn(io, drainer(done, acc), asio::detached);
   for (int i = 0; i < kClients; i++)
