@@ -22,6 +22,16 @@ $(O)/obj/examples/asio/echo20.o: CXXFLAGS += $(ASIO_TRACKING)
 $(O)/obj/examples/asio/echo20.o: $(ASIO_TRACKING_DEPS)
 $(O)/examples/asio-echo20: $(O)/obj/examples/asio/echo20.o $(LIBA)
 	$(call link,$(CXX))
+# The same program on Boost.Asio (Debian's libboost-dev), by the Boost flag.
+ifneq ($(wildcard /usr/include/boost/asio.hpp),)
+PROGS += $(O)/examples/asio-echo20-boost
+$(O)/obj/examples/asio/echo20-boost.o: examples/asio/echo20.cpp $(ASIO_TRACKING_DEPS)
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS_ALL) -DECHO20_BOOST \
+	  -DBOOST_ASIO_CUSTOM_HANDLER_TRACKING='"corotracer/asio.hpp"' -MMD -MP -c $< -o $@
+$(O)/examples/asio-echo20-boost: $(O)/obj/examples/asio/echo20-boost.o $(LIBA)
+	$(call link,$(CXX))
+endif
 # With clang (the TSan build) the handlers' sites inside Asio's
 # asio_handler_invoke_helpers::invoke carry no inlined scope for the report's
 # symbolizer: the adapter's line is named, `asio_handler_invoke_helpers::invoke<...>

@@ -2,6 +2,7 @@
 // clients in one process, traced by one compiler flag.
 //
 //   c++ -std=c++20 -DASIO_CUSTOM_HANDLER_TRACKING='"corotracer/asio.hpp"' echo20.cpp -lcorotracer
+//   Boost.Asio: the same with -DECHO20_BOOST -DBOOST_ASIO_CUSTOM_HANDLER_TRACKING=...
 //   corotracer run -o trace.ctrace -- asio-echo20 [--bug]
 //   corotracer report trace.ctrace
 //
@@ -13,14 +14,27 @@
 // names the drainer coroutine at its line of this file (an operation awaited
 // with the plain use_awaitable or redirect_error carries no line of its
 // own: docs/INTEGRATIONS.md).
+#if defined(ECHO20_BOOST) // the same program on Boost.Asio (asio-echo20-boost)
+#include <boost/asio.hpp>
+namespace asio = boost::asio;
+using error_code = boost::system::error_code;
+#if defined(BOOST_ASIO_HAS_CO_AWAIT)
+#define ECHO20_CO_AWAIT 1
+#endif
+#else
 #include <asio.hpp>
+using error_code = std::error_code;
+#if defined(ASIO_HAS_CO_AWAIT)
+#define ECHO20_CO_AWAIT 1
+#endif
+#endif
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
-#if defined(ASIO_HAS_CO_AWAIT)
+#if defined(ECHO20_CO_AWAIT)
 using asio::ip::tcp;
 
 namespace {
@@ -31,7 +45,7 @@ int clients_left = kClients, echoes = 0;
 asio::awaitable<void> session(tcp::socket sock) {
   char buf[512];
   for (;;) {
-    std::error_code ec;
+    error_code ec;
     std::size_t n = co_await sock.async_read_some(asio::buffer(buf),
                                                   asio::redirect_error(asio::use_awaitable, ec));
     if (ec)
@@ -42,7 +56,7 @@ asio::awaitable<void> session(tcp::socket sock) {
 
 asio::awaitable<void> accept_loop(tcp::acceptor &acc) {
   for (;;) {
-    std::error_code ec;
+    error_code ec;
     tcp::socket s = co_await acc.async_accept(asio::redirect_error(asio::use_awaitable, ec));
     if (ec)
       co_return; // closed by the drainer
@@ -51,7 +65,7 @@ asio::awaitable<void> accept_loop(tcp::acceptor &acc) {
 }
 
 asio::awaitable<void> drainer(asio::steady_timer &done, tcp::acceptor &acc) { // the drainer
-  std::error_code ec;
+  error_code ec;
   co_await done.async_wait(asio::redirect_error(asio::use_awaitable, ec)); // fired by a cancel
   acc.close();
 }
