@@ -30,6 +30,7 @@
 #include <mutex>
 #include <new>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 
@@ -44,6 +45,10 @@ struct Op {
   corotracer_co *co = nullptr;
   const void *object;
   bool keyed; // in the table (else a one-off: another stand-in of the object is there)
+  // The pending operation's wake site: a submission's start site (whoever
+  // posted the function woke it), else COROTRACER_SITE_UNKNOWN (the
+  // reactor or a timer completed it, in Asio's run loop).
+  const void *waker = COROTRACER_SITE_UNKNOWN;
 };
 
 // Base of Asio's operations (ASIO_INHERIT_TRACKED_HANDLER): which stand-in
@@ -104,6 +109,7 @@ inline thread_local Running *running = nullptr;
 struct Loc {
   const char *file, *function;
   int line;
+  const void *awaiting; // else: the awaiting coroutine's resume function, as a site
 };
 inline thread_local const Loc *current_loc = nullptr;
 
@@ -162,17 +168,85 @@ inline Op *claim(const void *object, const char *label, const void *site) noexce
 
 } // namespace detail
 
+namespace detail {
+
+// Frame is Asio's (or Boost.Asio's) awaitable_frame_base: the promise of an
+// asio::awaitable coroutine. Known by the type's name, at compile time.
+template <class Frame> constexpr bool awaitable_frame() noexcept {
+  constexpr std::string_view name = __PRETTY_FUNCTION__;
+  return name.find("asio::detail::awaitable_frame_base<") != std::string_view::npos;
+}
+
+// Reads the awaitable_frame_base members Asio keeps protected (the frame
+// that awaits this one, and this one's coroutine), through the derived
+// class's right to name them.
+template <class Frame> struct frame_peek : Frame {
+  static Frame *caller(Frame *f) noexcept {
+    return f->*(&frame_peek::caller_);
+  }
+  static void *coroutine(Frame *f) noexcept {
+    return (f->*(&frame_peek::coro_)).address();
+  }
+};
+
+// The user's coroutine awaiting the operation that frame (the promise of
+// Asio's initiating coroutine, in use_awaitable's do_init) starts: the
+// resume function of the innermost awaiting coroutine that is neither
+// Asio's nor ours (by the executable's symbol table, as the stack scan
+// decides), plus one, since the report reads sites as return addresses; or
+// nullptr. Both gcc and clang keep the resume function in a coroutine
+// frame's first word. The report names that coroutine's function and the
+// line of its definition: which of its co_awaits is waiting, the frame's
+// suspend index, has no line the binary records.
+template <class Frame> const void *awaiting(Frame *frame) noexcept {
+  const user_site::detail::ExeMap &m = user_site::detail::exe();
+  Frame *f = frame_peek<Frame>::caller(frame);
+  for (int depth = 0; f && depth < 8; depth++, f = frame_peek<Frame>::caller(f)) {
+    void *co = frame_peek<Frame>::coroutine(f);
+    if (!co)
+      return nullptr;
+    std::uintptr_t fn;
+    std::memcpy(&fn, co, sizeof fn);
+    if (fn - m.lo < m.hi - m.lo && !user_site::detail::runtime_at(m, fn))
+      return reinterpret_cast<const void *>(fn + 1);
+  }
+  return nullptr;
+}
+
+// What ASIO_HANDLER_LOCATION's `frame` names where it is not use_awaitable's
+// do_init parameter (the macro's using-directive brings it in scope there
+// only): nothing.
+namespace lookup {
+struct no_frame {};
+inline constexpr no_frame frame{};
+} // namespace lookup
+
+} // namespace detail
+
 // ASIO_HANDLER_LOCATION: the operation started in this scope was asked for
 // at file:line in function (the use_awaitable_t's source_location); the
-// operation's site is then that line, as a text site. Scoped; nests: only a
-// scope that set the thread's location puts the previous one back, which the
-// scopes' nesting makes the same. Untraced (Asio's composed operations open
-// one at every step), a branch and nothing else.
+// operation's site is then that line, as a text site. Without a location
+// (the plain use_awaitable object, redirect_error or as_tuple around it:
+// Asio passes zeros) in use_awaitable's do_init, whose parameter `frame` is
+// the initiating coroutine's promise, the site is the awaiting user
+// coroutine (detail::awaiting). Scoped; nests: only a scope that set the
+// thread's location puts the previous one back, which the scopes' nesting
+// makes the same. Untraced (Asio's composed operations open one at every
+// step), a branch and nothing else.
 class location {
 public:
-  location(const char *file, int line, const char *function) noexcept {
-    if (detail::traced() && detail::user_file(file)) {
-      loc_ = {file, function, line};
+  template <class Frame>
+  location(const char *file, int line, const char *function, const Frame &frame) noexcept {
+    if (!detail::traced())
+      return;
+    const void *awaiting = nullptr;
+    if constexpr (std::is_pointer_v<Frame>) {
+      if constexpr (detail::awaitable_frame<std::remove_pointer_t<Frame>>())
+        if (!detail::user_file(file) && frame)
+          awaiting = detail::awaiting(frame);
+    }
+    if (detail::user_file(file) || awaiting) {
+      loc_ = {file, function, line, awaiting};
       prev_ = detail::current_loc;
       detail::current_loc = &loc_;
       set_ = true;
@@ -216,14 +290,17 @@ inline bool on_fd(const char *object_type) noexcept {
 [[gnu::noinline]] inline void create(tracked_handler &h, const char *object_type, void *object,
                                      std::uintmax_t native_handle, const char *op_name) noexcept {
   const Loc *loc = current_loc;
-  const void *site =
-      loc ? corotracer_site(loc->file, loc->line > 0 ? (unsigned)loc->line : 0, loc->function)
-          : nullptr;
+  const void *site = nullptr;
+  if (loc && loc->awaiting)
+    site = loc->awaiting;
+  else if (loc)
+    site = corotracer_site(loc->file, loc->line > 0 ? (unsigned)loc->line : 0, loc->function);
   if (!site)
     site = sites.find_on_thread(__builtin_frame_address(0));
   Op *op = claim(object, op_name, site);
   if (!op)
     return;
+  op->waker = site && submission(op_name) ? site : COROTRACER_SITE_UNKNOWN;
   bool fd = on_fd(object_type) && native_handle <= INT32_MAX;
   corotracer_suspend(op->co, site, fd ? COROTRACER_WAIT_FD : COROTRACER_WAIT_PTR,
                      fd ? static_cast<std::uint64_t>(native_handle)
@@ -300,7 +377,7 @@ private:
     prev_ = detail::running;
     detail::running = &run_;
     begun_ = true;
-    corotracer_wake(op_->co, nullptr);
+    corotracer_wake(op_->co, op_->waker);
     corotracer_resume(op_->co);
   }
   [[gnu::noinline]] void end() noexcept {
@@ -332,7 +409,13 @@ private:
 #define ASIO_INHERIT_TRACKED_HANDLER : public ::corotracer::asio_tracking::tracked_handler
 #define ASIO_ALSO_INHERIT_TRACKED_HANDLER , public ::corotracer::asio_tracking::tracked_handler
 #define ASIO_HANDLER_TRACKING_INIT ::corotracer::asio_tracking::init()
-#define ASIO_HANDLER_LOCATION(args) ::corotracer::asio_tracking::location tracked_location args
+// `frame`: use_awaitable's do_init parameter where there is one, else the
+// lookup namespace's (a block-scope using-directive: its name is seen only
+// in the rest of that block, and a name of the block's own comes first).
+#define COROTRACER_ASIO_ARGS_(...) __VA_ARGS__
+#define ASIO_HANDLER_LOCATION(args)                                                                \
+  using namespace ::corotracer::asio_tracking::detail::lookup;                                     \
+  ::corotracer::asio_tracking::location tracked_location(COROTRACER_ASIO_ARGS_ args, frame)
 // The operation: the second of the macro's arguments.
 #define COROTRACER_ASIO_OP_(context, op, ...) op
 #define ASIO_HANDLER_CREATION(args)                                                                \
