@@ -354,8 +354,10 @@ static __attribute__((noinline, cold)) int ct_ring_overwrite(struct ct_thread *t
   struct ctp_ring *ring = t->ring;
   uint64_t cap = corotracer__probe.ring_cap;
   uint64_t tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
-  for (;;) {
-    if (ct_tail_broken(t, tail)) {
+  for (int tries = 0;; tries++) {
+    /* The engine moves tail once a pass: only a scribbler keeps our CAS
+     * failing (CT_POP_TRIES, as for the queues). */
+    if (ct_tail_broken(t, tail) || tries == CT_POP_TRIES) {
       corotracer__corrupt("a ring tail beyond its head");
       return 0;
     }
@@ -368,6 +370,9 @@ static __attribute__((noinline, cold)) int ct_ring_overwrite(struct ct_thread *t
       ct_ring_forget(t, tail, want);
       tail = want;
       t->claim_tail = want; /* our own move is no sign of the engine's progress (ct_ring_spare) */
+      /* As a ring past its quarter does (ct_ring_fits): a napping engine
+       * loses more of ours the longer it naps. */
+      corotracer__nudge_engine(corotracer__probe.hdr);
       break;
     }
   }
