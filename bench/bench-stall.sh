@@ -10,6 +10,9 @@
 # lossless wait times out), then times EVENTS more.
 # Prints a Markdown row per case: median ns per event over RUNS, and the
 # lossless/default ratio of the same run (issue #24: after one timeout, ≤ 2x).
+# The `--flight 8M` rows (the engine stopped or killed): a full ring's oldest
+# records taken back, not the new one dropped (issue #34 N6), against the
+# rings row's default column; lossless there waits as without --flight.
 #
 #   O=build/x sh bench/bench-stall.sh [RUNS [EVENTS [LOSSLESS_MS]]]
 #       (default 3 runs, 2000000 events, 100 ms)
@@ -34,6 +37,7 @@ one() {
   mkdir "$D/w"
   out="$D/t.jsonl"
   [ "$1" = full ] && out=$D/fs/t.jsonl && rm -f "$out"
+  case $2 in --flight*) out=$D/t.ctrace ;; esac
   # shellcheck disable=SC2086
   "$CT" run --quiet $2 $3 --lossless-ms "$MS" -o "$out" -- "$W" stall "$EV" "$D/w" >/dev/null 2>&1 &
   eng=$!
@@ -60,7 +64,8 @@ echo "| stall | ring mode | default ns/event | --lossless ns/event | ratio |"
 echo "| --- | --- | --- | --- | --- |"
 [ -n "$full" ] || echo "| full | (skipped: mounting a small tmpfs needs root) | | | |"
 for stall in $full stop kill; do
-  for rings in "" "--rings 0"; do
+  for rings in "" "--rings 0" "--flight 8M"; do
+    [ "$stall" = full ] && [ -n "$rings" ] && [ "$rings" != "--rings 0" ] && continue
     : >"$D/def"
     : >"$D/ll"
     r=0

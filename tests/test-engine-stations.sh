@@ -8,10 +8,14 @@
 #     events (corotracer_stats) equals the end record's lost, and the
 #     station_end lines, bad records, ring gaps and untraced creates add up
 #     to it;
-#  2. stations are reused: 10 x -n requests through -n 256 stations in
-#     default mode, the program pausing 1 ms after each request so that the
-#     engine keeps up: nothing lost, no create without a station, every
-#     request traced (each station reused about 20 times).
+#  2. stations are reused: 10 x -n requests through -n 256 stations, the
+#     program pausing 1 ms after each request: nothing lost, no create without
+#     a station, every request traced (each station reused about 20 times).
+#     --lossless: a create that finds no station waits for a released one.
+#     In default mode the 1 ms was the test's bet that the engine keeps up,
+#     lost under a CPU hog (issue #34: 28-298 creates untraced at load 20,
+#     with main's engine too); how fast stations come back is
+#     bench/bench-stations.sh's to measure.
 . "$(dirname "$0")/lib/engine.sh"
 SDKW="$CT_BUILD/tests/lib/sdk-writer"
 [ -x "$SDKW" ] || fail "$SDKW missing"
@@ -33,7 +37,8 @@ se=$("$CTJL" -t station_end lost < "$T/a.jsonl" | awk '{ l += $1 } END { print l
   fail "overflow run: station_end lost $se + bad $bad + gap $gap + untraced $untraced != lost $lost"
 
 # 2. 2560 requests a thread through 256 stations, 128 coroutines alive.
-"$COROTRACER" run --quiet -n 256 -o "$T/b.jsonl" -- "$SDKW" server 2 64 2560 1000 "$T/b" ||
+"$COROTRACER" run --quiet --lossless --lossless-ms 10000 -n 256 -o "$T/b.jsonl" -- \
+  "$SDKW" server 2 64 2560 1000 "$T/b" ||
   fail "reuse run: engine or writer failed"
 set -- $(cat "$T/b")
 req=$2 dropped=$6

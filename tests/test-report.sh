@@ -119,21 +119,20 @@ absent lost-events resume_without_wake
 has lost-events json 'uncertain: events were lost since its last resume (a gap in ev); the missing wake may be one of them'
 has lost-events json '"lost_events":2'
 
-# Lost events right before what decides a finding: violations not judged (but
-# counted), stuck coroutines only warnings. Lost earlier: judged as usual.
+# Lost events before what decides a finding: violations not judged (but
+# counted), stuck coroutines only warnings. Lost long before too: a gap shows
+# where the engine found the loss, at or before where it happened (issue #34
+# N6: a burst's dropped switches made 34 false "resumed while running").
 run gaps
-expect gaps resume_without_wake error 1
-expect gaps resume_running error 1
-expect gaps after_destroy error 1
-for id in 10 11 13 15; do
+for k in resume_without_wake resume_running after_destroy; do
+  [ -z "$(count gaps $k error)" ] || fail "gaps: a $k judged across a gap"
+done
+for id in 10 11 12 13 14 15 16; do
   lacks gaps json "\"probe_id\":$id,\"label\":\"conn\",\"evidence\":\"line"
 done
-has gaps json '"probe_id":12,"label":"conn","evidence":"line [0-9]*: resumed on tid 100 at +6.0 ms; suspended since +5.0 ms'
-has gaps json '"probe_id":14,"label":"conn","evidence":"line [0-9]*: resumed on tid 101 at +5.0 ms while running'
-has gaps json '"probe_id":16,"label":"conn","evidence":"line [0-9]*: wake on tid 100 at +4.0 ms after its destroy'
-has gaps json '"not_judged":{"resume_running":1,"resume_without_wake":2,"after_destroy":1,"resume_after_return":0}'
-has gaps json '"2 more not judged: evidence lost'
-has gaps md 'Not judged, evidence lost.*: 1 `resume_running`, 2 `resume_without_wake`, 1 `after_destroy`'
+has gaps json '"not_judged":{"resume_running":2,"resume_without_wake":3,"after_destroy":2,"resume_after_return":0}'
+has gaps md 'Not judged, evidence lost.*: 2 `resume_running`, 3 `resume_without_wake`, 2 `after_destroy`'
+has gaps md "gaps in the coroutines' ev sequences: [0-9]* events in [0-9]* coroutines, whose transitions from their first gap on are not judged"
 expect gaps lost_wakeup error 1
 grep '"probe_id":19,' "$tmp/gaps.json" | grep -q 'never woke it (less certain: 1 of its events were lost)' ||
   fail "gaps: 19 (events lost before its last resume) not a lost wakeup error"

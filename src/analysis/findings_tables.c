@@ -267,7 +267,10 @@ int ct_lost_finding(struct ct_report *r, const struct ct_state *st) {
     ct_add_evidence(f, "%" PRIu64 " stations reported %" PRIu64 " lost", st->stations,
                     st->station_lost);
   if (st->any_ev)
-    ct_add_evidence(f, "gaps in the coroutines' ev sequences: %" PRIu64 " events", st->gap_lost);
+    ct_add_evidence(f,
+                    "gaps in the coroutines' ev sequences: %" PRIu64 " events in %" PRIu64
+                    " coroutines, whose transitions from their first gap on are not judged",
+                    st->gap_lost, st->gap_coros);
   if (st->untraced)
     ct_add_evidence(f,
                     "%" PRIu64 " coroutines were not traced at all (no station free): more were "

@@ -174,14 +174,15 @@ void ct_state_new_incarnation(struct ct_state *s, struct ct_coro *c) {
   s->coroutines++;
 }
 
-/* A violation, unless events were lost right before it (evidence_lost): the
- * missing wake, suspend or create may be among them, so it is only counted as
- * not judged. */
+/* A violation, unless events were lost right before it (evidence_lost) or
+ * anywhere since the coroutine's first gap (struct ct_coro's gapped: where a
+ * gap shows is not where its events were lost): the missing wake, suspend or
+ * create may be among them, so it is only counted as not judged. */
 static void violation(struct ct_state *s, int which, int evidence_lost, struct ct_coro *c,
                       uint64_t lineno, const struct ct_event *ev, enum ct_ev_kind kind,
                       uint64_t other_ts, uint32_t other_tid) {
   struct ct_viol *v = &s->viol[which];
-  if (evidence_lost) {
+  if (evidence_lost || c->gapped) {
     v->not_judged++;
     return;
   }
@@ -578,6 +579,8 @@ static inline __attribute__((always_inline)) int on_event(struct ct_state *s, ui
         c->lost += missing;
         s->gap_lost += missing;
         c->gap_since_resume = c->gap_since_destroy = 1;
+        s->gap_coros += !c->gapped;
+        c->gapped = 1;
       }
       c->next_ev = ev->ev + 1;
     }

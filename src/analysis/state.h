@@ -34,6 +34,11 @@ struct ct_coro {
   /* Events lost since its last resume / its destroy: the wake (or suspend)
    * whose absence a finding rests on may be one of them. */
   uint8_t gap_since_resume, gap_since_destroy;
+  /* Its history has a gap (a jump in ev). The engine reads a station's drop
+   * count when it writes the station's next record, later than the drops
+   * when it lags, so a gap shows where a loss was found, at or before where
+   * it happened: from it on, no transition of this incarnation is judged. */
+  uint8_t gapped;
   uint8_t pend_absorbed,
       has_cand;    /* see pending_wake_ts; an absorbable wake came while suspended */
   uint8_t starved; /* counted among the starved (struct ct_starve) */
@@ -191,6 +196,7 @@ struct ct_state {
   uint64_t coroutines; /* distinct coroutines seen (entries created) */
   uint64_t resumes, migrations, modules, destroyed_alive; /* tombstones in coros */
   uint64_t gap_lost;                                      /* events missing from ev sequences */
+  uint64_t gap_coros; /* incarnations whose ev sequence has a gap (struct ct_coro's gapped) */
   uint64_t reused_ids;  /* creates of an id after its destroy: new incarnations */
   uint64_t returned;    /* exits (returned coroutines) seen */
   uint64_t block_coros; /* distinct coroutines with a run over the blocker threshold */

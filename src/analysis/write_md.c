@@ -239,8 +239,8 @@ static void overview(FILE *f, const struct ct_report *r) {
                 ct_viol_kinds[k]);
         first = 0;
       }
-    fputs(": each came right after lost events (a gap in `ev`), which may hold the suspend, wake"
-          " or create it lacks; not reported\n",
+    fputs(": each came after lost events (a gap in `ev`: the events may have been lost anywhere"
+          " after it), which may hold the suspend, wake or create it lacks; not reported\n",
           f);
   }
   fprintf(f,

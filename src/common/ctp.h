@@ -71,6 +71,11 @@ enum ctp_wait {
 /* ctp_header.mode bits (our engine only; zero from any other). */
 #define CTP_MODE_LOSSLESS 0x1u /* a writer waits (bounded) for room instead of overwriting */
 #define CTP_MODE_RINGS 0x2u    /* v2 offered: per-thread rings, station reuse (ctp_v2 below) */
+/* v2, flight recorder (never with LOSSLESS): a writer whose ring is full
+ * overwrites its oldest unread records instead of dropping the new one: it
+ * moves tail past them with a CAS, and the engine moves tail with a CAS too
+ * (docs/PROTOCOL.md "Overwrite mode"). */
+#define CTP_MODE_OVERWRITE 0x4u
 
 /* ctp_header.ext_magic, written by our engine: "CTX1". */
 #define CTP_EXT_MAGIC 0x31585443u

@@ -34,7 +34,7 @@ FUZZ_SRCS_shm += src/common/outfile.c src/common/buf.c
 # The engine's acceptance tests and tools; the C programs link tests/lib/ctlib.c
 # besides the library.
 CT_ENGINE_TOOLS := $(O)/tests/lib/ctjl $(O)/tests/lib/ct-target $(O)/tests/lib/sdk-writer \
-                   $(O)/tests/lib/scribbler
+                   $(O)/tests/lib/scribbler $(O)/tests/lib/flight-crash
 CT_ENGINE_CTESTS := $(O)/tests/test-engine-stress $(O)/tests/test-engine-sleepwake
 
 $(CT_ENGINE_TOOLS) $(CT_ENGINE_CTESTS): $(O)/tests/%: $(O)/obj/tests/%.o $(O)/obj/tests/lib/ctlib.o $(LIBA)
@@ -59,7 +59,7 @@ TESTS += $(CT_ENGINE_CTESTS) tests/test-engine-roundtrip.sh tests/test-engine-fa
          tests/test-engine-security.sh tests/test-engine-signals.sh tests/test-engine-modules.sh \
          tests/test-engine-v1rate.sh tests/test-engine-lossless.sh \
          tests/test-engine-v2.sh tests/test-engine-stations.sh tests/test-engine-hostile.sh tests/test-engine-sched.sh \
-         tests/test-flight.sh tests/test-flight-live.sh tests/test-flight-dumps.sh \
+         tests/test-flight.sh tests/test-flight-live.sh tests/test-flight-dumps.sh tests/test-flight-crash.sh \
          tests/test-engine-alloc.sh
 # The protocol model (spin): once, in the plain build.
 TESTS_NOSAN += tests/test-model-spin.sh

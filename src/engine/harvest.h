@@ -87,6 +87,7 @@ struct ct_harvest {
   uint64_t peak;     /* last scan: most new event indexes on one station (ring: scaled to 8) */
   int progress;      /* last scan: some station's harvested_ev, or a ring's tail, moved */
   int lossless;      /* --lossless: publish harvested_ev, wake waiters */
+  int overwrite;     /* v2 under --flight: writers take full rings' oldest records (rings.c) */
   uint64_t first_ts; /* last scan: oldest timestamp written (UINT64_MAX: none) */
   int v1_seen;       /* some v1 slot event was harvested (the nap stays v1's) */
   /* v2 (CTP_MODE_RINGS), from our own copies of the layout. */

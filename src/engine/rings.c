@@ -53,6 +53,7 @@ int ct_rings_init(struct ct_harvest *h, size_t map_len) {
       hd->rings_off + (uint64_t)hd->ring_count * rsize > hd->v2_size)
     return -EINVAL;
   h->rings = 1;
+  h->overwrite = (hd->mode & (CTP_MODE_OVERWRITE | CTP_MODE_LOSSLESS)) == CTP_MODE_OVERWRITE;
   h->nrings = hd->ring_count;
   h->cap = hd->ring_bytes / (uint32_t)sizeof(struct ctp_rec);
   h->ring_size = rsize;
@@ -160,6 +161,59 @@ static inline void watch(struct ct_harvest *h, struct ct_ring_state *rs, uint32_
   h->creates += r->kind == CTP_KIND_CREATE;
 }
 
+/* CAS attempts on a ring's tail before it is called corrupt: the writer
+ * moves it once an eighth of a ring, so a real ring needs one or two. */
+#define TAIL_TRIES 64u
+
+/* Overwrite mode: ring rg's tail as it is now (rs->tail set to it), or at
+ * when that is more, confirmed by a CAS that leaves it as it is. An
+ * RMW reads the newest value: records below it may be written over now (the
+ * writer moved tail past them with its own CAS, docs/PROTOCOL.md "Overwrite
+ * mode"), those above were not while we copied them (a writer's CAS after
+ * ours reads our release, and so orders our copy before its overwrite). A
+ * tail below our own or beyond head (loaded after it, acquire) is no
+ * writer's: flagged, and at is kept. */
+static uint64_t ring_tail_now(struct ct_harvest *h, struct ctp_ring *rg, struct ct_ring_state *rs,
+                              uint64_t at) {
+  uint64_t e = rs->tail;
+  for (unsigned tries = 0; tries < TAIL_TRIES; tries++) {
+    if (atomic_compare_exchange_strong_explicit(&rg->tail, &e, e, memory_order_acq_rel,
+                                                memory_order_acquire)) {
+      rs->tail = e;
+      return e > at ? e : at;
+    }
+    if (e < rs->tail || e > atomic_load_explicit(&rg->head, memory_order_acquire))
+      break;
+  }
+  ring_corrupt(h, rs);
+  return at;
+}
+
+/* Give the room below to back to the writer: tail set to to, or left
+ * where the writer moved it beyond (overwrite mode: a CAS, not a store that
+ * would undo the writer's move). */
+static void ring_tail_set(struct ct_harvest *h, struct ctp_ring *rg, struct ct_ring_state *rs,
+                          uint64_t to) {
+  if (!h->overwrite) {
+    atomic_store_explicit(&rg->tail, to, memory_order_release);
+    rs->tail = to;
+    return;
+  }
+  uint64_t e = rs->tail;
+  for (unsigned tries = 0; tries < TAIL_TRIES; tries++) {
+    if (atomic_compare_exchange_strong_explicit(&rg->tail, &e, e > to ? e : to,
+                                                memory_order_acq_rel, memory_order_acquire)) {
+      rs->tail = e > to ? e : to;
+      return;
+    }
+    if (e < rs->tail)
+      break;
+  }
+  ring_corrupt(h, rs);
+  atomic_store_explicit(&rg->tail, to, memory_order_release);
+  rs->tail = to;
+}
+
 /* Copy ring r's new records with ts below limit (a ring's records are in time
  * order: its one writer reads the clock then publishes) into capture blocks,
  * and give the room back to the writer. Returns the count. */
@@ -168,6 +222,11 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
   struct ct_ring_state *rs = &h->rs[r];
   /* state before head: the writer's CLOSED store follows its last head store. */
   uint32_t state = atomic_load_explicit(&rg->state, memory_order_acquire);
+  /* Overwrite mode: records the writer took back since our last pass are
+   * gone (it counted them lost, ring and stations); tail before head, as the
+   * writer moves tail only below a head it published. */
+  if (h->overwrite)
+    (void)ring_tail_now(h, rg, rs, 0);
   uint64_t head = atomic_load_explicit(&rg->head, memory_order_acquire);
   uint64_t lost = atomic_load_explicit(&rg->lost, memory_order_relaxed);
   /* The writer only adds to it, one per record dropped: a count that went
@@ -200,16 +259,15 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
     ring_corrupt(h, rs);
     if (head > t && ct_count_sane(h, head - t))
       h->gap += head - t;
-    rs->tail = t = head;
-    atomic_store_explicit(&rg->tail, t, memory_order_release);
+    ring_tail_set(h, rg, rs, head);
+    t = rs->tail;
     h->progress = 1;
   }
-  uint64_t n = head - t;
   uint32_t tid = LOAD(&rg->tid), pid = LOAD(&rg->pid);
   const struct ctp_rec *recs = ctp_ring_recs(rg);
-  uint64_t k = 0;
+  uint64_t c = t, k = 0; /* the next record to copy; records copied */
   int held = 0; /* a record newer than this pass: the next one takes it, in order */
-  while (k < n && !held) {
+  while (c < head && !held) {
     size_t avail;
     char *room = ct_sink_room(h->sink, sizeof(struct seg) + sizeof(struct ctp_rec), &avail);
     if (!room)
@@ -221,11 +279,22 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
     /* One memcpy per stretch up to the ring's wrap: the ring's lines come
      * from the writer's cache, and a bulk copy keeps more of them in
      * flight than a record at a time. Then each record, in our copy. */
-    uint64_t want = fit < n - k ? fit : n - k, at = (t + k) & (h->cap - 1);
+    uint64_t want = fit < head - c ? fit : head - c, at = c & (h->cap - 1);
     uint64_t first = want < h->cap - at ? want : h->cap - at;
     ct_sink_populate(h->sink, sizeof(*sg) + want * sizeof(*out));
     memcpy(out, &recs[at], first * sizeof(*out));
     memcpy(out + first, recs, (want - first) * sizeof(*out));
+    if (h->overwrite) {
+      /* Our copy holds only what the writer had not taken back by then. */
+      uint64_t e = ring_tail_now(h, rg, rs, c);
+      if (e - c >= want) {
+        c = e; /* all of it written over: on from the writer's tail */
+        continue;
+      }
+      memmove(out, out + (e - c), (want - (e - c)) * sizeof(*out));
+      want -= e - c;
+      c = e;
+    }
     for (; m < want; m++) {
       if (out[m].ts >= limit) {
         held = 1;
@@ -236,6 +305,7 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
       watch(h, rs, pid, &out[m]);
     }
     k += m;
+    c += m;
     if (m == 0)
       break;
     *sg = (struct seg){
@@ -245,14 +315,13 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
     if (ns < h->first_ts)
       h->first_ts = ns;
   }
-  if (k) {
-    rs->tail = t + k;
-    atomic_store_explicit(&rg->tail, rs->tail, memory_order_release);
+  if (c != t) {
+    ring_tail_set(h, rg, rs, c);
     h->progress = 1;
     h->captured += k;
-    if (k > h->peak)
-      h->peak = k;
   }
+  if (k > h->peak)
+    h->peak = k;
   /* Closed and empty: nobody writes it any more; it goes back to the pool. */
   if (state == CTP_RING_CLOSED && rs->tail == head && !rs->queued) {
     atomic_store_explicit(&rg->state, CTP_RING_FREE, memory_order_release);

@@ -98,7 +98,11 @@ static void incarnate(struct ct_harvest *h, uint32_t i, uint32_t gen, uint64_t b
   st->queued = 0;
   st->next_ev = first_ev;
   st->last_ts = 0;
-  st->dropped = atomic_load_explicit(&s->v2_lost, memory_order_relaxed);
+  /* st->dropped stays the count at the station's last record (0 on a fresh
+   * station): read here, the baseline took in every drop since the create
+   * was written, and an engine that lags a burst formats a create long after
+   * (issue #34 N6: no gap at all, then false "resumed while running"). A
+   * past incarnation's late drop only makes a gap here too: not judged. */
   st->coro_done = 1;
   h->incarnations++;
   ct_sink_out_coro(h->sink, &c);
@@ -163,9 +167,9 @@ static __attribute__((noinline)) void emit_all(struct ct_harvest *h, const struc
   /* Events of this station the writers dropped since its last record: a gap
    * in ev, so readers see where events are missing. A drop by the thread of
    * this record is seen (its fetch_add precedes the head store we acquired);
-   * one by another thread may show a record later. A create just took the
-   * count as its incarnation's baseline (incarnate): a drop counted since came
-   * after it, and its gap goes before the next record, not before ev 0. */
+   * one by another thread may show a record later. Not before a create: a
+   * drop counted since the station's last record goes before the next one,
+   * not before ev 0. */
   struct ctp_station *s = ctp_station_at(h->base, i);
   uint64_t dropped = atomic_load_explicit(&s->v2_lost, memory_order_relaxed);
   if (r->kind != CTP_KIND_CREATE && dropped != st->dropped) {

@@ -44,6 +44,7 @@ struct ct_probe {
   _Atomic int sock;
   uint64_t sock_dev, sock_ino; /* its identity, checked before each send */
   int lossless;                /* the engine set CTP_MODE_LOSSLESS */
+  int overwrite;               /* v2, the engine set CTP_MODE_OVERWRITE (flight recorder) */
   uint32_t lossless_ms;        /* its bound on one wait */
   /* Lossless waits are skipped while the engine shows no progress after a
    * wait timed out: stalled says so, stall_epoch is harvest_epoch then. */

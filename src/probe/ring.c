@@ -1,6 +1,7 @@
 /* ring.c - the v2 writer's slow paths (docs/PROTOCOL.md "v2"): a thread's
  * ring claimed on its first event and closed at its exit, a full ring
- * (reload tail, nudge the engine, a spare ring, lossless wait, drop), the free-index queues, and
+ * (reload tail, nudge the engine, a spare ring, lossless wait, overwrite the
+ * oldest in flight mode, drop), the free-index queues, and
  * station claims for corotracer_create. The per-event path is ring.h. */
 #include <errno.h>
 #include <pthread.h>
@@ -303,6 +304,82 @@ static inline __attribute__((always_inline)) int ct_ring_fits(struct ct_thread *
   return 1;
 }
 
+/* Add n to station i's v2_lost (the index read back from our ring: checked,
+ * as all shared memory is). */
+static void ct_station_lost(uint32_t i, uint64_t n) {
+  struct ct_probe *p = &corotracer__probe;
+  if (i < p->nstations && n)
+    atomic_fetch_add_explicit(&ctp_station_at(p->hdr, i)->v2_lost, n, memory_order_relaxed);
+}
+
+/* Records [from, to) of our ring, which the engine will never read now:
+ * each event they hold counted lost for its station (a gap before the
+ * station's next record, as a drop leaves: docs/PROTOCOL.md "Overwrite
+ * mode") and in the ring's lost. Runs of one station cost one add. */
+static void ct_ring_forget(struct ct_thread *t, uint64_t from, uint64_t to) {
+  uint32_t run = UINT32_MAX;
+  uint64_t run_n = 0, events = 0;
+  for (uint64_t i = from; i < to; i++) {
+    const struct ctp_rec *r = &t->recs[i & t->mask];
+    uint64_t k = 1;
+    if (r->kind == CTP_KIND_SWITCH) {
+      const struct ctp_swrec *sw = (const struct ctp_swrec *)r;
+      k += (sw->wait & CTP_SW_WAKE) != 0;
+      ct_station_lost(sw->to, 1);
+      events++;
+    }
+    if (r->station != run) {
+      ct_station_lost(run, run_n);
+      run = r->station;
+      run_n = 0;
+    }
+    run_n += k;
+    events += k;
+  }
+  ct_station_lost(run, run_n);
+  atomic_store_explicit(&t->ring->lost,
+                        atomic_load_explicit(&t->ring->lost, memory_order_relaxed) + events,
+                        memory_order_relaxed);
+}
+
+/* Overwrite mode (the flight recorder: the newest events matter), a full
+ * ring: room for n records at t->head by taking an eighth of the ring from
+ * the oldest records the engine has not read. tail moves with a CAS, as the
+ * engine's does in this mode: whoever moves it first owns the records
+ * below. acq_rel: the acquire orders the engine's copies of records below
+ * the tail we read before our overwrites of them; the engine's CAS reads our
+ * value (or a later one) and so skips what we take. 1 when the record fits,
+ * 0 when the tail cannot be true (tracing stopped). */
+static __attribute__((noinline, cold)) int ct_ring_overwrite(struct ct_thread *t, uint64_t n) {
+  struct ctp_ring *ring = t->ring;
+  uint64_t cap = corotracer__probe.ring_cap;
+  uint64_t tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
+  for (int tries = 0;; tries++) {
+    /* The engine moves tail once a pass: only a scribbler keeps our CAS
+     * failing (CT_POP_TRIES, as for the queues). */
+    if (ct_tail_broken(t, tail) || tries == CT_POP_TRIES) {
+      corotracer__corrupt("a ring tail beyond its head");
+      return 0;
+    }
+    if (t->head + n <= tail + cap)
+      break; /* the engine made room meanwhile */
+    /* head + n > tail + cap and n < cap / 8: want is above tail, below head. */
+    uint64_t want = t->head + n - cap + cap / 8;
+    if (atomic_compare_exchange_weak_explicit(&ring->tail, &tail, want, memory_order_acq_rel,
+                                              memory_order_acquire)) {
+      ct_ring_forget(t, tail, want);
+      tail = want;
+      t->claim_tail = want; /* our own move is no sign of the engine's progress (ct_ring_spare) */
+      /* As a ring past its quarter does (ct_ring_fits): a napping engine
+       * loses more of ours the longer it naps. */
+      corotracer__nudge_engine(corotracer__probe.hdr);
+      break;
+    }
+  }
+  t->tail_room = tail + cap;
+  return 1;
+}
+
 /* Records the ring has no room for: n of station st (none when st is NULL)
  * and one of station st2 (when not NULL), counted in the ring's lost (we are
  * its only writer; the next head store publishes it; corotracer_stats reads
@@ -342,6 +419,8 @@ static int ct_ring_room(struct ct_thread *t, struct ctp_station *st) {
     return 0; /* counted by corotracer__corrupt */
   if (fits || ct_ring_spare_due(t))
     return 1;
+  if (corotracer__probe.overwrite)
+    return ct_ring_overwrite(t, 1);
   if (corotracer__probe.lossless && corotracer__wait_room(ct_ring_has_room, t))
     return 1;
   ct_ring_drop(t, st, 1, NULL);
@@ -383,7 +462,10 @@ void corotracer__ring_switch_slow(struct ctp_station *from, uint64_t site, uint8
      * rather than each through the single-event path (the probe-only rate of
      * bench/bench-demo.sh). */
     if (!corotracer__probe.lossless && t->head >= t->tail_room && !ct_ring_spare_due(t)) {
-      ct_ring_drop(t, from, from ? 1u + (wake != 0) : 0u, to);
+      if (!corotracer__probe.overwrite)
+        ct_ring_drop(t, from, from ? 1u + (wake != 0) : 0u, to);
+      else if (ct_ring_overwrite(t, n))
+        ct_ring_switch_put(t, ct_rec_clock(), from, site, wait, obj, wake, waker, to);
       return;
     }
   }
