@@ -196,7 +196,7 @@ struct ct_state {
   uint64_t coroutines; /* distinct coroutines seen (entries created) */
   uint64_t resumes, migrations, modules, destroyed_alive; /* tombstones in coros */
   uint64_t gap_lost;                                      /* events missing from ev sequences */
-  uint64_t gap_coros; /* incarnations whose ev sequence has a gap (struct ct_coro's gapped) */
+  uint64_t gap_coros;   /* incarnations whose ev sequence has a gap (struct ct_coro's gapped) */
   uint64_t reused_ids;  /* creates of an id after its destroy: new incarnations */
   uint64_t returned;    /* exits (returned coroutines) seen */
   uint64_t block_coros; /* distinct coroutines with a run over the blocker threshold */
