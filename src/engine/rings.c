@@ -266,7 +266,7 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
   uint32_t tid = LOAD(&rg->tid), pid = LOAD(&rg->pid);
   const struct ctp_rec *recs = ctp_ring_recs(rg);
   uint64_t c = t, k = 0; /* the next record to copy; records copied */
-  int held = 0; /* a record newer than this pass: the next one takes it, in order */
+  int held = 0;          /* a record newer than this pass: the next one takes it, in order */
   while (c < head && !held) {
     size_t avail;
     char *room = ct_sink_room(h->sink, sizeof(struct seg) + sizeof(struct ctp_rec), &avail);

@@ -386,9 +386,9 @@ static int ct_attach(void) {
   if (v2 && corotracer__ring_init() == 0)
     ct_use_rings(hdr, &seen);
   /* Overwrite only with rings and never with lossless (either alone, not both). */
-  corotracer__probe.overwrite = v2 && hdr->ext_magic == CTP_EXT_MAGIC &&
-                                (hdr->mode & (CTP_MODE_OVERWRITE | CTP_MODE_LOSSLESS)) ==
-                                    CTP_MODE_OVERWRITE;
+  corotracer__probe.overwrite =
+      v2 && hdr->ext_magic == CTP_EXT_MAGIC &&
+      (hdr->mode & (CTP_MODE_OVERWRITE | CTP_MODE_LOSSLESS)) == CTP_MODE_OVERWRITE;
   /* Only our engine sets mode (a v1 engine leaves the word zero). */
   if (hdr->ext_magic == CTP_EXT_MAGIC && (hdr->mode & CTP_MODE_LOSSLESS)) {
     corotracer__probe.lossless = 1;
