@@ -312,8 +312,12 @@ static int start(struct ct_sink *s, const char *path) {
    * cost a busy ring its room (see rings.c). Not the queue's 4 MiB: v2
    * records come in blocks, an entry each, and a run that never fills the
    * queue (most do not) would pay ~2 ms of setup for nothing; a v1 flow
-   * takes a fault per 32 entries on the queue's first lap only. */
+   * takes a fault per 32 entries on the queue's first lap only. But the
+   * flight recorder's: it runs for days, and a server's gentle flow took
+   * 15 minutes over that first lap, its RSS rising all along. */
   memset(s->tw.buf, 0, CT_W_BUF);
+  if (s->flight)
+    memset(s->q, 0, (size_t)s->cap * sizeof *s->q);
   if (s->fw.buf && !s->enc) /* the binary trace's chunks bypass fw's buffer */
     memset(s->fw.buf, 0, CT_W_BUF);
   pthread_condattr_t ca;
