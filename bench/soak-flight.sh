@@ -6,7 +6,8 @@
 # at the end each dump's size, whether `report` reads it, and the run's
 # losses (the engine's summary line), then a PNG of RSS and CPU (gnuplot).
 #
-#   O=build/default [MINUTES=30] [OUT=soak-out] [DUMP_ON=lost_wakeup] sh bench/soak-flight.sh
+#   O=build/default [MINUTES=30] [OUT=soak-out] [DUMP_ON=lost_wakeup] [FLIGHT=64M]
+#     sh bench/soak-flight.sh
 #
 # DUMP_ON= (empty) runs without the live findings: the engine's RSS then
 # without the watch's state (what grows with the run, docs/FLIGHT.md).
@@ -21,6 +22,7 @@ set -u
 MINUTES=${MINUTES:-30}
 OUT=${OUT:-soak-out}
 DUMP_ON=${DUMP_ON-lost_wakeup}
+FLIGHT=${FLIGHT:-64M} # a smaller window fills sooner: a short run's warm-up
 CT=$O/bin/corotracer
 SRV=$O/examples/demo/resp_server
 for t in redis-benchmark gnuplot; do
@@ -35,7 +37,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-"$CT" run -n 4096 --flight 64M ${DUMP_ON:+--dump-on "$DUMP_ON"} -o "$OUT/dump.ctrace" -- \
+"$CT" run -n 4096 --flight "$FLIGHT" ${DUMP_ON:+--dump-on "$DUMP_ON"} -o "$OUT/dump.ctrace" -- \
   "$SRV" --port 0 --port-file "$OUT/port" >"$OUT/server.log" 2>"$OUT/engine.log" &
 eng=$!
 i=0
@@ -104,7 +106,7 @@ grep -E "events harvested|flight:|failed" "$OUT/engine.log"
 gnuplot <<EOF
 set terminal png size 900,600 noenhanced
 set output "$OUT/soak-flight.png"
-set multiplot layout 2,1 title "corotracer run --flight 64M --dump-on lost_wakeup, demo server under redis-benchmark"
+set multiplot layout 2,1 title "corotracer run --flight $FLIGHT ${DUMP_ON:+--dump-on $DUMP_ON}, demo server under redis-benchmark"
 set xlabel "s"
 set ylabel "RSS (MiB)"
 plot "$OUT/samples.tsv" using 1:(\$2/1024) skip 1 with lines title "engine", \
