@@ -16,10 +16,9 @@
 #include <string.h>
 
 #include "analysis/watch.h"
-#include "common/ctp.h"
-#include "engine/ctw.h"
 #include "engine/writer.h"
 #include "lib/check.h"
+#include "lib/watch-events.h"
 
 /* The bytes the linked objects hold: their malloc, calloc, realloc and free
  * are these (-Wl,--wrap), counted by the allocator's usable size. */
@@ -66,35 +65,12 @@ static void on_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
   (void)ct_watch_chunk(watch, p, n);
 }
 
-static void on_line(void *ctx, const char *s, size_t n) {
-  (void)ctx, (void)s, (void)n;
-}
-
-/* Event kind of coroutine id at ts, its ev-th; on fd for a park or wake. */
-static void event(struct ct_ctw *enc, uint32_t id, uint64_t ev, int kind, uint64_t ts, int fd) {
-  struct ct_ev_item e = {.ts = ts, .probe_id = id, .tid = 7, .ev = ev, .kind = (uint8_t)kind};
-  e.seq = 2 * (ev + 1);
-  if (kind == CTP_KIND_SUSPEND) {
-    e.wait = CTP_WAIT_FD;
-    e.obj = (uint64_t)fd;
-    e.addr = 0x1000;
-  } else if (kind == CTP_KIND_WAKE) {
-    e.obj = (uint64_t)fd;
-  } else if (kind == CTP_KIND_RESUME) {
-    e.active = 1;
-  }
-  ct_ctw_event(enc, &e);
-}
-
 /* Connection i's coroutine, its whole life from ts on (id: its number, as a
  * server's coroutine addresses are not reused while others are alive). */
 static void connection(struct ct_ctw *enc, uint32_t i, uint64_t ts) {
   uint32_t id = i + 1;
   int fd = (int)(i % AT_ONCE) + 10;
-  struct ct_coro_item co = {
-      .probe_id = id, .station = id, .gen = 1, .pid = 7, .birth_ts = ts, .create_site = 0x2000};
-  ct_ctw_coro(enc, &co);
-  event(enc, id, 0, CTP_KIND_CREATE, ts, 0);
+  create(enc, id, ts);
   event(enc, id, 1, CTP_KIND_RESUME, ts + 10, 0);
   event(enc, id, 2, CTP_KIND_SUSPEND, ts + 20, fd);
   event(enc, id, 3, CTP_KIND_WAKE, ts + 1000, fd);
