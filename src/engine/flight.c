@@ -23,8 +23,8 @@
 /* The room of a full chunk: what the encoder closes a chunk at (ctrace_enc.c,
  * 64 KiB of payload after its header), so a dropped chunk's memory takes
  * the next one without a malloc or a page fault. A chunk a flush closed
- * early (a gentle flow) gets a size class (ct_flight_room), one of a long
- * line its own size: the window's memory is the trace's within a quarter. */
+ * early (a gentle flow) gets its own size, as does one of a long line: the
+ * window's memory is the trace's. */
 #define FL_ROOM (sizeof(struct ctr_chunk_hdr) + (64u << 10))
 /* What a chunk costs the window (malloc's header too). */
 #define FL_CHUNK_COST(cap) (sizeof(struct fl_chunk) + 16u + (cap))
@@ -60,26 +60,12 @@ void ct_flight_free(struct ct_flight *f) {
   pthread_mutex_destroy(&f->mu);
 }
 
-/* flight.h. Classes, not each chunk's own size: the window's chunks leave
- * the formatter's heap in the order they came, the watch's copies between
- * them, and a hole of every size they left stayed a hole (the engine's RSS
- * +1 MB in 4 minutes of a soak, issue #34 item 13); a freed block of a class
- * takes the next chunk of that class. */
-size_t ct_flight_room(size_t n) {
-  if (n >= FL_ROOM / 2)
-    return n > FL_ROOM ? n : FL_ROOM;
-  size_t step = 64;
-  while (step * 8 < n)
-    step *= 2;
-  return (n + step - 1) / step * step;
-}
-
 void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64_t ts1) {
   struct ct_flight *f = ctx;
   /* Make room first: the window never holds more than its size; with an
    * age, a chunk whose newest event is that far behind this one's goes too
    * (one of lines only at once: its pinned lines stay). */
-  size_t cap = ct_flight_room(n);
+  size_t cap = n > FL_ROOM || n < FL_ROOM / 2 ? n : FL_ROOM;
   struct fl_chunk *c = NULL;
   /* The list and the snapshot change under mu: the live view reads them. */
   pthread_mutex_lock(&f->mu);

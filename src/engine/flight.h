@@ -94,11 +94,6 @@ void ct_flight_free(struct ct_flight *f);
  * window (the oldest leave to make room), a meta/process/module line is
  * kept for every dump. */
 void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64_t ts1);
-/* The bytes to allocate for a copy of an n-byte chunk (the window's, the
- * watch's): a full chunk's room; below half of it, n rounded up to one of a
- * few sizes per power of two (at most a quarter, or 64 bytes, more); past a
- * full chunk, n. */
-size_t ct_flight_room(size_t n);
 void ct_flight_line(void *ctx, const char *s, size_t n);
 /* Write the window as a self-contained binary trace (file header, the pinned
  * lines, the window's chunks, the window record naming trigger) to the next

@@ -187,7 +187,7 @@ void ct_fwatch_chunk(void *ctx, const uint8_t *p, size_t n) {
   pthread_mutex_lock(&fw->mu);
   int room = fw->tail - fw->head < FW_QUEUE;
   pthread_mutex_unlock(&fw->mu);
-  uint8_t *c = room ? malloc(ct_flight_room(n)) : NULL; /* a size class: flight.c */
+  uint8_t *c = room ? malloc(n) : NULL;
   pthread_mutex_lock(&fw->mu);
   if (!c) {
     fw->skipped++;
