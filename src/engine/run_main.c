@@ -677,7 +677,7 @@ int ct_run_main(int argc, char **argv) {
   /* A fixed mmap threshold: glibc's moves up to the largest block freed, after
    * which a flight dump's 256 KiB buffers and a table's doubling came from the
    * formatter's heap between the window's chunks, and left holes there that
-   * the heap kept (RSS +1 MB in 4 minutes of a soak, docs/FLIGHT.md). */
+   * the heap kept (docs/FLIGHT.md "Over time"). */
   (void)mallopt(M_MMAP_THRESHOLD, RUN_MMAP_THRESHOLD);
   r.sigfd = ct_signals_setup();
   if (r.sigfd < 0) {
