@@ -2,11 +2,13 @@
 # soak-flight.sh - the flight recorder over time (issue #34 item 13): the demo
 # server under redis-benchmark in a loop, traced by `run -n 4096 --flight 64M
 # --dump-on lost_wakeup`, a SIGUSR1 dump every minute. Every 10 s it records
-# the engine's and the server's RSS and CPU (% of a core over the last 10 s);
+# the engine's and the server's RSS and CPU (% of a core over the last 10 s)
+# and the machine's load average;
 # at the end each dump's size, whether `report` reads it, and the run's
 # losses (the engine's summary line), then a PNG of RSS and CPU (gnuplot).
 #
-#   O=build/default [MINUTES=30] [OUT=soak-out] [DUMP_ON=lost_wakeup] sh bench/soak-flight.sh
+#   O=build/default [MINUTES=30] [OUT=soak-out] [DUMP_ON=lost_wakeup] [FLIGHT=64M]
+#     sh bench/soak-flight.sh
 #
 # DUMP_ON= (empty) runs without the live findings: the engine's RSS then
 # without the watch's state (what grows with the run, docs/FLIGHT.md).
@@ -21,6 +23,7 @@ set -u
 MINUTES=${MINUTES:-30}
 OUT=${OUT:-soak-out}
 DUMP_ON=${DUMP_ON-lost_wakeup}
+FLIGHT=${FLIGHT:-64M} # a smaller window fills sooner: a short run's warm-up
 CT=$O/bin/corotracer
 SRV=$O/examples/demo/resp_server
 for t in redis-benchmark gnuplot; do
@@ -35,7 +38,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-"$CT" run -n 4096 --flight 64M ${DUMP_ON:+--dump-on "$DUMP_ON"} -o "$OUT/dump.ctrace" -- \
+"$CT" run -n 4096 --flight "$FLIGHT" ${DUMP_ON:+--dump-on "$DUMP_ON"} -o "$OUT/dump.ctrace" -- \
   "$SRV" --port 0 --port-file "$OUT/port" >"$OUT/server.log" 2>"$OUT/engine.log" &
 eng=$!
 i=0
@@ -60,15 +63,16 @@ ticks() { awk '{print $14 + $15}' /proc/"$1"/stat 2>/dev/null || echo 0; }
 hz=$(getconf CLK_TCK)
 # pct T0 T1: % of a core over the 10 s between the two tick counts.
 pct() { awk -v a="$1" -v b="$2" -v hz="$hz" 'BEGIN {printf "%.1f", (b - a) * 100 / hz / 10}'; }
-printf 't_s\tengine_rss_kb\tengine_cpu_pct\tserver_rss_kb\tserver_cpu_pct\tengine_anon_kb\tengine_shmem_kb\n' \
+printf 't_s\tengine_rss_kb\tengine_cpu_pct\tserver_rss_kb\tserver_cpu_pct\tengine_anon_kb\tengine_shmem_kb\tload1\n' \
   >"$OUT/samples.tsv"
 e0=$(ticks $eng) s0=$(ticks "$srv") t=0 end=$((MINUTES * 60))
 while [ $t -lt $end ] && kill -0 $eng 2>/dev/null; do
   sleep 10
   t=$((t + 10))
   e1=$(ticks $eng) s1=$(ticks "$srv")
-  printf '%d\t%s\t%s\t%s\t%s\t%s\t%s\n' $t "$(rss $eng)" "$(pct "$e0" "$e1")" "$(rss "$srv")" \
-    "$(pct "$s0" "$s1")" "$(rss $eng RssAnon)" "$(rss $eng RssShmem)" >>"$OUT/samples.tsv"
+  printf '%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' $t "$(rss $eng)" "$(pct "$e0" "$e1")" "$(rss "$srv")" \
+    "$(pct "$s0" "$s1")" "$(rss $eng RssAnon)" "$(rss $eng RssShmem)" "$(cut -d' ' -f1 /proc/loadavg)" \
+    >>"$OUT/samples.tsv"
   e0=$e1 s0=$s1
   [ $((t % 60)) -eq 0 ] && kill -USR1 $eng
 done
@@ -91,7 +95,8 @@ for c in 2:RSS 6:anonymous 7:shared; do
   echo "engine ${c#*:}: $r1 KiB at 60 s, $r5 KiB at $m5 s, $rend KiB at $last s;" \
     "growth $m5 s -> end: $(growth "$r5" "$rend") %"
 done
-awk -F'\t' 'NR > 1 {e += $3; s += $5; n++} END {printf "mean CPU: engine %.1f %%, server %.1f %% of a core\n", e / n, s / n}' \
+awk -F'\t' 'NR > 1 {e += $3; s += $5; l += $8; n++}
+  END {printf "mean CPU: engine %.1f %%, server %.1f %% of a core; load average %.1f\n", e / n, s / n, l / n}' \
   "$OUT/samples.tsv"
 echo "== dumps"
 for f in "$OUT"/dump.ctrace*; do
@@ -104,7 +109,7 @@ grep -E "events harvested|flight:|failed" "$OUT/engine.log"
 gnuplot <<EOF
 set terminal png size 900,600 noenhanced
 set output "$OUT/soak-flight.png"
-set multiplot layout 2,1 title "corotracer run --flight 64M --dump-on lost_wakeup, demo server under redis-benchmark"
+set multiplot layout 2,1 title "corotracer run --flight $FLIGHT ${DUMP_ON:+--dump-on $DUMP_ON}, demo server under redis-benchmark"
 set xlabel "s"
 set ylabel "RSS (MiB)"
 plot "$OUT/samples.tsv" using 1:(\$2/1024) skip 1 with lines title "engine", \

@@ -13,10 +13,9 @@
 #include <string.h>
 
 #include "analysis/watch.h"
-#include "common/ctp.h"
-#include "engine/ctw.h"
 #include "engine/writer.h"
 #include "lib/check.h"
+#include "lib/watch-events.h"
 
 #define NCHUNK 3
 static uint8_t *chunk[NCHUNK];
@@ -28,34 +27,6 @@ static void on_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
     memcpy(chunk[nchunks], p, n);
     chunk_n[nchunks++] = n;
   }
-}
-
-static void on_line(void *ctx, const char *s, size_t n) {
-  (void)ctx, (void)s, (void)n;
-}
-
-/* Event kind of coroutine id at ts (ns), its ev-th. */
-static void event(struct ct_ctw *enc, uint32_t id, uint64_t ev, int kind, uint64_t ts, int fd) {
-  struct ct_ev_item e = {.ts = ts, .probe_id = id, .tid = 7, .ev = ev, .kind = (uint8_t)kind};
-  e.seq = 2 * (ev + 1);
-  if (kind == CTP_KIND_SUSPEND) {
-    e.wait = CTP_WAIT_FD;
-    e.obj = (uint64_t)fd;
-    e.addr = 0x1000;
-  } else if (kind == CTP_KIND_WAKE) {
-    e.obj = (uint64_t)fd;
-  } else if (kind == CTP_KIND_RESUME) {
-    e.active = 1;
-  }
-  ct_ctw_event(enc, &e);
-}
-
-/* A new coroutine id at ts (its coroutine line and create). */
-static void create(struct ct_ctw *enc, uint32_t id, uint64_t ts) {
-  struct ct_coro_item co = {
-      .probe_id = id, .station = id, .gen = 1, .pid = 7, .birth_ts = ts, .create_site = 0x2000};
-  ct_ctw_coro(enc, &co);
-  event(enc, id, 0, CTP_KIND_CREATE, ts, 0);
 }
 
 /* The three chunks, each closed by a flush. */

@@ -9,7 +9,6 @@
 #include "common/grow.h"
 
 #define MAX_BUCKETS (1u << 20)
-#define TOMBSTONE_MIN 16384 /* destroyed coroutines kept before purging */
 /* Without a module map, more distinct suspend addresses than this, and more
  * than one per two coroutines, are a reference SDK's frame addresses. */
 #define NOT_CODE_SITES 1024
@@ -27,9 +26,7 @@ int ct_state_new(uint64_t blocker_ns, struct ct_state **out) {
   s->stuck_ns = CT_STUCK_NS;
   s->runnable_ns = CT_RUNNABLE_NS;
   ct_map_init(&s->coros, sizeof(struct ct_coro));
-  /* The size it has when tombstones are first purged: purged again and again,
-   * it stays there instead of growing back through every size each time. */
-  s->coros.min_cap = 2 * TOMBSTONE_MIN;
+  ct_state_keep_tombstones(s, CT_TOMBSTONES);
   ct_map_init(&s->early, sizeof(struct ct_early));
   ct_map_init(&s->sites, sizeof(struct ct_site));
   ct_map_init(&s->blocks, sizeof(struct ct_block));
@@ -117,6 +114,13 @@ static int early_alive(void *ctx, const void *v) {
   return c && (c->pending_wake_ts || c->wake_before_ts || c->has_cand);
 }
 
+void ct_state_keep_tombstones(struct ct_state *s, size_t n) {
+  s->tombstones = n;
+  /* The size it has when tombstones are first purged: purged again and again,
+   * it stays there instead of growing back through every size each time. */
+  s->coros.min_cap = 2 * n;
+}
+
 /* c's early-wake details, made when absent (NULL: out of memory). */
 static struct ct_early *early_of(struct ct_state *s, const struct ct_coro *c) {
   int fresh;
@@ -131,7 +135,7 @@ static __attribute__((noinline)) struct ct_coro *coro_lookup(struct ct_state *s,
   struct ct_coro *c = ct_map_get(&s->coros, id, 0);
   if (!c) {
     s->last_coro = NULL; /* the filter and the put may move the entries */
-    if (s->coros.n >= TOMBSTONE_MIN && s->destroyed_alive * 2 > s->coros.n &&
+    if (s->coros.n >= s->tombstones && s->destroyed_alive * 2 > s->coros.n &&
         ct_map_filter(&s->coros, not_destroyed, NULL) == 0) {
       s->destroyed_alive = 0;
       ct_map_filter(&s->early, early_alive, s); /* on failure, kept: only memory */

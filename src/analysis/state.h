@@ -187,6 +187,9 @@ struct ct_state {
   uint64_t blocker_ns;
   uint64_t stuck_ns, runnable_ns; /* CT_STUCK_NS, CT_RUNNABLE_NS unless set before the first line */
   struct ct_map coros, early, sites, blocks, fds, objs, tids, buckets, threads;
+  /* Destroyed coroutines kept (tombstones) before purging them from coros:
+   * CT_TOMBSTONES, unless ct_state_keep_tombstones said fewer. */
+  size_t tombstones;
   struct ct_viol viol[CT_V_KINDS_];
   ct_symbolizer *sym;
   int sym_err; /* first error adding a module (e.g. -ENOMEM), 0 if none */
@@ -280,6 +283,13 @@ struct ct_state {
 
 /* ct_state_new, ct_state_free, ct_state_line, ct_state_prefetch: model.h
  * (the analysis' API outside src/analysis). */
+
+/* The report keeps CT_TOMBSTONES destroyed coroutines (to tell an event after
+ * a destroy, and a reused id's incarnations), 3.3 MB of entries: a watch
+ * that runs for days wants fewer (its findings are about coroutines alive).
+ * n: a power of two; before the first line. */
+#define CT_TOMBSTONES 16384
+void ct_state_keep_tombstones(struct ct_state *s, size_t n);
 
 /* A record line that parsed, not an event (state_record.c, called by
  * ct_state_line). Returns 0 or -ENOMEM. */

@@ -17,6 +17,9 @@ struct ct_watch {
   char label[CT_CTR_LABEL_MAX];
 };
 
+/* Destroyed coroutines the watch keeps before purging them (ct_state). */
+#define WATCH_TOMBSTONES 1024
+
 static const char *const kinds[CT_WATCH_KINDS] = {"lost_wakeup", "deadlock", "blocker",
                                                   "starvation"};
 
@@ -38,6 +41,9 @@ static struct ct_state *fresh_state(const struct ct_watch *w) {
     return NULL;
   st->stuck_ns = w->stuck_ns;
   st->runnable_ns = w->runnable_ns;
+  /* Its findings judge coroutines alive; the report's CT_TOMBSTONES (3.3 MB
+   * of entries) grew over a server's first 16384 connections. */
+  ct_state_keep_tombstones(st, WATCH_TOMBSTONES);
   return st;
 }
 

@@ -128,3 +128,14 @@ $(O)/tests/test-flight-watch: $(O)/obj/tests/test-flight-watch.o $(CT_WRITER_OBJ
                               $(O)/obj/src/common/outfile.o $(O)/obj/src/common/buf.o
 	$(call link,,$(PKG_LIBS))
 TESTS += $(O)/tests/test-flight-watch
+
+# The live findings' memory over a server's connections (issue #34 item 13):
+# the analysis' allocations counted through the linker's --wrap.
+WRAP_ALLOC := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+$(O)/tests/test-flight-watch-memory: $(O)/obj/tests/test-flight-watch-memory.o $(CT_WRITER_OBJS) \
+                                     $(patsubst %.c,$(O)/obj/%.o,$(REPORT_SRCS)) \
+                                     $(O)/obj/src/symbolize/symbolize.o \
+                                     $(O)/obj/src/symbolize/demangle.o \
+                                     $(O)/obj/src/common/outfile.o $(O)/obj/src/common/buf.o
+	$(call link,,$(WRAP_ALLOC) $(PKG_LIBS))
+TESTS += $(O)/tests/test-flight-watch-memory

@@ -3,6 +3,7 @@
  * out as a self-contained trace when a trigger asks (docs/FLIGHT.md). */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,7 +120,18 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
   f->tail = c;
   f->bytes += FL_CHUNK_COST(cap);
   f->total_bytes += n;
+  int trim = f->dropped_bytes >= f->trim_at;
+  if (trim)
+    f->trim_at = f->dropped_bytes + f->max_bytes;
   pthread_mutex_unlock(&f->mu);
+  /* Once a window turned over, malloc's free pages go back to the system.
+   * The chunks leave the formatter's heap in the order they came, each of
+   * its own size, the watch's copies between them: the holes they leave,
+   * in use again only in part, rose 3.3 MB from minute 5 to 17 of a soak,
+   * and neither size classes nor the heap's own trim (its top only) held
+   * them (issue #34 item 13). Outside the lock: the live view goes on. */
+  if (trim)
+    (void)malloc_trim(0);
   if (f->watch)
     f->watch(f->watch_ctx, p, n);
 }

@@ -1,6 +1,7 @@
 /* run_main.c - `corotracer run`: set up, start the target, harvest in one
  * poll loop (signals, child, socket connections), write the trace, clean up. */
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -652,6 +653,9 @@ static int finish(struct run *r, uint64_t start_mono) {
   return ct_target_exit_code(&r->t);
 }
 
+/* Blocks of this size or more are mmap'd and unmapped when freed. */
+#define RUN_MMAP_THRESHOLD (128 * 1024)
+
 /* Owns everything it creates; returns the process exit status. */
 int ct_run_main(int argc, char **argv) {
   struct run r;
@@ -670,6 +674,11 @@ int ct_run_main(int argc, char **argv) {
   if (rc)
     return rc > 0 ? 0 : CT_EXIT_USAGE;
   rc = CT_EXIT_FAIL;
+  /* A fixed mmap threshold: glibc's moves up to the largest block freed, after
+   * which a flight dump's 256 KiB buffers and a table's doubling came from the
+   * formatter's heap between the window's chunks, and left holes there that
+   * the heap kept (docs/FLIGHT.md "Over time"). */
+  (void)mallopt(M_MMAP_THRESHOLD, RUN_MMAP_THRESHOLD);
   r.sigfd = ct_signals_setup();
   if (r.sigfd < 0) {
     fprintf(stderr, "corotracer: signals: %s\n", strerror(-r.sigfd));
