@@ -60,7 +60,7 @@ struct ct_flight {
   uint64_t bytes;               /* the window's cost */
   uint64_t total_bytes;         /* chunk bytes ever taken */
   uint64_t dropped_bytes, dropped_chunks, dropped_ts; /* before the window */
-  uint64_t trim_at; /* dropped_bytes at which the formatter next gives back free pages */
+  uint64_t trim_at;      /* dropped_bytes at which the formatter next gives back free pages */
   uint64_t dropped_lost; /* the engine's losses when the last dropped chunk joined */
   /* The engine's losses so far (ct_flight_lost; the harvest thread's count,
    * a statistic: relaxed), for the chunks and the dumps (issue #33 item 8). */
