@@ -50,7 +50,7 @@ function b64(s) {
   for (let i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i);
   return u;
 }
-const TYPES = { f64: Float64Array, u32: Uint32Array, i32: Int32Array, u8: Uint8Array };
+const TYPES = { f64: Float64Array, u32: Uint32Array, i32: Int32Array, u16: Uint16Array, u8: Uint8Array };
 function decode(ab) {
   // Arrays first, then the JSON header, its length and the magic at the end.
   const dv = new DataView(ab), n = ab.byteLength;

@@ -1,7 +1,7 @@
 # src/html/build.mk - the dashboard: `corotracer html`, `corotracer serve` and
 # the live view of `corotracer run --serve` (docs/DASHBOARD.md). The page's
 # sources in web/ are linked in by assets.c (.incbin).
-HTML_SRCS := src/html/assets.c src/html/model.c src/html/model_out.c \
+HTML_SRCS := src/html/assets.c src/html/model.c src/html/model_out.c src/html/model_lod.c \
              src/html/build.c src/html/page.c src/html/html_main.c src/html/live.c \
              src/html/live_trace.c \
              src/html/serve_main.c
