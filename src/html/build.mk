@@ -14,6 +14,9 @@ TESTS += tests/test-html.sh
 TESTS_NOSAN += tests/test-dashboard.sh tests/test-dashboard-live.sh
 # Joins and exits in the page (tests/browser/waits.mjs).
 TESTS_NOSAN += tests/test-dashboard-waits.sh
+# The whole run at any zoom: a trace past the span budget zoomed out and in
+# (tests/browser/lod.mjs; the trace from bench-coswitch).
+TESTS_NOSAN += tests/test-dashboard-lod.sh
 
 # The live view under silent and slowloris clients (tests/lib/live-client.c).
 $(O)/tests/lib/live-client: $(O)/obj/tests/lib/live-client.o
