@@ -3,7 +3,7 @@
 # sources in web/ are linked in by assets.c (.incbin).
 HTML_SRCS := src/html/assets.c src/html/model.c src/html/model_out.c src/html/model_lod.c \
              src/html/build.c src/html/page.c src/html/html_main.c src/html/live.c \
-             src/html/live_trace.c \
+             src/html/live_trace.c src/html/live_detail.c \
              src/html/serve_main.c
 CLI_SRCS += $(HTML_SRCS)
 $(O)/obj/src/html/assets.o: web/dashboard.html web/dashboard.css web/dashboard.js

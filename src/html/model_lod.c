@@ -15,6 +15,7 @@
 
 #define LOD_SHIFT0 10  /* 1 us buckets to start with */
 #define LOD_SHIFT_MAX 46 /* 19.5 h: past it, entries are counted as dropped */
+#define LOD_RUN_BUCKETS 65536u /* the finest: 4096 buckets over the run, refined x16 */
 
 int ct_lod_init(struct ct_lod *l, size_t cap) {
   memset(l, 0, sizeof *l);
@@ -81,13 +82,20 @@ static size_t need(const struct ct_lod *l, uint64_t t0, uint64_t t1, int lanes) 
   return nb > l->cap ? l->cap : (size_t)nb * (size_t)lanes;
 }
 
+/* 1 when buckets of the current width cut the run so far (to t1) into more
+ * than LOD_RUN_BUCKETS: finer than the page can use. */
+static int too_fine(const struct ct_model *m, uint64_t t1) {
+  return t1 > m->start_ts && (t1 - m->start_ts) >> m->lod.shift >= LOD_RUN_BUCKETS;
+}
+
 /* Doubles the buckets' width until a span [t0, t1) in `lanes` lanes fits in
- * a table then at most three quarters full. Returns 0, or -ENOSPC when even
- * the widest buckets leave no room. */
+ * a table then at most three quarters full, and the run so far in
+ * LOD_RUN_BUCKETS. Returns 0, or -ENOSPC when even the widest buckets leave
+ * no room. */
 static int coarsen(struct ct_model *m, uint64_t t0, uint64_t t1, int lanes) {
   struct ct_lod *l = &m->lod;
   int moved = 0, rc = 0;
-  while (l->n + need(l, t0, t1, lanes) > l->cap - l->cap / 4) {
+  while (too_fine(m, t1) || l->n + need(l, t0, t1, lanes) > l->cap - l->cap / 4) {
     if (l->shift >= LOD_SHIFT_MAX) {
       rc = -ENOSPC;
       break;
@@ -161,7 +169,8 @@ int ct_lod_model(struct ct_model *m, uint32_t coro, uint32_t tid, uint64_t t0, u
   if (!l->s && ct_lod_init(l, m->lod_cap))
     return -ENOMEM;
   int lanes = tid != CT_LOD_NONE && state == CT_SP_RUNNING ? 2 : 1;
-  if (l->n + need(l, t0, t1, lanes) > l->cap - l->cap / 8 && coarsen(m, t0, t1, lanes)) {
+  if ((too_fine(m, t1) || l->n + need(l, t0, t1, lanes) > l->cap - l->cap / 8) &&
+      coarsen(m, t0, t1, lanes)) {
     l->dropped++;
     return 0; /* the summary is full even at its widest: counted, the run goes on */
   }
