@@ -18,6 +18,7 @@ let coRows = [];        // coroutine table rows (indices), filtered
 let coSort = { key: 'id', dir: 1 }, siteSort = { key: 'count', dir: -1 };
 let version = 0, loading = false, ended = false;
 let drawn = { spans: 0, lod: 0, level: '' }; // the last frame's: exact spans, summary columns, level
+let detail = null, detailKey = ''; // a served page's detail on request: { t0, t1, d }, and the one asked for
 
 // ---- formatting -------------------------------------------------------------
 function fmtNs(ns) {
@@ -528,8 +529,47 @@ function drawLaneLod(g, l, y, h, x0, x1, life0, life1, stuckAt, thread) {
 // A lane at the current zoom: its summary where a pixel is as wide as a
 // summary bucket or more, or where the spans were not all kept (the gap,
 // unless the lane is kept whole); its exact spans (exact()) elsewhere.
+// Detail on request (a served page): when the view shows a summary and is
+// narrower than DETAIL_NS, the exact spans of the view for the visible
+// coroutine lanes (GET /detail, docs/DASHBOARD.md "Detail on request"), in
+// the page's own encoding; drawn instead of the summary while they cover the
+// view (a lane without an event in the window keeps its summary).
+const DETAIL_NS = 50e6;
+function askDetail(ids) {
+  if (location.protocol === 'file:' || !ids.length || view.t1 - view.t0 > DETAIL_NS) return;
+  if (detail && detail.t0 <= view.t0 && detail.t1 >= view.t1 && ids.every((id) => detail.d.idOf.has(id))) return;
+  const t0 = Math.max(0, Math.floor(view.t0)), t1 = Math.max(t0, Math.ceil(view.t1));
+  const key = t0 + '/' + t1 + '/' + ids.join(',');
+  if (key === detailKey) return;
+  detailKey = key;
+  clearTimeout(askDetail.timer); // while the wheel turns, only the view it stops at
+  askDetail.timer = setTimeout(() => fetchDetail(key, t0, t1, ids), 150);
+}
+function fetchDetail(key, t0, t1, ids) {
+  if (key !== detailKey) return;
+  const asked = performance.now();
+  fetch('/detail?token=' + encodeURIComponent(TOKEN) + '&t0=' + t0 + '&t1=' + t1 + '&lanes=' + ids.join(','), { cache: 'no-store' })
+    .then(async (r) => {
+      if (!r.ok || detailKey !== key) return;
+      const d = decode(await inflate([new Uint8Array(await r.arrayBuffer())])), a = d.a, off = d.start_ts - D.start_ts;
+      for (const x of [a.sp_t0, a.sp_t1, a.wk_t]) for (let k = 0; k < x.length; k++) x[k] += off;
+      d.idOf = new Map(Array.from(a.co_id, (id, i) => [id, i]));
+      d.cumRun = new Float64Array(a.sp_t0.length + 1);
+      for (let k = 0; k < a.sp_t0.length; k++) d.cumRun[k + 1] = d.cumRun[k] + ((a.sp_flags[k] & D.sp_flags.state) === 0 ? a.sp_t1[k] - a.sp_t0[k] : 0);
+      detail = { t0, t1, d };
+      drawTimeline();
+      window.corotracer.marks.detail = { asked, drawn: performance.now(), spans: a.sp_t0.length };
+    }).catch(() => { detailKey = ''; });
+}
 function drawLaneLevel(g, l, y, h, W, exact, keep, life0, life1, stuckAt, thread) {
   const ns = (view.t1 - view.t0) / (W - GUT);
+  if (!thread && detail && detail.t0 <= view.t0 && detail.t1 >= view.t1 && !keep) { // asked for: exact
+    const r = detail.d.idOf.get(D.a.co_id[l]), a = detail.d.a;
+    if (r !== undefined) {
+      drawLane(g, a.sp_t0, a.sp_t1, detail.d.cumRun, a.co_span0[r], a.co_span0[r + 1], y, h, W, (k) => stateColor(a.sp_flags[k]));
+      return 'exact';
+    }
+  }
   if (ns >= D.lod.bucket_ns) { drawLaneLod(g, l, y, h, GUT, W, life0, life1, stuckAt, thread); return 'summary'; }
   exact();
   if (!D.gap || keep) return 'exact';
@@ -627,6 +667,7 @@ function drawTimeline() {
     g.fillText('lanes ' + (scrollY + 1) + '–' + Math.min(lanes.length, scrollY + L.rows) + ' of ' + lanes.length, W - 6, L.top - 4);
     g.textAlign = 'left';
   }
+  if (levels.has('summary') || levels.has('mixed')) askDetail(Array.from(yOf.keys(), (i) => a.co_id[i]));
   // What level is shown: the exact spans, the summary, or both (the gap).
   drawn.level = levels.has('summary') ? 'summary' : levels.has('mixed') ? 'exact + summary' : 'exact';
   $('range').textContent = rangeText + '  · ' + (drawn.level === 'exact' ? 'exact spans' :
@@ -872,7 +913,7 @@ async function start() {
   timelineEvents();
   window.corotracer = { marks: { start: performance.now() }, selectedIds: () => D ? [...sel].map((i) => D.a.co_id[i]).sort((x, y) => x - y) : [], data: () => D,
     spanText: (k) => D ? tipText({ span: k, t: D.a.sp_t0[k] }) : '',
-    drawn: () => drawn, view: (t0, t1) => { view.t0 = t0; view.t1 = t1; fitted = false; drawTimeline(); return drawn; } };
+    drawn: () => drawn, detail: () => detail && { t0: detail.t0, t1: detail.t1, spans: detail.d.a.sp_t0.length, view: [view.t0, view.t1] }, view: (t0, t1) => { view.t0 = t0; view.t1 = t1; fitted = false; drawTimeline(); return drawn; } };
   if (LIVE) return live();
   const M = window.corotracer.marks;
   const ab = await inflate(dataBlocks());
