@@ -21,20 +21,22 @@ for n in "$@"; do
   per=$((n / 6))
   "$ct" run --quiet --lossless -o "$tmp/t.ctrace" -- "$sw" -n "$per" 2 50 0 >/dev/null
   bytes=$(wc -c <"$tmp/t.ctrace")
-  : >"$tmp/h"; : >"$tmp/hc"; : >"$tmp/m"; : >"$tmp/r"
-  i=0
-  while [ $i -lt "$runs" ]; do
-    /usr/bin/time -f "%e %U %S %M" -o "$tmp/t" "$ct" html "$tmp/t.ctrace" -o "$tmp/page.html" 2>/dev/null
-    read -r e u s m <"$tmp/t"
-    echo "$e" >>"$tmp/h"; echo "$u $s" | awk '{print $1 + $2}' >>"$tmp/hc"; echo "$m" >>"$tmp/m"
-    /usr/bin/time -f "%e" -o "$tmp/t" "$ct" report "$tmp/t.ctrace" -o /dev/null
-    cat "$tmp/t" >>"$tmp/r"
-    i=$((i + 1))
+  # Each run: html, then report, each as "wall CPU peak-RSS" (CPU: user + sys),
+  # the medians of each column taken across runs.
+  : >"$tmp/html"; : >"$tmp/report"
+  for i in $(seq "$runs"); do
+    for cmd in html report; do
+      out=$tmp/page.html
+      [ $cmd = html ] || out=/dev/null
+      /usr/bin/time -f "%e %U %S %M" -o "$tmp/t" "$ct" $cmd "$tmp/t.ctrace" -o "$out" 2>/dev/null
+      awk '{ print $1, $2 + $3, $4 }' "$tmp/t" >>"$tmp/$cmd"
+    done
   done
+  col() { cut -d' ' -f"$2" "$tmp/$1" | median; }
   ev=$("$ct" report "$tmp/t.ctrace" --json "$tmp/f.json" -o /dev/null && grep -o '"events":[0-9]*' "$tmp/f.json" | head -1 | cut -d: -f2)
-  echo "$ev $bytes $(median <"$tmp/h") $(median <"$tmp/hc") $(median <"$tmp/m") $(wc -c <"$tmp/page.html") $(median <"$tmp/r")" | awk '{
-    printf "events %d, binary trace %.0f MB: html %.2f s wall (CPU %.2f s), peak RSS %.0f MB, page %.1f MB; report %.2f s; html/report %.2f\n",
-      $1, $2 / 1e6, $3, $4, $5 / 1024, $6 / 1e6, $7, $3 / $7 }'
+  echo "$ev $bytes $(col html 1) $(col html 2) $(col html 3) $(wc -c <"$tmp/page.html") $(col report 1) $(col report 2)" | awk '{
+    printf "events %d, binary trace %.0f MB: html %.2f s wall (CPU %.2f s), peak RSS %.0f MB, page %.1f MB; report %.2f s wall (CPU %.2f s); html/report CPU %.2f\n",
+      $1, $2 / 1e6, $3, $4, $5 / 1024, $6 / 1e6, $7, $8, $4 / $8 }'
   if command -v node >/dev/null && [ -d tests/browser/node_modules/playwright-core ]; then
     shots=${SHOTS:-$tmp}
     node tests/browser/lod.mjs "file://$tmp/page.html" "$shots/dashboard-lod-$n" | grep -E "ready|zoomed|drawn|ok|FAIL"

@@ -88,27 +88,58 @@ static int too_fine(const struct ct_model *m, uint64_t t1) {
   return t1 > m->start_ts && (t1 - m->start_ts) >> m->lod.shift >= LOD_RUN_BUCKETS;
 }
 
+/* The lane's newest-entry slot (coroutine row, or thread); NULL for a
+ * thread index past th_sum, which has no entries then. */
+static uint32_t *slot_of(struct ct_model *m, uint32_t lane) {
+  if (!(lane & CT_LOD_THREAD))
+    return &m->coros[lane].sum_last;
+  lane &= ~CT_LOD_THREAD;
+  return lane < m->capth_sum ? &m->th_sum[lane] : NULL;
+}
+
+/* Doubles the buckets' width: the pairs of a lane's buckets merge, in one
+ * pass in place (a lane's entries come in time order: each merges into the
+ * lane's newest, found through its slot), the order kept, the slots left
+ * naming each lane's newest entry. An entry out of time order (a trace not
+ * in ts order) may stay beside its twin: ct_lod_compact merges them. */
+static void halve(struct ct_model *m) {
+  struct ct_lod *l = &m->lod;
+  for (size_t i = 0; i < m->ncoros; i++)
+    m->coros[i].sum_last = 0;
+  if (m->th_sum)
+    memset(m->th_sum, 0, m->capth_sum * sizeof *m->th_sum);
+  size_t k = 0;
+  for (size_t i = 0; i < l->n; i++) {
+    struct ct_sum e = l->s[i];
+    e.bucket >>= 1;
+    uint32_t *last = slot_of(m, e.lane);
+    if (last && *last && l->s[*last - 1].bucket == e.bucket) {
+      struct ct_sum *t = &l->s[*last - 1];
+      t->run += e.run;
+      t->rdy += e.rdy;
+      t->wakes += e.wakes;
+      continue;
+    }
+    l->s[k++] = e;
+    if (last)
+      *last = (uint32_t)k;
+  }
+  l->n = k;
+  l->shift++;
+}
+
 /* Doubles the buckets' width until a span [t0, t1) in `lanes` lanes fits in
  * a table then at most three quarters full, and the run so far in
  * LOD_RUN_BUCKETS. Returns 0, or -ENOSPC when even the widest buckets leave
  * no room. */
 static int coarsen(struct ct_model *m, uint64_t t0, uint64_t t1, int lanes) {
   struct ct_lod *l = &m->lod;
-  int moved = 0, rc = 0;
   while (too_fine(m, t1) || l->n + need(l, t0, t1, lanes) > l->cap - l->cap / 4) {
-    if (l->shift >= LOD_SHIFT_MAX) {
-      rc = -ENOSPC;
-      break;
-    }
-    for (size_t k = 0; k < l->n; k++)
-      l->s[k].bucket >>= 1;
-    l->shift++;
-    ct_lod_compact(l->s, &l->n);
-    moved = 1;
+    if (l->shift >= LOD_SHIFT_MAX)
+      return -ENOSPC;
+    halve(m);
   }
-  if (moved)
-    ct_lod_relink(m);
-  return rc;
+  return 0;
 }
 
 /* *last's entry when it is lane's bucket b, else a new one (NULL: full). */
