@@ -12,7 +12,7 @@ import http from 'node:http';
 import { open, fail } from './lib.mjs';
 
 const [url, shot] = process.argv.slice(2);
-const { page, errors, close, ready_ms } = await open(url, { width: 1600, height: 1900 }); // every lane of 100 in view
+const { page, errors, close, ready_ms } = await open(url, { width: 1600, height: 1900, timeout: 300000 }); // every lane of 100 in view; a served page reads the trace first, slow on a loaded machine
 console.log(`page ready in ${ready_ms} ms`);
 const GUT = 170, AX = 20, TH = 18; // web/dashboard.js's layout
 
@@ -79,7 +79,7 @@ console.log(`zoomed in at +${(mid / 1e6).toFixed(1)} ms: ${await zoomAt(mid)}`);
 const served = url.startsWith('http');
 if (served) // the detail of this view (not of one the wheel went through)
   await page.waitForFunction(() => { const d = window.corotracer.detail(); return d && d.t0 <= d.view[0] && d.t1 >= d.view[1]; },
-    null, { timeout: 60000 }).catch(() => {});
+    null, { timeout: 300000 }).catch(() => {});
 const m = await page.evaluate(() => ({ drawn: window.corotracer.drawn(), detail: window.corotracer.marks.detail || null }));
 const ink = await laneInk(GUT + 1, info.W);
 console.log(`the window in the middle: ${ink.ink} of ${ink.of} lane pixels drawn; drawn ${JSON.stringify(m.drawn)}; detail ${JSON.stringify(m.detail)}`);
