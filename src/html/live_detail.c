@@ -171,6 +171,30 @@ static int read_window(struct ct_live *l, struct detail *d, uint64_t *bytes) {
   return rc;
 }
 
+/* Drops from d's model the spans and wake edges wholly outside the window
+ * (the stretch read is whole chunks, wider than the window): the answer
+ * carries the window. The spans' rows keep their counts: only the page's
+ * blob reads them, which counts from the spans themselves. */
+static void clip(struct detail *d) {
+  struct ct_model *m = &d->m;
+  size_t k = 0;
+  for (size_t i = 0; i < m->nspans; i++)
+    if (m->spans[i].t1 >= d->a0 && m->spans[i].t0 <= d->a1)
+      m->spans[k++] = m->spans[i];
+  m->nspans = k;
+  k = 0;
+  for (size_t i = 0; i < m->tail_n; i++) /* ring order no longer matters: lanes are sorted by time */
+    if (m->tail[i].t1 >= d->a0 && m->tail[i].t0 <= d->a1)
+      m->tail[k++] = m->tail[i];
+  m->tail_n = k;
+  m->tail_at = 0;
+  k = 0;
+  for (size_t i = 0; i < m->nwakes; i++)
+    if (m->wakes[i].ts >= d->a0 && m->wakes[i].ts <= d->a1)
+      m->wakes[k++] = m->wakes[i];
+  m->nwakes = k;
+}
+
 void ct_live_detail(struct ct_live *l, const char *q, size_t qn, struct ct_buf *body,
                     const char **status, const char **type) {
   struct detail d = {0};
@@ -211,6 +235,7 @@ void ct_live_detail(struct ct_live *l, const char *q, size_t qn, struct ct_buf *
     ct_buf_printf(body, "detail: reading the trace: %s\n", strerror(-rc));
     goto out;
   }
+  clip(&d);
   struct ct_model_page pg = {NULL, 0, NULL, "detail", d.m.last_ts, 0};
   uint64_t raw = 0;
   if (ct_model_serialize(&d.m, &pg, body, NULL, &raw)) {
