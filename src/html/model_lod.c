@@ -15,7 +15,6 @@
 
 #define LOD_SHIFT0 10  /* 1 us buckets to start with */
 #define LOD_SHIFT_MAX 46 /* 19.5 h: past it, entries are counted as dropped */
-#define LOD_RUN_BUCKETS 65536u /* the finest: 4096 buckets over the run, refined x16 */
 
 int ct_lod_init(struct ct_lod *l, size_t cap) {
   memset(l, 0, sizeof *l);
@@ -83,9 +82,9 @@ static size_t need(const struct ct_lod *l, uint64_t t0, uint64_t t1, int lanes) 
 }
 
 /* 1 when buckets of the current width cut the run so far (to t1) into more
- * than LOD_RUN_BUCKETS: finer than the page can use. */
+ * than CT_LOD_RUN_BUCKETS: finer than the page can use. */
 static int too_fine(const struct ct_model *m, uint64_t t1) {
-  return t1 > m->start_ts && (t1 - m->start_ts) >> m->lod.shift >= LOD_RUN_BUCKETS;
+  return t1 > m->start_ts && (t1 - m->start_ts) >> m->lod.shift >= CT_LOD_RUN_BUCKETS;
 }
 
 /* The lane's newest-entry slot (coroutine row, or thread); NULL for a
@@ -130,7 +129,7 @@ static void halve(struct ct_model *m) {
 
 /* Doubles the buckets' width until a span [t0, t1) in `lanes` lanes fits in
  * a table then at most three quarters full, and the run so far in
- * LOD_RUN_BUCKETS. Returns 0, or -ENOSPC when even the widest buckets leave
+ * CT_LOD_RUN_BUCKETS. Returns 0, or -ENOSPC when even the widest buckets leave
  * no room. */
 static int coarsen(struct ct_model *m, uint64_t t0, uint64_t t1, int lanes) {
   struct ct_lod *l = &m->lod;

@@ -382,12 +382,24 @@ static size_t emit_counters(struct out *o, const struct ct_model *m) {
  * and runnable, of 65535), lod_wk (wakes, at most 65535). *nout: the
  * entries. 0 or -ENOMEM. */
 static int emit_lod(struct out *o, const struct ct_model *m, const struct ct_span *opn,
-                    size_t nopen, size_t *nout) {
+                    size_t nopen, size_t *nout, int *shift) {
   struct ct_lod l = {.shift = m->lod.shift};
-  size_t nc = m->ncoros, nt = m->ntids, nl = nc + nt, room = m->lod.n;
-  for (size_t i = 0; i < nopen; i++)
-    if (opn[i].state != CT_SP_SUSPENDED)
-      room += 2 * (size_t)(((opn[i].t1 >> l.shift) - (opn[i].t0 >> l.shift)) + 1);
+  size_t nc = m->ncoros, nt = m->ntids, nl = nc + nt, room;
+  /* The open spans run to the end (a live view's: the present, maybe far
+   * past the last event): the buckets widen until they fit the model's own
+   * bounds (model_lod.c), the copied entries merged by ct_lod_compact. */
+  for (;; l.shift++) {
+    room = m->lod.n;
+    int wide = 0;
+    for (size_t i = 0; i < nopen && !wide; i++)
+      if (opn[i].state != CT_SP_SUSPENDED) {
+        uint64_t nb = (opn[i].t1 >> l.shift) - (opn[i].t0 >> l.shift) + 1;
+        wide = nb > CT_LOD_RUN_BUCKETS;
+        room += 2 * (size_t)nb;
+      }
+    if ((!wide && room <= 2 * (size_t)CT_LOD_CAP) || l.shift >= 62)
+      break;
+  }
   uint32_t *lane0 = calloc(nl + 1, sizeof *lane0);
   struct ct_buf xb = {0};
   int rc = -ENOMEM;
@@ -396,6 +408,8 @@ static int emit_lod(struct out *o, const struct ct_model *m, const struct ct_spa
   l.cap = room;
   memcpy(l.s, m->lod.s, m->lod.n * sizeof *l.s);
   l.n = m->lod.n;
+  for (size_t k = 0; k < l.n; k++)
+    l.s[k].bucket >>= l.shift - m->lod.shift;
   for (size_t i = 0; i < nopen; i++) {
     const struct ct_span *s = &opn[i];
     if (s->state == CT_SP_SUSPENDED)
@@ -428,6 +442,7 @@ static int emit_lod(struct out *o, const struct ct_model *m, const struct ct_spa
 #undef SHARE
   EMIT(o, "lod_wk", "u16", uint16_t, l.n, e[i].wakes > 65535 ? 65535 : e[i].wakes);
   *nout = l.n;
+  *shift = l.shift;
   rc = xb.err ? -ENOMEM : 0;
 out:
   free(lane0);
@@ -439,15 +454,15 @@ out:
 /* The JSON header after the arrays (aligned to 8), then its length and the
  * magic, the blob's last 8 bytes. 0 or -ENOMEM. */
 static int emit_header(struct out *o, const struct ct_model *m, const struct ct_model_page *pg,
-                       uint64_t end, size_t ns, size_t nb, size_t nlod) {
+                       uint64_t end, size_t ns, size_t nb, size_t nlod, int lshift) {
   struct ct_buf h = {0};
   header(&h, m, o, pg, end, ns);
   ct_buf_printf(&h, ",\"counters\":{\"t0\":%.0f,\"bucket_ns\":%" PRIu64 ",\"n\":%zu}",
                 m->blo >= 0 ? rel((uint64_t)m->blo << m->bshift, o->start) : 0.0,
                 (uint64_t)1 << m->bshift, nb);
-  uint64_t base = o->start >> m->lod.shift;
+  uint64_t base = o->start >> lshift;
   ct_buf_printf(&h, ",\"lod\":{\"t0\":%.0f,\"bucket_ns\":%" PRIu64 ",\"n\":%zu,\"dropped\":%" PRIu64 "}}",
-                rel(base << m->lod.shift, o->start), (uint64_t)1 << m->lod.shift, nlod,
+                rel(base << lshift, o->start), (uint64_t)1 << lshift, nlod,
                 m->lod.dropped);
   if (h.err) {
     ct_buf_free(&h);
@@ -502,9 +517,10 @@ int ct_model_serialize(const struct ct_model *m, const struct ct_model_page *pg,
   ct_zw_put(&o.zw, thr, nrun * sizeof *thr);
   emit_coros(&o, m);
   size_t nb = emit_counters(&o, m), nlod = 0;
-  if ((rc = emit_lod(&o, m, opn, nopen, &nlod)))
+  int lshift = 0;
+  if ((rc = emit_lod(&o, m, opn, nopen, &nlod, &lshift)))
     goto out;
-  if ((rc = emit_header(&o, m, pg, end, ns, nb, nlod)))
+  if ((rc = emit_header(&o, m, pg, end, ns, nb, nlod, lshift)))
     goto out;
   *raw_len = o.zw.raw;
 out : {
