@@ -556,14 +556,14 @@ function fetchDetail(key, t0, t1, ids) {
       d.idOf = new Map(Array.from(a.co_id, (id, i) => [id, i]));
       d.cumRun = new Float64Array(a.sp_t0.length + 1);
       for (let k = 0; k < a.sp_t0.length; k++) d.cumRun[k + 1] = d.cumRun[k] + ((a.sp_flags[k] & D.sp_flags.state) === 0 ? a.sp_t1[k] - a.sp_t0[k] : 0);
-      detail = { t0, t1, d };
+      detail = { t0, t1, d, whole: !d.summary.spans_dropped }; // an answer past its budget: the summary stays
       drawTimeline();
       window.corotracer.marks.detail = { asked, drawn: performance.now(), spans: a.sp_t0.length };
     }).catch(() => { detailKey = ''; });
 }
 function drawLaneLevel(g, l, y, h, W, exact, keep, life0, life1, stuckAt, thread) {
   const ns = (view.t1 - view.t0) / (W - GUT);
-  if (!thread && detail && detail.t0 <= view.t0 && detail.t1 >= view.t1 && !keep) { // asked for: exact
+  if (!thread && detail && detail.whole && detail.t0 <= view.t0 && detail.t1 >= view.t1 && !keep) { // asked for: exact
     const r = detail.d.idOf.get(D.a.co_id[l]), a = detail.d.a;
     if (r !== undefined) {
       drawLane(g, a.sp_t0, a.sp_t1, detail.d.cumRun, a.co_span0[r], a.co_span0[r + 1], y, h, W, (k) => stateColor(a.sp_flags[k]));

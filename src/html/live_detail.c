@@ -32,9 +32,15 @@ static int cmp_u64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* 1 when the line concerns the coroutines asked for (or no coroutine). */
+/* 1 when the line concerns the coroutines asked for (or no coroutine) and,
+ * an event, lies within a window's width of the window (the chunks read are
+ * wider: a state that began earlier than that starts at the margin's first
+ * event; the answer stays near the window's own size). */
 static int wanted(const struct detail *d, const struct ct_line *line) {
-  uint64_t id;
+  uint64_t id, w = d->a1 - d->a0 > 1000000 ? d->a1 - d->a0 : 1000000;
+  if (line->type == CT_LINE_EVENT && ((line->e.ts < d->a0 && d->a0 - line->e.ts > w) ||
+                                      (line->e.ts > d->a1 && line->e.ts - d->a1 > w)))
+    return 0;
   if (line->type == CT_LINE_EVENT)
     id = line->e.probe_id;
   else if (line->type == CT_LINE_COROUTINE)
