@@ -14,7 +14,7 @@ const times = [];
 for (let i = 0; i < Number(rounds); i++) {
   const t0 = gap[0] + (gap[1] - gap[0]) * (i + 1) / (Number(rounds) + 1);
   await page.evaluate(([a, b]) => window.corotracer.view(a, b), [t0, t0 + 10e6]);
-  await page.waitForFunction(() => { const d = window.corotracer.detail(); return d && d.t0 <= d.view[0] && d.t1 >= d.view[1]; },
+  await page.waitForFunction(() => { const d = window.corotracer.detail(); return d && d.whole && d.t0 <= d.view[0] && d.t1 >= d.view[1]; },
     null, { timeout: 600000 });
   const d = await page.evaluate(() => window.corotracer.marks.detail);
   times.push(d.drawn - d.asked);

@@ -537,7 +537,7 @@ function drawLaneLod(g, l, y, h, x0, x1, life0, life1, stuckAt, thread) {
 const DETAIL_NS = 50e6;
 function askDetail(ids) {
   if (location.protocol === 'file:' || !ids.length || view.t1 - view.t0 > DETAIL_NS) return;
-  if (detail && detail.t0 <= view.t0 && detail.t1 >= view.t1 && ids.every((id) => detail.d.idOf.has(id))) return;
+  if (detail && detail.whole && detail.t0 <= view.t0 && detail.t1 >= view.t1 && ids.every((id) => detail.d.idOf.has(id))) return;
   const t0 = Math.max(0, Math.floor(view.t0)), t1 = Math.max(t0, Math.ceil(view.t1));
   const key = t0 + '/' + t1 + '/' + ids.join(',');
   if (key === detailKey) return;
@@ -913,7 +913,7 @@ async function start() {
   timelineEvents();
   window.corotracer = { marks: { start: performance.now() }, selectedIds: () => D ? [...sel].map((i) => D.a.co_id[i]).sort((x, y) => x - y) : [], data: () => D,
     spanText: (k) => D ? tipText({ span: k, t: D.a.sp_t0[k] }) : '',
-    drawn: () => drawn, detail: () => detail && { t0: detail.t0, t1: detail.t1, spans: detail.d.a.sp_t0.length, view: [view.t0, view.t1] }, view: (t0, t1) => { view.t0 = t0; view.t1 = t1; fitted = false; drawTimeline(); return drawn; } };
+    drawn: () => drawn, detail: () => detail && { t0: detail.t0, t1: detail.t1, whole: detail.whole, spans: detail.d.a.sp_t0.length, view: [view.t0, view.t1] }, view: (t0, t1) => { view.t0 = t0; view.t1 = t1; fitted = false; drawTimeline(); return drawn; } };
   if (LIVE) return live();
   const M = window.corotracer.marks;
   const ab = await inflate(dataBlocks());

@@ -78,7 +78,7 @@ const mid = (info.gap[0] + info.gap[1]) / 2;
 console.log(`zoomed in at +${(mid / 1e6).toFixed(1)} ms: ${await zoomAt(mid)}`);
 const served = url.startsWith('http');
 if (served) // the detail of this view (not of one the wheel went through)
-  await page.waitForFunction(() => { const d = window.corotracer.detail(); return d && d.t0 <= d.view[0] && d.t1 >= d.view[1]; },
+  await page.waitForFunction(() => { const d = window.corotracer.detail(); return d && d.whole && d.t0 <= d.view[0] && d.t1 >= d.view[1]; },
     null, { timeout: 300000 }).catch(() => {});
 const m = await page.evaluate(() => ({ drawn: window.corotracer.drawn(), detail: window.corotracer.marks.detail || null }));
 const ink = await laneInk(GUT + 1, info.W);
