@@ -21,7 +21,7 @@ B=$O/bench
 QUICK="probe demo-switch rip writer format clock harvest report html seedclaim server"
 # Run by name only (not in all): 30 minutes.
 SOAK="soak-flight"
-LONG="coswitch stations cpp wake active idle demo demo-engine export html-serve html-live stall fiber asio ctrace flight setup onecpu ship"
+LONG="coswitch stations cpp wake active idle demo demo-engine export html-serve html-live html-lod stall fiber asio ctrace flight setup onecpu ship"
 # cmd NAME: the command line of the benchmark NAME (the quick ones with small
 # counts; the figures of docs/BENCHMARKS.md used the counts given there).
 cmd() {
@@ -50,6 +50,7 @@ cmd() {
     export) echo "env O=$O RUNS=3 REF_ROWS=2000 sh bench/bench-export.sh 1000000" ;;
     html-serve) echo "env O=$O RUNS=3 sh bench/bench-html-serve.sh" ;;
     html-live) echo "env O=$O RUNS=3 REQUESTS=20000 sh bench/bench-html-live.sh" ;;
+    html-lod) echo "env O=$O RUNS=3 sh bench/bench-html-lod.sh 10000000" ;;
     stall) echo "env O=$O sh bench/bench-stall.sh 3 2000000 100" ;;
     fiber) echo "$B/bench-fiber -r 9 -n 500000" ;;
     asio) echo "env O=$O sh bench/bench-asio.sh 15 50000" ;;

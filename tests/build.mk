@@ -32,7 +32,7 @@ TESTS += tests/test-report-site.sh
 # One trace (v1 lines and ours, JSONL and binary) read by the report's state,
 # the dashboard's model and the export: one meaning per event (struct ct_event).
 READ_EVENT_OBJS := $(patsubst %.c,$(O)/obj/%.o,$(REPORT_SRCS) src/symbolize/symbolize.c src/symbolize/demangle.c \
-                     src/html/model.c src/common/buf.c src/export/export_model.c src/common/outfile.c) \
+                     src/html/model.c src/html/model_lod.c src/common/buf.c src/export/export_model.c src/common/outfile.c) \
                    $(CT_WRITER_OBJS)
 $(O)/tests/test-read-event: $(O)/obj/tests/test-read-event.o $(READ_EVENT_OBJS)
 	$(call link,,$(PKG_LIBS))

@@ -3,7 +3,8 @@
 # docs/SECURITY.md "The live view"): `corotracer serve` of a fixed trace;
 # the token must be the one parameter named token, exactly ours (a repeated
 # one, `?token=bad&token=GOOD`, is refused, either order); a request that
-# cannot be HTTP gets its 400 at once, not silence until the request timeout.
+# cannot be HTTP gets its 400 at once, not silence until the request timeout;
+# a detail request with a bad parameter gets 400 and one line.
 set -u
 : "${CT_BUILD:?run through tests/run.sh}" "${COROTRACER:?run through tests/run.sh}"
 CLIENT=$CT_BUILD/tests/lib/live-client
@@ -37,6 +38,20 @@ status "?token&token=$token" 403
 status "?token=${token}0" 403
 status "?xtoken=$token" 403
 status "?token=" 403
+
+# The detail request (docs/DASHBOARD.md "Detail on request"): its parameters
+# checked (400, one line naming the field), a good one answered from the file
+# (under the sanitizers too: the window's index and the query's parsing).
+status "detail?token=$token&t0=0&t1=100000000000&lanes=1,2" 200
+status "detail?token=$token&t0=0&t1=100000000000&lanes=1,2,99999999999999999999" 400
+status "detail?token=$token&t0=-5&t1=10&lanes=1" 400
+status "detail?token=$token&t0=10&t1=5&lanes=1" 400
+status "detail?token=$token&t0=0&t1=10&lanes=" 400
+status "detail?token=$token&t0=0&t1=10" 400
+status "detail?t0=0&t1=10&lanes=1" 403
+curl -s --max-time 30 "$base/detail?token=$token&t0=0&t1=9&lanes=1,x" > "$tmp/why"
+[ "$(wc -l < "$tmp/why")" -eq 1 ] && grep -q "^detail: lanes: id 2 (byte 2): not a whole number$" "$tmp/why" ||
+  fail "detail, a bad id: '$(cat "$tmp/why")'"
 
 # raw NAME BYTES WANT: BYTES sent (printf's escapes), the connection left
 # open: the reply's status line must be WANT, whenever it comes (before the

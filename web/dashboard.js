@@ -18,6 +18,8 @@ let coRows = [];        // coroutine table rows (indices), filtered
 let coSort = { key: 'id', dir: 1 }, siteSort = { key: 'count', dir: -1 };
 let version = 0, loading = false, ended = false;
 let onFinding = null;   // the finding last clicked (its object in D.f), until the selection is cleared
+let drawn = { spans: 0, lod: 0, level: '' }; // the last frame's: exact spans, summary columns, level
+let detail = null, detailKey = ''; // a served page's detail on request: { t0, t1, d }, and the one asked for
 
 // ---- formatting -------------------------------------------------------------
 function fmtNs(ns) {
@@ -51,7 +53,7 @@ function b64(s) {
   for (let i = 0; i < bin.length; i++) u[i] = bin.charCodeAt(i);
   return u;
 }
-const TYPES = { f64: Float64Array, u32: Uint32Array, i32: Int32Array, u8: Uint8Array };
+const TYPES = { f64: Float64Array, u32: Uint32Array, i32: Int32Array, u16: Uint16Array, u8: Uint8Array };
 function decode(ab) {
   // Arrays first, then the JSON header, its length and the magic at the end.
   const dv = new DataView(ab), n = ab.byteLength;
@@ -142,8 +144,28 @@ function prepare(d) {
     d.thT0[k] = a.sp_t0[th[k]]; d.thT1[k] = a.sp_t1[th[k]];
     d.thCum[k + 1] = d.thCum[k] + d.thT1[k] - d.thT0[k];
   }
+  prepareLod(d);
   d.search = null;
   return d;
+}
+// The level of detail (docs/DASHBOARD.md "Level of detail"): each summary
+// entry's start (ns from start_ts) and prefix sums of running and runnable
+// ns and wakes, so a pixel column of any width costs two binary searches.
+function prepareLod(d) {
+  const a = d.a, L = d.lod, n = a.lod_b.length, w = L.bucket_ns, nl = a.lod_lane0.length - 1;
+  const b = unescape(a.lod_b, a.lod_b_x);
+  d.lodT = new Float64Array(n);
+  d.lodRun = new Float64Array(n + 1); d.lodRdy = new Float64Array(n + 1); d.lodWk = new Float64Array(n + 1);
+  for (let l = 0; l < nl; l++) // each lane's first entry: from the start's bucket, the others from the one before
+    for (let k = a.lod_lane0[l], e = a.lod_lane0[l + 1], t = L.t0; k < e; k++) d.lodT[k] = t += b[k] * w;
+  for (let k = 0; k < n; k++) {
+    d.lodRun[k + 1] = d.lodRun[k] + a.lod_run[k] / 65535 * w;
+    d.lodRdy[k + 1] = d.lodRdy[k] + a.lod_rdy[k] / 65535 * w;
+    d.lodWk[k + 1] = d.lodWk[k] + a.lod_wk[k];
+  }
+  // Where every lane has its exact spans: all of the run, or its start and end.
+  const s = d.summary;
+  d.gap = s.spans_dropped > 0 ? [s.detail_until, s.detail_from] : null;
 }
 // The rows a finding's coroutine entry names: its own, and for starvation the
 // coroutines that held its thread meanwhile (held_by).
@@ -185,12 +207,13 @@ function header() {
     note.className = 'note warn';
     note.textContent = 'Damaged file (' + damaged + '): everything before that byte is shown; nothing after it.';
   } else if (s.spans_dropped > 0) {
-    note.className = 'note warn';
-    note.textContent = 'Summarized: every coroutine is drawn in detail until +' + fmtNs(s.detail_until || 0) +
-      '; after that only the ' + s.kept_coroutines + ' coroutines named by findings (' + fmtN(s.spans_dropped) +
-      ' spans left out, ' + fmtN(s.wakes_dropped) + ' wake arrows). Counters, sites and findings cover the whole run' +
+    note.className = 'note';
+    note.textContent = 'Level of detail: exact spans from the start to +' + fmtNs(s.detail_until || 0) + ' and from +' +
+      fmtNs(s.detail_from || 0) + ' to the end' + (s.kept_coroutines ? ' (all of the run for the ' + s.kept_coroutines + ' coroutines findings name)' : '') +
+      '; in between, and zoomed out, every lane is drawn from its summary (buckets of ' + fmtNs(D.lod.bucket_ns) +
+      '). ' + fmtN(s.spans_dropped) + ' spans and ' + fmtN(s.wakes_dropped) + ' wake arrows are only in the summary' +
       (s.coroutines_pruned ? '; the coroutine table leaves out ' + fmtN(s.coroutines_pruned) +
-        ' finished coroutines of that later part that no finding names (' + fmtN(D.nc) + ' rows of ' + fmtN(D.coroutines) + ').' : '.');
+        ' finished coroutines that no finding names (' + fmtN(D.nc) + ' rows of ' + fmtN(D.coroutines) + ').' : '.');
   } else {
     note.className = 'note';
     note.textContent = 'Complete: ' + fmtN(s.spans) + ' spans of ' + fmtN(D.nc) + ' coroutines on ' + D.threads.length +
@@ -451,7 +474,7 @@ function drawLane(g, t0s, t1s, cum, lo, hi, y, h, W, colorOf) {
     const x0 = GUT + (a - view.t0) * scale, x1 = GUT + (t1s[k] - view.t0) * scale;
     if (x1 - x0 >= 1 || k + 1 >= hi || GUT + (t0s[k + 1] - view.t0) * scale >= Math.floor(x0) + 1) {
       const xa = Math.max(GUT, x0), xb = Math.min(W, Math.max(x1, x0 + 1));
-      if (xb > xa) { g.fillStyle = colorOf(k); g.fillRect(xa, y, xb - xa, h); }
+      if (xb > xa) { g.fillStyle = colorOf(k); g.fillRect(xa, y, xb - xa, h); drawn.spans++; }
       k++;
       continue;
     }
@@ -479,12 +502,94 @@ function drawLanePixels(g, t0s, t1s, cum, lo, hi, y, h, W, colorOf, scale) {
       if (a > lo && t1s[a - 1] > ta) { g.fillStyle = colorOf(a - 1); g.fillRect(px, y, 1, h); }
       continue;
     }
-    if (b - a === 1 && (a === lo || t1s[a - 1] <= ta)) { g.fillStyle = colorOf(a); g.fillRect(px, y, 1, h); a = b; continue; }
+    if (b - a === 1 && (a === lo || t1s[a - 1] <= ta)) { g.fillStyle = colorOf(a); g.fillRect(px, y, 1, h); drawn.spans++; a = b; continue; }
     const busy = Math.min(1, (cum[b] - cum[a]) / ns);
     g.fillStyle = css.suspended; g.fillRect(px, y, 1, h);
     g.globalAlpha = busy; g.fillStyle = css.running; g.fillRect(px, y, 1, h); g.globalAlpha = 1;
     a = b;
   }
+}
+// The integral of cum (a lane's summary [lo,hi)) from the lane's start to t.
+function lodAt(cum, lo, hi, t) {
+  const k = lowerBound(D.lodT, lo, hi, t), w = D.lod.bucket_ns;
+  if (k === lo) return 0;
+  const f = Math.min(1, (t - D.lodT[k - 1]) / w); // the share of the last bucket before t
+  return cum[k - 1] - cum[lo] + f * (cum[k] - cum[k - 1]);
+}
+// Lane l's summary drawn per pixel column [x0,x1) at y..y+h: stacked shares
+// running, runnable, suspended (the rest of life [life0,life1]; stuck after
+// stuckAt), a tick on top where it was woken. A thread lane: busy only.
+function drawLaneLod(g, l, y, h, x0, x1, life0, life1, stuckAt, thread) {
+  const lo = D.a.lod_lane0[l], hi = D.a.lod_lane0[l + 1], W = $('timeline').clientWidth;
+  const ns = (view.t1 - view.t0) / (W - GUT);
+  let run0 = lodAt(D.lodRun, lo, hi, view.t0 + (x0 - GUT) * ns), rdy0 = lodAt(D.lodRdy, lo, hi, view.t0 + (x0 - GUT) * ns);
+  let wk0 = lodAt(D.lodWk, lo, hi, view.t0 + (x0 - GUT) * ns);
+  for (let px = x0; px < x1; px++) {
+    const ta = view.t0 + (px - GUT) * ns, tb = ta + ns;
+    const run1 = lodAt(D.lodRun, lo, hi, tb), rdy1 = lodAt(D.lodRdy, lo, hi, tb), wk1 = lodAt(D.lodWk, lo, hi, tb);
+    const life = thread ? 0 : Math.max(0, Math.min(tb, life1) - Math.max(ta, life0));
+    const run = Math.min(1, (run1 - run0) / ns), rdy = Math.min(1 - run, (rdy1 - rdy0) / ns);
+    const susp = Math.max(0, Math.min(1 - run - rdy, life / ns - run - rdy));
+    let yb = y + h;
+    const bar = (f, c) => { if (f > 0) { const hh = Math.max(1, f * h); g.fillStyle = c; g.fillRect(px, yb - hh, 1, hh); yb -= hh; } };
+    bar(run, css.running); bar(rdy, css.runnable); bar(susp, tb > stuckAt ? css.stuck : css.suspended);
+    if (wk1 - wk0 >= 0.5) { g.fillStyle = css.wake; g.fillRect(px, y, 1, 2); }
+    drawn.lod++;
+    run0 = run1; rdy0 = rdy1; wk0 = wk1;
+  }
+}
+// A lane at the current zoom: its summary where a pixel is as wide as a
+// summary bucket or more, or where the spans were not all kept (the gap,
+// unless the lane is kept whole); its exact spans (exact()) elsewhere.
+// Detail on request (a served page): when the view shows a summary and is
+// narrower than DETAIL_NS, the exact spans of the view for the visible
+// coroutine lanes (GET /detail, docs/DASHBOARD.md "Detail on request"), in
+// the page's own encoding; drawn instead of the summary while they cover the
+// view (a lane without an event in the window keeps its summary).
+const DETAIL_NS = 50e6;
+function askDetail(ids) {
+  if (location.protocol === 'file:' || !ids.length || view.t1 - view.t0 > DETAIL_NS) return;
+  if (detail && detail.whole && detail.t0 <= view.t0 && detail.t1 >= view.t1 && ids.every((id) => detail.d.idOf.has(id))) return;
+  const t0 = Math.max(0, Math.floor(view.t0)), t1 = Math.max(t0, Math.ceil(view.t1));
+  const key = t0 + '/' + t1 + '/' + ids.join(',');
+  if (key === detailKey) return;
+  detailKey = key;
+  clearTimeout(askDetail.timer); // while the wheel turns, only the view it stops at
+  askDetail.timer = setTimeout(() => fetchDetail(key, t0, t1, ids), 150);
+}
+function fetchDetail(key, t0, t1, ids) {
+  if (key !== detailKey) return;
+  const asked = performance.now();
+  fetch('/detail?token=' + encodeURIComponent(TOKEN) + '&t0=' + t0 + '&t1=' + t1 + '&lanes=' + ids.join(','), { cache: 'no-store' })
+    .then(async (r) => {
+      if (!r.ok || detailKey !== key) return;
+      const d = decode(await inflate([new Uint8Array(await r.arrayBuffer())])), a = d.a, off = d.start_ts - D.start_ts;
+      for (const x of [a.sp_t0, a.sp_t1, a.wk_t]) for (let k = 0; k < x.length; k++) x[k] += off;
+      d.idOf = new Map(Array.from(a.co_id, (id, i) => [id, i]));
+      d.cumRun = new Float64Array(a.sp_t0.length + 1);
+      for (let k = 0; k < a.sp_t0.length; k++) d.cumRun[k + 1] = d.cumRun[k] + ((a.sp_flags[k] & D.sp_flags.state) === 0 ? a.sp_t1[k] - a.sp_t0[k] : 0);
+      detail = { t0, t1, d, whole: !d.summary.spans_dropped }; // an answer past its budget: the summary stays
+      drawTimeline();
+      window.corotracer.marks.detail = { asked, drawn: performance.now(), spans: a.sp_t0.length };
+    }).catch(() => { detailKey = ''; });
+}
+function drawLaneLevel(g, l, y, h, W, exact, keep, life0, life1, stuckAt, thread) {
+  const ns = (view.t1 - view.t0) / (W - GUT);
+  if (!thread && detail && detail.whole && detail.t0 <= view.t0 && detail.t1 >= view.t1 && !keep) { // asked for: exact
+    const r = detail.d.idOf.get(D.a.co_id[l]), a = detail.d.a;
+    if (r !== undefined) {
+      drawLane(g, a.sp_t0, a.sp_t1, detail.d.cumRun, a.co_span0[r], a.co_span0[r + 1], y, h, W, (k) => stateColor(a.sp_flags[k]));
+      return 'exact';
+    }
+  }
+  if (ns >= D.lod.bucket_ns) { drawLaneLod(g, l, y, h, GUT, W, life0, life1, stuckAt, thread); return 'summary'; }
+  exact();
+  if (!D.gap || keep) return 'exact';
+  const xa = Math.max(GUT, Math.floor(GUT + (D.gap[0] - view.t0) / ns)), xb = Math.min(W, Math.ceil(GUT + (D.gap[1] - view.t0) / ns));
+  if (xb <= xa) return 'exact';
+  g.fillStyle = css.lane; g.fillRect(xa, y, xb - xa, h);
+  drawLaneLod(g, l, y, h, xa, xb, life0, life1, stuckAt, thread);
+  return 'mixed';
 }
 const hues = new Map();
 function hue(i) {
@@ -505,7 +610,8 @@ function drawTimeline() {
   if (!g || !D) return;
   const W = c.clientWidth, H = c.clientHeight, a = D.a;
   g.fillStyle = css.bg; g.fillRect(0, 0, W, H);
-  const L = layout(H), scale = (W - GUT) / (view.t1 - view.t0);
+  const L = layout(H), scale = (W - GUT) / (view.t1 - view.t0), levels = new Set();
+  drawn = { spans: 0, lod: 0, level: '' };
   // Axis with ticks.
   g.font = '10px ui-monospace, monospace'; g.fillStyle = css.muted; g.strokeStyle = css.grid; g.textAlign = 'left';
   const span = view.t1 - view.t0, step = Math.pow(10, Math.floor(Math.log10(span / 8)));
@@ -515,7 +621,7 @@ function drawTimeline() {
     g.beginPath(); g.moveTo(x + 0.5, AX - 4); g.lineTo(x + 0.5, H); g.stroke();
     g.fillText('+' + fmtNs(t), x + 3, 12);
   }
-  $('range').textContent = '+' + fmtNs(Math.max(0, view.t0)) + ' … +' + fmtNs(view.t1) + '  (' + fmtNs(span) + ')';
+  const rangeText = '+' + fmtNs(Math.max(0, view.t0)) + ' … +' + fmtNs(view.t1) + '  (' + fmtNs(span) + ')';
   // Thread lanes: which coroutine ran.
   g.fillStyle = css.fg; g.font = '600 11px ui-sans-serif, system-ui, sans-serif';
   g.fillText('Threads', 6, AX + 11);
@@ -524,7 +630,9 @@ function drawTimeline() {
     const y = AX + 16 + t * TH;
     g.fillStyle = css.lane; g.fillRect(GUT, y, W - GUT, TH - 3);
     g.fillStyle = css.muted; g.fillText('tid ' + D.threads[t], 6, y + 11);
-    drawLane(g, D.thT0, D.thT1, D.thCum, D.thStart[t], D.thStart[t + 1], y, TH - 3, W, (k) => hue(a.sp_coro[a.th_order[k]]));
+    levels.add(drawLaneLevel(g, D.nc + t, y, TH - 3, W,
+      () => drawLane(g, D.thT0, D.thT1, D.thCum, D.thStart[t], D.thStart[t + 1], y, TH - 3, W, (k) => hue(a.sp_coro[a.th_order[k]])),
+      false, 0, 0, Infinity, true));
   }
   // Coroutine lanes.
   g.fillStyle = css.fg; g.font = '600 11px ui-sans-serif, system-ui, sans-serif';
@@ -540,7 +648,10 @@ function drawTimeline() {
     g.fillStyle = D.stuck.has(i) ? css.stuck : css.muted;
     const lab = labelOf(i);
     g.fillText(String(a.co_id[i]) + (lab ? ' ' + lab : ''), 6, y + 10, GUT - 12);
-    drawLane(g, a.sp_t0, a.sp_t1, D.cumRun, a.co_span0[i], a.co_span0[i + 1], y, CH - 2, W, (k) => stateColor(a.sp_flags[k], k));
+    const gone = a.co_state[i] === 4, stuckAt = D.stuck.has(i) && a.co_state[i] === 2 ? a.co_since[i] : Infinity;
+    levels.add(drawLaneLevel(g, i, y, CH - 2, W,
+      () => drawLane(g, a.sp_t0, a.sp_t1, D.cumRun, a.co_span0[i], a.co_span0[i + 1], y, CH - 2, W, (k) => stateColor(a.sp_flags[k], k)),
+      a.co_keep[i], a.co_first[i], gone ? a.co_last[i] : D.duration_ns, stuckAt, false));
     if (D.stuck.has(i) && a.co_state[i] === 2) { // the stuck suspension: red edge
       const e = a.co_span0[i + 1] - 1;
       if (e >= a.co_span0[i]) {
@@ -570,6 +681,11 @@ function drawTimeline() {
     g.fillText('lanes ' + (scrollY + 1) + '–' + Math.min(lanes.length, scrollY + L.rows) + ' of ' + lanes.length, W - 6, L.top - 4);
     g.textAlign = 'left';
   }
+  if (levels.has('summary') || levels.has('mixed')) askDetail(Array.from(yOf.keys(), (i) => a.co_id[i]));
+  // What level is shown: the exact spans, the summary, or both (the gap).
+  drawn.level = levels.has('summary') ? 'summary' : levels.has('mixed') ? 'exact + summary' : 'exact';
+  $('range').textContent = rangeText + '  · ' + (drawn.level === 'exact' ? 'exact spans' :
+    drawn.level + ' (buckets of ' + fmtNs(D.lod.bucket_ns) + ': shares running, runnable, suspended; wakes)');
   drawChart();
 }
 // What is under the mouse: a lane and the span there.
@@ -815,7 +931,8 @@ async function start() {
   window.addEventListener('resize', () => { if (D) { drawTimeline(); renderCoros(); drawGraph(); } });
   timelineEvents();
   window.corotracer = { marks: { start: performance.now() }, selectedIds: () => D ? [...sel].map((i) => D.a.co_id[i]).sort((x, y) => x - y) : [], data: () => D,
-    spanText: (k) => D ? tipText({ span: k, t: D.a.sp_t0[k] }) : '' };
+    spanText: (k) => D ? tipText({ span: k, t: D.a.sp_t0[k] }) : '',
+    drawn: () => drawn, detail: () => detail && { t0: detail.t0, t1: detail.t1, whole: detail.whole, spans: detail.d.a.sp_t0.length, view: [view.t0, view.t1] }, view: (t0, t1) => { view.t0 = t0; view.t1 = t1; fitted = false; drawTimeline(); return drawn; } };
   ctNav.init({
     data: () => D, view: () => view, sel: () => sel, fitted: () => fitted, css: () => css, lanes: () => lanes, canvas: () => $('timeline'),
     GUT, CH, laneTop: () => layout($('timeline').clientHeight).top, pick, clickLane, lowerBound, fmtNs, select: setSelection, setSel: (s) => { sel = s; showSel(); },

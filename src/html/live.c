@@ -253,6 +253,17 @@ static void handle(struct ct_live *l, struct client *c) {
     c->done = 1;
     return;
   }
+  if (pn == 7 && !memcmp(path, "/detail", 7)) {
+    struct ct_buf body = {0};
+    const char *status, *type;
+    ct_live_detail(l, q + 1, (size_t)(sp2 - q - 1), &body, &status, &type);
+    if (body.err)
+      refuse(c, "503 Service Unavailable", "out of memory\n");
+    else
+      respond(c, status, type, body.p, body.n);
+    ct_buf_free(&body);
+    return;
+  }
   if (pn == 7 && !memcmp(path, "/events", 7)) {
     ct_buf_puts(&c->out,
                 "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
@@ -604,6 +615,7 @@ static void live_free(struct ct_live *l) {
   free(l->lb);
   free(l->cb);
   free(l->it);
+  free(l->blk);
   free(l->path);
   free(l);
 }
@@ -619,6 +631,7 @@ static int start(const char *spec, const char *trace_path, int running,
   l->lfd = l->tfd = l->wake[0] = l->wake[1] = -1;
   l->running = running;
   l->runs = 1;
+  l->blk_t0 = UINT64_MAX;
   l->route = route;
   l->route_ctx = route_ctx;
   int rc = ct_live_parse_addr(spec, l->ip, sizeof l->ip, &l->port);

@@ -20,6 +20,13 @@
 
 struct snap;
 struct client;
+/* A stretch of the trace file by time (docs/DASHBOARD.md "Detail on
+ * request"): a binary chunk, or about BLK_LINES bytes of whole lines; the
+ * events' smallest and largest ts (t0 > t1: none). */
+struct ct_live_blk {
+  uint64_t off, len, t0, t1;
+};
+#define BLK_LINES (1u << 20)
 struct ct_live {
   pthread_t th;
   int lfd, wake[2], tfd, running;
@@ -37,6 +44,11 @@ struct ct_live {
   size_t lbn, lbcap;
   int binary, skip_hdr, bad; /* a binary trace; its header not yet read; a corrupt chunk seen */
   struct ct_ctr_iter *it;    /* its decoder */
+  /* The file's index by time, built as it is read: the blocks so far, and
+   * the one being read (blk_off: where it starts, blk_t0/t1 its ts). */
+  struct ct_live_blk *blk;
+  size_t nblk, capblk;
+  uint64_t blk_off, blk_t0, blk_t1;
   uint64_t bytes, last_growth, snap_bytes, last_build, build_ns, seq;
   struct snap *cur;
   uint64_t version;
@@ -62,6 +74,11 @@ struct ct_live {
 /* Reads what was appended to the trace, or a flight window's new chunks (at
  * most about TAIL_MAX bytes), into the aggregate; returns the bytes taken. */
 size_t ct_live_tail(struct ct_live *l);
+/* The answer to GET /detail?QUERY (q, qn bytes) into body, with its status
+ * and type (live_detail.c): the exact spans and wake edges of a window of a
+ * file's run for a set of coroutines, or one line saying what is wrong. */
+void ct_live_detail(struct ct_live *l, const char *q, size_t qn, struct ct_buf *body,
+                    const char **status, const char **type);
 /* A flight window's facts and dumps as tick fields, now the present. */
 void ct_live_window_json(const struct ct_live *l, struct ct_buf *b, uint64_t now);
 

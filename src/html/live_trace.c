@@ -39,12 +39,45 @@ static void feed(struct ct_live *l, enum ct_line_err err, const struct ct_line *
   }
   (void)ct_state_line(l->st, ++l->lineno, err, line);
   (void)ct_model_line(&l->m, err, line);
+  if (err == CT_LINE_OK && line->type == CT_LINE_EVENT) {
+    if (line->e.ts < l->blk_t0)
+      l->blk_t0 = line->e.ts;
+    if (line->e.ts > l->blk_t1)
+      l->blk_t1 = line->e.ts;
+  }
 }
 
-/* The whole chunks at p (n bytes): fed entry by entry; a chunk still being
- * written waits for the next call. Returns the bytes used. A corrupt chunk
- * ends the feeding (l->bad): nothing after it can be framed. */
-static size_t feed_frames(struct ct_live *l, const uint8_t *p, size_t n) {
+/* The index's block being read ends at file offset end: kept (a block that
+ * grows past the array's room is merged into the last one, never lost). */
+static void blk_close(struct ct_live *l, uint64_t end) {
+  if (end <= l->blk_off)
+    return;
+  if (l->nblk == l->capblk) {
+    size_t nc = l->capblk ? 2 * l->capblk : 1024;
+    struct ct_live_blk *nb = realloc(l->blk, nc * sizeof *nb);
+    if (nb) {
+      l->blk = nb;
+      l->capblk = nc;
+    }
+  }
+  if (l->nblk < l->capblk) {
+    l->blk[l->nblk++] = (struct ct_live_blk){l->blk_off, end - l->blk_off, l->blk_t0, l->blk_t1};
+  } else if (l->nblk) { /* no memory: the last block covers this one too */
+    struct ct_live_blk *b = &l->blk[l->nblk - 1];
+    b->len = end - b->off;
+    b->t0 = b->t0 < l->blk_t0 ? b->t0 : l->blk_t0;
+    b->t1 = b->t1 > l->blk_t1 ? b->t1 : l->blk_t1;
+  }
+  l->blk_off = end;
+  l->blk_t0 = UINT64_MAX;
+  l->blk_t1 = 0;
+}
+
+/* The whole chunks at p (n bytes; at file offset off, UINT64_MAX for a
+ * flight window's, which has no index): fed entry by entry; a chunk still
+ * being written waits for the next call. Returns the bytes used. A corrupt
+ * chunk ends the feeding (l->bad): nothing after it can be framed. */
+static size_t feed_frames(struct ct_live *l, const uint8_t *p, size_t n, uint64_t off) {
   size_t start = 0, clen;
   char why[192], label[CT_CTR_LABEL_MAX];
   struct ct_line line;
@@ -61,13 +94,15 @@ static size_t feed_frames(struct ct_live *l, const uint8_t *p, size_t n) {
     while (ct_ctr_next(l->it, &line, &err, label) > 0)
       feed(l, err, &line);
     start += clen;
+    if (off != UINT64_MAX)
+      blk_close(l, off + start);
   }
   return l->bad ? n : start;
 }
 
-/* The whole chunks at the start of the buffer (a binary trace file), after
- * its header. Returns the bytes used. */
-static size_t feed_chunks(struct ct_live *l) {
+/* The whole chunks at the start of the buffer (a binary trace file, at
+ * offset off), after its header. Returns the bytes used. */
+static size_t feed_chunks(struct ct_live *l, uint64_t off) {
   size_t start = 0;
   char why[192];
   if (l->skip_hdr) {
@@ -77,8 +112,9 @@ static size_t feed_chunks(struct ct_live *l) {
       l->bad = 1;
     start = sizeof(struct ctr_file_hdr);
     l->skip_hdr = 0;
+    l->blk_off = off + start;
   }
-  return start + feed_frames(l, (const uint8_t *)l->lb + start, l->lbn - start);
+  return start + feed_frames(l, (const uint8_t *)l->lb + start, l->lbn - start, off + start);
 }
 
 /* A flight window's new chunks (at most about TAIL_MAX bytes) to the
@@ -99,7 +135,7 @@ static size_t follow(struct ct_live *l) {
       begun = 1;
       restart(l);
       l->bad = 0;
-      feed_frames(l, b, n);
+      feed_frames(l, b, n, UINT64_MAX);
       free(b);
       l->begin = 0;
       l->gen_bytes = 0;
@@ -112,7 +148,7 @@ static size_t follow(struct ct_live *l) {
     }
     if (rc <= 0)
       break;
-    feed_frames(l, l->cb, n);
+    feed_frames(l, l->cb, n, UINT64_MAX);
     got += n;
     l->gen_bytes += n;
     if (l->gen_bytes >= l->win.size)
@@ -154,14 +190,17 @@ size_t ct_live_tail(struct ct_live *l) {
     size_t start = 0;
     char *nl;
     struct ct_line line;
+    uint64_t off = l->bytes - l->lbn; /* the file offset of lb[0] */
     if (l->binary) {
-      start = feed_chunks(l);
+      start = feed_chunks(l, off);
     } else {
       while ((nl = memchr(l->lb + start, '\n', l->lbn - start))) {
         size_t e = (size_t)(nl - l->lb);
         enum ct_line_err err = ct_parse_line(l->lb + start, e - start, &line);
         feed(l, err, &line);
         start = e + 1;
+        if (off + start - l->blk_off >= BLK_LINES)
+          blk_close(l, off + start);
       }
     }
     memmove(l->lb, l->lb + start, l->lbn - start);

@@ -57,6 +57,8 @@ int ct_model_init(struct ct_model *m, size_t span_budget, size_t span_cap) {
   m->blo = -1;
   m->bshift = BSHIFT0;
   m->detail_until = UINT64_MAX;
+  m->tail_cap = span_budget / 2;
+  m->lod_cap = CT_LOD_CAP;
   memset(m->recent, 0xff, sizeof m->recent);
   ct_map_init(&m->ids, sizeof(uint32_t));
   ct_map_init(&m->sitemap, sizeof(uint32_t));
@@ -81,6 +83,9 @@ void ct_model_free(struct ct_model *m) {
   free(m->coros);
   unreserve(m->spans, m->capspans, sizeof *m->spans);
   unreserve(m->wakes, m->capwakes, sizeof *m->wakes);
+  unreserve(m->tail, m->tail ? m->tail_cap : 0, sizeof *m->tail);
+  ct_lod_free(&m->lod);
+  free(m->th_sum);
   free(m->sites);
   free(m->site_pids);
   free(m->tids);
@@ -311,15 +316,9 @@ static int level_of(int state) {
 }
 
 /* ---- spans ---------------------------------------------------------------- */
-/* emit's work for a span kept: stored (out of line: past the budget, most
- * spans are only counted). */
-static __attribute__((noinline)) int store_span(struct ct_model *m, const struct ct_mcoro *c,
-                                                uint64_t t1, int other) {
-  if (!m->spans && reserve((void **)&m->spans, &m->capspans, m->span_cap, sizeof *m->spans))
-    return -ENOMEM;
-  struct ct_span *s = &m->spans[m->nspans++];
-  m->nspans_other += (size_t)other;
-  m->coros[c - m->coros].nsp++;
+/* The span c was in until t1 into *s. */
+static void fill_span(const struct ct_model *m, struct ct_span *s, const struct ct_mcoro *c,
+                      uint64_t t1) {
   *s = (struct ct_span){.t0 = c->state_ts,
                         .t1 = t1 > c->state_ts ? t1 : c->state_ts,
                         .obj = c->obj,
@@ -330,20 +329,69 @@ static __attribute__((noinline)) int store_span(struct ct_model *m, const struct
            : c->state == CT_SP_SUSPENDED ? c->site
            : c->state == CT_SP_RUNNABLE  ? c->waker
                                          : NONE;
+}
+
+/* A span [t0, t1) left out for good: counted, and the stretch of the run
+ * with exact spans for every lane shrinks to before t0 and after t1. */
+static void drop_span(struct ct_model *m, uint64_t t0, uint64_t t1) {
+  m->spans_dropped++;
+  if (t0 < m->detail_until)
+    m->detail_until = t0;
+  if (t1 > m->detail_from)
+    m->detail_from = t1;
+}
+
+/* emit's work for a span kept: stored (out of line: past the budget, most
+ * spans go to the tail ring). */
+static __attribute__((noinline)) int store_span(struct ct_model *m, const struct ct_mcoro *c,
+                                                uint64_t t1, int other) {
+  if (!m->spans && reserve((void **)&m->spans, &m->capspans, m->span_cap, sizeof *m->spans))
+    return -ENOMEM;
+  m->nspans_other += (size_t)other;
+  m->coros[c - m->coros].nsp++;
+  fill_span(m, &m->spans[m->nspans++], c, t1);
   return 0;
 }
 
-/* The span c was in until t1, stored while the budget has room, else
- * counted as dropped. */
+/* A span of a coroutine not kept past the budget's first half: into the
+ * tail ring, over its oldest span once full (that one is dropped). */
+static __attribute__((noinline)) int tail_span(struct ct_model *m, const struct ct_mcoro *c,
+                                               uint64_t t1) {
+  size_t cap = m->tail_cap;
+  if (!m->tail && reserve((void **)&m->tail, &cap, m->tail_cap, sizeof *m->tail))
+    return -ENOMEM;
+  struct ct_span *s;
+  if (m->tail_n < m->tail_cap) {
+    s = &m->tail[m->tail_n++];
+  } else {
+    s = &m->tail[m->tail_at];
+    m->tail_at = (m->tail_at + 1) % m->tail_cap;
+    drop_span(m, s->t0, s->t1);
+    m->coros[s->coro].nsp--;
+  }
+  m->coros[c - m->coros].nsp++;
+  fill_span(m, s, c, t1);
+  return 0;
+}
+
+/* The span c was in until t1: summarized (running and runnable time: the
+ * suspended is the rest), then stored while the budget has room, else into
+ * the tail ring, or (a kept coroutine's past the cap) counted as dropped. */
 static inline __attribute__((always_inline)) int emit(struct ct_model *m, const struct ct_mcoro *c,
                                                       uint64_t t1) {
   if (c->state > CT_SP_CREATED)
     return 0;
+  if (c->state != CT_SP_SUSPENDED) {
+    int rc = ct_lod_model(m, (uint32_t)(c - m->coros), c->state == CT_SP_RUNNING ? c->tid : NONE,
+                          c->state_ts, t1, c->state, 0);
+    if (rc)
+      return rc;
+  }
   int other = !c->keep;
-  if (m->nspans >= m->span_cap || (other && m->nspans_other >= m->span_budget)) {
-    m->spans_dropped++;
-    if (c->state_ts < m->detail_until)
-      m->detail_until = c->state_ts;
+  if (m->nspans >= m->span_cap || (other && m->nspans_other >= m->span_budget - m->tail_cap)) {
+    if (other && m->tail_cap)
+      return tail_span(m, c, t1);
+    drop_span(m, c->state_ts, t1);
     return 0;
   }
   return store_span(m, c, t1, other);
@@ -442,6 +490,9 @@ static int on_event(struct ct_model *m, const struct ct_event *ev) {
       c = coro(m, ev->probe_id, 0); /* the table may have moved */
       from = (uint32_t)(w - m->coros) + 1;
     }
+    uint32_t ix = (uint32_t)(c - m->coros);
+    if ((rc = ct_lod_model(m, ix, NONE, ev->ts, ev->ts, CT_SP_RUNNABLE, 1)))
+      return rc;
     if (m->nwakes < m->span_budget / 4 || (c->keep && m->nwakes < m->span_cap / 4)) {
       if (!m->wakes && reserve((void **)&m->wakes, &m->capwakes, wakes_max(m), sizeof *m->wakes))
         return -ENOMEM;
@@ -519,12 +570,13 @@ static int prune(struct ct_model *m) {
       *c = m->coros[i];
       c->waker = waker_after(remap, c->waker);
     }
-  for (size_t k = 0; k < m->nspans; k++) {
-    struct ct_span *s = &m->spans[k];
+  for (size_t k = 0; k < m->nspans + m->tail_n; k++) {
+    struct ct_span *s = k < m->nspans ? &m->spans[k] : &m->tail[k - m->nspans];
     s->coro = remap[s->coro]; /* a row with spans stays */
     if (s->state == CT_SP_RUNNABLE)
       s->arg = waker_after(remap, s->arg);
   }
+  ct_lod_remap(m, remap);
   size_t nw = 0;
   for (size_t k = 0; k < m->nwakes; k++) {
     struct ct_wake w = m->wakes[k];
@@ -539,6 +591,7 @@ static int prune(struct ct_model *m) {
   m->nwakes = nw;
   m->coros_pruned += m->ncoros - n;
   m->ncoros = n;
+  ct_lod_relink(m);
   m->last_ix = 0;
   memset(m->recent, 0xff, sizeof m->recent);
   m->prune_at = 2 * n > prune_min(m) ? 2 * n : prune_min(m);

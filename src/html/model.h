@@ -49,7 +49,8 @@ struct ct_mcoro {
   uint64_t id, since, obj, first_ts, last_ts, state_ts;
   uint32_t label, tid, site, create_site, pid, waker;
   uint32_t runs, suspends, wakes, lost;
-  uint32_t nsp; /* its spans kept */
+  uint32_t nsp;      /* its spans kept */
+  uint32_t sum_last; /* its lane's newest summary entry (index + 1, 0: none) */
   uint64_t next_ev;
   uint8_t state, wait, alive, destroyed, keep;
 };
@@ -60,6 +61,26 @@ enum { CT_CT_RUNNING, CT_CT_RUNNABLE, CT_CT_SUSPENDED, CT_CT_LIVE, CT_CT_LEVELS_
 struct ct_cbucket {
   int32_t d[CT_CT_LEVELS_];
   uint32_t events, lost, wakes;
+};
+
+/* Level of detail (model_lod.c): one lane's time in one bucket of 2^shift
+ * ns (bucket = ts >> shift): ns running, ns runnable (created included),
+ * wakes of the lane's coroutine. A lane is a coroutine row, or
+ * CT_LOD_THREAD | thread index. Suspended is the rest of a coroutine's life. */
+#define CT_LOD_THREAD 0x80000000u
+#define CT_LOD_NONE UINT32_MAX
+#define CT_LOD_CAP (1u << 21) /* entries: 48 MB at most, ~10 B each in the blob */
+#define CT_LOD_RUN_BUCKETS 65536u /* the finest: 4096 buckets over the run, refined x16 */
+struct ct_sum {
+  uint32_t lane, wakes;
+  uint64_t bucket;
+  float run, rdy;
+};
+struct ct_lod {
+  struct ct_sum *s;
+  size_t n, cap;
+  int shift;        /* bucket width: 2^shift ns, doubled when the table is full */
+  uint64_t dropped; /* spans not summarized (the widest buckets full) */
 };
 
 struct ct_model {
@@ -100,10 +121,43 @@ struct ct_model {
   uint64_t lines, events, bad, start_ts, last_ts, end_ts, lost, wake_count;
   uint64_t spans_dropped, wakes_dropped, coros_pruned; /* pruned: rows dropped */
   uint64_t detail_until; /* the earliest start of a dropped span (UINT64_MAX: none) */
+  uint64_t detail_from;  /* the latest end of a dropped span (0: none) */
+  /* The newest spans past the budget's first half, a ring (exact spans at
+   * the run's end as well as at its start): tail_n used, tail_at the next
+   * to overwrite once full. */
+  struct ct_span *tail;
+  size_t tail_n, tail_cap, tail_at;
+  /* level of detail: every span summarized, the lanes' newest entries */
+  struct ct_lod lod;
+  size_t lod_cap;
+  uint32_t *th_sum; /* a thread lane's newest entry (index + 1), by thread index */
+  size_t capth_sum;
   uint64_t target_pid;
   int has_end;
   char run_id[80], host[128];
 };
+
+/* The level of detail's table (model_lod.c): cap entries, reserved, not
+ * touched. 0 or -ENOMEM. */
+int ct_lod_init(struct ct_lod *l, size_t cap);
+void ct_lod_free(struct ct_lod *l);
+/* Adds [t0, t1) running (rdy 0) or runnable to lane, and wakes to its first
+ * bucket, into *last's entry when that is the bucket (last: NULL, or the
+ * lane's newest entry index + 1, updated). 0 or -ENOSPC (full: counted). */
+int ct_lod_add(struct ct_lod *l, uint32_t lane, uint32_t *last, uint64_t t0, uint64_t t1, int rdy,
+               uint32_t wakes);
+/* Sorts s[0..*n) by lane then bucket and merges the entries of one bucket. */
+void ct_lod_compact(struct ct_sum *s, size_t *n);
+/* The model's summary of coroutine coro's time [t0, t1) in state (running
+ * or runnable: on thread tid, CT_LOD_NONE for none, when running) plus
+ * wakes, the buckets widened when the table is full. 0 or -ENOMEM. */
+int ct_lod_model(struct ct_model *m, uint32_t coro, uint32_t tid, uint64_t t0, uint64_t t1,
+                 int state, uint32_t wakes);
+/* After the rows moved (ct_model's pruning; remap: old row -> new, or
+ * CT_LOD_NONE when pruned): the entries follow, a pruned row's go. Then
+ * ct_lod_relink sets the lanes' newest entries again. */
+void ct_lod_remap(struct ct_model *m, const uint32_t *remap);
+void ct_lod_relink(struct ct_model *m);
 
 /* Initializes m (caller's storage). span_budget: spans kept for coroutines
  * not marked keep; span_cap: the hard cap. Returns 0 or -ENOMEM. */

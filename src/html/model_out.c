@@ -22,16 +22,16 @@ struct arr {
 
 struct out {
   struct ct_zw zw;
-  struct arr arrs[40];
+  struct arr arrs[64];
   size_t narr;
-  const struct ct_span *sp, *opn; /* stored spans, then the open ones */
-  size_t nsp;
+  const struct ct_span *sp, *tl, *opn; /* stored spans, the tail ring's, the open ones */
+  size_t nsp, ntl;
   const uint32_t *ord; /* output position -> span index */
   uint64_t start;
 };
 
 static const struct ct_span *span_at(const struct out *o, size_t i) {
-  return i < o->nsp ? &o->sp[i] : &o->opn[i - o->nsp];
+  return i < o->nsp ? &o->sp[i] : i < o->nsp + o->ntl ? &o->tl[i - o->nsp] : &o->opn[i - o->nsp - o->ntl];
 }
 
 static double rel(uint64_t t, uint64_t start) {
@@ -203,7 +203,8 @@ static void header(struct ct_buf *h, const struct ct_model *m, const struct out 
                 nspans, m->spans_dropped, m->nwakes, m->wakes_dropped, kept, m->span_budget,
                 m->coros_pruned);
   if (m->detail_until != UINT64_MAX)
-    ct_buf_printf(h, ",\"detail_until\":%.0f", rel(m->detail_until, start));
+    ct_buf_printf(h, ",\"detail_until\":%.0f,\"detail_from\":%.0f", rel(m->detail_until, start),
+                  rel(m->detail_from, start));
   ct_buf_puts(h, "},\"arrays\":[");
   for (size_t i = 0; i < o->narr; i++)
     ct_buf_printf(h, "%s{\"name\":\"%s\",\"type\":\"%s\",\"n\":%zu}", i ? "," : "", o->arrs[i].name,
@@ -373,15 +374,96 @@ static size_t emit_counters(struct out *o, const struct ct_model *m) {
   return nb;
 }
 
+/* The level of detail (model_lod.c) with the open spans' time to the end
+ * (opn, nopen), by lane (the coroutine rows, then the threads) and bucket:
+ * lod_lane0 (each lane's first entry, nc + nt + 1), lod_b (the bucket's
+ * index from the start's bucket, as a gap from the lane's previous entry
+ * with an escape, lod_b_x), lod_run and lod_rdy (the bucket's share running
+ * and runnable, of 65535), lod_wk (wakes, at most 65535). *nout: the
+ * entries. 0 or -ENOMEM. */
+static int emit_lod(struct out *o, const struct ct_model *m, const struct ct_span *opn,
+                    size_t nopen, size_t *nout, int *shift) {
+  struct ct_lod l = {.shift = m->lod.shift};
+  size_t nc = m->ncoros, nt = m->ntids, nl = nc + nt, room;
+  /* The open spans run to the end (a live view's: the present, maybe far
+   * past the last event): the buckets widen until they fit the model's own
+   * bounds (model_lod.c), the copied entries merged by ct_lod_compact. */
+  for (;; l.shift++) {
+    room = m->lod.n;
+    int wide = 0;
+    for (size_t i = 0; i < nopen && !wide; i++)
+      if (opn[i].state != CT_SP_SUSPENDED) {
+        uint64_t nb = (opn[i].t1 >> l.shift) - (opn[i].t0 >> l.shift) + 1;
+        wide = nb > CT_LOD_RUN_BUCKETS;
+        room += 2 * (size_t)nb;
+      }
+    if ((!wide && room <= 2 * (size_t)CT_LOD_CAP) || l.shift >= 62)
+      break;
+  }
+  uint32_t *lane0 = calloc(nl + 1, sizeof *lane0);
+  struct ct_buf xb = {0};
+  int rc = -ENOMEM;
+  if (!lane0 || !(l.s = malloc((room ? room : 1) * sizeof *l.s)))
+    goto out;
+  l.cap = room;
+  memcpy(l.s, m->lod.s, m->lod.n * sizeof *l.s);
+  l.n = m->lod.n;
+  for (size_t k = 0; k < l.n; k++)
+    l.s[k].bucket >>= l.shift - m->lod.shift;
+  for (size_t i = 0; i < nopen; i++) {
+    const struct ct_span *s = &opn[i];
+    if (s->state == CT_SP_SUSPENDED)
+      continue;
+    (void)ct_lod_add(&l, s->coro, NULL, s->t0, s->t1, s->state != CT_SP_RUNNING, 0);
+    if (s->state == CT_SP_RUNNING && s->arg != NONE)
+      (void)ct_lod_add(&l, CT_LOD_THREAD | s->arg, NULL, s->t0, s->t1, 0, 0);
+  }
+  ct_lod_compact(l.s, &l.n);
+  for (size_t k = 0; k < l.n; k++) {
+    uint32_t ln = l.s[k].lane;
+    lane0[(ln & CT_LOD_THREAD ? nc + (ln & ~CT_LOD_THREAD) : ln) + 1]++;
+  }
+  for (size_t i = 0; i < nl; i++)
+    lane0[i + 1] += lane0[i];
+  begin(o, "lod_lane0", "u32", nl + 1);
+  ct_zw_put(&o->zw, lane0, (nl + 1) * sizeof *lane0);
+  uint64_t base = o->start >> l.shift;
+  double w = (double)((uint64_t)1 << l.shift);
+  const struct ct_sum *e = l.s;
+  EMIT(o, "lod_b", "u32", uint32_t, l.n,
+       esc(i && e[i - 1].lane == e[i].lane ? (double)(e[i].bucket - e[i - 1].bucket)
+                                           : (double)e[i].bucket - (double)base,
+           &xb));
+  begin(o, "lod_b_x", "f64", xb.n / 8);
+  ct_zw_put(&o->zw, xb.p, xb.n);
+#define SHARE(v) ((v) >= w ? 65535 : (v) <= 0 ? 0 : (uint16_t)((v) / w * 65535.0 + 0.5))
+  EMIT(o, "lod_run", "u16", uint16_t, l.n, SHARE(e[i].run));
+  EMIT(o, "lod_rdy", "u16", uint16_t, l.n, SHARE(e[i].rdy));
+#undef SHARE
+  EMIT(o, "lod_wk", "u16", uint16_t, l.n, e[i].wakes > 65535 ? 65535 : e[i].wakes);
+  *nout = l.n;
+  *shift = l.shift;
+  rc = xb.err ? -ENOMEM : 0;
+out:
+  free(lane0);
+  free(l.s);
+  ct_buf_free(&xb);
+  return rc;
+}
+
 /* The JSON header after the arrays (aligned to 8), then its length and the
  * magic, the blob's last 8 bytes. 0 or -ENOMEM. */
 static int emit_header(struct out *o, const struct ct_model *m, const struct ct_model_page *pg,
-                       uint64_t end, size_t ns, size_t nb) {
+                       uint64_t end, size_t ns, size_t nb, size_t nlod, int lshift) {
   struct ct_buf h = {0};
   header(&h, m, o, pg, end, ns);
-  ct_buf_printf(&h, ",\"counters\":{\"t0\":%.0f,\"bucket_ns\":%" PRIu64 ",\"n\":%zu}}",
+  ct_buf_printf(&h, ",\"counters\":{\"t0\":%.0f,\"bucket_ns\":%" PRIu64 ",\"n\":%zu}",
                 m->blo >= 0 ? rel((uint64_t)m->blo << m->bshift, o->start) : 0.0,
                 (uint64_t)1 << m->bshift, nb);
+  uint64_t base = o->start >> lshift;
+  ct_buf_printf(&h, ",\"lod\":{\"t0\":%.0f,\"bucket_ns\":%" PRIu64 ",\"n\":%zu,\"dropped\":%" PRIu64 "}}",
+                rel(base << lshift, o->start), (uint64_t)1 << lshift, nlod,
+                m->lod.dropped);
   if (h.err) {
     ct_buf_free(&h);
     return -ENOMEM;
@@ -417,8 +499,10 @@ int ct_model_serialize(const struct ct_model *m, const struct ct_model_page *pg,
     goto out;
   o.sp = m->spans;
   o.nsp = m->nspans;
+  o.tl = m->tail;
+  o.ntl = m->tail_n;
   o.opn = opn;
-  size_t ns = m->nspans + nopen, nc = m->ncoros;
+  size_t ns = m->nspans + m->tail_n + nopen, nc = m->ncoros;
   if ((rc = lanes(&o, ns, nc, &ord, &starts)))
     goto out;
   /* Thread lanes: output positions of running spans, by thread then time. */
@@ -432,8 +516,11 @@ int ct_model_serialize(const struct ct_model *m, const struct ct_model_page *pg,
   begin(&o, "th_order", "u32", nrun);
   ct_zw_put(&o.zw, thr, nrun * sizeof *thr);
   emit_coros(&o, m);
-  size_t nb = emit_counters(&o, m);
-  if ((rc = emit_header(&o, m, pg, end, ns, nb)))
+  size_t nb = emit_counters(&o, m), nlod = 0;
+  int lshift = 0;
+  if ((rc = emit_lod(&o, m, opn, nopen, &nlod, &lshift)))
+    goto out;
+  if ((rc = emit_header(&o, m, pg, end, ns, nb, nlod, lshift)))
     goto out;
   *raw_len = o.zw.raw;
 out : {

@@ -11,7 +11,7 @@ import { inflateSync } from 'node:zlib';
 import http from 'node:http';
 
 function fail(msg) { console.log('FAIL: ' + msg); process.exit(1); }
-const TYPES = { f64: Float64Array, u32: Uint32Array, i32: Int32Array, u8: Uint8Array };
+const TYPES = { f64: Float64Array, u32: Uint32Array, i32: Int32Array, u16: Uint16Array, u8: Uint8Array };
 
 export function decode(z) {
   const buf = inflateSync(z);

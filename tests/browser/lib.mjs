@@ -11,7 +11,7 @@ export function fail(msg) {
   process.exit(1);
 }
 
-export async function open(url, { width = 1600, height = 1000 } = {}) {
+export async function open(url, { width = 1600, height = 1000, timeout = 30000 } = {}) {
   const profile = mkdtempSync(join(tmpdir(), 'ct-chromium-'));
   const args = ['--headless=new', '--disable-background-networking', '--disable-component-update', '--disable-sync',
     '--no-first-run', '--no-default-browser-check', '--disable-default-apps', '--disable-extensions',
@@ -27,7 +27,7 @@ export async function open(url, { width = 1600, height = 1000 } = {}) {
   ctx.on('request', (r) => requests.push(r.url()));
   const t0 = Date.now();
   await page.goto(url);
-  await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
+  await page.waitForSelector('body[data-ready="1"]', { timeout });
   const ready_ms = Date.now() - t0;
   const close = async () => { await ctx.close(); rmSync(profile, { recursive: true, force: true }); };
   return { page, errors, requests, close, ready_ms };

@@ -1,0 +1,103 @@
+// lod.mjs - the whole run drawn at any zoom (docs/DASHBOARD.md "Level of
+// detail"), on the page of a trace larger than the span budget.
+// Usage: node lod.mjs PAGE_URL [SCREENSHOT_PREFIX]   (a file:// page, or `serve`'s URL)
+// Asserts: zoomed out, the coroutine lanes are drawn over the last tenth of
+// the coroutines' activity (pixels); zoomed in with the mouse (ctrl+wheel)
+// to a window of at most 1 ms at its end, spans are drawn there (pixels, and
+// the page's own count of exact spans drawn); zoomed in to 1 ms in the
+// middle of the stretch whose spans the page does not hold: the summary is
+// drawn there, and a served page asks for the detail (GET /detail) and draws
+// exact spans (in the lanes with events in the window); a detail request with a bad parameter gets 400 and one line.
+import http from 'node:http';
+import { open, fail } from './lib.mjs';
+
+const [url, shot] = process.argv.slice(2);
+const { page, errors, close, ready_ms } = await open(url, { width: 1600, height: 1900, timeout: 300000 }); // every lane of 100 in view; a served page reads the trace first, slow on a loaded machine
+console.log(`page ready in ${ready_ms} ms`);
+const GUT = 170, AX = 20, TH = 18; // web/dashboard.js's layout
+
+// Pixels of the coroutine lanes between x0 and x1 that are neither the
+// background nor an empty lane.
+async function laneInk(x0, x1) {
+  return page.evaluate(([x0, x1, AX, TH]) => {
+    const c = document.getElementById('timeline'), g = c.getContext('2d'), d = window.corotracer.data();
+    const s = getComputedStyle(document.documentElement), probe = document.createElement('canvas').getContext('2d');
+    const rgb = (v) => { probe.fillStyle = v; probe.fillRect(0, 0, 1, 1); return Array.from(probe.getImageData(0, 0, 1, 1).data.slice(0, 3)).join(); };
+    const empty = new Set([rgb(s.getPropertyValue('--bg').trim()), rgb(s.getPropertyValue('--lane').trim()), rgb(s.getPropertyValue('--sel').trim())]);
+    const top = AX + 16 + d.threads.length * TH + 16, h = c.height - top;
+    const px = g.getImageData(Math.round(x0), top, Math.max(1, Math.round(x1 - x0)), h).data;
+    let ink = 0;
+    for (let i = 0; i < px.length; i += 4) if (!empty.has([px[i], px[i + 1], px[i + 2]].join())) ink++;
+    return { ink, of: px.length / 4 };
+  }, [x0, x1, AX, TH]);
+}
+
+const info = await page.evaluate(() => {
+  const d = window.corotracer.data(), c = document.getElementById('timeline');
+  // The end of the coroutines' activity (the program may run on without them).
+  const last = d.a.co_last.reduce((x, y) => Math.max(x, y), 0);
+  return { dur: d.duration_ns, last, gap: [d.summary.detail_until, d.summary.detail_from], c0: d.counters.t0, W: c.clientWidth, spans: d.summary.spans, dropped: d.summary.spans_dropped };
+});
+if (!info.dropped) fail('the trace fits the span budget: nothing to summarize');
+// fit(): the run with 1 % on each side.
+let t0 = Math.min(0, info.c0), t1 = Math.max(info.dur, 1);
+const pad = (t1 - t0) * 0.01;
+t0 -= pad; t1 += pad;
+const xAt = (t) => GUT + (t - t0) * (info.W - GUT) / (t1 - t0);
+const whole = await laneInk(xAt(info.last * 0.9), xAt(info.last));
+console.log(`whole run (${(info.dur / 1e6).toFixed(1)} ms, coroutines until +${(info.last / 1e6).toFixed(1)} ms): ` +
+  `the last tenth's lanes: ${whole.ink} of ${whole.of} pixels drawn`);
+if (shot) await page.screenshot({ path: shot + '-out.png' });
+if (whole.ink < whole.of * 0.05) fail('zoomed out, the lanes are (nearly) blank over the last tenth of the coroutines\' run');
+if (shot) await page.screenshot({ path: shot + '-out.png' });
+
+// Zooms with the mouse from the whole run at time t until the view is <= 1 ms.
+async function zoomAt(t) {
+  await page.keyboard.press('Escape');
+  await page.focus('#timeline');
+  await page.keyboard.press('f'); // fit: the whole run, as xAt assumes
+  const steps = Math.ceil(Math.log((t1 - t0) / 1e6) / 0.8), box = await page.locator('#timeline').boundingBox();
+  await page.mouse.move(box.x + xAt(t), box.y + AX + 16 + 2 * TH + 40);
+  await page.keyboard.down('Control');
+  for (let i = 0; i < steps; i++) { await page.mouse.wheel(0, -400); await page.waitForTimeout(30); }
+  await page.keyboard.up('Control');
+  await page.waitForTimeout(100);
+  return page.textContent('#range');
+}
+console.log(`zoomed in at the end: ${await zoomAt(info.last - 5e5)}`);
+const end = await laneInk(GUT + 1, info.W);
+console.log(`the window at the end: ${end.ink} of ${end.of} lane pixels drawn`);
+if (end.ink < end.of * 0.05) fail('zoomed in at the end of the run, the lanes are (nearly) blank');
+const drawn = await page.evaluate(() => window.corotracer.drawn ? window.corotracer.drawn() : null);
+console.log(`drawn: ${JSON.stringify(drawn)}`);
+if (!drawn || drawn.spans < 10 || drawn.level !== 'exact') fail('no exact spans drawn in the last 1 ms');
+if (shot) await page.screenshot({ path: shot + '-in.png' });
+
+// The middle of the stretch without exact spans in the page.
+const mid = (info.gap[0] + info.gap[1]) / 2;
+console.log(`zoomed in at +${(mid / 1e6).toFixed(1)} ms: ${await zoomAt(mid)}`);
+const served = url.startsWith('http');
+if (served) // the detail of this view (not of one the wheel went through)
+  await page.waitForFunction(() => { const d = window.corotracer.detail(); return d && d.whole && d.t0 <= d.view[0] && d.t1 >= d.view[1]; },
+    null, { timeout: 300000 }).catch(() => {});
+const m = await page.evaluate(() => ({ drawn: window.corotracer.drawn(), detail: window.corotracer.marks.detail || null }));
+const ink = await laneInk(GUT + 1, info.W);
+console.log(`the window in the middle: ${ink.ink} of ${ink.of} lane pixels drawn; drawn ${JSON.stringify(m.drawn)}; detail ${JSON.stringify(m.detail)}`);
+if (ink.ink < ink.of * 0.05) fail('zoomed in within the summarized stretch, the lanes are (nearly) blank');
+if (!served && m.drawn.lod < 100) fail('the offline page draws no summary where it holds no exact spans');
+if (served && (!m.detail || !m.detail.spans || m.drawn.spans < 10))
+  fail('the served page did not ask for and draw the exact spans of the window');
+if (served) {
+  console.log(`detail: ${m.detail.spans} spans, request to frame ${(m.detail.drawn - m.detail.asked).toFixed(0)} ms`);
+  const u = new URL(url), tok = u.searchParams.get('token');
+  for (const q of ['t0=x&t1=5&lanes=1', 't0=5&t1=1&lanes=1', 't0=0&t1=5&lanes=1,a', 't0=0&t1=5']) {
+    const r = await new Promise((res, rej) => http.get({ host: u.hostname, port: u.port, path: `/detail?token=${tok}&${q}` }, (x) => {
+      let b = ''; x.on('data', (c) => { b += c; }); x.on('end', () => res({ status: x.statusCode, body: b }));
+    }).on('error', rej));
+    console.log(`detail?${q}: ${r.status} ${JSON.stringify(r.body)}`);
+    if (r.status !== 400 || r.body.split('\n').filter(Boolean).length !== 1) fail(`detail?${q}: want 400 and one line`);
+  }
+}
+if (errors.length) fail('console errors: ' + errors.join(' | '));
+await close();
+console.log('ok');
