@@ -21,8 +21,8 @@
 #define DETAIL_SPANS 400000u /* the detail model's budget: bounded whatever the window */
 
 struct detail {
-  uint64_t a0, a1;      /* the window, absolute ts */
-  uint64_t *ids;        /* the coroutines asked for, sorted */
+  uint64_t a0, a1; /* the window, absolute ts */
+  uint64_t *ids;   /* the coroutines asked for, sorted */
   size_t nids;
   struct ct_model m;
 };
@@ -80,8 +80,7 @@ static int number(const char *v, size_t n, uint64_t *out) {
 
 /* The query into d (the window made absolute from start); 0, or -EINVAL
  * with the reason in why. */
-static int parse(struct detail *d, const char *q, size_t qn, uint64_t start, char *why,
-                 size_t wn) {
+static int parse(struct detail *d, const char *q, size_t qn, uint64_t start, char *why, size_t wn) {
   size_t n;
   const char *v;
   uint64_t t0, t1;
@@ -189,7 +188,8 @@ static void clip(struct detail *d) {
       m->spans[k++] = m->spans[i];
   m->nspans = k;
   k = 0;
-  for (size_t i = 0; i < m->tail_n; i++) /* ring order no longer matters: lanes are sorted by time */
+  for (size_t i = 0; i < m->tail_n;
+       i++) /* ring order no longer matters: lanes are sorted by time */
     if (m->tail[i].t1 >= d->a0 && m->tail[i].t0 <= d->a1)
       m->tail[k++] = m->tail[i];
   m->tail_n = k;

@@ -69,7 +69,7 @@ struct ct_cbucket {
  * CT_LOD_THREAD | thread index. Suspended is the rest of a coroutine's life. */
 #define CT_LOD_THREAD 0x80000000u
 #define CT_LOD_NONE UINT32_MAX
-#define CT_LOD_CAP (1u << 21) /* entries: 48 MB at most, ~10 B each in the blob */
+#define CT_LOD_CAP (1u << 21)     /* entries: 48 MB at most, ~10 B each in the blob */
 #define CT_LOD_RUN_BUCKETS 65536u /* the finest: 4096 buckets over the run, refined x16 */
 struct ct_sum {
   uint32_t lane, wakes;

@@ -13,7 +13,7 @@
 
 #include "html/model.h"
 
-#define LOD_SHIFT0 10  /* 1 us buckets to start with */
+#define LOD_SHIFT0 10    /* 1 us buckets to start with */
 #define LOD_SHIFT_MAX 46 /* 19.5 h: past it, entries are counted as dropped */
 
 int ct_lod_init(struct ct_lod *l, size_t cap) {

@@ -31,7 +31,9 @@ struct out {
 };
 
 static const struct ct_span *span_at(const struct out *o, size_t i) {
-  return i < o->nsp ? &o->sp[i] : i < o->nsp + o->ntl ? &o->tl[i - o->nsp] : &o->opn[i - o->nsp - o->ntl];
+  return i < o->nsp            ? &o->sp[i]
+         : i < o->nsp + o->ntl ? &o->tl[i - o->nsp]
+                               : &o->opn[i - o->nsp - o->ntl];
 }
 
 static double rel(uint64_t t, uint64_t start) {
@@ -461,9 +463,9 @@ static int emit_header(struct out *o, const struct ct_model *m, const struct ct_
                 m->blo >= 0 ? rel((uint64_t)m->blo << m->bshift, o->start) : 0.0,
                 (uint64_t)1 << m->bshift, nb);
   uint64_t base = o->start >> lshift;
-  ct_buf_printf(&h, ",\"lod\":{\"t0\":%.0f,\"bucket_ns\":%" PRIu64 ",\"n\":%zu,\"dropped\":%" PRIu64 "}}",
-                rel(base << lshift, o->start), (uint64_t)1 << lshift, nlod,
-                m->lod.dropped);
+  ct_buf_printf(
+      &h, ",\"lod\":{\"t0\":%.0f,\"bucket_ns\":%" PRIu64 ",\"n\":%zu,\"dropped\":%" PRIu64 "}}",
+      rel(base << lshift, o->start), (uint64_t)1 << lshift, nlod, m->lod.dropped);
   if (h.err) {
     ct_buf_free(&h);
     return -ENOMEM;
