@@ -408,7 +408,8 @@ static int emit_lod(struct out *o, const struct ct_model *m, const struct ct_spa
   if (!lane0 || !(l.s = malloc((room ? room : 1) * sizeof *l.s)))
     goto out;
   l.cap = room;
-  memcpy(l.s, m->lod.s, m->lod.n * sizeof *l.s);
+  if (m->lod.n) /* an empty summary has no array: memcpy's source must not be NULL */
+    memcpy(l.s, m->lod.s, m->lod.n * sizeof *l.s);
   l.n = m->lod.n;
   for (size_t k = 0; k < l.n; k++)
     l.s[k].bucket >>= l.shift - m->lod.shift;
