@@ -12,7 +12,7 @@ CLI_SRCS += src/engine/rundir.c src/engine/spawn.c \
 # ctjl, the tests of the binary trace and of the read side.
 CT_WRITER_OBJS := $(patsubst %.c,$(O)/obj/%.o,src/engine/writer.c \
                   src/engine/sink.c src/engine/sink_cut.c src/engine/records.c src/engine/modules.c src/engine/ctrace_enc.c \
-                  src/engine/flight.c src/engine/flight_snap.c)
+                  src/engine/flight.c src/engine/flight_snap.c src/engine/sched.c)
 
 # The trace writer's formatting benchmark (links the writer alone).
 $(O)/bench/bench-writer: $(O)/obj/bench/bench-writer.o $(CT_WRITER_OBJS) \
@@ -22,7 +22,7 @@ $(O)/bench/bench-writer: $(O)/obj/bench/bench-writer.o $(CT_WRITER_OBJS) \
 PROGS += $(O)/bench/bench-writer
 
 # The engine's reading of shared memory, for tests/fuzz/fuzz-shm.c.
-FUZZ_SRCS_shm := src/engine/harvest.c src/engine/writer.c src/engine/modules.c src/engine/rings.c src/engine/rings_format.c \
+FUZZ_SRCS_shm := src/engine/harvest.c src/engine/sched.c src/engine/writer.c src/engine/modules.c src/engine/rings.c src/engine/rings_format.c \
                  src/engine/sites.c \
                  src/engine/records.c src/engine/sink.c src/engine/sink_cut.c src/engine/clock.c \
                  src/engine/ctrace_enc.c src/engine/flight.c src/engine/flight_snap.c src/analysis/trace.c src/analysis/trace_read.c \

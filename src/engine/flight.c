@@ -19,6 +19,7 @@
 #include "engine/ctw.h"
 #include "engine/flight.h"
 #include "engine/records.h"
+#include "engine/sched.h"
 #include "engine/writer.h"
 
 /* The room of a full chunk: what the encoder closes a chunk at (ctrace_enc.c,
@@ -41,7 +42,7 @@ int ct_flight_init(struct ct_flight *f, const char *out, uint64_t max_bytes, uin
   int rc = ct_fsnap_new(&f->snap);
   if (rc)
     return rc;
-  if ((rc = pthread_mutex_init(&f->mu, NULL))) {
+  if ((rc = -ct_sched_mutex_init(&f->mu))) {
     ct_fsnap_free(f->snap);
     f->snap = NULL;
   }

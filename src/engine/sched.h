@@ -2,6 +2,7 @@
 #ifndef CT_ENGINE_SCHED_H
 #define CT_ENGINE_SCHED_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 /* Request a time slice of slice_ns for the calling thread (best effort, see
@@ -14,5 +15,13 @@ int ct_sched_short_slice(uint64_t slice_ns);
  * 1. Returns 0 or -errno (EPERM). Only the harvest loop: the formatter and
  * every other thread stay SCHED_OTHER. */
 int ct_sched_realtime(void);
+
+/* Initialize *mu, a mutex the SCHED_FIFO harvest loop shares with a
+ * SCHED_OTHER thread (the formatter), with priority inheritance: a holder
+ * preempted by the program is raised while the loop waits, instead of
+ * keeping the loop from its rings for the rest of a time slice. Falls back
+ * to a plain mutex where PI is not supported. The caller owns *mu
+ * (pthread_mutex_destroy). Returns 0 or -errno. */
+int ct_sched_mutex_init(pthread_mutex_t *mu);
 
 #endif /* CT_ENGINE_SCHED_H */

@@ -22,6 +22,7 @@
 #include "engine/flight.h"
 #include "engine/opts.h"
 #include "engine/records.h"
+#include "engine/sched.h"
 #include "engine/sink.h"
 #include "engine/writer.h"
 
@@ -230,8 +231,11 @@ static void *formatter(void *arg) {
         struct timespec ts;
         deadline_in(&ts, SINK_IDLE_NS);
         if (pthread_cond_timedwait(&s->cv_cons, &s->mu, &ts) == ETIMEDOUT) {
+          /* The write outside the lock: a kick waits for the lock. */
+          pthread_mutex_unlock(&s->mu);
           out_flush(s);
           check_err(s);
+          pthread_mutex_lock(&s->mu);
         }
       }
       atomic_store_explicit(&s->cons_sleep, 0, memory_order_relaxed);
@@ -323,7 +327,7 @@ static int start(struct ct_sink *s, const char *path) {
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_mutex_init(&s->mu, NULL);
+  ct_sched_mutex_init(&s->mu);
   pthread_cond_init(&s->cv_cons, &ca);
   pthread_cond_init(&s->cv_prod, &ca);
   pthread_condattr_destroy(&ca);
