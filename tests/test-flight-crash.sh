@@ -9,7 +9,10 @@
 #  2. the loss is counted and stated (the end record, the report's
 #     Completeness line, the coroutines with gaps);
 #  3. no transition finding across the gaps: a burst's lost switches made
-#     "resumed while running" errors on this single-threaded program.
+#     "resumed while running" errors on this single-threaded program;
+#  4. the same burst with the engine running, racing the writer for the
+#     full ring's records: every event kept or counted lost, once (the
+#     stations' counts sum to what the program wrote, exactly).
 . "$(dirname "$0")/lib/engine.sh"
 PROG="$CT_BUILD/tests/lib/flight-crash"
 COROS=300 FINAL=200
@@ -43,5 +46,21 @@ grep -q "gaps in the coroutines' ev sequences: [0-9]* events in [0-9]* coroutine
 echo "== 3. no finding across a gap"
 for k in resume_running resume_without_wake after_destroy resume_after_return; do
   ! grep -q "\"kind\":\"$k\"" "$d/r.json" || fail "a $k finding across the gaps: $(grep -A3 "$k" "$d/r.md")"
+done
+echo "== 4. the engine racing the writer: each event kept or counted lost, once"
+d=$T/race; mkdir "$d"
+# Creates, a resume and suspend each, the first resume, two events a switch,
+# the last suspend, the final exits (resume, exit, destroy).
+want=$((COROS + 2 * COROS + 1 + 2 * 1000000 + 1 + 3 * FINAL))
+for i in 1 2 3; do
+  "$COROTRACER" run --flight 8M --rings 4 --ring-kib 64 -o "$d/f$i.ctrace" -- \
+    "$PROG" $COROS 1000000 $FINAL run > /dev/null 2> "$d/err"
+  rc=$?
+  [ $rc = 139 ] || fail "run $i: engine exit $rc, want 139: $(cat "$d/err")"
+  got=$("$CTJL" -t end events harvested lost < "$d/f$i.ctrace")
+  set -- $got
+  [ "$1" = $want ] && [ $(($2 + $3)) = $want ] ||
+    fail "run $i: end record 'events harvested lost' = '$got', want $want events, each harvested or lost"
+  echo "   run $i: $got"
 done
 echo "test-flight-crash: ok"

@@ -5,6 +5,9 @@
 #   tests/model/rings.pml     v2: per-thread rings, the writers' relaxed look
 #     at the sleep flag and the engine's timed wake, the lossless waits for
 #     ring room and for a station, station reuse
+#   tests/model/overwrite.pml the flight recorder's full ring: the writer
+#     takes the oldest records back by CAS on tail, the engine claims what
+#     it copied by CAS (every event kept or counted lost, once)
 # No invalid end state (lost wake-up), no assertion (lost, overwritten,
 # out-of-order or stale event, early reuse). Then every broken variant of
 # each model must be caught, so the check can fail.
@@ -29,8 +32,12 @@ verify lossless || fail "lossless.pml has errors (see above)"
 for bug in -DBUG_NO_RESCAN -DBUG_NO_RECHECK; do
   if verify lossless "$bug"; then fail "spin did not catch lossless.pml's broken variant $bug"; fi
 done
+verify overwrite || fail "overwrite.pml has errors (see above)"
+for bug in -DBUG_NO_CONFIRM -DBUG_PLAIN_TAIL -DBUG_LATE_CLAIM -DBUG_TAIL_FIRST; do
+  if verify overwrite "$bug"; then fail "spin did not catch overwrite.pml's broken variant $bug"; fi
+done
 verify rings || fail "rings.pml has errors (see above)"
 for bug in -DBUG_EARLY_REUSE -DBUG_NO_RECHECK -DBUG_NO_TIMED_WAKE; do
   if verify rings "$bug"; then fail "spin did not catch rings.pml's broken variant $bug"; fi
 done
-echo "ok: both models verified; every broken variant caught"
+echo "ok: the three models verified; every broken variant caught"

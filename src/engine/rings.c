@@ -165,21 +165,25 @@ static inline void watch(struct ct_harvest *h, struct ct_ring_state *rs, uint32_
  * moves it once an eighth of a ring, so a real ring needs one or two. */
 #define TAIL_TRIES 64u
 
-/* Overwrite mode: ring rg's tail as it is now (rs->tail set to it), or at
- * when that is more, confirmed by a CAS that leaves it as it is. An
- * RMW reads the newest value: records below it may be written over now (the
- * writer moved tail past them with its own CAS, docs/PROTOCOL.md "Overwrite
- * mode"), those above were not while we copied them (a writer's CAS after
- * ours reads our release, and so orders our copy before its overwrite). A
- * tail below our own or beyond head (loaded after it, acquire) is no
- * writer's: flagged, and at is kept. */
-static uint64_t ring_tail_now(struct ct_harvest *h, struct ctp_ring *rg, struct ct_ring_state *rs,
-                              uint64_t at) {
+/* Overwrite mode: claim ring rg's records below to (0: none) by moving its
+ * tail there with a CAS, or leave a tail the writer moved beyond; rs->tail
+ * is set to the result. Returns the tail the CAS replaced, or at when that
+ * is more: the records below it the writer took back (written over, maybe,
+ * while we copied them), those from it up to to are ours, and the writer
+ * takes back nothing below to from then on (an RMW reads the newest value;
+ * a writer's CAS after ours reads our release, which orders our copy before
+ * its overwrite). Claiming later than the copy's check would let the writer
+ * take back, and count lost, records we keep (docs/PROTOCOL.md "Overwrite
+ * mode", tests/model/overwrite.pml). A tail below our own or beyond head
+ * (loaded after it, acquire) is no writer's: flagged, and at is kept. */
+static uint64_t ring_claim(struct ct_harvest *h, struct ctp_ring *rg, struct ct_ring_state *rs,
+                           uint64_t at, uint64_t to) {
   uint64_t e = rs->tail;
   for (unsigned tries = 0; tries < TAIL_TRIES; tries++) {
-    if (atomic_compare_exchange_strong_explicit(&rg->tail, &e, e, memory_order_acq_rel,
+    uint64_t want = e > to ? e : to;
+    if (atomic_compare_exchange_strong_explicit(&rg->tail, &e, want, memory_order_acq_rel,
                                                 memory_order_acquire)) {
-      rs->tail = e;
+      rs->tail = want;
       return e > at ? e : at;
     }
     if (e < rs->tail || e > atomic_load_explicit(&rg->head, memory_order_acquire))
@@ -222,12 +226,16 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
   struct ct_ring_state *rs = &h->rs[r];
   /* state before head: the writer's CLOSED store follows its last head store. */
   uint32_t state = atomic_load_explicit(&rg->state, memory_order_acquire);
-  /* Overwrite mode: records the writer took back since our last pass are
-   * gone (it counted them lost, ring and stations); tail before head, as the
-   * writer moves tail only below a head it published. */
-  if (h->overwrite)
-    (void)ring_tail_now(h, rg, rs, 0);
   uint64_t head = atomic_load_explicit(&rg->head, memory_order_acquire);
+  /* Overwrite mode: records the writer took back since our last pass are
+   * gone (it counted them lost, ring and stations). Head first: the writer
+   * moves tail before it publishes a head beyond tail + cap, so the tail
+   * read after is at least head - cap (read the other way round, a writer
+   * that lapped the ring between the two reads looked corrupt); a tail
+   * beyond this head means the writer took back all we saw: nothing to
+   * copy this pass. */
+  if (h->overwrite && ring_claim(h, rg, rs, 0, 0) > head)
+    head = rs->tail;
   uint64_t lost = atomic_load_explicit(&rg->lost, memory_order_relaxed);
   /* The writer only adds to it, one per record dropped: a count that went
    * down or jumped beyond any program's rate was written over. Such a ring's
@@ -285,14 +293,20 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
     memcpy(out, &recs[at], first * sizeof(*out));
     memcpy(out + first, recs, (want - first) * sizeof(*out));
     if (h->overwrite) {
-      /* Our copy holds only what the writer had not taken back by then. */
-      uint64_t e = ring_tail_now(h, rg, rs, c);
-      if (e - c >= want) {
-        c = e; /* all of it written over: on from the writer's tail */
+      /* Claim what this pass keeps (the records before the first one held
+       * back) as soon as it is copied: our copy holds only what the writer
+       * had not taken back by the claim. */
+      uint64_t keep = 0;
+      while (keep < want && out[keep].ts < limit)
+        keep++;
+      held = keep < want;
+      uint64_t e = ring_claim(h, rg, rs, c, c + keep);
+      if (e - c >= keep) {
+        c = e; /* all of it taken back: on from the writer's tail */
         continue;
       }
-      memmove(out, out + (e - c), (want - (e - c)) * sizeof(*out));
-      want -= e - c;
+      memmove(out, out + (e - c), (keep - (e - c)) * sizeof(*out));
+      want = keep - (e - c);
       c = e;
     }
     for (; m < want; m++) {
