@@ -125,11 +125,12 @@ COROTRACER_API corotracer_co *corotracer_current(void);
  * that got no station, plus events dropped because their slot was being written or had already been
  * lapped (many writers racing on one coroutine). Under our engine's per-thread rings (v2):
  * recorded counts the events written into this process's threads' rings plus those dropped, and
- * dropped the events of a full ring (or a thread that found no ring) plus creates that got no
- * station. Both 0 when untraced. Once the probe found the shared memory corrupt and stopped
- * tracing (its one line on stderr), recorded is 0 and dropped counts the events that found it: the
- * memory is not read again. Either pointer may be NULL. For tests and summaries; exact when the
- * process's threads are not writing. */
+ * dropped the events of a full ring (or a thread that found no ring, or, under the flight
+ * recorder, written and then given up for newer ones) plus creates that got no station. Both 0 when
+ * untraced. Once the probe found the shared memory corrupt and stopped tracing (its one line on
+ * stderr), recorded is 0 and dropped counts the events that found it: the memory is not read again.
+ * Either pointer may be NULL. For tests and summaries; exact when the process's threads are not
+ * writing. */
 COROTRACER_API void corotracer_stats(uint64_t *recorded, uint64_t *dropped);
 
 /* The out-of-line halves of the calls below: they accept NULL too. Call the

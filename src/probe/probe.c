@@ -383,12 +383,16 @@ void corotracer_stats(uint64_t *recorded, uint64_t *dropped) {
     struct ctp_header *h = corotracer__probe.hdr;
     drop = atomic_load_explicit(&corotracer__probe.dropped, memory_order_relaxed);
     if (corotracer__probe.rings) {
-      /* Written, plus dropped after a station was had: what v1's ev_claimed counts. */
+      /* Written, plus dropped after a station was had: what v1's ev_claimed
+       * counts. The rings' lost holds the events of a full ring, never
+       * written, and in overwrite mode those written then taken back,
+       * already in written. */
       uint64_t written, full;
       corotracer__ring_counts(&written, &full);
       drop += full;
       rec = written + drop -
-            atomic_load_explicit(&corotracer__probe.no_station, memory_order_relaxed);
+            atomic_load_explicit(&corotracer__probe.no_station, memory_order_relaxed) -
+            atomic_load_explicit(&corotracer__probe.overwritten, memory_order_relaxed);
     } else {
       uint32_t n = atomic_load_explicit(&h->allocated_count, memory_order_relaxed);
       if (n > corotracer__probe.nstations)

@@ -57,6 +57,7 @@ struct ct_probe {
   _Atomic uint64_t no_station;        /* creates that found no station (in dropped too) */
   _Atomic uint64_t ring_retired;      /* records published by our threads in rings they left */
   _Atomic uint64_t ring_retired_lost; /* records they dropped there, ring full */
+  _Atomic uint64_t overwritten;       /* events written, then taken back (in the rings' lost) */
   _Atomic uint64_t corrupt;           /* impossible shared state found (tracing then stopped) */
 };
 

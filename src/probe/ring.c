@@ -337,6 +337,8 @@ static void ct_ring_forget(struct ct_thread *t, uint64_t from, uint64_t to) {
     events += k;
   }
   ct_station_lost(run, run_n);
+  /* Written, then lost: recorded once and dropped once (corotracer_stats). */
+  atomic_fetch_add_explicit(&corotracer__probe.overwritten, events, memory_order_relaxed);
   atomic_store_explicit(&t->ring->lost,
                         atomic_load_explicit(&t->ring->lost, memory_order_relaxed) + events,
                         memory_order_relaxed);
