@@ -1,27 +1,22 @@
-/* records.h - every record of the trace format, as JSONL lines through a writer (records.c). */
-#ifndef CT_ENGINE_RECORDS_H
-#define CT_ENGINE_RECORDS_H
+/* records.h - the trace format's records, as JSONL lines through a writer
+ * (records.c): all but the engine's meta and module (src/engine/records.h). */
+#ifndef CT_FORMAT_RECORDS_H
+#define CT_FORMAT_RECORDS_H
 
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "common/ctrace.h"
-#include "engine/writer.h"
+#include "format/ctrace.h"
+#include "format/writer.h"
 
 /* An event, as the harvest copied it (ts already in ns): struct ct_ev_item,
- * common/ctrace.h (the binary decoder gives it back). */
-/* A coroutine's static facts: struct ct_coro_item, common/ctrace.h. */
+ * format/ctrace.h (the binary decoder gives it back). */
+/* A coroutine's static facts: struct ct_coro_item, format/ctrace.h. */
 struct ct_station_end {
   uint64_t probe_id, events, harvested, lost;
   uint32_t station, gen; /* gen 0: a v1 station */
   int dead;
   int corrupt; /* its counters held what cannot be true: lost is not known */
-};
-struct ct_meta {
-  char *const *argv;
-  uint64_t engine_pid, target_pid;
-  uint32_t stations, rings, ring_bytes, clock;
-  int poll_ms;
 };
 struct ct_end {
   uint64_t ts, wall_ns;
@@ -36,10 +31,7 @@ struct ct_end {
   uint64_t spilled; /* bytes of capture that went through the spill file */
   uint64_t corrupt; /* values of the shared memory that could not be true (left out) */
 };
-void ct_rec_meta(struct ct_writer *w, const struct ct_meta *m);
 void ct_rec_process(struct ct_writer *w, pid_t pid, const char *event, uint64_t ts);
-struct ct_module;
-void ct_rec_module(struct ct_writer *w, pid_t pid, const struct ct_module *m);
 /* One text site (sites.c): token site (CTP_SITE_TEXT | offset) of process pid
  * names file:line in function. */
 void ct_rec_site(struct ct_writer *w, uint32_t pid, uint64_t site, const char *file, uint32_t line,
@@ -75,4 +67,4 @@ struct ct_snap {
 /* Its snapshot line (docs/TRACE_FORMAT.md "Flight windows"). */
 void ct_rec_snapshot(struct ct_writer *w, const struct ct_snap *s);
 
-#endif /* CT_ENGINE_RECORDS_H */
+#endif /* CT_FORMAT_RECORDS_H */
