@@ -90,7 +90,10 @@ TESTS_NOSAN :=   # tests run only in the plain build (e.g. timing-bound end-to-e
 TESTS_SAN :=     # tests run only in sanitizer builds (they check the sanitizers' verdict)
 PROGS :=         # other programs (examples, benchmarks) built by `make`
 
-include $(sort $(wildcard src/*/build.mk)) $(sort $(wildcard examples/*/build.mk))
+# The format layer first: the areas above it list its sources (FORMAT_*_SRCS).
+include src/format/build.mk
+include $(filter-out src/format/build.mk,$(sort $(wildcard src/*/build.mk)))
+include $(sort $(wildcard examples/*/build.mk))
 include $(wildcard tests/build.mk) $(wildcard bench/build.mk)
 # Last: it makes rules from every area's FUZZ_SRCS_<name>.
 include tests/fuzz/build.mk

@@ -32,11 +32,11 @@
 #include "../tests/lib/fmt-map.h"
 #include "common/ctp.h"
 #include "engine/clock.h"
-#include "engine/ctw.h"
 #include "engine/harvest.h"
 #include "engine/procs.h"
 #include "engine/rings_int.h"
 #include "engine/sink.h"
+#include "format/ctw.h"
 
 #define NST 2048u  /* stations: -S takes up to 2 x 1024 */
 #define NST_EV 64u /* coroutines of the event records' shapes */

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "engine/writer.h"
+#include "format/writer.h"
 
 #define LINES 1000000
 

@@ -31,31 +31,11 @@ FLOORS='
 0 both common include
 '
 
-# The format layer's files that still live elsewhere, counted in the format room
-# already (the one list of them): the codec, which route1 changes in place and
-# the lead moves into src/format/ after merging, the protocol's tick stamp
-# (ticks.h: enum ctp_clock), which moves with ctp.h, and the record keys
-# (trace_keys.h), which the codec's writer and reader include by this path.
-FORMAT_PENDING='src/common/ctp.h src/common/ctrace.h src/engine/ctrace_enc.h
-src/engine/ctrace_enc.c src/analysis/ctrace_dec.c src/common/ticks.h
-src/common/trace_keys.h'
-
-# Arrows the codec's move removes (each "file -> included"), shown as pending,
-# not failed: those out of the codec's files, and the JSONL export's use of the
-# record writers (engine/records.c, route1's), which move to the format layer
-# with the codec. Nothing else may run back up.
-ARROWS_PENDING='src/engine/ctrace_enc.h -> src/engine/ctw.h
-src/engine/ctrace_enc.h -> src/engine/writer.h
-src/analysis/ctrace_dec.c -> src/analysis/trace.h
-src/export/export_ctrace.c -> src/engine/records.h
-src/export/export_ctrace.c -> src/engine/writer.h'
-
 # One "file line included" row per quoted #include of src/ (tabs between).
 files=$(find src -name '*.[ch]' | LC_ALL=C sort)
 # shellcheck disable=SC2086
 grep -n '^#include "' $files | sed 's/:\([0-9]*\):#include "\([^"]*\)".*/	\1	\2/' |
-  LC_ALL=C awk -F '\t' -v check="$check" -v floors="$FLOORS" -v pend="$FORMAT_PENDING" \
-    -v apend="$ARROWS_PENDING" '
+  LC_ALL=C awk -F '\t' -v check="$check" -v floors="$FLOORS" '
 function exists(p,   r, line) { r = (getline line < p) >= 0; close(p); return r }
 function resolve(from, inc,   d) {
   if (inc ~ /\//) return exists("src/" inc) ? "src/" inc : "include/" inc
@@ -63,7 +43,6 @@ function resolve(from, inc,   d) {
   return exists(d "/" inc) ? d "/" inc : "include/" inc
 }
 function room(p,   a) {
-  if (p in fmt) return "format"
   split(p, a, "/"); return a[1] == "include" ? "include" : a[2]
 }
 function module(p) { sub(/\.[ch]$/, "", p); return p }
@@ -89,8 +68,6 @@ BEGIN {
     for (j = 3; j <= k; j++) { floor[w[j]] = w[1]; wing[w[j]] = w[2] }
     order[++nfloors] = fl[i]
   }
-  n = split(pend, p, /[ \n]+/); for (i = 1; i <= n; i++) if (p[i] != "") fmt[p[i]] = 1
-  n = split(apend, p, "\n"); for (i = 1; i <= n; i++) if (p[i] != "") waived[p[i]] = 1
 }
 {
   to = resolve($1, $3); a = room($1); b = room(to); present[a]; present[b]
@@ -101,9 +78,8 @@ BEGIN {
   arrows[a " -> " b]++
   up = floor[b] >= floor[a] || (wing[a] != "both" && wing[b] != "both" && wing[a] != wing[b])
   if (!up) next
-  where = sprintf("  %s -> %s   %s:%s %s", a, b, $1, $2, $3)
-  if (($1 " -> " to) in waived) pending[++npending] = where
-  else { back[++nback] = where; backrooms[a " -> " b] = 1 }
+  back[++nback] = sprintf("  %s -> %s   %s:%s %s", a, b, $1, $2, $3)
+  backrooms[a " -> " b] = 1
 }
 END {
   for (m in mods) if (!(m in idx)) visit(m)
@@ -116,8 +92,8 @@ END {
     for (j = 1; j <= k; j++) if (room(w[j] ".c") != room(w[1] ".c")) one = 0
     inroom[i] = one; if (!one) cross++
   }
-  printf "house: %d rooms on %d floors, %d arrows, %d running back up or across (%d includes; %d more pending the codec move), %d circles (%d spanning rooms)\n",
-    nrooms, nfl, narrows, nbackarrows, nback, npending, ncircles, cross
+  printf "house: %d rooms on %d floors, %d arrows, %d running back up or across (%d includes), %d circles (%d spanning rooms)\n",
+    nrooms, nfl, narrows, nbackarrows, nback, ncircles, cross
   print "floors (top first: floor, wing, rooms):"
   for (i = 1; i <= nfloors; i++) print "  " order[i]
   print "arrows (includes between rooms):"
@@ -127,11 +103,6 @@ END {
   print "back up or across:"
   for (i = 1; i <= nback; i++) print back[i] | cmd
   close(cmd)
-  if (npending) {
-    print "pending the codec move (docs/ARCHITECTURE.md \"Layers\"):"
-    for (i = 1; i <= npending; i++) print pending[i] | cmd
-    close(cmd)
-  }
   print "circles (files including each other through a chain):"
   for (i = 1; i <= ncircles; i++) printf "  %s%s\n", circles[i], inroom[i] ? "(in one room)" : "(SPANS ROOMS)" | cmd
   close(cmd)

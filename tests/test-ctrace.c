@@ -11,11 +11,11 @@
 #include <unistd.h>
 
 #include "analysis/trace.h"
-#include "common/ctrace.h"
-#include "engine/ctw.h"
-#include "engine/records.h"
 #include "engine/sink.h"
-#include "engine/writer.h"
+#include "format/ctrace.h"
+#include "format/ctw.h"
+#include "format/records.h"
+#include "format/writer.h"
 #include "lib/check.h"
 #include "lib/rnd.h"
 

@@ -13,11 +13,11 @@
 #include <string.h>
 
 #include "analysis/trace.h"
-#include "common/ctrace.h"
-#include "engine/ctw.h"
 #include "engine/flight.h"
 #include "engine/sink.h"
-#include "engine/writer.h"
+#include "format/ctrace.h"
+#include "format/ctw.h"
+#include "format/writer.h"
 #include "lib/check.h"
 
 #define IDS 6000u

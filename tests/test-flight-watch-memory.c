@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "analysis/watch.h"
-#include "engine/writer.h"
+#include "format/writer.h"
 #include "lib/check.h"
 #include "lib/watch-events.h"
 

@@ -18,12 +18,12 @@
 
 #include "analysis/state.h"
 #include "analysis/trace.h"
-#include "common/ctrace.h"
-#include "engine/ctw.h"
-#include "engine/records.h"
 #include "engine/sink.h"
-#include "engine/writer.h"
 #include "export/export.h"
+#include "format/ctrace.h"
+#include "format/ctw.h"
+#include "format/records.h"
+#include "format/writer.h"
 #include "html/model.h"
 #include "lib/check.h"
 

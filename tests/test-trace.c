@@ -1,4 +1,4 @@
-/* test-trace.c - unit test of the trace reader (src/analysis/trace.c): each
+/* test-trace.c - unit test of the trace reader (src/format/parse.c): each
  * record type parsed into its fields, the three ways a line is rejected
  * (syntax, shape, torn), string decoding, and the line streamer (lines across
  * buffer refills, a last line without '\n', a line past the buffer, the

@@ -1,5 +1,5 @@
 # src/analysis/build.mk - `corotracer report` (its symbolizer: src/symbolize/build.mk).
-REPORT_SRCS := src/analysis/trace.c src/analysis/trace_read.c src/analysis/ctrace_dec.c src/analysis/text.c src/analysis/map.c src/analysis/hist.c \
+REPORT_SRCS := $(FORMAT_READ_SRCS) src/analysis/trace_read.c src/analysis/map.c src/analysis/hist.c \
                src/analysis/state.c src/analysis/state_record.c src/analysis/state_sched.c src/analysis/state_snapshot.c \
                src/analysis/findings.c src/analysis/findings_objs.c \
                src/analysis/findings_stuck.c src/analysis/findings_behind.c src/analysis/findings_sched.c \
@@ -8,10 +8,9 @@ REPORT_SRCS := src/analysis/trace.c src/analysis/trace_read.c src/analysis/ctrac
 CLI_SRCS += src/analysis/report_main.c $(REPORT_SRCS)
 
 # Unit tests of the report's building blocks (src/analysis): each links only the
-# module it tests (test-trace: the parser and its block reader).
-$(O)/tests/test-trace: $(O)/obj/tests/test-trace.o $(O)/obj/src/analysis/trace.o \
-                      $(O)/obj/src/analysis/trace_read.o $(O)/obj/src/analysis/ctrace_dec.o \
-                      $(O)/obj/src/analysis/text.o
+# module it tests (test-trace: the block reader and the format's reader, its parser).
+$(O)/tests/test-trace: $(O)/obj/tests/test-trace.o $(O)/obj/src/analysis/trace_read.o \
+                      $(FORMAT_READ_SRCS:%.c=$(O)/obj/%.o)
 	$(call link)
 $(O)/tests/test-map: $(O)/obj/tests/test-map.o $(O)/obj/src/analysis/map.o
 	$(call link)
@@ -43,8 +42,7 @@ $(O)/bench/bench-report-gen: $(O)/obj/bench/bench-report-gen.o
 	$(call link)
 
 # The trace reader, fuzzed (tests/fuzz/fuzz-trace.c).
-FUZZ_SRCS_trace := src/analysis/trace.c src/analysis/trace_read.c src/analysis/ctrace_dec.c \
-                   src/analysis/text.c
+FUZZ_SRCS_trace := $(FORMAT_READ_SRCS) src/analysis/trace_read.c
 # The binary trace's reader, fuzzed (tests/fuzz/fuzz-ctrace.c).
 FUZZ_SRCS_ctrace := $(FUZZ_SRCS_trace)
 

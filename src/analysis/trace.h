@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/ctrace.h"
+#include "format/ctrace.h"
 #include "format/ctrace_dec.h"
 #include "format/event.h"
 #include "format/line.h"

@@ -2,31 +2,30 @@
 # it with the analysis and the live view for --dump-on and --serve), its tests,
 # their tools (tests/lib) and benchmarks.
 CLI_SRCS += src/engine/rundir.c src/engine/spawn.c \
-            src/engine/guard.c src/engine/harvest.c src/engine/modules.c src/engine/writer.c \
+            src/engine/guard.c src/engine/harvest.c src/engine/modules.c \
             src/engine/status.c src/engine/sched.c src/engine/clock.c src/engine/rings.c src/engine/rings_format.c \
             src/engine/records.c src/engine/sink.c src/engine/sink_cut.c \
-            src/engine/ctrace_enc.c src/engine/flight.c src/engine/flight_snap.c src/engine/sites.c
+            $(FORMAT_WRITE_SRCS) src/engine/flight.c src/engine/flight_snap.c src/engine/sites.c
 
 # The engine's trace writer (records as JSONL lines or binary entries, the
 # flight window), as what links it without the engine does: its benchmark,
 # ctjl, the tests of the binary trace and of the read side.
-CT_WRITER_OBJS := $(patsubst %.c,$(O)/obj/%.o,src/engine/writer.c \
-                  src/engine/sink.c src/engine/sink_cut.c src/engine/records.c src/engine/modules.c src/engine/ctrace_enc.c \
+CT_WRITER_OBJS := $(patsubst %.c,$(O)/obj/%.o,$(FORMAT_WRITE_SRCS) \
+                  src/engine/sink.c src/engine/sink_cut.c src/engine/records.c src/engine/modules.c \
                   src/engine/flight.c src/engine/flight_snap.c src/engine/sched.c)
 
 # The trace writer's formatting benchmark (links the writer alone).
 $(O)/bench/bench-writer: $(O)/obj/bench/bench-writer.o $(CT_WRITER_OBJS) \
-                         $(O)/obj/src/analysis/ctrace_dec.o $(O)/obj/src/analysis/trace.o \
-                         $(O)/obj/src/analysis/text.o
+                         $(FORMAT_READ_SRCS:%.c=$(O)/obj/%.o)
 	$(call link)
 PROGS += $(O)/bench/bench-writer
 
 # The engine's reading of shared memory, for tests/fuzz/fuzz-shm.c.
-FUZZ_SRCS_shm := src/engine/harvest.c src/engine/sched.c src/engine/writer.c src/engine/modules.c src/engine/rings.c src/engine/rings_format.c \
+FUZZ_SRCS_shm := src/engine/harvest.c src/engine/sched.c src/engine/modules.c src/engine/rings.c src/engine/rings_format.c \
                  src/engine/sites.c \
                  src/engine/records.c src/engine/sink.c src/engine/sink_cut.c src/engine/clock.c \
-                 src/engine/ctrace_enc.c src/engine/flight.c src/engine/flight_snap.c src/analysis/trace.c src/analysis/trace_read.c \
-                 src/analysis/ctrace_dec.c src/analysis/text.c
+                 src/engine/flight.c src/engine/flight_snap.c src/analysis/trace_read.c \
+                 $(FORMAT_WRITE_SRCS) $(FORMAT_READ_SRCS)
 # The writer opens the trace through src/common/outfile.c; the flight window
 # pins lines in a src/common/buf.c.
 FUZZ_SRCS_shm += src/common/outfile.c src/common/buf.c
@@ -51,7 +50,7 @@ $(O)/bench/bench-harvest: $(O)/obj/bench/bench-harvest.o $(O)/obj/tests/lib/ctli
 # ctjl reads binary traces too: the converter and what it links (ctlib.c has
 # its own ct_now_ns, modules.c's).
 $(O)/tests/lib/ctjl: $(O)/obj/src/export/export_ctrace.o $(O)/obj/src/analysis/trace_read.o \
-                     $(O)/obj/src/analysis/trace.o $(O)/obj/src/analysis/ctrace_dec.o $(O)/obj/src/analysis/text.o \
+                     $(FORMAT_READ_SRCS:%.c=$(O)/obj/%.o) \
                      $(filter-out %/modules.o,$(CT_WRITER_OBJS))
 
 PROGS += $(CT_ENGINE_TOOLS) $(O)/tests/lib/v1-writer $(O)/bench/bench-harvest
@@ -88,8 +87,7 @@ PROGS += $(O)/bench/bench-wake
 # The binary trace: encoder against decoder and against the JSONL line
 # (records.c, then the reader's parser), cut and damaged files.
 $(O)/tests/test-ctrace: $(O)/obj/tests/test-ctrace.o $(CT_WRITER_OBJS) \
-                        $(O)/obj/src/analysis/trace.o $(O)/obj/src/analysis/trace_read.o \
-                        $(O)/obj/src/analysis/ctrace_dec.o $(O)/obj/src/analysis/text.o
+                        $(O)/obj/src/analysis/trace_read.o $(FORMAT_READ_SRCS:%.c=$(O)/obj/%.o)
 	$(call link)
 TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh tests/test-ctrace-enospc.sh tests/test-ctrace-switch.sh
 
@@ -99,7 +97,7 @@ TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh tests/test-ctrace-en
 CT_FORMAT_OBJS := $(patsubst %.c,$(O)/obj/%.o,$(FUZZ_SRCS_shm))
 # Its fast writers and encoders again with -DCT_COVERAGE (src/common/coverage.h):
 # the test asserts each of their branches was taken.
-CT_COV_SRCS := src/engine/rings_format.c src/engine/ctrace_enc.c
+CT_COV_SRCS := src/engine/rings_format.c src/format/ctrace_enc.c
 $(O)/obj-cov/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(PKG_CFLAGS) -DCT_COVERAGE -MMD -MP -c $< -o $@
@@ -115,8 +113,7 @@ PROGS += $(O)/bench/bench-format
 
 # The flight window's snapshot table against a model.
 $(O)/tests/test-flight-snap: $(O)/obj/tests/test-flight-snap.o $(CT_WRITER_OBJS) \
-                             $(O)/obj/src/analysis/trace.o $(O)/obj/src/analysis/trace_read.o \
-                             $(O)/obj/src/analysis/ctrace_dec.o $(O)/obj/src/analysis/text.o \
+                             $(O)/obj/src/analysis/trace_read.o $(FORMAT_READ_SRCS:%.c=$(O)/obj/%.o) \
                              $(O)/obj/src/common/outfile.o $(O)/obj/src/common/buf.o
 	$(call link)
 TESTS += $(O)/tests/test-flight-snap

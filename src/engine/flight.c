@@ -13,14 +13,14 @@
 #include <unistd.h>
 
 #include "common/buf.h"
-#include "common/ctrace.h"
 #include "common/outfile.h"
-#include "common/trace_keys.h"
-#include "engine/ctw.h"
 #include "engine/flight.h"
-#include "engine/records.h"
 #include "engine/sched.h"
-#include "engine/writer.h"
+#include "format/ctrace.h"
+#include "format/ctw.h"
+#include "format/records.h"
+#include "format/trace_keys.h"
+#include "format/writer.h"
 
 /* The room of a full chunk: what the encoder closes a chunk at (ctrace_enc.c,
  * 64 KiB of payload after its header), so a dropped chunk's memory takes

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/ctrace.h"
 #include "engine/flight.h"
-#include "engine/records.h"
-#include "engine/writer.h"
+#include "format/ctrace.h"
 #include "format/ctrace_dec.h"
+#include "format/records.h"
+#include "format/writer.h"
 
 /* One coroutine (id 0: a free slot of the open-addressed table). */
 struct fs_ent {

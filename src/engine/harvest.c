@@ -10,12 +10,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "common/ctrace.h"
 #include "engine/clock.h"
 #include "engine/harvest.h"
 #include "engine/procs.h"
-#include "engine/records.h"
 #include "engine/sink.h"
+#include "format/ctrace.h"
+#include "format/records.h"
 
 /* One harvested slot. */
 struct ev {

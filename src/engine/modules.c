@@ -16,7 +16,7 @@
 #include "engine/clock.h"
 #include "engine/procs.h"
 #include "engine/records.h"
-#include "engine/writer.h"
+#include "format/writer.h"
 
 uint64_t ct_now_ns(clockid_t clk) {
   struct timespec ts;

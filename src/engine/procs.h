@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "engine/writer.h"
+#include "format/writer.h"
 
 /* Longest GNU build id we record, in bytes (SHA-1's is 20; the note allows more). */
 #define CT_BUILD_ID_MAX 64

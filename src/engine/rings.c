@@ -10,10 +10,10 @@
 #include <sys/mman.h>
 
 #include "engine/opts.h"
-#include "engine/records.h"
 #include "engine/rings_int.h"
 #include "engine/rundir.h"
 #include "engine/sink.h"
+#include "format/records.h"
 
 static void ring_corrupt(struct ct_harvest *h, struct ct_ring_state *rs);
 

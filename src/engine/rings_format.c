@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/ctrace_enc.h"
-#include "engine/records.h"
 #include "engine/rings_int.h"
 #include "engine/sink.h"
+#include "format/ctrace_enc.h"
+#include "format/records.h"
 
 /* The pass's records in time order, ties in capture order. Each ring's
  * records are already in time order, so the batch is a few sorted runs (one

@@ -17,14 +17,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/ctrace.h"
-#include "engine/ctw.h"
 #include "engine/flight.h"
 #include "engine/opts.h"
-#include "engine/records.h"
 #include "engine/sched.h"
 #include "engine/sink.h"
-#include "engine/writer.h"
+#include "format/ctrace.h"
+#include "format/ctw.h"
+#include "format/records.h"
+#include "format/writer.h"
 
 /* Items in the queue: 4 MiB, a few ms of a busy run's events. */
 #define SINK_CAP_DEFAULT (1u << 15)
@@ -296,13 +296,19 @@ static void init(struct ct_sink *s, uint32_t cap, uint32_t mem_mib) {
   s->max_blk = (mem_mib ? mem_mib : CT_CAPTURE_MIB_DEFAULT) * (1024u * 1024u / CT_SINK_BLOCK);
 }
 
+/* The text writer's drain (format/writer.h): its bytes into the queue. */
+static void text_drain(void *ctx, const char *p, size_t n) {
+  ct_sink_text(ctx, p, n);
+}
+
 /* The rest of an open sink, its output set up (path names the directory of
  * the spill file), and the formatter started; on failure everything of s is
  * freed. 0 or -errno. */
 static int start(struct ct_sink *s, const char *path) {
   int rc = 0;
   s->tw.fd = -1;
-  s->tw.sink = s;
+  s->tw.drain = text_drain;
+  s->tw.drain_ctx = s;
   s->tw.buf = malloc(CT_W_BUF);
   s->q = malloc((size_t)s->cap * sizeof *s->q);
   s->free_blk = malloc(((size_t)s->max_blk + 1) * sizeof *s->free_blk);

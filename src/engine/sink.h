@@ -7,10 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/ctrace.h"
-#include "engine/ctw.h"
-#include "engine/records.h"
-#include "engine/writer.h"
+#include "format/ctrace.h"
+#include "format/ctw.h"
+#include "format/records.h"
+#include "format/writer.h"
 
 struct ct_flight;
 enum { CT_IT_EVENT, CT_IT_CORO, CT_IT_TEXT, CT_IT_FLUSH, CT_IT_SYNC, CT_IT_BLOCK, CT_IT_DUMP };

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "common/ctrace.h"
-#include "engine/ctw.h"
-#include "engine/records.h"
 #include "engine/sink.h"
-#include "engine/writer.h"
+#include "format/ctrace.h"
+#include "format/ctw.h"
+#include "format/records.h"
+#include "format/writer.h"
 
 /* A record boundary at least room bytes before end in the trace on fd: the
  * end of a line, or of a chunk (walked from the file header), or 0. Read

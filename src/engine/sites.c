@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "common/ctp.h"
-#include "engine/records.h"
 #include "engine/sites.h"
-#include "engine/writer.h"
+#include "format/records.h"
+#include "format/writer.h"
 
 /* Longest record a probe writes: header, two names and their NULs, padding. */
 #define SITE_REC_MAX ((sizeof(struct ctp_site_rec) + 2 * (CTP_SITE_NAME_MAX + 1) + 7) & ~(size_t)7)

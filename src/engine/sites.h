@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "common/ctp.h"
-#include "engine/writer.h"
+#include "format/writer.h"
 
 /* The engine's view of the area: where it is (from the engine's own layout,
  * never from the file) and how far it has been read. */

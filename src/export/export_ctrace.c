@@ -8,9 +8,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "common/ctrace.h"
-#include "engine/records.h"
-#include "engine/writer.h"
+#include "format/ctrace.h"
+#include "format/records.h"
+#include "format/writer.h"
 
 struct conv {
   struct ct_writer w;

@@ -1,6 +1,5 @@
-/* ctrace_dec.h - the binary trace's decoder (src/analysis/ctrace_dec.c, moving here with the
- * codec: docs/ARCHITECTURE.md): file header, chunks, their entries as events,
- * lines and coroutines. Used by the readers and the flight window's snapshot. */
+/* ctrace_dec.h - the binary trace's decoder (ctrace_dec.c): file header, chunks, their entries as
+ * events, lines and coroutines. Used by the readers and the flight window's snapshot. */
 #ifndef CT_FORMAT_CTRACE_DEC_H
 #define CT_FORMAT_CTRACE_DEC_H
 
@@ -8,7 +7,7 @@
 #include <stdint.h>
 
 #include "common/ctp.h"
-#include "common/ctrace.h"
+#include "format/ctrace.h"
 #include "format/line.h"
 
 /* The file header at p (n bytes): its size, or -1 with the reason in why. */

@@ -1,5 +1,5 @@
 /* parse.h - the JSONL trace's line parser and the one UTF-8 rule of every reader and
- * writer (src/analysis/trace.c, moving here with the codec: docs/ARCHITECTURE.md).
+ * writer (parse.c; the UTF-8 rule: text.c).
  * A hand-written scanner for the flat JSON objects of the format (nested only
  * in meta's clock/command and end's exit): no allocation per line, strings
  * are slices of the line. Never prints. */
@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "common/ctrace.h"
+#include "format/ctrace.h"
 #include "format/line.h"
 
 /* Parses one line (without its '\n') into *out. Returns CT_LINE_OK or the

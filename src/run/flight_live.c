@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "common/buf.h"
-#include "common/ctrace.h"
 #include "engine/flight.h"
+#include "format/ctrace.h"
 #include "html/live.h"
 
 /* The payload p (n bytes, count entries) framed as one chunk at the end of

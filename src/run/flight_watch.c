@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "analysis/watch.h"
-#include "engine/flight.h"
+#include "run/flight_watch.h"
 
 /* Chunks waiting for the watch thread: at most this many (64 KiB each); a
  * chunk that finds the queue full is not watched (counted), and the watch

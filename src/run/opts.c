@@ -12,6 +12,7 @@
 #include "engine/flight.h"
 #include "engine/opts.h"
 #include "html/live.h"
+#include "run/flight_watch.h"
 
 void ct_opts_usage(FILE *f) {
   fprintf(f,

@@ -29,6 +29,7 @@
 #include "engine/status.h"
 #include "engine/target.h"
 #include "html/live.h"
+#include "run/flight_watch.h"
 #include "ship/ship_spawn.h"
 
 /* While events flow the loop naps between scans (ppoll, which serves signals

@@ -1,5 +1,5 @@
 /* fuzz-ctrace.c - libFuzzer target: the binary trace's reader
- * (src/analysis/ctrace_dec.c through trace_read.c) on arbitrary bytes, twice:
+ * (src/format/ctrace_dec.c through trace_read.c) on arbitrary bytes, twice:
  * as the chunks after a valid file header (the framing, the checksum), and
  * as the payload of one chunk whose header and checksum are made right (the
  * entry decoder). Line, run (ct_trace_read_runs) and entry readings must

@@ -1,4 +1,4 @@
-/* fuzz-trace.c - libFuzzer target: the JSONL trace reader (src/analysis/trace.c)
+/* fuzz-trace.c - libFuzzer target: the JSONL trace reader (src/format/parse.c)
  * on arbitrary bytes, as a whole stream (line splitting, long lines, a last
  * line without '\n') and as single lines, decoding every string it accepts;
  * its fast path for event lines checked against the general scanner, and the

@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "common/ctrace.h"
+#include "format/ctrace.h"
 
 /* Writes p[0..n) to fd, over short writes: 0, or -1 (the write failed). */
 static inline int fuzz_write_all(int fd, const uint8_t *p, size_t n) {

@@ -5,7 +5,7 @@
 #define CT_TESTS_WATCH_EVENTS_H
 
 #include "common/ctp.h"
-#include "engine/ctw.h"
+#include "format/ctw.h"
 
 /* struct ct_ctw_to's line callback: the tests want only chunks. */
 static void on_line(void *ctx, const char *s, size_t n) {

@@ -1,8 +1,8 @@
-/* trace.c - the JSONL line parser: a validating scanner for flat JSON
+/* parse.c - the JSONL line parser (parse.h): a validating scanner for flat JSON
  * objects and a fast path for the lines the engines write most
  * (the streamers that feed it lines: trace_read.c). */
-#include "analysis/trace.h"
-#include "common/trace_keys.h"
+#include "format/parse.h"
+#include "format/trace_keys.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,12 +1,12 @@
 /* ctw.h - the binary trace encoder's interface (ctrace_enc.c; its inline part: ctrace_enc.h). */
-#ifndef CT_ENGINE_CTW_H
-#define CT_ENGINE_CTW_H
+#ifndef CT_FORMAT_CTW_H
+#define CT_FORMAT_CTW_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/ctrace.h"
-#include "engine/writer.h"
+#include "format/ctrace.h"
+#include "format/writer.h"
 
 struct ct_ctw;
 /* An encoder writing chunks to w (a file writer). 0 or -ENOMEM. */
@@ -40,4 +40,4 @@ struct ct_ctw_to {
 /* Send e's chunks to *to (copied) from now on; the writer gets none. */
 void ct_ctw_redirect(struct ct_ctw *e, const struct ct_ctw_to *to);
 
-#endif /* CT_ENGINE_CTW_H */
+#endif /* CT_FORMAT_CTW_H */

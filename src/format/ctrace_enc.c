@@ -1,4 +1,4 @@
-/* ctrace_enc.c - the binary trace's encoder (src/common/ctrace.h): events
+/* ctrace_enc.c - the binary trace's encoder (ctrace.h): events
  * become a few bytes each against the chunk's state (the coroutine's next ev,
  * its last site, the previous ts and tid); the rare records stay JSONL lines,
  * framed as entries, so records.c remains their one writer. Runs on the
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "common/buf.h"
-#include "engine/ctrace_enc.h"
+#include "format/ctrace_enc.h"
 
 /* A longer line cannot be framed (CTR_CHUNK_MAX): dropped, as the JSONL
  * reader drops one past its 64 MiB limit. */

@@ -1,6 +1,6 @@
 /* ctrace.h - the compact binary trace (docs/TRACE_FORMAT.md "Binary trace"),
- * spelled once for its one encoder (src/engine/ctrace_enc.c) and its one
- * decoder (src/analysis/ctrace_dec.c): file header, chunk framing, the entry
+ * spelled once for its one encoder (ctrace_enc.c) and its one decoder
+ * (ctrace_dec.c): file header, chunk framing, the entry
  * byte, varints and the chunk checksum. */
 #ifndef CT_CTRACE_H
 #define CT_CTRACE_H

@@ -1,6 +1,7 @@
-/* writer.h - the trace writer: a buffered file or the sink's text, in-place formatting. */
-#ifndef CT_ENGINE_WRITER_H
-#define CT_ENGINE_WRITER_H
+/* writer.h - the trace writer: whole records buffered for a file or handed to a
+ * drain (the engine's sink), formatted in place (writer.c). */
+#ifndef CT_FORMAT_WRITER_H
+#define CT_FORMAT_WRITER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -8,13 +9,15 @@
 
 /* Big enough that a busy harvest makes few write(2) calls. */
 #define CT_W_BUF (256u * 1024u)
-struct ct_sink;
 struct ct_writer {
   int fd;
   int err; /* first write error (errno), 0 if none */
   size_t len;
   char *buf;
-  struct ct_sink *sink; /* a text writer (sink.c): flush pushes the bytes to its queue */
+  /* A text writer: flush hands the bytes to drain(drain_ctx, ...) instead of
+   * writing fd (the engine's sink queues them for its formatter). */
+  void (*drain)(void *ctx, const char *p, size_t n);
+  void *drain_ctx;
   /* A file writer: bytes of the file so far (set by the caller after an
    * append open), and the end of its last whole record (line or chunk), to
    * cut a torn tail back to (ct_writer_cut). */
@@ -75,4 +78,4 @@ void ct_w_u64(struct ct_writer *w, uint64_t v);               /* decimal */
 void ct_w_hex(struct ct_writer *w, uint64_t v);               /* "0x%016x" with quotes */
 void ct_w_json(struct ct_writer *w, const char *s, size_t n); /* quoted, escaped */
 
-#endif /* CT_ENGINE_WRITER_H */
+#endif /* CT_FORMAT_WRITER_H */

@@ -1,4 +1,4 @@
-/* ctrace_dec.c - the binary trace's decoder (src/common/ctrace.h): checks a
+/* ctrace_dec.c - the binary trace's decoder (format/ctrace.h): checks a
  * chunk whole (frame, checksum) before any of it is used, then gives back
  * its entries: events as the engine's struct ct_ev_item, lines as the JSONL
  * bytes the engine framed. The streamers (trace_read.c, the live view)
@@ -6,8 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis/trace.h"
 #include "common/jsonesc.h"
+#include "format/ctrace_dec.h"
+#include "format/parse.h"
 
 int ct_ctr_file_header(const void *p, size_t n, char *why, size_t whylen) {
   struct ctr_file_hdr h;

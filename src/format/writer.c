@@ -7,8 +7,7 @@
 
 #include "common/jsonesc.h"
 #include "common/outfile.h"
-#include "engine/sink.h"
-#include "engine/writer.h"
+#include "format/writer.h"
 
 int ct_writer_open(struct ct_writer *w, const char *path, int append) {
   memset(w, 0, sizeof(*w));
@@ -48,8 +47,8 @@ static int write_all(struct ct_writer *w, const char *p, size_t n, size_t *done)
 }
 
 int ct_writer_flush(struct ct_writer *w) {
-  if (w->sink) { /* a text writer: its bytes go to the formatter's queue */
-    ct_sink_text(w->sink, w->buf, w->len);
+  if (w->drain) { /* a text writer: its bytes go to the drain */
+    w->drain(w->drain_ctx, w->buf, w->len);
     w->len = 0;
     return 0;
   }

@@ -1,7 +1,7 @@
 /* trace_keys.h - the key names of the trace format (docs/TRACE_FORMAT.md),
- * spelled once for its one writer (src/engine/records.c) and its reader
- * (src/analysis/trace.c): a key renamed here is renamed on both sides, and a
- * key misspelled on either side does not compile. */
+ * spelled once for its writers (records.c; the engine's meta and module:
+ * src/engine/records.c) and its reader (parse.c): a key renamed here is renamed on both sides, and
+ * a key misspelled on either side does not compile. */
 #ifndef CT_TRACE_KEYS_H
 #define CT_TRACE_KEYS_H
 

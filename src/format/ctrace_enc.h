@@ -1,14 +1,14 @@
 /* ctrace_enc.h - the binary trace encoder's state and its per-event entry,
  * inline for the formatter's hot path (rings.c's emit); the rest of the
- * encoder is ctrace_enc.c (its interface in ctw.h). Engine-internal. */
+ * encoder is ctrace_enc.c (its interface in ctw.h). The engine's formatter and the tests use it. */
 #ifndef CT_CTRACE_ENC_H
 #define CT_CTRACE_ENC_H
 
 #include "common/buf.h"
 #include "common/coverage.h"
-#include "common/ctrace.h"
-#include "engine/ctw.h"
-#include "engine/writer.h"
+#include "format/ctrace.h"
+#include "format/ctw.h"
+#include "format/writer.h"
 
 /* A chunk is closed once its payload reaches this: a few ms of a busy run,
  * one write(2). */

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "analysis/trace.h"
+#include "format/parse.h"
 
 size_t ct_utf8_len(const char *s, size_t n) {
   const unsigned char *p = (const unsigned char *)s;
