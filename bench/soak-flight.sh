@@ -14,7 +14,9 @@
 # without the watch's state (what grows with the run, docs/FLIGHT.md).
 #
 # Prints the RSS at minutes 1, 5 and the end, and the growth from minute 5
-# (or the middle, for a run under 10 minutes) to the end. Not a test: the
+# (or the middle, for a run under 10 minutes) to the end: of the RSS, of the
+# RSS less the shared memory (the rings the program claimed and wrote, within
+# --rings x --ring-kib: docs/FLIGHT.md "Over time"), of each part. Not a test: the
 # figures go to docs/BENCHMARKS.md. Needs redis-benchmark (redis-tools) and
 # gnuplot (gnuplot-nox), as scripts/install-deps.sh installs. `make bench
 # BENCH=soak-flight` runs it (by name only: not in BENCH=all).

@@ -17,8 +17,8 @@ int ct_fring_init(struct ct_fring *r, size_t bytes, size_t max_block) {
   if (cap < max_block)
     return -EOVERFLOW;
   /* Pages are faulted in as the first lap reaches them, not reserved. */
-  void *p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
+  void *p =
+      mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
     return -errno;
   r->base = p;
