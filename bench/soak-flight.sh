@@ -14,7 +14,9 @@
 # without the watch's state (what grows with the run, docs/FLIGHT.md).
 #
 # Prints the RSS at minutes 1, 5 and the end, and the growth from minute 5
-# (or the middle, for a run under 10 minutes) to the end. Not a test: the
+# (or the middle, for a run under 10 minutes) to the end: of the RSS, of the
+# RSS less the shared memory (the rings the program claimed and wrote, within
+# --rings x --ring-kib: docs/FLIGHT.md "Over time"), of each part. Not a test: the
 # figures go to docs/BENCHMARKS.md. Needs redis-benchmark (redis-tools) and
 # gnuplot (gnuplot-nox), as scripts/install-deps.sh installs. `make bench
 # BENCH=soak-flight` runs it (by name only: not in BENCH=all).
@@ -86,11 +88,12 @@ echo "engine exit status $?" >>"$OUT/engine.log"
 eng=""
 
 echo "== samples (every 10 s): $OUT/samples.tsv"
-at() { awk -v t="$1" -v c="${2:-2}" -F'\t' 'NR > 1 && $1 <= t {v = $c} END {print v + 0}' "$OUT/samples.tsv"; }
+# at T COLUMN: the sample at T s (column 0: RSS less the shared memory, the engine's own).
+at() { awk -v t="$1" -v c="${2:-2}" -F'\t' 'NR > 1 && $1 <= t {v = c ? $c : $2 - $7} END {print v + 0}' "$OUT/samples.tsv"; }
 growth() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b - a) * 100 / a}'; }
 last=$(tail -n 1 "$OUT/samples.tsv" | cut -f1)
 m5=$((last >= 600 ? 300 : last / 2))
-for c in 2:RSS 6:anonymous 7:shared; do
+for c in 2:RSS 0:"RSS less shared memory" 6:anonymous 7:shared; do
   r1=$(at 60 ${c%:*}) r5=$(at $m5 ${c%:*}) rend=$(at "$last" ${c%:*})
   echo "engine ${c#*:}: $r1 KiB at 60 s, $r5 KiB at $m5 s, $rend KiB at $last s;" \
     "growth $m5 s -> end: $(growth "$r5" "$rend") %"

@@ -5,14 +5,14 @@ CLI_SRCS += src/engine/rundir.c src/engine/spawn.c \
             src/engine/guard.c src/engine/harvest.c src/engine/modules.c \
             src/engine/status.c src/engine/sched.c src/engine/clock.c src/engine/rings.c src/engine/rings_format.c \
             src/engine/records.c src/engine/sink.c src/engine/sink_cut.c \
-            $(FORMAT_WRITE_SRCS) src/engine/flight.c src/engine/flight_snap.c src/engine/sites.c
+            $(FORMAT_WRITE_SRCS) src/engine/flight.c src/engine/flight_ring.c src/engine/flight_snap.c src/engine/sites.c
 
 # The engine's trace writer (records as JSONL lines or binary entries, the
 # flight window), as what links it without the engine does: its benchmark,
 # ctjl, the tests of the binary trace and of the read side.
 CT_WRITER_OBJS := $(patsubst %.c,$(O)/obj/%.o,$(FORMAT_WRITE_SRCS) \
                   src/engine/sink.c src/engine/sink_cut.c src/engine/records.c src/engine/modules.c \
-                  src/engine/flight.c src/engine/flight_snap.c src/engine/sched.c)
+                  src/engine/flight.c src/engine/flight_ring.c src/engine/flight_snap.c src/engine/sched.c)
 
 # The trace writer's formatting benchmark (links the writer alone).
 $(O)/bench/bench-writer: $(O)/obj/bench/bench-writer.o $(CT_WRITER_OBJS) \
@@ -24,7 +24,7 @@ PROGS += $(O)/bench/bench-writer
 FUZZ_SRCS_shm := src/engine/harvest.c src/engine/sched.c src/engine/modules.c src/engine/rings.c src/engine/rings_format.c \
                  src/engine/sites.c \
                  src/engine/records.c src/engine/sink.c src/engine/sink_cut.c src/engine/clock.c \
-                 src/engine/flight.c src/engine/flight_snap.c src/analysis/trace_read.c \
+                 src/engine/flight.c src/engine/flight_ring.c src/engine/flight_snap.c src/analysis/trace_read.c \
                  $(FORMAT_WRITE_SRCS) $(FORMAT_READ_SRCS)
 # The writer opens the trace through src/common/outfile.c; the flight window
 # pins lines in a src/common/buf.c.
@@ -136,3 +136,11 @@ $(O)/tests/test-flight-watch-memory: $(O)/obj/tests/test-flight-watch-memory.o $
                                      $(O)/obj/src/common/outfile.o $(O)/obj/src/common/buf.o
 	$(call link,,$(WRAP_ALLOC) $(PKG_LIBS))
 TESTS += $(O)/tests/test-flight-watch-memory
+
+# The flight window's memory over a long run (issue #34 item 13): its
+# chunks' allocations counted through the linker's --wrap.
+$(O)/tests/test-flight-window-memory: $(O)/obj/tests/test-flight-window-memory.o $(CT_WRITER_OBJS) \
+                                      $(patsubst %.c,$(O)/obj/%.o,$(FORMAT_READ_SRCS)) \
+                                      $(O)/obj/src/common/outfile.o $(O)/obj/src/common/buf.o
+	$(call link,,$(WRAP_ALLOC) $(PKG_LIBS))
+TESTS += $(O)/tests/test-flight-window-memory

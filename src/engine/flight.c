@@ -23,10 +23,9 @@
 #include "format/writer.h"
 
 /* The room of a full chunk: what the encoder closes a chunk at (ctrace_enc.c,
- * 64 KiB of payload after its header), so a dropped chunk's memory takes
- * the next one without a malloc or a page fault. A chunk a flush closed
- * early (a gentle flow) gets its own size, as does one of a long line: the
- * window's memory is the trace's. */
+ * 64 KiB of payload after its header). Chunks up to it take the window's
+ * ring (flight_ring.c), each its own size; a longer one, of a long line,
+ * is malloc's. */
 #define FL_ROOM (sizeof(struct ctr_chunk_hdr) + (64u << 10))
 /* What a chunk costs the window (malloc's header too). */
 #define FL_CHUNK_COST(cap) (sizeof(struct fl_chunk) + 16u + (cap))
@@ -39,12 +38,17 @@ int ct_flight_init(struct ct_flight *f, const char *out, uint64_t max_bytes, uin
   f->max_dumps = max_dumps;
   f->disk_budget = disk_budget ? disk_budget : CT_FLIGHT_DISK_WINDOWS * max_bytes;
   f->next_seq = 1;
-  int rc = ct_fsnap_new(&f->snap);
+  int rc = ct_fring_init(&f->ring, max_bytes, sizeof(struct fl_chunk) + FL_ROOM);
   if (rc)
     return rc;
+  if ((rc = ct_fsnap_new(&f->snap))) {
+    ct_fring_free(&f->ring);
+    return rc;
+  }
   if ((rc = -ct_sched_mutex_init(&f->mu))) {
     ct_fsnap_free(f->snap);
     f->snap = NULL;
+    ct_fring_free(&f->ring);
   }
   return -rc;
 }
@@ -53,9 +57,11 @@ void ct_flight_free(struct ct_flight *f) {
   while (f->head) {
     struct fl_chunk *c = f->head;
     f->head = c->next;
-    free(c);
+    if (!ct_fring_owns(&f->ring, c))
+      free(c);
   }
   f->tail = NULL;
+  ct_fring_free(&f->ring);
   ct_buf_free(&f->pin);
   ct_fsnap_free(f->snap);
   f->snap = NULL;
@@ -67,7 +73,7 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
   /* Make room first: the window never holds more than its size; with an
    * age, a chunk whose newest event is that far behind this one's goes too
    * (one of lines only at once: its pinned lines stay). */
-  size_t cap = n > FL_ROOM || n < FL_ROOM / 2 ? n : FL_ROOM;
+  size_t cap = n;
   struct fl_chunk *c = NULL;
   /* The list and the snapshot change under mu: the live view reads them. */
   pthread_mutex_lock(&f->mu);
@@ -87,13 +93,15 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
     /* Its meta, process and module lines now exist only in the pin. */
     f->pin_out = d->pin_end;
     f->npin_out = d->npin_end;
-    if (!c && d->cap == cap) {
-      c = d; /* reused for the new chunk */
-    } else {
+    if (ct_fring_owns(&f->ring, d))
+      ct_fring_give(&f->ring, d, sizeof *d + d->cap); /* the oldest of the ring's */
+    else
       free(d);
-    }
   }
-  if (!c && (c = malloc(sizeof *c + cap)) != NULL)
+  /* The ring has room when the window has (flight_ring.h): malloc only for
+   * a chunk past FL_ROOM. */
+  if ((c = ct_fring_take(&f->ring, sizeof *c + cap)) != NULL ||
+      (c = malloc(sizeof *c + cap)) != NULL)
     c->cap = cap;
   if (!c) {
     f->dropped_bytes += n; /* counted as dropped, the window goes on */
@@ -125,12 +133,10 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
   if (trim)
     f->trim_at = f->dropped_bytes + f->max_bytes;
   pthread_mutex_unlock(&f->mu);
-  /* Once a window turned over, malloc's free pages go back to the system.
-   * The chunks leave the formatter's heap in the order they came, each of
-   * its own size, the watch's copies between them: the holes they leave,
-   * in use again only in part, rose 3.3 MB from minute 5 to 17 of a soak,
-   * and neither size classes nor the heap's own trim (its top only) held
-   * them (issue #34 item 13). Outside the lock: the live view goes on. */
+  /* Once a window turned over, malloc's free pages go back to the system:
+   * what the live findings' copies and the dumps' buffers left in the
+   * formatter's heap (the chunks are the ring's). Outside the lock: the
+   * live view goes on. */
   if (trim)
     (void)malloc_trim(0);
   if (f->watch)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
+#include "engine/flight_ring.h"
 
 /* A dump's outcome, for the engine's one line (the CLI's to print). */
 struct ct_flight_note {
@@ -56,6 +57,7 @@ struct ct_flight {
    * (the disk budget), failed (cut short). */
   uint64_t refused, removed, failed;
   struct fl_chunk *head, *tail; /* the list and its chunks' seq: changed under mu */
+  struct ct_fring ring;         /* the chunks' memory (but a long line's: malloc's) */
   uint64_t next_seq;            /* the seq of the next chunk to join (the first is 1) */
   uint64_t bytes;               /* the window's cost */
   uint64_t total_bytes;         /* chunk bytes ever taken */
