@@ -120,7 +120,7 @@ static int get_coro(struct ct_ctr_iter *it, uint8_t b, struct ct_coro_item *c) {
 }
 
 /* A switch entry (after its byte b): its first event into *ev, the others
- * into it->pend for the next calls (common/ctrace.h CTR_F_SWITCH; the
+ * into it->pend for the next calls (format/ctrace.h CTR_F_SWITCH; the
  * encoder is ctrace_enc.c's ct_ctw_switch, whose choices this mirrors).
  * Returns 1, or -1. */
 static int get_switch(struct ct_ctr_iter *it, uint8_t b, struct ct_ev_item *ev) {

@@ -34,7 +34,7 @@ struct ct_ctw {
     uint32_t idx, gen;
   } hash[CT_CTW_SITE_HASH];
   uint64_t first_ts;   /* the chunk's first event's, when have_prev */
-  struct ctr_sw sw;    /* switch entries' state (common/ctrace.h) */
+  struct ctr_sw sw;    /* switch entries' state (format/ctrace.h) */
   struct ct_ctw_to to; /* chunks and lines elsewhere (to.chunk set), or to out */
   /* A JSONL line whose '\n' has not come yet. */
   struct ct_buf pend;
@@ -147,7 +147,7 @@ ct_ctw_v2(struct ct_ctw *e, uint64_t ts, uint64_t probe, uint64_t tid, uint8_t k
   ct_ctw_encode(e, ts, probe, tid, resume ? 0 : site, evn, 2 * (evn + 1), obj, kind, wait, resume);
 }
 
-/* One switch as one switch entry (common/ctrace.h CTR_F_SWITCH): the
+/* One switch as one switch entry (format/ctrace.h CTR_F_SWITCH): the
  * suspend of coroutine from (its ev from_ev; wait, site, obj), with wake its
  * wake (ev from_ev + 1, same site, waker none), the resume of to (its ev
  * to_ev), all at ts on tid, standard seqs: the events ct_ctw_v2 would write
