@@ -1,5 +1,5 @@
 /* jsonesc.h - the one JSON string escaper, strict UTF-8: the engine's writer
- * (ct_w_json, src/engine/writer.c) formats labels, paths and names with it,
+ * (ct_w_json, src/format/writer.c) formats labels, paths and names with it,
  * the binary trace's decoder (src/format/ctrace_dec.c) gives a label the
  * very text its JSONL line has, the dashboard's model (ct_buf_json, which
  * asks for CT_JSON_HTML), the report's JSON and the JSONL export write their
