@@ -425,18 +425,21 @@ function show(d) {
   const keep = D && !fitted ? { t0: view.t0, t1: view.t1 } : null;
   const ids = D ? [...sel].map((i) => D.a.co_id[i]) : [];
   D = prepare(d);
+  const M = window.corotracer.marks;
+  if (!M.prepared) M.prepared = performance.now();
   hues.clear(); // indices change with new data
   sel = new Set(ids.map((id) => D.idOf.get(id)).filter((i) => i !== undefined));
   if (keep) view = keep; else fit();
   ctNav.loaded(); // the first time: the view of the URL's hash
   header(); findings(); heads();
   orderLanes(); drawTimeline();
-  if (!window.corotracer.readyMs) window.corotracer.readyMs = window.corotracer.marks.ready = performance.now();
+  if (!window.corotracer.readyMs) window.corotracer.readyMs = M.ready = performance.now();
   // The tables after the timeline is on screen and answers input.
   setTimeout(() => {
     sites(); filterCoros(); ctNav.caption(); drawGraph();
     void document.body.offsetHeight; // their layout now, not in the first redraw on input
     document.body.dataset.ready = '1';
+    if (!M.tables) M.tables = performance.now();
   }, 0);
 }
 async function loadLive() {

@@ -10,7 +10,7 @@
 // ---- view state -----------------------------------------------------------------------
 let view = { t0: 0, t1: 1 }, fitted = true, scrollY = 0, hover = null;
 let lanes = [];         // coroutine lane order (indices)
-let drawn = { spans: 0, lod: 0, level: '' }; // the last frame's: exact spans, summary columns, level
+let drawn = { spans: 0, lod: 0, wakes: 0, level: '' }; // the last frame's: exact spans, summary columns, their wake ticks, level
 let detail = null, detailKey = ''; // a served page's detail on request: { t0, t1, d }, and the one asked for
 
 // ---- timeline -------------------------------------------------------------------------
@@ -126,7 +126,7 @@ function lodAt(cum, lo, hi, t) {
 }
 // Lane l's summary drawn per pixel column [x0,x1) at y..y+h: stacked shares
 // running, runnable, suspended (the rest of life [life0,life1]; stuck after
-// stuckAt), a tick on top where it was woken. A thread lane: busy only.
+// stuckAt), a tick on top where it was woken (wakeTick). A thread lane: busy only.
 function drawLaneLod(g, l, y, h, x0, x1, life0, life1, stuckAt, thread) {
   const lo = D.a.lod_lane0[l], hi = D.a.lod_lane0[l + 1], W = $('timeline').clientWidth;
   const ns = (view.t1 - view.t0) / (W - GUT);
@@ -141,10 +141,22 @@ function drawLaneLod(g, l, y, h, x0, x1, life0, life1, stuckAt, thread) {
     let yb = y + h;
     const bar = (f, c) => { if (f > 0) { const hh = Math.max(1, f * h); g.fillStyle = c; g.fillRect(px, yb - hh, 1, hh); yb -= hh; } };
     bar(run, css.running); bar(rdy, css.runnable); bar(susp, tb > stuckAt ? css.stuck : css.suspended);
-    if (wk1 - wk0 >= 0.5) { g.fillStyle = css.wake; g.fillRect(px, y, 1, 2); }
+    wakeTick(g, px, y, wk1 - wk0);
     drawn.lod++;
     run0 = run1; rdy0 = rdy1; wk0 = wk1;
   }
+}
+// The wakes of a summarized lane in one pixel column (its summary's count,
+// spread evenly over each bucket): a tick on top of the lane whose opacity
+// grows with their number, a faint one for a fraction of a wake (a column
+// narrower than the bucket), opaque from 8 on. The summary keeps no waker,
+// so no arrow: the arrows are drawn where the spans are exact.
+function wakeTick(g, px, y, n) {
+  if (!(n > 1e-9)) return;
+  g.globalAlpha = Math.min(1, 0.3 + 0.7 * Math.log2(1 + n) / 3);
+  g.fillStyle = css.wake; g.fillRect(px, y, 1, 3);
+  g.globalAlpha = 1;
+  drawn.wakes++;
 }
 // A lane at the current zoom: its summary where a pixel is as wide as a
 // summary bucket or more, or where the spans were not all kept (the gap,
@@ -219,7 +231,7 @@ function drawTimeline() {
   const W = c.clientWidth, H = c.clientHeight, a = D.a;
   g.fillStyle = css.bg; g.fillRect(0, 0, W, H);
   const L = layout(H), scale = (W - GUT) / (view.t1 - view.t0), levels = new Set();
-  drawn = { spans: 0, lod: 0, level: '' };
+  drawn = { spans: 0, lod: 0, wakes: 0, level: '' };
   // Axis with ticks.
   g.font = '10px ui-monospace, monospace'; g.fillStyle = css.muted; g.strokeStyle = css.grid; g.textAlign = 'left';
   const span = view.t1 - view.t0, step = Math.pow(10, Math.floor(Math.log10(span / 8)));
