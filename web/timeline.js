@@ -117,46 +117,80 @@ function prepareLod(d) {
   const s = d.summary;
   d.gap = s.spans_dropped > 0 ? [s.detail_until, s.detail_from] : null;
 }
-// The integral of cum (a lane's summary [lo,hi)) from the lane's start to t.
-function lodAt(cum, lo, hi, t) {
-  const k = lowerBound(D.lodT, lo, hi, t), w = D.lod.bucket_ns;
-  if (k === lo) return 0;
-  const f = Math.min(1, (t - D.lodT[k - 1]) / w); // the share of the last bucket before t
-  return cum[k - 1] - cum[lo] + f * (cum[k] - cum[k - 1]);
+// Where time t falls in a lane's summary [lo,hi): the first entry starting at
+// or after t (k, searched from entry from on) and the share f of the bucket
+// before it that lies before t; lodAt(cum, lo, at) is then the integral of
+// cum from the lane's start to t. One search serves every prefix sum.
+function lodPos(lo, hi, t, from, at) {
+  const k = lowerBound(D.lodT, Math.max(lo, from), hi, t);
+  at.k = k; at.f = k === lo ? 0 : Math.min(1, (t - D.lodT[k - 1]) / D.lod.bucket_ns);
+  return at;
+}
+function lodAt(cum, lo, at) {
+  return at.k === lo ? 0 : cum[at.k - 1] - cum[lo] + at.f * (cum[at.k] - cum[at.k - 1]);
+}
+// The theme's colours as ImageData words (RGBA bytes, little-endian), made
+// again when readCss changes css.
+let pal = null;
+function palette() {
+  if (pal && pal.css === css) return pal;
+  const c = document.createElement('canvas').getContext('2d', { willReadFrequently: true }), p = { css };
+  for (const k of ['lane', 'running', 'runnable', 'suspended', 'stuck', 'wake']) {
+    c.fillStyle = css[k]; c.fillRect(0, 0, 1, 1);
+    p[k] = new Uint32Array(c.getImageData(0, 0, 1, 1).data.buffer)[0];
+  }
+  return (pal = p);
+}
+// Word a over word b at opacity f (0..1).
+function blend(a, b, f) {
+  let o = 0xff000000;
+  for (let sh = 0; sh < 24; sh += 8) o |= Math.round(((a >>> sh) & 255) * f + ((b >>> sh) & 255) * (1 - f)) << sh;
+  return o >>> 0;
 }
 // Lane l's summary drawn per pixel column [x0,x1) at y..y+h: stacked shares
 // running, runnable, suspended (the rest of life [life0,life1]; stuck after
-// stuckAt), a tick on top where it was woken (wakeTick). A thread lane: busy only.
+// stuckAt), a tick on top where it was woken. A thread lane: busy only. The
+// pixels are written into one ImageData a lane (device pixels) and put at
+// once: a fillRect per bar and column cost seconds a frame at 10^7 events.
+// The wakes (the summary's count, spread evenly over each bucket) are a tick
+// whose opacity grows with their number, faint for a fraction of a wake (a
+// column narrower than the bucket), opaque from 8 on; the summary keeps no
+// waker, so no arrow: the arrows are drawn where the spans are exact.
 function drawLaneLod(g, l, y, h, x0, x1, life0, life1, stuckAt, thread) {
   const lo = D.a.lod_lane0[l], hi = D.a.lod_lane0[l + 1], W = $('timeline').clientWidth;
-  const ns = (view.t1 - view.t0) / (W - GUT);
-  let run0 = lodAt(D.lodRun, lo, hi, view.t0 + (x0 - GUT) * ns), rdy0 = lodAt(D.lodRdy, lo, hi, view.t0 + (x0 - GUT) * ns);
-  let wk0 = lodAt(D.lodWk, lo, hi, view.t0 + (x0 - GUT) * ns);
+  const ns = (view.t1 - view.t0) / (W - GUT), r = window.devicePixelRatio || 1, P = palette();
+  const X0 = Math.round(x0 * r), Y = Math.round(y * r), w = Math.round(x1 * r) - X0, hd = Math.round((y + h) * r) - Y;
+  if (w <= 0 || hd <= 0) return;
+  const img = g.createImageData(w, hd), p = new Uint32Array(img.data.buffer), tick = Math.max(1, Math.round(3 * r));
+  p.fill(P.lane);
+  const at = lodPos(lo, hi, view.t0 + (x0 - GUT) * ns, lo, { k: lo, f: 0 });
+  let run0 = lodAt(D.lodRun, lo, at), rdy0 = lodAt(D.lodRdy, lo, at), wk0 = lodAt(D.lodWk, lo, at);
   for (let px = x0; px < x1; px++) {
-    const ta = view.t0 + (px - GUT) * ns, tb = ta + ns;
-    const run1 = lodAt(D.lodRun, lo, hi, tb), rdy1 = lodAt(D.lodRdy, lo, hi, tb), wk1 = lodAt(D.lodWk, lo, hi, tb);
+    const ta = view.t0 + (px - GUT) * ns, tb = ta + ns, c0 = Math.round(px * r) - X0, c1 = Math.round((px + 1) * r) - X0;
+    lodPos(lo, hi, tb, at.k, at); // columns go forward in time: search on from the last one
+    const run1 = lodAt(D.lodRun, lo, at), rdy1 = lodAt(D.lodRdy, lo, at), wk1 = lodAt(D.lodWk, lo, at);
     const life = thread ? 0 : Math.max(0, Math.min(tb, life1) - Math.max(ta, life0));
     const run = Math.min(1, (run1 - run0) / ns), rdy = Math.min(1 - run, (rdy1 - rdy0) / ns);
     const susp = Math.max(0, Math.min(1 - run - rdy, life / ns - run - rdy));
-    let yb = y + h;
-    const bar = (f, c) => { if (f > 0) { const hh = Math.max(1, f * h); g.fillStyle = c; g.fillRect(px, yb - hh, 1, hh); yb -= hh; } };
-    bar(run, css.running); bar(rdy, css.runnable); bar(susp, tb > stuckAt ? css.stuck : css.suspended);
-    wakeTick(g, px, y, wk1 - wk0);
+    let yb = hd;
+    const bar = (f, v) => {
+      if (!(f > 0) || yb <= 0) return;
+      const top = Math.max(0, yb - Math.max(1, Math.round(f * hd)));
+      for (let row = top; row < yb; row++) p.fill(v, row * w + c0, row * w + c1);
+      yb = top;
+    };
+    bar(run, P.running); bar(rdy, P.runnable); bar(susp, tb > stuckAt ? P.stuck : P.suspended);
+    const n = wk1 - wk0;
+    if (n > 1e-9) {
+      const f = Math.min(1, 0.3 + 0.7 * Math.log2(1 + n) / 3);
+      for (let row = 0; row < Math.min(tick, hd); row++)
+        for (let k = row * w + c0; k < row * w + c1; k++) p[k] = blend(P.wake, p[k], f);
+      drawn.wakes++;
+    }
     drawn.lod++;
     run0 = run1; rdy0 = rdy1; wk0 = wk1;
   }
-}
-// The wakes of a summarized lane in one pixel column (its summary's count,
-// spread evenly over each bucket): a tick on top of the lane whose opacity
-// grows with their number, a faint one for a fraction of a wake (a column
-// narrower than the bucket), opaque from 8 on. The summary keeps no waker,
-// so no arrow: the arrows are drawn where the spans are exact.
-function wakeTick(g, px, y, n) {
-  if (!(n > 1e-9)) return;
-  g.globalAlpha = Math.min(1, 0.3 + 0.7 * Math.log2(1 + n) / 3);
-  g.fillStyle = css.wake; g.fillRect(px, y, 1, 3);
-  g.globalAlpha = 1;
-  drawn.wakes++;
+  g.putImageData(img, X0, Y);
 }
 // A lane at the current zoom: its summary where a pixel is as wide as a
 // summary bucket or more, or where the spans were not all kept (the gap,
@@ -207,7 +241,6 @@ function drawLaneLevel(g, l, y, h, W, exact, keep, life0, life1, stuckAt, thread
   if (!D.gap || keep) return 'exact';
   const xa = Math.max(GUT, Math.floor(GUT + (D.gap[0] - view.t0) / ns)), xb = Math.min(W, Math.ceil(GUT + (D.gap[1] - view.t0) / ns));
   if (xb <= xa) return 'exact';
-  g.fillStyle = css.lane; g.fillRect(xa, y, xb - xa, h);
   drawLaneLod(g, l, y, h, xa, xb, life0, life1, stuckAt, thread);
   return 'mixed';
 }

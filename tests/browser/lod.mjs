@@ -95,8 +95,18 @@ const ink = await laneInk(GUT + 1, info.W);
 console.log(`the window in the middle: ${ink.ink} of ${ink.of} lane pixels drawn; drawn ${JSON.stringify(m.drawn)}; detail ${JSON.stringify(m.detail)}`);
 if (ink.ink < ink.of * 0.05) fail('zoomed in within the summarized stretch, the lanes are (nearly) blank');
 if (!served && m.drawn.lod < 100) fail('the offline page draws no summary where it holds no exact spans');
-// No wake edge is held there: the summary's wakes are ticks on the lanes.
-if (!served && !(m.drawn.wakes > 0)) fail('zoomed in within the summarized stretch, no wake tick drawn (corotracer.drawn().wakes)');
+// No wake edge is held there: the summary's wakes are ticks on the lanes,
+// wherever the summary counts wakes in the window (the test's trace has them
+// there; a benchmark's may not: CT_BENCH=1).
+const want = await page.evaluate(() => {
+  const D = window.corotracer.data(), a = D.a, v = window.corotracer.view();
+  let n = 0;
+  for (let k = 0; k < a.lod_wk.length; k++) if (D.lodT[k] < v.t1 && D.lodT[k] + D.lod.bucket_ns > v.t0) n += a.lod_wk[k];
+  return n;
+});
+console.log(`the summary's wakes in the window: ${want}`);
+if (!served && !want && !process.env.CT_BENCH) fail('the summary counts no wake in the window: the test cannot check its ticks');
+if (!served && want && !(m.drawn.wakes > 0)) fail('zoomed in within the summarized stretch, no wake tick drawn (corotracer.drawn().wakes)');
 if (served && (!m.detail || !m.detail.spans || m.drawn.spans < 10))
   fail('the served page did not ask for and draw the exact spans of the window');
 if (served) {
