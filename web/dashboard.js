@@ -128,22 +128,29 @@ function prepare(d) {
       if (i === undefined) continue;
       if (x.kind === 'lost_wakeup' || x.kind === 'deadlock' || x.kind === 'wake_before_suspend') d.stuck.add(i);
     }
-  // Prefix sums of running time: a pixel holding many spans is drawn by its busy fraction.
-  const n = a.sp_t0.length;
-  d.cumRun = new Float64Array(n + 1);
-  for (let i = 0; i < n; i++) d.cumRun[i + 1] = d.cumRun[i] + (d.spState(a.sp_flags[i]) === 0 ? a.sp_t1[i] - a.sp_t0[i] : 0);
-  const th = a.th_order, nt = d.threads.length;
-  d.thStart = new Uint32Array(nt + 1);
-  for (let k = 0; k < th.length; k++) d.thStart[a.sp_arg[th[k]] + 1]++;
-  for (let t = 0; t < nt; t++) d.thStart[t + 1] += d.thStart[t];
-  d.thT0 = new Float64Array(th.length); d.thT1 = new Float64Array(th.length); d.thCum = new Float64Array(th.length + 1);
-  for (let k = 0; k < th.length; k++) {
-    d.thT0[k] = a.sp_t0[th[k]]; d.thT1[k] = a.sp_t1[th[k]];
-    d.thCum[k + 1] = d.thCum[k] + d.thT1[k] - d.thT0[k];
-  }
+  d.ex = null; // exactSpans(): made when first drawn or picked
   prepareLod(d);
   d.search = null;
   return d;
+}
+// What drawing and picking exact spans need, made the first time they are
+// (a page opens zoomed out, drawn from the summary; show() makes it right
+// after the first frame): prefix sums of running time (a pixel holding many
+// spans is drawn by its busy fraction), the running spans by thread (start,
+// end, busy prefix sums) and each thread's first.
+function exactSpans() {
+  if (D.ex) return D.ex;
+  const a = D.a, n = a.sp_t0.length, th = a.th_order, nt = D.threads.length;
+  const x = { cumRun: new Float64Array(n + 1), thStart: new Uint32Array(nt + 1) };
+  for (let i = 0; i < n; i++) x.cumRun[i + 1] = x.cumRun[i] + (D.spState(a.sp_flags[i]) === 0 ? a.sp_t1[i] - a.sp_t0[i] : 0);
+  for (let k = 0; k < th.length; k++) x.thStart[a.sp_arg[th[k]] + 1]++;
+  for (let t = 0; t < nt; t++) x.thStart[t + 1] += x.thStart[t];
+  x.thT0 = new Float64Array(th.length); x.thT1 = new Float64Array(th.length); x.thCum = new Float64Array(th.length + 1);
+  for (let k = 0; k < th.length; k++) {
+    x.thT0[k] = a.sp_t0[th[k]]; x.thT1[k] = a.sp_t1[th[k]];
+    x.thCum[k + 1] = x.thCum[k] + x.thT1[k] - x.thT0[k];
+  }
+  return (D.ex = x);
 }
 // The rows a finding's coroutine entry names: its own, and for starvation the
 // coroutines that held its thread meanwhile (held_by).
@@ -436,7 +443,7 @@ function show(d) {
   if (!window.corotracer.readyMs) window.corotracer.readyMs = M.ready = performance.now();
   // The tables after the timeline is on screen and answers input.
   setTimeout(() => {
-    sites(); filterCoros(); ctNav.caption(); drawGraph();
+    exactSpans(); sites(); filterCoros(); ctNav.caption(); drawGraph();
     void document.body.offsetHeight; // their layout now, not in the first redraw on input
     document.body.dataset.ready = '1';
     if (!M.tables) M.tables = performance.now();

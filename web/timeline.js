@@ -284,7 +284,7 @@ function drawTimeline() {
     g.fillStyle = css.lane; g.fillRect(GUT, y, W - GUT, TH - 3);
     g.fillStyle = css.muted; g.fillText('tid ' + D.threads[t], 6, y + 11);
     levels.add(drawLaneLevel(g, D.nc + t, y, TH - 3, W,
-      () => drawLane(g, D.thT0, D.thT1, D.thCum, D.thStart[t], D.thStart[t + 1], y, TH - 3, W, (k) => hue(a.sp_coro[a.th_order[k]])),
+      () => { const x = exactSpans(); drawLane(g, x.thT0, x.thT1, x.thCum, x.thStart[t], x.thStart[t + 1], y, TH - 3, W, (k) => hue(a.sp_coro[a.th_order[k]])); },
       false, 0, 0, Infinity, true));
   }
   // Coroutine lanes.
@@ -303,7 +303,7 @@ function drawTimeline() {
     g.fillText(String(a.co_id[i]) + (lab ? ' ' + lab : ''), 6, y + 10, GUT - 12);
     const gone = a.co_state[i] === 4, stuckAt = D.stuck.has(i) && a.co_state[i] === 2 ? a.co_since[i] : Infinity;
     levels.add(drawLaneLevel(g, i, y, CH - 2, W,
-      () => drawLane(g, a.sp_t0, a.sp_t1, D.cumRun, a.co_span0[i], a.co_span0[i + 1], y, CH - 2, W, (k) => stateColor(a.sp_flags[k], k)),
+      () => drawLane(g, a.sp_t0, a.sp_t1, exactSpans().cumRun, a.co_span0[i], a.co_span0[i + 1], y, CH - 2, W, (k) => stateColor(a.sp_flags[k], k)),
       a.co_keep[i], a.co_first[i], gone ? a.co_last[i] : D.duration_ns, stuckAt, false));
     if (D.stuck.has(i) && a.co_state[i] === 2) { // the stuck suspension: red edge
       const e = a.co_span0[i + 1] - 1;
@@ -348,7 +348,7 @@ function pick(x, y) {
   const t = view.t0 + (x - GUT) * (view.t1 - view.t0) / (W - GUT);
   const find = (t0s, t1s, lo, hi) => { const k = lowerBound(t0s, lo, hi, t + 1e-9) - 1; return k >= lo && t1s[k] >= t ? k : -1; };
   if (y >= AX + 16 && y < AX + 16 + L.nt * TH) {
-    const tt = Math.floor((y - AX - 16) / TH), k = find(D.thT0, D.thT1, D.thStart[tt], D.thStart[tt + 1]);
+    const tt = Math.floor((y - AX - 16) / TH), x = exactSpans(), k = find(x.thT0, x.thT1, x.thStart[tt], x.thStart[tt + 1]);
     return { t, thread: tt, span: k >= 0 ? a.th_order[k] : -1 };
   }
   if (y >= L.top) {
