@@ -27,15 +27,16 @@ console.log(`page ready in ${ready_ms} ms; interactive in ${t.now.toFixed(0)} ms
 const GUT = 170, AX = 20, TH = 18; // web/dashboard.js's layout
 
 // Pixels between x0 and x1 that are neither the background nor an empty
-// lane: of the coroutine lanes, or of the h rows from y0.
+// lane: of the coroutine lanes (those on the canvas), or of the h rows from y0.
 async function laneInk(x0, x1, y0, h) {
   return page.evaluate(([x0, x1, y0, h, AX, TH]) => {
     const c = document.getElementById('timeline'), g = c.getContext('2d'), d = window.corotracer.data();
     const s = getComputedStyle(document.documentElement), probe = document.createElement('canvas').getContext('2d');
     const rgb = (v) => { probe.fillStyle = v; probe.fillRect(0, 0, 1, 1); return Array.from(probe.getImageData(0, 0, 1, 1).data.slice(0, 3)).join(); };
     const empty = new Set([rgb(s.getPropertyValue('--bg').trim()), rgb(s.getPropertyValue('--lane').trim()), rgb(s.getPropertyValue('--sel').trim())]);
-    const top = y0 ?? AX + 16 + d.threads.length * TH + 16;
-    const px = g.getImageData(Math.round(x0), Math.round(top), Math.max(1, Math.round(x1 - x0)), h ?? c.height - top).data;
+    // The coroutine lanes: as many rows as there are lanes (a group is one), of 14 px.
+    const top = y0 ?? AX + 16 + d.threads.length * TH + 16, rows = window.corotracer.lanes(1e9).length * 14;
+    const px = g.getImageData(Math.round(x0), Math.round(top), Math.max(1, Math.round(x1 - x0)), h ?? Math.min(c.height - top, rows)).data;
     let ink = 0;
     for (let i = 0; i < px.length; i += 4) if (!empty.has([px[i], px[i + 1], px[i + 2]].join())) ink++;
     return { ink, of: px.length / 4 };
@@ -101,17 +102,26 @@ if (!served && m.drawn.lod < 100) fail('the offline page draws no summary where 
 // Where they fall depends on the run: the view of the URL's hash (0.5 ms)
 // around the summary's wake nearest the middle of the stretch.
 if (!served) {
-  const tw = await page.evaluate(() => {
-    const D = window.corotracer.data(), a = D.a, mid = (D.gap[0] + D.gap[1]) / 2;
+  const tw = await page.evaluate(([AX, TH]) => {
+    const C = window.corotracer, D = C.data(), a = D.a, mid = (D.gap[0] + D.gap[1]) / 2;
+    const rows = Math.floor((document.getElementById('timeline').clientHeight - (AX + 16 + D.threads.length * TH + 16)) / 14);
     let best = null;
-    for (let k = a.lod_lane0[0]; k < a.lod_lane0[D.nc]; k++) // the coroutine lanes' entries
-      if (a.lod_wk[k] && D.lodT[k] > D.gap[0] && D.lodT[k] < D.gap[1] && (best === null || Math.abs(D.lodT[k] - mid) < Math.abs(best - mid))) best = D.lodT[k];
+    for (const l of C.lanes(rows)) { // the entries of the coroutine lanes on the canvas
+      const i = l.id === undefined ? undefined : D.idOf.get(l.id);
+      if (i === undefined) continue;
+      for (let k = a.lod_lane0[i]; k < a.lod_lane0[i + 1]; k++)
+        if (a.lod_wk[k] && D.lodT[k] > D.gap[0] && D.lodT[k] < D.gap[1] && (best === null || Math.abs(D.lodT[k] - mid) < Math.abs(best - mid))) best = D.lodT[k];
+    }
     return best;
-  });
+  }, [AX, TH]);
   if (tw === null) {
     if (!process.env.CT_BENCH) fail('the summary counts no wake between detail_until and detail_from: the test cannot check its ticks');
   } else {
-    await page.evaluate((tw) => { location.hash = `t0=${Math.round(tw - 2.5e5)}&t1=${Math.round(tw + 2.5e5)}`; }, tw);
+    await page.evaluate((tw) => { // the view only: the hash's other keys (the grouping) stay
+      const p = new URLSearchParams(location.hash.slice(1));
+      p.set('t0', Math.round(tw - 2.5e5)); p.set('t1', Math.round(tw + 2.5e5));
+      location.hash = p.toString();
+    }, tw);
     await page.waitForFunction((tw) => { const v = window.corotracer.view(); return v.t0 < tw && v.t1 > tw && v.t1 - v.t0 < 1e6; }, tw);
     const w = await page.evaluate(() => window.corotracer.drawn());
     console.log(`a wake of the summary at +${(tw / 1e6).toFixed(3)} ms: ${await page.textContent('#range')}; drawn ${JSON.stringify(w)}`);
