@@ -76,23 +76,44 @@ function lanes(order) {
   return out;
 }
 // Per group, time in each state (running, runnable or created, suspended)
-// summed over its members in NB buckets across the run: a span adds its parts
-// to the buckets it starts and ends in and a +1/-1 of whole buckets between
-// (summed at the end), O(spans) once per grouping.
+// summed over its members in NB buckets across the run: a stretch adds its
+// parts to the buckets it starts and ends in and a +1/-1 of whole buckets
+// between (summed at the end), O(spans + summary entries) once per grouping.
+// Where the page holds no spans of a coroutine (the gap between detail_until
+// and detail_from, unless it is kept whole) its summary entries stand in: the
+// shares running and runnable of each entry's bucket, and its life there less
+// those as suspended.
 function buckets(G) {
   if (G.acc) return G;
   const D = A.data(), a = D.a, ng = G.groups.length, T = Math.max(D.duration_ns, 1);
   const NB = Math.max(64, Math.min(2048, Math.floor((1 << 22) / (3 * ng)))), bw = T / NB;
   const acc = G.groups.map(() => new Float32Array(3 * NB)), whole = G.groups.map(() => new Float32Array(3 * (NB + 1)));
+  // Adds f × [t0, t1) to group g's state s (f < 0 takes it away).
+  const add = (g, s, t0, t1, f) => {
+    t0 = Math.max(0, t0); t1 = Math.min(T, t1);
+    if (!(t1 > t0)) return;
+    const b0 = Math.min(NB - 1, Math.floor(t0 / bw)), b1 = Math.min(NB - 1, Math.floor(t1 / bw)), ac = acc[g];
+    if (b0 === b1) { ac[b0 * 3 + s] += (t1 - t0) * f; return; }
+    ac[b0 * 3 + s] += ((b0 + 1) * bw - t0) * f; ac[b1 * 3 + s] += (t1 - b1 * bw) * f;
+    whole[g][(b0 + 1) * 3 + s] += f; whole[g][b1 * 3 + s] -= f;
+  };
+  const gap = D.gap || [T, T];
   for (let k = 0; k < a.sp_t0.length; k++) {
-    const st = D.spState(a.sp_flags[k]), s = st === 0 ? 0 : st === 2 ? 2 : 1;
-    const t0 = Math.max(0, a.sp_t0[k]), t1 = Math.min(T, a.sp_t1[k]);
-    if (!(t1 > t0)) continue;
-    const g = G.gid[a.sp_coro[k]], b0 = Math.min(NB - 1, Math.floor(t0 / bw)), b1 = Math.min(NB - 1, Math.floor(t1 / bw));
-    const ac = acc[g];
-    if (b0 === b1) { ac[b0 * 3 + s] += t1 - t0; continue; }
-    ac[b0 * 3 + s] += (b0 + 1) * bw - t0; ac[b1 * 3 + s] += t1 - b1 * bw;
-    whole[g][(b0 + 1) * 3 + s]++; whole[g][b1 * 3 + s]--;
+    const st = D.spState(a.sp_flags[k]), s = st === 0 ? 0 : st === 2 ? 2 : 1, i = a.sp_coro[k], g = G.gid[i];
+    if (a.co_keep[i]) { add(g, s, a.sp_t0[k], a.sp_t1[k], 1); continue; }
+    add(g, s, a.sp_t0[k], Math.min(a.sp_t1[k], gap[0]), 1);
+    add(g, s, Math.max(a.sp_t0[k], gap[1]), a.sp_t1[k], 1);
+  }
+  const w = D.lod.bucket_ns;
+  for (let i = 0; D.gap && i < D.nc; i++) {
+    if (a.co_keep[i]) continue;
+    const g = G.gid[i], la = Math.max(gap[0], a.co_first[i]), lb = Math.min(gap[1], a.co_state[i] === 4 ? a.co_last[i] : T);
+    if (!(lb > la)) continue;
+    add(g, 2, la, lb, 1);
+    for (let k = a.lod_lane0[i], e = a.lod_lane0[i + 1]; k < e; k++) {
+      const r = a.lod_run[k] / 65535, q = a.lod_rdy[k] / 65535, ta = Math.max(la, D.lodT[k]), tb = Math.min(lb, D.lodT[k] + w);
+      add(g, 0, ta, tb, r); add(g, 1, ta, tb, q); add(g, 2, ta, tb, -(r + q));
+    }
   }
   for (let g = 0; g < ng; g++) {
     const c = [0, 0, 0], ac = acc[g], wh = whole[g];

@@ -6,7 +6,7 @@ HTML_SRCS := src/html/assets.c src/html/model.c src/html/model_out.c src/html/mo
              src/html/live_trace.c src/html/live_detail.c \
              src/html/serve_main.c
 CLI_SRCS += $(HTML_SRCS)
-$(O)/obj/src/html/assets.o: web/dashboard.html web/dashboard.css web/dashboard.js web/nav.js
+$(O)/obj/src/html/assets.o: web/dashboard.html web/dashboard.css web/dashboard.js web/nav.js web/timeline.js
 
 # Browser tests (Chromium + playwright-core from npm): the plain build only,
 # they test the page, not the C code under sanitizers.
