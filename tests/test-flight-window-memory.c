@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/ctrace.h"
 #include "engine/flight.h"
+#include "format/ctrace.h"
 #include "lib/check.h"
 
 /* Allocations by the linked objects while counting is on (-Wl,--wrap). */
