@@ -105,6 +105,9 @@ struct ct_rtrace {
   /* Destroyed while waiting for no longer than stuck_ns (state.h): not
    * judged; their count, shortest and longest wait, and the threshold. */
   uint64_t dwait_short, dwait_short_min, dwait_short_max, stuck_ns;
+  /* Still suspended at the end for no longer than stuck_ns in a trace with
+   * no wakes (v1): not judged (findings_stuck.c); count, shortest, longest. */
+  uint64_t left_short, left_short_min, left_short_max;
   char window_trigger[64];
   /* The engine's losses at the dump and before its window (state.h). */
   int window_has_lost;
