@@ -3,6 +3,8 @@
 TESTS += tests/test-abi.sh
 # Runs of one file (run --append) kept apart by the report, the exports and the dashboard.
 TESTS += tests/test-runs-apart.sh
+# One threshold, one verdict: report, html, serve and export judge with the same options.
+TESTS += tests/test-thresholds-agree.sh
 # The report, the dashboard's data and the exports of the checked-in traces, byte for byte as before.
 TESTS += tests/test-outputs-same.sh
 # Links a plain-cc program against the installed library: the plain build only.

@@ -2,11 +2,13 @@
  * exact spellings with one or two dashes, values taken whatever they look like,
  * positional arguments ("-" among them), unknown options and missing values
  * named, and getopt's conventions when asked (clusters, attached values, "--",
- * the first positional argument ending the options). */
+ * the first positional argument ending the options); the thresholds' values. */
 #include "common/args.h"
 #include "lib/check.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 enum { A = 1, B, V };
 static const struct ct_opt opts[] = {
@@ -38,6 +40,26 @@ static const char *walk(int flags, char **argv) {
   return out;
 }
 
+/* The thresholds every judging subcommand takes: milliseconds in ns, a bad
+ * value refused with a line naming the option, other ids left alone. */
+static void thresholds(void) {
+  struct ct_thresholds t = {1, 2, 3};
+  char why[128] = "";
+  ASSERT_EQ(ct_args_threshold(&t, CT_OPT_STUCK_MS, "200", why, sizeof why), 0);
+  ASSERT_EQ(ct_args_threshold(&t, CT_OPT_RUNNABLE_MS, "1", why, sizeof why), 0);
+  ASSERT_EQ(ct_args_threshold(&t, CT_OPT_BLOCKER_MS, "86400000", why, sizeof why), 0);
+  ASSERT_UINT64_EQ(t.stuck_ns, 200000000u);
+  ASSERT_UINT64_EQ(t.runnable_ns, 1000000u);
+  ASSERT_UINT64_EQ(t.blocker_ns, 86400000000000u);
+  ASSERT_EQ(ct_args_threshold(&t, V, "5", why, sizeof why), 1);
+  static const char *const bad[] = {"0", "-5", "12x", "", " 5", "86400001", "99999999999999999999"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ASSERT_EQ(ct_args_threshold(&t, CT_OPT_STUCK_MS, bad[i], why, sizeof why), -EINVAL);
+    ASSERT(!strncmp(why, "--stuck-ms wants a number of milliseconds", 41));
+  }
+  ASSERT_UINT64_EQ(t.stuck_ns, 200000000u); /* untouched by a bad value */
+}
+
 #define ARGV(...) ((char *[]){"cmd", __VA_ARGS__, NULL})
 
 int main(void) {
@@ -61,5 +83,6 @@ int main(void) {
   ASSERT_STR_EQ(walk(0, ARGV("--value=a=b", "--value=", "-value=x", "--all=1", "--bogus=2")),
                 "v=a=b v= ?=-value=x +=--all=1 ?=--bogus=2 ");
   ASSERT_STR_EQ(walk(CT_ARGS_GETOPT, ARGV("--value=z", "x")), "v=z p=x ");
+  thresholds();
   return 0;
 }

@@ -259,7 +259,7 @@ static void read_views(const char *path, struct views *v) {
 
   struct cx_model m;
   uint64_t bad = 0;
-  ASSERT_OK(cx_model_load(path, NULL, NULL, &m, &bad));
+  ASSERT_OK(cx_model_load(path, NULL, NULL, NULL, &m, &bad));
   ASSERT_EQ(m.nruns, 1);
   ASSERT_OK(cx_model_events(&m, on_export, v));
   cx_model_free(&m);

@@ -208,6 +208,21 @@ function header() {
 }
 
 // ---- findings -----------------------------------------------------------------
+// The waits under --stuck-ms the findings do not judge (the report's "Not judged,
+// short waits" lines, trace.short_waits): one line each, with the option that would.
+function shortWaits(sw) {
+  const line = (n, what, min, max) => {
+    if (!n) return null;
+    const ms = Math.floor((min - 1) / 1e6);
+    return 'Not judged, short waits: ' + n + ' coroutine' + (n === 1 ? ' ' : 's ') + what + ', after ' +
+      fmtNs(min) + (max !== min ? ' to ' + fmtNs(max) : '') + ', not longer than the ' + fmtNs(sw.stuck_ns) +
+      ' threshold: ' + (min > 1e6 ? sw.option + ' ' + ms + ' would judge ' + (n === 1 ? 'it' : 'them all') : 'too short for ' + sw.option + ' to judge');
+  };
+  return [line(sw.destroyed_waiting, 'destroyed while still waiting, never woken', sw.min_ns, sw.max_ns),
+    line(sw.still_waiting, 'still suspended at the end of a trace that records no wakes', sw.still_min_ns, sw.still_max_ns)]
+    .filter((x) => x);
+}
+
 function findings() {
   const box = $('findings');
   box.textContent = '';
@@ -216,6 +231,8 @@ function findings() {
   $('nfind').textContent = String(shown);
   if (!list.length) box.appendChild(el('div', 'muted', 'No findings: no lost wakeup, race, deadlock, leak, blocker or starvation.'));
   else if (!shown) box.appendChild(el('div', 'muted', 'No finding in the time range (Esc clears it).'));
+  const sw = D.f.trace && D.f.trace.short_waits;
+  if (sw) shortWaits(sw).forEach((x) => box.appendChild(el('div', 'muted short-waits', x)));
   list.forEach((x, k) => {
     if (!ctNav.findingShown(k)) return; // outside the time range (nav.js)
     const card = el('div', 'finding');

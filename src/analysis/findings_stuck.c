@@ -549,8 +549,12 @@ int ct_stuck_findings(struct ct_report *r, const struct ct_state *st, uint64_t s
       uint64_t since = r->end_ts > c->woke_ts ? r->end_ts - c->woke_ts : 0;
       s->cat = since <= stuck_ns ? CAT_SCHED_END : wake_may_be_lost(c) ? CAT_SCHED_LOST : CAT_SCHED;
     } else if (!c->has_kind || !st->any_wake) {
-      if (left <= stuck_ns)
-        continue; /* a v1 suspend: only long ones say anything */
+      if (left <= stuck_ns) { /* a v1 suspend: only long ones say anything; counted */
+        if (!r->t.left_short++ || left < r->t.left_short_min)
+          r->t.left_short_min = left;
+        r->t.left_short_max = left > r->t.left_short_max ? left : r->t.left_short_max;
+        continue;
+      }
       s->cat = CAT_WEAK;
     } else if (c->wake_before_ts) {
       s->cat = wake_may_be_lost(c) ? CAT_WAKE_BEFORE_LOST : CAT_WAKE_BEFORE;

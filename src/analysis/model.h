@@ -24,12 +24,11 @@ struct ct_state;
 int ct_state_new(uint64_t blocker_ns, struct ct_state **out);
 void ct_state_free(struct ct_state *s);
 
-/* The starvation threshold (CT_RUNNABLE_NS unless set before the first line). */
-void ct_state_set_runnable_ns(struct ct_state *s, uint64_t runnable_ns);
-/* The never-woken threshold (CT_STUCK_NS unless set before the first line):
- * a coroutine destroyed while waiting longer is judged, a shorter one only
- * counted. Pass the same value to ct_report_build. */
-void ct_state_set_stuck_ns(struct ct_state *s, uint64_t stuck_ns);
+/* Fresh state judging with t (ct_state_new's has CT_THRESHOLDS_DEFAULT's but
+ * blocker_ns): blocker, starvation, and never woken (a coroutine destroyed
+ * while waiting longer than stuck_ns is judged, a shorter one only counted).
+ * Pass the same stuck_ns to ct_report_build. */
+int ct_state_new_judging(const struct ct_thresholds *t, struct ct_state **out);
 
 /* Feeds one line as returned by ct_parse_line (err != CT_LINE_OK counts it as
  * malformed). Returns 0 or -ENOMEM. */
@@ -106,6 +105,9 @@ struct ct_rtrace {
   /* Destroyed while waiting for no longer than stuck_ns (state.h): not
    * judged; their count, shortest and longest wait, and the threshold. */
   uint64_t dwait_short, dwait_short_min, dwait_short_max, stuck_ns;
+  /* Still suspended at the end for no longer than stuck_ns in a trace with
+   * no wakes (v1): not judged (findings_stuck.c); count, shortest, longest. */
+  uint64_t left_short, left_short_min, left_short_max;
   char window_trigger[64];
   /* The engine's losses at the dump and before its window (state.h). */
   int window_has_lost;

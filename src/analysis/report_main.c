@@ -20,7 +20,7 @@
 struct opts {
   const char *trace, *out, *json, *skip_frames;
   int fail_on; /* -1: no gate */
-  uint64_t blocker_ns, runnable_ns, stuck_ns;
+  struct ct_thresholds th;
   int stats;
 };
 
@@ -33,12 +33,7 @@ static void usage(FILE *f) {
              "Reads a trace, binary (run's default) or JSONL (ours or the reference engine's;\n"
              "'-' = stdin), and writes a Markdown diagnosis (stdout unless -o) and, with\n"
              "--json, the findings JSON of docs/FINDINGS.md.\n"
-             "--fail-on SEV: exit 1 when a finding of at least SEV exists.\n"
-             "--blocker-ms: a run longer than this without suspending is a blocker (100).\n"
-             "--runnable-ms: runnable longer than this while others ran on its thread is\n"
-             "starvation (100).\n"
-             "--stuck-ms: suspended longer than this, unwoken, then destroyed or left behind\n"
-             "while the program ran on, is never woken (1000).\n"
+             "--fail-on SEV: exit 1 when a finding of at least SEV exists.\n" CT_THRESHOLDS_USAGE
              "--skip-frames: inlined frames whose function or file matches a glob are the\n"
              "runtime's: a site in one is shown where it was called (besides boost::*, std::*,\n"
              "asio::*, corotracer::* and files under /usr/include).\n");
@@ -48,19 +43,7 @@ static int bad_usage(const char *what, const char *arg) {
   return ct_usage_error("report", what, arg);
 }
 
-enum {
-  O_HELP = 1,
-  O_DEEPDIVE,
-  O_STATS,
-  O_OUTPUT,
-  O_JSON,
-  O_TRACE,
-  O_FAIL_ON,
-  O_BLOCKER_MS,
-  O_RUNNABLE_MS,
-  O_STUCK_MS,
-  O_SKIP_FRAMES
-};
+enum { O_HELP = 1, O_DEEPDIVE, O_STATS, O_OUTPUT, O_JSON, O_TRACE, O_FAIL_ON, O_SKIP_FRAMES };
 static const struct ct_opt report_opts[] = {
     {"-h --help", O_HELP, 0},
     {"-deepdive --deepdive", O_DEEPDIVE, 0}, /* the reference's spelling: a no-op */
@@ -69,34 +52,24 @@ static const struct ct_opt report_opts[] = {
     {"--json", O_JSON, 1},
     {"-out --out", O_TRACE, 1}, /* the reference's spelling of the trace */
     {"--fail-on", O_FAIL_ON, 1},
-    {"--blocker-ms", O_BLOCKER_MS, 1},
-    {"--runnable-ms", O_RUNNABLE_MS, 1},
-    {"--stuck-ms", O_STUCK_MS, 1},
+    CT_ARGS_THRESHOLD_OPTS,
     {"--skip-frames", O_SKIP_FRAMES, 1},
     {NULL, 0, 0}};
 
-/* A number of milliseconds in *ns; -EINVAL if val is none. */
-static int parse_ms(const char *val, uint64_t *ns) {
-  char *end;
-  errno = 0;
-  unsigned long long ms = strtoull(val, &end, 10);
-  if (errno || end == val || *end || val[0] == '-' || ms > UINT64_MAX / 1000000ull)
-    return -EINVAL;
-  *ns = ms * 1000000ull;
-  return 0;
-}
-
 /* Returns -1 when parsed, else the exit status (0 for --help). */
 static int parse(int argc, char **argv, struct opts *o) {
-  *o = (struct opts){.fail_on = -1,
-                     .blocker_ns = CT_BLOCKER_NS,
-                     .runnable_ns = CT_RUNNABLE_NS,
-                     .stuck_ns = CT_STUCK_NS};
+  *o = (struct opts){.fail_on = -1, .th = CT_THRESHOLDS_DEFAULT};
   struct ct_args it;
   const char *val;
-  int id;
+  char why[128];
+  int id, rc;
   ct_args_init(&it, argc, argv, 0);
   while ((id = ct_args_next(&it, report_opts, &val)) != CT_ARGS_END) {
+    if ((rc = ct_args_threshold(&o->th, id, val, why, sizeof why)) <= 0) {
+      if (rc)
+        return bad_usage(why, NULL);
+      continue;
+    }
     switch (id) {
     case O_HELP:
       usage(stdout);
@@ -125,18 +98,6 @@ static int parse(int argc, char **argv, struct opts *o) {
       else
         return bad_usage("--fail-on wants info, warning or error, not", val);
       break;
-    case O_BLOCKER_MS:
-      if (parse_ms(val, &o->blocker_ns))
-        return bad_usage("--blocker-ms wants a number of milliseconds, not", val);
-      break;
-    case O_RUNNABLE_MS:
-      if (parse_ms(val, &o->runnable_ns))
-        return bad_usage("--runnable-ms wants a number of milliseconds, not", val);
-      break;
-    case O_STUCK_MS:
-      if (parse_ms(val, &o->stuck_ns))
-        return bad_usage("--stuck-ms wants a number of milliseconds, not", val);
-      break;
     case O_SKIP_FRAMES:
       o->skip_frames = val;
       break;
@@ -164,7 +125,7 @@ struct run {
 struct feed {
   struct run *runs;
   size_t n;
-  uint64_t blocker_ns, runnable_ns, stuck_ns;
+  struct ct_thresholds th;
   const char *skip_frames; /* --skip-frames, for each run's symbolizer */
   uint64_t run_lines;      /* lines of the current run so far (ct_line_new_run's count) */
 };
@@ -176,11 +137,7 @@ static int run_add(struct feed *f) {
     return -ENOMEM;
   f->runs = n;
   memset(&n[f->n], 0, sizeof n[f->n]);
-  int rc = ct_state_new(f->blocker_ns, &n[f->n].st);
-  if (!rc) {
-    ct_state_set_runnable_ns(n[f->n].st, f->runnable_ns);
-    ct_state_set_stuck_ns(n[f->n].st, f->stuck_ns);
-  }
+  int rc = ct_state_new_judging(&f->th, &n[f->n].st);
   if (!rc && f->skip_frames &&
       (rc = ct_symbolizer_skip_frames(ct_state_symbolizer(n[f->n].st), f->skip_frames)))
     ct_state_free(n[f->n].st);
@@ -262,10 +219,7 @@ static int write_to(const char *path, const struct feed *runs, int json,
 int ct_report_main(int argc, char **argv) {
   struct opts o;
   int status = parse(argc, argv, &o), fd = -1;
-  struct feed feed = {.blocker_ns = o.blocker_ns,
-                      .runnable_ns = o.runnable_ns,
-                      .stuck_ns = o.stuck_ns,
-                      .skip_frames = o.skip_frames};
+  struct feed feed = {.th = o.th, .skip_frames = o.skip_frames};
   if (status >= 0)
     return status;
   double t0 = ct_mono_s();
@@ -291,7 +245,7 @@ int ct_report_main(int argc, char **argv) {
   int max_sev = -1;
   for (size_t i = 0; i < feed.n; i++) {
     struct run *r = &feed.runs[i];
-    if ((rc = ct_report_build(r->st, o.trace, bytes, o.stuck_ns, 0, &r->r))) {
+    if ((rc = ct_report_build(r->st, o.trace, bytes, o.th.stuck_ns, 0, &r->r))) {
       fprintf(stderr, "corotracer: %s: %s\n", o.trace, strerror(-rc));
       status = 1;
       goto out;

@@ -77,12 +77,13 @@ void ct_state_free(struct ct_state *s) {
   free(s);
 }
 
-void ct_state_set_runnable_ns(struct ct_state *s, uint64_t runnable_ns) {
-  s->runnable_ns = runnable_ns;
-}
-
-void ct_state_set_stuck_ns(struct ct_state *s, uint64_t stuck_ns) {
-  s->stuck_ns = stuck_ns;
+int ct_state_new_judging(const struct ct_thresholds *t, struct ct_state **out) {
+  int rc = ct_state_new(t->blocker_ns, out);
+  if (!rc) {
+    (*out)->runnable_ns = t->runnable_ns;
+    (*out)->stuck_ns = t->stuck_ns;
+  }
+  return rc;
 }
 
 ct_symbolizer *ct_state_symbolizer(const struct ct_state *s) {

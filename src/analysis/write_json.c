@@ -136,11 +136,18 @@ static void trace(FILE *f, const struct ct_report *r) {
     fputs(",\"damaged\":", f);
     jstr(f, r->damage);
   }
-  if (st->dwait_short) /* destroyed while waiting, not longer than the threshold */
-    fprintf(f,
-            ",\"short_waits\":{\"destroyed_waiting\":%" PRIu64 ",\"min_ns\":%" PRIu64
-            ",\"max_ns\":%" PRIu64 ",\"stuck_ns\":%" PRIu64 ",\"option\":\"--stuck-ms\"}",
-            st->dwait_short, st->dwait_short_min, st->dwait_short_max, st->stuck_ns);
+  if (st->dwait_short || st->left_short) { /* waits not longer than the threshold */
+    fputs(",\"short_waits\":{", f);
+    if (st->dwait_short) /* destroyed while waiting */
+      fprintf(f, "\"destroyed_waiting\":%" PRIu64 ",\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64 ",",
+              st->dwait_short, st->dwait_short_min, st->dwait_short_max);
+    if (st->left_short) /* still suspended at the end of a trace without wakes */
+      fprintf(f,
+              "\"still_waiting\":%" PRIu64 ",\"still_min_ns\":%" PRIu64 ",\"still_max_ns\":%" PRIu64
+              ",",
+              st->left_short, st->left_short_min, st->left_short_max);
+    fprintf(f, "\"stuck_ns\":%" PRIu64 ",\"option\":\"--stuck-ms\"}", st->stuck_ns);
+  }
   if (ct_symbolizer_stale(r->sym, 0)) { /* files rebuilt since the run: not symbolized */
     fputs(",\"rebuilt_modules\":[", f);
     for (size_t i = 0; ct_symbolizer_stale(r->sym, i); i++) {

@@ -30,21 +30,20 @@ static void site_line(FILE *f, const struct ct_finding *fi, const struct ct_rsit
   fputc('\n', f);
 }
 
-/* The overview's line on coroutines destroyed while waiting no longer than
- * the never-woken threshold: not judged, so said here with the option (and
- * a value, when one fits) that would judge them. */
-static void short_waits(FILE *f, const struct ct_rtrace *st) {
+/* The overview's line on n coroutines that waited (what) min to max ns, no
+ * longer than the never-woken threshold: not judged, so said here with the
+ * option (and a value, when one fits) that would judge them. */
+static void short_waits(FILE *f, const struct ct_rtrace *st, const char *what, uint64_t n,
+                        uint64_t min, uint64_t max) {
   char a[32], b[32], t[32];
-  uint64_t n = st->dwait_short, ms = (st->dwait_short_min - 1) / 1000000u;
-  fprintf(f,
-          "- **Not judged, short waits**: %" PRIu64 " coroutine%s destroyed while still waiting,"
-          " never woken, after %s",
-          n, n == 1 ? "" : "s", ct_fmt_ns(st->dwait_short_min, a, sizeof a));
-  if (st->dwait_short_max != st->dwait_short_min)
-    fprintf(f, " to %s", ct_fmt_ns(st->dwait_short_max, b, sizeof b));
+  fprintf(f, "- **Not judged, short waits**: %" PRIu64 " coroutine%s %s, after %s", n,
+          n == 1 ? "" : "s", what, ct_fmt_ns(min, a, sizeof a));
+  if (max != min)
+    fprintf(f, " to %s", ct_fmt_ns(max, b, sizeof b));
   fprintf(f, ", not longer than the %s threshold", ct_fmt_ns(st->stuck_ns, t, sizeof t));
-  if (st->dwait_short_min > 1000000u)
-    fprintf(f, ": `--stuck-ms %" PRIu64 "` would judge %s\n", ms, n == 1 ? "it" : "them all");
+  if (min > 1000000u)
+    fprintf(f, ": `--stuck-ms %" PRIu64 "` would judge %s\n", (min - 1) / 1000000u,
+            n == 1 ? "it" : "them all");
   else
     fputs(": too short for `--stuck-ms` to judge\n", f);
 }
@@ -178,7 +177,11 @@ static void overview(FILE *f, const struct ct_report *r) {
             " (torn clocks); left out of the duration\n",
             r->absurd_ts);
   if (st->dwait_short)
-    short_waits(f, st);
+    short_waits(f, st, "destroyed while still waiting, never woken", st->dwait_short,
+                st->dwait_short_min, st->dwait_short_max);
+  if (st->left_short) /* a trace without wakes cannot tell a lost one sooner */
+    short_waits(f, st, "still suspended at the end of a trace that records no wakes",
+                st->left_short, st->left_short_min, st->left_short_max);
   for (size_t i = 0; ct_symbolizer_stale(r->sym, i); i++)
     fprintf(f,
             "- **Warning: rebuilt since the run**: `%s` on disk has another build id than the"

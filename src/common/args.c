@@ -1,6 +1,9 @@
 /* args.c - the subcommands' option parser (see args.h). */
 #include "common/args.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void ct_args_init(struct ct_args *a, int argc, char **argv, int flags) {
@@ -92,4 +95,24 @@ int ct_args_next(struct ct_args *a, const struct ct_opt *opts, const char **val)
     return whole(a, o, arg, val);
   a->cluster = arg + 1;
   return next_letter(a, opts, val);
+}
+
+int ct_args_threshold(struct ct_thresholds *t, int id, const char *val, char *why, size_t whylen) {
+  static const char *const names[] = {"--stuck-ms", "--runnable-ms", "--blocker-ms"};
+  uint64_t *slot = id == CT_OPT_STUCK_MS      ? &t->stuck_ns
+                   : id == CT_OPT_RUNNABLE_MS ? &t->runnable_ns
+                   : id == CT_OPT_BLOCKER_MS  ? &t->blocker_ns
+                                              : NULL;
+  if (!slot)
+    return 1;
+  char *end;
+  errno = 0;
+  unsigned long ms = strtoul(val, &end, 10);
+  if (val[0] < '0' || val[0] > '9' || *end || errno || !ms || ms > CT_THRESHOLD_MS_MAX) {
+    snprintf(why, whylen, "%s wants a number of milliseconds from 1 to %lu, not '%s'",
+             names[id - CT_OPT_STUCK_MS], CT_THRESHOLD_MS_MAX, val);
+    return -EINVAL;
+  }
+  *slot = (uint64_t)ms * 1000000u;
+  return 0;
 }

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/args.h"
+
 /* Exit statuses of the engine itself (the target's status otherwise). */
 #define CT_EXIT_USAGE 2  /* bad option or value */
 #define CT_EXIT_FAIL 1   /* setup failed, or the trace is incomplete */
@@ -55,7 +57,7 @@ struct ct_opts {
   uint64_t flight_age_ns; /* --flight-age: drop what is older than this behind the newest (0: no) */
   int dump_on_exit;       /* --dump-on exit: a dump at the program's end, whatever its status */
   unsigned dump_on;       /* --dump-on lost_wakeup,...: finding kinds (analysis/watch.h bits) */
-  uint64_t stuck_ns, runnable_ns, blocker_ns; /* --stuck-ms, --runnable-ms, --blocker-ms */
+  struct ct_thresholds th;       /* --stuck-ms, --runnable-ms, --blocker-ms (src/common/args.h) */
   const char *ship, *ship_spool; /* --ship URL, --ship-spool DIR (src/ship: docs/FLEET.md) */
   char **argv;      /* program argv (NULL-terminated); points into the caller's argv or sh_argv */
   char *sh_argv[4]; /* storage for {"/bin/sh", "-c", cmd, NULL} */

@@ -68,17 +68,20 @@ struct cx_model {
   struct cx_run *runs;
   size_t nruns;
   struct ct_read_diag diag; /* a binary trace's corrupt or cut chunk: loaded up to it */
+  struct ct_thresholds th;  /* the findings' (export --stuck-ms, ...) */
 };
 
 /* Reads the trace at path ('-' = stdin) once: the runs, each with the report's
  * findings, its coroutine summaries and its sites, symbolized. run_id / host
  * override the trace's (NULL: keep; a trace without meta gets a run id hashed
  * from its events and host ""; with several runs, the runs after the first
- * get ID.2, ID.3...). m is zeroed first; free with cx_model_free, also after a
- * failure. Returns 0, -errno, or -EPROTO when the file holds no trace line
+ * get ID.2, ID.3...). th: the findings' thresholds (NULL: CT_THRESHOLDS_DEFAULT,
+ * as `report` judges without options). m is zeroed first; free with
+ * cx_model_free, also after a failure. Returns 0, -errno, or -EPROTO when the file holds no trace
+ * line
  * (*bad_line: the first offending line). */
-int cx_model_load(const char *path, const char *run_id, const char *host, struct cx_model *m,
-                  uint64_t *bad_line);
+int cx_model_load(const char *path, const char *run_id, const char *host,
+                  const struct ct_thresholds *th, struct cx_model *m, uint64_t *bad_line);
 void cx_model_free(struct cx_model *m);
 
 /* Streams the trace's event lines again, in file order: fn(ctx, run, event)

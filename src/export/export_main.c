@@ -41,6 +41,7 @@ struct opts {
   const char *fmt_name, *trace, *prefix, *table, *run_id, *run_host;
   struct cx_conn conn;
   int quiet, progress, reference;
+  struct ct_thresholds th;
 };
 
 static void usage(FILE *f) {
@@ -55,14 +56,14 @@ static void usage(FILE *f) {
           "  --socket PATH (MySQL)  --sslmode MODE (PostgreSQL)  --prefix P (table names)\n"
           "  --table NAME (events table; the others are NAME_runs, ...)\n"
           "  --run-id ID  --run-host H (override the trace's)  -q (no summary)\n"
-          "  --no-progress\n"
+          "  --no-progress  --stuck-ms MS  --runnable-ms MS  --blocker-ms MS (the findings'\n"
+          "  thresholds, as `corotracer report`'s; below)\n"
           "Passwords come from the environment (PGPASSWORD, MYSQL_PWD) or the client's\n"
           "files (~/.pgpass, ~/.my.cnf), never from the command line.\n"
           "reference spelling: corotracer -export sqlite|mysql|postgres|postgresql|csv|dataframe\n"
           "  -in TRACE [-sqlite-out F] [-csv-out D] [-db-host H] [-db-port P] [-db-user U]\n"
           "  [-db-name D (coro_tracer)] [-db-table T (coro_trace_events)] [-mysql-socket S]\n"
-          "  [-pg-sslmode M]\n"
-          "See docs/EXPORT.md.\n");
+          "  [-pg-sslmode M]\n" CT_THRESHOLDS_USAGE "See docs/EXPORT.md.\n");
 }
 
 static int bad_usage(const char *what, const char *arg) {
@@ -117,22 +118,27 @@ static const struct ct_opt export_opts[] = {
     {D("in"), O_TRACE, 1},
     {D("db-password"), O_PASSWORD, 1},
     {D("export"), O_EXPORT, 1}, /* the reference's `-export FORMAT`: its defaults too */
+    CT_ARGS_THRESHOLD_OPTS,
     {NULL, 0, 0}};
 #undef D
 
 /* Returns -1 when parsed, else the exit status. */
 static int parse(int argc, char **argv, struct opts *o) {
-  *o = (struct opts){.fmt = F_NONE, .progress = isatty(STDERR_FILENO)};
+  *o = (struct opts){.fmt = F_NONE, .progress = isatty(STDERR_FILENO), .th = CT_THRESHOLDS_DEFAULT};
   const char **value_slots[] = {&o->conn.out,      &o->conn.host,   &o->conn.port,    &o->conn.user,
                                 &o->conn.dbname,   &o->conn.socket, &o->conn.sslmode, &o->prefix,
                                 &o->table,         &o->run_id,      &o->run_host,     &o->trace,
                                 &o->conn.password, &o->fmt_name};
-  int positional = 0, id;
+  int positional = 0, id, rc;
   struct ct_args it;
   const char *val;
+  char why[128];
   ct_args_init(&it, argc, argv, 0);
   while ((id = ct_args_next(&it, export_opts, &val)) != CT_ARGS_END) {
-    if (id >= O_OUT) {
+    if ((rc = ct_args_threshold(&o->th, id, val, why, sizeof why)) <= 0) {
+      if (rc)
+        return bad_usage(why, NULL);
+    } else if (id >= O_OUT) {
       if (id == O_EXPORT)
         o->reference = 1;
       *value_slots[id - O_OUT] = val;
@@ -309,7 +315,7 @@ int ct_export_main(int argc, char **argv) {
     fprintf(stderr, "export %s: reading %s...", o.fmt_name, o.trace);
     bar.shown = 1;
   }
-  if ((rc = cx_model_load(o.trace, o.run_id, o.run_host, &m, &bad_line))) {
+  if ((rc = cx_model_load(o.trace, o.run_id, o.run_host, &o.th, &m, &bad_line))) {
     progress_end(&bar);
     if (rc == -EPROTO && m.diag.why[0]) /* a bad chunk with nothing before it */
       fprintf(stderr, "corotracer: %s: %s\n", o.trace, m.diag.why);

@@ -186,7 +186,7 @@ static int run_start(struct cx_model *m) {
   ct_map_init(&r->sites, sizeof(struct cx_site));
   ct_map_init(&r->tids, 0);
   ct_map_init(&r->unflowed, 0);
-  return ct_state_new(CT_BLOCKER_NS, &r->st);
+  return ct_state_new_judging(&m->th, &r->st);
 }
 
 /* After a run's last line: its id, its sites symbolized, the report. */
@@ -208,7 +208,7 @@ static int run_finish(struct loader *ld, struct cx_run *r) {
         !ct_map_put(&r->unflowed, cx_map_key(&r->co, i), c->resumes + c->destroys, &fresh))
       return -ENOMEM;
   }
-  int rc = ct_report_build(r->st, m->path, m->bytes, CT_STUCK_NS, 0, &r->rep);
+  int rc = ct_report_build(r->st, m->path, m->bytes, m->th.stuck_ns, 0, &r->rep);
   for (size_t i = 0; !rc && i < r->sites.n; i++) /* named as the report names its own */
     ct_report_symbolize(&r->rep, &((struct cx_site *)ct_map_at(&r->sites, i))->rs);
   return rc;
@@ -321,13 +321,14 @@ out:
   return rc;
 }
 
-int cx_model_load(const char *path, const char *run_id, const char *host, struct cx_model *m,
-                  uint64_t *bad_line) {
+int cx_model_load(const char *path, const char *run_id, const char *host,
+                  const struct ct_thresholds *th, struct cx_model *m, uint64_t *bad_line) {
   struct loader ld = {.m = m, .run_id = run_id, .host = host};
   int rc;
   memset(m, 0, sizeof *m);
   m->path = path;
   m->fd = -1;
+  m->th = th ? *th : CT_THRESHOLDS_DEFAULT;
   *bad_line = 0;
   if (strcmp(path, "-"))
     rc = (m->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ? -errno : 0;

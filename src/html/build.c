@@ -25,6 +25,7 @@ struct feed {
   uint64_t run_lines;
   size_t budget, cap; /* the model's, to start it afresh */
   int prune;
+  const struct ct_thresholds *th; /* the state's, to start it afresh */
 };
 
 /* A new run while the last one is wanted: the state and the model start afresh. */
@@ -33,7 +34,7 @@ static int restart(struct feed *f) {
   if (f->st) {
     ct_state_free(f->st);
     f->st = NULL;
-    rc = ct_state_new(CT_BLOCKER_NS, &f->st);
+    rc = ct_state_new_judging(f->th, &f->st);
   }
   if (!rc && f->m) {
     ct_model_free(f->m);
@@ -103,8 +104,8 @@ static int names_coros(const struct ct_report *r) {
 }
 
 int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int live,
-                  size_t span_budget, unsigned run, struct ct_buf *z, const struct ct_zdrain *drain,
-                  struct ct_dash_stats *stats) {
+                  size_t span_budget, unsigned run, const struct ct_thresholds *th,
+                  struct ct_buf *z, const struct ct_zdrain *drain, struct ct_dash_stats *stats) {
   size_t budget = span_budget ? span_budget : CT_DASH_SPAN_BUDGET;
   size_t cap = budget / 5 * 7; /* room for the coroutines findings name */
   struct ct_state *st = NULL;
@@ -116,8 +117,8 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   memset(stats, 0, sizeof *stats);
   int rc = ct_model_init(&m, budget, cap);
   if (!rc)
-    rc = ct_state_new(CT_BLOCKER_NS, &st);
-  struct feed feed = {st, &m, run, 1, 0, budget, cap, seekable};
+    rc = ct_state_new_judging(th, &st);
+  struct feed feed = {st, &m, run, 1, 0, budget, cap, seekable, th};
   /* A file can be read again: rows may go now, the second pass brings back
    * those the findings name. */
   if (seekable)
@@ -137,7 +138,7 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
   }
   stats->passes = 1;
   stats->bytes = bytes;
-  if ((rc = ct_report_build(st, name, bytes, CT_STUCK_NS, live ? now_ts : 0, &r)))
+  if ((rc = ct_report_build(st, name, bytes, th->stuck_ns, live ? now_ts : 0, &r)))
     goto out;
   const struct ct_rtrace *t = &r.t;
   stats->lines = t->lines;
@@ -162,7 +163,7 @@ int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int l
       goto out;
     ct_model_prune(&m);
     rc = ct_dash_keep_findings(&m, &r);
-    feed = (struct feed){NULL, &m, stats->run, 1, 0, budget, cap, 1};
+    feed = (struct feed){NULL, &m, stats->run, 1, 0, budget, cap, 1, th};
     uint64_t again = 0;
     if (!rc)
       rc = ct_trace_read_runs(fd, READ_BUF, on_line, on_run, NULL, &feed, &again, &diag);

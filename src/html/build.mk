@@ -14,6 +14,8 @@ TESTS += tests/test-html.sh
 TESTS_NOSAN += tests/test-dashboard.sh tests/test-dashboard-live.sh
 # Joins and exits in the page (tests/browser/waits.mjs).
 TESTS_NOSAN += tests/test-dashboard-waits.sh
+# The waits under --stuck-ms said in the findings panel, with the option that would judge them (Chromium).
+TESTS_NOSAN += tests/test-dashboard-short-waits.sh
 # Navigation, the time range, the URL's view, lanes at scale (tests/browser/nav.mjs).
 TESTS_NOSAN += tests/test-dashboard-nav.sh
 # The whole run at any zoom: a trace past the span budget zoomed out and in

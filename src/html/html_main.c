@@ -10,17 +10,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/args.h"
 #include "common/commands.h"
 #include "common/outfile.h"
 #include "common/ticks.h"
 #include "html/page.h"
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: corotracer html TRACE [-o dashboard.html] [--run N]\n"
+  fprintf(f, "usage: corotracer html TRACE [-o dashboard.html] [--run N] [--stuck-ms MS]\n"
+             "                       [--runnable-ms MS] [--blocker-ms MS]\n"
              "       corotracer -html -out TRACE [-o dashboard.html]   (reference spelling)\n"
              "Writes one self-contained HTML file (no network, no second file) showing the\n"
              "trace: timeline, findings, sites, coroutines, counters. See docs/DASHBOARD.md.\n"
-             "A trace of several runs (run --append) shows its last run, or run N (1 = first).\n");
+             "A trace of several runs (run --append) shows its last run, or run N (1 = first).\n"
+             "The findings' thresholds, as `corotracer report`'s:\n" CT_THRESHOLDS_USAGE);
 }
 
 static int bad_usage(const char *what, const char *arg) {
@@ -37,52 +40,82 @@ static int out_close(struct ct_outfile *o, int rc) {
   return ct_outfile_commit(o);
 }
 
-int ct_html_main(int argc, char **argv) {
-  const char *trace = NULL, *out = "dashboard.html";
-  int stats = 0;
-  size_t budget = 0;
-  unsigned run = 0; /* 0: the last */
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+enum { O_HELP = 1, O_HTML, O_STATS, O_OUTPUT, O_TRACE, O_RUN, O_SPAN_BUDGET };
+static const struct ct_opt html_opts[] = {
+    {"-h --help", O_HELP, 0},
+    {"-html --html", O_HTML, 0}, /* the reference's spelling: a no-op */
+    {"--stats", O_STATS, 0},     /* hidden: speed and peak RSS on stderr */
+    {"-o --output", O_OUTPUT, 1},
+    {"-out --out", O_TRACE, 1}, /* the reference's spelling of the trace */
+    {"--run", O_RUN, 1},
+    {"--span-budget", O_SPAN_BUDGET, 1}, /* hidden: the tests' small budget */
+    CT_ARGS_THRESHOLD_OPTS,
+    {NULL, 0, 0}};
+
+struct opts {
+  const char *trace, *out;
+  int stats;
+  size_t budget;
+  unsigned run; /* 0: the last */
+  struct ct_thresholds th;
+};
+
+/* Returns -1 when parsed, else the exit status (0 for --help). */
+static int parse(int argc, char **argv, struct opts *o) {
+  *o = (struct opts){.out = "dashboard.html", .th = CT_THRESHOLDS_DEFAULT};
+  struct ct_args it;
+  const char *val;
+  char why[128], *end;
+  int id, rc;
+  ct_args_init(&it, argc, argv, 0);
+  while ((id = ct_args_next(&it, html_opts, &val)) != CT_ARGS_END) {
+    if ((rc = ct_args_threshold(&o->th, id, val, why, sizeof why)) <= 0) {
+      if (rc)
+        return bad_usage(why, NULL);
+      continue;
+    }
+    if (id == O_HELP) {
       usage(stdout);
       return 0;
-    }
-    if (!strcmp(a, "-html") || !strcmp(a, "--html"))
+    } else if (id == O_HTML) {
       continue;
-    if (!strcmp(a, "--stats")) { /* hidden: speed and peak RSS on stderr */
-      stats = 1;
-      continue;
+    } else if (id == O_STATS) {
+      o->stats = 1;
+    } else if (id == O_OUTPUT) {
+      o->out = val;
+    } else if (id == O_RUN) {
+      unsigned long v = strtoul(val, &end, 10);
+      if (*end || !v || v > 1000000 || val[0] == '-')
+        return bad_usage("--run wants a run number (1 = the trace's first)", val);
+      o->run = (unsigned)v;
+    } else if (id == O_SPAN_BUDGET) {
+      unsigned long long v = strtoull(val, &end, 10);
+      if (*end || !v || v > 100000000ull || val[0] == '-')
+        return bad_usage("--span-budget wants a count", val);
+      o->budget = (size_t)v;
+    } else if (id == CT_ARGS_NO_VALUE) {
+      return bad_usage("option needs a value", val);
+    } else if (id == CT_ARGS_UNKNOWN || id == CT_ARGS_HAS_VALUE) {
+      return bad_usage("unknown option", val);
+    } else if (id == O_TRACE || !o->trace) { /* -out TRACE, or CT_ARGS_POSITIONAL */
+      o->trace = val;
+    } else {
+      return bad_usage("more than one trace given", val);
     }
-    int takes = !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "-out") ||
-                !strcmp(a, "--out") || !strcmp(a, "--span-budget") || !strcmp(a, "--run");
-    if (takes && i + 1 >= argc)
-      return bad_usage("option needs a value", a);
-    if (!strcmp(a, "-o") || !strcmp(a, "--output"))
-      out = argv[++i];
-    else if (!strcmp(a, "-out") || !strcmp(a, "--out"))
-      trace = argv[++i];
-    else if (!strcmp(a, "--run")) {
-      char *end;
-      unsigned long v = strtoul(argv[++i], &end, 10);
-      if (*end || !v || v > 1000000 || argv[i][0] == '-')
-        return bad_usage("--run wants a run number (1 = the trace's first)", argv[i]);
-      run = (unsigned)v;
-    } else if (!strcmp(a, "--span-budget")) { /* hidden: the tests' small budget */
-      char *end;
-      unsigned long long v = strtoull(argv[++i], &end, 10);
-      if (*end || !v || v > 100000000ull || argv[i][0] == '-')
-        return bad_usage("--span-budget wants a count", argv[i]);
-      budget = (size_t)v;
-    } else if (a[0] == '-' && a[1])
-      return bad_usage("unknown option", a);
-    else if (trace)
-      return bad_usage("more than one trace given", a);
-    else
-      trace = a;
   }
-  if (!trace)
+  if (!o->trace)
     return bad_usage("no trace given (corotracer html TRACE [-o dashboard.html])", NULL);
+  return -1;
+}
+
+int ct_html_main(int argc, char **argv) {
+  struct opts o;
+  int status = parse(argc, argv, &o);
+  if (status >= 0)
+    return status;
+  status = 0;
+  const char *trace = o.trace, *out = o.out;
+  unsigned run = o.run;
   double t0 = ct_mono_s();
   int from_stdin = !strcmp(trace, "-");
   int fd = from_stdin ? STDIN_FILENO : open(trace, O_RDONLY | O_CLOEXEC);
@@ -97,7 +130,7 @@ int ct_html_main(int argc, char **argv) {
   struct ct_outfile of = {.fd = -1, .dirfd = -1};
   struct ct_page_stream ps = {.fd = -1};
   struct ct_zdrain drain = {ct_page_drain, &ps};
-  int status = 0, rc = ct_outfile_open(&of, AT_FDCWD, out);
+  int rc = ct_outfile_open(&of, AT_FDCWD, out);
   if (rc) {
     fprintf(stderr, "corotracer: %s: %s\n", out, strerror(-rc));
     status = 1;
@@ -105,8 +138,8 @@ int ct_html_main(int argc, char **argv) {
   }
   ps.fd = of.fd;
   /* The page is written while the data is compressed: neither is ever whole in memory. */
-  rc =
-      ct_dash_build(fd, from_stdin ? "stdin" : trace, seekable, 0, 0, budget, run, &z, &drain, &st);
+  rc = ct_dash_build(fd, from_stdin ? "stdin" : trace, seekable, 0, 0, o.budget, run, &o.th, &z,
+                     &drain, &st);
   int wrote = ps.bytes > 0; /* else the build failed before its output */
   if (st.why[0])            /* the page shows what came before it */
     fprintf(stderr, "corotracer: %s: %s\n", trace, st.why);
@@ -142,7 +175,7 @@ int ct_html_main(int argc, char **argv) {
   double t1 = ct_mono_s();
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
-  if (stats)
+  if (o.stats)
     fprintf(stderr,
             "corotracer: stats: %" PRIu64 " bytes, %" PRIu64 " events, %d pass(es), %" PRIu64
             " spans (%" PRIu64 " summarized), blob %" PRIu64 " B, page %zu B in %.3f s: %.1f MB/s;"

@@ -358,7 +358,7 @@ static void snapshot(struct ct_live *l) {
   char *json = NULL;
   size_t jlen = 0;
   uint64_t raw;
-  if (ct_report_build(l->st, l->path, l->bytes, CT_STUCK_NS, now, &r))
+  if (ct_report_build(l->st, l->path, l->bytes, l->judge.stuck_ns, now, &r))
     goto out;
   if (!r.t.events && !r.t.has_meta && !r.t.has_end)
     goto out; /* nothing to show yet */
@@ -390,7 +390,7 @@ out:
 static void tick_json(struct ct_live *l, struct ct_buf *b, const struct client *c, int ended) {
   struct ct_model_counts k;
   uint64_t now = live_now(l), end = ct_model_end(&l->m, now);
-  ct_model_counts(&l->m, end, CT_STUCK_NS, &k);
+  ct_model_counts(&l->m, end, l->judge.stuck_ns, &k);
   uint64_t start = l->m.start_ts ? l->m.start_ts : end;
   ct_buf_printf(b,
                 "event: tick\ndata: {\"seq\":%" PRIu64 ",\"t\":%" PRIu64 ",\"alive\":%" PRIu64
@@ -623,13 +623,14 @@ static void live_free(struct ct_live *l) {
 /* ct_live_start, or ct_live_start_window when src is not NULL, or
  * ct_live_start_routes when route is. */
 static int start(const char *spec, const char *trace_path, int running,
-                 const struct ct_live_source *src, ct_live_route_fn route, void *route_ctx,
-                 struct ct_live **out) {
+                 const struct ct_live_source *src, const struct ct_thresholds *th,
+                 ct_live_route_fn route, void *route_ctx, struct ct_live **out) {
   struct ct_live *l = calloc(1, sizeof *l);
   if (!l)
     return -ENOMEM;
   l->lfd = l->tfd = l->wake[0] = l->wake[1] = -1;
   l->running = running;
+  l->judge = th ? *th : CT_THRESHOLDS_DEFAULT;
   l->runs = 1;
   l->blk_t0 = UINT64_MAX;
   l->route = route;
@@ -646,7 +647,7 @@ static int start(const char *spec, const char *trace_path, int running,
     snprintf(l->token + 2 * i, 3, "%02x", rnd[i]);
   if (!(l->path = strdup(trace_path)) ||
       ct_model_init(&l->m, CT_DASH_SPAN_BUDGET, CT_DASH_SPAN_BUDGET / 5 * 7) ||
-      ct_state_new(CT_BLOCKER_NS, &l->st) || ct_page_render(NULL, 1, &l->page)) {
+      ct_state_new_judging(&l->judge, &l->st) || ct_page_render(NULL, 1, &l->page)) {
     rc = -ENOMEM;
     goto fail;
   }
@@ -688,18 +689,19 @@ fail:
   return rc;
 }
 
-int ct_live_start(const char *spec, const char *trace_path, int running, struct ct_live **out) {
-  return start(spec, trace_path, running, NULL, NULL, NULL, out);
+int ct_live_start(const char *spec, const char *trace_path, int running,
+                  const struct ct_thresholds *th, struct ct_live **out) {
+  return start(spec, trace_path, running, NULL, th, NULL, NULL, out);
 }
 
 int ct_live_start_window(const char *spec, const char *name, const struct ct_live_source *src,
-                         struct ct_live **out) {
-  return start(spec, name, 1, src, NULL, NULL, out);
+                         const struct ct_thresholds *th, struct ct_live **out) {
+  return start(spec, name, 1, src, th, NULL, NULL, out);
 }
 
 int ct_live_start_routes(const char *spec, ct_live_route_fn route, void *ctx,
                          struct ct_live **out) {
-  return start(spec, "", 0, NULL, route, ctx, out);
+  return start(spec, "", 0, NULL, NULL, route, ctx, out);
 }
 
 const char *ct_live_url(const struct ct_live *l) {

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/args.h"
 #include "common/buf.h"
 
 struct ct_live;
@@ -20,10 +21,12 @@ int ct_live_parse_addr(const char *spec, char *ip, size_t ipn, int *port);
 
 /* Binds spec and starts the thread tailing trace_path (which must exist).
  * running: the trace is being written by this process's engine (its present
- * is "now"); else a finished or foreign trace. On success *out owns the
+ * is "now"); else a finished or foreign trace. th: the findings' thresholds
+ * (NULL: CT_THRESHOLDS_DEFAULT, `report`'s without options). On success *out owns the
  * thread; its URL (with the token) is ct_live_url(*out). Returns 0, -EINVAL
  * (bad spec), or -errno (bind, thread). */
-int ct_live_start(const char *spec, const char *trace_path, int running, struct ct_live **out);
+int ct_live_start(const char *spec, const char *trace_path, int running,
+                  const struct ct_thresholds *th, struct ct_live **out);
 const char *ct_live_url(const struct ct_live *l);
 
 /* A flight recorder's window (run --flight --serve): what the live view
@@ -68,7 +71,7 @@ struct ct_live_source {
  * covers the window's start to now, started over (from the window) when it
  * has taken SIZE since: bounded by twice the window. */
 int ct_live_start_window(const char *spec, const char *name, const struct ct_live_source *src,
-                         struct ct_live **out);
+                         const struct ct_thresholds *th, struct ct_live **out);
 
 /* A server of the caller's own pages (`serve --db`), with the live view's
  * guards: a GET that passed the Host and token checks goes to route, on the

@@ -38,6 +38,7 @@ struct ct_live {
    * the dashboard's model and the report's analysis of the lines so far. */
   struct ct_model m;
   struct ct_state *st;
+  struct ct_thresholds judge; /* st's and the findings' (serve --stuck-ms, ...) */
   uint64_t lineno;
   unsigned runs; /* runs seen in the trace (run --append): the view shows the last */
   char *lb;

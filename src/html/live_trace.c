@@ -17,7 +17,7 @@
 static void restart(struct ct_live *l) {
   struct ct_state *st;
   struct ct_model m;
-  if (ct_state_new(CT_BLOCKER_NS, &st))
+  if (ct_state_new_judging(&l->judge, &st))
     return;
   if (ct_model_init(&m, CT_DASH_SPAN_BUDGET, CT_DASH_SPAN_BUDGET / 5 * 7)) {
     ct_state_free(st);

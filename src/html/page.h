@@ -13,7 +13,6 @@
 /* Spans kept for coroutines no finding names; the hard cap is 1.4 times
  * that (docs/DASHBOARD.md "Scale"). */
 #define CT_DASH_SPAN_BUDGET 1000000u
-/* The stuck and blocker thresholds: analysis/defaults.h, the report's. */
 
 struct ct_dash_stats {
   uint64_t bytes, lines, events, spans, spans_dropped, blob_bytes;
@@ -31,8 +30,9 @@ struct ct_dash_stats {
  * live run, the present (0 otherwise). span_budget: 0 for CT_DASH_SPAN_BUDGET
  * (the cap grows with it). run: the run to show, 1-based, 0 = the last (a
  * trace of `corotracer run --append` holds several; runs are never merged).
- * Returns 0, -ENOMEM, -errno of a read, -ENOENT when there is no such run
- * (stats->runs says how many there are), or -EINVAL when the file is not a
+ * th: the thresholds the findings judge with (the options of `report`'s
+ * names; CT_THRESHOLDS_DEFAULT unless given). Returns 0, -ENOMEM, -errno of a read, -ENOENT when
+ * there is no such run (stats->runs says how many there are), or -EINVAL when the file is not a
  * trace (stats tells which). */
 struct ct_report;
 struct ct_model;
@@ -44,8 +44,8 @@ int ct_dash_keep_findings(struct ct_model *m, const struct ct_report *r);
 
 struct ct_zdrain;
 int ct_dash_build(int fd, const char *name, int seekable, uint64_t now_ts, int live,
-                  size_t span_budget, unsigned run, struct ct_buf *z, const struct ct_zdrain *drain,
-                  struct ct_dash_stats *st);
+                  size_t span_budget, unsigned run, const struct ct_thresholds *th,
+                  struct ct_buf *z, const struct ct_zdrain *drain, struct ct_dash_stats *st);
 
 /* Where compressed bytes go as they come, so that neither the blob nor its
  * compressed form is ever whole in memory: fn consumes a prefix of z (all of

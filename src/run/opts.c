@@ -54,9 +54,9 @@ void ct_opts_usage(FILE *f) {
           "      --dump-on LIST  with --flight, more triggers (comma-separated): exit (the\n"
           "                      program's end), lost_wakeup, deadlock, blocker, starvation\n"
           "                      (a live finding, as the report finds it), any (all four)\n"
-          "      --stuck-ms MS   --dump-on: parked this long unwoken is lost (default 1000)\n"
-          "      --runnable-ms MS  --dump-on: runnable this long while others ran (default 100)\n"
-          "      --blocker-ms MS --dump-on: a run this long without suspending (default 100)\n"
+          "      --stuck-ms MS   --dump-on, --serve: parked this long unwoken is lost (%d)\n"
+          "      --runnable-ms MS  --dump-on, --serve: runnable this long while others ran (%d)\n"
+          "      --blocker-ms MS --dump-on, --serve: a run this long without suspending (%d)\n"
           "      --ship URL      each dump (without --flight: the trace at exit) to PostgreSQL,\n"
           "                      by a shipper of its own; queued in a spool while the\n"
           "                      database is away (docs/FLEET.md)\n"
@@ -65,7 +65,8 @@ void ct_opts_usage(FILE *f) {
           "The exit status is the program's (128+N when killed by signal N); see docs/ENGINE.md.\n",
           CT_STATIONS_DEFAULT, CTP_STATIONS_MAX, CT_RINGS_DEFAULT, CTP_RINGS_MAX,
           CT_RING_KIB_DEFAULT, CT_FLIGHT_RING_KIB, CTP_RING_BYTES_MAX / 1024u,
-          CT_CAPTURE_MIB_DEFAULT, CT_FLIGHT_DISK_WINDOWS);
+          CT_CAPTURE_MIB_DEFAULT, CT_FLIGHT_DISK_WINDOWS, CT_STUCK_MS, CT_RUNNABLE_MS,
+          CT_BLOCKER_MS);
 }
 
 /* Word the error "opt: what" into why; return -EINVAL. */
@@ -118,9 +119,6 @@ enum {
   O_STATUS,
   O_NO_RT,
   O_LOSSLESS,
-  O_STUCK_MS,
-  O_RUNNABLE_MS,
-  O_BLOCKER_MS,
   O_SHIP,
   O_SHIP_SPOOL,
   O_HELP
@@ -146,9 +144,7 @@ static const struct ct_opt run_opts[] = {{"-o --out", O_OUT, 1},
                                          {"--flight-disk", O_FLIGHT_DISK, 1},
                                          {"--flight-age", O_FLIGHT_AGE, 1},
                                          {"--dump-on", O_DUMP_ON, 1},
-                                         {"--stuck-ms", O_STUCK_MS, 1},
-                                         {"--runnable-ms", O_RUNNABLE_MS, 1},
-                                         {"--blocker-ms", O_BLOCKER_MS, 1},
+                                         CT_ARGS_THRESHOLD_OPTS,
                                          {"--ship", O_SHIP, 1},
                                          {"--ship-spool", O_SHIP_SPOOL, 1},
                                          {"--append", O_APPEND, 0},
@@ -280,15 +276,6 @@ static int set_value(struct ct_opts *o, int id, const char *opt, const char *val
       return bad(why, whylen, opt,
                  "expects a list of exit, lost_wakeup, deadlock, blocker, starvation, any");
     return 0;
-  case O_STUCK_MS:
-  case O_RUNNABLE_MS:
-  case O_BLOCKER_MS:
-    if (parse_uint(why, whylen, opt, val, 1, 86400000, &v))
-      return -EINVAL;
-    *(id == O_STUCK_MS      ? &o->stuck_ns
-      : id == O_RUNNABLE_MS ? &o->runnable_ns
-                            : &o->blocker_ns) = (uint64_t)v * 1000000u;
-    return 0;
   default: /* O_RING_KIB */
     if (parse_uint(why, whylen, opt, val, CTP_RING_BYTES_MIN / 1024u, CTP_RING_BYTES_MAX / 1024u,
                    &v))
@@ -321,16 +308,14 @@ static int flight_check(const struct ct_opts *o, char *why, size_t whylen) {
 int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t whylen) {
   memset(o, 0, sizeof(*o));
   o->out = NULL;
-  int fmt = -1, reference = 0; /* --format; a reference spelling (-out, -cmd) seen */
+  int fmt = -1, reference = 0, rc; /* --format; a reference spelling (-out, -cmd) seen */
   o->stations = CT_STATIONS_DEFAULT;
   o->poll_ms = CT_POLL_MS_DEFAULT;
   o->lossless_ms = CT_LOSSLESS_MS_DEFAULT;
   o->rings = CT_RINGS_DEFAULT;
-  o->ring_kib = 0;           /* CT_RING_KIB_DEFAULT, or CT_FLIGHT_RING_KIB, unless given */
-  o->capture_mib = 0;        /* CT_CAPTURE_MIB_DEFAULT, or CT_FLIGHT_CAPTURE_MIB, unless given */
-  o->stuck_ns = CT_STUCK_NS; /* the report's defaults: a dump is judged as a report is */
-  o->runnable_ns = CT_RUNNABLE_NS;
-  o->blocker_ns = CT_BLOCKER_NS;
+  o->ring_kib = 0;    /* CT_RING_KIB_DEFAULT, or CT_FLIGHT_RING_KIB, unless given */
+  o->capture_mib = 0; /* CT_CAPTURE_MIB_DEFAULT, or CT_FLIGHT_CAPTURE_MIB, unless given */
+  o->th = CT_THRESHOLDS_DEFAULT; /* the report's: a dump is judged as a report is */
   struct ct_args it;
   const char *val;
   int id;
@@ -361,6 +346,9 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
       return bad(why, whylen, val, "takes no value");
     } else if (flag) {
       *flag = 1;
+    } else if ((rc = ct_args_threshold(&o->th, id, val, why, whylen)) <= 0) {
+      if (rc)
+        return -EINVAL;
     } else if (set_value(o, id, opt, val, &fmt, why, whylen)) {
       return -EINVAL;
     }

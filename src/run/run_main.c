@@ -702,8 +702,8 @@ int ct_run_main(int argc, char **argv) {
     e = ct_flight_init(&r.flight, r.o.out, r.o.flight, r.o.flight_max, r.o.flight_disk);
     r.flight.max_age_ns = r.o.flight_age_ns;
     if (!e && r.o.dump_on &&
-        !(e = ct_fwatch_start(&r.watch, r.o.dump_on, r.o.stuck_ns, r.o.runnable_ns, r.o.blocker_ns,
-                              r.o.flight))) {
+        !(e = ct_fwatch_start(&r.watch, r.o.dump_on, r.o.th.stuck_ns, r.o.th.runnable_ns,
+                              r.o.th.blocker_ns, r.o.flight))) {
       r.flight.watch = ct_fwatch_chunk;
       r.flight.watch_ctx = r.watch;
     }
@@ -722,8 +722,9 @@ int ct_run_main(int argc, char **argv) {
   struct ct_live_source window;
   if (r.o.flight)
     ct_flight_live_source(&r.flight, &window);
-  if (r.o.serve && (e = r.o.flight ? ct_live_start_window(r.o.serve, r.o.out, &window, &live)
-                                   : ct_live_start(r.o.serve, r.o.out, 1, &live))) {
+  if (r.o.serve &&
+      (e = r.o.flight ? ct_live_start_window(r.o.serve, r.o.out, &window, &r.o.th, &live)
+                      : ct_live_start(r.o.serve, r.o.out, 1, &r.o.th, &live))) {
     fprintf(stderr, "corotracer: --serve %s: %s\n", r.o.serve, strerror(-e));
     goto out;
   }

@@ -216,7 +216,7 @@ static struct ct_live *open_run(struct fleet_serve *fs, const char *run, const c
   o->l = NULL;
   char spec[80];
   snprintf(spec, sizeof spec, "%s:0", fs->ip);
-  if (ct_live_start(spec, path, 0, &o->l))
+  if (ct_live_start(spec, path, 0, NULL, &o->l))
     return NULL;
   snprintf(o->run, sizeof o->run, "%s", run);
   snprintf(o->host, sizeof o->host, "%s", host);

@@ -89,7 +89,7 @@ static int ship_one(const struct opts *o, const char *path, const char *shown, c
     goto out; /* 1: shipped before */
   PQfinish(conn);
   conn = NULL;
-  if ((rc = cx_model_load(path, NULL, NULL, &m, &bad_line))) {
+  if ((rc = cx_model_load(path, NULL, NULL, NULL, &m, &bad_line))) {
     snprintf(why, n, "%s", m.diag.why[0] ? m.diag.why : strerror(-rc));
     rc = rc == -EIO ? -EINVAL : rc; /* a file's error: not the database's */
     goto out;
