@@ -346,44 +346,19 @@ template <class Operation> constexpr bool strand_internal() noexcept {
 
 namespace detail {
 
-// Operation is the post by which an awaitable_thread destroyed with its
-// coroutines still suspended (its handler destroyed without being invoked)
-// unwinds their frames on its executor (asio/impl/awaitable.hpp). Known by
-// the type's name, at compile time (gcc names the lambda inside
-// ~awaitable_thread; Asio has no awaitable with clang 14 and libstdc++ 12).
-template <class Operation> constexpr bool awaitable_unwind() noexcept {
-  constexpr std::string_view name = __PRETTY_FUNCTION__;
-  return name.find("::~awaitable_thread()") != std::string_view::npos;
-}
-
 // How many traced completions on this thread have not run their handler:
 // one counts from its construction to its handler's begin or its drop, the
 // scope in which Asio destroys the operation's handler when it destroys the
 // operation instead of running it. Trivial: nothing to destroy at thread exit.
 inline thread_local unsigned completing = 0;
 
-// An awaiting coroutine's handler destroyed without being invoked, as
-// awaitable_unwind's post says: inside an operation's completion that did
-// not run (completing) the operation's own drop records it (the io_context's
-// shutdown); elsewhere the program dropped the handler it held (a custom
-// async operation's initiation that stored it and never called it), a lost
-// completion recorded here: a stand-in at the user's line that destroyed the
-// handler, woken as dropped and left suspended. Out of line: its frame is
-// where the stack scan starts.
-[[gnu::noinline]] inline void unwind(void *object) noexcept {
-  if (completing)
-    return;
-  const void *site = sites.find_on_thread(__builtin_frame_address(0));
-  corotracer_co *co = corotracer_create(0, "dropped handler", site);
-  corotracer_suspend(co, site, COROTRACER_WAIT_PTR, reinterpret_cast<std::uintptr_t>(object));
-  corotracer_wake(co, corotracer_site("", 0, COROTRACER_DROPPED_FUNCTION));
-}
-
 } // namespace detail
 
 // ASIO_HANDLER_CREATION: an operation starts (unless it is a strand's
-// invoker: the macro asks strand_internal of the operation's type; or an
-// awaitable's unwinding, which it hands to unwind()). Context:
+// invoker: the macro asks strand_internal of the operation's type; or one
+// started while Asio destroys an operation's handler, completing: the
+// handler's own unwinding, such as the post by which an awaitable's frames
+// are destroyed, is part of that drop). Context:
 // the execution context (unused); object_type, op_name: Asio's static
 // strings. Inline, so that untraced an operation's start pays a branch, not a
 // call. (The operation's type stays out of this template: the name of an
@@ -392,7 +367,7 @@ inline thread_local unsigned completing = 0;
 template <class Context>
 inline void creation(Context &, tracked_handler &h, const char *object_type, void *object,
                      std::uintmax_t native_handle, const char *op_name) noexcept {
-  if (detail::traced())
+  if (detail::traced() && !detail::completing)
     detail::create(h, object_type, object, native_handle, op_name);
 }
 
@@ -548,15 +523,10 @@ private:
   ::corotracer::asio_tracking::location tracked_location(COROTRACER_ASIO_ARGS_ args, frame)
 // The operation: the second of the macro's arguments.
 #define COROTRACER_ASIO_OP_(context, op, ...) op
-#define COROTRACER_ASIO_OBJ_(context, op, type, object, ...) object
 #define ASIO_HANDLER_CREATION(args)                                                                \
   do {                                                                                             \
-    using corotracer_op_type_ = decltype(COROTRACER_ASIO_OP_ args);                                \
-    if constexpr (::corotracer::asio_tracking::detail::awaitable_unwind<corotracer_op_type_>()) {  \
-      if (::corotracer::asio_tracking::detail::traced())                                           \
-        ::corotracer::asio_tracking::detail::unwind(COROTRACER_ASIO_OBJ_ args);                    \
-    } else if constexpr (!::corotracer::asio_tracking::detail::strand_internal<                    \
-                             corotracer_op_type_>())                                               \
+    if constexpr (!::corotracer::asio_tracking::detail::strand_internal<                           \
+                      decltype(COROTRACER_ASIO_OP_ args)>())                                       \
       ::corotracer::asio_tracking::creation args;                                                  \
   } while (0)
 #define ASIO_HANDLER_COMPLETION(args)                                                              \
