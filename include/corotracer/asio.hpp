@@ -455,8 +455,8 @@ private:
     prev_ = detail::running;
     detail::running = &run_;
     begun_ = true;
-    bool cancelled = op_->state.exchange(OpState::running, std::memory_order_acquire) ==
-                     OpState::cancelled;
+    bool cancelled =
+        op_->state.exchange(OpState::running, std::memory_order_acquire) == OpState::cancelled;
     corotracer_wake(op_->co, cancelled ? op_->cancel_site : op_->waker);
     corotracer_resume(op_->co);
   }
@@ -503,8 +503,8 @@ private:
   Op *op_; // until the handler ends or the operation is dropped
   // Set by invocation_begin (untraced, a completion writes only op_ and begun_).
   detail::Running run_;
-  detail::Running *prev_;                   // the handler this one runs inside of, if any
-  bool begun_ = false;                      // running: prev_ to restore
+  detail::Running *prev_; // the handler this one runs inside of, if any
+  bool begun_ = false;    // running: prev_ to restore
 };
 
 } // namespace corotracer::asio_tracking

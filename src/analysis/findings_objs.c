@@ -75,8 +75,7 @@ int ct_likely_idle(const struct ct_state *st, const struct ct_coro *c) {
 /* findings.h: the first half of ct_likely_idle. For an operation dropped at
  * a stop, whose own drop wakes its object's waiters. */
 int ct_parked_idle(const struct ct_state *st, const struct ct_coro *c) {
-  return c->woken_here >= CT_IDLE_WAKES && c->woken_site == c->susp_site &&
-         !ct_fd_reused_by(st, c);
+  return c->woken_here >= CT_IDLE_WAKES && c->woken_site == c->susp_site && !ct_fd_reused_by(st, c);
 }
 
 /* findings.h: by the name of the text site (a token with CT_SYM_TEXT_BIT;

@@ -14,9 +14,9 @@
 #define MAX_CYCLES 16
 
 static const char *const cat_kinds[CAT_N] = {
-    "lost_wakeup",   "wake_before_suspend", "lost_wakeup",  "wake_before_suspend",
-    "lost_wakeup",   "lost_wakeup",         "lost_wakeup",  "deadlock",
-    "lost_completion", "lost_schedule",     "lost_schedule", "lost_schedule"};
+    "lost_wakeup",     "wake_before_suspend", "lost_wakeup",   "wake_before_suspend",
+    "lost_wakeup",     "lost_wakeup",         "lost_wakeup",   "deadlock",
+    "lost_completion", "lost_schedule",       "lost_schedule", "lost_schedule"};
 
 /* findings.h: reported is a cat + 1 (mark_primary), 0 for none. */
 const char *ct_primary_kind(unsigned reported) {
@@ -425,7 +425,7 @@ static int stuck_coros_evidence(const struct ct_report *r, const struct ct_state
 static int stuck_finding(struct ct_report *r, const struct ct_state *st, struct stuck *sk, size_t n,
                          struct ct_map *idx, enum cat cat) {
   static const enum ct_sev sevs[CAT_N] = {
-      CT_SEV_ERROR,   CT_SEV_ERROR, CT_SEV_WARNING, CT_SEV_WARNING, CT_SEV_INFO,   CT_SEV_WARNING,
+      CT_SEV_ERROR,   CT_SEV_ERROR, CT_SEV_WARNING, CT_SEV_WARNING, CT_SEV_INFO,    CT_SEV_WARNING,
       CT_SEV_WARNING, CT_SEV_ERROR, CT_SEV_ERROR,   CT_SEV_ERROR,   CT_SEV_WARNING, CT_SEV_WARNING};
   size_t m = 0;
   uint64_t min_left = UINT64_MAX;
@@ -582,7 +582,7 @@ int ct_stuck_findings(struct ct_report *r, const struct ct_state *st, uint64_t s
     s->c = c;
     if (unscheduled && ct_dropped(st, c)) {
       if (ct_parked_idle(st, c)) { /* an idle loop's operation at a stop: accounted for */
-        if (quiet(r, c)) /* rc: -ENOMEM */
+        if (quiet(r, c))           /* rc: -ENOMEM */
           goto out;
         continue;
       }
