@@ -319,7 +319,9 @@ inline bool on_fd(const char *object_type) noexcept {
   if (!op)
     return;
   op->waker = site && submission(op_name) ? site : COROTRACER_SITE_UNKNOWN;
-  op->state.store(OpState::pending, std::memory_order_relaxed); // a flag; cancel_site is the data
+  // Release: whoever read cancel_site for the previous operation did so
+  // before, and a cancel that sees pending (acquire) may write it again.
+  op->state.store(OpState::pending, std::memory_order_release);
   bool fd = on_fd(object_type) && native_handle <= INT32_MAX;
   corotracer_suspend(op->co, site, fd ? COROTRACER_WAIT_FD : COROTRACER_WAIT_PTR,
                      fd ? static_cast<std::uint64_t>(native_handle)
@@ -388,7 +390,7 @@ namespace detail {
   Table &t = table();
   std::lock_guard<std::mutex> lk(t.mtx);
   auto it = t.ops.find(object);
-  if (it == t.ops.end() || it->second->state.load(std::memory_order_relaxed) != OpState::pending)
+  if (it == t.ops.end() || it->second->state.load(std::memory_order_acquire) != OpState::pending)
     return;
   it->second->cancel_site = site ? site : COROTRACER_SITE_UNKNOWN;
   OpState want = OpState::pending; // the handler may have begun meanwhile: then not cancelled
