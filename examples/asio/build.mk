@@ -32,6 +32,28 @@ $(O)/obj/examples/asio/echo20-boost.o: examples/asio/echo20.cpp $(ASIO_TRACKING_
 $(O)/examples/asio-echo20-boost: $(O)/obj/examples/asio/echo20-boost.o $(LIBA)
 	$(call link,$(CXX))
 endif
+# A C++20 request/reply service whose reply is never written: the client's
+# read dropped by the stop, a lost completion (tests/test-asio-lost.sh); on
+# standalone Asio and on Boost.Asio, by the Boost flag.
+PROGS += $(O)/examples/asio-lost
+$(O)/obj/examples/asio/lost.o: CXXFLAGS += $(ASIO_TRACKING)
+$(O)/obj/examples/asio/lost.o: $(ASIO_TRACKING_DEPS)
+$(O)/examples/asio-lost: $(O)/obj/examples/asio/lost.o $(LIBA)
+	$(call link,$(CXX))
+ifneq ($(wildcard /usr/include/boost/asio.hpp),)
+PROGS += $(O)/examples/asio-lost-boost
+$(O)/obj/examples/asio/lost-boost.o: examples/asio/lost.cpp $(ASIO_TRACKING_DEPS)
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS_ALL) -DLOST_BOOST \
+	  -DBOOST_ASIO_CUSTOM_HANDLER_TRACKING='"corotracer/asio.hpp"' -MMD -MP -c $< -o $@
+$(O)/examples/asio-lost-boost: $(O)/obj/examples/asio/lost-boost.o $(LIBA)
+	$(call link,$(CXX))
+endif
+# Asio has no awaitable with clang 14 and libstdc++ 12 (the TSan build), as
+# for echo20.
+ifeq ($(findstring clang,$(CXX)),)
+TESTS += tests/test-asio-lost.sh
+endif
 # With clang (the TSan build) the first finding names the coordinator's line,
 # but the site table still names the adapter's, `asio_handler_invoke_helpers::
 # invoke<...> (asio.hpp:339)` (creation()'s call): the report's symbolizer finds no

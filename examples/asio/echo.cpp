@@ -8,8 +8,10 @@
 // sends; a drainer waits on a timer used as an event ("the clients are done")
 // before it closes the acceptor. The clients each send a few messages and
 // check the echoes; the last one to finish fires the event by cancelling the
-// timer. With --bug it forgets to: the drainer waits forever at its
-// async_wait (the report names that line), and the accept loop is left idle.
+// timer. With --bug it forgets to: the drainer waits at its async_wait until
+// the io_context is destroyed, which drops that wait unrun (the report's lost
+// completion names that line); the accept loop's accept, dropped the same
+// way, is idle: no finding.
 #include <asio.hpp>
 
 #include <array>

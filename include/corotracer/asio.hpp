@@ -16,10 +16,14 @@
 // that goes on from its handler (an accept loop, a session's read then write
 // then read) is thus one coroutine woken again and again, labelled with its
 // first operation's name: an idle accept loop is parked where it was woken
-// each time, which the report knows as likely idle. Operations destroyed
-// without running (the io_context's destruction) stay suspended in the
-// trace: the evidence of a lost operation survives a clean shutdown.
-// Untraced, each hook costs one branch.
+// each time, which the report knows as likely idle. An operation destroyed
+// without running (its io_context stopped and destroyed while it was
+// pending, its handler dropped) is woken from the text site
+// COROTRACER_DROPPED_FUNCTION names and left suspended: the report's
+// lost_completion at the operation's start site, unless the stand-in was
+// parked like an idle loop. One cancelled first (a timer's cancel(), a
+// socket's close(): Asio's handler-tracking operation hook) was woken there
+// and ends quietly: a clean stop. Untraced, each hook costs one branch.
 // docs/INTEGRATIONS.md has what it sees and what it does not.
 #ifndef COROTRACER_ASIO_HPP
 #define COROTRACER_ASIO_HPP
@@ -37,7 +41,16 @@
 #include "../corotracer.h"
 #include "user_site.hpp"
 
+// The function of the text site that wakes an operation destroyed without
+// running (src/analysis/findings.h spells it again, CT_DROPPED_FUNCTION).
+#define COROTRACER_DROPPED_FUNCTION "operation destroyed without running"
+
 namespace corotracer::asio_tracking {
+
+// Where a stand-in's current operation is: started and not yet completed,
+// cancelled (it completes with operation_aborted, its handler queued), or its
+// handler runs (or ran).
+enum class OpState : unsigned char { pending, cancelled, running };
 
 // A stand-in coroutine: the operations on one object, each started from the
 // previous one's handler.
@@ -49,6 +62,11 @@ struct Op {
   // posted the function woke it), else COROTRACER_SITE_UNKNOWN (the
   // reactor or a timer completed it, in Asio's run loop).
   const void *waker = COROTRACER_SITE_UNKNOWN;
+  // Set by the start (pending), a cancel of the object (cancelled, with
+  // cancel_site written under the table's lock before, read only by whoever
+  // sees cancelled: release/acquire) and the handler's begin (running).
+  std::atomic<OpState> state{OpState::pending};
+  const void *cancel_site = nullptr;
 };
 
 // Base of Asio's operations (ASIO_INHERIT_TRACKED_HANDLER): which stand-in
@@ -301,6 +319,9 @@ inline bool on_fd(const char *object_type) noexcept {
   if (!op)
     return;
   op->waker = site && submission(op_name) ? site : COROTRACER_SITE_UNKNOWN;
+  // Release: whoever read cancel_site for the previous operation did so
+  // before, and a cancel that sees pending (acquire) may write it again.
+  op->state.store(OpState::pending, std::memory_order_release);
   bool fd = on_fd(object_type) && native_handle <= INT32_MAX;
   corotracer_suspend(op->co, site, fd ? COROTRACER_WAIT_FD : COROTRACER_WAIT_PTR,
                      fd ? static_cast<std::uint64_t>(native_handle)
@@ -325,8 +346,21 @@ template <class Operation> constexpr bool strand_internal() noexcept {
 
 } // namespace detail
 
+namespace detail {
+
+// How many traced completions on this thread have not run their handler:
+// one counts from its construction to its handler's begin or its drop, the
+// scope in which Asio destroys the operation's handler when it destroys the
+// operation instead of running it. Trivial: nothing to destroy at thread exit.
+inline thread_local unsigned completing = 0;
+
+} // namespace detail
+
 // ASIO_HANDLER_CREATION: an operation starts (unless it is a strand's
-// invoker: the macro asks strand_internal of the operation's type). Context:
+// invoker: the macro asks strand_internal of the operation's type; or one
+// started while Asio destroys an operation's handler, completing: the
+// handler's own unwinding, such as the post by which an awaitable's frames
+// are destroyed, is part of that drop). Context:
 // the execution context (unused); object_type, op_name: Asio's static
 // strings. Inline, so that untraced an operation's start pays a branch, not a
 // call. (The operation's type stays out of this template: the name of an
@@ -335,8 +369,47 @@ template <class Operation> constexpr bool strand_internal() noexcept {
 template <class Context>
 inline void creation(Context &, tracked_handler &h, const char *object_type, void *object,
                      std::uintmax_t native_handle, const char *op_name) noexcept {
-  if (detail::traced())
+  if (detail::traced() && !detail::completing)
     detail::create(h, object_type, object, native_handle, op_name);
+}
+
+namespace detail {
+
+// A cancel, cancel_one, close or release of object: its pending operation
+// completes with operation_aborted (its handler queued). Marks the object's
+// stand-in cancelled, by the user's line here, if its operation is pending
+// and the program's own handler cancels it (its stop: a drainer closing the
+// acceptor, a timer cancelled). Not a cancel by an object's destructor after
+// the loop stopped (no handler runs), nor one while Asio drops an operation
+// (its handler owned the object): those come after the stop that lost the
+// operation.
+[[gnu::noinline]] inline void cancel(const void *object) noexcept {
+  if (!running || completing)
+    return;
+  const void *site = sites.find_on_thread(__builtin_frame_address(0));
+  Table &t = table();
+  std::lock_guard<std::mutex> lk(t.mtx);
+  auto it = t.ops.find(object);
+  if (it == t.ops.end() || it->second->state.load(std::memory_order_acquire) != OpState::pending)
+    return;
+  it->second->cancel_site = site ? site : COROTRACER_SITE_UNKNOWN;
+  OpState want = OpState::pending; // the handler may have begun meanwhile: then not cancelled
+  it->second->state.compare_exchange_strong(want, OpState::cancelled, std::memory_order_release,
+                                            std::memory_order_relaxed);
+}
+
+} // namespace detail
+
+// ASIO_HANDLER_OPERATION: an operation on an object that is not an
+// asynchronous one (Asio's static strings); those that complete its pending
+// operations with operation_aborted are recorded (detail::cancel).
+template <class Context>
+inline void operation(Context &, const char *, void *object, std::uintmax_t,
+                      const char *op_name) noexcept {
+  if (detail::traced() &&
+      (std::strcmp(op_name, "cancel") == 0 || std::strcmp(op_name, "cancel_one") == 0 ||
+       std::strcmp(op_name, "close") == 0 || std::strcmp(op_name, "release") == 0))
+    detail::cancel(object);
 }
 
 // ASIO_HANDLER_COMPLETION: an operation's handler is about to run (its
@@ -344,16 +417,21 @@ inline void creation(Context &, tracked_handler &h, const char *object_type, voi
 class completion {
 public:
   explicit completion(const tracked_handler &h) noexcept : op_(h.corotracer_op_) {
+    if (op_)
+      detail::completing++;
   }
   completion(const completion &) = delete;
   completion &operator=(const completion &) = delete;
   // A handler that threw (the exception leaves Asio's run()): it ended as
   // much as one that returned, so it ends the same way (invocation_end): the
   // thread no longer runs it, and unless it went on, its stand-in exits and
-  // leaves the table.
+  // leaves the table. An operation that never began was destroyed without
+  // running (end() clears op_).
   ~completion() {
     if (begun_)
       end();
+    else if (op_)
+      dropped();
   }
 
   // ASIO_HANDLER_INVOCATION_BEGIN: the stand-in is woken and runs.
@@ -372,30 +450,59 @@ public:
 private:
   // The traced parts of invocation_begin and invocation_end, out of line:
   // untraced, each of those is a branch in Asio's completion.
+  // A cancelled operation's wake is its cancel's line.
   [[gnu::noinline]] void begin() noexcept {
+    detail::completing--;
     run_ = {op_, op_->object, false};
     prev_ = detail::running;
     detail::running = &run_;
     begun_ = true;
-    corotracer_wake(op_->co, op_->waker);
+    bool cancelled =
+        op_->state.exchange(OpState::running, std::memory_order_acquire) == OpState::cancelled;
+    corotracer_wake(op_->co, cancelled ? op_->cancel_site : op_->waker);
     corotracer_resume(op_->co);
   }
   [[gnu::noinline]] void end() noexcept {
     detail::running = prev_;
     begun_ = false;
+    Op *op = op_;
+    op_ = nullptr; // ended: not dropped
     if (run_.continued)
       return;
-    if (op_->keyed) {
-      detail::Table &t = detail::table();
-      std::lock_guard<std::mutex> lk(t.mtx);
-      t.ops.erase(op_->object);
+    forget(op);
+    corotracer_exit(op->co, nullptr);
+    corotracer_destroy(op->co);
+    delete op;
+  }
+  // The operation was destroyed without running. Cancelled first (a clean
+  // stop: its cancel completed it, the stop dropped the handler that would
+  // have seen operation_aborted), its stand-in is woken by the cancel and
+  // ends. Else it is woken from the dropped text site and left suspended,
+  // never destroyed: the report's lost_completion at its start site, unless
+  // it was parked like an idle loop (an accept loop's pending accept).
+  [[gnu::noinline]] void dropped() noexcept {
+    detail::completing--;
+    Op *op = op_;
+    op_ = nullptr;
+    forget(op);
+    if (op->state.load(std::memory_order_acquire) == OpState::cancelled) {
+      corotracer_wake(op->co, op->cancel_site);
+      corotracer_destroy(op->co);
+    } else {
+      corotracer_wake(op->co, corotracer_site("", 0, COROTRACER_DROPPED_FUNCTION));
     }
-    corotracer_exit(op_->co, nullptr);
-    corotracer_destroy(op_->co);
-    delete op_;
+    delete op;
+  }
+  // op's object leaves the table, if op is its entry.
+  static void forget(Op *op) noexcept {
+    if (!op->keyed)
+      return;
+    detail::Table &t = detail::table();
+    std::lock_guard<std::mutex> lk(t.mtx);
+    t.ops.erase(op->object);
   }
 
-  Op *op_; // destroyed without invocation: left pending, as the trace leaves it
+  Op *op_; // until the handler ends or the operation is dropped
   // Set by invocation_begin (untraced, a completion writes only op_ and begun_).
   detail::Running run_;
   detail::Running *prev_; // the handler this one runs inside of, if any
@@ -428,7 +535,7 @@ private:
   ::corotracer::asio_tracking::completion tracked_completion args
 #define ASIO_HANDLER_INVOCATION_BEGIN(args) tracked_completion.invocation_begin args
 #define ASIO_HANDLER_INVOCATION_END tracked_completion.invocation_end()
-#define ASIO_HANDLER_OPERATION(args) (void)0
+#define ASIO_HANDLER_OPERATION(args) ::corotracer::asio_tracking::operation args
 #define ASIO_HANDLER_REACTOR_REGISTRATION(args) (void)0
 #define ASIO_HANDLER_REACTOR_DEREGISTRATION(args) (void)0
 #define ASIO_HANDLER_REACTOR_READ_EVENT 1
@@ -444,7 +551,7 @@ private:
 #define BOOST_ASIO_HANDLER_COMPLETION(args) ASIO_HANDLER_COMPLETION(args)
 #define BOOST_ASIO_HANDLER_INVOCATION_BEGIN(args) ASIO_HANDLER_INVOCATION_BEGIN(args)
 #define BOOST_ASIO_HANDLER_INVOCATION_END ASIO_HANDLER_INVOCATION_END
-#define BOOST_ASIO_HANDLER_OPERATION(args) (void)0
+#define BOOST_ASIO_HANDLER_OPERATION(args) ASIO_HANDLER_OPERATION(args)
 #define BOOST_ASIO_HANDLER_REACTOR_REGISTRATION(args) (void)0
 #define BOOST_ASIO_HANDLER_REACTOR_DEREGISTRATION(args) (void)0
 #define BOOST_ASIO_HANDLER_REACTOR_READ_EVENT 1

@@ -61,6 +61,16 @@ void ct_describe_exit(const struct ct_report *r, char *buf, size_t n);
 int ct_group_coros(struct ct_report *r, const struct ct_state *st, struct ct_finding *f,
                    const struct ct_coro **cs, size_t n, int by_create);
 
+/* The function of the text site from which an adapter wakes the stand-in of
+ * an operation destroyed without running (include/corotracer/asio.hpp's
+ * COROTRACER_DROPPED_FUNCTION, the same text), left suspended. */
+#define CT_DROPPED_FUNCTION "operation destroyed without running"
+
+/* A mark (r->marks) for a coroutine accounted for without a finding: an
+ * operation dropped at a clean stop while parked like an idle loop. The
+ * leak finding leaves it out. */
+#define CT_MARK_QUIET 255
+
 /* findings_objs.c: a wait object in the evidence. */
 #define CT_IDLE_WAKES 3 /* woken this often in a row at a site: parked there, likely idle */
 /* What c waits on: "fd 7", "ptr mailbox (app.c:12)", "ptr 0x...". */
@@ -78,6 +88,12 @@ int ct_waiter_woken_since(const struct ct_state *st, const struct ct_coro *c);
  * CT_IDLE_WAKES woken suspensions were, its fd not reused, no other waiter on
  * its object woken since: may be idle (an accept loop). */
 int ct_likely_idle(const struct ct_state *st, const struct ct_coro *c);
+/* c parked where its last CT_IDLE_WAKES woken suspensions were, its fd not
+ * reused (the likely-idle test without its object's later wakes). */
+int ct_parked_idle(const struct ct_state *st, const struct ct_coro *c);
+/* c, suspended, was last woken from the CT_DROPPED_FUNCTION text site: its
+ * operation was destroyed without running. */
+int ct_dropped(const struct ct_state *st, const struct ct_coro *c);
 /* The last wake of a waiter on c's fd or ptr into rc_->obj_wake (NULL when
  * none) and said after buf[0..o); the new o, or -1 on ENOMEM. */
 long ct_obj_last_wake(const struct ct_report *r, const struct ct_state *st, const struct ct_coro *c,

@@ -5,6 +5,7 @@
  * Helpers of the finding builders, like findings.c, which they build on. */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis/findings.h"
 
@@ -68,8 +69,22 @@ int ct_waiter_woken_since(const struct ct_state *st, const struct ct_coro *c) {
  * reused, no other waiter on its object woken since: more likely waiting for
  * work that did not come (an accept loop) than lost. */
 int ct_likely_idle(const struct ct_state *st, const struct ct_coro *c) {
-  return c->woken_here >= CT_IDLE_WAKES && c->woken_site == c->susp_site &&
-         !ct_fd_reused_by(st, c) && !ct_waiter_woken_since(st, c);
+  return ct_parked_idle(st, c) && !ct_waiter_woken_since(st, c);
+}
+
+/* findings.h: the first half of ct_likely_idle. For an operation dropped at
+ * a stop, whose own drop wakes its object's waiters. */
+int ct_parked_idle(const struct ct_state *st, const struct ct_coro *c) {
+  return c->woken_here >= CT_IDLE_WAKES && c->woken_site == c->susp_site && !ct_fd_reused_by(st, c);
+}
+
+/* findings.h: by the name of the text site (a token with CT_SYM_TEXT_BIT;
+ * any other site is code). */
+int ct_dropped(const struct ct_state *st, const struct ct_coro *c) {
+  struct ct_sym sym;
+  return c->state == CT_CS_SUSPENDED && c->woken && (c->woke_site & CT_SYM_TEXT_BIT) && st->sym &&
+         ct_symbolize(st->sym, c->pid, c->woke_site, 0, &sym) == 0 && sym.function &&
+         strcmp(sym.function, CT_DROPPED_FUNCTION) == 0;
 }
 
 /* The last wake of a coroutine parked on c's wait object (an fd or a ptr),

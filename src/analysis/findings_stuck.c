@@ -14,9 +14,9 @@
 #define MAX_CYCLES 16
 
 static const char *const cat_kinds[CAT_N] = {
-    "lost_wakeup",   "wake_before_suspend", "lost_wakeup",  "wake_before_suspend",
-    "lost_wakeup",   "lost_wakeup",         "lost_wakeup",  "deadlock",
-    "lost_schedule", "lost_schedule",       "lost_schedule"};
+    "lost_wakeup",     "wake_before_suspend", "lost_wakeup",   "wake_before_suspend",
+    "lost_wakeup",     "lost_wakeup",         "lost_wakeup",   "deadlock",
+    "lost_completion", "lost_schedule",       "lost_schedule", "lost_schedule"};
 
 /* findings.h: reported is a cat + 1 (mark_primary), 0 for none. */
 const char *ct_primary_kind(unsigned reported) {
@@ -122,6 +122,11 @@ static const char *lost_what(enum cat cat) {
                                  : "a resume that took the early wake, or a later wake,";
 }
 
+/* Time from c's first wake since its suspend to the end. */
+static uint64_t woke_left(const struct ct_report *r, const struct ct_coro *c) {
+  return r->end_ts > c->woke_ts ? r->end_ts - c->woke_ts : 0;
+}
+
 /* Per-coroutine evidence of a stuck coroutine; fills rc_->wake where a wake
  * is the evidence. */
 static int stuck_evidence(const struct ct_report *r, const struct ct_state *st,
@@ -201,6 +206,14 @@ static int stuck_evidence(const struct ct_report *r, const struct ct_state *st,
   case CAT_EXIT:
     o = (size_t)snprintf(buf, n, "parked on %s %s before the end; %s without waking it", obj,
                          ct_fmt_ns(left, d, sizeof d), ex);
+    break;
+  case CAT_DROPPED:
+    o = (size_t)snprintf(buf, n,
+                         "started on %s at %s; destroyed without running at %s, never "
+                         "completed; %s %s later",
+                         obj, ct_at(r, c->susp_ts, t1, sizeof t1),
+                         ct_at(r, c->woke_ts, t2, sizeof t2), ex,
+                         ct_fmt_ns(woke_left(r, c), d, sizeof d));
     break;
   case CAT_WEAK:
     o = (size_t)snprintf(buf, n, "last event a suspend at %s; the trace went on for %s",
@@ -335,6 +348,17 @@ static void stuck_title(const struct ct_report *r, const struct ct_state *st, st
     snprintf(f->title, sizeof f->title, "%zu coroutine%s abandoned while suspended at exit", m, s);
     ct_add_evidence(f, "%s %s after the last of them parked, without waking them", ex, d);
     break;
+  case CAT_DROPPED:
+    snprintf(f->title, sizeof f->title,
+             "%zu operation%s never completed: destroyed without running, %s awaiting %s never "
+             "resumed",
+             m, s, m == 1 ? "the coroutine" : "the coroutines", m == 1 ? "it" : "them");
+    ct_add_evidence(f, "each was started at its site (for a co_await with the plain "
+                       "use_awaitable: the awaiting coroutine), never completed, and was "
+                       "destroyed without its handler running: its io_context stopped and "
+                       "destroyed while it was pending, or its handler dropped; not cancelled, "
+                       "and not parked like an idle loop");
+    break;
   case CAT_WEAK:
     snprintf(f->title, sizeof f->title, "%zu coroutine%s apparently never resumed", m, s);
     ct_add_evidence(f,
@@ -367,7 +391,7 @@ static int stuck_coros_evidence(const struct ct_report *r, const struct ct_state
     if ((rc = stuck_evidence(r, st, cs[i], cat, &f->coros[i])))
       return rc;
     reused += ct_fd_reused_by(st, cs[i]) != 0;
-    passed += (size_t)ct_waiter_woken_since(st, cs[i]);
+    passed += cat != CAT_DROPPED && ct_waiter_woken_since(st, cs[i]); /* a drop wakes them all */
     f->coros[i].likely_idle = cat == CAT_RAN_ON && ct_likely_idle(st, cs[i]);
     idle += (size_t)f->coros[i].likely_idle;
   }
@@ -401,8 +425,8 @@ static int stuck_coros_evidence(const struct ct_report *r, const struct ct_state
 static int stuck_finding(struct ct_report *r, const struct ct_state *st, struct stuck *sk, size_t n,
                          struct ct_map *idx, enum cat cat) {
   static const enum ct_sev sevs[CAT_N] = {
-      CT_SEV_ERROR,   CT_SEV_ERROR, CT_SEV_WARNING, CT_SEV_WARNING, CT_SEV_INFO,   CT_SEV_WARNING,
-      CT_SEV_WARNING, CT_SEV_ERROR, CT_SEV_ERROR,   CT_SEV_WARNING, CT_SEV_WARNING};
+      CT_SEV_ERROR,   CT_SEV_ERROR, CT_SEV_WARNING, CT_SEV_WARNING, CT_SEV_INFO,    CT_SEV_WARNING,
+      CT_SEV_WARNING, CT_SEV_ERROR, CT_SEV_ERROR,   CT_SEV_ERROR,   CT_SEV_WARNING, CT_SEV_WARNING};
   size_t m = 0;
   uint64_t min_left = UINT64_MAX;
   const struct ct_coro **cs = malloc((n ? n : 1) * sizeof *cs);
@@ -527,7 +551,18 @@ static int deadlock_findings(struct ct_report *r, const struct ct_state *st, str
   return 0;
 }
 
-/* findings.h: judges every suspended coroutine once, cycles first. */
+/* Marks c as accounted for without a finding (CT_MARK_QUIET). 0 or -ENOMEM. */
+static int quiet(struct ct_report *r, const struct ct_coro *c) {
+  int fresh;
+  uint8_t *mark = ct_map_put(&r->marks, c->id, c->incarnation, &fresh);
+  if (!mark)
+    return -ENOMEM;
+  *mark = CT_MARK_QUIET;
+  return 0;
+}
+
+/* findings.h: judges every suspended coroutine once, cycles first, lost
+ * completions first among the rest. */
 int ct_stuck_findings(struct ct_report *r, const struct ct_state *st, uint64_t stuck_ns) {
   const struct ct_map *m = &st->coros;
   struct ct_map idx;
@@ -545,8 +580,15 @@ int ct_stuck_findings(struct ct_report *r, const struct ct_state *st, uint64_t s
     uint64_t left = r->end_ts > c->susp_ts ? r->end_ts - c->susp_ts : 0;
     struct stuck *s = &sk[n];
     s->c = c;
-    if (unscheduled) {
-      uint64_t since = r->end_ts > c->woke_ts ? r->end_ts - c->woke_ts : 0;
+    if (unscheduled && ct_dropped(st, c)) {
+      if (ct_parked_idle(st, c)) { /* an idle loop's operation at a stop: accounted for */
+        if (quiet(r, c))           /* rc: -ENOMEM */
+          goto out;
+        continue;
+      }
+      s->cat = CAT_DROPPED;
+    } else if (unscheduled) {
+      uint64_t since = woke_left(r, c);
       s->cat = since <= stuck_ns ? CAT_SCHED_END : wake_may_be_lost(c) ? CAT_SCHED_LOST : CAT_SCHED;
     } else if (!c->has_kind || !st->any_wake) {
       if (left <= stuck_ns) { /* a v1 suspend: only long ones say anything; counted */
@@ -571,7 +613,7 @@ int ct_stuck_findings(struct ct_report *r, const struct ct_state *st, uint64_t s
   }
   for (size_t i = 0; i < n; i++) {
     uint64_t times;
-    if (sk[i].cat != CAT_WEAK && sk[i].cat < CAT_SCHED)
+    if (sk[i].cat != CAT_WEAK && sk[i].cat != CAT_DROPPED && sk[i].cat < CAT_SCHED)
       sk[i].waits_for = waits_for(st, sk[i].c, &times);
     if (sk[i].waits_for && !ct_map_get(&idx, sk[i].waits_for, 0))
       sk[i].waits_for = 0;
@@ -582,8 +624,11 @@ int ct_stuck_findings(struct ct_report *r, const struct ct_state *st, uint64_t s
     goto out;
   if ((rc = deadlock_findings(r, st, sk, n, &idx)))
     goto out;
+  if ((rc = stuck_finding(r, st, sk, n, &idx, CAT_DROPPED))) /* the root cause first */
+    goto out;
   for (int cat = 0; cat < CAT_N; cat++)
-    if (cat != CAT_DEADLOCK && (rc = stuck_finding(r, st, sk, n, &idx, (enum cat)cat)))
+    if (cat != CAT_DEADLOCK && cat != CAT_DROPPED &&
+        (rc = stuck_finding(r, st, sk, n, &idx, (enum cat)cat)))
       goto out;
   rc = 0;
 out:

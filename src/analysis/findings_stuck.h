@@ -21,6 +21,10 @@ enum cat {
   CAT_EXIT,
   CAT_WEAK,
   CAT_DEADLOCK,
+  /* Its operation destroyed without running (an adapter's stand-in woken
+   * from the CT_DROPPED_FUNCTION text site), not parked like an idle loop:
+   * a lost completion. */
+  CAT_DROPPED,
   /* Woken and never resumed: the program ran on; events lost around; it ended soon after. */
   CAT_SCHED,
   CAT_SCHED_LOST,

@@ -110,7 +110,10 @@ int ct_leak_finding(struct ct_report *r, const struct ct_state *st) {
     if (!c->has_kind || !c->created || c->state == CT_CS_DESTROYED)
       continue;
     alive++;
-    const char *kind = ct_primary_kind(ct_mark_of(r, c));
+    unsigned mark = ct_mark_of(r, c);
+    if (mark == CT_MARK_QUIET)
+      continue;
+    const char *kind = ct_primary_kind(mark);
     if (!kind) {
       cs[n++] = c;
       returned += c->returned;
