@@ -8,7 +8,7 @@
 #   no-realtime      --no-realtime (the harvest loop SCHED_OTHER, as in a container
 #                    without CAP_SYS_NICE)
 #   flight-nort      both
-# Per mode, medians over the rounds: events lost (the end record's lost, against its events:
+# Per mode, medians over the rounds: events lost (the end record's lost, against its events,
 # % of what the program wrote), the engine's CPU per switch (engine_cpu_us, both threads,
 # start-up included) and its harvest loop's (harvest_cpu_us); and where the engine was when
 # it lost: wake_late_max_us (the system kept the loop away past its nap), format_stalls (the
@@ -81,7 +81,7 @@ echo "| mode | lost %, median (largest) | engine ns/switch | harvest ns/switch |
 echo "| --- | --- | --- | --- | --- | --- | --- |"
 for m in $modes; do
   printf '| %s | %.2f (%.2f) | %.1f | %.1f | %s | %s | %.1f |\n' "$m" \
-    "$(med $m '100 * $1 / ($2 + $1)')" "$(awk '{ print 100 * $1 / ($2 + $1) }' "$tmp/$m" | sort -g | tail -n 1)" \
+    "$(med $m '100 * $1 / $2')" "$(awk '{ print 100 * $1 / $2 }' "$tmp/$m" | sort -g | tail -n 1)" \
     "$(med $m "\$3 * 1000 / $n")" "$(med $m "\$4 * 1000 / $n")" "$(med $m '$5')" "$(med $m '$6')" \
     "$(med $m '$7 / 1e6')"
 done
