@@ -26,8 +26,7 @@
 # random, C coroutines a thread in random order (bench-coswitch -r; 1,000 on 2 threads is the
 # issue's cache-unfriendly shape); server, a coroutine per request with an fd wait
 # (bench-server, C requests in flight a thread, 2 W of work a request). With -B N, also the
-# back-to-back burst (one thread, 100 coroutines, N switches, no work: bench-coswitch -n)
-# under default, --flight 64M and --no-realtime, where only the loss counts.
+# back-to-back burst of N switches (bench/bench-backtoback.sh), where only the loss counts.
 #
 # Usage: O=build/x sh bench/bench-seedclaim.sh [-S rr|random|server] [-T threads] [-C n]
 #        [-W work] [-R rounds] [-s seconds] [-B switches] [-c cpus]
@@ -252,35 +251,7 @@ for m in default flight jsonl; do
   verdict "lost, dropped, spilled ($m)" "0, 0, 0" "$l, $d, $s B" "$(ok "$l + $d + $s == 0")"
 done
 
-# The back-to-back burst: one thread, 100 coroutines, N switches, no work.
+# The back-to-back burst: one thread, 100 coroutines, N switches, no work
+# (bench-backtoback.sh, in the modes where only the loss counts).
 [ "$burst" -gt 0 ] || exit 0
-for m in default flight no-realtime; do : > "$tmp/b-$m"; done
-i=0
-while [ $i -lt "$rounds" ]; do
-  i=$((i + 1))
-  for m in default flight no-realtime; do
-    f=$tmp/b.ctrace
-    rm -f "$f"
-    case $m in
-      default) set -- ;;
-      flight) set -- --flight 64M --dump-on exit ;;
-      no-realtime) set -- --no-realtime ;;
-    esac
-    trun "$@" -o "$f" -- "$O/bench/bench-coswitch" -n "$burst" 1 100 0 > /dev/null
-    end=$(endline "$f")
-    echo "$(key lost "$end") $(key events "$end") $(key sched "$end")" >> "$tmp/b-$m"
-  done
-done
-echo "back to back: 1 thread, 100 coroutines, $burst switches, no work; $rounds rounds;" \
-  "sched: the harvest loop's (fifo: SCHED_FIFO, normal: refused or --no-realtime)"
-echo "| mode | lost events, median (largest) | % of events, median | sched |"
-echo "| --- | --- | --- | --- |"
-for m in default flight no-realtime; do
-  frac=$(awk '{ print $1 / $2 * 100 }' "$tmp/b-$m" | median)
-  printf '| %s | %s (%s) | %.2f %% | %s |\n' "$m" "$(col b-$m 1)" "$(most b-$m 1)" "$frac" \
-    "$(awk '{ print $3 }' "$tmp/b-$m" | sort -u | tr '\n' ' ')"
-done
-for m in default flight no-realtime; do
-  l=$(most b-$m 1)
-  verdict "back-to-back lost ($m)" "0 in every round" "$l at most" "$(ok "$l == 0")"
-done
+sh "$root/bench/bench-backtoback.sh" -n "$burst" -R "$rounds"

@@ -18,7 +18,7 @@
 # together (targets and figures: docs/BENCHMARKS.md).
 : "${O:?O must name the build directory}"
 B=$O/bench
-QUICK="probe demo-switch rip writer format clock harvest report html seedclaim server"
+QUICK="probe demo-switch rip writer format clock harvest report html seedclaim server backtoback"
 # Run by name only (not in all): 30 minutes.
 SOAK="soak-flight"
 LONG="coswitch stations cpp wake active idle demo demo-engine export html-serve html-live html-lod stall fiber asio ctrace flight setup onecpu ship"
@@ -35,8 +35,10 @@ cmd() {
     harvest) echo "$B/bench-harvest $O/bin/corotracer 1" ;;
     report) echo "env O=$O RUNS=3 sh bench/bench-report.sh 1000000" ;;
     html) echo "env O=$O RUNS=3 sh bench/bench-html.sh 100000" ;;
-    seedclaim) [ -n "$FULL" ] && echo "env O=$O sh bench/bench-seedclaim.sh -R 5 -s 3 -B 5000000" ||
-      echo "env O=$O sh bench/bench-seedclaim.sh -R 3 -s 0.3 -B 300000" ;;
+    seedclaim) [ -n "$FULL" ] && echo "env O=$O sh bench/bench-seedclaim.sh -R 5 -s 3" ||
+      echo "env O=$O sh bench/bench-seedclaim.sh -R 3 -s 0.3" ;;
+    backtoback) [ -n "$FULL" ] && echo "env O=$O sh bench/bench-backtoback.sh -n 5000000 -R 5" ||
+      echo "env O=$O sh bench/bench-backtoback.sh -n 300000 -R 5" ;;
     server) [ -n "$FULL" ] && echo "env O=$O sh bench/bench-seedclaim.sh -S server -C 64 -R 5 -s 3" ||
       echo "env O=$O sh bench/bench-seedclaim.sh -S server -C 64 -R 3 -s 0.3" ;;
     stations) echo "env O=$O sh bench/bench-stations.sh -n 1024 -s 3 -R 3" ;;

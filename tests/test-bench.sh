@@ -45,7 +45,12 @@ for shape in rr random server; do
   done
   echo "$out" | grep -q "^verdict: $shape extra CPU (default): target <= 2 % of all cores, measured [0-9.]* %: \(met\|not met\)\$" ||
     fail "bench-seedclaim.sh -S $shape: no verdict on the extra CPU: $out"
-  echo "$out" | grep -q "^verdict: $shape back-to-back lost (no-realtime): target 0 in every round" ||
+  # -B: bench-backtoback.sh's table and verdicts, the same burst whatever the shape.
+  for m in default flight no-realtime flight-nort; do
+    echo "$out" | grep -q "^| $m | [0-9.]* ([0-9.]*) | [0-9.]* | [0-9.]* | " ||
+      fail "bench-seedclaim.sh -S $shape -B: no back-to-back row for $m: $out"
+  done
+  echo "$out" | grep -q "^verdict: back-to-back lost (flight-nort): target 0 in every round" ||
     fail "bench-seedclaim.sh -S $shape: no back-to-back verdict: $out"
 done
 out=$(O=$B SEEDCLAIM=/nonexistent/seedclaim.c sh bench/bench-seedclaim.sh 2>&1) && fail "bench-seedclaim.sh without the seeds' program: exit 0"

@@ -23,9 +23,12 @@
 #define CT_RING_KIB_DEFAULT 1024u  /* --ring-kib: 32768 records of 32 bytes per ring */
 #define CT_CAPTURE_MIB_DEFAULT 64u /* --capture-mib: captured records in memory, then a file */
 #define CT_FLIGHT_CAPTURE_MIB 16u  /* the same under --flight (no file: the engine's bound) */
-/* --ring-kib under --flight: the spares a lossless burst fills (3/4 of the
- * rings) count in the engine's RSS, within its bound (docs/FLIGHT.md "Memory") */
-#define CT_FLIGHT_RING_KIB 512u
+/* --ring-kib under --flight --lossless: the writer waits rather than loses, so
+ * a ring's size buys it nothing, while the spares a lossless burst fills (3/4
+ * of the rings) count in the engine's RSS, within its bound (docs/FLIGHT.md
+ * "Memory"). Without --lossless the default ring: half of it lost a tenth of
+ * a lagged back-to-back burst (issue #32, docs/ENGINE.md "Flight mode"). */
+#define CT_FLIGHT_LOSSLESS_RING_KIB 512u
 
 /* The trace's format (--format; docs/TRACE_FORMAT.md). */
 enum ct_format { CT_FORMAT_CTRACE, CT_FORMAT_JSONL };

@@ -372,6 +372,11 @@ static __attribute__((noinline, cold)) int ct_ring_overwrite(struct ct_thread *t
       ct_ring_forget(t, tail, want);
       tail = want;
       t->claim_tail = want; /* our own move is no sign of the engine's progress (ct_ring_spare) */
+      /* The next full ring looks for a spare again: a take-back is an
+       * eighth of a ring lost, not one event (CT_SPARE_EVERY's unit), and a
+       * lagging engine that recycles the spares it drains (oldest first:
+       * this ring last) gives one back well within 64 eighths. */
+      t->spare_skip = 0;
       /* As a ring past its quarter does (ct_ring_fits): a napping engine
        * loses more of ours the longer it naps. */
       corotracer__nudge_engine(corotracer__probe.hdr);
