@@ -4,9 +4,8 @@
 # turned into a page by `corotracer html`: wall and CPU time, peak RSS, page
 # size; `corotracer report` of the same trace in the same run as the
 # baseline; then the page in headless Chromium: time to interactive, and
-# screenshots zoomed out and zoomed in at the end (tests/browser/lod.mjs);
-# then `corotracer serve` of the trace: the page's first drawn timeline and
-# a 10 ms window's detail, request to frame (bench/lod-serve.mjs).
+# screenshots zoomed out and zoomed in at the end (tests/browser/lod.mjs).
+# `corotracer serve` of such a trace: bench/bench-serve.sh.
 # Usage: O=build/x [RUNS=3] [SHOTS=dir] sh bench/bench-html-lod.sh [EVENTS...]   (default 1e7)
 set -eu
 O=${O:-build/default}
@@ -42,11 +41,5 @@ for n in "$@"; do
   if command -v node >/dev/null && [ -d tests/browser/node_modules/playwright-core ]; then
     shots=${SHOTS:-$tmp}
     node tests/browser/lod.mjs "file://$tmp/page.html" "$shots/dashboard-lod-$n" | grep -E "ready|zoomed|drawn|ok|FAIL"
-    "$ct" serve "$tmp/t.ctrace" --addr 127.0.0.1:0 2>"$tmp/serve.err" &
-    spid=$!
-    for _ in $(seq 200); do grep -q "http://" "$tmp/serve.err" && break; sleep 0.1; done
-    node bench/lod-serve.mjs "$(sed -n 's/.* at \(http:.*\)/\1/p' "$tmp/serve.err")" "$runs" || echo "serve: FAILED"
-    kill "$spid"
-    wait "$spid" 2>/dev/null || true
   fi
 done
