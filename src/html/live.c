@@ -42,10 +42,6 @@
 #define SNAP_MIN_NS 2000000000ull   /* the full data at most every 2 s ... */
 #define SNAP_COST_FACTOR 4          /* ... and at most 1/4 of the time */
 #define FINAL_WAIT_NS 3000000000ull /* pages get this long to fetch the final data */
-/* The first data of a trace not yet read: its first FIRST_BYTES, read for at
- * most FIRST_NS, the rest read in SLICE_NS slices between requests. */
-#define FIRST_BYTES (8u << 20)
-#define FIRST_NS 300000000ull
 
 struct snap {
   int refs;

@@ -384,9 +384,11 @@ int ct_live_detail(struct ct_live *l, uint64_t client, const char *q, size_t qn,
     ct_buf_puts(body, "detail: only for a trace file (serve FILE, run --serve)\n");
     goto out;
   }
+  if (!l->m.start_ts) /* nobody watched so far: the index is built as the file is read */
+    ct_live_tail(l, FIRST_BYTES, FIRST_NS);
   if (!l->m.start_ts) {
     *status = "503 Service Unavailable";
-    ct_buf_puts(body, "detail: no events read yet (the page's data first)\n");
+    ct_buf_puts(body, "detail: no events yet\n");
     goto out;
   }
   if ((rc = parse(d, q, qn, l->m.start_ts, why, sizeof why))) {

@@ -17,6 +17,10 @@
 #define MAX_CLIENTS 32
 #define TAIL_MAX (64u << 20) /* read per tick at most */
 #define SLICE_NS 50000000ull /* ... and for this long: requests wait no longer */
+/* The first data of a trace not yet read: its first FIRST_BYTES, read for at
+ * most FIRST_NS, the rest read in SLICE_NS slices between requests. */
+#define FIRST_BYTES (8u << 20)
+#define FIRST_NS 300000000ull
 #define LINE_MAX_LIVE (1u << 20)
 
 struct snap;
