@@ -7,20 +7,11 @@
 // the page waits 150 ms for the wheel to stop before it asks).
 // Prints "paint MS", "whole MS", "window ASKED_MS VIEW_MS" lines, then a summary.
 // Usage: node bench/lod-serve.mjs URL [ROUNDS]
-import { chromium } from 'playwright-core';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { open } from '../tests/browser/lib.mjs';
 
 const [url, rounds = '3'] = process.argv.slice(2);
-const profile = mkdtempSync(join(tmpdir(), 'ct-chromium-'));
-const args = ['--headless=new', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
-if (process.getuid && process.getuid() === 0) args.push('--no-sandbox');
-const ctx = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args, viewport: { width: 1600, height: 1000 } });
-const page = ctx.pages()[0] || (await ctx.newPage());
 const T = { timeout: 600000 };
-await page.goto(url);
-await page.waitForFunction(() => window.corotracer && window.corotracer.marks.ready, null, T);
+const { page, close } = await open(url, T); // the first data shown, its tables too
 const paint = await page.evaluate(() => window.corotracer.marks.ready); // ms since the navigation began
 console.log(`paint ${paint.toFixed(0)}`);
 await page.waitForFunction(() => { const d = window.corotracer.data(); return d && !d.f.analysing && document.body.dataset.ready === '1'; }, null, T);
@@ -34,5 +25,4 @@ for (let i = 0; gap && i < Number(rounds); i++) {
   const d = await page.evaluate(() => window.corotracer.marks.detail);
   console.log(`window ${(d.drawn - d.asked).toFixed(0)} ${(d.drawn - set).toFixed(0)}   (+${(t0 / 1e6).toFixed(1)} ms, ${d.spans} spans)`);
 }
-await ctx.close();
-rmSync(profile, { recursive: true, force: true });
+await close();

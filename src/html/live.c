@@ -356,8 +356,9 @@ static uint64_t live_now(const struct ct_live *l) {
 static int analysing_json(const struct ct_live *l, char **json, size_t *n) {
   struct stat sb;
   uint64_t size = fstat(l->tfd, &sb) ? 0 : (uint64_t)sb.st_size;
-  int k = asprintf(json, "{\"analysing\":{\"bytes\":%" PRIu64 ",\"size\":%" PRIu64 "},\"findings\":[]}",
-                   l->bytes, size);
+  int k =
+      asprintf(json, "{\"analysing\":{\"bytes\":%" PRIu64 ",\"size\":%" PRIu64 "},\"findings\":[]}",
+               l->bytes, size);
   if (k < 0) {
     *json = NULL;
     return -ENOMEM;
@@ -495,9 +496,9 @@ static void make_room(struct ct_live *l, uint32_t peer) {
 static void expire(struct ct_live *l, uint64_t now) {
   for (int i = 0; i < MAX_CLIENTS; i++) {
     const struct client *c = l->c[i];
-    if (c && ((pending(c) && now - c->born > HEADER_NS) ||
-              (has_output(c) && now - c->progress > STALL_NS) ||
-              (c->waits && now - c->born > STALL_NS)))
+    if (c &&
+        ((pending(c) && now - c->born > HEADER_NS) ||
+         (has_output(c) && now - c->progress > STALL_NS) || (c->waits && now - c->born > STALL_NS)))
       drop(l, i);
   }
 }

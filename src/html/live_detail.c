@@ -23,22 +23,22 @@
 #define DETAIL_MAX_BYTES (48u << 20)
 #define DETAIL_MAX_LANES 4096
 #define DETAIL_SPANS 400000u /* the detail model's budget: bounded whatever the window */
-#define DETAIL_QUEUE 2        /* requests waiting for the worker (one more being answered) */
+#define DETAIL_QUEUE 2       /* requests waiting for the worker (one more being answered) */
 
 /* A request: the query, the stretches of the file named for it, and, once
  * the worker is done, its answer. */
 struct detail {
-  uint64_t client;           /* the connection it is for */
-  uint64_t a0, a1;           /* the window, absolute ts */
-  uint64_t *ids;             /* the coroutines asked for, sorted */
+  uint64_t client; /* the connection it is for */
+  uint64_t a0, a1; /* the window, absolute ts */
+  uint64_t *ids;   /* the coroutines asked for, sorted */
   size_t nids;
-  struct ct_live_blk *blk;   /* the index's blocks that hold the window */
+  struct ct_live_blk *blk; /* the index's blocks that hold the window */
   size_t nblk;
-  uint64_t indexed;          /* the file's bytes indexed when asked: part of the cache's key */
+  uint64_t indexed; /* the file's bytes indexed when asked: part of the cache's key */
   int binary, fd;
   const char *status, *type;
   struct ct_buf body;
-  struct detail *next;       /* in the worker's queue or its finished list */
+  struct detail *next; /* in the worker's queue or its finished list */
 };
 
 /* The worker and what it shares with the server's thread, under mu. */
@@ -49,7 +49,7 @@ struct ct_live_detailq {
   int quit, wakefd;
   struct detail *todo, *done; /* FIFO, and the answers not yet taken */
   size_t ntodo;
-  struct detail *last;        /* the last answer made (its query and body) */
+  struct detail *last; /* the last answer made (its query and body) */
 };
 
 static int cmp_u64(const void *a, const void *b) {
@@ -248,6 +248,7 @@ static void answer(struct detail *d) {
     ct_buf_puts(&d->body, "detail: out of memory\n");
     return;
   }
+  m.lod_cap = 0; /* no summary: the page draws the answer's exact spans, the summary is its own */
   if ((rc = read_blocks(d, &m))) {
     d->status = "500 Internal Server Error";
     ct_buf_printf(&d->body, "detail: reading the trace: %s\n", strerror(-rc));

@@ -161,6 +161,8 @@ static size_t follow(struct ct_live *l) {
   return got;
 }
 
+#define READ_STEP (64u << 10)
+
 /* live_int.h: the complete lines (or a binary trace's whole chunks), within
  * the byte and time budgets; l->behind says whether one of them ended it
  * (more may be there) rather than the file's end. */
@@ -179,7 +181,8 @@ size_t ct_live_tail(struct ct_live *l, size_t max_bytes, uint64_t max_ns) {
       l->lb = np;
       l->lbcap = nc;
     }
-    ssize_t k = read(l->tfd, l->lb + l->lbn, l->lbcap - l->lbn);
+    size_t room = l->lbcap - l->lbn; /* in small reads: the time budget is checked between them */
+    ssize_t k = read(l->tfd, l->lb + l->lbn, room < READ_STEP ? room : READ_STEP);
     if (k < 0 && errno == EINTR)
       continue;
     if (k <= 0) {
