@@ -632,11 +632,12 @@ static void *thread_main(void *arg) {
       int whole = was && !l->behind; /* read to its end: its findings now */
       uint64_t gap = l->build_ns * SNAP_COST_FACTOR;
       /* While the program runs, time alone changes findings (a coroutine
-       * left parked becomes stuck): rebuild on schedule even without new lines. */
+       * left parked becomes stuck): rebuild on schedule even without new
+       * lines; not while a trace is still being read (its whole data next). */
       if (now - last_tick >= TICK_NS || whole) {
         last_tick = now;
         if (!l->cur || whole ||
-            ((l->bytes != l->snap_bytes || live_now(l)) &&
+            (!l->behind && (l->bytes != l->snap_bytes || live_now(l)) &&
              now - l->last_build >= (gap > SNAP_MIN_NS ? gap : SNAP_MIN_NS)))
           snapshot(l);
         tick(l, 0);

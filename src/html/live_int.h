@@ -20,7 +20,7 @@
 /* The first data of a trace not yet read: its first FIRST_BYTES, read for at
  * most FIRST_NS, the rest read in SLICE_NS slices between requests. */
 #define FIRST_BYTES (8u << 20)
-#define FIRST_NS 300000000ull
+#define FIRST_NS 100000000ull
 #define LINE_MAX_LIVE (1u << 20)
 
 struct snap;

@@ -14,6 +14,8 @@ import { open, fail } from './lib.mjs';
 const [url, shot] = process.argv.slice(2);
 const { page, errors, close, ready_ms } = await open(url, { width: 1600, height: 1900, timeout: 300000 }); // every lane of 100 in view; a served page reads the trace first, slow on a loaded machine
 console.log(`page ready in ${ready_ms} ms`);
+// A served page shows the trace's first part first ("analysing"): the whole one follows.
+await page.waitForFunction(() => !window.corotracer.data().f.analysing, null, { timeout: 300000 });
 const GUT = 170, AX = 20, TH = 18; // web/dashboard.js's layout
 
 // Pixels of the coroutine lanes between x0 and x1 that are neither the
