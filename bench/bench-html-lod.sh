@@ -7,11 +7,9 @@
 # interactive (from the navigation to the frame that answers the first key,
 # on the page's clock) with the page's marks (data parsed, inflated,
 # decoded, prepared, first draw, tables), and screenshots zoomed out and
-# zoomed in at the end;
-# then `corotracer serve` of the trace: the page's first drawn timeline and
-# a 10 ms window's detail, request to frame (bench/lod-serve.mjs).
-# Usage: O=build/x [RUNS=3] [SHOTS=dir] [SERVE=0] sh bench/bench-html-lod.sh [EVENTS...]   (default 1e7)
-# (SERVE=0 leaves out the serve part.)
+# zoomed in at the end.
+# `corotracer serve` of such a trace: bench/bench-serve.sh.
+# Usage: O=build/x [RUNS=3] [SHOTS=dir] sh bench/bench-html-lod.sh [EVENTS...]   (default 1e7)
 set -eu
 O=${O:-build/default}
 runs=${RUNS:-3}
@@ -52,12 +50,5 @@ for n in "$@"; do
       sed -n 's/.*interactive in \([0-9]*\) ms.*/\1/p' "$tmp/lod.out" >>"$tmp/inter"
     done
     [ -s "$tmp/inter" ] && echo "interactive: median $(median <"$tmp/inter") ms of $(tr '\n' ' ' <"$tmp/inter")"
-    [ "${SERVE:-1}" = 0 ] && continue
-    "$ct" serve "$tmp/t.ctrace" --addr 127.0.0.1:0 2>"$tmp/serve.err" &
-    spid=$!
-    for _ in $(seq 200); do grep -q "http://" "$tmp/serve.err" && break; sleep 0.1; done
-    node bench/lod-serve.mjs "$(sed -n 's/.* at \(http:.*\)/\1/p' "$tmp/serve.err")" "$runs" || echo "serve: FAILED"
-    kill "$spid"
-    wait "$spid" 2>/dev/null || true
   fi
 done

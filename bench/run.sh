@@ -18,7 +18,7 @@
 # together (targets and figures: docs/BENCHMARKS.md).
 : "${O:?O must name the build directory}"
 B=$O/bench
-QUICK="probe demo-switch rip writer format clock harvest report html seedclaim server backtoback"
+QUICK="probe demo-switch rip writer format clock harvest report html seedclaim server backtoback serve"
 # Run by name only (not in all): 30 minutes.
 SOAK="soak-flight"
 LONG="coswitch stations cpp wake active idle demo demo-engine export html-serve html-live html-lod stall fiber asio ctrace flight setup onecpu ship"
@@ -50,6 +50,8 @@ cmd() {
     demo) echo "env O=$O sh bench/bench-demo.sh 7 200000" ;;
     demo-engine) echo "env O=$O RUNS=5 sh bench/bench-demo-engine.sh" ;;
     export) echo "env O=$O RUNS=3 REF_ROWS=2000 sh bench/bench-export.sh 1000000" ;;
+    serve) [ -n "$FULL" ] && echo "env O=$O RUNS=3 sh bench/bench-serve.sh 10000000 100000000" ||
+      echo "env O=$O RUNS=3 ROUNDS=2 sh bench/bench-serve.sh 2000000" ;;
     html-serve) echo "env O=$O RUNS=3 sh bench/bench-html-serve.sh" ;;
     html-live) echo "env O=$O RUNS=3 REQUESTS=20000 sh bench/bench-html-live.sh" ;;
     html-lod) echo "env O=$O RUNS=3 sh bench/bench-html-lod.sh 10000000" ;;

@@ -228,8 +228,10 @@ function findings() {
   box.textContent = '';
   const list = D.f.findings || [];
   const shown = list.filter((x, k) => ctNav.findingShown(k)).length; // the time range's (nav.js)
-  $('nfind').textContent = String(shown);
-  if (!list.length) box.appendChild(el('div', 'muted', 'No findings: no lost wakeup, race, deadlock, leak, blocker or starvation.'));
+  const an = D.f.analysing; // served while the trace is still being read: no finding yet, none shown as final
+  $('nfind').textContent = an ? '…' : String(shown);
+  if (an) box.appendChild(el('div', 'muted', 'Analysing… ' + (an.bytes / 1048576).toFixed(0) + ' of ' + (an.size / 1048576).toFixed(0) + ' MiB read: the findings come when the whole trace is.'));
+  else if (!list.length) box.appendChild(el('div', 'muted', 'No findings: no lost wakeup, race, deadlock, leak, blocker or starvation.'));
   else if (!shown) box.appendChild(el('div', 'muted', 'No finding in the time range (Esc clears it).'));
   const sw = D.f.trace && D.f.trace.short_waits;
   if (sw) shortWaits(sw).forEach((x) => box.appendChild(el('div', 'muted short-waits', x)));

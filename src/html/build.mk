@@ -29,3 +29,5 @@ PROGS += $(O)/tests/lib/live-client
 TESTS += tests/test-live-limits.sh
 # The live view's token and request parsing (a repeated token, a garbage request).
 TESTS += tests/test-live-request.sh
+# serve of a large trace: its first data "analysing", the whole one, detail requests at once.
+TESTS += tests/test-live-first.sh

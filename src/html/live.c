@@ -22,6 +22,7 @@
 #include <strings.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,6 +51,8 @@ struct snap {
 
 struct client {
   int fd, sse, done, counted;
+  int waits;               /* for its /detail answer from the worker (live_detail.c) */
+  uint64_t id;             /* the detail worker's name for it */
   uint32_t peer;           /* the IPv4 address, network order */
   uint64_t born, progress; /* connected at; last bytes sent (mono_ns) */
   char in[REQ_MAX];
@@ -235,8 +238,8 @@ static void handle(struct ct_live *l, struct client *c) {
   if (pn == 1)
     return respond(c, "200 OK", "text/html; charset=utf-8", l->page.p, l->page.n);
   if (pn == 5 && !memcmp(path, "/data", 5)) {
-    if (!l->cur) { /* nobody watched so far: built on demand */
-      ct_live_tail(l);
+    if (!l->cur) { /* nobody watched so far: built on demand, from a first part */
+      ct_live_tail(l, FIRST_BYTES, FIRST_NS);
       snapshot(l);
     }
     if (!l->cur)
@@ -256,7 +259,10 @@ static void handle(struct ct_live *l, struct client *c) {
   if (pn == 7 && !memcmp(path, "/detail", 7)) {
     struct ct_buf body = {0};
     const char *status, *type;
-    ct_live_detail(l, q + 1, (size_t)(sp2 - q - 1), &body, &status, &type);
+    if (!ct_live_detail(l, c->id, q + 1, (size_t)(sp2 - q - 1), &body, &status, &type)) {
+      c->waits = 1; /* answered when the worker is done (detail_replies) */
+      return;
+    }
     if (body.err)
       refuse(c, "503 Service Unavailable", "out of memory\n");
     else
@@ -269,7 +275,7 @@ static void handle(struct ct_live *l, struct client *c) {
                 "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
                 "X-Content-Type-Options: nosniff\r\nConnection: keep-alive\r\n\r\nretry: 1000\n\n");
     c->sse = 1;
-    ct_live_tail(l); /* idle while nobody watched: catch up first */
+    ct_live_tail(l, FIRST_BYTES, FIRST_NS); /* idle while nobody watched: catch up first */
     tick_json(l, &c->out, c, 0);
     return;
   }
@@ -291,7 +297,7 @@ static int client_read(struct ct_live *l, struct client *c) {
       return errno != EAGAIN && errno != EWOULDBLOCK;
     if (k == 0)
       return 1;
-    if (c->done || c->sse)
+    if (c->done || c->sse || c->waits)
       continue; /* one request per connection: the rest is ignored */
     c->nin += (size_t)k;
     c->in[c->nin] = 0;
@@ -343,16 +349,31 @@ static uint64_t live_now(const struct ct_live *l) {
   return 0;
 }
 
+/* The findings of a trace still being read (l->behind: a file larger than
+ * what was read so far): none, and how far the reading is, so that the page
+ * says "analysing" instead of showing a part's findings as the run's.
+ * 0 or -ENOMEM. */
+static int analysing_json(const struct ct_live *l, char **json, size_t *n) {
+  struct stat sb;
+  uint64_t size = fstat(l->tfd, &sb) ? 0 : (uint64_t)sb.st_size;
+  int k =
+      asprintf(json, "{\"analysing\":{\"bytes\":%" PRIu64 ",\"size\":%" PRIu64 "},\"findings\":[]}",
+               l->bytes, size);
+  if (k < 0) {
+    *json = NULL;
+    return -ENOMEM;
+  }
+  *n = (size_t)k;
+  return 0;
+}
+
 /* The page's data from the aggregate: the findings of the lines so far (a
- * report built from the live state, which it leaves as it was) and the model,
- * serialized. The trace is never re-read: the cost follows the new lines (and
- * the report's O(coroutines) assembly). */
+ * report built from the live state, which it leaves as it was; none while
+ * the file is still being read) and the model, serialized. The trace is
+ * never re-read: the cost follows the new lines (and the report's
+ * O(coroutines) assembly). The caller reads the trace first. */
 static void snapshot(struct ct_live *l) {
   uint64_t t0 = ct_mono_ns(), now = live_now(l);
-  /* Catch up first (serve of a large file); a window that grows faster than
-   * it is read is shown as far as it was read. */
-  while (ct_live_tail(l) >= TAIL_MAX && !l->windowed) {
-  }
   struct snap *s = NULL;
   struct ct_report r = {0};
   char *json = NULL;
@@ -363,10 +384,15 @@ static void snapshot(struct ct_live *l) {
   if (!r.t.events && !r.t.has_meta && !r.t.has_end)
     goto out; /* nothing to show yet */
   r.run = r.runs = l->runs;
-  if (ct_dash_findings_json(&r, &json, &jlen))
-    goto out;
-  /* From now on their spans are kept whatever the budget. */
-  (void)ct_dash_keep_findings(&l->m, &r);
+  if (l->behind) {
+    if (analysing_json(l, &json, &jlen))
+      goto out;
+  } else {
+    if (ct_dash_findings_json(&r, &json, &jlen))
+      goto out;
+    /* From now on their spans are kept whatever the budget. */
+    (void)ct_dash_keep_findings(&l->m, &r);
+  }
   struct ct_model_page pg = {json, jlen, r.sym, l->path, now, 1};
   if (!(s = calloc(1, sizeof *s)) || ct_model_serialize(&l->m, &pg, &s->z, NULL, &raw))
     goto out;
@@ -428,7 +454,7 @@ static void tick(struct ct_live *l, int ended) {
 /* ---- the thread ------------------------------------------------------------- */
 /* Still sending its request (no reply begun). */
 static int pending(const struct client *c) {
-  return !c->done && !c->sse;
+  return !c->done && !c->sse && !c->waits;
 }
 
 static int has_output(const struct client *c) {
@@ -465,12 +491,14 @@ static void make_room(struct ct_live *l, uint32_t peer) {
 }
 
 /* Drops the connections whose request is not whole HEADER_NS after the
- * connect (silent, or slow like slowloris), and the replies stalled STALL_NS. */
+ * connect (silent, or slow like slowloris), the replies stalled STALL_NS,
+ * and a detail answer not made within STALL_NS. */
 static void expire(struct ct_live *l, uint64_t now) {
   for (int i = 0; i < MAX_CLIENTS; i++) {
     const struct client *c = l->c[i];
-    if (c && ((pending(c) && now - c->born > HEADER_NS) ||
-              (has_output(c) && now - c->progress > STALL_NS)))
+    if (c &&
+        ((pending(c) && now - c->born > HEADER_NS) ||
+         (has_output(c) && now - c->progress > STALL_NS) || (c->waits && now - c->born > STALL_NS)))
       drop(l, i);
   }
 }
@@ -500,6 +528,7 @@ static void accept_all(struct ct_live *l) {
     }
     c->fd = fd;
     c->peer = peer;
+    c->id = ++l->nconn;
     c->born = c->progress = ct_mono_ns();
     l->c[slot] = c;
     /* Its request may be here already: answered before later connections
@@ -507,6 +536,35 @@ static void accept_all(struct ct_live *l) {
     if (client_read(l, c) || client_write(l, c))
       drop(l, slot);
   }
+}
+
+/* The detail worker's answers to the connections still waiting for them
+ * (one gone meanwhile: its answer is dropped). */
+static void detail_replies(struct ct_live *l) {
+  uint64_t id;
+  struct ct_buf body;
+  const char *status, *type;
+  while (ct_live_detail_done(l, &id, &body, &status, &type)) {
+    for (int i = 0; i < MAX_CLIENTS; i++) {
+      struct client *c = l->c[i];
+      if (c && c->waits && c->id == id) {
+        c->waits = 0;
+        if (body.err)
+          refuse(c, "503 Service Unavailable", "out of memory\n");
+        else
+          respond(c, status, type, body.p, body.n);
+      }
+    }
+    ct_buf_free(&body);
+  }
+}
+
+/* Some page follows the view (an event stream is open). */
+static int watched(const struct ct_live *l) {
+  for (int i = 0; i < MAX_CLIENTS; i++)
+    if (l->c[i] && l->c[i]->sse)
+      return 1;
+  return 0;
 }
 
 static void *thread_main(void *arg) {
@@ -527,7 +585,8 @@ static void *thread_main(void *arg) {
         idx[n] = i;
         pf[n++] = (struct pollfd){l->c[i]->fd, ev, 0};
       }
-    int pr = poll(pf, (nfds_t)n, 100);
+    /* A trace still being read is read on between requests, at once. */
+    int pr = poll(pf, (nfds_t)n, l->behind && watched(l) ? 0 : 100);
     if (pr > 0 && (pf[0].revents & POLLIN))
       accept_all(l);
     if (pr > 0 && (pf[1].revents & POLLIN)) {
@@ -535,6 +594,7 @@ static void *thread_main(void *arg) {
       while (read(l->wake[0], b, sizeof b) > 0) {
       }
     }
+    detail_replies(l);
     for (int j = 2; pr > 0 && j < n; j++) {
       struct client *c = l->c[idx[j]];
       int gone = 0;
@@ -553,12 +613,12 @@ static void *thread_main(void *arg) {
     expire(l, now);
     int stopping = atomic_load_explicit(&l->stop, memory_order_acquire);
     /* Nobody watching: no reading, no rebuilding; the engine pays nothing. */
-    int watched = 0;
-    for (int i = 0; i < MAX_CLIENTS; i++)
-      watched |= l->c[i] && l->c[i]->sse;
+    int seen = watched(l);
     if (stopping && !final_at) {
-      if (watched) {
-        ct_live_tail(l);
+      if (seen) {
+        do /* the final data is the whole trace's */
+          ct_live_tail(l, TAIL_MAX, UINT64_MAX);
+        while (l->behind);
         snapshot(l);
         l->fetches_of_last = 0;
         for (int i = 0; i < MAX_CLIENTS; i++)
@@ -566,17 +626,22 @@ static void *thread_main(void *arg) {
         tick(l, 1);
       }
       final_at = now;
-    } else if (watched && now - last_tick >= TICK_NS) {
-      last_tick = now;
-      ct_live_tail(l);
+    } else if (seen && (l->behind || now - last_tick >= TICK_NS)) {
+      int was = l->behind; /* a trace still being read: a slice of it at every turn */
+      ct_live_tail(l, TAIL_MAX, SLICE_NS);
+      int whole = was && !l->behind; /* read to its end: its findings now */
       uint64_t gap = l->build_ns * SNAP_COST_FACTOR;
       /* While the program runs, time alone changes findings (a coroutine
-       * left parked becomes stuck): rebuild on schedule even without new lines. */
-      if (!l->cur || ((l->bytes != l->snap_bytes || live_now(l)) &&
-                      now - l->last_build >= (gap > SNAP_MIN_NS ? gap : SNAP_MIN_NS)))
-        snapshot(l);
-      if (!final_at)
+       * left parked becomes stuck): rebuild on schedule even without new
+       * lines; not while a trace is still being read (its whole data next). */
+      if (now - last_tick >= TICK_NS || whole) {
+        last_tick = now;
+        if (!l->cur || whole ||
+            (!l->behind && (l->bytes != l->snap_bytes || live_now(l)) &&
+             now - l->last_build >= (gap > SNAP_MIN_NS ? gap : SNAP_MIN_NS)))
+          snapshot(l);
         tick(l, 0);
+      }
     }
     for (int i = 0; i < MAX_CLIENTS; i++) /* push the ticks out now */
       if (l->c[i] && client_write(l, l->c[i])) {
@@ -598,6 +663,7 @@ static void *thread_main(void *arg) {
 }
 
 static void live_free(struct ct_live *l) {
+  ct_live_detail_stop(l); /* before the trace's fd closes */
   for (int i = 0; i < MAX_CLIENTS; i++)
     if (l->c[i])
       client_free(l->c[i]);

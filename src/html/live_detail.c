@@ -6,9 +6,13 @@
  * built as the file is read) names the stretches of the file to read, so a
  * window costs its own bytes, not the whole file's. A window that holds more
  * than DETAIL_MAX_BYTES of trace is refused (413): the page's summary is
- * what that width shows. */
+ * what that width shows. The server's thread checks the query and names the
+ * stretches; one worker thread reads and decodes them, so that ticks, pages
+ * and other requests never wait for an answer; at most DETAIL_QUEUE requests
+ * wait for it (more: 503), and the last answer is kept for the same query. */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,13 +22,34 @@
 
 #define DETAIL_MAX_BYTES (48u << 20)
 #define DETAIL_MAX_LANES 4096
-#define DETAIL_SPANS 400000u /* the detail model's budget: bounded whatever the window */
+#define DETAIL_SPANS 1000000u /* the detail model's budget: bounded whatever the window */
+#define DETAIL_QUEUE 2       /* requests waiting for the worker (one more being answered) */
 
+/* A request: the query, the stretches of the file named for it, and, once
+ * the worker is done, its answer. */
 struct detail {
+  uint64_t client; /* the connection it is for */
   uint64_t a0, a1; /* the window, absolute ts */
   uint64_t *ids;   /* the coroutines asked for, sorted */
   size_t nids;
-  struct ct_model m;
+  struct ct_live_blk *blk; /* the index's blocks that hold the window */
+  size_t nblk;
+  uint64_t indexed; /* the file's bytes indexed when asked: part of the cache's key */
+  int binary, fd;
+  const char *status, *type;
+  struct ct_buf body;
+  struct detail *next; /* in the worker's queue or its finished list */
+};
+
+/* The worker and what it shares with the server's thread, under mu. */
+struct ct_live_detailq {
+  pthread_t th;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int quit, wakefd;
+  struct detail *todo, *done; /* FIFO, and the answers not yet taken */
+  size_t ntodo;
+  struct detail *last; /* the last answer made (its query and body) */
 };
 
 static int cmp_u64(const void *a, const void *b) {
@@ -110,11 +135,11 @@ static int parse(struct detail *d, const char *q, size_t qn, uint64_t start, cha
 }
 
 /* The lines of one block of the file (buf, n bytes: binary chunks or
- * JSONL lines) that concern d, into d's model. */
-static void feed_block(struct detail *d, int binary, const uint8_t *buf, size_t n) {
+ * JSONL lines) that concern d, into m. */
+static void feed_block(const struct detail *d, struct ct_model *m, const uint8_t *buf, size_t n) {
   struct ct_line line;
   enum ct_line_err err;
-  if (binary) {
+  if (d->binary) {
     struct ct_ctr_iter it;
     char why[160], label[CT_CTR_LABEL_MAX];
     size_t start = 0, clen;
@@ -122,7 +147,7 @@ static void feed_block(struct detail *d, int binary, const uint8_t *buf, size_t 
       ct_ctr_begin(&it, buf + start);
       while (ct_ctr_next(&it, &line, &err, label) > 0)
         if (err == CT_LINE_OK && wanted(d, &line))
-          (void)ct_model_line(&d->m, err, &line);
+          (void)ct_model_line(m, err, &line);
       start += clen;
     }
     return;
@@ -132,30 +157,44 @@ static void feed_block(struct detail *d, int binary, const uint8_t *buf, size_t 
       break;
     err = ct_parse_line(p, (size_t)(nl - p), &line);
     if (err == CT_LINE_OK && wanted(d, &line))
-      (void)ct_model_line(&d->m, err, &line);
+      (void)ct_model_line(m, err, &line);
   }
 }
 
-/* Reads and feeds the blocks of the index that hold events of the window
- * (the one still being read included). 0, -E2BIG past DETAIL_MAX_BYTES
- * (*bytes: what it would take), or the read's -errno. */
-static int read_window(struct ct_live *l, struct detail *d, uint64_t *bytes) {
+/* Names in d the blocks of the index that hold events of the window (the
+ * one still being read included), copied: the index grows on the server's
+ * thread meanwhile. 0, -E2BIG past DETAIL_MAX_BYTES (*bytes: what it would
+ * take), or -ENOMEM. */
+static int name_blocks(const struct ct_live *l, struct detail *d, uint64_t *bytes) {
   struct ct_live_blk open = {l->blk_off, l->bytes - l->lbn - l->blk_off, l->blk_t0, l->blk_t1};
+  size_t n = 0;
   *bytes = 0;
-  for (size_t i = 0; i <= l->nblk; i++) {
-    const struct ct_live_blk *b = i < l->nblk ? &l->blk[i] : &open;
-    if (b->len && b->t0 <= d->a1 && b->t1 >= d->a0)
-      *bytes += b->len;
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i <= l->nblk; i++) {
+      const struct ct_live_blk *b = i < l->nblk ? &l->blk[i] : &open;
+      if (!b->len || b->t0 > d->a1 || b->t1 < d->a0)
+        continue;
+      if (pass)
+        d->blk[d->nblk++] = *b;
+      else
+        *bytes += b->len, n++;
+    }
+    if (!pass && *bytes > DETAIL_MAX_BYTES)
+      return -E2BIG;
+    if (!pass && n && !(d->blk = malloc(n * sizeof *d->blk)))
+      return -ENOMEM;
   }
-  if (*bytes > DETAIL_MAX_BYTES)
-    return -E2BIG;
+  d->indexed = l->bytes - l->lbn;
+  return 0;
+}
+
+/* Reads and feeds d's blocks into m (the worker's). 0 or the read's -errno. */
+static int read_blocks(const struct detail *d, struct ct_model *m) {
   uint8_t *buf = NULL;
   size_t cap = 0;
   int rc = 0;
-  for (size_t i = 0; i <= l->nblk && !rc; i++) {
-    const struct ct_live_blk *b = i < l->nblk ? &l->blk[i] : &open;
-    if (!b->len || b->t0 > d->a1 || b->t1 < d->a0)
-      continue;
+  for (size_t i = 0; i < d->nblk && !rc; i++) {
+    const struct ct_live_blk *b = &d->blk[i];
     if (b->len > cap) {
       uint8_t *nb = realloc(buf, (size_t)b->len);
       if (!nb) {
@@ -165,31 +204,29 @@ static int read_window(struct ct_live *l, struct detail *d, uint64_t *bytes) {
       buf = nb;
       cap = (size_t)b->len;
     }
-    ssize_t got = pread(l->tfd, buf, (size_t)b->len, (off_t)b->off);
+    ssize_t got = pread(d->fd, buf, (size_t)b->len, (off_t)b->off);
     if (got != (ssize_t)b->len) {
       rc = got < 0 ? -errno : -EIO;
       break;
     }
-    feed_block(d, l->binary, buf, (size_t)b->len);
+    feed_block(d, m, buf, (size_t)b->len);
   }
   free(buf);
   return rc;
 }
 
-/* Drops from d's model the spans and wake edges wholly outside the window
- * (the stretch read is whole chunks, wider than the window): the answer
- * carries the window. The spans' rows keep their counts: only the page's
- * blob reads them, which counts from the spans themselves. */
-static void clip(struct detail *d) {
-  struct ct_model *m = &d->m;
+/* Drops from m the spans and wake edges wholly outside d's window (the
+ * stretch read is whole chunks, wider than the window): the answer carries
+ * the window. The spans' rows keep their counts: only the page's blob reads
+ * them, which counts from the spans themselves. */
+static void clip(const struct detail *d, struct ct_model *m) {
   size_t k = 0;
   for (size_t i = 0; i < m->nspans; i++)
     if (m->spans[i].t1 >= d->a0 && m->spans[i].t0 <= d->a1)
       m->spans[k++] = m->spans[i];
   m->nspans = k;
   k = 0;
-  for (size_t i = 0; i < m->tail_n;
-       i++) /* ring order no longer matters: lanes are sorted by time */
+  for (size_t i = 0; i < m->tail_n; i++) /* ring order no longer matters: lanes sort by time */
     if (m->tail[i].t1 >= d->a0 && m->tail[i].t0 <= d->a1)
       m->tail[k++] = m->tail[i];
   m->tail_n = k;
@@ -201,57 +238,237 @@ static void clip(struct detail *d) {
   m->nwakes = k;
 }
 
-void ct_live_detail(struct ct_live *l, const char *q, size_t qn, struct ct_buf *body,
-                    const char **status, const char **type) {
-  struct detail d = {0};
+/* The worker's part: d's answer (status, type, body) from its blocks. */
+static void answer(struct detail *d) {
+  struct ct_model m;
+  int rc = ct_model_init(&m, DETAIL_SPANS, DETAIL_SPANS);
+  d->status = "503 Service Unavailable";
+  d->type = "text/plain; charset=utf-8";
+  if (rc) {
+    ct_buf_puts(&d->body, "detail: out of memory\n");
+    return;
+  }
+  m.lod_cap = 0; /* no summary: the page draws the answer's exact spans, the summary is its own */
+  if ((rc = read_blocks(d, &m))) {
+    d->status = "500 Internal Server Error";
+    ct_buf_printf(&d->body, "detail: reading the trace: %s\n", strerror(-rc));
+    goto out;
+  }
+  clip(d, &m);
+  struct ct_model_page pg = {NULL, 0, NULL, "detail", m.last_ts, 0};
+  uint64_t raw = 0;
+  if (ct_model_serialize(&m, &pg, &d->body, NULL, &raw)) {
+    ct_buf_free(&d->body);
+    ct_buf_puts(&d->body, "detail: out of memory\n");
+    goto out;
+  }
+  d->status = "200 OK";
+  d->type = "application/octet-stream";
+out:
+  ct_model_free(&m);
+}
+
+static void detail_free(struct detail *d) {
+  if (!d)
+    return;
+  free(d->ids);
+  free(d->blk);
+  ct_buf_free(&d->body);
+  free(d);
+}
+
+/* 1 when a and b ask the same of the same index (the cache's key). */
+static int same(const struct detail *a, const struct detail *b) {
+  return a->a0 == b->a0 && a->a1 == b->a1 && a->indexed == b->indexed && a->nids == b->nids &&
+         !memcmp(a->ids, b->ids, a->nids * sizeof *a->ids);
+}
+
+/* A copy of d's query and answer for the cache, when it is one to keep (a
+ * 200); NULL otherwise or on ENOMEM. */
+static struct detail *keep(const struct detail *d) {
+  struct detail *c;
+  if (strcmp(d->status, "200 OK") || !(c = calloc(1, sizeof *c)))
+    return NULL;
+  c->a0 = d->a0;
+  c->a1 = d->a1;
+  c->indexed = d->indexed;
+  c->nids = d->nids;
+  c->status = d->status;
+  c->type = d->type;
+  ct_buf_put(&c->body, d->body.p, d->body.n);
+  if (!(c->ids = malloc(d->nids * sizeof *d->ids)) || c->body.err) {
+    detail_free(c);
+    return NULL;
+  }
+  memcpy(c->ids, d->ids, d->nids * sizeof *d->ids);
+  return c;
+}
+
+static void list_free(struct detail *d) {
+  while (d) {
+    struct detail *next = d->next;
+    detail_free(d);
+    d = next;
+  }
+}
+
+/* The worker: answers the queue's requests in turn, keeps the last answer,
+ * and wakes the server's thread for each. */
+static void *worker(void *arg) {
+  struct ct_live_detailq *q = arg;
+  pthread_mutex_lock(&q->mu);
+  for (;;) {
+    while (!q->quit && !q->todo)
+      pthread_cond_wait(&q->cv, &q->mu);
+    if (q->quit)
+      break;
+    struct detail *d = q->todo;
+    q->todo = d->next;
+    q->ntodo--;
+    pthread_mutex_unlock(&q->mu);
+    answer(d);
+    struct detail *c = keep(d);
+    pthread_mutex_lock(&q->mu);
+    d->next = q->done;
+    q->done = d;
+    if (c) {
+      detail_free(q->last);
+      q->last = c;
+    }
+    if (write(q->wakefd, "d", 1) < 0) { /* a full pipe: the server's thread wakes anyway */
+    }
+  }
+  pthread_mutex_unlock(&q->mu);
+  return NULL;
+}
+
+/* The worker started (on the first request that needs it). 0 or -errno. */
+static int queue_start(struct ct_live *l) {
+  struct ct_live_detailq *q = calloc(1, sizeof *q);
+  int rc;
+  if (!q)
+    return -ENOMEM;
+  q->wakefd = l->wake[1];
+  if ((rc = -pthread_mutex_init(&q->mu, NULL))) {
+    free(q);
+    return rc;
+  }
+  if ((rc = -pthread_cond_init(&q->cv, NULL))) {
+    pthread_mutex_destroy(&q->mu);
+    free(q);
+    return rc;
+  }
+  if ((rc = -pthread_create(&q->th, NULL, worker, q))) {
+    pthread_cond_destroy(&q->cv);
+    pthread_mutex_destroy(&q->mu);
+    free(q);
+    return rc;
+  }
+  l->dq = q;
+  return 0;
+}
+
+int ct_live_detail(struct ct_live *l, uint64_t client, const char *q, size_t qn,
+                   struct ct_buf *body, const char **status, const char **type) {
+  struct detail *d = calloc(1, sizeof *d);
   char why[200];
   uint64_t bytes = 0;
-  int rc, inited = 0;
+  int rc, queued = 0;
   *status = "400 Bad Request";
   *type = "text/plain; charset=utf-8";
+  if (!d) {
+    body->err = 1;
+    goto out;
+  }
   if (l->windowed || l->tfd < 0) {
     *status = "404 Not Found";
     ct_buf_puts(body, "detail: only for a trace file (serve FILE, run --serve)\n");
     goto out;
   }
+  if (!l->m.start_ts) /* nobody watched so far: the index is built as the file is read */
+    ct_live_tail(l, FIRST_BYTES, FIRST_NS);
   if (!l->m.start_ts) {
-    ct_live_tail(l); /* nobody watched so far: the index is built as the file is read */
-    if (!l->m.start_ts) {
-      *status = "503 Service Unavailable";
-      ct_buf_puts(body, "detail: no events yet\n");
-      goto out;
-    }
+    *status = "503 Service Unavailable";
+    ct_buf_puts(body, "detail: no events yet\n");
+    goto out;
   }
-  if ((rc = parse(&d, q, qn, l->m.start_ts, why, sizeof why))) {
+  if ((rc = parse(d, q, qn, l->m.start_ts, why, sizeof why))) {
     ct_buf_puts(body, why);
     goto out;
   }
-  if ((rc = ct_model_init(&d.m, DETAIL_SPANS, DETAIL_SPANS)) == 0)
-    inited = 1;
-  if (!rc)
-    rc = read_window(l, &d, &bytes);
-  if (rc == -E2BIG) {
+  if ((rc = name_blocks(l, d, &bytes)) == -E2BIG) {
     *status = "413 Content Too Large";
     ct_buf_printf(body, "detail: the window holds %" PRIu64 " MB of trace (at most %u): zoom in\n",
                   bytes >> 20, DETAIL_MAX_BYTES >> 20);
     goto out;
   }
-  if (rc) {
-    *status = "500 Internal Server Error";
-    ct_buf_printf(body, "detail: reading the trace: %s\n", strerror(-rc));
+  *status = "503 Service Unavailable";
+  if (rc || (!l->dq && (rc = queue_start(l)))) {
+    ct_buf_printf(body, "detail: %s\n", strerror(-rc));
     goto out;
   }
-  clip(&d);
-  struct ct_model_page pg = {NULL, 0, NULL, "detail", d.m.last_ts, 0};
-  uint64_t raw = 0;
-  if (ct_model_serialize(&d.m, &pg, body, NULL, &raw)) {
-    body->err = 1;
-    goto out;
+  d->client = client;
+  d->binary = l->binary;
+  d->fd = l->tfd;
+  struct ct_live_detailq *w = l->dq;
+  pthread_mutex_lock(&w->mu);
+  if (w->last && same(w->last, d)) {
+    *status = w->last->status;
+    *type = w->last->type;
+    ct_buf_put(body, w->last->body.p, w->last->body.n);
+  } else if (w->ntodo >= DETAIL_QUEUE) {
+    ct_buf_puts(body, "detail: busy with other windows: ask again\n");
+  } else {
+    struct detail **at = &w->todo;
+    while (*at)
+      at = &(*at)->next;
+    *at = d;
+    w->ntodo++;
+    queued = 1;
+    pthread_cond_signal(&w->cv);
   }
-  *status = "200 OK";
-  *type = "application/octet-stream";
+  pthread_mutex_unlock(&w->mu);
 out:
-  if (inited)
-    ct_model_free(&d.m);
-  free(d.ids);
+  if (!queued)
+    detail_free(d);
+  return !queued;
+}
+
+int ct_live_detail_done(struct ct_live *l, uint64_t *client, struct ct_buf *body,
+                        const char **status, const char **type) {
+  struct ct_live_detailq *w = l->dq;
+  struct detail *d;
+  if (!w)
+    return 0;
+  pthread_mutex_lock(&w->mu);
+  if ((d = w->done))
+    w->done = d->next;
+  pthread_mutex_unlock(&w->mu);
+  if (!d)
+    return 0;
+  *client = d->client;
+  *status = d->status;
+  *type = d->type;
+  *body = d->body;
+  d->body = (struct ct_buf){0};
+  detail_free(d);
+  return 1;
+}
+
+void ct_live_detail_stop(struct ct_live *l) {
+  struct ct_live_detailq *w = l->dq;
+  if (!w)
+    return;
+  pthread_mutex_lock(&w->mu);
+  w->quit = 1;
+  pthread_cond_signal(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+  pthread_join(w->th, NULL);
+  list_free(w->todo);
+  list_free(w->done);
+  detail_free(w->last);
+  pthread_cond_destroy(&w->cv);
+  pthread_mutex_destroy(&w->mu);
+  free(w);
+  l->dq = NULL;
 }

@@ -16,9 +16,15 @@
 
 #define MAX_CLIENTS 32
 #define TAIL_MAX (64u << 20) /* read per tick at most */
+#define SLICE_NS 50000000ull /* ... and for this long: requests wait no longer */
+/* The first data of a trace not yet read: its first FIRST_BYTES, read for at
+ * most FIRST_NS, the rest read in SLICE_NS slices between requests. */
+#define FIRST_BYTES (8u << 20)
+#define FIRST_NS 100000000ull
 #define LINE_MAX_LIVE (1u << 20)
 
 struct snap;
+struct ct_live_detailq;
 struct client;
 /* A stretch of the trace file by time (docs/DASHBOARD.md "Detail on
  * request"): a binary chunk, or about BLK_LINES bytes of whole lines; the
@@ -44,6 +50,7 @@ struct ct_live {
   char *lb;
   size_t lbn, lbcap;
   int binary, skip_hdr, bad; /* a binary trace; its header not yet read; a corrupt chunk seen */
+  int behind;                /* the last read stopped on its budget, not at the file's end */
   struct ct_ctr_iter *it;    /* its decoder */
   /* The file's index by time, built as it is read: the blocks so far, and
    * the one being read (blk_off: where it starts, blk_t0/t1 its ts). */
@@ -70,16 +77,29 @@ struct ct_live {
   size_t ndumps;
   ct_live_route_fn route; /* the caller's pages instead of a trace (ct_live_start_routes) */
   void *route_ctx;
+  struct ct_live_detailq *dq; /* the detail worker (live_detail.c), from the first request */
+  uint64_t nconn;             /* connections accepted: each one's id */
 };
 
-/* Reads what was appended to the trace, or a flight window's new chunks (at
- * most about TAIL_MAX bytes), into the aggregate; returns the bytes taken. */
-size_t ct_live_tail(struct ct_live *l);
-/* The answer to GET /detail?QUERY (q, qn bytes) into body, with its status
- * and type (live_detail.c): the exact spans and wake edges of a window of a
- * file's run for a set of coroutines, or one line saying what is wrong. */
-void ct_live_detail(struct ct_live *l, const char *q, size_t qn, struct ct_buf *body,
-                    const char **status, const char **type);
+/* Reads what was appended to the trace (at most about max_bytes, for at
+ * most max_ns), or a flight window's new chunks (at most about TAIL_MAX
+ * bytes), into the aggregate and the file's index; returns the bytes taken.
+ * Sets l->behind when a budget, not the file's end, stopped it. */
+size_t ct_live_tail(struct ct_live *l, size_t max_bytes, uint64_t max_ns);
+/* GET /detail?QUERY (q, qn bytes) of connection client (live_detail.c): the
+ * exact spans and wake edges of a window of a file's run for a set of
+ * coroutines. Answered at once into body with its status and type (one line
+ * saying what is wrong, the worker busy, or the last answer again): 1; or
+ * queued for the worker, its window's stretches of the file named from the
+ * index now: 0, the answer later from ct_live_detail_done. */
+int ct_live_detail(struct ct_live *l, uint64_t client, const char *q, size_t qn,
+                   struct ct_buf *body, const char **status, const char **type);
+/* An answer the worker finished (it wrote to l->wake[1]): 1 with the
+ * connection it is for, its status, type and body (the caller's); 0 none. */
+int ct_live_detail_done(struct ct_live *l, uint64_t *client, struct ct_buf *body,
+                        const char **status, const char **type);
+/* Ends the worker and frees its queue (before the trace's fd is closed). */
+void ct_live_detail_stop(struct ct_live *l);
 /* A flight window's facts and dumps as tick fields, now the present. */
 void ct_live_window_json(const struct ct_live *l, struct ct_buf *b, uint64_t now);
 

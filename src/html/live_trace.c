@@ -161,12 +161,18 @@ static size_t follow(struct ct_live *l) {
   return got;
 }
 
-/* live_int.h: the complete lines (or a binary trace's whole chunks). */
-size_t ct_live_tail(struct ct_live *l) {
+#define READ_STEP (64u << 10)
+
+/* live_int.h: the complete lines (or a binary trace's whole chunks), within
+ * the byte and time budgets; l->behind says whether one of them ended it
+ * (more may be there) rather than the file's end. */
+size_t ct_live_tail(struct ct_live *l, size_t max_bytes, uint64_t max_ns) {
   if (l->windowed)
     return follow(l);
-  size_t budget = TAIL_MAX, got = 0;
-  while (budget) {
+  size_t budget = max_bytes, got = 0;
+  uint64_t t0 = ct_mono_ns();
+  l->behind = 1; /* till a read finds nothing more */
+  while (budget && !(got && ct_mono_ns() - t0 >= max_ns)) {
     if (l->lbcap - l->lbn < 65536) {
       size_t nc = l->lbcap ? l->lbcap * 2 : 1 << 20;
       char *np = realloc(l->lb, nc);
@@ -175,11 +181,14 @@ size_t ct_live_tail(struct ct_live *l) {
       l->lb = np;
       l->lbcap = nc;
     }
-    ssize_t k = read(l->tfd, l->lb + l->lbn, l->lbcap - l->lbn);
+    size_t room = l->lbcap - l->lbn; /* in small reads: the time budget is checked between them */
+    ssize_t k = read(l->tfd, l->lb + l->lbn, room < READ_STEP ? room : READ_STEP);
     if (k < 0 && errno == EINTR)
       continue;
-    if (k <= 0)
+    if (k <= 0) {
+      l->behind = 0;
       break;
+    }
     if (l->bytes == 0) /* the first bytes tell the format */
       l->binary = l->skip_hdr = l->lb[0] == CTR_MAGIC[0];
     l->bytes += (uint64_t)k;

@@ -129,7 +129,7 @@ struct ct_model {
   size_t tail_n, tail_cap, tail_at;
   /* level of detail: every span summarized, the lanes' newest entries */
   struct ct_lod lod;
-  size_t lod_cap;
+  size_t lod_cap;   /* its entries at most; 0: no summary kept */
   uint32_t *th_sum; /* a thread lane's newest entry (index + 1), by thread index */
   size_t capth_sum;
   uint64_t target_pid;

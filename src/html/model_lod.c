@@ -43,10 +43,51 @@ static int cmp_sum(const void *a, const void *b) {
   return (x->bucket > y->bucket) - (x->bucket < y->bucket);
 }
 
+/* The entries by lane (stable, counting: O(n)) into t, then back into s;
+ * each lane's stretch sorted by bucket only when it is out of order (a
+ * lane's entries come in time order, but for a few). 0 or -ENOMEM. */
+static int by_lane(struct ct_sum *s, size_t n) {
+  uint32_t maxc = 0, maxt = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t ln = s[i].lane;
+    if (ln & CT_LOD_THREAD)
+      maxt = (ln & ~CT_LOD_THREAD) > maxt ? ln & ~CT_LOD_THREAD : maxt;
+    else
+      maxc = ln > maxc ? ln : maxc;
+  }
+  size_t nl = (size_t)maxc + 1 + maxt + 1, *at = calloc(nl + 1, sizeof *at);
+  struct ct_sum *t = malloc(n * sizeof *t);
+  if (!at || !t) {
+    free(at);
+    free(t);
+    return -ENOMEM;
+  }
+#define LANE(ln) ((ln)&CT_LOD_THREAD ? (size_t)maxc + 1 + ((ln) & ~CT_LOD_THREAD) : (size_t)(ln))
+  for (size_t i = 0; i < n; i++)
+    at[LANE(s[i].lane) + 1]++;
+  for (size_t k = 0; k < nl; k++)
+    at[k + 1] += at[k];
+  for (size_t i = 0; i < n; i++)
+    t[at[LANE(s[i].lane)]++] = s[i];
+#undef LANE
+  memcpy(s, t, n * sizeof *t);
+  for (size_t a = 0, b; a < n; a = b) {
+    int sorted = 1;
+    for (b = a + 1; b < n && s[b].lane == s[a].lane; b++)
+      sorted &= s[b - 1].bucket <= s[b].bucket;
+    if (!sorted)
+      qsort(s + a, b - a, sizeof *s, cmp_sum);
+  }
+  free(at);
+  free(t);
+  return 0;
+}
+
 void ct_lod_compact(struct ct_sum *s, size_t *n) {
   if (!*n)
     return;
-  qsort(s, *n, sizeof *s, cmp_sum);
+  if (by_lane(s, *n)) /* no memory for the fast way */
+    qsort(s, *n, sizeof *s, cmp_sum);
   size_t k = 0;
   for (size_t i = 1; i < *n; i++) {
     if (s[i].lane == s[k].lane && s[i].bucket == s[k].bucket) {
@@ -196,6 +237,8 @@ static uint32_t *th_slot(struct ct_model *m, uint32_t t) {
 int ct_lod_model(struct ct_model *m, uint32_t coro, uint32_t tid, uint64_t t0, uint64_t t1,
                  int state, uint32_t wakes) {
   struct ct_lod *l = &m->lod;
+  if (!m->lod_cap)
+    return 0; /* a model with no summary (the live view's detail answers) */
   if (!l->s && ct_lod_init(l, m->lod_cap))
     return -ENOMEM;
   int lanes = tid != CT_LOD_NONE && state == CT_SP_RUNNING ? 2 : 1;

@@ -24,6 +24,8 @@ await page.keyboard.press('f');
 const mk = t.marks, ms = (k) => mk[k] === undefined ? '-' : mk[k].toFixed(0);
 console.log(`page ready in ${ready_ms} ms; interactive in ${t.now.toFixed(0)} ms (marks, ms from the navigation: script ${ms('start')}, ` +
   `blocks parsed ${ms('parsed')}, inflated ${ms('inflated')}, decoded ${ms('decoded')}, prepared ${ms('prepared')}, first draw ${ms('ready')}, tables ${ms('tables')})`);
+// A served page shows the trace's first part first ("analysing"): the whole one follows.
+await page.waitForFunction(() => !window.corotracer.data().f.analysing, null, { timeout: 300000 });
 const GUT = 170, AX = 20, TH = 18; // web/dashboard.js's layout
 
 // Pixels between x0 and x1 that are neither the background nor an empty
