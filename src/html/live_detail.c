@@ -23,7 +23,7 @@
 #define DETAIL_MAX_BYTES (48u << 20)
 #define DETAIL_MAX_LANES 4096
 #define DETAIL_SPANS 1000000u /* the detail model's budget: bounded whatever the window */
-#define DETAIL_QUEUE 2       /* requests waiting for the worker (one more being answered) */
+#define DETAIL_QUEUE 2        /* requests waiting for the worker (one more being answered) */
 
 /* A request: the query, the stretches of the file named for it, and, once
  * the worker is done, its answer. */
