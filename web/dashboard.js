@@ -15,7 +15,7 @@ let sel = new Set();    // selected coroutine indices
 let css = {};           // the theme's colours (readCss)
 let coRows = [];        // coroutine table rows (indices), filtered
 let coSort = { key: 'id', dir: 1 }, siteSort = { key: 'count', dir: -1 };
-let version = 0, loading = false, ended = false;
+let version = 0, wanted = 0, loading = false, ended = false;
 let onFinding = null;   // the finding last clicked (its object in D.f), until the selection is cleared
 
 // ---- formatting -------------------------------------------------------------
@@ -468,12 +468,20 @@ function show(d) {
     if (!M.tables) M.tables = performance.now();
   }, 0);
 }
-async function loadLive() {
+// want: the newest version a tick announced. A tick that comes while a
+// fetch is under way is not lost: the fetch goes on until the page holds it
+// (the final tick closes the stream, so it may be the last word).
+async function loadLive(want) {
+  wanted = Math.max(wanted, want || 0);
   if (loading) return;
   loading = true;
   try {
-    const r = await fetch('/data?token=' + encodeURIComponent(TOKEN), { cache: 'no-store' });
-    if (r.ok) { version = Number(r.headers.get('X-Corotracer-Version')) || version; show(decode(await inflate([new Uint8Array(await r.arrayBuffer())]))); }
+    do {
+      const r = await fetch('/data?token=' + encodeURIComponent(TOKEN), { cache: 'no-store' });
+      if (!r.ok) break;
+      version = Number(r.headers.get('X-Corotracer-Version')) || version;
+      show(decode(await inflate([new Uint8Array(await r.arrayBuffer())])));
+    } while (wanted > version);
   } finally { loading = false; }
 }
 // A flight recorder's live view (run --flight --serve): its window, what
@@ -504,7 +512,7 @@ function live() {
     $('live-text').textContent = k.ended ? 'run ended' : 'live · ' + k.alive + ' alive, ' + k.runnable + ' runnable';
     $('live-box').classList.toggle('ended', !!k.ended);
     if (k.window) flight(k.window, k.dumps);
-    if (k.snapshot > version) loadLive();
+    if (k.snapshot > version) loadLive(k.snapshot);
     if (k.ended) { ended = true; es.close(); }
   });
   es.onerror = () => {
