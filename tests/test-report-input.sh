@@ -26,6 +26,8 @@ bad unknown-option "unknown option: --frobnicate" report "$tmp/empty.jsonl" --fr
 bad fail-on "--fail-on wants info, warning or error" report x --fail-on fatal
 bad blocker-ms "--blocker-ms wants a number" report x --blocker-ms -5
 bad missing-value "option needs a value: --json" report x --json
+bad flag-value "option takes no value: --deepdive=1" report "$tmp/empty.jsonl" --deepdive=1
+bad export-flag-value "option takes no value: --no-progress=1" export csv "$tmp/empty.jsonl" -o "$tmp/csv" --no-progress=1
 
 # A good trace cut in the middle of its last line, plus invalid JSON inside.
 gen lost-wakeup

@@ -105,6 +105,8 @@ static int parse(int argc, char **argv, struct opts *o) {
       return bad_usage("option needs a value", val);
     case CT_ARGS_UNKNOWN:
       return bad_usage("unknown option", val);
+    case CT_ARGS_HAS_VALUE:
+      return bad_usage("option takes no value", val);
     default: /* CT_ARGS_POSITIONAL */
       if (o->trace)
         return bad_usage("more than one trace given", val);

@@ -153,6 +153,8 @@ static int parse(int argc, char **argv, struct opts *o) {
       return bad_usage("option needs a value", val);
     } else if (id == CT_ARGS_UNKNOWN) {
       return bad_usage("unknown option (see corotracer export --help)", val);
+    } else if (id == CT_ARGS_HAS_VALUE) {
+      return bad_usage("option takes no value", val);
     } else if (positional == 0 && !o->fmt_name) { /* CT_ARGS_POSITIONAL */
       o->fmt_name = val;
       positional++;
