@@ -11,7 +11,8 @@ export function fail(msg) {
   process.exit(1);
 }
 
-export async function open(url, { width = 1600, height = 1000, timeout = 30000 } = {}) {
+// before(page): called before the navigation (e.g. to route requests).
+export async function open(url, { width = 1600, height = 1000, timeout = 30000, before = null } = {}) {
   const profile = mkdtempSync(join(tmpdir(), 'ct-chromium-'));
   const args = ['--headless=new', '--disable-background-networking', '--disable-component-update', '--disable-sync',
     '--no-first-run', '--no-default-browser-check', '--disable-default-apps', '--disable-extensions',
@@ -25,6 +26,7 @@ export async function open(url, { width = 1600, height = 1000, timeout = 30000 }
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   page.on('pageerror', (e) => errors.push(String(e)));
   ctx.on('request', (r) => requests.push(r.url()));
+  if (before) await before(page);
   const t0 = Date.now();
   await page.goto(url);
   await page.waitForSelector('body[data-ready="1"]', { timeout });

@@ -13,7 +13,21 @@ import http from 'node:http';
 import { open, fail } from './lib.mjs';
 
 const [url, shot] = process.argv.slice(2);
-const { page, errors, close, ready_ms } = await open(url, { width: 1600, height: 1900, timeout: 300000 }); // every lane of 100 in view; a served page reads the trace first, slow on a loaded machine
+// A served page: its first answer of /data is held until the run's last
+// tick has come (the stream then closes), so that the page must fetch the
+// whole data it announced after a fetch under way (it stayed "analysing").
+const holdFirst = async (page) => {
+  let first = true;
+  await page.route('**/data?*', async (route) => {
+    if (!first) return route.continue();
+    first = false;
+    const response = await route.fetch();
+    await page.waitForFunction(() => document.getElementById('live-box').classList.contains('ended'), null, { timeout: 300000 });
+    await route.fulfill({ response });
+  });
+};
+const { page, errors, close, ready_ms } = await open(url, { width: 1600, height: 1900, timeout: 300000, // every lane of 100 in view; a served page reads the trace first, slow on a loaded machine
+  before: url.startsWith('http') ? holdFirst : null });
 // Interactive: from the navigation to the answer to the first input (a key
 // that zooms, then the frame after it), on the page's own clock (ms since
 // the navigation); then where the time went, by the page's marks.
