@@ -46,6 +46,8 @@
 struct snap {
   int refs;
   uint64_t version;
+  int partial; /* built from a trace still being read: findings "analysing" */
+  int final;   /* built from the whole of a trace that has its end line */
   struct ct_buf z;
 };
 
@@ -398,6 +400,8 @@ static void snapshot(struct ct_live *l) {
     goto out;
   s->refs = 1;
   s->version = ++l->version;
+  s->partial = l->behind;
+  s->final = !l->behind && l->m.has_end;
   snap_put(l->cur);
   l->cur = s;
   s = NULL;
@@ -427,7 +431,7 @@ static void tick_json(struct ct_live *l, struct ct_buf *b, const struct client *
                 l->seq, end - start, k.alive, k.running, k.runnable, k.suspended, k.stuck,
                 l->m.events, l->m.lost, l->m.wake_count, l->m.ncoros, l->bytes,
                 l->cur ? l->cur->version : 0, c ? c->drops : 0,
-                ended || l->m.has_end ? "true" : "false");
+                ended || (l->cur && l->cur->final) ? "true" : "false");
   if (l->windowed) {
     b->n -= 3; /* the object goes on: the window and its dumps */
     ct_live_window_json(l, b, now ? now : end);
@@ -626,10 +630,12 @@ static void *thread_main(void *arg) {
         tick(l, 1);
       }
       final_at = now;
-    } else if (seen && (l->behind || now - last_tick >= TICK_NS)) {
-      int was = l->behind; /* a trace still being read: a slice of it at every turn */
+    } else if (seen && (l->behind || (l->cur && l->cur->partial) || now - last_tick >= TICK_NS)) {
+      /* A trace still being read: a slice of it at every turn. Read to its
+       * end (here, or by a request's catch-up) since the data was built: its
+       * findings now. */
       ct_live_tail(l, TAIL_MAX, SLICE_NS);
-      int whole = was && !l->behind; /* read to its end: its findings now */
+      int whole = l->cur && l->cur->partial && !l->behind;
       uint64_t gap = l->build_ns * SNAP_COST_FACTOR;
       /* While the program runs, time alone changes findings (a coroutine
        * left parked becomes stuck): rebuild on schedule even without new
