@@ -1,8 +1,8 @@
 // task_erase.cpp - a user's own task type on corotracer::PromiseMixin, its
-// tasks kept in a std::map by their owner, each waiting on an Event. On a
-// timeout the owner erases them. With --bug the waiting tasks are erased as
-// they are (destroyed while waiting: nobody ever sets their event); without
-// it each event is set first, so every task finishes before it is erased.
+// tasks kept in a std::map by their owner, each waiting for a Reply. Half the
+// replies come; on a timeout the owner erases every task. With --bug the
+// tasks still waiting are erased as they are (destroyed while waiting: nobody
+// ever sets their reply); the twin resumes each (cancelled) before erasing it.
 // tests/test-cpp-task.sh checks the report names the wait's line for the bug
 // and nothing for the twin.
 #include <chrono>
@@ -16,35 +16,6 @@
 #include "corotracer.hpp"
 
 namespace {
-
-// A one-shot event: one waiter, resumed inline by set().
-struct Event {
-  std::coroutine_handle<> waiter;
-  bool is_set = false;
-
-  void set() {
-    is_set = true;
-    if (auto h = std::exchange(waiter, nullptr))
-      h.resume();
-  }
-  struct Awaiter {
-    Event &ev;
-    bool await_ready() const noexcept {
-      return ev.is_set;
-    }
-    void await_suspend(std::coroutine_handle<> h) noexcept {
-      ev.waiter = h;
-    }
-    void await_resume() const noexcept {
-    }
-    corotracer::WaitOn corotracer_wait_on() const noexcept {
-      return corotracer::WaitOn::ptr(&ev);
-    }
-  };
-  Awaiter operator co_await() noexcept {
-    return {*this};
-  }
-};
 
 // The user's task: starts at once, owns its frame, destroys it with itself.
 struct Task {
@@ -78,9 +49,49 @@ private:
   std::coroutine_handle<promise_type> h_;
 };
 
-Task request(Event &reply, int &answered) {
-  co_await reply; // the wait the report names
-  answered++;
+// A one-shot reply: one waiting task, resumed inline by set() with the value
+// (-1: cancelled). The wake is recorded at set()'s caller.
+struct Reply {
+  std::coroutine_handle<Task::promise_type> waiter;
+  int value = 0;
+  bool is_set = false;
+
+  [[gnu::noinline]] void set(int v) {
+    value = v;
+    is_set = true;
+    if (auto h = std::exchange(waiter, nullptr)) {
+      corotracer::wake(h, COROTRACER_CALLER);
+      h.resume();
+    }
+  }
+  struct Awaiter {
+    Reply &r;
+    bool await_ready() const noexcept {
+      return r.is_set;
+    }
+    void await_suspend(std::coroutine_handle<Task::promise_type> h) noexcept {
+      r.waiter = h;
+    }
+    int await_resume() const noexcept {
+      return r.value;
+    }
+    corotracer::WaitOn corotracer_wait_on() const noexcept {
+      return corotracer::WaitOn::ptr(&r);
+    }
+  };
+  Awaiter operator co_await() noexcept {
+    return {*this};
+  }
+};
+
+struct Counts {
+  int answered = 0, finished = 0;
+};
+
+Task request(Reply &reply, Counts &n) {
+  int v = co_await reply; // the wait the report names
+  n.answered += v >= 0;
+  n.finished++;
 }
 
 } // namespace
@@ -88,18 +99,20 @@ Task request(Event &reply, int &answered) {
 int main(int argc, char **argv) {
   const bool bug = argc > 1 && std::strcmp(argv[1], "--bug") == 0;
   enum { N = 4 };
-  Event replies[N];
-  int answered = 0;
+  Reply replies[N];
+  Counts n;
   std::map<int, Task> pending;
   for (int i = 0; i < N; i++)
-    pending.emplace(i, request(replies[i], answered));
-  // The timeout: no reply came. The waits last at least this long, whatever the load.
+    pending.emplace(i, request(replies[i], n));
+  for (int i = 0; i < N / 2; i++) // half the replies come
+    replies[i].set(i);
+  // The timeout for the others. Their waits last at least this long, whatever the load.
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   for (int i = 0; i < N; i++) {
-    if (!bug)
-      replies[i].set(); // the twin: resume the task (as with a timeout error) before dropping it
-    pending.erase(i);   // the bug: the task is destroyed while it waits
+    if (!bug && !replies[i].is_set)
+      replies[i].set(-1); // the twin: resume the task, cancelled, before dropping it
+    pending.erase(i);     // the bug: a task still waiting is destroyed here
   }
-  std::printf("%d of %d requests answered\n", answered, N);
+  std::printf("%d answered, %d of %d finished\n", n.answered, n.finished, N);
   return 0;
 }
