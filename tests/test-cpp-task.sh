@@ -4,8 +4,9 @@
 # a std::map while they wait are found destroyed while waiting, at the
 # example's own co_await line; the twin, which resumes each task before
 # erasing it, gets no finding. Half the tasks get their reply (so the trace
-# has wakes: without any, a destroy while waiting proves nothing). The waits last 50 ms at least; --stuck-ms 10
-# judges them (the default, 1 s, would not), so load cannot change the answer.
+# has wakes: without any, a destroy while waiting proves nothing). The waits
+# last 50 ms at least; --stuck-ms 10 judges them (the default, 1 s, would
+# not), so load cannot change the answer.
 . "$(dirname "$0")/lib/engine.sh"
 PROG="$CT_BUILD/examples/cpp-task-erase"
 SRC="$(cd "$(dirname "$0")/.." && pwd)/examples/cpp/task_erase.cpp"
