@@ -22,14 +22,16 @@ $(O)/tests/test-cpp-%-$1: $(O)/obj/cpp-$1/tests/test-cpp-%.o $$(LIBA)
 endef
 $(foreach v,$(CPP_VARIANTS),$(eval $(call CPP_VARIANT_RULES,$v)))
 
-# The example, the benchmark and the test, each from its one object.
-CPP_PROGS := $(O)/examples/cpp-pipeline $(O)/bench/bench-cpp $(O)/tests/test-cpp-forms
+# The examples, the benchmark and the test, each from its one object.
+CPP_PROGS := $(O)/examples/cpp-pipeline $(O)/examples/cpp-task-erase $(O)/bench/bench-cpp \
+	$(O)/tests/test-cpp-forms
 $(O)/examples/cpp-pipeline: $(O)/obj/examples/cpp/pipeline.o
+$(O)/examples/cpp-task-erase: $(O)/obj/examples/cpp/task_erase.o
 $(O)/bench/bench-cpp: $(O)/obj/bench/bench-cpp.o
 $(O)/tests/test-cpp-forms: $(O)/obj/tests/test-cpp-forms.o
 $(CPP_PROGS): $(LIBA)
 	$(call link,$(CXX))
 
-TESTS += $(O)/tests/test-cpp-forms tests/test-cpp-trace.sh tests/test-cpp-pipeline.sh
+TESTS += $(O)/tests/test-cpp-forms tests/test-cpp-trace.sh tests/test-cpp-pipeline.sh tests/test-cpp-task.sh
 PROGS += $(CPP_PROGS) $(foreach v,$(CPP_VARIANTS),$(O)/tests/test-cpp-forms-$v)
 .SECONDARY: $(foreach v,$(CPP_VARIANTS),$(O)/obj/cpp-$v/tests/test-cpp-forms.o)
