@@ -101,6 +101,10 @@ include tests/fuzz/build.mk
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/obj/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(O)/obj/%.o)
 
+# Objects made by a chain of pattern rules stay: make would delete them as
+# intermediates after the link, and a second make running in the tree (a
+# `make test T=...` beside a build) could then link without them.
+.SECONDARY:
 .PHONY: default all check check-arm test demo demo-fixed demo-story install deps deps-build deps-demo clean bench help
 all: $(LIBA) $(LIBSO) $(LIBSO1) $(BIN) $(PROGS) $(filter-out %.sh,$(TESTS) $(TESTS_NOSAN))
 

@@ -34,4 +34,3 @@ $(CPP_PROGS): $(LIBA)
 
 TESTS += $(O)/tests/test-cpp-forms tests/test-cpp-trace.sh tests/test-cpp-pipeline.sh tests/test-cpp-task.sh
 PROGS += $(CPP_PROGS) $(foreach v,$(CPP_VARIANTS),$(O)/tests/test-cpp-forms-$v)
-.SECONDARY: $(foreach v,$(CPP_VARIANTS),$(O)/obj/cpp-$v/tests/test-cpp-forms.o)
