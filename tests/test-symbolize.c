@@ -71,7 +71,7 @@ static const struct {
   const char *want;
 } named[] = {
     {m1, "ns::foo"},
-    {m2, "(anonymous namespace)::consumer.actor"},
+    {m2, "(anonymous namespace)::consumer"}, /* a GCC coroutine body */
     {m3, "ex::Task::Task<...>"},
     {m4, "ns::Bar::~Bar"},
     {m5, "std::move<...>"},

@@ -321,8 +321,10 @@ int ct_demangle(const char *m, char *out, size_t n) {
   } else if (!encoding(&d)) {
     return 0;
   }
-  /* A clone suffix in letters (".cold", ".actor"; not ".part.0", ".isra.0"). */
-  if (last && last[1] && strspn(last + 1, "abcdefghijklmnopqrstuvwxyz_") == strlen(last + 1))
+  /* A clone suffix in letters (".cold"; not ".part.0", ".isra.0"). GCC's
+   * coroutine ".actor"/".destroy" are the user's body itself: named as it. */
+  if (last && last[1] && strspn(last + 1, "abcdefghijklmnopqrstuvwxyz_") == strlen(last + 1) &&
+      strcmp(last, ".actor") != 0 && strcmp(last, ".destroy") != 0)
     put(&d, last, strlen(last));
   return d.ok;
 }
