@@ -172,13 +172,17 @@ inline Op *claim(const void *object, const char *label, const void *site) noexce
   if (!op) // no memory: that operation goes untraced
     return nullptr;
   Table &t = table();
-  try { // no memory for the map's node: a one-off
-    std::lock_guard<std::mutex> lk(t.mtx);
-    Op *&slot = t.ops[object];
-    op->keyed = !slot;
-    if (!slot)
-      slot = op;
-  } catch (...) {
+  // A submission (post, dispatch, defer, execute) is never cancelled by its
+  // object: a one-off, out of the table (no lock, no node per item).
+  if (!submission(label)) {
+    try { // no memory for the map's node: a one-off
+      std::lock_guard<std::mutex> lk(t.mtx);
+      Op *&slot = t.ops[object];
+      op->keyed = !slot;
+      if (!slot)
+        slot = op;
+    } catch (...) {
+    }
   }
   op->co = corotracer_create(0, label, site);
   return op;
