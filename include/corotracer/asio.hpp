@@ -11,7 +11,9 @@
 // user's line as site (corotracer/user_site.hpp; or, where Asio hands over
 // the user's source location, as asio::use_awaitable_t<>() in a coroutine
 // does, that location as a text site: corotracer_site); its handler's
-// invocation records wake and resume; when the handler returns without
+// invocation records wake and resume (a submission, post and the like, is
+// queued, not waiting: its start records the suspend and the wake at once,
+// its invocation only the resume); when the handler returns without
 // starting another operation on the same object, exit and destroy. A chain
 // that goes on from its handler (an accept loop, a session's read then write
 // then read) is thus one coroutine woken again and again, labelled with its
@@ -350,8 +352,8 @@ inline bool on_fd(const char *object_type) noexcept {
     op->state.store(OpState::pending, std::memory_order_release);
     bool fd = on_fd(object_type) && native_handle <= INT32_MAX;
     op->wait = fd ? COROTRACER_WAIT_FD : COROTRACER_WAIT_PTR;
-    op->obj = fd ? static_cast<std::uint64_t>(native_handle)
-                 : reinterpret_cast<std::uintptr_t>(object);
+    op->obj =
+        fd ? static_cast<std::uint64_t>(native_handle) : reinterpret_cast<std::uintptr_t>(object);
     corotracer_suspend(op->co, site, op->wait, op->obj);
   }
   h.corotracer_op_ = op;
