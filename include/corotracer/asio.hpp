@@ -31,7 +31,6 @@
 #define COROTRACER_ASIO_HPP
 
 #include <atomic>
-#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -147,22 +146,22 @@ inline bool user_file(const char *file) noexcept {
   return file && *file && !std::strstr(file, "/asio/") && !std::strstr(file, "/asio.hpp");
 }
 
-// s starts with p: a loop the compiler unrolls, no library call on every
-// operation's start.
-template <std::size_t N> inline bool starts(const char *s, const char (&p)[N]) noexcept {
-  for (std::size_t i = 0; i + 1 < N; i++)
-    if (s[i] != p[i])
-      return false;
-  return true;
-}
-
 // A submission of a function to an executor (post, dispatch, defer,
 // execute: io_context, strand, thread_pool), not an operation on an I/O
-// object (whose name starts with "async_"): its op_name says so (Asio's
-// static strings).
+// object: its op_name says so (Asio's static strings).
 inline bool submission(const char *op_name) noexcept {
-  return starts(op_name, "post") || starts(op_name, "dispatch") || starts(op_name, "defer") ||
-         starts(op_name, "execute") || starts(op_name, "bulk");
+  switch (op_name[0]) { // an I/O operation's name starts with "async_"
+  case 'p':
+    return std::strncmp(op_name, "post", 4) == 0;
+  case 'd':
+    return std::strncmp(op_name, "dispatch", 8) == 0 || std::strncmp(op_name, "defer", 5) == 0;
+  case 'e':
+    return std::strncmp(op_name, "execute", 7) == 0;
+  case 'b':
+    return std::strncmp(op_name, "bulk", 4) == 0;
+  default:
+    return false;
+  }
 }
 
 // The stand-in for an operation on object, started now: the one whose
