@@ -11,7 +11,9 @@
 // user's line as site (corotracer/user_site.hpp; or, where Asio hands over
 // the user's source location, as asio::use_awaitable_t<>() in a coroutine
 // does, that location as a text site: corotracer_site); its handler's
-// invocation records wake and resume; when the handler returns without
+// invocation records wake and resume (a submission, post and the like, is
+// queued, not waiting: its start records the suspend and the wake at once,
+// its invocation only the resume); when the handler returns without
 // starting another operation on the same object, exit and destroy. A chain
 // that goes on from its handler (an accept loop, a session's read then write
 // then read) is thus one coroutine woken again and again, labelled with its
@@ -62,6 +64,13 @@ struct Op {
   // posted the function woke it), else COROTRACER_SITE_UNKNOWN (the
   // reactor or a timer completed it, in Asio's run loop).
   const void *waker = COROTRACER_SITE_UNKNOWN;
+  // The pending operation is a submission, recorded at its start as queued:
+  // its suspend and wake in one corotracer_switch (one stamp), so that its
+  // handler's invocation records only the resume. wait and obj are its
+  // suspend's, for a drop to suspend it again (dropped()).
+  bool queued = false;
+  corotracer_wait wait = COROTRACER_WAIT_NONE;
+  std::uint64_t obj = 0;
   // Set by the start (pending), a cancel of the object (cancelled, with
   // cancel_site written under the table's lock before, read only by whoever
   // sees cancelled: release/acquire) and the handler's begin (running).
@@ -157,14 +166,16 @@ inline bool submission(const char *op_name) noexcept {
 
 // The stand-in for an operation on object, started now: the one whose
 // handler runs on this thread when it is object's, or when the operation is a
-// submission (a handler that posts its next step goes on as that step: a
-// strand pipeline is one stand-in per item, not one per stage), so that its
-// chain goes on with no event but the suspend; else a new one (label, site:
-// its create's), in the table unless object has one there (pending, or its
-// handler runs on another thread: a one-off). nullptr when no memory is left.
-inline Op *claim(const void *object, const char *label, const void *site) noexcept {
+// submission (sub: a handler that posts its next step goes on as that step:
+// a strand pipeline is one stand-in per item, not one per stage), so that its
+// chain goes on with no event but the start's; else a new one (label, site:
+// its create's), in the table unless it is a submission (never cancelled by
+// its object: no lock, no node per posted item) or object has one there
+// (pending, or its handler runs on another thread: a one-off). nullptr when
+// no memory is left.
+inline Op *claim(const void *object, const char *label, const void *site, bool sub) noexcept {
   Running *run = running;
-  if (run && !run->continued && (run->object == object || submission(label))) {
+  if (run && !run->continued && (run->object == object || sub)) {
     run->continued = true;
     return run->op;
   }
@@ -172,13 +183,15 @@ inline Op *claim(const void *object, const char *label, const void *site) noexce
   if (!op) // no memory: that operation goes untraced
     return nullptr;
   Table &t = table();
-  try { // no memory for the map's node: a one-off
-    std::lock_guard<std::mutex> lk(t.mtx);
-    Op *&slot = t.ops[object];
-    op->keyed = !slot;
-    if (!slot)
-      slot = op;
-  } catch (...) {
+  if (!sub) {
+    try { // no memory for the map's node: a one-off
+      std::lock_guard<std::mutex> lk(t.mtx);
+      Op *&slot = t.ops[object];
+      op->keyed = !slot;
+      if (!slot)
+        slot = op;
+    } catch (...) {
+    }
   }
   op->co = corotracer_create(0, label, site);
   return op;
@@ -302,9 +315,15 @@ inline bool on_fd(const char *object_type) noexcept {
          (object_type[0] == 'd' && std::strcmp(object_type, "descriptor") == 0);
 }
 
-// creation's traced part: records the suspend of the operation's stand-in and
-// puts the stand-in in h. Out of line: its frame is where the stack scan for
-// the user's line starts.
+// creation's traced part: records the start of the operation's stand-in and
+// puts the stand-in in h. An I/O or timer operation is a suspend on its
+// object, woken when it completes. A submission is queued to run, not
+// waiting for anything: its suspend and its wake by the submitting line (the
+// waker: the coroutine running here once the stand-in left, none when it was
+// the handler's own) are one corotracer_switch, one stamp, written before
+// Asio queues the function where another thread may run it; its invocation
+// then records only the resume. Out of line: its frame is where the stack
+// scan for the user's line starts.
 [[gnu::noinline]] inline void create(tracked_handler &h, const char *object_type, void *object,
                                      std::uintmax_t native_handle, const char *op_name) noexcept {
   const Loc *loc = current_loc;
@@ -315,17 +334,27 @@ inline bool on_fd(const char *object_type) noexcept {
     site = corotracer_site(loc->file, loc->line > 0 ? (unsigned)loc->line : 0, loc->function);
   if (!site)
     site = sites.find_on_thread(__builtin_frame_address(0));
-  Op *op = claim(object, op_name, site);
+  bool sub = submission(op_name);
+  Op *op = claim(object, op_name, site, sub);
   if (!op)
     return;
-  op->waker = site && submission(op_name) ? site : COROTRACER_SITE_UNKNOWN;
-  // Release: whoever read cancel_site for the previous operation did so
-  // before, and a cancel that sees pending (acquire) may write it again.
-  op->state.store(OpState::pending, std::memory_order_release);
-  bool fd = on_fd(object_type) && native_handle <= INT32_MAX;
-  corotracer_suspend(op->co, site, fd ? COROTRACER_WAIT_FD : COROTRACER_WAIT_PTR,
-                     fd ? static_cast<std::uint64_t>(native_handle)
-                        : reinterpret_cast<std::uintptr_t>(object));
+  op->queued = sub;
+  if (sub) {
+    op->waker = site;
+    op->wait = COROTRACER_WAIT_PTR;
+    op->obj = reinterpret_cast<std::uintptr_t>(object);
+    corotracer_switch(op->co, site, op->wait, op->obj, COROTRACER_SWITCH_RUNNABLE, nullptr);
+  } else {
+    op->waker = COROTRACER_SITE_UNKNOWN;
+    // Release: whoever read cancel_site for the previous operation did so
+    // before, and a cancel that sees pending (acquire) may write it again.
+    op->state.store(OpState::pending, std::memory_order_release);
+    bool fd = on_fd(object_type) && native_handle <= INT32_MAX;
+    op->wait = fd ? COROTRACER_WAIT_FD : COROTRACER_WAIT_PTR;
+    op->obj =
+        fd ? static_cast<std::uint64_t>(native_handle) : reinterpret_cast<std::uintptr_t>(object);
+    corotracer_suspend(op->co, site, op->wait, op->obj);
+  }
   h.corotracer_op_ = op;
 }
 
@@ -450,16 +479,19 @@ public:
 private:
   // The traced parts of invocation_begin and invocation_end, out of line:
   // untraced, each of those is a branch in Asio's completion.
-  // A cancelled operation's wake is its cancel's line.
+  // A cancelled operation's wake is its cancel's line; a queued submission
+  // was woken at its start.
   [[gnu::noinline]] void begin() noexcept {
     detail::completing--;
     run_ = {op_, op_->object, false};
     prev_ = detail::running;
     detail::running = &run_;
     begun_ = true;
-    bool cancelled =
-        op_->state.exchange(OpState::running, std::memory_order_acquire) == OpState::cancelled;
-    corotracer_wake(op_->co, cancelled ? op_->cancel_site : op_->waker);
+    if (!op_->queued) {
+      bool cancelled =
+          op_->state.exchange(OpState::running, std::memory_order_acquire) == OpState::cancelled;
+      corotracer_wake(op_->co, cancelled ? op_->cancel_site : op_->waker);
+    }
     corotracer_resume(op_->co);
   }
   [[gnu::noinline]] void end() noexcept {
@@ -479,13 +511,18 @@ private:
   // have seen operation_aborted), its stand-in is woken by the cancel and
   // ends. Else it is woken from the dropped text site and left suspended,
   // never destroyed: the report's lost_completion at its start site, unless
-  // it was parked like an idle loop (an accept loop's pending accept).
+  // it was parked like an idle loop (an accept loop's pending accept). A
+  // queued submission, woken at its start, is suspended there again first:
+  // a second wake of a coroutine already runnable would tell the report
+  // nothing.
   [[gnu::noinline]] void dropped() noexcept {
     detail::completing--;
     Op *op = op_;
     op_ = nullptr;
     forget(op);
-    if (op->state.load(std::memory_order_acquire) == OpState::cancelled) {
+    if (op->queued)
+      corotracer_suspend(op->co, op->waker, op->wait, op->obj);
+    if (!op->queued && op->state.load(std::memory_order_acquire) == OpState::cancelled) {
       corotracer_wake(op->co, op->cancel_site);
       corotracer_destroy(op->co);
     } else {
