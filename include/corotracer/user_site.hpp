@@ -38,15 +38,19 @@
 
 // Memo::find's hit, inline into the hooks; not forced under AddressSanitizer,
 // where GCC inlines no uninstrumented (no_sanitize_address) function into
-// instrumented code and a forced inline is an error.
+// instrumented code and a forced inline is an error. COROTRACER_US_ASAN: under
+// it, a teardown scan passes over poisoned words (find_word).
 #if defined(__SANITIZE_ADDRESS__)
-#define COROTRACER_US_INLINE
+#define COROTRACER_US_ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
+#define COROTRACER_US_ASAN 1
+#endif
+#endif
+#ifdef COROTRACER_US_ASAN
+#include <sanitizer/asan_interface.h>
 #define COROTRACER_US_INLINE
-#endif
-#endif
-#ifndef COROTRACER_US_INLINE
+#else
 #define COROTRACER_US_INLINE [[gnu::always_inline]]
 #endif
 
@@ -314,6 +318,19 @@ inline constexpr std::size_t kMaxWords = 1024;
 enum class Skip { runtime, teardown };
 
 namespace detail {
+// A stack word AddressSanitizer poisoned: a redzone around a frame's locals,
+// which the frame never writes, so it may hold a stale return address of an
+// earlier call (which a teardown scan, going past the innermost user frames,
+// would take for the destroyer's). A real return address never lies in one.
+inline bool poisoned(const std::uintptr_t *w) noexcept {
+#ifdef COROTRACER_US_ASAN
+  return __asan_address_is_poisoned(w);
+#else
+  (void)w;
+  return false;
+#endif
+}
+
 // find()'s scan: the stack word holding its answer, or nullptr.
 __attribute__((no_sanitize_address)) inline const std::uintptr_t *
 find_word(const void *from, const void *to, Skip skip = Skip::runtime) noexcept {
@@ -326,7 +343,7 @@ find_word(const void *from, const void *to, Skip skip = Skip::runtime) noexcept 
   for (; p < end; p++) {
     std::uintptr_t ra = *p;
     if (ra - lo < span && stops_scan(m, ra) &&
-        (skip == Skip::runtime || !range_at(m.teardown, ra - 1)))
+        (skip == Skip::runtime || (!range_at(m.teardown, ra - 1) && !poisoned(p))))
       return p;
   }
   return nullptr;
@@ -421,5 +438,6 @@ inline const void *find_on_thread(const void *from, Skip skip = Skip::runtime) n
 } // namespace corotracer::user_site
 
 #undef COROTRACER_US_INLINE
+#undef COROTRACER_US_ASAN
 
 #endif // COROTRACER_USER_SITE_HPP
