@@ -15,6 +15,10 @@
 // measures one read of the probe's clock (rdtsc on x86-64): the probe stamps
 // each of the two records with one, so the verdict states the co_await in
 // clock reads of the same run, which load on a shared machine cannot skew.
+// Then a coroutine's create + destroy (thread CPU, plain promise and
+// PromiseMixin, both processes), and the stack scan that names a traced
+// destroy's line (corotracer::detail::destroyer_site, from a destructor: it
+// goes past one teardown frame, as past a task's destructor).
 #include <algorithm>
 #include <chrono>
 #include <coroutine>
@@ -77,7 +81,7 @@ double thread_cpu_ns() {
 }
 
 // Values one measure_all call yields (and the traced child prints).
-constexpr int NVAL = 9;
+constexpr int NVAL = 12;
 
 // Its wall time and the thread's CPU time, ns per co_await.
 struct Cost {
@@ -122,8 +126,38 @@ template <class Base, class Aw> [[gnu::noinline]] Cost measure(long n) {
   return (c1 - c0) / static_cast<double>(n);
 }
 
+// Thread CPU ns per create + destroy of a Co<Base> that never runs (its
+// initial suspend), n of them; the destroy from a noinline frame, as an
+// owner's erase would.
+template <class Base> [[gnu::noinline]] double lifetime_ns(long n) {
+  double c0 = thread_cpu_ns();
+  for (long i = 0; i < n; i++) {
+    void *frame = loop<Base, std::suspend_always>(1).h.address();
+    asm volatile("" : "+r"(frame) : : "memory");
+    std::coroutine_handle<>::from_address(frame).destroy();
+  }
+  return (thread_cpu_ns() - c0) / static_cast<double>(n);
+}
+
+// A destructor that runs the destroy's scan, as ~PromiseMixin does below a
+// task's destructor.
+struct ScanInDtor {
+  [[gnu::noinline]] ~ScanInDtor() {
+    sink = reinterpret_cast<long>(corotracer::detail::destroyer_site());
+  }
+};
+
+// Thread CPU ns per destroyer_site() scan, n of them.
+[[gnu::noinline]] double scan_ns(long n) {
+  double c0 = thread_cpu_ns();
+  for (long i = 0; i < n; i++)
+    ScanInDtor{};
+  return (thread_cpu_ns() - c0) / static_cast<double>(n);
+}
+
 // One measurement of each of the four, in this order: wall in out[0..3],
-// CPU in out[4..7]; then one clock read's CPU in out[8].
+// CPU in out[4..7]; then one clock read's CPU in out[8]; create + destroy,
+// plain and PromiseMixin, in out[9..10] (n / 10 of each); one scan in out[11].
 void measure_all(long n, double out[NVAL]) {
   Cost c[4] = {measure<NoBase, std::suspend_always>(n),
                measure<corotracer::PromiseMixin, std::suspend_always>(n),
@@ -134,6 +168,9 @@ void measure_all(long n, double out[NVAL]) {
     out[4 + k] = c[k].cpu;
   }
   out[8] = clock_read_ns(n);
+  out[9] = lifetime_ns<NoBase>(n / 10);
+  out[10] = lifetime_ns<corotracer::PromiseMixin>(n / 10);
+  out[11] = scan_ns(n / 10);
 }
 
 double median(std::vector<double> v) {
@@ -236,6 +273,11 @@ int main(int argc, char **argv) {
   }
   std::printf("plain* = plain promise measured in the traced process; +ns: over plain, 0 when\n"
               "noise put it below\n");
+  std::printf("create + destroy, thread CPU ns per coroutine: plain %.1f, PromiseMixin "
+              "untraced %.1f (+%.1f); traced: plain* %.1f, PromiseMixin %.1f (+%.1f), of which "
+              "the destroy's scan %.1f (%.0f%% of the traced lifetime); untraced, no scan\n",
+              m[9], m[10], over(m[10], m[9]), m[NVAL + 9], m[NVAL + 10],
+              over(m[NVAL + 10], m[NVAL + 9]), m[NVAL + 11], 100 * m[NVAL + 11] / m[NVAL + 10]);
   // Issue #32's target: a traced suspend + resume <= 15 ns of the program's
   // CPU, with a clock read of 9.5 ns: one read + 5.5 ns, stated here in this
   // run's clock reads (a loaded VM makes rdtsc itself 2x slower).

@@ -21,7 +21,7 @@
  * never touch the parent's stations. A program that execs with the CTP_*
  * variables still set attaches again as a new process.
  *
- * Cost: with GCC or Clang, suspend, resume, wake, destroy and switch are inline
+ * Cost: with GCC or Clang, suspend, resume, wake, destroy(_at) and switch are inline
  * wrappers that test the handle for NULL before calling the library, so an
  * untraced program pays one predictable branch. The library also exports every
  * function under its plain name (for dlsym, FFI, and compilers without GNU C);
@@ -140,6 +140,7 @@ COROTRACER_API void corotracer__suspend(corotracer_co *co, const void *site,
 COROTRACER_API void corotracer__resume(corotracer_co *co);
 COROTRACER_API void corotracer__wake(corotracer_co *co, const void *site);
 COROTRACER_API void corotracer__destroy(corotracer_co *co);
+COROTRACER_API void corotracer__destroy_at(corotracer_co *co, const void *site);
 COROTRACER_API void corotracer__switch(corotracer_co *from, const void *site,
                                        enum corotracer_wait wait, uint64_t obj, unsigned flags,
                                        corotracer_co *to);
@@ -201,6 +202,23 @@ COROTRACER_INLINE_ void corotracer_destroy(corotracer_co *co) {
 }
 #else
 COROTRACER_API void corotracer_destroy(corotracer_co *co);
+#endif
+
+/* corotracer_destroy, with the site that destroys the coroutine: for a
+ * destroy reached through code that is not worth naming (a promise's or a
+ * task's destructor, a container's erase), pass the line that caused it,
+ * e.g. the owner's erase (corotracer.hpp finds it on the stack). site: NULL
+ * for the caller, as corotracer_destroy; COROTRACER_SITE_UNKNOWN, a code
+ * address or a corotracer_site() token, as for the other calls. The call
+ * consumes the handle (invalid afterwards) and borrows site: a token stays
+ * the probe's, a code address is only recorded. */
+#ifdef COROTRACER_INLINE_
+COROTRACER_INLINE_ void corotracer_destroy_at(corotracer_co *co, const void *site) {
+  if (co)
+    corotracer__destroy_at(co, site);
+}
+#else
+COROTRACER_API void corotracer_destroy_at(corotracer_co *co, const void *site);
 #endif
 
 /* corotracer_switch flags. */

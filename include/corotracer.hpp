@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "corotracer.h"
+#include "corotracer/user_site.hpp"
 
 namespace corotracer {
 
@@ -163,6 +164,17 @@ inline std::uint64_t coroutine_id(const void *promise) noexcept {
   return (reinterpret_cast<std::uintptr_t>(promise) & ((std::uint64_t{1} << 48) - 1)) | n << 48;
 }
 
+// The site that destroyed a traced coroutine: on this thread's stack, the
+// innermost frame of the user's that is not teardown code (the promise's and
+// the task's destructors, the coroutine's destroy clone: user_site::Skip), so
+// the owner's line that erased or reset the task; nullptr when not found (on
+// a stack of the runtime's own, or kMaxWords words without one): the probe
+// then names ~PromiseMixin's caller. Called only when traced; the first call
+// reads the executable's symbol table. noinline: its frame starts the scan.
+[[gnu::noinline]] inline const void *destroyer_site() noexcept {
+  return user_site::find_on_thread(__builtin_frame_address(0), user_site::Skip::teardown);
+}
+
 // Binds an xvalue whose object is known to outlive the reference.
 template <class T> constexpr T &lref(T &&t) noexcept {
   return t;
@@ -189,7 +201,8 @@ Traced<Inner> make_traced(A &&a, corotracer_co *co, const void *site) {
 
 // Base of a traced promise_type. Records the coroutine's creation (id: the
 // promise's address in the low 48 bits, see detail::coroutine_id; label
-// optional, copied by the probe) and destruction, and through await_transform
+// optional, copied by the probe) and destruction (site: the destroyer's line,
+// past the task's destructors), and through await_transform
 // every co_await's suspend and resume. The probe owns the handle it returns;
 // this object releases it on destruction. Not copyable: a promise lives in
 // its frame.
@@ -203,8 +216,10 @@ public:
   [[gnu::noinline]] explicit PromiseMixin(const char *label) noexcept
       : co_(corotracer_create(detail::coroutine_id(this), label, COROTRACER_CALLER)) {
   }
+  // Records the destroy at the line that caused it (detail::destroyer_site).
   ~PromiseMixin() {
-    corotracer_destroy(co_);
+    if (co_)
+      corotracer_destroy_at(co_, detail::destroyer_site());
   }
   PromiseMixin(const PromiseMixin &) = delete;
   PromiseMixin &operator=(const PromiseMixin &) = delete;

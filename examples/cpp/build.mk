@@ -11,13 +11,17 @@ CPP_VARIANTS := O0 $(if $(CPP_ALT_CXX),alt alt-O0)
 cpp_cxx = $(if $(findstring alt,$1),$(CPP_ALT_CXX),$(CXX))
 cpp_opt = $(if $(findstring O0,$1),-O0)
 
-# $(O)/obj/cpp-VARIANT/X.o from X.cpp, and $(O)/tests/T-VARIANT from tests/T.cpp.
+# $(O)/obj/cpp-VARIANT/X.o from X.cpp, $(O)/tests/T-VARIANT from tests/T.cpp, and
+# task_erase.cpp's (its destroyer's line depends on what the compiler inlined).
 define CPP_VARIANT_RULES
 $(O)/obj/cpp-$1/%.o: %.cpp
 	@mkdir -p $$(@D)
 	$(call cpp_cxx,$1) $$(CXXFLAGS_ALL) $(call cpp_opt,$1) -MMD -MP -c $$< -o $$@
 
 $(O)/tests/test-cpp-%-$1: $(O)/obj/cpp-$1/tests/test-cpp-%.o $$(LIBA)
+	$$(call link,$(call cpp_cxx,$1))
+
+$(O)/examples/cpp-task-erase-$1: $(O)/obj/cpp-$1/examples/cpp/task_erase.o $$(LIBA)
 	$$(call link,$(call cpp_cxx,$1))
 endef
 $(foreach v,$(CPP_VARIANTS),$(eval $(call CPP_VARIANT_RULES,$v)))
@@ -33,4 +37,4 @@ $(CPP_PROGS): $(LIBA)
 	$(call link,$(CXX))
 
 TESTS += $(O)/tests/test-cpp-forms tests/test-cpp-trace.sh tests/test-cpp-pipeline.sh tests/test-cpp-task.sh
-PROGS += $(CPP_PROGS) $(foreach v,$(CPP_VARIANTS),$(O)/tests/test-cpp-forms-$v)
+PROGS += $(CPP_PROGS) $(foreach v,$(CPP_VARIANTS),$(O)/tests/test-cpp-forms-$v $(O)/examples/cpp-task-erase-$v)

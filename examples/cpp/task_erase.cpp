@@ -3,8 +3,8 @@
 // replies come; on a timeout the owner erases every task. With --bug the
 // tasks still waiting are erased as they are (destroyed while waiting: nobody
 // ever sets their reply); the twin resumes each (cancelled) before erasing it.
-// tests/test-cpp-task.sh checks the report names the wait's line for the bug
-// and nothing for the twin.
+// tests/test-cpp-task.sh checks the report names the wait's line, and the
+// erase's as the destroyer, for the bug and nothing for the twin.
 #include <chrono>
 #include <coroutine>
 #include <cstdio>

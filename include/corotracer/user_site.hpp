@@ -38,15 +38,19 @@
 
 // Memo::find's hit, inline into the hooks; not forced under AddressSanitizer,
 // where GCC inlines no uninstrumented (no_sanitize_address) function into
-// instrumented code and a forced inline is an error.
+// instrumented code and a forced inline is an error. COROTRACER_US_ASAN: under
+// it, a teardown scan passes over poisoned words (find_word).
 #if defined(__SANITIZE_ADDRESS__)
-#define COROTRACER_US_INLINE
+#define COROTRACER_US_ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
+#define COROTRACER_US_ASAN 1
+#endif
+#endif
+#ifdef COROTRACER_US_ASAN
+#include <sanitizer/asan_interface.h>
 #define COROTRACER_US_INLINE
-#endif
-#endif
-#ifndef COROTRACER_US_INLINE
+#else
 #define COROTRACER_US_INLINE [[gnu::always_inline]]
 #endif
 
@@ -64,6 +68,9 @@ struct ExeMap {
     }
   };
   std::vector<Range> runtime; // sorted
+  // The user's teardown code, sorted: destructors and coroutine destroy
+  // clones. Only scans with Skip::teardown go past them.
+  std::vector<Range> teardown;
 };
 
 // Mangled-name prefixes of the runtimes' namespaces (plain and const
@@ -106,6 +113,19 @@ inline bool is_entry(const char *name) noexcept {
   return false;
 }
 
+// A user function that tears down a coroutine: a destructor (D0, D1, D2;
+// any clone of one, such as .cold), or a coroutine's destroy clone (clang's
+// .destroy, .cleanup; GCC's .destroy and the .actor it calls, which also is
+// the coroutine's body: GCC's frames tell the two apart only by the frame's
+// resume index, not by the stack).
+inline bool is_teardown(const char *name) noexcept {
+  if (std::strstr(name, ".actor") || std::strstr(name, ".destroy") || std::strstr(name, ".cleanup"))
+    return true;
+  std::size_t n = std::strcspn(name, ".");
+  return n >= 4 && name[n - 4] == 'D' && name[n - 3] >= '0' && name[n - 3] <= '2' &&
+         std::strncmp(name + n - 2, "Ev", 2) == 0;
+}
+
 inline int first_module(dl_phdr_info *info, size_t, void *arg) {
   auto *m = static_cast<ExeMap *>(arg);
   m->bias = info->dlpi_addr;
@@ -137,15 +157,21 @@ inline void read_symtab(const unsigned char *f, std::size_t size, ExeMap &m) {
       continue;
     const auto *sym = reinterpret_cast<const ElfW(Sym) *>(f + sh[i].sh_offset);
     const char *str = reinterpret_cast<const char *>(f + st.sh_offset);
-    for (std::size_t k = 0; k < sh[i].sh_size / sizeof *sym; k++)
-      if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && sym[k].st_size &&
-          sym[k].st_shndx != SHN_UNDEF && sym[k].st_name < st.sh_size &&
-          memchr(str + sym[k].st_name, 0, st.sh_size - sym[k].st_name) &&
-          is_runtime(str + sym[k].st_name))
-        m.runtime.push_back({m.bias + sym[k].st_value, m.bias + sym[k].st_value + sym[k].st_size,
-                             is_entry(str + sym[k].st_name)});
+    for (std::size_t k = 0; k < sh[i].sh_size / sizeof *sym; k++) {
+      if (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC || !sym[k].st_size ||
+          sym[k].st_shndx == SHN_UNDEF || sym[k].st_name >= st.sh_size ||
+          !memchr(str + sym[k].st_name, 0, st.sh_size - sym[k].st_name))
+        continue;
+      const char *name = str + sym[k].st_name;
+      std::uintptr_t start = m.bias + sym[k].st_value, end = start + sym[k].st_size;
+      if (is_runtime(name))
+        m.runtime.push_back({start, end, is_entry(name)});
+      else if (is_teardown(name))
+        m.teardown.push_back({start, end, false});
+    }
   }
   std::sort(m.runtime.begin(), m.runtime.end());
+  std::sort(m.teardown.begin(), m.teardown.end());
 }
 
 // Out of line: the scans that call exe() keep a small frame. Out of memory,
@@ -204,11 +230,17 @@ __attribute__((no_sanitize_address)) inline bool after_call(std::uintptr_t ra,
 #endif
 }
 
-// The runtime function holding pc, or nullptr. (Look a return address up
-// less one: a call may be the last instruction of its function.)
+// The range of sorted ranges v holding pc, or nullptr. (Look a return
+// address up less one: a call may be the last instruction of its function.)
+inline const ExeMap::Range *range_at(const std::vector<ExeMap::Range> &v,
+                                     std::uintptr_t pc) noexcept {
+  auto it = std::upper_bound(v.begin(), v.end(), ExeMap::Range{pc, 0, false});
+  return it != v.begin() && pc < std::prev(it)->end ? &*std::prev(it) : nullptr;
+}
+
+// The runtime function holding pc, or nullptr.
 inline const ExeMap::Range *runtime_at(const ExeMap &m, std::uintptr_t pc) noexcept {
-  auto it = std::upper_bound(m.runtime.begin(), m.runtime.end(), ExeMap::Range{pc, 0, false});
-  return it != m.runtime.begin() && pc < std::prev(it)->end ? &*std::prev(it) : nullptr;
+  return range_at(m.runtime, pc);
 }
 
 // The last verdicts on code addresses (does ra end the scan?): a two-way
@@ -280,10 +312,28 @@ inline Stack thread_stack() noexcept {
 // Words scanned at most: runtime frames between the adapter and the user.
 inline constexpr std::size_t kMaxWords = 1024;
 
+// What a scan goes past besides the runtimes' code. teardown: also the
+// user's destructors and coroutine destroy clones (is_teardown), to the line
+// that destroyed a coroutine (a container's erase: corotracer.hpp).
+enum class Skip { runtime, teardown };
+
 namespace detail {
+// A stack word AddressSanitizer poisoned: a redzone around a frame's locals,
+// which the frame never writes, so it may hold a stale return address of an
+// earlier call (which a teardown scan, going past the innermost user frames,
+// would take for the destroyer's). A real return address never lies in one.
+inline bool poisoned(const std::uintptr_t *w) noexcept {
+#ifdef COROTRACER_US_ASAN
+  return __asan_address_is_poisoned(w);
+#else
+  (void)w;
+  return false;
+#endif
+}
+
 // find()'s scan: the stack word holding its answer, or nullptr.
 __attribute__((no_sanitize_address)) inline const std::uintptr_t *
-find_word(const void *from, const void *to) noexcept {
+find_word(const void *from, const void *to, Skip skip = Skip::runtime) noexcept {
   const ExeMap &m = exe();
   auto *p = reinterpret_cast<const std::uintptr_t *>(
       (reinterpret_cast<std::uintptr_t>(from) + sizeof(std::uintptr_t) - 1) &
@@ -292,7 +342,8 @@ find_word(const void *from, const void *to) noexcept {
   const std::uintptr_t lo = m.lo, span = m.hi - m.lo; // not reloaded after each table store
   for (; p < end; p++) {
     std::uintptr_t ra = *p;
-    if (ra - lo < span && stops_scan(m, ra))
+    if (ra - lo < span && stops_scan(m, ra) &&
+        (skip == Skip::runtime || (!range_at(m.teardown, ra - 1) && !poisoned(p))))
       return p;
   }
   return nullptr;
@@ -301,14 +352,15 @@ find_word(const void *from, const void *to) noexcept {
 
 // The innermost user return address among the stack words in [from, to)
 // (from: an address in the caller's frame; to: the end of that stack; at most
-// kMaxWords words) or in a runtime entry, else nullptr.
+// kMaxWords words) or in a runtime entry, else nullptr; skip: what else it
+// goes past (Skip).
 // Reads the stack only; owns nothing. Safe on any thread; the first call
 // reads the executable's symbol table (once per process).
 // Not instrumented: the word found lies in some caller's frame, maybe in what
 // AddressSanitizer marks as a redzone.
-__attribute__((no_sanitize_address)) inline const void *find(const void *from,
-                                                             const void *to) noexcept {
-  const std::uintptr_t *w = detail::find_word(from, to);
+__attribute__((no_sanitize_address)) inline const void *find(const void *from, const void *to,
+                                                             Skip skip = Skip::runtime) noexcept {
+  const std::uintptr_t *w = detail::find_word(from, to, skip);
   return w ? reinterpret_cast<const void *>(*w) : nullptr;
 }
 
@@ -377,14 +429,15 @@ private:
 // find() from `from` up to the end of the calling thread's own stack; nullptr
 // when `from` is not on it (code running on a coroutine's own stack, such as
 // a stackful coroutine's, whose end is not known: no scan).
-inline const void *find_on_thread(const void *from) noexcept {
+inline const void *find_on_thread(const void *from, Skip skip = Skip::runtime) noexcept {
   Stack st = thread_stack();
   const char *f = static_cast<const char *>(from);
-  return f >= st.lo && f < st.end ? find(from, st.end) : nullptr;
+  return f >= st.lo && f < st.end ? find(from, st.end, skip) : nullptr;
 }
 
 } // namespace corotracer::user_site
 
 #undef COROTRACER_US_INLINE
+#undef COROTRACER_US_ASAN
 
 #endif // COROTRACER_USER_SITE_HPP

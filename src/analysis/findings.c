@@ -95,20 +95,28 @@ void ct_add_evidence(struct ct_finding *f, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* rs->sym from sym: the symbolizer's text, valid while it lives. */
-static void symbolize_with(ct_symbolizer *sym, struct ct_rsite *rs) {
-  if (ct_symbolize(sym, rs->pid, rs->site, 1, &rs->sym) == 0 && rs->sym.module)
+/* rs->sym from sym: the symbolizer's text, valid while it lives. destroyer:
+ * rs is a destroy's site (ct_symbolize_destroyer). */
+static void symbolize_with(ct_symbolizer *sym, struct ct_rsite *rs, int destroyer) {
+  int rc = destroyer ? ct_symbolize_destroyer(sym, rs->pid, rs->site, &rs->sym)
+                     : ct_symbolize(sym, rs->pid, rs->site, 1, &rs->sym);
+  if (rc == 0 && rs->sym.module)
     rs->symbolized = 1;
 }
 
 /* findings.h: through the state's symbolizer (st->sym). */
 void ct_symbolize_site(const struct ct_state *st, struct ct_rsite *rs) {
-  symbolize_with(st->sym, rs);
+  symbolize_with(st->sym, rs, 0);
+}
+
+/* findings.h: as ct_symbolize_site, for a destroy's site. */
+void ct_symbolize_destroy_site(const struct ct_state *st, struct ct_rsite *rs) {
+  symbolize_with(st->sym, rs, 1);
 }
 
 /* model.h: through the symbolizer of the state r was built from. */
 void ct_report_symbolize(const struct ct_report *r, struct ct_rsite *rs) {
-  symbolize_with(r->sym, rs);
+  symbolize_with(r->sym, rs, 0);
 }
 
 /* findings.h: percentiles within the histogram's precision, max exact. */

@@ -64,7 +64,7 @@ static int dwait_one(struct ct_report *r, const struct ct_state *st, const struc
       return -ENOMEM;
     *rc_->destroyed = (struct ct_rwake){
         .ts = c->destroy_ts, .tid = dw->tid, .site = {.site = dw->site, .pid = c->pid}};
-    ct_symbolize_site(st, &rc_->destroyed->site);
+    ct_symbolize_destroy_site(st, &rc_->destroyed->site);
     size_t o = (size_t)snprintf(
         ev, sizeof ev,
         "parked at %s; destroyed at %s while still waiting, never woken (cancelled at "

@@ -290,25 +290,35 @@ void corotracer__wake(corotracer_co *co, const void *site) {
   ct_event(st, CTP_KIND_WAKE, ct_site(site, ret), CTP_WAIT_NONE, ct_tls.cur_id);
 }
 
-/* Contract: see include/corotracer.h. v1: is_dead follows the destroy event
- * with a release store, so a reader that sees it also sees the event's claim
- * (the engine retires a dead station with nothing new). v2: is_dead comes
- * first. The engine gives the station to the next create once it has the
- * destroy record; a store after the record could land on that next
- * incarnation (marking it dead), and its create's acquire of is_dead would
- * not order its writes after ours. */
-void corotracer__destroy(corotracer_co *co) {
-  const void *ret = __builtin_extract_return_addr(__builtin_return_address(0));
+/* The destroy of co recorded at site `where`, for both entry points below.
+ * v1: is_dead follows the destroy event with a release store, so a reader
+ * that sees it also sees the event's claim (the engine retires a dead
+ * station with nothing new). v2: is_dead comes first. The engine gives the
+ * station to the next create once it has the destroy record; a store after
+ * the record could land on that next incarnation (marking it dead), and its
+ * create's acquire of is_dead would not order its writes after ours. */
+static inline void ct_destroy(corotracer_co *co, uint64_t where) {
   struct ctp_station *st = ct_leaving(co);
   if (!st)
     return;
   if (__builtin_expect(corotracer__probe.rings, 1)) {
     __atomic_store_n(&st->is_dead, 1, __ATOMIC_RELEASE);
-    ct_ring_emit(st, CTP_KIND_DESTROY, (uint64_t)(uintptr_t)ret, CTP_WAIT_NONE, 0);
+    ct_ring_emit(st, CTP_KIND_DESTROY, where, CTP_WAIT_NONE, 0);
   } else {
-    ct_emit(st, ct_mono_ns(), CTP_KIND_DESTROY, (uint64_t)(uintptr_t)ret, CTP_WAIT_NONE, 0);
+    ct_emit(st, ct_mono_ns(), CTP_KIND_DESTROY, where, CTP_WAIT_NONE, 0);
     __atomic_store_n(&st->is_dead, 1, __ATOMIC_RELEASE);
   }
+}
+
+/* Contract: see include/corotracer.h. The site is the caller's. */
+void corotracer__destroy(corotracer_co *co) {
+  ct_destroy(co, (uint64_t)(uintptr_t)__builtin_extract_return_addr(__builtin_return_address(0)));
+}
+
+/* Contract: see include/corotracer.h. */
+void corotracer__destroy_at(corotracer_co *co, const void *site) {
+  const void *ret = __builtin_extract_return_addr(__builtin_return_address(0));
+  ct_destroy(co, ct_site(site, ret));
 }
 
 /* corotracer__switch under v1 stations: the three calls' events, each on
@@ -368,6 +378,8 @@ COROTRACER_API void corotracer_wake(corotracer_co *co, const void *site)
     __attribute__((alias("corotracer__wake")));
 COROTRACER_API void corotracer_destroy(corotracer_co *co)
     __attribute__((alias("corotracer__destroy")));
+COROTRACER_API void corotracer_destroy_at(corotracer_co *co, const void *site)
+    __attribute__((alias("corotracer__destroy_at")));
 COROTRACER_API void corotracer_switch(corotracer_co *from, const void *site,
                                       enum corotracer_wait wait, uint64_t obj, unsigned flags,
                                       corotracer_co *to)

@@ -57,8 +57,9 @@ struct sym_map {
 };
 
 /* What a cached lookup was: a code address (ct_symbolize's is_return_address
- * 0 or 1) or a data address (ct_symbolize_data). */
-enum { LOOKUP_PC, LOOKUP_RET, LOOKUP_DATA };
+ * 0 or 1), a data address (ct_symbolize_data) or a destroy's return address
+ * (ct_symbolize_destroyer). */
+enum { LOOKUP_PC, LOOKUP_RET, LOOKUP_DATA, LOOKUP_DESTROY };
 
 struct cache_ent {
   uint64_t pc;
@@ -427,6 +428,18 @@ static int skip_frame(const ct_symbolizer *s, const char *mangled, const char *f
   return 0;
 }
 
+/* A destructor: mangled (D0 to D5, then Ev: one takes no parameters; maybe a
+ * clone suffix such as .cold), or as DWARF names it (~T, ns::T::~T). */
+static int is_destructor(const char *name) {
+  if (!name)
+    return 0;
+  if (strncmp(name, "_Z", 2) != 0)
+    return name[0] == '~' || strstr(name, "::~") != NULL;
+  size_t n = strcspn(name, ".");
+  return n >= 4 && name[n - 4] == 'D' && name[n - 3] >= '0' && name[n - 3] <= '5' &&
+         name[n - 2] == 'E' && name[n - 1] == 'v';
+}
+
 /* A site inside an inlined call of a skipped frame (include/corotracer.h's
  * wrappers: the default site of corotracer_suspend(co, NULL, ...) is the
  * library's return address, which lands in the inlined wrapper; a runtime's
@@ -449,8 +462,10 @@ static void call_site(Dwarf_Die *cudie, Dwarf_Die *inl, struct ct_sym *out) {
 
 /* File and line of a, and the name of the function the line is in when that
  * code was inlined (the symbol table names only the function it was inlined
- * into, which would pair one function's name with another's source line). */
-static void dwarf_info(const ct_symbolizer *s, Dwfl_Module *mod, Dwarf_Addr a, struct ct_sym *out) {
+ * into, which would pair one function's name with another's source line).
+ * destroyer: inlined destructors are skipped too (ct_symbolize_destroyer). */
+static void dwarf_info(const ct_symbolizer *s, Dwfl_Module *mod, Dwarf_Addr a, int destroyer,
+                       struct ct_sym *out) {
   Dwarf_Die cudie, *scopes = NULL;
   Dwarf_Addr bias = 0;
   if (!find_unit(mod, a, &cudie, &bias))
@@ -476,9 +491,9 @@ static void dwarf_info(const ct_symbolizer *s, Dwfl_Module *mod, Dwarf_Addr a, s
       if (!name)
         name = dwarf_diename(&scopes[i]);
       const char *decl = dwarf_decl_file(&scopes[i]);
-      if (skip_frame(s, name, out->file) ||
-          (decl && skip_frame(s, NULL, decl))) { /* the runtime's: */
-        call_site(&cudie, &scopes[i], out);      /* the site is where it was called */
+      if (skip_frame(s, name, out->file) || (decl && skip_frame(s, NULL, decl)) ||
+          (destroyer && (is_destructor(name) || is_destructor(dwarf_diename(&scopes[i]))))) {
+        call_site(&cudie, &scopes[i], out); /* the runtime's (or teardown): where it was called */
         continue;
       }
       if (name)
@@ -504,9 +519,8 @@ static void demangle_function(ct_symbolizer *s, struct ct_sym *out) {
   out->function = dup;
 }
 
-/* The uncached lookup of a code address. */
-static int lookup_code(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_ret,
-                       struct ct_sym *out) {
+/* The uncached lookup of a code address, kind LOOKUP_PC, _RET or _DESTROY. */
+static int lookup_code(ct_symbolizer *s, uint32_t pid, uint64_t pc, int kind, struct ct_sym *out) {
   memset(out, 0, sizeof *out);
   if (pc & CT_SYM_TEXT_BIT) { /* a text site: as the program named it */
     const struct text_site *t = text_slot(s, pc);
@@ -540,9 +554,9 @@ static int lookup_code(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_ret,
   if (!f->mod || f->stale)
     return 0;
   /* A return address points after the call: the call itself is at pc - 1. */
-  Dwarf_Addr a = is_ret && vaddr ? vaddr - 1 : vaddr;
+  Dwarf_Addr a = kind != LOOKUP_PC && vaddr ? vaddr - 1 : vaddr;
   out->function = dwfl_module_addrname(f->mod, a);
-  dwarf_info(s, f->mod, a, out);
+  dwarf_info(s, f->mod, a, kind == LOOKUP_DESTROY, out);
   demangle_function(s, out);
   return 0;
 }
@@ -720,8 +734,7 @@ static int cached(ct_symbolizer *s, uint32_t pid, uint64_t a, int kind, struct c
     *out = e->sym;
     return e->rc;
   }
-  int rc = kind == LOOKUP_DATA ? lookup_data(s, pid, a, out)
-                               : lookup_code(s, pid, a, kind == LOOKUP_RET, out);
+  int rc = kind == LOOKUP_DATA ? lookup_data(s, pid, a, out) : lookup_code(s, pid, a, kind, out);
   if (e) { /* else no memory for the cache: answered all the same */
     *e = (struct cache_ent){
         .pc = a, .pid = pid, .used = 1, .kind = (uint8_t)kind, .sym = *out, .rc = rc};
@@ -733,6 +746,10 @@ static int cached(ct_symbolizer *s, uint32_t pid, uint64_t a, int kind, struct c
 int ct_symbolize(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_return_address,
                  struct ct_sym *out) {
   return cached(s, pid, pc, is_return_address ? LOOKUP_RET : LOOKUP_PC, out);
+}
+
+int ct_symbolize_destroyer(ct_symbolizer *s, uint32_t pid, uint64_t pc, struct ct_sym *out) {
+  return cached(s, pid, pc, LOOKUP_DESTROY, out);
 }
 
 int ct_symbolize_data(ct_symbolizer *s, uint32_t pid, uint64_t addr, struct ct_sym *out) {
