@@ -279,25 +279,26 @@ public:
       loc_ = {file, function, line, awaiting};
       prev_ = detail::current_loc;
       detail::current_loc = &loc_;
-      set_ = true;
+      scope_ = Scope::loc;
     } else if (file && *file) {
       detail::asio_steps++;
-      step_ = true;
+      scope_ = Scope::step;
     }
   }
   ~location() {
-    if (set_)
+    if (scope_ == Scope::loc)
       detail::current_loc = prev_;
-    if (step_)
+    else if (scope_ == Scope::step)
       detail::asio_steps--;
   }
   location(const location &) = delete;
   location &operator=(const location &) = delete;
 
 private:
-  bool set_ = false;  // loc_ is the thread's location, prev_ the one before it
-  bool step_ = false; // counted in asio_steps
-  const detail::Loc *prev_;
+  // loc: loc_ is the thread's location, prev_ the one before it; step: one
+  // of Asio's, counted in asio_steps.
+  enum class Scope : unsigned char { none, loc, step } scope_ = Scope::none;
+  const detail::Loc *prev_ = nullptr; // (always set: spares gcc a maybe-uninitialized)
   detail::Loc loc_;
 };
 
