@@ -49,6 +49,25 @@ $(O)/obj/examples/asio/lost-boost.o: examples/asio/lost.cpp $(ASIO_TRACKING_DEPS
 $(O)/examples/asio-lost-boost: $(O)/obj/examples/asio/lost-boost.o $(LIBA)
 	$(call link,$(CXX))
 endif
+# A service whose clients, one on use_future and one on plain callbacks, read
+# a reply the server half writes: each read's next step, started by Asio's
+# composed operation, a lost completion at the client's own line
+# (tests/test-asio-future.sh); on standalone Asio and on Boost.Asio.
+PROGS += $(O)/examples/asio-future
+$(O)/obj/examples/asio/future.o: CXXFLAGS += $(ASIO_TRACKING)
+$(O)/obj/examples/asio/future.o: $(ASIO_TRACKING_DEPS)
+$(O)/examples/asio-future: $(O)/obj/examples/asio/future.o $(LIBA)
+	$(call link,$(CXX))
+ifneq ($(wildcard /usr/include/boost/asio.hpp),)
+PROGS += $(O)/examples/asio-future-boost
+$(O)/obj/examples/asio/future-boost.o: examples/asio/future.cpp $(ASIO_TRACKING_DEPS)
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS_ALL) -DFUTURE_BOOST \
+	  -DBOOST_ASIO_CUSTOM_HANDLER_TRACKING='"corotracer/asio.hpp"' -MMD -MP -c $< -o $@
+$(O)/examples/asio-future-boost: $(O)/obj/examples/asio/future-boost.o $(LIBA)
+	$(call link,$(CXX))
+endif
+TESTS += tests/test-asio-future.sh
 # Asio has no awaitable with clang 14 and libstdc++ 12 (the TSan build), as
 # for echo20.
 ifeq ($(findstring clang,$(CXX)),)
