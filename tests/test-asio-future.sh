@@ -15,15 +15,15 @@
 [ -x "$CT_BUILD/examples/asio-future-boost" ] || skip "Boost.Asio not installed (libboost-dev)"
 SRC="$(dirname "$0")/../examples/asio/future.cpp"
 for PROG in "$CT_BUILD/examples/asio-future" "$CT_BUILD/examples/asio-future-boost"; do
-  bug_names "$PROG" "$SRC" 'the future client reads=1' 'the callback client reads=1'
+  bug_names "$PROG" "$SRC" 'cond, asio::use_future)=1' 'Progress{svc}, on_reply)=1'
   grep -q '^### 1\. \[error\] 2 operations never completed: destroyed without running' "$T/f1" ||
     fail "$(basename "$PROG"): the first finding is no lost completion: $(cat "$T/f1")"
   grep -q '^0 of 2 clients got their reply$' "$T/out" || fail "$(basename "$PROG") --bug: $(cat "$T/out")"
   grep -Eq '\.hpp:[0-9]+\)' "$T/bug.md" &&
     fail "$(basename "$PROG"): a header's line named: $(grep -E '\.hpp:[0-9]+\)' "$T/bug.md")"
   # Every operation the example starts is a site of its own file.
-  for w in 'async_connect(fsock' 'async_write(fsock' 'the future client reads' \
-    'the callback client reads'; do
+  for w in 'async_connect(fsock' 'async_write(fsock' 'cond, asio::use_future)' \
+    'Progress{svc}, on_reply)'; do
     line=$(grep -nF "$w" "$SRC" | head -n 1 | cut -d: -f1)
     grep -qF "(future.cpp:$line)\` |" "$T/bug.md" ||
       fail "$(basename "$PROG"): no site at future.cpp:$line ($w): $(grep '^| `' "$T/bug.md")"

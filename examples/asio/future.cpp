@@ -108,11 +108,11 @@ struct Service {
       asio::write(sock, asio::buffer(req));
     }
     void receive() {
-      asio::async_read(sock, asio::buffer(reply), Progress{svc}, // the callback client reads
-                       [this](error_code ec, std::size_t n) {
-                         if (!ec && n == kReply)
-                           svc.done();
-                       });
+      auto on_reply = [this](error_code ec, std::size_t n) {
+        if (!ec && n == kReply)
+          svc.done();
+      };
+      asio::async_read(sock, asio::buffer(reply), Progress{svc}, on_reply);
     }
     Service &svc;
     tcp::socket sock;
@@ -127,8 +127,8 @@ struct Service {
     try {
       asio::async_connect(fsock, addrs, asio::use_future).get();
       asio::async_write(fsock, asio::buffer(req), asio::use_future).get();
-      auto got = asio::async_read(fsock, asio::buffer(reply), Progress{*this},
-                                  asio::use_future); // the future client reads
+      Progress cond{*this};
+      auto got = asio::async_read(fsock, asio::buffer(reply), cond, asio::use_future);
       if (got.get() == kReply)
         asio::post(io, [this] { done(); });
     } catch (const std::exception &e) { // the read dropped at the stop: a broken promise
