@@ -131,8 +131,10 @@ struct Service {
       auto got = asio::async_read(fsock, asio::buffer(reply), cond, asio::use_future);
       if (got.get() == kReply)
         asio::post(io, [this] { done(); });
-    } catch (const std::exception &e) { // the read dropped at the stop: a broken promise
-      std::printf("future client: %s\n", e.what());
+    } catch (const std::exception &) { // the read dropped at the stop: a broken promise
+      // (Its message not read: libstdc++'s exception_ptr, which the stop's
+      // thread frees, is not instrumented, so ThreadSanitizer would see a race.)
+      std::printf("future client: no reply\n");
     }
   }
 
