@@ -46,7 +46,13 @@ $(eval $(call asio_twin,lost,LOST_BOOST))
 # composed operation, a lost completion at the client's own line
 # (tests/test-asio-future.sh); on standalone Asio and on Boost.Asio.
 $(eval $(call asio_twin,future,FUTURE_BOOST))
+# Not under ASan yet: there the callback client's read, started from main,
+# was named by a return address at the end of Asio's async_receive (the
+# first byte of read_op::operator() after it), unsymbolized: the scan took it
+# for the user's (open in #33).
+ifneq ($(SAN),asan)
 TESTS += tests/test-asio-future.sh
+endif
 # Asio has no awaitable with clang 14 and libstdc++ 12 (the TSan build), as
 # for echo20.
 ifeq ($(findstring clang,$(CXX)),)
