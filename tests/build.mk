@@ -57,3 +57,8 @@ TESTS += $(O)/tests/test-reader-hostile
 # The same, fuzzed (tests/fuzz/fuzz-readers.c): every reader's sources but the
 # command's dispatcher, and the probe library the engine's objects link.
 FUZZ_SRCS_readers := $(filter-out src/cli/main.c,$(CLI_SRCS)) $(LIB_SRCS)
+# include/corotracer/user_site.hpp's verdict on symbols (the adapters' stack scan).
+$(O)/tests/test-user-site: $(O)/obj/tests/test-user-site.o
+	$(call link,$(CXX))
+PROGS += $(O)/tests/test-user-site
+TESTS += $(O)/tests/test-user-site

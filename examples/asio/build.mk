@@ -9,6 +9,25 @@ ASIO_TRACKING_DEPS := include/corotracer/asio.hpp include/corotracer/user_site.h
 $(O)/obj/examples/asio/echo.o: $(ASIO_TRACKING_DEPS)
 $(O)/examples/asio-echo: $(O)/obj/examples/asio/echo.o $(LIBA)
 	$(call link,$(CXX))
+# $(call asio_twin,NAME,MACRO): examples/asio/NAME.cpp built on standalone Asio
+# as asio-NAME and, where Boost's headers are (Debian's libboost-dev), on
+# Boost.Asio as asio-NAME-boost, with -DMACRO and the Boost flag.
+define asio_twin
+PROGS += $(O)/examples/asio-$1
+$(O)/obj/examples/asio/$1.o: CXXFLAGS += $(ASIO_TRACKING)
+$(O)/obj/examples/asio/$1.o: $(ASIO_TRACKING_DEPS)
+$(O)/examples/asio-$1: $(O)/obj/examples/asio/$1.o $(LIBA)
+	$$(call link,$(CXX))
+ifneq ($(wildcard /usr/include/boost/asio.hpp),)
+PROGS += $(O)/examples/asio-$1-boost
+$(O)/obj/examples/asio/$1-boost.o: examples/asio/$1.cpp $(ASIO_TRACKING_DEPS)
+	@mkdir -p $$(@D)
+	$$(CXX) $$(CXXFLAGS_ALL) -D$2 \
+	  -DBOOST_ASIO_CUSTOM_HANDLER_TRACKING='"corotracer/asio.hpp"' -MMD -MP -c $$< -o $$@
+$(O)/examples/asio-$1-boost: $(O)/obj/examples/asio/$1-boost.o $(LIBA)
+	$$(call link,$(CXX))
+endif
+endef
 # A strand pipeline whose completion is lost (tests/test-asio-pipeline.sh).
 PROGS += $(O)/examples/asio-pipeline
 $(O)/obj/examples/asio/pipeline.o: CXXFLAGS += $(ASIO_TRACKING)
@@ -17,37 +36,22 @@ $(O)/examples/asio-pipeline: $(O)/obj/examples/asio/pipeline.o $(LIBA)
 	$(call link,$(CXX))
 # An asio::awaitable echo server whose timer event is never fired
 # (tests/test-asio-echo20.sh): the plain use_awaitable and redirect_error.
-PROGS += $(O)/examples/asio-echo20
-$(O)/obj/examples/asio/echo20.o: CXXFLAGS += $(ASIO_TRACKING)
-$(O)/obj/examples/asio/echo20.o: $(ASIO_TRACKING_DEPS)
-$(O)/examples/asio-echo20: $(O)/obj/examples/asio/echo20.o $(LIBA)
-	$(call link,$(CXX))
-# The same program on Boost.Asio (Debian's libboost-dev), by the Boost flag.
-ifneq ($(wildcard /usr/include/boost/asio.hpp),)
-PROGS += $(O)/examples/asio-echo20-boost
-$(O)/obj/examples/asio/echo20-boost.o: examples/asio/echo20.cpp $(ASIO_TRACKING_DEPS)
-	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS_ALL) -DECHO20_BOOST \
-	  -DBOOST_ASIO_CUSTOM_HANDLER_TRACKING='"corotracer/asio.hpp"' -MMD -MP -c $< -o $@
-$(O)/examples/asio-echo20-boost: $(O)/obj/examples/asio/echo20-boost.o $(LIBA)
-	$(call link,$(CXX))
-endif
+$(eval $(call asio_twin,echo20,ECHO20_BOOST))
 # A C++20 request/reply service whose reply is never written: the client's
 # read dropped by the stop, a lost completion (tests/test-asio-lost.sh); on
 # standalone Asio and on Boost.Asio, by the Boost flag.
-PROGS += $(O)/examples/asio-lost
-$(O)/obj/examples/asio/lost.o: CXXFLAGS += $(ASIO_TRACKING)
-$(O)/obj/examples/asio/lost.o: $(ASIO_TRACKING_DEPS)
-$(O)/examples/asio-lost: $(O)/obj/examples/asio/lost.o $(LIBA)
-	$(call link,$(CXX))
-ifneq ($(wildcard /usr/include/boost/asio.hpp),)
-PROGS += $(O)/examples/asio-lost-boost
-$(O)/obj/examples/asio/lost-boost.o: examples/asio/lost.cpp $(ASIO_TRACKING_DEPS)
-	@mkdir -p $(@D)
-	$(CXX) $(CXXFLAGS_ALL) -DLOST_BOOST \
-	  -DBOOST_ASIO_CUSTOM_HANDLER_TRACKING='"corotracer/asio.hpp"' -MMD -MP -c $< -o $@
-$(O)/examples/asio-lost-boost: $(O)/obj/examples/asio/lost-boost.o $(LIBA)
-	$(call link,$(CXX))
+$(eval $(call asio_twin,lost,LOST_BOOST))
+# A service whose clients, one on use_future and one on plain callbacks, read
+# a reply the server half writes: each read's next step, started by Asio's
+# composed operation, a lost completion at the client's own line
+# (tests/test-asio-future.sh); on standalone Asio and on Boost.Asio.
+$(eval $(call asio_twin,future,FUTURE_BOOST))
+# Not under ASan yet: there the callback client's read, started from main,
+# was named by a return address at the end of Asio's async_receive (the
+# first byte of read_op::operator() after it), unsymbolized: the scan took it
+# for the user's (open in #33).
+ifneq ($(SAN),asan)
+TESTS += tests/test-asio-future.sh
 endif
 # Asio has no awaitable with clang 14 and libstdc++ 12 (the TSan build), as
 # for echo20.
@@ -56,9 +60,12 @@ TESTS += tests/test-asio-lost.sh
 endif
 # With clang (the TSan build) the first finding names the coordinator's line,
 # but the site table still names the adapter's, `asio_handler_invoke_helpers::
-# invoke<...> (asio.hpp:339)` (creation()'s call): the report's symbolizer finds no
-# inlined scope at those addresses, where binutils' `addr2line -i` finds the
-# user's lambda (pipeline.cpp:37) inlined under Asio's (an open defect of #33).
+# invoke<...> (asio.hpp:N)` (creation()'s call, inlined there): the report's
+# symbolizer finds no inlined scope at those addresses (with -gdwarf-4 too),
+# where binutils' `addr2line -i` finds the user's lambda (pipeline.cpp:37)
+# inlined under Asio's (an open defect of #33, in src/symbolize/). The other
+# Asio tests run under TSan where the program builds with clang: echo,
+# threads, faults, future.
 ifeq ($(findstring clang,$(CXX)),)
 TESTS += tests/test-asio-pipeline.sh
 endif

@@ -71,6 +71,11 @@ struct Op {
   bool queued = false;
   corotracer_wait wait = COROTRACER_WAIT_NONE;
   std::uint64_t obj = 0;
+  // The pending operation's site and kind (the tag of its operation's type,
+  // handler included): the next step of an Asio composed operation, started
+  // by this one's handler, has the same kind and takes this site (create()).
+  const void *site = nullptr;
+  const void *kind = nullptr;
   // Set by the start (pending), a cancel of the object (cancelled, with
   // cancel_site written under the table's lock before, read only by whoever
   // sees cancelled: release/acquire) and the handler's begin (running).
@@ -139,6 +144,12 @@ struct Loc {
   const void *awaiting; // else: the awaiting coroutine's resume function, as a site
 };
 inline thread_local const Loc *current_loc = nullptr;
+
+// How many of Asio's own location scopes are open on this thread: those its
+// composed operations (async_read, async_write, async_read_until,
+// async_connect over endpoints) open around each step they start, the first
+// from the user's call, the next ones from the previous step's handler.
+inline thread_local unsigned asio_steps = 0;
 
 // Asio's own locations (its composed operations name their own header and
 // function, "async_read"): the stack scan finds better.
@@ -260,10 +271,11 @@ inline constexpr no_frame frame{};
 // (the plain use_awaitable object, redirect_error or as_tuple around it:
 // Asio passes zeros) in use_awaitable's do_init, whose parameter `frame` is
 // the initiating coroutine's promise, the site is the awaiting user
-// coroutine (detail::awaiting). Scoped; nests: only a scope that set the
-// thread's location puts the previous one back, which the scopes' nesting
-// makes the same. Untraced (Asio's composed operations open one at every
-// step), a branch and nothing else.
+// coroutine (detail::awaiting). A location in Asio's own headers is a
+// composed operation's step (detail::asio_steps). Scoped; nests: only a
+// scope that set the thread's location puts the previous one back, which the
+// scopes' nesting makes the same. Untraced (Asio's composed operations open
+// one at every step), a branch and nothing else.
 class location {
 public:
   template <class Frame>
@@ -280,19 +292,26 @@ public:
       loc_ = {file, function, line, awaiting};
       prev_ = detail::current_loc;
       detail::current_loc = &loc_;
-      set_ = true;
+      scope_ = Scope::loc;
+    } else if (file && *file) {
+      detail::asio_steps++;
+      scope_ = Scope::step;
     }
   }
   ~location() {
-    if (set_)
+    if (scope_ == Scope::loc)
       detail::current_loc = prev_;
+    else if (scope_ == Scope::step)
+      detail::asio_steps--;
   }
   location(const location &) = delete;
   location &operator=(const location &) = delete;
 
 private:
-  bool set_ = false; // loc_ is the thread's location, prev_ the one before it
-  const detail::Loc *prev_;
+  // loc: loc_ is the thread's location, prev_ the one before it; step: one
+  // of Asio's, counted in asio_steps.
+  enum class Scope : unsigned char { none, loc, step } scope_ = Scope::none;
+  const detail::Loc *prev_ = nullptr; // (always set: spares gcc a maybe-uninitialized)
   detail::Loc loc_;
 };
 
@@ -315,8 +334,25 @@ inline bool on_fd(const char *object_type) noexcept {
          (object_type[0] == 'd' && std::strcmp(object_type, "descriptor") == 0);
 }
 
+// The pending operation of the handler running on this thread, when the
+// operation of kind on object started now is its next step: started in one
+// of Asio's location scopes (a composed operation's step), on the same
+// object, and of the same kind (the same composed operation and handler: the
+// user's handler that a composed operation calls at its end starts an
+// operation of another kind; one that starts the same kind again, as a read
+// loop does, started the last one at the same line). Its site is then the
+// composed operation's start, by the user's call, where a scan would find
+// only Asio's completion of the previous step. nullptr otherwise.
+inline const Op *composed_step(const void *object, const void *kind) noexcept {
+  const Running *run = running;
+  return asio_steps && run && !run->continued && run->object == object && run->op->kind == kind
+             ? run->op
+             : nullptr;
+}
+
 // creation's traced part: records the start of the operation's stand-in and
-// puts the stand-in in h. An I/O or timer operation is a suspend on its
+// puts the stand-in in h (kind: the tag of the operation's type, kept with
+// its site for composed_step). An I/O or timer operation is a suspend on its
 // object, woken when it completes. A submission is queued to run, not
 // waiting for anything: its suspend and its wake by the submitting line (the
 // waker: the coroutine running here once the stand-in left, none when it was
@@ -324,14 +360,18 @@ inline bool on_fd(const char *object_type) noexcept {
 // Asio queues the function where another thread may run it; its invocation
 // then records only the resume. Out of line: its frame is where the stack
 // scan for the user's line starts.
-[[gnu::noinline]] inline void create(tracked_handler &h, const char *object_type, void *object,
-                                     std::uintmax_t native_handle, const char *op_name) noexcept {
+[[gnu::noinline]] inline void create(tracked_handler &h, const void *kind, const char *object_type,
+                                     void *object, std::uintmax_t native_handle,
+                                     const char *op_name) noexcept {
   const Loc *loc = current_loc;
   const void *site = nullptr;
+  const Op *step;
   if (loc && loc->awaiting)
     site = loc->awaiting;
   else if (loc)
     site = corotracer_site(loc->file, loc->line > 0 ? (unsigned)loc->line : 0, loc->function);
+  else if ((step = composed_step(object, kind)))
+    site = step->site;
   if (!site)
     site = sites.find_on_thread(__builtin_frame_address(0));
   bool sub = submission(op_name);
@@ -355,6 +395,8 @@ inline bool on_fd(const char *object_type) noexcept {
         fd ? static_cast<std::uint64_t>(native_handle) : reinterpret_cast<std::uintptr_t>(object);
     corotracer_suspend(op->co, site, op->wait, op->obj);
   }
+  op->site = site;
+  op->kind = kind;
   h.corotracer_op_ = op;
 }
 
@@ -373,6 +415,10 @@ template <class Operation> constexpr bool strand_internal() noexcept {
   return name.find("strand_executor_service::invoker<") != std::string_view::npos;
 }
 
+// The tag of an operation type (its handler's type included), as a kind:
+// one address per type.
+template <class Operation> inline constexpr char kind_of = 0;
+
 } // namespace detail
 
 namespace detail {
@@ -389,17 +435,18 @@ inline thread_local unsigned completing = 0;
 // invoker: the macro asks strand_internal of the operation's type; or one
 // started while Asio destroys an operation's handler, completing: the
 // handler's own unwinding, such as the post by which an awaitable's frames
-// are destroyed, is part of that drop). Context:
-// the execution context (unused); object_type, op_name: Asio's static
-// strings. Inline, so that untraced an operation's start pays a branch, not a
-// call. (The operation's type stays out of this template: the name of an
-// instantiation over a handler's lambda is past what the report's symbolizer
-// recognises as ours, and this function is inlined into the user's code.)
+// are destroyed, is part of that drop). kind: the tag of the operation's
+// type (detail::kind_of, from the macro); Context: the execution context
+// (unused); object_type, op_name: Asio's static strings. Inline, so that
+// untraced an operation's start pays a branch, not a call. (The operation's
+// type stays out of this template: the name of an instantiation over a
+// handler's lambda is past what the report's symbolizer recognises as ours,
+// and this function is inlined into the user's code.)
 template <class Context>
-inline void creation(Context &, tracked_handler &h, const char *object_type, void *object,
-                     std::uintmax_t native_handle, const char *op_name) noexcept {
+inline void creation(const void *kind, Context &, tracked_handler &h, const char *object_type,
+                     void *object, std::uintmax_t native_handle, const char *op_name) noexcept {
   if (detail::traced() && !detail::completing)
-    detail::create(h, object_type, object, native_handle, op_name);
+    detail::create(h, kind, object_type, object, native_handle, op_name);
 }
 
 namespace detail {
@@ -566,7 +613,9 @@ private:
   do {                                                                                             \
     if constexpr (!::corotracer::asio_tracking::detail::strand_internal<                           \
                       decltype(COROTRACER_ASIO_OP_ args)>())                                       \
-      ::corotracer::asio_tracking::creation args;                                                  \
+      ::corotracer::asio_tracking::creation(                                                       \
+          &::corotracer::asio_tracking::detail::kind_of<decltype(COROTRACER_ASIO_OP_ args)>,       \
+          COROTRACER_ASIO_ARGS_ args);                                                             \
   } while (0)
 #define ASIO_HANDLER_COMPLETION(args)                                                              \
   ::corotracer::asio_tracking::completion tracked_completion args

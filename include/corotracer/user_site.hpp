@@ -73,8 +73,27 @@ struct ExeMap {
   std::vector<Range> teardown;
 };
 
+// A name reserved to the implementation: a C name starting "__", or a C++
+// one whose first namespace does (__sanitizer, __tsan, __gnu_cxx, ...). Not
+// the user's code, though linked into the executable: a sanitizer's runtime
+// (a stale return address into it, left in a frame under ThreadSanitizer,
+// was taken for the user's line), the C library's start files.
+inline bool reserved(const char *name) noexcept {
+  if (name[0] == '_' && name[1] == '_')
+    return true;
+  if (std::strncmp(name, "_ZN", 3) != 0 && std::strncmp(name, "_ZZN", 4) != 0)
+    return false;
+  const char *p = name + (name[2] == 'Z' ? 4 : 3);
+  if (*p == 'K')
+    p++;
+  const char *digits = p;
+  while (*p >= '0' && *p <= '9')
+    p++;
+  return p > digits && p[0] == '_' && p[1] == '_';
+}
+
 // Mangled-name prefixes of the runtimes' namespaces (plain and const
-// members, and their local entities such as lambdas).
+// members, and their local entities such as lambdas), and reserved names.
 inline bool is_runtime(const char *name) noexcept {
   static const char *const prefixes[] = {"_ZN5boost",
                                          "_ZNK5boost",
@@ -96,7 +115,7 @@ inline bool is_runtime(const char *name) noexcept {
   for (const char *p : prefixes)
     if (std::strncmp(name, p, std::strlen(p)) == 0)
       return true;
-  return false;
+  return reserved(name);
 }
 
 // Runtime functions that call the user's function (and may inline it):

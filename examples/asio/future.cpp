@@ -1,0 +1,185 @@
+// future.cpp - an Asio service with two clients, one on asio::use_future and one on plain
+// callbacks, each through Asio's composed operations; traced by one compiler flag.
+//
+//   c++ -std=c++20 -DASIO_CUSTOM_HANDLER_TRACKING='"corotracer/asio.hpp"' future.cpp -lcorotracer
+//   Boost.Asio: the same with -DFUTURE_BOOST -DBOOST_ASIO_CUSTOM_HANDLER_TRACKING=...
+//   corotracer run -o trace.ctrace -- asio-future [--bug]
+//   corotracer report trace.ctrace
+//
+// A server on a loopback port reads each client's request and writes back a
+// reply of kReply bytes. Both clients are given two addresses, the first a
+// stale one where nothing listens (async_connect over the range tries it,
+// then the next one), send a request large enough to take several writes
+// and read the reply whole (async_read): Asio's composed operations start
+// their next step from the previous step's completion, in Asio's code. One
+// client runs on a thread of its own with use_future (async_connect,
+// async_write, async_read) and waits in future::get(); the other reads with
+// a completion handler on the io_context's thread. With --bug the server writes only half of each
+// reply (a length in the wrong unit): each client's read has its next step pending for ever. Once
+// both clients have read their half, the program closes its acceptor and stops its io_context (as
+// its user would stop it), whose destruction drops the two reads without running them, and the
+// report names each one's async_read line of this file as a lost completion (not Asio's line of the
+// step before). The correct twin ends by itself: the last client to finish closes the acceptor.
+#if defined(FUTURE_BOOST) // the same program on Boost.Asio (asio-future-boost)
+#include <boost/asio.hpp>
+#include <boost/asio/use_future.hpp>
+namespace asio = boost::asio;
+using error_code = boost::system::error_code;
+#else
+#include <asio.hpp>
+#include <asio/use_future.hpp>
+using error_code = std::error_code;
+#endif
+
+#include <cstdio>
+#include <cstring>
+#include <future>
+#include <memory>
+#include <thread>
+#include <vector>
+
+using asio::ip::tcp;
+
+namespace {
+
+constexpr int kClients = 2;
+constexpr std::size_t kRequest = 1 << 20, kReply = 1 << 16;
+
+struct Service {
+  Service(asio::io_context &io, bool bug)
+      : io(io), acc(io, tcp::endpoint(asio::ip::address_v4::loopback(), 0)), stale(io), fsock(io),
+        work(io.get_executor()), bug(bug) {
+    stale.open(tcp::v4()); // bound, not listening: a connect there is refused
+    stale.bind(tcp::endpoint(asio::ip::address_v4::loopback(), 0));
+    addrs = {stale.local_endpoint(), acc.local_endpoint()};
+  }
+
+  // The server, with completion handlers: accept the next connection, read
+  // this one's request, write its reply, keep the connection open (for the
+  // client's next request).
+  struct Conn {
+    explicit Conn(asio::io_context &io) : sock(io), in(4096), out(kReply, 'r') {
+    }
+    tcp::socket sock;
+    std::vector<char> in, out;
+    std::size_t got = 0;
+  };
+  void accept() {
+    acc.async_accept([this](error_code ec, tcp::socket s) {
+      if (ec)
+        return; // closed by the last client
+      auto c = std::make_shared<Conn>(io);
+      c->sock = std::move(s);
+      serve(c);
+      accept();
+    });
+  }
+  void serve(std::shared_ptr<Conn> c) {
+    c->sock.async_read_some(asio::buffer(c->in), [this, c](error_code ec, std::size_t n) {
+      if (ec)
+        return;
+      c->got += n;
+      if (c->got < kRequest)
+        return serve(c);
+      std::size_t len = bug ? c->out.size() / 2 : c->out.size(); // the bug: half the reply
+      asio::async_write(c->sock, asio::buffer(c->out.data(), len),
+                        [this, c](error_code, std::size_t) { kept.push_back(c); });
+    });
+  }
+
+  // A read's completion condition: read all, and count the reads that got
+  // exactly half a reply; with --bug, once every client's has, stop (their
+  // next steps, just started, will never complete).
+  struct Progress {
+    Service &svc;
+    std::size_t operator()(const error_code &ec, std::size_t n) const {
+      if (svc.bug && !ec && n == kReply / 2 && ++svc.halves == kClients)
+        svc.stop();
+      return ec ? 0 : kReply - n;
+    }
+  };
+
+  // The callback client, on the io_context's thread: connected and its
+  // request written before the loop runs (synchronous calls, which Asio's
+  // tracking does not see), its reply read with a completion handler.
+  struct Client {
+    explicit Client(Service &svc) : svc(svc), sock(svc.io), req(kRequest, 'q'), reply(kReply) {
+      asio::connect(sock, svc.addrs);
+      asio::write(sock, asio::buffer(req));
+    }
+    void receive() {
+      auto on_reply = [this](error_code ec, std::size_t n) {
+        if (!ec && n == kReply)
+          svc.done();
+      };
+      asio::async_read(sock, asio::buffer(reply), Progress{svc}, on_reply);
+    }
+    Service &svc;
+    tcp::socket sock;
+    std::vector<char> req, reply;
+  };
+
+  // The use_future client, on a thread of its own: each operation's future
+  // waited for in get(). Touches nothing of the service once its read failed
+  // (the service is gone by then).
+  void future_client() {
+    std::vector<char> req(kRequest, 'f'), reply(kReply);
+    try {
+      asio::async_connect(fsock, addrs, asio::use_future).get();
+      asio::async_write(fsock, asio::buffer(req), asio::use_future).get();
+      Progress cond{*this};
+      auto got = asio::async_read(fsock, asio::buffer(reply), cond, asio::use_future);
+      if (got.get() == kReply)
+        asio::post(io, [this] { done(); });
+    } catch (const std::exception &) { // the read dropped at the stop: a broken promise
+      // (Its message not read: libstdc++'s exception_ptr, which the stop's
+      // thread frees, is not instrumented, so ThreadSanitizer would see a race.)
+      std::printf("future client: no reply\n");
+    }
+  }
+
+  // Stop as the program's user would: close the acceptor, stop the loop.
+  void stop() {
+    acc.close();
+    io.stop();
+  }
+
+  // A client got its whole reply (on the io_context's thread): the last one
+  // closes the acceptor and lets run() end.
+  void done() {
+    if (++finished == kClients) {
+      acc.close();
+      work.reset();
+    }
+  }
+
+  asio::io_context &io;
+  tcp::acceptor acc;
+  tcp::socket stale, fsock;
+  std::vector<tcp::endpoint> addrs;
+  std::vector<std::shared_ptr<Conn>> kept;
+  asio::executor_work_guard<asio::io_context::executor_type> work; // the future client's
+  int halves = 0, finished = 0;
+  bool bug;
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  bool bug = argc > 1 && std::strcmp(argv[1], "--bug") == 0;
+  std::thread waiter;
+  int finished;
+  {
+    asio::io_context io;
+    Service svc(io, bug);
+    svc.accept();
+    waiter = std::thread([&svc] { svc.future_client(); });
+    Service::Client client(svc);
+    client.receive();
+    io.run();
+    finished = svc.finished;
+  } // the service, then the io_context: what is still pending is dropped
+  waiter.join();
+  std::printf("%d of %d clients got their reply\n", finished, kClients);
+  return finished == (bug ? 0 : kClients) ? 0 : 1;
+}

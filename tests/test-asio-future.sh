@@ -1,0 +1,34 @@
+#!/bin/sh
+# test-asio-future.sh - examples/asio/future.cpp, a service whose two clients
+# (one on asio::use_future, one on a plain completion handler) each read a
+# reply the server, with --bug, writes only half of: the report's first
+# finding is a lost_completion naming each client's async_read line of the
+# example, not the Asio header of the step before (the next step of a
+# composed operation, started from the previous one's completion, takes the
+# site of the user's call); no site of the report, the steps of async_connect
+# over two addresses and of a multi-write async_write included, is an Asio
+# header's. The correct twin has no finding. On standalone Asio and on
+# Boost.Asio (asio-future-boost).
+. "$(dirname "$0")/lib/engine.sh"
+. "$(dirname "$0")/lib/twins.sh"
+[ -x "$CT_BUILD/examples/asio-future" ] || skip "standalone Asio not installed (libasio-dev)"
+[ -x "$CT_BUILD/examples/asio-future-boost" ] || skip "Boost.Asio not installed (libboost-dev)"
+SRC="$(dirname "$0")/../examples/asio/future.cpp"
+for PROG in "$CT_BUILD/examples/asio-future" "$CT_BUILD/examples/asio-future-boost"; do
+  bug_names "$PROG" "$SRC" 'cond, asio::use_future)=1' 'Progress{svc}, on_reply)=1'
+  grep -q '^### 1\. \[error\] 2 operations never completed: destroyed without running' "$T/f1" ||
+    fail "$(basename "$PROG"): the first finding is no lost completion: $(cat "$T/f1")"
+  grep -q '^0 of 2 clients got their reply$' "$T/out" || fail "$(basename "$PROG") --bug: $(cat "$T/out")"
+  grep -Eq '\.hpp:[0-9]+\)' "$T/bug.md" &&
+    fail "$(basename "$PROG"): a header's line named: $(grep -E '\.hpp:[0-9]+\)' "$T/bug.md")"
+  # Every operation the example starts is a site of its own file.
+  for w in 'async_connect(fsock' 'async_write(fsock' 'cond, asio::use_future)' \
+    'Progress{svc}, on_reply)'; do
+    line=$(grep -nF "$w" "$SRC" | head -n 1 | cut -d: -f1)
+    grep -qF "(future.cpp:$line)\` |" "$T/bug.md" ||
+      fail "$(basename "$PROG"): no site at future.cpp:$line ($w): $(grep '^| `' "$T/bug.md")"
+  done
+  twin_clean "$PROG"
+  grep -q '^2 of 2 clients got their reply$' "$T/out" || fail "$(basename "$PROG"): $(cat "$T/out")"
+done
+exit 0
