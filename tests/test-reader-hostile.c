@@ -54,7 +54,7 @@ static size_t chunks(const struct img *f, size_t *at, size_t max) {
   for (size_t o = sizeof(struct ctr_file_hdr); n < max && o + 16 <= f->n;) {
     struct ctr_chunk_hdr h;
     memcpy(&h, f->p + o, sizeof h);
-    if (h.tag != CTR_CHUNK_TAG || h.len > f->n - o - 16)
+    if (!ctr_chunk_tag_known(h.tag) || h.len > f->n - o - 16)
       break;
     at[n++] = o;
     o += 16 + h.len;

@@ -34,7 +34,7 @@ int ct_ctr_chunk(const void *p, size_t n, uint64_t off, size_t *len, char *why, 
   if (n < sizeof h)
     return 0;
   memcpy(&h, p, sizeof h);
-  if (h.tag != CTR_CHUNK_TAG || h.len > CTR_CHUNK_MAX || h.count > h.len) {
+  if (!ctr_chunk_tag_known(h.tag) || h.len > CTR_CHUNK_MAX || h.count > h.len) {
     snprintf(why, whylen, "offset %llu: corrupt chunk header", (unsigned long long)off);
     return -1;
   }
@@ -55,6 +55,7 @@ void ct_ctr_begin(struct ct_ctr_iter *it, const void *chunk) {
   it->p = (const uint8_t *)chunk + sizeof h;
   it->e = it->p + h.len;
   it->left = h.count;
+  it->waker_ref = h.tag == CTR_CHUNK_TAG;
   it->last_ts = it->last_tid = it->prev = 0;
   it->have_prev = 0;
   it->nsites = 0;
@@ -321,6 +322,19 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
       ev->obj = (uint64_t)ctr_unzigzag(v);
     } else if (ev->wait == CTP_WAIT_PTR || ev->wait == CTP_WAIT_COROUTINE) {
       VARINT(&ev->obj);
+    }
+  } else if (op == CTR_OP_WAKE && it->waker_ref) { /* format/ctrace.h CTR_WAKER_* */
+    if (p >= e)
+      return -1;
+    uint8_t w = *p++;
+    if (w < CTR_COROS) {
+      if (!it->coro[w].used)
+        return -1; /* a slot no entry filled */
+      ev->obj = it->coro[w].probe_id;
+    } else if (w == CTR_WAKER_ID) {
+      VARINT(&ev->obj);
+    } else if (w != CTR_WAKER_NONE) {
+      return -1;
     }
   } else if (op == CTR_OP_WAKE || op == CTR_OP_CREATE) {
     VARINT(&ev->obj);

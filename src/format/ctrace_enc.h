@@ -14,7 +14,7 @@
  * one write(2). */
 #define CT_CTW_CHUNK (64u * 1024u)
 /* Longest event entry: op, coroutine byte and varint, 4 varints, a site (varint
- * and 8 bytes), wait byte, obj. */
+ * and 8 bytes), wait byte or waker byte, obj. */
 #define CT_CTW_EVENT_MAX 96u
 /* The site table's hash: twice the table, open addressing. */
 #define CT_CTW_SITE_HASH (2 * CTR_SITES)
@@ -54,16 +54,30 @@ uint8_t *ct_ctw_put_site(struct ct_ctw *e, uint8_t *p, uint64_t addr);
 uint32_t ct_ctw_site_ref(struct ct_ctw *e, uint64_t addr);
 
 /* An event entry's last part, after its site: the wait byte and object of
- * a suspend with a wait, the object of a wake or create. Returns the end. */
-static inline __attribute__((always_inline)) uint8_t *ct_ctw_put_obj(uint8_t *p, uint8_t op,
-                                                                     uint8_t wait, uint64_t obj) {
+ * a suspend with a wait, the waker of a wake (by its slot in e's coroutine
+ * cache when the slot holds it: format/ctrace.h CTR_WAKER_*), the parent of
+ * a create. The cache is as the entry's coroutine byte left it (the decoder
+ * reads the waker there). Returns the end. */
+static inline __attribute__((always_inline)) uint8_t *
+ct_ctw_put_obj(const struct ct_ctw *e, uint8_t *p, uint8_t op, uint8_t wait, uint64_t obj) {
   if (op == CTR_OP_SUSPEND_W) {
     *p++ = wait;
     if (wait == CTP_WAIT_FD)
       p = ctr_put_varint(p, ctr_zigzag((int64_t)obj));
     else if (wait == CTP_WAIT_PTR || wait == CTP_WAIT_COROUTINE)
       p = ctr_put_varint(p, obj);
-  } else if (op == CTR_OP_WAKE || op == CTR_OP_CREATE) {
+  } else if (op == CTR_OP_WAKE) {
+    const uint32_t k = ctr_coro_slot(obj);
+    const struct ctr_coro *c = &e->coro[k];
+    if (obj && c->used && c->probe_id == obj) {
+      *p++ = (uint8_t)k;
+    } else if (!obj) {
+      *p++ = CTR_WAKER_NONE;
+    } else {
+      *p++ = CTR_WAKER_ID;
+      p = ctr_put_varint(p, obj);
+    }
+  } else if (op == CTR_OP_CREATE) {
     p = ctr_put_varint(p, obj);
   }
   return p;
@@ -118,7 +132,7 @@ ct_ctw_encode(struct ct_ctw *e, uint64_t ts, uint64_t probe, uint64_t tid, uint6
     b |= CTR_F_ADDR;
   else
     p = ct_ctw_put_site(e, p, addr);
-  p = ct_ctw_put_obj(p, op, wait, obj);
+  p = ct_ctw_put_obj(e, p, op, wait, obj);
   *p0 = b;
   e->len += (size_t)(p - p0);
   e->count++;
@@ -225,7 +239,7 @@ ct_ctw_v2_hit(struct ct_ctw *e, uint64_t ts, uint64_t probe, uint64_t tid, uint8
       p = ct_ctw_put_site(e, p, site);
     c->addr = site;
   }
-  p = ct_ctw_put_obj(p, op, wait, obj);
+  p = ct_ctw_put_obj(e, p, op, wait, obj);
   *p0 = b;
   c->next_ev = evn + 1;
   e->len = (size_t)(p - e->buf);
@@ -292,7 +306,7 @@ static inline __attribute__((always_inline)) void ct_ctw_run_v2(struct ct_ctw *e
       p = ct_ctw_put_site(e, p, site);
     s->addr = site;
   }
-  p = ct_ctw_put_obj(p, op, wait, obj);
+  p = ct_ctw_put_obj(e, p, op, wait, obj);
   *p0 = b;
   s->p = p;
   s->last_ts = ts;
@@ -413,7 +427,7 @@ ct_ctw_pair_v2(struct ct_ctw *e, struct ct_ctw_pair *s, unsigned k, uint64_t ts,
       p = ct_ctw_pair_site(e, s, p, site);
     s->addr[k] = site;
   }
-  p = ct_ctw_put_obj(p, op, wait, obj);
+  p = ct_ctw_put_obj(e, p, op, wait, obj);
   *p0 = b;
   s->p = p;
   s->last_ts = ts;
