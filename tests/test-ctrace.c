@@ -12,7 +12,7 @@
 
 #include "analysis/trace.h"
 #include "engine/sink.h"
-#include "format/ctrace.h"
+#include "format/ctrace_enc.h"
 #include "format/ctw.h"
 #include "format/records.h"
 #include "format/writer.h"
@@ -182,7 +182,101 @@ static uint64_t read_prefix(const char *all, size_t n, size_t flip, struct ct_re
   return nlines;
 }
 
+/* A file of one chunk (its tag tag) of one wake entry, coroutine 5's first
+ * event, whose waker is the n bytes w: read with the readers' loop, the
+ * wake's waker into *from. Returns the events read; the reason in *d. */
+static uint64_t read_wake(uint32_t tag, const uint8_t *w, size_t n, uint64_t *from,
+                          struct ct_read_diag *d) {
+  uint8_t img[128], *p = img + sizeof(struct ctr_file_hdr) + sizeof(struct ctr_chunk_hdr);
+  uint8_t *p0 = p;
+  struct ctr_file_hdr fh = {.version = CTR_VERSION};
+  memcpy(fh.magic, CTR_MAGIC, CTR_MAGIC_LEN);
+  memcpy(img, &fh, sizeof fh);
+  *p++ = CTR_OP_WAKE | CTR_F_NEXT_EV | CTR_F_ADDR; /* ev 0, addr 0: a fresh slot's */
+  *p++ = CTR_CORO_NEW;
+  *p++ = 5;                        /* probe_id */
+  p = ctr_put_varint(p, 2 * 1000); /* ts 1000 */
+  p = ctr_put_varint(p, 4711);     /* tid */
+  memcpy(p, w, n);
+  p += n;
+  struct ctr_chunk_hdr ch = {
+      .tag = tag, .len = (uint32_t)(p - p0), .count = 1, .check = ctr_check(p0, (size_t)(p - p0))};
+  memcpy(img + sizeof fh, &ch, sizeof ch);
+  char cut[] = "/tmp/test-ctrace-wake.XXXXXX";
+  int fd = mkstemp(cut);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, img, (size_t)(p - img)), (ssize_t)(p - img));
+  lseek(fd, 0, SEEK_SET);
+  struct ct_ev_item ev = {0};
+  struct got g = {.ev = &ev};
+  uint64_t bytes = 0;
+  ASSERT_OK(ct_trace_read_entries(fd, 0, on_entry, &g, &bytes, d));
+  close(fd);
+  unlink(cut);
+  *from = ev.obj;
+  if (g.n)
+    ASSERT_EQ(ev.kind, CTP_KIND_WAKE);
+  return g.n;
+}
+
+/* A wake's waker (format/ctrace.h CTR_WAKER_*): each form decodes to its
+ * object, a chunk of version 1 and 2 to the varint it had, a slot that holds
+ * no coroutine or a byte of no form to the one line naming the entry. */
+static void check_wakers(void) {
+  const uint64_t big = 0x8000000000000123ull; /* a probe_id: above 2^63 */
+  uint8_t self[] = {(uint8_t)ctr_coro_slot(5)}, none[] = {CTR_WAKER_NONE};
+  uint8_t id[11] = {CTR_WAKER_ID}, old[10], empty[] = {(uint8_t)(ctr_coro_slot(5) ^ 1)};
+  uint8_t bad[] = {0x81}, cut[] = {CTR_WAKER_ID, 0x80};
+  size_t nid = (size_t)(ctr_put_varint(id + 1, big) - id);
+  size_t nold = (size_t)(ctr_put_varint(old, big) - old);
+  struct ct_read_diag d;
+  uint64_t from;
+  ASSERT_UINT64_EQ(read_wake(CTR_CHUNK_TAG, self, sizeof self, &from, &d), 1);
+  ASSERT_STR_EQ(d.why, "");
+  ASSERT_UINT64_EQ(from, 5);
+  ASSERT_UINT64_EQ(read_wake(CTR_CHUNK_TAG, none, sizeof none, &from, &d), 1);
+  ASSERT_UINT64_EQ(from, 0);
+  ASSERT_UINT64_EQ(read_wake(CTR_CHUNK_TAG, id, nid, &from, &d), 1);
+  ASSERT_UINT64_EQ(from, big);
+  ASSERT_UINT64_EQ(read_wake(CTR_CHUNK_TAG_V1, old, nold, &from, &d), 1);
+  ASSERT_STR_EQ(d.why, "");
+  ASSERT_UINT64_EQ(from, big);
+  const struct {
+    const uint8_t *w;
+    size_t n;
+  } hostile[] = {{empty, sizeof empty}, {bad, sizeof bad}, {cut, sizeof cut}, {cut, 0}};
+  for (size_t k = 0; k < sizeof hostile / sizeof hostile[0]; k++) {
+    ASSERT_UINT64_EQ(read_wake(CTR_CHUNK_TAG, hostile[k].w, hostile[k].n, &from, &d), 0);
+    if (!strstr(d.why, "offset 16: entry 1 does not decode"))
+      FAIL("hostile waker %zu: '%s'", k, d.why);
+  }
+  /* The encoder: a waker the cache holds is its slot, one byte. */
+  struct ct_writer w = {.fd = -1, .buf = malloc(CT_W_BUF), .binary = 1};
+  struct ct_ctw *enc;
+  ASSERT_OK(ct_ctw_open(&enc, &w));
+  struct ct_ev_item a = {
+      .ts = 10, .probe_id = big, .tid = 1, .addr = 0x1234, .seq = 2, .kind = CTP_KIND_SUSPEND};
+  struct ct_ev_item b = {
+      .ts = 11, .probe_id = big + 1, .tid = 1, .addr = 0x1234, .seq = 2, .kind = CTP_KIND_SUSPEND};
+  ct_ctw_event(enc, &a);
+  ct_ctw_event(enc, &b);
+  size_t before = enc->len;
+  a = (struct ct_ev_item){.ts = 12,
+                          .probe_id = big + 1,
+                          .tid = 1,
+                          .addr = 0x1234,
+                          .seq = 4,
+                          .ev = 1,
+                          .obj = big,
+                          .kind = CTP_KIND_WAKE};
+  ct_ctw_event(enc, &a);
+  ASSERT_UINT64_EQ(enc->len - before, 3); /* byte, ts, waker */
+  ct_ctw_free(enc);
+  free(w.buf);
+}
+
 int main(void) {
+  check_wakers();
   struct ct_ev_item *in = calloc(NEV, sizeof *in);
   struct ct_coro_item *cin = calloc(NEV / CORO_EVERY, sizeof *cin);
   struct got g = {.ev = calloc(NEV, sizeof *g.ev), .co = calloc(NEV / CORO_EVERY, sizeof *g.co)};
