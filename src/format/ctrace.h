@@ -37,7 +37,8 @@ struct ct_coro_item {
   "CTRACE\n"
 #define CTR_MAGIC_LEN 8u
 /* 2: switch entries (CTR_F_SWITCH); 3: a wake names its waker by slot
- * (CTR_WAKER_*, in chunks tagged CTR_CHUNK_TAG). Older files read as before. */
+ * (CTR_WAKER_*), a wait its object as again (CTR_WAIT_AGAIN), in chunks
+ * tagged CTR_CHUNK_TAG. Older files read as before. */
 #define CTR_VERSION 3u
 struct ctr_file_hdr {
   char magic[CTR_MAGIC_LEN];
@@ -48,9 +49,9 @@ _Static_assert(sizeof(struct ctr_file_hdr) == 16, "file header: 16 bytes");
 
 /* Then chunks, each self-contained (the decoder's state starts afresh), so a
  * reader can stop at the last whole one of a torn file. Little-endian. The
- * tag says how the chunk's wakes name their waker: as a CTR_WAKER_* byte
- * (CTR_CHUNK_TAG, what the encoder writes), or as a varint probe_id (the
- * chunks of version 1 and 2 files). */
+ * tag says how the chunk's wakes name their waker and its waits their
+ * object: as a CTR_WAKER_* byte and with CTR_WAIT_AGAIN (CTR_CHUNK_TAG, what
+ * the encoder writes), or as varints (the chunks of version 1 and 2 files). */
 #define CTR_CHUNK_TAG 0x334b4843u    /* "CHK3" */
 #define CTR_CHUNK_TAG_V1 0x314b4843u /* "CHK1" */
 static inline int ctr_chunk_tag_known(uint32_t tag) {
@@ -114,6 +115,11 @@ _Static_assert(CTR_COROS == 128u, "ctr_coro_slot yields 7 bits");
  * CTR_WAKER_ID and the varint obj. The cache is not changed by it. */
 #define CTR_WAKER_NONE 0x80u
 #define CTR_WAKER_ID 0xffu
+/* An op 7 entry's wait byte with this bit, in a CTR_CHUNK_TAG chunk: no
+ * object follows, it is the coroutine's last (struct ctr_coro's wobj: a
+ * channel's waiter waits on the same object every time, 1 byte, not the 7
+ * of a pointer's varint). */
+#define CTR_WAIT_AGAIN 0x80u
 /* Op 6 with this bit: a switch entry, the three events of one switch
  * (docs/TRACE_FORMAT.md "Switch entries"): the suspend of `from`, its wake
  * (a yield), the resume of `to`, one ts, one tid, each event its coroutine's
@@ -192,6 +198,7 @@ static inline uint32_t ctr_sw_new_thread(struct ctr_sw *s, uint64_t tid) {
 
 struct ctr_coro {
   uint64_t probe_id, next_ev, addr;
+  uint64_t wobj; /* the object of its last op 7 entry with one (fd, ptr, coroutine) */
   int used;
   int slot_seq; /* its last seq was a v1 slot's, not 2 x (ev + 1) */
 };
