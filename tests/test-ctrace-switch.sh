@@ -5,6 +5,7 @@
 #     tests/data/switch-2026-11.ctrace: 3 threads of 12 coroutines switching,
 #     fd and pointer waits, wakes, exits) still reads: its report is the one
 #     checked in with it, its `export jsonl` the JSONL its run wrote (sha256);
+#     so does a version 2 trace (switch entries, wakers as ids);
 #  2. round trip, switch-heavy (every record kind, every wait kind), many
 #     coroutines interleaved on several threads (switch records and, for
 #     waits on pointers, their three records): one run's binary converts to
@@ -27,6 +28,14 @@ diff "$DATA/switch-2026-11.report.md" "$T/old.cmp" > "$T/diff" ||
 sum=$(sha256sum < "$T/old.jsonl" | cut -d' ' -f1)
 [ "$sum" = 00b53d946ad209763266bd8943e5acdb9c5f6eb22bd4273a5ba2974a77199ce6 ] ||
   fail "the old trace's JSONL is not its run's: sha256 $sum"
+# Version 2 (switch entries, a wake's waker a varint id; before the waker by
+# slot): tests/data/switch-v2-2026-11.ctrace, `sdk-writer switch 2 6 4`, 14 of
+# its 46 wakes from a coroutine.
+"$COROTRACER" export jsonl "$DATA/switch-v2-2026-11.ctrace" -o "$T/v2.jsonl" -q 2> "$T/err" ||
+  fail "export jsonl of the version 2 trace: exit $?: $(cat "$T/err")"
+sum=$(sha256sum < "$T/v2.jsonl" | cut -d' ' -f1)
+[ "$sum" = 1947a66fafa74b5647cb6371adb6599fb3b39b7c7eada02f93c0c6ff5643faf5 ] ||
+  fail "the version 2 trace's JSONL is not its run's: sha256 $sum"
 
 echo "== 2. round trip: switches on 3 threads, 40 coroutines each"
 "$COROTRACER" run --quiet --lossless -o "$T/sw.ctrace" --also-jsonl "$T/sw.jsonl" -- \
@@ -35,6 +44,8 @@ echo "== 2. round trip: switches on 3 threads, 40 coroutines each"
   fail "export jsonl: exit $?: $(cat "$T/err")"
 [ -s "$T/err" ] && fail "export said: $(cat "$T/err")"
 cmp "$T/sw.jsonl" "$T/sw.back" || fail "the binary trace converts to other bytes"
+# ... wakes whose waker is a coroutine among them (the binary's waker by slot).
+grep '"kind":"wake"' "$T/sw.jsonl" | grep -qv '"from":0[,}]' || fail "no wake from a coroutine"
 # Every event the SDK was asked for is a line (lossless), three per switch.
 "$CTJL" -e probe_id ev kind < "$T/sw.jsonl" > "$T/ev"
 [ "$(wc -l < "$T/ev")" = "$(cat "$T/w")" ] || fail "$(wc -l < "$T/ev") event lines, $(cat "$T/w") written"

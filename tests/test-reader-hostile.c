@@ -3,7 +3,8 @@
  * failure replays the same case): truncations, bytes flipped under a fixed
  * checksum, varint overruns, huge chunk lengths and counts, bad ops, line
  * entries holding a newline, invalid UTF-8, NUL, no object or a huge size,
- * a mangled meta line. Each reader runs in this process as the binary runs
+ * a mangled meta line, on chunks of every age (CHK1; wake-chunks: a version
+ * 3 run's, its wakers by slot). Each reader runs in this process as the binary runs
  * it, under ASan+UBSan in the sanitizer build, each call bounded by an alarm
  * (a hang kills the test); what must hold of them: lib/readers-hostile.h.
  * The long run over arbitrary bytes: tests/fuzz/fuzz-readers.c. */
@@ -15,7 +16,7 @@
 #include "lib/rnd.h"
 
 #define CASES 500
-#define BASES 3
+#define BASES 4
 
 /* A growable file image. */
 struct img {
@@ -54,7 +55,7 @@ static size_t chunks(const struct img *f, size_t *at, size_t max) {
   for (size_t o = sizeof(struct ctr_file_hdr); n < max && o + 16 <= f->n;) {
     struct ctr_chunk_hdr h;
     memcpy(&h, f->p + o, sizeof h);
-    if (h.tag != CTR_CHUNK_TAG || h.len > f->n - o - 16)
+    if (!ctr_chunk_tag_known(h.tag) || h.len > f->n - o - 16)
       break;
     at[n++] = o;
     o += 16 + h.len;
@@ -191,7 +192,8 @@ static void cleanup(void) {
 }
 
 int main(void) {
-  static const char *const names[BASES] = {"hello-chunks", "sdk-chunks", "churn-chunks"};
+  static const char *const names[BASES] = {"hello-chunks", "sdk-chunks", "churn-chunks",
+                                           "wake-chunks"};
   struct img base[BASES] = {{0}};
   uint64_t seed = 0x34c0ffee, counts[3] = {0};
   char label[160];

@@ -36,8 +36,10 @@ struct ct_coro_item {
   "\x89"                                                                                           \
   "CTRACE\n"
 #define CTR_MAGIC_LEN 8u
-/* 2: switch entries (CTR_F_SWITCH); a version 1 file is read as before. */
-#define CTR_VERSION 2u
+/* 2: switch entries (CTR_F_SWITCH); 3: a wake names its waker by slot
+ * (CTR_WAKER_*), a wait its object as again (CTR_WAIT_AGAIN), in chunks
+ * tagged CTR_CHUNK_TAG. Older files read as before. */
+#define CTR_VERSION 3u
 struct ctr_file_hdr {
   char magic[CTR_MAGIC_LEN];
   uint32_t version; /* CTR_VERSION; a reader refuses a higher one */
@@ -46,8 +48,15 @@ struct ctr_file_hdr {
 _Static_assert(sizeof(struct ctr_file_hdr) == 16, "file header: 16 bytes");
 
 /* Then chunks, each self-contained (the decoder's state starts afresh), so a
- * reader can stop at the last whole one of a torn file. Little-endian. */
-#define CTR_CHUNK_TAG 0x314b4843u /* "CHK1" */
+ * reader can stop at the last whole one of a torn file. Little-endian. The
+ * tag says how the chunk's wakes name their waker and its waits their
+ * object: as a CTR_WAKER_* byte and with CTR_WAIT_AGAIN (CTR_CHUNK_TAG, what
+ * the encoder writes), or as varints (the chunks of version 1 and 2 files). */
+#define CTR_CHUNK_TAG 0x334b4843u    /* "CHK3" */
+#define CTR_CHUNK_TAG_V1 0x314b4843u /* "CHK1" */
+static inline int ctr_chunk_tag_known(uint32_t tag) {
+  return tag == CTR_CHUNK_TAG || tag == CTR_CHUNK_TAG_V1;
+}
 struct ctr_chunk_hdr {
   uint32_t tag;   /* CTR_CHUNK_TAG */
   uint32_t len;   /* payload bytes after this header */
@@ -99,6 +108,18 @@ static inline uint32_t ctr_coro_slot(uint64_t probe_id) {
   return (uint32_t)((probe_id * 0x9e3779b97f4a7c15ull) >> 57); /* 7 bits */
 }
 _Static_assert(CTR_COROS == 128u, "ctr_coro_slot yields 7 bits");
+/* A wake's waker (its obj) in a CTR_CHUNK_TAG chunk: one byte, a slot (<
+ * CTR_COROS) of the coroutine cache that holds the waker as the entry's
+ * coroutine byte left it (a scheduler's waker ran just before: 1 byte, not
+ * the 10 of its probe_id's varint); CTR_WAKER_NONE for obj 0; or
+ * CTR_WAKER_ID and the varint obj. The cache is not changed by it. */
+#define CTR_WAKER_NONE 0x80u
+#define CTR_WAKER_ID 0xffu
+/* An op 7 entry's wait byte with this bit, in a CTR_CHUNK_TAG chunk: no
+ * object follows, it is the coroutine's last (struct ctr_coro's wobj: a
+ * channel's waiter waits on the same object every time, 1 byte, not the 7
+ * of a pointer's varint). */
+#define CTR_WAIT_AGAIN 0x80u
 /* Op 6 with this bit: a switch entry, the three events of one switch
  * (docs/TRACE_FORMAT.md "Switch entries"): the suspend of `from`, its wake
  * (a yield), the resume of `to`, one ts, one tid, each event its coroutine's
@@ -177,6 +198,7 @@ static inline uint32_t ctr_sw_new_thread(struct ctr_sw *s, uint64_t tid) {
 
 struct ctr_coro {
   uint64_t probe_id, next_ev, addr;
+  uint64_t wobj; /* the object of its last op 7 entry with one (fd, ptr, coroutine) */
   int used;
   int slot_seq; /* its last seq was a v1 slot's, not 2 x (ev + 1) */
 };

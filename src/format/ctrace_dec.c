@@ -34,7 +34,7 @@ int ct_ctr_chunk(const void *p, size_t n, uint64_t off, size_t *len, char *why, 
   if (n < sizeof h)
     return 0;
   memcpy(&h, p, sizeof h);
-  if (h.tag != CTR_CHUNK_TAG || h.len > CTR_CHUNK_MAX || h.count > h.len) {
+  if (!ctr_chunk_tag_known(h.tag) || h.len > CTR_CHUNK_MAX || h.count > h.len) {
     snprintf(why, whylen, "offset %llu: corrupt chunk header", (unsigned long long)off);
     return -1;
   }
@@ -55,6 +55,7 @@ void ct_ctr_begin(struct ct_ctr_iter *it, const void *chunk) {
   it->p = (const uint8_t *)chunk + sizeof h;
   it->e = it->p + h.len;
   it->left = h.count;
+  it->chk3 = h.tag == CTR_CHUNK_TAG;
   it->last_ts = it->last_tid = it->prev = 0;
   it->have_prev = 0;
   it->nsites = 0;
@@ -312,15 +313,39 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
     ev->addr = ctr_addr_expected(base, active, c);
   else if (!(p = get_site(it, p, e, &ev->addr)))
     return -1;
+  int wobj = 0; /* the entry's wait object is the coroutine's last from now on */
   if (op == CTR_OP_SUSPEND_W) {
-    if (p >= e || *p < CTP_WAIT_FD || *p >= CTP_WAIT_MAX_)
+    if (p >= e)
       return -1;
-    ev->wait = *p++;
-    if (ev->wait == CTP_WAIT_FD) {
+    uint8_t w = *p++;
+    int again = it->chk3 && (w & CTR_WAIT_AGAIN);
+    w = again ? (uint8_t)(w & ~CTR_WAIT_AGAIN) : w;
+    if (w < CTP_WAIT_FD || w >= CTP_WAIT_MAX_)
+      return -1;
+    ev->wait = w;
+    wobj = w == CTP_WAIT_FD || w == CTP_WAIT_PTR || w == CTP_WAIT_COROUTINE;
+    if (again && !wobj) {
+      return -1; /* (exit has no object) */
+    } else if (again) {
+      ev->obj = c->wobj;
+    } else if (w == CTP_WAIT_FD) {
       VARINT(&v);
       ev->obj = (uint64_t)ctr_unzigzag(v);
-    } else if (ev->wait == CTP_WAIT_PTR || ev->wait == CTP_WAIT_COROUTINE) {
+    } else if (wobj) {
       VARINT(&ev->obj);
+    }
+  } else if (op == CTR_OP_WAKE && it->chk3) { /* format/ctrace.h CTR_WAKER_* */
+    if (p >= e)
+      return -1;
+    uint8_t w = *p++;
+    if (w < CTR_COROS) {
+      if (!it->coro[w].used)
+        return -1; /* a slot no entry filled */
+      ev->obj = it->coro[w].probe_id;
+    } else if (w == CTR_WAKER_ID) {
+      VARINT(&ev->obj);
+    } else if (w != CTR_WAKER_NONE) {
+      return -1;
     }
   } else if (op == CTR_OP_WAKE || op == CTR_OP_CREATE) {
     VARINT(&ev->obj);
@@ -329,6 +354,8 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
     return 4;
   if (!(base == CTR_OP_RESUME || (base == CTR_OP_V1 && active)))
     c->addr = ev->addr;
+  if (wobj)
+    c->wobj = ev->obj;
   c->next_ev = ev->ev + 1;
   c->slot_seq = ev->seq != 2 * (ev->ev + 1);
   it->last_ts = ev->ts;

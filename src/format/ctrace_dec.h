@@ -21,6 +21,7 @@ struct ct_ctr_iter {
   const uint8_t *p, *e;
   uint32_t left, prev, nsites;
   int have_prev;
+  int chk3; /* a CTR_CHUNK_TAG chunk: CTR_WAKER_* bytes, CTR_WAIT_AGAIN */
   uint64_t last_ts, last_tid;
   struct ctr_coro coro[CTR_COROS];
   uint64_t sites[CTR_SITES];

@@ -121,7 +121,7 @@ void ct_ctw_switch(struct ct_ctw *e, uint64_t ts, uint64_t tid, uint64_t from, u
   }
   if (!plain) { /* the site, then the wait byte and obj as a SUSPEND_W's */
     p = ct_ctw_put_site(e, p, site);
-    p = ct_ctw_put_obj(p, CTR_OP_SUSPEND_W, wait, obj);
+    p = ct_ctw_put_obj(e, p, CTR_OP_SUSPEND_W, wait, obj, NULL);
   }
   *p0 = b;
   e->len = (size_t)(p - e->buf);

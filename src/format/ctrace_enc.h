@@ -14,7 +14,7 @@
  * one write(2). */
 #define CT_CTW_CHUNK (64u * 1024u)
 /* Longest event entry: op, coroutine byte and varint, 4 varints, a site (varint
- * and 8 bytes), wait byte, obj. */
+ * and 8 bytes), wait byte or waker byte, obj. */
 #define CT_CTW_EVENT_MAX 96u
 /* The site table's hash: twice the table, open addressing. */
 #define CT_CTW_SITE_HASH (2 * CTR_SITES)
@@ -54,16 +54,41 @@ uint8_t *ct_ctw_put_site(struct ct_ctw *e, uint8_t *p, uint64_t addr);
 uint32_t ct_ctw_site_ref(struct ct_ctw *e, uint64_t addr);
 
 /* An event entry's last part, after its site: the wait byte and object of
- * a suspend with a wait, the object of a wake or create. Returns the end. */
-static inline __attribute__((always_inline)) uint8_t *ct_ctw_put_obj(uint8_t *p, uint8_t op,
-                                                                     uint8_t wait, uint64_t obj) {
+ * a suspend with a wait (CTR_WAIT_AGAIN when the object is *wobj, the
+ * coroutine's last, which it then becomes; wobj NULL: a switch entry's,
+ * never again), the waker of a wake (by its slot in e's coroutine cache when
+ * the slot holds it: format/ctrace.h CTR_WAKER_*), the parent of a create.
+ * The cache is as the entry's coroutine byte left it (the decoder reads the
+ * waker there). Returns the end. */
+static inline __attribute__((always_inline)) uint8_t *ct_ctw_put_obj(const struct ct_ctw *e,
+                                                                     uint8_t *p, uint8_t op,
+                                                                     uint8_t wait, uint64_t obj,
+                                                                     uint64_t *wobj) {
   if (op == CTR_OP_SUSPEND_W) {
+    const int has = wait == CTP_WAIT_FD || wait == CTP_WAIT_PTR || wait == CTP_WAIT_COROUTINE;
+    if (wobj && has && *wobj == obj) {
+      *p++ = (uint8_t)(wait | CTR_WAIT_AGAIN);
+      return p;
+    }
     *p++ = wait;
     if (wait == CTP_WAIT_FD)
       p = ctr_put_varint(p, ctr_zigzag((int64_t)obj));
-    else if (wait == CTP_WAIT_PTR || wait == CTP_WAIT_COROUTINE)
+    else if (has)
       p = ctr_put_varint(p, obj);
-  } else if (op == CTR_OP_WAKE || op == CTR_OP_CREATE) {
+    if (wobj && has)
+      *wobj = obj;
+  } else if (op == CTR_OP_WAKE) {
+    const uint32_t k = ctr_coro_slot(obj);
+    const struct ctr_coro *c = &e->coro[k];
+    if (obj && c->used && c->probe_id == obj) {
+      *p++ = (uint8_t)k;
+    } else if (!obj) {
+      *p++ = CTR_WAKER_NONE;
+    } else {
+      *p++ = CTR_WAKER_ID;
+      p = ctr_put_varint(p, obj);
+    }
+  } else if (op == CTR_OP_CREATE) {
     p = ctr_put_varint(p, obj);
   }
   return p;
@@ -118,7 +143,7 @@ ct_ctw_encode(struct ct_ctw *e, uint64_t ts, uint64_t probe, uint64_t tid, uint6
     b |= CTR_F_ADDR;
   else
     p = ct_ctw_put_site(e, p, addr);
-  p = ct_ctw_put_obj(p, op, wait, obj);
+  p = ct_ctw_put_obj(e, p, op, wait, obj, &c->wobj);
   *p0 = b;
   e->len += (size_t)(p - p0);
   e->count++;
@@ -225,7 +250,7 @@ ct_ctw_v2_hit(struct ct_ctw *e, uint64_t ts, uint64_t probe, uint64_t tid, uint8
       p = ct_ctw_put_site(e, p, site);
     c->addr = site;
   }
-  p = ct_ctw_put_obj(p, op, wait, obj);
+  p = ct_ctw_put_obj(e, p, op, wait, obj, &c->wobj);
   *p0 = b;
   c->next_ev = evn + 1;
   e->len = (size_t)(p - e->buf);
@@ -248,6 +273,7 @@ struct ct_ctw_run {
   uint8_t *end;     /* an entry may start at or below it (the chunk has room) */
   uint64_t last_ts; /* the previous entry's ts */
   uint64_t addr;    /* the coroutine's last addr (ctr_addr_expected) */
+  uint64_t wobj;    /* its last wait object (struct ctr_coro's) */
 };
 
 /* 1 when the next entry of coroutine probe (on thread tid, its ev evn) can
@@ -267,6 +293,7 @@ static inline __attribute__((always_inline)) int ct_ctw_run_begin(struct ct_ctw 
   s->end = e->buf + sizeof(struct ctr_chunk_hdr) + CT_CTW_CHUNK - CT_CTW_EVENT_MAX;
   s->last_ts = e->last_ts;
   s->addr = c->addr;
+  s->wobj = c->wobj;
   return 1;
 }
 
@@ -292,7 +319,7 @@ static inline __attribute__((always_inline)) void ct_ctw_run_v2(struct ct_ctw *e
       p = ct_ctw_put_site(e, p, site);
     s->addr = site;
   }
-  p = ct_ctw_put_obj(p, op, wait, obj);
+  p = ct_ctw_put_obj(e, p, op, wait, obj, &s->wobj);
   *p0 = b;
   s->p = p;
   s->last_ts = ts;
@@ -306,6 +333,7 @@ static inline __attribute__((always_inline)) void ct_ctw_run_end(struct ct_ctw *
                                                                  size_t n) {
   struct ctr_coro *c = &e->coro[ctr_coro_slot(probe)];
   c->addr = s->addr;
+  c->wobj = s->wobj;
   c->next_ev = evn;
   e->len = (size_t)(s->p - e->buf);
   e->count += (uint32_t)n;
@@ -324,7 +352,7 @@ static inline __attribute__((always_inline)) void ct_ctw_run_end(struct ct_ctw *
 struct ct_ctw_pair {
   uint8_t *p, *end; /* as struct ct_ctw_run's */
   uint64_t last_ts; /* the previous entry's ts */
-  uint64_t probe[2], next_ev[2], addr[2];
+  uint64_t probe[2], next_ev[2], addr[2], wobj[2];
   uint8_t slot[2];
   unsigned cur; /* whose was the previous entry */
   uint32_t n;   /* entries written */
@@ -353,6 +381,7 @@ ct_ctw_pair_begin(struct ct_ctw *e, struct ct_ctw_pair *s, const uint64_t probe[
     s->probe[k] = probe[k];
     s->next_ev[k] = ev[k];
     s->addr[k] = c->addr;
+    s->wobj[k] = c->wobj;
     s->slot[k] = (uint8_t)slot;
   }
   s->p = e->buf + e->len;
@@ -413,7 +442,7 @@ ct_ctw_pair_v2(struct ct_ctw *e, struct ct_ctw_pair *s, unsigned k, uint64_t ts,
       p = ct_ctw_pair_site(e, s, p, site);
     s->addr[k] = site;
   }
-  p = ct_ctw_put_obj(p, op, wait, obj);
+  p = ct_ctw_put_obj(e, p, op, wait, obj, &s->wobj[k]);
   *p0 = b;
   s->p = p;
   s->last_ts = ts;
@@ -428,6 +457,7 @@ static inline __attribute__((always_inline)) void ct_ctw_pair_end(struct ct_ctw 
   for (unsigned k = 0; k < 2; k++) {
     struct ctr_coro *c = &e->coro[s->slot[k]];
     c->addr = s->addr[k];
+    c->wobj = s->wobj[k];
     c->next_ev = s->next_ev[k];
   }
   e->len = (size_t)(s->p - e->buf);
