@@ -150,8 +150,10 @@ struct ScanInDtor {
 // Thread CPU ns per destroyer_site() scan, n of them.
 [[gnu::noinline]] double scan_ns(long n) {
   double c0 = thread_cpu_ns();
-  for (long i = 0; i < n; i++)
-    ScanInDtor{};
+  for (long i = 0; i < n; i++) {
+    ScanInDtor scan;
+    (void)scan;
+  }
   return (thread_cpu_ns() - c0) / static_cast<double>(n);
 }
 
