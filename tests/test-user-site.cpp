@@ -12,6 +12,9 @@ int main() {
   ASSERT(is_runtime("_ZN4asio6detail9scheduler3runERSt10error_code"));
   ASSERT(is_runtime("_ZNK5boost6fibers7context2idEv"));
   ASSERT(is_runtime("_ZN10corotracer13asio_tracking6detail6createEv"));
+  // The global operator new and delete (a sanitizer's, linked into the executable).
+  ASSERT(is_runtime("_ZdlPvm"));
+  ASSERT(is_runtime("_Znwm"));
   // Reserved names: C ones, and C++ ones whose first namespace starts "__".
   ASSERT(is_runtime("__tsan_read8"));
   ASSERT(is_runtime("__interceptor_pthread_create"));

@@ -93,7 +93,10 @@ inline bool reserved(const char *name) noexcept {
 }
 
 // Mangled-name prefixes of the runtimes' namespaces (plain and const
-// members, and their local entities such as lambdas), and reserved names.
+// members, and their local entities such as lambdas), the global operator
+// new and delete (a sanitizer's replacement is linked into the executable: a
+// stale return address into ThreadSanitizer's operator delete was taken for
+// a destroyer's line), and reserved names.
 inline bool is_runtime(const char *name) noexcept {
   static const char *const prefixes[] = {"_ZN5boost",
                                          "_ZNK5boost",
@@ -111,7 +114,11 @@ inline bool is_runtime(const char *name) noexcept {
                                          "_ZN10corotracer",
                                          "_ZNK10corotracer",
                                          "_ZZN10corotracer",
-                                         "corotracer_"};
+                                         "corotracer_",
+                                         "_Znw",
+                                         "_Zna",
+                                         "_Zdl",
+                                         "_Zda"};
   for (const char *p : prefixes)
     if (std::strncmp(name, p, std::strlen(p)) == 0)
       return true;
