@@ -21,7 +21,10 @@ struct seg {
    * them first (that pass took the cold block's misses, a lagging
    * formatter's 1.5 ns per record). 0: the formatter looks. */
   uint32_t sorted;
-  uint32_t pad[2];
+  /* 1: the n records hold packs (CTP_KIND_PACK, whole: a header and its
+   * continuation records), which the formatter moves as they are. */
+  uint32_t packs;
+  uint32_t pad;
 };
 _Static_assert(sizeof(struct seg) == sizeof(struct ctp_rec), "records stay 32-byte aligned");
 #define SEG_END_BYTES (sizeof(struct seg) + ((sizeof(struct ct_clock) + 31) & ~(size_t)31))

@@ -39,6 +39,7 @@ struct ct_ctw {
   /* A JSONL line whose '\n' has not come yet. */
   struct ct_buf pend;
   int pend_dropped;
+  int hold; /* ct_ctw_hold */
 };
 
 /* Room for need more payload bytes: the chunk is closed first when it is

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/ticks.h"
+#include "format/ctrace.h" /* ctr_put_varint */
 #include "probe/probe.h"
 
 /* ring.c: once at attach when v2 was negotiated: the thread-exit hook that
@@ -186,16 +187,6 @@ static inline void ct_ring_switch_put(struct ct_thread *t, uint64_t ts, struct c
  * unpublished at most this long (docs/ROUTE1.md "Latency"). */
 #define CT_PACK_SPAN (1u << 21)
 
-/* A LEB128 varint of v at p; returns the end. */
-static inline uint8_t *ct_pk_varint(uint8_t *p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = (uint8_t)(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = (uint8_t)v;
-  return p;
-}
-
 /* Append a switch to t's open pack (which has room for CT_PK_ENTRY_MAX
  * bytes and one more entry): arguments as ct_pack_put's. */
 static inline void ct_pack_append(struct ct_thread *t, uint64_t ts, uint32_t from, uint8_t wait,
@@ -203,15 +194,15 @@ static inline void ct_pack_append(struct ct_thread *t, uint64_t ts, uint32_t fro
   struct ctp_pack *pk = &t->pk;
   uint8_t *p0 = t->pk_bytes + pk->nbytes, *p = p0 + 1;
   uint8_t b = (uint8_t)(wait | (wake ? CTP_PK_WAKE : 0));
-  p = ct_pk_varint(p, ts - t->pk_last);
-  p = ct_pk_varint(p, to);
+  p = ctr_put_varint(p, ts - t->pk_last);
+  p = ctr_put_varint(p, to);
   if (from != t->pk_cur) {
     b |= CTP_PK_FROM;
-    p = ct_pk_varint(p, from);
+    p = ctr_put_varint(p, from);
   }
   if (obj) {
     b |= CTP_PK_OBJ;
-    p = ct_pk_varint(p, obj);
+    p = ctr_put_varint(p, obj);
   }
   *p0 = b;
   pk->nbytes = (uint8_t)(p - t->pk_bytes);
