@@ -55,6 +55,8 @@ int ct_rings_init(struct ct_harvest *h, size_t map_len) {
   h->rings = 1;
   h->overwrite = (hd->mode & (CTP_MODE_OVERWRITE | CTP_MODE_LOSSLESS)) == CTP_MODE_OVERWRITE;
   h->pack = (hd->mode & CTP_MODE_PACK) && !h->overwrite;
+  if (h->pack && h->sink->enc)
+    ct_ctw_packs(h->sink->enc); /* before the run's first chunk */
   h->nrings = hd->ring_count;
   h->cap = hd->ring_bytes / (uint32_t)sizeof(struct ctp_rec);
   h->ring_size = rsize;

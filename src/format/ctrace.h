@@ -54,8 +54,12 @@ _Static_assert(sizeof(struct ctr_file_hdr) == 16, "file header: 16 bytes");
  * the encoder writes), or as varints (the chunks of version 1 and 2 files). */
 #define CTR_CHUNK_TAG 0x334b4843u    /* "CHK3" */
 #define CTR_CHUNK_TAG_V1 0x314b4843u /* "CHK1" */
+/* A chunk of a trace whose writers pack (docs/ROUTE1.md): a CTR_CHUNK_TAG
+ * chunk that may hold pack entries (CTR_F_PACK), whose readers keep the
+ * stream's state from its first chunk on. */
+#define CTR_CHUNK_TAG_PACK 0x344b4843u /* "CHK4" */
 static inline int ctr_chunk_tag_known(uint32_t tag) {
-  return tag == CTR_CHUNK_TAG || tag == CTR_CHUNK_TAG_V1;
+  return tag == CTR_CHUNK_TAG || tag == CTR_CHUNK_TAG_V1 || tag == CTR_CHUNK_TAG_PACK;
 }
 struct ctr_chunk_hdr {
   uint32_t tag;   /* CTR_CHUNK_TAG */

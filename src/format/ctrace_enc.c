@@ -27,6 +27,7 @@ int ct_ctw_open(struct ct_ctw **out, struct ct_writer *w) {
   e->out = w;
   e->len = sizeof(struct ctr_chunk_hdr);
   e->gen = 1;
+  e->tag = CTR_CHUNK_TAG;
   *out = e;
   return 0;
 }
@@ -49,7 +50,7 @@ int ct_ctw_flush(struct ct_ctw *e) {
   if (e->count == 0)
     return e->out->err ? -e->out->err : 0;
   size_t n = e->len - sizeof(struct ctr_chunk_hdr);
-  struct ctr_chunk_hdr h = {.tag = CTR_CHUNK_TAG,
+  struct ctr_chunk_hdr h = {.tag = e->tag,
                             .len = (uint32_t)n,
                             .count = e->count,
                             .check = ctr_check(e->buf + sizeof h, n)};
@@ -149,6 +150,11 @@ void ct_ctw_pack(struct ct_ctw *e, uint64_t tid, uint64_t ns0, uint64_t mult, co
   memcpy(q, p, n);
   e->len = (size_t)(q + n - e->buf);
   e->count++;
+}
+
+/* Contract: see ctw.h. */
+void ct_ctw_packs(struct ct_ctw *e) {
+  e->tag = CTR_CHUNK_TAG_PACK;
 }
 
 /* Contract: see ctw.h. */

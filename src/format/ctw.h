@@ -23,6 +23,9 @@ void ct_ctw_text(struct ct_ctw *e, const char *s, size_t n);
  * ctp_pack and its entries) of thread tid, ts0 at ns0, mult ns a tick. */
 void ct_ctw_pack(struct ct_ctw *e, uint64_t tid, uint64_t ns0, uint64_t mult, const void *p,
                  size_t n);
+/* Chunks from now on are CTR_CHUNK_TAG_PACK (the trace holds packs): the
+ * engine's --pack, before its first chunk is written. */
+void ct_ctw_packs(struct ct_ctw *e);
 /* hold 1: the chunk is not closed when full, it grows (a pass with packs:
  * the decoder merges a pack with the entries of its own chunk); hold 0: as
  * before, and a chunk past its size is written now. */
