@@ -89,7 +89,8 @@ PROGS += $(O)/bench/bench-wake
 $(O)/tests/test-ctrace: $(O)/obj/tests/test-ctrace.o $(CT_WRITER_OBJS) \
                         $(O)/obj/src/analysis/trace_read.o $(FORMAT_READ_SRCS:%.c=$(O)/obj/%.o)
 	$(call link)
-TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh tests/test-ctrace-enospc.sh tests/test-ctrace-switch.sh
+TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh tests/test-ctrace-enospc.sh tests/test-ctrace-switch.sh \
+  tests/test-pack-roundtrip.sh
 
 # The engine's v2 side linked alone, fed capture blocks: the formatter's
 # fast path for a burst of one coroutine against its general path, and the

@@ -289,10 +289,10 @@ static inline __attribute__((always_inline)) int raw_entry(struct ct_ctr_iter *i
   uint64_t v;
   if (run && (op == CTR_OP_LINE || (run == 2 && !(b & CTR_F_SAME_CORO))))
     return 4;
-  if (op == CTR_OP_LINE && (b & CTR_F_PACK) == CTR_F_PACK)
-    return b == (CTR_OP_LINE | CTR_F_PACK) ? get_pack(it) : -1;
   if (op == CTR_OP_LINE && (b & CTR_F_SWITCH))
     return get_switch(it, b, ev);
+  if (op == CTR_OP_LINE && (b & CTR_F_PACK) == CTR_F_PACK)
+    return b == (CTR_OP_LINE | CTR_F_PACK) ? get_pack(it) : -1;
   if (op == CTR_OP_LINE && (b & CTR_F_CORO))
     return get_coro(it, b, co);
   if (op == CTR_OP_LINE) {
@@ -441,7 +441,10 @@ static __attribute__((noinline)) int merged(struct ct_ctr_iter *it, struct ct_ev
       *co = it->la_co;
     else if (k == 2)
       *line = it->la_line, *n = it->la_n;
-    ctr_stream_post(s, k, ev, co);
+    if (k == 2)
+      ctr_stream_line(s, line, n);
+    else
+      ctr_stream_post(s, k, ev, co);
     return k;
   }
 }
@@ -466,6 +469,8 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
     }
     if (k == 1 || k == 3)
       ctr_stream_post(it->st, k, ev, co);
+    else if (k == 2)
+      ctr_stream_line(it->st, line, n);
   }
   return k;
 }

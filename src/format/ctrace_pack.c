@@ -4,6 +4,7 @@
  * no longer keeps for them: the coroutine of a station (the last coroutine line in time
  * order), each coroutine's event numbering (its ordinary events' ev, shifted by its pack
  * events before them) and the clamp of its time. Every byte is input: checked. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,8 +28,11 @@ struct ctr_open {
 };
 
 struct ctr_stream {
-  uint64_t *sp; /* station -> probe_id of its last coroutine line (0: none) */
+  uint64_t *sp;  /* station -> probe_id of its last coroutine line (0: none) */
+  uint64_t *spk; /* station -> its pack events given so far (all incarnations) */
   uint32_t nsp;
+  uint64_t packed; /* pack events given so far */
+  char line[512];  /* a station_end or end line with them counted */
   struct ctr_cs *cs; /* open addressing on probe_id (0: empty) */
   size_t ccap, cused;
   struct ctr_open *op; /* in the order they were opened (ties: the first) */
@@ -43,6 +47,7 @@ void ctr_stream_free(struct ctr_stream *s) {
   if (!s)
     return;
   free(s->sp);
+  free(s->spk);
   free(s->cs);
   free(s->op);
   free(s);
@@ -206,12 +211,89 @@ int ctr_stream_take(struct ctr_stream *s, struct ct_ev_item *ev) {
     return -1; /* a station no coroutine line named */
   ev->probe_id = c->probe_id;
   ev->ev = c->ord_next + c->packed++;
+  s->spk[st]++;
+  s->packed++;
   ev->seq = 2 * (ev->ev + 1);
   /* As the formatter clamps: never before the coroutine's last event. */
   if (ev->ts < c->last_ns)
     ev->ts = c->last_ns;
   c->last_ns = ev->ts;
   return 1;
+}
+
+/* The unsigned number after key in the line l (n bytes): its offset and
+ * length (*at, *len), or 0 when the line has none. */
+static int num_at(const char *l, size_t n, const char *key, size_t *at, size_t *len) {
+  size_t kn = strlen(key);
+  for (size_t i = 0; i + kn < n; i++)
+    if (!memcmp(l + i, key, kn)) {
+      size_t j = i + kn;
+      while (j < n && l[j] >= '0' && l[j] <= '9')
+        j++;
+      if (j == i + kn || j - i - kn > 20)
+        return 0;
+      *at = i + kn;
+      *len = j - *at;
+      return 1;
+    }
+  return 0;
+}
+
+/* Line l with add added to the number after each of the keys (at most
+ * two, in the line's order), into s->line; 0, or -1 when it does not fit
+ * or a number is not there. */
+static int add_to(struct ctr_stream *s, const char *l, size_t n, const char *const keys[2],
+                  uint64_t add, size_t *out) {
+  size_t o = 0, from = 0;
+  for (int k = 0; k < 2 && keys[k]; k++) {
+    size_t at, len;
+    if (!num_at(l + from, n - from, keys[k], &at, &len))
+      return -1;
+    at += from;
+    char num[24];
+    memcpy(num, l + at, len);
+    num[len] = 0;
+    int w = snprintf(NULL, 0, "%llu", strtoull(num, NULL, 10) + (unsigned long long)add);
+    if (o + (at - from) + (size_t)w + 1 > sizeof s->line)
+      return -1;
+    memcpy(s->line + o, l + from, at - from);
+    o += at - from;
+    snprintf(s->line + o, (size_t)w + 1, "%llu", strtoull(num, NULL, 10) + (unsigned long long)add);
+    o += (size_t)w;
+    from = at + len;
+  }
+  if (o + (n - from) > sizeof s->line)
+    return -1;
+  memcpy(s->line + o, l + from, n - from);
+  *out = o + (n - from);
+  return 0;
+}
+
+void ctr_stream_line(struct ctr_stream *s, const char **line, size_t *n) {
+  static const char se[] = "{\"type\":\"station_end\",", end[] = "{\"type\":\"end\",";
+  static const char *const both[2] = {",\"events\":", ",\"harvested\":"};
+  static const char *const events[2] = {",\"events\":", NULL};
+  const char *l = *line;
+  size_t len = *n, at, sl, out;
+  uint64_t add;
+  if (len > sizeof se && !memcmp(l, se, sizeof se - 1)) {
+    /* The engine counted its station's ordinary events only. */
+    if (!num_at(l, len, ",\"station\":", &at, &sl))
+      return;
+    uint64_t st = strtoull(l + at, NULL, 10);
+    add = st < s->nsp ? s->spk[st] : 0;
+    if (add && add_to(s, l, len, both, add, &out) == 0) {
+      *line = s->line;
+      *n = out;
+    }
+  } else if (len > sizeof end && !memcmp(l, end, sizeof end - 1)) {
+    /* events sums the station_end lines; harvested counted the packs. */
+    add = s->packed;
+    if (add && add_to(s, l, len, events, add, &out) == 0) {
+      *line = s->line;
+      *n = out;
+    }
+  }
 }
 
 void ctr_stream_post(struct ctr_stream *s, int k, struct ct_ev_item *ev,
@@ -226,11 +308,14 @@ void ctr_stream_post(struct ctr_stream *s, int k, struct ct_ev_item *ev,
       uint32_t nn = s->nsp ? s->nsp : 1024;
       while (nn <= co->station)
         nn *= 2;
-      uint64_t *n = realloc(s->sp, nn * sizeof *n);
-      if (!n)
+      uint64_t *n = realloc(s->sp, nn * sizeof *n), *m = n ? realloc(s->spk, nn * sizeof *m) : NULL;
+      if (n)
+        s->sp = n;
+      if (!m)
         return;
       memset(n + s->nsp, 0, (nn - s->nsp) * sizeof *n);
-      s->sp = n;
+      memset(m + s->nsp, 0, (nn - s->nsp) * sizeof *m);
+      s->spk = m;
       s->nsp = nn;
     }
     s->sp[co->station] = co->probe_id;

@@ -42,4 +42,10 @@ int ctr_stream_take(struct ctr_stream *s, struct ct_ev_item *ev);
 void ctr_stream_post(struct ctr_stream *s, int k, struct ct_ev_item *ev,
                      const struct ct_coro_item *co);
 
+/* A text line the decoder gives, when packs came before it: a station_end
+ * line's events and harvested, and an end line's events, count the pack
+ * events too (the engine counted none of them: docs/ROUTE1.md); *line then
+ * points into s, valid until the next call. Other lines stay as they are. */
+void ctr_stream_line(struct ctr_stream *s, const char **line, size_t *n);
+
 #endif
