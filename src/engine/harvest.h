@@ -115,7 +115,7 @@ struct ct_harvest {
   struct ct_pk {
     uint64_t ts0;
     uint32_t off, len, tid, events;
-  } *pks;
+  } * pks;
   size_t npks, cappks;
   uint8_t *pkb;
   size_t npkb, cappkb;

@@ -357,14 +357,13 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
     c += m;
     if (m == 0)
       break;
-    *sg = (struct seg){
-        .kind = SEG_RECS,
-        .n = (uint32_t)m,
-        .ring = r,
-        .tid = tid,
-        .pid = pid,
-        .sorted = !down && !packs,
-        .packs = (uint32_t)packs};
+    *sg = (struct seg){.kind = SEG_RECS,
+                       .n = (uint32_t)m,
+                       .ring = r,
+                       .tid = tid,
+                       .pid = pid,
+                       .sorted = !down && !packs,
+                       .packs = (uint32_t)packs};
     ct_sink_fill(h->sink, sizeof(*sg) + m * sizeof(*out));
     uint64_t ns = ct_clock_ns(h->clock, out[0].ts);
     if (ns < h->first_ts)

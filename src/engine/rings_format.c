@@ -635,8 +635,7 @@ static void merge_runs(struct ct_harvest *h) {
 static void write_pack(struct ct_harvest *h, const struct ct_pk *pk) {
   const struct ct_clock *ck = &h->cclock;
   ct_ctw_pack(h->sink->enc, pk->tid, ct_clock_ns(ck, pk->ts0),
-              ck->kind == CTP_CLOCK_MONO ? UINT64_C(1) << 32 : ck->mult, h->pkb + pk->off,
-              pk->len);
+              ck->kind == CTP_CLOCK_MONO ? UINT64_C(1) << 32 : ck->mult, h->pkb + pk->off, pk->len);
   h->v2_harvested += pk->events;
 }
 
@@ -645,7 +644,8 @@ static void write_pack(struct ct_harvest *h, const struct ct_pk *pk) {
  * each ring's packs past all of another's (perf: most of the formatter). */
 static int pack_cmp(const void *a, const void *b) {
   const struct ct_pk *x = a, *y = b;
-  return x->ts0 != y->ts0 ? (x->ts0 > y->ts0) - (x->ts0 < y->ts0) : (x->off > y->off) - (x->off < y->off);
+  return x->ts0 != y->ts0 ? (x->ts0 > y->ts0) - (x->ts0 < y->ts0)
+                          : (x->off > y->off) - (x->off < y->off);
 }
 
 /* A pass with packs: the batch's records merged by time, each pack written

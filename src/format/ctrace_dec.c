@@ -409,8 +409,7 @@ static inline __attribute__((always_inline)) int raw_entry(struct ct_ctr_iter *i
  * line at once; a pack entry opened when no open pack's next event is
  * before its first). At the chunk's end, the open packs' rest. */
 static __attribute__((noinline)) int merged(struct ct_ctr_iter *it, struct ct_ev_item *ev,
-                                            struct ct_coro_item *co, const char **line,
-                                            size_t *n) {
+                                            struct ct_coro_item *co, const char **line, size_t *n) {
   struct ctr_stream *s = it->st;
   for (;;) {
     if (!it->la_k) {

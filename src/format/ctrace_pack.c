@@ -31,8 +31,8 @@ struct ctr_stream {
   uint64_t *sp;  /* station -> probe_id of its last coroutine line (0: none) */
   uint64_t *spk; /* station -> its pack events given so far (all incarnations) */
   uint32_t nsp;
-  uint64_t packed; /* pack events given so far */
-  char line[512];  /* a station_end or end line with them counted */
+  uint64_t packed;   /* pack events given so far */
+  char line[512];    /* a station_end or end line with them counted */
   struct ctr_cs *cs; /* open addressing on probe_id (0: empty) */
   size_t ccap, cused;
   struct ctr_open *op; /* in the order they were opened (ties: the first) */
@@ -159,16 +159,11 @@ static int stage(struct ctr_open *o) {
   o->ticks += dts;
   uint64_t ts = o->ns0 + (uint64_t)(((unsigned __int128)(o->ticks - o->ts0) * o->mult) >> 32);
   unsigned n = 0;
-  o->it[n] = (struct ct_ev_item){.ts = ts,
-                                 .tid = o->tid,
-                                 .addr = o->site,
-                                 .obj = obj,
-                                 .kind = CTP_KIND_SUSPEND,
-                                 .wait = wait};
+  o->it[n] = (struct ct_ev_item){
+      .ts = ts, .tid = o->tid, .addr = o->site, .obj = obj, .kind = CTP_KIND_SUSPEND, .wait = wait};
   o->st[n++] = (uint32_t)from;
   if (b & CTP_PK_WAKE) {
-    o->it[n] =
-        (struct ct_ev_item){.ts = ts, .tid = o->tid, .addr = o->site, .kind = CTP_KIND_WAKE};
+    o->it[n] = (struct ct_ev_item){.ts = ts, .tid = o->tid, .addr = o->site, .kind = CTP_KIND_WAKE};
     o->st[n++] = (uint32_t)from;
   }
   o->it[n] = (struct ct_ev_item){.ts = ts, .tid = o->tid, .kind = CTP_KIND_RESUME, .active = 1};

@@ -510,9 +510,8 @@ static int ct_pack_room(struct ct_thread *t, uint64_t n) {
  * leaves), the events in the ring's lost, or the process's dropped when the
  * thread has no ring. The bytes are our own thread's; the parse is bounded
  * all the same. */
-static __attribute__((noinline, cold)) void ct_pack_drop(struct ct_thread *t,
-                                                         const struct ctp_pack *pk,
-                                                         const uint8_t *b) {
+static __attribute__((noinline, cold)) void
+ct_pack_drop(struct ct_thread *t, const struct ctp_pack *pk, const uint8_t *b) {
   const uint8_t *p = b, *e = b + pk->nbytes;
   uint32_t cur = pk->from;
   uint64_t events = 2u * pk->nent + pk->nwake;

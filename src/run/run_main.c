@@ -471,7 +471,7 @@ static uint64_t next_nap(uint64_t nap, uint64_t elapsed, uint64_t peak, uint64_t
  * ring still ends a nap that a burst outruns. */
 static uint64_t pack_fill(const struct run *r) {
   return r->h.pack && r->h.rings && !r->h.v1_seen && r->h.cap / 8 > CT_NAP_FILL ? r->h.cap / 8
-                                                                               : CT_NAP_FILL;
+                                                                                : CT_NAP_FILL;
 }
 
 static void harvest_loop(struct run *r) {
