@@ -92,6 +92,12 @@ $(O)/tests/test-ctrace: $(O)/obj/tests/test-ctrace.o $(CT_WRITER_OBJS) \
 TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh tests/test-ctrace-enospc.sh tests/test-ctrace-switch.sh \
   tests/test-pack-roundtrip.sh
 
+# Pack entries (docs/ROUTE1.md) through the decoder: one expanded and
+# checked, then mutated ones, each judged by the decoder alone.
+$(O)/tests/test-pack-decode: $(O)/obj/tests/test-pack-decode.o $(FORMAT_READ_SRCS:%.c=$(O)/obj/%.o)
+	$(call link)
+TESTS += $(O)/tests/test-pack-decode
+
 # The engine's v2 side linked alone, fed capture blocks: the formatter's
 # fast path for a burst of one coroutine against its general path, and the
 # formatter's CPU per record.
