@@ -4,6 +4,7 @@
 CLI_SRCS += src/engine/rundir.c src/engine/spawn.c \
             src/engine/guard.c src/engine/harvest.c src/engine/modules.c \
             src/engine/status.c src/engine/sched.c src/engine/clock.c src/engine/rings.c src/engine/rings_format.c \
+            src/engine/rings_pack.c \
             src/engine/records.c src/engine/sink.c src/engine/sink_cut.c \
             $(FORMAT_WRITE_SRCS) src/engine/flight.c src/engine/flight_ring.c src/engine/flight_snap.c src/engine/sites.c
 
@@ -22,7 +23,7 @@ PROGS += $(O)/bench/bench-writer
 
 # The engine's reading of shared memory, for tests/fuzz/fuzz-shm.c.
 FUZZ_SRCS_shm := src/engine/harvest.c src/engine/sched.c src/engine/modules.c src/engine/rings.c src/engine/rings_format.c \
-                 src/engine/sites.c \
+                 src/engine/rings_pack.c src/engine/sites.c \
                  src/engine/records.c src/engine/sink.c src/engine/sink_cut.c src/engine/clock.c \
                  src/engine/flight.c src/engine/flight_ring.c src/engine/flight_snap.c src/analysis/trace_read.c \
                  $(FORMAT_WRITE_SRCS) $(FORMAT_READ_SRCS)

@@ -630,41 +630,23 @@ static void merge_runs(struct ct_harvest *h) {
   h->nruns = 0;
 }
 
-/* Pack k of the pass as one entry (ct_ctw_pack), its time converted with
- * the pass's clock: no entry of it is looked at. */
-static void write_pack(struct ct_harvest *h, const struct ct_pk *pk) {
-  const struct ct_clock *ck = &h->cclock;
-  ct_ctw_pack(h->sink->enc, pk->tid, ct_clock_ns(ck, pk->ts0),
-              ck->kind == CTP_CLOCK_MONO ? UINT64_C(1) << 32 : ck->mult, h->pkb + pk->off, pk->len);
-  h->v2_harvested += pk->events;
-}
-
-/* Packs by ts0, ties in capture order (off grows with it): a pass's packs
- * are a few runs (one a ring), each in order, but an insertion sort moved
- * each ring's packs past all of another's (perf: most of the formatter). */
-static int pack_cmp(const void *a, const void *b) {
-  const struct ct_pk *x = a, *y = b;
-  return x->ts0 != y->ts0 ? (x->ts0 > y->ts0) - (x->ts0 < y->ts0)
-                          : (x->off > y->off) - (x->off < y->off);
-}
-
 /* A pass with packs: the batch's records merged by time, each pack written
  * before the first record not older than its first entry (a ring's record
  * after a pack is never older than the pack's last). In one chunk, as the
  * decoder merges a pack with its own chunk's entries. */
 static void consume_packs(struct ct_harvest *h) {
   sort_pass(h);
-  qsort(h->pks, h->npks, sizeof *h->pks, pack_cmp);
+  ct_rings_sort_packs(h);
   ct_ctw_hold(h->sink->enc, 1);
   const struct ct_rrec *b = h->batch;
   size_t j = 0;
   for (size_t k = 0; k < h->nbatch; k++) {
     while (j < h->npks && h->pks[j].ts0 < b[k].r.ts)
-      write_pack(h, &h->pks[j++]);
+      ct_rings_write_pack(h, &h->pks[j++]);
     emit(h, &b[k].r, b[k].tid);
   }
   while (j < h->npks)
-    write_pack(h, &h->pks[j++]);
+    ct_rings_write_pack(h, &h->pks[j++]);
   ct_ctw_hold(h->sink->enc, 0);
   h->nbatch = h->npks = h->npkb = 0;
 }
@@ -698,9 +680,8 @@ static void consume_pass(struct ct_harvest *h) {
   release(h);
 }
 
-/* n records of a ring's segment onto the batch (ENOMEM: counted, never
- * silent). */
-static void to_batch(struct ct_harvest *h, const struct ctp_rec *recs, size_t n, uint32_t tid) {
+/* Contract: see rings_int.h. */
+void ct_rings_to_batch(struct ct_harvest *h, const struct ctp_rec *recs, size_t n, uint32_t tid) {
   if (ct_grow((void **)&h->batch, &h->capbatch, h->nbatch + n, sizeof(*h->batch), CT_GROW_FIRST)) {
     h->bad += n;
     return;
@@ -708,37 +689,6 @@ static void to_batch(struct ct_harvest *h, const struct ctp_rec *recs, size_t n,
   for (size_t k = 0; k < n; k++) {
     h->batch[h->nbatch].r = recs[k];
     h->batch[h->nbatch++].tid = tid;
-  }
-}
-
-/* The n records of a segment with packs (rings.c pack_at): each pack's
- * header and entry bytes copied to the pass's packs, after the checks its
- * framing needs (the entries are the decoder's to check); every other
- * record to the batch. ENOMEM or a pack that cannot be true: counted bad. */
-static void to_packs(struct ct_harvest *h, const struct ctp_rec *recs, uint32_t n, uint32_t tid) {
-  for (uint32_t k = 0; k < n;) {
-    const struct ctp_pack *pk = (const struct ctp_pack *)&recs[k];
-    if (recs[k].kind != CTP_KIND_PACK) {
-      to_batch(h, &recs[k++], 1, tid);
-      continue;
-    }
-    uint32_t nrec = pk->nrec, len = (uint32_t)sizeof *pk + pk->nbytes;
-    if (nrec >= CTP_PACK_RECS || nrec >= n - k || pk->nbytes > nrec * sizeof *recs ||
-        pk->nent == 0 ||
-        ct_grow((void **)&h->pks, &h->cappks, h->npks + 1, sizeof(*h->pks), CT_GROW_FIRST) ||
-        ct_grow((void **)&h->pkb, &h->cappkb, h->npkb + len, 1, CT_GROW_FIRST * 32)) {
-      h->bad++;
-      k++;
-      continue;
-    }
-    memcpy(h->pkb + h->npkb, pk, len); /* the entries follow the header in the block */
-    h->pks[h->npks++] = (struct ct_pk){.ts0 = pk->ts0,
-                                       .off = (uint32_t)h->npkb,
-                                       .len = len,
-                                       .tid = tid,
-                                       .events = 2u * pk->nent + pk->nwake};
-    h->npkb += len;
-    k += 1 + nrec;
   }
 }
 
@@ -799,14 +749,14 @@ int ct_rings_on_block(void *ctx, const char *d, size_t len, int keep) {
     }
     /* To the batch, the runs so far first (capture order). */
     for (unsigned i = 0; i < h->nruns; i++)
-      to_batch(h, h->runs[i].p, h->runs[i].n, h->runs[i].tid);
+      ct_rings_to_batch(h, h->runs[i].p, h->runs[i].n, h->runs[i].tid);
     h->nruns = 0;
     kept = 0;
     ct_sink_release_held(h->sink);
     if (sg->packs)
-      to_packs(h, recs, n, sg->tid);
+      ct_rings_to_packs(h, recs, n, sg->tid);
     else
-      to_batch(h, recs, n, sg->tid);
+      ct_rings_to_batch(h, recs, n, sg->tid);
   }
   return kept;
 }
