@@ -168,18 +168,22 @@ static inline void watch(struct ct_harvest *h, struct ct_ring_state *rs, uint32_
   h->creates += r->kind == CTP_KIND_CREATE;
 }
 
-/* A pack's header at out[m] of the want records copied (docs/ROUTE1.md):
- * the continuation records to skip (only the header is looked at: the
- * formatter checks the rest), or -1 when it waits for the next pass (its
- * last entry not below limit, or not all its records in this copy). Its
- * site is watched as a record's. One pack header out of range is skipped
- * as one record (the formatter counts it bad). */
+/* A pack's header at out[m] of the want records copied, all of them up
+ * to the ring's head when `all` (docs/ROUTE1.md): the continuation records
+ * to skip (only the header is looked at: the formatter checks the rest); -1
+ * when it waits for the next pass (its last entry not below limit); -2 when
+ * its records go on past this copy (the segment ends before it, the next
+ * one takes it: a segment has room for a whole pack). Its site is watched
+ * as a record's. A header whose records cannot be there (nrec out of range,
+ * or past the head) is skipped as one record (the formatter counts it bad). */
 static int pack_at(struct ct_harvest *h, struct ct_ring_state *rs, uint32_t pid,
-                   const struct ctp_rec *out, uint64_t m, uint64_t want, uint64_t limit) {
+                   const struct ctp_rec *out, uint64_t m, uint64_t want, int all, uint64_t limit) {
   const struct ctp_pack *pk = (const struct ctp_pack *)&out[m];
   if (pk->nrec >= CTP_PACK_RECS)
     return 0;
-  if (m + pk->nrec >= want || pk->ts0 + pk->span >= limit)
+  if (m + pk->nrec >= want)
+    return all ? 0 : -2;
+  if (pk->ts0 + pk->span >= limit)
     return -1;
   watch(h, rs, pid, &out[m]);
   return pk->nrec;
@@ -301,7 +305,12 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
   int held = 0;          /* a record newer than this pass: the next one takes it, in order */
   while (c < head && !held) {
     size_t avail;
-    char *room = ct_sink_room(h->sink, sizeof(struct seg) + sizeof(struct ctp_rec), &avail);
+    /* Under --pack, room for a whole pack: a segment with less would end
+     * before the pack at its start, and every pass again (its records were
+     * never copied, and nothing counted them). */
+    char *room = ct_sink_room(
+        h->sink, sizeof(struct seg) + (h->pack ? CTP_PACK_RECS : 1u) * sizeof(struct ctp_rec),
+        &avail);
     if (!room)
       break; /* no memory: the records wait in the ring */
     struct seg *sg = (struct seg *)room;
@@ -336,9 +345,9 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
     }
     for (; m < want; m++) {
       if (h->pack && out[m].kind == CTP_KIND_PACK) {
-        int p = pack_at(h, rs, pid, out, m, want, limit);
+        int p = pack_at(h, rs, pid, out, m, want, want == head - c, limit);
         if (p < 0) {
-          held = 1;
+          held = p == -1;
           break;
         }
         packs = 1;
