@@ -7,7 +7,8 @@
 # coroutine (sorted by probe_id and ev: threads interleave differently in each run) and
 # record lines per key, ignoring nothing but what the two JSONL runs themselves differ in
 # (the test prints those keys): a key equal in both JSONL runs must be equal in the pack
-# run's export. The pack run must have held packs (CHK4 chunks, fewer bytes a switch).
+# run's export. The pack run must have held packs (CHK4 chunks). Then back-to-back runs
+# without --lossless: every event recorded is in the trace or counted lost.
 . "$(dirname "$0")/lib/engine.sh"
 SDKW="$CT_BUILD/tests/lib/sdk-writer"
 EVKEYS="probe_id ev kind seq is_active wait obj from parent site addr tid ts"
@@ -71,5 +72,20 @@ for shape in switch yield; do
          p = $1; t = $13 } END { exit bad }' "$T/p.ev" > "$T/order" || fail "$shape: $(head -2 "$T/order")"
   sw=$((3 * (40 * 50 - 1)))
   echo "   pack run: $(wc -c < "$T/p.ctrace") bytes, $(awk -v b="$(wc -c < "$T/p.ctrace")" -v s=$sw 'BEGIN { printf "%.2f", b / s }') a switch"
+done
+# Back to back, the default mode (no --lossless): whatever is lost is counted.
+# The engine's count of events plus its losses must be what the probe says it
+# recorded, and its losses what the probe dropped (a pack stranded at a
+# capture block's end was once neither written nor counted: 1-20 % of such a
+# run, in 2 runs of 6).
+echo "== back to back: 1 thread x 100 coroutines, 3 runs of 5,000,000 switches, --no-realtime"
+for r in 1 2 3; do
+  "$COROTRACER" run --quiet --no-realtime --pack -o "$T/bb.ctrace" -- "$CT_BUILD/bench/bench-coswitch" -n 5000000 1 100 0 > "$T/bb.out" ||
+    fail "back to back: run: exit $?"
+  "$COROTRACER" export jsonl "$T/bb.ctrace" -o "$T/bb.jsonl" -q || fail "back to back: export: exit $?"
+  set -- $("$CTJL" -t end events lost < "$T/bb.jsonl") $(sed -n 's/.*recorded \([0-9]*\) dropped \([0-9]*\).*/\1 \2/p' "$T/bb.out")
+  [ "$1" = "$3" ] && [ "$2" = "$4" ] ||
+    fail "back to back, run $r: the trace has $1 events ($2 lost), the probe recorded $3 ($4 dropped)"
+  rm -f "$T/bb.ctrace" "$T/bb.jsonl"
 done
 echo "test-pack-roundtrip: ok"
