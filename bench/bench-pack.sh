@@ -50,14 +50,15 @@ taskset -pc 0-$((threads - 1)) $$ > /dev/null
 key() { echo "$2" | sed -n "s/.*\"$1\":\"*\([0-9.a-z]*\).*/\1/p"; }
 field() { k=$1; shift; echo "$@" | awk -v k="$k" '{ for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }'; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "-") }'; }
-# one SIDE SECONDS: a run; prints engine_us harvest_us prog_cpu_s bytes lost switches.
+# one SIDE SECONDS: a run; prints engine_us harvest_us prog_cpu_s bytes lost switches
+# missing (events the probe recorded that are neither in the trace nor counted lost).
 one() {
   ct=$(cat "$tmp/ct-$1") f=$tmp/t.ctrace
   rm -f "$f"
   out=$("$ct" run --quiet $(cat "$tmp/opts-$1") -o "$f" -- $(cat "$tmp/cmd-$1") "$threads" "$cos" "$work" "$2")
   "$ct" export jsonl "$f" -q -o "$tmp/t.jsonl"
   end=$(grep '^{"type":"end"' "$tmp/t.jsonl")
-  echo "$(key engine_cpu_us "$end") $(key harvest_cpu_us "$end") $(field cpu_s "$out") $(stat -c %s "$f") $(key lost "$end") $(field switches "$out")"
+  echo "$(key engine_cpu_us "$end") $(key harvest_cpu_us "$end") $(field cpu_s "$out") $(stat -c %s "$f") $(key lost "$end") $(field switches "$out") $(( $(field recorded "$out") - $(key events "$end") ))"
 }
 # Per round and side: a short run (0.3 s) and a long one (secs): the engine's
 # CPU a switch of the long run (its startup, ~15 ms, included, as the end
@@ -68,13 +69,13 @@ while [ $r -le "$rounds" ]; do
   for side in base pack; do
     a=$(one $side 0.3)
     b=$(one $side "$secs")
-    echo "$a $b" | awk '{ d = $12 - $6; printf "%.1f %.1f %.1f %.2f %s %.1f %.1f\n", $7 * 1e3 / $12, $8 * 1e3 / $12, $9 * 1e9 / $12, $10 / $12, $11, ($7 - $1) * 1e3 / d, ($8 - $2) * 1e3 / d }' >> "$tmp/$side"
-    echo "round $r $side: engine_ns harvest_ns prog_ns bytes lost marginal_engine_ns marginal_harvest_ns: $(tail -n 1 "$tmp/$side")"
+    echo "$a $b" | awk '{ d = $13 - $6; printf "%.1f %.1f %.1f %.2f %s %.1f %.1f %d\n", $8 * 1e3 / $13, $9 * 1e3 / $13, $10 * 1e9 / $13, $11 / $13, $12, ($8 - $1) * 1e3 / d, ($9 - $2) * 1e3 / d, $7 + $14 }' >> "$tmp/$side"
+    echo "round $r $side: engine_ns harvest_ns prog_ns bytes lost marginal_engine_ns marginal_harvest_ns missing: $(tail -n 1 "$tmp/$side")"
   done
   r=$((r + 1))
 done
-paste -d' ' "$tmp/base" "$tmp/pack" | awk '{ print $8 / $1, $10 / $3, $13 / $6 }' > "$tmp/ratio"
+paste -d' ' "$tmp/base" "$tmp/pack" | awk '{ print $9 / $1, $11 / $3, $14 / $6 }' > "$tmp/ratio"
 for side in base pack; do
-  echo "$side medians: engine_ns $(cut -d' ' -f1 "$tmp/$side" | median) harvest_ns $(cut -d' ' -f2 "$tmp/$side" | median) prog_ns $(cut -d' ' -f3 "$tmp/$side" | median) bytes $(cut -d' ' -f4 "$tmp/$side" | median) lost_max $(cut -d' ' -f5 "$tmp/$side" | sort -g | tail -n 1) marginal_engine_ns $(cut -d' ' -f6 "$tmp/$side" | median) marginal_harvest_ns $(cut -d' ' -f7 "$tmp/$side" | median)"
+  echo "$side medians: engine_ns $(cut -d' ' -f1 "$tmp/$side" | median) harvest_ns $(cut -d' ' -f2 "$tmp/$side" | median) prog_ns $(cut -d' ' -f3 "$tmp/$side" | median) bytes $(cut -d' ' -f4 "$tmp/$side" | median) lost_max $(cut -d' ' -f5 "$tmp/$side" | sort -g | tail -n 1) marginal_engine_ns $(cut -d' ' -f6 "$tmp/$side" | median) marginal_harvest_ns $(cut -d' ' -f7 "$tmp/$side" | median) missing_max $(cut -d' ' -f8 "$tmp/$side" | sort -g | tail -n 1)"
 done
 echo "in-round ratios pack/base, median: engine $(cut -d' ' -f1 "$tmp/ratio" | median) prog $(cut -d' ' -f2 "$tmp/ratio" | median) marginal_engine $(cut -d' ' -f3 "$tmp/ratio" | median)"
