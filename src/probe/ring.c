@@ -28,7 +28,12 @@ static _Atomic uint64_t ct_ring_lost0[CTP_RINGS_MAX];
  * when it holds what no engine writes (a tail behind head or more than cap
  * ahead, an entry out of range): the caller stops tracing. */
 static int ct_queue_pop(struct ctp_queue *q, uint32_t cap, uint32_t limit, uint32_t *out) {
-  uint64_t h = atomic_load_explicit(&q->head, memory_order_acquire);
+  /* head read with an RMW that changes nothing: the line, last CASed by
+   * another thread's pop (a server creating on every core), comes for
+   * writing in one transfer, and the CAS below then finds it here instead
+   * of paying a second transfer to upgrade a shared copy. Acquire, as a
+   * load would be. */
+  uint64_t h = atomic_fetch_add_explicit(&q->head, 0, memory_order_acquire);
   for (int tries = 0; tries < CT_POP_TRIES; tries++) {
     uint64_t t = atomic_load_explicit(&q->tail, memory_order_acquire);
     if (t == h)
@@ -496,6 +501,23 @@ static int ct_station_free(const void *arg) {
          atomic_load_explicit(&q->head, memory_order_seq_cst);
 }
 
+/* Start loading the stations the next two creates will pop from the queue q
+ * of n entries (this thread's or another's: with creates on every core the
+ * next is often another's). The queue is FIFO, so a station comes back only
+ * after every other freed one did: on a server cycling thousands its line
+ * is in no cache by then, and create stalled on it (its first load, with a
+ * request's work before the next create to hide it). A hint only: relaxed
+ * loads, any value (an index out of range is not followed), nothing taken. */
+static void ct_station_prefetch(struct ctp_queue *q, uint32_t n) {
+  uint64_t h = atomic_load_explicit(&q->head, memory_order_relaxed);
+  uint64_t t = atomic_load_explicit(&q->tail, memory_order_relaxed);
+  for (uint64_t k = h; k < t && k < h + 2; k++) {
+    uint32_t i = atomic_load_explicit(&q->ent[k % n], memory_order_relaxed);
+    if (i < n)
+      __builtin_prefetch(ctp_station_at(corotracer__probe.hdr, i), 1, 3);
+  }
+}
+
 /* Contract: see ring.h. Bounded whatever the shared memory holds: a broken
  * queue stops tracing, and the waits (each bounded by lossless_ms) end at
  * lossless_ms after the first one began, however often another thread takes
@@ -507,8 +529,10 @@ uint32_t corotracer__station_claim(void) {
   uint64_t deadline = 0;
   for (;;) {
     int q = ct_queue_pop(p->station_q, n, n, &i);
-    if (q > 0)
+    if (q > 0) {
+      ct_station_prefetch(p->station_q, n);
       return i;
+    }
     if (q < 0) {
       corotracer__corrupt("a broken free-station queue");
       return n;
