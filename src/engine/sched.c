@@ -1,5 +1,5 @@
 /* sched.c - let the harvest loop run as soon as it wakes: a real-time
- * priority when the system grants one. */
+ * priority when the system grants one, else a short time slice. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
