@@ -62,8 +62,8 @@ static int ct_queue_pop(struct ctp_queue *q, uint32_t cap, uint32_t limit, uint3
       *out = i;
       for (unsigned k = 0; next && k < 2; k++) {
         e = e + 1 == cap ? 0 : e + 1; /* no second division on the create path */
-        next[k] = h + 1 + k < t ? atomic_load_explicit(&q->ent[e], memory_order_relaxed)
-                                : CT_QUEUE_NONE;
+        next[k] =
+            h + 1 + k < t ? atomic_load_explicit(&q->ent[e], memory_order_relaxed) : CT_QUEUE_NONE;
       }
       return 1;
     }

@@ -67,8 +67,7 @@ void ct_opts_usage(FILE *f) {
           CT_STATIONS_DEFAULT, CTP_STATIONS_MAX, CT_RINGS_DEFAULT, CTP_RINGS_MAX,
           CT_RING_KIB_DEFAULT, CT_FLIGHT_LOSSLESS_RING_KIB, CTP_RING_BYTES_MAX / 1024u,
           CT_CAPTURE_MIB_DEFAULT, CT_FLIGHT_CAPTURE_MIB, CT_FLIGHT_LOSSLESS_CAPTURE_MIB,
-          CT_FLIGHT_DISK_WINDOWS, CT_STUCK_MS, CT_RUNNABLE_MS,
-          CT_BLOCKER_MS);
+          CT_FLIGHT_DISK_WINDOWS, CT_STUCK_MS, CT_RUNNABLE_MS, CT_BLOCKER_MS);
 }
 
 /* Word the error "opt: what" into why; return -EINVAL. */
@@ -382,7 +381,7 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
   if (o->quiet && o->status)
     return bad(why, whylen, "--status", "cannot be combined with --quiet");
   if (!o->capture_mib)
-    o->capture_mib = !o->flight   ? CT_CAPTURE_MIB_DEFAULT
+    o->capture_mib = !o->flight    ? CT_CAPTURE_MIB_DEFAULT
                      : o->lossless ? CT_FLIGHT_LOSSLESS_CAPTURE_MIB
                                    : CT_FLIGHT_CAPTURE_MIB;
   if (!o->ring_kib)
