@@ -62,3 +62,11 @@ $(O)/tests/test-user-site: $(O)/obj/tests/test-user-site.o
 	$(call link,$(CXX))
 PROGS += $(O)/tests/test-user-site
 TESTS += $(O)/tests/test-user-site
+
+# `corotracer run`'s defaults per mode (src/run/opts.c); it links what the parser
+# calls (the flight watch's and the live view's parsers), so the CLI's objects,
+# here where CLI_SRCS is complete.
+$(O)/tests/test-run-opts: $(O)/obj/tests/test-run-opts.o \
+                          $(patsubst %.c,$(O)/obj/%.o,$(filter-out src/cli/main.c,$(CLI_SRCS))) $(LIBA)
+	$(call link,,$(PKG_LIBS))
+TESTS += $(O)/tests/test-run-opts

@@ -32,6 +32,33 @@ wait $eng
 sched=$("$CTJL" -t end sched < "$d/trace")
 echo "engine: $threads threads, $rt real-time (the loop's sched: $sched)"
 
+# --no-realtime (as without CAP_SYS_NICE): the loop, the engine's main thread,
+# asks for a 0.1 ms EEVDF slice so its wake-ups preempt (issue #32); the
+# formatter and the program keep the default. The kernel shows a task's slice
+# in /proc/PID/task/TID/sched (se.slice, ns) where it has one (>= 6.12).
+d=$T/nort
+mkdir "$d"
+"$COROTRACER" run --quiet --no-realtime -o "$d/trace" -- "$TARGET" hold 5 "$d" > "$d/out" 2>&1 &
+eng=$!
+bg_add $eng
+wait_file "$d/ready" 20 $eng
+tpid=$(ready_val "$d" pid)
+slice() { awk '$1 == "se.slice" { print $3 }' "$1" 2>/dev/null; }
+loop=$(slice /proc/$eng/task/$eng/sched)
+if [ -n "$loop" ]; then
+  [ "$loop" = 100000 ] || fail "--no-realtime: the loop's slice is $loop ns, want 100000"
+  for f in /proc/$eng/task/*/sched /proc/$tpid/task/*/sched; do
+    case $f in /proc/$eng/task/$eng/sched) continue ;; esac
+    v=$(slice "$f")
+    [ "$v" != 100000 ] || fail "--no-realtime: $f has the loop's short slice"
+  done
+  echo "--no-realtime: the loop's slice 100000 ns, the others' $(slice /proc/$tpid/sched)"
+else
+  echo "--no-realtime: no se.slice in /proc (kernel), slice not checked"
+fi
+kill -TERM "$tpid"
+wait $eng
+
 command -v taskset > /dev/null || skip "no taskset"
 ev=1000000
 [ -z "$CT_SAN" ] || ev=200000

@@ -142,6 +142,7 @@ static int body_records(void) {
   ASSERT_UINT64_EQ(st->probe_id, (UINT64_C(1) << 63) | (UINT64_C(1) << 21) | 1);
   ASSERT_STR_EQ(st->label, "first");
   ASSERT_EQ(st->is_dead, 1);
+  ASSERT_UINT64_EQ(st->birth_ts, 0); /* v2: the create record's stamp is the birth */
   ASSERT_UINT64_EQ(st->pid, (uint64_t)getpid());
   ASSERT_UINT64_EQ(st->create_site, 0x1111);
   ASSERT_UINT64_EQ(atomic_load(&st->ev_claimed), 0);
@@ -525,11 +526,13 @@ static int body_reuse(void) {
   /* the engine harvested a's destroy and the next pass: it frees station 0 */
   struct ctp_queue *q = ctp_queue_at(base, H->station_q_off);
   ct_v2_push(q, H->max_stations, 0);
+  station(0)->birth_ts = 1234; /* what a v1 incarnation or a scribble left */
   corotracer_co *c = corotracer_create(0, NULL, SITE(0x4444));
   ASSERT_PTR_EQ(c, a);
   struct ctp_station *st = station(0);
   ASSERT_UINT64_EQ(st->gen, 2);
   ASSERT_EQ(st->is_dead, 0);
+  ASSERT_UINT64_EQ(st->birth_ts, 0); /* no birth of another incarnation */
   ASSERT_UINT64_EQ(st->probe_id, (UINT64_C(1) << 63) | (UINT64_C(2) << 21) | 1);
   ASSERT_UINT64_EQ(atomic_load(&st->ext_flags), CTP_STF_EXT | CTP_STF_RINGS); /* no label now */
   ASSERT_UINT64_EQ(st->create_site, 0x4444);

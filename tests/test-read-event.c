@@ -206,11 +206,11 @@ static struct seen model_view(const struct ct_model *m, uint64_t id, uint32_t wa
     return (struct seen){CT_EV_WAKE, NA, 0, 0};
   switch (c->state) {
   case CT_SP_CREATED:
-    return (struct seen){CT_EV_CREATE, m->sites[c->create_site], 0, 0};
+    return (struct seen){CT_EV_CREATE, m->sites[c->create_site].site, 0, 0};
   case CT_SP_RUNNING:
     return (struct seen){CT_EV_RESUME, NA, 0, 0};
   case CT_SP_SUSPENDED:
-    return (struct seen){CT_EV_SUSPEND, m->sites[c->site], c->wait, c->obj};
+    return (struct seen){CT_EV_SUSPEND, m->sites[c->site].site, c->wait, c->obj};
   }
   FAIL("coroutine %" PRIu64 ": model state %u after an event", id, c->state);
   return (struct seen){0, 0, 0, 0};

@@ -369,6 +369,7 @@ function tipText(p) {
     const lab = labelOf(i);
     lines.push('coroutine ' + a.co_id[i] + (lab ? '  "' + lab + '"' : '') + '  · ' + coState(i) + ' at the end');
     if (a.co_create_site[i] !== NONE) lines.push('created at ' + siteOf(a.co_create_site[i]));
+    if (a.co_destroy_site[i] !== NONE) lines.push('destroyed at ' + siteOf(a.co_destroy_site[i]));
   }
   if (k >= 0) {
     const f = a.sp_flags[k], s = D.spState(f), w = D.spWait(f);

@@ -96,11 +96,9 @@ void ct_add_evidence(struct ct_finding *f, const char *fmt, ...) {
 }
 
 /* rs->sym from sym: the symbolizer's text, valid while it lives. destroyer:
- * rs is a destroy's site (ct_symbolize_destroyer). */
+ * rs is a destroy's site (ct_symbolize_event_site). */
 static void symbolize_with(ct_symbolizer *sym, struct ct_rsite *rs, int destroyer) {
-  int rc = destroyer ? ct_symbolize_destroyer(sym, rs->pid, rs->site, &rs->sym)
-                     : ct_symbolize(sym, rs->pid, rs->site, 1, &rs->sym);
-  if (rc == 0 && rs->sym.module)
+  if (ct_symbolize_event_site(sym, rs->pid, rs->site, destroyer, &rs->sym) == 0 && rs->sym.module)
     rs->symbolized = 1;
 }
 
@@ -115,8 +113,8 @@ void ct_symbolize_destroy_site(const struct ct_state *st, struct ct_rsite *rs) {
 }
 
 /* model.h: through the symbolizer of the state r was built from. */
-void ct_report_symbolize(const struct ct_report *r, struct ct_rsite *rs) {
-  symbolize_with(r->sym, rs, 0);
+void ct_report_symbolize(const struct ct_report *r, struct ct_rsite *rs, int destroy) {
+  symbolize_with(r->sym, rs, destroy);
 }
 
 /* findings.h: percentiles within the histogram's precision, max exact. */

@@ -35,7 +35,7 @@ void ct_add_evidence(struct ct_finding *f, const char *fmt, ...)
 /* Fills rs->sym from rs->site and rs->pid (rs->symbolized when it worked). */
 void ct_symbolize_site(const struct ct_state *st, struct ct_rsite *rs);
 /* The same for a destroy's site: inlined destructors skipped too, so the
- * line that destroyed the coroutine (ct_symbolize_destroyer). */
+ * line that destroyed the coroutine (ct_symbolize_event_site). */
 void ct_symbolize_destroy_site(const struct ct_state *st, struct ct_rsite *rs);
 /* The global or static object holding data address addr of process pid, as
  * "name[+0xoff] (file.c:line)" into buf; 1 when named, 0 (buf untouched)

@@ -262,8 +262,9 @@ void ct_report_free(struct ct_report *r);
 extern const char *const ct_viol_kinds[CT_V_KINDS_];
 
 /* Fills rs->sym from rs->site and rs->pid with r's symbolizer (rs->symbolized
- * when it worked): the export's sites named as the report's. */
-void ct_report_symbolize(const struct ct_report *r, struct ct_rsite *rs);
+ * when it worked): the export's sites named as the report's, a destroy's site
+ * (destroy non-zero) as its findings name the destroyer. */
+void ct_report_symbolize(const struct ct_report *r, struct ct_rsite *rs, int destroy);
 
 /* Highest severity among the findings, or -1 with none. */
 int ct_report_max_severity(const struct ct_report *r);

@@ -22,7 +22,13 @@
 #define CT_RINGS_DEFAULT 64u       /* --rings: writer threads with a ring at once */
 #define CT_RING_KIB_DEFAULT 1024u  /* --ring-kib: 32768 records of 32 bytes per ring */
 #define CT_CAPTURE_MIB_DEFAULT 64u /* --capture-mib: captured records in memory, then a file */
-#define CT_FLIGHT_CAPTURE_MIB 16u  /* the same under --flight (no file: the engine's bound) */
+/* --capture-mib under --flight: no spill file, so the engine's bound, faulted
+ * in at the start (docs/FLIGHT.md "Memory"). Past it the harvest waits for the
+ * formatter while the writer's ring fills: with 16, a lagged back-to-back burst
+ * lost a tenth of its events in some rounds (issue #32). --lossless keeps 16:
+ * its writer waits instead of losing, and its RSS bound holds (#21). */
+#define CT_FLIGHT_CAPTURE_MIB 32u
+#define CT_FLIGHT_LOSSLESS_CAPTURE_MIB 16u
 /* --ring-kib under --flight --lossless: the writer waits rather than loses, so
  * a ring's size buys it nothing, while the spares a lossless burst fills (3/4
  * of the rings) count in the engine's RSS, within its bound (docs/FLIGHT.md

@@ -5,9 +5,13 @@
 #include <pthread.h>
 #include <stdint.h>
 
-/* Request a time slice of slice_ns for the calling thread (best effort, see
- * sched.c): its wake-ups then preempt a busy CPU's current task. Call it after
- * the target is forked (children would inherit it). Returns 0 or -errno. */
+/* The harvest loop's slice when it runs SCHED_OTHER: the shortest the kernel
+ * grants (0.1 ms). */
+#define CT_SCHED_LOOP_SLICE_NS 100000u
+
+/* Request a time slice of slice_ns for the calling thread, SCHED_OTHER at its
+ * own nice (best effort, see sched.c): its wake-ups then preempt a busy CPU's
+ * current task. Call it after the target is forked. Returns 0 or -errno. */
 int ct_sched_short_slice(uint64_t slice_ns);
 
 /* Give the calling thread SCHED_FIFO priority 1 (reset on fork: nothing it

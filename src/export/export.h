@@ -32,6 +32,7 @@ struct cx_coro {
 struct cx_site {
   struct ct_rsite rs; /* site, pid, sym; count = events at the site */
   uint64_t suspensions;
+  uint64_t destroys; /* uses by destroys: when all are, named as the report names a destroyer */
 };
 
 /* One run of the trace: from its meta line (or the file's start) to the next

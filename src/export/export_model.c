@@ -99,9 +99,9 @@ static int label_put(struct cx_run *r, struct cx_coro *c, const struct ct_str *s
   return b->n > UINT32_MAX - 1 ? -EFBIG : 0;
 }
 
-/* Adds (pid, site) to the run's site table, counting one use (symbolized at the run's end,
- * when its modules are all known). */
-static int site_use(struct cx_run *r, uint32_t pid, uint64_t site, int suspension) {
+/* Adds (pid, site) to the run's site table, counting one use by an event of kind (symbolized
+ * at the run's end, when its modules are all known). */
+static int site_use(struct cx_run *r, uint32_t pid, uint64_t site, enum ct_ev_kind kind) {
   int fresh;
   struct cx_site *s = ct_map_put(&r->sites, site, pid, &fresh);
   if (!s)
@@ -111,7 +111,8 @@ static int site_use(struct cx_run *r, uint32_t pid, uint64_t site, int suspensio
     s->rs.pid = pid;
   }
   s->rs.count++;
-  s->suspensions += (uint64_t)suspension;
+  s->suspensions += kind == CT_EV_SUSPEND;
+  s->destroys += kind == CT_EV_DESTROY;
   return 0;
 }
 
@@ -170,7 +171,7 @@ static int summarize(struct cx_run *r, const struct ct_event *e) {
   if (!e->has_site)
     return 0;
   c->last_site = e->site;
-  return site_use(r, c->pid, e->site, e->kind == CT_EV_SUSPEND);
+  return site_use(r, c->pid, e->site, e->kind);
 }
 
 /* A new run, current from now on. */
@@ -209,8 +210,10 @@ static int run_finish(struct loader *ld, struct cx_run *r) {
       return -ENOMEM;
   }
   int rc = ct_report_build(r->st, m->path, m->bytes, m->th.stuck_ns, 0, &r->rep);
-  for (size_t i = 0; !rc && i < r->sites.n; i++) /* named as the report names its own */
-    ct_report_symbolize(&r->rep, &((struct cx_site *)ct_map_at(&r->sites, i))->rs);
+  for (size_t i = 0; !rc && i < r->sites.n; i++) { /* named as the report names its own */
+    struct cx_site *s = ct_map_at(&r->sites, i);
+    ct_report_symbolize(&r->rep, &s->rs, s->destroys == s->rs.count);
+  }
   return rc;
 }
 

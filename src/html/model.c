@@ -87,7 +87,6 @@ void ct_model_free(struct ct_model *m) {
   ct_lod_free(&m->lod);
   free(m->th_sum);
   free(m->sites);
-  free(m->site_pids);
   free(m->tids);
   memset(m, 0, sizeof *m);
 }
@@ -124,7 +123,7 @@ static int new_row(struct ct_model *m, uint64_t id, uint32_t *ix) {
   struct ct_mcoro *c = &m->coros[m->ncoros++];
   memset(c, 0, sizeof *c);
   c->id = id;
-  c->site = c->create_site = c->waker = NONE;
+  c->site = c->create_site = c->destroy_site = c->waker = NONE;
   c->state = 0xff; /* not seen yet */
   c->pid = (uint32_t)m->target_pid;
   m->last_ix = m->recent[(id * 0x9e3779b97f4a7c15ull) >> (64 - CT_RECENT_BITS)] = *ix;
@@ -181,29 +180,26 @@ static uint32_t intern(struct ct_map *map, uint64_t a, uint64_t b, void **arr, s
 /* site_index's work for a site other than the last one. */
 static __attribute__((noinline)) uint32_t site_lookup(struct ct_model *m, uint64_t site,
                                                       uint32_t pid) {
-  size_t cap = m->capsites;
+  struct ct_msite row = {site, pid, 0};
   uint32_t i = intern(&m->sitemap, site, pid, (void **)&m->sites, &m->nsites, &m->capsites,
-                      sizeof *m->sites, &site);
+                      sizeof *m->sites, &row);
   if (i == NONE)
     return NONE;
-  if (m->capsites != cap) {
-    uint32_t *np = realloc(m->site_pids, m->capsites * sizeof *np);
-    if (!np)
-      return NONE;
-    m->site_pids = np;
-  }
-  m->site_pids[i] = pid;
   m->last_site = site;
   m->last_site_pid = pid;
   m->last_site_ix1 = i + 1;
   return i;
 }
 
-/* The index of (site, pid) in the site table, added when new (NONE: no memory). */
-static inline uint32_t site_index(struct ct_model *m, uint64_t site, uint32_t pid) {
-  if (m->last_site_ix1 && m->last_site == site && m->last_site_pid == pid)
-    return m->last_site_ix1 - 1;
-  return site_lookup(m, site, pid);
+/* The index of (site, pid) in the site table, added when new (NONE: no
+ * memory), noting use (CT_SITE_*): the kind of event that named it. */
+static inline uint32_t site_index(struct ct_model *m, uint64_t site, uint32_t pid, uint8_t use) {
+  uint32_t i = m->last_site_ix1 && m->last_site == site && m->last_site_pid == pid
+                   ? m->last_site_ix1 - 1
+                   : site_lookup(m, site, pid);
+  if (i != NONE)
+    m->sites[i].uses |= use;
+  return i;
 }
 
 static uint32_t tid_index(struct ct_model *m, uint64_t tid) {
@@ -458,14 +454,14 @@ static int on_event(struct ct_model *m, const struct ct_event *ev) {
   int rc = 0;
   switch (kind) {
   case CT_EV_CREATE:
-    c->create_site = site_index(m, site, c->pid);
+    c->create_site = site_index(m, site, c->pid, CT_SITE_OTHER);
     c->waker = NONE;
     rc = move(m, c, CT_SP_CREATED, ev->ts, b);
     break;
   case CT_EV_SUSPEND:
     rc = move(m, c, CT_SP_SUSPENDED, ev->ts, b);
     c->suspends++;
-    c->site = site_index(m, site, c->pid);
+    c->site = site_index(m, site, c->pid, CT_SITE_OTHER);
     c->wait = ev->wait;
     c->obj = ev->obj;
     break;
@@ -508,6 +504,8 @@ static int on_event(struct ct_model *m, const struct ct_event *ev) {
     break;
   }
   case CT_EV_DESTROY:
+    if (site) /* the page names who destroyed it (the report's destroyer) */
+      c->destroy_site = site_index(m, site, c->pid, CT_SITE_DESTROY);
     rc = move(m, c, 0xff, ev->ts, b);
     c->destroyed = 1;
     c->alive = 0;
@@ -654,7 +652,7 @@ int ct_model_line(struct ct_model *m, enum ct_line_err err, const struct ct_line
     if (rc.label)
       c->label = label_index(m, rc.label);
     if (rc.has_create_site) {
-      uint32_t s = site_index(m, rc.create_site, c->pid);
+      uint32_t s = site_index(m, rc.create_site, c->pid, CT_SITE_OTHER);
       if (s == NONE)
         return -ENOMEM;
       if ((c = coro(m, l->probe_id, 0)))

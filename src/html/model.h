@@ -47,12 +47,23 @@ struct ct_wake {
 /* One coroutine: its current state and its row in the page's table. */
 struct ct_mcoro {
   uint64_t id, since, obj, first_ts, last_ts, state_ts;
-  uint32_t label, tid, site, create_site, pid, waker;
+  uint32_t label, tid, site, create_site, destroy_site, pid, waker;
   uint32_t runs, suspends, wakes, lost;
   uint32_t nsp;      /* its spans kept */
   uint32_t sum_last; /* its lane's newest summary entry (index + 1, 0: none) */
   uint64_t next_ev;
   uint8_t state, wait, alive, destroyed, keep;
+};
+
+/* Which events named a site: one that only destroys named is named as the
+ * report names a destroyer (ct_symbolize_event_site). */
+enum { CT_SITE_DESTROY = 1, CT_SITE_OTHER = 2 };
+
+/* A row of the site table: uses, CT_SITE_* of the events that named it. */
+struct ct_msite {
+  uint64_t site;
+  uint32_t pid;
+  uint8_t uses;
 };
 
 /* Counters over time: per bucket, changes of the levels and counts of events. */
@@ -100,8 +111,7 @@ struct ct_model {
   struct ct_wake *wakes;
   size_t nwakes, capwakes;
   struct ct_map sitemap; /* (site, pid) -> uint32 index */
-  uint64_t *sites;
-  uint32_t *site_pids;
+  struct ct_msite *sites;
   size_t nsites, capsites;
   struct ct_map tidmap; /* tid -> uint32 index */
   uint32_t *tids;
@@ -197,8 +207,8 @@ void ct_model_counts(const struct ct_model *m, uint64_t now, uint64_t stuck_ns,
 
 /* What the page's blob carries beside the model: findings_json, the
  * report's findings JSON (docs/FINDINGS.md), embedded as is; sym, the
- * analysis' symbolizer, which names every site of the tables (create sites
- * too, which the report's sites do not list), or NULL; source, the trace's
+ * analysis' symbolizer, which names every site of the tables (create and
+ * destroy sites too, which the report's sites do not list), or NULL; source, the trace's
  * name; now_ts, see ct_model_end; live, the page is fed by a live run. */
 struct ct_model_page {
   const char *findings_json;

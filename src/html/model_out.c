@@ -136,11 +136,13 @@ static uint32_t *thread_order(const struct out *o, size_t ns, size_t *n) {
 }
 
 /* A site's symbol, when sym knows its module: ,"function","file",line (null
- * for what the debug info lacks). Sites are return addresses, as in the
- * report (analysis/findings.c, ct_symbolize_site). */
-static void site_sym(struct ct_buf *h, ct_symbolizer *sym, uint64_t site, uint32_t pid) {
+ * for what the debug info lacks). Named as the report names it: a return
+ * address, or a destroyer for a site only destroys named (uses: CT_SITE_*). */
+static void site_sym(struct ct_buf *h, ct_symbolizer *sym, const struct ct_msite *site) {
   struct ct_sym s;
-  if (!sym || ct_symbolize(sym, pid, site, 1, &s) || !s.module)
+  if (!sym ||
+      ct_symbolize_event_site(sym, site->pid, site->site, site->uses == CT_SITE_DESTROY, &s) ||
+      !s.module)
     return;
   const char *strs[2] = {s.function, s.file};
   for (int k = 0; k < 2; k++) {
@@ -177,9 +179,9 @@ static void header(struct ct_buf *h, const struct ct_model *m, const struct out 
     ct_buf_printf(h, "%s%" PRIu32, i ? "," : "", m->tids[i]);
   ct_buf_puts(h, "],\"sites\":[");
   for (size_t i = 0; i < m->nsites; i++) {
-    ct_buf_printf(h, "%s[\"0x%016" PRIx64 "\",%" PRIu32, i ? "," : "", m->sites[i],
-                  m->site_pids[i]);
-    site_sym(h, pg->sym, m->sites[i], m->site_pids[i]);
+    const struct ct_msite *s = &m->sites[i];
+    ct_buf_printf(h, "%s[\"0x%016" PRIx64 "\",%" PRIu32, i ? "," : "", s->site, s->pid);
+    site_sym(h, pg->sym, s);
     ct_buf_puts(h, "]");
   }
   /* The layout of sp_flags and the names of the wait kinds (enum ctp_wait)
@@ -337,6 +339,7 @@ static void emit_coros(struct out *o, const struct ct_model *m) {
   EMIT(o, "co_obj", "f64", double, nc, (double)co[i].obj);
   EMIT(o, "co_site", "u32", uint32_t, nc, co[i].site);
   EMIT(o, "co_create_site", "u32", uint32_t, nc, co[i].create_site);
+  EMIT(o, "co_destroy_site", "u32", uint32_t, nc, co[i].destroy_site);
   EMIT(o, "co_first", "f64", double, nc, rel(co[i].first_ts, start));
   EMIT(o, "co_last", "f64", double, nc, rel(co[i].last_ts, start));
   EMIT(o, "co_since", "f64", double, nc, rel(co[i].state_ts, start));

@@ -215,8 +215,13 @@ corotracer_co *corotracer_create(uint64_t id, const char *label, const void *sit
      * store of is_dead; the hand-over came through the engine's queue (another
      * process, which no in-process checker sees). Acquiring it orders our
      * writes (the label's plain ones) after the last owner's, for
-     * ThreadSanitizer too, as ct_ring_claim does for rings. */
-    (void)__atomic_load_n(&st->is_dead, __ATOMIC_ACQUIRE);
+     * ThreadSanitizer too, as ct_ring_claim does for rings. An exchange
+     * rather than a load: the line, last written on the destroyer's core,
+     * comes for writing in one transfer instead of a shared read and then an
+     * upgrade at our first store. No v2 reader looks at is_dead (the
+     * engine's are v1's), so clearing it here, before the identity fields,
+     * tells nobody anything early. */
+    (void)__atomic_exchange_n(&st->is_dead, 0, __ATOMIC_ACQUIRE);
     gen = __atomic_load_n(&st->gen, __ATOMIC_RELAXED) + 1;
     gen += gen == 0; /* 0 means "v1": skipped when 2^32 incarnations wrap */
     flags |= CTP_STF_RINGS;
@@ -227,13 +232,17 @@ corotracer_co *corotracer_create(uint64_t id, const char *label, const void *sit
   /* The engine may scan the station as soon as the cursor moved: atomic
    * stores keep its early reads defined; it trusts them after ext_flags. */
   __atomic_store_n(&st->probe_id, pid, __ATOMIC_RELAXED);
-  uint64_t now = ct_mono_ns(); /* v1: birth and the create event, one clock read */
+  /* v1: birth and the create event, one clock read. v2: the create record's
+   * stamp is the birth and no v2 reader looks at birth_ts; 0 (unknown)
+   * rather than a clock read, and rather than the last incarnation's. */
+  uint64_t now = rings ? 0 : ct_mono_ns();
   __atomic_store_n(&st->birth_ts, now, __ATOMIC_RELAXED);
   __atomic_store_n(&st->create_site, where, __ATOMIC_RELAXED);
   __atomic_store_n(&st->parent_id, parent, __ATOMIC_RELAXED);
   __atomic_store_n(&st->pid, corotracer__probe.pid, __ATOMIC_RELAXED);
   __atomic_store_n(&st->gen, gen, __ATOMIC_RELAXED);
-  __atomic_store_n(&st->is_dead, 0, __ATOMIC_RELAXED);
+  if (!rings)
+    __atomic_store_n(&st->is_dead, 0, __ATOMIC_RELAXED);
   if (label) {
     size_t len = strnlen(label, CTP_LABEL_MAX - 1);
     memcpy(st->label, label, len);

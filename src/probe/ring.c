@@ -21,14 +21,24 @@ static _Atomic uint64_t ct_ring_lost0[CTP_RINGS_MAX];
  * failure is another consumer's success, so a real queue never needs many;
  * only a head that keeps changing under us (a scribbler) would. */
 #define CT_POP_TRIES 1024
+/* ct_queue_pop's "no next entry". */
+#define CT_QUEUE_NONE UINT32_MAX
 
 /* Take one index from a free-index queue whose entries must be < limit
  * (docs/PROTOCOL.md "Queues"): the engine is the one producer, probes race on
  * head with a CAS. Returns 1 with *out set, 0 when the queue is empty, -1
  * when it holds what no engine writes (a tail behind head or more than cap
- * ahead, an entry out of range): the caller stops tracing. */
-static int ct_queue_pop(struct ctp_queue *q, uint32_t cap, uint32_t limit, uint32_t *out) {
-  uint64_t h = atomic_load_explicit(&q->head, memory_order_acquire);
+ * ahead, an entry out of range): the caller stops tracing. With next, also
+ * the two entries after ours, as hints (CT_QUEUE_NONE past the tail seen;
+ * unchecked: another consumer may take them, a scribble may be anything). */
+static int ct_queue_pop(struct ctp_queue *q, uint32_t cap, uint32_t limit, uint32_t *out,
+                        uint32_t next[2]) {
+  /* head read with an RMW that changes nothing: the line, last CASed by
+   * another thread's pop (a server creating on every core), comes for
+   * writing in one transfer, and the CAS below then finds it here instead
+   * of paying a second transfer to upgrade a shared copy. Acquire, as a
+   * load would be. */
+  uint64_t h = atomic_fetch_add_explicit(&q->head, 0, memory_order_acquire);
   for (int tries = 0; tries < CT_POP_TRIES; tries++) {
     uint64_t t = atomic_load_explicit(&q->tail, memory_order_acquire);
     if (t == h)
@@ -43,12 +53,18 @@ static int ct_queue_pop(struct ctp_queue *q, uint32_t cap, uint32_t limit, uint3
       h = h2;
       continue;
     }
-    uint32_t i = atomic_load_explicit(&q->ent[h % cap], memory_order_relaxed);
+    uint64_t e = h % cap;
+    uint32_t i = atomic_load_explicit(&q->ent[e], memory_order_relaxed);
     if (atomic_compare_exchange_weak_explicit(&q->head, &h, h + 1, memory_order_acq_rel,
                                               memory_order_acquire)) {
       if (i >= limit)
         return -1;
       *out = i;
+      for (unsigned k = 0; next && k < 2; k++) {
+        e = e + 1 == cap ? 0 : e + 1; /* no second division on the create path */
+        next[k] =
+            h + 1 + k < t ? atomic_load_explicit(&q->ent[e], memory_order_relaxed) : CT_QUEUE_NONE;
+      }
       return 1;
     }
   }
@@ -77,7 +93,7 @@ static int ct_ring_claim(struct ct_thread *t) {
   struct ct_probe *p = &corotracer__probe;
   struct ctp_header *h = p->hdr;
   uint32_t r;
-  int q = ct_queue_pop(p->ring_q, p->ring_count, p->ring_count, &r);
+  int q = ct_queue_pop(p->ring_q, p->ring_count, p->ring_count, &r, NULL);
   if (q < 0) {
     corotracer__corrupt("a broken free-ring queue");
     return 0;
@@ -603,9 +619,20 @@ uint32_t corotracer__station_claim(void) {
   uint32_t i;
   uint64_t deadline = 0;
   for (;;) {
-    int q = ct_queue_pop(p->station_q, n, n, &i);
-    if (q > 0)
+    uint32_t next[2];
+    int q = ct_queue_pop(p->station_q, n, n, &i, next);
+    if (q > 0) {
+      /* Start loading the stations the next two creates will pop (this
+       * thread's or another's: with creates on every core the next is often
+       * another's). The queue is FIFO, so a station comes back only after
+       * every other freed one did: on a server cycling thousands its line is
+       * in no cache by then, and create stalled on its first load; a
+       * request's work now hides it. An index out of range is not followed. */
+      for (unsigned k = 0; k < 2; k++)
+        if (next[k] < n)
+          __builtin_prefetch(ctp_station_at(p->hdr, next[k]), 1, 3);
       return i;
+    }
     if (q < 0) {
       corotracer__corrupt("a broken free-station queue");
       return n;

@@ -44,7 +44,8 @@ void ct_opts_usage(FILE *f) {
           "      --ring-kib K    size of one ring in KiB, a power of two (default %u, %u with\n"
           "                      --flight --lossless; 4..%u)\n"
           "      --capture-mib M  memory for records not yet written as lines (default %u);\n"
-          "                      beyond it they wait in a file next to the trace\n"
+          "                      beyond it they wait in a file next to the trace; under\n"
+          "                      --flight no file: %u, %u with --lossless (docs/FLIGHT.md)\n"
           "      --flight SIZE[K|M|G]  flight recorder: keep only the newest SIZE of trace in\n"
           "                      memory, write it to -o OUT (OUT.1, ...) on a trigger: SIGUSR1\n"
           "                      to the engine, the program killed by a fatal signal\n"
@@ -67,8 +68,8 @@ void ct_opts_usage(FILE *f) {
           "The exit status is the program's (128+N when killed by signal N); see docs/ENGINE.md.\n",
           CT_STATIONS_DEFAULT, CTP_STATIONS_MAX, CT_RINGS_DEFAULT, CTP_RINGS_MAX,
           CT_RING_KIB_DEFAULT, CT_FLIGHT_LOSSLESS_RING_KIB, CTP_RING_BYTES_MAX / 1024u,
-          CT_CAPTURE_MIB_DEFAULT, CT_FLIGHT_DISK_WINDOWS, CT_STUCK_MS, CT_RUNNABLE_MS,
-          CT_BLOCKER_MS);
+          CT_CAPTURE_MIB_DEFAULT, CT_FLIGHT_CAPTURE_MIB, CT_FLIGHT_LOSSLESS_CAPTURE_MIB,
+          CT_FLIGHT_DISK_WINDOWS, CT_STUCK_MS, CT_RUNNABLE_MS, CT_BLOCKER_MS);
 }
 
 /* Word the error "opt: what" into why; return -EINVAL. */
@@ -318,7 +319,7 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
   o->lossless_ms = CT_LOSSLESS_MS_DEFAULT;
   o->rings = CT_RINGS_DEFAULT;
   o->ring_kib = 0;    /* CT_RING_KIB_DEFAULT, or CT_FLIGHT_LOSSLESS_RING_KIB, unless given */
-  o->capture_mib = 0; /* CT_CAPTURE_MIB_DEFAULT, or CT_FLIGHT_CAPTURE_MIB, unless given */
+  o->capture_mib = 0; /* CT_CAPTURE_MIB_DEFAULT, or a CT_FLIGHT_*CAPTURE_MIB, unless given */
   o->th = CT_THRESHOLDS_DEFAULT; /* the report's: a dump is judged as a report is */
   struct ct_args it;
   const char *val;
@@ -385,7 +386,9 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
   if (o->quiet && o->status)
     return bad(why, whylen, "--status", "cannot be combined with --quiet");
   if (!o->capture_mib)
-    o->capture_mib = o->flight ? CT_FLIGHT_CAPTURE_MIB : CT_CAPTURE_MIB_DEFAULT;
+    o->capture_mib = !o->flight    ? CT_CAPTURE_MIB_DEFAULT
+                     : o->lossless ? CT_FLIGHT_LOSSLESS_CAPTURE_MIB
+                                   : CT_FLIGHT_CAPTURE_MIB;
   if (!o->ring_kib)
     o->ring_kib = o->flight && o->lossless ? CT_FLIGHT_LOSSLESS_RING_KIB : CT_RING_KIB_DEFAULT;
   /* Packs are the binary trace's, and not yet taken back by a writer in

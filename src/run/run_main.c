@@ -764,6 +764,10 @@ int ct_run_main(int argc, char **argv) {
   }
   if (e)
     fprintf(stderr, "corotracer: %s: %s\n", r.o.argv[0], strerror(-e));
+  /* Without SCHED_FIFO, a short slice: the loop's wake-ups still preempt
+   * the program (sched.c). After the fork, so the target keeps its own. */
+  if (!r.sched_rt)
+    (void)ct_sched_short_slice(CT_SCHED_LOOP_SLICE_NS);
   r.t.dump_sig = r.o.flight != 0;
   write_meta(&r);
   if (r.t.exited) {

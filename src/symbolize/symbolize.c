@@ -58,7 +58,7 @@ struct sym_map {
 
 /* What a cached lookup was: a code address (ct_symbolize's is_return_address
  * 0 or 1), a data address (ct_symbolize_data) or a destroy's return address
- * (ct_symbolize_destroyer). */
+ * (ct_symbolize_event_site). */
 enum { LOOKUP_PC, LOOKUP_RET, LOOKUP_DATA, LOOKUP_DESTROY };
 
 struct cache_ent {
@@ -463,7 +463,7 @@ static void call_site(Dwarf_Die *cudie, Dwarf_Die *inl, struct ct_sym *out) {
 /* File and line of a, and the name of the function the line is in when that
  * code was inlined (the symbol table names only the function it was inlined
  * into, which would pair one function's name with another's source line).
- * destroyer: inlined destructors are skipped too (ct_symbolize_destroyer). */
+ * destroyer: inlined destructors are skipped too (ct_symbolize_event_site). */
 static void dwarf_info(const ct_symbolizer *s, Dwfl_Module *mod, Dwarf_Addr a, int destroyer,
                        struct ct_sym *out) {
   Dwarf_Die cudie, *scopes = NULL;
@@ -748,8 +748,9 @@ int ct_symbolize(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_return_addr
   return cached(s, pid, pc, is_return_address ? LOOKUP_RET : LOOKUP_PC, out);
 }
 
-int ct_symbolize_destroyer(ct_symbolizer *s, uint32_t pid, uint64_t pc, struct ct_sym *out) {
-  return cached(s, pid, pc, LOOKUP_DESTROY, out);
+int ct_symbolize_event_site(ct_symbolizer *s, uint32_t pid, uint64_t site, int destroy,
+                            struct ct_sym *out) {
+  return cached(s, pid, site, destroy ? LOOKUP_DESTROY : LOOKUP_RET, out);
 }
 
 int ct_symbolize_data(ct_symbolizer *s, uint32_t pid, uint64_t addr, struct ct_sym *out) {

@@ -74,12 +74,14 @@ int ct_symbolizer_add_text(ct_symbolizer *s, uint64_t site, const char *file, in
 int ct_symbolize(ct_symbolizer *s, uint32_t pid, uint64_t pc, int is_return_address,
                  struct ct_sym *out);
 
-/* ct_symbolize of a destroy event's site (a return address), with inlined
- * destructors skipped as well: a coroutine's frame destroyed by a task's
- * destructor inlined into the owner's erase is named at the erase's line,
- * which is what destroyed it (include/corotracer.hpp records that frame's
- * return address). */
-int ct_symbolize_destroyer(ct_symbolizer *s, uint32_t pid, uint64_t pc, struct ct_sym *out);
+/* A trace event's site as every reader names it (the report, the dashboard,
+ * the exports): ct_symbolize of a return address; for a destroy event's site
+ * (destroy non-zero), inlined destructors are skipped as well: a coroutine's
+ * frame destroyed by a task's destructor inlined into the owner's erase is
+ * named at the erase's line, which is what destroyed it
+ * (include/corotracer.hpp records that frame's return address). */
+int ct_symbolize_event_site(ct_symbolizer *s, uint32_t pid, uint64_t site, int destroy,
+                            struct ct_sym *out);
 
 /* The global or static object of pid's modules that holds data address addr:
  * out->function is its name (demangled), out->file and out->line where DWARF

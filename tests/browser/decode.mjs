@@ -3,6 +3,8 @@
 // Usage: node decode.mjs page PAGE.html FINDINGS.json [EXPECT.json]
 //        node decode.mjs serve URL FINDINGS.json
 //        node decode.mjs rows PAGE.html   (the coroutine rows: "id label" a line)
+//        node decode.mjs destroyers PAGE.html   (each destroyed coroutine's destroy site
+//          as the page names it: "id address function file:line" a line)
 // EXPECT (optional): {"summarized": true|false, "kept_full": BASELINE_PAGE.html,
 //   "symbolized": true (every site the coroutine table shows has a function name),
 //   "starved": true (each starvation victim has its runnable span, its thread's holders rows)}
@@ -86,10 +88,18 @@ function lanes(d) { // probe_id -> spans as text
 }
 
 const [mode, where, findingsPath, expectPath] = process.argv.slice(2);
-const report = mode === 'rows' ? null : JSON.parse(readFileSync(findingsPath, 'utf8'));
+const report = mode === 'rows' || mode === 'destroyers' ? null : JSON.parse(readFileSync(findingsPath, 'utf8'));
 if (mode === 'rows') {
   const d = fromPage(where);
   for (let i = 0; i < d.a.co_id.length; i++) console.log(`${d.a.co_id[i]} ${d.labels[d.a.co_label[i]]}`);
+} else if (mode === 'destroyers') {
+  const d = fromPage(where), a = d.a;
+  if (!a.co_destroy_site) fail('no co_destroy_site array');
+  for (let i = 0; i < a.co_id.length; i++) {
+    if (a.co_destroy_site[i] === 0xffffffff) continue;
+    const [addr, , fn, file, line] = d.sites[a.co_destroy_site[i]];
+    console.log(`${a.co_id[i]} ${addr} ${fn} ${file}:${line}`);
+  }
 } else if (mode === 'page') {
   const d = fromPage(where);
   check(d, report);
