@@ -10,11 +10,11 @@
 # Shapes: rr, the seeds' (seedclaim T C W S: ../shared/bench/seedclaim.c, built against each
 # side's library); random, C coroutines a thread in random order (bench-coswitch -r).
 #
-# Usage: BASE=dir-of-a-base-checkout-with-its-build [O=build/default] sh bench/bench-pack.sh
+# Without BASE the base side is this build without --pack (the same probe and engine).
+# Usage: [BASE=dir-of-a-base-checkout-with-its-build] [O=build/default] sh bench/bench-pack.sh
 #        [-S rr|random] [-T threads] [-C n] [-W work] [-R rounds] [-s seconds]
 set -eu
 O=${O:-build/default}
-: "${BASE:?BASE=the base checkout (its build in BASE/$O)}"
 shape=rr threads=2 cos=100 work=500 rounds=5 secs=2
 while getopts S:T:C:W:R:s: opt; do
   case $opt in
@@ -24,10 +24,11 @@ while getopts S:T:C:W:R:s: opt; do
     W) work=$OPTARG ;;
     R) rounds=$OPTARG ;;
     s) secs=$OPTARG ;;
-    *) echo "usage: BASE=dir sh bench/bench-pack.sh [-S rr|random] [-T n] [-C n] [-W n] [-R n] [-s secs]" >&2; exit 2 ;;
+    *) echo "usage: [BASE=dir] sh bench/bench-pack.sh [-S rr|random] [-T n] [-C n] [-W n] [-R n] [-s secs]" >&2; exit 2 ;;
   esac
 done
 root=$(cd "$(dirname "$0")/.." && pwd)
+BASE=${BASE:-$root}
 seed=${SEEDCLAIM:-$root/../shared/bench/seedclaim.c}
 [ -f "$seed" ] || seed=/work/shared/bench/seedclaim.c
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-pack.XXXXXX")
