@@ -21,7 +21,7 @@ B=$O/bench
 QUICK="probe demo-switch rip writer format clock harvest report html seedclaim server backtoback serve"
 # Run by name only (not in all): 30 minutes.
 SOAK="soak-flight"
-LONG="coswitch stations cpp wake active idle demo demo-engine export html-serve html-live html-lod stall fiber asio ctrace flight setup onecpu ship server-ab"
+LONG="coswitch stations cpp wake active idle demo demo-engine export html-serve html-live html-lod stall fiber asio ctrace flight setup onecpu ship server-ab pack"
 # cmd NAME: the command line of the benchmark NAME (the quick ones with small
 # counts; the figures of docs/BENCHMARKS.md used the counts given there).
 cmd() {
@@ -63,6 +63,7 @@ cmd() {
     setup) echo "env O=$O RUNS=9 sh bench/bench-setup.sh" ;;
     onecpu) echo "env O=$O RUNS=5 sh bench/bench-onecpu.sh" ;;
     server-ab) echo "env O=$O RUNS=7 sh bench/bench-server-ab.sh" ;;
+    pack) echo "env O=$O sh bench/bench-pack.sh -R 5" ;;
     soak-flight) echo "env O=$O MINUTES=30 sh bench/soak-flight.sh" ;;
     ship) echo "env O=$O RUNS=9 sh bench/bench-ship.sh" ;;
     *) return 1 ;;

@@ -171,6 +171,7 @@ static int read_binary(struct reader *r, struct rbuf *b, struct ct_read_diag *d)
   ssize_t n = 1;
   if (!it)
     return -ENOMEM;
+  ct_ctr_init(it);
   while (b->len < sizeof(struct ctr_file_hdr) && (n = fill(b, b->cap)) > 0)
     ;
   if (n < 0) {
@@ -253,6 +254,7 @@ static int read_binary(struct reader *r, struct rbuf *b, struct ct_read_diag *d)
 out:
   if (d->why[0])
     d->offset = b->off + pos;
+  ct_ctr_fini(it);
   free(it);
   return rc;
 }

@@ -79,6 +79,7 @@ void ct_watch_free(struct ct_watch *w) {
   if (!w)
     return;
   ct_state_free(w->st);
+  ct_ctr_fini(&w->it);
   free(w);
 }
 

@@ -50,7 +50,10 @@ enum ctp_kind {
   CTP_KIND_MAX_ = 6,    /* events' kinds are below it */
   /* v2 ring records only (never a slot's kind, nor an event's): one
    * corotracer_switch, its three events in one record (struct ctp_swrec). */
-  CTP_KIND_SWITCH = 7
+  CTP_KIND_SWITCH = 7,
+  /* v2 ring records only, under CTP_MODE_PACK: a pack of hot switches
+   * (struct ctp_pack) and its continuation records (docs/ROUTE1.md). */
+  CTP_KIND_PACK = 8
 };
 
 /* ctp_slot.wait_kind: what obj means on a SUSPEND. */
@@ -76,6 +79,9 @@ enum ctp_wait {
  * moves tail past them with a CAS, and the engine moves tail with a CAS too
  * (docs/PROTOCOL.md "Overwrite mode"). */
 #define CTP_MODE_OVERWRITE 0x4u
+/* v2, binary trace only (never with OVERWRITE): a writer may encode a
+ * scheduler's hot switches into packs (struct ctp_pack, docs/ROUTE1.md). */
+#define CTP_MODE_PACK 0x8u
 
 /* ctp_header.ext_magic, written by our engine: "CTX1". */
 #define CTP_EXT_MAGIC 0x31585443u
@@ -204,6 +210,34 @@ struct ctp_swrec {
 #define CTP_SW_WAKE 0x80u      /* ctp_swrec.wait: `from` stays runnable, its wake follows */
 #define CTP_SW_OBJ_MAX 0xffffu /* largest obj a switch record holds */
 
+/* A pack (kind CTP_KIND_PACK, docs/ROUTE1.md): a run of one thread's hot
+ * switches, as 1 + nrec ring records published together. This header is the
+ * first; the nrec that follow hold nbytes of entries, each: u8 b (bits 0-2
+ * the wait, CTP_PK_*), varint ticks since the previous entry (0 for the
+ * first), varint `to` station, varint `from` station when CTP_PK_FROM (else
+ * the previous entry's `to`, the header's `from` for the first), varint obj
+ * when CTP_PK_OBJ. Every entry's suspend (and wake) is at site. A pack is
+ * self-contained: nothing in it refers to another. */
+struct ctp_pack {
+  uint64_t ts0;      /* 0x00 ticks of the first entry */
+  uint32_t from;     /* 0x08 station of the first entry's `from` */
+  uint16_t from_gen; /* 0x0C its gen's low 16 bits */
+  uint8_t kind;      /* 0x0E CTP_KIND_PACK */
+  uint8_t nrec;      /* 0x0F continuation records (< CTP_PACK_RECS) */
+  uint64_t site;     /* 0x10 every entry's suspension site */
+  uint32_t span;     /* 0x18 ticks from ts0 to the last entry */
+  uint8_t nbytes;    /* 0x1C entry bytes (<= 32 * nrec) */
+  uint8_t nent;      /* 0x1D entries (>= 1) */
+  uint8_t nwake;     /* 0x1E entries with a wake */
+  uint8_t zero;      /* 0x1F 0 */
+};
+#define CTP_PACK_RECS 8u                            /* records of a pack at most */
+#define CTP_PACK_BYTES ((CTP_PACK_RECS - 1u) * 32u) /* entry bytes at most: 224 */
+#define CTP_PK_WAIT 0x07u                           /* entry byte: enum ctp_wait */
+#define CTP_PK_WAKE 0x08u                           /* `from` stays runnable: its wake follows */
+#define CTP_PK_OBJ 0x10u                            /* a varint obj follows */
+#define CTP_PK_FROM 0x20u                           /* a varint `from` station follows */
+
 /* ctp_ring.state. */
 enum ctp_ring_state {
   CTP_RING_FREE = 0,  /* in the free-ring queue, or never owned */
@@ -307,6 +341,10 @@ struct ctp_site_rec {
 #define CTP_SWREC_LAYOUT(X, s) \
   X(s, ts, 0x00) X(s, from, 0x08) X(s, from_gen, 0x0C) X(s, kind, 0x0E) \
   X(s, wait, 0x0F) X(s, site, 0x10) X(s, to, 0x18) X(s, to_gen, 0x1C) X(s, obj, 0x1E)
+#define CTP_PACK_LAYOUT(X, s) \
+  X(s, ts0, 0x00) X(s, from, 0x08) X(s, from_gen, 0x0C) X(s, kind, 0x0E) X(s, nrec, 0x0F) \
+  X(s, site, 0x10) X(s, span, 0x18) X(s, nbytes, 0x1C) X(s, nent, 0x1D) X(s, nwake, 0x1E) \
+  X(s, zero, 0x1F)
 #define CTP_RING_LAYOUT(X, s) \
   X(s, head, 0x00) X(s, lost, 0x08) X(s, pid, 0x10) X(s, tid, 0x14) \
   X(s, state, 0x18) X(s, owner_gen, 0x1C) X(s, ev_extra, 0x20) X(s, pad_w, 0x28) X(s, tail, 0x40)
@@ -326,6 +364,9 @@ _Static_assert(sizeof(struct ctp_rec) == 32, "ctp_rec size");
 CTP_REC_LAYOUT(CTP_PIN, ctp_rec)
 _Static_assert(sizeof(struct ctp_swrec) == sizeof(struct ctp_rec), "ctp_swrec size");
 CTP_SWREC_LAYOUT(CTP_PIN, ctp_swrec)
+_Static_assert(sizeof(struct ctp_pack) == sizeof(struct ctp_rec), "ctp_pack size");
+CTP_PACK_LAYOUT(CTP_PIN, ctp_pack)
+_Static_assert(CTP_PACK_BYTES <= 255u, "ctp_pack.nbytes is a byte");
 _Static_assert(sizeof(struct ctp_ring) == CTP_RING_HDR, "ctp_ring size");
 CTP_RING_LAYOUT(CTP_PIN, ctp_ring)
 _Static_assert(sizeof(struct ctp_queue) == 128, "ctp_queue size");

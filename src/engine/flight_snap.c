@@ -47,6 +47,7 @@ void ct_fsnap_free(struct ct_fsnap *t) {
     return;
   free(t->tab);
   free(t->w.buf);
+  ct_ctr_fini(&t->it);
   free(t);
 }
 

@@ -88,6 +88,7 @@ struct ct_harvest {
   int progress;      /* last scan: some station's harvested_ev, or a ring's tail, moved */
   int lossless;      /* --lossless: publish harvested_ev, wake waiters */
   int overwrite;     /* v2 under --flight: writers take full rings' oldest records (rings.c) */
+  int pack;          /* v2 under --pack: rings hold packs (docs/ROUTE1.md) */
   uint64_t first_ts; /* last scan: oldest timestamp written (UINT64_MAX: none) */
   int v1_seen;       /* some v1 slot event was harvested (the nap stays v1's) */
   /* v2 (CTP_MODE_RINGS), from our own copies of the layout. */
@@ -109,6 +110,15 @@ struct ct_harvest {
     uint32_t n, tid;
   } runs[CT_RUNS_MAX];
   unsigned nruns;
+  /* The pass's packs (--pack, docs/ROUTE1.md), copied out of the blocks:
+   * each one's bytes (header and entries) at pkb + off. */
+  struct ct_pk {
+    uint64_t ts0;
+    uint32_t off, len, tid, events;
+  } * pks;
+  size_t npks, cappks;
+  uint8_t *pkb;
+  size_t npkb, cappkb;
   uint32_t *rel_now, *rel_prev; /* destroyed in this pass / the previous one */
   size_t nrel_now, nrel_prev, caprel_now, caprel_prev;
   uint32_t rings_owned; /* last scan: rings in state OWNED */

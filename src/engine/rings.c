@@ -54,6 +54,9 @@ int ct_rings_init(struct ct_harvest *h, size_t map_len) {
     return -EINVAL;
   h->rings = 1;
   h->overwrite = (hd->mode & (CTP_MODE_OVERWRITE | CTP_MODE_LOSSLESS)) == CTP_MODE_OVERWRITE;
+  h->pack = (hd->mode & CTP_MODE_PACK) && !h->overwrite;
+  if (h->pack && h->sink->enc)
+    ct_ctw_packs(h->sink->enc); /* before the run's first chunk */
   h->nrings = hd->ring_count;
   h->cap = hd->ring_bytes / (uint32_t)sizeof(struct ctp_rec);
   h->ring_size = rsize;
@@ -83,6 +86,10 @@ void ct_rings_free(struct ct_harvest *h) {
   free(h->merge);
   free(h->rel_now);
   free(h->rel_prev);
+  free(h->pks);
+  free(h->pkb);
+  h->pks = NULL;
+  h->pkb = NULL;
   h->rs = NULL;
   h->batch = h->merge = NULL;
   h->rel_now = h->rel_prev = NULL;
@@ -159,6 +166,27 @@ static inline void watch(struct ct_harvest *h, struct ct_ring_state *rs, uint32_
     ct_harvest_cover_site(h, pid, r->site, ct_clock_ns(h->clock, r->ts));
   h->destroys += r->kind == CTP_KIND_DESTROY;
   h->creates += r->kind == CTP_KIND_CREATE;
+}
+
+/* A pack's header at out[m] of the want records copied, all of them up
+ * to the ring's head when `all` (docs/ROUTE1.md): the continuation records
+ * to skip (only the header is looked at: the formatter checks the rest); -1
+ * when it waits for the next pass (its last entry not below limit); -2 when
+ * its records go on past this copy (the segment ends before it, the next
+ * one takes it: a segment has room for a whole pack). Its site is watched
+ * as a record's. A header whose records cannot be there (nrec out of range,
+ * or past the head) is skipped as one record (the formatter counts it bad). */
+static int pack_at(struct ct_harvest *h, struct ct_ring_state *rs, uint32_t pid,
+                   const struct ctp_rec *out, uint64_t m, uint64_t want, int all, uint64_t limit) {
+  const struct ctp_pack *pk = (const struct ctp_pack *)&out[m];
+  if (pk->nrec >= CTP_PACK_RECS)
+    return 0;
+  if (m + pk->nrec >= want)
+    return all ? 0 : -2;
+  if (pk->ts0 + pk->span >= limit)
+    return -1;
+  watch(h, rs, pid, &out[m]);
+  return pk->nrec;
 }
 
 /* CAS attempts on a ring's tail before it is called corrupt: the writer
@@ -277,13 +305,19 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
   int held = 0;          /* a record newer than this pass: the next one takes it, in order */
   while (c < head && !held) {
     size_t avail;
-    char *room = ct_sink_room(h->sink, sizeof(struct seg) + sizeof(struct ctp_rec), &avail);
+    /* Under --pack, room for a whole pack: a segment with less would end
+     * before the pack at its start, and every pass again (its records were
+     * never copied, and nothing counted them). */
+    char *room = ct_sink_room(
+        h->sink, sizeof(struct seg) + (h->pack ? CTP_PACK_RECS : 1u) * sizeof(struct ctp_rec),
+        &avail);
     if (!room)
       break; /* no memory: the records wait in the ring */
     struct seg *sg = (struct seg *)room;
     struct ctp_rec *out = (struct ctp_rec *)(sg + 1);
     uint64_t fit = (avail - sizeof(*sg)) / sizeof(*out), m = 0, prev = 0;
-    int down = 0; /* a ts below the one before it in this segment */
+    int down = 0;  /* a ts below the one before it in this segment */
+    int packs = 0; /* the segment holds packs */
     /* One memcpy per stretch up to the ring's wrap: the ring's lines come
      * from the writer's cache, and a bulk copy keeps more of them in
      * flight than a record at a time. Then each record, in our copy. */
@@ -310,6 +344,16 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
       c = e;
     }
     for (; m < want; m++) {
+      if (h->pack && out[m].kind == CTP_KIND_PACK) {
+        int p = pack_at(h, rs, pid, out, m, want, want == head - c, limit);
+        if (p < 0) {
+          held = p == -1;
+          break;
+        }
+        packs = 1;
+        m += (uint64_t)p;
+        continue;
+      }
       if (out[m].ts >= limit) {
         held = 1;
         break;
@@ -322,8 +366,13 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
     c += m;
     if (m == 0)
       break;
-    *sg = (struct seg){
-        .kind = SEG_RECS, .n = (uint32_t)m, .ring = r, .tid = tid, .pid = pid, .sorted = !down};
+    *sg = (struct seg){.kind = SEG_RECS,
+                       .n = (uint32_t)m,
+                       .ring = r,
+                       .tid = tid,
+                       .pid = pid,
+                       .sorted = !down && !packs,
+                       .packs = (uint32_t)packs};
     ct_sink_fill(h->sink, sizeof(*sg) + m * sizeof(*out));
     uint64_t ns = ct_clock_ns(h->clock, out[0].ts);
     if (ns < h->first_ts)

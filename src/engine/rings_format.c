@@ -630,11 +630,34 @@ static void merge_runs(struct ct_harvest *h) {
   h->nruns = 0;
 }
 
+/* A pass with packs: the batch's records merged by time, each pack written
+ * before the first record not older than its first entry (a ring's record
+ * after a pack is never older than the pack's last). In one chunk, as the
+ * decoder merges a pack with its own chunk's entries. */
+static void consume_packs(struct ct_harvest *h) {
+  sort_pass(h);
+  ct_rings_sort_packs(h);
+  ct_ctw_hold(h->sink->enc, 1);
+  const struct ct_rrec *b = h->batch;
+  size_t j = 0;
+  for (size_t k = 0; k < h->nbatch; k++) {
+    while (j < h->npks && h->pks[j].ts0 < b[k].r.ts)
+      ct_rings_write_pack(h, &h->pks[j++]);
+    emit(h, &b[k].r, b[k].tid);
+  }
+  while (j < h->npks)
+    ct_rings_write_pack(h, &h->pks[j++]);
+  ct_ctw_hold(h->sink->enc, 0);
+  h->nbatch = h->npks = h->npkb = 0;
+}
+
 /* The formatter's half: one pass's records, merged by time, attributed and
  * written; then the blocks they were in go back, and the stations destroyed
  * in the pass before are released. */
 static void consume_pass(struct ct_harvest *h) {
-  if (h->nbatch) {
+  if (h->npks) {
+    consume_packs(h);
+  } else if (h->nbatch) {
     sort_pass(h);
     const struct ct_rrec *b = h->batch;
     for (size_t k = 0, n = h->nbatch; k < n;) {
@@ -657,9 +680,8 @@ static void consume_pass(struct ct_harvest *h) {
   release(h);
 }
 
-/* n records of a ring's segment onto the batch (ENOMEM: counted, never
- * silent). */
-static void to_batch(struct ct_harvest *h, const struct ctp_rec *recs, size_t n, uint32_t tid) {
+/* Contract: see rings_int.h. */
+void ct_rings_to_batch(struct ct_harvest *h, const struct ctp_rec *recs, size_t n, uint32_t tid) {
   if (ct_grow((void **)&h->batch, &h->capbatch, h->nbatch + n, sizeof(*h->batch), CT_GROW_FIRST)) {
     h->bad += n;
     return;
@@ -720,17 +742,21 @@ int ct_rings_on_block(void *ctx, const char *d, size_t len, int keep) {
     off += n * sizeof(*recs);
     if (n == 0)
       continue;
-    if (!h->nbatch && keep && add_runs(h, recs, n, sg->tid, sg->sorted == 1) == 0) {
+    if (!h->nbatch && !h->npks && !sg->packs && keep &&
+        add_runs(h, recs, n, sg->tid, sg->sorted == 1) == 0) {
       kept = 1;
       continue;
     }
     /* To the batch, the runs so far first (capture order). */
     for (unsigned i = 0; i < h->nruns; i++)
-      to_batch(h, h->runs[i].p, h->runs[i].n, h->runs[i].tid);
+      ct_rings_to_batch(h, h->runs[i].p, h->runs[i].n, h->runs[i].tid);
     h->nruns = 0;
     kept = 0;
     ct_sink_release_held(h->sink);
-    to_batch(h, recs, n, sg->tid);
+    if (sg->packs)
+      ct_rings_to_packs(h, recs, n, sg->tid);
+    else
+      ct_rings_to_batch(h, recs, n, sg->tid);
   }
   return kept;
 }

@@ -21,7 +21,10 @@ struct seg {
    * them first (that pass took the cold block's misses, a lagging
    * formatter's 1.5 ns per record). 0: the formatter looks. */
   uint32_t sorted;
-  uint32_t pad[2];
+  /* 1: the n records hold packs (CTP_KIND_PACK, whole: a header and its
+   * continuation records), which the formatter moves as they are. */
+  uint32_t packs;
+  uint32_t pad;
 };
 _Static_assert(sizeof(struct seg) == sizeof(struct ctp_rec), "records stay 32-byte aligned");
 #define SEG_END_BYTES (sizeof(struct seg) + ((sizeof(struct ct_clock) + 31) & ~(size_t)31))
@@ -56,6 +59,22 @@ static inline void prefetch(const void *p) {
  * that is not). 0 or -EBADMSG. */
 int ct_rings_push(struct ct_harvest *h, struct ctp_queue *q, uint64_t *tail, uint32_t cap,
                   uint32_t i);
+
+/* n records of a ring's segment onto the pass's batch (rings_format.c;
+ * ENOMEM: counted bad, never silent). */
+void ct_rings_to_batch(struct ct_harvest *h, const struct ctp_rec *recs, size_t n, uint32_t tid);
+
+/* rings_pack.c (--pack, docs/ROUTE1.md). The n records of a segment with
+ * packs (rings.c pack_at): each pack's header and entry bytes copied to the
+ * pass's packs, after the checks its framing needs (its entries are the
+ * decoder's to check); every other record to the batch. A pack that cannot
+ * be true, or no memory: counted bad. */
+void ct_rings_to_packs(struct ct_harvest *h, const struct ctp_rec *recs, uint32_t n, uint32_t tid);
+/* The pass's packs in time order (ts0), ties in capture order. */
+void ct_rings_sort_packs(struct ct_harvest *h);
+/* Pack pk as one trace entry (ct_ctw_pack), its ts0 converted with the
+ * pass's clock; its events counted harvested. */
+void ct_rings_write_pack(struct ct_harvest *h, const struct ct_pk *pk);
 
 /* The block handler (sink.c): our own bytes, still checked against len.
  * Segments become runs in the block while the sink lets us keep it (keep)

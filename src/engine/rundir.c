@@ -115,6 +115,7 @@ static void write_header(struct ct_rt *rt, uint32_t n, const struct ct_opts *o) 
   /* A flight recorder keeps the newest events: a full ring drops its
    * oldest (docs/ENGINE.md "Flight recorder"); lossless waits instead. */
   h->mode = o->lossless ? CTP_MODE_LOSSLESS : o->flight && o->rings ? CTP_MODE_OVERWRITE : 0;
+  h->mode |= o->pack ? CTP_MODE_PACK : 0; /* (ct_opts_parse checked what it needs) */
   h->lossless_ms = (uint32_t)o->lossless_ms;
   h->sites_off = ct_layout(o, h); /* the text-site area ends the file */
   h->sites_bytes = CTP_SITES_BYTES;

@@ -54,8 +54,12 @@ _Static_assert(sizeof(struct ctr_file_hdr) == 16, "file header: 16 bytes");
  * the encoder writes), or as varints (the chunks of version 1 and 2 files). */
 #define CTR_CHUNK_TAG 0x334b4843u    /* "CHK3" */
 #define CTR_CHUNK_TAG_V1 0x314b4843u /* "CHK1" */
+/* A chunk of a trace whose writers pack (docs/ROUTE1.md): a CTR_CHUNK_TAG
+ * chunk that may hold pack entries (CTR_F_PACK), whose readers keep the
+ * stream's state from its first chunk on. */
+#define CTR_CHUNK_TAG_PACK 0x344b4843u /* "CHK4" */
 static inline int ctr_chunk_tag_known(uint32_t tag) {
-  return tag == CTR_CHUNK_TAG || tag == CTR_CHUNK_TAG_V1;
+  return tag == CTR_CHUNK_TAG || tag == CTR_CHUNK_TAG_V1 || tag == CTR_CHUNK_TAG_PACK;
 }
 struct ctr_chunk_hdr {
   uint32_t tag;   /* CTR_CHUNK_TAG */
@@ -135,6 +139,14 @@ _Static_assert(CTR_COROS == 128u, "ctr_coro_slot yields 7 bits");
  * cache, at its next ev), and unless plain the suspend's site reference,
  * wait byte and obj (as a SUSPEND_W's; none for wait none or exit). */
 #define CTR_F_SWITCH (1u << 4)
+/* Op 6 with CTR_F_CORO and bit 5, not CTR_F_SWITCH (a coroutine entry has
+ * bit 5 clear; a switch entry has bit 4, and uses bit 3 as its detail): a
+ * pack (docs/ROUTE1.md), a thread's hot switches as its probe wrote them:
+ * varint tid, varint ns0 (CLOCK_MONOTONIC ns of the pack's ts0), varint mult
+ * (ns per tick, 32.32), varint n, then n bytes: the struct ctp_pack header
+ * and its entries. Expanded by the decoder; nothing else in the chunk
+ * refers to it. */
+#define CTR_F_PACK (CTR_F_CORO | (1u << 5))
 #define CTR_SW_DETAIL (1u << 3)
 #define CTR_SW_PRED (1u << 5)
 #define CTR_SW_THR_SHIFT 6

@@ -49,19 +49,36 @@ int ct_ctr_chunk(const void *p, size_t n, uint64_t off, size_t *len, char *why, 
   return 1;
 }
 
+void ct_ctr_init(struct ct_ctr_iter *it) {
+  it->st = NULL;
+  it->la_k = 0;
+}
+
+void ct_ctr_fini(struct ct_ctr_iter *it) {
+  ctr_stream_free(it->st);
+  it->st = NULL;
+}
+
 void ct_ctr_begin(struct ct_ctr_iter *it, const void *chunk) {
   struct ctr_chunk_hdr h;
   memcpy(&h, chunk, sizeof h);
   it->p = (const uint8_t *)chunk + sizeof h;
   it->e = it->p + h.len;
   it->left = h.count;
-  it->chk3 = h.tag == CTR_CHUNK_TAG;
+  it->chk3 = h.tag == CTR_CHUNK_TAG || h.tag == CTR_CHUNK_TAG_PACK;
+  /* A packing trace: the stream's state from its first chunk on (no
+   * memory: its first pack entry does not decode). */
+  if (h.tag == CTR_CHUNK_TAG_PACK && !it->st)
+    it->st = ctr_stream_new();
   it->last_ts = it->last_tid = it->prev = 0;
   it->have_prev = 0;
   it->nsites = 0;
   memset(it->coro, 0, sizeof it->coro);
   it->npend = it->ipend = 0;
   ctr_sw_reset(&it->sw);
+  it->la_k = 0;
+  if (it->st)
+    ctr_stream_chunk(it->st);
 }
 
 /* Next varint into *v, or fail the entry. */
@@ -223,6 +240,27 @@ static int get_switch(struct ct_ctr_iter *it, uint8_t b, struct ct_ev_item *ev) 
   return 1;
 }
 
+/* A pack entry (after its byte): its fields into it->la_pack, the stream
+ * state made on the first one. Returns 5, or -1. */
+static int get_pack(struct ct_ctr_iter *it) {
+  const uint8_t *p = it->p + 1, *e = it->e;
+  struct ctr_pack_ref *r = &it->la_pack;
+  uint64_t n;
+  VARINT(&r->tid);
+  VARINT(&r->ns0);
+  VARINT(&r->mult);
+  VARINT(&n);
+  if (n > (uint64_t)(e - p) || n > sizeof(struct ctp_pack) + CTP_PACK_BYTES)
+    return -1;
+  if (!it->st)
+    return -1; /* not in a CTR_CHUNK_TAG_PACK chunk */
+  r->p = p;
+  r->n = (uint32_t)n;
+  it->p = p + n;
+  it->left--;
+  return 5;
+}
+
 /* check_event's verdict on a decoded event: torn (probe_id 0, ts 0 or
  * impossible, tid 0 or impossible), its keys all there. */
 static inline int item_torn(const struct ct_ev_item *e) {
@@ -230,16 +268,12 @@ static inline int item_torn(const struct ct_ev_item *e) {
   return e->probe_id == 0 || e->ts - 1 >= (1ull << 62) - 1 || e->tid - 1 >= UINT32_MAX;
 }
 
-/* ct_ctr_entry, inlined into ct_ctr_next and ct_ctr_run too (read speed:
- * the event stays in registers on its way to the line). run: 0 any entry;
- * 1 the first event of a run (ct_ctr_run's), 2 its next, of the same
- * coroutine: any other entry, and a torn event, are left undecoded (4), the
- * iterator as it was but for a site it added (ct_ctr_run undoes that), for
- * ct_ctr_next to give them as the lines they are. */
-static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
-                                                       struct ct_ev_item *ev,
-                                                       struct ct_coro_item *co, const char **line,
-                                                       size_t *n, int run) {
+/* The chunk's next entry as it is in the chunk (entry's contract), and
+ * 5 for a pack entry (it->la_pack). */
+static inline __attribute__((always_inline)) int raw_entry(struct ct_ctr_iter *it,
+                                                           struct ct_ev_item *ev,
+                                                           struct ct_coro_item *co,
+                                                           const char **line, size_t *n, int run) {
   const uint8_t *p = it->p, *e = it->e;
   if (it->ipend < it->npend) { /* a switch entry's next event */
     if (run)
@@ -257,6 +291,8 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
     return 4;
   if (op == CTR_OP_LINE && (b & CTR_F_SWITCH))
     return get_switch(it, b, ev);
+  if (op == CTR_OP_LINE && (b & CTR_F_PACK) == CTR_F_PACK)
+    return b == (CTR_OP_LINE | CTR_F_PACK) ? get_pack(it) : -1;
   if (op == CTR_OP_LINE && (b & CTR_F_CORO))
     return get_coro(it, b, co);
   if (op == CTR_OP_LINE) {
@@ -365,6 +401,77 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
   it->p = p;
   it->left--;
   return 1;
+}
+
+/* entry with packs open (docs/ROUTE1.md "Merge"): the earliest of the
+ * open packs' next event and the chunk's next entry, read ahead (an event
+ * by its ts, a pack first on a tie; a coroutine at its birth_ts; a text
+ * line at once; a pack entry opened when no open pack's next event is
+ * before its first). At the chunk's end, the open packs' rest. */
+static __attribute__((noinline)) int merged(struct ct_ctr_iter *it, struct ct_ev_item *ev,
+                                            struct ct_coro_item *co, const char **line, size_t *n) {
+  struct ctr_stream *s = it->st;
+  for (;;) {
+    if (!it->la_k) {
+      int k = raw_entry(it, &it->la_ev, &it->la_co, &it->la_line, &it->la_n, 0);
+      if (k < 0)
+        return k;
+      it->la_k = k ? k : 6;
+    }
+    uint64_t pts = 0;
+    int open = ctr_stream_peek(s, &pts);
+    if (open < 0)
+      return -1;
+    int k = it->la_k;
+    if (k == 5 && (!open || it->la_pack.ns0 <= pts)) {
+      if (ctr_stream_add(s, &it->la_pack))
+        return -1;
+      it->la_k = 0;
+      continue;
+    }
+    if (open && (k >= 5 || (k == 1 && pts <= it->la_ev.ts) || (k == 3 && pts < it->la_co.birth_ts)))
+      return ctr_stream_take(s, ev);
+    it->la_k = 0;
+    if (k == 6)
+      return 0;
+    if (k == 1)
+      *ev = it->la_ev;
+    else if (k == 3)
+      *co = it->la_co;
+    else if (k == 2)
+      *line = it->la_line, *n = it->la_n;
+    if (k == 2)
+      ctr_stream_line(s, line, n);
+    else
+      ctr_stream_post(s, k, ev, co);
+    return k;
+  }
+}
+
+/* ct_ctr_entry, inlined into ct_ctr_next and ct_ctr_run too (read speed:
+ * the event stays in registers on its way to the line). run: 0 any entry;
+ * 1 the first event of a run (ct_ctr_run's), 2 its next, of the same
+ * coroutine: any other entry, and a torn event, are left undecoded (4), the
+ * iterator as it was but for a site it added (ct_ctr_run undoes that), for
+ * ct_ctr_next to give them as the lines they are. Packs: merged. */
+static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
+                                                       struct ct_ev_item *ev,
+                                                       struct ct_coro_item *co, const char **line,
+                                                       size_t *n, int run) {
+  if (__builtin_expect(it->st != NULL, 0) && (it->la_k || ctr_stream_open(it->st)))
+    return run ? 4 : merged(it, ev, co, line, n);
+  int k = raw_entry(it, ev, co, line, n, run);
+  if (__builtin_expect(it->st != NULL, 0)) {
+    if (k == 5) {
+      it->la_k = 5;
+      return run ? 4 : merged(it, ev, co, line, n);
+    }
+    if (k == 1 || k == 3)
+      ctr_stream_post(it->st, k, ev, co);
+    else if (k == 2)
+      ctr_stream_line(it->st, line, n);
+  }
+  return k;
 }
 
 int ct_ctr_entry(struct ct_ctr_iter *it, struct ct_ev_item *ev, struct ct_coro_item *co,

@@ -8,6 +8,7 @@
 
 #include "common/ctp.h"
 #include "format/ctrace.h"
+#include "format/ctrace_pack.h"
 #include "format/line.h"
 
 /* The file header at p (n bytes): its size, or -1 with the reason in why. */
@@ -29,7 +30,22 @@ struct ct_ctr_iter {
   struct ct_ev_item pend[2];
   uint32_t npend, ipend;
   struct ctr_sw sw;
+  /* Packs (docs/ROUTE1.md): the stream's state across chunks (NULL until a
+   * pack comes), and the entry read ahead while packs are open (la_k: its
+   * ct_ctr_entry result, 0 none, 5 a pack, 6 the chunk's end). */
+  struct ctr_stream *st;
+  int la_k;
+  struct ct_ev_item la_ev;
+  struct ct_coro_item la_co;
+  const char *la_line;
+  size_t la_n;
+  struct ctr_pack_ref la_pack;
 };
+/* An iterator before its first chunk (its stream state empty), and its end
+ * (the stream state freed). Every reader of a trace's chunks in order calls
+ * both: packs need the state of the chunks before. */
+void ct_ctr_init(struct ct_ctr_iter *it);
+void ct_ctr_fini(struct ct_ctr_iter *it);
 void ct_ctr_begin(struct ct_ctr_iter *it, const void *chunk);
 /* The next entry: 1 an event (*ev), 2 a JSONL line (*line, *n: in the
  * chunk, without '\n'; ct_line_valid holds), 3 a coroutine (*co), 0 the

@@ -27,6 +27,7 @@ int ct_ctw_open(struct ct_ctw **out, struct ct_writer *w) {
   e->out = w;
   e->len = sizeof(struct ctr_chunk_hdr);
   e->gen = 1;
+  e->tag = CTR_CHUNK_TAG;
   *out = e;
   return 0;
 }
@@ -49,7 +50,7 @@ int ct_ctw_flush(struct ct_ctw *e) {
   if (e->count == 0)
     return e->out->err ? -e->out->err : 0;
   size_t n = e->len - sizeof(struct ctr_chunk_hdr);
-  struct ctr_chunk_hdr h = {.tag = CTR_CHUNK_TAG,
+  struct ctr_chunk_hdr h = {.tag = e->tag,
                             .len = (uint32_t)n,
                             .count = e->count,
                             .check = ctr_check(e->buf + sizeof h, n)};
@@ -135,17 +136,47 @@ void ct_ctw_switch(struct ct_ctw *e, uint64_t ts, uint64_t tid, uint64_t from, u
   e->have_prev = 1;
 }
 
+/* Contract: see ctw.h. Copied as it is: the engine reads nothing of it. */
+void ct_ctw_pack(struct ct_ctw *e, uint64_t tid, uint64_t ns0, uint64_t mult, const void *p,
+                 size_t n) {
+  if (ct_ctw_room(e, 1 + 4 * 10 + n))
+    return;
+  uint8_t *q = e->buf + e->len;
+  *q++ = CTR_OP_LINE | CTR_F_PACK;
+  q = ctr_put_varint(q, tid);
+  q = ctr_put_varint(q, ns0);
+  q = ctr_put_varint(q, mult);
+  q = ctr_put_varint(q, n);
+  memcpy(q, p, n);
+  e->len = (size_t)(q + n - e->buf);
+  e->count++;
+}
+
+/* Contract: see ctw.h. */
+void ct_ctw_packs(struct ct_ctw *e) {
+  e->tag = CTR_CHUNK_TAG_PACK;
+}
+
+/* Contract: see ctw.h. */
+void ct_ctw_hold(struct ct_ctw *e, int hold) {
+  e->hold = hold;
+  if (!hold && e->len > sizeof(struct ctr_chunk_hdr) + CT_CTW_CHUNK)
+    ct_ctw_flush(e);
+}
+
 /* Contract: see ctrace_enc.h. */
 int ct_ctw_room(struct ct_ctw *e, size_t need) {
-  if (e->len + need > sizeof(struct ctr_chunk_hdr) + CT_CTW_CHUNK && e->count)
+  if (e->len + need > sizeof(struct ctr_chunk_hdr) + CT_CTW_CHUNK && e->count && !e->hold)
     ct_ctw_flush(e);
   if (e->len + need <= e->cap)
     return 0;
-  uint8_t *nb = realloc(e->buf, e->len + need);
+  /* Twice the room: a held chunk grows by events (ct_ctw_hold). */
+  size_t cap = e->len + need > 2 * e->cap ? e->len + need : 2 * e->cap;
+  uint8_t *nb = realloc(e->buf, cap);
   if (!nb)
     return -ENOMEM;
   e->buf = nb;
-  e->cap = e->len + need;
+  e->cap = cap;
   return 0;
 }
 

@@ -39,6 +39,8 @@ struct ct_ctw {
   /* A JSONL line whose '\n' has not come yet. */
   struct ct_buf pend;
   int pend_dropped;
+  int hold;     /* ct_ctw_hold */
+  uint32_t tag; /* of the chunks it writes: CTR_CHUNK_TAG, or CTR_CHUNK_TAG_PACK (ct_ctw_packs) */
 };
 
 /* Room for need more payload bytes: the chunk is closed first when it is

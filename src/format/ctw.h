@@ -19,6 +19,17 @@ void ct_ctw_event(struct ct_ctw *e, const struct ct_ev_item *ev);
 void ct_ctw_coro(struct ct_ctw *e, const struct ct_coro_item *c);
 /* JSONL text, split anywhere: each whole line becomes an entry. */
 void ct_ctw_text(struct ct_ctw *e, const char *s, size_t n);
+/* A pack entry (format/ctrace.h CTR_F_PACK): the n bytes at p (a struct
+ * ctp_pack and its entries) of thread tid, ts0 at ns0, mult ns a tick. */
+void ct_ctw_pack(struct ct_ctw *e, uint64_t tid, uint64_t ns0, uint64_t mult, const void *p,
+                 size_t n);
+/* Chunks from now on are CTR_CHUNK_TAG_PACK (the trace holds packs): the
+ * engine's --pack, before its first chunk is written. */
+void ct_ctw_packs(struct ct_ctw *e);
+/* hold 1: the chunk is not closed when full, it grows (a pass with packs:
+ * the decoder merges a pack with the entries of its own chunk); hold 0: as
+ * before, and a chunk past its size is written now. */
+void ct_ctw_hold(struct ct_ctw *e, int hold);
 /* Write the chunk being filled. 0 or -errno. */
 int ct_ctw_flush(struct ct_ctw *e);
 void ct_ctw_free(struct ct_ctw *e);

@@ -686,6 +686,8 @@ static void live_free(struct ct_live *l) {
   ct_buf_free(&l->page);
   free(l->lb);
   free(l->cb);
+  if (l->it)
+    ct_ctr_fini(l->it);
   free(l->it);
   free(l->blk);
   free(l->path);

@@ -143,6 +143,7 @@ static void feed_block(const struct detail *d, struct ct_model *m, const uint8_t
     struct ct_ctr_iter it;
     char why[160], label[CT_CTR_LABEL_MAX];
     size_t start = 0, clen;
+    ct_ctr_init(&it);
     while (start < n && ct_ctr_chunk(buf + start, n - start, 0, &clen, why, sizeof why) > 0) {
       ct_ctr_begin(&it, buf + start);
       while (ct_ctr_next(&it, &line, &err, label) > 0)
@@ -150,6 +151,7 @@ static void feed_block(const struct detail *d, struct ct_model *m, const uint8_t
           (void)ct_model_line(m, err, &line);
       start += clen;
     }
+    ct_ctr_fini(&it);
     return;
   }
   for (const char *p = (const char *)buf, *end = p + n, *nl; p < end; p = nl + 1) {

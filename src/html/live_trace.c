@@ -83,7 +83,9 @@ static size_t feed_frames(struct ct_live *l, const uint8_t *p, size_t n, uint64_
   struct ct_line line;
   enum ct_line_err err;
   int c;
-  if (!l->it && !(l->it = malloc(sizeof *l->it)))
+  if (!l->it && (l->it = malloc(sizeof *l->it)))
+    ct_ctr_init(l->it);
+  if (!l->it)
     return 0;
   while (!l->bad && (c = ct_ctr_chunk(p + start, n - start, 0, &clen, why, sizeof why)) != 0) {
     if (c < 0) {

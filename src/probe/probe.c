@@ -42,6 +42,7 @@ void corotracer__forget_current(void) {
   ct_tls.spare_skip = 0;
   ct_tls.spare_blind = 0;
   ct_tls.spare_qtail = 0;
+  ct_tls.pk.nent = 0; /* the parent's open pack: the parent publishes it */
   ct_tls.ring_state = CT_RING_EXITED;
 }
 

@@ -45,6 +45,7 @@ struct ct_probe {
   uint64_t sock_dev, sock_ino; /* its identity, checked before each send */
   int lossless;                /* the engine set CTP_MODE_LOSSLESS */
   int overwrite;               /* v2, the engine set CTP_MODE_OVERWRITE (flight recorder) */
+  int pack;                    /* v2, the engine set CTP_MODE_PACK: hot switches go to packs */
   uint32_t lossless_ms;        /* its bound on one wait */
   /* Lossless waits are skipped while the engine shows no progress after a
    * wait timed out: stalled says so, stall_epoch is harvest_epoch then. */
@@ -84,6 +85,13 @@ struct ct_thread {
   uint64_t tid;            /* gettid(), fetched once per thread */
   struct ctp_station *cur; /* coroutine running on this thread, or NULL */
   uint64_t cur_id;         /* its probe_id (0 when cur is NULL) */
+  /* The open pack (CTP_MODE_PACK, docs/ROUTE1.md): its header (nent 0: no
+   * pack open), the station of its last entry's `to`, that entry's ticks,
+   * and its entry bytes. Written to the ring when it closes. */
+  struct ctp_pack pk;
+  uint32_t pk_cur;
+  uint64_t pk_last;
+  uint8_t pk_bytes[CTP_PACK_BYTES];
 };
 /* ct_thread.ring_state. */
 #define CT_RING_NONE 0    /* no ring claimed yet (first event claims one) */

@@ -178,6 +178,8 @@ static void ct_ring_close(void *arg) {
   if (atomic_load_explicit(&corotracer__probe.state, memory_order_relaxed) != CT_TRACED ||
       t->ring != ring)
     return;
+  if (t->pk.nent)
+    corotracer__pack_close(t); /* its last switches, before the ring closes */
   ct_ring_retire(ring, t->ring_idx, t->head);
   t->ring = NULL;
   t->recs = NULL;
@@ -499,6 +501,101 @@ void corotracer__ring_switch_slow(struct ctp_station *from, uint64_t site, uint8
   }
   if (to)
     corotracer__ring_emit_slow(to, CTP_KIND_RESUME, 0, CTP_WAIT_NONE, 0);
+}
+
+/* Room for a pack of n records at t->head: as ct_ring_room for one record
+ * (a ring claimed, tail reloaded, a spare ring, the lossless wait, looped
+ * while the engine frees less than n). 1: room; 0: none, the pack is
+ * dropped; -1: tracing stopped (counted by corotracer__corrupt). */
+static int ct_pack_room(struct ct_thread *t, uint64_t n) {
+  if (!ct_ring_mine(t))
+    return 0;
+  for (;;) {
+    int fits = ct_ring_fits(t, n);
+    if (fits)
+      return fits;
+    if (ct_ring_spare_due(t))
+      return t->head + n <= t->tail_room;
+    if (!corotracer__probe.lossless || !corotracer__wait_room(ct_ring_has_room, t))
+      return 0;
+  }
+}
+
+/* Pack pk (entry bytes b) dropped whole: each station it names charged its
+ * events in v2_lost (a gap before the station's next record, as any drop
+ * leaves), the events in the ring's lost, or the process's dropped when the
+ * thread has no ring. The bytes are our own thread's; the parse is bounded
+ * all the same. */
+static __attribute__((noinline, cold)) void
+ct_pack_drop(struct ct_thread *t, const struct ctp_pack *pk, const uint8_t *b) {
+  const uint8_t *p = b, *e = b + pk->nbytes;
+  uint32_t cur = pk->from;
+  uint64_t events = 2u * pk->nent + pk->nwake;
+  for (unsigned k = 0; k < pk->nent && p < e; k++) {
+    uint8_t f = *p++;
+    uint64_t v[4] = {0, 0, cur, 0}; /* dts, to, from, obj */
+    for (unsigned i = 0; i < 4; i++) {
+      if ((i == 2 && !(f & CTP_PK_FROM)) || (i == 3 && !(f & CTP_PK_OBJ)))
+        continue;
+      v[i] = 0;
+      for (unsigned sh = 0; p < e && sh < 64; sh += 7) {
+        v[i] |= (uint64_t)(*p & 0x7f) << sh;
+        if (!(*p++ & 0x80))
+          break;
+      }
+    }
+    ct_station_lost((uint32_t)v[2], 1u + ((f & CTP_PK_WAKE) != 0));
+    ct_station_lost((uint32_t)v[1], 1);
+    cur = (uint32_t)v[1];
+  }
+  if (t->ring_state == CT_RING_MINE)
+    atomic_store_explicit(&t->ring->lost,
+                          atomic_load_explicit(&t->ring->lost, memory_order_relaxed) + events,
+                          memory_order_relaxed);
+  else
+    atomic_fetch_add_explicit(&corotracer__probe.dropped, events, memory_order_relaxed);
+}
+
+/* Contract: see ring.h. The pack's records are stored as any record's
+ * (plain stores below head), then published by one head store. */
+void corotracer__pack_close(struct ct_thread *t) {
+  struct ctp_pack pk = t->pk;
+  t->pk.nent = 0; /* closed, whatever follows */
+  uint64_t n = 1u + (pk.nbytes + 31u) / 32u;
+  pk.nrec = (uint8_t)(n - 1);
+  int room = ct_pack_room(t, n);
+  if (room <= 0) {
+    if (room == 0)
+      ct_pack_drop(t, &pk, t->pk_bytes);
+    return;
+  }
+  struct ctp_rec *recs = t->recs;
+  uint64_t h = t->head, mask = t->mask;
+  memcpy(&recs[h & mask], &pk, sizeof pk);
+  for (uint64_t k = 1; k < n; k++) {
+    uint8_t rec[sizeof(struct ctp_rec)] = {0};
+    uint32_t at = (uint32_t)(k - 1) * sizeof rec;
+    memcpy(rec, t->pk_bytes + at, pk.nbytes - at < sizeof rec ? pk.nbytes - at : sizeof rec);
+    memcpy(&recs[(h + k) & mask], rec, sizeof rec);
+  }
+  struct ctp_ring *ring = t->ring;
+  atomic_store_explicit(&ring->ev_extra,
+                        atomic_load_explicit(&ring->ev_extra, memory_order_relaxed) +
+                            (2u * pk.nent + pk.nwake - n),
+                        memory_order_relaxed);
+  ct_ring_publish(t, ring, corotracer__probe.hdr, h + n);
+}
+
+/* Contract: see ring.h. */
+void corotracer__pack_slow(struct ct_thread *t, uint64_t ts, uint32_t from, uint16_t from_gen,
+                           uint64_t site, uint8_t wait, uint64_t obj, int wake, uint32_t to) {
+  if (t->pk.nent)
+    corotracer__pack_close(t);
+  t->pk = (struct ctp_pack){
+      .ts0 = ts, .from = from, .from_gen = from_gen, .kind = CTP_KIND_PACK, .site = site};
+  t->pk_cur = from;
+  t->pk_last = ts;
+  ct_pack_append(t, ts, from, wait, obj, wake, to);
 }
 
 /* Lossless wait predicate: the engine pushed a station, or the queue holds

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/ticks.h"
+#include "format/ctrace.h" /* ctr_put_varint */
 #include "probe/probe.h"
 
 /* ring.c: once at attach when v2 was negotiated: the thread-exit hook that
@@ -32,6 +33,18 @@ static inline uint64_t ct_rec_clock(void) {
     return ct_ticks();
   return ct_mono_ns();
 }
+
+/* ring.c: write thread t's open pack (t->pk.nent > 0) into its ring and
+ * publish it (docs/ROUTE1.md): room as for any record (a spare ring, the
+ * lossless wait), else it is dropped whole, each station it names charged
+ * its events. The pack is closed either way. */
+void corotracer__pack_close(struct ct_thread *t);
+
+/* ring.c: a hot switch that does not fit the open pack (none open, another
+ * site, full, too long a span): the open pack closed, a new one opened with
+ * this switch. Arguments as ct_pack_put's. */
+void corotracer__pack_slow(struct ct_thread *t, uint64_t ts, uint32_t from, uint16_t from_gen,
+                           uint64_t site, uint8_t wait, uint64_t obj, int wake, uint32_t to);
 
 /* ring.c: ct_ring_emit's out-of-line half: a thread without a ring, a ring
  * that looked full, or a clock that is not a tick counter. */
@@ -95,6 +108,8 @@ static inline void ct_ring_put(struct ct_thread *t, struct ctp_station *st, uint
 static inline void ct_ring_emit(struct ctp_station *st, uint8_t kind, uint64_t site, uint8_t wait,
                                 uint64_t obj) {
   struct ct_thread *t = &corotracer__tls;
+  if (__builtin_expect(t->pk.nent != 0, 0))
+    corotracer__pack_close(t); /* the ring stays in time order */
   /* tail_room is 0 until a ring is claimed, so the first event goes slow. */
   if (__builtin_expect(CT_TICKS_CLOCK == CTP_CLOCK_MONO || !corotracer__probe.use_ticks ||
                            t->head >= t->tail_room,
@@ -165,6 +180,73 @@ static inline void ct_ring_switch_put(struct ct_thread *t, uint64_t ts, struct c
   ct_ring_publish(t, ring, hdr, h);
 }
 
+/* The longest entry of a pack: the byte, a delta below 2^31 (5 bytes), two
+ * stations below 2^21 (3 each), an obj <= 0xffff (3). */
+#define CT_PK_ENTRY_MAX 16u
+/* Ticks a pack spans at most: ~1 ms at 2 GHz. A busy thread's switches stay
+ * unpublished at most this long (docs/ROUTE1.md "Latency"). */
+#define CT_PACK_SPAN (1u << 21)
+
+/* Append a switch to t's open pack (which has room for CT_PK_ENTRY_MAX
+ * bytes and one more entry): arguments as ct_pack_put's. */
+static inline void ct_pack_append(struct ct_thread *t, uint64_t ts, uint32_t from, uint8_t wait,
+                                  uint64_t obj, int wake, uint32_t to) {
+  struct ctp_pack *pk = &t->pk;
+  uint8_t *p0 = t->pk_bytes + pk->nbytes, *p = p0 + 1;
+  uint8_t b = (uint8_t)(wait | (wake ? CTP_PK_WAKE : 0));
+  p = ctr_put_varint(p, ts - t->pk_last);
+  p = ctr_put_varint(p, to);
+  if (from != t->pk_cur) {
+    b |= CTP_PK_FROM;
+    p = ctr_put_varint(p, from);
+  }
+  if (obj) {
+    b |= CTP_PK_OBJ;
+    p = ctr_put_varint(p, obj);
+  }
+  *p0 = b;
+  pk->nbytes = (uint8_t)(p - t->pk_bytes);
+  pk->nent++;
+  pk->nwake = (uint8_t)(pk->nwake + (wake != 0));
+  pk->span = (uint32_t)(ts - pk->ts0);
+  t->pk_cur = to;
+  t->pk_last = ts;
+}
+
+/* A switch into the pack (docs/ROUTE1.md "Entries"): ts its ticks, from and
+ * to stations, wait and obj of from's suspend (wait none or ptr, obj <=
+ * 0xffff), wake its wake, site its site. Only thread-local stores: the pack
+ * goes to the ring when it closes. */
+static inline void ct_pack_put(struct ct_thread *t, uint64_t ts, uint32_t from, uint16_t from_gen,
+                               uint64_t site, uint8_t wait, uint64_t obj, int wake, uint32_t to) {
+  struct ctp_pack *pk = &t->pk;
+  /* A clock read on another CPU may be a few ticks behind the last: never
+   * a negative delta. */
+  ts = ts < t->pk_last ? t->pk_last : ts;
+  if (__builtin_expect(pk->nent == 0 || site != pk->site ||
+                           pk->nbytes + CT_PK_ENTRY_MAX > CTP_PACK_BYTES || pk->nent == 255 ||
+                           ts - pk->ts0 >= CT_PACK_SPAN,
+                       0)) {
+    corotracer__pack_slow(t, ts, from, from_gen, site, wait, obj, wake, to);
+    return;
+  }
+  ct_pack_append(t, ts, from, wait, obj, wake, to);
+}
+
+/* 1 when a switch goes to a pack: both coroutines given, wait none or ptr,
+ * obj <= 0xffff, no waker (the hot case of docs/ROUTE1.md). */
+static inline int ct_pack_hot(const struct ctp_station *from, uint8_t wait, uint64_t obj, int wake,
+                              uint64_t waker, const struct ctp_station *to) {
+  return from && to && (wait == CTP_WAIT_NONE || wait == CTP_WAIT_PTR) && obj <= CTP_SW_OBJ_MAX &&
+         !(wake && waker);
+}
+
+/* Station index of st in the mapping at hdr. */
+static inline uint32_t ct_station_idx(const struct ctp_header *hdr, const struct ctp_station *st) {
+  return (uint32_t)((uint64_t)((const char *)st - (const char *)hdr - CTP_HEADER_SIZE) /
+                    CTP_STATION_SIZE);
+}
+
 /* ring.c: ct_ring_switch's out-of-line half (same arguments). */
 void corotracer__ring_switch_slow(struct ctp_station *from, uint64_t site, uint8_t wait,
                                   uint64_t obj, int wake, uint64_t waker, struct ctp_station *to);
@@ -179,6 +261,17 @@ void corotracer__ring_switch_slow(struct ctp_station *from, uint64_t site, uint8
 static inline void ct_ring_switch(struct ctp_station *from, uint64_t site, uint8_t wait,
                                   uint64_t obj, int wake, uint64_t waker, struct ctp_station *to) {
   struct ct_thread *t = &corotracer__tls;
+  if (corotracer__probe.pack) {
+    if (__builtin_expect(ct_pack_hot(from, wait, obj, wake, waker, to), 1)) {
+      struct ctp_header *hdr = corotracer__probe.hdr;
+      ct_pack_put(t, ct_rec_clock(), ct_station_idx(hdr, from),
+                  (uint16_t)__atomic_load_n(&from->gen, __ATOMIC_RELAXED), site, wait, obj, wake,
+                  ct_station_idx(hdr, to));
+      return;
+    }
+    if (t->pk.nent)
+      corotracer__pack_close(t); /* the ring stays in time order */
+  }
   uint64_t h = t->head;
   uint64_t n = ct_switch_recs(from, obj, wake, waker, to);
   if (__builtin_expect(CT_TICKS_CLOCK == CTP_CLOCK_MONO || !corotracer__probe.use_ticks ||

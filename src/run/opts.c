@@ -37,6 +37,8 @@ void ct_opts_usage(FILE *f) {
           "      --lossless      a writer whose ring is full waits for the engine (bounded)\n"
           "      --lossless-ms MS  longest such wait of one event (default 1000), then it counts a "
           "loss\n"
+          "      --pack          experimental (docs/ROUTE1.md): the probe packs a scheduler's\n"
+          "                      switches, the engine moves the packs, readers expand them\n"
           "      --rings N       per-thread event rings offered to our probe (default %u, max %u;\n"
           "                      0: stations only, as the reference engine)\n"
           "      --ring-kib K    size of one ring in KiB, a power of two (default %u, %u with\n"
@@ -120,6 +122,7 @@ enum {
   O_STATUS,
   O_NO_RT,
   O_LOSSLESS,
+  O_PACK,
   O_SHIP,
   O_SHIP_SPOOL,
   O_HELP
@@ -153,6 +156,7 @@ static const struct ct_opt run_opts[] = {{"-o --out", O_OUT, 1},
                                          {"--status", O_STATUS, 0},
                                          {"--no-realtime", O_NO_RT, 0},
                                          {"--lossless", O_LOSSLESS, 0},
+                                         {"--pack", O_PACK, 0},
                                          {"-h --help", O_HELP, 0},
                                          {NULL, 0, 0}};
 
@@ -333,6 +337,7 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
                 : id == O_STATUS   ? &o->status
                 : id == O_NO_RT    ? &o->no_rt
                 : id == O_LOSSLESS ? &o->lossless
+                : id == O_PACK     ? &o->pack
                                    : NULL;
     if (id == CT_ARGS_POSITIONAL) {
       i = it.i - 1;
@@ -386,5 +391,11 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
                                    : CT_FLIGHT_CAPTURE_MIB;
   if (!o->ring_kib)
     o->ring_kib = o->flight && o->lossless ? CT_FLIGHT_LOSSLESS_RING_KIB : CT_RING_KIB_DEFAULT;
+  /* Packs are the binary trace's, and not yet taken back by a writer in
+   * overwrite mode (docs/ROUTE1.md "Remaining"). */
+  if (o->pack && (o->format != CT_FORMAT_CTRACE || o->also_jsonl || !o->rings))
+    return bad(why, whylen, "--pack", "needs the binary trace and rings (not jsonl, --also-jsonl)");
+  if (o->pack && o->flight && !o->lossless)
+    return bad(why, whylen, "--pack", "cannot be combined with --flight yet (but --lossless)");
   return flight_check(o, why, whylen);
 }

@@ -52,12 +52,19 @@
  *       coroutine, each then woken by the next coroutine), then each
  *       coroutine returns and is destroyed (tests/test-ctrace-switch.sh).
  *
+ *   sdk-writer yield THREADS COROS ROUNDS OUT
+ *       The same, but only every 97th switch waits (on an fd), the others
+ *       are yields: long runs of a scheduler's hot switches (packs under
+ *       corotracer run --pack, tests/test-pack-roundtrip.sh).
+ *
  * OUT gets "written N": the events the SDK was asked to record (all of them
  * when no coroutine was refused a station). Exit 3 when not traced. */
 #include <corotracer.h>
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,21 +296,41 @@ static void parked(uint64_t events, double secs) {
 
 struct swarg {
   uint64_t coros, rounds, id, written;
+  int yield; /* sdk-writer yield: every 97th switch waits on an fd, no other wait */
 };
+
+/* The thread whose turn it is to create its coroutines (sdk-writer switch):
+ * one after the other, and none switches before all have (no station is
+ * released and taken again meanwhile), so that each run gives each
+ * coroutine the same station (tests/test-pack-roundtrip.sh compares runs). */
+static atomic_uint create_turn = 1;
+static unsigned create_threads;
 
 /* sdk-writer switch: one thread's scheduler loop. */
 static void *switcher(void *arg) {
   struct swarg *a = arg;
   corotracer_co *co[256];
+  while (atomic_load_explicit(&create_turn, memory_order_acquire) != a->id)
+    sched_yield();
   for (uint64_t k = 0; k < a->coros; k++)
     if (!(co[k] = corotracer_create(a->id * 1000 + k, "sw", NULL)))
       ct_die("not traced");
+  atomic_store_explicit(&create_turn, (unsigned)a->id + 1, memory_order_release);
+  while (atomic_load_explicit(&create_turn, memory_order_acquire) != create_threads + 1)
+    sched_yield();
   a->written = a->coros;
   corotracer_switch(NULL, NULL, COROTRACER_WAIT_NONE, 0, 0, co[0]);
   a->written++;
   for (uint64_t s = 1; s < a->rounds * a->coros; s++) {
     corotracer_co *from = co[(s - 1) % a->coros], *to = co[s % a->coros];
-    if (s % 11 == 0) {
+    if (a->yield) {
+      if (s % 97 == 0)
+        corotracer_switch(from, NULL, COROTRACER_WAIT_FD, s % 50, 0, to);
+      else
+        corotracer_switch(from, NULL, COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, to);
+      if (s % 97 == 0)
+        corotracer_wake(from, NULL);
+    } else if (s % 11 == 0) {
       corotracer_switch(from, NULL, COROTRACER_WAIT_PTR, 0x10000 + s, 0, to); /* 3 records */
       corotracer_wake(from, NULL);
     } else if (s % 13 == 0) { /* a join: the wait object is a coroutine's probe_id */
@@ -330,7 +357,8 @@ static void *switcher(void *arg) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 6 && strcmp(argv[1], "switch") == 0) {
+  int yield = argc == 6 && strcmp(argv[1], "yield") == 0;
+  if (argc == 6 && (yield || strcmp(argv[1], "switch") == 0)) {
     int n = atoi(argv[2]);
     struct swarg a[16];
     pthread_t t[16];
@@ -339,8 +367,9 @@ int main(int argc, char **argv) {
       ct_die("THREADS must be 1..16, COROS 2..256");
     if (corotracer_init() != 0)
       return 3;
+    create_threads = (unsigned)n;
     for (int k = 0; k < n; k++) {
-      a[k] = (struct swarg){coros, strtoull(argv[4], NULL, 10), 1u + k, 0};
+      a[k] = (struct swarg){coros, strtoull(argv[4], NULL, 10), 1u + k, 0, yield};
       if (pthread_create(&t[k], NULL, switcher, &a[k]))
         ct_die("pthread_create");
     }

@@ -1,0 +1,333 @@
+/* ctrace_pack.c - the binary decoder's pack expansion (docs/ROUTE1.md): a pack entry holds
+ * a thread's hot switches as its probe encoded them; here they become the three events each
+ * (suspend, wake, resume) that the engine's formatter would have written, with the facts it
+ * no longer keeps for them: the coroutine of a station (the last coroutine line in time
+ * order), each coroutine's event numbering (its ordinary events' ev, shifted by its pack
+ * events before them) and the clamp of its time. Every byte is input: checked. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/ctrace_pack.h"
+
+/* A coroutine's numbering: the ev after its last ordinary event's (as the
+ * formatter numbered it), its pack events given so far, its last ts. */
+struct ctr_cs {
+  uint64_t probe_id, ord_next, packed, last_ns;
+};
+
+/* An open pack: a cursor on its entries, and the events of the entry under
+ * it (their stations, resolved when given). */
+struct ctr_open {
+  const uint8_t *p, *e;
+  uint64_t tid, ns0, mult, ts0, ticks, site;
+  uint32_t cur, left;
+  struct ct_ev_item it[3];
+  uint32_t st[3];
+  unsigned n, i;
+};
+
+struct ctr_stream {
+  uint64_t *sp;  /* station -> probe_id of its last coroutine line (0: none) */
+  uint64_t *spk; /* station -> its pack events given so far (all incarnations) */
+  uint32_t nsp;
+  uint64_t packed;   /* pack events given so far */
+  char line[512];    /* a station_end or end line with them counted */
+  struct ctr_cs *cs; /* open addressing on probe_id (0: empty) */
+  size_t ccap, cused;
+  struct ctr_open *op; /* in the order they were opened (ties: the first) */
+  unsigned nop, cop, pick;
+};
+
+struct ctr_stream *ctr_stream_new(void) {
+  return calloc(1, sizeof(struct ctr_stream));
+}
+
+void ctr_stream_free(struct ctr_stream *s) {
+  if (!s)
+    return;
+  free(s->sp);
+  free(s->spk);
+  free(s->cs);
+  free(s->op);
+  free(s);
+}
+
+void ctr_stream_chunk(struct ctr_stream *s) {
+  s->nop = 0;
+}
+
+unsigned ctr_stream_open(const struct ctr_stream *s) {
+  return s->nop;
+}
+
+/* Coroutine probe_id's numbering, added when add (NULL: absent, or no
+ * memory to add it). */
+static struct ctr_cs *cs_get(struct ctr_stream *s, uint64_t probe_id, int add) {
+  if (!probe_id)
+    return NULL;
+  if (add && 2 * (s->cused + 1) > s->ccap) {
+    size_t nc = s->ccap ? 2 * s->ccap : 1024;
+    struct ctr_cs *n = calloc(nc, sizeof *n);
+    if (!n)
+      return NULL;
+    for (size_t k = 0; k < s->ccap; k++)
+      for (size_t j = (s->cs[k].probe_id * 0x9e3779b97f4a7c15ull) & (nc - 1); s->cs[k].probe_id;
+           j = (j + 1) & (nc - 1))
+        if (!n[j].probe_id) {
+          n[j] = s->cs[k];
+          break;
+        }
+    free(s->cs);
+    s->cs = n;
+    s->ccap = nc;
+  }
+  if (!s->ccap)
+    return NULL;
+  for (size_t j = (probe_id * 0x9e3779b97f4a7c15ull) & (s->ccap - 1);;
+       j = (j + 1) & (s->ccap - 1)) {
+    if (s->cs[j].probe_id == probe_id)
+      return &s->cs[j];
+    if (!s->cs[j].probe_id) {
+      if (!add)
+        return NULL;
+      s->cused++;
+      s->cs[j] = (struct ctr_cs){.probe_id = probe_id};
+      return &s->cs[j];
+    }
+  }
+}
+
+int ctr_stream_add(struct ctr_stream *s, const struct ctr_pack_ref *r) {
+  struct ctp_pack h;
+  if (r->n < sizeof h)
+    return -1;
+  memcpy(&h, r->p, sizeof h);
+  if (h.kind != CTP_KIND_PACK || h.nent == 0 || h.nbytes != r->n - sizeof h ||
+      h.nbytes > CTP_PACK_BYTES || h.zero)
+    return -1;
+  if (s->nop == s->cop) {
+    unsigned nc = s->cop ? 2 * s->cop : 16;
+    struct ctr_open *n = realloc(s->op, nc * sizeof *n);
+    if (!n)
+      return -1;
+    s->op = n;
+    s->cop = nc;
+  }
+  s->op[s->nop++] = (struct ctr_open){.p = r->p + sizeof h,
+                                      .e = r->p + r->n,
+                                      .tid = r->tid,
+                                      .ns0 = r->ns0,
+                                      .mult = r->mult,
+                                      .ts0 = h.ts0,
+                                      .ticks = h.ts0,
+                                      .site = h.site,
+                                      .cur = h.from,
+                                      .left = h.nent};
+  return 0;
+}
+
+/* A varint of at most 32 bits from *p (below e), or -1. */
+static int get32(const uint8_t **p, const uint8_t *e, uint64_t *v) {
+  if (!(*p = ctr_get_varint(*p, e, v)) || *v > UINT32_MAX)
+    return -1;
+  return 0;
+}
+
+/* The events of o's next entry staged (o->it): 1, 0 when it has no more,
+ * -1 when the entry does not decode. The items are the ones the engine's
+ * formatter builds for a switch record's three records, but for probe_id,
+ * ev and seq (ctr_stream_take). */
+static int stage(struct ctr_open *o) {
+  if (o->i < o->n)
+    return 1;
+  if (o->left == 0)
+    return 0;
+  const uint8_t *p = o->p, *e = o->e;
+  uint64_t dts, to, from = o->cur, obj = 0;
+  if (p >= e)
+    return -1;
+  uint8_t b = *p++;
+  uint8_t wait = b & CTP_PK_WAIT;
+  if ((b & ~(CTP_PK_WAIT | CTP_PK_WAKE | CTP_PK_OBJ | CTP_PK_FROM)) || wait >= CTP_WAIT_MAX_)
+    return -1;
+  if (!(p = ctr_get_varint(p, e, &dts)) || dts > UINT32_MAX || get32(&p, e, &to) ||
+      ((b & CTP_PK_FROM) && get32(&p, e, &from)) || ((b & CTP_PK_OBJ) && get32(&p, e, &obj)))
+    return -1;
+  if (--o->left == 0 && p != e)
+    return -1; /* bytes no entry covers */
+  o->ticks += dts;
+  uint64_t ts = o->ns0 + (uint64_t)(((unsigned __int128)(o->ticks - o->ts0) * o->mult) >> 32);
+  unsigned n = 0;
+  o->it[n] = (struct ct_ev_item){
+      .ts = ts, .tid = o->tid, .addr = o->site, .obj = obj, .kind = CTP_KIND_SUSPEND, .wait = wait};
+  o->st[n++] = (uint32_t)from;
+  if (b & CTP_PK_WAKE) {
+    o->it[n] = (struct ct_ev_item){.ts = ts, .tid = o->tid, .addr = o->site, .kind = CTP_KIND_WAKE};
+    o->st[n++] = (uint32_t)from;
+  }
+  o->it[n] = (struct ct_ev_item){.ts = ts, .tid = o->tid, .kind = CTP_KIND_RESUME, .active = 1};
+  o->st[n++] = (uint32_t)to;
+  o->n = n;
+  o->i = 0;
+  o->cur = (uint32_t)to;
+  o->p = p;
+  return 1;
+}
+
+int ctr_stream_peek(struct ctr_stream *s, uint64_t *ts) {
+  unsigned best = UINT32_MAX;
+  for (unsigned k = 0; k < s->nop;) {
+    int r = stage(&s->op[k]);
+    if (r < 0)
+      return -1;
+    if (r == 0) { /* done: out, the others' order kept */
+      memmove(&s->op[k], &s->op[k + 1], (s->nop - k - 1) * sizeof *s->op);
+      s->nop--;
+      continue;
+    }
+    if (best == UINT32_MAX || s->op[k].it[s->op[k].i].ts < s->op[best].it[s->op[best].i].ts)
+      best = k;
+    k++;
+  }
+  if (best == UINT32_MAX)
+    return 0;
+  s->pick = best;
+  *ts = s->op[best].it[s->op[best].i].ts;
+  return 1;
+}
+
+int ctr_stream_take(struct ctr_stream *s, struct ct_ev_item *ev) {
+  struct ctr_open *o = &s->op[s->pick];
+  uint32_t st = o->st[o->i];
+  *ev = o->it[o->i++];
+  struct ctr_cs *c = st < s->nsp ? cs_get(s, s->sp[st], 0) : NULL;
+  if (!c)
+    return -1; /* a station no coroutine line named */
+  ev->probe_id = c->probe_id;
+  ev->ev = c->ord_next + c->packed++;
+  s->spk[st]++;
+  s->packed++;
+  ev->seq = 2 * (ev->ev + 1);
+  /* As the formatter clamps: never before the coroutine's last event. */
+  if (ev->ts < c->last_ns)
+    ev->ts = c->last_ns;
+  c->last_ns = ev->ts;
+  return 1;
+}
+
+/* The unsigned number after key in the line l (n bytes): its offset and
+ * length (*at, *len), or 0 when the line has none. */
+static int num_at(const char *l, size_t n, const char *key, size_t *at, size_t *len) {
+  size_t kn = strlen(key);
+  for (size_t i = 0; i + kn < n; i++)
+    if (!memcmp(l + i, key, kn)) {
+      size_t j = i + kn;
+      while (j < n && l[j] >= '0' && l[j] <= '9')
+        j++;
+      if (j == i + kn || j - i - kn > 20)
+        return 0;
+      *at = i + kn;
+      *len = j - *at;
+      return 1;
+    }
+  return 0;
+}
+
+/* Line l with add added to the number after each of the keys (at most
+ * two, in the line's order), into s->line; 0, or -1 when it does not fit
+ * or a number is not there. */
+static int add_to(struct ctr_stream *s, const char *l, size_t n, const char *const keys[2],
+                  uint64_t add, size_t *out) {
+  size_t o = 0, from = 0;
+  for (int k = 0; k < 2 && keys[k]; k++) {
+    size_t at, len;
+    if (!num_at(l + from, n - from, keys[k], &at, &len))
+      return -1;
+    at += from;
+    char num[24];
+    memcpy(num, l + at, len);
+    num[len] = 0;
+    int w = snprintf(NULL, 0, "%llu", strtoull(num, NULL, 10) + (unsigned long long)add);
+    if (o + (at - from) + (size_t)w + 1 > sizeof s->line)
+      return -1;
+    memcpy(s->line + o, l + from, at - from);
+    o += at - from;
+    snprintf(s->line + o, (size_t)w + 1, "%llu", strtoull(num, NULL, 10) + (unsigned long long)add);
+    o += (size_t)w;
+    from = at + len;
+  }
+  if (o + (n - from) > sizeof s->line)
+    return -1;
+  memcpy(s->line + o, l + from, n - from);
+  *out = o + (n - from);
+  return 0;
+}
+
+void ctr_stream_line(struct ctr_stream *s, const char **line, size_t *n) {
+  static const char se[] = "{\"type\":\"station_end\",", end[] = "{\"type\":\"end\",";
+  static const char *const both[2] = {",\"events\":", ",\"harvested\":"};
+  static const char *const events[2] = {",\"events\":", NULL};
+  const char *l = *line;
+  size_t len = *n, at, sl, out;
+  uint64_t add;
+  if (len > sizeof se && !memcmp(l, se, sizeof se - 1)) {
+    /* The engine counted its station's ordinary events only. */
+    if (!num_at(l, len, ",\"station\":", &at, &sl))
+      return;
+    uint64_t st = strtoull(l + at, NULL, 10);
+    add = st < s->nsp ? s->spk[st] : 0;
+    if (add && add_to(s, l, len, both, add, &out) == 0) {
+      *line = s->line;
+      *n = out;
+    }
+  } else if (len > sizeof end && !memcmp(l, end, sizeof end - 1)) {
+    /* events sums the station_end lines; harvested counted the packs. */
+    add = s->packed;
+    if (add && add_to(s, l, len, events, add, &out) == 0) {
+      *line = s->line;
+      *n = out;
+    }
+  }
+}
+
+void ctr_stream_post(struct ctr_stream *s, int k, struct ct_ev_item *ev,
+                     const struct ct_coro_item *co) {
+  if (k == 3) {
+    struct ctr_cs *c = cs_get(s, co->probe_id, 1);
+    if (c)
+      *c = (struct ctr_cs){.probe_id = co->probe_id}; /* a new incarnation counts from 0 */
+    if (co->station >= CTP_STATIONS_MAX)
+      return;
+    if (co->station >= s->nsp) {
+      uint32_t nn = s->nsp ? s->nsp : 1024;
+      while (nn <= co->station)
+        nn *= 2;
+      uint64_t *n = realloc(s->sp, nn * sizeof *n), *m = n ? realloc(s->spk, nn * sizeof *m) : NULL;
+      if (n)
+        s->sp = n;
+      if (!m)
+        return;
+      memset(n + s->nsp, 0, (nn - s->nsp) * sizeof *n);
+      memset(m + s->nsp, 0, (nn - s->nsp) * sizeof *m);
+      s->spk = m;
+      s->nsp = nn;
+    }
+    s->sp[co->station] = co->probe_id;
+    return;
+  }
+  if (k != 1)
+    return;
+  struct ctr_cs *c = cs_get(s, ev->probe_id, 0);
+  if (!c)
+    return;
+  uint64_t own = ev->ev;
+  if (c->packed) {
+    ev->ev += c->packed;
+    if (ev->seq == 2 * (own + 1))
+      ev->seq = 2 * (ev->ev + 1);
+  }
+  c->ord_next = own + 1;
+  if (ev->ts > c->last_ns)
+    c->last_ns = ev->ts;
+}

@@ -1,0 +1,51 @@
+/* ctrace_pack.h - the binary decoder's pack expansion (ctrace_pack.c, docs/ROUTE1.md): the
+ * state a stream of chunks keeps for packs (station -> coroutine, each coroutine's event
+ * numbering and last time), the open packs of a chunk, and what the decoder (ctrace_dec.c)
+ * asks of them. Not for the readers: they see ct_ctr_init/ct_ctr_fini only. */
+#ifndef CT_FORMAT_CTRACE_PACK_H
+#define CT_FORMAT_CTRACE_PACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/ctrace.h"
+
+/* A pack entry as the decoder read it: its bytes (in the chunk), thread,
+ * and the time of its first entry. */
+struct ctr_pack_ref {
+  const uint8_t *p;
+  uint32_t n;
+  uint64_t tid, ns0, mult;
+};
+
+struct ctr_stream;
+
+/* A new, empty stream state, or NULL (no memory). */
+struct ctr_stream *ctr_stream_new(void);
+void ctr_stream_free(struct ctr_stream *s);
+/* The chunk's open packs are forgotten (a new chunk, or damage). */
+void ctr_stream_chunk(struct ctr_stream *s);
+/* Packs still open in this chunk. */
+unsigned ctr_stream_open(const struct ctr_stream *s);
+/* Open the pack r: 0, or -1 when its header cannot be true or no memory. */
+int ctr_stream_add(struct ctr_stream *s, const struct ctr_pack_ref *r);
+/* The ts of the earliest next event of the open packs (*ts), 1; 0 when none
+ * is open; -1 when a pack's next entry does not decode. */
+int ctr_stream_peek(struct ctr_stream *s, uint64_t *ts);
+/* The earliest next event of the open packs into *ev (ctr_stream_peek said
+ * there is one): its coroutine, ev, seq and clamped ts from the stream's
+ * state. 1, or -1 when it names a station no coroutine line named. */
+int ctr_stream_take(struct ctr_stream *s, struct ct_ev_item *ev);
+/* An entry the decoder gives that is not a pack's (k as ct_ctr_entry's
+ * result): a coroutine names its station; an event's ev and seq move by
+ * the pack events of its coroutine given before it. */
+void ctr_stream_post(struct ctr_stream *s, int k, struct ct_ev_item *ev,
+                     const struct ct_coro_item *co);
+
+/* A text line the decoder gives, when packs came before it: a station_end
+ * line's events and harvested, and an end line's events, count the pack
+ * events too (the engine counted none of them: docs/ROUTE1.md); *line then
+ * points into s, valid until the next call. Other lines stay as they are. */
+void ctr_stream_line(struct ctr_stream *s, const char **line, size_t *n);
+
+#endif

@@ -1,0 +1,144 @@
+/* test-pack-decode.c - the decoder's pack entries (docs/ROUTE1.md) as a reader meets them:
+ * a CHK4 chunk with two coroutine entries and a pack of two switches expands to the six
+ * events a formatter would have written (kinds, coroutines, ev, seq, ts, the wake); then
+ * 200,000 chunks whose pack bytes (header, entries, framing varints) are mutated at random,
+ * each framed with a valid checksum so the decoder itself must judge them: every one ends
+ * in the chunk's end or "does not decode", never a crash or a read outside the chunk
+ * (the ASan build runs it), and every event it gives names one of the chunk's coroutines. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "format/ctrace_dec.h"
+#include "lib/check.h"
+#include "lib/rnd.h"
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+/* A coroutine entry (format/ctrace.h CTR_F_CORO) of probe_id on station st
+ * at p; returns the end. */
+static uint8_t *coro(uint8_t *p, uint64_t probe_id, uint32_t st) {
+  *p++ = CTR_OP_LINE | CTR_F_CORO;
+  p = ctr_put_varint(p, probe_id);
+  p = ctr_put_varint(p, st);
+  p = ctr_put_varint(p, 1); /* gen */
+  p = ctr_put_varint(p, 7); /* pid */
+  p = ctr_put_varint(p, 0); /* birth_ts - last ts, zigzag */
+  p = ctr_put_varint(p, 0); /* a new site: 8 bytes */
+  memset(p, 0x11, 8);
+  p += 8;
+  return ctr_put_varint(p, 0); /* parent */
+}
+
+/* The chunk: header (tag CHK4, len, count, check) and the payload's n bytes,
+ * count entries, into out. Returns its size. */
+static size_t frame(uint8_t *out, const uint8_t *pay, size_t n, uint32_t count) {
+  struct ctr_chunk_hdr h = {
+      .tag = CTR_CHUNK_TAG_PACK, .len = (uint32_t)n, .count = count, .check = ctr_check(pay, n)};
+  memcpy(out, &h, sizeof h);
+  memcpy(out + sizeof h, pay, n);
+  return sizeof h + n;
+}
+
+/* A payload: coroutines 100 (station 0) and 200 (station 1), then a pack
+ * of two switches 0 -> 1 (yield, 1000 ticks after ts0) and 1 -> 0 (a ptr
+ * wait on 0x1234, no wake, 500 ticks later), ts0 at 5000 ns, 1 ns a tick. */
+static size_t payload(uint8_t *pay, size_t *pack_at) {
+  uint8_t *p = coro(pay, 100, 0);
+  p = coro(p, 200, 1);
+  *pack_at = (size_t)(p - pay);
+  uint8_t ent[] = {CTP_PK_WAKE, 0xe8, 0x07, 1,    CTP_WAIT_PTR | CTP_PK_OBJ,
+                   0xf4,        0x03, 0,    0xb4, 0x24};
+  struct ctp_pack h = {.ts0 = 9000,
+                       .from = 0,
+                       .kind = CTP_KIND_PACK,
+                       .nrec = 1,
+                       .site = 0xabc,
+                       .span = 1500,
+                       .nbytes = sizeof ent,
+                       .nent = 2,
+                       .nwake = 1};
+  *p++ = CTR_OP_LINE | CTR_F_PACK;
+  p = ctr_put_varint(p, 42);                /* tid */
+  p = ctr_put_varint(p, 5000);              /* ns0 */
+  p = ctr_put_varint(p, UINT64_C(1) << 32); /* mult: 1 ns a tick */
+  p = ctr_put_varint(p, sizeof h + sizeof ent);
+  memcpy(p, &h, sizeof h);
+  memcpy(p + sizeof h, ent, sizeof ent);
+  return (size_t)(p + sizeof h + sizeof ent - pay);
+}
+
+/* Decode the chunk at c (n bytes) with a fresh iterator into ev (up to
+ * max); returns the events, *end the last ct_ctr_entry result. */
+static unsigned decode(const uint8_t *c, size_t n, struct ct_ev_item *ev, unsigned max, int *end) {
+  struct ct_ctr_iter it;
+  char why[160];
+  size_t len;
+  unsigned k = 0;
+  ASSERT(ct_ctr_chunk(c, n, 0, &len, why, sizeof why) == 1 && len == n);
+  ct_ctr_init(&it);
+  ct_ctr_begin(&it, c);
+  struct ct_ev_item e;
+  struct ct_coro_item co;
+  const char *line;
+  size_t ln;
+  int r;
+  while ((r = ct_ctr_entry(&it, &e, &co, &line, &ln)) > 0)
+    if (r == 1 && k < max)
+      ev[k++] = e;
+  ct_ctr_fini(&it);
+  *end = r;
+  return k;
+}
+
+int main(void) {
+  static uint8_t pay[4096], chunk[4096 + 16];
+  struct ct_ev_item ev[64];
+  size_t at, n = payload(pay, &at);
+  int end;
+  unsigned k = decode(chunk, frame(chunk, pay, n, 3), ev, 64, &end);
+  /* suspend 100, wake 100, resume 200 at 5000 + 0; suspend 200 (ptr),
+   * resume 100 at 5000 + 500 ... numbered per coroutine. */
+  ASSERT_EQ(end, 0);
+  ASSERT_EQ(k, 5);
+  static const uint64_t probe[5] = {100, 100, 200, 200, 100}, evn[5] = {0, 1, 0, 1, 2};
+  static const uint8_t kind[5] = {CTP_KIND_SUSPEND, CTP_KIND_WAKE, CTP_KIND_RESUME,
+                                  CTP_KIND_SUSPEND, CTP_KIND_RESUME};
+  for (unsigned i = 0; i < 5; i++) {
+    ASSERT_EQ(ev[i].probe_id, probe[i]);
+    ASSERT_EQ(ev[i].ev, evn[i]);
+    ASSERT_EQ(ev[i].seq, 2 * (evn[i] + 1));
+    ASSERT_EQ(ev[i].kind, kind[i]);
+    ASSERT_EQ(ev[i].tid, 42);
+    ASSERT_EQ(ev[i].ts, i < 3 ? 6000 : 6500);
+    ASSERT_EQ(ev[i].addr, kind[i] == CTP_KIND_RESUME ? 0 : 0xabc);
+  }
+  ASSERT_EQ(ev[3].wait, CTP_WAIT_PTR);
+  ASSERT_EQ(ev[3].obj, 0x1234);
+  ASSERT_EQ(ev[4].active, 1);
+
+  /* Mutations of the pack's bytes (its framing varints, header, entries):
+   * the decoder alone judges them. */
+  unsigned bad = 0, good = 0;
+  static uint8_t mut[4096];
+  for (int round = 0; round < 200000; round++) {
+    memcpy(mut, pay, n);
+    size_t m = n;
+    int flips = 1 + (int)(ct_rnd(&rng) % 4);
+    for (int f = 0; f < flips; f++) {
+      size_t i = at + ct_rnd(&rng) % (n - at);
+      mut[i] =
+          (uint8_t)(ct_rnd(&rng) % 3 == 0 ? ct_rnd(&rng) : mut[i] ^ (1u << (ct_rnd(&rng) % 8)));
+    }
+    if (ct_rnd(&rng) % 8 == 0) /* cut, or longer than its framing says */
+      m = at + ct_rnd(&rng) % (n - at + 16);
+    k = decode(chunk, frame(chunk, mut, m, 3), ev, 64, &end);
+    for (unsigned i = 0; i < k; i++)
+      ASSERT(ev[i].probe_id == 100 || ev[i].probe_id == 200);
+    end < 0 ? bad++ : good++;
+  }
+  ASSERT_GT(bad, 0);
+  ASSERT_GT(good, 0);
+  printf("test-pack-decode: ok (%u mutated chunks refused, %u read)\n", bad, good);
+  return 0;
+}
