@@ -51,13 +51,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   memset(map, 0, all);
   memcpy(map, data, size < all ? size : all);
-  /* The engine's own header fields (the input decides the rest, v1 mode or
-   * lossless included). */
+  /* The engine's own header fields (the input decides the rest, v1 mode,
+   * lossless or packs (--pack: the harvest hops over pack records) included). */
   struct ctp_header *h = map;
   h->magic = CTP_MAGIC;
   h->version = CTP_VERSION;
   h->max_stations = FUZZ_STATIONS;
-  h->mode &= CTP_MODE_LOSSLESS | CTP_MODE_RINGS;
+  h->mode &= CTP_MODE_LOSSLESS | CTP_MODE_RINGS | CTP_MODE_PACK;
   h->waiters = 0; /* no futex wake of a word nobody waits on */
   uint32_t rings = h->mode & CTP_MODE_RINGS;
   h->mode &= ~(uint32_t)CTP_MODE_RINGS;
