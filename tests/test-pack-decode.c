@@ -47,8 +47,10 @@ static size_t payload(uint8_t *pay, size_t *pack_at) {
   uint8_t *p = coro(pay, 100, 0);
   p = coro(p, 200, 1);
   *pack_at = (size_t)(p - pay);
-  uint8_t ent[] = {CTP_PK_WAKE, 0xe8, 0x07, 1,    CTP_WAIT_PTR | CTP_PK_OBJ,
-                   0xf4,        0x03, 0,    0xb4, 0x24};
+  /* The first a plain entry (bit 0; bit 1 its wake; 1000 << 2 | 3 is the
+   * varint a3 1f), the second flags shifted by one (bit 0 clear) and its
+   * delta; `to` as a zigzag distance from `from`: +1 is 2, -1 is 1. */
+  uint8_t ent[] = {0xa3, 0x1f, 2, (CTP_WAIT_PTR | CTP_PK_OBJ) << 1, 0xf4, 0x03, 1, 0xb4, 0x24};
   struct ctp_pack h = {.ts0 = 9000,
                        .from = 0,
                        .kind = CTP_KIND_PACK,

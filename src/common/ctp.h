@@ -212,11 +212,14 @@ struct ctp_swrec {
 
 /* A pack (kind CTP_KIND_PACK, docs/ROUTE1.md): a run of one thread's hot
  * switches, as 1 + nrec ring records published together. This header is the
- * first; the nrec that follow hold nbytes of entries, each: u8 b (bits 0-2
- * the wait, CTP_PK_*), varint ticks since the previous entry (0 for the
- * first), varint `to` station, varint `from` station when CTP_PK_FROM (else
- * the previous entry's `to`, the header's `from` for the first), varint obj
- * when CTP_PK_OBJ. Every entry's suspend (and wake) is at site. A pack is
+ * first; the nrec that follow hold nbytes of entries, each: varint v, with
+ * v & CTP_PK_PLAIN a plain entry (wait none, no obj, no explicit `from`)
+ * whose bit 1 is its wake and v >> 2 its delta, else flags b = v >> 1 (bits
+ * 0-2 the wait, CTP_PK_*) and a varint delta; the
+ * delta is ticks since the previous entry (0 for the first); then varint
+ * zigzag(`to` - `from`) (stations), varint `from` station when CTP_PK_FROM
+ * (else the previous entry's `to`, the header's `from` for the first),
+ * varint obj when CTP_PK_OBJ. Every entry's suspend (and wake) is at site. A pack is
  * self-contained: nothing in it refers to another. */
 struct ctp_pack {
   uint64_t ts0;      /* 0x00 ticks of the first entry */
@@ -237,6 +240,7 @@ struct ctp_pack {
 #define CTP_PK_WAKE 0x08u                           /* `from` stays runnable: its wake follows */
 #define CTP_PK_OBJ 0x10u                            /* a varint obj follows */
 #define CTP_PK_FROM 0x20u                           /* a varint `from` station follows */
+#define CTP_PK_PLAIN 0x01u /* first varint's low bit: a plain entry, the rest its delta */
 
 /* ctp_ring.state. */
 enum ctp_ring_state {

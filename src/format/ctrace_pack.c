@@ -144,15 +144,29 @@ static int stage(struct ctr_open *o) {
   if (o->left == 0)
     return 0;
   const uint8_t *p = o->p, *e = o->e;
-  uint64_t dts, to, from = o->cur, obj = 0;
-  if (p >= e)
+  uint64_t b, dts, dto, from = o->cur, obj = 0;
+  if (!(p = ctr_get_varint(p, e, &b)))
     return -1;
-  uint8_t b = *p++;
+  /* A plain entry is its delta (ctp.h); any other, flags and then it. */
+  if (b & CTP_PK_PLAIN) {
+    dts = b >> 2;
+    b = b & 2 ? CTP_PK_WAKE : 0;
+  } else if (!(p = ctr_get_varint(p, e, &dts))) {
+    return -1;
+  } else {
+    b >>= 1;
+    if (!(b & ~(uint64_t)CTP_PK_WAKE))
+      return -1; /* a plain entry spelled out: not what the probe writes */
+  }
   uint8_t wait = b & CTP_PK_WAIT;
-  if ((b & ~(CTP_PK_WAIT | CTP_PK_WAKE | CTP_PK_OBJ | CTP_PK_FROM)) || wait >= CTP_WAIT_MAX_)
+  if ((b & ~(uint64_t)(CTP_PK_WAIT | CTP_PK_WAKE | CTP_PK_OBJ | CTP_PK_FROM)) ||
+      wait >= CTP_WAIT_MAX_)
     return -1;
-  if (!(p = ctr_get_varint(p, e, &dts)) || dts > UINT32_MAX || get32(&p, e, &to) ||
+  if (dts > UINT32_MAX || !(p = ctr_get_varint(p, e, &dto)) ||
       ((b & CTP_PK_FROM) && get32(&p, e, &from)) || ((b & CTP_PK_OBJ) && get32(&p, e, &obj)))
+    return -1;
+  int64_t to = (int64_t)from + ctr_unzigzag(dto); /* `to` is its distance from `from` */
+  if (to < 0 || to > (int64_t)UINT32_MAX)
     return -1;
   if (--o->left == 0 && p != e)
     return -1; /* bytes no entry covers */

@@ -531,22 +531,22 @@ ct_pack_drop(struct ct_thread *t, const struct ctp_pack *pk, const uint8_t *b) {
   const uint8_t *p = b, *e = b + pk->nbytes;
   uint32_t cur = pk->from;
   uint64_t events = 2u * pk->nent + pk->nwake;
-  for (unsigned k = 0; k < pk->nent && p < e; k++) {
-    uint8_t f = *p++;
-    uint64_t v[4] = {0, 0, cur, 0}; /* dts, to, from, obj */
-    for (unsigned i = 0; i < 4; i++) {
-      if ((i == 2 && !(f & CTP_PK_FROM)) || (i == 3 && !(f & CTP_PK_OBJ)))
-        continue;
-      v[i] = 0;
-      for (unsigned sh = 0; p < e && sh < 64; sh += 7) {
-        v[i] |= (uint64_t)(*p & 0x7f) << sh;
-        if (!(*p++ & 0x80))
-          break;
-      }
-    }
-    ct_station_lost((uint32_t)v[2], 1u + ((f & CTP_PK_WAKE) != 0));
-    ct_station_lost((uint32_t)v[1], 1);
-    cur = (uint32_t)v[1];
+  for (unsigned k = 0; k < pk->nent && p; k++) {
+    uint64_t f = 0, v = 0, dto = 0, from = cur; /* the entry, as ct_pack_append wrote it */
+    p = ctr_get_varint(p, e, &f);
+    if (p && !(f & CTP_PK_PLAIN))
+      p = ctr_get_varint(p, e, &v); /* dts */
+    f = f & CTP_PK_PLAIN ? (f & 2 ? CTP_PK_WAKE : 0) : f >> 1;
+    if (p)
+      p = ctr_get_varint(p, e, &dto);
+    if (p && (f & CTP_PK_FROM))
+      p = ctr_get_varint(p, e, &from);
+    if (p && (f & CTP_PK_OBJ))
+      p = ctr_get_varint(p, e, &v);
+    uint32_t to = (uint32_t)((int64_t)(uint32_t)from + ctr_unzigzag(dto));
+    ct_station_lost((uint32_t)from, 1u + ((f & CTP_PK_WAKE) != 0));
+    ct_station_lost(to, 1);
+    cur = to;
   }
   if (t->ring_state == CT_RING_MINE)
     atomic_store_explicit(&t->ring->lost,

@@ -192,19 +192,22 @@ static inline void ct_ring_switch_put(struct ct_thread *t, uint64_t ts, struct c
 static inline void ct_pack_append(struct ct_thread *t, uint64_t ts, uint32_t from, uint8_t wait,
                                   uint64_t obj, int wake, uint32_t to) {
   struct ctp_pack *pk = &t->pk;
-  uint8_t *p0 = t->pk_bytes + pk->nbytes, *p = p0 + 1;
-  uint8_t b = (uint8_t)(wait | (wake ? CTP_PK_WAKE : 0));
-  p = ctr_put_varint(p, ts - t->pk_last);
-  p = ctr_put_varint(p, to);
-  if (from != t->pk_cur) {
-    b |= CTP_PK_FROM;
+  uint8_t *p = t->pk_bytes + pk->nbytes;
+  uint64_t b = wait | (from != t->pk_cur ? CTP_PK_FROM : 0u) | (obj ? CTP_PK_OBJ : 0u);
+  /* A plain entry (a yield: wait none, no obj, `from` the last `to`) is one
+   * varint of its delta and wake bit, tagged by its low bit; any other has
+   * its flags first (ctp.h). */
+  if (b)
+    p = ctr_put_varint(ctr_put_varint(p, (b | (wake ? CTP_PK_WAKE : 0u)) << 1), ts - t->pk_last);
+  else
+    p = ctr_put_varint(p, (ts - t->pk_last) << 2 | (wake ? 2u : 0u) | CTP_PK_PLAIN);
+  /* `to` as its distance from `from`: a scheduler's coroutines sit near each
+   * other in the station table, so one byte where the index takes two. */
+  p = ctr_put_varint(p, ctr_zigzag((int64_t)to - (int64_t)from));
+  if (b & CTP_PK_FROM)
     p = ctr_put_varint(p, from);
-  }
-  if (obj) {
-    b |= CTP_PK_OBJ;
+  if (obj)
     p = ctr_put_varint(p, obj);
-  }
-  *p0 = b;
   pk->nbytes = (uint8_t)(p - t->pk_bytes);
   pk->nent++;
   pk->nwake = (uint8_t)(pk->nwake + (wake != 0));
