@@ -12,6 +12,7 @@
 #   default   corotracer run -o F.ctrace (the default, binary format)
 #   flight    corotracer run --flight 64M --dump-on exit -o F (the window in memory)
 #   jsonl     corotracer run -o F.jsonl
+#   pack      corotracer run --pack -o F.ctrace (experimental, docs/ROUTE1.md: a row, no verdict)
 # Per mode, medians over rounds: switches/s and its ratio to untraced in the same round (by
 # wall time, and by CPU); the tracer's extra CPU (program + engine CPU per switch, against the
 # untraced run's program CPU per switch) in ns per switch and as % of all cores (against the
@@ -137,6 +138,7 @@ run() {
     default) out=$(trun -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
     flight) out=$(trun --flight 64M --dump-on exit -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
     jsonl) f=$tmp/t.jsonl out=$(trun -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
+    pack) out=$(trun --pack -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
   esac
   traced=$(field traced "$out")
   want=1
@@ -153,7 +155,7 @@ run() {
   echo "$(field per_sec "$out") $(field cpu_s "$out") $eng $har $bytes $lost" \
     "$(field dropped "$out") $spill $sched $(field switches "$out")" >> "$tmp/$1"
 }
-modes="untraced default flight jsonl"
+modes="untraced default flight jsonl pack"
 for m in $modes; do : > "$tmp/$m"; : > "$tmp/$m.ratio"; : > "$tmp/$m.cratio"; : > "$tmp/$m.extra"; done
 i=0
 while [ $i -lt "$rounds" ]; do
