@@ -288,7 +288,12 @@ inline std::size_t seen_pair(std::uintptr_t ra) noexcept {
 [[gnu::noinline]] inline bool decide(const ExeMap &m, std::uintptr_t ra, std::size_t i,
                                      std::uintptr_t v0) noexcept {
   bool stop = false;
-  if (after_call(ra, m.lo)) {
+  // The first byte of a runtime function is no return address, though it
+  // follows a call: the call ending the function before was a noreturn one
+  // (under ASan/UBSan a report's, which never returns), its stale word left
+  // on the stack.
+  const ExeMap::Range *at = runtime_at(m, ra);
+  if (after_call(ra, m.lo) && !(at && at->start == ra)) {
     const ExeMap::Range *r = runtime_at(m, ra - 1);
     stop = !r || r->entry;
   }
