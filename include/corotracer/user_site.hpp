@@ -288,7 +288,12 @@ inline std::size_t seen_pair(std::uintptr_t ra) noexcept {
 [[gnu::noinline]] inline bool decide(const ExeMap &m, std::uintptr_t ra, std::size_t i,
                                      std::uintptr_t v0) noexcept {
   bool stop = false;
-  if (after_call(ra, m.lo)) {
+  // The first byte of a runtime function is no return address, though it
+  // follows a call: the call ending the function before was a noreturn one
+  // (under ASan/UBSan a report's, which never returns), its stale word left
+  // on the stack.
+  const ExeMap::Range *at = runtime_at(m, ra);
+  if (after_call(ra, m.lo) && !(at && at->start == ra)) {
     const ExeMap::Range *r = runtime_at(m, ra - 1);
     stop = !r || r->entry;
   }
@@ -346,8 +351,9 @@ enum class Skip { runtime, teardown };
 namespace detail {
 // A stack word AddressSanitizer poisoned: a redzone around a frame's locals,
 // which the frame never writes, so it may hold a stale return address of an
-// earlier call (which a teardown scan, going past the innermost user frames,
-// would take for the destroyer's). A real return address never lies in one.
+// earlier call (a scan would take it for the user's line: a client's read
+// named at its connect's line, a teardown scan's destroyer past the innermost
+// user frames). A real return address never lies in one.
 inline bool poisoned(const std::uintptr_t *w) noexcept {
 #ifdef COROTRACER_US_ASAN
   return __asan_address_is_poisoned(w);
@@ -368,8 +374,8 @@ find_word(const void *from, const void *to, Skip skip = Skip::runtime) noexcept 
   const std::uintptr_t lo = m.lo, span = m.hi - m.lo; // not reloaded after each table store
   for (; p < end; p++) {
     std::uintptr_t ra = *p;
-    if (ra - lo < span && stops_scan(m, ra) &&
-        (skip == Skip::runtime || (!range_at(m.teardown, ra - 1) && !poisoned(p))))
+    if (ra - lo < span && stops_scan(m, ra) && !poisoned(p) &&
+        (skip == Skip::runtime || !range_at(m.teardown, ra - 1)))
       return p;
   }
   return nullptr;
