@@ -246,6 +246,23 @@ static void ring_tail_set(struct ct_harvest *h, struct ctp_ring *rg, struct ct_r
   rs->tail = to;
 }
 
+/* The segment at sg, its n records copied behind it, filled in and handed
+ * to the formatter. */
+static void seg_fill(struct ct_harvest *h, struct seg *sg, uint32_t r, uint32_t tid, uint32_t pid,
+                     uint32_t n, int sorted, int packs) {
+  *sg = (struct seg){.kind = SEG_RECS,
+                     .n = n,
+                     .ring = r,
+                     .tid = tid,
+                     .pid = pid,
+                     .sorted = (uint32_t)sorted,
+                     .packs = (uint32_t)packs};
+  ct_sink_fill(h->sink, sizeof(*sg) + n * sizeof(struct ctp_rec));
+  uint64_t ns = ct_clock_ns(h->clock, ((const struct ctp_rec *)(sg + 1))->ts);
+  if (ns < h->first_ts)
+    h->first_ts = ns;
+}
+
 /* Copy ring r's new records with ts below limit (a ring's records are in time
  * order: its one writer reads the clock then publishes) into capture blocks,
  * and give the room back to the writer. Returns the count. */
@@ -301,7 +318,7 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
   }
   uint32_t tid = LOAD(&rg->tid), pid = LOAD(&rg->pid);
   const struct ctp_rec *recs = ctp_ring_recs(rg);
-  uint64_t c = t, k = 0; /* the next record to copy; records copied */
+  uint64_t c = t, k = 0, skip = 0; /* the next record to copy; records copied; to skip */
   int held = 0;          /* a record newer than this pass: the next one takes it, in order */
   while (c < head && !held) {
     size_t avail;
@@ -350,6 +367,10 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
           held = p == -1;
           break;
         }
+        if (!ct_rings_open_rest(rs, c + m, &out[m])) {
+          skip = 1u + (uint64_t)p; /* all of it taken while it was open */
+          break;
+        }
         packs = 1;
         m += (uint64_t)p;
         continue;
@@ -363,20 +384,30 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
       watch(h, rs, pid, &out[m]);
     }
     k += m;
-    c += m;
-    if (m == 0)
+    c += m + skip;
+    if (m)
+      seg_fill(h, sg, r, tid, pid, (uint32_t)m, !down && !packs, packs);
+    else if (!skip)
       break;
-    *sg = (struct seg){.kind = SEG_RECS,
-                       .n = (uint32_t)m,
-                       .ring = r,
-                       .tid = tid,
-                       .pid = pid,
-                       .sorted = !down && !packs,
-                       .packs = (uint32_t)packs};
-    ct_sink_fill(h->sink, sizeof(*sg) + m * sizeof(*out));
-    uint64_t ns = ct_clock_ns(h->clock, out[0].ts);
-    if (ns < h->first_ts)
-      h->first_ts = ns;
+    skip = 0;
+  }
+  /* Everything published is taken: the open pack at head, if any, when its
+   * writer stopped or is gone (its last switches, rings_open.c). */
+  if (h->pack && c == head && !held) {
+    size_t avail;
+    char *room = ct_sink_room(h->sink, sizeof(struct seg) + CTP_PACK_RECS * sizeof(struct ctp_rec),
+                              &avail);
+    struct seg *sg = (struct seg *)room;
+    uint32_t n = room ? ct_rings_open_take(h, rg, rs, head, limit,
+                                           h->final || state == CTP_RING_CLOSED,
+                                           (struct ctp_rec *)(sg + 1))
+                      : 0;
+    if (n) {
+      watch(h, rs, pid, (struct ctp_rec *)(sg + 1));
+      seg_fill(h, sg, r, tid, pid, n, 0, 1);
+      h->captured += n;
+      h->progress = 1;
+    }
   }
   if (c != t) {
     ring_tail_set(h, rg, rs, c);

@@ -64,6 +64,21 @@ int ct_rings_push(struct ct_harvest *h, struct ctp_queue *q, uint64_t *tail, uin
  * ENOMEM: counted bad, never silent). */
 void ct_rings_to_batch(struct ct_harvest *h, const struct ctp_rec *recs, size_t n, uint32_t tid);
 
+/* rings_open.c (--pack, docs/ROUTE1.md "Latency"). Ring rg's open pack,
+ * at its head (rs its state, limit the pass's, gone when its writer writes
+ * no more: the final pass, a closed ring, a dead process): when it stayed
+ * the same since the last pass, or gone, the entries not taken before are
+ * written at out (room for CTP_PACK_RECS records) as a pack of their own.
+ * Returns its records, 0 when nothing is taken (none open, still growing,
+ * nothing new, or what cannot be an open pack). */
+uint32_t ct_rings_open_take(struct ct_harvest *h, struct ctp_ring *rg, struct ct_ring_state *rs,
+                            uint64_t head, uint64_t limit, int gone, struct ctp_rec *out);
+/* rings_open.c. The published pack at ring index at, copied to recs (its
+ * 1 + nrec records): when entries of it were taken while it was open, it
+ * becomes the pack of the rest, in place. 0 when nothing is left of it
+ * (skip its records), else 1. */
+int ct_rings_open_rest(struct ct_ring_state *rs, uint64_t at, struct ctp_rec *recs);
+
 /* rings_pack.c (--pack, docs/ROUTE1.md). The n records of a segment with
  * packs (rings.c pack_at): each pack's header and entry bytes copied to the
  * pass's packs, after the checks its framing needs (its entries are the

@@ -132,6 +132,9 @@ static int ct_ring_claim(struct ct_thread *t) {
     corotracer__corrupt("a free ring whose tail is not within a ring of its head");
     return 0;
   }
+  /* No open pack of ours yet: the last owner's, at this head, was taken or
+   * published (before OWNED: the engine reads open only after state). */
+  atomic_store_explicit(&ring->open, 0, memory_order_relaxed);
   atomic_store_explicit(&ring->state, CTP_RING_OWNED, memory_order_release);
   atomic_store_explicit(&ct_ring_start[r], ct_ring_events(ring, head), memory_order_relaxed);
   atomic_store_explicit(&ct_ring_lost0[r], atomic_load_explicit(&ring->lost, memory_order_relaxed),

@@ -57,6 +57,15 @@
  *       are yields: long runs of a scheduler's hot switches (packs under
  *       corotracer run --pack, tests/test-pack-roundtrip.sh).
  *
+ *   sdk-writer block COROS SWITCHES DIR
+ *       A thread whose coroutine blocks in an untraced call right after a
+ *       scheduler's yields (docs/ROUTE1.md "Latency"): COROS coroutines,
+ *       SWITCHES hot switches among them, DIR/ready ("pid P"), then the
+ *       thread sleeps, its last switches in an open pack under corotracer
+ *       run --pack (tests/test-pack-open.sh), until DIR/go appears: then
+ *       SWITCHES more, and each coroutine returns and is destroyed.
+
+ *
  * OUT gets "written N": the events the SDK was asked to record (all of them
  * when no coroutine was refused a station). Exit 3 when not traced. */
 #include <corotracer.h>
@@ -356,7 +365,44 @@ static void *switcher(void *arg) {
   return NULL;
 }
 
+/* sdk-writer block: the switches, then a sleep that never ends. */
+static void block(uint64_t coros, uint64_t switches, const char *dir) {
+  corotracer_co *co[256];
+  if (coros < 2 || coros > 256)
+    ct_die("COROS must be 2..256");
+  if (corotracer_init() != 0)
+    exit(3);
+  for (uint64_t k = 0; k < coros; k++)
+    if (!(co[k] = corotracer_create(k + 1, "blk", NULL)))
+      ct_die("not traced");
+  corotracer_switch(NULL, NULL, COROTRACER_WAIT_NONE, 0, 0, co[0]);
+  for (uint64_t s = 1; s <= switches; s++)
+    corotracer_switch(co[(s - 1) % coros], NULL, COROTRACER_WAIT_NONE, 0,
+                      COROTRACER_SWITCH_RUNNABLE, co[s % coros]);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/ready", dir);
+  FILE *f = fopen(path, "we");
+  if (!f || fprintf(f, "pid %ld\n", (long)getpid()) < 0 || fclose(f))
+    ct_die("%s: %s", path, strerror(errno));
+  snprintf(path, sizeof path, "%s/go", dir);
+  while (access(path, F_OK) != 0)
+    nanosleep(&(struct timespec){0, 10000000}, NULL);
+  for (uint64_t s = switches + 1; s <= 2 * switches; s++)
+    corotracer_switch(co[(s - 1) % coros], NULL, COROTRACER_WAIT_NONE, 0,
+                      COROTRACER_SWITCH_RUNNABLE, co[s % coros]);
+  corotracer_switch(co[2 * switches % coros], NULL, COROTRACER_WAIT_NONE, 0, 0, NULL);
+  for (uint64_t k = 0; k < coros; k++) {
+    corotracer_resume(co[k]);
+    corotracer_exit(co[k], NULL);
+    corotracer_destroy(co[k]);
+  }
+}
+
 int main(int argc, char **argv) {
+  if (argc == 5 && strcmp(argv[1], "block") == 0) {
+    block(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10), argv[4]);
+    return 0;
+  }
   int yield = argc == 6 && strcmp(argv[1], "yield") == 0;
   if (argc == 6 && (yield || strcmp(argv[1], "switch") == 0)) {
     int n = atoi(argv[2]);
