@@ -576,6 +576,10 @@ void corotracer__pack_slow(struct ct_thread *t, uint64_t ts, uint32_t from, uint
     return;
   }
   uint64_t h = t->head, first = (h + 1) & t->mask;
+  /* The lines of a later pack, owned before its entries come (ring.h
+   * CT_PREFETCH_AHEAD: the engine read them a lap ago). */
+  for (uint64_t k = 0; k < CTP_PACK_RECS; k += 2)
+    ct_prefetch_w(&t->recs[(h + CT_PREFETCH_AHEAD + k) & t->mask]);
   uint64_t n = t->tail_room - h - 1; /* entry records free beyond the header */
   if (n > CTP_PACK_RECS - 1)
     n = CTP_PACK_RECS - 1;

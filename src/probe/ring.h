@@ -194,11 +194,16 @@ static inline void ct_pack_append(struct ct_thread *t, uint64_t ts, uint32_t fro
   struct ctp_pack *pk = &t->pk;
   struct ctp_pk_entry en = {
       .dts = ts - t->pk_last, .obj = obj, .from = from, .to = to, .wait = wait, .wake = wake != 0};
-  pk->nbytes = (uint8_t)(ctp_pk_put(t->pk_out + pk->nbytes, &en, t->pk_cur) - t->pk_out);
-  pk->nent++;
-  pk->nwake = (uint8_t)(pk->nwake + (wake != 0));
-  pk->span = (uint32_t)(ts - pk->ts0);
-  __atomic_store_n(&t->pk_ring->counts, pk->counts, __ATOMIC_RELEASE);
+  uint64_t nbytes = (uint64_t)(ctp_pk_put(t->pk_out + pk->nbytes, &en, t->pk_cur) - t->pk_out);
+  uint64_t nent = pk->nent + 1u, nwake = pk->nwake + (wake != 0), span = (uint32_t)(ts - pk->ts0);
+  pk->nbytes = (uint8_t)nbytes;
+  pk->nent = (uint8_t)nent;
+  pk->nwake = (uint8_t)nwake;
+  pk->span = (uint32_t)span;
+  /* The counts word made in registers (little-endian, as ctp_pack's layout):
+   * loaded back from the four narrow stores it would wait for them. */
+  __atomic_store_n(&t->pk_ring->counts, span | nbytes << 32 | nent << 40 | nwake << 48,
+                   __ATOMIC_RELEASE);
   t->pk_cur = to;
   t->pk_last = ts;
 }
