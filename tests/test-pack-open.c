@@ -90,28 +90,43 @@ static void expect(const struct ctp_rec *out, uint32_t n, unsigned first, unsign
 
 int main(void) {
   struct ct_harvest h = {.cap = CAP};
-  struct ct_ring_state rs = {.tail = HEAD - 8};
+  struct ct_ring_state rs = {.tail = HEAD};
   struct ctp_rec out[CTP_PACK_RECS];
   uint64_t limit = UINT64_MAX - 1;
   atomic_store(&rg->head, HEAD);
 
-  /* Open with 3 entries: seen first, taken when the next pass finds it the same. */
+  /* Open with 3 entries: seen first (the pass takes nothing from its ts0
+   * on), taken when the next pass finds it the same. */
+  uint64_t bound = limit;
   probe_write(3);
-  CHECK(ct_rings_open_take(&h, rg, &rs, HEAD, limit, 0, out) == 0, "taken at first sight");
-  uint32_t n = ct_rings_open_take(&h, rg, &rs, HEAD, limit, 0, out);
-  CHECK(n > 0, "not taken after a pass unchanged");
+  CHECK(ct_rings_open_take(&h, rg, &rs, HEAD, limit, 0, out, &bound) == 0, "taken at first sight");
+  CHECK(bound == TS0, "bound %llu, want its ts0", (unsigned long long)bound);
+  /* Records published before it, not taken yet: it waits for them. */
+  rs.tail = HEAD - 1;
+  bound = limit;
+  CHECK(ct_rings_open_take(&h, rg, &rs, HEAD, limit, 0, out, &bound) == 0 && bound == TS0,
+        "taken before the records published ahead of it");
+  rs.tail = HEAD;
+  bound = limit;
+  uint32_t n = ct_rings_open_take(&h, rg, &rs, HEAD, limit, 0, out, &bound);
+  CHECK(n > 0 && bound == limit, "not taken after a pass unchanged, or bound %llu",
+        (unsigned long long)bound);
   expect(out, n, 0, 3);
-  CHECK(ct_rings_open_take(&h, rg, &rs, HEAD, limit, 0, out) == 0, "taken twice");
+  CHECK(ct_rings_open_take(&h, rg, &rs, HEAD, limit, 0, out, &bound) == 0 && bound == limit,
+        "taken twice, or bounds the pass with nothing new");
 
-  /* It grows: not while it grows, then only the new entries. */
+  /* It grows: not while it grows (the pass stops at its last taken entry),
+   * then only the new entries. */
   probe_write(5);
-  CHECK(ct_rings_open_take(&h, rg, &rs, HEAD, limit, 0, out) == 0, "taken while growing");
-  n = ct_rings_open_take(&h, rg, &rs, HEAD, limit, 0, out);
+  CHECK(ct_rings_open_take(&h, rg, &rs, HEAD, limit, 0, out, &bound) == 0, "taken while growing");
+  CHECK(bound == TS0 + 3, "bound %llu, want the last taken entry's", (unsigned long long)bound);
+  bound = limit;
+  n = ct_rings_open_take(&h, rg, &rs, HEAD, limit, 0, out, &bound);
   expect(out, n, 3, 2);
 
   /* Its writer is gone: taken at once. */
   probe_write(6);
-  n = ct_rings_open_take(&h, rg, &rs, HEAD, limit, 1, out);
+  n = ct_rings_open_take(&h, rg, &rs, HEAD, limit, 1, out, &bound);
   expect(out, n, 5, 1);
 
   /* Published with two more: the rest only, in place (its records kept). */
@@ -130,33 +145,40 @@ int main(void) {
 
   /* Taken whole while open, then published as it was: nothing left. */
   memset(&pk, 0, sizeof pk);
-  rs = (struct ct_ring_state){.tail = HEAD - 8};
+  rs = (struct ct_ring_state){.tail = HEAD};
   probe_write(4);
-  CHECK(ct_rings_open_take(&h, rg, &rs, HEAD, limit, 1, out) > 0, "not taken, writer gone");
+  CHECK(ct_rings_open_take(&h, rg, &rs, HEAD, limit, 1, out, &bound) > 0, "not taken, writer gone");
   pk.nrec = (uint8_t)((pk.nbytes + 31u) / 32u);
   memcpy(copy, &pk, sizeof pk);
   memcpy(&copy[1], &recs[(HEAD + 1u) % CAP], pk.nrec * sizeof *recs);
   CHECK(ct_rings_open_rest(&rs, HEAD, copy) == 0, "a pack taken whole is given again");
 
-  /* What cannot be an open pack: left alone. */
-  rs = (struct ct_ring_state){.tail = HEAD - 8};
+  /* What cannot be an open pack: left alone (nothing taken, the pass not
+   * held back by it). */
+  rs = (struct ct_ring_state){.tail = HEAD};
+  bound = limit;
   atomic_store(&rg->open, HEAD + 5u); /* not at head */
-  CHECK(ct_rings_open_take(&h, rg, &rs, HEAD, limit, 1, out) == 0, "an open word not at head");
+  CHECK(ct_rings_open_take(&h, rg, &rs, HEAD, limit, 1, out, &bound) == 0 && bound == limit,
+        "an open word not at head");
   atomic_store(&rg->open, HEAD + 1u);
   struct ctp_pack bad = pk;
   bad.nbytes = CTP_PACK_BYTES + 1u; /* more than a pack holds */
   memcpy(&recs[HEAD % CAP], &bad, sizeof bad);
-  CHECK(ct_rings_open_take(&h, rg, &rs, HEAD, limit, 1, out) == 0, "nbytes past a pack's");
+  CHECK(ct_rings_open_take(&h, rg, &rs, HEAD, limit, 1, out, &bound) == 0 && bound == limit,
+        "nbytes past a pack's");
   bad = pk;
   bad.kind = CTP_KIND_SWITCH;
   memcpy(&recs[HEAD % CAP], &bad, sizeof bad);
-  CHECK(ct_rings_open_take(&h, rg, &rs, HEAD, limit, 1, out) == 0, "not a pack's kind");
-  rs.tail = HEAD - CAP + 1u; /* its records past the ring's room */
+  CHECK(ct_rings_open_take(&h, rg, &rs, HEAD, limit, 1, out, &bound) == 0 && bound == limit,
+        "not a pack's kind");
   memcpy(&recs[HEAD % CAP], &pk, sizeof pk);
-  CHECK(ct_rings_open_take(&h, rg, &rs, HEAD, limit, 1, out) == 0, "records past the room");
-  rs.tail = HEAD - 8;
+  rs.tail = HEAD - CAP + 1u; /* its records past the ring's room */
+  CHECK(ct_rings_open_take(&h, rg, &rs, HEAD, limit, 1, out, &bound) == 0 && bound == limit,
+        "records past the room");
+  rs.tail = HEAD;
   recs[(HEAD + 1u) % CAP].ts = ~0ull; /* entries that do not decode */
-  CHECK(ct_rings_open_take(&h, rg, &rs, HEAD, limit, 1, out) == 0, "garbage entries taken");
+  CHECK(ct_rings_open_take(&h, rg, &rs, HEAD, limit, 1, out, &bound) == 0 && bound == limit,
+        "garbage entries taken");
 
   if (failures)
     return 1;

@@ -59,8 +59,9 @@ struct ct_ring_state {
   uint64_t lost_sum; /* what its lost counter added to ring_lost */
   /* Its open pack (rings_open.c): ring->open and the pack's counts as the
    * last pass saw them (unchanged a pass: taken), and the pack whose first
-   * taken_nent entries were taken while it was open (header index). */
-  uint64_t open_seen, open_counts, taken_at;
+   * taken_nent entries were taken while it was open (header index), the
+   * ticks of the last of them. */
+  uint64_t open_seen, open_counts, taken_at, taken_last;
   uint32_t taken_nent;
 };
 

@@ -263,6 +263,36 @@ static void seg_fill(struct ct_harvest *h, struct seg *sg, uint32_t r, uint32_t 
     h->first_ts = ns;
 }
 
+/* --pack: each ring's open pack (rings_open.c), before the pass: taken
+ * when its writer stopped or is gone, else the pass's limit lowered to its
+ * untaken entries' time. Returns the limit. */
+static uint64_t open_packs(struct ct_harvest *h, uint32_t nr, uint64_t limit) {
+  uint64_t bound = limit;
+  for (uint32_t r = 0; r < nr; r++) {
+    struct ctp_ring *rg = ring(h, r);
+    struct ct_ring_state *rs = &h->rs[r];
+    uint32_t state = atomic_load_explicit(&rg->state, memory_order_acquire);
+    uint64_t head = atomic_load_explicit(&rg->head, memory_order_acquire);
+    if (state == CTP_RING_FREE)
+      continue;
+    size_t avail;
+    char *room = ct_sink_room(h->sink, sizeof(struct seg) + CTP_PACK_RECS * sizeof(struct ctp_rec),
+                              &avail);
+    struct seg *sg = (struct seg *)room; /* no memory: the pack waits, as records do */
+    struct ctp_rec *out = room ? (struct ctp_rec *)(sg + 1) : NULL;
+    int gone = h->final || state == CTP_RING_CLOSED || rs->orphan;
+    uint32_t n = ct_rings_open_take(h, rg, rs, head, limit, gone, out, &bound);
+    if (n) {
+      uint32_t pid = LOAD(&rg->pid);
+      watch(h, rs, pid, out);
+      seg_fill(h, sg, r, LOAD(&rg->tid), pid, n, 0, 1);
+      h->captured += n;
+      h->progress = 1;
+    }
+  }
+  return bound;
+}
+
 /* Copy ring r's new records with ts below limit (a ring's records are in time
  * order: its one writer reads the clock then publishes) into capture blocks,
  * and give the room back to the writer. Returns the count. */
@@ -390,24 +420,6 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
     else if (!skip)
       break;
     skip = 0;
-  }
-  /* Everything published is taken: the open pack at head, if any, when its
-   * writer stopped or is gone (its last switches, rings_open.c). */
-  if (h->pack && c == head && !held) {
-    size_t avail;
-    char *room = ct_sink_room(h->sink, sizeof(struct seg) + CTP_PACK_RECS * sizeof(struct ctp_rec),
-                              &avail);
-    struct seg *sg = (struct seg *)room;
-    uint32_t n = room ? ct_rings_open_take(h, rg, rs, head, limit,
-                                           h->final || state == CTP_RING_CLOSED,
-                                           (struct ctp_rec *)(sg + 1))
-                      : 0;
-    if (n) {
-      watch(h, rs, pid, (struct ctp_rec *)(sg + 1));
-      seg_fill(h, sg, r, tid, pid, n, 0, 1);
-      h->captured += n;
-      h->progress = 1;
-    }
   }
   if (c != t) {
     ring_tail_set(h, rg, rs, c);
@@ -546,6 +558,8 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
   uint32_t fresh = atomic_load_explicit(&h->hdr->rings_fresh, memory_order_acquire);
   uint32_t nr = fresh < h->nrings ? fresh : h->nrings;
   ct_rings_populate(h, nr);
+  if (h->pack)
+    limit = open_packs(h, nr, limit);
   uint64_t peak = h->peak, creates = h->creates;
   h->peak = 0;
   h->rings_owned = 0;

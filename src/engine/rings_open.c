@@ -82,7 +82,8 @@ int ct_rings_open_rest(struct ct_ring_state *rs, uint64_t at, struct ctp_rec *re
 
 /* Contract: see rings_int.h. */
 uint32_t ct_rings_open_take(struct ct_harvest *h, struct ctp_ring *rg, struct ct_ring_state *rs,
-                            uint64_t head, uint64_t limit, int gone, struct ctp_rec *out) {
+                            uint64_t head, uint64_t limit, int gone, struct ctp_rec *out,
+                            uint64_t *bound) {
   uint64_t open = atomic_load_explicit(&rg->open, memory_order_acquire);
   if (open != head + 1u) {
     rs->open_seen = 0;
@@ -95,21 +96,28 @@ uint32_t ct_rings_open_take(struct ct_harvest *h, struct ctp_ring *rg, struct ct
   struct ctp_pack pk;
   pk.counts = __atomic_load_n(&src->counts, __ATOMIC_ACQUIRE);
   memcpy(&pk, src, offsetof(struct ctp_pack, counts));
-  /* Still growing since the last pass: its thread is busy, and publishes
-   * it soon (a pack spans CT_PACK_SPAN at most). */
-  if (!gone && (rs->open_seen != open || rs->open_counts != pk.counts)) {
-    rs->open_seen = open;
-    rs->open_counts = pk.counts;
-    return 0;
-  }
   unsigned k0 = rs->taken_at == head ? rs->taken_nent : 0;
   uint32_t nrec = (pk.nbytes + 31u) / 32u;
   /* What cannot be an open pack: left alone (the published one, if it
    * ever is, goes through the formatter's checks). Its records are beyond
    * head, within the room the writer has: a ring's capacity past tail. */
   if (pk.kind != CTP_KIND_PACK || pk.nent <= k0 || pk.nbytes > CTP_PACK_BYTES || pk.zero ||
-      head + 1u + nrec - rs->tail > h->cap || (!gone && pk.ts0 + pk.span >= limit))
+      head + 1u + nrec - rs->tail > h->cap)
     return 0;
+  /* Taken now when its thread stopped switching (the same counts as the
+   * last pass) or is gone, and nothing published waits before it (the
+   * final pass takes those too); else what other rings give waits for it:
+   * its untaken entries are no older than this. */
+  int idle = rs->open_seen == open && rs->open_counts == pk.counts;
+  rs->open_seen = open;
+  rs->open_counts = pk.counts;
+  uint64_t from = k0 ? rs->taken_last : pk.ts0;
+  if (!out || !(idle || gone) || (rs->tail != head && !h->final) ||
+      (!gone && pk.ts0 + pk.span >= limit)) {
+    if (from < *bound)
+      *bound = from;
+    return 0;
+  }
   uint8_t b[CTP_PACK_BYTES];
   for (uint32_t k = 0; k < nrec; k++) {
     uint32_t len = pk.nbytes - k * 32u < 32u ? pk.nbytes - k * 32u : 32u;
@@ -120,5 +128,6 @@ uint32_t ct_rings_open_take(struct ct_harvest *h, struct ctp_ring *rg, struct ct
     return 0;
   rs->taken_at = head;
   rs->taken_nent = pk.nent;
+  rs->taken_last = pk.ts0 + pk.span;
   return n;
 }
