@@ -39,7 +39,8 @@ static uint8_t bytes[CTP_PACK_BYTES];
 static void probe_write(unsigned n) {
   struct ctp_rec *recs = ctp_ring_recs(rg);
   if (pk.nent == 0)
-    pk = (struct ctp_pack){.ts0 = TS0, .from = 10, .from_gen = 7, .kind = CTP_KIND_PACK, .site = 0x4242};
+    pk = (struct ctp_pack){
+        .ts0 = TS0, .from = 10, .from_gen = 7, .kind = CTP_KIND_PACK, .site = 0x4242};
   uint8_t *p = bytes + pk.nbytes;
   for (unsigned k = pk.nent; k < n; k++) {
     struct ctp_pk_entry en = {.dts = k, .from = 10 + k, .to = 11 + k, .wake = k & 1};

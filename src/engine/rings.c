@@ -276,8 +276,8 @@ static uint64_t open_packs(struct ct_harvest *h, uint32_t nr, uint64_t limit) {
     if (state == CTP_RING_FREE)
       continue;
     size_t avail;
-    char *room = ct_sink_room(h->sink, sizeof(struct seg) + CTP_PACK_RECS * sizeof(struct ctp_rec),
-                              &avail);
+    char *room =
+        ct_sink_room(h->sink, sizeof(struct seg) + CTP_PACK_RECS * sizeof(struct ctp_rec), &avail);
     struct seg *sg = (struct seg *)room; /* no memory: the pack waits, as records do */
     struct ctp_rec *out = room ? (struct ctp_rec *)(sg + 1) : NULL;
     int gone = h->final || state == CTP_RING_CLOSED || rs->orphan;
@@ -349,7 +349,7 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
   uint32_t tid = LOAD(&rg->tid), pid = LOAD(&rg->pid);
   const struct ctp_rec *recs = ctp_ring_recs(rg);
   uint64_t c = t, k = 0, skip = 0; /* the next record to copy; records copied; to skip */
-  int held = 0;          /* a record newer than this pass: the next one takes it, in order */
+  int held = 0; /* a record newer than this pass: the next one takes it, in order */
   while (c < head && !held) {
     size_t avail;
     /* Under --pack, room for a whole pack: a segment with less would end

@@ -146,8 +146,12 @@ static int stage(struct ctr_open *o) {
   o->ticks += en.dts;
   uint64_t ts = o->ns0 + (uint64_t)(((unsigned __int128)(o->ticks - o->ts0) * o->mult) >> 32);
   unsigned n = 0;
-  o->it[n] = (struct ct_ev_item){
-      .ts = ts, .tid = o->tid, .addr = o->site, .obj = en.obj, .kind = CTP_KIND_SUSPEND, .wait = en.wait};
+  o->it[n] = (struct ct_ev_item){.ts = ts,
+                                 .tid = o->tid,
+                                 .addr = o->site,
+                                 .obj = en.obj,
+                                 .kind = CTP_KIND_SUSPEND,
+                                 .wait = en.wait};
   o->st[n++] = en.from;
   if (en.wake) {
     o->it[n] = (struct ct_ev_item){.ts = ts, .tid = o->tid, .addr = o->site, .kind = CTP_KIND_WAKE};

@@ -63,8 +63,7 @@ static inline const uint8_t *ctp_pk_get(const uint8_t *p, const uint8_t *e, uint
       return NULL; /* a plain entry spelled out: not what the probe writes */
   }
   if ((b & ~(uint64_t)(CTP_PK_WAIT | CTP_PK_WAKE | CTP_PK_OBJ | CTP_PK_FROM)) ||
-      (b & CTP_PK_WAIT) >= CTP_WAIT_MAX_ || dts > UINT32_MAX ||
-      !(p = ctr_get_varint(p, e, &dto)))
+      (b & CTP_PK_WAIT) >= CTP_WAIT_MAX_ || dts > UINT32_MAX || !(p = ctr_get_varint(p, e, &dto)))
     return NULL;
   if ((b & CTP_PK_FROM) && (!(p = ctr_get_varint(p, e, &from)) || from > UINT32_MAX))
     return NULL;
