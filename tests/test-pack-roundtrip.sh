@@ -42,7 +42,7 @@ same() {
   done
 }
 
-for shape in switch yield; do
+for shape in switch yield migrate; do
   echo "== $shape: 3 threads x 40 coroutines x 50 rounds"
   for r in a b; do
     "$COROTRACER" run --quiet --lossless -o "$T/$r.jsonl" -- "$SDKW" $shape 3 40 50 "$T/w" > /dev/null ||

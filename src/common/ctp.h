@@ -228,11 +228,18 @@ struct ctp_pack {
   uint8_t kind;      /* 0x0E CTP_KIND_PACK */
   uint8_t nrec;      /* 0x0F continuation records (< CTP_PACK_RECS) */
   uint64_t site;     /* 0x10 every entry's suspension site */
-  uint32_t span;     /* 0x18 ticks from ts0 to the last entry */
-  uint8_t nbytes;    /* 0x1C entry bytes (<= 32 * nrec) */
-  uint8_t nent;      /* 0x1D entries (>= 1) */
-  uint8_t nwake;     /* 0x1E entries with a wake */
-  uint8_t zero;      /* 0x1F 0 */
+  union {
+    struct {
+      uint32_t span;  /* 0x18 ticks from ts0 to the last entry */
+      uint8_t nbytes; /* 0x1C entry bytes (<= 32 * nrec) */
+      uint8_t nent;   /* 0x1D entries (>= 1) */
+      uint8_t nwake;  /* 0x1E entries with a wake */
+      uint8_t zero;   /* 0x1F 0 */
+    };
+    /* The four as one word: while the pack is open the writer release-stores
+     * it after each entry (ctp_ring.open), the engine acquire-loads it. */
+    uint64_t counts; /* 0x18 */
+  };
 };
 #define CTP_PACK_RECS 8u                            /* records of a pack at most */
 #define CTP_PACK_BYTES ((CTP_PACK_RECS - 1u) * 32u) /* entry bytes at most: 224 */
@@ -264,7 +271,11 @@ struct ctp_ring {
   uint32_t owner_gen;        /* 0x1C ownerships so far, bumped by each new owner */
   _Atomic uint64_t ev_extra; /* 0x20 events beyond one a record: a switch record's 1 or 2 more
                               * (writer, relaxed; for corotracer_stats) */
-  uint8_t pad_w[24];         /* 0x28 zero */
+  _Atomic uint64_t open;     /* 0x28 under CTP_MODE_PACK: 1 + the index of the record where the
+                              * thread's open pack starts, its header (0: none yet). Release-
+                              * stored once a pack, after the header and first entry; the pack
+                              * is open while head is that index (docs/ROUTE1.md "Latency") */
+  uint8_t pad_w[16];         /* 0x30 zero */
   /* engine's line */
   _Atomic uint64_t tail; /* 0x40 records consumed (release store, engine) */
   uint8_t pad_e[56];     /* 0x48 zero */
@@ -348,10 +359,11 @@ struct ctp_site_rec {
 #define CTP_PACK_LAYOUT(X, s) \
   X(s, ts0, 0x00) X(s, from, 0x08) X(s, from_gen, 0x0C) X(s, kind, 0x0E) X(s, nrec, 0x0F) \
   X(s, site, 0x10) X(s, span, 0x18) X(s, nbytes, 0x1C) X(s, nent, 0x1D) X(s, nwake, 0x1E) \
-  X(s, zero, 0x1F)
+  X(s, zero, 0x1F) X(s, counts, 0x18)
 #define CTP_RING_LAYOUT(X, s) \
   X(s, head, 0x00) X(s, lost, 0x08) X(s, pid, 0x10) X(s, tid, 0x14) \
-  X(s, state, 0x18) X(s, owner_gen, 0x1C) X(s, ev_extra, 0x20) X(s, pad_w, 0x28) X(s, tail, 0x40)
+  X(s, state, 0x18) X(s, owner_gen, 0x1C) X(s, ev_extra, 0x20) X(s, open, 0x28) \
+  X(s, pad_w, 0x30) X(s, tail, 0x40)
 #define CTP_QUEUE_LAYOUT(X, s) \
   X(s, head, 0x00) X(s, tail, 0x40) X(s, ent, 0x80)
 #define CTP_SITE_REC_LAYOUT(X, s) \

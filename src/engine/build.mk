@@ -4,7 +4,7 @@
 CLI_SRCS += src/engine/rundir.c src/engine/spawn.c \
             src/engine/guard.c src/engine/harvest.c src/engine/modules.c \
             src/engine/status.c src/engine/sched.c src/engine/clock.c src/engine/rings.c src/engine/rings_format.c \
-            src/engine/rings_pack.c \
+            src/engine/rings_pack.c src/engine/rings_open.c \
             src/engine/records.c src/engine/sink.c src/engine/sink_cut.c \
             $(FORMAT_WRITE_SRCS) src/engine/flight.c src/engine/flight_ring.c src/engine/flight_snap.c src/engine/sites.c
 
@@ -23,7 +23,7 @@ PROGS += $(O)/bench/bench-writer
 
 # The engine's reading of shared memory, for tests/fuzz/fuzz-shm.c.
 FUZZ_SRCS_shm := src/engine/harvest.c src/engine/sched.c src/engine/modules.c src/engine/rings.c src/engine/rings_format.c \
-                 src/engine/rings_pack.c src/engine/sites.c \
+                 src/engine/rings_pack.c src/engine/rings_open.c src/engine/sites.c \
                  src/engine/records.c src/engine/sink.c src/engine/sink_cut.c src/engine/clock.c \
                  src/engine/flight.c src/engine/flight_ring.c src/engine/flight_snap.c src/analysis/trace_read.c \
                  $(FORMAT_WRITE_SRCS) $(FORMAT_READ_SRCS)
@@ -91,13 +91,18 @@ $(O)/tests/test-ctrace: $(O)/obj/tests/test-ctrace.o $(CT_WRITER_OBJS) \
                         $(O)/obj/src/analysis/trace_read.o $(FORMAT_READ_SRCS:%.c=$(O)/obj/%.o)
 	$(call link)
 TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh tests/test-ctrace-enospc.sh tests/test-ctrace-switch.sh \
-  tests/test-pack-roundtrip.sh
+  tests/test-pack-roundtrip.sh tests/test-pack-blocked.sh
 
 # Pack entries (docs/ROUTE1.md) through the decoder: one expanded and
 # checked, then mutated ones, each judged by the decoder alone.
 $(O)/tests/test-pack-decode: $(O)/obj/tests/test-pack-decode.o $(FORMAT_READ_SRCS:%.c=$(O)/obj/%.o)
 	$(call link)
 TESTS += $(O)/tests/test-pack-decode
+
+# An open pack taken by the harvest (rings_open.c): on a ring made by the test.
+$(O)/tests/test-pack-open: $(O)/obj/tests/test-pack-open.o $(O)/obj/src/engine/rings_open.o
+	$(call link)
+TESTS += $(O)/tests/test-pack-open
 
 # The engine's v2 side linked alone, fed capture blocks: the formatter's
 # fast path for a burst of one coroutine against its general path, and the

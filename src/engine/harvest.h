@@ -57,6 +57,12 @@ struct ct_ring_state {
   uint8_t orphan;    /* its owner process is gone (connection EOF): CLOSED for us */
   uint8_t corrupt;   /* its header held what cannot be true: its lost count is left out */
   uint64_t lost_sum; /* what its lost counter added to ring_lost */
+  /* Its open pack (rings_open.c): ring->open and the pack's counts as the
+   * last pass saw them (unchanged a pass: taken), and the pack whose first
+   * taken_nent entries were taken while it was open (header index), the
+   * ticks of the last of them. */
+  uint64_t open_seen, open_counts, taken_at, taken_last;
+  uint32_t taken_nent;
 };
 
 /* A record copied out of a ring in this pass. */

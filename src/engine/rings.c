@@ -246,6 +246,53 @@ static void ring_tail_set(struct ct_harvest *h, struct ctp_ring *rg, struct ct_r
   rs->tail = to;
 }
 
+/* The segment at sg, its n records copied behind it, filled in and handed
+ * to the formatter. */
+static void seg_fill(struct ct_harvest *h, struct seg *sg, uint32_t r, uint32_t tid, uint32_t pid,
+                     uint32_t n, int sorted, int packs) {
+  *sg = (struct seg){.kind = SEG_RECS,
+                     .n = n,
+                     .ring = r,
+                     .tid = tid,
+                     .pid = pid,
+                     .sorted = (uint32_t)sorted,
+                     .packs = (uint32_t)packs};
+  ct_sink_fill(h->sink, sizeof(*sg) + n * sizeof(struct ctp_rec));
+  uint64_t ns = ct_clock_ns(h->clock, ((const struct ctp_rec *)(sg + 1))->ts);
+  if (ns < h->first_ts)
+    h->first_ts = ns;
+}
+
+/* --pack: each ring's open pack (rings_open.c), before the pass: taken
+ * when its writer stopped or is gone, else the pass's limit lowered to its
+ * untaken entries' time. Returns the limit. */
+static uint64_t open_packs(struct ct_harvest *h, uint32_t nr, uint64_t limit) {
+  uint64_t bound = limit;
+  for (uint32_t r = 0; r < nr; r++) {
+    struct ctp_ring *rg = ring(h, r);
+    struct ct_ring_state *rs = &h->rs[r];
+    uint32_t state = atomic_load_explicit(&rg->state, memory_order_acquire);
+    uint64_t head = atomic_load_explicit(&rg->head, memory_order_acquire);
+    if (state == CTP_RING_FREE)
+      continue;
+    size_t avail;
+    char *room =
+        ct_sink_room(h->sink, sizeof(struct seg) + CTP_PACK_RECS * sizeof(struct ctp_rec), &avail);
+    struct seg *sg = (struct seg *)room; /* no memory: the pack waits, as records do */
+    struct ctp_rec *out = room ? (struct ctp_rec *)(sg + 1) : NULL;
+    int gone = h->final || state == CTP_RING_CLOSED || rs->orphan;
+    uint32_t n = ct_rings_open_take(h, rg, rs, head, limit, gone, out, &bound);
+    if (n) {
+      uint32_t pid = LOAD(&rg->pid);
+      watch(h, rs, pid, out);
+      seg_fill(h, sg, r, LOAD(&rg->tid), pid, n, 0, 1);
+      h->captured += n;
+      h->progress = 1;
+    }
+  }
+  return bound;
+}
+
 /* Copy ring r's new records with ts below limit (a ring's records are in time
  * order: its one writer reads the clock then publishes) into capture blocks,
  * and give the room back to the writer. Returns the count. */
@@ -301,8 +348,8 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
   }
   uint32_t tid = LOAD(&rg->tid), pid = LOAD(&rg->pid);
   const struct ctp_rec *recs = ctp_ring_recs(rg);
-  uint64_t c = t, k = 0; /* the next record to copy; records copied */
-  int held = 0;          /* a record newer than this pass: the next one takes it, in order */
+  uint64_t c = t, k = 0, skip = 0; /* the next record to copy; records copied; to skip */
+  int held = 0; /* a record newer than this pass: the next one takes it, in order */
   while (c < head && !held) {
     size_t avail;
     /* Under --pack, room for a whole pack: a segment with less would end
@@ -350,6 +397,10 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
           held = p == -1;
           break;
         }
+        if (!ct_rings_open_rest(rs, c + m, &out[m])) {
+          skip = 1u + (uint64_t)p; /* all of it taken while it was open */
+          break;
+        }
         packs = 1;
         m += (uint64_t)p;
         continue;
@@ -363,20 +414,12 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
       watch(h, rs, pid, &out[m]);
     }
     k += m;
-    c += m;
-    if (m == 0)
+    c += m + skip;
+    if (m)
+      seg_fill(h, sg, r, tid, pid, (uint32_t)m, !down && !packs, packs);
+    else if (!skip)
       break;
-    *sg = (struct seg){.kind = SEG_RECS,
-                       .n = (uint32_t)m,
-                       .ring = r,
-                       .tid = tid,
-                       .pid = pid,
-                       .sorted = !down && !packs,
-                       .packs = (uint32_t)packs};
-    ct_sink_fill(h->sink, sizeof(*sg) + m * sizeof(*out));
-    uint64_t ns = ct_clock_ns(h->clock, out[0].ts);
-    if (ns < h->first_ts)
-      h->first_ts = ns;
+    skip = 0;
   }
   if (c != t) {
     ring_tail_set(h, rg, rs, c);
@@ -515,6 +558,8 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
   uint32_t fresh = atomic_load_explicit(&h->hdr->rings_fresh, memory_order_acquire);
   uint32_t nr = fresh < h->nrings ? fresh : h->nrings;
   ct_rings_populate(h, nr);
+  if (h->pack)
+    limit = open_packs(h, nr, limit);
   uint64_t peak = h->peak, creates = h->creates;
   h->peak = 0;
   h->rings_owned = 0;

@@ -64,6 +64,28 @@ int ct_rings_push(struct ct_harvest *h, struct ctp_queue *q, uint64_t *tail, uin
  * ENOMEM: counted bad, never silent). */
 void ct_rings_to_batch(struct ct_harvest *h, const struct ctp_rec *recs, size_t n, uint32_t tid);
 
+/* rings_open.c (--pack, docs/ROUTE1.md "Latency"). Ring rg's open pack,
+ * at its head (rs its state, limit the pass's, gone when its writer writes
+ * no more: the final pass, a closed ring, a dead process). When it stayed
+ * the same since the last pass, or gone, and nothing published waits before
+ * it, the entries not taken before are written at out (room for
+ * CTP_PACK_RECS records; NULL: no room, take nothing) as a pack of their
+ * own; else, when it has entries
+ * not taken, *bound is lowered to the ticks they are no older than: this
+ * pass takes no record from that moment on (docs/ROUTE1.md "Latency": a
+ * coroutine that moved to another thread must not be seen there before its
+ * switches in this pack). Returns the records written, 0 when nothing is
+ * taken (none open, still growing, nothing new, or what cannot be an open
+ * pack: then *bound stays). */
+uint32_t ct_rings_open_take(struct ct_harvest *h, struct ctp_ring *rg, struct ct_ring_state *rs,
+                            uint64_t head, uint64_t limit, int gone, struct ctp_rec *out,
+                            uint64_t *bound);
+/* rings_open.c. The published pack at ring index at, copied to recs (its
+ * 1 + nrec records): when entries of it were taken while it was open, it
+ * becomes the pack of the rest, in place. 0 when nothing is left of it
+ * (skip its records), else 1. */
+int ct_rings_open_rest(struct ct_ring_state *rs, uint64_t at, struct ctp_rec *recs);
+
 /* rings_pack.c (--pack, docs/ROUTE1.md). The n records of a segment with
  * packs (rings.c pack_at): each pack's header and entry bytes copied to the
  * pass's packs, after the checks its framing needs (its entries are the

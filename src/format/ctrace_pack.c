@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "format/ctrace_pack.h"
+#include "format/pack_entry.h"
 
 /* A coroutine's numbering: the ev after its last ordinary event's (as the
  * formatter numbered it), its pack events given so far, its last ts. */
@@ -127,13 +128,6 @@ int ctr_stream_add(struct ctr_stream *s, const struct ctr_pack_ref *r) {
   return 0;
 }
 
-/* A varint of at most 32 bits from *p (below e), or -1. */
-static int get32(const uint8_t **p, const uint8_t *e, uint64_t *v) {
-  if (!(*p = ctr_get_varint(*p, e, v)) || *v > UINT32_MAX)
-    return -1;
-  return 0;
-}
-
 /* The events of o's next entry staged (o->it): 1, 0 when it has no more,
  * -1 when the entry does not decode. The items are the ones the engine's
  * formatter builds for a switch record's three records, but for probe_id,
@@ -143,48 +137,31 @@ static int stage(struct ctr_open *o) {
     return 1;
   if (o->left == 0)
     return 0;
-  const uint8_t *p = o->p, *e = o->e;
-  uint64_t b, dts, dto, from = o->cur, obj = 0;
-  if (!(p = ctr_get_varint(p, e, &b)))
+  struct ctp_pk_entry en;
+  const uint8_t *p = ctp_pk_get(o->p, o->e, o->cur, &en);
+  if (!p)
     return -1;
-  /* A plain entry is its delta (ctp.h); any other, flags and then it. */
-  if (b & CTP_PK_PLAIN) {
-    dts = b >> 2;
-    b = b & 2 ? CTP_PK_WAKE : 0;
-  } else if (!(p = ctr_get_varint(p, e, &dts))) {
-    return -1;
-  } else {
-    b >>= 1;
-    if (!(b & ~(uint64_t)CTP_PK_WAKE))
-      return -1; /* a plain entry spelled out: not what the probe writes */
-  }
-  uint8_t wait = b & CTP_PK_WAIT;
-  if ((b & ~(uint64_t)(CTP_PK_WAIT | CTP_PK_WAKE | CTP_PK_OBJ | CTP_PK_FROM)) ||
-      wait >= CTP_WAIT_MAX_)
-    return -1;
-  if (dts > UINT32_MAX || !(p = ctr_get_varint(p, e, &dto)) ||
-      ((b & CTP_PK_FROM) && get32(&p, e, &from)) || ((b & CTP_PK_OBJ) && get32(&p, e, &obj)))
-    return -1;
-  int64_t to = (int64_t)from + ctr_unzigzag(dto); /* `to` is its distance from `from` */
-  if (to < 0 || to > (int64_t)UINT32_MAX)
-    return -1;
-  if (--o->left == 0 && p != e)
+  if (--o->left == 0 && p != o->e)
     return -1; /* bytes no entry covers */
-  o->ticks += dts;
+  o->ticks += en.dts;
   uint64_t ts = o->ns0 + (uint64_t)(((unsigned __int128)(o->ticks - o->ts0) * o->mult) >> 32);
   unsigned n = 0;
-  o->it[n] = (struct ct_ev_item){
-      .ts = ts, .tid = o->tid, .addr = o->site, .obj = obj, .kind = CTP_KIND_SUSPEND, .wait = wait};
-  o->st[n++] = (uint32_t)from;
-  if (b & CTP_PK_WAKE) {
+  o->it[n] = (struct ct_ev_item){.ts = ts,
+                                 .tid = o->tid,
+                                 .addr = o->site,
+                                 .obj = en.obj,
+                                 .kind = CTP_KIND_SUSPEND,
+                                 .wait = en.wait};
+  o->st[n++] = en.from;
+  if (en.wake) {
     o->it[n] = (struct ct_ev_item){.ts = ts, .tid = o->tid, .addr = o->site, .kind = CTP_KIND_WAKE};
-    o->st[n++] = (uint32_t)from;
+    o->st[n++] = en.from;
   }
   o->it[n] = (struct ct_ev_item){.ts = ts, .tid = o->tid, .kind = CTP_KIND_RESUME, .active = 1};
-  o->st[n++] = (uint32_t)to;
+  o->st[n++] = en.to;
   o->n = n;
   o->i = 0;
-  o->cur = (uint32_t)to;
+  o->cur = en.to;
   o->p = p;
   return 1;
 }

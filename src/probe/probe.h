@@ -85,13 +85,18 @@ struct ct_thread {
   uint64_t tid;            /* gettid(), fetched once per thread */
   struct ctp_station *cur; /* coroutine running on this thread, or NULL */
   uint64_t cur_id;         /* its probe_id (0 when cur is NULL) */
-  /* The open pack (CTP_MODE_PACK, docs/ROUTE1.md): its header (nent 0: no
-   * pack open), the station of its last entry's `to`, that entry's ticks,
-   * and its entry bytes. Written to the ring when it closes. */
+  /* The open pack (CTP_MODE_PACK, docs/ROUTE1.md): our copy of its header
+   * (nent 0: no pack open), the header's record in the ring and its entry
+   * bytes there (records reserved beyond head when it opened, pk_room bytes
+   * of them, contiguous), the station of its last entry's `to`, that
+   * entry's ticks. The engine may read what is written before a counts
+   * store while the pack is open; one head store publishes it. */
   struct ctp_pack pk;
+  struct ctp_pack *pk_ring;
+  uint8_t *pk_out;
+  uint32_t pk_room;
   uint32_t pk_cur;
   uint64_t pk_last;
-  uint8_t pk_bytes[CTP_PACK_BYTES];
 };
 /* ct_thread.ring_state. */
 #define CT_RING_NONE 0    /* no ring claimed yet (first event claims one) */

@@ -132,6 +132,9 @@ static int ct_ring_claim(struct ct_thread *t) {
     corotracer__corrupt("a free ring whose tail is not within a ring of its head");
     return 0;
   }
+  /* No open pack of ours yet: the last owner's, at this head, was taken or
+   * published (before OWNED: the engine reads open only after state). */
+  atomic_store_explicit(&ring->open, 0, memory_order_relaxed);
   atomic_store_explicit(&ring->state, CTP_RING_OWNED, memory_order_release);
   atomic_store_explicit(&ct_ring_start[r], ct_ring_events(ring, head), memory_order_relaxed);
   atomic_store_explicit(&ct_ring_lost0[r], atomic_load_explicit(&ring->lost, memory_order_relaxed),
@@ -503,51 +506,37 @@ void corotracer__ring_switch_slow(struct ctp_station *from, uint64_t site, uint8
     corotracer__ring_emit_slow(to, CTP_KIND_RESUME, 0, CTP_WAIT_NONE, 0);
 }
 
-/* Room for a pack of n records at t->head: as ct_ring_room for one record
- * (a ring claimed, tail reloaded, a spare ring, the lossless wait, looped
- * while the engine frees less than n). 1: room; 0: none, the pack is
- * dropped; -1: tracing stopped (counted by corotracer__corrupt). */
-static int ct_pack_room(struct ct_thread *t, uint64_t n) {
+/* Room for a pack at t->head: two records at least (its header and one of
+ * entries), as many as a pack takes when the ring has them without a wait
+ * (a tail reloaded), as ct_ring_room for one record (a ring claimed, a
+ * spare ring, the lossless wait, looped while the engine frees less than
+ * two). 1: room; 0: none, the switch is dropped; -1: tracing stopped
+ * (counted by corotracer__corrupt). */
+static int ct_pack_room(struct ct_thread *t) {
   if (!ct_ring_mine(t))
     return 0;
+  if (t->head + CTP_PACK_RECS > t->tail_room && ct_ring_fits(t, CTP_PACK_RECS) < 0)
+    return -1;
   for (;;) {
-    int fits = ct_ring_fits(t, n);
+    int fits = ct_ring_fits(t, 2);
     if (fits)
       return fits;
     if (ct_ring_spare_due(t))
-      return t->head + n <= t->tail_room;
+      return t->head + 2 <= t->tail_room;
     if (!corotracer__probe.lossless || !corotracer__wait_room(ct_ring_has_room, t))
       return 0;
   }
 }
 
-/* Pack pk (entry bytes b) dropped whole: each station it names charged its
- * events in v2_lost (a gap before the station's next record, as any drop
- * leaves), the events in the ring's lost, or the process's dropped when the
- * thread has no ring. The bytes are our own thread's; the parse is bounded
- * all the same. */
-static __attribute__((noinline, cold)) void
-ct_pack_drop(struct ct_thread *t, const struct ctp_pack *pk, const uint8_t *b) {
-  const uint8_t *p = b, *e = b + pk->nbytes;
-  uint32_t cur = pk->from;
-  uint64_t events = 2u * pk->nent + pk->nwake;
-  for (unsigned k = 0; k < pk->nent && p; k++) {
-    uint64_t f = 0, v = 0, dto = 0, from = cur; /* the entry, as ct_pack_append wrote it */
-    p = ctr_get_varint(p, e, &f);
-    if (p && !(f & CTP_PK_PLAIN))
-      p = ctr_get_varint(p, e, &v); /* dts */
-    f = f & CTP_PK_PLAIN ? (f & 2 ? CTP_PK_WAKE : 0) : f >> 1;
-    if (p)
-      p = ctr_get_varint(p, e, &dto);
-    if (p && (f & CTP_PK_FROM))
-      p = ctr_get_varint(p, e, &from);
-    if (p && (f & CTP_PK_OBJ))
-      p = ctr_get_varint(p, e, &v);
-    uint32_t to = (uint32_t)((int64_t)(uint32_t)from + ctr_unzigzag(dto));
-    ct_station_lost((uint32_t)from, 1u + ((f & CTP_PK_WAKE) != 0));
-    ct_station_lost(to, 1);
-    cur = to;
-  }
+/* A switch for which no pack could open (no room): from charged its suspend
+ * (and wake), to its resume, in v2_lost (a gap before each station's next
+ * record, as any drop leaves), the events in the ring's lost, or the
+ * process's dropped when the thread has no ring. */
+static __attribute__((noinline, cold)) void ct_pack_drop(struct ct_thread *t, uint32_t from,
+                                                         int wake, uint32_t to) {
+  uint64_t events = 2u + (wake != 0);
+  ct_station_lost(from, 1u + (wake != 0));
+  ct_station_lost(to, 1);
   if (t->ring_state == CT_RING_MINE)
     atomic_store_explicit(&t->ring->lost,
                           atomic_load_explicit(&t->ring->lost, memory_order_relaxed) + events,
@@ -556,46 +545,59 @@ ct_pack_drop(struct ct_thread *t, const struct ctp_pack *pk, const uint8_t *b) {
     atomic_fetch_add_explicit(&corotracer__probe.dropped, events, memory_order_relaxed);
 }
 
-/* Contract: see ring.h. The pack's records are stored as any record's
- * (plain stores below head), then published by one head store. */
+/* Contract: see ring.h. The entries are in the ring already: the header's
+ * record count, zeros after the last entry, then one head store. */
 void corotracer__pack_close(struct ct_thread *t) {
-  struct ctp_pack pk = t->pk;
-  t->pk.nent = 0; /* closed, whatever follows */
-  uint64_t n = 1u + (pk.nbytes + 31u) / 32u;
-  pk.nrec = (uint8_t)(n - 1);
-  int room = ct_pack_room(t, n);
-  if (room <= 0) {
-    if (room == 0)
-      ct_pack_drop(t, &pk, t->pk_bytes);
-    return;
-  }
-  struct ctp_rec *recs = t->recs;
-  uint64_t h = t->head, mask = t->mask;
-  memcpy(&recs[h & mask], &pk, sizeof pk);
-  for (uint64_t k = 1; k < n; k++) {
-    uint8_t rec[sizeof(struct ctp_rec)] = {0};
-    uint32_t at = (uint32_t)(k - 1) * sizeof rec;
-    memcpy(rec, t->pk_bytes + at, pk.nbytes - at < sizeof rec ? pk.nbytes - at : sizeof rec);
-    memcpy(&recs[(h + k) & mask], rec, sizeof rec);
-  }
+  struct ctp_pack *pk = &t->pk;
+  uint32_t nrec = (pk->nbytes + 31u) / 32u;
+  t->pk_ring->nrec = (uint8_t)nrec;
+  memset(t->pk_out + pk->nbytes, 0, nrec * 32u - pk->nbytes);
   struct ctp_ring *ring = t->ring;
   atomic_store_explicit(&ring->ev_extra,
                         atomic_load_explicit(&ring->ev_extra, memory_order_relaxed) +
-                            (2u * pk.nent + pk.nwake - n),
+                            (2u * pk->nent + pk->nwake - 1u - nrec),
                         memory_order_relaxed);
-  ct_ring_publish(t, ring, corotracer__probe.hdr, h + n);
+  pk->nent = 0; /* closed */
+  ct_ring_publish(t, ring, corotracer__probe.hdr, t->head + 1u + nrec);
 }
 
-/* Contract: see ring.h. */
+/* Contract: see ring.h. The pack's header and entries go where the ring
+ * has room, beyond head: entries contiguous (up to the ring's end, or from
+ * its start when the header is its last record), as many records as a pack
+ * takes when free. The engine learns of it from ring->open. */
 void corotracer__pack_slow(struct ct_thread *t, uint64_t ts, uint32_t from, uint16_t from_gen,
                            uint64_t site, uint8_t wait, uint64_t obj, int wake, uint32_t to) {
   if (t->pk.nent)
     corotracer__pack_close(t);
+  int room = ct_pack_room(t);
+  if (room <= 0) {
+    if (room == 0)
+      ct_pack_drop(t, from, wake, to);
+    return;
+  }
+  uint64_t h = t->head, first = (h + 1) & t->mask;
+  /* The lines of a later pack, owned before its entries come (ring.h
+   * CT_PREFETCH_AHEAD: the engine read them a lap ago). */
+  for (uint64_t k = 0; k < CTP_PACK_RECS; k += 2)
+    ct_prefetch_w(&t->recs[(h + CT_PREFETCH_AHEAD + k) & t->mask]);
+  uint64_t n = t->tail_room - h - 1; /* entry records free beyond the header */
+  if (n > CTP_PACK_RECS - 1)
+    n = CTP_PACK_RECS - 1;
+  if (n > t->mask + 1u - first)
+    n = t->mask + 1u - first;
   t->pk = (struct ctp_pack){
       .ts0 = ts, .from = from, .from_gen = from_gen, .kind = CTP_KIND_PACK, .site = site};
+  t->pk_ring = (struct ctp_pack *)&t->recs[h & t->mask];
+  /* The header's first 24 bytes now, its counts at each entry. */
+  memcpy(t->pk_ring, &t->pk, offsetof(struct ctp_pack, counts));
+  t->pk_out = (uint8_t *)&t->recs[first];
+  t->pk_room = (uint32_t)n * 32u;
   t->pk_cur = from;
   t->pk_last = ts;
   ct_pack_append(t, ts, from, wait, obj, wake, to);
+  /* After the header and the first counts: the engine reads them once it
+   * sees this. */
+  atomic_store_explicit(&t->ring->open, h + 1u, memory_order_release);
 }
 
 /* Lossless wait predicate: the engine pushed a station, or the queue holds

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common/ticks.h"
-#include "format/ctrace.h" /* ctr_put_varint */
+#include "format/pack_entry.h"
 #include "probe/probe.h"
 
 /* ring.c: once at attach when v2 was negotiated: the thread-exit hook that
@@ -34,15 +34,15 @@ static inline uint64_t ct_rec_clock(void) {
   return ct_mono_ns();
 }
 
-/* ring.c: write thread t's open pack (t->pk.nent > 0) into its ring and
- * publish it (docs/ROUTE1.md): room as for any record (a spare ring, the
- * lossless wait), else it is dropped whole, each station it names charged
- * its events. The pack is closed either way. */
+/* ring.c: publish thread t's open pack (t->pk.nent > 0), already in its
+ * ring beyond head (docs/ROUTE1.md): its record count, one head store. */
 void corotracer__pack_close(struct ct_thread *t);
 
 /* ring.c: a hot switch that does not fit the open pack (none open, another
  * site, full, too long a span): the open pack closed, a new one opened with
- * this switch. Arguments as ct_pack_put's. */
+ * this switch in records reserved beyond head (room as for any record: a
+ * spare ring, the lossless wait; else the switch is dropped, its stations
+ * charged). Arguments as ct_pack_put's. */
 void corotracer__pack_slow(struct ct_thread *t, uint64_t ts, uint32_t from, uint16_t from_gen,
                            uint64_t site, uint8_t wait, uint64_t obj, int wake, uint32_t to);
 
@@ -180,46 +180,38 @@ static inline void ct_ring_switch_put(struct ct_thread *t, uint64_t ts, struct c
   ct_ring_publish(t, ring, hdr, h);
 }
 
-/* The longest entry of a pack: the byte, a delta below 2^31 (5 bytes), two
- * stations below 2^21 (3 each), an obj <= 0xffff (3). */
-#define CT_PK_ENTRY_MAX 16u
 /* Ticks a pack spans at most: ~1 ms at 2 GHz. A busy thread's switches stay
  * unpublished at most this long (docs/ROUTE1.md "Latency"). */
 #define CT_PACK_SPAN (1u << 21)
 
-/* Append a switch to t's open pack (which has room for CT_PK_ENTRY_MAX
- * bytes and one more entry): arguments as ct_pack_put's. */
+/* Append a switch to t's open pack (which has room for CTP_PK_ENTRY_MAX
+ * bytes and one more entry), in the ring beyond head, then release-store
+ * the header's counts: the engine may take an open pack's entries up to
+ * them (a thread that blocks after a switch would otherwise hold its last
+ * switches back). Arguments as ct_pack_put's. */
 static inline void ct_pack_append(struct ct_thread *t, uint64_t ts, uint32_t from, uint8_t wait,
                                   uint64_t obj, int wake, uint32_t to) {
   struct ctp_pack *pk = &t->pk;
-  uint8_t *p = t->pk_bytes + pk->nbytes;
-  uint64_t b = wait | (from != t->pk_cur ? CTP_PK_FROM : 0u) | (obj ? CTP_PK_OBJ : 0u);
-  /* A plain entry (a yield: wait none, no obj, `from` the last `to`) is one
-   * varint of its delta and wake bit, tagged by its low bit; any other has
-   * its flags first (ctp.h). */
-  if (b)
-    p = ctr_put_varint(ctr_put_varint(p, (b | (wake ? CTP_PK_WAKE : 0u)) << 1), ts - t->pk_last);
-  else
-    p = ctr_put_varint(p, (ts - t->pk_last) << 2 | (wake ? 2u : 0u) | CTP_PK_PLAIN);
-  /* `to` as its distance from `from`: a scheduler's coroutines sit near each
-   * other in the station table, so one byte where the index takes two. */
-  p = ctr_put_varint(p, ctr_zigzag((int64_t)to - (int64_t)from));
-  if (b & CTP_PK_FROM)
-    p = ctr_put_varint(p, from);
-  if (obj)
-    p = ctr_put_varint(p, obj);
-  pk->nbytes = (uint8_t)(p - t->pk_bytes);
-  pk->nent++;
-  pk->nwake = (uint8_t)(pk->nwake + (wake != 0));
-  pk->span = (uint32_t)(ts - pk->ts0);
+  struct ctp_pk_entry en = {
+      .dts = ts - t->pk_last, .obj = obj, .from = from, .to = to, .wait = wait, .wake = wake != 0};
+  uint64_t nbytes = (uint64_t)(ctp_pk_put(t->pk_out + pk->nbytes, &en, t->pk_cur) - t->pk_out);
+  uint64_t nent = pk->nent + 1u, nwake = pk->nwake + (wake != 0), span = (uint32_t)(ts - pk->ts0);
+  pk->nbytes = (uint8_t)nbytes;
+  pk->nent = (uint8_t)nent;
+  pk->nwake = (uint8_t)nwake;
+  pk->span = (uint32_t)span;
+  /* The counts word made in registers (little-endian, as ctp_pack's layout):
+   * loaded back from the four narrow stores it would wait for them. */
+  __atomic_store_n(&t->pk_ring->counts, span | nbytes << 32 | nent << 40 | nwake << 48,
+                   __ATOMIC_RELEASE);
   t->pk_cur = to;
   t->pk_last = ts;
 }
 
 /* A switch into the pack (docs/ROUTE1.md "Entries"): ts its ticks, from and
  * to stations, wait and obj of from's suspend (wait none or ptr, obj <=
- * 0xffff), wake its wake, site its site. Only thread-local stores: the pack
- * goes to the ring when it closes. */
+ * 0xffff), wake its wake, site its site. No head store: the pack is
+ * published when it closes. */
 static inline void ct_pack_put(struct ct_thread *t, uint64_t ts, uint32_t from, uint16_t from_gen,
                                uint64_t site, uint8_t wait, uint64_t obj, int wake, uint32_t to) {
   struct ctp_pack *pk = &t->pk;
@@ -227,7 +219,7 @@ static inline void ct_pack_put(struct ct_thread *t, uint64_t ts, uint32_t from, 
    * a negative delta. */
   ts = ts < t->pk_last ? t->pk_last : ts;
   if (__builtin_expect(pk->nent == 0 || site != pk->site ||
-                           pk->nbytes + CT_PK_ENTRY_MAX > CTP_PACK_BYTES || pk->nent == 255 ||
+                           pk->nbytes + CTP_PK_ENTRY_MAX > t->pk_room || pk->nent == 255 ||
                            ts - pk->ts0 >= CT_PACK_SPAN,
                        0)) {
     corotracer__pack_slow(t, ts, from, from_gen, site, wait, obj, wake, to);

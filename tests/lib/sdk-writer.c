@@ -57,6 +57,24 @@
  *       are yields: long runs of a scheduler's hot switches (packs under
  *       corotracer run --pack, tests/test-pack-roundtrip.sh).
  *
+ *   sdk-writer migrate THREADS COROS ROUNDS OUT
+ *       As yield but without waits, and one more coroutine handed from
+ *       thread to thread (a work-stealing scheduler's): at the start of
+ *       round j thread j % THREADS waits for its turn, runs it between two
+ *       of its own, and passes it on. Every
+ *       switch hot, at one site: under corotracer run --pack the coroutine
+ *       leaves one thread's open pack and is resumed in another's
+ *       (docs/ROUTE1.md "Latency", tests/test-pack-roundtrip.sh).
+ *
+ *   sdk-writer block COROS SWITCHES DIR
+ *       A thread whose coroutine blocks in an untraced call right after a
+ *       scheduler's yields (docs/ROUTE1.md "Latency"): COROS coroutines,
+ *       SWITCHES hot switches among them, DIR/ready ("pid P"), then the
+ *       thread sleeps, its last switches in an open pack under corotracer
+ *       run --pack (tests/test-pack-open.sh), until DIR/go appears: then
+ *       SWITCHES more, and each coroutine returns and is destroyed.
+
+ *
  * OUT gets "written N": the events the SDK was asked to record (all of them
  * when no coroutine was refused a station). Exit 3 when not traced. */
 #include <corotracer.h>
@@ -296,7 +314,8 @@ static void parked(uint64_t events, double secs) {
 
 struct swarg {
   uint64_t coros, rounds, id, written;
-  int yield; /* sdk-writer yield: every 97th switch waits on an fd, no other wait */
+  int yield;   /* sdk-writer yield: every 97th switch waits on an fd, no other wait */
+  int migrate; /* sdk-writer migrate: no wait; the baton coroutine in turn */
 };
 
 /* The thread whose turn it is to create its coroutines (sdk-writer switch):
@@ -305,6 +324,22 @@ struct swarg {
  * coroutine the same station (tests/test-pack-roundtrip.sh compares runs). */
 static atomic_uint create_turn = 1;
 static unsigned create_threads;
+
+/* sdk-writer migrate: the coroutine handed between threads, and the round
+ * whose turn with it is next. */
+static corotracer_co *baton_co;
+static atomic_uint baton = 1;
+
+/* A hot switch, always from this one call site (a pack has one site),
+ * after 10 us of busy work: a pack then stays open a good part of a
+ * millisecond, long enough for the engine to pass between two threads'
+ * packs. */
+static __attribute__((noinline)) void hot_switch(corotracer_co *from, corotracer_co *to) {
+  uint64_t until = ct_now_ns() + 10000;
+  while (ct_now_ns() < until)
+    ;
+  corotracer_switch(from, NULL, COROTRACER_WAIT_NONE, 0, COROTRACER_SWITCH_RUNNABLE, to);
+}
 
 /* sdk-writer switch: one thread's scheduler loop. */
 static void *switcher(void *arg) {
@@ -323,7 +358,22 @@ static void *switcher(void *arg) {
   a->written++;
   for (uint64_t s = 1; s < a->rounds * a->coros; s++) {
     corotracer_co *from = co[(s - 1) % a->coros], *to = co[s % a->coros];
-    if (a->yield) {
+    if (a->migrate) {
+      /* Round j's turn with the baton is thread j % THREADS's: each run
+       * hands it the same times, in the same order. */
+      uint64_t j = s / a->coros;
+      if (s % a->coros == 0 && j % create_threads == a->id - 1) {
+        while (atomic_load_explicit(&baton, memory_order_acquire) != j)
+          sched_yield();
+        hot_switch(from, baton_co);
+        /* Released after its suspend: the next thread resumes it only then. */
+        hot_switch(baton_co, to);
+        atomic_store_explicit(&baton, (unsigned)j + 1, memory_order_release);
+        a->written += 3;
+      } else {
+        hot_switch(from, to);
+      }
+    } else if (a->yield) {
       if (s % 97 == 0)
         corotracer_switch(from, NULL, COROTRACER_WAIT_FD, s % 50, 0, to);
       else
@@ -356,9 +406,47 @@ static void *switcher(void *arg) {
   return NULL;
 }
 
+/* sdk-writer block: the switches, then a sleep that never ends. */
+static void block(uint64_t coros, uint64_t switches, const char *dir) {
+  corotracer_co *co[256];
+  if (coros < 2 || coros > 256)
+    ct_die("COROS must be 2..256");
+  if (corotracer_init() != 0)
+    exit(3);
+  for (uint64_t k = 0; k < coros; k++)
+    if (!(co[k] = corotracer_create(k + 1, "blk", NULL)))
+      ct_die("not traced");
+  corotracer_switch(NULL, NULL, COROTRACER_WAIT_NONE, 0, 0, co[0]);
+  for (uint64_t s = 1; s <= switches; s++)
+    corotracer_switch(co[(s - 1) % coros], NULL, COROTRACER_WAIT_NONE, 0,
+                      COROTRACER_SWITCH_RUNNABLE, co[s % coros]);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/ready", dir);
+  FILE *f = fopen(path, "we");
+  if (!f || fprintf(f, "pid %ld\n", (long)getpid()) < 0 || fclose(f))
+    ct_die("%s: %s", path, strerror(errno));
+  snprintf(path, sizeof path, "%s/go", dir);
+  while (access(path, F_OK) != 0)
+    nanosleep(&(struct timespec){0, 10000000}, NULL);
+  for (uint64_t s = switches + 1; s <= 2 * switches; s++)
+    corotracer_switch(co[(s - 1) % coros], NULL, COROTRACER_WAIT_NONE, 0,
+                      COROTRACER_SWITCH_RUNNABLE, co[s % coros]);
+  corotracer_switch(co[2 * switches % coros], NULL, COROTRACER_WAIT_NONE, 0, 0, NULL);
+  for (uint64_t k = 0; k < coros; k++) {
+    corotracer_resume(co[k]);
+    corotracer_exit(co[k], NULL);
+    corotracer_destroy(co[k]);
+  }
+}
+
 int main(int argc, char **argv) {
+  if (argc == 5 && strcmp(argv[1], "block") == 0) {
+    block(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10), argv[4]);
+    return 0;
+  }
+  int migrate = argc == 6 && strcmp(argv[1], "migrate") == 0;
   int yield = argc == 6 && strcmp(argv[1], "yield") == 0;
-  if (argc == 6 && (yield || strcmp(argv[1], "switch") == 0)) {
+  if (argc == 6 && (yield || migrate || strcmp(argv[1], "switch") == 0)) {
     int n = atoi(argv[2]);
     struct swarg a[16];
     pthread_t t[16];
@@ -368,14 +456,25 @@ int main(int argc, char **argv) {
     if (corotracer_init() != 0)
       return 3;
     create_threads = (unsigned)n;
+    if (migrate) {
+      if (!(baton_co = corotracer_create(999, "baton", NULL)))
+        ct_die("not traced");
+      written++;
+    }
     for (int k = 0; k < n; k++) {
-      a[k] = (struct swarg){coros, strtoull(argv[4], NULL, 10), 1u + k, 0, yield};
+      a[k] = (struct swarg){coros, strtoull(argv[4], NULL, 10), 1u + k, 0, yield, migrate};
       if (pthread_create(&t[k], NULL, switcher, &a[k]))
         ct_die("pthread_create");
     }
     for (int k = 0; k < n; k++) {
       pthread_join(t[k], NULL);
       written += a[k].written;
+    }
+    if (migrate) { /* suspended, runnable: it runs once more and returns */
+      corotracer_resume(baton_co);
+      corotracer_exit(baton_co, NULL);
+      corotracer_destroy(baton_co);
+      written += 3;
     }
     FILE *f = fopen(argv[5], "we");
     if (!f || fprintf(f, "%llu\n", (unsigned long long)written) < 0 || fclose(f))

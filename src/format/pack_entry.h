@@ -1,0 +1,84 @@
+/* pack_entry.h - one entry of a pack (docs/ROUTE1.md "Entries", struct ctp_pack in
+ * common/ctp.h), written and read in one place: the probe encodes with it, the engine
+ * splits an open pack with it, the decoder and the probe's drop path read with it. Inline:
+ * the probe's hot switch calls ctp_pk_put. */
+#ifndef CT_FORMAT_PACK_ENTRY_H
+#define CT_FORMAT_PACK_ENTRY_H
+
+#include <stdint.h>
+
+#include "common/ctp.h"
+#include "format/ctrace.h" /* ctr_put_varint, ctr_get_varint, ctr_zigzag */
+
+/* The longest entry: the flags, a delta below 2^31 (5 bytes), the distance
+ * of two stations below 2^21 (4), a `from` (3), an obj <= 0xffff (3). */
+#define CTP_PK_ENTRY_MAX 16u
+
+/* An entry's facts: ticks since the previous entry, the wait and obj of
+ * from's suspend, its wake, and the two stations. */
+struct ctp_pk_entry {
+  uint64_t dts, obj;
+  uint32_t from, to;
+  uint8_t wait, wake;
+};
+
+/* Write entry en at p (room for CTP_PK_ENTRY_MAX bytes), cur the previous
+ * entry's `to` (the header's `from` for the first). Returns the end. A
+ * plain entry (wait none, no obj, `from` cur: a yield) is one varint of its
+ * delta and wake, tagged by its low bit; any other has its flags first. */
+static inline uint8_t *ctp_pk_put(uint8_t *p, const struct ctp_pk_entry *en, uint32_t cur) {
+  uint64_t b = en->wait | (en->from != cur ? CTP_PK_FROM : 0u) | (en->obj ? CTP_PK_OBJ : 0u);
+  if (b)
+    p = ctr_put_varint(ctr_put_varint(p, (b | (en->wake ? CTP_PK_WAKE : 0u)) << 1), en->dts);
+  else
+    p = ctr_put_varint(p, en->dts << 2 | (en->wake ? 2u : 0u) | CTP_PK_PLAIN);
+  /* `to` as its distance from `from`: a scheduler's coroutines sit near each
+   * other in the station table, so one byte where the index takes two. */
+  p = ctr_put_varint(p, ctr_zigzag((int64_t)en->to - (int64_t)en->from));
+  if (b & CTP_PK_FROM)
+    p = ctr_put_varint(p, en->from);
+  if (en->obj)
+    p = ctr_put_varint(p, en->obj);
+  return p;
+}
+
+/* Read the entry at p (below e) into *en, cur as ctp_pk_put's. Returns the
+ * byte after it, or NULL when it is not one ctp_pk_put writes (cut short,
+ * unknown flags or wait, a delta or station past 32 bits, a plain entry
+ * spelled out). Every byte is checked: a pack may come from a hostile
+ * target or a damaged file. */
+static inline const uint8_t *ctp_pk_get(const uint8_t *p, const uint8_t *e, uint32_t cur,
+                                        struct ctp_pk_entry *en) {
+  uint64_t b, dts, dto, from = cur, obj = 0;
+  if (!(p = ctr_get_varint(p, e, &b)))
+    return NULL;
+  if (b & CTP_PK_PLAIN) {
+    dts = b >> 2;
+    b = b & 2 ? CTP_PK_WAKE : 0;
+  } else if (!(p = ctr_get_varint(p, e, &dts))) {
+    return NULL;
+  } else {
+    b >>= 1;
+    if (!(b & ~(uint64_t)CTP_PK_WAKE))
+      return NULL; /* a plain entry spelled out: not what the probe writes */
+  }
+  if ((b & ~(uint64_t)(CTP_PK_WAIT | CTP_PK_WAKE | CTP_PK_OBJ | CTP_PK_FROM)) ||
+      (b & CTP_PK_WAIT) >= CTP_WAIT_MAX_ || dts > UINT32_MAX || !(p = ctr_get_varint(p, e, &dto)))
+    return NULL;
+  if ((b & CTP_PK_FROM) && (!(p = ctr_get_varint(p, e, &from)) || from > UINT32_MAX))
+    return NULL;
+  if ((b & CTP_PK_OBJ) && (!(p = ctr_get_varint(p, e, &obj)) || obj > UINT32_MAX))
+    return NULL;
+  int64_t to = (int64_t)from + ctr_unzigzag(dto);
+  if (to < 0 || to > (int64_t)UINT32_MAX)
+    return NULL;
+  *en = (struct ctp_pk_entry){.dts = dts,
+                              .obj = obj,
+                              .from = (uint32_t)from,
+                              .to = (uint32_t)to,
+                              .wait = (uint8_t)(b & CTP_PK_WAIT),
+                              .wake = (b & CTP_PK_WAKE) != 0};
+  return p;
+}
+
+#endif
