@@ -11,6 +11,7 @@
 #   the file from its middle, answers for the pack trace what it answers for the same
 #   coroutines' lines in JSONL (it once read each stretch without the stations its packs
 #   name: a window past the first chunk lost their switches).
+CHECK_KEEP_GOING=1
 . "$(dirname "$0")/lib/engine.sh"
 . "$(dirname "$0")/lib/serve.sh"
 SDKW="$CT_BUILD/tests/lib/sdk-writer"
@@ -152,6 +153,16 @@ sys.exit(0 if a == b else 1)
 EOF
 }
 
+# events A: the events an answer's model read (its JSON's "events").
+events() {
+  python3 - "$1" << 'EOF'
+import json, struct, sys, zlib
+b = zlib.decompress(open(sys.argv[1], "rb").read())
+n = struct.unpack("<I", b[-8:-4])[0]
+print(json.loads(b[-8 - n:-8])["events"])
+EOF
+}
+
 if command -v curl > /dev/null 2>&1; then
   echo "== detail on request: yield, 3 threads x 40 coroutines x 2000 rounds, --pack"
   "$COROTRACER" run --quiet --lossless --pack -o "$T/d.ctrace" -- "$SDKW" yield 3 40 2000 "$T/w" > /dev/null ||
@@ -168,15 +179,30 @@ if command -v curl > /dev/null 2>&1; then
   start=$("$CTJL" -e ts < "$T/d.all" | sort -n | head -1)
   end=$("$CTJL" -e ts < "$T/d.all" | sort -n | tail -1)
   span=$((end - start))
-  # The whole run, and windows at a third and at two thirds of it (stretches from the middle).
+  # The whole run, and windows from the middle: at the lanes' events a third and two
+  # thirds of the way through theirs (a thread's coroutines run in bursts).
+  "$CTJL" -e probe_id ts < "$T/d.all" | awk -v l=",$lanes," 'index(l, "," $1 ",") { print $2 }' |
+    sort -n > "$T/lane.ts"
+  nts=$(wc -l < "$T/lane.ts")
+  at1=$(sed -n "$((nts / 3))p" "$T/lane.ts")
+  at2=$(sed -n "$((2 * nts / 3))p" "$T/lane.ts")
   q1="t0=0&t1=$((span + 1000000000))"
-  q2="t0=$((span / 3))&t1=$((span / 3 + span / 20))"
-  q3="t0=$((2 * span / 3))&t1=$((2 * span / 3 + span / 20))"
+  q2="t0=$((at1 - start))&t1=$((at1 - start + span / 20))"
+  q3="t0=$((at2 - start))&t1=$((at2 - start + span / 20))"
   detail "$T/d.ctrace" "$lanes" "$q1" "$q2" "$q3"
   detail "$T/d.jsonl" "$lanes" "$q1"
   blob "$T/d.ctrace.1.det" "$T/d.jsonl.1.det" "$T/d.jsonl" ||
     fail "detail of the whole run: the pack trace's answer is not its JSONL's"
-  echo "   lanes $lanes, $span ns: the whole run's detail = the JSONL's; windows at 1/3, 2/3 answered"
+  # A window from the middle: its answer read at least the lanes' events in the window.
+  for n in 2 3; do
+    eval "q=\$q$n"
+    t0=${q#t0=} t0=${t0%%&*} t1=${q#*t1=}
+    want=$(awk -v a=$((start + t0)) -v b=$((start + t1)) '$1 >= a && $1 <= b { n++ } END { print n + 0 }' "$T/lane.ts")
+    got=$(events "$T/d.ctrace.$n.det")
+    [ "$want" -gt 0 ] && [ "$got" -ge "$want" ] ||
+      fail "detail of $q: $got events read, the window holds $want of these lanes"
+  done
+  [ "$fails" -eq 0 ] && echo "   lanes $lanes, $span ns: the whole run's detail = the JSONL's; windows at 1/3, 2/3 of their events read whole"
 else
   echo "   (curl not installed: no detail on request)"
 fi
