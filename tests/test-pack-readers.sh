@@ -89,6 +89,40 @@ print("   findings JSON: %d values, equal in the pack run but for %d the JSONL r
 sys.exit(1 if bad else 0)
 EOF
 
+# A full disk under --append onto a torn --pack trace (sink_cut.c): the appended run's
+# first write fails (ENOSPC), and so does its cut marker at the file's end (the torn
+# trace ends on a page: no room freed); the cut goes back over the trace's chunks to
+# the last whole one with room for the marker. It once walked CHK3 chunks only: at a
+# --pack trace's first chunk it cut the file to nothing, the earlier run and its
+# header with it. Needs root (mount a small tmpfs).
+echo "== --append onto a torn --pack trace on a full disk"
+if [ "$(id -u)" = 0 ] && mkdir "$T/fs" && mount -t tmpfs -o size=1m tmpfs "$T/fs" 2> "$T/err"; then
+  ct_cleanup() {
+    for p in $BG; do kill -KILL "$p" 2> /dev/null; done
+    umount "$T/fs" 2> /dev/null
+    rm -rf "$T"
+  }
+  t=$T/fs/t.ctrace
+  "$COROTRACER" run --quiet --lossless --pack -o "$t" -- "$SDKW" yield 3 40 50 "$T/w" > /dev/null ||
+    fail "enospc: the first run: exit $?"
+  size=$(wc -c < "$t")
+  truncate -s $((size / 4096 * 4096)) "$t" # torn in a chunk, ending on a page
+  dd if=/dev/zero of="$T/fs/fill" bs=4096 2> /dev/null # the disk full
+  "$COROTRACER" run --quiet --lossless --pack --append -o "$t" -- "$SDKW" yield 3 40 50 "$T/w" > /dev/null 2> "$T/err"
+  rc=$?
+  [ $rc = 1 ] && grep -q "No space left on device" "$T/err" || fail "enospc: the appended run: exit $rc: $(cat "$T/err")"
+  [ "$(head -c 7 "$t" | tail -c 6)" = CTRACE ] || fail "enospc: the trace lost its file header ($(wc -c < "$t") bytes left)"
+  [ "$("$CTJL" type reason < "$t" 2> "$T/err2" | tail -n 1)" = "cut ENOSPC" ] ||
+    fail "enospc: the last record is not the cut marker: $("$CTJL" type < "$t" 2>&1 | tail -n 2)"
+  "$COROTRACER" report "$t" > "$T/r.md" 2> "$T/err" || fail "enospc: report: exit $?: $(cat "$T/err")"
+  grep -q 'cut by ENOSPC' "$T/r.md" || fail "enospc: the report does not say cut by ENOSPC"
+  ev=$("$CTJL" -e ev < "$t" 2> /dev/null | wc -l)
+  [ "$ev" -gt 0 ] || fail "enospc: the first run's events are gone"
+  [ "$fails" -eq 0 ] && echo "   $(wc -c < "$t") bytes left of $size, $ev events, then the cut marker"
+else
+  echo "   (not root or no tmpfs: skipped)"
+fi
+
 # detail FILE LANES QUERY...: GET /detail of `serve FILE` for LANES and each QUERY (t0
 # and t1), the answers in FILE.N.det; fails on any answer but 200.
 detail() {
