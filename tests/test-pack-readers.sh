@@ -89,6 +89,21 @@ print("   findings JSON: %d values, equal in the pack run but for %d the JSONL r
 sys.exit(1 if bad else 0)
 EOF
 
+# Two --pack runs in one file (run --append): each run's station_end and end lines
+# count its own pack events (the decoder's counts once ran on across the runs: the
+# second end line said 36288 events of 18477 and report refused it).
+echo "== --append: two --pack runs in one trace"
+for r in 1 2; do
+  "$COROTRACER" run --quiet --lossless --pack --append -o "$T/ap.ctrace" -- "$SDKW" yield 3 40 50 "$T/w$r" > /dev/null ||
+    fail "append: run $r: exit $?"
+done
+"$COROTRACER" report "$T/ap.ctrace" > /dev/null 2> "$T/err" || fail "append: report: exit $?: $(cat "$T/err")"
+[ -s "$T/err" ] && fail "append: report said: $(cat "$T/err")"
+"$COROTRACER" export jsonl "$T/ap.ctrace" -o "$T/ap.jsonl" -q || fail "append: export: exit $?"
+[ "$("$CTJL" -t end events harvested lost < "$T/ap.jsonl" | tr '\n' ' ')" = "$(cat "$T/w1") $(cat "$T/w1") 0 $(cat "$T/w2") $(cat "$T/w2") 0 " ] ||
+  fail "append: end lines $("$CTJL" -t end events harvested lost < "$T/ap.jsonl" | tr '\n' ' '), the runs wrote $(cat "$T/w1") and $(cat "$T/w2")"
+[ "$fails" -eq 0 ] && echo "   two runs of $(cat "$T/w1") and $(cat "$T/w2") events: each end line its own"
+
 # A full disk under --append onto a torn --pack trace (sink_cut.c): the appended run's
 # first write fails (ENOSPC), and so does its cut marker at the file's end (the torn
 # trace ends on a page: no room freed); the cut goes back over the trace's chunks to
