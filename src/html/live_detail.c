@@ -60,6 +60,8 @@ struct cline {
 struct scan {
   struct cline *v;
   size_t n, cap;
+  struct cline *runs; /* each run's meta line: its chunk, and (probe_id) v's length there */
+  size_t nruns, capruns;
   uint64_t at, bad_at;
   int packs, bad;
   struct ct_ctr_iter it;
@@ -173,8 +175,23 @@ static int room(uint8_t **buf, size_t *cap, size_t n) {
   return 0;
 }
 
-/* The coroutine lines of the chunk at p (whole, checked), at file offset
- * off, into sc. 0, -1 when an entry does not decode, -ENOMEM. */
+/* c appended to *v (*n of *cap). 0 or -ENOMEM. */
+static int push(struct cline **v, size_t *n, size_t *cap, struct cline c) {
+  if (*n == *cap) {
+    size_t nc = *cap ? 2 * *cap : 1024;
+    struct cline *nv = realloc(*v, nc * sizeof *nv);
+    if (!nv)
+      return -ENOMEM;
+    *v = nv;
+    *cap = nc;
+  }
+  (*v)[(*n)++] = c;
+  return 0;
+}
+
+/* The coroutine lines and run starts (run --append: a meta line) of the
+ * chunk at p (whole, checked), at file offset off, into sc. 0, -1 when an
+ * entry does not decode, -ENOMEM. */
 static int scan_chunk(struct scan *sc, const uint8_t *p, uint64_t off) {
   struct ctr_chunk_hdr h;
   struct ct_ev_item ev;
@@ -185,18 +202,13 @@ static int scan_chunk(struct scan *sc, const uint8_t *p, uint64_t off) {
   memcpy(&h, p, sizeof h);
   sc->packs |= h.tag == CTR_CHUNK_TAG_PACK;
   ct_ctr_begin(&sc->it, p);
+  static const char meta[] = "{\"type\":\"meta\",";
   while ((k = ct_ctr_entry(&sc->it, &ev, &co, &line, &n)) > 0) {
-    if (k != 3)
-      continue;
-    if (sc->n == sc->cap) {
-      size_t nc = sc->cap ? 2 * sc->cap : 1024;
-      struct cline *nv = realloc(sc->v, nc * sizeof *nv);
-      if (!nv)
-        return -ENOMEM;
-      sc->v = nv;
-      sc->cap = nc;
-    }
-    sc->v[sc->n++] = (struct cline){off, co.probe_id, co.station};
+    if (k == 2 && n > sizeof meta && !memcmp(line, meta, sizeof meta - 1) &&
+        push(&sc->runs, &sc->nruns, &sc->capruns, (struct cline){off, sc->n, 0}))
+      return -ENOMEM;
+    if (k == 3 && push(&sc->v, &sc->n, &sc->cap, (struct cline){off, co.probe_id, co.station}))
+      return -ENOMEM;
   }
   return k;
 }
@@ -242,6 +254,7 @@ static void scan_free(struct scan *sc) {
   if (sc->at)
     ct_ctr_fini(&sc->it);
   free(sc->v);
+  free(sc->runs);
   free(sc->buf);
   free(sc);
 }
@@ -262,8 +275,12 @@ static int seed(struct scan *sc, int fd, struct ct_ctr_iter *it, uint64_t off, c
     return rc;
   if (!(it->st = ctr_stream_new()))
     return -ENOMEM;
-  /* In file order, as the decoder names them: the last line of a station wins. */
-  for (size_t i = 0; i < sc->n && sc->v[i].off < off; i++) {
+  /* In file order from the run's meta line (the decoder starts afresh
+   * there), as the decoder names them: the last line of a station wins. */
+  size_t i = 0;
+  for (size_t r = 0; r < sc->nruns && sc->runs[r].off < off; r++)
+    i = (size_t)sc->runs[r].probe_id;
+  for (; i < sc->n && sc->v[i].off < off; i++) {
     struct ct_coro_item co = {.probe_id = sc->v[i].probe_id, .station = sc->v[i].station};
     ctr_stream_post(it->st, 3, NULL, &co);
   }
