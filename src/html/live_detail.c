@@ -369,7 +369,9 @@ static int read_blocks(const struct detail *d, struct scan *sc, struct ct_model 
       if (open)
         ct_ctr_fini(&it);
       open = 1;
-      if (b->len >= sizeof(struct ctr_chunk_hdr) && (rc = seed(sc, d->fd, &it, b->off, buf))) {
+      if (b->len < sizeof(struct ctr_chunk_hdr))
+        ct_ctr_init(&it); /* (no chunk: nothing will decode) */
+      else if ((rc = seed(sc, d->fd, &it, b->off, buf))) {
         *bad_at = rc == -1 ? sc->bad_at : b->off;
         rc = rc == -1 ? -EBADMSG : rc;
         break;
