@@ -54,6 +54,55 @@ for r in "report" "html" "export jsonl" "export jsonl-v1" "export jsonl-events" 
   [ ! -e "$tmp/out" ] || fail "$r no-trace-line: wrote an output"
 done
 
+# A --pack trace (docs/ROUTE1.md: CHK4 chunks, pack entries), whole, cut and with
+# bytes flipped: every reader reads it (exit 0) or exits 2 with one line saying why
+# (a cut chunk, a checksum); never a crash (a signal: exit 128 or more), never two
+# lines, never an output left behind by a refusal. Two: the fuzzers' seed (one chunk
+# of hand-sized packs) and a run's (several chunks, long packs).
+# shellcheck disable=SC2059
+{ printf "$hdr"; cat "$(dirname "$0")/fuzz/corpus/ctrace/pack-chunks"; } > "$tmp/pack-seed"
+"$CT" run --quiet --lossless --pack -o "$tmp/pack-run" -- "$CT_BUILD/tests/lib/sdk-writer" yield 2 20 200 \
+  "$tmp/w" > /dev/null || fail "the --pack run: exit $?"
+grep -qa CHK4 "$tmp/pack-run" || fail "the --pack run wrote no pack chunk"
+# reads FILE: every reader of FILE reads it or refuses it in one line (refused:
+# how many refused).
+reads() {
+  refused=0
+  for r in "report" "html" "export jsonl" "export jsonl-v1" "export jsonl-events" "export csv" \
+    "export sqlite" "export perfetto"; do
+    rm -rf "$tmp/out"
+    # shellcheck disable=SC2086
+    "$CT" $r "$tmp/$1" -o "$tmp/out" > /dev/null 2> "$tmp/err"
+    rc=$?
+    case $rc in
+      0) ;;
+      2)
+        refused=$((refused + 1))
+        [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "^corotracer: $tmp/$1" "$tmp/err" ||
+          fail "$r $1: exit 2 saying '$(head -c 300 "$tmp/err")', want one line"
+        [ ! -e "$tmp/out" ] || fail "$r $1: exit 2 and wrote an output"
+        ;;
+      *) fail "$r $1: exit $rc: $(head -c 300 "$tmp/err")" ;;
+    esac
+  done
+}
+for t in pack-seed pack-run; do
+  size=$(wc -c < "$tmp/$t")
+  reads $t
+  [ $refused = 0 ] || fail "$t (whole): $refused readers refused it"
+  for at in 17 31 40 100 $((size / 3)) $((size / 2)) $((size - 40)) $((size - 1)); do
+    [ $at -lt "$size" ] || continue
+    head -c $at "$tmp/$t" > "$tmp/$t.cut$at"
+    reads $t.cut$at
+    cp "$tmp/$t" "$tmp/$t.flip$at"
+    b=$(od -An -tu1 -j $at -N1 "$tmp/$t" | tr -d ' ')
+    # shellcheck disable=SC2059
+    printf "$(printf '\\%03o' $((b ^ 0x5a)))" | dd of="$tmp/$t.flip$at" bs=1 seek=$at conv=notrunc 2> /dev/null
+    cmp -s "$tmp/$t" "$tmp/$t.flip$at" && fail "$t: byte $at not flipped"
+    reads $t.flip$at
+  done
+done
+
 # A pid beyond the system's largest is no process's.
 max=$(cat /proc/sys/kernel/pid_max 2> /dev/null || echo 4194304)
 "$CT" dump --pid $((max + 1)) 2> "$tmp/err"

@@ -13,8 +13,9 @@
 #include "format/writer.h"
 
 /* A record boundary at least room bytes before end in the trace on fd: the
- * end of a line, or of a chunk (walked from the file header), or 0. Read
- * through /proc: the writer's fd is write-only. */
+ * end of a line, or of a chunk (walked from the file header; CHK3 or a
+ * --pack trace's CHK4), or 0. Read through /proc: the writer's fd is
+ * write-only. */
 static uint64_t earlier_boundary(int fd, int binary, uint64_t end, size_t room) {
   char path[64], buf[4096];
   snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
@@ -24,8 +25,9 @@ static uint64_t earlier_boundary(int fd, int binary, uint64_t end, size_t room) 
     goto out;
   while (binary) { /* chunk by chunk, header only */
     struct ctr_chunk_hdr h;
-    if (pread(rfd, &h, sizeof h, (off_t)at) != (ssize_t)sizeof h || h.tag != CTR_CHUNK_TAG)
-      goto out;
+    if (pread(rfd, &h, sizeof h, (off_t)at) != (ssize_t)sizeof h ||
+        (h.tag != CTR_CHUNK_TAG && h.tag != CTR_CHUNK_TAG_PACK))
+      goto out; /* (a --pack trace's chunks are CHK4: once its first cut the trace to nothing) */
     uint64_t next = at + sizeof h + h.len;
     if (next + room > end)
       goto out;

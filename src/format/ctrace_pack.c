@@ -259,10 +259,21 @@ void ctr_stream_line(struct ctr_stream *s, const char **line, size_t *n) {
   static const char se[] = "{\"type\":\"station_end\",", end[] = "{\"type\":\"end\",";
   static const char *const both[2] = {",\"events\":", ",\"harvested\":"};
   static const char *const events[2] = {",\"events\":", NULL};
+  static const char meta[] = "{\"type\":\"meta\",";
   const char *l = *line;
   size_t len = *n, at, sl, out;
   uint64_t add;
-  if (len > sizeof se && !memcmp(l, se, sizeof se - 1)) {
+  if (len > sizeof meta && !memcmp(l, meta, sizeof meta - 1)) {
+    /* A run appended (run --append): its stations, coroutines and counts are its own. */
+    if (s->nsp) {
+      memset(s->sp, 0, s->nsp * sizeof *s->sp);
+      memset(s->spk, 0, s->nsp * sizeof *s->spk);
+    }
+    if (s->ccap)
+      memset(s->cs, 0, s->ccap * sizeof *s->cs);
+    s->cused = 0;
+    s->packed = 0;
+  } else if (len > sizeof se && !memcmp(l, se, sizeof se - 1)) {
     /* The engine counted its station's ordinary events only. */
     if (!num_at(l, len, ",\"station\":", &at, &sl))
       return;

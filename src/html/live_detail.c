@@ -9,7 +9,12 @@
  * what that width shows. The server's thread checks the query and names the
  * stretches; one worker thread reads and decodes them, so that ticks, pages
  * and other requests never wait for an answer; at most DETAIL_QUEUE requests
- * wait for it (more: 503), and the last answer is kept for the same query. */
+ * wait for it (more: 503), and the last answer is kept for the same query.
+ * A packing trace (`run --pack`, docs/ROUTE1.md) names a pack's coroutines
+ * by station only: a stretch from the middle of the file is decoded with the
+ * station -> coroutine map of the coroutine lines before it, which the worker
+ * learns once by reading the file from its start (struct scan); what still
+ * does not decode is refused, never answered in part. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -41,6 +46,29 @@ struct detail {
   struct detail *next; /* in the worker's queue or its finished list */
 };
 
+/* A coroutine line of a binary trace: the file offset of its chunk. */
+struct cline {
+  uint64_t off, probe_id;
+  uint32_t station;
+};
+
+/* The worker's reading of a binary trace from its start, as far as the
+ * requests needed: its coroutine lines in file order, the offset of the
+ * next chunk to read (0: not begun), whether a pack chunk came (CHK4), and
+ * the offset where a chunk did not frame or decode (bad: nothing after it
+ * can be attributed). Its iterator keeps the stream's state of packs. */
+struct scan {
+  struct cline *v;
+  size_t n, cap;
+  struct cline *runs; /* each run's meta line: its chunk, and (probe_id) v's length there */
+  size_t nruns, capruns;
+  uint64_t at, bad_at;
+  int packs, bad;
+  struct ct_ctr_iter it;
+  uint8_t *buf;
+  size_t bcap;
+};
+
 /* The worker and what it shares with the server's thread, under mu. */
 struct ct_live_detailq {
   pthread_t th;
@@ -50,6 +78,7 @@ struct ct_live_detailq {
   struct detail *todo, *done; /* FIFO, and the answers not yet taken */
   size_t ntodo;
   struct detail *last; /* the last answer made (its query and body) */
+  struct scan *sc;     /* the worker's: a packing trace's coroutine lines */
 };
 
 static int cmp_u64(const void *a, const void *b) {
@@ -134,25 +163,151 @@ static int parse(struct detail *d, const char *q, size_t qn, uint64_t start, cha
   return 0;
 }
 
-/* The lines of one block of the file (buf, n bytes: binary chunks or
- * JSONL lines) that concern d, into m. */
-static void feed_block(const struct detail *d, struct ct_model *m, const uint8_t *buf, size_t n) {
+/* Room for n bytes in *buf (*cap bytes now): 0 or -ENOMEM. */
+static int room(uint8_t **buf, size_t *cap, size_t n) {
+  if (n <= *cap)
+    return 0;
+  uint8_t *nb = realloc(*buf, n);
+  if (!nb)
+    return -ENOMEM;
+  *buf = nb;
+  *cap = n;
+  return 0;
+}
+
+/* c appended to *v (*n of *cap). 0 or -ENOMEM. */
+static int push(struct cline **v, size_t *n, size_t *cap, struct cline c) {
+  if (*n == *cap) {
+    size_t nc = *cap ? 2 * *cap : 1024;
+    struct cline *nv = realloc(*v, nc * sizeof *nv);
+    if (!nv)
+      return -ENOMEM;
+    *v = nv;
+    *cap = nc;
+  }
+  (*v)[(*n)++] = c;
+  return 0;
+}
+
+/* The coroutine lines and run starts (run --append: a meta line) of the
+ * chunk at p (whole, checked), at file offset off, into sc. 0, -1 when an
+ * entry does not decode, -ENOMEM. */
+static int scan_chunk(struct scan *sc, const uint8_t *p, uint64_t off) {
+  struct ctr_chunk_hdr h;
+  struct ct_ev_item ev;
+  struct ct_coro_item co;
+  const char *line;
+  size_t n;
+  int k;
+  memcpy(&h, p, sizeof h);
+  sc->packs |= h.tag == CTR_CHUNK_TAG_PACK;
+  ct_ctr_begin(&sc->it, p);
+  static const char meta[] = "{\"type\":\"meta\",";
+  while ((k = ct_ctr_entry(&sc->it, &ev, &co, &line, &n)) > 0) {
+    if (k == 2 && n > sizeof meta && !memcmp(line, meta, sizeof meta - 1) &&
+        push(&sc->runs, &sc->nruns, &sc->capruns, (struct cline){off, sc->n, 0}))
+      return -ENOMEM;
+    if (k == 3 && push(&sc->v, &sc->n, &sc->cap, (struct cline){off, co.probe_id, co.station}))
+      return -ENOMEM;
+  }
+  return k;
+}
+
+/* sc read from where it stopped to file offset to (a chunk's start: the
+ * index's blocks are whole chunks), from fd. 0, or -1 when a chunk before
+ * to does not frame or decode (sc->bad, for good), -errno on a read. */
+static int scan_to(struct scan *sc, int fd, uint64_t to) {
+  char why[160];
+  size_t clen;
+  if (!sc->at) {
+    sc->at = sizeof(struct ctr_file_hdr);
+    ct_ctr_init(&sc->it);
+  }
+  while (!sc->bad && sc->at < to) {
+    struct ctr_chunk_hdr h;
+    ssize_t got = pread(fd, &h, sizeof h, (off_t)sc->at);
+    if (got != (ssize_t)sizeof h)
+      return got < 0 ? -errno : -EIO;
+    size_t len = sizeof h + (size_t)h.len;
+    if (room(&sc->buf, &sc->bcap, len))
+      return -ENOMEM;
+    if ((got = pread(fd, sc->buf, len, (off_t)sc->at)) != (ssize_t)len)
+      return got < 0 ? -errno : -EIO;
+    int rc = ct_ctr_chunk(sc->buf, len, sc->at, &clen, why, sizeof why) == 1
+                 ? scan_chunk(sc, sc->buf, sc->at)
+                 : -1;
+    if (rc == -ENOMEM)
+      return rc;
+    if (rc < 0) {
+      sc->bad = 1;
+      sc->bad_at = sc->at;
+    } else {
+      sc->at += clen;
+    }
+  }
+  return sc->bad ? -1 : 0;
+}
+
+static void scan_free(struct scan *sc) {
+  if (!sc)
+    return;
+  if (sc->at)
+    ct_ctr_fini(&sc->it);
+  free(sc->v);
+  free(sc->runs);
+  free(sc->buf);
+  free(sc);
+}
+
+/* it made ready for a stretch of the file that starts at off with the
+ * chunk p: a pack chunk past the file's first gets the station ->
+ * coroutine map of the coroutine lines before off (read into sc as far as
+ * needed). 0; -1 when the lines before off cannot be read (it is then
+ * still ready, its packs unattributed); -errno. */
+static int seed(struct scan *sc, int fd, struct ct_ctr_iter *it, uint64_t off, const uint8_t *p) {
+  struct ctr_chunk_hdr h;
+  memcpy(&h, p, sizeof h);
+  ct_ctr_init(it);
+  if (h.tag != CTR_CHUNK_TAG_PACK || off <= sizeof(struct ctr_file_hdr))
+    return 0;
+  int rc = scan_to(sc, fd, off);
+  if (rc < 0 && rc != -1)
+    return rc;
+  if (!(it->st = ctr_stream_new()))
+    return -ENOMEM;
+  /* In file order from the run's meta line (the decoder starts afresh
+   * there), as the decoder names them: the last line of a station wins. */
+  size_t i = 0;
+  for (size_t r = 0; r < sc->nruns && sc->runs[r].off < off; r++)
+    i = (size_t)sc->runs[r].probe_id;
+  for (; i < sc->n && sc->v[i].off < off; i++) {
+    struct ct_coro_item co = {.probe_id = sc->v[i].probe_id, .station = sc->v[i].station};
+    ctr_stream_post(it->st, 3, NULL, &co);
+  }
+  return rc;
+}
+
+/* The lines of one block of the file (buf, n bytes: binary chunks, read
+ * with it, or JSONL lines) that concern d, into m. 0, or -1 when an entry
+ * does not decode (the rest of its chunk is not read). */
+static int feed_block(const struct detail *d, struct ct_ctr_iter *it, struct ct_model *m,
+                      const uint8_t *buf, size_t n) {
   struct ct_line line;
   enum ct_line_err err;
+  int k, rc = 0;
   if (d->binary) {
-    struct ct_ctr_iter it;
     char why[160], label[CT_CTR_LABEL_MAX];
     size_t start = 0, clen;
-    ct_ctr_init(&it);
     while (start < n && ct_ctr_chunk(buf + start, n - start, 0, &clen, why, sizeof why) > 0) {
-      ct_ctr_begin(&it, buf + start);
-      while (ct_ctr_next(&it, &line, &err, label) > 0)
+      ct_ctr_begin(it, buf + start);
+      while ((k = ct_ctr_next(it, &line, &err, label)) > 0)
         if (err == CT_LINE_OK && wanted(d, &line))
           (void)ct_model_line(m, err, &line);
+      if (k < 0)
+        rc = -1;
       start += clen;
     }
-    ct_ctr_fini(&it);
-    return;
+    return rc;
   }
   for (const char *p = (const char *)buf, *end = p + n, *nl; p < end; p = nl + 1) {
     if (!(nl = memchr(p, '\n', (size_t)(end - p))))
@@ -161,6 +316,7 @@ static void feed_block(const struct detail *d, struct ct_model *m, const uint8_t
     if (err == CT_LINE_OK && wanted(d, &line))
       (void)ct_model_line(m, err, &line);
   }
+  return 0;
 }
 
 /* Names in d the blocks of the index that hold events of the window (the
@@ -190,29 +346,44 @@ static int name_blocks(const struct ct_live *l, struct detail *d, uint64_t *byte
   return 0;
 }
 
-/* Reads and feeds d's blocks into m (the worker's). 0 or the read's -errno. */
-static int read_blocks(const struct detail *d, struct ct_model *m) {
+/* Reads and feeds d's blocks into m (the worker's, with its scan sc): a
+ * block that follows the one before in the file goes on with its decoder's
+ * state, any other starts afresh (seed). 0, the read's -errno, or -EBADMSG
+ * when a block does not decode (*bad_at: the offset to name). */
+static int read_blocks(const struct detail *d, struct scan *sc, struct ct_model *m,
+                       uint64_t *bad_at) {
   uint8_t *buf = NULL;
   size_t cap = 0;
-  int rc = 0;
+  int rc = 0, open = 0;
+  struct ct_ctr_iter it;
   for (size_t i = 0; i < d->nblk && !rc; i++) {
     const struct ct_live_blk *b = &d->blk[i];
-    if (b->len > cap) {
-      uint8_t *nb = realloc(buf, (size_t)b->len);
-      if (!nb) {
-        rc = -ENOMEM;
-        break;
-      }
-      buf = nb;
-      cap = (size_t)b->len;
-    }
+    if ((rc = room(&buf, &cap, (size_t)b->len)))
+      break;
     ssize_t got = pread(d->fd, buf, (size_t)b->len, (off_t)b->off);
     if (got != (ssize_t)b->len) {
       rc = got < 0 ? -errno : -EIO;
       break;
     }
-    feed_block(d, m, buf, (size_t)b->len);
+    if (d->binary && (!i || b->off != d->blk[i - 1].off + d->blk[i - 1].len)) {
+      if (open)
+        ct_ctr_fini(&it);
+      open = 1;
+      if (b->len < sizeof(struct ctr_chunk_hdr))
+        ct_ctr_init(&it); /* (no chunk: nothing will decode) */
+      else if ((rc = seed(sc, d->fd, &it, b->off, buf))) {
+        *bad_at = rc == -1 ? sc->bad_at : b->off;
+        rc = rc == -1 ? -EBADMSG : rc;
+        break;
+      }
+    }
+    if (feed_block(d, &it, m, buf, (size_t)b->len)) {
+      *bad_at = b->off;
+      rc = -EBADMSG;
+    }
   }
+  if (open)
+    ct_ctr_fini(&it);
   free(buf);
   return rc;
 }
@@ -241,8 +412,9 @@ static void clip(const struct detail *d, struct ct_model *m) {
 }
 
 /* The worker's part: d's answer (status, type, body) from its blocks. */
-static void answer(struct detail *d) {
+static void answer(struct detail *d, struct scan *sc) {
   struct ct_model m;
+  uint64_t bad_at = 0;
   int rc = ct_model_init(&m, DETAIL_SPANS, DETAIL_SPANS);
   d->status = "503 Service Unavailable";
   d->type = "text/plain; charset=utf-8";
@@ -251,7 +423,17 @@ static void answer(struct detail *d) {
     return;
   }
   m.lod_cap = 0; /* no summary: the page draws the answer's exact spans, the summary is its own */
-  if ((rc = read_blocks(d, &m))) {
+  if ((rc = read_blocks(d, sc, &m, &bad_at)) == -EBADMSG) {
+    /* A part of an answer would draw as a coroutine that did nothing. */
+    d->status = "500 Internal Server Error";
+    ct_buf_printf(&d->body,
+                  "detail: the trace's chunk at offset %" PRIu64
+                  " does not decode (its packs' coroutines cannot be named): this window cannot "
+                  "be shown\n",
+                  bad_at);
+    goto out;
+  }
+  if (rc) {
     d->status = "500 Internal Server Error";
     ct_buf_printf(&d->body, "detail: reading the trace: %s\n", strerror(-rc));
     goto out;
@@ -328,7 +510,9 @@ static void *worker(void *arg) {
     q->todo = d->next;
     q->ntodo--;
     pthread_mutex_unlock(&q->mu);
-    answer(d);
+    if (!q->sc)
+      q->sc = calloc(1, sizeof *q->sc); /* none: a stretch past the first chunk is refused */
+    answer(d, q->sc ? q->sc : &(struct scan){.bad = 1});
     struct detail *c = keep(d);
     pthread_mutex_lock(&q->mu);
     d->next = q->done;
@@ -469,6 +653,7 @@ void ct_live_detail_stop(struct ct_live *l) {
   list_free(w->todo);
   list_free(w->done);
   detail_free(w->last);
+  scan_free(w->sc);
   pthread_cond_destroy(&w->cv);
   pthread_mutex_destroy(&w->mu);
   free(w);
