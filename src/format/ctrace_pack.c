@@ -32,6 +32,7 @@ struct ctr_stream {
   uint64_t *spk; /* station -> its pack events given so far (all incarnations) */
   uint32_t nsp;
   uint64_t packed;   /* pack events given so far */
+  uint64_t refused;  /* packs (their rest) and pack events refused: end's bad_records */
   char line[512];    /* a station_end or end line with them counted */
   struct ctr_cs *cs; /* open addressing on probe_id (0: empty) */
   size_t ccap, cused;
@@ -104,8 +105,10 @@ int ctr_stream_add(struct ctr_stream *s, const struct ctr_pack_ref *r) {
     return -1;
   memcpy(&h, r->p, sizeof h);
   if (h.kind != CTP_KIND_PACK || h.nent == 0 || h.nbytes != r->n - sizeof h ||
-      h.nbytes > CTP_PACK_BYTES || h.zero)
-    return -1;
+      h.nbytes > CTP_PACK_BYTES || h.zero) {
+    s->refused++; /* its bytes are the probe's, maybe a scribbler's: the trace goes on */
+    return 0;
+  }
   if (s->nop == s->cop) {
     unsigned nc = s->cop ? 2 * s->cop : 16;
     struct ctr_open *n = realloc(s->op, nc * sizeof *n);
@@ -193,9 +196,10 @@ int ctr_stream_peek(struct ctr_stream *s, uint64_t *ts) {
   unsigned best = UINT32_MAX;
   for (unsigned k = 0; k < s->nop;) {
     int r = stage(&s->op[k]);
-    if (r < 0)
-      return -1;
-    if (r == 0) { /* done: out, the others' order kept */
+    /* An entry that does not decode: the pack's rest is refused, counted
+     * (shared memory is the target's to scribble on; the chunk is fine). */
+    s->refused += r < 0;
+    if (r <= 0) { /* done: out, the others' order kept */
       memmove(&s->op[k], &s->op[k + 1], (s->nop - k - 1) * sizeof *s->op);
       s->nop--;
       continue;
@@ -216,8 +220,10 @@ int ctr_stream_take(struct ctr_stream *s, struct ct_ev_item *ev) {
   uint32_t st = o->st[o->i];
   *ev = o->it[o->i++];
   struct ctr_cs *c = st < s->nsp ? cs_get(s, s->sp[st], 0) : NULL;
-  if (!c)
-    return -1; /* a station no coroutine line named */
+  if (!c) { /* a station no coroutine line named: refused, counted */
+    s->refused++;
+    return 0;
+  }
   ev->probe_id = c->probe_id;
   ev->ev = c->ord_next + c->packed++;
   s->spk[st]++;
@@ -248,11 +254,11 @@ static int num_at(const char *l, size_t n, const char *key, size_t *at, size_t *
   return 0;
 }
 
-/* Line l with add added to the number after each of the keys (at most
- * two, in the line's order), into s->line; 0, or -1 when it does not fit
- * or a number is not there. */
+/* Line l with add[k] added to the number after keys[k] (at most two, in
+ * the line's order), into s->line; 0, or -1 when it does not fit or a
+ * number is not there. */
 static int add_to(struct ctr_stream *s, const char *l, size_t n, const char *const keys[2],
-                  uint64_t add, size_t *out) {
+                  const uint64_t add[2], size_t *out) {
   size_t o = 0, from = 0;
   for (int k = 0; k < 2 && keys[k]; k++) {
     size_t at, len;
@@ -262,12 +268,13 @@ static int add_to(struct ctr_stream *s, const char *l, size_t n, const char *con
     char num[24];
     memcpy(num, l + at, len);
     num[len] = 0;
-    int w = snprintf(NULL, 0, "%llu", strtoull(num, NULL, 10) + (unsigned long long)add);
+    unsigned long long v = strtoull(num, NULL, 10) + (unsigned long long)add[k];
+    int w = snprintf(NULL, 0, "%llu", v);
     if (o + (at - from) + (size_t)w + 1 > sizeof s->line)
       return -1;
     memcpy(s->line + o, l + from, at - from);
     o += at - from;
-    snprintf(s->line + o, (size_t)w + 1, "%llu", strtoull(num, NULL, 10) + (unsigned long long)add);
+    snprintf(s->line + o, (size_t)w + 1, "%llu", v);
     o += (size_t)w;
     from = at + len;
   }
@@ -281,24 +288,27 @@ static int add_to(struct ctr_stream *s, const char *l, size_t n, const char *con
 void ctr_stream_line(struct ctr_stream *s, const char **line, size_t *n) {
   static const char se[] = "{\"type\":\"station_end\",", end[] = "{\"type\":\"end\",";
   static const char *const both[2] = {",\"events\":", ",\"harvested\":"};
-  static const char *const events[2] = {",\"events\":", NULL};
+  static const char *const events[2] = {",\"events\":", ",\"bad_records\":"};
   const char *l = *line;
   size_t len = *n, at, sl, out;
-  uint64_t add;
   if (len > sizeof se && !memcmp(l, se, sizeof se - 1)) {
     /* The engine counted its station's ordinary events only. */
     if (!num_at(l, len, ",\"station\":", &at, &sl))
       return;
     uint64_t st = strtoull(l + at, NULL, 10);
-    add = st < s->nsp ? s->spk[st] : 0;
-    if (add && add_to(s, l, len, both, add, &out) == 0) {
+    uint64_t add = st < s->nsp ? s->spk[st] : 0;
+    if (add && add_to(s, l, len, both, (const uint64_t[2]){add, add}, &out) == 0) {
       *line = s->line;
       *n = out;
     }
   } else if (len > sizeof end && !memcmp(l, end, sizeof end - 1)) {
-    /* events sums the station_end lines; harvested counted the packs. */
-    add = s->packed;
-    if (add && add_to(s, l, len, events, add, &out) == 0) {
+    /* events sums the station_end lines; harvested counted the packs; the
+     * packs and events refused here are bad records (a JSONL trace's end
+     * has no bad_records: events alone then). */
+    const uint64_t add[2] = {s->packed, s->refused};
+    if ((add[0] || add[1]) &&
+        add_to(s, l, len, add[1] ? events : (const char *const[2]){events[0], NULL}, add, &out) ==
+            0) {
       *line = s->line;
       *n = out;
     }
