@@ -33,6 +33,7 @@ struct ctr_stream {
   uint32_t nsp;
   uint64_t packed;   /* pack events given so far */
   uint64_t refused;  /* packs (their rest) and pack events refused: end's bad_records */
+  uint64_t claimed;  /* pack events their headers claim (the formatter's harvested) */
   char line[512];    /* a station_end or end line with them counted */
   struct ctr_cs *cs; /* open addressing on probe_id (0: empty) */
   size_t ccap, cused;
@@ -104,6 +105,7 @@ int ctr_stream_add(struct ctr_stream *s, const struct ctr_pack_ref *r) {
   if (r->n < sizeof h)
     return -1;
   memcpy(&h, r->p, sizeof h);
+  s->claimed += 2u * h.nent + h.nwake; /* as the formatter counted it (rings_pack.c) */
   if (h.kind != CTP_KIND_PACK || h.nent == 0 || h.nbytes != r->n - sizeof h ||
       h.nbytes > CTP_PACK_BYTES || h.zero) {
     s->refused++; /* its bytes are the probe's, maybe a scribbler's: the trace goes on */
@@ -254,13 +256,13 @@ static int num_at(const char *l, size_t n, const char *key, size_t *at, size_t *
   return 0;
 }
 
-/* Line l with add[k] added to the number after keys[k] (at most two, in
- * the line's order), into s->line; 0, or -1 when it does not fit or a
- * number is not there. */
-static int add_to(struct ctr_stream *s, const char *l, size_t n, const char *const keys[2],
-                  const uint64_t add[2], size_t *out) {
+/* Line l with add[k] added to the number after keys[k] (at most four, in
+ * the line's order, NULL-ended when fewer; a sum below 0 is 0), into
+ * s->line; 0, or -1 when it does not fit or a number is not there. */
+static int add_to(struct ctr_stream *s, const char *l, size_t n, const char *const keys[4],
+                  const int64_t add[4], size_t *out) {
   size_t o = 0, from = 0;
-  for (int k = 0; k < 2 && keys[k]; k++) {
+  for (int k = 0; k < 4 && keys[k]; k++) {
     size_t at, len;
     if (!num_at(l + from, n - from, keys[k], &at, &len))
       return -1;
@@ -268,7 +270,8 @@ static int add_to(struct ctr_stream *s, const char *l, size_t n, const char *con
     char num[24];
     memcpy(num, l + at, len);
     num[len] = 0;
-    unsigned long long v = strtoull(num, NULL, 10) + (unsigned long long)add[k];
+    unsigned long long v = strtoull(num, NULL, 10);
+    v = add[k] < 0 && (unsigned long long)-add[k] > v ? 0 : v + (unsigned long long)add[k];
     int w = snprintf(NULL, 0, "%llu", v);
     if (o + (at - from) + (size_t)w + 1 > sizeof s->line)
       return -1;
@@ -287,8 +290,9 @@ static int add_to(struct ctr_stream *s, const char *l, size_t n, const char *con
 
 void ctr_stream_line(struct ctr_stream *s, const char **line, size_t *n) {
   static const char se[] = "{\"type\":\"station_end\",", end[] = "{\"type\":\"end\",";
-  static const char *const both[2] = {",\"events\":", ",\"harvested\":"};
-  static const char *const events[2] = {",\"events\":", ",\"bad_records\":"};
+  static const char *const both[4] = {",\"events\":", ",\"harvested\":", NULL, NULL};
+  static const char *const ends[4] = {
+      ",\"events\":", ",\"harvested\":", ",\"lost\":", ",\"bad_records\":"};
   const char *l = *line;
   size_t len = *n, at, sl, out;
   if (len > sizeof se && !memcmp(l, se, sizeof se - 1)) {
@@ -297,18 +301,19 @@ void ctr_stream_line(struct ctr_stream *s, const char **line, size_t *n) {
       return;
     uint64_t st = strtoull(l + at, NULL, 10);
     uint64_t add = st < s->nsp ? s->spk[st] : 0;
-    if (add && add_to(s, l, len, both, (const uint64_t[2]){add, add}, &out) == 0) {
+    if (add && add_to(s, l, len, both, (const int64_t[4]){(int64_t)add, (int64_t)add}, &out) == 0) {
       *line = s->line;
       *n = out;
     }
   } else if (len > sizeof end && !memcmp(l, end, sizeof end - 1)) {
-    /* events sums the station_end lines; harvested counted the packs; the
-     * packs and events refused here are bad records (a JSONL trace's end
-     * has no bad_records: events alone then). */
-    const uint64_t add[2] = {s->packed, s->refused};
-    if ((add[0] || add[1]) &&
-        add_to(s, l, len, add[1] ? events : (const char *const[2]){events[0], NULL}, add, &out) ==
-            0) {
+    /* events sums the station_end lines: the pack events come on top, as
+     * their headers claim them; harvested counted those claims (the
+     * formatter reads no entry): the events refused here are lost, not
+     * harvested, so that events = harvested + lost still; each refusal is
+     * a bad record. */
+    int64_t r = (int64_t)(s->claimed - s->packed);
+    const int64_t add[4] = {(int64_t)s->claimed, -r, r, (int64_t)s->refused};
+    if (s->claimed && add_to(s, l, len, ends, add, &out) == 0) {
       *line = s->line;
       *n = out;
     }
