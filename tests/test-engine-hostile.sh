@@ -18,7 +18,8 @@
 # (bad nrec, nbytes, nent, span, ts0, zero byte, garbage entries, a station no
 # coroutine has, a pack straddling head, valid ones among them): the engine
 # neither crashes nor hangs, says nothing but one-line messages, counts the
-# packs it refuses (bad_records), and its trace reads to its end record with
+# packs it refuses (bad_records), and its trace reads to its end record, whose
+# events are harvested + lost (the report does not call it damaged), with
 # every event of the honest coroutines in it under --lossless.
 . "$(dirname "$0")/lib/engine.sh"
 SCR="$CT_BUILD/tests/lib/scribbler"
@@ -123,6 +124,13 @@ for mode in "--pack" "--pack --lossless"; do
       [ "$v" = - ] || [ "$v" -le "$written" ] ||
         fail "seed $seed '$mode': a count of $v, above the $written events written: $("$CTJL" -t end $COUNTS < "$OUT")"
     done
+    # The end's totals add up (a refused pack's events are lost, not
+    # harvested), and the report takes them.
+    set -- $("$CTJL" -t end events harvested lost < "$OUT")
+    [ "$1" = $(($2 + $3)) ] || fail "seed $seed '$mode': end events $1, harvested $2 + lost $3"
+    "$COROTRACER" report "$OUT" > "$T/report.md" 2>&1 || fail "seed $seed '$mode': report: $(head -n 5 "$T/report.md")"
+    ! grep -q 'Damaged' "$T/report.md" ||
+      fail "seed $seed '$mode': the report calls the trace damaged: $(grep 'Damaged' "$T/report.md")"
     b=$("$CTJL" -t end bad_records < "$OUT")
     [ "$b" = - ] || bad=$((bad + b))
     if [ "$mode" != "${mode#*lossless}" ]; then
@@ -132,9 +140,6 @@ for mode in "--pack" "--pack --lossless"; do
       rogue=$("$CTJL" -t coroutine probe_id label < "$OUT" | awk '$2 == "rogue" { print $1 "" }')
       got=$("$CTJL" -e probe_id < "$OUT" | awk -v r="$rogue" '($1 "") != (r "")' | wc -l)
       [ "$got" -ge "$honest" ] || fail "seed $seed '$mode': $got events of the honest coroutines, want $honest"
-    fi
-    if [ $seed = 1 ]; then
-      "$COROTRACER" report "$OUT" > "$T/report.md" 2>&1 || fail "'$mode': report: $(head -n 5 "$T/report.md")"
     fi
     seed=$((seed + 1))
     np=$((np + 1))
