@@ -3,7 +3,9 @@
 # beside a CPU hog, lose nothing (harvested == written, exactly); with the
 # engine SIGSTOPped the target still finishes once one wait has timed out, and
 # the events it overwrote meanwhile are counted lost. Both for v2 rings (the
-# default) and v1 stations (--rings 0).
+# default) and v1 stations (--rings 0). Then `--pack --lossless`: two threads
+# of a scheduler's yields (tests/lib/sdk-writer yield, packs), beside the hog,
+# lose nothing either, and the binary trace holds every event.
 . "$(dirname "$0")/lib/engine.sh"
 BH="$CT_BUILD/bench/bench-harvest"
 [ -x "$BH" ] || fail "$BH missing"
@@ -23,6 +25,20 @@ for i in 1 2 3 v1; do
   [ "$got" = "$w $w 0" ] || fail "run $i: end record 'events harvested lost' = '$got', want '$w $w 0'"
   n=$("$CTJL" -e ev < "$T/l.jsonl" | wc -l)
   [ "$n" = "$w" ] || fail "run $i: $n event lines, want $w"
+done
+
+# --pack: hot switches as packs, the trace binary.
+SW="$CT_BUILD/tests/lib/sdk-writer"
+rounds=5000
+[ -z "$CT_SAN" ] || rounds=1000
+for i in 1 2; do
+  "$COROTRACER" run --quiet --pack --lossless -n 64 -o "$T/p.ctrace" -- "$SW" yield 2 20 $rounds "$T/written" ||
+    fail "--pack run $i: engine or writer failed"
+  w=$(awk '{ print $NF }' "$T/written") # "N" (switch, yield) or "written N" (the docs)
+  got=$("$CTJL" -t end events harvested lost < "$T/p.ctrace")
+  [ "$got" = "$w $w 0" ] || fail "--pack run $i: end record 'events harvested lost' = '$got', want '$w $w 0'"
+  n=$("$CTJL" -e ev < "$T/p.ctrace" | wc -l)
+  [ "$n" = "$w" ] || fail "--pack run $i: $n event lines, want $w"
 done
 
 # The engine stopped: one wait of --lossless-ms, then the target goes on.
@@ -51,4 +67,4 @@ set -- $("$CTJL" -t end events harvested lost < "$T/s.jsonl")
 [ $(($2 + $3)) = "$1" ] || fail "$mode: engine stopped: harvested $2 + lost $3 != events $1"
 echo "$mode: stopped engine: target done in ~${secs}s, $3 of $1 events lost"
 done
-echo "ok: 3 lossless v2 runs and 1 v1 run of 2 x $ev events; stopped engine (v2, v1): targets done"
+echo "ok: 3 lossless v2 runs and 1 v1 run of 2 x $ev events, 2 --pack runs of $w; stopped engine (v2, v1): targets done"

@@ -4,9 +4,14 @@
  * equal what the writers wrote, exactly, per coroutine and in total.
  *
  * Run without arguments (tests/run.sh): runs itself as the target
- * (`--writer COUNTS EVENTS`) and checks the trace. Every payload proves itself:
- * a suspend's obj is a hash of (probe_id, site), its site lies in a 1 KiB window
- * of this program's code; a wake's `from` is a coroutine of the writing thread. */
+ * (`--writer COUNTS EVENTS [pack]`) and checks the trace. Every payload proves
+ * itself: a suspend's obj is a hash of (probe_id, site), its site lies in a 1 KiB
+ * window of this program's code; a wake's `from` is a coroutine of the writing
+ * thread. Then the --pack leg (docs/ROUTE1.md): `corotracer run --pack
+ * --lossless`, a binary trace (read as the JSONL `export jsonl` makes of it);
+ * the writers hand the thread from one coroutine to the other with
+ * corotracer_switch, the hot case the probe packs (obj the hash's low 16 bits,
+ * a site kept for 64 switches: a pack holds one site), and nothing is lost. */
 #include <corotracer.h>
 
 #include <errno.h>
@@ -34,6 +39,7 @@ struct co {
 
 static struct co cos[NCO];
 static uint64_t per_writer_events;
+static int pack; /* the --pack leg: switches, obj 16 bits */
 static uint64_t site_base;
 static pthread_barrier_t created, finished;
 
@@ -45,7 +51,42 @@ static uint64_t mix(uint64_t x) { /* splitmix64 finaliser */
   return x ^ (x >> 31);
 }
 static uint64_t payload_hash(uint64_t id, uint64_t site) {
-  return mix(id * 0x9e3779b97f4a7c15ULL ^ site);
+  uint64_t h = mix(id * 0x9e3779b97f4a7c15ULL ^ site);
+  return pack ? h & 0xffff : h; /* a pack entry's obj is at most 0xffff */
+}
+
+/* At writer w's step i (a multiple of 16), a wake of a coroutine of the
+ * next writer, from the coroutine running here; *n counts it. */
+static void wake_next(int w, uint64_t i, uint64_t *n) {
+  struct co *other = &cos[((w + 1) % WRITERS) * PER_WRITER + (int)(i / 16 % PER_WRITER)];
+  corotracer_wake(other->h, (const void *)(uintptr_t)(site_base + (i * 7) % SITE_SPAN));
+  atomic_fetch_add_explicit(&other->written, 1, memory_order_relaxed);
+  ++*n;
+}
+
+/* The --pack leg's steps: the thread handed from one coroutine to the
+ * other by a switch (a suspend of one, a resume of the other), a site kept
+ * for 64 switches. */
+static void switches(int w, struct co *mine) {
+  uint64_t n = 0, i = 0;
+  corotracer_resume(mine[0].h);
+  atomic_fetch_add_explicit(&mine[0].written, 1, memory_order_relaxed);
+  for (; n < per_writer_events; i++) {
+    struct co *c = &mine[i % PER_WRITER], *to = &mine[(i + 1) % PER_WRITER];
+    if (i % 128 == 0)
+      wake_next(w, i / 8, &n); /* every 128th switch: a pack ends at a record */
+    uint64_t site = site_base + (i / 64) % SITE_SPAN;
+    corotracer_switch(c->h, (const void *)(uintptr_t)site, COROTRACER_WAIT_PTR,
+                      payload_hash(c->id, site), 0, to->h);
+    atomic_fetch_add_explicit(&c->written, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&to->written, 1, memory_order_relaxed);
+    n += 2;
+  }
+  struct co *last = &mine[i % PER_WRITER];
+  uint64_t site = site_base;
+  corotracer_suspend(last->h, (const void *)(uintptr_t)site, COROTRACER_WAIT_PTR,
+                     payload_hash(last->id, site));
+  atomic_fetch_add_explicit(&last->written, 1, memory_order_relaxed);
 }
 
 static void *writer(void *arg) {
@@ -59,17 +100,15 @@ static void *writer(void *arg) {
   }
   pthread_barrier_wait(&created); /* every handle exists before anyone wakes it */
   uint64_t n = 0;
-  for (uint64_t i = 0; n < per_writer_events; i++) {
+  if (pack)
+    switches(w, mine);
+  for (uint64_t i = 0; !pack && n < per_writer_events; i++) {
     struct co *c = &mine[i % PER_WRITER];
     corotracer_resume(c->h);
     atomic_fetch_add_explicit(&c->written, 1, memory_order_relaxed);
     n++;
-    if (i % 16 == 0) { /* wake a coroutine of the next writer; from = c */
-      struct co *other = &cos[((w + 1) % WRITERS) * PER_WRITER + (int)(i / 16 % PER_WRITER)];
-      corotracer_wake(other->h, (const void *)(uintptr_t)(site_base + (i * 7) % SITE_SPAN));
-      atomic_fetch_add_explicit(&other->written, 1, memory_order_relaxed);
-      n++;
-    }
+    if (i % 16 == 0) /* wake a coroutine of the next writer; from = c */
+      wake_next(w, i, &n);
     uint64_t site = site_base + i % SITE_SPAN;
     corotracer_suspend(c->h, (const void *)(uintptr_t)site, COROTRACER_WAIT_PTR,
                        payload_hash(c->id, site));
@@ -84,7 +123,8 @@ static void *writer(void *arg) {
   return NULL;
 }
 
-static int writer_main(const char *counts, uint64_t events) {
+static int writer_main(const char *counts, uint64_t events, int packs) {
+  pack = packs;
   if (corotracer_init() != 0)
     FAIL("writer: not traced");
   per_writer_events = events / WRITERS;
@@ -118,11 +158,12 @@ struct want {
 
 static struct want want[NCO];
 static uint64_t lineno;
-static char dir[4096], trace[4200], counts[4200];
+static char dir[4096], trace[4200], counts[4200], bin[4200];
 
 /* The trace is hundreds of MB: never leave it behind, pass or fail. */
 static void remove_files(void) {
   unlink(trace);
+  unlink(bin);
   unlink(counts);
   rmdir(dir);
 }
@@ -253,37 +294,39 @@ static void check_trace(const char *trace, uint64_t base) {
            (unsigned long long)c->end_events, (unsigned long long)c->harvested,
            (unsigned long long)c->end_lost);
   }
-  printf("stress: %llu lines checked; written %llu, harvested %llu, lost %llu (%.1f%%), exact per "
-         "coroutine\n",
-         (unsigned long long)lineno, (unsigned long long)sum_written,
-         (unsigned long long)total_lines, (unsigned long long)sum_lost,
-         100.0 * (double)sum_lost / (double)sum_written);
+  if (pack && sum_lost)
+    FAIL("--pack --lossless: %llu events lost", (unsigned long long)sum_lost);
+  printf(
+      "stress%s: %llu lines checked; written %llu, harvested %llu, lost %llu (%.1f%%), exact per "
+      "coroutine\n",
+      pack ? " --pack" : "", (unsigned long long)lineno, (unsigned long long)sum_written,
+      (unsigned long long)total_lines, (unsigned long long)sum_lost,
+      100.0 * (double)sum_lost / (double)sum_written);
 }
 
-int main(int argc, char **argv) {
-  if (argc == 4 && strcmp(argv[1], "--writer") == 0)
-    return writer_main(argv[2], strtoull(argv[3], NULL, 10));
-  const char *engine = getenv("COROTRACER"), *build = getenv("CT_BUILD"), *san = getenv("CT_SAN");
-  if (engine == NULL || build == NULL)
-    FAIL("run me through tests/run.sh");
-  uint64_t events = san != NULL && san[0] != '\0' ? 2000000 : 10000000;
-  char self[4096], nev[32];
-  snprintf(dir, sizeof dir, "%s/stress.XXXXXX", build); /* on disk: the trace is big */
-  if (mkdtemp(dir) == NULL)
-    FAIL("mkdtemp %s: %s", dir, strerror(errno));
-  atexit(remove_files);
-  CHECK_ATFAIL(remove_files);
-  snprintf(trace, sizeof trace, "%s/trace.jsonl", dir);
-  snprintf(counts, sizeof counts, "%s/counts", dir);
+/* One leg: this program as the target under the engine (with --pack
+ * --lossless when pk, the trace then binary and converted), its trace
+ * checked against the counts it wrote. */
+static void leg(const char *engine, const char *self, int pk, uint64_t events) {
+  char nev[32];
+  pack = pk;
+  lineno = 0;
+  memset(want, 0, sizeof want);
   snprintf(nev, sizeof nev, "%llu", (unsigned long long)events);
-  ct_self_path(self, sizeof self);
-  char *args[] = {(char *)engine, "run", "--quiet",  "-n",   "64", "-o", trace,
-                  "--",           self,  "--writer", counts, nev,  NULL};
+  char *plain[] = {(char *)engine, "run",        "--quiet",  "-n",   "64", "-o", trace,
+                   "--",           (char *)self, "--writer", counts, nev,  NULL};
+  char *packs[] = {(char *)engine, "run", "--quiet", "--pack", "--lossless", "-n",
+                   "64",           "-o",  bin,       "--",     (char *)self, "--writer",
+                   counts,         nev,   "pack",    NULL};
   uint64_t t0 = ct_now_ns();
-  int st = ct_wait(ct_spawn(args));
+  int st = ct_wait(ct_spawn(pk ? packs : plain));
   uint64_t t1 = ct_now_ns();
   if (ct_exit_code(st) != 0)
     FAIL("engine exited %d", ct_exit_code(st));
+  char *conv[] = {(char *)engine, "export", "jsonl", bin, "-o", trace, "-q", NULL};
+  if (pk && ct_exit_code(ct_wait(ct_spawn(conv))) != 0)
+    FAIL("export jsonl of the --pack trace failed");
+  unlink(bin);
 
   FILE *f = fopen(counts, "re");
   if (f == NULL)
@@ -300,8 +343,32 @@ int main(int argc, char **argv) {
   struct stat sb;
   if (stat(trace, &sb) != 0)
     FAIL("%s: %s", trace, strerror(errno));
-  printf("stress: run %.2f s, trace %.0f MB\n", (double)(t1 - t0) / 1e9, (double)sb.st_size / 1e6);
+  printf("stress%s: run %.2f s, trace %.0f MB\n", pk ? " --pack" : "", (double)(t1 - t0) / 1e9,
+         (double)sb.st_size / 1e6);
   check_trace(trace, base);
   printf("stress: checked in %.2f s\n", (double)(ct_now_ns() - t1) / 1e9);
+  unlink(trace);
+}
+
+int main(int argc, char **argv) {
+  if ((argc == 4 || (argc == 5 && strcmp(argv[4], "pack") == 0)) &&
+      strcmp(argv[1], "--writer") == 0)
+    return writer_main(argv[2], strtoull(argv[3], NULL, 10), argc == 5);
+  const char *engine = getenv("COROTRACER"), *build = getenv("CT_BUILD"), *san = getenv("CT_SAN");
+  if (engine == NULL || build == NULL)
+    FAIL("run me through tests/run.sh");
+  int sanitized = san != NULL && san[0] != '\0';
+  char self[4096];
+  snprintf(dir, sizeof dir, "%s/stress.XXXXXX", build); /* on disk: the trace is big */
+  if (mkdtemp(dir) == NULL)
+    FAIL("mkdtemp %s: %s", dir, strerror(errno));
+  atexit(remove_files);
+  CHECK_ATFAIL(remove_files);
+  snprintf(trace, sizeof trace, "%s/trace.jsonl", dir);
+  snprintf(bin, sizeof bin, "%s/trace.ctrace", dir);
+  snprintf(counts, sizeof counts, "%s/counts", dir);
+  ct_self_path(self, sizeof self);
+  leg(engine, self, 0, sanitized ? 2000000 : 10000000);
+  leg(engine, self, 1, sanitized ? 1000000 : 4000000);
   return 0;
 }

@@ -4,10 +4,13 @@
  * checksum, varint overruns, huge chunk lengths and counts, bad ops, line
  * entries holding a newline, invalid UTF-8, NUL, no object or a huge size,
  * a mangled meta line, on chunks of every age (CHK1; wake-chunks: a version
- * 3 run's, its wakers by slot). Each reader runs in this process as the binary runs
- * it, under ASan+UBSan in the sanitizer build, each call bounded by an alarm
- * (a hang kills the test); what must hold of them: lib/readers-hostile.h.
- * The long run over arbitrary bytes: tests/fuzz/fuzz-readers.c. */
+ * 3 run's, its wakers by slot; pack-chunks: a `corotracer run --pack` run's
+ * CHK4 chunks, whose pack entries get mutations of their own: a header's nrec,
+ * nbytes, nent, zero byte or station, entry bytes, the entry's byte count). Each reader runs in
+ * this process as the binary runs it, under ASan+UBSan in the sanitizer build, each call bounded by
+ * an alarm (a hang kills the test); what must hold of them: lib/readers-hostile.h. The long run
+ * over arbitrary bytes: tests/fuzz/fuzz-readers.c. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +18,8 @@
 #include "lib/readers-hostile.h"
 #include "lib/rnd.h"
 
-#define CASES 500
-#define BASES 4
+#define CASES 600
+#define BASES 5
 
 /* A growable file image. */
 struct img {
@@ -117,6 +120,86 @@ static const char *const lines[] = {
     "",
     "{\"x\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}"};
 
+/* A varint at p (below e) into *v: the byte after it, or NULL. */
+static const uint8_t *varint(const uint8_t *p, const uint8_t *e, uint64_t *v) {
+  *v = 0;
+  for (unsigned s = 0; p < e && s < 64; s += 7) {
+    *v |= (uint64_t)(*p & 0x7f) << s;
+    if (!(*p++ & 0x80))
+      return p;
+  }
+  return NULL;
+}
+
+/* The chunk at o's first pack entry (op byte CTR_OP_LINE | CTR_F_PACK, then
+ * varints tid, ns0, mult, n and n bytes holding a pack header): the offset
+ * of its n and of its bytes (*n, *body), or 0 when the chunk has none. */
+static int find_pack(const struct img *f, size_t o, size_t *n, size_t *body) {
+  const uint8_t *b = f->p + o + 16, *e = b + hdr_at(f, o).len;
+  for (const uint8_t *p = b; p < e; p++) {
+    uint64_t v, len;
+    const uint8_t *q = p + 1;
+    if (*p != (CTR_OP_LINE | CTR_F_PACK) || !(q = varint(q, e, &v)) || !(q = varint(q, e, &v)) ||
+        !(q = varint(q, e, &v)))
+      continue;
+    const uint8_t *at = q;
+    if (!(q = varint(q, e, &len)) || len < sizeof(struct ctp_pack) || len > (uint64_t)(e - q) ||
+        q[offsetof(struct ctp_pack, kind)] != CTP_KIND_PACK)
+      continue;
+    *n = (size_t)(at - f->p);
+    *body = (size_t)(q - f->p);
+    return 1;
+  }
+  return 0;
+}
+
+/* A pack of f (the first in a chunk chosen by r, or in the first chunk
+ * after it that has one) mutated as a scribbler in the target's memory
+ * would have it, its chunk's checksum made right: 1 when the pack's
+ * contents changed (the decoder refuses the pack, or some of its events, and
+ * reads on: clean), 2 when its byte count did (the chunk's framing: damage),
+ * 0 when f has no pack. */
+static int mutate_pack(struct img *f, uint64_t *r, const char **what) {
+  size_t at[256], nc = chunks(f, at, 256), n, body, o = 0;
+  size_t k = nc ? ct_rnd(r) % nc : 0, i = 0;
+  for (; i < nc && !find_pack(f, o = at[(k + i) % nc], &n, &body); i++)
+    ;
+  if (i == nc)
+    return 0;
+  uint8_t *pk = f->p + body;
+  static const size_t fields[] = {
+      offsetof(struct ctp_pack, nrec),     offsetof(struct ctp_pack, nbytes),
+      offsetof(struct ctp_pack, nent),     offsetof(struct ctp_pack, nwake),
+      offsetof(struct ctp_pack, zero),     offsetof(struct ctp_pack, from),
+      offsetof(struct ctp_pack, from) + 2, offsetof(struct ctp_pack, span) + 3,
+      offsetof(struct ctp_pack, ts0) + 7};
+  switch (ct_rnd(r) % 4) {
+  case 0:
+    *what = "a pack header's field, checksum fixed";
+    pk[fields[ct_rnd(r) % (sizeof fields / sizeof fields[0])]] = (uint8_t)ct_rnd(r);
+    break;
+  case 1: {
+    *what = "a pack's entry bytes, checksum fixed";
+    size_t len = pk[offsetof(struct ctp_pack, nbytes)];
+    for (int i = 1 + (int)(ct_rnd(r) % 3); i > 0 && len; i--)
+      pk[sizeof(struct ctp_pack) + ct_rnd(r) % len] = (uint8_t)ct_rnd(r);
+    break;
+  }
+  case 2:
+    *what = "a pack's byte count, checksum fixed";
+    f->p[n] = (uint8_t)((f->p[n] & 0x80) | ((f->p[n] + 1 + ct_rnd(r) % 3) & 0x7f));
+    fix(f, o);
+    return 2;
+  default:
+    *what = "a pack's stations, checksum fixed";
+    pk[offsetof(struct ctp_pack, from)] ^= (uint8_t)(1 + ct_rnd(r) % 255);
+    pk[sizeof(struct ctp_pack) + 1] = 0x7f; /* a plain first entry's `to` or delta, far off */
+    break;
+  }
+  fix(f, o);
+  return 1;
+}
+
 /* One crafted trace from a base (the mutation's name in *what). */
 static void craft(struct img *f, uint64_t *r, const char **what) {
   size_t at[256], nc = chunks(f, at, 256);
@@ -193,7 +276,7 @@ static void cleanup(void) {
 
 int main(void) {
   static const char *const names[BASES] = {"hello-chunks", "sdk-chunks", "churn-chunks",
-                                           "wake-chunks"};
+                                           "wake-chunks", "pack-chunks"};
   struct img base[BASES] = {{0}};
   uint64_t seed = 0x34c0ffee, counts[3] = {0};
   char label[160];
@@ -215,6 +298,20 @@ int main(void) {
       inject(&f, sizeof(struct ctr_file_hdr), lines[4], strlen(lines[4]), strlen(lines[4]));
       inject(&f, sizeof(struct ctr_file_hdr), proc, sizeof proc - 1, sizeof proc - 1);
       what = "a line of no trace, then damage";
+    } else if (b == BASES - 1 && c / BASES % 2) {
+      /* Half of pack-chunks' cases: a pack mutated alone. One whose
+       * contents changed reads clean (its events refused, counted in the
+       * end line's bad_records): a target's scribble in a pack must not
+       * end the trace (found by test-engine-hostile's rogue packs). */
+      int m = mutate_pack(&f, &seed, &what);
+      snprintf(label, sizeof label, "case %d: %s, %s (%zu bytes)", c, names[b], what, f.n);
+      printf("%s\n", label);
+      int got = rh_check(&h, f.p, f.n, label);
+      if (m == 1 && got != 0)
+        FAIL("%s: read %s, want clean", label, got == 1 ? "damaged" : "as nothing");
+      counts[got]++;
+      free(f.p);
+      continue;
     } else {
       craft(&f, &seed, &what);
       if (ct_rnd(&seed) % 5 == 0) /* two at once */

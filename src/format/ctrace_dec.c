@@ -429,8 +429,12 @@ static __attribute__((noinline)) int merged(struct ct_ctr_iter *it, struct ct_ev
       it->la_k = 0;
       continue;
     }
-    if (open && (k >= 5 || (k == 1 && pts <= it->la_ev.ts) || (k == 3 && pts < it->la_co.birth_ts)))
-      return ctr_stream_take(s, ev);
+    if (open &&
+        (k >= 5 || (k == 1 && pts <= it->la_ev.ts) || (k == 3 && pts < it->la_co.birth_ts))) {
+      if (ctr_stream_take(s, ev))
+        return 1;
+      continue; /* a refused event: the next one */
+    }
     it->la_k = 0;
     if (k == 6)
       return 0;

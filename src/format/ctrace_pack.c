@@ -33,6 +33,8 @@ struct ctr_stream {
   uint64_t *spk; /* station -> its pack events given so far (all incarnations) */
   uint32_t nsp;
   uint64_t packed;   /* pack events given so far */
+  uint64_t refused;  /* packs (their rest) and pack events refused: end's bad_records */
+  uint64_t claimed;  /* pack events their headers claim (the formatter's harvested) */
   char line[512];    /* a station_end or end line with them counted */
   struct ctr_cs *cs; /* open addressing on probe_id (0: empty) */
   size_t ccap, cused;
@@ -104,9 +106,12 @@ int ctr_stream_add(struct ctr_stream *s, const struct ctr_pack_ref *r) {
   if (r->n < sizeof h)
     return -1;
   memcpy(&h, r->p, sizeof h);
+  s->claimed += 2u * h.nent + h.nwake; /* as the formatter counted it (rings_pack.c) */
   if (h.kind != CTP_KIND_PACK || h.nent == 0 || h.nbytes != r->n - sizeof h ||
-      h.nbytes > CTP_PACK_BYTES || h.zero)
-    return -1;
+      h.nbytes > CTP_PACK_BYTES || h.zero) {
+    s->refused++; /* its bytes are the probe's, maybe a scribbler's: the trace goes on */
+    return 0;
+  }
   if (s->nop == s->cop) {
     unsigned nc = s->cop ? 2 * s->cop : 16;
     struct ctr_open *n = realloc(s->op, nc * sizeof *n);
@@ -170,9 +175,10 @@ int ctr_stream_peek(struct ctr_stream *s, uint64_t *ts) {
   unsigned best = UINT32_MAX;
   for (unsigned k = 0; k < s->nop;) {
     int r = stage(&s->op[k]);
-    if (r < 0)
-      return -1;
-    if (r == 0) { /* done: out, the others' order kept */
+    /* An entry that does not decode: the pack's rest is refused, counted
+     * (shared memory is the target's to scribble on; the chunk is fine). */
+    s->refused += r < 0;
+    if (r <= 0) { /* done: out, the others' order kept */
       memmove(&s->op[k], &s->op[k + 1], (s->nop - k - 1) * sizeof *s->op);
       s->nop--;
       continue;
@@ -193,8 +199,10 @@ int ctr_stream_take(struct ctr_stream *s, struct ct_ev_item *ev) {
   uint32_t st = o->st[o->i];
   *ev = o->it[o->i++];
   struct ctr_cs *c = st < s->nsp ? cs_get(s, s->sp[st], 0) : NULL;
-  if (!c)
-    return -1; /* a station no coroutine line named */
+  if (!c) { /* a station no coroutine line named: refused, counted */
+    s->refused++;
+    return 0;
+  }
   ev->probe_id = c->probe_id;
   ev->ev = c->ord_next + c->packed++;
   s->spk[st]++;
@@ -225,13 +233,13 @@ static int num_at(const char *l, size_t n, const char *key, size_t *at, size_t *
   return 0;
 }
 
-/* Line l with add added to the number after each of the keys (at most
- * two, in the line's order), into s->line; 0, or -1 when it does not fit
- * or a number is not there. */
-static int add_to(struct ctr_stream *s, const char *l, size_t n, const char *const keys[2],
-                  uint64_t add, size_t *out) {
+/* Line l with add[k] added to the number after keys[k] (at most four, in
+ * the line's order, NULL-ended when fewer; a sum below 0 is 0), into
+ * s->line; 0, or -1 when it does not fit or a number is not there. */
+static int add_to(struct ctr_stream *s, const char *l, size_t n, const char *const keys[4],
+                  const int64_t add[4], size_t *out) {
   size_t o = 0, from = 0;
-  for (int k = 0; k < 2 && keys[k]; k++) {
+  for (int k = 0; k < 4 && keys[k]; k++) {
     size_t at, len;
     if (!num_at(l + from, n - from, keys[k], &at, &len))
       return -1;
@@ -239,12 +247,14 @@ static int add_to(struct ctr_stream *s, const char *l, size_t n, const char *con
     char num[24];
     memcpy(num, l + at, len);
     num[len] = 0;
-    int w = snprintf(NULL, 0, "%llu", strtoull(num, NULL, 10) + (unsigned long long)add);
+    unsigned long long v = strtoull(num, NULL, 10);
+    v = add[k] < 0 && (unsigned long long)-add[k] > v ? 0 : v + (unsigned long long)add[k];
+    int w = snprintf(NULL, 0, "%llu", v);
     if (o + (at - from) + (size_t)w + 1 > sizeof s->line)
       return -1;
     memcpy(s->line + o, l + from, at - from);
     o += at - from;
-    snprintf(s->line + o, (size_t)w + 1, "%llu", strtoull(num, NULL, 10) + (unsigned long long)add);
+    snprintf(s->line + o, (size_t)w + 1, "%llu", v);
     o += (size_t)w;
     from = at + len;
   }
@@ -257,12 +267,12 @@ static int add_to(struct ctr_stream *s, const char *l, size_t n, const char *con
 
 void ctr_stream_line(struct ctr_stream *s, const char **line, size_t *n) {
   static const char se[] = "{\"type\":\"station_end\",", end[] = "{\"type\":\"end\",";
-  static const char *const both[2] = {",\"events\":", ",\"harvested\":"};
-  static const char *const events[2] = {",\"events\":", NULL};
+  static const char *const both[4] = {",\"events\":", ",\"harvested\":", NULL, NULL};
+  static const char *const ends[4] = {
+      ",\"events\":", ",\"harvested\":", ",\"lost\":", ",\"bad_records\":"};
   static const char meta[] = "{\"type\":\"meta\",";
   const char *l = *line;
   size_t len = *n, at, sl, out;
-  uint64_t add;
   if (len > sizeof meta && !memcmp(l, meta, sizeof meta - 1)) {
     /* A run appended (run --append): its stations, coroutines and counts are its own. */
     if (s->nsp) {
@@ -273,20 +283,27 @@ void ctr_stream_line(struct ctr_stream *s, const char **line, size_t *n) {
       memset(s->cs, 0, s->ccap * sizeof *s->cs);
     s->cused = 0;
     s->packed = 0;
+    s->claimed = 0;
+    s->refused = 0;
   } else if (len > sizeof se && !memcmp(l, se, sizeof se - 1)) {
     /* The engine counted its station's ordinary events only. */
     if (!num_at(l, len, ",\"station\":", &at, &sl))
       return;
     uint64_t st = strtoull(l + at, NULL, 10);
-    add = st < s->nsp ? s->spk[st] : 0;
-    if (add && add_to(s, l, len, both, add, &out) == 0) {
+    uint64_t add = st < s->nsp ? s->spk[st] : 0;
+    if (add && add_to(s, l, len, both, (const int64_t[4]){(int64_t)add, (int64_t)add}, &out) == 0) {
       *line = s->line;
       *n = out;
     }
   } else if (len > sizeof end && !memcmp(l, end, sizeof end - 1)) {
-    /* events sums the station_end lines; harvested counted the packs. */
-    add = s->packed;
-    if (add && add_to(s, l, len, events, add, &out) == 0) {
+    /* events sums the station_end lines: the pack events come on top, as
+     * their headers claim them; harvested counted those claims (the
+     * formatter reads no entry): the events refused here are lost, not
+     * harvested, so that events = harvested + lost still; each refusal is
+     * a bad record. */
+    int64_t r = (int64_t)(s->claimed - s->packed);
+    const int64_t add[4] = {(int64_t)s->claimed, -r, r, (int64_t)s->refused};
+    if (s->claimed && add_to(s, l, len, ends, add, &out) == 0) {
       *line = s->line;
       *n = out;
     }

@@ -27,14 +27,16 @@ void ctr_stream_free(struct ctr_stream *s);
 void ctr_stream_chunk(struct ctr_stream *s);
 /* Packs still open in this chunk. */
 unsigned ctr_stream_open(const struct ctr_stream *s);
-/* Open the pack r: 0, or -1 when its header cannot be true or no memory. */
+/* Open the pack r: 0 (a header that cannot be true: refused, counted, not
+ * opened), or -1 when no memory. */
 int ctr_stream_add(struct ctr_stream *s, const struct ctr_pack_ref *r);
 /* The ts of the earliest next event of the open packs (*ts), 1; 0 when none
- * is open; -1 when a pack's next entry does not decode. */
+ * is open (a pack whose next entry does not decode is closed, counted). */
 int ctr_stream_peek(struct ctr_stream *s, uint64_t *ts);
 /* The earliest next event of the open packs into *ev (ctr_stream_peek said
  * there is one): its coroutine, ev, seq and clamped ts from the stream's
- * state. 1, or -1 when it names a station no coroutine line named. */
+ * state. 1, or 0 when it names a station no coroutine line named (refused,
+ * counted: ask again). */
 int ctr_stream_take(struct ctr_stream *s, struct ct_ev_item *ev);
 /* An entry the decoder gives that is not a pack's (k as ct_ctr_entry's
  * result): a coroutine names its station; an event's ev and seq move by
