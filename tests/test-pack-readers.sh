@@ -173,7 +173,10 @@ detail() {
   done
   kill "$spid"
   wait "$spid"
+  rc=$?
   spid=""
+  [ $rc = 0 ] || fail "serve $f: exit $rc: $(tail -n 5 "$f.err")"
+  grep -q "Sanitizer\|runtime error" "$f.err" && fail "serve $f: $(grep -m 3 "Sanitizer\|runtime error" "$f.err")"
 }
 
 # whole DATA: the /data blob DATA is the whole file's (not "analysing" a part).
