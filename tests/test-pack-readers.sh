@@ -28,6 +28,7 @@ outputs() {
     cd "$2" || exit 1
     "$COROTRACER" report trace -o report.md --json findings.json 2> err || fail "report $1: exit $?: $(cat err)"
     for f in "jsonl-v1 v1.jsonl" "csv csv" "sqlite db.sqlite" "perfetto t.pftrace"; do
+      # shellcheck disable=SC2086 # its words are the format and the output
       set -- $f
       "$COROTRACER" export "$1" trace -o "$2" -q 2> err || fail "export $1 of $(pwd): exit $?: $(cat err)"
       [ -s err ] && fail "export $1 of $(pwd) said: $(cat err)"
