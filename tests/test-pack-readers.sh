@@ -221,7 +221,13 @@ if command -v curl > /dev/null 2>&1; then
   echo "== detail on request: yield, 3 threads x 40 coroutines x 2000 rounds, --pack"
   "$COROTRACER" run --quiet --lossless --pack -o "$T/d.ctrace" -- "$SDKW" yield 3 40 2000 "$T/w" > /dev/null ||
     fail "detail: --pack run: exit $?"
-  chunks=$(grep -ac CHK4 "$T/d.ctrace")
+  chunks=$(python3 -c '
+import struct, sys
+d, at, n = open(sys.argv[1], "rb").read(), 16, 0
+while at + 16 <= len(d):
+    n += d[at:at + 4] == b"CHK4"
+    at += 16 + struct.unpack_from("<I", d, at + 4)[0]
+print(n)' "$T/d.ctrace")
   [ "$chunks" -ge 2 ] || fail "detail: the pack trace has $chunks chunks, want several"
   "$COROTRACER" export jsonl "$T/d.ctrace" -o "$T/d.all" -q || fail "detail: export: exit $?"
   # A lane of each thread (the first, a middle and the last coroutine line), and
