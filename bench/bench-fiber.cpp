@@ -1,7 +1,7 @@
 // bench-fiber.cpp - ns per Boost.Fiber handoff: plain round_robin, the adapter installed but
 // untraced, traced under the engine.
 //
-//   bench-fiber [-n HANDOFFS] [-r ROUNDS] [--channel] [--lossless] [COROTRACER]
+//   bench-fiber [-n HANDOFFS] [-r ROUNDS] [--channel] [--lossless] [--pack] [COROTRACER]
 //
 // Two fibers pass a token back and forth through one mutex and condition
 // variable (each handoff: notify, wait, switch); with --channel, the busy
@@ -14,7 +14,7 @@
 // a fresh thread, in the order plain, untraced, traced, untraced, plain (a
 // load that rises or falls through the round weighs on both sides alike); the
 // traced run is this program run under `COROTRACER run` (default:
-// ../bin/corotracer next to this program; --lossless: run --lossless) for
+// ../bin/corotracer next to this program; --lossless, --pack: run with them) for
 // install<round_robin>() traced.
 // Prints the median ns per handoff (a round's plain and untraced: the mean of
 // its two runs) and the ratios to plain, each the median of the rounds' own
@@ -137,14 +137,14 @@ int main(int argc, char **argv) {
   long n = 500000;
   int rounds = 9;
   const char *tracer = nullptr;
-  const char *mode = "";
+  std::string mode; // the engine's options: " --lossless", " --pack"
   for (int i = 1; i < argc; i++) {
     if (std::strcmp(argv[i], "-n") == 0 && i + 1 < argc)
       n = std::atol(argv[++i]);
     else if (std::strcmp(argv[i], "-r") == 0 && i + 1 < argc)
       rounds = std::atoi(argv[++i]);
-    else if (std::strcmp(argv[i], "--lossless") == 0)
-      mode = " --lossless";
+    else if (std::strcmp(argv[i], "--lossless") == 0 || std::strcmp(argv[i], "--pack") == 0)
+      mode = mode + " " + argv[i];
     else if (std::strcmp(argv[i], "--channel") == 0)
       use_channel = true;
     else if (std::strcmp(argv[i], "--child") == 0) { // under the engine: traced only
@@ -205,7 +205,7 @@ int main(int argc, char **argv) {
                 median(un_ratio[k]), median(traced[k]), median(tr_ratio[k]));
   std::printf("traced%s: the engine's CPU %.1f ns per handoff; trace %.1f B per handoff, %.1f "
               "MB/s; load average %.2f before, %.2f after\n",
-              mode, median(engine), bytes.empty() ? 0.0 : median(bytes),
+              mode.c_str(), median(engine), bytes.empty() ? 0.0 : median(bytes),
               mbps.empty() ? 0.0 : median(mbps), load0[0], load1[0]);
   unlink(trace.c_str());
   rmdir(dir);
