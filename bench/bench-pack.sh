@@ -10,7 +10,7 @@
 # Shapes: rr, the seeds' (seedclaim T C W S: ../shared/bench/seedclaim.c, built against each
 # side's library); random, C coroutines a thread in random order (bench-coswitch -r).
 #
-# Without BASE the base side is this build without --pack (the same probe and engine).
+# Without BASE the base side is this build with --no-pack (the same probe and engine).
 # Usage: [BASE=dir-of-a-base-checkout-with-its-build] [O=build/default] sh bench/bench-pack.sh
 #        [-S rr|random] [-T threads] [-C n] [-W work] [-R rounds] [-s seconds]
 set -eu
@@ -36,7 +36,8 @@ trap 'rm -rf "$tmp"' EXIT
 # side NAME DIR OPTS: the corotracer, the program and the run options of a side.
 for side in base pack; do
   d=$root/$O opts=--pack
-  [ $side = base ] && d=$BASE/$O opts=
+  # A base that packs by default (this build, or a later one) is asked for switch records.
+  [ $side = base ] && d=$BASE/$O opts=$("$BASE/$O/bin/corotracer" run --help 2>&1 | grep -q -- --no-pack && echo --no-pack || :)
   [ -x "$d/bin/corotracer" ] || { echo "bench-pack: $d/bin/corotracer: build first" >&2; exit 2; }
   case $shape in
     rr) ${CC:-cc} -std=c11 -O2 -I"$root/include" -o "$tmp/prog-$side" "$seed" "$d/lib/libcorotracer.a" -lpthread

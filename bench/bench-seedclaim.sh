@@ -9,10 +9,11 @@
 # so a switch is ~800 ns of CPU on this machine. Then RUNS alternating rounds, each running
 # every mode once on the same cores (taskset), so a load that comes and goes hits all alike:
 #   untraced  the program alone
-#   default   corotracer run -o F.ctrace (the default, binary format)
+#   default   corotracer run -o F.ctrace (the default: binary format, packs, docs/ROUTE1.md)
 #   flight    corotracer run --flight 64M --dump-on exit -o F (the window in memory)
 #   jsonl     corotracer run -o F.jsonl
-#   pack      corotracer run --pack -o F.ctrace (experimental, docs/ROUTE1.md: a row, no verdict)
+#   records   corotracer run --no-pack -o F.ctrace (switch records, the default before packs: a
+#             row, no verdict)
 # Per mode, medians over rounds: switches/s and its ratio to untraced in the same round (by
 # wall time, and by CPU); the tracer's extra CPU (program + engine CPU per switch, against the
 # untraced run's program CPU per switch) in ns per switch and as % of all cores (against the
@@ -138,7 +139,7 @@ run() {
     default) out=$(trun -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
     flight) out=$(trun --flight 64M --dump-on exit -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
     jsonl) f=$tmp/t.jsonl out=$(trun -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
-    pack) out=$(trun --pack -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
+    records) out=$(trun --no-pack -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
   esac
   traced=$(field traced "$out")
   want=1
@@ -155,7 +156,7 @@ run() {
   echo "$(field per_sec "$out") $(field cpu_s "$out") $eng $har $bytes $lost" \
     "$(field dropped "$out") $spill $sched $(field switches "$out")" >> "$tmp/$1"
 }
-modes="untraced default flight jsonl pack"
+modes="untraced default flight jsonl records"
 for m in $modes; do : > "$tmp/$m"; : > "$tmp/$m.ratio"; : > "$tmp/$m.cratio"; : > "$tmp/$m.extra"; done
 i=0
 while [ $i -lt "$rounds" ]; do

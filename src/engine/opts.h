@@ -53,7 +53,8 @@ struct ct_opts {
   int no_rt;            /* --no-realtime: stay SCHED_OTHER */
   int lossless;         /* --lossless: writers wait for room (bounded) */
   int lossless_ms;      /* --lossless-ms: longest wait of one event */
-  int pack;             /* --pack: writers pack hot switches (docs/ROUTE1.md) */
+  int pack;             /* writers pack hot switches (docs/ROUTE1.md): --pack, or the default */
+  int no_pack;          /* --no-pack: switch records */
   uint32_t rings;       /* --rings: v2 rings offered (0: v1 stations only) */
   uint32_t ring_kib;    /* --ring-kib: record area of one ring, KiB (power of two) */
   uint32_t capture_mib; /* --capture-mib: capture blocks kept in memory, MiB */

@@ -37,8 +37,10 @@ void ct_opts_usage(FILE *f) {
           "      --lossless      a writer whose ring is full waits for the engine (bounded)\n"
           "      --lossless-ms MS  longest such wait of one event (default 1000), then it counts a "
           "loss\n"
-          "      --pack          experimental (docs/ROUTE1.md): the probe packs a scheduler's\n"
-          "                      switches, the engine moves the packs, readers expand them\n"
+          "      --no-pack       switch records instead of packs (by default, in the binary\n"
+          "                      trace without --flight, the probe packs a scheduler's switches,\n"
+          "                      the engine moves the packs, readers expand them: docs/ROUTE1.md)\n"
+          "      --pack          packs with --flight --lossless too\n"
           "      --rings N       per-thread event rings offered to our probe (default %u, max %u;\n"
           "                      0: stations only, as the reference engine)\n"
           "      --ring-kib K    size of one ring in KiB, a power of two (default %u, %u with\n"
@@ -123,6 +125,7 @@ enum {
   O_NO_RT,
   O_LOSSLESS,
   O_PACK,
+  O_NO_PACK,
   O_SHIP,
   O_SHIP_SPOOL,
   O_HELP
@@ -157,6 +160,7 @@ static const struct ct_opt run_opts[] = {{"-o --out", O_OUT, 1},
                                          {"--no-realtime", O_NO_RT, 0},
                                          {"--lossless", O_LOSSLESS, 0},
                                          {"--pack", O_PACK, 0},
+                                         {"--no-pack", O_NO_PACK, 0},
                                          {"-h --help", O_HELP, 0},
                                          {NULL, 0, 0}};
 
@@ -338,6 +342,7 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
                 : id == O_NO_RT    ? &o->no_rt
                 : id == O_LOSSLESS ? &o->lossless
                 : id == O_PACK     ? &o->pack
+                : id == O_NO_PACK  ? &o->no_pack
                                    : NULL;
     if (id == CT_ARGS_POSITIONAL) {
       i = it.i - 1;
@@ -393,9 +398,16 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
     o->ring_kib = o->flight && o->lossless ? CT_FLIGHT_LOSSLESS_RING_KIB : CT_RING_KIB_DEFAULT;
   /* Packs are the binary trace's, and not yet taken back by a writer in
    * overwrite mode (docs/ROUTE1.md "Remaining"). */
+  if (o->pack && o->no_pack)
+    return bad(why, whylen, "--no-pack", "cannot be combined with --pack");
   if (o->pack && (o->format != CT_FORMAT_CTRACE || o->also_jsonl || !o->rings))
     return bad(why, whylen, "--pack", "needs the binary trace and rings (not jsonl, --also-jsonl)");
   if (o->pack && o->flight && !o->lossless)
     return bad(why, whylen, "--pack", "cannot be combined with --flight yet (but --lossless)");
+  /* The default, where packs hold every guarantee: the binary trace with
+   * rings, without the flight recorder (its window's snapshot does not
+   * read packs yet: docs/ROUTE1.md "Remaining" 4). */
+  if (!o->no_pack && o->format == CT_FORMAT_CTRACE && !o->also_jsonl && o->rings && !o->flight)
+    o->pack = 1;
   return flight_check(o, why, whylen);
 }
