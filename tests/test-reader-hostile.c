@@ -120,17 +120,6 @@ static const char *const lines[] = {
     "",
     "{\"x\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}"};
 
-/* A varint at p (below e) into *v: the byte after it, or NULL. */
-static const uint8_t *varint(const uint8_t *p, const uint8_t *e, uint64_t *v) {
-  *v = 0;
-  for (unsigned s = 0; p < e && s < 64; s += 7) {
-    *v |= (uint64_t)(*p & 0x7f) << s;
-    if (!(*p++ & 0x80))
-      return p;
-  }
-  return NULL;
-}
-
 /* The chunk at o's first pack entry (op byte CTR_OP_LINE | CTR_F_PACK, then
  * varints tid, ns0, mult, n and n bytes holding a pack header): the offset
  * of its n and of its bytes (*n, *body), or 0 when the chunk has none. */
@@ -139,12 +128,12 @@ static int find_pack(const struct img *f, size_t o, size_t *n, size_t *body) {
   for (const uint8_t *p = b; p < e; p++) {
     uint64_t v, len;
     const uint8_t *q = p + 1;
-    if (*p != (CTR_OP_LINE | CTR_F_PACK) || !(q = varint(q, e, &v)) || !(q = varint(q, e, &v)) ||
-        !(q = varint(q, e, &v)))
+    if (*p != (CTR_OP_LINE | CTR_F_PACK) || !(q = ctr_get_varint(q, e, &v)) ||
+        !(q = ctr_get_varint(q, e, &v)) || !(q = ctr_get_varint(q, e, &v)))
       continue;
     const uint8_t *at = q;
-    if (!(q = varint(q, e, &len)) || len < sizeof(struct ctp_pack) || len > (uint64_t)(e - q) ||
-        q[offsetof(struct ctp_pack, kind)] != CTP_KIND_PACK)
+    if (!(q = ctr_get_varint(q, e, &len)) || len < sizeof(struct ctp_pack) ||
+        len > (uint64_t)(e - q) || q[offsetof(struct ctp_pack, kind)] != CTP_KIND_PACK)
       continue;
     *n = (size_t)(at - f->p);
     *body = (size_t)(q - f->p);
