@@ -8,6 +8,9 @@
 #   tests/model/overwrite.pml the flight recorder's full ring: the writer
 #     takes the oldest records back by CAS on tail, the engine claims what
 #     it copied by CAS (every event kept or counted lost, once)
+#   tests/model/openpack.pml  the open pack in the ring: taken by the engine
+#     while open, the rest when published, a killed writer's at the end
+#     (every switch once, in order)
 # No invalid end state (lost wake-up), no assertion (lost, overwritten,
 # out-of-order or stale event, early reuse). Then every broken variant of
 # each model must be caught, so the check can fail.
@@ -40,4 +43,9 @@ verify rings || fail "rings.pml has errors (see above)"
 for bug in -DBUG_EARLY_REUSE -DBUG_NO_RECHECK -DBUG_NO_TIMED_WAKE; do
   if verify rings "$bug"; then fail "spin did not catch rings.pml's broken variant $bug"; fi
 done
-echo "ok: the three models verified; every broken variant caught"
+verify openpack || fail "openpack.pml has errors (see above)"
+verify openpack -DKILLED || fail "openpack.pml -DKILLED has errors (see above)"
+for bug in -DBUG_NO_REST -DBUG_COUNT_FIRST -DBUG_OPEN_STALE; do
+  if verify openpack "$bug"; then fail "spin did not catch openpack.pml's broken variant $bug"; fi
+done
+echo "ok: the four models verified; every broken variant caught"
