@@ -258,15 +258,14 @@ static void seg_fill(struct ct_harvest *h, struct seg *sg, uint32_t r, uint32_t 
                      .sorted = (uint32_t)sorted,
                      .packs = (uint32_t)packs};
   ct_sink_fill(h->sink, sizeof(*sg) + n * sizeof(struct ctp_rec));
-  uint64_t ns = ct_clock_ns(h->clock, ((const struct ctp_rec *)(sg + 1))->ts);
-  if (ns < h->first_ts)
-    h->first_ts = ns;
 }
 
 /* --pack: each ring's open pack (rings_open.c), before the pass: taken
  * when its writer stopped or is gone, else the pass's limit lowered to its
- * untaken entries' time. Returns the limit. */
-static uint64_t open_packs(struct ct_harvest *h, uint32_t nr, uint64_t limit) {
+ * untaken entries' time. Returns the limit; *got grows by the records
+ * taken (the pass then ends in the capture, as one with records does:
+ * else an idle engine never handed them to the formatter). */
+static uint64_t open_packs(struct ct_harvest *h, uint32_t nr, uint64_t limit, uint64_t *got) {
   uint64_t bound = limit;
   for (uint32_t r = 0; r < nr; r++) {
     struct ctp_ring *rg = ring(h, r);
@@ -287,6 +286,7 @@ static uint64_t open_packs(struct ct_harvest *h, uint32_t nr, uint64_t limit) {
       watch(h, rs, pid, out);
       seg_fill(h, sg, r, LOAD(&rg->tid), pid, n, 0, 1);
       h->captured += n;
+      *got += n;
       h->progress = 1;
     }
   }
@@ -415,9 +415,15 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
     }
     k += m;
     c += m + skip;
-    if (m)
+    if (m) {
       seg_fill(h, sg, r, tid, pid, (uint32_t)m, !down && !packs, packs);
-    else if (!skip)
+      /* The pass's first new event, for the engine's wake-up lateness
+       * (run_main.c late_max): published records only, not an open pack
+       * taken because it stayed unpublished. */
+      uint64_t ns = ct_clock_ns(h->clock, out[0].ts);
+      if (ns < h->first_ts)
+        h->first_ts = ns;
+    } else if (!skip)
       break;
     skip = 0;
   }
@@ -558,12 +564,12 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
   uint32_t fresh = atomic_load_explicit(&h->hdr->rings_fresh, memory_order_acquire);
   uint32_t nr = fresh < h->nrings ? fresh : h->nrings;
   ct_rings_populate(h, nr);
+  uint64_t got = 0;
   if (h->pack)
-    limit = open_packs(h, nr, limit);
+    limit = open_packs(h, nr, limit, &got);
   uint64_t peak = h->peak, creates = h->creates;
   h->peak = 0;
   h->rings_owned = 0;
-  uint64_t got = 0;
   /* --flight: a backlog (full rings a burst left, spares a lossless writer
    * went on in) goes in bounded passes, as the formatter's sort arrays hold
    * a pass (the engine's memory is bounded: docs/FLIGHT.md "Memory"); a few
