@@ -157,3 +157,9 @@ $(O)/tests/test-flight-window-memory: $(O)/obj/tests/test-flight-window-memory.o
                                       $(O)/obj/src/common/outfile.o $(O)/obj/src/common/buf.o
 	$(call link,,$(WRAP_ALLOC) $(PKG_LIBS))
 TESTS += $(O)/tests/test-flight-window-memory
+
+# The formatter's packs of a pass (rings_pack.c): kept in the blocks or
+# copied, sorted across rings by time, ties in capture order.
+$(O)/tests/test-rings-pack: $(O)/obj/tests/test-rings-pack.o $(CT_FORMAT_OBJS)
+	$(call link)
+TESTS += $(O)/tests/test-rings-pack

@@ -116,15 +116,20 @@ struct ct_harvest {
     uint32_t n, tid;
   } runs[CT_RUNS_MAX];
   unsigned nruns;
-  /* The pass's packs (--pack, docs/ROUTE1.md), copied out of the blocks:
-   * each one's bytes (header and entries) at pkb + off. */
+  /* The pass's packs (docs/ROUTE1.md): each one's bytes (header and
+   * entries) at p, in a block the sink lets us keep until the pass is
+   * written, or copied to pkb + off (p NULL) when it does not. pk_held: some
+   * p point into held blocks (none may go back before the pass's end).
+   * pk_runs: the packs came in more than one time-ordered run (a sort). */
   struct ct_pk {
     uint64_t ts0;
+    const uint8_t *p;
     uint32_t off, len, tid, events;
-  } * pks;
-  size_t npks, cappks;
+  } *pks, *pks_tmp;
+  size_t npks, cappks, cappks_tmp;
   uint8_t *pkb;
   size_t npkb, cappkb;
+  int pk_held, pk_runs;
   uint32_t *rel_now, *rel_prev; /* destroyed in this pass / the previous one */
   size_t nrel_now, nrel_prev, caprel_now, caprel_prev;
   uint32_t rings_owned; /* last scan: rings in state OWNED */

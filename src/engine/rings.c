@@ -87,8 +87,9 @@ void ct_rings_free(struct ct_harvest *h) {
   free(h->rel_now);
   free(h->rel_prev);
   free(h->pks);
+  free(h->pks_tmp);
   free(h->pkb);
-  h->pks = NULL;
+  h->pks = h->pks_tmp = NULL;
   h->pkb = NULL;
   h->rs = NULL;
   h->batch = h->merge = NULL;

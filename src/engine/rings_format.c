@@ -649,6 +649,7 @@ static void consume_packs(struct ct_harvest *h) {
     ct_rings_write_pack(h, &h->pks[j++]);
   ct_ctw_hold(h->sink->enc, 0);
   h->nbatch = h->npks = h->npkb = 0;
+  h->pk_held = 0;
 }
 
 /* The formatter's half: one pass's records, merged by time, attributed and
@@ -717,12 +718,13 @@ static int add_runs(struct ct_harvest *h, const struct ctp_rec *recs, uint32_t n
 
 /* The block handler (sink.c): our own bytes, still checked against len.
  * Segments become runs in the block while the sink lets us keep it (keep)
- * and they are few; else the pass goes through the batch. Returns 1 when
- * runs point into the block. */
+ * and they are few; else the pass goes through the batch. Packs point
+ * into it while keep (ct_rings_to_packs). Returns 1 when runs or packs
+ * point into the block. */
 int ct_rings_on_block(void *ctx, const char *d, size_t len, int keep) {
   struct ct_harvest *h = ctx;
   size_t off = 0;
-  int kept = 0;
+  int kept = 0, pk_kept = 0; /* runs / packs point into this block */
   while (len - off >= sizeof(struct seg)) {
     const struct seg *sg = (const struct seg *)(d + off);
     off += sizeof(*sg);
@@ -732,7 +734,7 @@ int ct_rings_on_block(void *ctx, const char *d, size_t len, int keep) {
       memcpy(&h->cclock, d + off, sizeof(h->cclock));
       off += SEG_END_BYTES - sizeof(*sg);
       consume_pass(h);
-      kept = 0;
+      kept = pk_kept = 0;
       continue;
     }
     uint32_t n = sg->n;
@@ -752,11 +754,12 @@ int ct_rings_on_block(void *ctx, const char *d, size_t len, int keep) {
       ct_rings_to_batch(h, h->runs[i].p, h->runs[i].n, h->runs[i].tid);
     h->nruns = 0;
     kept = 0;
-    ct_sink_release_held(h->sink);
+    if (!h->pk_held) /* packs may point into the held blocks */
+      ct_sink_release_held(h->sink);
     if (sg->packs)
-      ct_rings_to_packs(h, recs, n, sg->tid);
+      pk_kept |= ct_rings_to_packs(h, recs, n, sg->tid, keep);
     else
       ct_rings_to_batch(h, recs, n, sg->tid);
   }
-  return kept;
+  return kept | pk_kept;
 }

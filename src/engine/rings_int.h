@@ -87,11 +87,14 @@ uint32_t ct_rings_open_take(struct ct_harvest *h, struct ctp_ring *rg, struct ct
 int ct_rings_open_rest(struct ct_ring_state *rs, uint64_t at, struct ctp_rec *recs);
 
 /* rings_pack.c (--pack, docs/ROUTE1.md). The n records of a segment with
- * packs (rings.c pack_at): each pack's header and entry bytes copied to the
- * pass's packs, after the checks its framing needs (its entries are the
- * decoder's to check); every other record to the batch. A pack that cannot
- * be true, or no memory: counted bad. */
-void ct_rings_to_packs(struct ct_harvest *h, const struct ctp_rec *recs, uint32_t n, uint32_t tid);
+ * packs (rings.c pack_at): each pack, after the checks its framing needs
+ * (its entries are the decoder's to check), to the pass's packs: pointed to
+ * in place when keep (the block is then the handler's to keep until the
+ * pass is written: returns 1), else its header and entry bytes copied
+ * (returns 0); every other record to the batch. A pack that cannot be true,
+ * or no memory: counted bad. */
+int ct_rings_to_packs(struct ct_harvest *h, const struct ctp_rec *recs, uint32_t n, uint32_t tid,
+                      int keep);
 /* The pass's packs in time order (ts0), ties in capture order. */
 void ct_rings_sort_packs(struct ct_harvest *h);
 /* Pack pk as one trace entry (ct_ctw_pack), its ts0 converted with the
@@ -100,8 +103,9 @@ void ct_rings_write_pack(struct ct_harvest *h, const struct ct_pk *pk);
 
 /* The block handler (sink.c): our own bytes, still checked against len.
  * Segments become runs in the block while the sink lets us keep it (keep)
- * and they are few; else the pass goes through the batch. Returns 1 when
- * runs point into the block. */
+ * and they are few; else the pass goes through the batch. Packs point
+ * into it while keep (ct_rings_to_packs). Returns 1 when runs or packs
+ * point into the block. */
 int ct_rings_on_block(void *ctx, const char *d, size_t len, int keep);
 
 #endif
