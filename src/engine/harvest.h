@@ -125,7 +125,7 @@ struct ct_harvest {
     uint64_t ts0;
     const uint8_t *p;
     uint32_t off, len, tid, events;
-  } *pks, *pks_tmp;
+  } * pks, *pks_tmp;
   size_t npks, cappks, cappks_tmp;
   uint8_t *pkb;
   size_t npkb, cappkb;

@@ -7,54 +7,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/runsort.h"
 #include "engine/rings_int.h"
 #include "engine/sink.h"
 #include "format/ctrace_enc.h"
 #include "format/records.h"
 
+CT_RUNSORT_DEFINE(sort_records, struct ct_rrec, r.ts)
+
 /* The pass's records in time order, ties in capture order. Each ring's
  * records are already in time order, so the batch is a few sorted runs (one
- * per ring and block): merged pairwise, a pass over the batch per doubling,
- * not a comparison sort (qsort was a quarter of the formatter's time). The
- * left run wins ties, which keeps capture order. ENOMEM: left unmerged, its
+ * per ring and block): merged (runsort.h). ENOMEM: left unmerged, its
  * records then come out of time order, counted nowhere but harmless to the
  * trace's framing. */
 static void sort_pass(struct ct_harvest *h) {
-  size_t n = h->nbatch, nruns = 0;
-  for (size_t k = 1; k < n; k++)
-    nruns += h->batch[k].r.ts < h->batch[k - 1].r.ts;
-  if (nruns == 0 || ct_grow((void **)&h->merge, &h->capmerge, n, sizeof(*h->merge), CT_GROW_FIRST))
+  size_t n = h->nbatch, k = 1;
+  while (k < n && h->batch[k].r.ts >= h->batch[k - 1].r.ts)
+    k++;
+  if (k >= n || ct_grow((void **)&h->merge, &h->capmerge, n, sizeof(*h->merge), CT_GROW_FIRST))
     return;
-  struct ct_rrec *src = h->batch, *dst = h->merge;
-  while (nruns) {
-    /* Run boundaries are found afresh each round: adjacent runs merge. */
-    size_t out = 0, a = 0;
-    nruns = 0;
-    while (a < n) {
-      size_t b = a + 1;
-      while (b < n && src[b].r.ts >= src[b - 1].r.ts)
-        b++;
-      size_t c = b;
-      if (c < n) {
-        c++;
-        while (c < n && src[c].r.ts >= src[c - 1].r.ts)
-          c++;
-        nruns++;
-      }
-      size_t i = a, j = b;
-      while (i < b && j < c)
-        dst[out++] = src[j].r.ts < src[i].r.ts ? src[j++] : src[i++];
-      while (i < b)
-        dst[out++] = src[i++];
-      while (j < c)
-        dst[out++] = src[j++];
-      a = c;
-    }
-    struct ct_rrec *t = src;
-    src = dst;
-    dst = t;
-  }
-  if (src != h->batch) { /* the merged records are in h->merge: swap the arrays */
+  if (sort_records(h->batch, h->merge, n) != h->batch) { /* the result is in h->merge: swap */
     struct ct_rrec *t = h->batch;
     size_t tc = h->capbatch;
     h->batch = h->merge;
@@ -649,7 +621,7 @@ static void consume_packs(struct ct_harvest *h) {
     ct_rings_write_pack(h, &h->pks[j++]);
   ct_ctw_hold(h->sink->enc, 0);
   h->nbatch = h->npks = h->npkb = 0;
-  h->pk_held = 0;
+  h->pk_held = h->pk_runs = 0;
 }
 
 /* The formatter's half: one pass's records, merged by time, attributed and

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/runsort.h"
 #include "engine/rings_int.h"
 #include "engine/sink.h"
 #include "format/ctw.h"
@@ -30,7 +31,8 @@ int ct_rings_to_packs(struct ct_harvest *h, const struct ctp_rec *recs, uint32_t
       continue;
     }
     struct ct_pk *e = &h->pks[h->npks];
-    *e = (struct ct_pk){.ts0 = pk->ts0, .len = len, .tid = tid, .events = 2u * pk->nent + pk->nwake};
+    *e =
+        (struct ct_pk){.ts0 = pk->ts0, .len = len, .tid = tid, .events = 2u * pk->nent + pk->nwake};
     if (keep) { /* the block stays ours until the pass is written */
       e->p = (const uint8_t *)pk;
       kept = 1;
@@ -48,65 +50,26 @@ int ct_rings_to_packs(struct ct_harvest *h, const struct ctp_rec *recs, uint32_t
   return kept;
 }
 
-/* Stable in place: the sort's way when it has no memory (slow, rare). */
-static void insertion(struct ct_pk *a, size_t n) {
-  for (size_t i = 1; i < n; i++) {
-    struct ct_pk x = a[i];
-    size_t j = i;
-    for (; j > 0 && a[j - 1].ts0 > x.ts0; j--)
-      a[j] = a[j - 1];
-    a[j] = x;
-  }
-}
-
-/* Merges the runs a[0, m) and a[m, n) into out; a tie takes the left (the
- * earlier captured). */
-static void merge2(const struct ct_pk *a, size_t m, size_t n, struct ct_pk *out) {
-  size_t i = 0, j = m, o = 0;
-  while (i < m && j < n)
-    out[o++] = a[j].ts0 < a[i].ts0 ? a[j++] : a[i++];
-  while (i < m)
-    out[o++] = a[i++];
-  while (j < n)
-    out[o++] = a[j++];
-}
+CT_RUNSORT_DEFINE(sort_packs, struct ct_pk, ts0)
 
 /* Contract: see rings_int.h. A pass's packs are a few runs (one a ring's
- * segment), each in time order: a natural merge sort, stable, ~one compare
- * a pack (qsort's n log n compares were a tenth of the formatter). */
+ * segment), each in time order (runsort.h). ENOMEM: left as they are, as
+ * the batch's records (rings_format.c sort_pass): the decoder merges a
+ * chunk's entries by time. */
 void ct_rings_sort_packs(struct ct_harvest *h) {
   size_t n = h->npks;
-  if (!h->pk_runs || n < 2)
+  if (!h->pk_runs ||
+      ct_grow((void **)&h->pks_tmp, &h->cappks_tmp, n, sizeof(*h->pks), CT_GROW_FIRST))
     return;
   h->pk_runs = 0;
-  if (ct_grow((void **)&h->pks_tmp, &h->cappks_tmp, n, sizeof(*h->pks), CT_GROW_FIRST)) {
-    insertion(h->pks, n); /* no memory: slower, still in order */
-    return;
+  if (sort_packs(h->pks, h->pks_tmp, n) != h->pks) { /* the result is in pks_tmp: swap */
+    struct ct_pk *t = h->pks;
+    size_t tc = h->cappks;
+    h->pks = h->pks_tmp;
+    h->cappks = h->cappks_tmp;
+    h->pks_tmp = t;
+    h->cappks_tmp = tc;
   }
-  struct ct_pk *a = h->pks, *b = h->pks_tmp;
-  for (;;) { /* each round merges neighbouring runs, a to b */
-    size_t s = 0, o = 0, runs = 0;
-    while (s < n) {
-      size_t m = s + 1;
-      while (m < n && a[m].ts0 >= a[m - 1].ts0)
-        m++;
-      size_t e = m;
-      if (m < n)
-        for (e = m + 1; e < n && a[e].ts0 >= a[e - 1].ts0;)
-          e++;
-      merge2(a + s, m - s, e - s, b + o);
-      o += e - s;
-      s = e;
-      runs++;
-    }
-    struct ct_pk *t = a;
-    a = b;
-    b = t;
-    if (runs == 1)
-      break;
-  }
-  if (a != h->pks)
-    memcpy(h->pks, a, n * sizeof *a);
 }
 
 /* Contract: see rings_int.h. */
