@@ -30,11 +30,14 @@ static uint8_t *coro(uint8_t *p, uint64_t probe_id, uint32_t st) {
   return ctr_put_varint(p, 0); /* parent */
 }
 
-/* The chunk: header (tag CHK4, len, count, check) and the payload's n bytes,
- * count entries, into out. Returns its size. */
+/* The chunk: header (tag, len, count, check) and the payload's n bytes,
+ * count entries, into out. Returns its size. The tag: CHK5 (what the
+ * encoder writes, its check the wide one) and CHK4 (older traces) in turn. */
 static size_t frame(uint8_t *out, const uint8_t *pay, size_t n, uint32_t count) {
+  static unsigned framed;
+  uint32_t tag = framed++ % 2 ? CTR_CHUNK_TAG_PACK : CTR_CHUNK_TAG_PACKW;
   struct ctr_chunk_hdr h = {
-      .tag = CTR_CHUNK_TAG_PACK, .len = (uint32_t)n, .count = count, .check = ctr_check(pay, n)};
+      .tag = tag, .len = (uint32_t)n, .count = count, .check = ctr_chunk_check(tag, pay, n)};
   memcpy(out, &h, sizeof h);
   memcpy(out + sizeof h, pay, n);
   return sizeof h + n;
@@ -93,8 +96,35 @@ static unsigned decode(const uint8_t *c, size_t n, struct ct_ev_item *ev, unsign
   return k;
 }
 
+/* The wide check (a CHK5 chunk's) sees every flipped bit and a swap of
+ * two 8-byte words, at every length up to 3 lanes' steps and a tail. */
+static void wide_check(void) {
+  uint8_t b[100];
+  for (size_t i = 0; i < sizeof b; i++)
+    b[i] = (uint8_t)(i * 37 + 11);
+  for (size_t n = 0; n <= sizeof b; n++) {
+    uint32_t c = ctr_check_wide(b, n);
+    for (size_t i = 0; i < n * 8; i++) {
+      b[i / 8] ^= (uint8_t)(1u << (i % 8));
+      ASSERT(ctr_check_wide(b, n) != c);
+      b[i / 8] ^= (uint8_t)(1u << (i % 8));
+    }
+    if (n >= 32) { /* words in two lanes swapped */
+      uint8_t w[8];
+      memcpy(w, b, 8);
+      memcpy(b, b + 8, 8);
+      memcpy(b + 8, w, 8);
+      ASSERT(ctr_check_wide(b, n) != c);
+      memcpy(b + 8, b, 8);
+      memcpy(b, w, 8);
+    }
+    ASSERT(n < 8 || ctr_check_wide(b, n) != ctr_check_wide(b, n - 1));
+  }
+}
+
 int main(void) {
   static uint8_t pay[4096], chunk[4096 + 16];
+  wide_check();
   struct ct_ev_item ev[64];
   size_t at, n = payload(pay, &at);
   int end;

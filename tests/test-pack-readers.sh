@@ -49,7 +49,7 @@ for r in a b; do
 done
 "$COROTRACER" run --quiet --lossless --pack -o "$T/p.ctrace" -- "$SDKW" switch 3 40 50 "$T/w" > /dev/null ||
   fail "--pack run: exit $?"
-grep -qa CHK4 "$T/p.ctrace" || fail "the --pack run wrote no pack chunk"
+grep -qa CHK5 "$T/p.ctrace" || fail "the --pack run wrote no pack chunk"
 "$COROTRACER" export jsonl "$T/p.ctrace" -o "$T/p.jsonl" -q || fail "export jsonl: exit $?"
 outputs "$T/p.ctrace" "$T/pb"
 outputs "$T/p.jsonl" "$T/pj"
@@ -225,7 +225,7 @@ if command -v curl > /dev/null 2>&1; then
 import struct, sys
 d, at, n = open(sys.argv[1], "rb").read(), 16, 0
 while at + 16 <= len(d):
-    n += d[at:at + 4] == b"CHK4"
+    n += d[at:at + 4] == b"CHK5"
     at += 16 + struct.unpack_from("<I", d, at + 4)[0]
 print(n)' "$T/d.ctrace")
   [ "$chunks" -ge 2 ] || fail "detail: the pack trace has $chunks chunks, want several"

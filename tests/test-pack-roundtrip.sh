@@ -54,7 +54,7 @@ for shape in switch yield migrate; do
   "$COROTRACER" export jsonl "$T/p.ctrace" -o "$T/p.jsonl" -q 2> "$T/err" ||
     fail "$shape: export jsonl: exit $?: $(cat "$T/err")"
   [ -s "$T/err" ] && fail "$shape: export said: $(cat "$T/err")"
-  grep -qa CHK4 "$T/p.ctrace" || fail "$shape: the --pack run wrote no pack chunk"
+  grep -qa CHK5 "$T/p.ctrace" || fail "$shape: the --pack run wrote no pack chunk"
   cols "$T/p.jsonl" p
   for k in ev coroutine station_end end; do
     [ "$(wc -l < "$T/a.$k")" = "$(wc -l < "$T/p.$k")" ] ||

@@ -77,7 +77,7 @@ static struct ctr_chunk_hdr hdr_at(const struct img *f, size_t o) {
 static void fix(struct img *f, size_t o) {
   struct ctr_chunk_hdr h;
   memcpy(&h, f->p + o, sizeof h);
-  h.check = ctr_check(f->p + o + 16, h.len);
+  h.check = ctr_chunk_check(h.tag, f->p + o + 16, h.len);
   memcpy(f->p + o, &h, sizeof h);
 }
 

@@ -63,7 +63,7 @@ done
 { printf "$hdr"; cat "$(dirname "$0")/fuzz/corpus/ctrace/pack-chunks"; } > "$tmp/pack-seed"
 "$CT" run --quiet --lossless --pack -o "$tmp/pack-run" -- "$CT_BUILD/tests/lib/sdk-writer" yield 2 20 200 \
   "$tmp/w" > /dev/null || fail "the --pack run: exit $?"
-grep -qa CHK4 "$tmp/pack-run" || fail "the --pack run wrote no pack chunk"
+grep -qa CHK5 "$tmp/pack-run" || fail "the --pack run wrote no pack chunk"
 # reads FILE: every reader of FILE reads it or refuses it in one line (refused:
 # how many refused).
 reads() {

@@ -40,7 +40,7 @@ int ct_ctr_chunk(const void *p, size_t n, uint64_t off, size_t *len, char *why, 
   }
   if (n - sizeof h < h.len)
     return 0;
-  if (ctr_check((const char *)p + sizeof h, h.len) != h.check) {
+  if (ctr_chunk_check(h.tag, (const char *)p + sizeof h, h.len) != h.check) {
     snprintf(why, whylen, "offset %llu: chunk of %u bytes fails its checksum",
              (unsigned long long)off, h.len);
     return -1;
@@ -65,10 +65,10 @@ void ct_ctr_begin(struct ct_ctr_iter *it, const void *chunk) {
   it->p = (const uint8_t *)chunk + sizeof h;
   it->e = it->p + h.len;
   it->left = h.count;
-  it->chk3 = h.tag == CTR_CHUNK_TAG || h.tag == CTR_CHUNK_TAG_PACK;
+  it->chk3 = h.tag == CTR_CHUNK_TAG || ctr_chunk_packs(h.tag);
   /* A packing trace: the stream's state from its first chunk on (no
    * memory: its first pack entry does not decode). */
-  if (h.tag == CTR_CHUNK_TAG_PACK && !it->st)
+  if (ctr_chunk_packs(h.tag) && !it->st)
     it->st = ctr_stream_new();
   it->last_ts = it->last_tid = it->prev = 0;
   it->have_prev = 0;

@@ -53,7 +53,7 @@ int ct_ctw_flush(struct ct_ctw *e) {
   struct ctr_chunk_hdr h = {.tag = e->tag,
                             .len = (uint32_t)n,
                             .count = e->count,
-                            .check = ctr_check(e->buf + sizeof h, n)};
+                            .check = ctr_chunk_check(e->tag, e->buf + sizeof h, n)};
   memcpy(e->buf, &h, sizeof h);
   int rc = 0;
   if (e->to.chunk)
@@ -154,7 +154,7 @@ void ct_ctw_pack(struct ct_ctw *e, uint64_t tid, uint64_t ns0, uint64_t mult, co
 
 /* Contract: see ctw.h. */
 void ct_ctw_packs(struct ct_ctw *e) {
-  e->tag = CTR_CHUNK_TAG_PACK;
+  e->tag = CTR_CHUNK_TAG_PACKW;
 }
 
 /* Contract: see ctw.h. */

@@ -200,7 +200,7 @@ static int scan_chunk(struct scan *sc, const uint8_t *p, uint64_t off) {
   size_t n;
   int k;
   memcpy(&h, p, sizeof h);
-  sc->packs |= h.tag == CTR_CHUNK_TAG_PACK;
+  sc->packs |= ctr_chunk_packs(h.tag);
   ct_ctr_begin(&sc->it, p);
   static const char meta[] = "{\"type\":\"meta\",";
   while ((k = ct_ctr_entry(&sc->it, &ev, &co, &line, &n)) > 0) {
@@ -268,7 +268,7 @@ static int seed(struct scan *sc, int fd, struct ct_ctr_iter *it, uint64_t off, c
   struct ctr_chunk_hdr h;
   memcpy(&h, p, sizeof h);
   ct_ctr_init(it);
-  if (h.tag != CTR_CHUNK_TAG_PACK || off <= sizeof(struct ctr_file_hdr))
+  if (!ctr_chunk_packs(h.tag) || off <= sizeof(struct ctr_file_hdr))
     return 0;
   int rc = scan_to(sc, fd, off);
   if (rc < 0 && rc != -1)
