@@ -27,7 +27,7 @@ static uint64_t earlier_boundary(int fd, int binary, uint64_t end, size_t room) 
     struct ctr_chunk_hdr h;
     if (pread(rfd, &h, sizeof h, (off_t)at) != (ssize_t)sizeof h ||
         (h.tag != CTR_CHUNK_TAG && !ctr_chunk_packs(h.tag)))
-      goto out; /* (a pack trace's chunks are CHK5 or CHK4: once its first cut the trace to nothing) */
+      goto out; /* (pack chunks, CHK5 or CHK4: once its first cut the trace to nothing) */
     uint64_t next = at + sizeof h + h.len;
     if (next + room > end)
       goto out;
