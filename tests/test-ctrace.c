@@ -201,8 +201,10 @@ static uint64_t read_one(uint32_t tag, uint8_t op, const uint8_t *w, size_t n, u
   p = ctr_put_varint(p, 4711);     /* tid */
   memcpy(p, w, n);
   p += n;
-  struct ctr_chunk_hdr ch = {
-      .tag = tag, .len = (uint32_t)(p - p0), .count = 1, .check = ctr_chunk_check(tag, p0, (size_t)(p - p0))};
+  struct ctr_chunk_hdr ch = {.tag = tag,
+                             .len = (uint32_t)(p - p0),
+                             .count = 1,
+                             .check = ctr_chunk_check(tag, p0, (size_t)(p - p0))};
   memcpy(img + sizeof fh, &ch, sizeof ch);
   char cut[] = "/tmp/test-ctrace-wake.XXXXXX";
   int fd = mkstemp(cut);
