@@ -45,8 +45,9 @@ outputs() {
 
 # The checked-in pack trace (issue #32: old traces still read): tests/data/pack-2026-11.ctrace,
 # a default run of `sdk-writer switch 2 8 6` (tests/data/make-pack-trace.sh remakes it and
-# what it is compared with). Its `export jsonl` is the one checked in with it, line for line;
-# its report the one checked in; every other reader of it equals that reader of its JSONL.
+# what it is compared with; `--outputs` only the latter, from the trace as it is). Its
+# `export jsonl` is the one checked in with it, line for line; its report the one checked
+# in; every other reader of it equals that reader of its JSONL.
 echo "== the checked-in pack trace (tests/data/pack-2026-11.ctrace)"
 DATA="$(dirname "$0")/data"
 D="$DATA/pack-2026-11"
