@@ -4,7 +4,10 @@
  * 200,000 chunks whose pack bytes (header, entries, framing varints) are mutated at random,
  * each framed with a valid checksum so the decoder itself must judge them: every one ends
  * in the chunk's end or "does not decode", never a crash or a read outside the chunk
- * (the ASan build runs it), and every event it gives names one of the chunk's coroutines. */
+ * (the ASan build runs it), and every event it gives names one of the chunk's coroutines.
+ * The header's from_gen (docs/ROUTE1.md "Remaining" 6): a pack whose first `from` is
+ * another incarnation of its station than the coroutine line's is refused whole, and the
+ * end line counts it (bad_records) and its events (lost); 0 is not checked. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,10 +46,11 @@ static size_t frame(uint8_t *out, const uint8_t *pay, size_t n, uint32_t count) 
   return sizeof h + n;
 }
 
-/* A payload: coroutines 100 (station 0) and 200 (station 1), then a pack
- * of two switches 0 -> 1 (yield, 1000 ticks after ts0) and 1 -> 0 (a ptr
- * wait on 0x1234, no wake, 500 ticks later), ts0 at 5000 ns, 1 ns a tick. */
-static size_t payload(uint8_t *pay, size_t *pack_at) {
+/* A payload: coroutines 100 (station 0) and 200 (station 1), gen 1 each,
+ * then a pack of two switches 0 -> 1 (yield, 1000 ticks after ts0) and
+ * 1 -> 0 (a ptr wait on 0x1234, no wake, 500 ticks later), ts0 at 5000 ns,
+ * 1 ns a tick, its header's from_gen from_gen. */
+static size_t payload(uint8_t *pay, size_t *pack_at, uint16_t from_gen) {
   uint8_t *p = coro(pay, 100, 0);
   p = coro(p, 200, 1);
   *pack_at = (size_t)(p - pay);
@@ -56,6 +60,7 @@ static size_t payload(uint8_t *pay, size_t *pack_at) {
   uint8_t ent[] = {0xa3, 0x1f, 2, (CTP_WAIT_PTR | CTP_PK_OBJ) << 1, 0xf4, 0x03, 1, 0xb4, 0x24};
   struct ctp_pack h = {.ts0 = 9000,
                        .from = 0,
+                       .from_gen = from_gen,
                        .kind = CTP_KIND_PACK,
                        .nrec = 1,
                        .site = 0xabc,
@@ -73,24 +78,34 @@ static size_t payload(uint8_t *pay, size_t *pack_at) {
   return (size_t)(p + sizeof h + sizeof ent - pay);
 }
 
-/* Decode the chunk at c (n bytes) with a fresh iterator into ev (up to
- * max); returns the events, *end the last ct_ctr_entry result. */
+/* The last text line decode() met (NUL-terminated, cut to its size). */
+static char last_line[256];
+
+/* Decode the chunks at c (n bytes, one after the other) with a fresh
+ * iterator into ev (up to max); returns the events, *end the last
+ * ct_ctr_entry result. */
 static unsigned decode(const uint8_t *c, size_t n, struct ct_ev_item *ev, unsigned max, int *end) {
   struct ct_ctr_iter it;
   char why[160];
   size_t len;
   unsigned k = 0;
-  ASSERT(ct_ctr_chunk(c, n, 0, &len, why, sizeof why) == 1 && len == n);
-  ct_ctr_init(&it);
-  ct_ctr_begin(&it, c);
   struct ct_ev_item e;
   struct ct_coro_item co;
   const char *line;
   size_t ln;
-  int r;
-  while ((r = ct_ctr_entry(&it, &e, &co, &line, &ln)) > 0)
-    if (r == 1 && k < max)
-      ev[k++] = e;
+  int r = 0;
+  last_line[0] = 0;
+  ct_ctr_init(&it);
+  for (size_t off = 0; off < n && r == 0; off += len) {
+    ASSERT(ct_ctr_chunk(c + off, n - off, off, &len, why, sizeof why) == 1 && len <= n - off);
+    ct_ctr_begin(&it, c + off);
+    while ((r = ct_ctr_entry(&it, &e, &co, &line, &ln)) > 0) {
+      if (r == 1 && k < max)
+        ev[k++] = e;
+      if (r == 2)
+        snprintf(last_line, sizeof last_line, "%.*s", (int)ln, line);
+    }
+  }
   ct_ctr_fini(&it);
   *end = r;
   return k;
@@ -123,10 +138,10 @@ static void wide_check(void) {
 }
 
 int main(void) {
-  static uint8_t pay[4096], chunk[4096 + 16];
+  static uint8_t pay[4096], chunk[2 * (4096 + 16)];
   wide_check();
   struct ct_ev_item ev[64];
-  size_t at, n = payload(pay, &at);
+  size_t at, n = payload(pay, &at, 0);
   int end;
   unsigned k = decode(chunk, frame(chunk, pay, n, 3), ev, 64, &end);
   /* suspend 100, wake 100, resume 200 at 5000 + 0; suspend 200 (ptr),
@@ -148,6 +163,28 @@ int main(void) {
   ASSERT_EQ(ev[3].wait, CTP_WAIT_PTR);
   ASSERT_EQ(ev[3].obj, 0x1234);
   ASSERT_EQ(ev[4].active, 1);
+
+  /* from_gen: the coroutine line's gen (1) reads as 0 (unchecked) does;
+   * another (2, or 1 + 2^16: low 16 bits compared) refuses the pack. An
+   * end line in the next chunk (harvested as the formatter counts a pack:
+   * from its header): its lost and bad_records count the refusal. */
+  static const char end_line[] = "{\"type\":\"end\",\"events\":0,\"harvested\":5,\"lost\":0,"
+                                 "\"bad_records\":0}";
+  static const uint16_t gens[3] = {1, 2, 0x0101};
+  for (unsigned g = 0; g < 3; g++) {
+    size_t gn = payload(pay, &at, gens[g]), cn = frame(chunk, pay, gn, 3);
+    uint8_t *p = pay;
+    *p++ = CTR_OP_LINE;
+    p = ctr_put_varint(p, sizeof end_line - 1);
+    memcpy(p, end_line, sizeof end_line - 1);
+    cn += frame(chunk + cn, pay, (size_t)(p + sizeof end_line - 1 - pay), 1);
+    k = decode(chunk, cn, ev, 64, &end);
+    ASSERT_EQ(end, 0);
+    ASSERT_EQ(k, g == 0 ? 5 : 0);
+    ASSERT(strstr(last_line, g == 0 ? "\"events\":5,\"harvested\":5,\"lost\":0,\"bad_records\":0"
+                                    : "\"events\":5,\"harvested\":0,\"lost\":5,\"bad_records\":1"));
+  }
+  n = payload(pay, &at, 0);
 
   /* Mutations of the pack's bytes (its framing varints, header, entries):
    * the decoder alone judges them. */

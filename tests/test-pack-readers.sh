@@ -2,6 +2,7 @@
 # test-pack-readers.sh - every reader on a trace whose writers packed their hot switches
 # (corotracer run --pack; docs/ROUTE1.md "Remaining" 5). test-pack-roundtrip shows that
 # such a trace's `export jsonl` is a JSONL run's (but for what timing changes); here:
+# - the pack trace checked into tests/data (a run of 2026-11) reads as it did then;
 # - `report` (Markdown and findings JSON), `export jsonl-v1`, `csv`, `sqlite` and
 #   `perfetto` of the pack trace equal, byte for byte, those of its own `export jsonl`
 #   (same events: a reader that read the packs differently from the decoder's lines shows);
@@ -41,6 +42,28 @@ outputs() {
     check_done > /dev/null
   ) || fail "outputs of $1"
 }
+
+# The checked-in pack trace (issue #32: old traces still read): tests/data/pack-2026-11.ctrace,
+# a default run of `sdk-writer switch 2 8 6` (tests/data/make-pack-trace.sh remakes it and
+# what it is compared with; `--outputs` only the latter, from the trace as it is). Its
+# `export jsonl` is the one checked in with it, line for line; its report the one checked
+# in; every other reader of it equals that reader of its JSONL.
+echo "== the checked-in pack trace (tests/data/pack-2026-11.ctrace)"
+DATA="$(dirname "$0")/data"
+D="$DATA/pack-2026-11"
+"$COROTRACER" export jsonl "$D.ctrace" -o "$T/d.jsonl" -q 2> "$T/err" ||
+  fail "export jsonl of the pack trace: exit $?: $(cat "$T/err")"
+[ -s "$T/err" ] && fail "export jsonl of the pack trace said: $(cat "$T/err")"
+gzip -dc "$D.jsonl.gz" > "$T/d.want" || fail "gzip -dc $D.jsonl.gz: exit $?"
+diff "$T/d.want" "$T/d.jsonl" > "$T/diff" ||
+  fail "the pack trace's export jsonl is not the one checked in: $(head -c 600 "$T/diff")"
+outputs "$D.ctrace" "$T/db"
+outputs "$T/d.want" "$T/dj"
+diff "$D.report.md" "$T/db/report.md" > "$T/diff" ||
+  fail "the pack trace's report is not the one checked in: $(head -c 600 "$T/diff")"
+diff -r "$T/db" "$T/dj" > "$T/diff" ||
+  fail "the readers of the pack trace and of its checked-in JSONL differ: $(head -c 600 "$T/diff")"
+[ "$fails" -eq 0 ] && echo "   export jsonl, report: as checked in; jsonl-v1, csv, sqlite, perfetto: as of its JSONL"
 
 echo "== switch: 3 threads x 40 coroutines x 50 rounds, two JSONL runs and a --pack run"
 for r in a b; do

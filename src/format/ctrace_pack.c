@@ -17,20 +17,27 @@ struct ctr_cs {
   uint64_t probe_id, ord_next, packed, last_ns;
 };
 
+/* A station: the coroutine of its last coroutine line (probe_id 0: none)
+ * and that line's gen, and its pack events given so far (all incarnations). */
+struct ctr_st {
+  uint64_t probe_id, packed;
+  uint32_t gen;
+};
+
 /* An open pack: a cursor on its entries, and the events of the entry under
- * it (their stations, resolved when given). */
+ * it (their stations, resolved when given); from_gen, the header's, until
+ * its first event is given (then 0: checked). */
 struct ctr_open {
   const uint8_t *p, *e;
   uint64_t tid, ns0, mult, ts0, ticks, site;
-  uint32_t cur, left;
+  uint32_t cur, left, from_gen;
   struct ct_ev_item it[3];
   uint32_t st[3];
   unsigned n, i;
 };
 
 struct ctr_stream {
-  uint64_t *sp;  /* station -> probe_id of its last coroutine line (0: none) */
-  uint64_t *spk; /* station -> its pack events given so far (all incarnations) */
+  struct ctr_st *sp; /* by station */
   uint32_t nsp;
   uint64_t packed;   /* pack events given so far */
   uint64_t refused;  /* packs (their rest) and pack events refused: end's bad_records */
@@ -50,7 +57,6 @@ void ctr_stream_free(struct ctr_stream *s) {
   if (!s)
     return;
   free(s->sp);
-  free(s->spk);
   free(s->cs);
   free(s->op);
   free(s);
@@ -129,7 +135,8 @@ int ctr_stream_add(struct ctr_stream *s, const struct ctr_pack_ref *r) {
                                       .ticks = h.ts0,
                                       .site = h.site,
                                       .cur = h.from,
-                                      .left = h.nent};
+                                      .left = h.nent,
+                                      .from_gen = h.from_gen};
   return 0;
 }
 
@@ -197,15 +204,27 @@ int ctr_stream_peek(struct ctr_stream *s, uint64_t *ts) {
 int ctr_stream_take(struct ctr_stream *s, struct ct_ev_item *ev) {
   struct ctr_open *o = &s->op[s->pick];
   uint32_t st = o->st[o->i];
+  /* The pack's first event, its header's `from`: the probe wrote its
+   * station's gen (low 16 bits; 0: not known, the later part of a pack the
+   * engine split). Another incarnation's there now: the pack is not this
+   * trace's (a scribbler's, or a station map gone wrong), refused whole,
+   * counted; its events are then lost (ctr_stream_line). */
+  if (o->from_gen && st < s->nsp && s->sp[st].probe_id && (uint16_t)s->sp[st].gen != o->from_gen) {
+    s->refused++;
+    memmove(o, o + 1, (size_t)(s->nop - s->pick - 1) * sizeof *o);
+    s->nop--;
+    return 0;
+  }
+  o->from_gen = 0;
   *ev = o->it[o->i++];
-  struct ctr_cs *c = st < s->nsp ? cs_get(s, s->sp[st], 0) : NULL;
+  struct ctr_cs *c = st < s->nsp ? cs_get(s, s->sp[st].probe_id, 0) : NULL;
   if (!c) { /* a station no coroutine line named: refused, counted */
     s->refused++;
     return 0;
   }
   ev->probe_id = c->probe_id;
   ev->ev = c->ord_next + c->packed++;
-  s->spk[st]++;
+  s->sp[st].packed++;
   s->packed++;
   ev->seq = 2 * (ev->ev + 1);
   /* As the formatter clamps: never before the coroutine's last event. */
@@ -275,10 +294,8 @@ void ctr_stream_line(struct ctr_stream *s, const char **line, size_t *n) {
   size_t len = *n, at, sl, out;
   if (len > sizeof meta && !memcmp(l, meta, sizeof meta - 1)) {
     /* A run appended (run --append): its stations, coroutines and counts are its own. */
-    if (s->nsp) {
+    if (s->nsp)
       memset(s->sp, 0, s->nsp * sizeof *s->sp);
-      memset(s->spk, 0, s->nsp * sizeof *s->spk);
-    }
     if (s->ccap)
       memset(s->cs, 0, s->ccap * sizeof *s->cs);
     s->cused = 0;
@@ -290,7 +307,7 @@ void ctr_stream_line(struct ctr_stream *s, const char **line, size_t *n) {
     if (!num_at(l, len, ",\"station\":", &at, &sl))
       return;
     uint64_t st = strtoull(l + at, NULL, 10);
-    uint64_t add = st < s->nsp ? s->spk[st] : 0;
+    uint64_t add = st < s->nsp ? s->sp[st].packed : 0;
     if (add && add_to(s, l, len, both, (const int64_t[4]){(int64_t)add, (int64_t)add}, &out) == 0) {
       *line = s->line;
       *n = out;
@@ -322,17 +339,15 @@ void ctr_stream_post(struct ctr_stream *s, int k, struct ct_ev_item *ev,
       uint32_t nn = s->nsp ? s->nsp : 1024;
       while (nn <= co->station)
         nn *= 2;
-      uint64_t *n = realloc(s->sp, nn * sizeof *n), *m = n ? realloc(s->spk, nn * sizeof *m) : NULL;
-      if (n)
-        s->sp = n;
-      if (!m)
+      struct ctr_st *n = realloc(s->sp, nn * sizeof *n);
+      if (!n)
         return;
       memset(n + s->nsp, 0, (nn - s->nsp) * sizeof *n);
-      memset(m + s->nsp, 0, (nn - s->nsp) * sizeof *m);
-      s->spk = m;
+      s->sp = n;
       s->nsp = nn;
     }
-    s->sp[co->station] = co->probe_id;
+    s->sp[co->station].probe_id = co->probe_id;
+    s->sp[co->station].gen = co->gen;
     return;
   }
   if (k != 1)

@@ -46,10 +46,11 @@ struct detail {
   struct detail *next; /* in the worker's queue or its finished list */
 };
 
-/* A coroutine line of a binary trace: the file offset of its chunk. */
+/* A coroutine line of a binary trace: the file offset of its chunk (gen:
+ * the decoder checks a pack's first station by it). */
 struct cline {
   uint64_t off, probe_id;
-  uint32_t station;
+  uint32_t station, gen;
 };
 
 /* The worker's reading of a binary trace from its start, as far as the
@@ -205,9 +206,10 @@ static int scan_chunk(struct scan *sc, const uint8_t *p, uint64_t off) {
   static const char meta[] = "{\"type\":\"meta\",";
   while ((k = ct_ctr_entry(&sc->it, &ev, &co, &line, &n)) > 0) {
     if (k == 2 && n > sizeof meta && !memcmp(line, meta, sizeof meta - 1) &&
-        push(&sc->runs, &sc->nruns, &sc->capruns, (struct cline){off, sc->n, 0}))
+        push(&sc->runs, &sc->nruns, &sc->capruns, (struct cline){off, sc->n, 0, 0}))
       return -ENOMEM;
-    if (k == 3 && push(&sc->v, &sc->n, &sc->cap, (struct cline){off, co.probe_id, co.station}))
+    if (k == 3 &&
+        push(&sc->v, &sc->n, &sc->cap, (struct cline){off, co.probe_id, co.station, co.gen}))
       return -ENOMEM;
   }
   return k;
@@ -281,7 +283,8 @@ static int seed(struct scan *sc, int fd, struct ct_ctr_iter *it, uint64_t off, c
   for (size_t r = 0; r < sc->nruns && sc->runs[r].off < off; r++)
     i = (size_t)sc->runs[r].probe_id;
   for (; i < sc->n && sc->v[i].off < off; i++) {
-    struct ct_coro_item co = {.probe_id = sc->v[i].probe_id, .station = sc->v[i].station};
+    struct ct_coro_item co = {
+        .probe_id = sc->v[i].probe_id, .station = sc->v[i].station, .gen = sc->v[i].gen};
     ctr_stream_post(it->st, 3, NULL, &co);
   }
   return rc;

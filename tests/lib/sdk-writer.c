@@ -66,6 +66,16 @@
  *       leaves one thread's open pack and is resumed in another's
  *       (docs/ROUTE1.md "Latency", tests/test-pack-roundtrip.sh).
  *
+ *   sdk-writer handoff THREADS COROS ROUNDS OUT
+ *       As migrate, but the baton is resumed by a switch with a wait on an
+ *       fd (a record, and its wake) and suspended by a hot switch: under
+ *       corotracer run --pack the thread that takes the baton publishes its
+ *       resume at once, while the baton's suspend before it sits in the
+ *       previous thread's open pack, which stays open while that thread
+ *       sleeps 60 ms after its turn (an untraced blocking call; past the
+ *       engine's 50 ms flush interval, so passes end chunks): the pass
+ *       bound, docs/ROUTE1.md "Latency", tests/test-pack-bound.sh.
+ *
  *   sdk-writer block COROS SWITCHES DIR
  *       A thread whose coroutine blocks in an untraced call right after a
  *       scheduler's yields (docs/ROUTE1.md "Latency"): COROS coroutines,
@@ -315,7 +325,7 @@ static void parked(uint64_t events, double secs) {
 struct swarg {
   uint64_t coros, rounds, id, written;
   int yield;   /* sdk-writer yield: every 97th switch waits on an fd, no other wait */
-  int migrate; /* sdk-writer migrate: no wait; the baton coroutine in turn */
+  int migrate; /* sdk-writer migrate (1) or handoff (2): the baton coroutine in turn */
 };
 
 /* The thread whose turn it is to create its coroutines (sdk-writer switch):
@@ -365,11 +375,24 @@ static void *switcher(void *arg) {
       if (s % a->coros == 0 && j % create_threads == a->id - 1) {
         while (atomic_load_explicit(&baton, memory_order_acquire) != j)
           sched_yield();
-        hot_switch(from, baton_co);
+        if (a->migrate == 2) {
+          /* handoff: resumed by a record (published at once: it closes
+           * this thread's pack), suspended by a hot switch (in the pack
+           * this thread then holds open while it sleeps, below). */
+          corotracer_switch(from, NULL, COROTRACER_WAIT_FD, 7, 0, baton_co);
+          corotracer_wake(from, NULL);
+        } else {
+          hot_switch(from, baton_co);
+        }
         /* Released after its suspend: the next thread resumes it only then. */
         hot_switch(baton_co, to);
         atomic_store_explicit(&baton, (unsigned)j + 1, memory_order_release);
         a->written += 3;
+        /* handoff: the open pack unpublished while the next thread resumes
+         * the baton and publishes that; past the engine's flush interval
+         * (50 ms), so the pass that takes the resume ends a chunk. */
+        if (a->migrate == 2)
+          nanosleep(&(struct timespec){0, 60000000}, NULL);
       } else {
         hot_switch(from, to);
       }
@@ -448,7 +471,9 @@ int main(int argc, char **argv) {
     block(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10), argv[4]);
     return 0;
   }
-  int migrate = argc == 6 && strcmp(argv[1], "migrate") == 0;
+  int migrate = argc == 6 && strcmp(argv[1], "migrate") == 0   ? 1
+                : argc == 6 && strcmp(argv[1], "handoff") == 0 ? 2
+                                                               : 0;
   int yield = argc == 6 && strcmp(argv[1], "yield") == 0;
   if (argc == 6 && (yield || migrate || strcmp(argv[1], "switch") == 0)) {
     int n = atoi(argv[2]);
