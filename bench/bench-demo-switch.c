@@ -11,6 +11,11 @@
  * "attached" once the probe is attached, then sleeps DELAY_MS before measuring
  * (the script stops the engine meanwhile, to time the probe alone).
  *
+ * bench-demo-switch --clock [ITERATIONS] prints "clock_read_ns=X": a tick
+ * read (ct_ticks, rdtsc on x86-64) back to back, the median of 5 loops:
+ * bench-demo.sh's floor for a traced yield, 1 / (1 + X * untraced rate)
+ * (issue #32: one clock read a switch).
+ *
  * bench-demo-switch --compare [RUNS [ITERATIONS]] needs no engine: it runs
  * itself RUNS times each untraced, traced on v1 stations and traced on v2
  * rings (a file laid out as our engine does, tests/lib/v2-file.c; 4 MiB
@@ -310,7 +315,34 @@ out:
   return rc;
 }
 
+/* --clock: ns per tick read, the median of 5 loops of n reads. */
+static int clock_read(long n) {
+  double v[5];
+  for (int r = 0; r < 5; r++) {
+    uint64_t sum = 0, t0 = now_ns();
+    for (long i = 0; i < n; i++) {
+      uint64_t x = ct_ticks();
+      __asm__ volatile("" : "+r"(x)); /* each read kept, none merged */
+      sum += x;
+    }
+    v[r] = (double)(now_ns() - t0) / (double)n;
+    if (sum == 42)
+      printf("\n"); /* uses sum: the loop stays */
+  }
+  qsort(v, 5, sizeof v[0], cmp_double);
+  printf("clock_read_ns=%.2f\n", v[2]);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--clock") == 0) {
+    long n = argc > 2 ? atol(argv[2]) : 10000000;
+    if (n < 1) {
+      fprintf(stderr, "usage: bench-demo-switch --clock [ITERATIONS]\n");
+      return 2;
+    }
+    return clock_read(n);
+  }
   if (argc > 1 && strcmp(argv[1], "--compare") == 0) {
     int runs = argc > 2 ? atoi(argv[2]) : 7;
     long iters = argc > 3 ? atol(argv[3]) : 1000000;

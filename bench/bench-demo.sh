@@ -3,9 +3,10 @@
 # the RESP server untraced vs traced (`corotracer run`, bug off), and context
 # switches per second of the scheduler untraced vs traced.
 #
-#   O=build/x [FORMAT=ctrace|jsonl] sh bench/bench-demo.sh [RUNS [REQUESTS]]
+#   O=build/x [FORMAT=ctrace|jsonl] [ONLY=switch] sh bench/bench-demo.sh [RUNS [REQUESTS]]
 #       (default 5 runs, 20000 requests; the trace in the engine's default
-#       format, the binary trace, unless FORMAT=jsonl)
+#       format, the binary trace, unless FORMAT=jsonl; ONLY=switch: the
+#       scheduler's rows alone, no server, no redis-benchmark)
 #
 # Both servers run side by side for the whole benchmark; the runs alternate
 # between them (rotating which goes first), with the same settings: 50
@@ -13,7 +14,12 @@
 # the engine stopped (SIGSTOP): the probe still writes every event, nobody
 # harvests, so it isolates the probe's cost from the engine's CPU. Prints
 # Markdown rows: medians over RUNS, and the ratios to untraced; the
-# scheduler's rows twice, by wall time and by the program's CPU time.
+# scheduler's rows twice, by wall time and by the program's CPU time. Then
+# issue #32's floor for the yield: one clock read a switch, r ns (a tick
+# read back to back, `bench-demo-switch --clock`, each round), so traced /
+# untraced at best 1 / (1 + r * untraced rate); the rows give traced /
+# untraced over that floor, its median and lowest round (the goal: >= 0.95
+# in every run).
 set -u
 O=${O:-build/default}
 FMT=${FORMAT:-ctrace}
@@ -22,8 +28,10 @@ REQ=${2:-20000}
 CT=$O/bin/corotracer
 SRV=$O/examples/demo/resp_server
 SW=$O/bench/bench-demo-switch
+ONLY=${ONLY:-}
 for f in "$CT" "$SRV" "$SW"; do [ -x "$f" ] || { echo "build first: make O=$O ($f)" >&2; exit 2; }; done
-command -v redis-benchmark >/dev/null 2>&1 || { echo "redis-benchmark missing: sh scripts/install-deps.sh" >&2; exit 2; }
+[ "$ONLY" = switch ] || command -v redis-benchmark >/dev/null 2>&1 ||
+  { echo "redis-benchmark missing: sh scripts/install-deps.sh" >&2; exit 2; }
 D=$(mktemp -d "${TMPDIR:-/tmp}/bench-demo.XXXXXX") || exit 1
 plain="" traced=""
 trap '[ -n "$plain" ] && kill -TERM $plain 2>/dev/null; [ -n "$traced" ] && kill -TERM $traced 2>/dev/null;
@@ -31,6 +39,7 @@ trap '[ -n "$plain" ] && kill -TERM $plain 2>/dev/null; [ -n "$traced" ] && kill
 trap 'exit 1' INT TERM
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+ratio() { awk -v p="$1" -v q="$2" 'BEGIN {printf "%.3f", q / p}'; }
 wait_port() {
   i=0
   while [ ! -s "$1" ]; do
@@ -39,6 +48,7 @@ wait_port() {
   cat "$1"
 }
 
+if [ "$ONLY" != switch ]; then
 "$SRV" --port 0 --port-file "$D/plain.port" >/dev/null 2>&1 &
 plain=$!
 "$CT" run --quiet -n 4096 --format "$FMT" -o "$D/trace.$FMT" -- "$SRV" --port 0 --port-file "$D/traced.port" >/dev/null 2>&1 &
@@ -66,7 +76,6 @@ while [ $r -lt "$RUNS" ]; do
   r=$((r + 1))
 done
 
-ratio() { awk -v p="$1" -v q="$2" 'BEGIN {printf "%.3f", q / p}'; }
 echo "| load | untraced | traced | traced / untraced | probe only (engine stopped) | probe only / untraced | runs |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
 for t in SET GET; do
@@ -75,6 +84,7 @@ for t in SET GET; do
   s=$(awk -v t=$t '$1 == t {print $2}' "$D/probe" | median)
   echo "| redis-benchmark $t, 50 clients, $REQ requests (req/s) | $p | $q | $(ratio "$p" "$q") | $s | $(ratio "$p" "$s") | $RUNS |"
 done
+fi
 
 # The switch microbenchmark, alternating untraced, traced, and traced with the
 # engine stopped once the program attached (probe only).
@@ -97,6 +107,7 @@ while [ $r -lt "$RUNS" ]; do
   "$SW" 1000000 >>"$D/sw" || exit 1
   "$CT" run --quiet -n 64 --format "$FMT" -o "$D/sw.$FMT" -- "$SW" 1000000 >>"$D/sw" || exit 1
   sw_probe_only
+  "$SW" --clock | sed 's/^clock_read_ns=//' >>"$D/clock" || exit 1
 done
 # Field 2: switches per second of wall time; field 4: per second of the
 # program's own CPU time (what the probe costs it, apart from the engine's
@@ -110,4 +121,19 @@ for load in yield pingpong; do
   p=$(sw $load 0 4) q=$(sw $load 1 4) s=$(sw $load probe 4)
   echo "| scheduler $load, 1 worker (switches per CPU second of the program) | $p | $q | $(ratio "$p" "$q") | $s | $(ratio "$p" "$s") | $RUNS |"
 done
-echo "trace of the traced server ($FMT): $(wc -c <"$D/trace.$FMT") bytes so far" >&2
+# The floor, round by round: line k of each series is round k's.
+floor() {
+  awk -v f="$1" '$1 == "yield" && $3 == "traced=0" {sub(".*=", "", $f); print $f}' "$D/sw" >"$D/f.p"
+  awk -v f="$1" '$1 == "yield" && $3 == "traced=1" {sub(".*=", "", $f); print $f}' "$D/sw" >"$D/f.t"
+  paste "$D/f.p" "$D/f.t" "$D/clock" |
+    awk '{fl = 1 / (1 + $3 * 1e-9 * $1); print fl, $2 / $1 / fl}' >"$D/f.r"
+  fl=$(cut -d' ' -f1 "$D/f.r" | median)
+  m=$(cut -d' ' -f2 "$D/f.r" | median)
+  lo=$(cut -d' ' -f2 "$D/f.r" | sort -n | head -1)
+  echo "| scheduler yield, traced / untraced over the floor 1 / (1 + r * untraced rate) ($2) | floor $fl | median $m | lowest $lo | r $(median <"$D/clock") ns | | $RUNS |"
+}
+if [ "$ONLY" != switch ]; then
+  echo "trace of the traced server ($FMT): $(wc -c <"$D/trace.$FMT") bytes so far" >&2
+fi
+floor 2 "by wall time"
+floor 4 "by the program's CPU time"

@@ -43,6 +43,7 @@ void corotracer__forget_current(void) {
   ct_tls.spare_blind = 0;
   ct_tls.spare_qtail = 0;
   ct_tls.pk.nent = 0; /* the parent's open pack: the parent publishes it */
+  ct_tls.pk_room = 0;
   ct_tls.ring_state = CT_RING_EXITED;
 }
 
@@ -345,14 +346,14 @@ static __attribute__((noinline)) void ct_switch_v1(struct ctp_station *from, uin
     ct_emit(to, ct_mono_ns(), CTP_KIND_RESUME, 0, CTP_WAIT_NONE, 0);
 }
 
-/* Contract: see include/corotracer.h. The current-coroutine bookkeeping and
- * the records are the separate calls' (suspend, wake, resume); under v2 one
- * stamp and one publish (ct_ring_switch). */
-void corotracer__switch(corotracer_co *from, const void *site, enum corotracer_wait wait,
-                        uint64_t obj, unsigned flags, corotracer_co *to) {
-  const void *ret = __builtin_extract_return_addr(__builtin_return_address(0));
-  struct ctp_station *fs = (struct ctp_station *)from;
-  struct ctp_station *ts = (struct ctp_station *)to;
+/* corotracer__switch for all but a pack's hot case (ct_pack_hot under
+ * CTP_MODE_PACK, which corotracer__switch takes itself): the
+ * current-coroutine bookkeeping and the records are the separate calls'
+ * (suspend, wake, resume); under v2 one stamp and one publish
+ * (ct_ring_switch). Out of line: its registers are not the hot path's. */
+static __attribute__((noinline)) void ct_switch_any(struct ctp_station *fs, uint64_t where,
+                                                    enum corotracer_wait wait, uint64_t obj,
+                                                    unsigned flags, struct ctp_station *ts) {
   /* Nothing to record (the plain name skips no NULL test): the ring path
    * would publish no record, into a ring the thread may not have. */
   if ((!fs && !ts) || !ct_live())
@@ -363,7 +364,6 @@ void corotracer__switch(corotracer_co *from, const void *site, enum corotracer_w
     wait = COROTRACER_WAIT_NONE;
     obj = 0;
   }
-  uint64_t where = ct_site(site, ret);
   int wake = (flags & COROTRACER_SWITCH_RUNNABLE) != 0;
   uint64_t waker = ct_tls.cur_id; /* after `from` left, as a wake after the suspend */
   if (ts) {
@@ -374,6 +374,32 @@ void corotracer__switch(corotracer_co *from, const void *site, enum corotracer_w
     ct_ring_switch(fs, where, (uint8_t)wait, obj, wake, waker, ts);
   else
     ct_switch_v1(fs, where, (uint8_t)wait, obj, wake, waker, ts);
+}
+
+/* Contract: see include/corotracer.h. The hot case (both coroutines, wait
+ * none or ptr, a small obj, no waker: a scheduler's yield or park) goes
+ * straight to the open pack; ct_switch_any does the rest, as its
+ * conditions are ct_pack_hot's. */
+void corotracer__switch(corotracer_co *from, const void *site, enum corotracer_wait wait,
+                        uint64_t obj, unsigned flags, corotracer_co *to) {
+  const void *ret = __builtin_extract_return_addr(__builtin_return_address(0));
+  struct ctp_station *fs = (struct ctp_station *)from;
+  struct ctp_station *ts = (struct ctp_station *)to;
+  struct ct_thread *t = &ct_tls;
+  int wake = (flags & COROTRACER_SWITCH_RUNNABLE) != 0;
+  if (__builtin_expect(fs && ts && corotracer__probe.pack && ct_live() &&
+                           ((unsigned)wait == CTP_WAIT_NONE || (unsigned)wait == CTP_WAIT_PTR) &&
+                           obj <= CTP_SW_OBJ_MAX,
+                       1)) {
+    /* The waker: the thread's coroutine once `from` left (ct_switch_any). */
+    if (!wake || t->cur == fs || !t->cur_id) {
+      t->cur = ts;
+      t->cur_id = __atomic_load_n(&ts->probe_id, __ATOMIC_RELAXED);
+      ct_pack_put(fs, ts, ct_site(site, ret), (uint8_t)wait, obj, wake);
+      return;
+    }
+  }
+  ct_switch_any(fs, ct_site(site, ret), wait, obj, flags, ts);
 }
 
 /* The plain names, for callers that do not use the header's inline wrappers

@@ -87,10 +87,11 @@ struct ct_thread {
   uint64_t cur_id;         /* its probe_id (0 when cur is NULL) */
   /* The open pack (CTP_MODE_PACK, docs/ROUTE1.md): our copy of its header
    * (nent 0: no pack open), the header's record in the ring and its entry
-   * bytes there (records reserved beyond head when it opened, pk_room bytes
-   * of them, contiguous), the station of its last entry's `to`, that
-   * entry's ticks. The engine may read what is written before a counts
-   * store while the pack is open; one head store publishes it. */
+   * bytes there (records reserved beyond head when it opened, pk_room
+   * bytes of them, contiguous; pk_room 0: no pack open), the station of
+   * its last entry's `to`, that entry's ticks. The engine may read what is
+   * written before a counts store while the pack is open; one head store
+   * publishes it. */
   struct ctp_pack pk;
   struct ctp_pack *pk_ring;
   uint8_t *pk_out;

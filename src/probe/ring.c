@@ -557,18 +557,59 @@ void corotracer__pack_close(struct ct_thread *t) {
                         atomic_load_explicit(&ring->ev_extra, memory_order_relaxed) +
                             (2u * pk->nent + pk->nwake - 1u - nrec),
                         memory_order_relaxed);
-  pk->nent = 0; /* closed */
+  pk->nent = 0;   /* closed */
+  t->pk_room = 0; /* ct_pack_put's test of an open pack */
   ct_ring_publish(t, ring, corotracer__probe.hdr, t->head + 1u + nrec);
+}
+
+/* Contract: see ring.h. */
+void corotracer__pack_any(uint64_t ts, const struct ctp_station *fst, const struct ctp_station *tst,
+                          uint64_t site, uint64_t obj, unsigned ww) {
+  struct ct_thread *t = &corotracer__tls;
+  struct ctp_pack *pk = &t->pk;
+  uint64_t last = t->pk_last;
+  if (!ts)
+    ts = ct_rec_clock();
+  ts = ts < last ? last : ts; /* another CPU's clock may be a few ticks behind */
+  if (pk->nent == 0 || pk->nent == 255 || site != pk->site ||
+      pk->nbytes + CTP_PK_ENTRY_MAX > t->pk_room || ts - pk->ts0 >= CT_PACK_SPAN) {
+    corotracer__pack_slow(ts, fst, tst, site, obj, ww);
+    return;
+  }
+  struct ctp_header *hdr = corotracer__probe.hdr;
+  struct ctp_pk_entry en = {.dts = ts - last,
+                            .obj = obj,
+                            .from = ct_station_idx(hdr, fst),
+                            .to = ct_station_idx(hdr, tst),
+                            .wait = (uint8_t)ww,
+                            .wake = (uint8_t)(ww >> 8)};
+  uint8_t *e = ctp_pk_put(t->pk_out + pk->nbytes, &en, t->pk_cur);
+  pk->span = (uint32_t)(ts - pk->ts0);
+  pk->nbytes = (uint8_t)(e - t->pk_out);
+  pk->nent++;
+  pk->nwake = (uint8_t)(pk->nwake + en.wake);
+  __atomic_store_n(&t->pk_ring->counts, pk->counts, __ATOMIC_RELEASE);
+  t->pk_cur = en.to;
+  t->pk_last = ts;
 }
 
 /* Contract: see ring.h. The pack's header and entries go where the ring
  * has room, beyond head: entries contiguous (up to the ring's end, or from
  * its start when the header is its last record), as many records as a pack
  * takes when free. The engine learns of it from ring->open. */
-void corotracer__pack_slow(struct ct_thread *t, uint64_t ts, uint32_t from, uint16_t from_gen,
-                           uint64_t site, uint8_t wait, uint64_t obj, int wake, uint32_t to) {
+void corotracer__pack_slow(uint64_t ts, const struct ctp_station *fst,
+                           const struct ctp_station *tst, uint64_t site, uint64_t obj,
+                           unsigned ww) {
+  struct ct_thread *t = &corotracer__tls;
+  int wake = (ww >> 8) != 0;
   if (t->pk.nent)
     corotracer__pack_close(t);
+  /* Never before the last entry: a delta is never negative, nor is a pack
+   * older than the one before it (another CPU's clock may be a few ticks
+   * behind). */
+  ts = ts < t->pk_last ? t->pk_last : ts;
+  struct ctp_header *hdr = corotracer__probe.hdr;
+  uint32_t from = ct_station_idx(hdr, fst), to = ct_station_idx(hdr, tst);
   int room = ct_pack_room(t);
   if (room <= 0) {
     if (room == 0)
@@ -585,18 +626,25 @@ void corotracer__pack_slow(struct ct_thread *t, uint64_t ts, uint32_t from, uint
     n = CTP_PACK_RECS - 1;
   if (n > t->mask + 1u - first)
     n = t->mask + 1u - first;
-  t->pk = (struct ctp_pack){
-      .ts0 = ts, .from = from, .from_gen = from_gen, .kind = CTP_KIND_PACK, .site = site};
+  struct ctp_pk_entry en = {
+      .obj = obj, .from = from, .to = to, .wait = (uint8_t)ww, .wake = (uint8_t)wake};
+  t->pk = (struct ctp_pack){.ts0 = ts,
+                            .from = from,
+                            .from_gen = (uint16_t)__atomic_load_n(&fst->gen, __ATOMIC_RELAXED),
+                            .kind = CTP_KIND_PACK,
+                            .site = site,
+                            .nent = 1,
+                            .nwake = en.wake};
   t->pk_ring = (struct ctp_pack *)&t->recs[h & t->mask];
-  /* The header's first 24 bytes now, its counts at each entry. */
-  memcpy(t->pk_ring, &t->pk, offsetof(struct ctp_pack, counts));
   t->pk_out = (uint8_t *)&t->recs[first];
   t->pk_room = (uint32_t)n * 32u;
-  t->pk_cur = from;
+  t->pk_cur = to;
   t->pk_last = ts;
-  ct_pack_append(t, ts, from, wait, obj, wake, to);
-  /* After the header and the first counts: the engine reads them once it
-   * sees this. */
+  /* The header's first 24 bytes, its first entry (a delta of 0), then its
+   * counts; the engine reads them once it sees the open word. */
+  memcpy(t->pk_ring, &t->pk, offsetof(struct ctp_pack, counts));
+  t->pk.nbytes = (uint8_t)(ctp_pk_put(t->pk_out, &en, from) - t->pk_out);
+  __atomic_store_n(&t->pk_ring->counts, t->pk.counts, __ATOMIC_RELEASE);
   atomic_store_explicit(&t->ring->open, h + 1u, memory_order_release);
 }
 

@@ -38,13 +38,15 @@ static inline uint64_t ct_rec_clock(void) {
  * ring beyond head (docs/ROUTE1.md): its record count, one head store. */
 void corotracer__pack_close(struct ct_thread *t);
 
-/* ring.c: a hot switch that does not fit the open pack (none open, another
- * site, full, too long a span): the open pack closed, a new one opened with
- * this switch in records reserved beyond head (room as for any record: a
- * spare ring, the lossless wait; else the switch is dropped, its stations
- * charged). Arguments as ct_pack_put's. */
-void corotracer__pack_slow(struct ct_thread *t, uint64_t ts, uint32_t from, uint16_t from_gen,
-                           uint64_t site, uint8_t wait, uint64_t obj, int wake, uint32_t to);
+/* ring.c: a hot switch at ts (ticks) that does not fit the open pack (none
+ * open, another site, full, too long a span): the open pack closed, a new
+ * one opened with this switch in records reserved beyond head (room as for
+ * any record: a spare ring, the lossless wait; else the switch is dropped,
+ * its stations charged). ts is raised to the last entry's here; ww is
+ * wait | wake << 8; the others as ct_pack_put's (six arguments: a tail
+ * call from corotracer__switch). */
+void corotracer__pack_slow(uint64_t ts, const struct ctp_station *fst,
+                           const struct ctp_station *tst, uint64_t site, uint64_t obj, unsigned ww);
 
 /* ring.c: ct_ring_emit's out-of-line half: a thread without a ring, a ring
  * that looked full, or a clock that is not a tick counter. */
@@ -184,48 +186,80 @@ static inline void ct_ring_switch_put(struct ct_thread *t, uint64_t ts, struct c
  * unpublished at most this long (docs/ROUTE1.md "Latency"). */
 #define CT_PACK_SPAN (1u << 21)
 
-/* Append a switch to t's open pack (which has room for CTP_PK_ENTRY_MAX
- * bytes and one more entry), in the ring beyond head, then release-store
- * the header's counts: the engine may take an open pack's entries up to
- * them (a thread that blocks after a switch would otherwise hold its last
- * switches back). Arguments as ct_pack_put's. */
-static inline void ct_pack_append(struct ct_thread *t, uint64_t ts, uint32_t from, uint8_t wait,
-                                  uint64_t obj, int wake, uint32_t to) {
-  struct ctp_pack *pk = &t->pk;
-  struct ctp_pk_entry en = {
-      .dts = ts - t->pk_last, .obj = obj, .from = from, .to = to, .wait = wait, .wake = wake != 0};
-  uint64_t nbytes = (uint64_t)(ctp_pk_put(t->pk_out + pk->nbytes, &en, t->pk_cur) - t->pk_out);
-  uint64_t nent = pk->nent + 1u, nwake = pk->nwake + (wake != 0), span = (uint32_t)(ts - pk->ts0);
-  pk->nbytes = (uint8_t)nbytes;
-  pk->nent = (uint8_t)nent;
-  pk->nwake = (uint8_t)nwake;
-  pk->span = (uint32_t)span;
-  /* The counts word made in registers (little-endian, as ctp_pack's layout):
-   * loaded back from the four narrow stores it would wait for them. */
-  __atomic_store_n(&t->pk_ring->counts, span | nbytes << 32 | nent << 40 | nwake << 48,
-                   __ATOMIC_RELEASE);
-  t->pk_cur = to;
-  t->pk_last = ts;
+/* Station index of st in the mapping at hdr. */
+static inline uint32_t ct_station_idx(const struct ctp_header *hdr, const struct ctp_station *st) {
+  return (uint32_t)((uint64_t)((const char *)st - (const char *)hdr - CTP_HEADER_SIZE) /
+                    CTP_STATION_SIZE);
 }
 
-/* A switch into the pack (docs/ROUTE1.md "Entries"): ts its ticks, from and
- * to stations, wait and obj of from's suspend (wait none or ptr, obj <=
- * 0xffff), wake its wake, site its site. No head store: the pack is
- * published when it closes. */
-static inline void ct_pack_put(struct ct_thread *t, uint64_t ts, uint32_t from, uint16_t from_gen,
-                               uint64_t site, uint8_t wait, uint64_t obj, int wake, uint32_t to) {
+/* ring.c: ct_pack_put's out-of-line half: any other entry than a yield's
+ * (ct_pack_put), or no open pack to take it; stamped at ts, or at a clock
+ * read there when ts is 0. Arguments as corotracer__pack_slow's. */
+void corotracer__pack_any(uint64_t ts, const struct ctp_station *fst, const struct ctp_station *tst,
+                          uint64_t site, uint64_t obj, unsigned ww);
+
+/* The bytes of a plain entry (wait none, no obj, `from` the last entry's
+ * `to`: docs/ROUTE1.md "Entries") whose delta d is 32 to 4,095 ticks and
+ * whose `to` distance zz is below 0x80, as ctp_pk_put writes them, in a
+ * little-endian word: the 2-byte varint of 4d | wake << 1 | 1, that is
+ * (4d & 0x7c) | wake << 1 | 0x81 and d >> 5, then zz. */
+static inline uint32_t ct_pack_plain2(uint64_t d, int wake, uint64_t zz) {
+  return ((uint32_t)d << 2 & 0x7cu) | ((uint32_t)d << 3 & 0x7f00u) | 0x81u | (wake ? 2u : 0u) |
+         (uint32_t)zz << 16;
+}
+
+/* A switch into the calling thread's open pack (docs/ROUTE1.md "Entries"):
+ * from and to stations, wait and obj of from's suspend (wait none or ptr,
+ * obj <= 0xffff), wake its wake, site its site; stamped here. No head
+ * store: the pack is published when it closes; the entry is counted in the
+ * header's counts in the ring, release-stored: the engine may take an open
+ * pack's entries up to them (a thread that blocks after a switch would
+ * otherwise hold its last switches back).
+ * Inline, a scheduler's yield alone (ct_pack_plain2's entry): any other goes
+ * out of line, in tail calls. Its clock read comes after the rest of the
+ * entry's work and is followed by as little as can be (the delta, one store
+ * of the entry's bytes, the counts, the stamp): on bench-demo-switch's
+ * yield the same work with the read first cost ~3 ns a switch more, and each
+ * step that depends on the read adds to the switch (docs/BENCHMARKS.md).
+ * The entry's bytes go in one 4-byte store (the room has
+ * CTP_PK_ENTRY_MAX): the byte past them is never read (the counts cover the
+ * entry only), the next entry or the close (zeros) writes over it. A closed
+ * pack has no room (pk_room 0), and no pack holds 255 entries (an entry
+ * takes 2 bytes at least): the room check covers both. */
+static inline void ct_pack_put(const struct ctp_station *fst, const struct ctp_station *tst,
+                               uint64_t site, uint8_t wait, uint64_t obj, int wake) {
+  struct ct_thread *t = &corotracer__tls;
   struct ctp_pack *pk = &t->pk;
-  /* A clock read on another CPU may be a few ticks behind the last: never
-   * a negative delta. */
-  ts = ts < t->pk_last ? t->pk_last : ts;
-  if (__builtin_expect(pk->nent == 0 || site != pk->site ||
-                           pk->nbytes + CTP_PK_ENTRY_MAX > t->pk_room || pk->nent == 255 ||
-                           ts - pk->ts0 >= CT_PACK_SPAN,
+  struct ctp_header *hdr = corotracer__probe.hdr;
+  uint64_t c = pk->counts;
+  uint32_t nbytes = (uint8_t)(c >> 32);
+  uint32_t from = ct_station_idx(hdr, fst), to = ct_station_idx(hdr, tst);
+  uint64_t zz = ctr_zigzag((int64_t)to - (int64_t)from);
+  unsigned ww = wait | (wake ? 1u << 8 : 0u);
+  if (__builtin_expect(site != pk->site || nbytes + CTP_PK_ENTRY_MAX > t->pk_room ||
+                           (wait | obj) != 0 || from != t->pk_cur || zz > 0x7f ||
+                           CT_TICKS_CLOCK == CTP_CLOCK_MONO || !corotracer__probe.use_ticks,
                        0)) {
-    corotracer__pack_slow(t, ts, from, from_gen, site, wait, obj, wake, to);
+    corotracer__pack_any(0, fst, tst, site, obj, ww);
     return;
   }
-  ct_pack_append(t, ts, from, wait, obj, wake, to);
+  uint8_t *p = t->pk_out + nbytes;
+  /* The counts with this entry but its delta and bytes: nent + 1, nwake +
+   * wake (no carry: nent < 255, nwake <= nent). The span grows by the
+   * delta (no carry: below CT_PACK_SPAN). */
+  c += (uint64_t)1 << 40 | (uint64_t)(wake != 0) << 48;
+  uint64_t last = t->pk_last, ts = ct_ticks(), d = ts - last;
+  if (__builtin_expect(d - 32u >= 4096u - 32u || (uint32_t)c + d >= CT_PACK_SPAN, 0)) {
+    corotracer__pack_any(ts, fst, tst, site, obj, ww);
+    return;
+  }
+  uint32_t w = ct_pack_plain2(d, wake, zz);
+  memcpy(p, &w, sizeof w);
+  c += (uint64_t)3 << 32 | d;
+  pk->counts = c;
+  __atomic_store_n(&t->pk_ring->counts, c, __ATOMIC_RELEASE);
+  t->pk_cur = to;
+  t->pk_last = ts;
 }
 
 /* 1 when a switch goes to a pack: both coroutines given, wait none or ptr,
@@ -234,12 +268,6 @@ static inline int ct_pack_hot(const struct ctp_station *from, uint8_t wait, uint
                               uint64_t waker, const struct ctp_station *to) {
   return from && to && (wait == CTP_WAIT_NONE || wait == CTP_WAIT_PTR) && obj <= CTP_SW_OBJ_MAX &&
          !(wake && waker);
-}
-
-/* Station index of st in the mapping at hdr. */
-static inline uint32_t ct_station_idx(const struct ctp_header *hdr, const struct ctp_station *st) {
-  return (uint32_t)((uint64_t)((const char *)st - (const char *)hdr - CTP_HEADER_SIZE) /
-                    CTP_STATION_SIZE);
 }
 
 /* ring.c: ct_ring_switch's out-of-line half (same arguments). */
@@ -258,10 +286,7 @@ static inline void ct_ring_switch(struct ctp_station *from, uint64_t site, uint8
   struct ct_thread *t = &corotracer__tls;
   if (corotracer__probe.pack) {
     if (__builtin_expect(ct_pack_hot(from, wait, obj, wake, waker, to), 1)) {
-      struct ctp_header *hdr = corotracer__probe.hdr;
-      ct_pack_put(t, ct_rec_clock(), ct_station_idx(hdr, from),
-                  (uint16_t)__atomic_load_n(&from->gen, __ATOMIC_RELAXED), site, wait, obj, wake,
-                  ct_station_idx(hdr, to));
+      ct_pack_put(from, to, site, wait, obj, wake);
       return;
     }
     if (t->pk.nent)
