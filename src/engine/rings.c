@@ -448,19 +448,25 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
       want = keep - (e - c);
       c = e;
     }
-    for (; m < want; m++) {
+    while (m < want) {
       if (h->pack && out[m].kind == CTP_KIND_PACK) {
-        int p = pack_at(h, rs, pid, out, m, want, want == head - c, limit);
+        int p = pack_at(h, rs, pid, out, m, want, want + skip == head - c, limit);
         if (p < 0) {
           held = p == -1;
           break;
         }
-        if (!ct_rings_open_rest(rs, c + m, &out[m])) {
-          skip = 1u + (uint64_t)p; /* all of it taken while it was open */
-          break;
+        if (!ct_rings_open_rest(rs, c + m + skip, &out[m])) {
+          /* All of it taken while it was open: out of the segment, the
+           * records after it go on (in overwrite mode they are claimed
+           * already: a later segment would take them for the writer's). */
+          uint64_t n = 1u + (uint64_t)p;
+          memmove(&out[m], &out[m + n], (want - m - n) * sizeof *out);
+          want -= n;
+          skip += n;
+          continue;
         }
         packs = 1;
-        m += (uint64_t)p;
+        m += 1u + (uint64_t)p;
         continue;
       }
       if (out[m].ts >= limit) {
@@ -470,6 +476,7 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
       down |= out[m].ts < prev;
       prev = out[m].ts;
       watch(h, rs, pid, &out[m]);
+      m++;
     }
     k += m;
     c += m + skip;
