@@ -4,8 +4,8 @@
 # bench-coswitch -n N 1 100 0), N switches, under `corotracer run` in four modes, RUNS rounds
 # alternating the modes (a load that comes and goes hits all alike):
 #   default          the full binary trace (the harvest loop SCHED_FIFO when granted)
-#   flight           --flight 64M --dump-on exit (bounded memory: no spill file; packs)
-#   flight-records   the same with --no-pack (switch records, the flight default before packs)
+#   flight           --flight 64M --dump-on exit (bounded memory: no spill file)
+#   flight-pack      the same with --pack (packs under --flight, opt-in: docs/ROUTE1.md)
 #   no-realtime      --no-realtime (the harvest loop SCHED_OTHER, as in a container
 #                    without CAP_SYS_NICE)
 #   flight-nort      both
@@ -40,7 +40,7 @@ ct=$O/bin/corotracer sw=$O/bench/bench-coswitch
 [ -x "$ct" ] && [ -x "$sw" ] || { echo "bench-backtoback: build first: make O=$O" >&2; exit 2; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-backtoback.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-modes=${MODES:-default flight flight-records no-realtime flight-nort}
+modes=${MODES:-default flight flight-pack no-realtime flight-nort}
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "-") }'; }
 # num KEY LINE: KEY's numeric value in a JSON line.
 num() { echo "$2" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
@@ -53,7 +53,7 @@ while [ $i -lt "$rounds" ]; do
     case $m in
       default) set -- ;;
       flight) set -- --flight 64M --dump-on exit ;;
-      flight-records) set -- --no-pack --flight 64M --dump-on exit ;;
+      flight-pack) set -- --pack --flight 64M --dump-on exit ;;
       no-realtime) set -- --no-realtime ;;
       flight-nort) set -- --flight 64M --dump-on exit --no-realtime ;;
     esac

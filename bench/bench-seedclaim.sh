@@ -10,9 +10,10 @@
 # every mode once on the same cores (taskset), so a load that comes and goes hits all alike:
 #   untraced  the program alone
 #   default   corotracer run -o F.ctrace (the default: binary format, packs, docs/ROUTE1.md)
-#   flight    corotracer run --flight 64M --dump-on exit -o F (the window in memory; packs)
-#   flightrec the same with --no-pack (switch records under --flight, the default before
-#             packs there: a row, no verdict)
+#   flight    corotracer run --flight 64M --dump-on exit -o F (the window in memory; switch
+#             records)
+#   flightpack the same with --pack (packs under --flight: docs/ROUTE1.md "Remaining" 4; a
+#             row, no verdict)
 #   jsonl     corotracer run -o F.jsonl
 #   records   corotracer run --no-pack -o F.ctrace (switch records, the default before packs: a
 #             row, no verdict)
@@ -141,7 +142,7 @@ run() {
     untraced) out=$(prog "$work" "$secs") ;;
     default) out=$(trun -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
     flight) out=$(trun --flight 64M --dump-on exit -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
-    flightrec) out=$(trun --no-pack --flight 64M --dump-on exit -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
+    flightpack) out=$(trun --pack --flight 64M --dump-on exit -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
     jsonl) f=$tmp/t.jsonl out=$(trun -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
     records) out=$(trun --no-pack -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
   esac
@@ -160,7 +161,7 @@ run() {
   echo "$(field per_sec "$out") $(field cpu_s "$out") $eng $har $bytes $lost" \
     "$(field dropped "$out") $spill $sched $(field switches "$out")" >> "$tmp/$1"
 }
-modes=${MODES:-untraced default flight flightrec jsonl records}
+modes=${MODES:-untraced default flight flightpack jsonl records}
 for m in $modes; do : > "$tmp/$m"; : > "$tmp/$m.ratio"; : > "$tmp/$m.cratio"; : > "$tmp/$m.extra"; done
 i=0
 while [ $i -lt "$rounds" ]; do

@@ -15,64 +15,63 @@
 #include "run/flight_watch.h"
 
 void ct_opts_usage(FILE *f) {
-  fprintf(
-      f,
-      "usage: corotracer run [options] -- program [args...]\n"
-      "       corotracer -n 256 -cmd \"./app args\" -out trace.jsonl\n"
-      "options:\n"
-      "  -o, --out FILE      trace file (default trace.ctrace; reference: -out, JSONL)\n"
-      "      --format F      ctrace (compact binary, the default) or jsonl (the default\n"
-      "                      for -o NAME.jsonl and the reference's -out and -cmd)\n"
-      "      --also-jsonl FILE  the same events as JSONL in FILE too (comparisons)\n"
-      "  -n, --stations N    live coroutines traced at once (default %u, max %u)\n"
-      "      --append        append to the trace instead of truncating it\n"
-      "      --poll-ms MS    fallback wake-up interval when idle (default 1000)\n"
-      "      --shm PATH      shared-memory file to create (default: a private memfd)\n"
-      "      --sock PATH     socket to create (default: in a private directory)\n"
-      "      --cmd STRING    run STRING through /bin/sh -c (reference: -cmd)\n"
-      "      --serve [ADDR:]PORT  live dashboard at http://ADDR:PORT (default ADDR\n"
-      "                      127.0.0.1; the URL with its token is printed; docs/DASHBOARD.md)\n"
-      "      --quiet         no status line, no summary\n"
-      "      --status        live status line even when stderr is not a terminal\n"
-      "      --no-realtime   do not ask for SCHED_FIFO priority (see docs/ENGINE.md)\n"
-      "      --lossless      a writer whose ring is full waits for the engine (bounded)\n"
-      "      --lossless-ms MS  longest such wait of one event (default 1000), then it counts a "
-      "loss\n"
-      "      --no-pack       switch records instead of packs (by default, in the binary\n"
-      "                      trace and under --flight, the probe packs a scheduler's switches,\n"
-      "                      the engine moves the packs, readers expand them: docs/ROUTE1.md)\n"
-      "      --pack          packs (the default with the binary trace)\n"
-      "      --rings N       per-thread event rings offered to our probe (default %u, max %u;\n"
-      "                      0: stations only, as the reference engine)\n"
-      "      --ring-kib K    size of one ring in KiB, a power of two (default %u, %u with\n"
-      "                      --flight --lossless; 4..%u)\n"
-      "      --capture-mib M  memory for records not yet written as lines (default %u);\n"
-      "                      beyond it they wait in a file next to the trace; under\n"
-      "                      --flight no file: %u, %u with --lossless (docs/FLIGHT.md)\n"
-      "      --flight SIZE[K|M|G]  flight recorder: keep only the newest SIZE of trace in\n"
-      "                      memory, write it to -o OUT (OUT.1, ...) on a trigger: SIGUSR1\n"
-      "                      to the engine, the program killed by a fatal signal\n"
-      "      --flight-age DURATION  also drop what is older than DURATION (500ms, 30s,\n"
-      "                      5m, 1h) behind the newest event; SIZE still bounds it\n"
-      "      --flight-max N  dumps at most (default: no cap); a crash's is written anyway\n"
-      "      --flight-disk SIZE[K|M|G]  keep the newest dumps within SIZE, the oldest\n"
-      "                      removed (default %u windows)\n"
-      "      --dump-on LIST  with --flight, more triggers (comma-separated): exit (the\n"
-      "                      program's end), lost_wakeup, deadlock, blocker, starvation\n"
-      "                      (a live finding, as the report finds it), any (all four)\n"
-      "      --stuck-ms MS   --dump-on, --serve: parked this long unwoken is lost (%d)\n"
-      "      --runnable-ms MS  --dump-on, --serve: runnable this long while others ran (%d)\n"
-      "      --blocker-ms MS --dump-on, --serve: a run this long without suspending (%d)\n"
-      "      --ship URL      each dump (without --flight: the trace at exit) to PostgreSQL,\n"
-      "                      by a shipper of its own; queued in a spool while the\n"
-      "                      database is away (docs/FLEET.md)\n"
-      "      --ship-spool DIR  that spool (default ~/.local/state/corotracer/spool)\n"
-      "  -h, --help          this help\n"
-      "The exit status is the program's (128+N when killed by signal N); see docs/ENGINE.md.\n",
-      CT_STATIONS_DEFAULT, CTP_STATIONS_MAX, CT_RINGS_DEFAULT, CTP_RINGS_MAX, CT_RING_KIB_DEFAULT,
-      CT_FLIGHT_LOSSLESS_RING_KIB, CTP_RING_BYTES_MAX / 1024u, CT_CAPTURE_MIB_DEFAULT,
-      CT_FLIGHT_CAPTURE_MIB, CT_FLIGHT_LOSSLESS_CAPTURE_MIB, CT_FLIGHT_DISK_WINDOWS, CT_STUCK_MS,
-      CT_RUNNABLE_MS, CT_BLOCKER_MS);
+  fprintf(f,
+          "usage: corotracer run [options] -- program [args...]\n"
+          "       corotracer -n 256 -cmd \"./app args\" -out trace.jsonl\n"
+          "options:\n"
+          "  -o, --out FILE      trace file (default trace.ctrace; reference: -out, JSONL)\n"
+          "      --format F      ctrace (compact binary, the default) or jsonl (the default\n"
+          "                      for -o NAME.jsonl and the reference's -out and -cmd)\n"
+          "      --also-jsonl FILE  the same events as JSONL in FILE too (comparisons)\n"
+          "  -n, --stations N    live coroutines traced at once (default %u, max %u)\n"
+          "      --append        append to the trace instead of truncating it\n"
+          "      --poll-ms MS    fallback wake-up interval when idle (default 1000)\n"
+          "      --shm PATH      shared-memory file to create (default: a private memfd)\n"
+          "      --sock PATH     socket to create (default: in a private directory)\n"
+          "      --cmd STRING    run STRING through /bin/sh -c (reference: -cmd)\n"
+          "      --serve [ADDR:]PORT  live dashboard at http://ADDR:PORT (default ADDR\n"
+          "                      127.0.0.1; the URL with its token is printed; docs/DASHBOARD.md)\n"
+          "      --quiet         no status line, no summary\n"
+          "      --status        live status line even when stderr is not a terminal\n"
+          "      --no-realtime   do not ask for SCHED_FIFO priority (see docs/ENGINE.md)\n"
+          "      --lossless      a writer whose ring is full waits for the engine (bounded)\n"
+          "      --lossless-ms MS  longest such wait of one event (default 1000), then it counts a "
+          "loss\n"
+          "      --no-pack       switch records instead of packs (by default, in the binary\n"
+          "                      trace without --flight, the probe packs a scheduler's switches,\n"
+          "                      the engine moves the packs, readers expand them: docs/ROUTE1.md)\n"
+          "      --pack          packs with --flight too\n"
+          "      --rings N       per-thread event rings offered to our probe (default %u, max %u;\n"
+          "                      0: stations only, as the reference engine)\n"
+          "      --ring-kib K    size of one ring in KiB, a power of two (default %u, %u with\n"
+          "                      --flight --lossless; 4..%u)\n"
+          "      --capture-mib M  memory for records not yet written as lines (default %u);\n"
+          "                      beyond it they wait in a file next to the trace; under\n"
+          "                      --flight no file: %u, %u with --lossless (docs/FLIGHT.md)\n"
+          "      --flight SIZE[K|M|G]  flight recorder: keep only the newest SIZE of trace in\n"
+          "                      memory, write it to -o OUT (OUT.1, ...) on a trigger: SIGUSR1\n"
+          "                      to the engine, the program killed by a fatal signal\n"
+          "      --flight-age DURATION  also drop what is older than DURATION (500ms, 30s,\n"
+          "                      5m, 1h) behind the newest event; SIZE still bounds it\n"
+          "      --flight-max N  dumps at most (default: no cap); a crash's is written anyway\n"
+          "      --flight-disk SIZE[K|M|G]  keep the newest dumps within SIZE, the oldest\n"
+          "                      removed (default %u windows)\n"
+          "      --dump-on LIST  with --flight, more triggers (comma-separated): exit (the\n"
+          "                      program's end), lost_wakeup, deadlock, blocker, starvation\n"
+          "                      (a live finding, as the report finds it), any (all four)\n"
+          "      --stuck-ms MS   --dump-on, --serve: parked this long unwoken is lost (%d)\n"
+          "      --runnable-ms MS  --dump-on, --serve: runnable this long while others ran (%d)\n"
+          "      --blocker-ms MS --dump-on, --serve: a run this long without suspending (%d)\n"
+          "      --ship URL      each dump (without --flight: the trace at exit) to PostgreSQL,\n"
+          "                      by a shipper of its own; queued in a spool while the\n"
+          "                      database is away (docs/FLEET.md)\n"
+          "      --ship-spool DIR  that spool (default ~/.local/state/corotracer/spool)\n"
+          "  -h, --help          this help\n"
+          "The exit status is the program's (128+N when killed by signal N); see docs/ENGINE.md.\n",
+          CT_STATIONS_DEFAULT, CTP_STATIONS_MAX, CT_RINGS_DEFAULT, CTP_RINGS_MAX,
+          CT_RING_KIB_DEFAULT, CT_FLIGHT_LOSSLESS_RING_KIB, CTP_RING_BYTES_MAX / 1024u,
+          CT_CAPTURE_MIB_DEFAULT, CT_FLIGHT_CAPTURE_MIB, CT_FLIGHT_LOSSLESS_CAPTURE_MIB,
+          CT_FLIGHT_DISK_WINDOWS, CT_STUCK_MS, CT_RUNNABLE_MS, CT_BLOCKER_MS);
 }
 
 /* Word the error "opt: what" into why; return -EINVAL. */
@@ -404,9 +403,11 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
   if (o->pack && (o->format != CT_FORMAT_CTRACE || o->also_jsonl || !o->rings))
     return bad(why, whylen, "--pack", "needs the binary trace and rings (not jsonl, --also-jsonl)");
   /* The default, where packs hold every guarantee: the binary trace with
-   * rings, the flight recorder too (a window's snapshot seeds the decoder:
-   * docs/ROUTE1.md "Remaining" 4). */
-  if (!o->no_pack && o->format == CT_FORMAT_CTRACE && !o->also_jsonl && o->rings)
+   * rings, without the flight recorder (--pack there: a loss in the middle of
+   * a coroutine's pack events shows no gap until its next ordinary record, and
+   * the take-backs of overwrite mode make such losses routine: docs/ROUTE1.md
+   * "Remaining" 4). */
+  if (!o->no_pack && o->format == CT_FORMAT_CTRACE && !o->also_jsonl && o->rings && !o->flight)
     o->pack = 1;
   return flight_check(o, why, whylen);
 }
