@@ -5,6 +5,7 @@
 # alternating the modes (a load that comes and goes hits all alike):
 #   default          the full binary trace (the harvest loop SCHED_FIFO when granted)
 #   flight           --flight 64M --dump-on exit (bounded memory: no spill file)
+#   flight-pack      the same with --pack (packs under --flight, opt-in: docs/ROUTE1.md)
 #   no-realtime      --no-realtime (the harvest loop SCHED_OTHER, as in a container
 #                    without CAP_SYS_NICE)
 #   flight-nort      both
@@ -18,6 +19,7 @@
 # what this measures.
 #
 # Usage: O=build/x sh bench/bench-backtoback.sh [-n switches] [-R rounds]
+#        (MODES="default flight" runs those modes only)
 # Defaults: -n 5000000 (the count) -R 5.
 set -eu
 O=${O:-build/default}
@@ -38,7 +40,7 @@ ct=$O/bin/corotracer sw=$O/bench/bench-coswitch
 [ -x "$ct" ] && [ -x "$sw" ] || { echo "bench-backtoback: build first: make O=$O" >&2; exit 2; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-backtoback.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-modes="default flight no-realtime flight-nort"
+modes=${MODES:-default flight flight-pack no-realtime flight-nort}
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "-") }'; }
 # num KEY LINE: KEY's numeric value in a JSON line.
 num() { echo "$2" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
@@ -51,6 +53,7 @@ while [ $i -lt "$rounds" ]; do
     case $m in
       default) set -- ;;
       flight) set -- --flight 64M --dump-on exit ;;
+      flight-pack) set -- --pack --flight 64M --dump-on exit ;;
       no-realtime) set -- --no-realtime ;;
       flight-nort) set -- --flight 64M --dump-on exit --no-realtime ;;
     esac

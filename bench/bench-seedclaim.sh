@@ -10,7 +10,10 @@
 # every mode once on the same cores (taskset), so a load that comes and goes hits all alike:
 #   untraced  the program alone
 #   default   corotracer run -o F.ctrace (the default: binary format, packs, docs/ROUTE1.md)
-#   flight    corotracer run --flight 64M --dump-on exit -o F (the window in memory)
+#   flight    corotracer run --flight 64M --dump-on exit -o F (the window in memory; switch
+#             records)
+#   flightpack the same with --pack (packs under --flight: docs/ROUTE1.md "Remaining" 4; a
+#             row, no verdict)
 #   jsonl     corotracer run -o F.jsonl
 #   records   corotracer run --no-pack -o F.ctrace (switch records, the default before packs: a
 #             row, no verdict)
@@ -32,6 +35,7 @@
 #
 # Usage: O=build/x sh bench/bench-seedclaim.sh [-S rr|random|server] [-T threads] [-C n]
 #        [-W work] [-R rounds] [-s seconds] [-B switches] [-c cpus]
+# MODES="untraced flight ..." runs those modes only (untraced first: the ratios need it).
 # Defaults: -S rr -T 2 -C 100 -R 5 -s 3 -B 0, W calibrated, cpus the first T online.
 set -eu
 O=${O:-build/default}
@@ -138,6 +142,7 @@ run() {
     untraced) out=$(prog "$work" "$secs") ;;
     default) out=$(trun -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
     flight) out=$(trun --flight 64M --dump-on exit -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
+    flightpack) out=$(trun --pack --flight 64M --dump-on exit -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
     jsonl) f=$tmp/t.jsonl out=$(trun -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
     records) out=$(trun --no-pack -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
   esac
@@ -156,7 +161,7 @@ run() {
   echo "$(field per_sec "$out") $(field cpu_s "$out") $eng $har $bytes $lost" \
     "$(field dropped "$out") $spill $sched $(field switches "$out")" >> "$tmp/$1"
 }
-modes="untraced default flight jsonl records"
+modes=${MODES:-untraced default flight flightpack jsonl records}
 for m in $modes; do : > "$tmp/$m"; : > "$tmp/$m.ratio"; : > "$tmp/$m.cratio"; : > "$tmp/$m.extra"; done
 i=0
 while [ $i -lt "$rounds" ]; do
@@ -208,7 +213,7 @@ for m in $modes; do
   bpu=$(awk '{ print $5 / $10 }' "$tmp/$m" | median | awk '{ printf "%.1f", $1 }')
   pct=$(echo "$extra $ucpu $busy $ncores" | awk '{ printf "%.2f", $1 / $2 * $3 / $4 * 100 }')
   bshow=$bpu
-  [ $m = flight ] && bshow="($bpu window)"
+  case $m in flight*) bshow="($bpu window)" ;; esac
   [ $m = untraced ] && bshow=-
   lost=$(most $m 6) drop=$(most $m 7) spill=$(most $m 8)
   printf '| %s | %.3f M | %.3f | %.3f | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$m" \

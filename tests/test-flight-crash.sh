@@ -18,8 +18,10 @@ PROG="$CT_BUILD/tests/lib/flight-crash"
 COROS=300 FINAL=200
 
 d=$T/crash; mkdir "$d"
-# --rings 4: the writer's spares stop at three rings (49152 records).
-"$COROTRACER" run --flight 8M --rings 4 -o "$d/f.ctrace" -- "$PROG" $COROS 200000 $FINAL \
+# --rings 4 --ring-kib 64: the writer's spares stop at three rings (6144
+# records), which 2*10^6 switches overflow as packs too (~30 a record,
+# --pack).
+"$COROTRACER" run --flight 8M --rings 4 --ring-kib 64 -o "$d/f.ctrace" -- "$PROG" $COROS 2000000 $FINAL \
   > /dev/null 2> "$d/err"
 rc=$?
 [ $rc = 139 ] || fail "engine exit $rc, want 139: $(cat "$d/err")"
@@ -52,8 +54,11 @@ d=$T/race; mkdir "$d"
 # Creates, a resume and suspend each, the first resume, two events a switch,
 # the last suspend, the final exits (resume, exit, destroy).
 want=$((COROS + 2 * COROS + 1 + 2 * 1000000 + 1 + 3 * FINAL))
+# Switch records (the default under --flight) twice, packs once (--pack:
+# the writer takes back whole packs).
 for i in 1 2 3; do
-  "$COROTRACER" run --flight 8M --rings 4 --ring-kib 64 -o "$d/f$i.ctrace" -- \
+  pk=; [ $i = 3 ] && pk=--pack
+  "$COROTRACER" run $pk --flight 8M --rings 4 --ring-kib 64 -o "$d/f$i.ctrace" -- \
     "$PROG" $COROS 1000000 $FINAL run > "$d/out" 2> "$d/err"
   rc=$?
   [ $rc = 139 ] || fail "run $i: engine exit $rc, want 139: $(cat "$d/err")"

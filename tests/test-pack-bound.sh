@@ -48,6 +48,6 @@ for r in 1 2 3; do
     fail "run $r: $(wc -l < "$T/bad") events out of order: $(head -3 "$T/bad" | tr '\n' ';')"
   set -- $(cat "$T/moves")
   [ "$2" -ge $((rounds / 2)) ] || fail "run $r: the baton changed threads $2 times in $rounds rounds"
-  echo "   $w events, the baton moved $2 times, $(grep -ac CHK4 "$T/t.ctrace") chunks"
+  echo "   $w events, the baton moved $2 times, $(grep -ac CHK5 "$T/t.ctrace") chunks"
 done
 echo "test-pack-bound: ok"

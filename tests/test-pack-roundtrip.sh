@@ -7,7 +7,7 @@
 # coroutine (sorted by probe_id and ev: threads interleave differently in each run) and
 # record lines per key, ignoring nothing but what the two JSONL runs themselves differ in
 # (the test prints those keys): a key equal in both JSONL runs must be equal in the pack
-# run's export. The pack run must have held packs (CHK4 chunks). Then back-to-back runs
+# run's export. The pack run must have held packs (CHK5 chunks). Then back-to-back runs
 # without --lossless: every event recorded is in the trace or counted lost.
 . "$(dirname "$0")/lib/engine.sh"
 SDKW="$CT_BUILD/tests/lib/sdk-writer"

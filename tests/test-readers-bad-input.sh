@@ -54,7 +54,7 @@ for r in "report" "html" "export jsonl" "export jsonl-v1" "export jsonl-events" 
   [ ! -e "$tmp/out" ] || fail "$r no-trace-line: wrote an output"
 done
 
-# A --pack trace (docs/ROUTE1.md: CHK4 chunks, pack entries), whole, cut and with
+# A --pack trace (docs/ROUTE1.md: CHK5 chunks, pack entries), whole, cut and with
 # bytes flipped: every reader reads it (exit 0) or exits 2 with one line saying why
 # (a cut chunk, a checksum); never a crash (a signal: exit 128 or more), never two
 # lines, never an output left behind by a refusal. Two: the fuzzers' seed (one chunk

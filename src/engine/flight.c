@@ -38,6 +38,7 @@ int ct_flight_init(struct ct_flight *f, const char *out, uint64_t max_bytes, uin
   f->max_dumps = max_dumps;
   f->disk_budget = disk_budget ? disk_budget : CT_FLIGHT_DISK_WINDOWS * max_bytes;
   f->next_seq = 1;
+  f->tag = CTR_CHUNK_TAG;
   int rc = ct_fring_init(&f->ring, max_bytes, sizeof(struct fl_chunk) + FL_ROOM);
   if (rc)
     return rc;
@@ -77,6 +78,12 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
   struct fl_chunk *c = NULL;
   /* The list and the snapshot change under mu: the live view reads them. */
   pthread_mutex_lock(&f->mu);
+  struct ctr_chunk_hdr ch;
+  if (n >= sizeof ch) {
+    memcpy(&ch, p, sizeof ch);
+    if (ctr_chunk_packs(ch.tag))
+      f->tag = ch.tag; /* the encoder's tag from now on */
+  }
   while (f->head && (f->bytes + FL_CHUNK_COST(cap) > f->max_bytes ||
                      (f->max_age_ns && ts1 && f->head->ts1 + f->max_age_ns < ts1))) {
     struct fl_chunk *d = f->head;
@@ -200,17 +207,26 @@ static int put(int fd, const void *p, size_t n) {
   return 0;
 }
 
-/* The payload p (n bytes, count entries) framed as one chunk, to fd. */
-static int put_chunk(int fd, const uint8_t *p, size_t n, uint32_t count) {
-  struct ctr_chunk_hdr h = {
-      .tag = CTR_CHUNK_TAG, .len = (uint32_t)n, .count = count, .check = ctr_check(p, n)};
-  int rc = put(fd, &h, sizeof h);
-  return rc ? rc : put(fd, p, n);
+/* Contract: see flight.h. */
+struct ctr_chunk_hdr ct_flight_hdr(const struct ct_flight *f, const uint8_t *p, size_t n,
+                                   uint32_t count) {
+  return (struct ctr_chunk_hdr){
+      .tag = f->tag, .len = (uint32_t)n, .count = count, .check = ctr_chunk_check(f->tag, p, n)};
 }
 
-/* put_chunk to the fd at ctx (ct_fsnap_emit's put). */
-static int put_chunk_fd(void *ctx, const uint8_t *p, size_t n, uint32_t count) {
-  return put_chunk(*(int *)ctx, p, n, count);
+/* Where put_chunk writes: the dump's fd, and the window (its tag). */
+struct put_to {
+  int fd;
+  const struct ct_flight *f;
+};
+
+/* The payload p (n bytes, count entries) framed as one chunk, to the fd at
+ * ctx (a struct put_to: ct_fsnap_emit's put too). */
+static int put_chunk(void *ctx, const uint8_t *p, size_t n, uint32_t count) {
+  const struct put_to *to = ctx;
+  struct ctr_chunk_hdr h = ct_flight_hdr(to->f, p, n, count);
+  int rc = put(to->fd, &h, sizeof h);
+  return rc ? rc : put(to->fd, p, n);
 }
 
 /* The ts of the window's first event (a chunk of lines only has none). */
@@ -323,14 +339,15 @@ static int write_dump(struct ct_flight *f, struct ct_outfile *o, const char *tri
   struct ctr_file_hdr h = {.version = CTR_VERSION};
   memcpy(h.magic, CTR_MAGIC, CTR_MAGIC_LEN);
   int rc = put(o->fd, &h, sizeof h);
+  struct put_to to = {.fd = o->fd, .f = f};
   /* The lines of dropped chunks; the window's own chunks carry the rest. */
   if (!rc && f->npin_out)
-    rc = put_chunk(o->fd, (const uint8_t *)f->pin.p, f->pin_out, f->npin_out);
+    rc = put_chunk(&to, (const uint8_t *)f->pin.p, f->pin_out, f->npin_out);
   /* The coroutines alive at the window's start, as the dropped chunks left them. */
   uint64_t snapshot = 0, untracked = 0;
   if (!rc) {
     pthread_mutex_lock(&f->mu); /* the live view may be emitting it too */
-    rc = ct_fsnap_emit(f->snap, put_chunk_fd, &o->fd, &snapshot, &untracked);
+    rc = ct_fsnap_emit(f->snap, put_chunk, &to, &snapshot, &untracked);
     pthread_mutex_unlock(&f->mu);
   }
   for (struct fl_chunk *c = f->head; c && !rc; c = c->next)

@@ -9,6 +9,7 @@
 
 #include "common/buf.h"
 #include "engine/flight_ring.h"
+#include "format/ctrace.h" /* struct ctr_chunk_hdr */
 
 /* A dump's outcome, for the engine's one line (the CLI's to print). */
 struct ct_flight_note {
@@ -74,6 +75,11 @@ struct ct_flight {
   uint32_t npinned, npin_out;
   int pin_full;
   struct ct_fsnap *snap; /* the state at the window's start */
+  /* The tag of the chunks we frame (pinned lines, snapshot): CHK3, or CHK4
+   * once a chunk of the encoder's came so (a run that packs: a reader makes
+   * its stream state at the first CHK4 chunk, and the snapshot seeds it).
+   * Under mu. */
+  uint32_t tag;
   /* Each chunk the window takes also goes here (the live findings), or NULL. */
   void (*watch)(void *ctx, const uint8_t *p, size_t n);
   void *watch_ctx;
@@ -98,6 +104,11 @@ void ct_flight_free(struct ct_flight *f);
  * kept for every dump. */
 void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64_t ts1);
 void ct_flight_line(void *ctx, const char *s, size_t n);
+/* The header of a chunk of ours (pinned lines, snapshot) whose payload is
+ * p (n bytes, count entries), tagged as the window's chunks are (f->tag:
+ * the caller holds mu, or is the formatter). */
+struct ctr_chunk_hdr ct_flight_hdr(const struct ct_flight *f, const uint8_t *p, size_t n,
+                                   uint32_t count);
 /* Write the window as a self-contained binary trace (file header, the pinned
  * lines, the window's chunks, the window record naming trigger) to the next
  * dump name, through ct_outfile_open; a note records the outcome either way.

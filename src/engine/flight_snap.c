@@ -195,7 +195,7 @@ void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n) {
   if (n < sizeof h)
     return;
   memcpy(&h, chunk, sizeof h);
-  if (h.tag != CTR_CHUNK_TAG || h.len > n - sizeof h)
+  if ((h.tag != CTR_CHUNK_TAG && !ctr_chunk_packs(h.tag)) || h.len > n - sizeof h)
     return;
   ct_ctr_begin(&t->it, chunk);
   struct ct_coro_item co;
@@ -235,6 +235,8 @@ int ct_fsnap_emit(struct ct_fsnap *t, int (*put)(void *ctx, const uint8_t *p, si
     if (!t->tab[i].id || (!t->tab[i].s.has_cur && !t->tab[i].s.has_co))
       continue;
     t->w.len = 0;
+    /* Its pack events so far: a reader of the dump seeds its decoder on it. */
+    t->tab[i].s.packed = ct_ctr_packed(&t->it, t->tab[i].id);
     ct_rec_snapshot(&t->w, &t->tab[i].s);
     size_t n = t->w.len - 1; /* without its '\n' */
     if (len + 11 + n > ROOM && k) {

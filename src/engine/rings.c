@@ -54,7 +54,7 @@ int ct_rings_init(struct ct_harvest *h, size_t map_len) {
     return -EINVAL;
   h->rings = 1;
   h->overwrite = (hd->mode & (CTP_MODE_OVERWRITE | CTP_MODE_LOSSLESS)) == CTP_MODE_OVERWRITE;
-  h->pack = (hd->mode & CTP_MODE_PACK) && !h->overwrite;
+  h->pack = (hd->mode & CTP_MODE_PACK) != 0;
   if (h->pack && h->sink->enc)
     ct_ctw_packs(h->sink->enc); /* before the run's first chunk */
   h->nrings = hd->ring_count;
@@ -190,6 +190,37 @@ static int pack_at(struct ct_harvest *h, struct ct_ring_state *rs, uint32_t pid,
   return pk->nrec;
 }
 
+/* Overwrite mode: of the want records copied at out (all of them up to the
+ * ring's head when `all`), how many this pass keeps: those before the first
+ * newer than limit (*held then set), whole packs only (a pack's last entry
+ * below limit, its records all copied: one whose records go on past this
+ * copy waits for the next segment), so the tail we claim is a record or a
+ * pack boundary, as the writer's take-back is (probe ring.c
+ * ct_ring_overwrite). A header whose records cannot be there is one record,
+ * as pack_at reads it. */
+static uint64_t keep_below(const struct ct_harvest *h, const struct ctp_rec *out, uint64_t want,
+                           int all, uint64_t limit, int *held) {
+  uint64_t keep = 0;
+  while (keep < want) {
+    const struct ctp_pack *pk = (const struct ctp_pack *)&out[keep];
+    uint64_t n = 1, ts = out[keep].ts;
+    if (h->pack && pk->kind == CTP_KIND_PACK && pk->nrec < CTP_PACK_RECS) {
+      if (keep + pk->nrec >= want && !all)
+        break;
+      if (keep + pk->nrec < want) {
+        n += pk->nrec;
+        ts = pk->ts0 + pk->span;
+      }
+    }
+    if (ts >= limit) {
+      *held = 1;
+      break;
+    }
+    keep += n;
+  }
+  return keep;
+}
+
 /* CAS attempts on a ring's tail before it is called corrupt: the writer
  * moves it once an eighth of a ring, so a real ring needs one or two. */
 #define TAIL_TRIES 64u
@@ -220,6 +251,35 @@ static uint64_t ring_claim(struct ct_harvest *h, struct ctp_ring *rg, struct ct_
   }
   ring_corrupt(h, rs);
   return at;
+}
+
+/* Overwrite mode: claim the records of our copy out (want records from c,
+ * head the ring's) that this pass keeps (keep_below), as ring_claim does,
+ * counting from the tail the writer moved to when it took some back: the
+ * records below it may be written over in our copy (a header there could
+ * step past the writer's boundary), those from it on are as published.
+ * *keep is set to the records kept, from c; returns where ours start (c,
+ * or the writer's tail). */
+static uint64_t claim_kept(struct ct_harvest *h, struct ctp_ring *rg, struct ct_ring_state *rs,
+                           uint64_t c, const struct ctp_rec *out, uint64_t want, uint64_t head,
+                           uint64_t limit, uint64_t *keep, int *held) {
+  uint64_t e = rs->tail;
+  for (unsigned tries = 0; tries < TAIL_TRIES; tries++) {
+    uint64_t off = e > c ? e - c : 0;
+    *held = 0;
+    *keep = off >= want ? off
+                        : off + keep_below(h, out + off, want - off, c + want == head, limit, held);
+    if (atomic_compare_exchange_strong_explicit(&rg->tail, &e, c + *keep > e ? c + *keep : e,
+                                                memory_order_acq_rel, memory_order_acquire)) {
+      rs->tail = c + *keep > e ? c + *keep : e;
+      return e > c ? e : c;
+    }
+    if (e < rs->tail || e > atomic_load_explicit(&rg->head, memory_order_acquire))
+      break;
+  }
+  ring_corrupt(h, rs);
+  *keep = 0;
+  return c;
 }
 
 /* Give the room below to back to the writer: tail set to to, or left
@@ -378,11 +438,9 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
       /* Claim what this pass keeps (the records before the first one held
        * back) as soon as it is copied: our copy holds only what the writer
        * had not taken back by the claim. */
-      uint64_t keep = 0;
-      while (keep < want && out[keep].ts < limit)
-        keep++;
-      held = keep < want;
-      uint64_t e = ring_claim(h, rg, rs, c, c + keep);
+      uint64_t keep;
+      uint64_t e = claim_kept(h, rg, rs, c, out, want, head, limit, &keep, &held);
+      held |= keep == 0; /* nothing kept: on at the next pass, never a loop here */
       if (e - c >= keep) {
         c = e; /* all of it taken back: on from the writer's tail */
         continue;
@@ -391,19 +449,25 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
       want = keep - (e - c);
       c = e;
     }
-    for (; m < want; m++) {
+    while (m < want) {
       if (h->pack && out[m].kind == CTP_KIND_PACK) {
-        int p = pack_at(h, rs, pid, out, m, want, want == head - c, limit);
+        int p = pack_at(h, rs, pid, out, m, want, want + skip == head - c, limit);
         if (p < 0) {
           held = p == -1;
           break;
         }
-        if (!ct_rings_open_rest(rs, c + m, &out[m])) {
-          skip = 1u + (uint64_t)p; /* all of it taken while it was open */
-          break;
+        if (!ct_rings_open_rest(rs, c + m + skip, &out[m])) {
+          /* All of it taken while it was open: out of the segment, the
+           * records after it go on (in overwrite mode they are claimed
+           * already: a later segment would take them for the writer's). */
+          uint64_t n = 1u + (uint64_t)p;
+          memmove(&out[m], &out[m + n], (want - m - n) * sizeof *out);
+          want -= n;
+          skip += n;
+          continue;
         }
         packs = 1;
-        m += (uint64_t)p;
+        m += 1u + (uint64_t)p;
         continue;
       }
       if (out[m].ts >= limit) {
@@ -413,6 +477,7 @@ static uint64_t drain_ring(struct ct_harvest *h, uint32_t r, uint64_t limit) {
       down |= out[m].ts < prev;
       prev = out[m].ts;
       watch(h, rs, pid, &out[m]);
+      m++;
     }
     k += m;
     c += m + skip;

@@ -59,6 +59,10 @@ void ct_ctr_fini(struct ct_ctr_iter *it) {
   it->st = NULL;
 }
 
+uint64_t ct_ctr_packed(const struct ct_ctr_iter *it, uint64_t probe_id) {
+  return it->st ? ctr_stream_packed(it->st, probe_id) : 0;
+}
+
 void ct_ctr_begin(struct ct_ctr_iter *it, const void *chunk) {
   struct ctr_chunk_hdr h;
   memcpy(&h, chunk, sizeof h);

@@ -46,6 +46,9 @@ struct ct_ctr_iter {
  * both: packs need the state of the chunks before. */
 void ct_ctr_init(struct ct_ctr_iter *it);
 void ct_ctr_fini(struct ct_ctr_iter *it);
+/* Coroutine probe_id's pack events read so far (its ev beyond the engine's
+ * numbering: a flight snapshot's "packed"); 0 in a trace without packs. */
+uint64_t ct_ctr_packed(const struct ct_ctr_iter *it, uint64_t probe_id);
 void ct_ctr_begin(struct ct_ctr_iter *it, const void *chunk);
 /* The next entry: 1 an event (*ev), 2 a JSONL line (*line, *n: in the
  * chunk, without '\n'; ct_line_valid holds), 3 a coroutine (*co), 0 the

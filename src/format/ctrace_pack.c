@@ -42,6 +42,7 @@ struct ctr_stream {
   uint64_t packed;   /* pack events given so far */
   uint64_t refused;  /* packs (their rest) and pack events refused: end's bad_records */
   uint64_t claimed;  /* pack events their headers claim (the formatter's harvested) */
+  int seeded;        /* a flight dump's snapshot seeded it: packs were dropped before */
   char line[512];    /* a station_end or end line with them counted */
   struct ctr_cs *cs; /* open addressing on probe_id (0: empty) */
   size_t ccap, cused;
@@ -209,7 +210,8 @@ int ctr_stream_take(struct ctr_stream *s, struct ct_ev_item *ev) {
    * engine split). Another incarnation's there now: the pack is not this
    * trace's (a scribbler's, or a station map gone wrong), refused whole,
    * counted; its events are then lost (ctr_stream_line). */
-  if (o->from_gen && st < s->nsp && s->sp[st].probe_id && (uint16_t)s->sp[st].gen != o->from_gen) {
+  if (o->from_gen && st < s->nsp && s->sp[st].probe_id && s->sp[st].gen &&
+      (uint16_t)s->sp[st].gen != o->from_gen) {
     s->refused++;
     memmove(o, o + 1, (size_t)(s->nop - s->pick - 1) * sizeof *o);
     s->nop--;
@@ -284,15 +286,88 @@ static int add_to(struct ctr_stream *s, const char *l, size_t n, const char *con
   return 0;
 }
 
+/* The unsigned number after key in line l (n bytes) into *v: 1, or 0 when
+ * the line has none. */
+static int num_get(const char *l, size_t n, const char *key, uint64_t *v) {
+  size_t at, len;
+  char num[24];
+  if (!num_at(l, n, key, &at, &len))
+    return 0;
+  memcpy(num, l + at, len);
+  num[len] = 0;
+  *v = strtoull(num, NULL, 10);
+  return 1;
+}
+
+/* Station st names coroutine probe_id, of gen, from now on (gen 0: not
+ * known, its packs' from_gen unchecked; no memory, or a station no file can
+ * have: left as it was). */
+static void sp_set(struct ctr_stream *s, uint64_t st, uint64_t probe_id, uint64_t gen) {
+  if (st >= CTP_STATIONS_MAX)
+    return;
+  if (st >= s->nsp) {
+    uint32_t nn = s->nsp ? s->nsp : 1024;
+    while (nn <= st)
+      nn *= 2;
+    struct ctr_st *n = realloc(s->sp, nn * sizeof *n);
+    if (!n)
+      return;
+    memset(n + s->nsp, 0, (nn - s->nsp) * sizeof *n);
+    s->sp = n;
+    s->nsp = nn;
+  }
+  s->sp[st].probe_id = probe_id;
+  s->sp[st].gen = (uint32_t)gen;
+}
+
+/* A dump's snapshot line (docs/FLIGHT.md "A dump"): its window starts mid-run,
+ * its packs name stations whose coroutine lines were dropped before it. The
+ * line gives the coroutine's station (when its coroutine line is known), its
+ * last ev, the pack events among its events ("packed": its ev beyond the
+ * formatter's numbering, flight_snap.c) and its last time, which is what
+ * the stream state would hold had it read the dropped chunks (as Go's
+ * tracer writes each goroutine's status at a generation's start). Every
+ * number is input: a wrong one misnumbers, never overruns. */
+static void seed(struct ctr_stream *s, const char *l, size_t n) {
+  uint64_t id, st, ev = 0, packed = 0, ts = 0, tid;
+  if (!num_get(l, n, ",\"probe_id\":", &id) || !id)
+    return;
+  uint64_t gen = 0;
+  (void)num_get(l, n, ",\"gen\":", &gen);
+  if (num_get(l, n, ",\"station\":", &st))
+    sp_set(s, st, id, gen);
+  s->seeded = 1;
+  struct ctr_cs *c = cs_get(s, id, 1);
+  if (!c)
+    return;
+  (void)num_get(l, n, ",\"ev\":", &ev);
+  (void)num_get(l, n, ",\"packed\":", &packed);
+  (void)num_get(l, n, ",\"ts\":", &ts);
+  /* No event yet (its coroutine line alone): numbered from 0, as after a
+   * coroutine line. */
+  int any = num_get(l, n, ",\"tid\":", &tid) || ev;
+  packed = any && packed <= ev + 1 ? packed : 0;
+  *c = (struct ctr_cs){
+      .probe_id = id, .ord_next = any ? ev + 1 - packed : 0, .packed = packed, .last_ns = ts};
+}
+
+uint64_t ctr_stream_packed(struct ctr_stream *s, uint64_t probe_id) {
+  struct ctr_cs *c = cs_get(s, probe_id, 0);
+  return c ? c->packed : 0;
+}
+
 void ctr_stream_line(struct ctr_stream *s, const char **line, size_t *n) {
   static const char se[] = "{\"type\":\"station_end\",", end[] = "{\"type\":\"end\",";
   static const char *const both[4] = {",\"events\":", ",\"harvested\":", NULL, NULL};
   static const char *const ends[4] = {
       ",\"events\":", ",\"harvested\":", ",\"lost\":", ",\"bad_records\":"};
   static const char meta[] = "{\"type\":\"meta\",";
+  static const char snap[] = "{\"type\":\"snapshot\",";
   const char *l = *line;
   size_t len = *n, at, sl, out;
-  if (len > sizeof meta && !memcmp(l, meta, sizeof meta - 1)) {
+  if (len > sizeof snap && !memcmp(l, snap, sizeof snap - 1)) {
+    seed(s, l, len);
+  } else if (len > sizeof meta && !memcmp(l, meta, sizeof meta - 1)) {
     /* A run appended (run --append): its stations, coroutines and counts are its own. */
     if (s->nsp)
       memset(s->sp, 0, s->nsp * sizeof *s->sp);
@@ -302,6 +377,7 @@ void ctr_stream_line(struct ctr_stream *s, const char **line, size_t *n) {
     s->packed = 0;
     s->claimed = 0;
     s->refused = 0;
+    s->seeded = 0;
   } else if (len > sizeof se && !memcmp(l, se, sizeof se - 1)) {
     /* The engine counted its station's ordinary events only. */
     if (!num_at(l, len, ",\"station\":", &at, &sl))
@@ -318,9 +394,17 @@ void ctr_stream_line(struct ctr_stream *s, const char **line, size_t *n) {
      * formatter reads no entry): the events refused here are lost, not
      * harvested, so that events = harvested + lost still; each refusal is
      * a bad record. */
-    int64_t r = (int64_t)(s->claimed - s->packed);
-    const int64_t add[4] = {(int64_t)s->claimed, -r, r, (int64_t)s->refused};
-    if (s->claimed && add_to(s, l, len, ends, add, &out) == 0) {
+    int64_t r = (int64_t)(s->claimed - s->packed), claims = (int64_t)s->claimed;
+    uint64_t ev, hv, lost;
+    /* A flight dump: the packs dropped before its window were claimed in
+     * harvested too, but their events are in no station_end line read
+     * here: events is what harvested and lost say (the window's refusals
+     * moved from one to the other as above). */
+    if (s->seeded && num_get(l, len, ends[0], &ev) && num_get(l, len, ends[1], &hv) &&
+        num_get(l, len, ends[2], &lost))
+      claims = (int64_t)(hv + lost - ev);
+    const int64_t add[4] = {claims, -r, r, (int64_t)s->refused};
+    if ((s->claimed || s->seeded) && add_to(s, l, len, ends, add, &out) == 0) {
       *line = s->line;
       *n = out;
     }
@@ -333,21 +417,7 @@ void ctr_stream_post(struct ctr_stream *s, int k, struct ct_ev_item *ev,
     struct ctr_cs *c = cs_get(s, co->probe_id, 1);
     if (c)
       *c = (struct ctr_cs){.probe_id = co->probe_id}; /* a new incarnation counts from 0 */
-    if (co->station >= CTP_STATIONS_MAX)
-      return;
-    if (co->station >= s->nsp) {
-      uint32_t nn = s->nsp ? s->nsp : 1024;
-      while (nn <= co->station)
-        nn *= 2;
-      struct ctr_st *n = realloc(s->sp, nn * sizeof *n);
-      if (!n)
-        return;
-      memset(n + s->nsp, 0, (nn - s->nsp) * sizeof *n);
-      s->sp = n;
-      s->nsp = nn;
-    }
-    s->sp[co->station].probe_id = co->probe_id;
-    s->sp[co->station].gen = co->gen;
+    sp_set(s, co->station, co->probe_id, co->gen);
     return;
   }
   if (k != 1)

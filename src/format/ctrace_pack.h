@@ -47,7 +47,11 @@ void ctr_stream_post(struct ctr_stream *s, int k, struct ct_ev_item *ev,
 /* A text line the decoder gives, when packs came before it: a station_end
  * line's events and harvested, and an end line's events, count the pack
  * events too (the engine counted none of them: docs/ROUTE1.md); *line then
- * points into s, valid until the next call. Other lines stay as they are. */
+ * points into s, valid until the next call. Other lines stay as they are; a
+ * snapshot line (a flight dump's) seeds its coroutine's state. */
 void ctr_stream_line(struct ctr_stream *s, const char **line, size_t *n);
+/* Coroutine probe_id's pack events given since its coroutine line (or its
+ * snapshot line): what its events' ev are beyond the formatter's numbering. */
+uint64_t ctr_stream_packed(struct ctr_stream *s, uint64_t probe_id);
 
 #endif

@@ -270,6 +270,8 @@ void ct_rec_snapshot(struct ct_writer *w, const struct ct_snap *s) {
   if (s->has_cur)
     kv(w, CT_KEY_TID, e->tid);
   kv(w, CT_KEY_EV, s->last_ev);
+  if (s->packed)
+    kv(w, CT_KEY_PACKED, s->packed);
   if (s->has_cur && e->kind == CTP_KIND_SUSPEND) {
     ct_w_str(w, "," CT_KQ(SITE));
     ct_w_hex(w, e->addr);

@@ -61,6 +61,7 @@ struct ct_snap {
   struct ct_coro_item co;      /* its coroutine line's facts, when has_co */
   struct ct_ev_item cur;       /* its last create, resume or suspend, when has_cur */
   uint64_t last_ev;            /* its last event's ev */
+  uint64_t packed;             /* of its events, those from packs (a trace's decoder seeds on it) */
   uint64_t woke_ts, woke_from; /* the first wake since cur (woke_ts 0: none) */
   uint8_t has_co, has_cur, fresh_co;
 };

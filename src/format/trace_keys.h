@@ -36,6 +36,7 @@
 #define CT_KEY_FORMAT "format"
 #define CT_KEY_FUNCTION "function"
 #define CT_KEY_FORMAT_STALLS "format_stalls"
+#define CT_KEY_PACKED "packed" /* a snapshot's events from packs */
 #define CT_KEY_SNAPSHOT "snapshot"
 #define CT_KEY_SPILLED_BYTES "spilled_bytes"
 #define CT_KEY_FORMAT_VERSION "format_version"

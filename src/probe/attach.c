@@ -389,9 +389,10 @@ static int ct_attach(void) {
   corotracer__probe.overwrite =
       v2 && hdr->ext_magic == CTP_EXT_MAGIC &&
       (hdr->mode & (CTP_MODE_OVERWRITE | CTP_MODE_LOSSLESS)) == CTP_MODE_OVERWRITE;
-  /* Packs only with rings, never in overwrite mode (docs/ROUTE1.md). */
-  corotracer__probe.pack = corotracer__probe.rings && hdr->ext_magic == CTP_EXT_MAGIC &&
-                           (hdr->mode & CTP_MODE_PACK) && !corotracer__probe.overwrite;
+  /* Packs only with rings (docs/ROUTE1.md); in overwrite mode too, where a
+   * take-back steps over whole packs (ring.c ct_ring_overwrite). */
+  corotracer__probe.pack =
+      corotracer__probe.rings && hdr->ext_magic == CTP_EXT_MAGIC && (hdr->mode & CTP_MODE_PACK);
   /* Only our engine sets mode (a v1 engine leaves the word zero). */
   if (hdr->ext_magic == CTP_EXT_MAGIC && (hdr->mode & CTP_MODE_LOSSLESS)) {
     corotracer__probe.lossless = 1;

@@ -2,6 +2,8 @@
 LIB_SRCS += src/probe/attach.c src/probe/probe.c src/probe/ring.c src/probe/wait.c src/probe/site.c
 TESTS += $(O)/tests/test-layout $(O)/tests/test-probe $(O)/tests/test-probe-fd $(O)/tests/test-probe-v2
 TESTS += $(O)/tests/test-pack-plain
+# Packs in overwrite mode (--flight): the probe's take-back of whole packs.
+TESTS += $(O)/tests/test-pack-flight
 PROGS += $(O)/bench/bench-probe
 
 $(O)/bench/bench-probe: $(O)/obj/bench/bench-probe.o $(O)/obj/tests/lib/v2-file.o $(LIBA)
@@ -13,8 +15,8 @@ $(O)/bench/bench-demo-switch: $(O)/obj/tests/lib/v2-file.o
 # also links the calls made through the exported plain names, test-probe-v2 the
 # v2 file layout (tests/lib/v2-file.c).
 $(O)/tests/test-probe: $(O)/obj/tests/lib/probe-noinline.o
-$(O)/tests/test-probe-v2: $(O)/obj/tests/lib/v2-file.o
-$(O)/tests/test-probe $(O)/tests/test-probe-fd $(O)/tests/test-probe-v2: $(O)/tests/%: $(O)/obj/tests/%.o $(O)/obj/tests/lib/probe-fixture.o $(LIBA)
+$(O)/tests/test-probe-v2 $(O)/tests/test-pack-flight: $(O)/obj/tests/lib/v2-file.o
+$(O)/tests/test-probe $(O)/tests/test-probe-fd $(O)/tests/test-probe-v2 $(O)/tests/test-pack-flight: $(O)/tests/%: $(O)/obj/tests/%.o $(O)/obj/tests/lib/probe-fixture.o $(LIBA)
 	$(call link)
 # The probe's inline yield entry against the format's encoder: header-only.
 $(O)/tests/test-pack-plain: $(O)/obj/tests/test-pack-plain.o

@@ -333,16 +333,64 @@ static void ct_station_lost(uint32_t i, uint64_t n) {
     atomic_fetch_add_explicit(&ctp_station_at(p->hdr, i)->v2_lost, n, memory_order_relaxed);
 }
 
+/* Records the record at i of our ring spans: 1 + nrec for a pack header
+ * whose continuation records can be there (nrec in range, contiguous up to
+ * the ring's end, as corotracer__pack_slow writes them, and below end), else
+ * 1 (a scribbled header is one record, as the engine reads it). */
+static uint64_t ct_rec_span(const struct ct_thread *t, uint64_t i, uint64_t end) {
+  const struct ctp_pack *pk = (const struct ctp_pack *)&t->recs[i & t->mask];
+  if (pk->kind != CTP_KIND_PACK || pk->nrec >= CTP_PACK_RECS ||
+      ((i + 1u) & t->mask) + pk->nrec > t->mask + 1u || i + 1u + pk->nrec > end)
+    return 1;
+  return 1u + pk->nrec;
+}
+
+/* The pack whose header is record i of our ring (below to), taken back:
+ * its entries, read with ctp_pk_get (the bytes may be anything: a target
+ * that scribbles its own ring), charge their stations in v2_lost, its
+ * events (2 x nent + nwake, as its publish counted them in ev_extra) are
+ * added to *events. Returns its continuation records, or UINT64_MAX when
+ * its header is not one a pack has (then read as a record). */
+static uint64_t ct_pack_forget(struct ct_thread *t, uint64_t i, uint64_t to, uint64_t *events) {
+  uint64_t span = ct_rec_span(t, i, to);
+  if (span == 1)
+    return UINT64_MAX;
+  struct ctp_pack pk;
+  memcpy(&pk, &t->recs[i & t->mask], sizeof pk);
+  const uint8_t *p = (const uint8_t *)&t->recs[(i + 1u) & t->mask];
+  const uint8_t *e = p + (pk.nbytes < (span - 1u) * 32u ? pk.nbytes : (span - 1u) * 32u);
+  uint32_t cur = pk.from;
+  for (unsigned k = 0; k < pk.nent; k++) {
+    struct ctp_pk_entry en;
+    if (!(p = ctp_pk_get(p, e, cur, &en)))
+      break;
+    ct_station_lost(en.from, 1u + en.wake);
+    ct_station_lost(en.to, 1);
+    cur = en.to;
+  }
+  *events += 2u * pk.nent + pk.nwake;
+  return span - 1u;
+}
+
 /* Records [from, to) of our ring, which the engine will never read now:
  * each event they hold counted lost for its station (a gap before the
  * station's next record, as a drop leaves: docs/PROTOCOL.md "Overwrite
- * mode") and in the ring's lost. Runs of one station cost one add. */
+ * mode") and in the ring's lost. Runs of one station cost one add. from
+ * and to are record or pack boundaries (ct_ring_overwrite): a pack is
+ * charged from its entries and its continuation records stepped over. */
 static void ct_ring_forget(struct ct_thread *t, uint64_t from, uint64_t to) {
   uint32_t run = UINT32_MAX;
   uint64_t run_n = 0, events = 0;
   for (uint64_t i = from; i < to; i++) {
     const struct ctp_rec *r = &t->recs[i & t->mask];
     uint64_t k = 1;
+    if (r->kind == CTP_KIND_PACK) {
+      uint64_t nrec = ct_pack_forget(t, i, to, &events);
+      if (nrec != UINT64_MAX) {
+        i += nrec;
+        continue;
+      }
+    }
     if (r->kind == CTP_KIND_SWITCH) {
       const struct ctp_swrec *sw = (const struct ctp_swrec *)r;
       k += (sw->wait & CTP_SW_WAKE) != 0;
@@ -386,8 +434,13 @@ static __attribute__((noinline, cold)) int ct_ring_overwrite(struct ct_thread *t
     }
     if (t->head + n <= tail + cap)
       break; /* the engine made room meanwhile */
-    /* head + n > tail + cap and n < cap / 8: want is above tail, below head. */
-    uint64_t want = t->head + n - cap + cap / 8;
+    /* head + n > tail + cap and n < cap / 8: want is above tail, below head;
+     * moved on to the next record or pack boundary (a tail inside a pack
+     * would have the engine read entry bytes as records). */
+    uint64_t want = t->head + n - cap + cap / 8, at = tail;
+    while (at < want)
+      at += ct_rec_span(t, at, t->head);
+    want = at;
     if (atomic_compare_exchange_weak_explicit(&ring->tail, &tail, want, memory_order_acq_rel,
                                               memory_order_acquire)) {
       ct_ring_forget(t, tail, want);
@@ -510,7 +563,8 @@ void corotracer__ring_switch_slow(struct ctp_station *from, uint64_t site, uint8
  * entries), as many as a pack takes when the ring has them without a wait
  * (a tail reloaded), as ct_ring_room for one record (a ring claimed, a
  * spare ring, the lossless wait, looped while the engine frees less than
- * two). 1: room; 0: none, the switch is dropped; -1: tracing stopped
+ * two; in overwrite mode the oldest records taken back, a whole pack's
+ * room). 1: room; 0: none, the switch is dropped; -1: tracing stopped
  * (counted by corotracer__corrupt). */
 static int ct_pack_room(struct ct_thread *t) {
   if (!ct_ring_mine(t))
@@ -523,6 +577,8 @@ static int ct_pack_room(struct ct_thread *t) {
       return fits;
     if (ct_ring_spare_due(t))
       return t->head + 2 <= t->tail_room;
+    if (corotracer__probe.overwrite)
+      return ct_ring_overwrite(t, CTP_PACK_RECS) ? 1 : -1; /* the oldest taken back */
     if (!corotracer__probe.lossless || !corotracer__wait_room(ct_ring_has_room, t))
       return 0;
   }

@@ -12,13 +12,18 @@
 #include "format/ctrace.h"
 #include "html/live.h"
 
+/* Where frame writes: begin's buffer, and the window (its chunks' tag). */
+struct frame_to {
+  struct ct_buf *fr;
+  const struct ct_flight *f;
+};
+
 /* The payload p (n bytes, count entries) framed as one chunk at the end of
- * ctx's buffer (a struct ct_buf, begin's): whole or not at all. 0 or
+ * the buffer at ctx (a struct frame_to): whole or not at all. 0 or
  * -ENOMEM. */
 static int frame(void *ctx, const uint8_t *p, size_t n, uint32_t count) {
-  struct ct_buf *fr = ctx;
-  struct ctr_chunk_hdr h = {
-      .tag = CTR_CHUNK_TAG, .len = (uint32_t)n, .count = count, .check = ctr_check(p, n)};
+  struct ct_buf *fr = ((struct frame_to *)ctx)->fr;
+  struct ctr_chunk_hdr h = ct_flight_hdr(((struct frame_to *)ctx)->f, p, n, count);
   int rc = ct_buf_reserve(fr, sizeof h + n);
   if (rc)
     return rc;
@@ -34,9 +39,10 @@ static int live_begin(void *ctx, struct ct_live_cursor *cur, uint8_t **buf, size
   struct ct_buf fr = {0};
   uint64_t count, untracked;
   pthread_mutex_lock(&f->mu);
-  int rc = f->npin_out ? frame(&fr, (const uint8_t *)f->pin.p, f->pin_out, f->npin_out) : 0;
+  struct frame_to to = {.fr = &fr, .f = f};
+  int rc = f->npin_out ? frame(&to, (const uint8_t *)f->pin.p, f->pin_out, f->npin_out) : 0;
   if (!rc)
-    rc = ct_fsnap_emit(f->snap, frame, &fr, &count, &untracked);
+    rc = ct_fsnap_emit(f->snap, frame, &to, &count, &untracked);
   cur->seq = f->head ? f->head->seq : f->next_seq;
   cur->prev = NULL;
   pthread_mutex_unlock(&f->mu);

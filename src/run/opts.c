@@ -40,7 +40,7 @@ void ct_opts_usage(FILE *f) {
           "      --no-pack       switch records instead of packs (by default, in the binary\n"
           "                      trace without --flight, the probe packs a scheduler's switches,\n"
           "                      the engine moves the packs, readers expand them: docs/ROUTE1.md)\n"
-          "      --pack          packs with --flight --lossless too\n"
+          "      --pack          packs with --flight too\n"
           "      --rings N       per-thread event rings offered to our probe (default %u, max %u;\n"
           "                      0: stations only, as the reference engine)\n"
           "      --ring-kib K    size of one ring in KiB, a power of two (default %u, %u with\n"
@@ -396,17 +396,17 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
                                    : CT_FLIGHT_CAPTURE_MIB;
   if (!o->ring_kib)
     o->ring_kib = o->flight && o->lossless ? CT_FLIGHT_LOSSLESS_RING_KIB : CT_RING_KIB_DEFAULT;
-  /* Packs are the binary trace's, and not yet taken back by a writer in
-   * overwrite mode (docs/ROUTE1.md "Remaining"). */
+  /* Packs are the binary trace's (--flight too: a writer in overwrite mode
+   * takes back whole packs, docs/ROUTE1.md "Remaining" 4). */
   if (o->pack && o->no_pack)
     return bad(why, whylen, "--no-pack", "cannot be combined with --pack");
   if (o->pack && (o->format != CT_FORMAT_CTRACE || o->also_jsonl || !o->rings))
     return bad(why, whylen, "--pack", "needs the binary trace and rings (not jsonl, --also-jsonl)");
-  if (o->pack && o->flight && !o->lossless)
-    return bad(why, whylen, "--pack", "cannot be combined with --flight yet (but --lossless)");
   /* The default, where packs hold every guarantee: the binary trace with
-   * rings, without the flight recorder (its window's snapshot does not
-   * read packs yet: docs/ROUTE1.md "Remaining" 4). */
+   * rings, without the flight recorder (--pack there: a loss in the middle of
+   * a coroutine's pack events shows no gap until its next ordinary record, and
+   * the take-backs of overwrite mode make such losses routine: docs/ROUTE1.md
+   * "Remaining" 4). */
   if (!o->no_pack && o->format == CT_FORMAT_CTRACE && !o->also_jsonl && o->rings && !o->flight)
     o->pack = 1;
   return flight_check(o, why, whylen);
