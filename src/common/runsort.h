@@ -9,13 +9,16 @@
 
 #include <stddef.h>
 
-/* Defines `static type *name(type *a, type *tmp, size_t n)`: a[0, n) sorted
- * by the member key (an unsigned integer), ties in their order in a (the
- * left run wins), using tmp (room for n) as the other half of each round.
- * Returns the array that holds the result: a, or tmp (then a holds
- * garbage); a when a is already in order (no copy). */
+/* Defines `static type *name##_in(type *a, type *tmp, size_t n)`: a[0, n)
+ * sorted by the member key (an unsigned integer), ties in their order in a
+ * (the left run wins), using tmp (room for n) as the other half of each
+ * round. Returns the array that holds the result: a, or tmp (then a holds
+ * garbage); a when a is already in order (no copy). And `static void
+ * name(type **a, size_t *cap_a, type **tmp, size_t *cap_tmp, size_t n)`:
+ * the same on two growable arrays (*tmp grown to n by the caller), swapped
+ * with their capacities when the result is in *tmp, so *a holds it. */
 #define CT_RUNSORT_DEFINE(name, type, key)                                                         \
-  static type *name(type *a, type *tmp, size_t n) {                                                \
+  static type *name##_in(type *a, type *tmp, size_t n) {                                           \
     type *src = a, *dst = tmp;                                                                     \
     if (n < 2)                                                                                     \
       return a;                                                                                    \
@@ -47,6 +50,16 @@
       if (runs == 1)                                                                               \
         return src;                                                                                \
     }                                                                                              \
+  }                                                                                                \
+  static void name(type **a, size_t *cap_a, type **tmp, size_t *cap_tmp, size_t n) {               \
+    if (name##_in(*a, *tmp, n) == *a)                                                              \
+      return;                                                                                      \
+    type *t = *a;                                                                                  \
+    size_t tc = *cap_a;                                                                            \
+    *a = *tmp;                                                                                     \
+    *cap_a = *cap_tmp;                                                                             \
+    *tmp = t;                                                                                      \
+    *cap_tmp = tc;                                                                                 \
   }
 
 #endif

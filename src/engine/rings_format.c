@@ -26,14 +26,7 @@ static void sort_pass(struct ct_harvest *h) {
     k++;
   if (k >= n || ct_grow((void **)&h->merge, &h->capmerge, n, sizeof(*h->merge), CT_GROW_FIRST))
     return;
-  if (sort_records(h->batch, h->merge, n) != h->batch) { /* the result is in h->merge: swap */
-    struct ct_rrec *t = h->batch;
-    size_t tc = h->capbatch;
-    h->batch = h->merge;
-    h->capbatch = h->capmerge;
-    h->merge = t;
-    h->capmerge = tc;
-  }
+  sort_records(&h->batch, &h->capbatch, &h->merge, &h->capmerge, n);
 }
 
 /* A new incarnation of station i starts (its create record, or a later

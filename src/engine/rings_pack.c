@@ -72,14 +72,7 @@ void ct_rings_sort_packs(struct ct_harvest *h) {
       ct_grow((void **)&h->pks_tmp, &h->cappks_tmp, n, sizeof(*h->pks), CT_GROW_FIRST))
     return;
   h->pk_runs = 0;
-  if (sort_packs(h->pks, h->pks_tmp, n) != h->pks) { /* the result is in pks_tmp: swap */
-    struct ct_pk *t = h->pks;
-    size_t tc = h->cappks;
-    h->pks = h->pks_tmp;
-    h->cappks = h->cappks_tmp;
-    h->pks_tmp = t;
-    h->cappks_tmp = tc;
-  }
+  sort_packs(&h->pks, &h->cappks, &h->pks_tmp, &h->cappks_tmp, n);
 }
 
 /* Contract: see rings_int.h. */
