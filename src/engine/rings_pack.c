@@ -1,8 +1,8 @@
 /* rings_pack.c - the formatter's packs (docs/ROUTE1.md): a pass's pack records, pointed
  * to in the capture blocks the sink lets it keep (else copied out as they are), put in
- * time order, and each written as one trace entry. No entry of a pack is read here: its expansion,
- * numbering and place among the other threads' events are the decoder's (src/format/ctrace_pack.c).
- */
+ * time order, and each written as one trace entry. No entry of a pack is read here: its
+ * expansion, numbering and place among the other threads' events are the decoder's
+ * (src/format/ctrace_pack.c). */
 #include <stdlib.h>
 #include <string.h>
 
