@@ -59,11 +59,17 @@ void corotracer__ring_emit_slow(struct ctp_station *st, uint8_t kind, uint64_t s
  * (little-endian, as the record's layout). ct_ring_publish makes it visible.
  * The caller passes t's fields as values: the stores may alias anything, so
  * the compiler would otherwise reload them for each record. */
+/* Station index of st in the mapping at hdr. */
+static inline uint32_t ct_station_idx(const struct ctp_header *hdr, const struct ctp_station *st) {
+  return (uint32_t)((uint64_t)((const char *)st - (const char *)hdr - CTP_HEADER_SIZE) /
+                    CTP_STATION_SIZE);
+}
+
 static inline void ct_ring_store(struct ctp_rec *recs, uint64_t mask, struct ctp_header *hdr,
                                  uint64_t at, struct ctp_station *st, uint64_t ts, uint8_t kind,
                                  uint64_t site, uint8_t wait, uint64_t obj) {
   struct ctp_rec *r = &recs[at & mask];
-  uint64_t idx = (uint64_t)((char *)st - (char *)hdr - CTP_HEADER_SIZE) / CTP_STATION_SIZE;
+  uint64_t idx = ct_station_idx(hdr, st);
   uint64_t gen = (uint16_t)__atomic_load_n(&st->gen, __ATOMIC_RELAXED);
   uint64_t word = (uint32_t)idx | gen << 32 | (uint64_t)kind << 48 | (uint64_t)wait << 56;
   r->ts = ts;
@@ -157,7 +163,7 @@ static inline void ct_ring_switch_put(struct ct_thread *t, uint64_t ts, struct c
   if (__builtin_expect(ct_switch_one(from, obj, wake, waker, to), 1)) {
     ct_prefetch_w(&recs[(h + CT_PREFETCH_AHEAD) & mask]);
     /* The to half, packed as struct ctp_swrec's last 8 bytes. */
-    uint64_t tidx = (uint64_t)((char *)to - (char *)hdr - CTP_HEADER_SIZE) / CTP_STATION_SIZE;
+    uint64_t tidx = ct_station_idx(hdr, to);
     uint64_t tgen = (uint16_t)__atomic_load_n(&to->gen, __ATOMIC_RELAXED);
     ct_ring_store(recs, mask, hdr, h, from, ts, CTP_KIND_SWITCH, site,
                   (uint8_t)(wait | (wake ? CTP_SW_WAKE : 0)),
@@ -185,12 +191,6 @@ static inline void ct_ring_switch_put(struct ct_thread *t, uint64_t ts, struct c
 /* Ticks a pack spans at most: ~1 ms at 2 GHz. A busy thread's switches stay
  * unpublished at most this long (docs/ROUTE1.md "Latency"). */
 #define CT_PACK_SPAN (1u << 21)
-
-/* Station index of st in the mapping at hdr. */
-static inline uint32_t ct_station_idx(const struct ctp_header *hdr, const struct ctp_station *st) {
-  return (uint32_t)((uint64_t)((const char *)st - (const char *)hdr - CTP_HEADER_SIZE) /
-                    CTP_STATION_SIZE);
-}
 
 /* ring.c: ct_pack_put's out-of-line half: any other entry than a yield's
  * (ct_pack_put), or no open pack to take it; stamped at ts, or at a clock
