@@ -72,8 +72,13 @@ define link
 $(or $1,$(CC)) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(filter %.a,$^) $2 -lpthread
 endef
 
-# Libraries of the analysis side, found through pkg-config only.
-PKGS := libdw zlib
+# Libraries of the analysis side, found through pkg-config only: the
+# corotracer binary's (BIN_PKGS), and the database clients (DB_PKGS, from the
+# areas' build.mk) that only corotracer-db links (src/common/commands.h "ct_db").
+BIN_PKGS := libdw zlib
+DB_PKGS :=
+PKGS = $(BIN_PKGS) $(DB_PKGS)
+BIN_LIBS = $(shell pkg-config --libs $(BIN_PKGS) 2>/dev/null)
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -81,10 +86,13 @@ LIBA := $(O)/lib/libcorotracer.a
 LIBSO := $(O)/lib/libcorotracer.so
 LIBSO1 := $(O)/lib/libcorotracer.so.1
 BIN := $(O)/bin/corotracer
+BIN_DB := $(O)/bin/corotracer-db
 
 # Filled in by the build.mk files.
 LIB_SRCS :=      # linked into libcorotracer (the probe): libc + pthreads only
-CLI_SRCS :=      # linked into the corotracer binary (may use PKGS)
+CLI_SRCS :=      # linked into corotracer-db, all commands (may use PKGS)
+DB_SRCS :=       # of those, the ones only corotracer-db links (may use DB_PKGS)
+BIN_SRCS :=      # linked into the corotracer binary beside CLI_SRCS but DB_SRCS
 TESTS :=         # test programs or scripts, run by tests/run.sh in every build
 TESTS_NOSAN :=   # tests run only in the plain build (e.g. timing-bound end-to-end)
 TESTS_SAN :=     # tests run only in sanitizer builds (they check the sanitizers' verdict)
@@ -100,13 +108,14 @@ include tests/fuzz/build.mk
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/obj/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(O)/obj/%.o)
+BIN_OBJS := $(patsubst %.c,$(O)/obj/%.o,$(filter-out $(DB_SRCS),$(CLI_SRCS)) $(BIN_SRCS))
 
 # Objects made by a chain of pattern rules stay: make would delete them as
 # intermediates after the link, and a second make running in the tree (a
 # `make test T=...` beside a build) could then link without them.
 .SECONDARY:
 .PHONY: default all check check-arm test demo demo-fixed demo-story install deps deps-build deps-demo clean bench help
-all: $(LIBA) $(LIBSO) $(LIBSO1) $(BIN) $(PROGS) $(filter-out %.sh,$(TESTS) $(TESTS_NOSAN))
+all: $(LIBA) $(LIBSO) $(LIBSO1) $(BIN) $(BIN_DB) $(PROGS) $(filter-out %.sh,$(TESTS) $(TESTS_NOSAN))
 
 # Plain `make` on a fresh Debian machine: the build's packages first (compilers,
 # libdw, the export's client libraries; scripts/install-deps.sh says which it
@@ -137,7 +146,10 @@ $(LIBSO): $(LIB_OBJS)
 $(LIBSO1): $(LIBSO)
 	ln -sf libcorotracer.so $@
 
-$(BIN): $(CLI_OBJS) $(LIBA)
+$(BIN): $(BIN_OBJS) $(LIBA)
+	$(call link,,$(BIN_LIBS))
+
+$(BIN_DB): $(CLI_OBJS) $(LIBA)
 	$(call link,,$(PKG_LIBS))
 
 # A test or program named tests/foo.c links against the static library.
@@ -195,13 +207,13 @@ help:
 # program built with `pkg-config --libs corotracer` runs where it was built.
 PC_RPATH = $(if $(filter /usr,$(patsubst %/,%,$(PREFIX))),,-Wl$(,)-rpath$(,)$${libdir})
 
-install: $(LIBA) $(LIBSO) $(BIN)
+install: $(LIBA) $(LIBSO) $(BIN) $(BIN_DB)
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 0644 include/*.h $(wildcard include/*.hpp) $(DESTDIR)$(PREFIX)/include/
 	install -m 0644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
 	install -m 0755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/libcorotracer.so.1
 	ln -sf libcorotracer.so.1 $(DESTDIR)$(PREFIX)/lib/libcorotracer.so
-	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(BIN) $(BIN_DB) $(DESTDIR)$(PREFIX)/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@RPATH@|$(PC_RPATH)|' corotracer.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/corotracer.pc
 
 clean:

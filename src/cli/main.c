@@ -60,6 +60,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *cmd = argv[1];
+  ct_cli_argv = argv;
   if (strcmp(cmd, "run") == 0)
     return ct_run_main(argc - 1, argv + 1);
   if (strcmp(cmd, "report") == 0)
@@ -75,9 +76,9 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "dump") == 0)
     return ct_dump_main(argc - 1, argv + 1);
   if (strcmp(cmd, "ship") == 0)
-    return ct_ship_main(argc - 1, argv + 1);
+    return ct_db_call(ct_db.ship_main, argc - 1, argv + 1);
   if (strcmp(cmd, "fleet") == 0)
-    return ct_fleet_main(argc - 1, argv + 1);
+    return ct_db_call(ct_db.fleet_main, argc - 1, argv + 1);
   if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
     usage(stdout);
     return 0;

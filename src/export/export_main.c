@@ -173,12 +173,6 @@ static int parse(int argc, char **argv, struct opts *o) {
         o->fmt_name);
   if (!o->trace)
     return bad_usage("no trace given (corotracer export FORMAT TRACE)", NULL);
-  if (o->conn.password) {
-    /* The reference took it here; we accept it for its scripts, but it shows
-     * in ps and shell history. */
-    fprintf(stderr, "corotracer: export: warning: -db-password is visible to other users; "
-                    "prefer PGPASSWORD / MYSQL_PWD or ~/.pgpass / ~/.my.cnf\n");
-  }
   if (o->reference) { /* the reference's defaults */
     if (!o->conn.dbname)
       o->conn.dbname = "coro_tracer";
@@ -264,11 +258,11 @@ static int stream_out(const struct opts *o, const struct cx_model *m, int in_fd,
 static int open_sink(const struct opts *o, struct cx_sink **s) {
   switch (o->fmt) {
   case F_SQLITE:
-    return cx_sqlite_sink(&o->conn, s);
+    return ct_db.sqlite_sink(&o->conn, s);
   case F_PG:
-    return cx_pg_sink(&o->conn, s);
+    return ct_db.pg_sink(&o->conn, s);
   case F_MYSQL:
-    return cx_mysql_sink(&o->conn, s);
+    return ct_db.mysql_sink(&o->conn, s);
   default:
     return cx_csv_sink(&o->conn, s);
   }
@@ -285,6 +279,16 @@ int ct_export_main(int argc, char **argv) {
   memset(&m, 0, sizeof m);
   if (status >= 0)
     return status;
+  /* The database sinks are in corotracer-db (src/common/commands.h "ct_db"):
+   * run there before anything is read. */
+  if ((o.fmt == F_SQLITE || o.fmt == F_PG || o.fmt == F_MYSQL) && !ct_db.sqlite_sink)
+    return ct_db_exec();
+  if (o.conn.password) {
+    /* The reference took it here; we accept it for its scripts, but it shows
+     * in ps and shell history. */
+    fprintf(stderr, "corotracer: export: warning: -db-password is visible to other users; "
+                    "prefer PGPASSWORD / MYSQL_PWD or ~/.pgpass / ~/.my.cnf\n");
+  }
   bar.what = o.fmt_name;
   double t0 = ct_mono_s();
   if (o.fmt == F_JSONL_V1 || o.fmt == F_JSONL_TRACE) { /* a filter: no model needed */

@@ -65,7 +65,7 @@ int ct_serve_main(int argc, char **argv) {
   const char *trace = NULL, *addr = "127.0.0.1:8080";
   for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
     if (!strcmp(argv[i], "--db") || !strncmp(argv[i], "--db=", 5))
-      return ct_fleet_serve_main(argc, argv); /* the fleet's groups (src/ship) */
+      return ct_db_call(ct_db.fleet_serve_main, argc, argv); /* the fleet's groups (src/ship) */
   struct ct_thresholds th = CT_THRESHOLDS_DEFAULT;
   int status = parse(argc, argv, &trace, &addr, &th);
   if (status >= 0)

@@ -4,6 +4,7 @@
 SHIP_SRCS := src/ship/ship_main.c src/ship/ship_db.c src/ship/ship_facts.c src/ship/spool.c \
              src/ship/fleet_main.c src/ship/fleet_serve.c src/ship/ship_spawn.c
 CLI_SRCS += $(SHIP_SRCS)
+DB_SRCS += src/ship/ship_main.c src/ship/ship_db.c src/ship/fleet_main.c src/ship/fleet_serve.c
 
 # Three hosts' dumps grouped, the spool while the server is down, a shipper
 # killed midway, hostile text, no password shown: a real PostgreSQL, and a
