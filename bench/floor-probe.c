@@ -1,8 +1,9 @@
-/* floor-probe.c - the floor of issue #32's throughput goal, as a program
- * links it: the C API's calls that bench-seedclaim's program makes
- * (../shared/bench/seedclaim.c), each doing only what any tracer of a switch
- * must, one read of the probe's clock (ct_ticks) kept in a thread-local.
- * Linked instead of libcorotracer.a, it gives the "floor" mode's run: the
+/* floor-probe.c - the floor of issue #32's throughput goals, as a program
+ * links it: the C API's calls that bench-seedclaim's program
+ * (../shared/bench/seedclaim.c) and the demo's scheduler (bench-demo-switch)
+ * make, each doing only what any tracer of a switch must, one read of the
+ * probe's clock (ct_ticks) kept in a thread-local.
+ * Linked instead of libcorotracer.a, it gives the "floor" runs: the
  * throughput a tracer with no cost but its timestamp would reach in the same
  * rounds, on the same cores, at the same load (the issue's 800 / 809.5 took
  * the clock read's cost from a quiet machine). Not a tracer: it records
@@ -50,6 +51,11 @@ void corotracer__suspend(corotracer_co *co, const void *site, enum corotracer_wa
 
 void corotracer__resume(corotracer_co *co) {
   (void)co;
+  stamp();
+}
+
+void corotracer__wake(corotracer_co *co, const void *site) {
+  (void)co, (void)site;
   stamp();
 }
 

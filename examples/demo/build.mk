@@ -36,7 +36,13 @@ $(O)/tests/test-demo-ctx-uc: $(O)/obj/tests/test-demo-ctx.o $(DEMO_D)/ctx.o $(DE
 $(O)/bench/bench-demo-switch: $(O)/obj/bench/bench-demo-switch.o $(DEMO_SCHED_OBJS) $(LIBA)
 	$(call link)
 
-PROGS += $(DEMO_SERVER) $(O)/bench/bench-demo-switch
+# The same scheduler with one clock read a call for the probe
+# (bench/floor-probe.c): bench-demo.sh's measured floor.
+$(O)/bench/bench-demo-switch-floor: $(O)/obj/bench/bench-demo-switch.o $(DEMO_SCHED_OBJS) \
+                                    $(O)/obj/bench/floor-probe.o $(O)/obj/tests/lib/v2-file.o
+	$(call link)
+
+PROGS += $(DEMO_SERVER) $(O)/bench/bench-demo-switch $(O)/bench/bench-demo-switch-floor
 TESTS += $(O)/tests/test-demo-ctx $(O)/tests/test-demo-sched \
          $(if $(filter ucontext,$(DEMO_CTX)),,$(O)/tests/test-demo-ctx-uc $(O)/tests/test-demo-sched-uc)
 TESTS_SAN += tests/test-demo-san.sh
