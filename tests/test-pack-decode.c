@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "format/ctrace_dec.h"
+#include "format/pack_entry.h"
 #include "lib/check.h"
 #include "lib/rnd.h"
 
@@ -49,33 +50,49 @@ static size_t frame(uint8_t *out, const uint8_t *pay, size_t n, uint32_t count) 
 /* A payload: coroutines 100 (station 0) and 200 (station 1), gen 1 each,
  * then a pack of two switches 0 -> 1 (yield, 1000 ticks after ts0) and
  * 1 -> 0 (a ptr wait on 0x1234, no wake, 500 ticks later), ts0 at 5000 ns,
- * 1 ns a tick, its header's from_gen from_gen. */
-static size_t payload(uint8_t *pay, size_t *pack_at, uint16_t from_gen) {
+ * 1 ns a tick, its header's from_gen from_gen. With wide, the second
+ * waits on the pointer WIDE_OBJ instead and a third switch 0 -> 1 follows
+ * (100 ticks later) on WIDE_OBJ - 16: both objs told from the pack's last
+ * (CTP_PK_ODELTA), the first from 0. */
+#define WIDE_OBJ UINT64_C(0x7f00deadb040)
+static size_t payload(uint8_t *pay, size_t *pack_at, uint16_t from_gen, int wide) {
   uint8_t *p = coro(pay, 100, 0);
   p = coro(p, 200, 1);
   *pack_at = (size_t)(p - pay);
   /* The first a plain entry (bit 0; bit 1 its wake; 1000 << 2 | 3 is the
    * varint a3 1f), the second flags shifted by one (bit 0 clear) and its
    * delta; `to` as a zigzag distance from `from`: +1 is 2, -1 is 1. */
-  uint8_t ent[] = {0xa3, 0x1f, 2, (CTP_WAIT_PTR | CTP_PK_OBJ) << 1, 0xf4, 0x03, 1, 0xb4, 0x24};
+  uint8_t ent[40] = {0xa3, 0x1f, 2, (CTP_WAIT_PTR | CTP_PK_OBJ) << 1, 0xf4, 0x03, 1, 0xb4, 0x24};
+  size_t nent = 9;
+  if (wide) {
+    struct ctp_pk_entry e2 = {
+        .dts = 500, .obj = WIDE_OBJ, .from = 1, .to = 0, .wait = CTP_WAIT_PTR};
+    struct ctp_pk_entry e3 = {
+        .dts = 100, .obj = WIDE_OBJ - 16, .from = 0, .to = 1, .wait = CTP_WAIT_PTR};
+    uint8_t *q = ctp_pk_put(ent + 3, &e2, 1, 0);
+    ASSERT_EQ(ent[3], ((CTP_WAIT_PTR | CTP_PK_ODELTA) << 1 & 0x7f) | 0x80); /* a 2-byte varint */
+    q = ctp_pk_put(q, &e3, 0, WIDE_OBJ);
+    ASSERT_EQ(q[-1], 31); /* zigzag(-16) */
+    nent = (size_t)(q - ent);
+  }
   struct ctp_pack h = {.ts0 = 9000,
                        .from = 0,
                        .from_gen = from_gen,
                        .kind = CTP_KIND_PACK,
                        .nrec = 1,
                        .site = 0xabc,
-                       .span = 1500,
-                       .nbytes = sizeof ent,
-                       .nent = 2,
+                       .span = wide ? 1600 : 1500,
+                       .nbytes = (uint8_t)nent,
+                       .nent = wide ? 3 : 2,
                        .nwake = 1};
   *p++ = CTR_OP_LINE | CTR_F_PACK;
   p = ctr_put_varint(p, 42);                /* tid */
   p = ctr_put_varint(p, 5000);              /* ns0 */
   p = ctr_put_varint(p, UINT64_C(1) << 32); /* mult: 1 ns a tick */
-  p = ctr_put_varint(p, sizeof h + sizeof ent);
+  p = ctr_put_varint(p, sizeof h + nent);
   memcpy(p, &h, sizeof h);
-  memcpy(p + sizeof h, ent, sizeof ent);
-  return (size_t)(p + sizeof h + sizeof ent - pay);
+  memcpy(p + sizeof h, ent, nent);
+  return (size_t)(p + sizeof h + nent - pay);
 }
 
 /* The last text line decode() met (NUL-terminated, cut to its size). */
@@ -137,11 +154,44 @@ static void wide_check(void) {
   }
 }
 
+/* Pointer objs (CTP_PK_ODELTA): the wide pack reads back its objs, each
+ * told from the last; an entry with both obj flags, an ODELTA obj of 0 or
+ * of one CTP_PK_OBJ spells, or its varint cut short, does not decode. */
+static void odelta_check(uint8_t *chunk, uint8_t *pay, struct ct_ev_item *ev) {
+  size_t at, n = payload(pay, &at, 0, 1);
+  int end;
+  unsigned k = decode(chunk, frame(chunk, pay, n, 3), ev, 64, &end);
+  ASSERT_EQ(end, 0);
+  ASSERT_EQ(k, 7);
+  ASSERT_EQ(ev[3].kind, CTP_KIND_SUSPEND);
+  ASSERT_EQ(ev[3].wait, CTP_WAIT_PTR);
+  ASSERT_UINT64_EQ(ev[3].obj, WIDE_OBJ);
+  ASSERT_EQ(ev[5].kind, CTP_KIND_SUSPEND);
+  ASSERT_UINT64_EQ(ev[5].obj, WIDE_OBJ - 16);
+  ASSERT_EQ(ev[5].ts, 6600);
+  struct ctp_pk_entry en;
+  /* Flags (a 2-byte varint), delta 1, `to` +1, then the obj's varint. */
+  uint8_t fl = (CTP_WAIT_PTR | CTP_PK_ODELTA) << 1 & 0x7f;
+  uint8_t both[] = {(uint8_t)(fl | CTP_PK_OBJ << 1 | 0x80), 1, 1, 2, 4};
+  ASSERT(ctp_pk_get(both, both + sizeof both, 0, 0, &en) == NULL);
+  uint8_t d16[] = {(uint8_t)(fl | 0x80), 1, 1, 2, 0x20};             /* obj = the last + 16 */
+  ASSERT(ctp_pk_get(d16, d16 + sizeof d16, 0, 0, &en) == NULL);      /* 16: CTP_PK_OBJ's */
+  ASSERT(ctp_pk_get(d16, d16 + sizeof d16, 0, 0xffe0, &en) == NULL); /* 0xfff0 too */
+  ASSERT(ctp_pk_get(d16, d16 + sizeof d16, 0, UINT64_MAX - 15, &en) == NULL); /* 0 */
+  ASSERT(ctp_pk_get(d16, d16 + sizeof d16, 0, 0xfff0, &en) == d16 + sizeof d16);
+  ASSERT_UINT64_EQ(en.obj, 0x10000);
+  ASSERT(ctp_pk_get(d16, d16 + sizeof d16, 0, WIDE_OBJ, &en) == d16 + sizeof d16);
+  ASSERT_UINT64_EQ(en.obj, WIDE_OBJ + 16);
+  ASSERT_EQ(en.wait, CTP_WAIT_PTR);
+  uint8_t cut[] = {(uint8_t)(fl | 0x80), 1, 1, 2, 0x80, 0x80};
+  ASSERT(ctp_pk_get(cut, cut + sizeof cut, 0, WIDE_OBJ, &en) == NULL);
+}
+
 int main(void) {
   static uint8_t pay[4096], chunk[2 * (4096 + 16)];
   wide_check();
   struct ct_ev_item ev[64];
-  size_t at, n = payload(pay, &at, 0);
+  size_t at, n = payload(pay, &at, 0, 0);
   int end;
   unsigned k = decode(chunk, frame(chunk, pay, n, 3), ev, 64, &end);
   /* suspend 100, wake 100, resume 200 at 5000 + 0; suspend 200 (ptr),
@@ -172,7 +222,7 @@ int main(void) {
                                  "\"bad_records\":0}";
   static const uint16_t gens[3] = {1, 2, 0x0101};
   for (unsigned g = 0; g < 3; g++) {
-    size_t gn = payload(pay, &at, gens[g]), cn = frame(chunk, pay, gn, 3);
+    size_t gn = payload(pay, &at, gens[g], 0), cn = frame(chunk, pay, gn, 3);
     uint8_t *p = pay;
     *p++ = CTR_OP_LINE;
     p = ctr_put_varint(p, sizeof end_line - 1);
@@ -184,13 +234,14 @@ int main(void) {
     ASSERT(strstr(last_line, g == 0 ? "\"events\":5,\"harvested\":5,\"lost\":0,\"bad_records\":0"
                                     : "\"events\":5,\"harvested\":0,\"lost\":5,\"bad_records\":1"));
   }
-  n = payload(pay, &at, 0);
+  odelta_check(chunk, pay, ev);
 
   /* Mutations of the pack's bytes (its framing varints, header, entries):
-   * the decoder alone judges them. */
+   * the decoder alone judges them; half the rounds on the wide pack. */
   unsigned bad = 0, good = 0;
   static uint8_t mut[4096];
   for (int round = 0; round < 200000; round++) {
+    n = payload(pay, &at, 0, round & 1);
     memcpy(mut, pay, n);
     size_t m = n;
     int flips = 1 + (int)(ct_rnd(&rng) % 4);

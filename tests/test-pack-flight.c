@@ -59,11 +59,13 @@ static int ring_events(uint64_t in[NCO]) {
       return -1;
     const uint8_t *p = (const uint8_t *)&recs[(i + 1u) % cap], *e = p + pk.nbytes;
     uint32_t cur = pk.from;
+    uint64_t pobj = 0;
     unsigned wakes = 0;
     for (unsigned k = 0; k < pk.nent; k++) {
       struct ctp_pk_entry en;
-      if (!(p = ctp_pk_get(p, e, cur, &en)) || en.from >= NCO || en.to >= NCO)
+      if (!(p = ctp_pk_get(p, e, cur, pobj, &en)) || en.from >= NCO || en.to >= NCO)
         return -1;
+      pobj = ctp_pk_pobj(pobj, &en);
       in[en.from] += 1u + en.wake;
       in[en.to]++;
       wakes += en.wake;

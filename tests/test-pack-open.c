@@ -36,15 +36,29 @@ static struct ctp_ring *rg = (struct ctp_ring *)mem;
  * probe's one continuation record, at the ring's last). */
 static struct ctp_pack pk;
 static uint8_t bytes[CTP_PACK_BYTES];
+static uint64_t pobj; /* the probe's obj state (ctp_pk_pobj) */
+
+/* Entry k's obj: a small one (CTP_PK_OBJ), a pointer (CTP_PK_ODELTA, from
+ * 0), none, and a pointer told from entry 5's, which a split at 6 writes
+ * again from 0 (its pack cannot refer to one before it). All 8 entries
+ * still fit the one continuation record. */
+static uint64_t obj_of(unsigned k) {
+  return k == 2 ? 0x42u : k == 5 ? 0x7f00deadb000u : k == 7 ? 0x7f00deadb070u : 0;
+}
+
 static void probe_write(unsigned n) {
   struct ctp_rec *recs = ctp_ring_recs(rg);
+  if (pk.nent == 0)
+    pobj = 0;
   if (pk.nent == 0)
     pk = (struct ctp_pack){
         .ts0 = TS0, .from = 10, .from_gen = 7, .kind = CTP_KIND_PACK, .site = 0x4242};
   uint8_t *p = bytes + pk.nbytes;
   for (unsigned k = pk.nent; k < n; k++) {
-    struct ctp_pk_entry en = {.dts = k, .from = 10 + k, .to = 11 + k, .wake = k & 1};
-    p = ctp_pk_put(p, &en, 10 + k);
+    struct ctp_pk_entry en = {
+        .dts = k, .obj = obj_of(k), .from = 10 + k, .to = 11 + k, .wake = k & 1};
+    p = ctp_pk_put(p, &en, 10 + k, pobj);
+    pobj = ctp_pk_pobj(pobj, &en);
     pk.nent++;
     pk.nwake = (uint8_t)(pk.nwake + (k & 1));
     pk.span += k;
@@ -71,20 +85,22 @@ static void expect(const struct ctp_rec *out, uint32_t n, unsigned first, unsign
   CHECK(h.from_gen == (first ? 0 : 7), "from_gen %u", h.from_gen);
   const uint8_t *p = (const uint8_t *)&out[1], *e = p + h.nbytes;
   uint32_t cur = h.from;
+  uint64_t hobj = 0;
   unsigned wakes = 0;
   for (unsigned k = 0; k < h.nent; k++) {
     struct ctp_pk_entry en;
-    p = ctp_pk_get(p, e, cur, &en);
+    p = ctp_pk_get(p, e, cur, hobj, &en);
     CHECK(p != NULL, "entry %u does not decode", k);
     if (!p)
       return;
     unsigned want = first + k;
     CHECK(en.from == 10 + want && en.to == 11 + want && en.wake == (want & 1) &&
-              en.dts == (k ? want : 0),
-          "entry %u: from %u to %u wake %u dts %llu", want, en.from, en.to, en.wake,
-          (unsigned long long)en.dts);
+              en.dts == (k ? want : 0) && en.obj == obj_of(want),
+          "entry %u: from %u to %u wake %u dts %llu obj %llx", want, en.from, en.to, en.wake,
+          (unsigned long long)en.dts, (unsigned long long)en.obj);
     wakes += en.wake;
     cur = en.to;
+    hobj = ctp_pk_pobj(hobj, &en);
   }
   CHECK(p == e && h.nwake == wakes, "bytes left over, or nwake %u against %u", h.nwake, wakes);
 }

@@ -20,13 +20,13 @@ int main(void) {
                                   .to = (uint32_t)((int64_t)from + ctr_unzigzag(zz)),
                                   .wake = (uint8_t)wake};
         uint8_t want[CTP_PK_ENTRY_MAX], got[4];
-        ASSERT_EQ(ctp_pk_put(want, &en, from) - want, 3);
+        ASSERT_EQ(ctp_pk_put(want, &en, from, 0) - want, 3);
         uint32_t w = ct_pack_plain2(d, wake, zz);
         memcpy(got, &w, sizeof w);
         ASSERT_MEM_EQ(got, want, 3);
         ASSERT_EQ(got[3], 0);
         struct ctp_pk_entry back;
-        ASSERT(ctp_pk_get(got, got + 3, from, &back) == got + 3);
+        ASSERT(ctp_pk_get(got, got + 3, from, 0, &back) == got + 3);
         ASSERT_UINT64_EQ(back.dts, d);
         ASSERT_EQ(back.to, en.to);
         ASSERT_EQ(back.from, from);

@@ -219,7 +219,9 @@ struct ctp_swrec {
  * delta is ticks since the previous entry (0 for the first); then varint
  * zigzag(`to` - `from`) (stations), varint `from` station when CTP_PK_FROM
  * (else the previous entry's `to`, the header's `from` for the first),
- * varint obj when CTP_PK_OBJ. Every entry's suspend (and wake) is at site. A pack is
+ * varint obj when CTP_PK_OBJ, varint zigzag(obj - the last obj an earlier
+ * entry of the pack gave, 0 before any) when CTP_PK_ODELTA (an obj past
+ * 0xffff; never with CTP_PK_OBJ). Every entry's suspend (and wake) is at site. A pack is
  * self-contained: nothing in it refers to another. */
 struct ctp_pack {
   uint64_t ts0;      /* 0x00 ticks of the first entry */
@@ -247,6 +249,7 @@ struct ctp_pack {
 #define CTP_PK_WAKE 0x08u                           /* `from` stays runnable: its wake follows */
 #define CTP_PK_OBJ 0x10u                            /* a varint obj follows */
 #define CTP_PK_FROM 0x20u                           /* a varint `from` station follows */
+#define CTP_PK_ODELTA 0x40u                         /* varint zigzag(obj - the last obj) follows */
 #define CTP_PK_PLAIN 0x01u /* first varint's low bit: a plain entry, the rest its delta */
 
 /* ctp_ring.state. */

@@ -14,42 +14,52 @@
 
 /* Entries [k0, nent) of pack pk (its entry bytes at b) as a pack of their
  * own at out (CTP_PACK_RECS records): a header with the time and `from` of
- * entry k0, that entry rewritten with a delta of 0, the rest as they are.
- * Returns its records (1 + entry records), 0 when no entry is left or the
- * entries do not decode (a hostile writer's: the formatter would refuse
- * them). from_gen is pk's only when k0 is 0 (the probe knows no other). */
-static uint32_t pack_rest(const struct ctp_pack *pk, const uint8_t *b, unsigned k0,
+ * entry k0, the entries written again from there (that one with a delta of
+ * 0; an obj told from an earlier one's, CTP_PK_ODELTA, told from the new
+ * pack's). Returns its records (1 + entry records), 0 when no entry is left,
+ * the entries do not decode (a hostile writer's: the formatter would refuse
+ * them) or they no longer fit in room bytes (an ODELTA obj spelled from 0:
+ * a probe that writes them keeps that room). from_gen is
+ * pk's only when k0 is 0 (the probe knows no other). */
+static uint32_t pack_rest(const struct ctp_pack *pk, const uint8_t *b, unsigned k0, uint32_t room,
                           struct ctp_rec *out) {
-  const uint8_t *p = b, *e = b + pk->nbytes, *rest = NULL;
-  uint32_t cur = pk->from;
-  uint64_t ts = pk->ts0, ts_first = 0;
-  struct ctp_pk_entry en, first = {0};
+  const uint8_t *p = b, *e = b + pk->nbytes;
+  uint8_t *q0 = (uint8_t *)&out[1], *q = q0;
+  uint32_t cur = pk->from, qcur = 0, from0 = 0;
+  uint64_t ts = pk->ts0, ts_first = 0, pobj = 0, qobj = 0;
+  struct ctp_pk_entry en;
   struct ctp_pack h = *pk;
   h.nwake = 0;
   for (unsigned k = 0; k < pk->nent; k++) {
-    if (!(p = ctp_pk_get(p, e, cur, &en)))
+    if (!(p = ctp_pk_get(p, e, cur, pobj, &en)))
       return 0;
     ts += en.dts;
-    if (k == k0) {
-      first = en;
-      ts_first = ts;
-      rest = p;
-    }
-    h.nwake = (uint8_t)(h.nwake + (k >= k0 && en.wake));
     cur = en.to;
+    pobj = ctp_pk_pobj(pobj, &en);
+    if (k < k0)
+      continue;
+    if (k == k0) {
+      ts_first = ts;
+      en.dts = 0;
+      qcur = from0 = en.from;
+    }
+    uint8_t one[CTP_PK_ENTRY_WIDE];
+    size_t n = (size_t)(ctp_pk_put(one, &en, qcur, qobj) - one);
+    if ((size_t)(q - q0) + n > room)
+      return 0;
+    memcpy(q, one, n);
+    q += n;
+    qcur = en.to;
+    qobj = ctp_pk_pobj(qobj, &en);
+    h.nwake = (uint8_t)(h.nwake + en.wake);
   }
   if (k0 >= pk->nent || p != e)
     return 0;
-  uint8_t *q = (uint8_t *)&out[1];
-  first.dts = 0;
-  q = ctp_pk_put(q, &first, first.from);
-  memmove(q, rest, (size_t)(e - rest)); /* ends no later than the original's */
-  q += e - rest;
-  h.nbytes = (uint8_t)(q - (uint8_t *)&out[1]);
+  h.nbytes = (uint8_t)(q - q0);
   h.nent = (uint8_t)(pk->nent - k0);
   h.span = (uint32_t)(ts - ts_first);
   h.ts0 = ts_first;
-  h.from = first.from;
+  h.from = from0;
   h.from_gen = k0 ? 0 : pk->from_gen;
   h.nrec = (uint8_t)((h.nbytes + 31u) / 32u);
   memset(q, 0, h.nrec * 32u - h.nbytes);
@@ -70,7 +80,7 @@ int ct_rings_open_rest(struct ct_ring_state *rs, uint64_t at, struct ctp_rec *re
     return 1; /* the formatter counts it bad */
   memcpy(b, recs + 1, pk.nbytes);
   struct ctp_rec out[CTP_PACK_RECS];
-  uint32_t n = pack_rest(&pk, b, k0, out);
+  uint32_t n = pack_rest(&pk, b, k0, pk.nrec * 32u, out);
   if (!n)
     return 0;
   /* The records the original took, the entries' end zeroed. */
@@ -123,7 +133,7 @@ uint32_t ct_rings_open_take(struct ct_harvest *h, struct ctp_ring *rg, struct ct
     uint32_t len = pk.nbytes - k * 32u < 32u ? pk.nbytes - k * 32u : 32u;
     memcpy(b + k * 32u, &recs[(head + 1u + k) & (h->cap - 1)], len);
   }
-  uint32_t n = pack_rest(&pk, b, k0, out);
+  uint32_t n = pack_rest(&pk, b, k0, CTP_PACK_BYTES, out);
   if (!n)
     return 0;
   rs->taken_at = head;

@@ -29,7 +29,7 @@ struct ctr_st {
  * its first event is given (then 0: checked). */
 struct ctr_open {
   const uint8_t *p, *e;
-  uint64_t tid, ns0, mult, ts0, ticks, site;
+  uint64_t tid, ns0, mult, ts0, ticks, site, pobj; /* pobj: ctp_pk_pobj's state */
   uint32_t cur, left, from_gen;
   struct ct_ev_item it[3];
   uint32_t st[3];
@@ -151,7 +151,7 @@ static int stage(struct ctr_open *o) {
   if (o->left == 0)
     return 0;
   struct ctp_pk_entry en;
-  const uint8_t *p = ctp_pk_get(o->p, o->e, o->cur, &en);
+  const uint8_t *p = ctp_pk_get(o->p, o->e, o->cur, o->pobj, &en);
   if (!p)
     return -1;
   if (--o->left == 0 && p != o->e)
@@ -175,6 +175,7 @@ static int stage(struct ctr_open *o) {
   o->n = n;
   o->i = 0;
   o->cur = en.to;
+  o->pobj = ctp_pk_pobj(o->pobj, &en);
   o->p = p;
   return 1;
 }

@@ -13,6 +13,9 @@
 /* The longest entry: the flags, a delta below 2^31 (5 bytes), the distance
  * of two stations below 2^21 (4), a `from` (3), an obj <= 0xffff (3). */
 #define CTP_PK_ENTRY_MAX 16u
+/* The longest entry of any obj (CTP_PK_ODELTA: a 64-bit zigzag, 10 bytes) and
+ * stations below 2^32 (5 bytes each); flags 2 bytes, a delta 5. */
+#define CTP_PK_ENTRY_WIDE 27u
 
 /* An entry's facts: ticks since the previous entry, the wait and obj of
  * from's suspend, its wake, and the two stations. */
@@ -22,12 +25,26 @@ struct ctp_pk_entry {
   uint8_t wait, wake;
 };
 
-/* Write entry en at p (room for CTP_PK_ENTRY_MAX bytes), cur the previous
- * entry's `to` (the header's `from` for the first). Returns the end. A
+/* The obj state after entry en, pobj the one before it (0 before a pack's
+ * first entry): the last obj an entry of the pack gave, which
+ * CTP_PK_ODELTA's obj is told from. */
+static inline uint64_t ctp_pk_pobj(uint64_t pobj, const struct ctp_pk_entry *en) {
+  return en->obj ? en->obj : pobj;
+}
+
+/* Write entry en at p (room for CTP_PK_ENTRY_MAX bytes, CTP_PK_ENTRY_WIDE for
+ * an obj past 0xffff), cur the previous entry's `to` (the header's `from` for
+ * the first), pobj the obj state before it (ctp_pk_pobj). Returns the end. A
  * plain entry (wait none, no obj, `from` cur: a yield) is one varint of its
- * delta and wake, tagged by its low bit; any other has its flags first. */
-static inline uint8_t *ctp_pk_put(uint8_t *p, const struct ctp_pk_entry *en, uint32_t cur) {
-  uint64_t b = en->wait | (en->from != cur ? CTP_PK_FROM : 0u) | (en->obj ? CTP_PK_OBJ : 0u);
+ * delta and wake, tagged by its low bit; any other has its flags first. An
+ * obj up to 0xffff is written as it is (CTP_PK_OBJ, as before the delta
+ * existed), a larger one as its distance from pobj (CTP_PK_ODELTA): a
+ * runtime's waits are on pointers near each other, a channel's over and
+ * over. */
+static inline uint8_t *ctp_pk_put(uint8_t *p, const struct ctp_pk_entry *en, uint32_t cur,
+                                  uint64_t pobj) {
+  uint64_t ob = !en->obj ? 0u : en->obj <= CTP_SW_OBJ_MAX ? CTP_PK_OBJ : CTP_PK_ODELTA;
+  uint64_t b = en->wait | (en->from != cur ? CTP_PK_FROM : 0u) | ob;
   if (b)
     p = ctr_put_varint(ctr_put_varint(p, (b | (en->wake ? CTP_PK_WAKE : 0u)) << 1), en->dts);
   else
@@ -37,18 +54,21 @@ static inline uint8_t *ctp_pk_put(uint8_t *p, const struct ctp_pk_entry *en, uin
   p = ctr_put_varint(p, ctr_zigzag((int64_t)en->to - (int64_t)en->from));
   if (b & CTP_PK_FROM)
     p = ctr_put_varint(p, en->from);
-  if (en->obj)
+  if (ob == CTP_PK_OBJ)
     p = ctr_put_varint(p, en->obj);
+  else if (ob)
+    p = ctr_put_varint(p, ctr_zigzag((int64_t)(en->obj - pobj)));
   return p;
 }
 
-/* Read the entry at p (below e) into *en, cur as ctp_pk_put's. Returns the
- * byte after it, or NULL when it is not one ctp_pk_put writes (cut short,
- * unknown flags or wait, a delta or station past 32 bits, a plain entry
- * spelled out). Every byte is checked: a pack may come from a hostile
- * target or a damaged file. */
+/* Read the entry at p (below e) into *en, cur and pobj as ctp_pk_put's.
+ * Returns the byte after it, or NULL when it is not one ctp_pk_put writes
+ * (cut short, unknown flags or wait, a delta or station past 32 bits, a
+ * plain entry spelled out, both obj flags, an ODELTA obj of 0 or up to
+ * 0xffff). Every byte is checked: a pack may come from a hostile target or
+ * a damaged file. */
 static inline const uint8_t *ctp_pk_get(const uint8_t *p, const uint8_t *e, uint32_t cur,
-                                        struct ctp_pk_entry *en) {
+                                        uint64_t pobj, struct ctp_pk_entry *en) {
   uint64_t b, dts, dto, from = cur, obj = 0;
   if (!(p = ctr_get_varint(p, e, &b)))
     return NULL;
@@ -62,13 +82,21 @@ static inline const uint8_t *ctp_pk_get(const uint8_t *p, const uint8_t *e, uint
     if (!(b & ~(uint64_t)CTP_PK_WAKE))
       return NULL; /* a plain entry spelled out: not what the probe writes */
   }
-  if ((b & ~(uint64_t)(CTP_PK_WAIT | CTP_PK_WAKE | CTP_PK_OBJ | CTP_PK_FROM)) ||
+  if ((b & ~(uint64_t)(CTP_PK_WAIT | CTP_PK_WAKE | CTP_PK_OBJ | CTP_PK_FROM | CTP_PK_ODELTA)) ||
+      (b & (CTP_PK_OBJ | CTP_PK_ODELTA)) == (CTP_PK_OBJ | CTP_PK_ODELTA) ||
       (b & CTP_PK_WAIT) >= CTP_WAIT_MAX_ || dts > UINT32_MAX || !(p = ctr_get_varint(p, e, &dto)))
     return NULL;
   if ((b & CTP_PK_FROM) && (!(p = ctr_get_varint(p, e, &from)) || from > UINT32_MAX))
     return NULL;
   if ((b & CTP_PK_OBJ) && (!(p = ctr_get_varint(p, e, &obj)) || obj > UINT32_MAX))
     return NULL;
+  if (b & CTP_PK_ODELTA) {
+    if (!(p = ctr_get_varint(p, e, &obj)))
+      return NULL;
+    obj = pobj + (uint64_t)ctr_unzigzag(obj);
+    if (obj <= CTP_SW_OBJ_MAX)
+      return NULL; /* 0 or one CTP_PK_OBJ spells: not what the probe writes */
+  }
   int64_t to = (int64_t)from + ctr_unzigzag(dto);
   if (to < 0 || to > (int64_t)UINT32_MAX)
     return NULL;

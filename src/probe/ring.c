@@ -360,13 +360,15 @@ static uint64_t ct_pack_forget(struct ct_thread *t, uint64_t i, uint64_t to, uin
   const uint8_t *p = (const uint8_t *)&t->recs[(i + 1u) & t->mask];
   const uint8_t *e = p + (pk.nbytes < (span - 1u) * 32u ? pk.nbytes : (span - 1u) * 32u);
   uint32_t cur = pk.from;
+  uint64_t pobj = 0;
   for (unsigned k = 0; k < pk.nent; k++) {
     struct ctp_pk_entry en;
-    if (!(p = ctp_pk_get(p, e, cur, &en)))
+    if (!(p = ctp_pk_get(p, e, cur, pobj, &en)))
       break;
     ct_station_lost(en.from, 1u + en.wake);
     ct_station_lost(en.to, 1);
     cur = en.to;
+    pobj = ctp_pk_pobj(pobj, &en);
   }
   *events += 2u * pk.nent + pk.nwake;
   return span - 1u;
@@ -639,13 +641,14 @@ void corotracer__pack_any(uint64_t ts, const struct ctp_station *fst, const stru
                             .to = ct_station_idx(hdr, tst),
                             .wait = (uint8_t)ww,
                             .wake = (uint8_t)(ww >> 8)};
-  uint8_t *e = ctp_pk_put(t->pk_out + pk->nbytes, &en, t->pk_cur);
+  uint8_t *e = ctp_pk_put(t->pk_out + pk->nbytes, &en, t->pk_cur, t->pk_obj);
   pk->span = (uint32_t)(ts - pk->ts0);
   pk->nbytes = (uint8_t)(e - t->pk_out);
   pk->nent++;
   pk->nwake = (uint8_t)(pk->nwake + en.wake);
   __atomic_store_n(&t->pk_ring->counts, pk->counts, __ATOMIC_RELEASE);
   t->pk_cur = en.to;
+  t->pk_obj = ctp_pk_pobj(t->pk_obj, &en);
   t->pk_last = ts;
 }
 
@@ -695,11 +698,12 @@ void corotracer__pack_slow(uint64_t ts, const struct ctp_station *fst,
   t->pk_out = (uint8_t *)&t->recs[first];
   t->pk_room = (uint32_t)n * 32u;
   t->pk_cur = to;
+  t->pk_obj = obj;
   t->pk_last = ts;
   /* The header's first 24 bytes, its first entry (a delta of 0), then its
    * counts; the engine reads them once it sees the open word. */
   memcpy(t->pk_ring, &t->pk, offsetof(struct ctp_pack, counts));
-  t->pk.nbytes = (uint8_t)(ctp_pk_put(t->pk_out, &en, from) - t->pk_out);
+  t->pk.nbytes = (uint8_t)(ctp_pk_put(t->pk_out, &en, from, 0) - t->pk_out);
   __atomic_store_n(&t->pk_ring->counts, t->pk.counts, __ATOMIC_RELEASE);
   atomic_store_explicit(&t->ring->open, h + 1u, memory_order_release);
 }
