@@ -46,14 +46,10 @@ $(eval $(call asio_twin,lost,LOST_BOOST))
 # composed operation, a lost completion at the client's own line
 # (tests/test-asio-future.sh); on standalone Asio and on Boost.Asio.
 $(eval $(call asio_twin,future,FUTURE_BOOST))
-# Not under ASan yet: there both clients' reads are named at their lines now
-# (the scan goes past a noreturn call's stale word and ASan's redzones), but
-# the server's reads, started in its handler's lambda, are named at Asio's
-# inlined line (basic_stream_socket.hpp:1142): the report's symbolizer finds
-# no inlined scope at that address under ASan, as with clang below (#33).
-ifneq ($(SAN),asan)
+# Under ASan too: there the server's reads, started in its handler's lambda
+# kept out of line inside an inlined function, are named at the example's
+# line since the report's symbolizer finds that lambda's scopes (#33).
 TESTS += tests/test-asio-future.sh
-endif
 # Asio has no awaitable with clang 14 and libstdc++ 12 (the TSan build), as
 # for echo20.
 ifeq ($(findstring clang,$(CXX)),)
