@@ -99,13 +99,21 @@ struct Service {
     }
   };
 
-  // The callback client, on the io_context's thread: connected and its
-  // request written before the loop runs (synchronous calls, which Asio's
-  // tracking does not see), its reply read with a completion handler.
+  // The callback client, on the io_context's thread: connects over the two
+  // addresses, writes its request and reads the reply, each started by the
+  // previous one's completion handler, which Asio's composed operation calls
+  // at its end (and the compiler may inline there).
   struct Client {
     explicit Client(Service &svc) : svc(svc), sock(svc.io), req(kRequest, 'q'), reply(kReply) {
-      asio::connect(sock, svc.addrs);
-      asio::write(sock, asio::buffer(req));
+    }
+    void start() {
+      asio::async_connect(sock, svc.addrs, [this](error_code ec, const tcp::endpoint &) {
+        if (!ec)
+          asio::async_write(sock, asio::buffer(req), [this](error_code ec, std::size_t) {
+            if (!ec)
+              receive();
+          });
+      });
     }
     void receive() {
       auto on_reply = [this](error_code ec, std::size_t n) {
@@ -175,7 +183,7 @@ int main(int argc, char **argv) {
     svc.accept();
     waiter = std::thread([&svc] { svc.future_client(); });
     Service::Client client(svc);
-    client.receive();
+    client.start();
     io.run();
     finished = svc.finished;
   } // the service, then the io_context: what is still pending is dropped
