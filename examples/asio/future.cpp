@@ -13,8 +13,10 @@
 // and read the reply whole (async_read): Asio's composed operations start
 // their next step from the previous step's completion, in Asio's code. One
 // client runs on a thread of its own with use_future (async_connect,
-// async_write, async_read) and waits in future::get(); the other reads with
-// a completion handler on the io_context's thread. With --bug the server writes only half of each
+// async_write, async_read) and waits in future::get(); the other connects,
+// writes and reads with completion handlers on the io_context's thread, each
+// started by the previous one's handler (which the compiler may inline into
+// Asio's composed operation that calls it). With --bug the server writes only half of each
 // reply (a length in the wrong unit): each client's read has its next step pending for ever. Once
 // both clients have read their half, the program closes its acceptor and stops its io_context (as
 // its user would stop it), whose destruction drops the two reads without running them, and the
