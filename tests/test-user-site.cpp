@@ -1,10 +1,12 @@
 // test-user-site.cpp - include/corotracer/user_site.hpp's verdict on a symbol: the runtimes'
 // functions and the names reserved to the implementation (a sanitizer's runtime, linked into
-// the executable) are not the user's code, whose scan would stop there; the user's are.
+// the executable) are not the user's code, whose scan would stop there; the user's are. Asio's
+// composed operations' operator()s (and range_connect_op's process()) are told apart.
 #include <corotracer/user_site.hpp>
 
 #include "lib/check.h"
 
+using corotracer::user_site::detail::is_composed;
 using corotracer::user_site::detail::is_runtime;
 
 int main() {
@@ -30,5 +32,16 @@ int main() {
   ASSERT(!is_runtime("_ZZ4mainENKUlvE_clEv"));
   ASSERT(!is_runtime("_ZN1_1fEv"));
   ASSERT(!is_runtime("_ZN"));
+  // Composed operations (Asio, Boost.Asio): operator() and process(), a clone of one too; not
+  // their constructors, an operation's do_complete, nor a user's *_op.
+  ASSERT(is_composed("_ZN4asio6detail7read_opINS_19basic_stream_socketIiEEiE"
+                     "EclESt10error_codemi"));
+  ASSERT(is_composed("_ZN4asio6detail8write_opIiEclESt10error_codemi.isra.0"));
+  ASSERT(
+      is_composed("_ZN5boost4asio6detail16range_connect_opIiE7processIPiEEvSt10error_codeiT_S6_"));
+  ASSERT(!is_composed("_ZN4asio6detail7read_opIiEC2EOS2_"));
+  ASSERT(!is_composed("_ZN4asio6detail23reactive_socket_recv_opIiE11do_completeEPvS2_m"));
+  ASSERT(!is_composed("_ZN3app7read_opIiEclEv"));
+  ASSERT(!is_composed("_ZN4asio6detail"));
   return 0;
 }

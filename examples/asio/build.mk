@@ -46,30 +46,20 @@ $(eval $(call asio_twin,lost,LOST_BOOST))
 # composed operation, a lost completion at the client's own line
 # (tests/test-asio-future.sh); on standalone Asio and on Boost.Asio.
 $(eval $(call asio_twin,future,FUTURE_BOOST))
-# Not under ASan yet: there both clients' reads are named at their lines now
-# (the scan goes past a noreturn call's stale word and ASan's redzones), but
-# the server's reads, started in its handler's lambda, are named at Asio's
-# inlined line (basic_stream_socket.hpp:1142): the report's symbolizer finds
-# no inlined scope at that address under ASan, as with clang below (#33).
-ifneq ($(SAN),asan)
+# Under ASan too: there the server's reads, started in its handler's lambda
+# kept out of line inside an inlined function, are named at the example's
+# line since the report's symbolizer finds that lambda's scopes (#33).
 TESTS += tests/test-asio-future.sh
-endif
 # Asio has no awaitable with clang 14 and libstdc++ 12 (the TSan build), as
 # for echo20.
 ifeq ($(findstring clang,$(CXX)),)
 TESTS += tests/test-asio-lost.sh
 endif
-# With clang (the TSan build) the first finding names the coordinator's line,
-# but the site table still names the adapter's, `asio_handler_invoke_helpers::
-# invoke<...> (asio.hpp:N)` (creation()'s call, inlined there): the report's
-# symbolizer finds no inlined scope at those addresses (with -gdwarf-4 too),
-# where binutils' `addr2line -i` finds the user's lambda (pipeline.cpp:37)
-# inlined under Asio's (an open defect of #33, in src/symbolize/). The other
-# Asio tests run under TSan where the program builds with clang: echo,
-# threads, faults, future.
-ifeq ($(findstring clang,$(CXX)),)
+# With clang (the TSan build) too: its sites inside asio_handler_invoke_helpers::
+# invoke were named at the adapter's line (asio.hpp) until the report's
+# symbolizer walked the unit where libdw's dwarf_getscopes finds no scope
+# (#33); now the user's lambda (pipeline.cpp:37).
 TESTS += tests/test-asio-pipeline.sh
-endif
 # Asio has no awaitable with clang 14 and libstdc++ 12 (the TSan build): the
 # program only says so, and under CI a skipped test is a failed one.
 ifeq ($(findstring clang,$(CXX)),)
@@ -111,11 +101,8 @@ $(O)/obj/tests/lib/asio-dropped.o: CXXFLAGS += $(ASIO_TRACKING)
 $(O)/obj/tests/lib/asio-dropped.o: $(ASIO_TRACKING_DEPS)
 $(O)/tests/lib/asio-dropped: $(O)/obj/tests/lib/asio-dropped.o $(LIBA)
 	$(call link,$(CXX))
-# With clang (the TSan build) the chain's next step, posted inside a handler,
-# is named at the adapter's line, as in test-asio-pipeline's site table.
-ifeq ($(findstring clang,$(CXX)),)
+# With clang (the TSan build) too, as test-asio-pipeline.
 TESTS += tests/test-asio-dropped.sh
-endif
 
 # An awaitable parked at a line Asio passes as a source location (text sites).
 PROGS += $(O)/tests/lib/asio-await

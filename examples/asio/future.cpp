@@ -13,8 +13,10 @@
 // and read the reply whole (async_read): Asio's composed operations start
 // their next step from the previous step's completion, in Asio's code. One
 // client runs on a thread of its own with use_future (async_connect,
-// async_write, async_read) and waits in future::get(); the other reads with
-// a completion handler on the io_context's thread. With --bug the server writes only half of each
+// async_write, async_read) and waits in future::get(); the other connects,
+// writes and reads with completion handlers on the io_context's thread, each
+// started by the previous one's handler (which the compiler may inline into
+// Asio's composed operation that calls it). With --bug the server writes only half of each
 // reply (a length in the wrong unit): each client's read has its next step pending for ever. Once
 // both clients have read their half, the program closes its acceptor and stops its io_context (as
 // its user would stop it), whose destruction drops the two reads without running them, and the
@@ -99,13 +101,21 @@ struct Service {
     }
   };
 
-  // The callback client, on the io_context's thread: connected and its
-  // request written before the loop runs (synchronous calls, which Asio's
-  // tracking does not see), its reply read with a completion handler.
+  // The callback client, on the io_context's thread: connects over the two
+  // addresses, writes its request and reads the reply, each started by the
+  // previous one's completion handler, which Asio's composed operation calls
+  // at its end (and the compiler may inline there).
   struct Client {
     explicit Client(Service &svc) : svc(svc), sock(svc.io), req(kRequest, 'q'), reply(kReply) {
-      asio::connect(sock, svc.addrs);
-      asio::write(sock, asio::buffer(req));
+    }
+    void start() {
+      asio::async_connect(sock, svc.addrs, [this](error_code ec, const tcp::endpoint &) {
+        if (!ec)
+          asio::async_write(sock, asio::buffer(req), [this](error_code ec, std::size_t) {
+            if (!ec)
+              receive();
+          });
+      });
     }
     void receive() {
       auto on_reply = [this](error_code ec, std::size_t n) {
@@ -175,7 +185,7 @@ int main(int argc, char **argv) {
     svc.accept();
     waiter = std::thread([&svc] { svc.future_client(); });
     Service::Client client(svc);
-    client.receive();
+    client.start();
     io.run();
     finished = svc.finished;
   } // the service, then the io_context: what is still pending is dropped

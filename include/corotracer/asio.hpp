@@ -150,6 +150,12 @@ inline thread_local const Loc *current_loc = nullptr;
 // async_connect over endpoints) open around each step they start, the first
 // from the user's call, the next ones from the previous step's handler.
 inline thread_local unsigned asio_steps = 0;
+// The frame (__builtin_frame_address) of the composed operation's
+// operator() that opened the outermost of those scopes, while asio_steps is
+// not 0, and an address of its code: a first step's scan passes over it
+// (user_site::find_first_step).
+inline thread_local const void *asio_step_frame = nullptr;
+inline thread_local const void *asio_step_pc = nullptr;
 
 // Asio's own locations (its composed operations name their own header and
 // function, "async_read"): the stack scan finds better.
@@ -278,8 +284,10 @@ inline constexpr no_frame frame{};
 // one at every step), a branch and nothing else.
 class location {
 public:
+  // Inlined, so that its frame address is the function's that opens it.
   template <class Frame>
-  location(const char *file, int line, const char *function, const Frame &frame) noexcept {
+  [[gnu::always_inline]] location(const char *file, int line, const char *function,
+                                  const Frame &frame) noexcept {
     if (!detail::traced())
       return;
     const void *awaiting = nullptr;
@@ -294,15 +302,18 @@ public:
       detail::current_loc = &loc_;
       scope_ = Scope::loc;
     } else if (file && *file) {
-      detail::asio_steps++;
+      if (!detail::asio_steps++) {
+        detail::asio_step_frame = __builtin_frame_address(0);
+        detail::asio_step_pc = user_site::here();
+      }
       scope_ = Scope::step;
     }
   }
   ~location() {
     if (scope_ == Scope::loc)
       detail::current_loc = prev_;
-    else if (scope_ == Scope::step)
-      detail::asio_steps--;
+    else if (scope_ == Scope::step && !--detail::asio_steps)
+      detail::asio_step_frame = nullptr;
   }
   location(const location &) = delete;
   location &operator=(const location &) = delete;
@@ -372,6 +383,8 @@ inline const Op *composed_step(const void *object, const void *kind) noexcept {
     site = corotracer_site(loc->file, loc->line > 0 ? (unsigned)loc->line : 0, loc->function);
   else if ((step = composed_step(object, kind)))
     site = step->site;
+  else if (asio_steps) // a composed operation's first step: its operator() passed over
+    site = user_site::find_first_step(__builtin_frame_address(0), asio_step_frame, asio_step_pc);
   if (!site)
     site = sites.find_on_thread(__builtin_frame_address(0));
   bool sub = submission(op_name);

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -62,7 +63,8 @@ struct ExeMap {
   std::uintptr_t bias = 0, lo = 0, hi = 0;
   struct Range {
     std::uintptr_t start, end;
-    bool entry; // calls the user's code directly: it may be inlined there
+    bool entry;    // calls the user's code directly: it may be inlined there
+    bool composed; // an entry that is an Asio composed operation's operator() (is_composed)
     bool operator<(const Range &o) const noexcept {
       return start < o.start;
     }
@@ -139,6 +141,26 @@ inline bool is_entry(const char *name) noexcept {
   return false;
 }
 
+// An Asio composed operation's operator() (asio::detail::read_op,
+// write_op, range_connect_op, read_until_delim_op, composed_op, ...: a class
+// template whose name ends in "_op", and its operator(), or the process()
+// to which range_connect_op's operator() hands its work): an entry, since it
+// calls the user's handler at its end (a lambda there is often inlined, the
+// operation the lambda starts called from there), but also the function that
+// starts the operation's first step, with no user code, below the user's
+// call (a scan from a step passes it: find_word's `below`).
+inline bool is_composed(const char *name) noexcept {
+  const char *p = std::strncmp(name, "_ZN4asio6detail", 15) == 0         ? name + 15
+                  : std::strncmp(name, "_ZN5boost4asio6detail", 21) == 0 ? name + 21
+                                                                         : nullptr;
+  if (!p)
+    return false;
+  char *end;
+  unsigned long n = std::strtoul(p, &end, 10);
+  return n > 3 && std::strlen(end) > n && std::strncmp(end + n - 3, "_opI", 4) == 0 &&
+         (std::strstr(end + n, "EclE") || std::strstr(end + n, "E7processI"));
+}
+
 // A user function that tears down a coroutine: a destructor (D0, D1, D2;
 // any clone of one, such as .cold), or a coroutine's destroy clone (clang's
 // .destroy, .cleanup; GCC's .destroy and the .actor it calls, which also is
@@ -190,10 +212,11 @@ inline void read_symtab(const unsigned char *f, std::size_t size, ExeMap &m) {
         continue;
       const char *name = str + sym[k].st_name;
       std::uintptr_t start = m.bias + sym[k].st_value, end = start + sym[k].st_size;
+      bool composed = is_runtime(name) && is_composed(name);
       if (is_runtime(name))
-        m.runtime.push_back({start, end, is_entry(name)});
+        m.runtime.push_back({start, end, composed || is_entry(name), composed});
       else if (is_teardown(name))
-        m.teardown.push_back({start, end, false});
+        m.teardown.push_back({start, end, false, false});
     }
   }
   std::sort(m.runtime.begin(), m.runtime.end());
@@ -260,13 +283,19 @@ __attribute__((no_sanitize_address)) inline bool after_call(std::uintptr_t ra,
 // address up less one: a call may be the last instruction of its function.)
 inline const ExeMap::Range *range_at(const std::vector<ExeMap::Range> &v,
                                      std::uintptr_t pc) noexcept {
-  auto it = std::upper_bound(v.begin(), v.end(), ExeMap::Range{pc, 0, false});
+  auto it = std::upper_bound(v.begin(), v.end(), ExeMap::Range{pc, 0, false, false});
   return it != v.begin() && pc < std::prev(it)->end ? &*std::prev(it) : nullptr;
 }
 
 // The runtime function holding pc, or nullptr.
 inline const ExeMap::Range *runtime_at(const ExeMap &m, std::uintptr_t pc) noexcept {
   return range_at(m.runtime, pc);
+}
+
+// Return address ra is in an Asio composed operation's operator().
+inline bool composed_at(const ExeMap &m, std::uintptr_t ra) noexcept {
+  const ExeMap::Range *r = runtime_at(m, ra - 1);
+  return r && r->composed;
 }
 
 // The last verdicts on code addresses (does ra end the scan?): a two-way
@@ -363,9 +392,12 @@ inline bool poisoned(const std::uintptr_t *w) noexcept {
 #endif
 }
 
-// find()'s scan: the stack word holding its answer, or nullptr.
+// find()'s scan: the stack word holding its answer, or nullptr. below: a
+// word under it in an Asio composed operation's operator() is passed over
+// (the operation whose first step starts now, below the user's call).
 __attribute__((no_sanitize_address)) inline const std::uintptr_t *
-find_word(const void *from, const void *to, Skip skip = Skip::runtime) noexcept {
+find_word(const void *from, const void *to, Skip skip = Skip::runtime,
+          const void *below = nullptr) noexcept {
   const ExeMap &m = exe();
   auto *p = reinterpret_cast<const std::uintptr_t *>(
       (reinterpret_cast<std::uintptr_t>(from) + sizeof(std::uintptr_t) - 1) &
@@ -375,7 +407,8 @@ find_word(const void *from, const void *to, Skip skip = Skip::runtime) noexcept 
   for (; p < end; p++) {
     std::uintptr_t ra = *p;
     if (ra - lo < span && stops_scan(m, ra) && !poisoned(p) &&
-        (skip == Skip::runtime || !range_at(m.teardown, ra - 1)))
+        (skip == Skip::runtime || !range_at(m.teardown, ra - 1)) &&
+        !(static_cast<const void *>(p) < below && composed_at(m, ra)))
       return p;
   }
   return nullptr;
@@ -465,6 +498,49 @@ inline const void *find_on_thread(const void *from, Skip skip = Skip::runtime) n
   Stack st = thread_stack();
   const char *f = static_cast<const char *>(from);
   return f >= st.lo && f < st.end ? find(from, st.end, skip) : nullptr;
+}
+
+// The address of the code calling it (inlined), or nullptr where unknown.
+[[gnu::always_inline]] inline const void *here() noexcept {
+  const void *pc = nullptr;
+#if defined(__x86_64__)
+  __asm__("lea 0(%%rip), %0" : "=r"(pc));
+#elif defined(__aarch64__)
+  __asm__("adr %0, ." : "=r"(pc));
+#endif
+  return pc;
+}
+
+// find_on_thread() for the first step of an Asio composed operation, whose
+// operator() opened a location scope in the frame at `frame` (its
+// __builtin_frame_address: the word after it is that function's return
+// address), at code address pc (here()). When that function is a runtime's
+// (the operator() out of line), the words below its return address are
+// passed over: they are its callees' and its own, where a stale return
+// address of an earlier handler's call may lie (a server's read, taken for a
+// client's); its return address is taken when it stops a scan (the user's
+// caller, or a composed operation whose handler, the user's, inlined there,
+// started this one), else the scan goes on past it. Otherwise (the
+// operator() inlined into the user's function, or pc unknown) the scan is
+// find_on_thread()'s, passing over the composed operations' operator()s
+// below that return address. Not instrumented, as find().
+__attribute__((no_sanitize_address)) inline const void *
+find_first_step(const void *from, const void *frame, const void *pc) noexcept {
+  Stack st = thread_stack();
+  const char *f = static_cast<const char *>(from);
+  auto *ret = static_cast<const std::uintptr_t *>(frame) + 1;
+  if (f < st.lo || f >= st.end || reinterpret_cast<const char *>(ret) < f ||
+      reinterpret_cast<const char *>(ret + 1) > st.end)
+    return find_on_thread(from);
+  const detail::ExeMap &m = detail::exe();
+  const std::uintptr_t *w;
+  if (pc && detail::runtime_at(m, reinterpret_cast<std::uintptr_t>(pc)))
+    w = *ret - m.lo < m.hi - m.lo && detail::stops_scan(m, *ret)
+            ? ret
+            : detail::find_word(ret + 1, st.end);
+  else
+    w = detail::find_word(from, st.end, Skip::runtime, ret);
+  return w ? reinterpret_cast<const void *>(*w) : nullptr;
 }
 
 } // namespace corotracer::user_site

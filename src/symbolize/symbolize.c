@@ -460,6 +460,50 @@ static void call_site(Dwarf_Die *cudie, Dwarf_Die *inl, struct ct_sym *out) {
   }
 }
 
+/* The innermost DIE under parent whose code holds pc, in *out: 1 when found.
+ * libdw 0.188's dwarf_getscopes passes over a function defined inside a DIE
+ * with no code of its own (it prunes the abstract instance of an inline
+ * function, and with it the local classes it holds: the out-of-line
+ * operator() of a lambda in an inlined function, where ASan's builds keep a
+ * handler's lambda; it then answered an unrelated function, and the report
+ * named the line of the Asio call inlined there, not the user's): here a
+ * scope that does not hold pc is searched too, for its local classes. Only
+ * when dwarf_getscopes failed: the whole unit may be walked. */
+static int pc_die(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out, int depth) {
+  Dwarf_Die c;
+  if (depth > 64 || dwarf_child(parent, &c) != 0)
+    return 0;
+  do {
+    int tag = dwarf_tag(&c);
+    int code =
+        tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block;
+    if (code && dwarf_haspc(&c, pc) == 1) {
+      if (!pc_die(&c, pc, out, depth + 1))
+        *out = c;
+      return 1;
+    }
+    /* A scope without pc: its local classes' functions lie elsewhere. */
+    if ((code || tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+         tag == DW_TAG_structure_type || tag == DW_TAG_union_type) &&
+        pc_die(&c, pc, out, depth + 1))
+      return 1;
+  } while (dwarf_siblingof(&c, &c) == 0);
+  return 0;
+}
+
+/* The scopes holding module address pc in cudie's unit, innermost first (as
+ * dwarf_getscopes_die), in *scopes (the caller frees it); their count. */
+static int pc_scopes(Dwarf_Die *cudie, Dwarf_Addr pc, Dwarf_Die **scopes) {
+  Dwarf_Die *inner = NULL, found;
+  int n = dwarf_getscopes(cudie, pc, &inner);
+  if (n > 1 && dwarf_haspc(&inner[0], pc) == 1)
+    n = dwarf_getscopes_die(inner, scopes);
+  else
+    n = pc_die(cudie, pc, &found, 0) ? dwarf_getscopes_die(&found, scopes) : 0;
+  free(inner);
+  return n;
+}
+
 /* File and line of a, and the name of the function the line is in when that
  * code was inlined (the symbol table names only the function it was inlined
  * into, which would pair one function's name with another's source line).
@@ -479,9 +523,7 @@ static void dwarf_info(const ct_symbolizer *s, Dwfl_Module *mod, Dwarf_Addr a, i
   }
   /* The innermost scope, then the scopes it is nested in as compiled (an
    * inlined call inside another inlined call inside the function). */
-  Dwarf_Die *inner = NULL;
-  int n = dwarf_getscopes(&cudie, a - bias, &inner) > 0 ? dwarf_getscopes_die(inner, &scopes) : 0;
-  free(inner);
+  int n = pc_scopes(&cudie, a - bias, &scopes);
   for (int i = 0; i < n; i++) { /* innermost first */
     int tag = dwarf_tag(&scopes[i]);
     if (tag == DW_TAG_inlined_subroutine) {
