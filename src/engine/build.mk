@@ -91,7 +91,8 @@ $(O)/tests/test-ctrace: $(O)/obj/tests/test-ctrace.o $(CT_WRITER_OBJS) \
                         $(O)/obj/src/analysis/trace_read.o $(FORMAT_READ_SRCS:%.c=$(O)/obj/%.o)
 	$(call link)
 TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh tests/test-ctrace-enospc.sh tests/test-ctrace-switch.sh \
-  tests/test-pack-roundtrip.sh tests/test-pack-blocked.sh tests/test-pack-readers.sh tests/test-pack-bound.sh
+  tests/test-pack-roundtrip.sh tests/test-pack-blocked.sh tests/test-pack-readers.sh tests/test-pack-bound.sh \
+  tests/test-pack-gap.sh
 
 # Pack entries (docs/ROUTE1.md) through the decoder: one expanded and
 # checked, then mutated ones, each judged by the decoder alone.

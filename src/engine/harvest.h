@@ -130,6 +130,19 @@ struct ct_harvest {
   uint8_t *pkb;
   size_t npkb, cappkb;
   int pk_held, pk_runs;
+  /* --pack, losses (docs/ROUTE1.md item 4). Harvest thread: each station's
+   * v2_lost as last sent (lost_seen, h->n of them once a ring lost), the
+   * rings' lost counts' sum then, and lost_again: look once more (a writer
+   * adds to its ring's count before its stations'). Formatter: the pass's
+   * stations whose v2_lost grew, with the count (ct_rings_gaps). */
+  uint64_t *lost_seen, *lost_s0, lost_sum; /* lost_s0: the counts before the copies */
+  uint32_t lost_a;                         /* stations in lost_s0 (0: not looked) */
+  int lost_again;
+  struct ct_gap {
+    uint32_t station, pad;
+    uint64_t lost;
+  } * gaps;
+  size_t ngaps, capgaps;
   uint32_t *rel_now, *rel_prev; /* destroyed in this pass / the previous one */
   size_t nrel_now, nrel_prev, caprel_now, caprel_prev;
   uint32_t rings_owned; /* last scan: rings in state OWNED */

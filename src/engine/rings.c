@@ -89,15 +89,15 @@ void ct_rings_free(struct ct_harvest *h) {
   free(h->pks);
   free(h->pks_tmp);
   free(h->pkb);
+  free(h->lost_seen);
+  free(h->gaps);
+  h->lost_seen = NULL;
+  h->gaps = NULL;
   h->pks = h->pks_tmp = NULL;
   h->pkb = NULL;
   h->rs = NULL;
   h->batch = h->merge = NULL;
   h->rel_now = h->rel_prev = NULL;
-}
-
-static struct ctp_ring *ring(const struct ct_harvest *h, uint32_t r) {
-  return (struct ctp_ring *)(h->ring_base + (uint64_t)r * h->ring_size);
 }
 
 /* Rings mapped in ahead of the target's claims. Mapping all 64 MiB of the
@@ -625,11 +625,13 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
    * stamped earlier is published by now (unless its writer was preempted
    * between the clock read and the head store), so a coroutine's records
    * from different rings come out in time order. */
-  uint64_t limit = h->final ? UINT64_MAX : ct_clock_now(h->clock);
-  ct_clock_update(h->clock);
   uint32_t fresh = atomic_load_explicit(&h->hdr->rings_fresh, memory_order_acquire);
   uint32_t nr = fresh < h->nrings ? fresh : h->nrings;
   ct_rings_populate(h, nr);
+  /* Before the limit: a loss counted here is of records all below it. */
+  ct_rings_lost(h, nr, 0);
+  uint64_t limit = h->final ? UINT64_MAX : ct_clock_now(h->clock);
+  ct_clock_update(h->clock);
   uint64_t got = 0;
   if (h->pack)
     limit = open_packs(h, nr, limit, &got);
@@ -645,8 +647,11 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
    * harvested nor lost (the end's events fell short of what was written). */
   for (unsigned k = 0; h->final || k < PASSES_PER_SCAN; k++) {
     uint64_t lim = h->sink->flight ? pass_limit(h, nr, limit) : limit, pass = 0;
+    if (k)
+      ct_rings_lost(h, nr, 0);
     for (uint32_t r = 0; r < nr; r++)
       pass += drain_ring(h, r, lim);
+    ct_rings_lost(h, nr, 1);
     got += pass;
     if (lim == limit || !pass)
       break;

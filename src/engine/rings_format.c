@@ -134,10 +134,14 @@ static __attribute__((noinline)) void emit_all(struct ct_harvest *h, const struc
    * this record is seen (its fetch_add precedes the head store we acquired);
    * one by another thread may show a record later. Not before a create: a
    * drop counted since the station's last record goes before the next one,
-   * not before ev 0. */
+   * not before ev 0. Under --pack the pass's gap entries say it instead
+   * (ct_rings_gaps), with the count the harvest read where the loss lies:
+   * read here, after the copy, a drop later than this record (the engine
+   * stopped a while) had its gap before it, and a pack-only neighbour's
+   * events after it judged across the hole. */
   struct ctp_station *s = ctp_station_at(h->base, i);
   uint64_t dropped = atomic_load_explicit(&s->v2_lost, memory_order_relaxed);
-  if (r->kind != CTP_KIND_CREATE && dropped != st->dropped) {
+  if (r->kind != CTP_KIND_CREATE && dropped != st->dropped && !h->pack) {
     /* Only ever added to, one per drop: a count that went down or jumped
      * beyond any program's rate was written over; no gap from it. */
     if (dropped > st->dropped && ct_count_sane(h, dropped - st->dropped))
@@ -597,12 +601,12 @@ static void merge_runs(struct ct_harvest *h) {
 
 /* A pass with packs: the batch's records merged by time, each pack written
  * before the first record not older than its first entry (a ring's record
- * after a pack is never older than the pack's last). In one chunk, as the
- * decoder merges a pack with its own chunk's entries. */
+ * after a pack is never older than the pack's last). In one chunk (the
+ * caller holds it), as the decoder merges a pack with its own chunk's
+ * entries. */
 static void consume_packs(struct ct_harvest *h) {
   sort_pass(h);
   ct_rings_sort_packs(h);
-  ct_ctw_hold(h->sink->enc, 1);
   const struct ct_rrec *b = h->batch;
   size_t j = 0;
   for (size_t k = 0; k < h->nbatch; k++) {
@@ -612,7 +616,6 @@ static void consume_packs(struct ct_harvest *h) {
   }
   while (j < h->npks)
     ct_rings_write_pack(h, &h->pks[j++]);
-  ct_ctw_hold(h->sink->enc, 0);
   h->nbatch = h->npks = h->npkb = 0;
   h->pk_held = h->pk_runs = 0;
 }
@@ -621,6 +624,22 @@ static void consume_packs(struct ct_harvest *h) {
  * written; then the blocks they were in go back, and the stations destroyed
  * in the pass before are released. */
 static void consume_pass(struct ct_harvest *h) {
+  /* --pack, a pass with losses: gap entries for the coroutines that lost
+   * events (ct_rings_gaps), where the hole is: a take-back (overwrite mode)
+   * took the oldest records, before the pass's; a full ring drops the
+   * newest, after them. */
+  uint64_t lo = 0, hi = 0;
+  int gaps = h->ngaps && h->sink->enc;
+  h->ngaps = gaps ? h->ngaps : 0;
+  if (gaps) {
+    ct_rings_pass_span(h, &lo, &hi);
+    if (lo > hi)
+      lo = hi = h->cclock.ta; /* nothing in the pass: at its clock's anchor */
+    if (h->overwrite)
+      ct_rings_gaps(h, lo);
+  }
+  if (h->npks || gaps)
+    ct_ctw_hold(h->sink->enc, 1);
   if (h->npks) {
     consume_packs(h);
   } else if (h->nbatch) {
@@ -642,6 +661,10 @@ static void consume_pass(struct ct_harvest *h) {
   } else {
     merge_runs(h);
   }
+  if (gaps && !h->overwrite)
+    ct_rings_gaps(h, hi);
+  if (h->sink->enc && h->pack)
+    ct_ctw_hold(h->sink->enc, 0);
   ct_sink_release_held(h->sink);
   release(h);
 }
@@ -703,6 +726,18 @@ int ct_rings_on_block(void *ctx, const char *d, size_t len, int keep) {
       continue;
     }
     uint32_t n = sg->n;
+    if (sg->kind == SEG_LOST) {
+      size_t bytes = ((size_t)n * sizeof(struct ct_gap) + 31) / 32 * 32;
+      if (bytes > len - off)
+        break;
+      if (ct_grow((void **)&h->gaps, &h->capgaps, h->ngaps + n, sizeof(*h->gaps), CT_GROW_FIRST) ==
+          0) {
+        memcpy(h->gaps + h->ngaps, d + off, (size_t)n * sizeof(struct ct_gap));
+        h->ngaps += n;
+      }
+      off += bytes;
+      continue;
+    }
     if (sg->kind != SEG_RECS || n > (len - off) / sizeof(struct ctp_rec))
       break;
     const struct ctp_rec *recs = (const struct ctp_rec *)(d + off);

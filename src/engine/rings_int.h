@@ -10,9 +10,10 @@
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 
-/* In a capture block: a run of records of one ring, or the end of a pass
- * (followed by the clock the pass converts with). */
-enum { SEG_RECS = 1, SEG_END = 2 };
+/* In a capture block: a run of records of one ring, the end of a pass
+ * (followed by the clock the pass converts with), or n stations whose
+ * v2_lost changed (SEG_LOST: n struct ct_gap, the bytes rounded up to 32). */
+enum { SEG_RECS = 1, SEG_END = 2, SEG_LOST = 3 };
 struct seg {
   uint32_t kind, n; /* n records follow (SEG_RECS) */
   uint32_t ring, tid, pid;
@@ -28,6 +29,11 @@ struct seg {
 };
 _Static_assert(sizeof(struct seg) == sizeof(struct ctp_rec), "records stay 32-byte aligned");
 #define SEG_END_BYTES (sizeof(struct seg) + ((sizeof(struct ct_clock) + 31) & ~(size_t)31))
+
+/* Ring r of the shared memory. */
+static inline struct ctp_ring *ring(const struct ct_harvest *h, uint32_t r) {
+  return (struct ctp_ring *)(h->ring_base + (uint64_t)r * h->ring_size);
+}
 
 /* Records ahead of the one being written whose station lines are fetched. */
 #define PREFETCH_AHEAD 4
@@ -100,6 +106,19 @@ void ct_rings_sort_packs(struct ct_harvest *h);
 /* Pack pk as one trace entry (ct_ctw_pack), its ts0 converted with the
  * pass's clock; its events counted harvested. */
 void ct_rings_write_pack(struct ct_harvest *h, const struct ct_pk *pk);
+/* Harvest thread, --pack: the stations whose v2_lost changed, to the
+ * pass's capture (SEG_LOST) for ct_rings_gaps: called with after 0 before
+ * the pass's limit and copies, with 1 after its claims. */
+void ct_rings_lost(struct ct_harvest *h, uint32_t nr, int after);
+/* The pass's first and last ts (its records', runs' and packs' entries'):
+ * *lo and *hi, lo > hi when it has none. */
+void ct_rings_pass_span(struct ct_harvest *h, uint64_t *lo, uint64_t *hi);
+/* --pack: a gap entry at ts (ticks) for each live coroutine of the pass's
+ * h->gaps whose v2_lost there is beyond the one its numbering took in
+ * (docs/ROUTE1.md item 4): its next ev goes past the lost events, as an
+ * ordinary record of it would (emit_all), for a coroutine that only
+ * switches in packs. */
+void ct_rings_gaps(struct ct_harvest *h, uint64_t ts);
 
 /* The block handler (sink.c): our own bytes, still checked against len.
  * Segments become runs in the block while the sink lets us keep it (keep)

@@ -156,6 +156,13 @@ _Static_assert(CTR_COROS == 128u, "ctr_coro_slot yields 7 bits");
  * and its entries. Expanded by the decoder; nothing else in the chunk
  * refers to it. */
 #define CTR_F_PACK (CTR_F_CORO | (1u << 5))
+/* The byte of a gap entry (CTR_F_PACK and bit 6; in a CTR_CHUNK_TAG_PACK
+ * chunk only): varint probe_id, varint ev, varint ns. The formatter's next
+ * ev for that coroutine is ev from here on: events of it were lost (its
+ * station's v2_lost grew) though it had no ordinary record to show the gap
+ * at (a coroutine that only switches in packs, docs/ROUTE1.md item 4). The
+ * decoder applies it at ns among the chunk's open packs; no line of its own. */
+#define CTR_B_GAP (CTR_OP_LINE | CTR_F_PACK | (1u << 6))
 #define CTR_SW_DETAIL (1u << 3)
 #define CTR_SW_PRED (1u << 5)
 #define CTR_SW_THR_SHIFT 6

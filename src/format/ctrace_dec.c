@@ -265,6 +265,20 @@ static int get_pack(struct ct_ctr_iter *it) {
   return 5;
 }
 
+/* A gap entry (format/ctrace.h CTR_B_GAP) into ev's probe_id, ev and ts:
+ * 7. Only where packs may be (the stream state is there to apply it). */
+static int get_gap(struct ct_ctr_iter *it, struct ct_ev_item *ev) {
+  const uint8_t *p = it->p + 1, *e = it->e;
+  VARINT(&ev->probe_id);
+  VARINT(&ev->ev);
+  VARINT(&ev->ts);
+  if (!it->st)
+    return -1;
+  it->p = p;
+  it->left--;
+  return 7;
+}
+
 /* check_event's verdict on a decoded event: torn (probe_id 0, ts 0 or
  * impossible, tid 0 or impossible), its keys all there. */
 static inline int item_torn(const struct ct_ev_item *e) {
@@ -272,8 +286,8 @@ static inline int item_torn(const struct ct_ev_item *e) {
   return e->probe_id == 0 || e->ts - 1 >= (1ull << 62) - 1 || e->tid - 1 >= UINT32_MAX;
 }
 
-/* The chunk's next entry as it is in the chunk (entry's contract), and
- * 5 for a pack entry (it->la_pack). */
+/* The chunk's next entry as it is in the chunk (entry's contract), 5 for
+ * a pack entry (it->la_pack), 7 for a gap entry (in ev). */
 static inline __attribute__((always_inline)) int raw_entry(struct ct_ctr_iter *it,
                                                            struct ct_ev_item *ev,
                                                            struct ct_coro_item *co,
@@ -296,7 +310,7 @@ static inline __attribute__((always_inline)) int raw_entry(struct ct_ctr_iter *i
   if (op == CTR_OP_LINE && (b & CTR_F_SWITCH))
     return get_switch(it, b, ev);
   if (op == CTR_OP_LINE && (b & CTR_F_PACK) == CTR_F_PACK)
-    return b == (CTR_OP_LINE | CTR_F_PACK) ? get_pack(it) : -1;
+    return b == (CTR_OP_LINE | CTR_F_PACK) ? get_pack(it) : b == CTR_B_GAP ? get_gap(it, ev) : -1;
   if (op == CTR_OP_LINE && (b & CTR_F_CORO))
     return get_coro(it, b, co);
   if (op == CTR_OP_LINE) {
@@ -433,8 +447,8 @@ static __attribute__((noinline)) int merged(struct ct_ctr_iter *it, struct ct_ev
       it->la_k = 0;
       continue;
     }
-    if (open &&
-        (k >= 5 || (k == 1 && pts <= it->la_ev.ts) || (k == 3 && pts < it->la_co.birth_ts))) {
+    if (open && ((k >= 5 && k != 7) || ((k == 1 || k == 7) && pts <= it->la_ev.ts) ||
+                 (k == 3 && pts < it->la_co.birth_ts))) {
       if (ctr_stream_take(s, ev))
         return 1;
       continue; /* a refused event: the next one */
@@ -442,6 +456,10 @@ static __attribute__((noinline)) int merged(struct ct_ctr_iter *it, struct ct_ev
     it->la_k = 0;
     if (k == 6)
       return 0;
+    if (k == 7) { /* after the open packs' events before it */
+      ctr_stream_gap(s, &it->la_ev);
+      continue;
+    }
     if (k == 1)
       *ev = it->la_ev;
     else if (k == 3)
@@ -466,6 +484,7 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
                                                        struct ct_ev_item *ev,
                                                        struct ct_coro_item *co, const char **line,
                                                        size_t *n, int run) {
+again:
   if (__builtin_expect(it->st != NULL, 0) && (it->la_k || ctr_stream_open(it->st)))
     return run ? 4 : merged(it, ev, co, line, n);
   int k = raw_entry(it, ev, co, line, n, run);
@@ -473,6 +492,10 @@ static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
     if (k == 5) {
       it->la_k = 5;
       return run ? 4 : merged(it, ev, co, line, n);
+    }
+    if (k == 7) { /* no open pack: at once, the entry after it next */
+      ctr_stream_gap(it->st, ev);
+      goto again;
     }
     if (k == 1 || k == 3)
       ctr_stream_post(it->st, k, ev, co);

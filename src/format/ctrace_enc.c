@@ -153,6 +153,19 @@ void ct_ctw_pack(struct ct_ctw *e, uint64_t tid, uint64_t ns0, uint64_t mult, co
 }
 
 /* Contract: see ctw.h. */
+void ct_ctw_gap(struct ct_ctw *e, uint64_t probe_id, uint64_t ev, uint64_t ns) {
+  if (ct_ctw_room(e, 1 + 3 * 10))
+    return;
+  uint8_t *q = e->buf + e->len;
+  *q++ = CTR_B_GAP;
+  q = ctr_put_varint(q, probe_id);
+  q = ctr_put_varint(q, ev);
+  q = ctr_put_varint(q, ns);
+  e->len = (size_t)(q - e->buf);
+  e->count++;
+}
+
+/* Contract: see ctw.h. */
 void ct_ctw_packs(struct ct_ctw *e) {
   e->tag = CTR_CHUNK_TAG_PACKW;
 }

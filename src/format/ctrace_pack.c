@@ -352,6 +352,14 @@ static void seed(struct ctr_stream *s, const char *l, size_t n) {
       .probe_id = id, .ord_next = any ? ev + 1 - packed : 0, .packed = packed, .last_ns = ts};
 }
 
+/* Contract: see ctrace_pack.h. Only ever forward: a gap entry behind the
+ * coroutine's numbering (input) changes nothing. */
+void ctr_stream_gap(struct ctr_stream *s, const struct ct_ev_item *g) {
+  struct ctr_cs *c = cs_get(s, g->probe_id, 0);
+  if (c && g->ev > c->ord_next)
+    c->ord_next = g->ev;
+}
+
 uint64_t ctr_stream_packed(struct ctr_stream *s, uint64_t probe_id) {
   struct ctr_cs *c = cs_get(s, probe_id, 0);
   return c ? c->packed : 0;

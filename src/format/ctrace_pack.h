@@ -33,6 +33,10 @@ int ctr_stream_add(struct ctr_stream *s, const struct ctr_pack_ref *r);
 /* The ts of the earliest next event of the open packs (*ts), 1; 0 when none
  * is open (a pack whose next entry does not decode is closed, counted). */
 int ctr_stream_peek(struct ctr_stream *s, uint64_t *ts);
+/* A gap entry (g's probe_id, ev: format/ctrace.h CTR_B_GAP): the
+ * coroutine's ordinary numbering goes on from g->ev, its pack events after
+ * the hole numbered past it. */
+void ctr_stream_gap(struct ctr_stream *s, const struct ct_ev_item *g);
 /* The earliest next event of the open packs into *ev (ctr_stream_peek said
  * there is one): its coroutine, ev, seq and clamped ts from the stream's
  * state. 1, or 0 when it names a station no coroutine line named (refused,

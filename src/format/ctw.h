@@ -26,6 +26,9 @@ void ct_ctw_pack(struct ct_ctw *e, uint64_t tid, uint64_t ns0, uint64_t mult, co
 /* Chunks from now on are CTR_CHUNK_TAG_PACK (the trace holds packs): the
  * engine's --pack, before its first chunk is written. */
 void ct_ctw_packs(struct ct_ctw *e);
+/* A gap entry (format/ctrace.h CTR_B_GAP): coroutine probe_id's next ev is
+ * ev (the formatter's numbering, with the lost events counted), at ns. */
+void ct_ctw_gap(struct ct_ctw *e, uint64_t probe_id, uint64_t ev, uint64_t ns);
 /* hold 1: the chunk is not closed when full, it grows (a pass with packs:
  * the decoder merges a pack with the entries of its own chunk); hold 0: as
  * before, and a chunk past its size is written now. */
