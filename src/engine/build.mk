@@ -91,8 +91,13 @@ $(O)/tests/test-ctrace: $(O)/obj/tests/test-ctrace.o $(CT_WRITER_OBJS) \
                         $(O)/obj/src/analysis/trace_read.o $(FORMAT_READ_SRCS:%.c=$(O)/obj/%.o)
 	$(call link)
 TESTS += $(O)/tests/test-ctrace tests/test-ctrace-engine.sh tests/test-ctrace-enospc.sh tests/test-ctrace-switch.sh \
-  tests/test-pack-roundtrip.sh tests/test-pack-blocked.sh tests/test-pack-readers.sh tests/test-pack-bound.sh \
-  tests/test-pack-gap.sh
+  tests/test-pack-roundtrip.sh tests/test-pack-blocked.sh tests/test-pack-readers.sh tests/test-pack-bound.sh
+# Not under TSan: there the engine is stopped before the writers make a loss
+# (24 M events, 0 lost, 550 s spent exporting and checking them: nothing
+# exercised); the default and ASan builds lose ~21 M of 24 M each run.
+ifneq ($(SAN),tsan)
+TESTS += tests/test-pack-gap.sh
+endif
 
 # Pack entries (docs/ROUTE1.md) through the decoder: one expanded and
 # checked, then mutated ones, each judged by the decoder alone.
