@@ -625,13 +625,19 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
    * stamped earlier is published by now (unless its writer was preempted
    * between the clock read and the head store), so a coroutine's records
    * from different rings come out in time order. */
+  uint64_t limit = h->final ? UINT64_MAX : ct_clock_now(h->clock);
+  ct_clock_update(h->clock);
+  /* After the limit: a ring claimed before a record stamped below it is in
+   * nr (taken after it, the newest ring's records below the limit waited a
+   * pass while the others' went out: a coroutine that moved threads had its
+   * records out of order, its destroy before a wake, 1 run in ~50 of
+   * test-asio-threads). */
   uint32_t fresh = atomic_load_explicit(&h->hdr->rings_fresh, memory_order_acquire);
   uint32_t nr = fresh < h->nrings ? fresh : h->nrings;
   ct_rings_populate(h, nr);
-  /* Before the limit: a loss counted here is of records all below it. */
+  /* A loss counted here may be of a record past the limit: its gap then
+   * comes a pass early, before that coroutine's later records all the same. */
   ct_rings_lost(h, nr, 0);
-  uint64_t limit = h->final ? UINT64_MAX : ct_clock_now(h->clock);
-  ct_clock_update(h->clock);
   uint64_t got = 0;
   if (h->pack)
     limit = open_packs(h, nr, limit, &got);
