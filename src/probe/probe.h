@@ -98,7 +98,6 @@ struct ct_thread {
   uint32_t pk_room;
   uint32_t pk_cur;
   uint64_t pk_last;
-  uint64_t pk_obj; /* the open pack's obj state (ctp_pk_pobj) */
 };
 /* ct_thread.ring_state. */
 #define CT_RING_NONE 0    /* no ring claimed yet (first event claims one) */

@@ -641,14 +641,15 @@ void corotracer__pack_any(uint64_t ts, const struct ctp_station *fst, const stru
                             .to = ct_station_idx(hdr, tst),
                             .wait = (uint8_t)ww,
                             .wake = (uint8_t)(ww >> 8)};
-  uint8_t *e = ctp_pk_put(t->pk_out + pk->nbytes, &en, t->pk_cur, t->pk_obj);
+  /* pobj 0: the probe writes no CTP_PK_ODELTA obj (ct_pack_hot keeps objs
+   * <= 0xffff), so no entry refers to an earlier one's. */
+  uint8_t *e = ctp_pk_put(t->pk_out + pk->nbytes, &en, t->pk_cur, 0);
   pk->span = (uint32_t)(ts - pk->ts0);
   pk->nbytes = (uint8_t)(e - t->pk_out);
   pk->nent++;
   pk->nwake = (uint8_t)(pk->nwake + en.wake);
   __atomic_store_n(&t->pk_ring->counts, pk->counts, __ATOMIC_RELEASE);
   t->pk_cur = en.to;
-  t->pk_obj = ctp_pk_pobj(t->pk_obj, &en);
   t->pk_last = ts;
 }
 
@@ -698,7 +699,6 @@ void corotracer__pack_slow(uint64_t ts, const struct ctp_station *fst,
   t->pk_out = (uint8_t *)&t->recs[first];
   t->pk_room = (uint32_t)n * 32u;
   t->pk_cur = to;
-  t->pk_obj = obj;
   t->pk_last = ts;
   /* The header's first 24 bytes, its first entry (a delta of 0), then its
    * counts; the engine reads them once it sees the open word. */
