@@ -29,6 +29,20 @@ static void sort_pass(struct ct_harvest *h) {
   sort_records(&h->batch, &h->capbatch, &h->merge, &h->capmerge, n);
 }
 
+/* Station i's drop count as the numbering takes it in (st its state): its
+ * v2_lost; under --pack the count its last gap entry took in, st->dropped,
+ * since there the pass's gap entries number the losses (ct_rings_gaps):
+ * neither emit_all nor the fast paths read v2_lost, whose line (one of the
+ * station's 1 KiB, a page of the shared memory for every 4 stations) was
+ * then a cold line and a TLB miss at every record of a server's short-lived
+ * coroutines. */
+static inline uint64_t drops(const struct ct_harvest *h, uint32_t i,
+                             const struct ct_station_state *st) {
+  if (h->pack)
+    return st->dropped;
+  return atomic_load_explicit(&ctp_station_at(h->base, i)->v2_lost, memory_order_relaxed);
+}
+
 /* A new incarnation of station i starts (its create record, or a later
  * record when the create was lost): its coroutine line. */
 static void incarnate(struct ct_harvest *h, uint32_t i, uint32_t gen, uint64_t birth_ns,
@@ -139,9 +153,8 @@ static __attribute__((noinline)) void emit_all(struct ct_harvest *h, const struc
    * read here, after the copy, a drop later than this record (the engine
    * stopped a while) had its gap before it, and a pack-only neighbour's
    * events after it judged across the hole. */
-  struct ctp_station *s = ctp_station_at(h->base, i);
-  uint64_t dropped = atomic_load_explicit(&s->v2_lost, memory_order_relaxed);
-  if (r->kind != CTP_KIND_CREATE && dropped != st->dropped && !h->pack) {
+  uint64_t dropped = drops(h, i, st);
+  if (r->kind != CTP_KIND_CREATE && dropped != st->dropped) {
     /* Only ever added to, one per drop: a count that went down or jumped
      * beyond any program's rate was written over; no gap from it. */
     if (dropped > st->dropped && ct_count_sane(h, dropped - st->dropped))
@@ -205,9 +218,7 @@ static inline __attribute__((always_inline)) int emit_hit(struct ct_harvest *h,
       wait >= CTP_WAIT_MAX_ || i >= h->c_used || !sk->enc || sk->jw.buf)
     return 0;
   struct ct_station_state *st = &h->st[i];
-  if (!st->live || st->queued || (uint16_t)st->gen != r->gen ||
-      atomic_load_explicit(&ctp_station_at(h->base, i)->v2_lost, memory_order_relaxed) !=
-          st->dropped)
+  if (!st->live || st->queued || (uint16_t)st->gen != r->gen || drops(h, i, st) != st->dropped)
     return 0;
   uint64_t ns = ct_clock_ns(&h->cclock, r->ts), ev = st->next_ev;
   if (ns < st->last_ts)
@@ -236,11 +247,8 @@ static inline int switch_entry(struct ct_harvest *h, const struct ctp_swrec *sw,
     return 0;
   struct ct_station_state *fs = &h->st[f], *ts = &h->st[t];
   if (!fs->live || fs->queued || (uint16_t)fs->gen != sw->from_gen || !ts->live || ts->queued ||
-      (uint16_t)ts->gen != sw->to_gen ||
-      atomic_load_explicit(&ctp_station_at(h->base, f)->v2_lost, memory_order_relaxed) !=
-          fs->dropped ||
-      atomic_load_explicit(&ctp_station_at(h->base, t)->v2_lost, memory_order_relaxed) !=
-          ts->dropped)
+      (uint16_t)ts->gen != sw->to_gen || drops(h, f, fs) != fs->dropped ||
+      drops(h, t, ts) != ts->dropped)
     return 0;
   uint64_t ns = ct_clock_ns(&h->cclock, sw->ts);
   /* Two stations may carry one probe_id (the program names coroutines):
@@ -361,7 +369,8 @@ static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec
   const struct ctp_station *s = ctp_station_at(h->base, i);
   /* The fields emit reads, one line (struct ct_station_state). */
   prefetch(&h->st[i]);
-  prefetch(&s->v2_lost);
+  if (!h->pack)
+    prefetch(&s->v2_lost);
   if (r->kind == CTP_KIND_CREATE) {
     prefetch(s);
     prefetch(s->label);
@@ -371,7 +380,8 @@ static inline void prefetch_rec(const struct ct_harvest *h, const struct ctp_rec
     memcpy(&sw, r, sizeof sw);
     uint32_t t = sw.to < h->n ? sw.to : 0;
     prefetch(&h->st[t]);
-    prefetch(&ctp_station_at(h->base, t)->v2_lost);
+    if (!h->pack)
+      prefetch(&ctp_station_at(h->base, t)->v2_lost);
   }
 }
 
@@ -409,7 +419,8 @@ static inline __attribute__((always_inline)) size_t emit_same(struct ct_harvest 
     return 0;
   const uint16_t gen = (uint16_t)st->gen;
   const struct ct_clock ck = h->cclock; /* in registers: stores through s.p alias h */
-  const _Atomic uint64_t *lost = &ctp_station_at(h->base, i)->v2_lost;
+  /* NULL under --pack: no drop count to watch (drops). */
+  const _Atomic uint64_t *lost = h->pack ? NULL : &ctp_station_at(h->base, i)->v2_lost;
   const uint64_t dropped = st->dropped;
   const struct ctp_rec *const r0 = r, *const e = rec_at(r, stride, n);
   for (; r != e; r = rec_at(r, stride, 1)) {
@@ -419,7 +430,7 @@ static inline __attribute__((always_inline)) size_t emit_same(struct ct_harvest 
       break;
     uint8_t kind = r->kind, wait = r->wait;
     if ((kind != CTP_KIND_SUSPEND && kind != CTP_KIND_RESUME && kind != CTP_KIND_WAKE) ||
-        wait >= CTP_WAIT_MAX_ || atomic_load_explicit(lost, memory_order_relaxed) != dropped)
+        wait >= CTP_WAIT_MAX_ || (lost && atomic_load_explicit(lost, memory_order_relaxed) != dropped))
       break;
     if ((size_t)((const char *)e - (const char *)r) > PREFETCH_AHEAD * stride)
       prefetch_rec(h, rec_at(r, stride, PREFETCH_AHEAD), stride);
@@ -473,7 +484,7 @@ static inline __attribute__((always_inline)) size_t emit_two(struct ct_harvest *
     last[k] = st[k]->last_ts;
     dropped[k] = st[k]->dropped;
     gen[k] = (uint16_t)st[k]->gen;
-    lost[k] = &ctp_station_at(h->base, i[k])->v2_lost;
+    lost[k] = h->pack ? NULL : &ctp_station_at(h->base, i[k])->v2_lost; /* as emit_same's */
   }
   struct ct_ctw_pair s;
   if (!ct_ctw_pair_begin(enc, &s, probe, ev, tid))
@@ -490,7 +501,8 @@ static inline __attribute__((always_inline)) size_t emit_two(struct ct_harvest *
       break;
     uint8_t kind = r->kind, wait = r->wait;
     if ((kind != CTP_KIND_SUSPEND && kind != CTP_KIND_RESUME && kind != CTP_KIND_WAKE) ||
-        wait >= CTP_WAIT_MAX_ || atomic_load_explicit(lost[k], memory_order_relaxed) != dropped[k])
+        wait >= CTP_WAIT_MAX_ ||
+        (lost[k] && atomic_load_explicit(lost[k], memory_order_relaxed) != dropped[k]))
       break;
     if ((size_t)((const char *)e - (const char *)r) > PREFETCH_AHEAD * stride) {
       const struct ctp_rec *f = rec_at(r, stride, PREFETCH_AHEAD);
