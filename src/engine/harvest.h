@@ -145,6 +145,8 @@ struct ct_harvest {
   size_t ngaps, capgaps;
   uint32_t *rel_now, *rel_prev; /* destroyed in this pass / the previous one */
   size_t nrel_now, nrel_prev, caprel_now, caprel_prev;
+  uint32_t *rel_tmp; /* release's sort: its other half */
+  size_t caprel_tmp;
   uint32_t rings_owned; /* last scan: rings in state OWNED */
   uint32_t populated;   /* rings [0, populated) are mapped in (ct_rings_populate) */
   int final;            /* the last pass: nothing held back */

@@ -86,6 +86,7 @@ void ct_rings_free(struct ct_harvest *h) {
   free(h->merge);
   free(h->rel_now);
   free(h->rel_prev);
+  free(h->rel_tmp);
   free(h->pks);
   free(h->pks_tmp);
   free(h->pkb);
@@ -97,7 +98,7 @@ void ct_rings_free(struct ct_harvest *h) {
   h->pkb = NULL;
   h->rs = NULL;
   h->batch = h->merge = NULL;
-  h->rel_now = h->rel_prev = NULL;
+  h->rel_now = h->rel_prev = h->rel_tmp = NULL;
 }
 
 /* Rings mapped in ahead of the target's claims. Mapping all 64 MiB of the
