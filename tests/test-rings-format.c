@@ -301,6 +301,59 @@ static void run(int keep, int jsonl, struct out *o) {
   free(map);
 }
 
+/* Stations destroyed in one pass, in no order, come back in station order
+ * once the next pass is written (release: consecutive creates then take
+ * neighbouring stations, four to a page of the shared memory). */
+static void release_order(void) {
+  static const uint32_t order[] = {9, 3, 12, 7, 5, 1};
+  enum { N = sizeof order / sizeof order[0] };
+  size_t len;
+  void *map = ct_fmt_map(NST, NRING, &len);
+  ASSERT_NOT_NULL(map);
+  struct ctp_header *hdr = map;
+  hdr->allocated_count = NST;
+  struct ct_sink sink;
+  memset(&sink, 0, sizeof sink);
+  ASSERT_OK(ct_ctw_open(&sink.enc, NULL));
+  struct out o = {0};
+  struct ct_ctw_to to = {.chunk = on_chunk, .line = on_line, .ctx = &o};
+  ct_ctw_redirect(sink.enc, &to);
+  struct ct_procs procs = {0};
+  struct ct_clock clock;
+  ct_clock_init(&clock, CTP_CLOCK_MONO);
+  struct ct_harvest h;
+  ASSERT_OK(ct_harvest_init(&h, map, len, NST, &procs, &sink, &clock));
+  uint8_t blk[sizeof(struct seg) + 2 * N * sizeof(struct ctp_rec) + 2 * SEG_END_BYTES];
+  size_t bl = 0;
+  put_seg(blk, &bl, SEG_RECS, 2 * N, 7000);
+  for (unsigned k = 0; k < 2 * N; k++) {
+    uint32_t i = order[k / 2];
+    struct ctp_station *s = ctp_station_at(map, i);
+    s->probe_id = probe_of(i);
+    s->gen = 1;
+    atomic_store_explicit(&s->ext_flags, CTP_STF_EXT | CTP_STF_RINGS, memory_order_release);
+    struct ctp_rec r = {.ts = 1000 + k, .station = i, .gen = 1,
+                        .kind = k % 2 ? CTP_KIND_DESTROY : CTP_KIND_CREATE};
+    memcpy(blk + bl, &r, sizeof r);
+    bl += sizeof r;
+  }
+  for (unsigned p = 0; p < 2; p++) { /* the pass of the destroys, then the next */
+    put_seg(blk, &bl, SEG_END, 0, 0);
+    memset(blk + bl, 0, SEG_END_BYTES - sizeof(struct seg));
+    memcpy(blk + bl, &clock, sizeof clock);
+    bl += SEG_END_BYTES - sizeof(struct seg);
+  }
+  ct_rings_on_block(&h, (const char *)blk, bl, 0);
+  struct ctp_queue *q = ctp_queue_at(map, hdr->station_q_off);
+  ASSERT_UINT64_EQ(atomic_load(&q->tail), N);
+  for (unsigned e = 1; e < N; e++)
+    ASSERT_UINT64_GT(atomic_load(&q->ent[e]), atomic_load(&q->ent[e - 1]));
+  ct_ctw_free(sink.enc);
+  ct_harvest_free(&h);
+  free(map);
+  free(o.p);
+}
+
 /* a's bytes are b's (what names a). */
 static void same(const struct out *a, const struct out *b, const char *what) {
   ASSERT_UINT64_GT(a->n, 4 * CT_CTW_CHUNK); /* several chunks */
@@ -384,6 +437,7 @@ uint64_t ct_cov_hits[CT_COV_N_];
 
 int main(void) {
   struct out kept = {0}, batch = {0}, general = {0};
+  release_order();
   run(1, 0, &kept);
   run(0, 0, &batch);
   run(1, 1, &general);
