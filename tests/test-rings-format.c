@@ -332,8 +332,8 @@ static void release_order(void) {
     s->probe_id = probe_of(i);
     s->gen = 1;
     atomic_store_explicit(&s->ext_flags, CTP_STF_EXT | CTP_STF_RINGS, memory_order_release);
-    struct ctp_rec r = {.ts = 1000 + k, .station = i, .gen = 1,
-                        .kind = k % 2 ? CTP_KIND_DESTROY : CTP_KIND_CREATE};
+    struct ctp_rec r = {
+        .ts = 1000 + k, .station = i, .gen = 1, .kind = k % 2 ? CTP_KIND_DESTROY : CTP_KIND_CREATE};
     memcpy(blk + bl, &r, sizeof r);
     bl += sizeof r;
   }

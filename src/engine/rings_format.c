@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/radix.h"
 #include "common/runsort.h"
 #include "engine/rings_int.h"
 #include "engine/sink.h"
@@ -323,24 +324,14 @@ static inline void emit(struct ct_harvest *h, const struct ctp_rec *r, uint32_t 
 /* Released stations ahead of the one looked at whose state is fetched. */
 #define RELEASE_AHEAD 8
 
-/* The n stations at *a in ascending order (LSD radix, a byte a round, only
- * the rounds below n's top byte), *tmp (capacity *cap) the other half; they
- * may trade places. Left as they are without the memory. */
-static void sort_stations(uint32_t **a, uint32_t **tmp, size_t *cap, size_t n, uint32_t top) {
-  if (n < 2 || ct_grow((void **)tmp, cap, n, sizeof(uint32_t), CT_GROW_FIRST))
-    return;
-  for (unsigned sh = 0; sh < 32 && (sh == 0 || top >> sh); sh += 8) {
-    size_t count[257] = {0};
-    for (size_t k = 0; k < n; k++)
-      count[((*a)[k] >> sh & 0xff) + 1]++;
-    for (unsigned d = 1; d < 257; d++)
-      count[d] += count[d - 1];
-    for (size_t k = 0; k < n; k++)
-      (*tmp)[count[(*a)[k] >> sh & 0xff]++] = (*a)[k];
-    uint32_t *t = *a;
-    *a = *tmp;
-    *tmp = t;
-  }
+/* Two station lists (and their capacities) trade places. */
+static void swap_lists(uint32_t **a, size_t *ca, uint32_t **b, size_t *cb) {
+  uint32_t *t = *a;
+  size_t tc = *ca;
+  *a = *b;
+  *ca = *cb;
+  *b = t;
+  *cb = tc;
 }
 
 /* Stations destroyed in the previous pass: this pass drained every ring to a
@@ -355,12 +346,10 @@ static void release(struct ct_harvest *h) {
    * ours in incarnate) share pages instead of taking a TLB miss each (on a
    * VM a two-level walk); our state lines below are read in order too. The
    * capacity of rel_prev and rel_tmp trade places with them. */
-  size_t cap = h->caprel_prev;
-  uint32_t *was = h->rel_prev;
-  sort_stations(&h->rel_prev, &h->rel_tmp, &h->caprel_tmp, h->nrel_prev, h->n - 1);
-  if (h->rel_prev != was) {
-    h->caprel_prev = h->caprel_tmp;
-    h->caprel_tmp = cap;
+  size_t n = h->nrel_prev;
+  if (n > 1 && !ct_grow((void **)&h->rel_tmp, &h->caprel_tmp, n, sizeof(uint32_t), CT_GROW_FIRST) &&
+      ct_radix_u32(h->rel_prev, h->rel_tmp, n, h->n - 1) != h->rel_prev) {
+    swap_lists(&h->rel_prev, &h->caprel_prev, &h->rel_tmp, &h->caprel_tmp);
   }
   for (size_t k = 0; k < h->nrel_prev; k++) {
     /* Their states were last touched a pass ago, when the destroys came: a
@@ -379,13 +368,8 @@ static void release(struct ct_harvest *h) {
   }
   if (h->released != before && h->lossless)
     ct_harvest_wake_waiters(h); /* a writer may wait for a station */
-  uint32_t *t = h->rel_prev;
-  size_t tc = h->caprel_prev;
-  h->rel_prev = h->rel_now;
-  h->caprel_prev = h->caprel_now;
+  swap_lists(&h->rel_prev, &h->caprel_prev, &h->rel_now, &h->caprel_now);
   h->nrel_prev = h->nrel_now;
-  h->rel_now = t;
-  h->caprel_now = tc;
   h->nrel_now = 0;
 }
 
@@ -464,7 +448,8 @@ static inline __attribute__((always_inline)) size_t emit_same(struct ct_harvest 
       break;
     uint8_t kind = r->kind, wait = r->wait;
     if ((kind != CTP_KIND_SUSPEND && kind != CTP_KIND_RESUME && kind != CTP_KIND_WAKE) ||
-        wait >= CTP_WAIT_MAX_ || (lost && atomic_load_explicit(lost, memory_order_relaxed) != dropped))
+        wait >= CTP_WAIT_MAX_ ||
+        (lost && atomic_load_explicit(lost, memory_order_relaxed) != dropped))
       break;
     if ((size_t)((const char *)e - (const char *)r) > PREFETCH_AHEAD * stride)
       prefetch_rec(h, rec_at(r, stride, PREFETCH_AHEAD), stride);
