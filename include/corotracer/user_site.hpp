@@ -392,24 +392,67 @@ inline bool poisoned(const std::uintptr_t *w) noexcept {
 #endif
 }
 
+// The frame record (x86-64, AArch64: the saved frame pointer, then the
+// return address) that the one at rec links to, when it looks like one:
+// above rec and below to, aligned, its return address in the executable's
+// code after a call; else nullptr.
+__attribute__((no_sanitize_address)) inline const std::uintptr_t *
+next_record(const ExeMap &m, const std::uintptr_t *rec, const void *to) noexcept {
+  std::uintptr_t n = rec[0];
+  if (n <= reinterpret_cast<std::uintptr_t>(rec) ||
+      n + 2 * sizeof n > reinterpret_cast<std::uintptr_t>(to) || n % sizeof n)
+    return nullptr;
+  const auto *next = reinterpret_cast<const std::uintptr_t *>(n);
+  return next[1] - m.lo < m.hi - m.lo && after_call(next[1], m.lo) ? next : nullptr;
+}
+
+// The return-address word of frame record rec, when the frame-pointer chain
+// from it holds for two more records (code built with frame pointers, as
+// sanitizer builds are: the chain is the stack's frames, and a code address
+// in any other word is stale); else nullptr: without frame pointers the word
+// at rec is whatever the caller kept in that register, the chain is not
+// trusted, and any word may be a return address.
+__attribute__((no_sanitize_address)) inline const std::uintptr_t *
+chain_start(const ExeMap &m, const std::uintptr_t *rec, const void *to) noexcept {
+  if (!rec || reinterpret_cast<std::uintptr_t>(rec) % sizeof *rec || rec + 2 > to)
+    return nullptr;
+  const std::uintptr_t *r1 = next_record(m, rec, to);
+  return r1 && next_record(m, r1, to) ? rec + 1 : nullptr;
+}
+
 // find()'s scan: the stack word holding its answer, or nullptr. below: a
 // word under it in an Asio composed operation's operator() is passed over
-// (the operation whose first step starts now, below the user's call).
+// (the operation whose first step starts now, below the user's call). rec:
+// a frame record at or below from (a hook's __builtin_frame_address(0)), or
+// nullptr. When the frame-pointer chain from it holds (chain_start), a word
+// below the chain's last record that is not one of its return addresses is
+// passed over: a stale return address that no frame overwrote (under ASan, a
+// server's accept named at the line of a client connect's step, in Asio's
+// range_connect_op, which had run on that thread before); the words beyond
+// the chain's end are scanned as without it.
 __attribute__((no_sanitize_address)) inline const std::uintptr_t *
-find_word(const void *from, const void *to, Skip skip = Skip::runtime,
-          const void *below = nullptr) noexcept {
+find_word(const void *from, const void *to, Skip skip = Skip::runtime, const void *below = nullptr,
+          const void *rec = nullptr) noexcept {
   const ExeMap &m = exe();
   auto *p = reinterpret_cast<const std::uintptr_t *>(
       (reinterpret_cast<std::uintptr_t>(from) + sizeof(std::uintptr_t) - 1) &
       ~(sizeof(std::uintptr_t) - 1));
   auto *end = std::min(p + kMaxWords, reinterpret_cast<const std::uintptr_t *>(to));
   const std::uintptr_t lo = m.lo, span = m.hi - m.lo; // not reloaded after each table store
+  // The chain's next return-address word at or above p, while the chain holds.
+  const std::uintptr_t *slot = chain_start(m, static_cast<const std::uintptr_t *>(rec), to);
   for (; p < end; p++) {
     std::uintptr_t ra = *p;
     if (ra - lo < span && stops_scan(m, ra) && !poisoned(p) &&
         (skip == Skip::runtime || !range_at(m.teardown, ra - 1)) &&
-        !(static_cast<const void *>(p) < below && composed_at(m, ra)))
-      return p;
+        !(static_cast<const void *>(p) < below && composed_at(m, ra))) {
+      while (slot && slot < p) {
+        const std::uintptr_t *next = next_record(m, slot - 1, to);
+        slot = next ? next + 1 : nullptr;
+      }
+      if (!slot || slot == p)
+        return p;
+    }
   }
   return nullptr;
 }
@@ -481,7 +524,7 @@ private:
   [[gnu::noinline]] __attribute__((no_sanitize_address)) static const void *
   miss(const std::uintptr_t *f, const void *to, Entry &e, std::uintptr_t ret,
        std::uintptr_t depth) noexcept {
-    const std::uintptr_t *w = detail::find_word(f, to);
+    const std::uintptr_t *w = detail::find_word(f, to, Skip::runtime, nullptr, f);
     if (!w)
       return nullptr;
     e = {ret, depth, static_cast<std::size_t>(w - f), *w};
@@ -537,9 +580,9 @@ find_first_step(const void *from, const void *frame, const void *pc) noexcept {
   if (pc && detail::runtime_at(m, reinterpret_cast<std::uintptr_t>(pc)))
     w = *ret - m.lo < m.hi - m.lo && detail::stops_scan(m, *ret)
             ? ret
-            : detail::find_word(ret + 1, st.end);
+            : detail::find_word(ret + 1, st.end, Skip::runtime, nullptr, frame);
   else
-    w = detail::find_word(from, st.end, Skip::runtime, ret);
+    w = detail::find_word(from, st.end, Skip::runtime, ret, from);
   return w ? reinterpret_cast<const void *>(*w) : nullptr;
 }
 
