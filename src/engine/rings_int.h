@@ -130,8 +130,10 @@ void ct_rings_pass_span(struct ct_harvest *h, uint64_t *lo, uint64_t *hi);
  * h->gaps whose v2_lost there is beyond the one its numbering took in
  * (docs/ROUTE1.md item 4): its next ev goes past the lost events, as an
  * ordinary record of it would (emit_all), for a coroutine that only
- * switches in packs. */
-void ct_rings_gaps(struct ct_harvest *h, uint64_t ts);
+ * switches in packs. With defer, the entries of stations not live yet stay
+ * in h->gaps (their create is in the pass: a call after its records gives
+ * them their gap), else every entry is used up. */
+void ct_rings_gaps(struct ct_harvest *h, uint64_t ts, int defer);
 
 /* The block handler (sink.c): our own bytes, still checked against len.
  * Segments become runs in the block while the sink lets us keep it (keep)
