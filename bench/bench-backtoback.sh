@@ -5,7 +5,8 @@
 # alternating the modes (a load that comes and goes hits all alike):
 #   default          the full binary trace (the harvest loop SCHED_FIFO when granted)
 #   flight           --flight 64M --dump-on exit (bounded memory: no spill file)
-#   flight-pack      the same with --pack (packs under --flight, opt-in: docs/ROUTE1.md)
+#   flight-records   the same with --no-pack (switch records; packs are the default under
+#                    --flight since 2026-11-29: docs/ROUTE1.md; flight-pack: --pack, the same as flight)
 #   no-realtime      --no-realtime (the harvest loop SCHED_OTHER, as in a container
 #                    without CAP_SYS_NICE)
 #   flight-nort      both
@@ -40,7 +41,7 @@ ct=$O/bin/corotracer sw=$O/bench/bench-coswitch
 [ -x "$ct" ] && [ -x "$sw" ] || { echo "bench-backtoback: build first: make O=$O" >&2; exit 2; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-backtoback.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-modes=${MODES:-default flight flight-pack no-realtime flight-nort}
+modes=${MODES:-default flight flight-records no-realtime flight-nort}
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "-") }'; }
 # num KEY LINE: KEY's numeric value in a JSON line.
 num() { echo "$2" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
@@ -54,6 +55,7 @@ while [ $i -lt "$rounds" ]; do
       default) set -- ;;
       flight) set -- --flight 64M --dump-on exit ;;
       flight-pack) set -- --pack --flight 64M --dump-on exit ;;
+      flight-records) set -- --no-pack --flight 64M --dump-on exit ;;
       no-realtime) set -- --no-realtime ;;
       flight-nort) set -- --flight 64M --dump-on exit --no-realtime ;;
     esac

@@ -20,7 +20,7 @@ COROS=300 FINAL=200
 d=$T/crash; mkdir "$d"
 # --rings 4 --ring-kib 64: the writer's spares stop at three rings (6144
 # records), which 2*10^6 switches overflow as packs too (~30 a record,
-# --pack).
+# the default).
 "$COROTRACER" run --flight 8M --rings 4 --ring-kib 64 -o "$d/f.ctrace" -- "$PROG" $COROS 2000000 $FINAL \
   > /dev/null 2> "$d/err"
 rc=$?
@@ -54,10 +54,10 @@ d=$T/race; mkdir "$d"
 # Creates, a resume and suspend each, the first resume, two events a switch,
 # the last suspend, the final exits (resume, exit, destroy).
 want=$((COROS + 2 * COROS + 1 + 2 * 1000000 + 1 + 3 * FINAL))
-# Switch records (the default under --flight) twice, packs once (--pack:
-# the writer takes back whole packs).
+# Packs (the default under --flight: the writer takes back whole packs)
+# twice, switch records once (--no-pack).
 for i in 1 2 3; do
-  pk=; [ $i = 3 ] && pk=--pack
+  pk=; [ $i = 3 ] && pk=--no-pack
   "$COROTRACER" run $pk --flight 8M --rings 4 --ring-kib 64 -o "$d/f$i.ctrace" -- \
     "$PROG" $COROS 1000000 $FINAL run > "$d/out" 2> "$d/err"
   rc=$?

@@ -3,7 +3,9 @@
  * order across rings, ties in the order they were captured, whether the formatter
  * may keep the blocks (the packs then point into them) or not (their bytes copied),
  * and both ways give each pack's bytes as written. A pack whose framing cannot be
- * true is counted bad, the other records of a segment go to the batch. */
+ * true is counted bad, the other records of a segment go to the batch. And the time a
+ * full ring's pass stops at (rings.c ct_rings_cut, --flight): a pack header's, never
+ * a continuation record's entry bytes read as a time. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,8 +110,61 @@ static void pass(void) {
   }
 }
 
+/* A full ring of CAP records, from t on: packs (1 to 7 continuation
+ * records, their last one's first bytes entry bytes then the zeros after the
+ * last entry: a small number as a ts) and now and then a record. The cut at
+ * t + CAP - 1 is the ts of the header of the record or pack holding it, past
+ * the end of the first one (a pass takes something); read as the record
+ * there, it was below the ring's first ts whenever that record was a pack's
+ * last (test-flight leg 12 under TSan: whole rings neither harvested nor
+ * lost). */
+#define CAP 64u
+static void cut(uint64_t t) {
+  struct ctp_rec recs[CAP];
+  uint64_t hdr_at[2 * CAP], ts = UINT64_C(1) << 40, first_end = 0;
+  unsigned nh = 0;
+  memset(recs, 0, sizeof recs);
+  for (uint64_t i = t; i < t + CAP;) {
+    uint32_t nrec = 1 + (uint32_t)(rnd() % (CTP_PACK_RECS - 1));
+    if (rnd() % 6 == 0 || i + 1 + nrec > t + CAP)
+      nrec = 0; /* a record */
+    struct ctp_pack *pk = (struct ctp_pack *)&recs[i & (CAP - 1)];
+    ts += 1 + rnd() % 1000;
+    pk->ts0 = ts;
+    pk->kind = nrec ? CTP_KIND_PACK : CTP_KIND_WAKE;
+    pk->nrec = (uint8_t)nrec;
+    pk->nent = 1;
+    pk->span = nrec ? 1 + (uint32_t)(rnd() % 500) : 0;
+    pk->nbytes = (uint8_t)(nrec ? 32u * (nrec - 1) + 1 + rnd() % 5 : 0);
+    for (uint32_t k = 0; k < nrec; k++) {
+      uint8_t *b = (uint8_t *)&recs[(i + 1 + k) & (CAP - 1)];
+      for (uint32_t j = 0; j < (k + 1 < nrec ? 32u : pk->nbytes - 32u * k); j++)
+        b[j] = (uint8_t)(1 + rnd() % 255);
+    }
+    if (i == t)
+      first_end = ts + pk->span;
+    hdr_at[nh++] = i;
+    ts += pk->span;
+    i += 1u + nrec;
+  }
+  struct ct_harvest h;
+  memset(&h, 0, sizeof h);
+  h.cap = CAP;
+  h.pack = 1;
+  uint64_t first, at = t + CAP - 1, want = 0;
+  for (unsigned k = 0; k < nh && hdr_at[k] <= at; k++)
+    want = recs[hdr_at[k] & (CAP - 1)].ts;
+  uint64_t got = ct_rings_cut(&h, recs, t, at, &first);
+  ASSERT_UINT64_GT(got, 1u << 20); /* a time, not entry bytes */
+  ASSERT_UINT64_EQ(got, want);
+  ASSERT_UINT64_EQ(first, first_end);
+  ASSERT_UINT64_GT(want, first);
+}
+
 int main(void) {
   for (int i = 0; i < 200; i++)
     pass();
+  for (uint64_t t = 0; t < 2000; t++)
+    cut(t * 7);
   return 0;
 }

@@ -229,6 +229,32 @@ static int put_chunk(void *ctx, const uint8_t *p, size_t n, uint32_t count) {
   return rc ? rc : put(to->fd, p, n);
 }
 
+/* Contract: see flight.h. The `dropped` record comes after the pinned
+ * `meta` (a decoder starts a run's counts afresh at one) and before the
+ * snapshot and the window's end record: a decoder that saw it knows the
+ * packs dropped before the window are in the end's harvested, so that its
+ * events are harvested + lost even when no coroutine was alive at the
+ * window's start (no snapshot record to say so: ctrace_pack.c). */
+int ct_flight_begin(struct ct_flight *f,
+                    int (*put)(void *ctx, const uint8_t *p, size_t n, uint32_t k), void *ctx,
+                    uint64_t *snapshot, uint64_t *untracked) {
+  /* The lines of dropped chunks; the window's own chunks carry the rest. */
+  int rc = f->npin_out ? put(ctx, (const uint8_t *)f->pin.p, f->pin_out, f->npin_out) : 0;
+  if (!rc && f->dropped_chunks) {
+    char line[96];
+    uint8_t e[128], *q = e;
+    int n =
+        snprintf(line, sizeof line, "{" CT_KQ(TYPE) "\"dropped\"," CT_KQ(DROPPED_CHUNKS) "%llu}",
+                 (unsigned long long)f->dropped_chunks);
+    *q++ = CTR_OP_LINE;
+    q = ctr_put_varint(q, (uint64_t)n);
+    memcpy(q, line, (size_t)n);
+    rc = put(ctx, e, (size_t)(q + n - e), 1);
+  }
+  /* The coroutines alive at the window's start, as the dropped chunks left them. */
+  return rc ? rc : ct_fsnap_emit(f->snap, put, ctx, snapshot, untracked);
+}
+
 /* The ts of the window's first event (a chunk of lines only has none). */
 static uint64_t window_start(const struct ct_flight *f) {
   for (const struct fl_chunk *c = f->head; c; c = c->next)
@@ -340,14 +366,10 @@ static int write_dump(struct ct_flight *f, struct ct_outfile *o, const char *tri
   memcpy(h.magic, CTR_MAGIC, CTR_MAGIC_LEN);
   int rc = put(o->fd, &h, sizeof h);
   struct put_to to = {.fd = o->fd, .f = f};
-  /* The lines of dropped chunks; the window's own chunks carry the rest. */
-  if (!rc && f->npin_out)
-    rc = put_chunk(&to, (const uint8_t *)f->pin.p, f->pin_out, f->npin_out);
-  /* The coroutines alive at the window's start, as the dropped chunks left them. */
   uint64_t snapshot = 0, untracked = 0;
   if (!rc) {
     pthread_mutex_lock(&f->mu); /* the live view may be emitting it too */
-    rc = ct_fsnap_emit(f->snap, put_chunk, &to, &snapshot, &untracked);
+    rc = ct_flight_begin(f, put_chunk, &to, &snapshot, &untracked);
     pthread_mutex_unlock(&f->mu);
   }
   for (struct fl_chunk *c = f->head; c && !rc; c = c->next)

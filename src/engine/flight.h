@@ -104,6 +104,16 @@ void ct_flight_free(struct ct_flight *f);
  * kept for every dump. */
 void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64_t ts1);
 void ct_flight_line(void *ctx, const char *s, size_t n);
+/* A window's start, as a dump and the live view write it, each chunk
+ * handed to put (payload, bytes, entries; non-zero stops and is returned):
+ * the pinned lines of dropped chunks, the `dropped` record when chunks were
+ * dropped (docs/TRACE_FORMAT.md "Flight windows": the end record's
+ * harvested counts their events, seeded by a snapshot or not), then the
+ * snapshot (*snapshot, *untracked as ct_fsnap_emit's). The caller holds
+ * f->mu. */
+int ct_flight_begin(struct ct_flight *f,
+                    int (*put)(void *ctx, const uint8_t *p, size_t n, uint32_t k), void *ctx,
+                    uint64_t *snapshot, uint64_t *untracked);
 /* The header of a chunk of ours (pinned lines, snapshot) whose payload is
  * p (n bytes, count entries), tagged as the window's chunks are (f->tag:
  * the caller holds mu, or is the formatter). */

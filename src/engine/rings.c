@@ -602,12 +602,31 @@ static int stations_short(struct ct_harvest *h) {
 /* Bounded passes one scan takes at most (ct_rings_scan). */
 #define PASSES_PER_SCAN 8u
 
+/* Contract: see rings_int.h. */
+uint64_t ct_rings_cut(const struct ct_harvest *h, const struct ctp_rec *recs, uint64_t t,
+                      uint64_t at, uint64_t *first) {
+  uint64_t m = h->cap - 1, i = t;
+  *first = recs[t & m].ts;
+  if (!h->pack)
+    return recs[at & m].ts;
+  for (;;) {
+    const struct ctp_pack *pk = (const struct ctp_pack *)&recs[i & m];
+    uint64_t n = pk->kind == CTP_KIND_PACK && pk->nrec < CTP_PACK_RECS ? 1u + pk->nrec : 1u;
+    if (i == t && n > 1)
+      *first = pk->ts0 + pk->span;
+    if (i + n > at)
+      return recs[i & m].ts;
+    i += n;
+  }
+}
+
 /* The pass's time limit: limit, or lower when a ring is full (a backlog:
  * its writer went on in a spare or waits): then its last record's ts (but
- * above its first one: a pass always takes something). Records stamped at
- * or after it wait for the next pass, in every ring: time order holds, and
- * the spares filled after this ring wait. A pass then holds about a ring of
- * records (the formatter's sort arrays are sized for two). */
+ * above the end of its first record or pack: a pass always takes
+ * something). Records stamped at or after it wait for the next pass, in
+ * every ring: time order holds, and the spares filled after this ring
+ * wait. A pass then holds about a ring of records (the formatter's sort
+ * arrays are sized for two). */
 static uint64_t pass_limit(struct ct_harvest *h, uint32_t nr, uint64_t limit) {
   uint64_t q = h->cap - 1;
   for (uint32_t r = 0; r < nr; r++) {
@@ -615,8 +634,7 @@ static uint64_t pass_limit(struct ct_harvest *h, uint32_t nr, uint64_t limit) {
     uint64_t t = h->rs[r].tail, head = atomic_load_explicit(&rg->head, memory_order_acquire);
     if (head <= t + q || head - t > h->cap) /* few, or not true (drain_ring says) */
       continue;
-    const struct ctp_rec *recs = ctp_ring_recs(rg);
-    uint64_t cut = recs[(t + q) & (h->cap - 1)].ts, first = recs[t & (h->cap - 1)].ts;
+    uint64_t first, cut = ct_rings_cut(h, ctp_ring_recs(rg), t, t + q, &first);
     if (cut <= first)
       cut = first + 1;
     if (cut < limit)

@@ -667,7 +667,7 @@ static void consume_pass(struct ct_harvest *h) {
     if (lo > hi)
       lo = hi = h->cclock.ta; /* nothing in the pass: at its clock's anchor */
     if (h->overwrite)
-      ct_rings_gaps(h, lo);
+      ct_rings_gaps(h, lo, 1);
   }
   if (h->npks || gaps)
     ct_ctw_hold(h->sink->enc, 1);
@@ -692,8 +692,13 @@ static void consume_pass(struct ct_harvest *h) {
   } else {
     merge_runs(h);
   }
-  if (gaps && !h->overwrite)
-    ct_rings_gaps(h, hi);
+  /* Overwrite mode: what is left are the coroutines whose create is in this
+   * pass (not live at its start: a gap before their create would be lost,
+   * and their pack events numbered on across the hole, seen as "resumed
+   * while running" in test-flight-crash); after the pass's records, early
+   * rather than never (the hole is after their create). */
+  if (gaps)
+    ct_rings_gaps(h, hi, 0);
   if (h->sink->enc && h->pack)
     ct_ctw_hold(h->sink->enc, 0);
   ct_sink_release_held(h->sink);

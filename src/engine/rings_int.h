@@ -92,6 +92,19 @@ uint32_t ct_rings_open_take(struct ct_harvest *h, struct ctp_ring *rg, struct ct
  * (skip its records), else 1. */
 int ct_rings_open_rest(struct ct_ring_state *rs, uint64_t at, struct ctp_rec *recs);
 
+/* rings.c. Ring recs's time at record at (the pass's limit when the ring
+ * is full, --flight: about a ring a pass), t its first unread record: the
+ * ts of the last record or pack header at or before at, walked header to
+ * header from t under --pack (a pack's continuation records hold entry
+ * bytes, not a time: read as one, a small value put the limit below the
+ * ring's first record, no pass took anything, and the final scan left
+ * whole rings neither harvested nor lost). *first is set to when the
+ * record or pack at t ends (a pack's last entry). The bytes are the
+ * writer's, maybe being written over: at most at - t steps whatever they
+ * hold; a wrong time only sizes a pass. */
+uint64_t ct_rings_cut(const struct ct_harvest *h, const struct ctp_rec *recs, uint64_t t,
+                      uint64_t at, uint64_t *first);
+
 /* rings_pack.c (--pack, docs/ROUTE1.md). The n records of a segment with
  * packs (rings.c pack_at): each pack, after the checks its framing needs
  * (its entries are the decoder's to check), to the pass's packs: pointed to
@@ -117,8 +130,10 @@ void ct_rings_pass_span(struct ct_harvest *h, uint64_t *lo, uint64_t *hi);
  * h->gaps whose v2_lost there is beyond the one its numbering took in
  * (docs/ROUTE1.md item 4): its next ev goes past the lost events, as an
  * ordinary record of it would (emit_all), for a coroutine that only
- * switches in packs. */
-void ct_rings_gaps(struct ct_harvest *h, uint64_t ts);
+ * switches in packs. With defer, the entries of stations not live yet stay
+ * in h->gaps (their create is in the pass: a call after its records gives
+ * them their gap), else every entry is used up. */
+void ct_rings_gaps(struct ct_harvest *h, uint64_t ts, int defer);
 
 /* The block handler (sink.c): our own bytes, still checked against len.
  * Segments become runs in the block while the sink lets us keep it (keep)

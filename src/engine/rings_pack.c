@@ -178,13 +178,16 @@ void ct_rings_pass_span(struct ct_harvest *h, uint64_t *lo, uint64_t *hi) {
 }
 
 /* Contract: see rings_int.h. */
-void ct_rings_gaps(struct ct_harvest *h, uint64_t ts) {
+void ct_rings_gaps(struct ct_harvest *h, uint64_t ts, int defer) {
   uint64_t ns = ct_clock_ns(&h->cclock, ts);
+  size_t kept = 0;
   for (size_t k = 0; k < h->ngaps; k++) {
     uint32_t i = h->gaps[k].station;
     if (i >= h->n)
       continue;
     struct ct_station_state *st = &h->st[i];
+    if (!st->live && defer)
+      h->gaps[kept++] = h->gaps[k];
     if (!st->live || st->destroyed || st->queued)
       continue;
     uint64_t d = h->gaps[k].lost;
@@ -204,7 +207,7 @@ void ct_rings_gaps(struct ct_harvest *h, uint64_t ts) {
     st->dropped = d;
     ct_ctw_gap(h->sink->enc, st->probe_id, st->next_ev, ns);
   }
-  h->ngaps = 0;
+  h->ngaps = kept;
 }
 
 /* Contract: see rings_int.h. */

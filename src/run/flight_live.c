@@ -32,17 +32,15 @@ static int frame(void *ctx, const uint8_t *p, size_t n, uint32_t count) {
   return 0;
 }
 
-/* struct ct_live_source's begin: the pinned lines of dropped chunks, then
- * the snapshot, as a dump starts (flight.c ct_flight_dump). */
+/* struct ct_live_source's begin: the pinned lines of dropped chunks, the
+ * `dropped` record, then the snapshot, as a dump starts (ct_flight_begin). */
 static int live_begin(void *ctx, struct ct_live_cursor *cur, uint8_t **buf, size_t *n) {
   struct ct_flight *f = ctx;
   struct ct_buf fr = {0};
   uint64_t count, untracked;
   pthread_mutex_lock(&f->mu);
   struct frame_to to = {.fr = &fr, .f = f};
-  int rc = f->npin_out ? frame(&to, (const uint8_t *)f->pin.p, f->pin_out, f->npin_out) : 0;
-  if (!rc)
-    rc = ct_fsnap_emit(f->snap, frame, &to, &count, &untracked);
+  int rc = ct_flight_begin(f, frame, &to, &count, &untracked);
   cur->seq = f->head ? f->head->seq : f->next_seq;
   cur->prev = NULL;
   pthread_mutex_unlock(&f->mu);

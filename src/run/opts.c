@@ -38,9 +38,9 @@ void ct_opts_usage(FILE *f) {
           "      --lossless-ms MS  longest such wait of one event (default 1000), then it counts a "
           "loss\n"
           "      --no-pack       switch records instead of packs (by default, in the binary\n"
-          "                      trace without --flight, the probe packs a scheduler's switches,\n"
+          "                      trace, --flight too, the probe packs a scheduler's switches,\n"
           "                      the engine moves the packs, readers expand them: docs/ROUTE1.md)\n"
-          "      --pack          packs with --flight too\n"
+          "      --pack          packs (the default wherever allowed)\n"
           "      --rings N       per-thread event rings offered to our probe (default %u, max %u;\n"
           "                      0: stations only, as the reference engine)\n"
           "      --ring-kib K    size of one ring in KiB, a power of two (default %u, %u with\n"
@@ -403,11 +403,11 @@ int ct_opts_parse(struct ct_opts *o, int argc, char **argv, char *why, size_t wh
   if (o->pack && (o->format != CT_FORMAT_CTRACE || o->also_jsonl || !o->rings))
     return bad(why, whylen, "--pack", "needs the binary trace and rings (not jsonl, --also-jsonl)");
   /* The default, where packs hold every guarantee: the binary trace with
-   * rings, without the flight recorder (--pack there: a loss in the middle of
-   * a coroutine's pack events shows no gap until its next ordinary record, and
-   * the take-backs of overwrite mode make such losses routine: docs/ROUTE1.md
-   * "Remaining" 4). */
-  if (!o->no_pack && o->format == CT_FORMAT_CTRACE && !o->also_jsonl && o->rings && !o->flight)
+   * rings, the flight recorder's too (since the gap entry: a loss in the
+   * middle of a coroutine's pack events, routine with overwrite mode's
+   * take-backs, moves its numbering at once; docs/ROUTE1.md "Remaining" 4
+   * and 10). */
+  if (!o->no_pack && o->format == CT_FORMAT_CTRACE && !o->also_jsonl && o->rings)
     o->pack = 1;
   return flight_check(o, why, whylen);
 }
