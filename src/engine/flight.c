@@ -186,11 +186,8 @@ static void pin_line(struct ct_flight *f, const char *s, size_t n) {
     f->pin_full = 1;
     return;
   }
-  uint8_t *p0 = (uint8_t *)f->pin.p, *p = p0 + f->pin.n;
-  *p++ = CTR_OP_LINE;
-  p = ctr_put_varint(p, n);
-  memcpy(p, s, n);
-  f->pin.n = (size_t)(p + n - p0);
+  uint8_t *p0 = (uint8_t *)f->pin.p;
+  f->pin.n = (size_t)(ctr_put_line(p0 + f->pin.n, s, n) - p0);
   f->npinned++;
 }
 
@@ -242,14 +239,11 @@ int ct_flight_begin(struct ct_flight *f,
   int rc = f->npin_out ? put(ctx, (const uint8_t *)f->pin.p, f->pin_out, f->npin_out) : 0;
   if (!rc && f->dropped_chunks) {
     char line[96];
-    uint8_t e[128], *q = e;
+    uint8_t e[128];
     int n =
         snprintf(line, sizeof line, "{" CT_KQ(TYPE) "\"dropped\"," CT_KQ(DROPPED_CHUNKS) "%llu}",
                  (unsigned long long)f->dropped_chunks);
-    *q++ = CTR_OP_LINE;
-    q = ctr_put_varint(q, (uint64_t)n);
-    memcpy(q, line, (size_t)n);
-    rc = put(ctx, e, (size_t)(q + n - e), 1);
+    rc = put(ctx, e, (size_t)(ctr_put_line(e, line, (size_t)n) - e), 1);
   }
   /* The coroutines alive at the window's start, as the dropped chunks left them. */
   return rc ? rc : ct_fsnap_emit(f->snap, put, ctx, snapshot, untracked);

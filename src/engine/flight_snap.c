@@ -243,11 +243,7 @@ int ct_fsnap_emit(struct ct_fsnap *t, int (*put)(void *ctx, const uint8_t *p, si
       rc = put(ctx, buf, len, k);
       len = k = 0;
     }
-    uint8_t *p = buf + len;
-    *p++ = CTR_OP_LINE;
-    p = ctr_put_varint(p, n);
-    memcpy(p, t->w.buf, n);
-    len = (size_t)(p + n - buf);
+    len = (size_t)(ctr_put_line(buf + len, t->w.buf, n) - buf);
     k++;
     ++*count;
   }

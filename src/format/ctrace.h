@@ -289,6 +289,14 @@ static inline uint8_t *ctr_put_varint(uint8_t *p, uint64_t v) {
   *p++ = (uint8_t)v;
   return p;
 }
+/* A line entry (CTR_OP_LINE: the n bytes of s, no '\n') at p, which has
+ * room for 11 + n bytes; returns its end. */
+static inline uint8_t *ctr_put_line(uint8_t *p, const char *s, size_t n) {
+  *p++ = CTR_OP_LINE;
+  p = ctr_put_varint(p, n);
+  memcpy(p, s, n);
+  return p + n;
+}
 /* NULL when the varint runs past e or is longer than 10 bytes. */
 static inline const uint8_t *ctr_get_varint(const uint8_t *p, const uint8_t *e, uint64_t *v) {
   if (p < e && *p < 0x80) { /* one byte: most of them (a ts delta, a small ev) */

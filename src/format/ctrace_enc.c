@@ -250,11 +250,7 @@ static void put_line(struct ct_ctw *e, const char *s, size_t n) {
     return;
   if (e->to.line)
     e->to.line(e->to.ctx, s, n);
-  uint8_t *p = e->buf + e->len;
-  *p++ = CTR_OP_LINE;
-  p = ctr_put_varint(p, n);
-  memcpy(p, s, n);
-  e->len = (size_t)(p + n - e->buf);
+  e->len = (size_t)(ctr_put_line(e->buf + e->len, s, n) - e->buf);
   e->count++;
 }
 
@@ -297,11 +293,7 @@ size_t ct_ctw_pending(const struct ct_ctw *e) {
 }
 
 size_t ct_ctw_frame_line(const char *s, size_t n, uint8_t *out) {
-  uint8_t *p = out + sizeof(struct ctr_chunk_hdr), *q = p;
-  *q++ = CTR_OP_LINE;
-  q = ctr_put_varint(q, n);
-  memcpy(q, s, n);
-  q += n;
+  uint8_t *p = out + sizeof(struct ctr_chunk_hdr), *q = ctr_put_line(p, s, n);
   struct ctr_chunk_hdr h = {.tag = CTR_CHUNK_TAG,
                             .len = (uint32_t)(q - p),
                             .count = 1,
