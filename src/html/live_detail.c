@@ -327,7 +327,8 @@ static int feed_block(const struct detail *d, struct ct_ctr_iter *it, struct ct_
  * thread meanwhile. 0, -E2BIG past DETAIL_MAX_BYTES (*bytes: what it would
  * take), or -ENOMEM. */
 static int name_blocks(const struct ct_live *l, struct detail *d, uint64_t *bytes) {
-  struct ct_live_blk open = {l->blk_off, l->bytes - l->lbn - l->blk_off, l->blk_t0, l->blk_t1};
+  struct ct_live_blk open = {l->blk_off, l->bytes - l->lbn - l->blk_off, l->blk_t0, l->blk_t1,
+                             l->blk_pid};
   size_t n = 0;
   *bytes = 0;
   for (int pass = 0; pass < 2; pass++) {
@@ -368,7 +369,10 @@ static int read_blocks(const struct detail *d, struct scan *sc, struct ct_model 
       rc = got < 0 ? -errno : -EIO;
       break;
     }
-    if (d->binary && (!i || b->off != d->blk[i - 1].off + d->blk[i - 1].len)) {
+    int apart = !i || b->off != d->blk[i - 1].off + d->blk[i - 1].len;
+    if (apart && b->pid) /* the run's meta line is in no block read */
+      m->target_pid = b->pid;
+    if (d->binary && apart) {
       if (open)
         ct_ctr_fini(&it);
       open = 1;

@@ -28,9 +28,12 @@ struct ct_live_detailq;
 struct client;
 /* A stretch of the trace file by time (docs/DASHBOARD.md "Detail on
  * request"): a binary chunk, or about BLK_LINES bytes of whole lines; the
- * events' smallest and largest ts (t0 > t1: none). */
+ * events' smallest and largest ts (t0 > t1: none); the target_pid of the
+ * run its first line belongs to (0: none yet), which a detail window read
+ * from the middle of the file gives its coroutines (their run's meta line is
+ * in no block it reads). */
 struct ct_live_blk {
-  uint64_t off, len, t0, t1;
+  uint64_t off, len, t0, t1, pid;
 };
 #define BLK_LINES (1u << 20)
 struct ct_live {
@@ -56,7 +59,7 @@ struct ct_live {
    * the one being read (blk_off: where it starts, blk_t0/t1 its ts). */
   struct ct_live_blk *blk;
   size_t nblk, capblk;
-  uint64_t blk_off, blk_t0, blk_t1;
+  uint64_t blk_off, blk_t0, blk_t1, blk_pid;
   uint64_t bytes, last_growth, snap_bytes, last_build, build_ns, seq;
   struct snap *cur;
   uint64_t version;

@@ -61,7 +61,8 @@ static void blk_close(struct ct_live *l, uint64_t end) {
     }
   }
   if (l->nblk < l->capblk) {
-    l->blk[l->nblk++] = (struct ct_live_blk){l->blk_off, end - l->blk_off, l->blk_t0, l->blk_t1};
+    l->blk[l->nblk++] =
+        (struct ct_live_blk){l->blk_off, end - l->blk_off, l->blk_t0, l->blk_t1, l->blk_pid};
   } else if (l->nblk) { /* no memory: the last block covers this one too */
     struct ct_live_blk *b = &l->blk[l->nblk - 1];
     b->len = end - b->off;
@@ -71,6 +72,7 @@ static void blk_close(struct ct_live *l, uint64_t end) {
   l->blk_off = end;
   l->blk_t0 = UINT64_MAX;
   l->blk_t1 = 0;
+  l->blk_pid = l->m.target_pid; /* the next block's first line is of the run read so far */
 }
 
 /* The whole chunks at p (n bytes; at file offset off, UINT64_MAX for a
