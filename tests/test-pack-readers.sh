@@ -196,6 +196,31 @@ detail() {
     done
     [ "$code" = 200 ] || fail "detail $f $q: HTTP $code: $(head -c 300 "$f.$n.det")"
   done
+  # A burst, as a page's wheel makes: 8 windows of the whole run asked at once
+  # (each its own query, so the last answer kept is no shortcut). The worker
+  # takes one, 2 wait; each one more supersedes the oldest waiting (503
+  # "superseded"), never itself: before, a full queue refused the newest
+  # ("busy"), the window the page's view had stopped at.
+  if [ -n "${burst:-}" ]; then
+    cpids=
+    for b in 1 2 3 4 5 6 7 8; do
+      curl -s --max-time 120 -o "$f.b$b" -w '%{http_code}\n' \
+        "$base/detail?token=$tok&t0=0&t1=$((span + 1000000000 + b))&lanes=$ids" > "$f.b$b.code" &
+      cpids="$cpids $!"
+    done
+    wait $cpids
+    ok=0 sup=0
+    for b in 1 2 3 4 5 6 7 8; do
+      case "$(cat "$f.b$b.code")" in
+        200) ok=$((ok + 1)) ;;
+        503) grep -q "^detail: superseded by a newer window" "$f.b$b" && sup=$((sup + 1)) ||
+               fail "detail burst: request $b: 503 but not superseded: $(head -c 200 "$f.b$b")" ;;
+        *) fail "detail burst: request $b: HTTP $(cat "$f.b$b.code"): $(head -c 200 "$f.b$b")" ;;
+      esac
+    done
+    [ $ok -ge 1 ] || fail "detail burst: no request answered"
+    echo "   a burst of 8 windows: $ok answered, $sup superseded"
+  fi
   kill "$spid"
   wait "$spid"
   rc=$?
@@ -271,7 +296,9 @@ print(n)' "$T/d.ctrace")
   q1="t0=0&t1=$((span + 1000000000))"
   q2="t0=$((at1 - start))&t1=$((at1 - start + span / 20))"
   q3="t0=$((at2 - start))&t1=$((at2 - start + span / 20))"
+  burst=1
   detail "$T/d.ctrace" "$lanes" "$q1" "$q2" "$q3"
+  burst=
   detail "$T/d.jsonl" "$lanes" "$q1"
   blob "$T/d.ctrace.1.det" "$T/d.jsonl.1.det" "$T/d.jsonl" ||
     fail "detail of the whole run: the pack trace's answer is not its JSONL's"

@@ -216,6 +216,10 @@ function fetchDetail(key, t0, t1, ids) {
   const asked = performance.now();
   fetch('/detail?token=' + encodeURIComponent(TOKEN) + '&t0=' + t0 + '&t1=' + t1 + '&lanes=' + ids.join(','), { cache: 'no-store' })
     .then(async (r) => {
+      if (r.status === 503 && detailKey === key) { // superseded or busy: the view still wants it
+        detailKey = '';
+        setTimeout(() => { if (!detailKey) drawTimeline(); }, 500);
+      }
       if (!r.ok || detailKey !== key) return;
       const d = decode(await inflate([new Uint8Array(await r.arrayBuffer())])), a = d.a, off = d.start_ts - D.start_ts;
       for (const x of [a.sp_t0, a.sp_t1, a.wk_t]) for (let k = 0; k < x.length; k++) x[k] += off;

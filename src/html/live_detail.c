@@ -9,7 +9,9 @@
  * what that width shows. The server's thread checks the query and names the
  * stretches; one worker thread reads and decodes them, so that ticks, pages
  * and other requests never wait for an answer; at most DETAIL_QUEUE requests
- * wait for it (more: 503), and the last answer is kept for the same query.
+ * wait for it (one more supersedes the oldest, which gets 503: a page wants
+ * the window its view stopped at, not those the wheel went through), and the
+ * last answer is kept for the same query.
  * A packing trace (`run --pack`, docs/ROUTE1.md) names a pack's coroutines
  * by station only: a stretch from the middle of the file is decoded with the
  * station -> coroutine map of the coroutine lines before it, which the worker
@@ -609,9 +611,19 @@ int ct_live_detail(struct ct_live *l, uint64_t client, const char *q, size_t qn,
     *status = w->last->status;
     *type = w->last->type;
     ct_buf_put(body, w->last->body.p, w->last->body.n);
-  } else if (w->ntodo >= DETAIL_QUEUE) {
-    ct_buf_puts(body, "detail: busy with other windows: ask again\n");
   } else {
+    if (w->ntodo >= DETAIL_QUEUE) { /* the oldest waiting, answered at once */
+      struct detail *o = w->todo;
+      w->todo = o->next;
+      w->ntodo--;
+      o->status = "503 Service Unavailable";
+      o->type = "text/plain; charset=utf-8";
+      ct_buf_puts(&o->body, "detail: superseded by a newer window: ask again\n");
+      o->next = w->done;
+      w->done = o;
+      if (write(w->wakefd, "d", 1) < 0) { /* a full pipe: the server's thread wakes anyway */
+      }
+    }
     struct detail **at = &w->todo;
     while (*at)
       at = &(*at)->next;

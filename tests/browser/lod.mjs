@@ -190,6 +190,10 @@ if (!served) { // a group's lane, zoomed out: its members' summary where the pag
   if (shot) await page.screenshot({ path: shot + '-group.png' });
   if (busy < th.cols.length * 0.2 || both < busy * 0.9) fail('a group\'s lane is (partly) blank where its members are summarized');
 }
-if (errors.length) fail('console errors: ' + errors.join(' | '));
+// A served page's detail requests that a newer one superseded get 503 (docs/
+// DASHBOARD.md "Detail on request": the wheel's views on a loaded machine);
+// Chromium logs each as a failed resource. Any other error counts.
+const real = errors.filter((e) => !(url.startsWith('http') && /status of 503/.test(e)));
+if (real.length) fail('console errors: ' + real.join(' | '));
 await close();
 console.log('ok');
