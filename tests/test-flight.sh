@@ -4,9 +4,11 @@
 #  2. nothing on disk without a trigger (a whole burst through a small window);
 #  3. SIGUSR1 to the engine: OUT, then OUT.1, each a self-contained binary
 #     trace (meta first, every event of the window, the window record naming
-#     the trigger) that report reads; past --flight-max a line says so;
+#     the trigger, after the meta's chunk) that report reads; past
+#     --flight-max a line says so;
 #  4. a window smaller than the run: the oldest chunks are dropped, the dump
-#     keeps the meta and module lines and says how much went before it;
+#     keeps the meta and module lines and says how much went before it, in
+#     its window record before any event;
 #  5. crash: a program aborting inside a coroutine leaves a dump whose report
 #     shows that coroutine still running on its thread at the end;
 #  6. --dump-on exit: a dump at a clean exit too, with the end record;
@@ -27,6 +29,21 @@
 #     harvested or lost, and the dump reports without complaint.
 . "$(dirname "$0")/lib/engine.sh"
 SDKW="$CT_BUILD/tests/lib/sdk-writer"
+
+# window_at FILE [first]: the window record comes once, after the meta (a
+# record before it would start a run of its own); with first, also after the
+# snapshot records and before every event, coroutine, station_end and end
+# record (flight.c ct_flight_begin: chunks were dropped, a decoder learns so
+# before the end record).
+window_at() {
+  "$CTJL" type < "$1" | awk -v first="${2:-}" '
+    $1 == "window" { w++; if (!meta || (first && ev)) bad = 1 }
+    $1 == "meta" { meta = 1 }
+    $1 == "snapshot" && w && first { bad = 1 }
+    $1 == "-" || $1 == "coroutine" || $1 == "station_end" || $1 == "end" { ev = 1 }
+    END { exit !(w == 1 && !bad) }' ||
+    fail "$1: the window record is not where it belongs: $("$CTJL" type < "$1" | uniq -c | head -n 12 | tr -s ' \n' ' ')"
+}
 
 echo "== 1. options"
 for bad in "--flight 12X" "--flight 0" "--flight 100K" "--flight 2T"; do
@@ -86,7 +103,7 @@ for f in "$d/f.ctrace" "$d/f.ctrace.1"; do
   [ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' \n')" = 894354524143450a ] || fail "$f: not a binary trace"
   check_first=$(line_type "$f" 1)
   [ "$check_first" = meta ] || fail "$f: first record is $check_first"
-  [ "$(line_type "$f" '$')" = window ] || fail "$f: last record is not the window: $(line_type "$f" '$')"
+  window_at "$f" # nothing dropped: the meta is in the first chunk, the record after it
   [ "$("$CTJL" -t window trigger dropped_bytes < "$f")" = "SIGUSR1 0" ] ||
     fail "$f: window record: $("$CTJL" -t window trigger dropped_bytes < "$f")"
   [ "$("$CTJL" -e ev < "$f" | wc -l)" = 21 ] || fail "$f: $("$CTJL" -e ev < "$f" | wc -l) events, want 21"
@@ -105,6 +122,7 @@ set -- $("$CTJL" -t window trigger bytes dropped_bytes dropped_chunks < "$d/f.ct
 [ "$2" -le 1048576 ] || fail "small window: $2 bytes in a 1M window"
 [ "$3" -gt 0 ] && [ "$4" -gt 0 ] || fail "small window: nothing dropped before it ($3 bytes, $4 chunks)"
 [ "$(line_type "$d/f.ctrace" 1)" = meta ] || fail "small window: the meta line was dropped"
+window_at "$d/f.ctrace" first
 "$CTJL" -t module path < "$d/f.ctrace" | grep -q "sdk-writer$" || fail "small window: no module line"
 [ "$("$CTJL" -t meta type < "$d/f.ctrace" | wc -l)" = 1 ] || fail "small window: more than one meta"
 [ "$("$CTJL" -t end type < "$d/f.ctrace" | wc -l)" = 1 ] || fail "small window: no end record"
@@ -188,6 +206,7 @@ d=$T/snap; mkdir "$d"
 set -- $("$CTJL" -t window dropped_chunks snapshot < "$d/f.ctrace")
 [ "$1" -gt 0 ] || fail "snapshot: nothing dropped before the window"
 [ "$2" = 3 ] || fail "snapshot: $2 coroutines in the snapshot, want 3"
+window_at "$d/f.ctrace" first
 "$CTJL" -e probe_id < "$d/f.ctrace" | grep -qx 1001 && fail "snapshot: coroutine 1001's events still in the window"
 # 1003, the busy one, is running or suspended as the chunk boundary fell.
 [ "$("$CTJL" -t snapshot probe_id state wait obj < "$d/f.ctrace" | sort | sed 's/^1003 [a-z]* /1003 /')" = \
@@ -254,14 +273,16 @@ grep -q "Completeness\*\*: 0 events lost" "$d/report.md" || fail "pack window re
 sed 1,5d "$d/report.md" | cmp -s - "$d/r2.md" || fail "the JSONL form of the pack dump reports otherwise"
 # A window with no coroutine alive at its start (the packing run's all
 # destroyed, then a churn of short ones pushed them out): no snapshot record
-# seeds the decoder, the `dropped` record tells it the packs dropped before
-# are in the end's harvested: events = harvested + lost = written (before,
-# events counted the window's packs only: 474550 of 7600318).
+# seeds the decoder, the window record (dropped_chunks, before the window's
+# chunks and so its end record) tells it the packs dropped before are in the
+# end's harvested: events = harvested + lost = written (without, events
+# counted the window's packs only: 474550 of 7600318).
 "$COROTRACER" run --pack --lossless --lossless-ms 60000 --flight 1M --dump-on exit -o "$d/e.ctrace" -- \
   sh -c "\"$SDKW\" yield 2 40 30000 \"$d/we\" && \"$SDKW\" churn 100000 \"$d/wc\"" > /dev/null 2> "$d/err" ||
   fail "empty snapshot: exit $?: $(cat "$d/err")"
 set -- $("$CTJL" -t window dropped_chunks snapshot < "$d/e.ctrace")
 [ "$1" -gt 0 ] && [ "$2" = - ] || fail "empty snapshot: $1 chunks dropped, $2 in the snapshot"
+window_at "$d/e.ctrace" first
 set -- $("$CTJL" -t end events harvested lost < "$d/e.ctrace")
 [ "$1" = $(($(cat "$d/we") + $(cat "$d/wc"))) ] && [ $(($2 + $3)) = "$1" ] ||
   fail "empty snapshot: end events $1, harvested $2, lost $3; written $(cat "$d/we") + $(cat "$d/wc")"

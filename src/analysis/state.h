@@ -236,7 +236,7 @@ struct ct_state {
   uint64_t snapshot_coros;
   int has_window;
   uint64_t window_start_ts, window_dropped_ts;
-  uint64_t window_ts; /* when it was written, if the program still ran; else 0 */
+  uint64_t window_ts; /* when it was written (the report's present when no end record came) */
   char window_trigger[64];
   /* The engine's losses when the dump was written, and before the window
    * (window_has_lost: the record says; older dumps do not). */
@@ -307,9 +307,10 @@ void ct_state_bad_line(struct ct_state *s, uint64_t lineno, enum ct_line_err err
  * untouched; its next event index is the line's ev + 1 (no gap). Returns 0
  * or -ENOMEM. */
 int ct_state_snapshot(struct ct_state *s, uint64_t lineno, const struct ct_line *l);
-/* A flight dump's window record, kept in s; a dump of a program still
- * running (no end record) is judged at its ts (s->window_ts, which
- * ct_report_build takes as the present). */
+/* A flight dump's window record, kept in s, wherever it comes (before the
+ * window's chunks, or after them in the older layout); a dump of a program
+ * still running (no end record in the whole trace) is judged at its ts
+ * (s->window_ts, which ct_report_build takes as the present). */
 void ct_state_window(struct ct_state *s, const struct ct_line *l);
 
 /* Scheduling (state_sched.c), called by ct_state_line for our traces'

@@ -150,7 +150,6 @@ int ct_state_record(struct ct_state *s, uint64_t lineno, const struct ct_line *l
     return 0;
   }
   case CT_LINE_PROCESS:
-  case CT_LINE_DROPPED: /* for the decoder's end counts (ctrace_pack.c) */
     return 0;
   case CT_LINE_CUT:
     copy_str(l, CT_K_REASON, &l->reason, s->cut_reason, sizeof s->cut_reason);

@@ -116,9 +116,12 @@ void ct_state_window(struct ct_state *s, const struct ct_line *l) {
   s->has_window = 1;
   s->window_start_ts = CT_HAS(l, CT_K_START_TS) ? l->start_ts : 0;
   s->window_dropped_ts = CT_HAS(l, CT_K_DROPPED_TS) ? l->dropped_ts : 0;
-  /* Written while the program ran (no end record): judged as the live view
-   * judges the trace at that moment. */
-  if (!s->has_end && CT_HAS(l, CT_K_TS) && l->ts > s->window_ts && l->ts < (1ull << 62))
+  /* When it was written, kept whatever follows: the record comes before the
+   * window's chunks (after them in older dumps), so whether an end record
+   * comes is known at the trace's end only; ct_report_build takes it as the
+   * present when none came (a dump of a program still running, judged as
+   * the live view judges a trace). */
+  if (CT_HAS(l, CT_K_TS) && l->ts > s->window_ts && l->ts < (1ull << 62))
     s->window_ts = l->ts;
   s->window_has_lost =
       CT_HAS(l, CT_K_LOST) && CT_HAS(l, CT_K_DROPPED_LOST) && l->dropped_lost <= l->lost;

@@ -17,7 +17,6 @@
 #include "engine/flight.h"
 #include "engine/sched.h"
 #include "format/ctrace.h"
-#include "format/ctw.h"
 #include "format/records.h"
 #include "format/trace_keys.h"
 #include "format/writer.h"
@@ -226,29 +225,6 @@ static int put_chunk(void *ctx, const uint8_t *p, size_t n, uint32_t count) {
   return rc ? rc : put(to->fd, p, n);
 }
 
-/* Contract: see flight.h. The `dropped` record comes after the pinned
- * `meta` (a decoder starts a run's counts afresh at one) and before the
- * snapshot and the window's end record: a decoder that saw it knows the
- * packs dropped before the window are in the end's harvested, so that its
- * events are harvested + lost even when no coroutine was alive at the
- * window's start (no snapshot record to say so: ctrace_pack.c). */
-int ct_flight_begin(struct ct_flight *f,
-                    int (*put)(void *ctx, const uint8_t *p, size_t n, uint32_t k), void *ctx,
-                    uint64_t *snapshot, uint64_t *untracked) {
-  /* The lines of dropped chunks; the window's own chunks carry the rest. */
-  int rc = f->npin_out ? put(ctx, (const uint8_t *)f->pin.p, f->pin_out, f->npin_out) : 0;
-  if (!rc && f->dropped_chunks) {
-    char line[96];
-    uint8_t e[128];
-    int n =
-        snprintf(line, sizeof line, "{" CT_KQ(TYPE) "\"dropped\"," CT_KQ(DROPPED_CHUNKS) "%llu}",
-                 (unsigned long long)f->dropped_chunks);
-    rc = put(ctx, e, (size_t)(ctr_put_line(e, line, (size_t)n) - e), 1);
-  }
-  /* The coroutines alive at the window's start, as the dropped chunks left them. */
-  return rc ? rc : ct_fsnap_emit(f->snap, put, ctx, snapshot, untracked);
-}
-
 /* The ts of the window's first event (a chunk of lines only has none). */
 static uint64_t window_start(const struct ct_flight *f) {
   for (const struct fl_chunk *c = f->head; c; c = c->next)
@@ -273,9 +249,12 @@ static uint64_t mono_now(void) {
   return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 }
 
-/* The window record (docs/TRACE_FORMAT.md "Flight windows"), as one chunk. */
-static int put_window(int fd, const struct ct_flight *f, const char *trigger, uint64_t snapshot,
-                      uint64_t untracked) {
+/* The window record (docs/TRACE_FORMAT.md "Flight windows") of the window
+ * as it is now, whose snapshot has snapshot lines (untracked more alive),
+ * naming trigger: one entry handed to put. Under f->mu. */
+static int put_window(const struct ct_flight *f,
+                      int (*put)(void *ctx, const uint8_t *p, size_t n, uint32_t k), void *ctx,
+                      const char *trigger, uint64_t snapshot, uint64_t untracked) {
   struct ct_window w = {.ts = mono_now(),
                         .snapshot = snapshot,
                         .untracked = untracked,
@@ -289,16 +268,40 @@ static int put_window(int fd, const struct ct_flight *f, const char *trigger, ui
                         .dropped_lost = f->dropped_lost,
                         .trigger = trigger};
   struct ct_writer m = {.fd = -1, .buf = malloc(CT_W_BUF)};
-  uint8_t *chunk = malloc(sizeof(struct ctr_chunk_hdr) + 16 + CT_W_BUF);
+  uint8_t *e = malloc(11 + CT_W_BUF);
   int rc = -ENOMEM;
-  if (!m.buf || !chunk)
+  if (!m.buf || !e)
     goto out;
   ct_rec_window(&m, &w);
-  rc = put(fd, chunk, ct_ctw_frame_line(m.buf, m.len - 1, chunk));
+  rc = put(ctx, e, (size_t)(ctr_put_line(e, m.buf, m.len - 1) - e), 1);
 out:
-  free(chunk);
+  free(e);
   free(m.buf);
   return rc;
+}
+
+/* Contract: see flight.h. The window record comes after the pinned lines,
+ * the run's `meta` first (a reader starts a run at a meta: a record before
+ * it would be a run of its own), and after the snapshot, whose lines it
+ * counts (ct_fsnap_emit counts them as it writes them), but before any of
+ * the window's chunks: a decoder learns there what was dropped and lost
+ * before the window before the end record, which may be in those chunks
+ * (ctrace_pack.c: the dropped packs are in the end's harvested, seeded by a
+ * snapshot or not). It is framed with the window's tag, as put frames all
+ * of these: a packing trace's decoder makes its stream state at the first
+ * chunk so tagged, and reads the record only with it. */
+int ct_flight_begin(struct ct_flight *f,
+                    int (*put)(void *ctx, const uint8_t *p, size_t n, uint32_t k), void *ctx,
+                    const char *trigger) {
+  uint64_t snapshot = 0, untracked = 0;
+  if (!f->dropped_chunks)
+    return 0; /* the run's start is in the window: its meta, no snapshot */
+  /* The lines of dropped chunks; the window's own chunks carry the rest. */
+  int rc = f->npin_out ? put(ctx, (const uint8_t *)f->pin.p, f->pin_out, f->npin_out) : 0;
+  /* The coroutines alive at the window's start, as the dropped chunks left them. */
+  if (!rc)
+    rc = ct_fsnap_emit(f->snap, put, ctx, &snapshot, &untracked);
+  return rc ? rc : put_window(f, put, ctx, trigger, snapshot, untracked);
 }
 
 /* The signals whose death is a crash: their dump has its own budget. */
@@ -353,22 +356,39 @@ static uint32_t keep(struct ct_flight *f, uint32_t seq, uint64_t bytes) {
   return removed;
 }
 
-/* The dump itself into o: file header, pinned lines, snapshot, the window's
- * chunks, the window record. 0 or the first write's -errno. */
+/* The dump itself into o: file header, the window's start (pinned lines,
+ * snapshot, window record: ct_flight_begin), the window's chunks; when no
+ * chunk was dropped, the window record after the first chunk, the run's
+ * meta's. 0 or the first write's -errno. */
 static int write_dump(struct ct_flight *f, struct ct_outfile *o, const char *trigger) {
   struct ctr_file_hdr h = {.version = CTR_VERSION};
   memcpy(h.magic, CTR_MAGIC, CTR_MAGIC_LEN);
   int rc = put(o->fd, &h, sizeof h);
   struct put_to to = {.fd = o->fd, .f = f};
-  uint64_t snapshot = 0, untracked = 0;
   if (!rc) {
     pthread_mutex_lock(&f->mu); /* the live view may be emitting it too */
-    rc = ct_flight_begin(f, put_chunk, &to, &snapshot, &untracked);
+    rc = ct_flight_begin(f, put_chunk, &to, trigger);
     pthread_mutex_unlock(&f->mu);
   }
-  for (struct fl_chunk *c = f->head; c && !rc; c = c->next)
+  /* The chunks the window record describes, without mu (the live view's
+   * copies do not wait for the disk): only this thread, the formatter's,
+   * changes the list (ct_flight_chunk), and it is here, so none joins or
+   * leaves between the record and the last chunk. The harvest thread only
+   * moves lost_now on, which no chunk follows (each took its own when it
+   * joined, before the record read it). */
+  const struct fl_chunk *c = f->head;
+  if (!rc && !f->dropped_chunks) { /* the first chunk holds the run's meta: the record follows it */
+    if (c) {
+      rc = put(o->fd, c->data, c->len);
+      c = c->next;
+    }
+    pthread_mutex_lock(&f->mu); /* put_window's, as in ct_flight_begin */
+    rc = rc ? rc : put_window(f, put_chunk, &to, trigger, 0, 0);
+    pthread_mutex_unlock(&f->mu);
+  }
+  for (; c && !rc; c = c->next)
     rc = put(o->fd, c->data, c->len);
-  return rc ? rc : put_window(o->fd, f, trigger, snapshot, untracked);
+  return rc;
 }
 
 int ct_flight_dump(struct ct_flight *f, const char *trigger) {

@@ -106,21 +106,23 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
 void ct_flight_line(void *ctx, const char *s, size_t n);
 /* A window's start, as a dump and the live view write it, each chunk
  * handed to put (payload, bytes, entries; non-zero stops and is returned):
- * the pinned lines of dropped chunks, the `dropped` record when chunks were
- * dropped (docs/TRACE_FORMAT.md "Flight windows": the end record's
- * harvested counts their events, seeded by a snapshot or not), then the
- * snapshot (*snapshot, *untracked as ct_fsnap_emit's). The caller holds
- * f->mu. */
+ * when chunks were dropped, their pinned lines, the snapshot, then the
+ * window record naming trigger (docs/TRACE_FORMAT.md "Flight windows": what
+ * was dropped and lost before the window, said before any of its events);
+ * nothing when none was (the run's meta is in the window's first chunk, no
+ * record may come before it). The caller holds f->mu. */
 int ct_flight_begin(struct ct_flight *f,
                     int (*put)(void *ctx, const uint8_t *p, size_t n, uint32_t k), void *ctx,
-                    uint64_t *snapshot, uint64_t *untracked);
+                    const char *trigger);
 /* The header of a chunk of ours (pinned lines, snapshot) whose payload is
  * p (n bytes, count entries), tagged as the window's chunks are (f->tag:
  * the caller holds mu, or is the formatter). */
 struct ctr_chunk_hdr ct_flight_hdr(const struct ct_flight *f, const uint8_t *p, size_t n,
                                    uint32_t count);
-/* Write the window as a self-contained binary trace (file header, the pinned
- * lines, the window's chunks, the window record naming trigger) to the next
+/* Write the window as a self-contained binary trace (file header, the
+ * window's start as ct_flight_begin writes it, trigger its window record's,
+ * then the window's chunks, the record after the first of them when no
+ * chunk was dropped) to the next
  * dump name, through ct_outfile_open; a note records the outcome either way.
  * A write that fails keeps what it wrote (the file in place, counted in
  * failed); the oldest dumps past the disk budget are removed. A crash

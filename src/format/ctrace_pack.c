@@ -42,7 +42,7 @@ struct ctr_stream {
   uint64_t packed;   /* pack events given so far */
   uint64_t refused;  /* packs (their rest) and pack events refused: end's bad_records */
   uint64_t claimed;  /* pack events their headers claim (the formatter's harvested) */
-  int seeded;        /* a flight dump's snapshot or `dropped` record: packs dropped before */
+  int seeded;        /* a flight dump's snapshot or window record: packs dropped before */
   char line[512];    /* a station_end or end line with them counted */
   struct ctr_cs *cs; /* open addressing on probe_id (0: empty) */
   size_t ccap, cused;
@@ -372,16 +372,20 @@ void ctr_stream_line(struct ctr_stream *s, const char **line, size_t *n) {
       ",\"events\":", ",\"harvested\":", ",\"lost\":", ",\"bad_records\":"};
   static const char meta[] = "{\"type\":\"meta\",";
   static const char snap[] = "{\"type\":\"snapshot\",";
-  static const char dropped[] = "{\"type\":\"dropped\",";
+  static const char window[] = "{\"type\":\"window\",";
   const char *l = *line;
   size_t len = *n, at, sl, out;
   if (len > sizeof snap && !memcmp(l, snap, sizeof snap - 1)) {
     seed(s, l, len);
-  } else if (len > sizeof dropped && !memcmp(l, dropped, sizeof dropped - 1)) {
-    /* A flight dump's chunks dropped before its window (flight.c
-     * ct_flight_begin): their packs are in the end's harvested, whether or
-     * not a snapshot record seeds the stream. */
-    s->seeded = 1;
+  } else if (len > sizeof window && !memcmp(l, window, sizeof window - 1)) {
+    /* A flight dump's window record, before its chunks (flight.c
+     * ct_flight_begin): chunks dropped before the window put their packs in
+     * the end's harvested, whether or not a snapshot record seeds the
+     * stream. A dump of the older layout has it last, after the end: too
+     * late to change anything, as that layout was read. */
+    uint64_t dropped = 0;
+    if (num_get(l, len, ",\"dropped_chunks\":", &dropped) && dropped)
+      s->seeded = 1;
   } else if (len > sizeof meta && !memcmp(l, meta, sizeof meta - 1)) {
     /* A run appended (run --append): its stations, coroutines and counts are its own. */
     if (s->nsp)

@@ -21,7 +21,6 @@ enum ct_line_type {
   CT_LINE_SITE,     /* a text site: its token (site) names file:line in function */
   CT_LINE_SNAPSHOT, /* a flight dump: a coroutine alive at the window's start, its state then */
   CT_LINE_WINDOW,   /* a flight dump: the window's start, what was dropped before it, why */
-  CT_LINE_DROPPED,  /* a flight dump: chunks dropped before the window (the end counts them) */
   CT_LINE_OTHER,    /* a record of a type we do not know: skipped, not an error */
 };
 

@@ -427,13 +427,12 @@ static const char *parse_value(const char *p, const char *e, struct key k, struc
       else
         l->wait = waits[i];
     } else {
-      static const char *const names[] = {"meta",        "process", "module",  "coroutine",
-                                          "station_end", "end",     "cut",     "site",
-                                          "snapshot",    "window",  "dropped", NULL};
+      static const char *const names[] = {"meta",        "process", "module", "coroutine",
+                                          "station_end", "end",     "cut",    "site",
+                                          "snapshot",    "window",  NULL};
       static const enum ct_line_type types[] = {
-          CT_LINE_META,        CT_LINE_PROCESS, CT_LINE_MODULE, CT_LINE_COROUTINE,
-          CT_LINE_STATION_END, CT_LINE_END,     CT_LINE_CUT,    CT_LINE_SITE,
-          CT_LINE_SNAPSHOT,    CT_LINE_WINDOW,  CT_LINE_DROPPED};
+          CT_LINE_META, CT_LINE_PROCESS, CT_LINE_MODULE, CT_LINE_COROUTINE, CT_LINE_STATION_END,
+          CT_LINE_END,  CT_LINE_CUT,     CT_LINE_SITE,   CT_LINE_SNAPSHOT,  CT_LINE_WINDOW};
       int i = name_in(s, names);
       l->type = i < 0 ? CT_LINE_OTHER : types[i];
     }

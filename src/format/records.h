@@ -52,7 +52,8 @@ struct ct_window {
   uint64_t lost, dropped_lost;  /* the engine's losses at the dump, and before the window */
   const char *trigger;
 };
-/* The last record of a flight dump (docs/TRACE_FORMAT.md "Flight windows"). */
+/* A flight dump's window record, before its window's chunks (docs/TRACE_FORMAT.md
+ * "Flight windows"). */
 void ct_rec_window(struct ct_writer *w, const struct ct_window *win);
 
 /* A coroutine alive at a flight window's start, as the events dropped

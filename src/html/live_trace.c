@@ -33,6 +33,14 @@ static void restart(struct ct_live *l) {
 /* One line (or binary entry) to the aggregate. ENOMEM: the aggregate lags;
  * the next snapshot tries again. */
 static void feed(struct ct_live *l, enum ct_line_err err, const struct ct_line *line) {
+  /* A flight window's begin ends with a window record (flight_live.c), for
+   * its decoder (what was dropped before the window: the end's counts). The
+   * view is no dump: the aggregate judges it live, the window's facts are
+   * the source's (l->win). */
+  if (l->windowed && err == CT_LINE_OK && line->type == CT_LINE_WINDOW) {
+    l->lineno++;
+    return;
+  }
   if (ct_line_new_run(ct_state_lines(l->st), err, line)) {
     restart(l); /* a run appended (run --append): the view follows it */
     l->runs++;

@@ -33,14 +33,15 @@ static int frame(void *ctx, const uint8_t *p, size_t n, uint32_t count) {
 }
 
 /* struct ct_live_source's begin: the pinned lines of dropped chunks, the
- * `dropped` record, then the snapshot, as a dump starts (ct_flight_begin). */
+ * snapshot, then the window record (trigger "live"), as a dump starts
+ * (ct_flight_begin): the view's decoder learns there what was dropped
+ * before the window; the view's facts come from live_facts. */
 static int live_begin(void *ctx, struct ct_live_cursor *cur, uint8_t **buf, size_t *n) {
   struct ct_flight *f = ctx;
   struct ct_buf fr = {0};
-  uint64_t count, untracked;
   pthread_mutex_lock(&f->mu);
   struct frame_to to = {.fr = &fr, .f = f};
-  int rc = ct_flight_begin(f, frame, &to, &count, &untracked);
+  int rc = ct_flight_begin(f, frame, &to, "live");
   cur->seq = f->head ? f->head->seq : f->next_seq;
   cur->prev = NULL;
   pthread_mutex_unlock(&f->mu);
