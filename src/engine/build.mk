@@ -169,3 +169,11 @@ TESTS += $(O)/tests/test-flight-window-memory
 $(O)/tests/test-rings-pack: $(O)/obj/tests/test-rings-pack.o $(CT_FORMAT_OBJS)
 	$(call link)
 TESTS += $(O)/tests/test-rings-pack
+
+# The snapshot table fed a whole trace (bench/bench-fsnap.c): its CPU per
+# byte of the chunks a turning window drops, and its lines to compare builds.
+$(O)/bench/bench-fsnap: $(O)/obj/bench/bench-fsnap.o $(CT_WRITER_OBJS) \
+                        $(O)/obj/src/analysis/trace_read.o $(FORMAT_READ_SRCS:%.c=$(O)/obj/%.o) \
+                        $(O)/obj/src/common/outfile.o $(O)/obj/src/common/buf.o
+	$(call link)
+PROGS += $(O)/bench/bench-fsnap
