@@ -17,6 +17,10 @@
 #             the default there since 2026-11-29: docs/ROUTE1.md "Remaining" 10)
 #   flightrec the same with --no-pack (switch records, the default under --flight before; a
 #             row, no verdict); flightpack: with --pack (the same as flight now)
+#   flightturn --flight 4M: a window the run turns over many times, as any flight recorder
+#             left on does past its first 64 MiB (~7 s here): each chunk the window drops is
+#             decoded into the snapshot tracker (flight_snap.c; bench-fsnap measures it
+#             alone), a cost a 3 s run under --flight 64M never sees (a row, no verdict)
 #   jsonl     corotracer run -o F.jsonl
 #   records   corotracer run --no-pack -o F.ctrace (switch records, the default before packs: a
 #             row, no verdict)
@@ -153,6 +157,7 @@ run() {
     flight) out=$(trun --flight 64M --dump-on exit -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
     flightpack) out=$(trun --pack --flight 64M --dump-on exit -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
     flightrec) out=$(trun --no-pack --flight 64M --dump-on exit -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
+    flightturn) out=$(trun --flight 4M --dump-on exit -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
     jsonl) f=$tmp/t.jsonl out=$(trun -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
     records) out=$(trun --no-pack -o "$f" -- "$bin" $pre "$threads" "$cos" "$work" "$secs") ;;
   esac

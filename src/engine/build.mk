@@ -60,6 +60,7 @@ TESTS += $(CT_ENGINE_CTESTS) tests/test-engine-roundtrip.sh tests/test-engine-fa
          tests/test-engine-v1rate.sh tests/test-engine-lossless.sh \
          tests/test-engine-v2.sh tests/test-engine-stations.sh tests/test-engine-hostile.sh tests/test-engine-sched.sh \
          tests/test-flight.sh tests/test-flight-live.sh tests/test-flight-dumps.sh tests/test-flight-crash.sh \
+         tests/test-flight-packts.sh \
          tests/test-engine-alloc.sh
 # The protocol model (spin): once, in the plain build.
 TESTS_NOSAN += tests/test-model-spin.sh
@@ -169,3 +170,11 @@ TESTS += $(O)/tests/test-flight-window-memory
 $(O)/tests/test-rings-pack: $(O)/obj/tests/test-rings-pack.o $(CT_FORMAT_OBJS)
 	$(call link)
 TESTS += $(O)/tests/test-rings-pack
+
+# The snapshot table fed a whole trace (bench/bench-fsnap.c): its CPU per
+# byte of the chunks a turning window drops, and its lines to compare builds.
+$(O)/bench/bench-fsnap: $(O)/obj/bench/bench-fsnap.o $(CT_WRITER_OBJS) \
+                        $(O)/obj/src/analysis/trace_read.o $(FORMAT_READ_SRCS:%.c=$(O)/obj/%.o) \
+                        $(O)/obj/src/common/outfile.o $(O)/obj/src/common/buf.o
+	$(call link)
+PROGS += $(O)/bench/bench-fsnap

@@ -585,6 +585,10 @@ static int region_new(struct ct_sink *s) {
     free(popd);
     return -ENOMEM;
   }
+  /* Not in the program's fork (best effort): nothing of it is the child's,
+   * and a populated budget's page tables were copied into it and
+   * write-protected here (a fault at the engine's next write of each). */
+  (void)madvise(m, len, MADV_DONTFORK);
   s->region = m;
   s->region_len = len;
   s->popd = popd;

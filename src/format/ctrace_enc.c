@@ -56,9 +56,13 @@ int ct_ctw_flush(struct ct_ctw *e) {
                             .check = ctr_chunk_check(e->tag, e->buf + sizeof h, n)};
   memcpy(e->buf, &h, sizeof h);
   int rc = 0;
+  uint64_t ts0 = e->have_prev ? e->first_ts : 0, ts1 = e->have_prev ? e->last_ts : 0;
+  if (e->pk_last) { /* a chunk of packs only has their times all the same */
+    ts0 = ts0 && ts0 < e->pk_first ? ts0 : e->pk_first;
+    ts1 = ts1 > e->pk_last ? ts1 : e->pk_last;
+  }
   if (e->to.chunk)
-    e->to.chunk(e->to.ctx, e->buf, e->len, e->have_prev ? e->first_ts : 0,
-                e->have_prev ? e->last_ts : 0);
+    e->to.chunk(e->to.ctx, e->buf, e->len, ts0, ts1);
   else
     rc = ct_writer_put(e->out, e->buf, e->len);
   /* The next chunk starts from nothing: a reader may begin at any chunk. */
@@ -66,6 +70,7 @@ int ct_ctw_flush(struct ct_ctw *e) {
   e->count = 0;
   e->have_prev = 0;
   e->last_ts = e->last_tid = 0;
+  e->pk_first = e->pk_last = 0;
   memset(e->coro, 0, sizeof e->coro);
   ctr_sw_reset(&e->sw);
   e->nsites = 0;
@@ -150,6 +155,16 @@ void ct_ctw_pack(struct ct_ctw *e, uint64_t tid, uint64_t ns0, uint64_t mult, co
   memcpy(q, p, n);
   e->len = (size_t)(q + n - e->buf);
   e->count++;
+  /* Its last entry's time, from the header's span (ticks) as the decoder
+   * converts it. */
+  struct ctp_pack h = {.span = 0};
+  if (n >= sizeof h)
+    memcpy(&h, p, sizeof h);
+  uint64_t last = ns0 + (uint64_t)(((unsigned __int128)h.span * mult) >> 32);
+  if (!e->pk_last || ns0 < e->pk_first)
+    e->pk_first = ns0;
+  if (last > e->pk_last)
+    e->pk_last = last;
 }
 
 /* Contract: see ctw.h. */

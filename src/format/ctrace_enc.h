@@ -33,7 +33,10 @@ struct ct_ctw {
     uint64_t site;
     uint32_t idx, gen;
   } hash[CT_CTW_SITE_HASH];
-  uint64_t first_ts;   /* the chunk's first event's, when have_prev */
+  uint64_t first_ts; /* the chunk's first event's, when have_prev */
+  /* The chunk's packs' first and last entries' ts (pk_last 0: none): its ts
+   * bounds (the flight window's) cover them, the events' delta state not. */
+  uint64_t pk_first, pk_last;
   struct ctr_sw sw;    /* switch entries' state (format/ctrace.h) */
   struct ct_ctw_to to; /* chunks and lines elsewhere (to.chunk set), or to out */
   /* A JSONL line whose '\n' has not come yet. */
