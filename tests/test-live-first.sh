@@ -6,7 +6,8 @@
 # (while a page follows the event stream), /data no longer says so and holds
 # the findings `corotracer report` finds. Detail requests go to a worker:
 # some whose client hangs up at once, then four at once, each get 200 or 503
-# ("busy"), never anything else, and the server answers on after them.
+# ("superseded" by a newer one), never anything else, and the server answers
+# on after them.
 set -u
 : "${CT_BUILD:?run through tests/run.sh}" "${COROTRACER:?run through tests/run.sh}"
 command -v curl > /dev/null 2>&1 || { echo "curl not installed"; exit 77; }
@@ -60,7 +61,8 @@ done
 
 # Detail requests that hang up at once, their answers still being made, then
 # four at once (as many as may be pending from one address: a fifth would push
-# out the oldest, docs/SECURITY.md): each answered 200, or 503 busy.
+# out the oldest, docs/SECURITY.md): each answered 200, or 503 superseded (the
+# worker's queue full, a newer request pushed out the oldest waiting).
 lanes=$(seq -s, 1 1000)
 for i in 1 2 3; do
   curl -s --max-time 0.01 -o /dev/null "$base/detail?token=$token&t0=$i&t1=30000000000&lanes=$lanes"
@@ -78,12 +80,12 @@ for i in 1 2 3 4; do
   code=$(cat "$tmp/code$i")
   case $code in
     200) ;;
-    503) grep -q "^detail: busy" "$tmp/det$i" || fail "detail $i: 503 '$(cat "$tmp/det$i")', want busy" ;;
+    503) grep -q "^detail: superseded" "$tmp/det$i" || fail "detail $i: 503 '$(cat "$tmp/det$i")', want superseded" ;;
     *) fail "detail $i: HTTP '$code', want 200 or 503" ;;
   esac
 done
 # The worker may still be answering the requests whose clients hung up (a
-# sanitized or loaded server slowly): busy is an answer, for a while; the
+# sanitized or loaded server slowly): 503 is an answer, for a while; the
 # server must come back to 200 once they are done.
 tries=0
 while :; do
