@@ -21,7 +21,7 @@ B=$O/bench
 QUICK="probe demo-switch rip writer format clock harvest report html seedclaim server backtoback serve"
 # Run by name only (not in all): 30 minutes.
 SOAK="soak-flight"
-LONG="coswitch stations cpp wake active idle demo demo-engine export html-serve html-live html-lod stall fiber asio ctrace flight setup onecpu ship server-ab pack"
+LONG="coswitch stations cpp wake active idle demo demo-engine export html-serve html-live html-lod stall fiber asio ctrace flight fsnap setup onecpu ship server-ab pack"
 # cmd NAME: the command line of the benchmark NAME (the quick ones with small
 # counts; the figures of docs/BENCHMARKS.md used the counts given there).
 cmd() {
@@ -60,6 +60,7 @@ cmd() {
     asio) echo "env O=$O sh bench/bench-asio.sh 15 50000" ;;
     ctrace) echo "env O=$O RUNS=5 sh bench/bench-ctrace.sh" ;;
     flight) echo "env O=$O RUNS=5 sh bench/bench-flight.sh" ;;
+    fsnap) echo "env O=$O RUNS=5 sh bench/bench-fsnap.sh" ;;
     setup) echo "env O=$O RUNS=9 sh bench/bench-setup.sh" ;;
     onecpu) echo "env O=$O RUNS=5 sh bench/bench-onecpu.sh" ;;
     server-ab) echo "env O=$O RUNS=7 sh bench/bench-server-ab.sh" ;;
