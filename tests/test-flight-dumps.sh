@@ -14,7 +14,10 @@
 #  5. issue #33 item 8: a dump written after losses (a burst into a 64 KiB
 #     ring while the engine is stopped) carries the engine's counts, and its
 #     report states them: lost in its window; after a burst that turns the
-#     window over, the next dump's report has them before its window.
+#     window over, the next dump's report has them before its window (the
+#     burst is harvested through a 64 KiB ring: on a loaded machine too little
+#     of it may reach the window to turn it over, and then the first burst's
+#     losses are the second dump's window's, which the report must say).
 . "$(dirname "$0")/lib/engine.sh"
 SDKW="$CT_BUILD/tests/lib/sdk-writer"
 # A burst of 600,000 events (a full 1M window), then the program waits.
@@ -120,7 +123,7 @@ d=$T/lost; mkdir "$d"
 wait_go() { echo "while [ ! -e '$d/$1' ]; do sleep 0.05; done"; }
 "$COROTRACER" run --rings 1 --ring-kib 64 --flight 1M -o "$d/f.ctrace" -- sh -c \
   "'$SDKW' spaced 1 1000 0 '$d/w1' && : >'$d/r1' && $(wait_go go1) && '$SDKW' spaced 1 200000 0 '$d/w2' &&
-   : >'$d/r2' && $(wait_go go2) && '$SDKW' spaced 1 4000000 0 '$d/w3' && : >'$d/r3' && exec sleep 600" \
+   : >'$d/r2' && $(wait_go go2) && '$SDKW' spaced 1 12000000 0 '$d/w3' && : >'$d/r3' && exec sleep 600" \
   >/dev/null 2>"$d/err" &
 eng=$!; bg_add $eng
 wait_file "$d/r1" 30 $eng
@@ -145,7 +148,12 @@ set -- $(completeness "$d/f.ctrace")
 first=$1
 set -- $(completeness "$d/f.ctrace.1")
 [ $# = 2 ] || fail "lost: the second dump's report states no window losses"
-[ "$2" -ge "$first" ] || fail "lost: the second dump: $2 lost before it, want the first burst's $first"
+if [ "$("$CTJL" -t window dropped_chunks <"$d/f.ctrace.1")" != 0 ]; then
+  [ "$2" -ge "$first" ] || fail "lost: the second dump: $2 lost before it, want the first burst's $first"
+else
+  echo "   (the third burst did not turn the window over: the first burst's losses are in it)"
+  [ "$1" -ge "$first" ] || fail "lost: the second dump, its window not turned over: $1 lost in it, want the first burst's $first"
+fi
 total=$(sed -n 's/.* events harvested, \([0-9]*\) lost of .*/\1/p' "$d/err")
 [ $(($1 + $2)) -le "$total" ] || fail "lost: the second dump counts $1 + $2, more than the run's $total"
 echo "ok"
