@@ -505,6 +505,15 @@ static void list_free(struct detail *d) {
   }
 }
 
+/* d's answer to the finished list, and the server's thread woken to send
+ * it. Under q->mu. */
+static void answered(struct ct_live_detailq *q, struct detail *d) {
+  d->next = q->done;
+  q->done = d;
+  if (write(q->wakefd, "d", 1) < 0) { /* a full pipe: the server's thread wakes anyway */
+  }
+}
+
 /* The worker: answers the queue's requests in turn, keeps the last answer,
  * and wakes the server's thread for each. */
 static void *worker(void *arg) {
@@ -524,14 +533,11 @@ static void *worker(void *arg) {
     answer(d, q->sc ? q->sc : &(struct scan){.bad = 1});
     struct detail *c = keep(d);
     pthread_mutex_lock(&q->mu);
-    d->next = q->done;
-    q->done = d;
     if (c) {
       detail_free(q->last);
       q->last = c;
     }
-    if (write(q->wakefd, "d", 1) < 0) { /* a full pipe: the server's thread wakes anyway */
-    }
+    answered(q, d);
   }
   pthread_mutex_unlock(&q->mu);
   return NULL;
@@ -619,10 +625,7 @@ int ct_live_detail(struct ct_live *l, uint64_t client, const char *q, size_t qn,
       o->status = "503 Service Unavailable";
       o->type = "text/plain; charset=utf-8";
       ct_buf_puts(&o->body, "detail: superseded by a newer window: ask again\n");
-      o->next = w->done;
-      w->done = o;
-      if (write(w->wakefd, "d", 1) < 0) { /* a full pipe: the server's thread wakes anyway */
-      }
+      answered(w, o);
     }
     struct detail **at = &w->todo;
     while (*at)
