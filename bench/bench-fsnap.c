@@ -4,10 +4,13 @@
  * stdout (one a line: builds compared by their output) and, to stderr, the CPU
  * per chunk byte and per event of the trace (the end record's harvested when
  * asked: -e EVENTS); -c N feeds the first N chunks only (a snapshot taken
- * mid-run, its coroutines alive). The window's cost per switch once it turns over (a flight
+ * mid-run, its coroutines alive); -x takes packs as the decoder expands them
+ * (ct_fsnap_expand: the path before ctr_stream_walk, for a before/after in
+ * one binary and for tests/test-fsnap-packs.sh, which compares the two
+ * outputs). The window's cost per switch once it turns over (a flight
  * recorder's steady state): the seedclaim benchmark's 3 s under --flight 64M
  * never drops a chunk.
- * Usage: bench-fsnap [-R rounds] [-e events] [-c chunks] FILE.ctrace */
+ * Usage: bench-fsnap [-x] [-R rounds] [-e events] [-c chunks] FILE.ctrace */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +72,8 @@ static double cpu_ns(void) {
 /* One round: a fresh table fed the trace's chunks (p, n bytes), at most max
  * of them; the table kept in *out (the caller frees it). Returns the chunk
  * bytes fed. */
-static size_t round_of(const uint8_t *p, size_t n, unsigned long max, struct ct_fsnap **out) {
+static size_t round_of(const uint8_t *p, size_t n, unsigned long max, int expand,
+                       struct ct_fsnap **out) {
   char why[160];
   int off = ct_ctr_file_header(p, n, why, sizeof why);
   size_t fed = 0;
@@ -77,6 +81,7 @@ static size_t round_of(const uint8_t *p, size_t n, unsigned long max, struct ct_
     fprintf(stderr, "bench-fsnap: %s\n", off < 0 ? why : "no memory");
     exit(1);
   }
+  ct_fsnap_expand(*out, expand);
   for (size_t at = (size_t)off, len; at < n && max; at += len, max--) {
     if (ct_ctr_chunk(p + at, n - at, at, &len, why, sizeof why) != 1)
       break;
@@ -87,21 +92,23 @@ static size_t round_of(const uint8_t *p, size_t n, unsigned long max, struct ct_
 }
 
 int main(int argc, char **argv) {
-  int rounds = 5, opt;
+  int rounds = 5, expand = 0, opt;
   double events = 0;
   unsigned long chunks = (unsigned long)-1;
-  while ((opt = getopt(argc, argv, "R:e:c:")) != -1) {
+  while ((opt = getopt(argc, argv, "xR:e:c:")) != -1) {
     if (opt == 'R')
       rounds = atoi(optarg);
     else if (opt == 'c')
       chunks = strtoul(optarg, NULL, 10);
+    else if (opt == 'x')
+      expand = 1;
     else if (opt == 'e')
       events = atof(optarg);
     else
       return 2;
   }
   if (optind + 1 != argc || rounds < 1) {
-    fprintf(stderr, "usage: bench-fsnap [-R rounds] [-e events] [-c chunks] FILE.ctrace\n");
+    fprintf(stderr, "usage: bench-fsnap [-x] [-R rounds] [-e events] [-c chunks] FILE.ctrace\n");
     return 2;
   }
   uint8_t *p;
@@ -114,7 +121,7 @@ int main(int argc, char **argv) {
   for (int r = 0; r < rounds; r++) {
     ct_fsnap_free(t);
     double t0 = cpu_ns();
-    fed = round_of(p, n, chunks, &t);
+    fed = round_of(p, n, chunks, expand, &t);
     double dt = cpu_ns() - t0;
     best = r == 0 || dt < best ? dt : best;
   }

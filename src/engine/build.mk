@@ -60,7 +60,7 @@ TESTS += $(CT_ENGINE_CTESTS) tests/test-engine-roundtrip.sh tests/test-engine-fa
          tests/test-engine-v1rate.sh tests/test-engine-lossless.sh \
          tests/test-engine-v2.sh tests/test-engine-stations.sh tests/test-engine-hostile.sh tests/test-engine-sched.sh \
          tests/test-flight.sh tests/test-flight-live.sh tests/test-flight-dumps.sh tests/test-flight-crash.sh \
-         tests/test-flight-packts.sh \
+         tests/test-flight-packts.sh tests/test-fsnap-packs.sh \
          tests/test-engine-alloc.sh
 # The protocol model (spin): once, in the plain build.
 TESTS_NOSAN += tests/test-model-spin.sh

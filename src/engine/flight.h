@@ -160,6 +160,10 @@ void ct_fsnap_free(struct ct_fsnap *t);
  * as the encoder framed it): their coroutines' states move on; a destroy
  * drops one. A chunk that does not decode is applied up to its fault. */
 void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n);
+/* on: packs are taken as the decoder expands them into events merged in
+ * time (the path before ctr_stream_walk: slower, the same snapshot; the
+ * tests and bench-fsnap -x compare the two). Off at first. */
+void ct_fsnap_expand(struct ct_fsnap *t, int on);
 /* The table as snapshot lines, in chunks of at most 64 KiB of payload
  * handed to put (payload, bytes, entries; non-zero stops and is returned).
  * *count, *untracked: the lines, the coroutines not kept. */

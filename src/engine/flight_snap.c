@@ -11,10 +11,20 @@
 #include "format/records.h"
 #include "format/writer.h"
 
-/* One coroutine (id 0: a free slot of the open-addressed table). */
+/* One coroutine (id 0: a free slot of the open-addressed table). In
+ * t->order, where its cur and its wake came from (before()): the pack
+ * (t->npk's number; 0: an ordinary event) and the time the merge orders
+ * them by (not clamped). */
 struct fs_ent {
   uint64_t id;
+  uint64_t cpk, craw, wpk, wraw;
   struct ct_snap s;
+};
+
+/* Packs from pk on (up to the next group's) whose events up to lv the
+ * decoder's merge has given before the entry at hand (before()). */
+struct fs_drain {
+  uint64_t pk, lv;
 };
 
 struct ct_fsnap {
@@ -22,6 +32,19 @@ struct ct_fsnap {
   size_t cap, n;       /* cap: a power of two (0: no table yet) */
   uint64_t untracked;  /* coroutines whose coroutine line found the table full */
   struct fs_ent *last; /* the last entry found (a burst is one coroutine's); NULL when moved */
+  /* expand: packs go through the decoder's merge, expanded into events in
+   * time order (ct_fsnap_expand: the path before ctr_stream_walk, which
+   * the tests compare with). order: the chunk at hand is taken in the
+   * chunk's order, a pack's switches at once (on_switch), so a coroutine
+   * seen on two threads may come out of time order: a fact older than the
+   * one it has is not applied (on_event). */
+  int expand, order;
+  /* In order: the packs walked (npk; this chunk's are past pk0), the event
+   * at hand's pack (0: ordinary) and time, and the drain levels of this
+   * chunk's packs as groups, levels falling from dr[0] (drain()). */
+  uint64_t npk, pk0, x_pk, x_raw;
+  struct fs_drain *dr;
+  size_t ndr, cdr;
   struct ct_ctr_iter it;
   /* A chunk's events are decoded FS_BATCH at a time, then applied: read back
    * at once, the decoder's narrow stores did not forward to the wide loads
@@ -46,6 +69,7 @@ void ct_fsnap_free(struct ct_fsnap *t) {
   if (!t)
     return;
   free(t->tab);
+  free(t->dr);
   free(t->w.buf);
   ct_ctr_fini(&t->it);
   free(t);
@@ -120,7 +144,74 @@ static void drop(struct ct_fsnap *t, struct fs_ent *e) {
   }
 }
 
-/* One event of a dropped chunk. */
+/* The decoder's merge (ctrace_dec.c merged()) takes an open pack's next
+ * event before any later entry of the chunk whose time reaches it: an
+ * event or gap at its ts, a coroutine line before its birth_ts, a pack
+ * before its ns0. drain(t, lv): the entry at hand reaches lv, so every
+ * pack walked in this chunk has given its events up to lv before it. The
+ * packs' levels only fall from the earliest pack to the latest: a stack of
+ * groups of equal level, merged as a level rises over them (amortized
+ * O(1)). A new pack starts a group at level 0 (no memory: it joins the
+ * group before, its events then taken as given earlier than they were). */
+static void drain(struct ct_fsnap *t, uint64_t lv) {
+  uint64_t first = 0;
+  int merged = 0;
+  while (t->ndr && t->dr[t->ndr - 1].lv < lv) {
+    first = t->dr[--t->ndr].pk;
+    merged = 1;
+  }
+  if (merged)
+    t->dr[t->ndr++] = (struct fs_drain){first, lv};
+}
+
+/* A new pack (t->npk) walked in this chunk: its group. */
+static void open_drain(struct ct_fsnap *t) {
+  if (t->ndr && t->dr[t->ndr - 1].lv == 0)
+    return; /* the group of level 0 takes it */
+  if (t->ndr == t->cdr) {
+    size_t nc = t->cdr ? 2 * t->cdr : 64;
+    struct fs_drain *n = realloc(t->dr, nc * sizeof *n);
+    if (!n)
+      return;
+    t->dr = n;
+    t->cdr = nc;
+  }
+  t->dr[t->ndr++] = (struct fs_drain){t->npk, 0};
+}
+
+/* Whether a fact from pack pk (0: an ordinary event) at time raw came
+ * before the event at hand (t->x_pk, t->x_raw) in the decoder's merge:
+ * the entries of the chunk are taken in its order, each pack's events in
+ * theirs, so a fact from an ordinary event, an earlier chunk or the same
+ * pack came before; one of an earlier pack of this chunk came before when
+ * an entry since its pack reached its time (drain), or, the event at hand
+ * a pack's, when it is not later (the merge gives the earliest open
+ * pack's next event; a tie, the pack opened first). */
+static int before(const struct ct_fsnap *t, uint64_t pk, uint64_t raw) {
+  if (pk <= t->pk0 || pk == t->x_pk)
+    return 1;
+  size_t lo = 0, hi = t->ndr; /* the group of pk: the last one from pk or before */
+  while (hi - lo > 1) {
+    size_t mid = (lo + hi) / 2;
+    if (t->dr[mid].pk <= pk)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  if (t->ndr && raw <= t->dr[lo].lv)
+    return 1;
+  return t->x_pk && raw <= t->x_raw;
+}
+
+/* One event of a dropped chunk. In t->order (the chunk's entries in its
+ * order, a pack's switches at once), what the decoder's merge in time
+ * would make of it (before()): an event the merge gives before the
+ * coroutine's cur changes none of its state (a destroy still drops); a
+ * wake before the kept one is the first since cur; a cur keeps a wake the
+ * merge gives after it; the last ev is the largest (a coroutine's ev grow
+ * in the merge's order and, whatever the order, the last one numbered is
+ * the largest: ctr_stream_walk and ctr_stream_post number from the same
+ * counts). */
 static void on_event(struct ct_fsnap *t, const struct ct_ev_item *ev) {
   /* The last one's, without a call (find's own first look). */
   struct fs_ent *e = t->last && t->last->id == ev->probe_id
@@ -129,28 +220,81 @@ static void on_event(struct ct_fsnap *t, const struct ct_ev_item *ev) {
   if (!e)
     return;
   struct ct_snap *s = &e->s;
+  int older = t->order && s->has_cur && !before(t, e->cpk, e->craw);
   switch (ev->kind) {
   case CTP_KIND_DESTROY:
     drop(t, e);
     return;
   case CTP_KIND_WAKE:
-    if (!s->woke_ts) {
+    if (!older && (!s->woke_ts || (t->order && !before(t, e->wpk, e->wraw)))) {
       s->woke_ts = ev->ts;
       s->woke_from = ev->obj;
+      e->wpk = t->x_pk;
+      e->wraw = t->x_raw;
     }
     break;
   case CTP_KIND_CREATE:
-    if (!s->fresh_co) /* a new incarnation without a coroutine line of its own */
+    if (!s->fresh_co && !older) /* a new incarnation without a coroutine line of its own */
       s->has_co = 0;
     /* fall through */
   default:
+    if (older)
+      break;
     s->cur = *ev;
     s->has_cur = 1;
-    s->woke_ts = s->woke_from = 0;
+    e->cpk = t->x_pk;
+    e->craw = t->x_raw;
+    if (!t->order || !s->woke_ts || before(t, e->wpk, e->wraw))
+      s->woke_ts = s->woke_from = 0;
     break;
   }
-  s->last_ev = ev->ev;
+  s->last_ev = t->order && s->last_ev > ev->ev ? s->last_ev : ev->ev;
   s->fresh_co = 0;
+}
+
+/* An ordinary event of the chunk (not a pack's): in t->order, the entry
+ * at hand, reaching its ts (drain). */
+static void on_ordinary(struct ct_fsnap *t, const struct ct_ev_item *ev) {
+  if (t->order) {
+    drain(t, ev->ts);
+    t->x_pk = 0;
+    t->x_raw = ev->ts;
+  }
+  on_event(t, ev);
+}
+
+/* A pack's switch (ctr_stream_walk): the events the decoder's expansion
+ * would give for it, applied (t->order). */
+static void on_switch(void *ctx, const struct ctr_pack_sw *sw) {
+  struct ct_fsnap *t = ctx;
+  t->x_raw = sw->raw;
+  if (sw->id[0]) {
+    struct ct_ev_item ev = {.ts = sw->ts[0],
+                            .probe_id = sw->id[0],
+                            .tid = sw->tid,
+                            .addr = sw->site,
+                            .obj = sw->obj,
+                            .ev = sw->ev[0],
+                            .kind = CTP_KIND_SUSPEND,
+                            .wait = sw->wait};
+    on_event(t, &ev);
+    if (sw->wake) {
+      ev.obj = 0;
+      ev.ev++;
+      ev.kind = CTP_KIND_WAKE;
+      ev.wait = 0;
+      on_event(t, &ev);
+    }
+  }
+  if (sw->id[1]) {
+    struct ct_ev_item ev = {.ts = sw->ts[1],
+                            .probe_id = sw->id[1],
+                            .tid = sw->tid,
+                            .ev = sw->ev[1],
+                            .kind = CTP_KIND_RESUME,
+                            .active = 1};
+    on_event(t, &ev);
+  }
 }
 
 /* on_event of t->evs[0..n), in order, less the events whose whole effect a
@@ -174,7 +318,7 @@ static void apply_batch(struct ct_fsnap *t, size_t n) {
     int same = i > 0 && evs[i - 1].probe_id == evs[i].probe_id;
     if (!same || k == CTP_KIND_DESTROY) { /* they stay: applied first */
       for (size_t j = held; j < held + nheld; j++)
-        on_event(t, &evs[j]);
+        on_ordinary(t, &evs[j]);
       nheld = 0;
     } else if (k != CTP_KIND_WAKE) {
       nheld = 0; /* i undoes them */
@@ -183,11 +327,15 @@ static void apply_batch(struct ct_fsnap *t, size_t n) {
       held = nheld ? held : i;
       nheld++;
     } else {
-      on_event(t, &evs[i]);
+      on_ordinary(t, &evs[i]);
     }
   }
   for (size_t j = held; j < held + nheld; j++)
-    on_event(t, &evs[j]);
+    on_ordinary(t, &evs[j]);
+}
+
+void ct_fsnap_expand(struct ct_fsnap *t, int on) {
+  t->expand = on;
 }
 
 void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n) {
@@ -198,11 +346,15 @@ void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n) {
   if ((h.tag != CTR_CHUNK_TAG && !ctr_chunk_packs(h.tag)) || h.len > n - sizeof h)
     return;
   ct_ctr_begin(&t->it, chunk);
+  t->order = !t->expand && ctr_chunk_packs(h.tag);
+  t->pk0 = t->npk;
+  t->ndr = 0;
   struct ct_coro_item co;
   const char *line;
   size_t len, nev = 0;
   for (int k;;) {
-    k = ct_ctr_entry(&t->it, &t->evs[nev], &co, &line, &len);
+    k = t->order ? ct_ctr_entry_packs(&t->it, &t->evs[nev], &co, &line, &len)
+                 : ct_ctr_entry(&t->it, &t->evs[nev], &co, &line, &len);
     if (k == 1 && ++nev < FS_BATCH)
       continue;
     /* The events so far, in order, before whatever ends the batch. */
@@ -211,6 +363,8 @@ void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n) {
     if (k <= 0)
       break;
     if (k == 3) { /* a coroutine's line comes before its first event */
+      if (t->order && co.birth_ts)
+        drain(t, co.birth_ts - 1); /* the merge gives it at its birth_ts */
       struct fs_ent *e = find(t, co.probe_id, 1);
       t->untracked += !e;
       if (e) {
@@ -218,6 +372,13 @@ void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n) {
         e->s.co = co;
         e->s.has_co = e->s.fresh_co = 1;
       }
+    } else if (k == 5) {
+      if (t->it.la_pack.ns0)
+        drain(t, t->it.la_pack.ns0 - 1); /* the merge opens it at its ns0 */
+      t->x_pk = ++t->npk;
+      open_drain(t);
+      if (ctr_stream_walk(t->it.st, &t->it.la_pack, on_switch, t))
+        break; /* a pack shorter than its header: the chunk's fault */
     }
   }
 }

@@ -483,12 +483,14 @@ static __attribute__((noinline)) int merged(struct ct_ctr_iter *it, struct ct_ev
 static inline __attribute__((always_inline)) int entry(struct ct_ctr_iter *it,
                                                        struct ct_ev_item *ev,
                                                        struct ct_coro_item *co, const char **line,
-                                                       size_t *n, int run) {
+                                                       size_t *n, int run, int keep) {
 again:
   if (__builtin_expect(it->st != NULL, 0) && (it->la_k || ctr_stream_open(it->st)))
     return run ? 4 : merged(it, ev, co, line, n);
   int k = raw_entry(it, ev, co, line, n, run);
   if (__builtin_expect(it->st != NULL, 0)) {
+    if (k == 5 && keep)
+      return 5; /* ct_ctr_entry_packs: it->la_pack, never opened */
     if (k == 5) {
       it->la_k = 5;
       return run ? 4 : merged(it, ev, co, line, n);
@@ -507,7 +509,12 @@ again:
 
 int ct_ctr_entry(struct ct_ctr_iter *it, struct ct_ev_item *ev, struct ct_coro_item *co,
                  const char **line, size_t *n) {
-  return entry(it, ev, co, line, n, 0);
+  return entry(it, ev, co, line, n, 0, 0);
+}
+
+int ct_ctr_entry_packs(struct ct_ctr_iter *it, struct ct_ev_item *ev, struct ct_coro_item *co,
+                       const char **line, size_t *n) {
+  return entry(it, ev, co, line, n, 0, 1);
 }
 
 _Static_assert(CT_EV_RESUME == CT_EV_SUSPEND + 1, "event_of: a v1 event's kind from active");
@@ -597,7 +604,7 @@ int ct_ctr_next(struct ct_ctr_iter *it, struct ct_line *l, enum ct_line_err *err
   struct ct_coro_item co;
   const char *s = NULL;
   size_t n = 0;
-  int k = entry(it, &ev, &co, &s, &n, 0);
+  int k = entry(it, &ev, &co, &s, &n, 0, 0);
   if (k == 1)
     *err = line_from_event(&ev, l);
   else if (k == 2)
@@ -613,7 +620,7 @@ static inline __attribute__((always_inline)) int
 run_event(struct ct_ctr_iter *it, struct ct_event *v, uint64_t line, int run) {
   struct ct_ev_item item = {0}; /* (set by entry when it returns 1) */
   uint32_t nsites = it->nsites;
-  if (entry(it, &item, NULL, NULL, NULL, run) != 1) {
+  if (entry(it, &item, NULL, NULL, NULL, run, 0) != 1) {
     it->nsites = nsites; /* left for ct_ctr_next, which adds its site again */
     return 0;
   }

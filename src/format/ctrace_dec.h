@@ -56,6 +56,12 @@ void ct_ctr_begin(struct ct_ctr_iter *it, const void *chunk);
  * JSON object of valid UTF-8 (ct_line_valid). */
 int ct_ctr_entry(struct ct_ctr_iter *it, struct ct_ev_item *ev, struct ct_coro_item *co,
                  const char **line, size_t *n);
+/* ct_ctr_entry, but a pack entry is given as it is, not expanded nor
+ * merged in time with the chunk's other entries: 5, its fields in
+ * it->la_pack (valid until the next call), for ctr_stream_walk on it->st.
+ * The other entries as ct_ctr_entry gives them, in the chunk's order. */
+int ct_ctr_entry_packs(struct ct_ctr_iter *it, struct ct_ev_item *ev, struct ct_coro_item *co,
+                       const char **line, size_t *n);
 /* The events in a row of one coroutine that start at the next entry (up to
  * max), into ev as the normalized events of the lines ct_ctr_next would give,
  * numbered from line: each an event that decodes and is not torn, the ones

@@ -108,7 +108,10 @@ static struct ctr_cs *cs_get(struct ctr_stream *s, uint64_t probe_id, int add) {
   }
 }
 
-int ctr_stream_add(struct ctr_stream *s, const struct ctr_pack_ref *r) {
+/* Pack r's header checked and counted (its claims, a refusal) and its
+ * cursor made in *o: 1, 0 when its header cannot be true (refused,
+ * counted), -1 when r is shorter than a header. */
+static int open_pack(struct ctr_stream *s, const struct ctr_pack_ref *r, struct ctr_open *o) {
   struct ctp_pack h;
   if (r->n < sizeof h)
     return -1;
@@ -119,6 +122,21 @@ int ctr_stream_add(struct ctr_stream *s, const struct ctr_pack_ref *r) {
     s->refused++; /* its bytes are the probe's, maybe a scribbler's: the trace goes on */
     return 0;
   }
+  *o = (struct ctr_open){.p = r->p + sizeof h,
+                         .e = r->p + r->n,
+                         .tid = r->tid,
+                         .ns0 = r->ns0,
+                         .mult = r->mult,
+                         .ts0 = h.ts0,
+                         .ticks = h.ts0,
+                         .site = h.site,
+                         .cur = h.from,
+                         .left = h.nent,
+                         .from_gen = h.from_gen};
+  return 1;
+}
+
+int ctr_stream_add(struct ctr_stream *s, const struct ctr_pack_ref *r) {
   if (s->nop == s->cop) {
     unsigned nc = s->cop ? 2 * s->cop : 16;
     struct ctr_open *n = realloc(s->op, nc * sizeof *n);
@@ -127,18 +145,27 @@ int ctr_stream_add(struct ctr_stream *s, const struct ctr_pack_ref *r) {
     s->op = n;
     s->cop = nc;
   }
-  s->op[s->nop++] = (struct ctr_open){.p = r->p + sizeof h,
-                                      .e = r->p + r->n,
-                                      .tid = r->tid,
-                                      .ns0 = r->ns0,
-                                      .mult = r->mult,
-                                      .ts0 = h.ts0,
-                                      .ticks = h.ts0,
-                                      .site = h.site,
-                                      .cur = h.from,
-                                      .left = h.nent,
-                                      .from_gen = h.from_gen};
-  return 0;
+  int k = open_pack(s, r, &s->op[s->nop]);
+  s->nop += k > 0;
+  return k < 0 ? -1 : 0;
+}
+
+/* o's next entry into *en, its time in *ts, o moved past it: 1, 0 when o
+ * has no more, -1 when the entry does not decode. */
+static inline int next_entry(struct ctr_open *o, struct ctp_pk_entry *en, uint64_t *ts) {
+  if (o->left == 0)
+    return 0;
+  const uint8_t *p = ctp_pk_get(o->p, o->e, o->cur, o->pobj, en);
+  if (!p)
+    return -1;
+  if (--o->left == 0 && p != o->e)
+    return -1; /* bytes no entry covers */
+  o->ticks += en->dts;
+  *ts = o->ns0 + (uint64_t)(((unsigned __int128)(o->ticks - o->ts0) * o->mult) >> 32);
+  o->cur = en->to;
+  o->pobj = ctp_pk_pobj(o->pobj, en);
+  o->p = p;
+  return 1;
 }
 
 /* The events of o's next entry staged (o->it): 1, 0 when it has no more,
@@ -148,16 +175,11 @@ int ctr_stream_add(struct ctr_stream *s, const struct ctr_pack_ref *r) {
 static int stage(struct ctr_open *o) {
   if (o->i < o->n)
     return 1;
-  if (o->left == 0)
-    return 0;
   struct ctp_pk_entry en;
-  const uint8_t *p = ctp_pk_get(o->p, o->e, o->cur, o->pobj, &en);
-  if (!p)
-    return -1;
-  if (--o->left == 0 && p != o->e)
-    return -1; /* bytes no entry covers */
-  o->ticks += en.dts;
-  uint64_t ts = o->ns0 + (uint64_t)(((unsigned __int128)(o->ticks - o->ts0) * o->mult) >> 32);
+  uint64_t ts;
+  int r = next_entry(o, &en, &ts);
+  if (r <= 0)
+    return r;
   unsigned n = 0;
   o->it[n] = (struct ct_ev_item){.ts = ts,
                                  .tid = o->tid,
@@ -174,9 +196,6 @@ static int stage(struct ctr_open *o) {
   o->st[n++] = en.to;
   o->n = n;
   o->i = 0;
-  o->cur = en.to;
-  o->pobj = ctp_pk_pobj(o->pobj, &en);
-  o->p = p;
   return 1;
 }
 
@@ -203,38 +222,86 @@ int ctr_stream_peek(struct ctr_stream *s, uint64_t *ts) {
   return 1;
 }
 
-int ctr_stream_take(struct ctr_stream *s, struct ct_ev_item *ev) {
-  struct ctr_open *o = &s->op[s->pick];
-  uint32_t st = o->st[o->i];
-  /* The pack's first event, its header's `from`: the probe wrote its
-   * station's gen (low 16 bits; 0: not known, the later part of a pack the
-   * engine split). Another incarnation's there now: the pack is not this
-   * trace's (a scribbler's, or a station map gone wrong), refused whole,
-   * counted; its events are then lost (ctr_stream_line). */
+/* Whether o's first event, of station st, is refused: the probe wrote its
+ * station's gen in the header's from_gen (low 16 bits; 0: not known, the
+ * later part of a pack the engine split). Another incarnation's there now:
+ * the pack is not this trace's (a scribbler's, or a station map gone
+ * wrong), refused whole, counted; its events are then lost
+ * (ctr_stream_line). */
+static int gen_refused(struct ctr_stream *s, const struct ctr_open *o, uint32_t st) {
   if (o->from_gen && st < s->nsp && s->sp[st].probe_id && s->sp[st].gen &&
       (uint16_t)s->sp[st].gen != o->from_gen) {
     s->refused++;
+    return 1;
+  }
+  return 0;
+}
+
+/* n pack events (1, or 2: a suspend and its wake) of station st's
+ * coroutine at *ts: numbered (*ev, the first's), their time clamped as the
+ * formatter clamps (never before the coroutine's last event), counted.
+ * Returns the coroutine, or NULL for a station no coroutine line named
+ * (refused, counted, once an event). */
+static inline struct ctr_cs *number(struct ctr_stream *s, uint32_t st, unsigned n, uint64_t *ts,
+                                    uint64_t *ev) {
+  struct ctr_cs *c = st < s->nsp ? cs_get(s, s->sp[st].probe_id, 0) : NULL;
+  if (!c) {
+    s->refused += n;
+    return NULL;
+  }
+  *ev = c->ord_next + c->packed;
+  c->packed += n;
+  s->sp[st].packed += n;
+  s->packed += n;
+  if (*ts < c->last_ns)
+    *ts = c->last_ns;
+  c->last_ns = *ts;
+  return c;
+}
+
+int ctr_stream_take(struct ctr_stream *s, struct ct_ev_item *ev) {
+  struct ctr_open *o = &s->op[s->pick];
+  uint32_t st = o->st[o->i];
+  if (gen_refused(s, o, st)) {
     memmove(o, o + 1, (size_t)(s->nop - s->pick - 1) * sizeof *o);
     s->nop--;
     return 0;
   }
   o->from_gen = 0;
   *ev = o->it[o->i++];
-  struct ctr_cs *c = st < s->nsp ? cs_get(s, s->sp[st].probe_id, 0) : NULL;
-  if (!c) { /* a station no coroutine line named: refused, counted */
-    s->refused++;
+  struct ctr_cs *c = number(s, st, 1, &ev->ts, &ev->ev);
+  if (!c)
     return 0;
-  }
   ev->probe_id = c->probe_id;
-  ev->ev = c->ord_next + c->packed++;
-  s->sp[st].packed++;
-  s->packed++;
   ev->seq = 2 * (ev->ev + 1);
-  /* As the formatter clamps: never before the coroutine's last event. */
-  if (ev->ts < c->last_ns)
-    ev->ts = c->last_ns;
-  c->last_ns = ev->ts;
   return 1;
+}
+
+int ctr_stream_walk(struct ctr_stream *s, const struct ctr_pack_ref *r,
+                    void (*fn)(void *ctx, const struct ctr_pack_sw *sw), void *ctx) {
+  struct ctr_open o;
+  int k = open_pack(s, r, &o);
+  if (k <= 0)
+    return k;
+  struct ctr_pack_sw sw = {.tid = o.tid, .site = o.site};
+  if (gen_refused(s, &o, o.cur))
+    return 0;
+  struct ctp_pk_entry en;
+  uint64_t ts;
+  while ((k = next_entry(&o, &en, &ts)) > 0) {
+    struct ctr_cs *c;
+    sw.obj = en.obj;
+    sw.wait = en.wait;
+    sw.wake = en.wake;
+    sw.raw = sw.ts[0] = sw.ts[1] = ts;
+    c = number(s, en.from, 1u + en.wake, &sw.ts[0], &sw.ev[0]);
+    sw.id[0] = c ? c->probe_id : 0;
+    c = number(s, en.to, 1, &sw.ts[1], &sw.ev[1]);
+    sw.id[1] = c ? c->probe_id : 0;
+    fn(ctx, &sw);
+  }
+  s->refused += k < 0; /* an entry that does not decode: the pack's rest refused, counted */
+  return 0;
 }
 
 /* The unsigned number after key in the line l (n bytes): its offset and

@@ -42,6 +42,27 @@ void ctr_stream_gap(struct ctr_stream *s, const struct ct_ev_item *g);
  * state. 1, or 0 when it names a station no coroutine line named (refused,
  * counted: ask again). */
 int ctr_stream_take(struct ctr_stream *s, struct ct_ev_item *ev);
+/* One switch of a pack as ctr_stream_walk gives it, not expanded into its
+ * events: the entry's time (raw: before any clamp, what the merge orders
+ * by), thread, site, wait and obj, and for each side
+ * (0: `from`, its suspend and the wake after it when wake; 1: `to`, its
+ * resume) the coroutine (0: a station no coroutine line named, refused,
+ * counted), its ev (from's suspend's: its wake's is the next) and its time
+ * clamped as ctr_stream_take clamps it. */
+struct ctr_pack_sw {
+  uint64_t raw, tid, site, obj;
+  uint64_t id[2], ev[2], ts[2];
+  uint8_t wait, wake;
+};
+/* Pack r's switches, in order, to fn (the flight snapshot's tracker:
+ * flight_snap.c), numbered and clamped as ctr_stream_take numbers them,
+ * the stream's state moved as taking all its events would move it, but
+ * without the merge in time with the chunk's other entries (the caller
+ * orders what it needs by the times). 0 (a pack refused, or the rest of
+ * one whose entry does not decode: counted), -1 when r is shorter than a
+ * pack's header. */
+int ctr_stream_walk(struct ctr_stream *s, const struct ctr_pack_ref *r,
+                    void (*fn)(void *ctx, const struct ctr_pack_sw *sw), void *ctx);
 /* An entry the decoder gives that is not a pack's (k as ct_ctr_entry's
  * result): a coroutine names its station; an event's ev and seq move by
  * the pack events of its coroutine given before it. */
