@@ -203,53 +203,56 @@ static int before(const struct ct_fsnap *t, uint64_t pk, uint64_t raw) {
   return t->x_pk && raw <= t->x_raw;
 }
 
-/* One event of a dropped chunk. In t->order (the chunk's entries in its
- * order, a pack's switches at once), what the decoder's merge in time
- * would make of it (before()): an event the merge gives before the
- * coroutine's cur changes none of its state (a destroy still drops); a
- * wake before the kept one is the first since cur; a cur keeps a wake the
- * merge gives after it; the last ev is the largest (a coroutine's ev grow
- * in the merge's order and, whatever the order, the last one numbered is
- * the largest: ctr_stream_walk and ctr_stream_post number from the same
- * counts). */
-static void on_event(struct ct_fsnap *t, const struct ct_ev_item *ev) {
-  /* The last one's, without a call (find's own first look). */
-  struct fs_ent *e = t->last && t->last->id == ev->probe_id
-                         ? t->last
-                         : find(t, ev->probe_id, ev->kind != CTP_KIND_DESTROY);
-  if (!e)
-    return;
+/* A fact of e's coroutine at hand (not a destroy): its kind, ts, obj (a
+ * wake's waker) and ev. In t->order (the chunk's entries in its order, a
+ * pack's switches at once), what the decoder's merge in time would make
+ * of it (before()): a fact the merge gives before the coroutine's cur
+ * changes none of its state; a wake before the kept one is the first since
+ * cur; a cur keeps a wake the merge gives after it; the last ev is the
+ * largest (a coroutine's ev grow in the merge's order and, whatever the
+ * order, the last one numbered is the largest: ctr_stream_walk and
+ * ctr_stream_post number from the same counts). Returns 1 when the fact
+ * is e's cur from now on: the caller writes it (s->cur). */
+static inline int take(struct ct_fsnap *t, struct fs_ent *e, uint8_t kind, uint64_t ts,
+                       uint64_t obj, uint64_t ev) {
   struct ct_snap *s = &e->s;
-  int older = t->order && s->has_cur && !before(t, e->cpk, e->craw);
-  switch (ev->kind) {
-  case CTP_KIND_DESTROY:
-    drop(t, e);
-    return;
-  case CTP_KIND_WAKE:
+  int older = t->order && s->has_cur && !before(t, e->cpk, e->craw), cur = 0;
+  if (kind == CTP_KIND_WAKE) {
     if (!older && (!s->woke_ts || (t->order && !before(t, e->wpk, e->wraw)))) {
-      s->woke_ts = ev->ts;
-      s->woke_from = ev->obj;
+      s->woke_ts = ts;
+      s->woke_from = obj;
       e->wpk = t->x_pk;
       e->wraw = t->x_raw;
     }
-    break;
-  case CTP_KIND_CREATE:
-    if (!s->fresh_co && !older) /* a new incarnation without a coroutine line of its own */
-      s->has_co = 0;
-    /* fall through */
-  default:
-    if (older)
-      break;
-    s->cur = *ev;
-    s->has_cur = 1;
+  } else if (!older) {
+    if (kind == CTP_KIND_CREATE && !s->fresh_co)
+      s->has_co = 0; /* a new incarnation without a coroutine line of its own */
+    s->has_cur = cur = 1;
     e->cpk = t->x_pk;
     e->craw = t->x_raw;
     if (!t->order || !s->woke_ts || before(t, e->wpk, e->wraw))
       s->woke_ts = s->woke_from = 0;
-    break;
   }
-  s->last_ev = t->order && s->last_ev > ev->ev ? s->last_ev : ev->ev;
+  s->last_ev = t->order && s->last_ev > ev ? s->last_ev : ev;
   s->fresh_co = 0;
+  return cur;
+}
+
+/* The entry of coroutine id, made unless for a destroy (NULL: none). */
+static inline struct fs_ent *ent(struct ct_fsnap *t, uint64_t id, uint8_t kind) {
+  /* The last one's, without a call (find's own first look). */
+  return t->last && t->last->id == id ? t->last : find(t, id, kind != CTP_KIND_DESTROY);
+}
+
+/* One event of a dropped chunk (take's rules; a destroy drops). */
+static void on_event(struct ct_fsnap *t, const struct ct_ev_item *ev) {
+  struct fs_ent *e = ent(t, ev->probe_id, ev->kind);
+  if (!e)
+    return;
+  if (ev->kind == CTP_KIND_DESTROY)
+    drop(t, e);
+  else if (take(t, e, ev->kind, ev->ts, ev->obj, ev->ev))
+    e->s.cur = *ev;
 }
 
 /* An ordinary event of the chunk (not a pack's): in t->order, the entry
@@ -264,37 +267,36 @@ static void on_ordinary(struct ct_fsnap *t, const struct ct_ev_item *ev) {
 }
 
 /* A pack's switch (ctr_stream_walk): the events the decoder's expansion
- * would give for it, applied (t->order). */
+ * gives for it (a suspend, its wake, a resume), each taken (take) without
+ * an event built: its fields written straight into cur (an item built and
+ * then copied stalls on the copy's wide loads). */
 static void on_switch(void *ctx, const struct ctr_pack_sw *sw) {
   struct ct_fsnap *t = ctx;
+  struct fs_ent *e;
   t->x_raw = sw->raw;
-  if (sw->id[0]) {
-    struct ct_ev_item ev = {.ts = sw->ts[0],
-                            .probe_id = sw->id[0],
-                            .tid = sw->tid,
-                            .addr = sw->site,
-                            .obj = sw->obj,
-                            .ev = sw->ev[0],
-                            .kind = CTP_KIND_SUSPEND,
-                            .wait = sw->wait};
-    on_event(t, &ev);
-    if (sw->wake) {
-      ev.obj = 0;
-      ev.ev++;
-      ev.kind = CTP_KIND_WAKE;
-      ev.wait = 0;
-      on_event(t, &ev);
-    }
+  if (sw->id[0] && (e = ent(t, sw->id[0], CTP_KIND_SUSPEND))) {
+    if (take(t, e, CTP_KIND_SUSPEND, sw->ts[0], sw->obj, sw->ev[0]))
+      e->s.cur = (struct ct_ev_item){.ts = sw->ts[0],
+                                     .probe_id = sw->id[0],
+                                     .tid = sw->tid,
+                                     .addr = sw->site,
+                                     .seq = 2 * (sw->ev[0] + 1),
+                                     .obj = sw->obj,
+                                     .ev = sw->ev[0],
+                                     .kind = CTP_KIND_SUSPEND,
+                                     .wait = sw->wait};
+    if (sw->wake)
+      (void)take(t, e, CTP_KIND_WAKE, sw->ts[0], 0, sw->ev[0] + 1);
   }
-  if (sw->id[1]) {
-    struct ct_ev_item ev = {.ts = sw->ts[1],
-                            .probe_id = sw->id[1],
-                            .tid = sw->tid,
-                            .ev = sw->ev[1],
-                            .kind = CTP_KIND_RESUME,
-                            .active = 1};
-    on_event(t, &ev);
-  }
+  if (sw->id[1] && (e = ent(t, sw->id[1], CTP_KIND_RESUME)) &&
+      take(t, e, CTP_KIND_RESUME, sw->ts[1], 0, sw->ev[1]))
+    e->s.cur = (struct ct_ev_item){.ts = sw->ts[1],
+                                   .probe_id = sw->id[1],
+                                   .tid = sw->tid,
+                                   .seq = 2 * (sw->ev[1] + 1),
+                                   .ev = sw->ev[1],
+                                   .kind = CTP_KIND_RESUME,
+                                   .active = 1};
 }
 
 /* on_event of t->evs[0..n), in order, less the events whose whole effect a
