@@ -137,6 +137,12 @@ $(O)/tests/test-flight-snap: $(O)/obj/tests/test-flight-snap.o $(CT_WRITER_OBJS)
                              $(O)/obj/src/common/outfile.o $(O)/obj/src/common/buf.o
 	$(call link)
 TESTS += $(O)/tests/test-flight-snap
+# The snapshot tracker's walk of packs against the decoder's merge, chunks in a hostile order.
+$(O)/tests/test-fsnap-order: $(O)/obj/tests/test-fsnap-order.o $(CT_WRITER_OBJS) \
+                             $(O)/obj/src/analysis/trace_read.o $(FORMAT_READ_SRCS:%.c=$(O)/obj/%.o) \
+                             $(O)/obj/src/common/outfile.o $(O)/obj/src/common/buf.o
+	$(call link)
+TESTS += $(O)/tests/test-fsnap-order
 
 # The live findings told of a gap in what they were fed (issue #34 item 10).
 $(O)/tests/test-flight-watch: $(O)/obj/tests/test-flight-watch.o $(CT_WRITER_OBJS) \

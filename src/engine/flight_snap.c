@@ -12,12 +12,12 @@
 #include "format/writer.h"
 
 /* One coroutine (id 0: a free slot of the open-addressed table). In
- * t->order, where its cur and its wake came from (before()): the pack
- * (t->npk's number; 0: an ordinary event) and the time the merge orders
- * them by (not clamped). */
+ * t->order, where its cur came from (before()): the pack (t->npk's
+ * number; 0: an ordinary event) and the time the merge orders it by (not
+ * clamped). */
 struct fs_ent {
   uint64_t id;
-  uint64_t cpk, craw, wpk, wraw;
+  uint64_t cpk, craw;
   struct ct_snap s;
 };
 
@@ -205,24 +205,24 @@ static int before(const struct ct_fsnap *t, uint64_t pk, uint64_t raw) {
 
 /* A fact of e's coroutine at hand (not a destroy): its kind, ts, obj (a
  * wake's waker) and ev. In t->order (the chunk's entries in its order, a
- * pack's switches at once), what the decoder's merge in time would make
- * of it (before()): a fact the merge gives before the coroutine's cur
- * changes none of its state; a wake before the kept one is the first since
- * cur; a cur keeps a wake the merge gives after it; the last ev is the
- * largest (a coroutine's ev grow in the merge's order and, whatever the
- * order, the last one numbered is the largest: ctr_stream_walk and
- * ctr_stream_post number from the same counts). Returns 1 when the fact
- * is e's cur from now on: the caller writes it (s->cur). */
+ * pack's switches at once), what the decoder's merge in time makes of it:
+ * a fact the merge gives before the coroutine's cur changes none of its
+ * state (before()). Nothing else needs the merge's order: a wake the
+ * walk takes before a cur the merge gives before it is a pack's, whose
+ * suspend, given just before it, the merge gives after that cur too (so
+ * that cur is not taken), and an earlier entry's facts, a wake's too, the
+ * merge gives before a later entry's; the ev the walk and
+ * ctr_stream_post number grow in the walk's order as in the merge's, from
+ * the same counts, so the last one taken is the merge's last. Returns 1
+ * when the fact is e's cur from now on: the caller writes it (s->cur). */
 static inline int take(struct ct_fsnap *t, struct fs_ent *e, uint8_t kind, uint64_t ts,
                        uint64_t obj, uint64_t ev) {
   struct ct_snap *s = &e->s;
   int older = t->order && s->has_cur && !before(t, e->cpk, e->craw), cur = 0;
   if (kind == CTP_KIND_WAKE) {
-    if (!older && (!s->woke_ts || (t->order && !before(t, e->wpk, e->wraw)))) {
+    if (!older && !s->woke_ts) {
       s->woke_ts = ts;
       s->woke_from = obj;
-      e->wpk = t->x_pk;
-      e->wraw = t->x_raw;
     }
   } else if (!older) {
     if (kind == CTP_KIND_CREATE && !s->fresh_co)
@@ -230,10 +230,9 @@ static inline int take(struct ct_fsnap *t, struct fs_ent *e, uint8_t kind, uint6
     s->has_cur = cur = 1;
     e->cpk = t->x_pk;
     e->craw = t->x_raw;
-    if (!t->order || !s->woke_ts || before(t, e->wpk, e->wraw))
-      s->woke_ts = s->woke_from = 0;
+    s->woke_ts = s->woke_from = 0;
   }
-  s->last_ev = t->order && s->last_ev > ev ? s->last_ev : ev;
+  s->last_ev = ev;
   s->fresh_co = 0;
   return cur;
 }
