@@ -40,9 +40,10 @@ struct ct_fsnap {
    * one it has is not applied (on_event). */
   int expand, order;
   /* In order: the packs walked (npk; this chunk's are past pk0), the event
-   * at hand's pack (0: ordinary) and time, and the drain levels of this
-   * chunk's packs as groups, levels falling from dr[0] (drain()). */
-  uint64_t npk, pk0, x_pk, x_raw;
+   * at hand's pack (0: ordinary; its time goes as an argument: stored here
+   * for each switch, its load with x_pk's stalled), and the drain levels of
+   * this chunk's packs as groups, levels falling from dr[0] (drain()). */
+  uint64_t npk, pk0, x_pk;
   struct fs_drain *dr;
   size_t ndr, cdr;
   struct ct_ctr_iter it;
@@ -180,14 +181,14 @@ static void open_drain(struct ct_fsnap *t) {
 }
 
 /* Whether a fact from pack pk (0: an ordinary event) at time raw came
- * before the event at hand (t->x_pk, t->x_raw) in the decoder's merge:
+ * before the event at hand (t->x_pk, at time x_raw) in the decoder's merge:
  * the entries of the chunk are taken in its order, each pack's events in
  * theirs, so a fact from an ordinary event, an earlier chunk or the same
  * pack came before; one of an earlier pack of this chunk came before when
  * an entry since its pack reached its time (drain), or, the event at hand
  * a pack's, when it is not later (the merge gives the earliest open
  * pack's next event; a tie, the pack opened first). */
-static int before(const struct ct_fsnap *t, uint64_t pk, uint64_t raw) {
+static int before(const struct ct_fsnap *t, uint64_t pk, uint64_t raw, uint64_t x_raw) {
   if (pk <= t->pk0 || pk == t->x_pk)
     return 1;
   size_t lo = 0, hi = t->ndr; /* the group of pk: the last one from pk or before */
@@ -200,25 +201,26 @@ static int before(const struct ct_fsnap *t, uint64_t pk, uint64_t raw) {
   }
   if (t->ndr && raw <= t->dr[lo].lv)
     return 1;
-  return t->x_pk && raw <= t->x_raw;
+  return t->x_pk && raw <= x_raw;
 }
 
 /* A fact of e's coroutine at hand (not a destroy): its kind, ts, obj (a
- * wake's waker) and ev. In t->order (the chunk's entries in its order, a
- * pack's switches at once), what the decoder's merge in time makes of it:
- * a fact the merge gives before the coroutine's cur changes none of its
- * state (before()). Nothing else needs the merge's order: a wake the
- * walk takes before a cur the merge gives before it is a pack's, whose
- * suspend, given just before it, the merge gives after that cur too (so
- * that cur is not taken), and an earlier entry's facts, a wake's too, the
- * merge gives before a later entry's; the ev the walk and
- * ctr_stream_post number grow in the walk's order as in the merge's, from
- * the same counts, so the last one taken is the merge's last. Returns 1
- * when the fact is e's cur from now on: the caller writes it (s->cur). */
+ * wake's waker), ev and raw time (before()'s x_raw). In t->order (the
+ * chunk's entries in its order, a pack's switches at once), what the
+ * decoder's merge in time makes of it: a fact the merge gives before the
+ * coroutine's cur changes none of its state (before()). Nothing else
+ * needs the merge's order: a wake the walk takes before a cur the merge
+ * gives before it is a pack's, whose suspend, given just before it, the
+ * merge gives after that cur too (so that cur is not taken), and an
+ * earlier entry's facts, a wake's too, the merge gives before a later
+ * entry's; the ev the walk and ctr_stream_post number grow in the walk's
+ * order as in the merge's, from the same counts, so the last one taken is
+ * the merge's last. Returns 1 when the fact is e's cur from now on: the
+ * caller writes it (s->cur). */
 static inline int take(struct ct_fsnap *t, struct fs_ent *e, uint8_t kind, uint64_t ts,
-                       uint64_t obj, uint64_t ev) {
+                       uint64_t obj, uint64_t ev, uint64_t raw) {
   struct ct_snap *s = &e->s;
-  int older = t->order && s->has_cur && !before(t, e->cpk, e->craw), cur = 0;
+  int older = t->order && s->has_cur && !before(t, e->cpk, e->craw, raw), cur = 0;
   if (kind == CTP_KIND_WAKE) {
     if (!older && !s->woke_ts) {
       s->woke_ts = ts;
@@ -229,7 +231,7 @@ static inline int take(struct ct_fsnap *t, struct fs_ent *e, uint8_t kind, uint6
       s->has_co = 0; /* a new incarnation without a coroutine line of its own */
     s->has_cur = cur = 1;
     e->cpk = t->x_pk;
-    e->craw = t->x_raw;
+    e->craw = raw;
     s->woke_ts = s->woke_from = 0;
   }
   s->last_ev = ev;
@@ -250,7 +252,7 @@ static void on_event(struct ct_fsnap *t, const struct ct_ev_item *ev) {
     return;
   if (ev->kind == CTP_KIND_DESTROY)
     drop(t, e);
-  else if (take(t, e, ev->kind, ev->ts, ev->obj, ev->ev))
+  else if (take(t, e, ev->kind, ev->ts, ev->obj, ev->ev, ev->ts))
     e->s.cur = *ev;
 }
 
@@ -260,7 +262,6 @@ static void on_ordinary(struct ct_fsnap *t, const struct ct_ev_item *ev) {
   if (t->order) {
     drain(t, ev->ts);
     t->x_pk = 0;
-    t->x_raw = ev->ts;
   }
   on_event(t, ev);
 }
@@ -272,9 +273,8 @@ static void on_ordinary(struct ct_fsnap *t, const struct ct_ev_item *ev) {
 static void on_switch(void *ctx, const struct ctr_pack_sw *sw) {
   struct ct_fsnap *t = ctx;
   struct fs_ent *e;
-  t->x_raw = sw->raw;
   if (sw->id[0] && (e = ent(t, sw->id[0], CTP_KIND_SUSPEND))) {
-    if (take(t, e, CTP_KIND_SUSPEND, sw->ts[0], sw->obj, sw->ev[0]))
+    if (take(t, e, CTP_KIND_SUSPEND, sw->ts[0], sw->obj, sw->ev[0], sw->raw))
       e->s.cur = (struct ct_ev_item){.ts = sw->ts[0],
                                      .probe_id = sw->id[0],
                                      .tid = sw->tid,
@@ -285,10 +285,10 @@ static void on_switch(void *ctx, const struct ctr_pack_sw *sw) {
                                      .kind = CTP_KIND_SUSPEND,
                                      .wait = sw->wait};
     if (sw->wake)
-      (void)take(t, e, CTP_KIND_WAKE, sw->ts[0], 0, sw->ev[0] + 1);
+      (void)take(t, e, CTP_KIND_WAKE, sw->ts[0], 0, sw->ev[0] + 1, sw->raw);
   }
   if (sw->id[1] && (e = ent(t, sw->id[1], CTP_KIND_RESUME)) &&
-      take(t, e, CTP_KIND_RESUME, sw->ts[1], 0, sw->ev[1]))
+      take(t, e, CTP_KIND_RESUME, sw->ts[1], 0, sw->ev[1], sw->raw))
     e->s.cur = (struct ct_ev_item){.ts = sw->ts[1],
                                    .probe_id = sw->id[1],
                                    .tid = sw->tid,
