@@ -339,6 +339,16 @@ void ct_fsnap_expand(struct ct_fsnap *t, int on) {
   t->expand = on;
 }
 
+/* Contract: see flight.h. A chunk of packs (t->order): its entries in the
+ * chunk's order, each pack walked at once (ctr_stream_walk), on_event's
+ * rules giving the merge's snapshot (test-fsnap-order). Where the walk
+ * still differs from the merge (no test has them, both rare): a station's
+ * new incarnation whose coroutine line comes after a pack of the same
+ * chunk that holds its first switches (the merge gives those from its
+ * birth_ts to the new coroutine, the walk to the old), and a gap entry
+ * after a pack holding later switches of its coroutine (the merge numbers
+ * those past the gap, the walk before it: the gap's ev then not the
+ * largest). */
 void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n) {
   struct ctr_chunk_hdr h;
   if (n < sizeof h)
