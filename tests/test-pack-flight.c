@@ -33,9 +33,9 @@ static uint64_t written[NCO];
 
 /* Events of ring 0's records [tail, head), per station, into in[]: each record
  * one event of its station, each pack its entries' (from: suspend and wake,
- * to: resume). 0 when the walk, header to header from tail, lands on head
- * with every pack whole and its entries read; else -1 (a tail inside a pack
- * reads entry bytes as records). */
+ * to: resume; a standalone wake's to: the wake). 0 when the walk, header to header from tail, lands
+ * on head with every pack whole and its entries read; else -1 (a tail inside a pack reads entry
+ * bytes as records). */
 static int ring_events(uint64_t in[NCO]) {
   struct ctp_ring *rg = ctp_ring_at(base, H, 0);
   uint64_t cap = H->ring_bytes / sizeof(struct ctp_rec);
@@ -60,18 +60,19 @@ static int ring_events(uint64_t in[NCO]) {
     const uint8_t *p = (const uint8_t *)&recs[(i + 1u) % cap], *e = p + pk.nbytes;
     uint32_t cur = pk.from;
     uint64_t pobj = 0;
-    unsigned wakes = 0;
+    unsigned wakes = 0, solos = 0;
     for (unsigned k = 0; k < pk.nent; k++) {
       struct ctp_pk_entry en;
       if (!(p = ctp_pk_get(p, e, cur, pobj, &en)) || en.from >= NCO || en.to >= NCO)
         return -1;
       pobj = ctp_pk_pobj(pobj, &en);
-      in[en.from] += 1u + en.wake;
+      in[en.from] += ctp_pk_from_events(&en);
       in[en.to]++;
       wakes += en.wake;
-      cur = en.to;
+      solos += en.solo;
+      cur = ctp_pk_cur(&en);
     }
-    if (wakes != pk.nwake)
+    if (wakes != pk.nwake || solos != pk.nsolo)
       return -1;
     i += 1u + pk.nrec;
   }
@@ -108,7 +109,7 @@ static int body_overwrite(void) {
     written[cur] += 1u + (unsigned)wake;
     written[next]++;
     cur = next;
-    if (s % 101u == 100u) {
+    if (s % 101u == 100u) { /* a standalone wake: an entry of the open pack */
       uint32_t w = (cur + 1u) % NCO;
       corotracer_wake(co[w], (const void *)(uintptr_t)0x3000);
       written[w]++;
@@ -116,9 +117,10 @@ static int body_overwrite(void) {
     if (s % 17u == 0)
       ASSERT_EQ(ring_events(in), 0);
   }
-  /* The open pack published: a record of the thread after it. */
-  corotracer_wake(co[(cur + 1u) % NCO], (const void *)(uintptr_t)0x3000);
-  written[(cur + 1u) % NCO]++;
+  /* The open pack published: a record of the thread after it (a wait on
+   * an fd is no pack's). */
+  corotracer_suspend(co[cur], (const void *)(uintptr_t)0x3000, COROTRACER_WAIT_FD, 3);
+  written[cur]++;
   ASSERT_EQ(ring_events(in), 0);
   struct ctp_ring *rg = ctp_ring_at(base, H, 0);
   uint64_t total = 0, kept = 0;

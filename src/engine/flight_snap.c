@@ -267,7 +267,8 @@ static void on_ordinary(struct ct_fsnap *t, const struct ct_ev_item *ev) {
 }
 
 /* A pack's switch (ctr_stream_walk): the events the decoder's expansion
- * gives for it (a suspend, its wake, a resume), each taken (take) without
+ * gives for it (a suspend, its wake, a resume; a standalone wake's one
+ * wake), each taken (take) without
  * an event built: its fields written straight into cur (an item built and
  * then copied stalls on the copy's wide loads). */
 static void on_switch(void *ctx, const struct ctr_pack_sw *sw) {
@@ -286,6 +287,11 @@ static void on_switch(void *ctx, const struct ctr_pack_sw *sw) {
                                      .wait = sw->wait};
     if (sw->wake)
       (void)take(t, e, CTP_KIND_WAKE, sw->ts[0], 0, sw->ev[0] + 1, sw->raw);
+  }
+  if (sw->solo) { /* a standalone wake: to's wake, by obj */
+    if (sw->id[1] && (e = ent(t, sw->id[1], CTP_KIND_WAKE)))
+      (void)take(t, e, CTP_KIND_WAKE, sw->ts[1], sw->obj, sw->ev[1], sw->raw);
+    return;
   }
   if (sw->id[1] && (e = ent(t, sw->id[1], CTP_KIND_RESUME)) &&
       take(t, e, CTP_KIND_RESUME, sw->ts[1], 0, sw->ev[1], sw->raw))

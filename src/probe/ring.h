@@ -43,7 +43,8 @@ void corotracer__pack_close(struct ct_thread *t);
  * one opened with this switch in records reserved beyond head (room as for
  * any record: a spare ring, the lossless wait; else the switch is dropped,
  * its stations charged). ts is raised to the last entry's here; ww is
- * wait | wake << 8; the others as ct_pack_put's (six arguments: a tail
+ * wait | wake << 8, or CT_PK_WW_SOLO for a standalone wake of tst by fst
+ * (corotracer_wake); the others as ct_pack_put's (six arguments: a tail
  * call from corotracer__switch). */
 void corotracer__pack_slow(uint64_t ts, const struct ctp_station *fst,
                            const struct ctp_station *tst, uint64_t site, uint64_t obj, unsigned ww);
@@ -192,6 +193,9 @@ static inline void ct_ring_switch_put(struct ct_thread *t, uint64_t ts, struct c
  * unpublished at most this long (docs/ROUTE1.md "Latency"). */
 #define CT_PACK_SPAN (1u << 21)
 
+/* corotracer__pack_any's ww for a standalone wake (CTP_PK_SOLO). */
+#define CT_PK_WW_SOLO (1u << 9)
+
 /* ring.c: ct_pack_put's out-of-line half: any other entry than a yield's
  * (ct_pack_put), or no open pack to take it; stamped at ts, or at a clock
  * read there when ts is 0. Arguments as corotracer__pack_slow's. */
@@ -210,7 +214,7 @@ static inline uint32_t ct_pack_plain2(uint64_t d, int wake, uint64_t zz) {
 
 /* A switch into the calling thread's open pack (docs/ROUTE1.md "Entries"):
  * from and to stations, wait and obj of from's suspend (wait none or ptr,
- * obj <= 0xffff), wake its wake, site its site; stamped here. No head
+ * any obj), wake its wake, site its site; stamped here. No head
  * store: the pack is published when it closes; the entry is counted in the
  * header's counts in the ring, release-stored: the engine may take an open
  * pack's entries up to them (a thread that blocks after a switch would
@@ -262,12 +266,12 @@ static inline void ct_pack_put(const struct ctp_station *fst, const struct ctp_s
   t->pk_last = ts;
 }
 
-/* 1 when a switch goes to a pack: both coroutines given, wait none or ptr,
- * obj <= 0xffff, no waker (the hot case of docs/ROUTE1.md). */
-static inline int ct_pack_hot(const struct ctp_station *from, uint8_t wait, uint64_t obj, int wake,
+/* 1 when a switch goes to a pack: both coroutines given, wait none or ptr
+ * (any obj: past 0xffff CTP_PK_ODELTA), no waker (the hot case of
+ * docs/ROUTE1.md). */
+static inline int ct_pack_hot(const struct ctp_station *from, uint8_t wait, int wake,
                               uint64_t waker, const struct ctp_station *to) {
-  return from && to && (wait == CTP_WAIT_NONE || wait == CTP_WAIT_PTR) && obj <= CTP_SW_OBJ_MAX &&
-         !(wake && waker);
+  return from && to && (wait == CTP_WAIT_NONE || wait == CTP_WAIT_PTR) && !(wake && waker);
 }
 
 /* ring.c: ct_ring_switch's out-of-line half (same arguments). */
@@ -285,7 +289,7 @@ static inline void ct_ring_switch(struct ctp_station *from, uint64_t site, uint8
                                   uint64_t obj, int wake, uint64_t waker, struct ctp_station *to) {
   struct ct_thread *t = &corotracer__tls;
   if (corotracer__probe.pack) {
-    if (__builtin_expect(ct_pack_hot(from, wait, obj, wake, waker, to), 1)) {
+    if (__builtin_expect(ct_pack_hot(from, wait, wake, waker, to), 1)) {
       ct_pack_put(from, to, site, wait, obj, wake);
       return;
     }
