@@ -664,12 +664,14 @@ void corotracer__pack_any(uint64_t ts, const struct ctp_station *fst, const stru
   }
   struct ctp_pk_entry en = ct_pack_entry(ts - last, fst, tst, dsite, obj, ww);
   uint8_t *e = ctp_pk_put(t->pk_out + pk->nbytes, &en, t->pk_cur, t->pk_obj);
-  pk->span = (uint32_t)(ts - pk->ts0);
-  pk->nbytes = (uint8_t)(e - t->pk_out);
-  pk->nent++;
-  pk->nwake = (uint8_t)(pk->nwake + en.wake);
-  pk->nsolo = (uint8_t)(pk->nsolo + en.solo);
-  __atomic_store_n(&t->pk_ring->counts, pk->counts, __ATOMIC_RELEASE);
+  /* The counts as one word (span, nbytes, nent, nwake, nsolo: no carry,
+   * nent < 255): stored field by field, the word read back for the ring's
+   * store could not be forwarded from them (a stall each entry). */
+  uint64_t c = pk->counts & ~(uint64_t)0xffffffffffu;
+  c |= (uint32_t)(ts - pk->ts0) | (uint64_t)(uint8_t)(e - t->pk_out) << 32;
+  c += (uint64_t)1 << 40 | (uint64_t)en.wake << 48 | (uint64_t)en.solo << 56;
+  pk->counts = c;
+  __atomic_store_n(&t->pk_ring->counts, c, __ATOMIC_RELEASE);
   t->pk_cur = ctp_pk_cur(&en);
   t->pk_obj = ctp_pk_pobj(t->pk_obj, &en);
   t->pk_wide |= obj > CTP_SW_OBJ_MAX;
