@@ -32,7 +32,7 @@ static struct ctp_header *H;
 static uint64_t written[NCO];
 
 /* Events of ring 0's records [tail, head), per station, into in[]: each record
- * one event of its station, each pack its entries' (from: suspend and wake,
+ * one event of its station (a switch record three), each pack its entries' (from: suspend and wake,
  * to: resume; a standalone wake's to: the wake). 0 when the walk, header to header from tail, lands
  * on head with every pack whole and its entries read; else -1 (a tail inside a pack reads entry
  * bytes as records). */
@@ -45,6 +45,15 @@ static int ring_events(uint64_t in[NCO]) {
   memset(in, 0, NCO * sizeof *in);
   while (i < head) {
     const struct ctp_rec *r = &recs[i % cap];
+    if (r->kind == CTP_KIND_SWITCH) { /* a switch record: suspend, wake, resume */
+      const struct ctp_swrec *sw = (const struct ctp_swrec *)r;
+      if (sw->from >= NCO || sw->to >= NCO)
+        return -1;
+      in[sw->from] += 1u + ((sw->wait & CTP_SW_WAKE) != 0);
+      in[sw->to]++;
+      i++;
+      continue;
+    }
     if (r->kind != CTP_KIND_PACK) {
       if (r->kind == 0 || r->kind >= CTP_KIND_MAX_ || r->station >= NCO)
         return -1;
@@ -104,6 +113,12 @@ static int body_overwrite(void) {
     int wake = (x >> 20) & 1;
     enum corotracer_wait wait = (x >> 21) % 4u == 0 ? COROTRACER_WAIT_PTR : COROTRACER_WAIT_NONE;
     uint64_t obj = wait == COROTRACER_WAIT_PTR ? (x >> 22) % 3000u : 0;
+    /* Records around the wake below: a pack of that wake alone (one event
+     * in two records: its publish counts one event less than records). */
+    if (s % 202u == 100u || s % 202u == 101u) {
+      wait = COROTRACER_WAIT_FD;
+      obj = 3;
+    }
     corotracer_switch(co[cur], (const void *)site, wait, obj, wake ? COROTRACER_SWITCH_RUNNABLE : 0,
                       co[next]);
     written[cur] += 1u + (unsigned)wake;

@@ -619,7 +619,7 @@ void corotracer__pack_close(struct ct_thread *t) {
   struct ctp_ring *ring = t->ring;
   atomic_store_explicit(&ring->ev_extra,
                         atomic_load_explicit(&ring->ev_extra, memory_order_relaxed) +
-                            (ctp_pack_events(pk) - 1u - nrec),
+                            ((uint64_t)ctp_pack_events(pk) - 1u - nrec),
                         memory_order_relaxed);
   pk->nent = 0;   /* closed */
   t->pk_room = 0; /* ct_pack_put's test of an open pack */
