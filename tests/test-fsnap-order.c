@@ -114,7 +114,7 @@ static void on_line(void *ctx, const char *s, size_t n) {
 struct open {
   uint8_t b[1024];
   size_t n;
-  unsigned nent, nwake;
+  unsigned nent, nwake, nsolo;
   uint64_t ts0, last, pobj;
   uint32_t from, cur;
 };
@@ -135,13 +135,14 @@ static void put_pack(struct ct_ctw *enc, struct open *o, unsigned th) {
                        .span = (uint32_t)(o->last - o->ts0),
                        .nbytes = (uint8_t)o->n,
                        .nent = (uint8_t)o->nent,
-                       .nwake = (uint8_t)o->nwake};
+                       .nwake = (uint8_t)o->nwake,
+                       .nsolo = (uint8_t)o->nsolo};
   uint8_t p[sizeof h + sizeof o->b];
   memcpy(p, &h, sizeof h);
   memcpy(p + sizeof h, o->b, o->n);
   /* 1 ns a tick: ns0 is the first entry's time, ticks are ns. */
   ct_ctw_pack(enc, 100 + th, o->ts0, UINT64_C(1) << 32, p, sizeof h + o->n);
-  o->n = o->nent = o->nwake = 0;
+  o->n = o->nent = o->nwake = o->nsolo = 0;
 }
 
 /* One stream of STEPS steps into fresh tables, compared after each chunk. */
@@ -181,6 +182,11 @@ static void stream(void) {
       unsigned wk = (unsigned)(r >> 40) % 4;
       en.wait = wk == 1 ? CTP_WAIT_FD : wk == 2 ? CTP_WAIT_PTR : CTP_WAIT_NONE;
       en.obj = wk == 1 ? (r >> 44) % 50 : wk == 2 ? 0x7f0000001000ull + ((r >> 44) % 8) * 64 : 0;
+      /* A standalone wake (CTP_PK_SOLO: `to` woken by `from`, which runs
+       * on) one entry in 5, and an entry at its own site one in 4. */
+      if ((r >> 50) % 5 == 0)
+        en.solo = 1, en.wait = CTP_WAIT_NONE, en.obj = 0, en.wake = 0;
+      en.dsite = (r >> 54) % 4 == 0 ? (int64_t)((r >> 56) % 64) - 32 : 0;
       if (!o->nent) {
         o->ts0 = o->last = now;
         o->from = en.from;
@@ -190,10 +196,11 @@ static void stream(void) {
       en.dts = now - o->last;
       o->n = (size_t)(ctp_pk_put(o->b + o->n, &en, o->cur, o->pobj) - o->b);
       o->pobj = ctp_pk_pobj(o->pobj, &en);
-      o->cur = en.to;
+      o->cur = ctp_pk_cur(&en);
       o->last = now;
       o->nwake += en.wake;
-      if (++o->nent == 40 || o->n + CTP_PK_ENTRY_WIDE > sizeof o->b)
+      o->nsolo += en.solo;
+      if (++o->nent == 40 || o->n + CTP_PK_ENTRY_WIDE > CTP_PACK_BYTES)
         put_pack(enc, o, th);
     } else if (what < 88) { /* an ordinary event, written at once */
       uint32_t c = (uint32_t)((r >> 20) % ncos);
