@@ -26,6 +26,9 @@
 // parked like an idle loop. One cancelled first (a timer's cancel(), a
 // socket's close(): Asio's handler-tracking operation hook) was woken there
 // and ends quietly: a clean stop. Untraced, each hook costs one branch.
+// A thread waiting for a use_future operation's future is seen only through
+// get(fut) below (std::future's wait has no Asio hook): a stand-in of its own,
+// at the call's line, waiting for the operation's stand-in.
 // docs/INTEGRATIONS.md has what it sees and what it does not.
 #ifndef COROTRACER_ASIO_HPP
 #define COROTRACER_ASIO_HPP
