@@ -43,11 +43,10 @@
 #define PER 32768u /* records per pass */
 
 static uint64_t bytes;
-static void on_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64_t ts1) {
+static void on_chunk(void *ctx, const uint8_t *p, size_t n, const struct ct_ctw_chunk *c) {
   (void)ctx;
   (void)p;
-  (void)ts0;
-  (void)ts1;
+  (void)c;
   bytes += n;
 }
 static void on_line(void *ctx, const char *s, size_t n) {

@@ -85,7 +85,9 @@ static size_t round_of(const uint8_t *p, size_t n, unsigned long max, int expand
   for (size_t at = (size_t)off, len; at < n && max; at += len, max--) {
     if (ct_ctr_chunk(p + at, n - at, at, &len, why, sizeof why) != 1)
       break;
-    ct_fsnap_apply(*out, p + at, len);
+    /* rebinds 0: the walk, as the engine takes a chunk without coroutine
+     * lines or gaps (a steady run's, past its first); -x the merge. */
+    ct_fsnap_apply(*out, p + at, len, 0);
     fed += len;
   }
   return fed;

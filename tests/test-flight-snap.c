@@ -32,9 +32,9 @@ static struct model m[IDS + 1];
 static struct ct_fsnap *snap;
 static uint64_t seen_lines;
 
-static void on_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64_t ts1) {
-  (void)ctx, (void)ts0, (void)ts1;
-  ct_fsnap_apply(snap, p, n);
+static void on_chunk(void *ctx, const uint8_t *p, size_t n, const struct ct_ctw_chunk *c) {
+  (void)ctx;
+  ct_fsnap_apply(snap, p, n, c->rebinds);
 }
 
 static void on_line(void *ctx, const char *s, size_t n) {

@@ -60,8 +60,8 @@ void __wrap_free(void *p) {
 static struct ct_watch *watch;
 static long long held_early; /* held after EARLY connections (-1: not yet) */
 
-static void on_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64_t ts1) {
-  (void)ctx, (void)ts0, (void)ts1;
+static void on_chunk(void *ctx, const uint8_t *p, size_t n, const struct ct_ctw_chunk *c) {
+  (void)ctx, (void)c;
   (void)ct_watch_chunk(watch, p, n);
 }
 

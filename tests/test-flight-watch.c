@@ -21,8 +21,8 @@
 static uint8_t *chunk[NCHUNK];
 static size_t chunk_n[NCHUNK], nchunks;
 
-static void on_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64_t ts1) {
-  (void)ctx, (void)ts0, (void)ts1;
+static void on_chunk(void *ctx, const uint8_t *p, size_t n, const struct ct_ctw_chunk *c) {
+  (void)ctx, (void)c;
   if (nchunks < NCHUNK && (chunk[nchunks] = malloc(n)) != NULL) {
     memcpy(chunk[nchunks], p, n);
     chunk_n[nchunks++] = n;

@@ -82,7 +82,7 @@ int main(void) {
       src[k] = byte_at(i + 1, k); /* seq: 1, 2, ... */
     long_lines += n > ROOM && i >= WARM;
     counting = i >= WARM;
-    ct_flight_chunk(&f, src, n, 0, 0);
+    ct_flight_chunk(&f, src, n, &(struct ct_ctw_chunk){0});
     counting = 0;
     free(copy); /* the watch's copy of the chunk before, as it frees it */
     ASSERT_PTR_NE((copy = malloc(n)), NULL);

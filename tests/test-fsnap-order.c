@@ -9,9 +9,13 @@
  * ordinary events of any coroutine at any time between them (written at once, so before
  * the packs that hold what came before them), waits, wakes on both sides, ties of time,
  * coroutines born on the way (their lines written at once too), and chunks cut anywhere
- * (a pack open across them). After every chunk, both trackers'
- * snapshot lines (ct_fsnap_expand: the merge's; the walk) sorted and compared. 400 streams
- * of 400 steps. */
+ * (a pack open across them). Stations reused (a destroy, then a new incarnation) and gap
+ * entries, written at once or, as the engine writes a create's line and a pass's gaps,
+ * after the packs open at their time (which may hold the new coroutine's first switches,
+ * or its coroutine's switches past the gap): such a chunk has rebinds (struct
+ * ct_ctw_chunk), which the walk must not take in its order. After every chunk, both
+ * trackers' snapshot lines (ct_fsnap_expand: the merge's; the walk) sorted and compared.
+ * 400 streams of 400 steps. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +34,7 @@
 #define STEPS 400u
 
 static struct ct_fsnap *walk, *merge;
-static uint64_t chunks, compared, lines;
+static uint64_t chunks, compared, lines, rebound;
 
 /* The snapshot lines of a payload (put of ct_fsnap_emit) appended to the
  * buffer ctx (struct text), one a line. */
@@ -82,14 +86,15 @@ static void snapshot(struct ct_fsnap *f, struct text *t, char ***at, size_t *n) 
   qsort(*at, *n, sizeof **at, by_line);
 }
 
-static void on_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64_t ts1) {
-  (void)ctx, (void)ts0, (void)ts1;
+static void on_chunk(void *ctx, const uint8_t *p, size_t n, const struct ct_ctw_chunk *c) {
+  (void)ctx;
   static struct text a, b;
   static char **la, **lb;
   size_t na, nb;
-  ct_fsnap_apply(walk, p, n);
-  ct_fsnap_apply(merge, p, n);
+  ct_fsnap_apply(walk, p, n, c->rebinds);
+  ct_fsnap_apply(merge, p, n, c->rebinds);
   chunks++;
+  rebound += c->rebinds > 0;
   snapshot(walk, &a, &la, &na);
   snapshot(merge, &b, &lb, &nb);
   for (size_t i = 0; i < na && i < nb; i++)
@@ -125,6 +130,41 @@ static uint64_t next(void) {
   return rnd;
 }
 
+/* A coroutine line or a gap entry held until the packs open at its time are
+ * written (wait: a bit for each thread whose pack was open then), as the
+ * engine writes a create's line and a pass's gaps after the packs that
+ * began before them. */
+struct held {
+  unsigned wait;
+  int gap;
+  struct ct_coro_item co;    /* !gap */
+  uint64_t probe_id, ev, ns; /* gap */
+};
+#define HELD 8u
+static struct held held[HELD];
+static unsigned nheld;
+
+static void put_held(struct ct_ctw *enc, const struct held *h) {
+  if (h->gap)
+    ct_ctw_gap(enc, h->probe_id, h->ev, h->ns);
+  else
+    ct_ctw_coro(enc, &h->co);
+}
+
+/* Thread th's pack is written: the held entries that waited only for it
+ * follow it. */
+static void release_held(struct ct_ctw *enc, unsigned th) {
+  unsigned k = 0;
+  for (unsigned i = 0; i < nheld; i++) {
+    held[i].wait &= ~(1u << th);
+    if (!held[i].wait)
+      put_held(enc, &held[i]);
+    else
+      held[k++] = held[i];
+  }
+  nheld = k;
+}
+
 /* Thread th's pack written (as the engine writes a pack it harvested). */
 static void put_pack(struct ct_ctw *enc, struct open *o, unsigned th) {
   struct ctp_pack h = {.ts0 = o->ts0,
@@ -143,10 +183,23 @@ static void put_pack(struct ct_ctw *enc, struct open *o, unsigned th) {
   /* 1 ns a tick: ns0 is the first entry's time, ticks are ns. */
   ct_ctw_pack(enc, 100 + th, o->ts0, UINT64_C(1) << 32, p, sizeof h + o->n);
   o->n = o->nent = o->nwake = o->nsolo = 0;
+  release_held(enc, th);
 }
 
-/* One stream of STEPS steps into fresh tables, compared after each chunk. */
-static void stream(void) {
+/* Entry h written now, or held until the packs open now are written. */
+static void put_or_hold(struct ct_ctw *enc, const struct open *op, struct held h, int now) {
+  h.wait = 0;
+  for (unsigned th = 0; th < NTH && !now; th++)
+    h.wait |= op[th].nent ? 1u << th : 0;
+  if (!h.wait || nheld == HELD)
+    put_held(enc, &h);
+  else
+    held[nheld++] = h;
+}
+
+/* One stream of STEPS steps into fresh tables, compared after each chunk;
+ * with rebinding, coroutines born, reused stations and gaps on the way. */
+static void stream(int rebinding) {
   struct ct_writer w = {.fd = -1, .buf = malloc(CT_W_BUF), .binary = 1};
   struct ct_ctw *enc;
   ASSERT_OK(ct_fsnap_new(&walk));
@@ -155,10 +208,12 @@ static void stream(void) {
   ASSERT_OK(ct_ctw_open(&enc, &w));
   ct_ctw_redirect(enc, &(struct ct_ctw_to){.chunk = on_chunk, .line = on_line});
   ct_ctw_packs(enc);
-  uint64_t now = 1000000, own[NCO + NEW] = {0};
-  uint32_t ncos = NCO;
+  uint64_t now = 1000000, own[NCO + NEW] = {0}, pid_of[NCO + NEW], next_pid = 1;
+  uint32_t ncos = NCO, gen[NCO + NEW];
+  for (uint32_t i = 0; i < NCO + NEW; i++)
+    pid_of[i] = next_pid++, gen[i] = 1;
   for (uint32_t i = 0; i < NCO; i++) {
-    struct ct_coro_item co = {.probe_id = 1 + i,
+    struct ct_coro_item co = {.probe_id = pid_of[i],
                               .station = i,
                               .gen = 1,
                               .pid = 7,
@@ -202,10 +257,10 @@ static void stream(void) {
       o->nsolo += en.solo;
       if (++o->nent == 40 || o->n + CTP_PK_ENTRY_WIDE > CTP_PACK_BYTES)
         put_pack(enc, o, th);
-    } else if (what < 88) { /* an ordinary event, written at once */
+    } else if (what < 86 || (what < 90 && !rebinding)) { /* an ordinary event, written at once */
       uint32_t c = (uint32_t)((r >> 20) % ncos);
       unsigned k = (unsigned)(r >> 28) % 3;
-      struct ct_ev_item ev = {.ts = now, .probe_id = 1 + c, .tid = 100 + th, .ev = own[c]++};
+      struct ct_ev_item ev = {.ts = now, .probe_id = pid_of[c], .tid = 100 + th, .ev = own[c]++};
       ev.seq = 2 * (ev.ev + 1);
       if (k == 0) {
         ev.kind = CTP_KIND_SUSPEND;
@@ -221,15 +276,34 @@ static void stream(void) {
         ev.active = 1;
       }
       ct_ctw_event(enc, &ev);
-    } else if (what < 90 && ncos < NCO + NEW) { /* a coroutine born (written at once) */
-      struct ct_coro_item co = {.probe_id = 1 + ncos,
-                                .station = ncos,
-                                .gen = 1,
-                                .pid = 7,
-                                .birth_ts = now,
-                                .create_site = 0x2000};
-      ct_ctw_coro(enc, &co);
-      ncos++;
+    } else if (what < 88) { /* a coroutine born, or a station's next incarnation */
+      int fresh = ncos < NCO + NEW && (r >> 20) % 2;
+      uint32_t c = fresh ? ncos++ : (uint32_t)((r >> 24) % ncos);
+      if (!fresh) { /* a reuse: the old one destroyed first */
+        struct ct_ev_item ev = {.ts = now,
+                                .probe_id = pid_of[c],
+                                .tid = 100 + th,
+                                .ev = own[c],
+                                .kind = CTP_KIND_DESTROY};
+        ev.seq = 2 * (ev.ev + 1);
+        ct_ctw_event(enc, &ev);
+        pid_of[c] = next_pid++;
+        gen[c]++;
+        own[c] = 0;
+        now++;
+      }
+      struct held h = {.co = {.probe_id = pid_of[c],
+                              .station = c,
+                              .gen = gen[c],
+                              .pid = 7,
+                              .birth_ts = now,
+                              .create_site = 0x2000}};
+      put_or_hold(enc, op, h, (r >> 30) % 2);
+    } else if (what < 90) { /* events lost: a gap entry */
+      uint32_t c = (uint32_t)((r >> 20) % ncos);
+      own[c] += 1 + (r >> 28) % 3;
+      put_or_hold(enc, op, (struct held){.gap = 1, .probe_id = pid_of[c], .ev = own[c], .ns = now},
+                  (r >> 30) % 2);
     } else if (what < 96) {
       if (o->nent)
         put_pack(enc, o, th);
@@ -249,9 +323,12 @@ static void stream(void) {
 
 int main(void) {
   for (uint32_t s = 0; s < STREAMS; s++)
-    stream();
+    stream(s & 1);
   ASSERT(lines > 0);
-  printf("test-fsnap-order: %llu chunks, %llu snapshots of %llu lines the same: ok\n",
-         (unsigned long long)chunks, (unsigned long long)compared, (unsigned long long)lines);
+  ASSERT(rebound > 0 && rebound < chunks / 2); /* the walk and the merge both had chunks */
+  printf("test-fsnap-order: %llu chunks (%llu with rebinds), %llu snapshots of %llu lines the "
+         "same: ok\n",
+         (unsigned long long)chunks, (unsigned long long)rebound, (unsigned long long)compared,
+         (unsigned long long)lines);
   return 0;
 }

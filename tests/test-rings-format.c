@@ -54,9 +54,8 @@ struct out {
   uint8_t *p;
   size_t n, cap;
 };
-static void on_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64_t ts1) {
-  (void)ts0;
-  (void)ts1;
+static void on_chunk(void *ctx, const uint8_t *p, size_t n, const struct ct_ctw_chunk *c) {
+  (void)c;
   struct out *o = ctx;
   if (o->n + n > o->cap) {
     o->cap = 2 * (o->n + n);

@@ -13,7 +13,8 @@
 // and read the reply whole (async_read): Asio's composed operations start
 // their next step from the previous step's completion, in Asio's code. One
 // client runs on a thread of its own with use_future (async_connect,
-// async_write, async_read) and waits in future::get(); the other connects,
+// async_write, async_read) and waits in future::get() through the adapter's
+// get(), which records the waiting thread at its line; the other connects,
 // writes and reads with completion handlers on the io_context's thread, each
 // started by the previous one's handler (which the compiler may inline into
 // Asio's composed operation that calls it). With --bug the server writes only half of each
@@ -21,7 +22,8 @@
 // both clients have read their half, the program closes its acceptor and stops its io_context (as
 // its user would stop it), whose destruction drops the two reads without running them, and the
 // report names each one's async_read line of this file as a lost completion (not Asio's line of the
-// step before). The correct twin ends by itself: the last client to finish closes the acceptor.
+// step before), with the future client's thread, waiting in get() at its line of this file, under
+// it. The correct twin ends by itself: the last client to finish closes the acceptor.
 #if defined(FUTURE_BOOST) // the same program on Boost.Asio (asio-future-boost)
 #include <boost/asio.hpp>
 #include <boost/asio/use_future.hpp>
@@ -43,6 +45,16 @@ using error_code = std::error_code;
 using asio::ip::tcp;
 
 namespace {
+
+// fut.get(): through the adapter's wrapper when traced by its header (the
+// waiting thread recorded at the caller's line), else plain.
+#if defined(COROTRACER_ASIO_HPP)
+using corotracer::asio_tracking::get;
+#else
+template <class Future> decltype(auto) get(Future &&fut) {
+  return fut.get();
+}
+#endif
 
 constexpr int kClients = 2;
 constexpr std::size_t kRequest = 1 << 20, kReply = 1 << 16;
@@ -130,16 +142,16 @@ struct Service {
   };
 
   // The use_future client, on a thread of its own: each operation's future
-  // waited for in get(). Touches nothing of the service once its read failed
+  // waited for in get() (the adapter's, above). Touches nothing of the service once its read failed
   // (the service is gone by then).
   void future_client() {
     std::vector<char> req(kRequest, 'f'), reply(kReply);
     try {
-      asio::async_connect(fsock, addrs, asio::use_future).get();
-      asio::async_write(fsock, asio::buffer(req), asio::use_future).get();
+      get(asio::async_connect(fsock, addrs, asio::use_future));
+      get(asio::async_write(fsock, asio::buffer(req), asio::use_future));
       Progress cond{*this};
       auto got = asio::async_read(fsock, asio::buffer(reply), cond, asio::use_future);
-      if (got.get() == kReply)
+      if (get(got) == kReply)
         asio::post(io, [this] { done(); });
     } catch (const std::exception &) { // the read dropped at the stop: a broken promise
       // (Its message not read: libstdc++'s exception_ptr, which the stop's

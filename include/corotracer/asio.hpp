@@ -26,13 +26,18 @@
 // parked like an idle loop. One cancelled first (a timer's cancel(), a
 // socket's close(): Asio's handler-tracking operation hook) was woken there
 // and ends quietly: a clean stop. Untraced, each hook costs one branch.
+// A thread waiting for a use_future operation's future is seen only through
+// get(fut) below (std::future's wait has no Asio hook): a stand-in of its own,
+// at the call's line, waiting for the operation's stand-in.
 // docs/INTEGRATIONS.md has what it sees and what it does not.
 #ifndef COROTRACER_ASIO_HPP
 #define COROTRACER_ASIO_HPP
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <future>
 #include <mutex>
 #include <new>
 #include <string_view>
@@ -361,6 +366,26 @@ inline const Op *composed_step(const void *object, const void *kind) noexcept {
              : nullptr;
 }
 
+// Operation's handler is (or wraps) asio::use_future's promise_handler or
+// packaged_handler (Asio's and Boost.Asio's spell them alike): its end sets a
+// std::future the program may wait for in get(). Known by the type's name,
+// at compile time, like strand_internal.
+template <class Operation> constexpr bool future_op() noexcept {
+  constexpr std::string_view name = __PRETTY_FUNCTION__;
+  return name.find("asio::detail::promise_handler<") != std::string_view::npos ||
+         name.find("asio::detail::packaged_handler<") != std::string_view::npos;
+}
+
+// The use_future operations this thread started by the user's call (not a
+// composed operation's later step) since its last get(): how many, and the
+// stand-in of the last one, by id (the Op may be gone by the time get()
+// runs). Trivial: nothing to destroy at thread exit.
+struct FutureStarts {
+  std::uint64_t id;
+  unsigned n;
+};
+inline thread_local FutureStarts future_starts = {0, 0};
+
 // creation's traced part: records the start of the operation's stand-in and
 // puts the stand-in in h (kind: the tag of the operation's type, kept with
 // its site for composed_step). An I/O or timer operation is a suspend on its
@@ -370,13 +395,14 @@ inline const Op *composed_step(const void *object, const void *kind) noexcept {
 // the handler's own) are one corotracer_switch, one stamp, written before
 // Asio queues the function where another thread may run it; its invocation
 // then records only the resume. Out of line: its frame is where the stack
-// scan for the user's line starts.
+// scan for the user's line starts. future: the operation's handler sets a
+// use_future's future (future_op): a user's start is noted in future_starts.
 [[gnu::noinline]] inline void create(tracked_handler &h, const void *kind, const char *object_type,
                                      void *object, std::uintmax_t native_handle,
-                                     const char *op_name) noexcept {
+                                     const char *op_name, bool future) noexcept {
   const Loc *loc = current_loc;
   const void *site = nullptr;
-  const Op *step;
+  const Op *step = nullptr;
   if (loc && loc->awaiting)
     site = loc->awaiting;
   else if (loc)
@@ -411,6 +437,10 @@ inline const Op *composed_step(const void *object, const void *kind) noexcept {
   op->site = site;
   op->kind = kind;
   h.corotracer_op_ = op;
+  if (future && !step && op->co) {
+    future_starts.id = corotracer_id(op->co);
+    future_starts.n += future_starts.n < 2;
+  }
 }
 
 } // namespace detail
@@ -455,11 +485,11 @@ inline thread_local unsigned completing = 0;
 // type stays out of this template: the name of an instantiation over a
 // handler's lambda is past what the report's symbolizer recognises as ours,
 // and this function is inlined into the user's code.)
-template <class Context>
+template <bool Future, class Context>
 inline void creation(const void *kind, Context &, tracked_handler &h, const char *object_type,
                      void *object, std::uintmax_t native_handle, const char *op_name) noexcept {
   if (detail::traced() && !detail::completing)
-    detail::create(h, kind, object_type, object, native_handle, op_name);
+    detail::create(h, kind, object_type, object, native_handle, op_name, Future);
 }
 
 namespace detail {
@@ -606,6 +636,77 @@ private:
   bool begun_ = false;    // running: prev_ to restore
 };
 
+namespace detail {
+
+// The start of a wait in get() on fut: a stand-in of its own for the calling
+// thread, created and suspended at the user's line (the first frame outside
+// the runtimes and this header), waiting for the use_future operation this
+// thread started last, when it started exactly one since its last get().
+// That operation is named by its stand-in's id (a wait for a coroutine: the
+// report's join chains lead from the thread to the operation's finding), not
+// by the future's shared state: Asio's hooks are given the operation but not
+// its handler, which holds the promise (a private member of each operation
+// type), so the state cannot be learnt at the operation's start without
+// patching Asio. With none started, or several (which of them fut is, nothing
+// tells), it waits on fut's address: shown at its line, tied to nothing.
+[[gnu::noinline]] inline corotracer_co *wait_begin(const void *fut, const void **site) noexcept {
+  FutureStarts fs = future_starts;
+  future_starts = {0, 0};
+  *site = sites.find_on_thread(__builtin_frame_address(0));
+  if (!*site)
+    *site = COROTRACER_SITE_UNKNOWN;
+  corotracer_co *co = corotracer_create(0, "future::get", *site);
+  if (fs.n == 1)
+    corotracer_suspend(co, *site, COROTRACER_WAIT_COROUTINE, fs.id);
+  else
+    corotracer_suspend(co, *site, COROTRACER_WAIT_PTR, reinterpret_cast<std::uintptr_t>(fut));
+  return co;
+}
+
+// The end of wait_begin's wait: get() returned or threw; woken (by the
+// operation's completion, on Asio's thread: no site), resumed, ended. A
+// broken promise (the operation was destroyed without running, its handler
+// and promise with it) did not complete the wait: the stand-in is left
+// suspended like the operation's own, and the report lists it under the
+// operation's lost completion.
+[[gnu::noinline]] inline void wait_end(corotracer_co *co, const void *site, bool broken) noexcept {
+  if (broken)
+    return;
+  corotracer_wake(co, COROTRACER_SITE_UNKNOWN);
+  corotracer_resume(co);
+  corotracer_exit(co, site);
+  corotracer_destroy(co);
+}
+
+} // namespace detail
+
+// fut.get(), with the calling thread recorded as waiting for the
+// asio::use_future operation fut belongs to (detail::wait_begin: the one
+// this thread started last), at this call's line, from the call until get()
+// returns or throws (the exception is rethrown). A future already ready, or
+// untraced, is a plain get(). For std::future<T> (T, T& or void) and
+// std::shared_future, as an lvalue or an rvalue.
+template <class Future> decltype(auto) get(Future &&fut) {
+  if (!detail::traced() || !fut.valid() ||
+      fut.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+    return fut.get();
+  struct Waiting {
+    const void *site = nullptr;
+    corotracer_co *co = nullptr;
+    bool broken = false;
+    ~Waiting() {
+      detail::wait_end(co, site, broken);
+    }
+  } w;
+  w.co = detail::wait_begin(&fut, &w.site);
+  try {
+    return fut.get();
+  } catch (const std::future_error &e) {
+    w.broken = e.code() == std::future_errc::broken_promise;
+    throw;
+  }
+}
+
 } // namespace corotracer::asio_tracking
 
 // The macros Asio's handler tracking expects (asio/detail/handler_tracking.hpp),
@@ -626,7 +727,8 @@ private:
   do {                                                                                             \
     if constexpr (!::corotracer::asio_tracking::detail::strand_internal<                           \
                       decltype(COROTRACER_ASIO_OP_ args)>())                                       \
-      ::corotracer::asio_tracking::creation(                                                       \
+      ::corotracer::asio_tracking::creation<                                                       \
+          ::corotracer::asio_tracking::detail::future_op<decltype(COROTRACER_ASIO_OP_ args)>()>(   \
           &::corotracer::asio_tracking::detail::kind_of<decltype(COROTRACER_ASIO_OP_ args)>,       \
           COROTRACER_ASIO_ARGS_ args);                                                             \
   } while (0)

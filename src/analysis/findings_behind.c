@@ -105,6 +105,24 @@ static void fmt_coro(const struct ct_state *st, const struct ct_coro *c, char *b
            label ? ")" : "");
 }
 
+/* One hop of a chain to k, "coroutine 3 (consumer)", into buf; when k is
+ * a lost completion's root (an operation destroyed without running: an
+ * adapter's stand-in, which a thread waiting in a future's get() joins), the
+ * operation by its start site: "the operation started at f (x.cpp:9)
+ * (coroutine 3 (async_receive))". */
+static void fmt_hop(const struct ct_state *st, const struct stuck *k, int root, char *buf,
+                    size_t n) {
+  char who[128], site[400];
+  fmt_coro(st, k->c, who, sizeof who);
+  if (!root || k->cat != CAT_DROPPED) {
+    snprintf(buf, n, "%s", who);
+    return;
+  }
+  struct ct_rsite rs = {.site = k->c->susp_site, .pid = k->c->pid};
+  ct_symbolize_site(st, &rs);
+  snprintf(buf, n, "the operation started at %s (%s)", ct_fmt_site(&rs, site, sizeof site), who);
+}
+
 /* The chain from b to its root: "waits for coroutine 3 (consumer), which
  * waits on ptr 0x..." into buf. */
 static void fmt_chain(const struct ct_state *st, const struct stuck *sk, struct ct_map *idx,
@@ -116,8 +134,8 @@ static void fmt_chain(const struct ct_state *st, const struct stuck *sk, struct 
     if (!next)
       break;
     k = &sk[*next];
-    char who[128];
-    fmt_coro(st, k->c, who, sizeof who);
+    char who[560];
+    fmt_hop(st, k, k == &sk[b->root], who, sizeof who);
     o += (size_t)snprintf(buf + o, n - o, "%s%s", hops ? ", which waits for " : "waits for ", who);
   }
   if (o < n && k != &sk[b->root])
@@ -129,6 +147,8 @@ static void fmt_chain(const struct ct_state *st, const struct stuck *sk, struct 
     return;
   if (r->cat == CAT_DEADLOCK)
     snprintf(buf + o, n - o, ", which is in a deadlock");
+  else if (r->cat == CAT_DROPPED)
+    snprintf(buf + o, n - o, ", on %s, destroyed without running", obj);
   else if (r->cat >= CAT_SCHED)
     snprintf(buf + o, n - o, ", which was woken and never resumed");
   else if (r->c->wait && r->c->wait != CTP_WAIT_COROUTINE)
@@ -203,7 +223,7 @@ int ct_stuck_behind_summary(const struct ct_report *r, const struct ct_state *st
     const struct stuck *b = c ? ct_stuck_of(sk, idx, c) : NULL;
     if (!b || !b->behind)
       continue;
-    char who[128], chain[256];
+    char who[128], chain[640];
     fmt_coro(st, c, who, sizeof who);
     fmt_behind(st, sk, idx, b, chain, sizeof chain);
     ct_add_evidence(f, "%s %s%s", who, chain,

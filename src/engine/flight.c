@@ -68,7 +68,7 @@ void ct_flight_free(struct ct_flight *f) {
   pthread_mutex_destroy(&f->mu);
 }
 
-void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64_t ts1) {
+void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, const struct ct_ctw_chunk *ci) {
   struct ct_flight *f = ctx;
   /* Make room first: the window never holds more than its size; with an
    * age, a chunk whose newest event is that far behind this one's goes too
@@ -84,7 +84,7 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
       f->tag = ch.tag; /* the encoder's tag from now on */
   }
   while (f->head && (f->bytes + FL_CHUNK_COST(cap) > f->max_bytes ||
-                     (f->max_age_ns && ts1 && f->head->ts1 + f->max_age_ns < ts1))) {
+                     (f->max_age_ns && ci->ts1 && f->head->ts1 + f->max_age_ns < ci->ts1))) {
     struct fl_chunk *d = f->head;
     f->head = d->next;
     if (!f->head)
@@ -92,7 +92,7 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
     f->bytes -= FL_CHUNK_COST(d->cap);
     f->dropped_bytes += d->len;
     f->dropped_chunks++;
-    ct_fsnap_apply(f->snap, d->data, d->len); /* the window's start moves on */
+    ct_fsnap_apply(f->snap, d->data, d->len, d->rebinds); /* the window's start moves on */
     if (d->ts1)
       f->dropped_ts = d->ts1;
     f->dropped_lost = d->lost;
@@ -113,7 +113,7 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
     f->dropped_bytes += n; /* counted as dropped, the window goes on */
     f->dropped_chunks++;
     f->dropped_lost = atomic_load_explicit(&f->lost_now, memory_order_relaxed);
-    ct_fsnap_apply(f->snap, p, n);
+    ct_fsnap_apply(f->snap, p, n, ci->rebinds);
     f->pin_out = f->pin.n;
     f->npin_out = f->npinned;
     pthread_mutex_unlock(&f->mu);
@@ -121,8 +121,9 @@ void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64
   }
   c->next = NULL;
   c->seq = f->next_seq++;
-  c->ts0 = ts0;
-  c->ts1 = ts1;
+  c->ts0 = ci->ts0;
+  c->ts1 = ci->ts1;
+  c->rebinds = ci->rebinds;
   c->lost = atomic_load_explicit(&f->lost_now, memory_order_relaxed);
   c->pin_end = f->pin.n;
   c->npin_end = f->npinned;

@@ -10,6 +10,7 @@
 #include "common/buf.h"
 #include "engine/flight_ring.h"
 #include "format/ctrace.h" /* struct ctr_chunk_hdr */
+#include "format/ctw.h"    /* struct ct_ctw_chunk */
 
 /* A dump's outcome, for the engine's one line (the CLI's to print). */
 struct ct_flight_note {
@@ -40,6 +41,7 @@ struct fl_chunk {
   uint64_t lost;     /* the engine's losses when it joined (lost_now) */
   size_t pin_end;    /* f->pin.n once its lines were pinned (theirs end there) */
   uint32_t npin_end; /* f->npinned then */
+  uint32_t rebinds;  /* its struct ct_ctw_chunk's (ct_fsnap_apply) */
   size_t len, cap;   /* bytes of data, and room for them */
   uint8_t data[];
 };
@@ -102,7 +104,7 @@ void ct_flight_free(struct ct_flight *f);
 /* struct ct_ctw_to's callbacks, ctx the struct ct_flight: a chunk joins the
  * window (the oldest leave to make room), a meta/process/module line is
  * kept for every dump. */
-void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64_t ts1);
+void ct_flight_chunk(void *ctx, const uint8_t *p, size_t n, const struct ct_ctw_chunk *ci);
 void ct_flight_line(void *ctx, const char *s, size_t n);
 /* A window's start, as a dump and the live view write it, each chunk
  * handed to put (payload, bytes, entries; non-zero stops and is returned):
@@ -157,9 +159,10 @@ struct ct_fsnap;
 int ct_fsnap_new(struct ct_fsnap **out);
 void ct_fsnap_free(struct ct_fsnap *t);
 /* The entries of a chunk leaving the window (header and payload, n bytes,
- * as the encoder framed it): their coroutines' states move on; a destroy
- * drops one. A chunk that does not decode is applied up to its fault. */
-void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n);
+ * as the encoder framed it; rebinds, its struct ct_ctw_chunk's): their
+ * coroutines' states move on; a destroy drops one. A chunk that does not
+ * decode is applied up to its fault. */
+void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n, uint32_t rebinds);
 /* on: packs are taken as the decoder expands them into events merged in
  * time (the path before ctr_stream_walk: slower, the same snapshot; the
  * tests and bench-fsnap -x compare the two). Off at first. */

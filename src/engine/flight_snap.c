@@ -347,15 +347,17 @@ void ct_fsnap_expand(struct ct_fsnap *t, int on) {
 
 /* Contract: see flight.h. A chunk of packs (t->order): its entries in the
  * chunk's order, each pack walked at once (ctr_stream_walk), on_event's
- * rules giving the merge's snapshot (test-fsnap-order). Where the walk
- * still differs from the merge (no test has them, both rare): a station's
- * new incarnation whose coroutine line comes after a pack of the same
- * chunk that holds its first switches (the merge gives those from its
- * birth_ts to the new coroutine, the walk to the old), and a gap entry
- * after a pack holding later switches of its coroutine (the merge numbers
- * those past the gap, the walk before it: the gap's ev then not the
- * largest). */
-void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n) {
+ * rules giving the merge's snapshot (test-fsnap-order). Unless the chunk
+ * has rebinds: the walk takes a pack's station numbers as the decoder
+ * means them when the pack comes, and the engine writes a pack before the
+ * records not older than its first entry, so a coroutine line after it may
+ * name its station's coroutine from a time inside it (a create on another
+ * thread, the coroutine's first switches in this thread's pack: the merge
+ * gives them to the new coroutine, the walk to none or the old), and a gap
+ * entry after it numbers its coroutine's later switches past the gap. Such
+ * a chunk goes through the merge (with creates on the way, the server's
+ * shape, every chunk: the cost before the walk). */
+void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n, uint32_t rebinds) {
   struct ctr_chunk_hdr h;
   if (n < sizeof h)
     return;
@@ -363,7 +365,7 @@ void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n) {
   if ((h.tag != CTR_CHUNK_TAG && !ctr_chunk_packs(h.tag)) || h.len > n - sizeof h)
     return;
   ct_ctr_begin(&t->it, chunk);
-  t->order = !t->expand && ctr_chunk_packs(h.tag);
+  t->order = !t->expand && !rebinds && ctr_chunk_packs(h.tag);
   t->pk0 = t->npk;
   t->ndr = 0;
   struct ct_coro_item co;

@@ -56,13 +56,15 @@ int ct_ctw_flush(struct ct_ctw *e) {
                             .check = ctr_chunk_check(e->tag, e->buf + sizeof h, n)};
   memcpy(e->buf, &h, sizeof h);
   int rc = 0;
-  uint64_t ts0 = e->have_prev ? e->first_ts : 0, ts1 = e->have_prev ? e->last_ts : 0;
+  struct ct_ctw_chunk c = {.ts0 = e->have_prev ? e->first_ts : 0,
+                           .ts1 = e->have_prev ? e->last_ts : 0,
+                           .rebinds = e->rebinds};
   if (e->pk_last) { /* a chunk of packs only has their times all the same */
-    ts0 = ts0 && ts0 < e->pk_first ? ts0 : e->pk_first;
-    ts1 = ts1 > e->pk_last ? ts1 : e->pk_last;
+    c.ts0 = c.ts0 && c.ts0 < e->pk_first ? c.ts0 : e->pk_first;
+    c.ts1 = c.ts1 > e->pk_last ? c.ts1 : e->pk_last;
   }
   if (e->to.chunk)
-    e->to.chunk(e->to.ctx, e->buf, e->len, ts0, ts1);
+    e->to.chunk(e->to.ctx, e->buf, e->len, &c);
   else
     rc = ct_writer_put(e->out, e->buf, e->len);
   /* The next chunk starts from nothing: a reader may begin at any chunk. */
@@ -71,6 +73,7 @@ int ct_ctw_flush(struct ct_ctw *e) {
   e->have_prev = 0;
   e->last_ts = e->last_tid = 0;
   e->pk_first = e->pk_last = 0;
+  e->rebinds = 0;
   memset(e->coro, 0, sizeof e->coro);
   ctr_sw_reset(&e->sw);
   e->nsites = 0;
@@ -178,6 +181,7 @@ void ct_ctw_gap(struct ct_ctw *e, uint64_t probe_id, uint64_t ev, uint64_t ns) {
   q = ctr_put_varint(q, ns);
   e->len = (size_t)(q - e->buf);
   e->count++;
+  e->rebinds++;
 }
 
 /* Contract: see ctw.h. */
@@ -257,6 +261,7 @@ void ct_ctw_coro(struct ct_ctw *e, const struct ct_coro_item *c) {
   }
   e->len = (size_t)(p - e->buf);
   e->count++;
+  e->rebinds++;
 }
 
 /* One whole JSONL line (without its '\n') as an entry. */

@@ -42,12 +42,22 @@ size_t ct_ctw_pending(const struct ct_ctw *e);
  * for sizeof(struct ctr_chunk_hdr) + 11 + n bytes. Returns its size. */
 size_t ct_ctw_frame_line(const char *s, size_t n, uint8_t *out);
 
+/* What a chunk handed to ct_ctw_to's chunk holds beside its bytes: its
+ * first and last event's ts (0 when it has none), and its rebinds: the
+ * coroutine lines and gap entries in it, each of which changes which
+ * coroutine, or which ev, a pack's station number means from its time on
+ * (the flight snapshot walks a chunk of packs without them, merges one
+ * with them: flight_snap.c). */
+struct ct_ctw_chunk {
+  uint64_t ts0, ts1;
+  uint32_t rebinds;
+};
 /* Where the encoder's chunks go instead of its writer (the flight recorder):
- * chunk gets each whole chunk (header and payload, n bytes; ts0/ts1 its
- * first and last event's ts, 0 when it has none), line each JSONL record
- * line as it becomes an entry. Both run on the encoder's thread. */
+ * chunk gets each whole chunk (header and payload, n bytes; *c what it
+ * holds, the call's), line each JSONL record line as it becomes an entry.
+ * Both run on the encoder's thread. */
 struct ct_ctw_to {
-  void (*chunk)(void *ctx, const uint8_t *p, size_t n, uint64_t ts0, uint64_t ts1);
+  void (*chunk)(void *ctx, const uint8_t *p, size_t n, const struct ct_ctw_chunk *c);
   void (*line)(void *ctx, const char *s, size_t n);
   void *ctx;
 };
