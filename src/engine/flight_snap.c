@@ -354,9 +354,13 @@ void ct_fsnap_expand(struct ct_fsnap *t, int on) {
  * name its station's coroutine from a time inside it (a create on another
  * thread, the coroutine's first switches in this thread's pack: the merge
  * gives them to the new coroutine, the walk to none or the old), and a gap
- * entry after it numbers its coroutine's later switches past the gap. Such
- * a chunk goes through the merge (with creates on the way, the server's
- * shape, every chunk: the cost before the walk). */
+ * entry after it numbers its coroutine's later switches past the gap; and
+ * a standalone wake in thread A's pack is a wake of a coroutine whose
+ * earlier suspend may sit in thread B's pack written after A's (the walk
+ * would clamp the suspend to the wake's time, notes/walkfix-tried.diff for
+ * why a fold in the walk does not hold). Such a chunk goes through the
+ * merge (with creates on the way, the server's shape, or standalone wakes,
+ * a channel's, every chunk: the cost before the walk). */
 void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n, uint32_t rebinds) {
   struct ctr_chunk_hdr h;
   if (n < sizeof h)
