@@ -303,7 +303,7 @@ void corotracer__wake(corotracer_co *co, const void *site) {
   if (!st || !ct_live())
     return;
   if (corotracer__probe.pack && t->cur && t->cur_id) {
-    corotracer__pack_any(0, t->cur, st, ct_site(site, ret), 0, CT_PK_WW_SOLO);
+    ct_pack_any(0, t->cur, st, ct_site(site, ret), 0, CT_PK_WW_SOLO);
     return;
   }
   ct_event(st, CTP_KIND_WAKE, ct_site(site, ret), CTP_WAIT_NONE, t->cur_id);

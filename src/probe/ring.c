@@ -626,56 +626,10 @@ void corotracer__pack_close(struct ct_thread *t) {
   ct_ring_publish(t, ring, corotracer__probe.hdr, t->head + 1u + nrec);
 }
 
-/* The entry of a switch from fst to tst (or, ww & CT_PK_WW_SOLO, of the
- * wake of tst by fst), dts ticks after the pack's last entry, dsite from
- * the pack's site (unsigned: the caller tests it against CTP_PK_SITE_NEAR). */
-static inline struct ctp_pk_entry ct_pack_entry(uint64_t dts, const struct ctp_station *fst,
-                                                const struct ctp_station *tst, uint64_t dsite,
-                                                uint64_t obj, unsigned ww) {
-  struct ctp_header *hdr = corotracer__probe.hdr;
-  return (struct ctp_pk_entry){.dts = dts,
-                               .obj = obj,
-                               .dsite = (int64_t)dsite,
-                               .from = ct_station_idx(hdr, fst),
-                               .to = ct_station_idx(hdr, tst),
-                               .wait = (uint8_t)ww,
-                               .wake = (uint8_t)(ww >> 8 & 1u),
-                               .solo = (uint8_t)(ww >> 9 & 1u)};
-}
-
-/* Contract: see ring.h. An entry with its own site (CTP_PK_SITE) when the
- * pack's is near enough; CTP_PK_RESPELL bytes kept free past the longest
- * entry (corotracer__pack_close). */
+/* Contract: see ring.h. */
 void corotracer__pack_any(uint64_t ts, const struct ctp_station *fst, const struct ctp_station *tst,
                           uint64_t site, uint64_t obj, unsigned ww) {
-  struct ct_thread *t = &corotracer__tls;
-  struct ctp_pack *pk = &t->pk;
-  uint64_t last = t->pk_last;
-  if (!ts)
-    ts = ct_rec_clock();
-  ts = ts < last ? last : ts; /* another CPU's clock may be a few ticks behind */
-  uint64_t dsite = site - pk->site;
-  uint32_t need =
-      pk->nbytes + (obj > CTP_SW_OBJ_MAX ? CTP_PK_ENTRY_WIDE : CTP_PK_ENTRY_MAX) + CTP_PK_RESPELL;
-  if (pk->nent == 0 || pk->nent == 255 || dsite + CTP_PK_SITE_NEAR > 2u * CTP_PK_SITE_NEAR ||
-      need > t->pk_room || ts - pk->ts0 >= CT_PACK_SPAN) {
-    corotracer__pack_slow(ts, fst, tst, site, obj, ww);
-    return;
-  }
-  struct ctp_pk_entry en = ct_pack_entry(ts - last, fst, tst, dsite, obj, ww);
-  uint8_t *e = ctp_pk_put(t->pk_out + pk->nbytes, &en, t->pk_cur, t->pk_obj);
-  /* The counts as one word (span, nbytes, nent, nwake, nsolo: no carry,
-   * nent < 255): stored field by field, the word read back for the ring's
-   * store could not be forwarded from them (a stall each entry). */
-  uint64_t c = pk->counts & ~(uint64_t)0xffffffffffu;
-  c |= (uint32_t)(ts - pk->ts0) | (uint64_t)(uint8_t)(e - t->pk_out) << 32;
-  c += (uint64_t)1 << 40 | (uint64_t)en.wake << 48 | (uint64_t)en.solo << 56;
-  pk->counts = c;
-  __atomic_store_n(&t->pk_ring->counts, c, __ATOMIC_RELEASE);
-  t->pk_cur = ctp_pk_cur(&en);
-  t->pk_obj = ctp_pk_pobj(t->pk_obj, &en);
-  t->pk_wide |= obj > CTP_SW_OBJ_MAX;
-  t->pk_last = ts;
+  ct_pack_any(ts, fst, tst, site, obj, ww);
 }
 
 /* Contract: see ring.h. The pack's header and entries go where the ring
