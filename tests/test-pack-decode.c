@@ -73,13 +73,13 @@ static size_t payload(uint8_t *pay, size_t *pack_at, uint16_t from_gen, int wide
     struct ctp_pk_entry e3 = {
         .dts = 100, .obj = WIDE_OBJ - 16, .from = 0, .to = 1, .wait = CTP_WAIT_PTR};
     uint8_t *q = ctp_pk_put(ent + 3, &e2, 1, 0);
-    ASSERT_EQ(ent[3], ((CTP_WAIT_PTR | CTP_PK_ODELTA) << 1 & 0x7f) | 0x80); /* a 2-byte varint */
+    ASSERT_EQ(ent[3], CTP_PK_SHORT_PTR << 1); /* one byte, where the long spelling takes 2 */
     q = ctp_pk_put(q, &e3, 0, WIDE_OBJ);
     ASSERT_EQ(q[-1], 31); /* zigzag(-16) */
     struct ctp_pk_entry e4 = {.dts = 50, .dsite = 0x40, .from = 1, .to = 0, .solo = 1};
     uint8_t *q4 = q;
     q = ctp_pk_put(q, &e4, 1, WIDE_OBJ - 16);
-    ASSERT_EQ(q - q4, 6); /* flags 2, delta 1, `to` 1, site 2 */
+    ASSERT_EQ(q - q4, 5); /* flags 1 (CTP_PK_SHORT_SOLO), delta 1, `to` 1, site 2 */
     nent = (size_t)(q - ent);
   }
   struct ctp_pack h = {.ts0 = 9000,
@@ -177,12 +177,27 @@ static void solo_check(uint8_t *chunk, uint8_t *pay, const struct ct_ev_item *ev
   ASSERT_EQ(ev[7].ev, 4); /* 100: suspend, wake, resume, suspend, then this */
   ASSERT_EQ(ev[7].active, 0);
   struct ctp_pk_entry en;
-  /* Flags (SOLO | SITE: a 2-byte varint), delta 1, `to` -1, site +0x40. */
+  /* Flags (SOLO | SITE: the long spelling, a 2-byte varint, as older
+   * writers wrote it), delta 1, `to` -1, site +0x40. */
   uint8_t ok[] = {0x80, 0x06, 1, 1, 0x80, 0x01};
   ASSERT(ctp_pk_get(ok, ok + sizeof ok, 1, 0, &en) == ok + sizeof ok);
   ASSERT(en.solo && en.from == 1 && en.to == 0 && en.dsite == 0x40 && !en.wake);
   ASSERT_EQ(ctp_pk_cur(&en), 1);
   ASSERT_EQ(ctp_pk_from_events(&en), 0);
+  /* The same in the short spelling: one flag byte, its OBJ bit the site's. */
+  uint8_t one[] = {(CTP_PK_SHORT_SOLO | CTP_PK_OBJ) << 1, 1, 1, 0x80, 0x01};
+  ASSERT(ctp_pk_get(one, one + sizeof one, 1, 0, &en) == one + sizeof one);
+  ASSERT(en.solo && en.from == 1 && en.to == 0 && en.dsite == 0x40 && !en.wake && !en.obj);
+  one[0] |= CTP_PK_WAKE << 1; /* a standalone wake has no wake bit */
+  ASSERT(ctp_pk_get(one, one + sizeof one, 1, 0, &en) == NULL);
+  /* A short kind in two bytes (a bit past the byte set) or wait 7: refused. */
+  uint8_t two[] = {0x80 | CTP_PK_SHORT_PTR << 1, 0x01, 1, 2, 2};
+  ASSERT(ctp_pk_get(two, two + sizeof two, 0, WIDE_OBJ, &en) == NULL);
+  two[0] = CTP_PK_SHORT_PTR << 1, two[1] = 1, two[2] = 2; /* delta 1, `to` +1, obj +1 */
+  ASSERT(ctp_pk_get(two, two + 4, 0, WIDE_OBJ, &en) == two + 4);
+  ASSERT(en.wait == CTP_WAIT_PTR && en.obj == WIDE_OBJ + 1 && en.to == 1 && !en.dsite);
+  two[0] = 7 << 1;
+  ASSERT(ctp_pk_get(two, two + 4, 0, WIDE_OBJ, &en) == NULL);
   static const uint8_t extra[] = {CTP_WAIT_PTR << 1, CTP_PK_WAKE << 1, CTP_PK_OBJ << 1};
   for (unsigned i = 0; i < sizeof extra; i++) {
     uint8_t bad[] = {(uint8_t)(0x80 | extra[i]), 0x06, 1, 1, 0x80, 0x01, 5};

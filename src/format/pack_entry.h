@@ -22,6 +22,16 @@
  * bytes for 1). A writer of ODELTA objs keeps this room free. */
 #define CTP_PK_RESPELL 9u
 
+/* The one-byte spellings of a runtime's two common kinds (docs/ROUTE1.md
+ * "Entries"): waits 5 and 6 of the flag byte, free there (CTP_WAIT_MAX_),
+ * stand for a standalone wake (CTP_PK_SOLO) and a ptr wait with an ODELTA
+ * obj (a channel's handoff); the flag byte's CTP_PK_OBJ bit, which neither
+ * kind uses, stands for CTP_PK_SITE, its CTP_PK_FROM and CTP_PK_WAKE bits are
+ * their own. Where the long spelling takes 2 bytes (bit 6, 7 or 8 set).
+ * Readers take both spellings (older writers wrote the long one). */
+#define CTP_PK_SHORT_SOLO 5u
+#define CTP_PK_SHORT_PTR 6u
+
 /* An entry's facts: ticks since the previous entry, the wait and obj of
  * from's suspend, its wake, and the two stations; dsite its site's distance
  * from the pack's (0: the pack's). solo: a standalone wake (CTP_PK_SOLO),
@@ -60,7 +70,8 @@ static inline unsigned ctp_pk_from_events(const struct ctp_pk_entry *en) {
  * before it (ctp_pk_pobj). Returns the end. A
  * plain entry (wait none, no obj, `from` cur, the pack's site: a yield) is
  * one varint of its delta and wake, tagged by its low bit; any other has
- * its flags first. An
+ * its flags first (a standalone wake's and a ptr wait's with an ODELTA obj
+ * in one byte: CTP_PK_SHORT_SOLO, CTP_PK_SHORT_PTR). An
  * obj up to 0xffff is written as it is (CTP_PK_OBJ, as before the delta
  * existed), a larger one as its distance from pobj (CTP_PK_ODELTA): a
  * runtime's waits are on pointers near each other, a channel's over and
@@ -72,8 +83,14 @@ ctp_pk_put(uint8_t *p, const struct ctp_pk_entry *en, uint32_t cur, uint64_t pob
   uint64_t ob = !en->obj ? 0u : en->obj <= CTP_SW_OBJ_MAX ? CTP_PK_OBJ : CTP_PK_ODELTA;
   uint64_t b = en->wait | (en->from != cur ? CTP_PK_FROM : 0u) | ob |
                (en->dsite ? CTP_PK_SITE : 0u) | (en->solo ? CTP_PK_SOLO : 0u);
+  uint64_t k = b & ~(uint64_t)(CTP_PK_FROM | CTP_PK_SITE);
+  if (k == CTP_PK_SOLO || k == (CTP_WAIT_PTR | CTP_PK_ODELTA))
+    k = (k == CTP_PK_SOLO ? CTP_PK_SHORT_SOLO : CTP_PK_SHORT_PTR) | (b & CTP_PK_FROM) |
+        (b & CTP_PK_SITE ? CTP_PK_OBJ : 0u);
+  else
+    k = b;
   if (b)
-    p = ctr_put_varint(ctr_put_varint(p, (b | (en->wake ? CTP_PK_WAKE : 0u)) << 1), en->dts);
+    p = ctr_put_varint(ctr_put_varint(p, (k | (en->wake ? CTP_PK_WAKE : 0u)) << 1), en->dts);
   else
     p = ctr_put_varint(p, en->dts << 2 | (en->wake ? 2u : 0u) | CTP_PK_PLAIN);
   /* `to` as its distance from `from`: a scheduler's coroutines sit near each
@@ -93,7 +110,8 @@ ctp_pk_put(uint8_t *p, const struct ctp_pk_entry *en, uint32_t cur, uint64_t pob
 /* Read the entry at p (below e) into *en, cur and pobj as ctp_pk_put's.
  * Returns the byte after it, or NULL when it is not one ctp_pk_put writes
  * (cut short, unknown flags or wait, a delta or station past 32 bits, a
- * plain entry spelled out, both obj flags, an ODELTA obj of 0 or up to
+ * plain entry spelled out, a short kind in more than one byte or with a
+ * wake where it has none, both obj flags, an ODELTA obj of 0 or up to
  * 0xffff, a site of 0 distance or past CTP_PK_SITE_NEAR, a standalone wake
  * with a wait, obj or wake). Every byte is checked: a pack may come from a hostile target or
  * a damaged file. */
@@ -111,6 +129,13 @@ static inline const uint8_t *ctp_pk_get(const uint8_t *p, const uint8_t *e, uint
     b >>= 1;
     if (!(b & ~(uint64_t)CTP_PK_WAKE))
       return NULL; /* a plain entry spelled out: not what the probe writes */
+    unsigned w = (unsigned)(b & CTP_PK_WAIT);
+    if (w == CTP_PK_SHORT_SOLO || w == CTP_PK_SHORT_PTR) { /* one byte (0x3f: 0x7e once shifted) */
+      if (b > 0x3fu)
+        return NULL;
+      b = (b & (CTP_PK_WAKE | CTP_PK_FROM)) | (b & CTP_PK_OBJ ? CTP_PK_SITE : 0u) |
+          (w == CTP_PK_SHORT_SOLO ? CTP_PK_SOLO : CTP_WAIT_PTR | CTP_PK_ODELTA);
+    }
   }
   if ((b & ~(uint64_t)(CTP_PK_WAIT | CTP_PK_WAKE | CTP_PK_OBJ | CTP_PK_FROM | CTP_PK_ODELTA |
                        CTP_PK_SITE | CTP_PK_SOLO)) ||
