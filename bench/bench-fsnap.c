@@ -86,7 +86,8 @@ static size_t round_of(const uint8_t *p, size_t n, unsigned long max, int expand
     if (ct_ctr_chunk(p + at, n - at, at, &len, why, sizeof why) != 1)
       break;
     /* rebinds 0: the walk, as the engine takes a chunk without coroutine
-     * lines or gaps (a steady run's, past its first); -x the merge. */
+     * lines, gaps or standalone wakes (a steady run's, past its first); -x
+     * the merge, as it takes one with them (a channel's chunks). */
     ct_fsnap_apply(*out, p + at, len, 0);
     fed += len;
   }

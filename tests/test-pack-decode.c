@@ -8,6 +8,7 @@
  * The header's from_gen (docs/ROUTE1.md "Remaining" 6): a pack whose first `from` is
  * another incarnation of its station than the coroutine line's is refused whole, and the
  * end line counts it (bad_records) and its events (lost); 0 is not checked. */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,7 +54,9 @@ static size_t frame(uint8_t *out, const uint8_t *pay, size_t n, uint32_t count) 
  * 1 ns a tick, its header's from_gen from_gen. With wide, the second
  * waits on the pointer WIDE_OBJ instead and a third switch 0 -> 1 follows
  * (100 ticks later) on WIDE_OBJ - 16: both objs told from the pack's last
- * (CTP_PK_ODELTA), the first from 0. */
+ * (CTP_PK_ODELTA), the first from 0; then (50 ticks later) a standalone
+ * wake of station 0 by station 1, the running one (CTP_PK_SOLO), at the
+ * pack's site + 0x40 (CTP_PK_SITE). */
 #define WIDE_OBJ UINT64_C(0x7f00deadb040)
 static size_t payload(uint8_t *pay, size_t *pack_at, uint16_t from_gen, int wide) {
   uint8_t *p = coro(pay, 100, 0);
@@ -70,9 +73,13 @@ static size_t payload(uint8_t *pay, size_t *pack_at, uint16_t from_gen, int wide
     struct ctp_pk_entry e3 = {
         .dts = 100, .obj = WIDE_OBJ - 16, .from = 0, .to = 1, .wait = CTP_WAIT_PTR};
     uint8_t *q = ctp_pk_put(ent + 3, &e2, 1, 0);
-    ASSERT_EQ(ent[3], ((CTP_WAIT_PTR | CTP_PK_ODELTA) << 1 & 0x7f) | 0x80); /* a 2-byte varint */
+    ASSERT_EQ(ent[3], CTP_PK_SHORT_PTR << 1); /* one byte, where the long spelling takes 2 */
     q = ctp_pk_put(q, &e3, 0, WIDE_OBJ);
     ASSERT_EQ(q[-1], 31); /* zigzag(-16) */
+    struct ctp_pk_entry e4 = {.dts = 50, .dsite = 0x40, .from = 1, .to = 0, .solo = 1};
+    uint8_t *q4 = q;
+    q = ctp_pk_put(q, &e4, 1, WIDE_OBJ - 16);
+    ASSERT_EQ(q - q4, 5); /* flags 1 (CTP_PK_SHORT_SOLO), delta 1, `to` 1, site 2 */
     nent = (size_t)(q - ent);
   }
   struct ctp_pack h = {.ts0 = 9000,
@@ -81,10 +88,11 @@ static size_t payload(uint8_t *pay, size_t *pack_at, uint16_t from_gen, int wide
                        .kind = CTP_KIND_PACK,
                        .nrec = 1,
                        .site = 0xabc,
-                       .span = wide ? 1600 : 1500,
+                       .span = wide ? 1650 : 1500,
                        .nbytes = (uint8_t)nent,
-                       .nent = wide ? 3 : 2,
-                       .nwake = 1};
+                       .nent = wide ? 4 : 2,
+                       .nwake = 1,
+                       .nsolo = wide ? 1 : 0};
   *p++ = CTR_OP_LINE | CTR_F_PACK;
   p = ctr_put_varint(p, 42);                /* tid */
   p = ctr_put_varint(p, 5000);              /* ns0 */
@@ -154,6 +162,76 @@ static void wide_check(void) {
   }
 }
 
+/* Standalone wakes and entry sites (CTP_PK_SOLO, CTP_PK_SITE): the wide
+ * pack's last entry is coroutine 100's wake by 200, at its own site and
+ * time; a standalone wake with a wait, obj or wake, a site 0 away or past
+ * CTP_PK_SITE_NEAR does not decode; a header that counts more standalone
+ * wakes than entries is refused whole, counted (bad_records, its events
+ * lost). */
+static void solo_check(uint8_t *chunk, uint8_t *pay, const struct ct_ev_item *ev) {
+  ASSERT_EQ(ev[7].kind, CTP_KIND_WAKE);
+  ASSERT_UINT64_EQ(ev[7].probe_id, 100);
+  ASSERT_UINT64_EQ(ev[7].obj, 200);
+  ASSERT_UINT64_EQ(ev[7].addr, 0xabc + 0x40);
+  ASSERT_EQ(ev[7].ts, 6650);
+  ASSERT_EQ(ev[7].ev, 4); /* 100: suspend, wake, resume, suspend, then this */
+  ASSERT_EQ(ev[7].active, 0);
+  struct ctp_pk_entry en;
+  /* Flags (SOLO | SITE: the long spelling, a 2-byte varint, as older
+   * writers wrote it), delta 1, `to` -1, site +0x40. */
+  uint8_t ok[] = {0x80, 0x06, 1, 1, 0x80, 0x01};
+  ASSERT(ctp_pk_get(ok, ok + sizeof ok, 1, 0, &en) == ok + sizeof ok);
+  ASSERT(en.solo && en.from == 1 && en.to == 0 && en.dsite == 0x40 && !en.wake);
+  ASSERT_EQ(ctp_pk_cur(&en), 1);
+  ASSERT_EQ(ctp_pk_from_events(&en), 0);
+  /* The same in the short spelling: one flag byte, its OBJ bit the site's. */
+  uint8_t one[] = {(CTP_PK_SHORT_SOLO | CTP_PK_OBJ) << 1, 1, 1, 0x80, 0x01};
+  ASSERT(ctp_pk_get(one, one + sizeof one, 1, 0, &en) == one + sizeof one);
+  ASSERT(en.solo && en.from == 1 && en.to == 0 && en.dsite == 0x40 && !en.wake && !en.obj);
+  one[0] |= CTP_PK_WAKE << 1; /* a standalone wake has no wake bit */
+  ASSERT(ctp_pk_get(one, one + sizeof one, 1, 0, &en) == NULL);
+  /* A short kind in two bytes (a bit past the byte set) or wait 7: refused. */
+  uint8_t two[] = {0x80 | CTP_PK_SHORT_PTR << 1, 0x01, 1, 2, 2};
+  ASSERT(ctp_pk_get(two, two + sizeof two, 0, WIDE_OBJ, &en) == NULL);
+  two[0] = CTP_PK_SHORT_PTR << 1, two[1] = 1, two[2] = 2; /* delta 1, `to` +1, obj +1 */
+  ASSERT(ctp_pk_get(two, two + 4, 0, WIDE_OBJ, &en) == two + 4);
+  ASSERT(en.wait == CTP_WAIT_PTR && en.obj == WIDE_OBJ + 1 && en.to == 1 && !en.dsite);
+  two[0] = 7 << 1;
+  ASSERT(ctp_pk_get(two, two + 4, 0, WIDE_OBJ, &en) == NULL);
+  static const uint8_t extra[] = {CTP_WAIT_PTR << 1, CTP_PK_WAKE << 1, CTP_PK_OBJ << 1};
+  for (unsigned i = 0; i < sizeof extra; i++) {
+    uint8_t bad[] = {(uint8_t)(0x80 | extra[i]), 0x06, 1, 1, 0x80, 0x01, 5};
+    ASSERT(ctp_pk_get(bad, bad + sizeof bad, 1, 0, &en) == NULL);
+  }
+  uint8_t site0[] = {0x80, 0x06, 1, 1, 0x00};
+  ASSERT(ctp_pk_get(site0, site0 + sizeof site0, 1, 0, &en) == NULL);
+  uint8_t far[] = {0x80, 0x06, 1, 1, 0xff, 0xff, 0x07}; /* zigzag 2 x 0xffff + 1 */
+  ASSERT(ctp_pk_get(far, far + sizeof far, 1, 0, &en) == NULL);
+  far[4] = 0xfe; /* zigzag 2 x 0xffff: +0xffff */
+  ASSERT(ctp_pk_get(far, far + sizeof far, 1, 0, &en) == far + sizeof far);
+  ASSERT(en.dsite == 0xffff);
+  /* nsolo past nent: refused whole; the formatter's claim (ctp_pack_events:
+   * nsolo counted as nent, 2 x 4 + 1 - 4) lost, one bad record. */
+  static const char end_line[] = "{\"type\":\"end\",\"events\":0,\"harvested\":5,\"lost\":0,"
+                                 "\"bad_records\":0}";
+  size_t at, n = payload(pay, &at, 0, 1), h = at;
+  static const uint64_t ts0 = 9000;
+  while (memcmp(pay + h, &ts0, sizeof ts0)) /* the header, after the entry's varints */
+    h++;
+  pay[h + offsetof(struct ctp_pack, nsolo)] = 5;
+  size_t cn = frame(chunk, pay, n, 3);
+  uint8_t *p = pay;
+  *p++ = CTR_OP_LINE;
+  p = ctr_put_varint(p, sizeof end_line - 1);
+  memcpy(p, end_line, sizeof end_line - 1);
+  cn += frame(chunk + cn, pay, (size_t)(p + sizeof end_line - 1 - pay), 1);
+  int end;
+  struct ct_ev_item got[16];
+  ASSERT_EQ(decode(chunk, cn, got, 16, &end), 0);
+  ASSERT_EQ(end, 0);
+  ASSERT(strstr(last_line, "\"events\":5,\"harvested\":0,\"lost\":5,\"bad_records\":1"));
+}
+
 /* Pointer objs (CTP_PK_ODELTA): the wide pack reads back its objs, each
  * told from the last; an entry with both obj flags, an ODELTA obj of 0 or
  * of one CTP_PK_OBJ spells, or its varint cut short, does not decode. */
@@ -162,7 +240,9 @@ static void odelta_check(uint8_t *chunk, uint8_t *pay, struct ct_ev_item *ev) {
   int end;
   unsigned k = decode(chunk, frame(chunk, pay, n, 3), ev, 64, &end);
   ASSERT_EQ(end, 0);
-  ASSERT_EQ(k, 7);
+  ASSERT_EQ(k, 8);
+  solo_check(chunk, pay, ev);
+  n = payload(pay, &at, 0, 1);
   ASSERT_EQ(ev[3].kind, CTP_KIND_SUSPEND);
   ASSERT_EQ(ev[3].wait, CTP_WAIT_PTR);
   ASSERT_UINT64_EQ(ev[3].obj, WIDE_OBJ);

@@ -32,10 +32,10 @@ static struct ctp_header *H;
 static uint64_t written[NCO];
 
 /* Events of ring 0's records [tail, head), per station, into in[]: each record
- * one event of its station, each pack its entries' (from: suspend and wake,
- * to: resume). 0 when the walk, header to header from tail, lands on head
- * with every pack whole and its entries read; else -1 (a tail inside a pack
- * reads entry bytes as records). */
+ * one event of its station (a switch record three), each pack its entries' (from: suspend and wake,
+ * to: resume; a standalone wake's to: the wake). 0 when the walk, header to header from tail, lands
+ * on head with every pack whole and its entries read; else -1 (a tail inside a pack reads entry
+ * bytes as records). */
 static int ring_events(uint64_t in[NCO]) {
   struct ctp_ring *rg = ctp_ring_at(base, H, 0);
   uint64_t cap = H->ring_bytes / sizeof(struct ctp_rec);
@@ -45,6 +45,15 @@ static int ring_events(uint64_t in[NCO]) {
   memset(in, 0, NCO * sizeof *in);
   while (i < head) {
     const struct ctp_rec *r = &recs[i % cap];
+    if (r->kind == CTP_KIND_SWITCH) { /* a switch record: suspend, wake, resume */
+      const struct ctp_swrec *sw = (const struct ctp_swrec *)r;
+      if (sw->from >= NCO || sw->to >= NCO)
+        return -1;
+      in[sw->from] += 1u + ((sw->wait & CTP_SW_WAKE) != 0);
+      in[sw->to]++;
+      i++;
+      continue;
+    }
     if (r->kind != CTP_KIND_PACK) {
       if (r->kind == 0 || r->kind >= CTP_KIND_MAX_ || r->station >= NCO)
         return -1;
@@ -60,18 +69,19 @@ static int ring_events(uint64_t in[NCO]) {
     const uint8_t *p = (const uint8_t *)&recs[(i + 1u) % cap], *e = p + pk.nbytes;
     uint32_t cur = pk.from;
     uint64_t pobj = 0;
-    unsigned wakes = 0;
+    unsigned wakes = 0, solos = 0;
     for (unsigned k = 0; k < pk.nent; k++) {
       struct ctp_pk_entry en;
       if (!(p = ctp_pk_get(p, e, cur, pobj, &en)) || en.from >= NCO || en.to >= NCO)
         return -1;
       pobj = ctp_pk_pobj(pobj, &en);
-      in[en.from] += 1u + en.wake;
+      in[en.from] += ctp_pk_from_events(&en);
       in[en.to]++;
       wakes += en.wake;
-      cur = en.to;
+      solos += en.solo;
+      cur = ctp_pk_cur(&en);
     }
-    if (wakes != pk.nwake)
+    if (wakes != pk.nwake || solos != pk.nsolo)
       return -1;
     i += 1u + pk.nrec;
   }
@@ -103,12 +113,18 @@ static int body_overwrite(void) {
     int wake = (x >> 20) & 1;
     enum corotracer_wait wait = (x >> 21) % 4u == 0 ? COROTRACER_WAIT_PTR : COROTRACER_WAIT_NONE;
     uint64_t obj = wait == COROTRACER_WAIT_PTR ? (x >> 22) % 3000u : 0;
+    /* Records around the wake below: a pack of that wake alone (one event
+     * in two records: its publish counts one event less than records). */
+    if (s % 202u == 100u || s % 202u == 101u) {
+      wait = COROTRACER_WAIT_FD;
+      obj = 3;
+    }
     corotracer_switch(co[cur], (const void *)site, wait, obj, wake ? COROTRACER_SWITCH_RUNNABLE : 0,
                       co[next]);
     written[cur] += 1u + (unsigned)wake;
     written[next]++;
     cur = next;
-    if (s % 101u == 100u) {
+    if (s % 101u == 100u) { /* a standalone wake: an entry of the open pack */
       uint32_t w = (cur + 1u) % NCO;
       corotracer_wake(co[w], (const void *)(uintptr_t)0x3000);
       written[w]++;
@@ -116,9 +132,10 @@ static int body_overwrite(void) {
     if (s % 17u == 0)
       ASSERT_EQ(ring_events(in), 0);
   }
-  /* The open pack published: a record of the thread after it. */
-  corotracer_wake(co[(cur + 1u) % NCO], (const void *)(uintptr_t)0x3000);
-  written[(cur + 1u) % NCO]++;
+  /* The open pack published: a record of the thread after it (a wait on
+   * an fd is no pack's). */
+  corotracer_suspend(co[cur], (const void *)(uintptr_t)0x3000, COROTRACER_WAIT_FD, 3);
+  written[cur]++;
   ASSERT_EQ(ring_events(in), 0);
   struct ctp_ring *rg = ctp_ring_at(base, H, 0);
   uint64_t total = 0, kept = 0;

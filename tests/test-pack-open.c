@@ -24,16 +24,18 @@ static int failures;
   } while (0)
 
 #define CAP 64u
-#define HEAD 126u /* the header at the ring's last but one record: its entries end the ring */
+#define HEAD 125u /* the header 3 records before the ring's end: its 2 entry records end it */
 #define TS0 1000000u
 
 static _Alignas(64) unsigned char mem[sizeof(struct ctp_ring) + CAP * sizeof(struct ctp_rec)];
 static struct ctp_ring *rg = (struct ctp_ring *)mem;
 
 /* The probe's side: entry k is a switch from station 10 + k to 11 + k, k ticks
- * after the one before; the entries of the open pack at HEAD written up to
- * n, its counts stored. Entry bytes go in the record after the header (the
- * probe's one continuation record, at the ring's last). */
+ * after the one before (entry 3 a standalone wake of 14 by 13, at its own
+ * site: CTP_PK_SOLO; entry 6 at its own site too); the entries of the open
+ * pack at HEAD written up to n, its counts stored. Entry bytes go in the
+ * records after the header (the probe's two continuation records, the
+ * ring's last). */
 static struct ctp_pack pk;
 static uint8_t bytes[CTP_PACK_BYTES];
 static uint64_t pobj; /* the probe's obj state (ctp_pk_pobj) */
@@ -46,6 +48,16 @@ static uint64_t obj_of(unsigned k) {
   return k == 2 ? 0x42u : k == 5 ? 0x7f00deadb000u : k == 7 ? 0x7f00deadb070u : 0;
 }
 
+/* Entry k's site, from the pack's. */
+static int64_t dsite_of(unsigned k) {
+  return k == 3 ? 0x30 : k == 6 ? -0x10 : 0;
+}
+
+/* Entry k's wake: every odd one's but the standalone wake's (no wake bit). */
+static uint8_t wake_of(unsigned k) {
+  return (k & 1) && k != 3;
+}
+
 static void probe_write(unsigned n) {
   struct ctp_rec *recs = ctp_ring_recs(rg);
   if (pk.nent == 0)
@@ -55,12 +67,19 @@ static void probe_write(unsigned n) {
         .ts0 = TS0, .from = 10, .from_gen = 7, .kind = CTP_KIND_PACK, .site = 0x4242};
   uint8_t *p = bytes + pk.nbytes;
   for (unsigned k = pk.nent; k < n; k++) {
-    struct ctp_pk_entry en = {
-        .dts = k, .obj = obj_of(k), .from = 10 + k, .to = 11 + k, .wake = k & 1};
-    p = ctp_pk_put(p, &en, 10 + k, pobj);
+    struct ctp_pk_entry en = {.dts = k,
+                              .obj = obj_of(k),
+                              .dsite = dsite_of(k),
+                              .from = 10 + k,
+                              .to = 11 + k,
+                              .wake = wake_of(k),
+                              .solo = k == 3};
+    /* The running station: the last `to`, or after the wake its waker. */
+    p = ctp_pk_put(p, &en, k == 4 ? 13 : 10 + k, pobj);
     pobj = ctp_pk_pobj(pobj, &en);
     pk.nent++;
-    pk.nwake = (uint8_t)(pk.nwake + (k & 1));
+    pk.nwake = (uint8_t)(pk.nwake + en.wake);
+    pk.nsolo = (uint8_t)(pk.nsolo + en.solo);
     pk.span += k;
   }
   pk.nbytes = (uint8_t)(p - bytes);
@@ -75,7 +94,10 @@ static void probe_write(unsigned n) {
 static void expect(const struct ctp_rec *out, uint32_t n, unsigned first, unsigned nent) {
   struct ctp_pack h;
   memcpy(&h, out, sizeof h);
-  CHECK(n == 1u + (h.nbytes + 31u) / 32u, "records %u for %u bytes", n, h.nbytes);
+  /* Its records: as many as its bytes take, or (a rest written in place)
+   * the original's. */
+  CHECK(n == 1u + h.nrec && h.nbytes <= 32u * h.nrec && h.nrec <= (h.nbytes + 31u) / 32u + 1u,
+        "records %u (nrec %u) for %u bytes", n, h.nrec, h.nbytes);
   CHECK(h.kind == CTP_KIND_PACK && h.nent == nent, "entries %u, want %u", h.nent, nent);
   uint64_t ts0 = TS0;
   for (unsigned k = 1; k <= first; k++)
@@ -86,7 +108,7 @@ static void expect(const struct ctp_rec *out, uint32_t n, unsigned first, unsign
   const uint8_t *p = (const uint8_t *)&out[1], *e = p + h.nbytes;
   uint32_t cur = h.from;
   uint64_t hobj = 0;
-  unsigned wakes = 0;
+  unsigned wakes = 0, solos = 0;
   for (unsigned k = 0; k < h.nent; k++) {
     struct ctp_pk_entry en;
     p = ctp_pk_get(p, e, cur, hobj, &en);
@@ -94,15 +116,19 @@ static void expect(const struct ctp_rec *out, uint32_t n, unsigned first, unsign
     if (!p)
       return;
     unsigned want = first + k;
-    CHECK(en.from == 10 + want && en.to == 11 + want && en.wake == (want & 1) &&
-              en.dts == (k ? want : 0) && en.obj == obj_of(want),
-          "entry %u: from %u to %u wake %u dts %llu obj %llx", want, en.from, en.to, en.wake,
-          (unsigned long long)en.dts, (unsigned long long)en.obj);
+    CHECK(en.from == 10 + want && en.to == 11 + want && en.wake == wake_of(want) &&
+              en.dts == (k ? want : 0) && en.obj == obj_of(want) && en.solo == (want == 3) &&
+              en.dsite == dsite_of(want),
+          "entry %u: from %u to %u wake %u dts %llu obj %llx solo %u site %lld", want, en.from,
+          en.to, en.wake, (unsigned long long)en.dts, (unsigned long long)en.obj, en.solo,
+          (long long)en.dsite);
     wakes += en.wake;
-    cur = en.to;
+    solos += en.solo;
+    cur = ctp_pk_cur(&en);
     hobj = ctp_pk_pobj(hobj, &en);
   }
-  CHECK(p == e && h.nwake == wakes, "bytes left over, or nwake %u against %u", h.nwake, wakes);
+  CHECK(p == e && h.nwake == wakes && h.nsolo == solos,
+        "bytes left over, or nwake %u nsolo %u against %u %u", h.nwake, h.nsolo, wakes, solos);
 }
 
 int main(void) {

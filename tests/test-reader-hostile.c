@@ -159,7 +159,7 @@ static int mutate_pack(struct img *f, uint64_t *r, const char **what) {
   static const size_t fields[] = {
       offsetof(struct ctp_pack, nrec),     offsetof(struct ctp_pack, nbytes),
       offsetof(struct ctp_pack, nent),     offsetof(struct ctp_pack, nwake),
-      offsetof(struct ctp_pack, zero),     offsetof(struct ctp_pack, from),
+      offsetof(struct ctp_pack, nsolo),    offsetof(struct ctp_pack, from),
       offsetof(struct ctp_pack, from) + 2, offsetof(struct ctp_pack, span) + 3,
       offsetof(struct ctp_pack, ts0) + 7};
   switch (ct_rnd(r) % 4) {

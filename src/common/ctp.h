@@ -221,8 +221,12 @@ struct ctp_swrec {
  * (else the previous entry's `to`, the header's `from` for the first),
  * varint obj when CTP_PK_OBJ, varint zigzag(obj - the last obj an earlier
  * entry of the pack gave, 0 before any) when CTP_PK_ODELTA (an obj past
- * 0xffff; never with CTP_PK_OBJ). Every entry's suspend (and wake) is at site. A pack is
- * self-contained: nothing in it refers to another. */
+ * 0xffff; never with CTP_PK_OBJ), varint zigzag(the entry's site - site) when
+ * CTP_PK_SITE (at most CTP_PK_SITE_NEAR away; else the entry is at site). A
+ * CTP_PK_SOLO entry is a standalone wake (corotracer_wake): one event, the
+ * wake of `to` by `from` (the running coroutine, which stays the current one),
+ * no wait, obj or wake bits. A pack is self-contained: nothing in it refers
+ * to another. Events: 2 x nent + nwake - nsolo (ctp_pack_events). */
 struct ctp_pack {
   uint64_t ts0;      /* 0x00 ticks of the first entry */
   uint32_t from;     /* 0x08 station of the first entry's `from` */
@@ -236,7 +240,7 @@ struct ctp_pack {
       uint8_t nbytes; /* 0x1C entry bytes (<= 32 * nrec) */
       uint8_t nent;   /* 0x1D entries (>= 1) */
       uint8_t nwake;  /* 0x1E entries with a wake */
-      uint8_t zero;   /* 0x1F 0 */
+      uint8_t nsolo;  /* 0x1F standalone wakes (CTP_PK_SOLO; <= nent; old writers 0) */
     };
     /* The four as one word: while the pack is open the writer release-stores
      * it after each entry (ctp_ring.open), the engine acquire-loads it. */
@@ -250,7 +254,21 @@ struct ctp_pack {
 #define CTP_PK_OBJ 0x10u                            /* a varint obj follows */
 #define CTP_PK_FROM 0x20u                           /* a varint `from` station follows */
 #define CTP_PK_ODELTA 0x40u                         /* varint zigzag(obj - the last obj) follows */
+#define CTP_PK_SITE 0x80u                           /* varint zigzag(site - the pack's) follows */
+#define CTP_PK_SOLO 0x100u /* a standalone wake: `to` woken by `from`, which runs on */
 #define CTP_PK_PLAIN 0x01u /* first varint's low bit: a plain entry, the rest its delta */
+/* How far an entry's own site (CTP_PK_SITE) may be from its pack's: a pack's
+ * sites are one loop's, the header's site is the one the engine looks up
+ * module lines for, and a site this near is in the same mapping. */
+#define CTP_PK_SITE_NEAR 0xffffu
+
+/* Events of pack pk as its header counts them: each entry a suspend and a
+ * resume, a wake more when nwake counts it, a standalone wake one event
+ * (nsolo; a header with more than nent is refused by every reader, and
+ * counted here as nent). */
+static inline uint32_t ctp_pack_events(const struct ctp_pack *pk) {
+  return 2u * pk->nent + pk->nwake - (pk->nsolo <= pk->nent ? pk->nsolo : pk->nent);
+}
 
 /* ctp_ring.state. */
 enum ctp_ring_state {
@@ -362,7 +380,7 @@ struct ctp_site_rec {
 #define CTP_PACK_LAYOUT(X, s) \
   X(s, ts0, 0x00) X(s, from, 0x08) X(s, from_gen, 0x0C) X(s, kind, 0x0E) X(s, nrec, 0x0F) \
   X(s, site, 0x10) X(s, span, 0x18) X(s, nbytes, 0x1C) X(s, nent, 0x1D) X(s, nwake, 0x1E) \
-  X(s, zero, 0x1F) X(s, counts, 0x18)
+  X(s, nsolo, 0x1F) X(s, counts, 0x18)
 #define CTP_RING_LAYOUT(X, s) \
   X(s, head, 0x00) X(s, lost, 0x08) X(s, pid, 0x10) X(s, tid, 0x14) \
   X(s, state, 0x18) X(s, owner_gen, 0x1C) X(s, ev_extra, 0x20) X(s, open, 0x28) \

@@ -267,7 +267,8 @@ static void on_ordinary(struct ct_fsnap *t, const struct ct_ev_item *ev) {
 }
 
 /* A pack's switch (ctr_stream_walk): the events the decoder's expansion
- * gives for it (a suspend, its wake, a resume), each taken (take) without
+ * gives for it (a suspend, its wake, a resume; a standalone wake's one
+ * wake), each taken (take) without
  * an event built: its fields written straight into cur (an item built and
  * then copied stalls on the copy's wide loads). */
 static void on_switch(void *ctx, const struct ctr_pack_sw *sw) {
@@ -286,6 +287,11 @@ static void on_switch(void *ctx, const struct ctr_pack_sw *sw) {
                                      .wait = sw->wait};
     if (sw->wake)
       (void)take(t, e, CTP_KIND_WAKE, sw->ts[0], 0, sw->ev[0] + 1, sw->raw);
+  }
+  if (sw->solo) { /* a standalone wake: to's wake, by obj */
+    if (sw->id[1] && (e = ent(t, sw->id[1], CTP_KIND_WAKE)))
+      (void)take(t, e, CTP_KIND_WAKE, sw->ts[1], sw->obj, sw->ev[1], sw->raw);
+    return;
   }
   if (sw->id[1] && (e = ent(t, sw->id[1], CTP_KIND_RESUME)) &&
       take(t, e, CTP_KIND_RESUME, sw->ts[1], 0, sw->ev[1], sw->raw))
@@ -348,9 +354,13 @@ void ct_fsnap_expand(struct ct_fsnap *t, int on) {
  * name its station's coroutine from a time inside it (a create on another
  * thread, the coroutine's first switches in this thread's pack: the merge
  * gives them to the new coroutine, the walk to none or the old), and a gap
- * entry after it numbers its coroutine's later switches past the gap. Such
- * a chunk goes through the merge (with creates on the way, the server's
- * shape, every chunk: the cost before the walk). */
+ * entry after it numbers its coroutine's later switches past the gap; and
+ * a standalone wake in thread A's pack is a wake of a coroutine whose
+ * earlier suspend may sit in thread B's pack written after A's (the walk
+ * would clamp the suspend to the wake's time, notes/walkfix-tried.diff for
+ * why a fold in the walk does not hold). Such a chunk goes through the
+ * merge (with creates on the way, the server's shape, or standalone wakes,
+ * a channel's, every chunk: the cost before the walk). */
 void ct_fsnap_apply(struct ct_fsnap *t, const uint8_t *chunk, size_t n, uint32_t rebinds) {
   struct ctr_chunk_hdr h;
   if (n < sizeof h)

@@ -30,11 +30,12 @@ static uint32_t pack_rest(const struct ctp_pack *pk, const uint8_t *b, unsigned 
   struct ctp_pk_entry en;
   struct ctp_pack h = *pk;
   h.nwake = 0;
+  h.nsolo = 0;
   for (unsigned k = 0; k < pk->nent; k++) {
     if (!(p = ctp_pk_get(p, e, cur, pobj, &en)))
       return 0;
     ts += en.dts;
-    cur = en.to;
+    cur = ctp_pk_cur(&en);
     pobj = ctp_pk_pobj(pobj, &en);
     if (k < k0)
       continue;
@@ -49,9 +50,10 @@ static uint32_t pack_rest(const struct ctp_pack *pk, const uint8_t *b, unsigned 
       return 0;
     memcpy(q, one, n);
     q += n;
-    qcur = en.to;
+    qcur = ctp_pk_cur(&en);
     qobj = ctp_pk_pobj(qobj, &en);
     h.nwake = (uint8_t)(h.nwake + en.wake);
+    h.nsolo = (uint8_t)(h.nsolo + en.solo);
   }
   if (k0 >= pk->nent || p != e)
     return 0;
@@ -111,8 +113,8 @@ uint32_t ct_rings_open_take(struct ct_harvest *h, struct ctp_ring *rg, struct ct
   /* What cannot be an open pack: left alone (the published one, if it
    * ever is, goes through the formatter's checks). Its records are beyond
    * head, within the room the writer has: a ring's capacity past tail. */
-  if (pk.kind != CTP_KIND_PACK || pk.nent <= k0 || pk.nbytes > CTP_PACK_BYTES || pk.zero ||
-      head + 1u + nrec - rs->tail > h->cap)
+  if (pk.kind != CTP_KIND_PACK || pk.nent <= k0 || pk.nbytes > CTP_PACK_BYTES ||
+      pk.nsolo > pk.nent || head + 1u + nrec - rs->tail > h->cap)
     return 0;
   /* Taken now when its thread stopped switching (the same counts as the
    * last pass) or is gone, and nothing published waits before it (the

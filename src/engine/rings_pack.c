@@ -44,8 +44,7 @@ int ct_rings_to_packs(struct ct_harvest *h, const struct ctp_rec *recs, uint32_t
       continue;
     }
     struct ct_pk *e = &h->pks[h->npks];
-    *e =
-        (struct ct_pk){.ts0 = pk->ts0, .len = len, .tid = tid, .events = 2u * pk->nent + pk->nwake};
+    *e = (struct ct_pk){.ts0 = pk->ts0, .len = len, .tid = tid, .events = ctp_pack_events(pk)};
     if (keep) { /* the block stays ours until the pass is written */
       e->p = (const uint8_t *)pk;
       kept = 1;

@@ -168,6 +168,9 @@ void ct_ctw_pack(struct ct_ctw *e, uint64_t tid, uint64_t ns0, uint64_t mult, co
     e->pk_first = ns0;
   if (last > e->pk_last)
     e->pk_last = last;
+  /* A standalone wake in it: the walk would number it before the wakee's
+   * suspend in another thread's pack written later (struct ct_ctw_chunk). */
+  e->rebinds += n >= sizeof h ? h.nsolo : 0;
 }
 
 /* Contract: see ctw.h. */

@@ -37,7 +37,7 @@ struct ct_ctw {
   /* The chunk's packs' first and last entries' ts (pk_last 0: none): its ts
    * bounds (the flight window's) cover them, the events' delta state not. */
   uint64_t pk_first, pk_last;
-  uint32_t rebinds;    /* the chunk's coroutine lines and gap entries (struct ct_ctw_chunk) */
+  uint32_t rebinds;    /* coroutine lines, gaps, standalone wakes (struct ct_ctw_chunk) */
   struct ctr_sw sw;    /* switch entries' state (format/ctrace.h) */
   struct ct_ctw_to to; /* chunks and lines elsewhere (to.chunk set), or to out */
   /* A JSONL line whose '\n' has not come yet. */

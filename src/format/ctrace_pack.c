@@ -25,12 +25,13 @@ struct ctr_st {
 };
 
 /* An open pack: a cursor on its entries, and the events of the entry under
- * it (their stations, resolved when given); from_gen, the header's, until
- * its first event is given (then 0: checked). */
+ * it (their stations, resolved when given; waker: a standalone wake's
+ * waker station, its obj once resolved, else UINT32_MAX); from_gen and
+ * from, the header's, until its first event is given (then 0: checked). */
 struct ctr_open {
   const uint8_t *p, *e;
   uint64_t tid, ns0, mult, ts0, ticks, site, pobj; /* pobj: ctp_pk_pobj's state */
-  uint32_t cur, left, from_gen;
+  uint32_t cur, left, from_gen, from, waker;
   struct ct_ev_item it[3];
   uint32_t st[3];
   unsigned n, i;
@@ -116,9 +117,9 @@ static int open_pack(struct ctr_stream *s, const struct ctr_pack_ref *r, struct 
   if (r->n < sizeof h)
     return -1;
   memcpy(&h, r->p, sizeof h);
-  s->claimed += 2u * h.nent + h.nwake; /* as the formatter counted it (rings_pack.c) */
+  s->claimed += ctp_pack_events(&h); /* as the formatter counted it (rings_pack.c) */
   if (h.kind != CTP_KIND_PACK || h.nent == 0 || h.nbytes != r->n - sizeof h ||
-      h.nbytes > CTP_PACK_BYTES || h.zero) {
+      h.nbytes > CTP_PACK_BYTES || h.nsolo > h.nent) {
     s->refused++; /* its bytes are the probe's, maybe a scribbler's: the trace goes on */
     return 0;
   }
@@ -132,7 +133,8 @@ static int open_pack(struct ctr_stream *s, const struct ctr_pack_ref *r, struct 
                          .site = h.site,
                          .cur = h.from,
                          .left = h.nent,
-                         .from_gen = h.from_gen};
+                         .from_gen = h.from_gen,
+                         .from = h.from};
   return 1;
 }
 
@@ -162,7 +164,7 @@ static inline int next_entry(struct ctr_open *o, struct ctp_pk_entry *en, uint64
     return -1; /* bytes no entry covers */
   o->ticks += en->dts;
   *ts = o->ns0 + (uint64_t)(((unsigned __int128)(o->ticks - o->ts0) * o->mult) >> 32);
-  o->cur = en->to;
+  o->cur = ctp_pk_cur(en);
   o->pobj = ctp_pk_pobj(o->pobj, en);
   o->p = p;
   return 1;
@@ -170,8 +172,9 @@ static inline int next_entry(struct ctr_open *o, struct ctp_pk_entry *en, uint64
 
 /* The events of o's next entry staged (o->it): 1, 0 when it has no more,
  * -1 when the entry does not decode. The items are the ones the engine's
- * formatter builds for a switch record's three records, but for probe_id,
- * ev and seq (ctr_stream_take). */
+ * formatter builds for a switch record's three records (a standalone
+ * wake's: its wake record), but for probe_id, ev and seq, and a wake's
+ * waker (ctr_stream_take). */
 static int stage(struct ctr_open *o) {
   if (o->i < o->n)
     return 1;
@@ -180,20 +183,28 @@ static int stage(struct ctr_open *o) {
   int r = next_entry(o, &en, &ts);
   if (r <= 0)
     return r;
+  uint64_t site = o->site + (uint64_t)en.dsite;
   unsigned n = 0;
-  o->it[n] = (struct ct_ev_item){.ts = ts,
-                                 .tid = o->tid,
-                                 .addr = o->site,
-                                 .obj = en.obj,
-                                 .kind = CTP_KIND_SUSPEND,
-                                 .wait = en.wait};
-  o->st[n++] = en.from;
-  if (en.wake) {
-    o->it[n] = (struct ct_ev_item){.ts = ts, .tid = o->tid, .addr = o->site, .kind = CTP_KIND_WAKE};
+  o->waker = UINT32_MAX;
+  if (en.solo) {
+    o->it[n] = (struct ct_ev_item){.ts = ts, .tid = o->tid, .addr = site, .kind = CTP_KIND_WAKE};
+    o->st[n++] = en.to;
+    o->waker = en.from;
+  } else {
+    o->it[n] = (struct ct_ev_item){.ts = ts,
+                                   .tid = o->tid,
+                                   .addr = site,
+                                   .obj = en.obj,
+                                   .kind = CTP_KIND_SUSPEND,
+                                   .wait = en.wait};
     o->st[n++] = en.from;
+    if (en.wake) {
+      o->it[n] = (struct ct_ev_item){.ts = ts, .tid = o->tid, .addr = site, .kind = CTP_KIND_WAKE};
+      o->st[n++] = en.from;
+    }
+    o->it[n] = (struct ct_ev_item){.ts = ts, .tid = o->tid, .kind = CTP_KIND_RESUME, .active = 1};
+    o->st[n++] = en.to;
   }
-  o->it[n] = (struct ct_ev_item){.ts = ts, .tid = o->tid, .kind = CTP_KIND_RESUME, .active = 1};
-  o->st[n++] = en.to;
   o->n = n;
   o->i = 0;
   return 1;
@@ -222,13 +233,13 @@ int ctr_stream_peek(struct ctr_stream *s, uint64_t *ts) {
   return 1;
 }
 
-/* Whether o's first event, of station st, is refused: the probe wrote its
- * station's gen in the header's from_gen (low 16 bits; 0: not known, the
- * later part of a pack the engine split). Another incarnation's there now:
- * the pack is not this trace's (a scribbler's, or a station map gone
- * wrong), refused whole, counted; its events are then lost
- * (ctr_stream_line). */
-static int gen_refused(struct ctr_stream *s, const struct ctr_open *o, uint32_t st) {
+/* Whether o is refused at its first event: the probe wrote its header's
+ * `from` station's gen in from_gen (low 16 bits; 0: not known, the later
+ * part of a pack the engine split). Another incarnation's there now: the
+ * pack is not this trace's (a scribbler's, or a station map gone wrong),
+ * refused whole, counted; its events are then lost (ctr_stream_line). */
+static int gen_refused(struct ctr_stream *s, const struct ctr_open *o) {
+  uint32_t st = o->from;
   if (o->from_gen && st < s->nsp && s->sp[st].probe_id && s->sp[st].gen &&
       (uint16_t)s->sp[st].gen != o->from_gen) {
     s->refused++;
@@ -259,10 +270,16 @@ static inline struct ctr_cs *number(struct ctr_stream *s, uint32_t st, unsigned 
   return c;
 }
 
+/* The coroutine of waker station st, a standalone wake's obj: 0 for one no
+ * coroutine line named, as a wake by no coroutine is. */
+static inline uint64_t waker_id(const struct ctr_stream *s, uint32_t st) {
+  return st < s->nsp ? s->sp[st].probe_id : 0;
+}
+
 int ctr_stream_take(struct ctr_stream *s, struct ct_ev_item *ev) {
   struct ctr_open *o = &s->op[s->pick];
   uint32_t st = o->st[o->i];
-  if (gen_refused(s, o, st)) {
+  if (gen_refused(s, o)) {
     memmove(o, o + 1, (size_t)(s->nop - s->pick - 1) * sizeof *o);
     s->nop--;
     return 0;
@@ -272,6 +289,10 @@ int ctr_stream_take(struct ctr_stream *s, struct ct_ev_item *ev) {
   struct ctr_cs *c = number(s, st, 1, &ev->ts, &ev->ev);
   if (!c)
     return 0;
+  /* A standalone wake names its waker, the running coroutine: one no
+   * coroutine line named is 0, as a wake by no coroutine is. */
+  if (o->waker != UINT32_MAX && o->i == 1)
+    ev->obj = waker_id(s, o->waker);
   ev->probe_id = c->probe_id;
   ev->seq = 2 * (ev->ev + 1);
   return 1;
@@ -283,18 +304,21 @@ int ctr_stream_walk(struct ctr_stream *s, const struct ctr_pack_ref *r,
   int k = open_pack(s, r, &o);
   if (k <= 0)
     return k;
-  struct ctr_pack_sw sw = {.tid = o.tid, .site = o.site};
-  if (gen_refused(s, &o, o.cur))
+  struct ctr_pack_sw sw = {.tid = o.tid};
+  if (gen_refused(s, &o))
     return 0;
   struct ctp_pk_entry en;
   uint64_t ts;
   while ((k = next_entry(&o, &en, &ts)) > 0) {
-    struct ctr_cs *c;
-    sw.obj = en.obj;
+    struct ctr_cs *c = NULL;
+    sw.site = o.site + (uint64_t)en.dsite;
+    sw.obj = en.solo ? waker_id(s, en.from) : en.obj;
     sw.wait = en.wait;
     sw.wake = en.wake;
+    sw.solo = en.solo;
     sw.raw = sw.ts[0] = sw.ts[1] = ts;
-    c = number(s, en.from, 1u + en.wake, &sw.ts[0], &sw.ev[0]);
+    if (!en.solo)
+      c = number(s, en.from, 1u + en.wake, &sw.ts[0], &sw.ev[0]);
     sw.id[0] = c ? c->probe_id : 0;
     c = number(s, en.to, 1, &sw.ts[1], &sw.ev[1]);
     sw.id[1] = c ? c->probe_id : 0;

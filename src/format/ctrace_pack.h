@@ -48,11 +48,13 @@ int ctr_stream_take(struct ctr_stream *s, struct ct_ev_item *ev);
  * (0: `from`, its suspend and the wake after it when wake; 1: `to`, its
  * resume) the coroutine (0: a station no coroutine line named, refused,
  * counted), its ev (from's suspend's: its wake's is the next) and its time
- * clamped as ctr_stream_take clamps it. */
+ * clamped as ctr_stream_take clamps it. solo: a standalone wake
+ * (CTP_PK_SOLO): side 1 alone, `to`'s wake, obj its waker's coroutine (0:
+ * none named), id[0] 0. */
 struct ctr_pack_sw {
   uint64_t raw, tid, site, obj;
   uint64_t id[2], ev[2], ts[2];
-  uint8_t wait, wake;
+  uint8_t wait, wake, solo;
 };
 /* Pack r's switches, in order, to fn (the flight snapshot's tracker:
  * flight_snap.c), numbered and clamped as ctr_stream_take numbers them,

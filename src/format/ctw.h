@@ -45,9 +45,11 @@ size_t ct_ctw_frame_line(const char *s, size_t n, uint8_t *out);
 /* What a chunk handed to ct_ctw_to's chunk holds beside its bytes: its
  * first and last event's ts (0 when it has none), and its rebinds: the
  * coroutine lines and gap entries in it, each of which changes which
- * coroutine, or which ev, a pack's station number means from its time on
- * (the flight snapshot walks a chunk of packs without them, merges one
- * with them: flight_snap.c). */
+ * coroutine, or which ev, a pack's station number means from its time on,
+ * and the standalone wakes in its packs (a header's nsolo), each of which
+ * the walk would put before the wakee's suspend in another thread's pack
+ * written after it (the flight snapshot walks a chunk of packs without
+ * them, merges one with them: flight_snap.c). */
 struct ct_ctw_chunk {
   uint64_t ts0, ts1;
   uint32_t rebinds;

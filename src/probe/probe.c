@@ -291,14 +291,22 @@ void corotracer__resume(corotracer_co *co) {
   ct_event(st, CTP_KIND_RESUME, 0, CTP_WAIT_NONE, 0);
 }
 
-/* Contract: see include/corotracer.h. Written into the wakee's station by the
- * waker's thread; obj names the waker. */
+/* Contract: see include/corotracer.h. Written by the waker's thread; obj
+ * names the waker. Under packs, a wake by this thread's running coroutine is
+ * an entry of its open pack (CTP_PK_SOLO, docs/ROUTE1.md "Entries"), with a
+ * clock read of its own: a wake stamped with a switch's time could order
+ * before the wakee's suspend on another thread and fake a lost wakeup. */
 void corotracer__wake(corotracer_co *co, const void *site) {
   const void *ret = __builtin_extract_return_addr(__builtin_return_address(0));
   struct ctp_station *st = (struct ctp_station *)co;
+  struct ct_thread *t = &ct_tls;
   if (!st || !ct_live())
     return;
-  ct_event(st, CTP_KIND_WAKE, ct_site(site, ret), CTP_WAIT_NONE, ct_tls.cur_id);
+  if (corotracer__probe.pack && t->cur && t->cur_id) {
+    ct_pack_any(0, t->cur, st, ct_site(site, ret), 0, CT_PK_WW_SOLO);
+    return;
+  }
+  ct_event(st, CTP_KIND_WAKE, ct_site(site, ret), CTP_WAIT_NONE, t->cur_id);
 }
 
 /* The destroy of co recorded at site `where`, for both entry points below.
@@ -377,7 +385,7 @@ static __attribute__((noinline)) void ct_switch_any(struct ctp_station *fs, uint
 }
 
 /* Contract: see include/corotracer.h. The hot case (both coroutines, wait
- * none or ptr, a small obj, no waker: a scheduler's yield or park) goes
+ * none or ptr, any obj, no waker: a scheduler's yield or park) goes
  * straight to the open pack; ct_switch_any does the rest, as its
  * conditions are ct_pack_hot's. */
 void corotracer__switch(corotracer_co *from, const void *site, enum corotracer_wait wait,
@@ -388,8 +396,7 @@ void corotracer__switch(corotracer_co *from, const void *site, enum corotracer_w
   struct ct_thread *t = &ct_tls;
   int wake = (flags & COROTRACER_SWITCH_RUNNABLE) != 0;
   if (__builtin_expect(fs && ts && corotracer__probe.pack && ct_live() &&
-                           ((unsigned)wait == CTP_WAIT_NONE || (unsigned)wait == CTP_WAIT_PTR) &&
-                           obj <= CTP_SW_OBJ_MAX,
+                           ((unsigned)wait == CTP_WAIT_NONE || (unsigned)wait == CTP_WAIT_PTR),
                        1)) {
     /* The waker: the thread's coroutine once `from` left (ct_switch_any). */
     if (!wake || t->cur == fs || !t->cur_id) {

@@ -88,15 +88,17 @@ struct ct_thread {
   /* The open pack (CTP_MODE_PACK, docs/ROUTE1.md): our copy of its header
    * (nent 0: no pack open), the header's record in the ring and its entry
    * bytes there (records reserved beyond head when it opened, pk_room
-   * bytes of them, contiguous; pk_room 0: no pack open), the station of
-   * its last entry's `to`, that entry's ticks. The engine may read what is
-   * written before a counts store while the pack is open; one head store
-   * publishes it. */
+   * bytes of them, contiguous; pk_room 0: no pack open), the running
+   * station after its last entry (ctp_pk_cur), its obj state (ctp_pk_pobj),
+   * whether it holds an ODELTA obj (CTP_PK_RESPELL), that entry's ticks. The engine may read what
+   * is written before a counts store while the pack is open; one head store publishes it. */
   struct ctp_pack pk;
   struct ctp_pack *pk_ring;
   uint8_t *pk_out;
   uint32_t pk_room;
   uint32_t pk_cur;
+  uint32_t pk_wide;
+  uint64_t pk_obj;
   uint64_t pk_last;
 };
 /* ct_thread.ring_state. */

@@ -348,7 +348,7 @@ static uint64_t ct_rec_span(const struct ct_thread *t, uint64_t i, uint64_t end)
 /* The pack whose header is record i of our ring (below to), taken back:
  * its entries, read with ctp_pk_get (the bytes may be anything: a target
  * that scribbles its own ring), charge their stations in v2_lost, its
- * events (2 x nent + nwake, as its publish counted them in ev_extra) are
+ * events (ctp_pack_events, as its publish counted them in ev_extra) are
  * added to *events. Returns its continuation records, or UINT64_MAX when
  * its header is not one a pack has (then read as a record). */
 static uint64_t ct_pack_forget(struct ct_thread *t, uint64_t i, uint64_t to, uint64_t *events) {
@@ -365,12 +365,12 @@ static uint64_t ct_pack_forget(struct ct_thread *t, uint64_t i, uint64_t to, uin
     struct ctp_pk_entry en;
     if (!(p = ctp_pk_get(p, e, cur, pobj, &en)))
       break;
-    ct_station_lost(en.from, 1u + en.wake);
+    ct_station_lost(en.from, ctp_pk_from_events(&en));
     ct_station_lost(en.to, 1);
-    cur = en.to;
+    cur = ctp_pk_cur(&en);
     pobj = ctp_pk_pobj(pobj, &en);
   }
-  *events += 2u * pk.nent + pk.nwake;
+  *events += ctp_pack_events(&pk);
   return span - 1u;
 }
 
@@ -586,15 +586,16 @@ static int ct_pack_room(struct ct_thread *t) {
   }
 }
 
-/* A switch for which no pack could open (no room): from charged its suspend
- * (and wake), to its resume, in v2_lost (a gap before each station's next
- * record, as any drop leaves), the events in the ring's lost, or the
- * process's dropped when the thread has no ring. */
-static __attribute__((noinline, cold)) void ct_pack_drop(struct ct_thread *t, uint32_t from,
-                                                         int wake, uint32_t to) {
-  uint64_t events = 2u + (wake != 0);
-  ct_station_lost(from, 1u + (wake != 0));
-  ct_station_lost(to, 1);
+/* An entry for which no pack could open (no room): from charged its suspend
+ * (and wake), to its resume (or, en a standalone wake, to its wake alone),
+ * in v2_lost (a gap before each station's next record, as any drop leaves),
+ * the events in the ring's lost, or the process's dropped when the thread
+ * has no ring. */
+static __attribute__((noinline, cold)) void ct_pack_drop(struct ct_thread *t,
+                                                         const struct ctp_pk_entry *en) {
+  uint64_t events = ctp_pk_from_events(en) + 1u;
+  ct_station_lost(en->from, ctp_pk_from_events(en));
+  ct_station_lost(en->to, 1);
   if (t->ring_state == CT_RING_MINE)
     atomic_store_explicit(&t->ring->lost,
                           atomic_load_explicit(&t->ring->lost, memory_order_relaxed) + events,
@@ -604,16 +605,21 @@ static __attribute__((noinline, cold)) void ct_pack_drop(struct ct_thread *t, ui
 }
 
 /* Contract: see ring.h. The entries are in the ring already: the header's
- * record count, zeros after the last entry, then one head store. */
+ * record count, zeros after the last entry, then one head store. A pack with
+ * an ODELTA obj takes CTP_PK_RESPELL bytes more when it has them (its
+ * pk_room kept them): the engine's split may write its rest that much
+ * longer in the records it took. */
 void corotracer__pack_close(struct ct_thread *t) {
   struct ctp_pack *pk = &t->pk;
-  uint32_t nrec = (pk->nbytes + 31u) / 32u;
+  uint32_t nrec = (pk->nbytes + (t->pk_wide ? CTP_PK_RESPELL : 0u) + 31u) / 32u;
+  if (nrec * 32u > t->pk_room)
+    nrec = t->pk_room / 32u;
   t->pk_ring->nrec = (uint8_t)nrec;
   memset(t->pk_out + pk->nbytes, 0, nrec * 32u - pk->nbytes);
   struct ctp_ring *ring = t->ring;
   atomic_store_explicit(&ring->ev_extra,
                         atomic_load_explicit(&ring->ev_extra, memory_order_relaxed) +
-                            (2u * pk->nent + pk->nwake - 1u - nrec),
+                            ((uint64_t)ctp_pack_events(pk) - 1u - nrec),
                         memory_order_relaxed);
   pk->nent = 0;   /* closed */
   t->pk_room = 0; /* ct_pack_put's test of an open pack */
@@ -623,34 +629,7 @@ void corotracer__pack_close(struct ct_thread *t) {
 /* Contract: see ring.h. */
 void corotracer__pack_any(uint64_t ts, const struct ctp_station *fst, const struct ctp_station *tst,
                           uint64_t site, uint64_t obj, unsigned ww) {
-  struct ct_thread *t = &corotracer__tls;
-  struct ctp_pack *pk = &t->pk;
-  uint64_t last = t->pk_last;
-  if (!ts)
-    ts = ct_rec_clock();
-  ts = ts < last ? last : ts; /* another CPU's clock may be a few ticks behind */
-  if (pk->nent == 0 || pk->nent == 255 || site != pk->site ||
-      pk->nbytes + CTP_PK_ENTRY_MAX > t->pk_room || ts - pk->ts0 >= CT_PACK_SPAN) {
-    corotracer__pack_slow(ts, fst, tst, site, obj, ww);
-    return;
-  }
-  struct ctp_header *hdr = corotracer__probe.hdr;
-  struct ctp_pk_entry en = {.dts = ts - last,
-                            .obj = obj,
-                            .from = ct_station_idx(hdr, fst),
-                            .to = ct_station_idx(hdr, tst),
-                            .wait = (uint8_t)ww,
-                            .wake = (uint8_t)(ww >> 8)};
-  /* pobj 0: the probe writes no CTP_PK_ODELTA obj (ct_pack_hot keeps objs
-   * <= 0xffff), so no entry refers to an earlier one's. */
-  uint8_t *e = ctp_pk_put(t->pk_out + pk->nbytes, &en, t->pk_cur, 0);
-  pk->span = (uint32_t)(ts - pk->ts0);
-  pk->nbytes = (uint8_t)(e - t->pk_out);
-  pk->nent++;
-  pk->nwake = (uint8_t)(pk->nwake + en.wake);
-  __atomic_store_n(&t->pk_ring->counts, pk->counts, __ATOMIC_RELEASE);
-  t->pk_cur = en.to;
-  t->pk_last = ts;
+  ct_pack_any(ts, fst, tst, site, obj, ww);
 }
 
 /* Contract: see ring.h. The pack's header and entries go where the ring
@@ -661,19 +640,17 @@ void corotracer__pack_slow(uint64_t ts, const struct ctp_station *fst,
                            const struct ctp_station *tst, uint64_t site, uint64_t obj,
                            unsigned ww) {
   struct ct_thread *t = &corotracer__tls;
-  int wake = (ww >> 8) != 0;
   if (t->pk.nent)
     corotracer__pack_close(t);
   /* Never before the last entry: a delta is never negative, nor is a pack
    * older than the one before it (another CPU's clock may be a few ticks
    * behind). */
   ts = ts < t->pk_last ? t->pk_last : ts;
-  struct ctp_header *hdr = corotracer__probe.hdr;
-  uint32_t from = ct_station_idx(hdr, fst), to = ct_station_idx(hdr, tst);
+  struct ctp_pk_entry en = ct_pack_entry(0, fst, tst, 0, obj, ww);
   int room = ct_pack_room(t);
   if (room <= 0) {
     if (room == 0)
-      ct_pack_drop(t, from, wake, to);
+      ct_pack_drop(t, &en);
     return;
   }
   uint64_t h = t->head, first = (h + 1) & t->mask;
@@ -686,24 +663,25 @@ void corotracer__pack_slow(uint64_t ts, const struct ctp_station *fst,
     n = CTP_PACK_RECS - 1;
   if (n > t->mask + 1u - first)
     n = t->mask + 1u - first;
-  struct ctp_pk_entry en = {
-      .obj = obj, .from = from, .to = to, .wait = (uint8_t)ww, .wake = (uint8_t)wake};
   t->pk = (struct ctp_pack){.ts0 = ts,
-                            .from = from,
+                            .from = en.from,
                             .from_gen = (uint16_t)__atomic_load_n(&fst->gen, __ATOMIC_RELAXED),
                             .kind = CTP_KIND_PACK,
                             .site = site,
                             .nent = 1,
-                            .nwake = en.wake};
+                            .nwake = en.wake,
+                            .nsolo = en.solo};
   t->pk_ring = (struct ctp_pack *)&t->recs[h & t->mask];
   t->pk_out = (uint8_t *)&t->recs[first];
   t->pk_room = (uint32_t)n * 32u;
-  t->pk_cur = to;
+  t->pk_cur = ctp_pk_cur(&en);
+  t->pk_obj = ctp_pk_pobj(0, &en);
+  t->pk_wide = obj > CTP_SW_OBJ_MAX;
   t->pk_last = ts;
   /* The header's first 24 bytes, its first entry (a delta of 0), then its
    * counts; the engine reads them once it sees the open word. */
   memcpy(t->pk_ring, &t->pk, offsetof(struct ctp_pack, counts));
-  t->pk.nbytes = (uint8_t)(ctp_pk_put(t->pk_out, &en, from, 0) - t->pk_out);
+  t->pk.nbytes = (uint8_t)(ctp_pk_put(t->pk_out, &en, en.from, 0) - t->pk_out);
   __atomic_store_n(&t->pk_ring->counts, t->pk.counts, __ATOMIC_RELEASE);
   atomic_store_explicit(&t->ring->open, h + 1u, memory_order_release);
 }

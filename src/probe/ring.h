@@ -43,7 +43,8 @@ void corotracer__pack_close(struct ct_thread *t);
  * one opened with this switch in records reserved beyond head (room as for
  * any record: a spare ring, the lossless wait; else the switch is dropped,
  * its stations charged). ts is raised to the last entry's here; ww is
- * wait | wake << 8; the others as ct_pack_put's (six arguments: a tail
+ * wait | wake << 8, or CT_PK_WW_SOLO for a standalone wake of tst by fst
+ * (corotracer_wake); the others as ct_pack_put's (six arguments: a tail
  * call from corotracer__switch). */
 void corotracer__pack_slow(uint64_t ts, const struct ctp_station *fst,
                            const struct ctp_station *tst, uint64_t site, uint64_t obj, unsigned ww);
@@ -192,11 +193,70 @@ static inline void ct_ring_switch_put(struct ct_thread *t, uint64_t ts, struct c
  * unpublished at most this long (docs/ROUTE1.md "Latency"). */
 #define CT_PACK_SPAN (1u << 21)
 
+/* corotracer__pack_any's ww for a standalone wake (CTP_PK_SOLO). */
+#define CT_PK_WW_SOLO (1u << 9)
+
 /* ring.c: ct_pack_put's out-of-line half: any other entry than a yield's
  * (ct_pack_put), or no open pack to take it; stamped at ts, or at a clock
  * read there when ts is 0. Arguments as corotracer__pack_slow's. */
 void corotracer__pack_any(uint64_t ts, const struct ctp_station *fst, const struct ctp_station *tst,
                           uint64_t site, uint64_t obj, unsigned ww);
+
+/* The entry of a switch from fst to tst (or, ww & CT_PK_WW_SOLO, of the
+ * wake of tst by fst), dts ticks after the pack's last entry, dsite from
+ * the pack's site (unsigned: the caller tests it against CTP_PK_SITE_NEAR). */
+static inline struct ctp_pk_entry ct_pack_entry(uint64_t dts, const struct ctp_station *fst,
+                                                const struct ctp_station *tst, uint64_t dsite,
+                                                uint64_t obj, unsigned ww) {
+  struct ctp_header *hdr = corotracer__probe.hdr;
+  return (struct ctp_pk_entry){.dts = dts,
+                               .obj = obj,
+                               .dsite = (int64_t)dsite,
+                               .from = ct_station_idx(hdr, fst),
+                               .to = ct_station_idx(hdr, tst),
+                               .wait = (uint8_t)ww,
+                               .wake = (uint8_t)(ww >> 8 & 1u),
+                               .solo = (uint8_t)(ww >> 9 & 1u)};
+}
+
+/* corotracer__pack_any's body, inline where the probe writes a standalone
+ * wake or a switch ct_pack_put does not take (a ptr wait: a channel's
+ * handoff), so that neither pays a call and its register saves on top of
+ * its own. An entry with its own site (CTP_PK_SITE) when the pack's is near
+ * enough; CTP_PK_RESPELL bytes kept free past the longest entry
+ * (corotracer__pack_close). */
+static inline __attribute__((always_inline)) void
+ct_pack_any(uint64_t ts, const struct ctp_station *fst, const struct ctp_station *tst,
+            uint64_t site, uint64_t obj, unsigned ww) {
+  struct ct_thread *t = &corotracer__tls;
+  struct ctp_pack *pk = &t->pk;
+  uint64_t last = t->pk_last;
+  if (!ts)
+    ts = ct_rec_clock();
+  ts = ts < last ? last : ts; /* another CPU's clock may be a few ticks behind */
+  uint64_t dsite = site - pk->site;
+  uint32_t need =
+      pk->nbytes + (obj > CTP_SW_OBJ_MAX ? CTP_PK_ENTRY_WIDE : CTP_PK_ENTRY_MAX) + CTP_PK_RESPELL;
+  if (pk->nent == 0 || pk->nent == 255 || dsite + CTP_PK_SITE_NEAR > 2u * CTP_PK_SITE_NEAR ||
+      need > t->pk_room || ts - pk->ts0 >= CT_PACK_SPAN) {
+    corotracer__pack_slow(ts, fst, tst, site, obj, ww);
+    return;
+  }
+  struct ctp_pk_entry en = ct_pack_entry(ts - last, fst, tst, dsite, obj, ww);
+  uint8_t *e = ctp_pk_put(t->pk_out + pk->nbytes, &en, t->pk_cur, t->pk_obj);
+  /* The counts as one word (span, nbytes, nent, nwake, nsolo: no carry,
+   * nent < 255): stored field by field, the word read back for the ring's
+   * store could not be forwarded from them (a stall each entry). */
+  uint64_t c = pk->counts & ~(uint64_t)0xffffffffffu;
+  c |= (uint32_t)(ts - pk->ts0) | (uint64_t)(uint8_t)(e - t->pk_out) << 32;
+  c += (uint64_t)1 << 40 | (uint64_t)en.wake << 48 | (uint64_t)en.solo << 56;
+  pk->counts = c;
+  __atomic_store_n(&t->pk_ring->counts, c, __ATOMIC_RELEASE);
+  t->pk_cur = ctp_pk_cur(&en);
+  t->pk_obj = ctp_pk_pobj(t->pk_obj, &en);
+  t->pk_wide |= obj > CTP_SW_OBJ_MAX;
+  t->pk_last = ts;
+}
 
 /* The bytes of a plain entry (wait none, no obj, `from` the last entry's
  * `to`: docs/ROUTE1.md "Entries") whose delta d is 32 to 4,095 ticks and
@@ -210,7 +270,7 @@ static inline uint32_t ct_pack_plain2(uint64_t d, int wake, uint64_t zz) {
 
 /* A switch into the calling thread's open pack (docs/ROUTE1.md "Entries"):
  * from and to stations, wait and obj of from's suspend (wait none or ptr,
- * obj <= 0xffff), wake its wake, site its site; stamped here. No head
+ * any obj), wake its wake, site its site; stamped here. No head
  * store: the pack is published when it closes; the entry is counted in the
  * header's counts in the ring, release-stored: the engine may take an open
  * pack's entries up to them (a thread that blocks after a switch would
@@ -240,7 +300,7 @@ static inline void ct_pack_put(const struct ctp_station *fst, const struct ctp_s
                            (wait | obj) != 0 || from != t->pk_cur || zz > 0x7f ||
                            CT_TICKS_CLOCK == CTP_CLOCK_MONO || !corotracer__probe.use_ticks,
                        0)) {
-    corotracer__pack_any(0, fst, tst, site, obj, ww);
+    ct_pack_any(0, fst, tst, site, obj, ww);
     return;
   }
   uint8_t *p = t->pk_out + nbytes;
@@ -262,12 +322,12 @@ static inline void ct_pack_put(const struct ctp_station *fst, const struct ctp_s
   t->pk_last = ts;
 }
 
-/* 1 when a switch goes to a pack: both coroutines given, wait none or ptr,
- * obj <= 0xffff, no waker (the hot case of docs/ROUTE1.md). */
-static inline int ct_pack_hot(const struct ctp_station *from, uint8_t wait, uint64_t obj, int wake,
+/* 1 when a switch goes to a pack: both coroutines given, wait none or ptr
+ * (any obj: past 0xffff CTP_PK_ODELTA), no waker (the hot case of
+ * docs/ROUTE1.md). */
+static inline int ct_pack_hot(const struct ctp_station *from, uint8_t wait, int wake,
                               uint64_t waker, const struct ctp_station *to) {
-  return from && to && (wait == CTP_WAIT_NONE || wait == CTP_WAIT_PTR) && obj <= CTP_SW_OBJ_MAX &&
-         !(wake && waker);
+  return from && to && (wait == CTP_WAIT_NONE || wait == CTP_WAIT_PTR) && !(wake && waker);
 }
 
 /* ring.c: ct_ring_switch's out-of-line half (same arguments). */
@@ -285,7 +345,7 @@ static inline void ct_ring_switch(struct ctp_station *from, uint64_t site, uint8
                                   uint64_t obj, int wake, uint64_t waker, struct ctp_station *to) {
   struct ct_thread *t = &corotracer__tls;
   if (corotracer__probe.pack) {
-    if (__builtin_expect(ct_pack_hot(from, wait, obj, wake, waker, to), 1)) {
+    if (__builtin_expect(ct_pack_hot(from, wait, wake, waker, to), 1)) {
       ct_pack_put(from, to, site, wait, obj, wake);
       return;
     }

@@ -11,7 +11,7 @@
  *       over the mapping, but a thread of its own claims a ring through the
  *       SDK and then writes into it as a buggy probe would, under
  *       `corotracer run --pack`: PACKS pack headers with a bad nrec, nbytes,
- *       nent, span or zero byte, garbage continuation records, entries naming
+ *       nent, span or nsolo byte, garbage continuation records, entries naming
  *       stations no coroutine has, a pack straddling head, and valid packs
  *       among them; the events are then switches, corotracer_switch's hot
  *       case, so that the probe packs too), EVENTS more, COROS more
@@ -128,7 +128,7 @@ static int put(struct ctp_ring *rg, uint64_t cap, const struct ctp_rec *rec, uin
 
 /* A rogue pack into rec[] (CTP_PACK_RECS records, garbage past the header
  * unless entries go there), for station st at ticks now, its flaw chosen by
- * s: a bad nrec, nbytes, nent, span, zero byte or ts0, garbage entries, an
+ * s: a bad nrec, nbytes, nent, span, nsolo byte or ts0, garbage entries, an
  * entry whose `to` no coroutine has, a pack published in two parts (*split
  * records first: it straddles head until the rest comes), or none. Returns
  * the records to publish; *events: the events it may add to the trace. */
@@ -187,7 +187,7 @@ static uint32_t rogue_pack(uint64_t *s, uint32_t st, uint64_t now, struct ctp_re
     return 1 + nrec;
   }
   case 6:
-    pk->zero = (uint8_t)(1 + next_rand(s) % 255);
+    pk->nsolo = (uint8_t)(nent + 1u + next_rand(s) % (256u - nent)); /* more than nent */
     return 1 + nrec;
   case 7:
     pk->ts0 = next_rand(s);

@@ -61,7 +61,8 @@
  *       As yield but without waits, and one more coroutine handed from
  *       thread to thread (a work-stealing scheduler's): at the start of
  *       round j thread j % THREADS waits for its turn, runs it between two
- *       of its own, and passes it on. Every
+ *       of its own, and passes it on, woken by the coroutine it switched to
+ *       (a standalone wake, in the pack). Every
  *       switch hot, at one site: under corotracer run --pack the coroutine
  *       leaves one thread's open pack and is resumed in another's
  *       (docs/ROUTE1.md "Latency", tests/test-pack-roundtrip.sh).
@@ -386,6 +387,12 @@ static void *switcher(void *arg) {
         }
         /* Released after its suspend: the next thread resumes it only then. */
         hot_switch(baton_co, to);
+        /* migrate: woken by the coroutine that runs here now (a standalone
+         * wake in this thread's pack), resumed on the next thread. */
+        if (a->migrate == 1) {
+          corotracer_wake(baton_co, NULL);
+          a->written++;
+        }
         atomic_store_explicit(&baton, (unsigned)j + 1, memory_order_release);
         a->written += 3;
         /* handoff: the open pack unpublished while the next thread resumes
