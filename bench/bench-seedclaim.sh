@@ -238,6 +238,7 @@ for m in $modes; do
   eval "ratio_$m=$ratio cratio_$m=$cratio extra_$m=$extra pct_$m=$pct eng_$m=$eng bpu_$m=$bpu"
   eval "lost_$m=$lost drop_$m=$drop spill_$m=$spill"
 done
+ran() { case " $modes " in *" $1 "*) return 0 ;; esac; return 1; } # mode $1 was run
 if [ $shape != server ] && ran default; then
   awk -v e="$extra_default" -v g="$eng_default" 'BEGIN {
     printf "on the seed'"'"'s 8 cores at 10 M switches/s, from the default row: the tracer would take %.2f", e / 100
@@ -254,7 +255,6 @@ verdict() {
 ok() { awk "BEGIN { print ($1) ? 1 : 0 }"; }
 engine_target=5
 [ $shape = random ] && engine_target=10
-ran() { case " $modes " in *" $1 "*) return 0 ;; esac; return 1; } # mode $1 was run
 if [ $shape = server ]; then
   verdict "extra CPU (default)" "<= 2 % of all cores" "$pct_default %" "$(ok "$pct_default <= 2")"
   bpe=$(echo "$bpu_default" | awk '{ printf "%.1f", $1 / 7 }') # 7 events a request
