@@ -168,19 +168,29 @@ inline bool user_file(const char *file) noexcept {
   return file && *file && !std::strstr(file, "/asio/") && !std::strstr(file, "/asio.hpp");
 }
 
+// s begins with prefix (a string literal): compared a character at a time,
+// inline, reading no further than s's terminator (strncmp was a call per
+// operation start, a strand pipeline's every stage).
+template <std::size_t N> constexpr bool starts(const char *s, const char (&prefix)[N]) noexcept {
+  for (std::size_t i = 0; i + 1 < N; i++)
+    if (s[i] != prefix[i])
+      return false;
+  return true;
+}
+
 // A submission of a function to an executor (post, dispatch, defer,
 // execute: io_context, strand, thread_pool), not an operation on an I/O
 // object: its op_name says so (Asio's static strings).
 inline bool submission(const char *op_name) noexcept {
   switch (op_name[0]) { // an I/O operation's name starts with "async_"
   case 'p':
-    return std::strncmp(op_name, "post", 4) == 0;
+    return starts(op_name, "post");
   case 'd':
-    return std::strncmp(op_name, "dispatch", 8) == 0 || std::strncmp(op_name, "defer", 5) == 0;
+    return starts(op_name, "dispatch") || starts(op_name, "defer");
   case 'e':
-    return std::strncmp(op_name, "execute", 7) == 0;
+    return starts(op_name, "execute");
   case 'b':
-    return std::strncmp(op_name, "bulk", 4) == 0;
+    return starts(op_name, "bulk");
   default:
     return false;
   }

@@ -481,7 +481,11 @@ __attribute__((no_sanitize_address)) inline const void *find(const void *from, c
 // third of the Boost.Fiber adapter's cost per handoff). The user frame is
 // then the same one, live on the stack; only another user frame between it
 // and the hook would be missed, which takes runtime frames of exactly the
-// size of that frame on the other path. One per thread: no locking.
+// size of that frame on the other path. Two ways a set, the newest first:
+// one hook frame may return to the same place at the same depth from two
+// user lines that alternate (an Asio strand pipeline's post in a function
+// that two stages' lambdas inline: with one way, two scans in three posts).
+// One per thread: no locking.
 template <std::size_t N> class Memo {
   static_assert(N >= 2 && (N & (N - 1)) == 0, "a power of two, 2 or more");
 
@@ -497,9 +501,11 @@ public:
     std::uintptr_t ret = f[1];
     std::uintptr_t depth =
         reinterpret_cast<std::uintptr_t>(to) - reinterpret_cast<std::uintptr_t>(f);
-    Entry &e = memo_[((ret ^ depth) * 0x9e3779b97f4a7c15ull) >> (64 - kBits)];
-    if (e.ret == ret && e.depth == depth && e.word < depth / sizeof *f && f[e.word] == e.site)
-      return reinterpret_cast<const void *>(e.site);
+    Entry *e = &memo_[(((ret ^ depth) * 0x9e3779b97f4a7c15ull) >> (64 - kBits)) & ~std::size_t{1}];
+    if (e[0].holds(f, ret, depth))
+      return reinterpret_cast<const void *>(e[0].site);
+    if (e[1].holds(f, ret, depth))
+      return reinterpret_cast<const void *>(e[1].site);
     return miss(f, to, e, ret, depth);
   }
 
@@ -517,17 +523,25 @@ private:
     std::uintptr_t ret = 0, depth = 0;
     std::size_t word = 0; // the answer's index from the frame
     std::uintptr_t site = 0;
+    // The answer for a hook frame f returning to ret at depth: this one's,
+    // when its word from f holds its site again.
+    COROTRACER_US_INLINE __attribute__((no_sanitize_address)) bool
+    holds(const std::uintptr_t *f, std::uintptr_t r, std::uintptr_t d) const noexcept {
+      return ret == r && depth == d && word < d / sizeof *f && f[word] == site;
+    }
   };
 
-  // find()'s scan, its answer kept in e. Not instrumented: the answer's word
-  // may lie in what AddressSanitizer marks as a redzone (as in find()).
+  // find()'s scan, its answer kept in the set's first way e[0], the one there
+  // moved to e[1]. Not instrumented: the answer's word may lie in what
+  // AddressSanitizer marks as a redzone (as in find()).
   [[gnu::noinline]] __attribute__((no_sanitize_address)) static const void *
-  miss(const std::uintptr_t *f, const void *to, Entry &e, std::uintptr_t ret,
+  miss(const std::uintptr_t *f, const void *to, Entry *e, std::uintptr_t ret,
        std::uintptr_t depth) noexcept {
     const std::uintptr_t *w = detail::find_word(f, to, Skip::runtime, nullptr, f);
     if (!w)
       return nullptr;
-    e = {ret, depth, static_cast<std::size_t>(w - f), *w};
+    e[1] = e[0];
+    e[0] = {ret, depth, static_cast<std::size_t>(w - f), *w};
     return reinterpret_cast<const void *>(*w);
   }
 
