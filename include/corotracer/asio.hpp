@@ -172,10 +172,9 @@ inline bool user_file(const char *file) noexcept {
 // inline, reading no further than s's terminator (strncmp was a call per
 // operation start, a strand pipeline's every stage).
 template <std::size_t N> constexpr bool starts(const char *s, const char (&prefix)[N]) noexcept {
-  for (std::size_t i = 0; i + 1 < N; i++)
-    if (s[i] != prefix[i])
-      return false;
-  return true;
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return ((s[I] == prefix[I]) && ...); // unrolled; stops at the first mismatch
+  }(std::make_index_sequence<N - 1>{});
 }
 
 // A submission of a function to an executor (post, dispatch, defer,
@@ -196,21 +195,12 @@ inline bool submission(const char *op_name) noexcept {
   }
 }
 
-// The stand-in for an operation on object, started now: the one whose
-// handler runs on this thread when it is object's, or when the operation is a
-// submission (sub: a handler that posts its next step goes on as that step:
-// a strand pipeline is one stand-in per item, not one per stage), so that its
-// chain goes on with no event but the start's; else a new one (label, site:
-// its create's), in the table unless it is a submission (never cancelled by
-// its object: no lock, no node per posted item) or object has one there
-// (pending, or its handler runs on another thread: a one-off). nullptr when
-// no memory is left.
-inline Op *claim(const void *object, const char *label, const void *site, bool sub) noexcept {
-  Running *run = running;
-  if (run && !run->continued && (run->object == object || sub)) {
-    run->continued = true;
-    return run->op;
-  }
+// claim()'s new stand-in for an operation on object: label, site: its
+// create's; in the table unless sub, or object has one there. nullptr when no
+// memory is left. Out of line: claim's common case (a handler going on) is a
+// few loads inline in create.
+[[gnu::noinline]] inline Op *claim_new(const void *object, const char *label, const void *site,
+                                       bool sub) noexcept {
   Op *op = new (std::nothrow) Op{nullptr, object, false};
   if (!op) // no memory: that operation goes untraced
     return nullptr;
@@ -227,6 +217,24 @@ inline Op *claim(const void *object, const char *label, const void *site, bool s
   }
   op->co = corotracer_create(0, label, site);
   return op;
+}
+
+// The stand-in for an operation on object, started now: the one whose
+// handler runs on this thread when it is object's, or when the operation is a
+// submission (sub: a handler that posts its next step goes on as that step:
+// a strand pipeline is one stand-in per item, not one per stage), so that its
+// chain goes on with no event but the start's; else a new one (label, site:
+// its create's), in the table unless it is a submission (never cancelled by
+// its object: no lock, no node per posted item) or object has one there
+// (pending, or its handler runs on another thread: a one-off). nullptr when
+// no memory is left.
+inline Op *claim(const void *object, const char *label, const void *site, bool sub) noexcept {
+  Running *run = running;
+  if (run && !run->continued && (run->object == object || sub)) {
+    run->continued = true;
+    return run->op;
+  }
+  return claim_new(object, label, site, sub);
 }
 
 } // namespace detail

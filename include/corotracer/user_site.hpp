@@ -352,20 +352,27 @@ inline std::size_t seen_pair(std::uintptr_t ra) noexcept {
 
 // The calling thread's own stack, [lo, end), or nulls when unknown. Looked
 // up once per thread and kept in plain pointers: nothing to destroy when the
-// thread's storage goes.
+// thread's storage goes. The look-up out of line: every operation start
+// asks (an Asio hook's), and the hit is a load and a branch.
 struct Stack {
   const char *lo = nullptr, *end = nullptr;
 };
-inline Stack thread_stack() noexcept {
-  static thread_local Stack st;
+namespace detail {
+[[gnu::noinline]] inline void look_up_stack(Stack &st) noexcept {
   pthread_attr_t a;
   void *lo = nullptr;
   std::size_t size = 0;
-  if (!st.end && pthread_getattr_np(pthread_self(), &a) == 0) {
+  if (pthread_getattr_np(pthread_self(), &a) == 0) {
     if (pthread_attr_getstack(&a, &lo, &size) == 0)
       st = {static_cast<const char *>(lo), static_cast<const char *>(lo) + size};
     pthread_attr_destroy(&a);
   }
+}
+} // namespace detail
+inline Stack thread_stack() noexcept {
+  static thread_local Stack st;
+  if (!st.end)
+    detail::look_up_stack(st);
   return st;
 }
 
@@ -510,8 +517,8 @@ public:
   }
 
   // find(frame, the end of the calling thread's own stack), or nullptr when
-  // frame is not on it (as find_on_thread()).
-  const void *find_on_thread(const void *frame) noexcept {
+  // frame is not on it (as find_on_thread()). Inline in the hook, as find().
+  COROTRACER_US_INLINE const void *find_on_thread(const void *frame) noexcept {
     Stack st = thread_stack();
     const char *f = static_cast<const char *>(frame);
     return f >= st.lo && f < st.end ? find(frame, st.end) : nullptr;
