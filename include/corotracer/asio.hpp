@@ -174,7 +174,8 @@ inline bool user_file(const char *file) noexcept {
 template <std::size_t N> constexpr bool starts(const char *s, const char (&prefix)[N]) noexcept {
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
     return ((s[I] == prefix[I]) && ...); // unrolled; stops at the first mismatch
-  }(std::make_index_sequence<N - 1>{});
+  }
+  (std::make_index_sequence<N - 1>{});
 }
 
 // A submission of a function to an executor (post, dispatch, defer,
