@@ -168,22 +168,56 @@ inline bool user_file(const char *file) noexcept {
   return file && *file && !std::strstr(file, "/asio/") && !std::strstr(file, "/asio.hpp");
 }
 
+// s begins with prefix (a string literal): compared a character at a time,
+// inline, reading no further than s's terminator (strncmp was a call per
+// operation start, a strand pipeline's every stage).
+template <std::size_t N> constexpr bool starts(const char *s, const char (&prefix)[N]) noexcept {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return ((s[I] == prefix[I]) && ...); // unrolled; stops at the first mismatch
+  }
+  (std::make_index_sequence<N - 1>{});
+}
+
 // A submission of a function to an executor (post, dispatch, defer,
 // execute: io_context, strand, thread_pool), not an operation on an I/O
 // object: its op_name says so (Asio's static strings).
 inline bool submission(const char *op_name) noexcept {
   switch (op_name[0]) { // an I/O operation's name starts with "async_"
   case 'p':
-    return std::strncmp(op_name, "post", 4) == 0;
+    return starts(op_name, "post");
   case 'd':
-    return std::strncmp(op_name, "dispatch", 8) == 0 || std::strncmp(op_name, "defer", 5) == 0;
+    return starts(op_name, "dispatch") || starts(op_name, "defer");
   case 'e':
-    return std::strncmp(op_name, "execute", 7) == 0;
+    return starts(op_name, "execute");
   case 'b':
-    return std::strncmp(op_name, "bulk", 4) == 0;
+    return starts(op_name, "bulk");
   default:
     return false;
   }
+}
+
+// claim()'s new stand-in for an operation on object: label, site: its
+// create's; in the table unless sub, or object has one there. nullptr when no
+// memory is left. Out of line: claim's common case (a handler going on) is a
+// few loads inline in create.
+[[gnu::noinline]] inline Op *claim_new(const void *object, const char *label, const void *site,
+                                       bool sub) noexcept {
+  Op *op = new (std::nothrow) Op{nullptr, object, false};
+  if (!op) // no memory: that operation goes untraced
+    return nullptr;
+  Table &t = table();
+  if (!sub) {
+    try { // no memory for the map's node: a one-off
+      std::lock_guard<std::mutex> lk(t.mtx);
+      Op *&slot = t.ops[object];
+      op->keyed = !slot;
+      if (!slot)
+        slot = op;
+    } catch (...) {
+    }
+  }
+  op->co = corotracer_create(0, label, site);
+  return op;
 }
 
 // The stand-in for an operation on object, started now: the one whose
@@ -201,22 +235,7 @@ inline Op *claim(const void *object, const char *label, const void *site, bool s
     run->continued = true;
     return run->op;
   }
-  Op *op = new (std::nothrow) Op{nullptr, object, false};
-  if (!op) // no memory: that operation goes untraced
-    return nullptr;
-  Table &t = table();
-  if (!sub) {
-    try { // no memory for the map's node: a one-off
-      std::lock_guard<std::mutex> lk(t.mtx);
-      Op *&slot = t.ops[object];
-      op->keyed = !slot;
-      if (!slot)
-        slot = op;
-    } catch (...) {
-    }
-  }
-  op->co = corotracer_create(0, label, site);
-  return op;
+  return claim_new(object, label, site, sub);
 }
 
 } // namespace detail

@@ -352,20 +352,27 @@ inline std::size_t seen_pair(std::uintptr_t ra) noexcept {
 
 // The calling thread's own stack, [lo, end), or nulls when unknown. Looked
 // up once per thread and kept in plain pointers: nothing to destroy when the
-// thread's storage goes.
+// thread's storage goes. The look-up out of line: every operation start
+// asks (an Asio hook's), and the hit is a load and a branch.
 struct Stack {
   const char *lo = nullptr, *end = nullptr;
 };
-inline Stack thread_stack() noexcept {
-  static thread_local Stack st;
+namespace detail {
+[[gnu::noinline]] inline void look_up_stack(Stack &st) noexcept {
   pthread_attr_t a;
   void *lo = nullptr;
   std::size_t size = 0;
-  if (!st.end && pthread_getattr_np(pthread_self(), &a) == 0) {
+  if (pthread_getattr_np(pthread_self(), &a) == 0) {
     if (pthread_attr_getstack(&a, &lo, &size) == 0)
       st = {static_cast<const char *>(lo), static_cast<const char *>(lo) + size};
     pthread_attr_destroy(&a);
   }
+}
+} // namespace detail
+inline Stack thread_stack() noexcept {
+  static thread_local Stack st;
+  if (!st.end)
+    detail::look_up_stack(st);
   return st;
 }
 
@@ -481,7 +488,11 @@ __attribute__((no_sanitize_address)) inline const void *find(const void *from, c
 // third of the Boost.Fiber adapter's cost per handoff). The user frame is
 // then the same one, live on the stack; only another user frame between it
 // and the hook would be missed, which takes runtime frames of exactly the
-// size of that frame on the other path. One per thread: no locking.
+// size of that frame on the other path. Two ways a set, the newest first:
+// one hook frame may return to the same place at the same depth from two
+// user lines that alternate (an Asio strand pipeline's post in a function
+// that two stages' lambdas inline: with one way, two scans in three posts).
+// One per thread: no locking.
 template <std::size_t N> class Memo {
   static_assert(N >= 2 && (N & (N - 1)) == 0, "a power of two, 2 or more");
 
@@ -497,15 +508,17 @@ public:
     std::uintptr_t ret = f[1];
     std::uintptr_t depth =
         reinterpret_cast<std::uintptr_t>(to) - reinterpret_cast<std::uintptr_t>(f);
-    Entry &e = memo_[((ret ^ depth) * 0x9e3779b97f4a7c15ull) >> (64 - kBits)];
-    if (e.ret == ret && e.depth == depth && e.word < depth / sizeof *f && f[e.word] == e.site)
-      return reinterpret_cast<const void *>(e.site);
+    Entry *e = &memo_[(((ret ^ depth) * 0x9e3779b97f4a7c15ull) >> (64 - kBits)) & ~std::size_t{1}];
+    if (e[0].holds(f, ret, depth))
+      return reinterpret_cast<const void *>(e[0].site);
+    if (e[1].holds(f, ret, depth))
+      return reinterpret_cast<const void *>(e[1].site);
     return miss(f, to, e, ret, depth);
   }
 
   // find(frame, the end of the calling thread's own stack), or nullptr when
-  // frame is not on it (as find_on_thread()).
-  const void *find_on_thread(const void *frame) noexcept {
+  // frame is not on it (as find_on_thread()). Inline in the hook, as find().
+  COROTRACER_US_INLINE const void *find_on_thread(const void *frame) noexcept {
     Stack st = thread_stack();
     const char *f = static_cast<const char *>(frame);
     return f >= st.lo && f < st.end ? find(frame, st.end) : nullptr;
@@ -517,17 +530,25 @@ private:
     std::uintptr_t ret = 0, depth = 0;
     std::size_t word = 0; // the answer's index from the frame
     std::uintptr_t site = 0;
+    // The answer for a hook frame f returning to ret at depth: this one's,
+    // when its word from f holds its site again.
+    COROTRACER_US_INLINE __attribute__((no_sanitize_address)) bool
+    holds(const std::uintptr_t *f, std::uintptr_t r, std::uintptr_t d) const noexcept {
+      return ret == r && depth == d && word < d / sizeof *f && f[word] == site;
+    }
   };
 
-  // find()'s scan, its answer kept in e. Not instrumented: the answer's word
-  // may lie in what AddressSanitizer marks as a redzone (as in find()).
+  // find()'s scan, its answer kept in the set's first way e[0], the one there
+  // moved to e[1]. Not instrumented: the answer's word may lie in what
+  // AddressSanitizer marks as a redzone (as in find()).
   [[gnu::noinline]] __attribute__((no_sanitize_address)) static const void *
-  miss(const std::uintptr_t *f, const void *to, Entry &e, std::uintptr_t ret,
+  miss(const std::uintptr_t *f, const void *to, Entry *e, std::uintptr_t ret,
        std::uintptr_t depth) noexcept {
     const std::uintptr_t *w = detail::find_word(f, to, Skip::runtime, nullptr, f);
     if (!w)
       return nullptr;
-    e = {ret, depth, static_cast<std::size_t>(w - f), *w};
+    e[1] = e[0];
+    e[0] = {ret, depth, static_cast<std::size_t>(w - f), *w};
     return reinterpret_cast<const void *>(*w);
   }
 
