@@ -357,7 +357,7 @@ void ct_fsnap_expand(struct ct_fsnap *t, int on) {
  * entry after it numbers its coroutine's later switches past the gap; and
  * a standalone wake in thread A's pack is a wake of a coroutine whose
  * earlier suspend may sit in thread B's pack written after A's (the walk
- * would clamp the suspend to the wake's time, notes/walkfix-tried.diff for
+ * would clamp the suspend to the wake's time; docs/ROUTE1.md item 11 for
  * why a fold in the walk does not hold). Such a chunk goes through the
  * merge (with creates on the way, the server's shape, or standalone wakes,
  * a channel's, every chunk: the cost before the walk). */

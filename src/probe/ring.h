@@ -275,17 +275,17 @@ static inline uint32_t ct_pack_plain2(uint64_t d, int wake, uint64_t zz) {
  * header's counts in the ring, release-stored: the engine may take an open
  * pack's entries up to them (a thread that blocks after a switch would
  * otherwise hold its last switches back).
- * Inline, a scheduler's yield alone (ct_pack_plain2's entry): any other goes
- * out of line, in tail calls. Its clock read comes after the rest of the
- * entry's work and is followed by as little as can be (the delta, one store
- * of the entry's bytes, the counts, the stamp): on bench-demo-switch's
- * yield the same work with the read first cost ~3 ns a switch more, and each
- * step that depends on the read adds to the switch (docs/BENCHMARKS.md).
- * The entry's bytes go in one 4-byte store (the room has
- * CTP_PK_ENTRY_MAX): the byte past them is never read (the counts cover the
- * entry only), the next entry or the close (zeros) writes over it. A closed
- * pack has no room (pk_room 0), and no pack holds 255 entries (an entry
- * takes 2 bytes at least): the room check covers both. */
+ * A scheduler's yield (ct_pack_plain2's entry) is written here; any other
+ * entry goes to ct_pack_any, inline too (a channel's ptr-wait handoff pays
+ * no call), and a yield whose delta does not fit after the clock read to
+ * corotracer__pack_any, out of line, in a tail call. The yield's clock read comes after the rest of
+ * the entry's work and is followed by as little as can be (the delta, one store of the entry's
+ * bytes, the counts, the stamp): on bench-demo-switch's yield the same work with the read first
+ * cost ~3 ns a switch more, and each step that depends on the read adds to the switch
+ * (docs/BENCHMARKS.md). The entry's bytes go in one 4-byte store (the room has CTP_PK_ENTRY_MAX):
+ * the byte past them is never read (the counts cover the entry only), the next entry or the close
+ * (zeros) writes over it. A closed pack has no room (pk_room 0), and no pack holds 255 entries (an
+ * entry takes 2 bytes at least): the room check covers both. */
 static inline void ct_pack_put(const struct ctp_station *fst, const struct ctp_station *tst,
                                uint64_t site, uint8_t wait, uint64_t obj, int wake) {
   struct ct_thread *t = &corotracer__tls;
