@@ -65,11 +65,13 @@ lacks mixed json '"probe_id":1,[^}]*last event at'
 
 # Item 5: the race through a yield: the early wake absorbed by the resume.
 run absorbed
-expect absorbed wake_before_suspend error 1
+expect absorbed wake_before_suspend error 2
 coro absorbed 1 'woken at +5.0 ms by coroutine 2 (conn) at 0x000000000000e000 (unsymbolized) while already runnable after its yield at +3.0 ms; its resume at +6.0 ms absorbed that wake; it parked on ptr 0x0000000000009000 at +7.0 ms'
 coro absorbed 1 '"wake":{"from":2,"ts":1000005000000,"at_ns":5000000,"absorbed":true'
-expect absorbed lost_wakeup error 1
+expect absorbed lost_wakeup error 2
 coro absorbed 3 'never woke it'
+coro absorbed 5 'never woke it'
+coro absorbed 6 'woken at +37.0 ms by coroutine 2 (conn) at 0x000000000000e000 (unsymbolized) while already runnable before its first run; its resume at +38.0 ms absorbed'
 lacks absorbed json '"probe_id":4,'
 
 # Item 6: a blocker names where its run began and ended, and its label.

@@ -182,16 +182,19 @@ static int stuck_evidence(const struct ct_report *r, const struct ct_state *st,
                          obj, ct_at(r, c->susp_ts, t1, sizeof t1), ct_fmt_ns(left, d, sizeof d));
     break;
   case CAT_WAKE_BEFORE:
-    if (w->absorbed)
+    if (w->absorbed) { /* no yield: it was woken before its first run */
+      char since[48] = "before its first run";
+      if (w->yield_ts)
+        snprintf(since, sizeof since, "after its yield at %s",
+                 ct_at(r, w->yield_ts, t2, sizeof t2));
       o = (size_t)snprintf(
           buf, n,
-          "woken at %s by %s while already runnable after its yield at %s; "
-          "its resume at %s absorbed that wake; it parked on %s at %s, %s after the "
-          "wake; no wake since",
-          ct_at(r, w->ts, t1, sizeof t1), who, ct_at(r, w->yield_ts, t2, sizeof t2),
-          ct_at(r, w->resume_ts, t3, sizeof t3), obj, ct_at(r, c->susp_ts, t4, sizeof t4),
-          ct_fmt_ns(c->susp_ts - w->ts, d, sizeof d));
-    else
+          "woken at %s by %s while already runnable %s; "
+          "its resume at %s absorbed that wake; it parked on %s at %s, %s after "
+          "the wake; no wake since",
+          ct_at(r, w->ts, t1, sizeof t1), who, since, ct_at(r, w->resume_ts, t3, sizeof t3), obj,
+          ct_at(r, c->susp_ts, t4, sizeof t4), ct_fmt_ns(c->susp_ts - w->ts, d, sizeof d));
+    } else
       o = (size_t)snprintf(buf, n,
                            "woken at %s, %s before it parked on %s at %s, by %s while it "
                            "still ran; no wake since",
@@ -304,8 +307,9 @@ static void stuck_title(const struct ct_report *r, const struct ct_state *st, st
   case CAT_WAKE_BEFORE:
     snprintf(f->title, sizeof f->title,
              "%zu coroutine%s woken before they parked, never after: the lost-wakeup race", m, s);
-    ct_add_evidence(f, "each was woken while still running (or while already runnable after a "
-                       "yield, the wake absorbed by the resume that ended the yield), then "
+    ct_add_evidence(f, "each was woken while still running (or while already runnable, after a "
+                       "yield or before its first run, the wake absorbed by the resume that "
+                       "followed), then "
                        "suspended and was never woken again: the wake it waits for came too early");
     break;
   case CAT_SCHED:

@@ -502,7 +502,11 @@ static int on_wake(struct ct_state *s, struct ct_coro *c, const struct ct_event 
   c->saw_wake = 1;
   if (c->susp_wakes < UINT8_MAX)
     c->susp_wakes++;
-  if ((c->state == CT_CS_SUSPENDED || c->state == CT_CS_CREATED) && ev->from && ev->from != c->id) {
+  /* A wake of a new coroutine at the line that created it is its launch
+   * (Boost.Fiber schedules a new fiber from its creator): not a candidate. */
+  int launch = c->state == CT_CS_CREATED && site && site == c->create_site;
+  if ((c->state == CT_CS_SUSPENDED || c->state == CT_CS_CREATED) && !launch && ev->from &&
+      ev->from != c->id) {
     struct ct_early *e = early_of(s, c);
     if (!e)
       return -ENOMEM;
