@@ -35,10 +35,12 @@ using error_code = boost::system::error_code;
 using error_code = std::error_code;
 #endif
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <future>
 #include <memory>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -146,9 +148,16 @@ struct Service {
   // (the service is gone by then).
   void future_client() {
     std::vector<char> req(kRequest, 'f'), reply(kReply);
+    // The connect and the write each bounded by a timeout, as a client
+    // should: waited for with wait_for, then taken with get(), ready by then.
+    auto within = [](auto &&fut) {
+      if (fut.wait_for(std::chrono::seconds(30)) != std::future_status::ready)
+        throw std::runtime_error("timed out");
+      return get(fut);
+    };
     try {
-      get(asio::async_connect(fsock, addrs, asio::use_future));
-      get(asio::async_write(fsock, asio::buffer(req), asio::use_future));
+      within(asio::async_connect(fsock, addrs, asio::use_future));
+      within(asio::async_write(fsock, asio::buffer(req), asio::use_future));
       Progress cond{*this};
       auto got = asio::async_read(fsock, asio::buffer(reply), cond, asio::use_future);
       if (get(got) == kReply)

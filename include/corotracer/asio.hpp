@@ -707,8 +707,12 @@ namespace detail {
 // std::shared_future, as an lvalue or an rvalue.
 template <class Future> decltype(auto) get(Future &&fut) {
   if (!detail::traced() || !fut.valid() ||
-      fut.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+      fut.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+    // Its operation ended: the starts so far are this get()'s, not the next
+    // one's (a future made ready first, e.g. by a wait_for, left them counted).
+    detail::future_starts = {0, 0};
     return fut.get();
+  }
   struct Waiting {
     const void *site = nullptr;
     corotracer_co *co = nullptr;
