@@ -19,11 +19,12 @@
 // started by the previous one's handler (which the compiler may inline into
 // Asio's composed operation that calls it). With --bug the server writes only half of each
 // reply (a length in the wrong unit): each client's read has its next step pending for ever. Once
-// both clients have read their half, the program closes its acceptor and stops its io_context (as
-// its user would stop it), whose destruction drops the two reads without running them, and the
-// report names each one's async_read line of this file as a lost completion (not Asio's line of the
-// step before), with the future client's thread, waiting in get() at its line of this file, under
-// it. The correct twin ends by itself: the last client to finish closes the acceptor.
+// both clients have read their half (and the future client waits for its read), the program closes
+// its acceptor and stops its io_context (as its user would stop it), whose destruction drops the
+// two reads without running them, and the report names each one's async_read line of this file as a
+// lost completion (not Asio's line of the step before), with the future client's thread, waiting in
+// get() at its line of this file, under it. The correct twin ends by itself: the last client to
+// finish closes the acceptor.
 #if defined(FUTURE_BOOST) // the same program on Boost.Asio (asio-future-boost)
 #include <boost/asio.hpp>
 #include <boost/asio/use_future.hpp>
@@ -35,6 +36,7 @@ using error_code = boost::system::error_code;
 using error_code = std::error_code;
 #endif
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -110,7 +112,7 @@ struct Service {
     Service &svc;
     std::size_t operator()(const error_code &ec, std::size_t n) const {
       if (svc.bug && !ec && n == kReply / 2 && ++svc.halves == kClients)
-        svc.stop();
+        svc.stop_when_waiting();
       return ec ? 0 : kReply - n;
     }
   };
@@ -160,6 +162,7 @@ struct Service {
       within(asio::async_write(fsock, asio::buffer(req), asio::use_future));
       Progress cond{*this};
       auto got = asio::async_read(fsock, asio::buffer(reply), cond, asio::use_future);
+      waiting = true;
       if (get(got) == kReply)
         asio::post(io, [this] { done(); });
     } catch (const std::exception &) { // the read dropped at the stop: a broken promise
@@ -169,10 +172,19 @@ struct Service {
     }
   }
 
-  // Stop as the program's user would: close the acceptor, stop the loop.
-  void stop() {
-    acc.close();
-    io.stop();
+  // Stop as the program's user would: close the acceptor, stop the loop;
+  // once the future client is in its last get() (the flag it sets just
+  // before, then 50 ms), so that it waits there and is not told of the
+  // dropped read before it calls get().
+  void stop_when_waiting() {
+    bool seen = waiting;
+    pause.expires_after(std::chrono::milliseconds(seen ? 50 : 10));
+    pause.async_wait([this, seen](error_code) {
+      if (!seen)
+        return stop_when_waiting();
+      acc.close();
+      io.stop();
+    });
   }
 
   // A client got its whole reply (on the io_context's thread): the last one
@@ -187,6 +199,8 @@ struct Service {
   asio::io_context &io;
   tcp::acceptor acc;
   tcp::socket stale, fsock;
+  asio::steady_timer pause{io};
+  std::atomic<bool> waiting{false}; // the future client is about to call its last get()
   std::vector<tcp::endpoint> addrs;
   std::vector<std::shared_ptr<Conn>> kept;
   asio::executor_work_guard<asio::io_context::executor_type> work; // the future client's
