@@ -182,8 +182,8 @@ static int stuck_evidence(const struct ct_report *r, const struct ct_state *st,
                          obj, ct_at(r, c->susp_ts, t1, sizeof t1), ct_fmt_ns(left, d, sizeof d));
     break;
   case CAT_WAKE_BEFORE:
-    if (w->absorbed) { /* no yield: it was woken before its first run */
-      char since[48] = "before its first run";
+    if (w->absorbed) {
+      char since[48] = "before its first run"; /* no yield before the wake: not run yet */
       if (w->yield_ts)
         snprintf(since, sizeof since, "after its yield at %s",
                  ct_at(r, w->yield_ts, t2, sizeof t2));
