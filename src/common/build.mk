@@ -6,8 +6,8 @@ CLI_SRCS += src/common/outfile.c src/common/buf.c src/common/args.c src/common/u
 # What links the trace writer alone (its benchmark, the binary trace's unit
 # test, the tests' trace reader) links these too: the writer opens the trace
 # through outfile.c, the flight window keeps its pinned lines in a buf.c.
-$(O)/bench/bench-writer $(O)/tests/test-ctrace $(O)/tests/lib/ctjl: $(O)/obj/src/common/outfile.o \
-                                                                    $(O)/obj/src/common/buf.o
+$(O)/bench/bench-writer $(O)/tests/test-ctrace $(O)/tests/test-ctrace-like \
+  $(O)/tests/lib/ctjl: $(O)/obj/src/common/outfile.o $(O)/obj/src/common/buf.o
 
 # Its unit test links the one object it tests.
 $(O)/tests/test-outfile: $(O)/obj/tests/test-outfile.o $(O)/obj/src/common/outfile.o

@@ -184,3 +184,10 @@ $(O)/bench/bench-fsnap: $(O)/obj/bench/bench-fsnap.o $(CT_WRITER_OBJS) \
                         $(O)/obj/src/common/outfile.o $(O)/obj/src/common/buf.o
 	$(call link)
 PROGS += $(O)/bench/bench-fsnap
+
+# Coroutine entries like the last (format/ctrace_like.h): a server's shape
+# round trip and its bytes, hand-made and mutated entries.
+$(O)/tests/test-ctrace-like: $(O)/obj/tests/test-ctrace-like.o $(CT_WRITER_OBJS) \
+                             $(FORMAT_READ_SRCS:%.c=$(O)/obj/%.o)
+	$(call link)
+TESTS += $(O)/tests/test-ctrace-like

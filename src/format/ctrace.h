@@ -38,8 +38,9 @@ struct ct_coro_item {
 #define CTR_MAGIC_LEN 8u
 /* 2: switch entries (CTR_F_SWITCH); 3: a wake names its waker by slot
  * (CTR_WAKER_*), a wait its object as again (CTR_WAIT_AGAIN), in chunks
- * tagged CTR_CHUNK_TAG. Older files read as before. */
-#define CTR_VERSION 3u
+ * tagged CTR_CHUNK_TAG; 4: coroutine entries like the last one
+ * (ctrace_like.h). Older files read as before. */
+#define CTR_VERSION 4u
 struct ctr_file_hdr {
   char magic[CTR_MAGIC_LEN];
   uint32_t version; /* CTR_VERSION; a reader refuses a higher one */
@@ -110,7 +111,8 @@ enum {
   CTR_F_ACTIVE = 1u << 6,    /* is_active */
   CTR_F_ADDR = 1u << 7       /* addr is the expected one (ctr_addr_expected); else a site ref */
 };
-/* Op 6 with this bit: a coroutine (its JSONL line's fields, not its text). */
+/* Op 6 with this bit: a coroutine (its JSONL line's fields, not its text);
+ * with bit 7 too, spelled like the chunk's last one (ctrace_like.h). */
 #define CTR_F_CORO (1u << 3)
 /* Coroutine contexts: a direct-mapped cache on probe_id. The coroutine byte
  * is the slot (< CTR_COROS) when the slot holds the probe_id, else

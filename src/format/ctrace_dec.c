@@ -78,6 +78,7 @@ void ct_ctr_begin(struct ct_ctr_iter *it, const void *chunk) {
   it->have_prev = 0;
   it->nsites = 0;
   memset(it->coro, 0, sizeof it->coro);
+  ctr_like_reset(&it->like);
   it->npend = it->ipend = 0;
   ctr_sw_reset(&it->sw);
   it->la_k = 0;
@@ -112,6 +113,78 @@ get_site(struct ct_ctr_iter *it, const uint8_t *p, const uint8_t *e, uint64_t *a
   return p;
 }
 
+/* A coroutine entry's label (a varint length, the bytes) into c; the end,
+ * or NULL. */
+static const uint8_t *get_label(const uint8_t *p, const uint8_t *e, struct ct_coro_item *c) {
+  uint64_t n;
+  if (!(p = ctr_get_varint(p, e, &n)) || n >= sizeof(c->label) || n > (uint64_t)(e - p))
+    return NULL;
+  memcpy(c->label, p, (size_t)n);
+  return p + n;
+}
+
+/* A coroutine entry like the chunk's last one (after its byte b; the
+ * encoder is ctrace_enc.c's put_like): 3 with *c, or -1. */
+static int get_like(struct ct_ctr_iter *it, uint8_t b, struct ct_coro_item *c) {
+  const uint8_t *p = it->p + 1, *e = it->e;
+  const struct ctr_like *l = &it->like;
+  const struct ct_coro_item *last = &l->last;
+  uint64_t v;
+  if (!l->have || p >= e)
+    return -1; /* like nothing: the chunk's first coroutine entry is full */
+  uint8_t f = *p++;
+  *c = (struct ct_coro_item){.has_label = (b & CTR_F_ACTIVE) != 0};
+  VARINT(&v);
+  if (f & CTR_LK_NEW_HI) {
+    c->probe_id = v;
+  } else {
+    uint32_t k = f & CTR_LK_HI;
+    uint64_t lo = l->lo[k] + (uint64_t)ctr_unzigzag(v);
+    if (k >= l->nhi || lo > CTR_LK_LO_MASK)
+      return -1;
+    c->probe_id = l->hi[k] << CTR_LK_HI_SHIFT | lo;
+  }
+  VARINT(&v);
+  int64_t station = (int64_t)last->station + ctr_unzigzag(v);
+  if (station < 0 || station > UINT32_MAX)
+    return -1;
+  c->station = (uint32_t)station;
+  c->gen = last->gen;
+  c->pid = last->pid;
+  if (!(f & CTR_LK_GEN)) {
+    VARINT(&v);
+    if (v > UINT32_MAX)
+      return -1;
+    c->gen = (uint32_t)v;
+  }
+  if (!(f & CTR_LK_PID)) {
+    VARINT(&v);
+    if (v > UINT32_MAX)
+      return -1;
+    c->pid = (uint32_t)v;
+  }
+  VARINT(&v);
+  c->birth_ts = it->last_ts + (uint64_t)ctr_unzigzag(v);
+  c->create_site = last->create_site;
+  if (!(f & CTR_LK_SITE) && !(p = get_site(it, p, e, &c->create_site)))
+    return -1;
+  c->parent = last->parent;
+  if (!(f & CTR_LK_PARENT))
+    VARINT(&c->parent);
+  if (f & CTR_LK_LABEL) {
+    if (!c->has_label || !last->has_label)
+      return -1;
+    memcpy(c->label, last->label, sizeof c->label);
+  } else if (c->has_label && !(p = get_label(p, e, c))) {
+    return -1;
+  }
+  ctr_like_take_slot(it->coro, c);
+  ctr_like_note(&it->like, c);
+  it->p = p;
+  it->left--;
+  return 3;
+}
+
 /* A coroutine entry's fields (after its byte b) into *c. */
 static int get_coro(struct ct_ctr_iter *it, uint8_t b, struct ct_coro_item *c) {
   const uint8_t *p = it->p + 1, *e = it->e;
@@ -129,13 +202,9 @@ static int get_coro(struct ct_ctr_iter *it, uint8_t b, struct ct_coro_item *c) {
   if (!(p = get_site(it, p, e, &c->create_site)))
     return -1;
   VARINT(&c->parent);
-  if (c->has_label) {
-    VARINT(&v[0]);
-    if (v[0] >= sizeof(c->label) || v[0] > (uint64_t)(e - p))
-      return -1;
-    memcpy(c->label, p, (size_t)v[0]);
-    p += v[0];
-  }
+  if (c->has_label && !(p = get_label(p, e, c)))
+    return -1;
+  ctr_like_note(&it->like, c);
   it->p = p;
   it->left--;
   return 3;
@@ -312,7 +381,7 @@ static inline __attribute__((always_inline)) int raw_entry(struct ct_ctr_iter *i
   if (op == CTR_OP_LINE && (b & CTR_F_PACK) == CTR_F_PACK)
     return b == (CTR_OP_LINE | CTR_F_PACK) ? get_pack(it) : b == CTR_B_GAP ? get_gap(it, ev) : -1;
   if (op == CTR_OP_LINE && (b & CTR_F_CORO))
-    return get_coro(it, b, co);
+    return b & CTR_F_LIKE ? get_like(it, b, co) : get_coro(it, b, co);
   if (op == CTR_OP_LINE) {
     VARINT(&v);
     if (v > (uint64_t)(e - p))

@@ -8,6 +8,7 @@
 
 #include "common/ctp.h"
 #include "format/ctrace.h"
+#include "format/ctrace_like.h"
 #include "format/ctrace_pack.h"
 #include "format/line.h"
 
@@ -30,6 +31,7 @@ struct ct_ctr_iter {
   struct ct_ev_item pend[2];
   uint32_t npend, ipend;
   struct ctr_sw sw;
+  struct ctr_like like;
   /* Packs (docs/ROUTE1.md): the stream's state across chunks (NULL until a
    * pack comes), and the entry read ahead while packs are open (la_k: its
    * ct_ctr_entry result, 0 none, 5 a pack, 6 the chunk's end). */

@@ -75,6 +75,7 @@ int ct_ctw_flush(struct ct_ctw *e) {
   e->pk_first = e->pk_last = 0;
   e->rebinds = 0;
   memset(e->coro, 0, sizeof e->coro);
+  ctr_like_reset(&e->like);
   ctr_sw_reset(&e->sw);
   e->nsites = 0;
   e->gen++;
@@ -244,24 +245,71 @@ void ct_ctw_event(struct ct_ctw *e, const struct ct_ev_item *ev) {
                 ev->wait, ev->active != 0);
 }
 
+/* A coroutine entry like the chunk's last one (ctrace_like.h) at p, c's
+ * label n bytes; returns the end. Takes c's coroutine slot as the decoder
+ * will. */
+static uint8_t *put_like(struct ct_ctw *e, uint8_t *p, const struct ct_coro_item *c, size_t n) {
+  const struct ctr_like *l = &e->like;
+  const struct ct_coro_item *last = &l->last;
+  *p++ = CTR_OP_LINE | CTR_F_CORO | CTR_F_LIKE | (c->has_label ? CTR_F_ACTIVE : 0);
+  uint8_t *flags = p++;
+  int k = ctr_like_slot(l, c->probe_id);
+  uint8_t f = k < 0 ? CTR_LK_NEW_HI : (uint8_t)k;
+  f |= c->pid == last->pid ? CTR_LK_PID : 0;
+  f |= c->gen == last->gen ? CTR_LK_GEN : 0;
+  f |= c->create_site == last->create_site ? CTR_LK_SITE : 0;
+  f |= c->parent == last->parent ? CTR_LK_PARENT : 0;
+  f |= ctr_like_same_label(c, last) ? CTR_LK_LABEL : 0;
+  *flags = f;
+  if (k < 0)
+    p = ctr_put_varint(p, c->probe_id);
+  else
+    p = ctr_put_varint(p, ctr_zigzag((int64_t)((c->probe_id & CTR_LK_LO_MASK) - l->lo[k])));
+  p = ctr_put_varint(p, ctr_zigzag((int64_t)c->station - (int64_t)last->station));
+  if (!(f & CTR_LK_GEN))
+    p = ctr_put_varint(p, c->gen);
+  if (!(f & CTR_LK_PID))
+    p = ctr_put_varint(p, c->pid);
+  p = ctr_put_varint(p, ctr_zigzag((int64_t)(c->birth_ts - e->last_ts)));
+  if (!(f & CTR_LK_SITE))
+    p = ct_ctw_put_site(e, p, c->create_site);
+  if (!(f & CTR_LK_PARENT))
+    p = ctr_put_varint(p, c->parent);
+  if (c->has_label && !(f & CTR_LK_LABEL)) {
+    p = ctr_put_varint(p, n);
+    memcpy(p, c->label, n);
+    p += n;
+  }
+  ctr_like_take_slot(e->coro, c);
+  /* The decoder's F_SAME_CORO names a slot: the previous event's, now c's. */
+  if (ctr_coro_slot(e->prev_probe) == ctr_coro_slot(c->probe_id))
+    e->prev_probe = c->probe_id;
+  return p;
+}
+
 void ct_ctw_coro(struct ct_ctw *e, const struct ct_coro_item *c) {
   size_t n = c->has_label ? strnlen(c->label, sizeof(c->label) - 1) : 0;
   if (ct_ctw_room(e, CT_CTW_EVENT_MAX + n))
     return;
   uint8_t *p = e->buf + e->len;
-  *p++ = CTR_OP_LINE | CTR_F_CORO | (c->has_label ? CTR_F_ACTIVE : 0);
-  p = ctr_put_varint(p, c->probe_id);
-  p = ctr_put_varint(p, c->station);
-  p = ctr_put_varint(p, c->gen);
-  p = ctr_put_varint(p, c->pid);
-  p = ctr_put_varint(p, ctr_zigzag((int64_t)(c->birth_ts - e->last_ts)));
-  p = ct_ctw_put_site(e, p, c->create_site);
-  p = ctr_put_varint(p, c->parent);
-  if (c->has_label) {
-    p = ctr_put_varint(p, n);
-    memcpy(p, c->label, n);
-    p += n;
+  if (e->like.have) {
+    p = put_like(e, p, c, n);
+  } else {
+    *p++ = CTR_OP_LINE | CTR_F_CORO | (c->has_label ? CTR_F_ACTIVE : 0);
+    p = ctr_put_varint(p, c->probe_id);
+    p = ctr_put_varint(p, c->station);
+    p = ctr_put_varint(p, c->gen);
+    p = ctr_put_varint(p, c->pid);
+    p = ctr_put_varint(p, ctr_zigzag((int64_t)(c->birth_ts - e->last_ts)));
+    p = ct_ctw_put_site(e, p, c->create_site);
+    p = ctr_put_varint(p, c->parent);
+    if (c->has_label) {
+      p = ctr_put_varint(p, n);
+      memcpy(p, c->label, n);
+      p += n;
+    }
   }
+  ctr_like_note(&e->like, c);
   e->len = (size_t)(p - e->buf);
   e->count++;
   e->rebinds++;

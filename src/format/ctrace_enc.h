@@ -7,6 +7,7 @@
 #include "common/buf.h"
 #include "common/coverage.h"
 #include "format/ctrace.h"
+#include "format/ctrace_like.h"
 #include "format/ctw.h"
 #include "format/writer.h"
 
@@ -37,9 +38,10 @@ struct ct_ctw {
   /* The chunk's packs' first and last entries' ts (pk_last 0: none): its ts
    * bounds (the flight window's) cover them, the events' delta state not. */
   uint64_t pk_first, pk_last;
-  uint32_t rebinds;    /* coroutine lines, gaps, standalone wakes (struct ct_ctw_chunk) */
-  struct ctr_sw sw;    /* switch entries' state (format/ctrace.h) */
-  struct ct_ctw_to to; /* chunks and lines elsewhere (to.chunk set), or to out */
+  uint32_t rebinds;     /* coroutine lines, gaps, standalone wakes (struct ct_ctw_chunk) */
+  struct ctr_sw sw;     /* switch entries' state (format/ctrace.h) */
+  struct ctr_like like; /* coroutine entries' (format/ctrace_like.h) */
+  struct ct_ctw_to to;  /* chunks and lines elsewhere (to.chunk set), or to out */
   /* A JSONL line whose '\n' has not come yet. */
   struct ct_buf pend;
   int pend_dropped;
