@@ -245,6 +245,14 @@ void ct_ctw_event(struct ct_ctw *e, const struct ct_ev_item *ev) {
                 ev->wait, ev->active != 0);
 }
 
+/* A coroutine entry's label, c's first n bytes, at p (ctrace_dec.c's
+ * get_label reads it); returns the end. */
+static uint8_t *put_label(uint8_t *p, const struct ct_coro_item *c, size_t n) {
+  p = ctr_put_varint(p, n);
+  memcpy(p, c->label, n);
+  return p + n;
+}
+
 /* A coroutine entry like the chunk's last one (ctrace_like.h) at p, c's
  * label n bytes; returns the end. Takes c's coroutine slot as the decoder
  * will. */
@@ -275,11 +283,8 @@ static uint8_t *put_like(struct ct_ctw *e, uint8_t *p, const struct ct_coro_item
     p = ct_ctw_put_site(e, p, c->create_site);
   if (!(f & CTR_LK_PARENT))
     p = ctr_put_varint(p, c->parent);
-  if (c->has_label && !(f & CTR_LK_LABEL)) {
-    p = ctr_put_varint(p, n);
-    memcpy(p, c->label, n);
-    p += n;
-  }
+  if (c->has_label && !(f & CTR_LK_LABEL))
+    p = put_label(p, c, n);
   ctr_like_take_slot(e->coro, c);
   /* The decoder's F_SAME_CORO names a slot: the previous event's, now c's. */
   if (ctr_coro_slot(e->prev_probe) == ctr_coro_slot(c->probe_id))
@@ -303,11 +308,8 @@ void ct_ctw_coro(struct ct_ctw *e, const struct ct_coro_item *c) {
     p = ctr_put_varint(p, ctr_zigzag((int64_t)(c->birth_ts - e->last_ts)));
     p = ct_ctw_put_site(e, p, c->create_site);
     p = ctr_put_varint(p, c->parent);
-    if (c->has_label) {
-      p = ctr_put_varint(p, n);
-      memcpy(p, c->label, n);
-      p += n;
-    }
+    if (c->has_label)
+      p = put_label(p, c, n);
   }
   ctr_like_note(&e->like, c);
   e->len = (size_t)(p - e->buf);
