@@ -164,6 +164,8 @@ struct ct_harvest {
    * thread only after ct_sink_sync): the batch, rel_*, sq_tail, the v2
    * fields of st[], stale, bad, incarnations, released, and these. */
   uint64_t v2_harvested;  /* event lines written from rings */
+  uint64_t pk_events;     /* events of the packs written: in no station_end line (the
+                           * readers add them to the end's events), only the summary's */
   uint32_t c_used;        /* allocated stations, as far as the formatter knows */
   struct ct_clock cclock; /* the clock of the pass being written */
   /* Values of the shared memory that cannot be true (docs/ENGINE.md "Hostile

@@ -216,4 +216,5 @@ void ct_rings_write_pack(struct ct_harvest *h, const struct ct_pk *pk) {
               ck->kind == CTP_CLOCK_MONO ? UINT64_C(1) << 32 : ck->mult,
               pk->p ? pk->p : h->pkb + pk->off, pk->len);
   h->v2_harvested += pk->events;
+  h->pk_events += pk->events;
 }

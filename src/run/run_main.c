@@ -647,8 +647,10 @@ static int finish(struct run *r, uint64_t start_mono) {
   if (!r->o.flight && strcmp(r->o.out, "-"))
     ship(r, r->o.out);
   report_trace_error(r);
+  /* The end line's events sum the station_end lines, which count no packed
+   * event (the readers add the packs' claims); the summary says the total. */
   if (!r->o.quiet)
-    ct_status_summary(&r->h, e.events, e.lost, fin.untraced,
+    ct_status_summary(&r->h, ct_sat_add(e.events, r->h.pk_events), e.lost, fin.untraced,
                       (double)(r->exit_mono - start_mono) / 1e9,
                       !r->o.flight            ? r->o.out
                       : r->flight.ndumps == 0 ? "none (flight recorder: no dump)"
