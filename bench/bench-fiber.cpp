@@ -25,6 +25,11 @@
 // less a traced run of one handoff, the start and end of both processes: on
 // two cores that is what a third busy process makes the program wait for)
 // and the load average before and after.
+// With bench-fiber-floor beside it (the same program linked with
+// bench/floor-probe.c: one clock read an adapter call, no engine), each round
+// also runs that program's installed shape between its traced and untraced
+// runs: the floor any tracer that stamps every call reaches, and the traced
+// run's ratio to it (issue #33: "within 1.1x of one stamp a switch").
 #include <boost/fiber/all.hpp>
 #include <corotracer/boost_fiber.hpp>
 
@@ -164,8 +169,14 @@ int main(int argc, char **argv) {
   std::string run = std::string(tracer ? tracer : dflt.c_str()) + " run" + mode + " --quiet -o " +
                     trace + " -- " + self + (use_channel ? " --channel" : "") + " -n ";
   std::string cmd = run + std::to_string(n) + " --child", cmd1 = run + "1 --child";
-  // [0] wall, [1] CPU: ns per handoff, and the ratios to the round's plain.
+  std::string floor_bin = self + "-floor", floor_cmd =
+      floor_bin + (use_channel ? " --channel" : "") + " -n " + std::to_string(n) + " --child";
+  bool with_floor = self.size() < 6 || self.compare(self.size() - 6, 6, "-floor") != 0;
+  with_floor = with_floor && access(floor_bin.c_str(), X_OK) == 0;
+  // [0] wall, [1] CPU: ns per handoff, and the ratios to the round's plain
+  // (the floor's: to the round's plain, and the traced run's to the floor).
   std::vector<double> plain[2], untraced[2], traced[2], un_ratio[2], tr_ratio[2];
+  std::vector<double> floor[2], fl_ratio[2], tr_floor[2];
   std::vector<double> engine, bytes, mbps; // trace bytes per handoff, MB/s of traced wall
   struct stat sb;
   double load0[3] = {0, 0, 0}, load1[3] = {0, 0, 0};
@@ -187,13 +198,23 @@ int main(int argc, char **argv) {
       bytes.push_back((double)sb.st_size / (double)n);
       mbps.push_back((double)sb.st_size / (t.wall * (double)n / 1e9) / 1e6);
     }
+    Cost f{};
+    if (with_floor) {
+      FILE *p = popen(floor_cmd.c_str(), "r");
+      if (!p || std::fscanf(p, "%lf %lf", &f.wall, &f.cpu) != 2 || pclose(p) != 0) {
+        std::fprintf(stderr, "bench-fiber: %s failed\n", floor_cmd.c_str());
+        return 1;
+      }
+    }
     Cost u2 = measure(true, n), p2 = measure(false, n);
     for (int k = 0; k < 2; k++) {
       double pl = k ? (p1.cpu + p2.cpu) / 2 : (p1.wall + p2.wall) / 2;
       double un = k ? (u1.cpu + u2.cpu) / 2 : (u1.wall + u2.wall) / 2;
-      double tr = k ? t.cpu : t.wall;
+      double tr = k ? t.cpu : t.wall, fl = k ? f.cpu : f.wall;
       plain[k].push_back(pl), untraced[k].push_back(un), traced[k].push_back(tr);
       un_ratio[k].push_back(un / pl), tr_ratio[k].push_back(tr / pl);
+      if (with_floor)
+        floor[k].push_back(fl), fl_ratio[k].push_back(fl / pl), tr_floor[k].push_back(tr / fl);
     }
     engine.push_back(((e2 - e1) - (e1 - e0)) / (double)(n - 1) - t.cpu);
   }
@@ -203,6 +224,12 @@ int main(int argc, char **argv) {
                 "%.1f (%.2fx), traced %.1f (%.2fx)\n",
                 k ? "thread CPU" : "wall", rounds, n, median(plain[k]), median(untraced[k]),
                 median(un_ratio[k]), median(traced[k]), median(tr_ratio[k]));
+  if (with_floor)
+    for (int k = 0; k < 2; k++)
+      std::printf("the floor (one clock read an adapter call, no engine), %s: %.1f (%.2fx of "
+                  "plain); traced over the floor %.2fx\n",
+                  k ? "thread CPU" : "wall", median(floor[k]), median(fl_ratio[k]),
+                  median(tr_floor[k]));
   std::printf("traced%s: the engine's CPU %.1f ns per handoff; trace %.1f B per handoff, %.1f "
               "MB/s; load average %.2f before, %.2f after\n",
               mode.c_str(), median(engine), bytes.empty() ? 0.0 : median(bytes),

@@ -1,7 +1,7 @@
 /* floor-probe.c - the floor of issue #32's throughput goals, as a program
  * links it: the C API's calls that bench-seedclaim's program
- * (../shared/bench/seedclaim.c) and the demo's scheduler (bench-demo-switch)
- * make, each doing only what any tracer of a switch must, one read of the
+ * (../shared/bench/seedclaim.c), the demo's scheduler (bench-demo-switch)
+ * and the Boost.Fiber adapter (bench-fiber, issue #33's channel) make, each doing only what any tracer of a switch must, one read of the
  * probe's clock (ct_ticks) kept in a thread-local.
  * Linked instead of libcorotracer.a, it gives the "floor" runs: the
  * throughput a tracer with no cost but its timestamp would reach in the same
@@ -32,6 +32,10 @@ int corotracer_init(void) {
 /* 1: the program's check that it runs traced (it is, by a clock read). */
 int corotracer_enabled(void) {
   return 1;
+}
+
+uint64_t corotracer_id(const corotracer_co *co) {
+  return co ? co->id : 0;
 }
 
 corotracer_co *corotracer_create(uint64_t id, const char *label, const void *site) {
