@@ -176,7 +176,7 @@ int main(int argc, char **argv) {
   // [0] wall, [1] CPU: ns per handoff, and the ratios to the round's plain
   // (the floor's: to the round's plain, and the traced run's to the floor).
   std::vector<double> plain[2], untraced[2], traced[2], un_ratio[2], tr_ratio[2];
-  std::vector<double> floor[2], fl_ratio[2], tr_floor[2];
+  std::vector<double> fl_ns[2], fl_ratio[2], tr_floor[2];
   std::vector<double> engine, bytes, mbps; // trace bytes per handoff, MB/s of traced wall
   struct stat sb;
   double load0[3] = {0, 0, 0}, load1[3] = {0, 0, 0};
@@ -214,7 +214,7 @@ int main(int argc, char **argv) {
       plain[k].push_back(pl), untraced[k].push_back(un), traced[k].push_back(tr);
       un_ratio[k].push_back(un / pl), tr_ratio[k].push_back(tr / pl);
       if (with_floor)
-        floor[k].push_back(fl), fl_ratio[k].push_back(fl / pl), tr_floor[k].push_back(tr / fl);
+        fl_ns[k].push_back(fl), fl_ratio[k].push_back(fl / pl), tr_floor[k].push_back(tr / fl);
     }
     engine.push_back(((e2 - e1) - (e1 - e0)) / (double)(n - 1) - t.cpu);
   }
@@ -228,7 +228,7 @@ int main(int argc, char **argv) {
     for (int k = 0; k < 2; k++)
       std::printf("the floor (one clock read an adapter call, no engine), %s: %.1f (%.2fx of "
                   "plain); traced over the floor %.2fx\n",
-                  k ? "thread CPU" : "wall", median(floor[k]), median(fl_ratio[k]),
+                  k ? "thread CPU" : "wall", median(fl_ns[k]), median(fl_ratio[k]),
                   median(tr_floor[k]));
   std::printf("traced%s: the engine's CPU %.1f ns per handoff; trace %.1f B per handoff, %.1f "
               "MB/s; load average %.2f before, %.2f after\n",
