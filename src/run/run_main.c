@@ -448,30 +448,24 @@ static int serve_fds(struct run *r) {
 
 /* ---- the loop ------------------------------------------------------------- */
 /* The next nap after a scan that found events: the fullest ring got `peak`
- * new events in `elapsed` ns; come back when it would hold fill
- * (CT_NAP_FILL, or under --pack an eighth of a ring: pack_fill). */
-static uint64_t next_nap(uint64_t nap, uint64_t elapsed, uint64_t peak, uint64_t nap_max,
-                         uint64_t fill) {
+ * new events in `elapsed` ns (a ring's fill in 8-slot units: rings.c); come
+ * back when it would hold CT_NAP_FILL of them, half a ring, packs or not.
+ * An eighth of a ring counted in records instead (2026-11-28, for packs)
+ * made every nap the longest one, ended only by the writer's nudge at a
+ * quarter ring: a burst of plain records then filled passes past the blocks
+ * the formatter may keep, its copies and sorts fell behind on a loaded
+ * machine, the capture spilled and the rings overflowed (a 10^7-event burst
+ * lost 0.1-4 M events in 5 of 9 runs beside a CI; none in 10 with this). */
+static uint64_t next_nap(uint64_t nap, uint64_t elapsed, uint64_t peak, uint64_t nap_max) {
   /* peak + 1: `peak` new indexes in `elapsed` may be one event short of the
    * true rate (an event just after the scan), and with peak == 1 the rate
    * estimate would be off by a factor of 2: the nap then let a ring fill
    * all 8 slots (issue #11). */
-  uint64_t want = elapsed * fill / (peak + 1);
+  uint64_t want = elapsed * CT_NAP_FILL / (peak + 1);
   uint64_t grow = 2 * (nap > CT_NAP_MIN_NS ? nap : CT_NAP_MIN_NS);
   if (want > grow)
     want = grow;
   return want < nap_max ? want : nap_max;
-}
-
-/* Records a ring gets between two scans under --pack while only rings
- * carry events: an eighth of a ring. CT_NAP_FILL is a v1 station's bound
- * (8 slots); a ring's is its size, and at the seeds' rate 4 records a nap
- * made the engine's cost a pass's, tens of thousands of passes a second
- * (docs/ROUTE1.md "Measured"). The writer's nudge past a quarter of its
- * ring still ends a nap that a burst outruns. */
-static uint64_t pack_fill(const struct run *r) {
-  return r->h.pack && r->h.rings && !r->h.v1_seen && r->h.cap / 8 > CT_NAP_FILL ? r->h.cap / 8
-                                                                                : CT_NAP_FILL;
 }
 
 static void harvest_loop(struct run *r) {
@@ -502,7 +496,7 @@ static void harvest_loop(struct run *r) {
     last_scan = now;
     if (p.got > 0 || attached) {
       /* A process that just attached usually starts with a burst: no nap. */
-      nap = attached ? 0 : next_nap(nap, elapsed, p.peak, nap_max, pack_fill(r));
+      nap = attached ? 0 : next_nap(nap, elapsed, p.peak, nap_max);
       if (nap >= CT_NAP_MIN_NS)
         timeout = nap;
       else if (r->sched_rt && !attached)
