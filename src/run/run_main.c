@@ -455,7 +455,7 @@ static int serve_fds(struct run *r) {
  * quarter ring: a burst of plain records then filled passes past the blocks
  * the formatter may keep, its copies and sorts fell behind on a loaded
  * machine, the capture spilled and the rings overflowed (a 10^7-event burst
- * lost 0.1-4 M events in 5 of 9 runs beside a CI; none in 10 with this). */
+ * lost 0.1-4.2 M events in 7 of 24 runs beside a CI; none in 20 with this). */
 static uint64_t next_nap(uint64_t nap, uint64_t elapsed, uint64_t peak, uint64_t nap_max) {
   /* peak + 1: `peak` new indexes in `elapsed` may be one event short of the
    * true rate (an event just after the scan), and with peak == 1 the rate
