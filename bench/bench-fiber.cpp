@@ -169,8 +169,9 @@ int main(int argc, char **argv) {
   std::string run = std::string(tracer ? tracer : dflt.c_str()) + " run" + mode + " --quiet -o " +
                     trace + " -- " + self + (use_channel ? " --channel" : "") + " -n ";
   std::string cmd = run + std::to_string(n) + " --child", cmd1 = run + "1 --child";
-  std::string floor_bin = self + "-floor", floor_cmd =
-      floor_bin + (use_channel ? " --channel" : "") + " -n " + std::to_string(n) + " --child";
+  std::string floor_bin = self + "-floor", floor_cmd = floor_bin +
+                                                       (use_channel ? " --channel" : "") + " -n " +
+                                                       std::to_string(n) + " --child";
   bool with_floor = self.size() < 6 || self.compare(self.size() - 6, 6, "-floor") != 0;
   with_floor = with_floor && access(floor_bin.c_str(), X_OK) == 0;
   // [0] wall, [1] CPU: ns per handoff, and the ratios to the round's plain

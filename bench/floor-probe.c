@@ -1,8 +1,9 @@
 /* floor-probe.c - the floor of issue #32's throughput goals, as a program
  * links it: the C API's calls that bench-seedclaim's program
  * (../shared/bench/seedclaim.c), the demo's scheduler (bench-demo-switch)
- * and the Boost.Fiber adapter (bench-fiber, issue #33's channel) make, each doing only what any tracer of a switch must, one read of the
- * probe's clock (ct_ticks) kept in a thread-local.
+ * and the Boost.Fiber adapter (bench-fiber, issue #33's channel) make, each
+ * doing only what any tracer of a switch must, one read of the probe's
+ * clock (ct_ticks) kept in a thread-local.
  * Linked instead of libcorotracer.a, it gives the "floor" runs: the
  * throughput a tracer with no cost but its timestamp would reach in the same
  * rounds, on the same cores, at the same load (the issue's 800 / 809.5 took

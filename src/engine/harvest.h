@@ -186,6 +186,11 @@ struct ct_harvest {
 static inline int ct_count_sane(const struct ct_harvest *h, uint64_t v) {
   return v <= __atomic_load_n(&h->sane, __ATOMIC_RELAXED);
 }
+/* recs records of a ring of cap as the harvest loop's nap counts a ring's
+ * fill (src/run/nap.h): in eighths, as a v1 station's 8 slots, rounded up. */
+static inline uint64_t ct_ring_fill8(uint64_t recs, uint64_t cap) {
+  return (recs * CTP_SLOTS + cap - 1) / cap;
+}
 /* a + b, saturating: totals of counts read from the target never wrap. */
 static inline uint64_t ct_sat_add(uint64_t a, uint64_t b) {
   return a + b < a ? UINT64_MAX : a + b;

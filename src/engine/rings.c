@@ -700,7 +700,7 @@ uint64_t ct_rings_scan(struct ct_harvest *h) {
     pass_end(h);
   }
   /* The nap is sized for 8-slot stations: a ring's fill in those units. */
-  uint64_t scaled = (h->peak * CTP_SLOTS + h->cap - 1) / h->cap;
+  uint64_t scaled = ct_ring_fill8(h->peak, h->cap);
   h->peak = scaled > peak ? scaled : peak;
   /* Stations are a budget too: a server's request is a few records, far
    * from filling a ring, and a nap sized by the rings alone let its creates
