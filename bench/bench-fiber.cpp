@@ -172,8 +172,7 @@ int main(int argc, char **argv) {
   std::string floor_bin = self + "-floor", floor_cmd = floor_bin +
                                                        (use_channel ? " --channel" : "") + " -n " +
                                                        std::to_string(n) + " --child";
-  bool with_floor = self.size() < 6 || self.compare(self.size() - 6, 6, "-floor") != 0;
-  with_floor = with_floor && access(floor_bin.c_str(), X_OK) == 0;
+  bool with_floor = access(floor_bin.c_str(), X_OK) == 0; // none beside bench-fiber-floor
   // [0] wall, [1] CPU: ns per handoff, and the ratios to the round's plain
   // (the floor's: to the round's plain, and the traced run's to the floor).
   std::vector<double> plain[2], untraced[2], traced[2], un_ratio[2], tr_ratio[2];
